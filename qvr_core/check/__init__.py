@@ -1,0 +1,47 @@
+"""The checker: `check(text)` parses and checks a QVR source into a CheckedModule."""
+
+from __future__ import annotations
+
+import logging
+
+from qvr_core.check.module import CheckedModule
+
+__all__ = ["CheckedModule", "check"]
+
+log = logging.getLogger(__name__)
+
+
+def check(text: str, *, strict: bool = False) -> CheckedModule:
+    """Parse and check `text`. Never raises: problems are diagnostics.
+
+    An internal failure (a bug in the checker) is reported as a QVR000
+    diagnostic at the start of the file rather than taking the caller down;
+    the property tests exercise `check_parsed` directly so such bugs surface.
+    """
+    from qvr_core.check.checker import check_parsed
+    from qvr_core.syntax.parser import parse
+
+    parsed = parse(text)
+    try:
+        return check_parsed(text, parsed.module, parsed.diagnostics, strict=strict)
+    except Exception as exc:  # pragma: no cover - the safety net itself
+        log.exception("internal checker error")
+        return _internal_error(text, parsed, exc, strict)
+
+
+def _internal_error(text: str, parsed: object, exc: Exception, strict: bool) -> CheckedModule:
+    from qvr_core.check.checker import check_parsed
+    from qvr_core.diagnostics import Diagnostic, Severity
+    from qvr_core.syntax import ast
+    from qvr_core.syntax.span import LineIndex
+
+    lines = LineIndex(text)
+    empty = ast.Module((), (), lines.span(0, len(text)))
+    module = check_parsed(text, empty, parsed.diagnostics, strict=strict)  # type: ignore[attr-defined]
+    note = Diagnostic(
+        "QVR000",
+        Severity.ERROR,
+        f"internal checker error ({type(exc).__name__}: {exc}); please report it",
+        lines.span(0, 0),
+    )
+    return CheckedModule(**{**module.__dict__, "diagnostics": (note, *module.diagnostics)})

@@ -1,0 +1,395 @@
+"""The checker: from a parsed module to one CheckedModule.
+
+Passes: collect top-level names (duplicates), objects, morphisms, then
+lets and programs on demand (so declarations may come in any order, and a
+cycle is found where it closes), usage and exports, and finally the
+symbol table built from everything recorded on the way.
+"""
+
+from __future__ import annotations
+
+from qvr_core.check.context import COMBINATORS, Context, SymbolKey
+from qvr_core.check.declarations import check_morphism, check_objects
+from qvr_core.check.expressions import infer
+from qvr_core.check.module import (
+    CheckedModule,
+    LetInfo,
+    MorphismInfo,
+    ProgramInfo,
+    Reference,
+    Symbol,
+    SymbolKind,
+    SymbolTable,
+    TypedSpan,
+)
+from qvr_core.check.programs import ProgramChecker
+from qvr_core.check.types import Arrow, Group, Seq, ValueType
+from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import LineIndex, Span
+
+_BUSY = object()
+
+
+class Env:
+    """Top-level tables plus on-demand typing of lets and programs."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.morphisms: dict[str, MorphismInfo] = {}
+        self.lets: dict[str, LetInfo | object] = {}
+        self.programs: dict[str, ProgramInfo | None | object] = {}
+        self.locals: dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]] = {}
+        self.chain: list[str] = []
+
+    # ------------------------------------------------------------ names
+
+    def name_type(self, name: ast.Name) -> Arrow | Group | None:
+        """The type of a top-level morphism, let or program used by name."""
+        n = name.text
+        ctx = self.ctx
+        if n in self.morphisms:
+            ctx.ref(name.span, SymbolKey(n))
+            info = self.morphisms[n]
+            t: Arrow | Group = Group(info.type, info.replicate) if info.replicate else info.type
+            ctx.record_type(name.span, t)
+            return t
+        member = self._member(n)
+        if member is not None:
+            ctx.ref(name.span, SymbolKey(n))
+            ctx.used.add(SymbolKey(member.name))
+            ctx.record_type(name.span, member.type)
+            return member.type
+        decl = ctx.top.get(n)
+        if isinstance(decl, ast.LetDecl):
+            ctx.ref(name.span, SymbolKey(n))
+            return self._cycle_guarded(name, self.let_type)
+        if isinstance(decl, ast.ProgramDecl):
+            ctx.ref(name.span, SymbolKey(n))
+            return self._cycle_guarded(name, self.program_type)
+        if isinstance(decl, ast.ObjectDecl):
+            ctx.ref(name.span, SymbolKey(n))
+            ctx.report(
+                "QVR401",
+                f"'{n}' is an object, not a morphism: to pass a value through use identity({n})",
+                name.span,
+            )
+            return None
+        if isinstance(decl, ast.MorphismDecl):
+            ctx.ref(name.span, SymbolKey(n))
+            return None  # declared but broken: reported at the declaration
+        candidates = [
+            *self.morphisms,
+            *(m for info in self.morphisms.values() for m in info.members),
+            *(k for k, d in ctx.top.items() if isinstance(d, ast.LetDecl | ast.ProgramDecl)),
+        ]
+        extra = "it is not a morphism, let or program declared in this file"
+        ctx.undefined(name, "name", candidates, extra)
+        return None
+
+    def _member(self, n: str) -> MorphismInfo | None:
+        base, _, idx = n.rpartition("_")
+        info = self.morphisms.get(base)
+        if info and info.replicate and idx.isdigit() and int(idx) < info.replicate:
+            return info
+        return None
+
+    def _cycle_guarded(self, name: ast.Name, typer: object) -> Arrow | None:
+        n = name.text
+        if n in self.chain:
+            loop = " -> ".join((*self.chain[self.chain.index(n) :], n))
+            self.ctx.report("QVR401", f"'{n}' is defined in terms of itself: {loop}", name.span)
+            return None
+        t = typer(n)  # type: ignore[operator]
+        if t is not None:
+            self.ctx.record_type(name.span, t)
+        return t
+
+    def let_type(self, n: str) -> Arrow | None:
+        if n not in self.lets:
+            decl = self.ctx.top[n]
+            assert isinstance(decl, ast.LetDecl)
+            self.chain.append(n)
+            try:
+                t = infer(self, decl.expr)
+            finally:
+                self.chain.pop()
+            if isinstance(t, Group):
+                self.ctx.report(
+                    "QVR301",
+                    f"let {n} names a replicate group: use fan({self.ctx.source(decl.expr.span)})",
+                    decl.expr.span,
+                )
+                t = None
+            self.lets[n] = LetInfo(n, decl, t)
+            self.ctx.record_type(decl.name.span, t) if t is not None else None
+        info = self.lets[n]
+        return info.type if isinstance(info, LetInfo) else None
+
+    def program_type(self, n: str) -> Arrow | None:
+        if n not in self.programs:
+            decl = self.ctx.top[n]
+            assert isinstance(decl, ast.ProgramDecl)
+            self.chain.append(n)
+            try:
+                self.programs[n] = ProgramChecker(self, decl).run()
+            finally:
+                self.chain.pop()
+        info = self.programs[n]
+        if not isinstance(info, ProgramInfo):
+            return None
+        return info.type or info.header
+
+    def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]:
+        """The scans in an expression (following lets) that consume its input sequence."""
+        found: list[ast.Call] = []
+        seen: set[str] = set()
+
+        def walk(e: ast.Expr) -> bool:
+            """Collect scans; True when this expression consumes the sequence."""
+            if isinstance(e, ast.Call):
+                if e.callee.text == "scan":
+                    found.append(e)
+                    return True
+                hits = [walk(a) for a in e.args if not isinstance(a, ast.Literal)]
+                return any(hits)
+            if isinstance(e, ast.Compose):
+                # the sequence reaches the right side only if the left passed it on
+                return walk(e.left) or walk(e.right)
+            if isinstance(e, ast.Tensor):
+                return any([walk(e.left), walk(e.right)])
+            if isinstance(e, ast.NameRef):
+                decl = self.ctx.top.get(e.name.text)
+                if isinstance(decl, ast.LetDecl) and e.name.text not in seen:
+                    seen.add(e.name.text)
+                    return walk(decl.expr)
+            return False
+
+        walk(expr)
+        return found
+
+
+def check_parsed(
+    text: str, module: ast.Module, syntax: tuple[Diagnostic, ...] = (), strict: bool = False
+) -> CheckedModule:
+    lines = LineIndex(text)
+    ctx = Context(text=text, module=module, strict=strict, lines=lines)
+    ctx.diagnostics.extend(syntax)
+    env = Env(ctx)
+    _collect(ctx, module)
+    check_objects(
+        ctx,
+        [d for d in module.decls if isinstance(d, ast.ObjectDecl) and ctx.top.get(d.name.text) is d],
+    )
+    for d in module.decls:
+        if isinstance(d, ast.MorphismDecl) and ctx.top.get(d.name.text) is d:
+            info = check_morphism(ctx, d)
+            if info is not None:
+                env.morphisms[d.name.text] = info
+    for d in module.decls:
+        if isinstance(d, ast.LetDecl) and ctx.top.get(d.name.text) is d:
+            env.let_type(d.name.text)
+        elif isinstance(d, ast.ProgramDecl) and ctx.top.get(d.name.text) is d:
+            env.program_type(d.name.text)
+    exports = _exports(ctx, env, module)
+    _unused(ctx, module, exports)
+    symbols = _symbols(ctx, env)
+    return CheckedModule(
+        source=text,
+        ast=module,
+        objects=dict(ctx.objects),
+        aliases=dict(ctx.aliases),
+        morphisms=env.morphisms,
+        lets={k: v for k, v in env.lets.items() if isinstance(v, LetInfo)},
+        programs={k: v for k, v in env.programs.items() if isinstance(v, ProgramInfo)},
+        exports=exports,
+        expr_types=dict(ctx.expr_types),
+        reversed_scans=frozenset(ctx.reversed_scans),
+        reversed_branches=dict(ctx.reversed_branches),
+        symbols=symbols,
+        typed_spans=tuple(
+            TypedSpan(span, t, label, note)  # type: ignore[arg-type]
+            for span, (t, label, note) in sorted(ctx.typed.items(), key=lambda kv: kv[0].start)
+        ),
+        diagnostics=tuple(sorted(ctx.diagnostics, key=lambda d: (d.span.start, d.code))),
+        strict=strict,
+        lines=lines,
+    )
+
+
+# ------------------------------------------------------------------ passes
+
+
+def _collect(ctx: Context, module: ast.Module) -> None:
+    """Every top-level name, once; later duplicates are reported and skipped."""
+    for d in module.decls:
+        if isinstance(d, ast.ExportDecl):
+            continue
+        names = [d.name.text]
+        if isinstance(d, ast.MorphismDecl):
+            names += _replicate_members(d)
+        for n in names:
+            first = ctx.top.get(n)
+            if first is not None:
+                ctx.report(
+                    "QVR102",
+                    f"'{n}' is already declared on line {first.name.span.start_line + 1}",  # type: ignore[union-attr]
+                    d.name.span,
+                    related=(Related(first.name.span, f"first declaration of '{n}'"),),  # type: ignore[union-attr]
+                )
+                break
+            ctx.top[n] = d
+        if d.name.text in COMBINATORS:
+            ctx.report(
+                "QVR102",
+                f"'{d.name.text}' is a combinator; choose another name",
+                d.name.span,
+            )
+
+
+def _replicate_members(d: ast.MorphismDecl) -> list[str]:
+    for o in d.options:
+        if o.key.text == "replicate" and o.value.kind == "int" and 0 < int(o.value.value) <= 4096:
+            return [f"{d.name.text}_{i}" for i in range(int(o.value.value))]
+    return []
+
+
+def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
+    exports: list[str] = []
+    decls = [d for d in module.decls if isinstance(d, ast.ExportDecl)]
+    for d in decls:
+        n = d.name.text
+        target = ctx.top.get(n)
+        if isinstance(target, ast.ProgramDecl | ast.LetDecl):
+            ctx.ref(d.name.span, SymbolKey(n))
+            if n in exports:
+                ctx.report("QVR501", f"'{n}' is already exported", d.span)
+            else:
+                exports.append(n)
+        elif target is not None:
+            ctx.ref(d.name.span, SymbolKey(n))
+            kind = type(target).__name__.removesuffix("Decl").lower()
+            ctx.report(
+                "QVR501",
+                f"export {n}: only programs and lets can be exported, and {n} is a {kind}",
+                d.name.span,
+            )
+        else:
+            candidates = [k for k, v in ctx.top.items() if isinstance(v, ast.ProgramDecl | ast.LetDecl)]
+            from qvr_core.check.context import suggest
+
+            close = suggest(n, candidates)
+            msg = f"export of an undefined name '{n}'"
+            fixes: tuple[Fix, ...] = ()
+            if close:
+                msg += f": did you mean '{close[0]}'?"
+                fixes = (Fix(f"Change to '{close[0]}'", (TextEdit(d.name.span, close[0]),), True),)
+            ctx.report("QVR501", msg, d.name.span, fixes=fixes)
+    if not decls:
+        programs = [d for d in module.decls if isinstance(d, ast.ProgramDecl)]
+        if programs:
+            last = programs[-1]
+            end = len(ctx.text)
+            sep = "" if ctx.text.endswith("\n") or not ctx.text else "\n"
+            ctx.report(
+                "QVR501",
+                f"no export: add `export {last.name.text}` so that load() knows which program "
+                "to return",
+                last.name.span,
+                fixes=(
+                    Fix(
+                        f"Add `export {last.name.text}`",
+                        (TextEdit(ctx.lines.span(end, end), f"{sep}\nexport {last.name.text}\n"),),
+                        True,
+                    ),
+                ),
+            )
+    return tuple(exports)
+
+
+def _unused(ctx: Context, module: ast.Module, exports: tuple[str, ...]) -> None:
+    if any(d.code == "QVR001" for d in ctx.diagnostics):
+        return  # a declaration that did not parse may be the user; do not guess
+    for d in module.decls:
+        if isinstance(d, ast.ExportDecl) or ctx.top.get(d.name.text) is not d:
+            continue
+        n = d.name.text
+        if n in exports or SymbolKey(n) in ctx.used:
+            continue
+        if isinstance(d, ast.ProgramDecl) and not exports:
+            continue  # entry points; QVR501 already asks for an export
+        kind = type(d).__name__.removesuffix("Decl").lower()
+        ctx.report(
+            "QVR103",
+            f"{kind} {n} is declared but never used",
+            d.name.span,
+            unnecessary=True,
+        )
+
+
+def _symbols(ctx: Context, env: Env) -> SymbolTable:
+    symbols: dict[SymbolKey, Symbol] = {}
+    for n, d in ctx.top.items():
+        key = SymbolKey(n)
+        symbols[key] = _top_symbol(ctx, env, n, d)
+    for key, (kind, span, decl_span, t) in env.locals.items():
+        label = t.label if t is not None else "?"
+        symbols[key] = Symbol(
+            name=key.name,
+            kind=kind,
+            span=span,
+            decl_span=decl_span,
+            scope=key.scope,
+            type=t,
+            detail=f"{kind.value} {key.name} : {label}",
+        )
+    refs: list[Reference] = []
+    seen: set[tuple[int, int]] = set()
+    for span, key, definition in ctx.references:
+        sym = symbols.get(key)
+        if sym is None or (span.start, span.end) in seen:
+            continue
+        seen.add((span.start, span.end))
+        refs.append(Reference(span, sym, definition))
+    for key, sym in symbols.items():
+        if (sym.span.start, sym.span.end) not in seen and sym.span.start >= 0:
+            if key.scope is None and key.name != ctx.top[key.name].name.text:  # type: ignore[union-attr]
+                continue  # replicate members share their group's name span
+            seen.add((sym.span.start, sym.span.end))
+            refs.append(Reference(sym.span, sym, True))
+    return SymbolTable(tuple(symbols.values()), tuple(refs))
+
+
+def _top_symbol(ctx: Context, env: Env, n: str, d: ast.Decl) -> Symbol:
+    doc = getattr(d, "doc", None)
+    span = d.name.span  # type: ignore[union-attr]
+    if isinstance(d, ast.ObjectDecl):
+        t = ctx.objects.get(n) or ctx.aliases.get(n)
+        return Symbol(n, SymbolKind.OBJECT, span, d.span, None, t, doc, _first_line(ctx, d.span))
+    if isinstance(d, ast.MorphismDecl):
+        info = env.morphisms.get(d.name.text)
+        t2: object = None
+        if info is not None:
+            t2 = info.type if n == d.name.text and not info.replicate else info.type
+            if n == d.name.text and info.replicate:
+                t2 = Group(info.type, info.replicate)
+        detail = _first_line(ctx, d.span)
+        if n != d.name.text:
+            detail = f"{n}: copy of {detail}"
+        return Symbol(n, SymbolKind.MORPHISM, span, d.span, None, t2, doc, detail)  # type: ignore[arg-type]
+    if isinstance(d, ast.LetDecl):
+        info_l = env.lets.get(n)
+        t3 = info_l.type if isinstance(info_l, LetInfo) else None
+        detail = f"let {n} : {t3.label}" if t3 is not None else f"let {n}"
+        return Symbol(n, SymbolKind.LET, span, d.span, None, t3, doc, detail)
+    assert isinstance(d, ast.ProgramDecl)
+    info_p = env.programs.get(n)
+    t4 = None
+    if isinstance(info_p, ProgramInfo):
+        t4 = info_p.type or info_p.header
+    detail = f"program {n} : {t4.label}" if t4 is not None else f"program {n}"
+    return Symbol(n, SymbolKind.PROGRAM, span, d.span, None, t4, doc, detail)
+
+
+def _first_line(ctx: Context, span: Span) -> str:
+    return ctx.text[span.start : span.end].split("\n", 1)[0].strip()

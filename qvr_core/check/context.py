@@ -1,0 +1,119 @@
+"""What the checker passes share while they run: findings, references, types.
+
+References are recorded against a `SymbolKey` because symbols are frozen
+values built only at the end, once every type is known.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
+from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import LineIndex, Span
+
+COMBINATORS = ("fan", "scan", "stack", "repeat", "identity")
+ROLES = ("embed", "kernel", "latent")
+FAMILIES = (
+    "Normal",
+    "LogNormal",
+    "LogitNormal",
+    "Dirichlet",
+    "Categorical",
+    "Bernoulli",
+    "Deterministic",
+)
+OPTION_KEYS = ("role", "scale", "replicate", "param_source", "hidden_dim", "rank")
+UNARY_FUNCS = ("sigmoid", "tanh", "exp", "log", "softplus", "relu")
+BINARY_FUNCS = ("min", "max")
+KEYWORDS = ("object", "morphism", "let", "program", "sample", "observe", "return", "export")
+
+
+@dataclass(frozen=True)
+class SymbolKey:
+    """Identifies a definition: a top-level name, or a name local to a program."""
+
+    name: str
+    scope: str | None = None
+
+
+@dataclass
+class Context:
+    text: str
+    module: ast.Module
+    strict: bool
+    lines: LineIndex
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    references: list[tuple[Span, SymbolKey, bool]] = field(default_factory=list)
+    typed: dict[Span, tuple[object, str, str]] = field(default_factory=dict)
+    expr_types: dict[ast.Expr, Arrow | Group] = field(default_factory=dict)
+    reversed_scans: set[ast.Call] = field(default_factory=set)
+    reversed_branches: dict[ast.Call, frozenset[int]] = field(default_factory=dict)
+    used: set[SymbolKey] = field(default_factory=set)
+    # top-level tables, filled by the declaration passes
+    objects: dict[str, ObjectType] = field(default_factory=dict)
+    aliases: dict[str, Product] = field(default_factory=dict)
+    object_decls: dict[str, ast.ObjectDecl] = field(default_factory=dict)
+    top: dict[str, ast.Decl] = field(default_factory=dict)  # every top-level name -> decl
+
+    # ------------------------------------------------------------ reporting
+
+    def report(self, code: str, message: str, span: Span, **kwargs: object) -> None:
+        self.diagnostics.append(make(code, message, span, **kwargs))
+
+    def hint_or_error(self, code: str, message: str, span: Span, **kwargs: object) -> None:
+        """A hint normally, an error under the strict setting (matching by dimension)."""
+        severity = Severity.ERROR if self.strict else Severity.HINT
+        self.diagnostics.append(make(code, message, span, severity=severity, **kwargs))
+
+    def undefined(
+        self, name: ast.Name, what: str, candidates: list[str] | tuple[str, ...], extra: str = ""
+    ) -> None:
+        """QVR101 with a did-you-mean suggestion and its quick fix."""
+        close = suggest(name.text, candidates)
+        message = f"undefined {what} '{name.text}'"
+        fixes: tuple[Fix, ...] = ()
+        if close:
+            # the user most likely meant to use it: do not also call it unused
+            self.used.add(SymbolKey(close[0]))
+            message += f": did you mean '{close[0]}'?"
+            fixes = tuple(
+                Fix(f"Change to '{c}'", (TextEdit(name.span, c),), preferred=i == 0)
+                for i, c in enumerate(close)
+            )
+        elif extra:
+            message += f": {extra}"
+        self.report("QVR101", message, name.span, fixes=fixes)
+
+    # ------------------------------------------------------------ recording
+
+    def ref(self, span: Span, key: SymbolKey, definition: bool = False) -> None:
+        self.references.append((span, key, definition))
+        if not definition:
+            self.used.add(key)
+
+    def record_type(self, span: Span, type_: object, note: str = "") -> None:
+        self.typed[span] = (type_, self.source(span), note)
+
+    def source(self, span: Span) -> str:
+        return self.text[span.start : span.end]
+
+    def related_decl(self, span: Span | None, message: str) -> tuple[Related, ...]:
+        return (Related(span, message),) if span is not None else ()
+
+
+def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> list[str]:
+    """Close spellings, best first (case differences count as close)."""
+    lowered = {c.lower(): c for c in candidates}
+    if name.lower() in lowered and lowered[name.lower()] != name:
+        return [lowered[name.lower()]]
+    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    if not close:  # `hidden` for `h`, `emb` for `embedding`
+        close = [c for c in candidates if c and (name.startswith(c) or c.startswith(name))][:3]
+    return close
+
+
+def describe(t: ValueType | ObjectType | Arrow | Group | None) -> str:
+    return "?" if t is None else t.label if hasattr(t, "label") else str(t)

@@ -1,0 +1,441 @@
+"""Objects, type references and morphism declarations (roles, options, families)."""
+
+from __future__ import annotations
+
+from qvr_core.check.context import (
+    FAMILIES,
+    OPTION_KEYS,
+    ROLES,
+    Context,
+    SymbolKey,
+    suggest,
+)
+from qvr_core.check.module import MorphismInfo
+from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_text
+from qvr_core.diagnostics import Fix, Related, TextEdit
+from qvr_core.syntax import ast
+
+# ------------------------------------------------------------------ objects
+
+
+def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
+    """Base objects first, then aliases (which may refer to aliases, in any order)."""
+    for d in decls:
+        ctx.object_decls.setdefault(d.name.text, d)
+    for d in decls:
+        if isinstance(d.body, ast.SizedObject):
+            _base_object(ctx, d, d.body)
+    pending = {d.name.text: d for d in decls if isinstance(d.body, ast.TypeRef)}
+    for name in list(pending):
+        _alias(ctx, name, pending, ())
+
+
+def _base_object(ctx: Context, decl: ast.ObjectDecl, body: ast.SizedObject) -> None:
+    ctor = body.constructor
+    kind = CONSTRUCTORS.get(ctor.text)
+    if kind is None:
+        ctx.undefined(ctor, "type constructor", list(CONSTRUCTORS))
+        return
+    if body.size is None:
+        return
+    if kind == "simplex" and body.size < 2:
+        ctx.report(
+            "QVR301",
+            f"Simplex {body.size} has no room for a probability vector: use at least 2",
+            body.size_span or body.span,
+        )
+    ctx.objects[decl.name.text] = ObjectType(decl.name.text, kind, body.size)
+    ctx.record_type(decl.name.span, ctx.objects[decl.name.text])
+
+
+def _alias(
+    ctx: Context, name: str, pending: dict[str, ast.ObjectDecl], stack: tuple[str, ...]
+) -> Product | None:
+    if name in ctx.aliases:
+        return ctx.aliases[name]
+    decl = pending.get(name)
+    if decl is None:
+        return None
+    if name in stack:
+        ctx.report(
+            "QVR401",
+            f"object {name} is defined in terms of itself ({' -> '.join((*stack, name))})",
+            decl.name.span,
+        )
+        return None
+    body = decl.body
+    assert isinstance(body, ast.TypeRef)
+    factors: list[ObjectType] = []
+    ok = True
+    for f in body.factors:
+        if f.text in pending and f.text not in ctx.aliases:
+            sub = _alias(ctx, f.text, pending, (*stack, name))
+            ctx.ref(f.span, SymbolKey(f.text))
+            if sub is None:
+                ok = False
+            else:
+                factors.extend(sub.factors)
+            continue
+        p = resolve_type(ctx, ast.TypeRef((f,), f.span))
+        if p is None:
+            ok = False
+        else:
+            factors.extend(p.factors)
+    if not ok:
+        return None
+    product = Product(tuple(factors), tuple(f.text for f in body.factors))
+    ctx.aliases[name] = product
+    ctx.record_type(decl.name.span, product)
+    return product
+
+
+def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
+    """A written product of object names -> its flattened Product (None after an error)."""
+    factors: list[ObjectType] = []
+    ok = True
+    for f in ref.factors:
+        if f.text in ctx.objects:
+            factors.append(ctx.objects[f.text])
+        elif f.text in ctx.aliases:
+            factors.extend(ctx.aliases[f.text].factors)
+        else:
+            ok = False
+            if f.text in ctx.object_decls:
+                ctx.ref(f.span, SymbolKey(f.text))
+                continue  # declared but broken: already reported there
+            decl = ctx.top.get(f.text)
+            if decl is not None:
+                kind = type(decl).__name__.removesuffix("Decl").lower()
+                ctx.report("QVR101", f"'{f.text}' is a {kind}, not an object", f.span)
+            else:
+                ctx.undefined(f, "object", list(ctx.object_decls))
+            continue
+        ctx.ref(f.span, SymbolKey(f.text))
+    if not ok or not factors:
+        return None
+    product = Product(tuple(factors), tuple(f.text for f in ref.factors))
+    ctx.record_type(ref.span, product)
+    return product
+
+
+# ---------------------------------------------------------------- morphisms
+
+FAMILY_FITS = {
+    "Normal": ("real",),
+    "LogNormal": ("positive",),
+    "LogitNormal": ("unit",),
+    "Dirichlet": ("simplex",),
+    "Categorical": ("finset",),
+    "Bernoulli": ("finset",),
+    "Deterministic": ("real", "positive", "unit", "simplex"),
+}
+FAMILY_NEEDS = {
+    "Normal": "a Real codomain",
+    "LogNormal": "a Positive codomain",
+    "LogitNormal": "a Unit codomain",
+    "Dirichlet": "one Simplex codomain",
+    "Categorical": "one FinSet codomain",
+    "Bernoulli": "a FinSet 2 codomain",
+    "Deterministic": "a continuous codomain",
+}
+
+
+def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
+    dom = resolve_type(ctx, decl.dom)
+    cod = resolve_type(ctx, decl.cod)
+    opts = _options(ctx, decl)
+    role = opts.get("role")
+    family = decl.family.text if decl.family else None
+    if decl.family is not None and family not in FAMILIES:
+        ctx.undefined(decl.family, "family", FAMILIES)
+        family = None
+    if "role" not in opts and not _role_was_bad(ctx, decl):
+        _missing_role(ctx, decl, dom, cod)
+    if dom is None or cod is None:
+        return None
+    arrow = Arrow(dom, cod)
+    if role is not None:
+        _check_role(ctx, decl, str(role), family, dom, cod, opts)
+    scale = opts.get("scale")
+    rank = opts.get("rank")
+    replicate = opts.get("replicate")
+    return MorphismInfo(
+        name=decl.name.text,
+        decl=decl,
+        type=arrow,
+        role=str(role) if role is not None else None,
+        family=family,
+        scale=float(scale) if isinstance(scale, int | float) else None,
+        replicate=int(replicate) if isinstance(replicate, int) else None,
+        param_source=str(opts.get("param_source", "mlp")),
+        hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[arg-type]
+        rank=int(rank) if isinstance(rank, int) else None,
+    )
+
+
+def _role_was_bad(ctx: Context, decl: ast.MorphismDecl) -> bool:
+    return any(o.key.text == "role" for o in decl.options)
+
+
+def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
+    """Validate option keys and value types; keep the valid ones."""
+    out: dict[str, object] = {}
+    seen: dict[str, ast.Option] = {}
+    for o in decl.options:
+        key = o.key.text
+        if key in seen:
+            ctx.report(
+                "QVR301",
+                f"option '{key}' is given twice in morphism {decl.name.text}",
+                o.span,
+                related=(Related(seen[key].span, "first given here"),),
+                fixes=(Fix(f"Remove the second '{key}'", (TextEdit(_option_removal(ctx, decl, o), ""),)),),
+            )
+            continue
+        seen[key] = o
+        if key not in OPTION_KEYS:
+            close = suggest(key, OPTION_KEYS)
+            msg = f"unknown option '{key}' on morphism {decl.name.text}"
+            fixes: tuple[Fix, ...] = ()
+            if close:
+                msg += f": did you mean '{close[0]}'?"
+                fixes = (Fix(f"Change to '{close[0]}'", (TextEdit(o.key.span, close[0]),), True),)
+            else:
+                msg += f" (options are {', '.join(OPTION_KEYS)})"
+            ctx.report("QVR301", msg, o.key.span, fixes=fixes)
+            continue
+        value = _option_value(ctx, decl, o)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object:
+    """The span of `, key=value` so removing it leaves a well-formed block."""
+    start = o.span.start
+    text = ctx.text
+    j = start - 1
+    while j > 0 and text[j] in " \t":
+        j -= 1
+    if text[j] == ",":
+        start = j
+    return ctx.lines.span(start, o.span.end)
+
+
+def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object | None:
+    key, v = o.key.text, o.value
+    name = decl.name.text
+
+    def bad(expect: str) -> None:
+        ctx.report(
+            "QVR301", f"option {key} of morphism {name} must be {expect}, not {v.raw}", v.span
+        )
+
+    if key == "role":
+        if v.kind != "name" or v.value not in ROLES:
+            close = suggest(str(v.raw), ROLES)
+            msg = f"unknown role '{v.raw}' on morphism {name}"
+            fixes: tuple[Fix, ...] = ()
+            if close:
+                msg += f": did you mean '{close[0]}'?"
+                fixes = (Fix(f"Change to '{close[0]}'", (TextEdit(v.span, close[0]),), True),)
+            else:
+                msg += f" (roles are {', '.join(ROLES)})"
+            ctx.report("QVR301", msg, v.span, fixes=fixes)
+            return None
+        return v.value
+    if key == "scale":
+        if v.kind not in ("int", "float") or float(v.value) <= 0:
+            bad("a positive number (the fixed standard deviation)")
+            return None
+        return float(v.value)
+    if key in ("replicate", "hidden_dim", "rank"):
+        if v.kind != "int" or int(v.value) < 1:
+            bad("a positive whole number")
+            return None
+        return int(v.value)
+    if key == "param_source":
+        if v.kind != "name" or v.value not in ("mlp", "linear"):
+            bad("mlp or linear")
+            return None
+        return v.value
+    return None
+
+
+def _missing_role(
+    ctx: Context, decl: ast.MorphismDecl, dom: Product | None, cod: Product | None
+) -> None:
+    guess = "kernel"
+    if decl.family is None and dom is not None and cod is not None and dom.discrete:
+        guess = "latent" if cod.discrete else "embed"
+    if decl.options_span is not None:
+        inside = decl.options_span.start + 1
+        edit_span = ctx.lines.span(inside, inside)
+        new = f"role={guess}, " if decl.options else f"role={guess}"
+    else:
+        at = decl.cod.span.end
+        edit_span = ctx.lines.span(at, at)
+        new = f" [role={guess}]"
+    ctx.report(
+        "QVR301",
+        f"morphism {decl.name.text} has no role: add [role={guess}] (roles are "
+        f"{', '.join(ROLES)})",
+        decl.name.span,
+        fixes=(Fix(f"Add role={guess}", (TextEdit(edit_span, new),), True),),
+    )
+
+
+def _check_role(
+    ctx: Context,
+    decl: ast.MorphismDecl,
+    role: str,
+    family: str | None,
+    dom: Product,
+    cod: Product,
+    opts: dict[str, object],
+) -> None:
+    name = decl.name.text
+    kernel_only = ("scale", "param_source", "hidden_dim", "rank")
+    if role != "kernel":
+        for o in decl.options:
+            if o.key.text in kernel_only:
+                ctx.report(
+                    "QVR301",
+                    f"option {o.key.text} applies to kernel morphisms, not to {role} morphism "
+                    f"{name}",
+                    o.span,
+                )
+        if decl.family is not None:
+            ctx.report(
+                "QVR302",
+                f"{role} morphism {name} takes no family: remove '~ {decl.family.text}'",
+                decl.family.span,
+            )
+    if role == "embed":
+        if not (len(dom.factors) == 1 and dom.discrete):
+            ctx.report(
+                "QVR301",
+                f"embed morphism {name} needs one FinSet domain, but {dom.label} is "
+                f"{dims_text(dom)}",
+                decl.dom.span,
+            )
+        if not cod.continuous:
+            ctx.report(
+                "QVR301",
+                f"embed morphism {name} needs a continuous codomain, but {cod.label} is "
+                f"{dims_text(cod)}",
+                decl.cod.span,
+            )
+    elif role == "latent":
+        for side, ref in ((dom, decl.dom), (cod, decl.cod)):
+            if not (len(side.factors) == 1 and side.discrete):
+                ctx.report(
+                    "QVR301",
+                    f"latent morphism {name} is a stochastic matrix between finite sets, "
+                    f"but {side.label} is {dims_text(side)}",
+                    ref.span,
+                )
+    elif role == "kernel":
+        if decl.family is None:
+            ctx.report(
+                "QVR302",
+                f"kernel morphism {name} needs a family: add '~ Normal' (or another family "
+                f"that fits {cod.label})",
+                decl.name.span,
+                fixes=(
+                    Fix(
+                        f"Add '~ {_family_for(cod)}'",
+                        (TextEdit(ctx.lines.span(decl.span.end, decl.span.end), f" ~ {_family_for(cod)}"),),
+                        True,
+                    ),
+                ),
+            )
+        elif family is not None:
+            _check_family(ctx, decl, family, cod)
+        _check_kernel_options(ctx, decl, family, dom, cod, opts)
+
+
+def _family_for(cod: Product) -> str:
+    kinds = {f.kind for f in cod.factors}
+    if kinds == {"finset"}:
+        return "Bernoulli" if cod.factors[0].size == 2 else "Categorical"
+    if kinds == {"positive"}:
+        return "LogNormal"
+    if kinds == {"unit"}:
+        return "LogitNormal"
+    if kinds == {"simplex"} and len(cod.factors) == 1:
+        return "Dirichlet"
+    return "Normal" if kinds == {"real"} else "Deterministic"
+
+
+def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Product) -> None:
+    kinds = {f.kind for f in cod.factors}
+    fits = kinds <= set(FAMILY_FITS[family])
+    if family in ("Categorical", "Dirichlet", "Bernoulli") and len(cod.factors) != 1:
+        fits = False
+    if family == "Bernoulli" and fits and cod.factors[0].size != 2:
+        fits = False
+    if fits:
+        return
+    better = _family_for(cod)
+    ctx.report(
+        "QVR302",
+        f"{family} needs {FAMILY_NEEDS[family]}, but morphism {decl.name.text} has codomain "
+        f"{cod.label} ({dims_text(cod)}): use ~ {better}",
+        decl.family.span,  # type: ignore[union-attr]
+        fixes=(Fix(f"Change to '{better}'", (TextEdit(decl.family.span, better),), True),),  # type: ignore[union-attr]
+    )
+
+
+def _check_kernel_options(
+    ctx: Context,
+    decl: ast.MorphismDecl,
+    family: str | None,
+    dom: Product,
+    cod: Product,
+    opts: dict[str, object],
+) -> None:
+    by_key = {o.key.text: o for o in decl.options}
+    name = decl.name.text
+    if "scale" in opts and family not in (None, "Normal"):
+        ctx.report(
+            "QVR301",
+            f"option scale fixes a Normal's standard deviation; {family} morphism {name} "
+            "has no scale",
+            by_key["scale"].span,
+        )
+    source = opts.get("param_source", "mlp")
+    if "rank" in opts:
+        if source != "linear":
+            ctx.report(
+                "QVR301",
+                f"option rank factorises a linear parameter network: add param_source=linear "
+                f"to morphism {name}",
+                by_key["rank"].span,
+            )
+        else:
+            limit = min(dom.width, _param_width(family, cod))
+            if int(opts["rank"]) >= limit:  # type: ignore[arg-type]
+                ctx.report(
+                    "QVR301",
+                    f"rank {opts['rank']} of morphism {name} must be below min(input "
+                    f"{dom.width}, output {_param_width(family, cod)}) = {limit} to be a "
+                    "low-rank factorisation",
+                    by_key["rank"].value.span,
+                )
+    if "hidden_dim" in opts and source == "linear":
+        ctx.report(
+            "QVR301",
+            f"option hidden_dim sizes the mlp hidden layer; morphism {name} uses "
+            "param_source=linear",
+            by_key["hidden_dim"].span,
+        )
+
+
+def _param_width(family: str | None, cod: Product) -> int:
+    """How many numbers the parameter network outputs (its output width)."""
+    if family in ("Categorical",):
+        return cod.factors[0].size
+    if family == "Bernoulli":
+        return 1
+    return cod.width

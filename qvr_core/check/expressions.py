@@ -1,0 +1,385 @@
+"""Types of morphism expressions: names, `>>`, `@` and the combinators.
+
+Sequence lifting (spec section 3): a morphism `A -> B` meeting a sequence
+is applied pointwise, `[A] -> [B]`; so `tok_embed >> scan(cell)` is
+`[Token] -> Hidden`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qvr_core.check.context import COMBINATORS, SymbolKey, describe
+from qvr_core.check.matching import Sides, match
+from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
+from qvr_core.syntax import ast
+
+if TYPE_CHECKING:
+    from qvr_core.check.checker import Env
+
+
+def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
+    """The type of a morphism expression, recorded for hover; None after an error."""
+    if isinstance(expr, ast.NameRef):
+        t = env.name_type(expr.name)
+    elif isinstance(expr, ast.Compose):
+        t = _compose(env, expr)
+    elif isinstance(expr, ast.Tensor):
+        t = _tensor(env, expr)
+    elif isinstance(expr, ast.Call):
+        t = _call(env, expr)
+    else:  # a literal where a morphism is expected
+        env.ctx.report(
+            "QVR401", f"expected a morphism, found {env.ctx.source(expr.span)}", expr.span
+        )
+        return None
+    if t is not None:
+        env.ctx.expr_types[expr] = t
+        env.ctx.record_type(expr.span, t)
+    return t
+
+
+def arrow(env: Env, expr: ast.Expr, where: str) -> Arrow | None:
+    """Infer an expression that must be a single morphism (not a replicate group)."""
+    t = infer(env, expr)
+    if isinstance(t, Group):
+        env.ctx.report(
+            "QVR301",
+            f"{env.ctx.source(expr.span)} is a replicate={t.count} group; {where} needs one "
+            f"morphism: use fan({env.ctx.source(expr.span)}) or one copy such as "
+            f"{env.ctx.source(expr.span)}_0",
+            expr.span,
+        )
+        return None
+    return t
+
+
+def text(env: Env, expr: ast.Expr | ast.Literal) -> str:
+    return env.ctx.source(expr.span)
+
+
+# ---------------------------------------------------------------- compose
+
+
+def _compose(env: Env, expr: ast.Compose) -> Arrow | None:
+    left = arrow(env, expr.left, "'>>'")
+    right = arrow(env, expr.right, "'>>'")
+    if left is None or right is None:
+        return None
+    return compose_types(env, left, right, expr.left, expr.right)
+
+
+def compose_types(
+    env: Env, left: Arrow, right: Arrow, lnode: ast.Expr, rnode: ast.Expr
+) -> Arrow | None:
+    """left >> right with sequence lifting on either side."""
+    produced, expected = left.cod, right.dom
+    sides = Sides(text(env, lnode), text(env, rnode), projection_at=lnode.span.end)
+    if isinstance(produced, Seq) and isinstance(expected, Product):
+        # right is applied to every element: [A] -> [B]
+        if not match(env.ctx, produced.elem, expected, rnode.span, sides):
+            return None
+        return Arrow(left.dom, lift(right.cod))
+    if isinstance(produced, Product) and isinstance(expected, Seq):
+        if isinstance(left.dom, Seq):
+            env.ctx.report(
+                "QVR201",
+                f"cannot compose: {sides.consumer} expects a sequence {expected.label} but "
+                f"{sides.producer} produces one value {produced.label} from a whole sequence",
+                rnode.span,
+            )
+            return None
+        # left is applied to every element of the incoming sequence
+        if not match(env.ctx, produced, expected.elem, rnode.span, sides):
+            return None
+        return Arrow(lift(left.dom), right.cod)
+    if isinstance(produced, Seq) and isinstance(expected, Seq):
+        if not match(env.ctx, produced.elem, expected.elem, rnode.span, sides):
+            return None
+        return Arrow(left.dom, right.cod)
+    if isinstance(produced, Product) and isinstance(expected, Product):
+        if not match(env.ctx, produced, expected, rnode.span, sides):
+            return None
+        return Arrow(left.dom, right.cod)
+    return None
+
+
+def lift(t: Product | Seq | object) -> Seq:
+    return t if isinstance(t, Seq) else Seq(t)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------- tensor
+
+
+def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
+    left = arrow(env, expr.left, "'@'")
+    right = arrow(env, expr.right, "'@'")
+    if left is None or right is None:
+        return None
+    parts = (left.dom, left.cod, right.dom, right.cod)
+    if not all(isinstance(p, Product) for p in parts):
+        bad = expr.left if any(isinstance(p, Seq) for p in (left.dom, left.cod)) else expr.right
+        env.ctx.report(
+            "QVR201",
+            f"'@' pairs single values, but {text(env, bad)} works on sequences "
+            f"({describe(env.ctx.expr_types.get(bad))}): apply '@' per element and scan "
+            "afterwards",
+            bad.span,
+        )
+        return None
+    return Arrow(product(left.dom, right.dom), product(left.cod, right.cod))  # type: ignore[arg-type]
+
+
+def product(*ps: Product) -> Product:
+    return Product(
+        tuple(f for p in ps for f in p.factors), tuple(n for p in ps for n in p.written)
+    )
+
+
+# ------------------------------------------------------------------ calls
+
+
+def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
+    name = call.callee.text
+    if name not in COMBINATORS:
+        if name in env.ctx.top:
+            decl = env.ctx.top[name]
+            kind = type(decl).__name__.removesuffix("Decl").lower()
+            env.ctx.ref(call.callee.span, SymbolKey(name))
+            env.ctx.report(
+                "QVR401",
+                f"{name}(...) applies a {kind} to values, which only a program step can do "
+                f"(sample x <- {name}(...)); in a let, compose with '>>'",
+                call.span,
+            )
+        else:
+            env.ctx.undefined(call.callee, "combinator", COMBINATORS)
+        return None
+    _check_kwargs(env, call, ("reverse",) if name == "scan" else ())
+    return {
+        "fan": _fan,
+        "scan": _scan,
+        "stack": _stack_repeat,
+        "repeat": _stack_repeat,
+        "identity": _identity,
+    }[name](env, call)
+
+
+def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
+    from qvr_core.check.context import suggest
+
+    for kw in call.kwargs:
+        if kw.key.text not in allowed:
+            close = suggest(kw.key.text, allowed)
+            hint = f": did you mean '{close[0]}'?" if close else ""
+            takes = f"takes {', '.join(allowed)}" if allowed else "takes no keyword arguments"
+            env.ctx.report(
+                "QVR301",
+                f"unknown keyword '{kw.key.text}' for {call.callee.text} ({takes}){hint}",
+                kw.key.span,
+            )
+
+
+def _positional(env: Env, call: ast.Call, count: int, usage: str) -> bool:
+    if len(call.args) != count:
+        env.ctx.report(
+            "QVR401",
+            f"{call.callee.text} takes {count} argument{'s' if count > 1 else ''}: {usage}",
+            call.span,
+        )
+        return False
+    return True
+
+
+def _fan(env: Env, call: ast.Call) -> Arrow | None:
+    if not call.args:
+        env.ctx.report("QVR401", "fan needs branches: fan(f, g, ...) or fan(group)", call.span)
+        return None
+    exprs = [a for a in call.args if not isinstance(a, ast.Literal)]
+    for a in call.args:
+        if isinstance(a, ast.Literal):
+            env.ctx.report("QVR401", f"fan takes morphisms, not {a.raw}", a.span)
+    if len(exprs) == 1:
+        t = infer(env, exprs[0])
+        if isinstance(t, Group):
+            m = t.member
+            if not isinstance(m.cod, Product):
+                return None
+            return Arrow(m.dom, product(*([m.cod] * t.count)))
+        if t is None:
+            return None
+        return t
+    types: list[Arrow | None] = [arrow(env, e, "a fan branch") for e in exprs]
+    if any(t is None for t in types):
+        return None
+    arrows: list[Arrow] = types  # type: ignore[assignment]
+    first = arrows[0].dom
+    for e, t in zip(exprs[1:], arrows[1:], strict=True):
+        if not _same_domain(first, t.dom):
+            branches = "; ".join(
+                f"{text(env, x)} takes {a.dom.label} ({dims_text(a.dom)})"  # type: ignore[arg-type]
+                for x, a in zip(exprs, arrows, strict=True)
+            )
+            env.ctx.report(
+                "QVR206",
+                f"fan branches must take the same input, but {branches}",
+                e.span,
+            )
+            return None
+    cods = [a.cod for a in arrows]
+    if all(isinstance(c, Product) for c in cods):
+        result = Arrow(first, product(*cods))  # type: ignore[arg-type]
+    elif all(isinstance(c, Seq) for c in cods):
+        result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]
+    else:
+        env.ctx.report(
+            "QVR206",
+            "fan branches must all produce single values or all produce sequences",
+            call.span,
+        )
+        return None
+    _bidirectional(env, call, exprs, arrows)
+    return result
+
+
+def _same_domain(a: object, b: object) -> bool:
+    if isinstance(a, Seq) and isinstance(b, Seq):
+        return a.elem.names == b.elem.names
+    if isinstance(a, Product) and isinstance(b, Product):
+        return a.names == b.names
+    return False
+
+
+def _bidirectional(env: Env, call: ast.Call, exprs: list[ast.Expr], arrows: list[Arrow]) -> None:
+    """fan(p, q), both scanning the same sequence, no explicit reverse=: q reads right to left."""
+    if len(exprs) != 2 or not all(isinstance(a.dom, Seq) for a in arrows):
+        return
+    scans = [env.sequence_scans(e) for e in exprs]
+    if not all(scans):
+        return
+    if any(kw.key.text == "reverse" for s in scans for c in s for kw in c.kwargs):
+        return
+    env.ctx.reversed_branches[call] = frozenset({1})
+    notes = ("reads the sequence left to right", "reads the sequence right to left")
+    for e, t, note in zip(exprs, arrows, notes, strict=True):
+        env.ctx.record_type(e.span, t, f"{note} (bidirectional fan)")
+
+
+def _scan(env: Env, call: ast.Call) -> Arrow | None:
+    if not _positional(env, call, 1, "scan(cell) or scan(cell, reverse=true)"):
+        return None
+    for kw in call.kwargs:
+        if kw.key.text == "reverse":
+            if kw.value.kind != "bool":
+                env.ctx.report(
+                    "QVR301", f"reverse must be true or false, not {kw.value.raw}", kw.value.span
+                )
+            elif kw.value.value:
+                env.ctx.reversed_scans.add(call)
+    cell_node = call.args[0]
+    if isinstance(cell_node, ast.Literal):
+        env.ctx.report("QVR204", f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span)
+        return None
+    cell = arrow(env, cell_node, "scan")
+    if cell is None:
+        return None
+    cname = text(env, cell_node)
+    shape = "the scan cell must have the form A * H -> H (per-step input, then the state)"
+    if not isinstance(cell.dom, Product) or not isinstance(cell.cod, Product):
+        env.ctx.report(
+            "QVR204", f"{shape}, but {cname} has type {cell.label}", cell_node.span
+        )
+        return None
+    dom, state = cell.dom, cell.cod
+    k = len(state.factors)
+    if len(dom.factors) <= k:
+        env.ctx.report(
+            "QVR204",
+            f"{shape}, but {cname} : {cell.label} has no per-step input before the state "
+            f"{state.label}",
+            cell_node.span,
+        )
+        return None
+    tail = Product(dom.factors[-k:], tuple(f.name for f in dom.factors[-k:]))
+    head = _leading(env, dom, len(dom.factors) - k)
+    if tail.names != state.names:
+        if tail.continuous and state.continuous and tail.dim == state.dim:
+            sides = Sides(f"the state of {cname}", f"its input", verb="scan")
+            match(env.ctx, state, tail, cell_node.span, sides)
+        else:
+            env.ctx.report(
+                "QVR204",
+                f"{shape}, but {cname} : {cell.label} ends its input with "
+                f"{tail.label} ({dims_text(tail)}) where the state {state.label} "
+                f"({dims_text(state)}) should be",
+                cell_node.span,
+            )
+            return None
+    return Arrow(Seq(head), state)
+
+
+def _leading(env: Env, dom: Product, n: int) -> Product:
+    """The first n flattened factors, named as written when alias boundaries allow."""
+    written: list[str] = []
+    count = 0
+    for name in dom.written:
+        if count >= n:
+            break
+        alias = env.ctx.aliases.get(name)
+        written.append(name)
+        count += len(alias.factors) if alias is not None else 1
+    if count != n:
+        written = [f.name for f in dom.factors[:n]]
+    return Product(dom.factors[:n], tuple(written))
+
+
+def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
+    name = call.callee.text
+    if not _positional(env, call, 2, f"{name}(body, n)"):
+        return None
+    body_node, n = call.args
+    if isinstance(n, ast.Literal):
+        if n.kind != "int" or int(n.value) < 1:
+            env.ctx.report("QVR205", f"{name} needs a positive whole number of copies, not {n.raw}", n.span)
+    else:
+        env.ctx.report("QVR205", f"{name} needs a number of copies, not {text(env, n)}", n.span)
+    if isinstance(body_node, ast.Literal):
+        env.ctx.report("QVR205", f"{name} needs a morphism body, not {body_node.raw}", body_node.span)
+        return None
+    body = arrow(env, body_node, name)
+    if body is None:
+        return None
+    dom, cod = body.dom, body.cod
+    if isinstance(dom, Product) and isinstance(cod, Product):
+        if dom.names == cod.names:
+            return body
+        if dom.continuous and cod.continuous and dom.dim == cod.dim:
+            match(env.ctx, cod, dom, body_node.span, Sides(f"{text(env, body_node)}", "its next copy", verb=name))
+            return body
+    env.ctx.report(
+        "QVR205",
+        f"{name} chains copies of its body, so the body must be A -> A, but "
+        f"{text(env, body_node)} has type {body.label} "
+        f"({_dims(dom)} -> {_dims(cod)})",
+        body_node.span,
+    )
+    return None
+
+
+def _dims(t: object) -> str:
+    return dims_text(t) if isinstance(t, Product | Seq) else "?"  # type: ignore[arg-type]
+
+
+def _identity(env: Env, call: ast.Call) -> Arrow | None:
+    if not _positional(env, call, 1, "identity(Object)"):
+        return None
+    arg = call.args[0]
+    if not isinstance(arg, ast.NameRef):
+        env.ctx.report("QVR401", "identity takes an object name: identity(Token)", arg.span)
+        return None
+    from qvr_core.check.declarations import resolve_type
+
+    p = resolve_type(env.ctx, ast.TypeRef((arg.name,), arg.span))
+    if p is None:
+        return None
+    return Arrow(p, p)

@@ -1,0 +1,154 @@
+"""Matching what one side produces against what the other expects.
+
+The three rules of the language spec (section 3): same object names after
+flattening; otherwise equal total dimension of continuous values (a hint,
+an error under `strict`); otherwise a mismatch whose message shows both
+sides with their structure and dimensions, and whose fixes change a
+declared dimension or insert a projection morphism.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qvr_core.check.context import Context
+from qvr_core.check.types import Product, dims_text, sum_text
+from qvr_core.diagnostics import Fix, Related, TextEdit
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Who produces and who consumes, in the user's words, for messages."""
+
+    producer: str
+    consumer: str
+    verb: str = "cannot compose"
+    # where a projection morphism would be used: text inserted at this offset
+    projection_at: int | None = None
+
+
+def dims_paren(p: Product) -> str:
+    """`64 + 64 = 128` for continuous values, `FinSet 256` style otherwise."""
+    return sum_text(p) if p.continuous else dims_text(p)
+
+
+def same_names(a: Product, b: Product) -> bool:
+    return a.names == b.names
+
+
+def match(ctx: Context, produced: Product, expected: Product, span: Span, sides: Sides) -> bool:
+    """Report how `produced` fits `expected`; True when it fits (by name or by dimension)."""
+    if same_names(produced, expected):
+        return True
+    related = _related(ctx, produced, expected)
+    if produced.continuous and expected.continuous and produced.dim == expected.dim:
+        ctx.hint_or_error(
+            "QVR203",
+            f"matched by dimension, not by name: {sides.producer} produces {produced.label} "
+            f"({dims_paren(produced)}) and {sides.consumer} expects {expected.label} "
+            f"({dims_paren(expected)})",
+            span,
+            related=related,
+        )
+        return not ctx.strict
+    if produced.continuous != expected.continuous:
+        what_p = "a discrete value" if produced.discrete else "a continuous value"
+        what_e = "a discrete one" if expected.discrete else "a continuous one"
+        if not produced.discrete and not produced.continuous:
+            what_p = "a mix of discrete and continuous values"
+        if not expected.discrete and not expected.continuous:
+            what_e = "a mix of discrete and continuous values"
+        ctx.report(
+            "QVR202",
+            f"{sides.verb}: {sides.producer} produces {produced.label} ({dims_text(produced)}), "
+            f"{what_p}, but {sides.consumer} expects {expected.label} ({dims_text(expected)}), "
+            f"{what_e}",
+            span,
+            related=related,
+        )
+        return False
+    ctx.report(
+        "QVR201",
+        f"{sides.verb}: {sides.producer} produces {produced.label} ({dims_paren(produced)}) "
+        f"but {sides.consumer} expects {expected.label} ({dims_paren(expected)})",
+        span,
+        related=related,
+        fixes=_dimension_fixes(ctx, produced, expected, sides),
+    )
+    return False
+
+
+def _related(ctx: Context, *products: Product) -> tuple[Related, ...]:
+    seen: list[str] = []
+    out: list[Related] = []
+    for p in products:
+        for name in (*p.written, *p.names):
+            if name in seen or name not in ctx.object_decls:
+                continue
+            seen.append(name)
+            decl = ctx.object_decls[name]
+            body = ctx.source(decl.body.span)
+            out.append(Related(decl.name.span, f"{name} is declared here as {body}"))
+    return tuple(out)
+
+
+def _dimension_fixes(
+    ctx: Context, produced: Product, expected: Product, sides: Sides
+) -> tuple[Fix, ...]:
+    fixes: list[Fix] = []
+    if produced.continuous and expected.continuous:
+        for target, other in ((expected, produced), (produced, expected)):
+            decl = _single_sized_decl(ctx, target)
+            if decl is not None and decl.body.size_span is not None:  # type: ignore[union-attr]
+                fixes.append(
+                    Fix(
+                        f"Change {target.label} to {decl.body.constructor.text} {other.dim}",  # type: ignore[union-attr]
+                        (TextEdit(decl.body.size_span, str(other.dim)),),  # type: ignore[union-attr]
+                    )
+                )
+        if sides.projection_at is not None:
+            fixes.append(_projection_fix(ctx, produced, expected, sides.projection_at))
+    return tuple(fixes)
+
+
+def _single_sized_decl(ctx: Context, p: Product) -> ast.ObjectDecl | None:
+    if len(p.factors) != 1:
+        return None
+    decl = ctx.object_decls.get(p.factors[0].name)
+    if decl is None or not isinstance(decl.body, ast.SizedObject):
+        return None
+    return decl
+
+
+def _projection_fix(ctx: Context, produced: Product, expected: Product, use_at: int) -> Fix:
+    """A new linear Deterministic morphism produced -> expected, and its use."""
+    base = "project_to_" + "_".join(n.lower() for n in expected.names)
+    name, i = base, 2
+    while name in ctx.top:
+        name, i = f"{base}_{i}", i + 1
+    decl = (
+        f"morphism {name} : {produced.label} -> {expected.label} "
+        "[role=kernel, param_source=linear] ~ Deterministic"
+    )
+    anchor = _declaration_anchor(ctx)
+    insert = ctx.lines.span(anchor, anchor)
+    use = ctx.lines.span(use_at, use_at)
+    prefix = "\n" if anchor > 0 and ctx.text[anchor - 1 : anchor] != "\n" else ""
+    return Fix(
+        f"Insert a projection morphism {name} : {produced.label} -> {expected.label}",
+        (TextEdit(insert, f"{prefix}{decl}\n"), TextEdit(use, f" >> {name}")),
+    )
+
+
+def _declaration_anchor(ctx: Context) -> int:
+    """Where a new morphism declaration goes: after the last object or morphism."""
+    anchor = 0
+    for d in ctx.module.decls:
+        if isinstance(d, ast.ObjectDecl | ast.MorphismDecl):
+            anchor = d.span.end
+    if anchor == 0:
+        return 0
+    nl = ctx.text.find("\n", anchor)
+    return len(ctx.text) if nl < 0 else nl + 1

@@ -1,0 +1,213 @@
+"""The checked module: the one value every later stage reads.
+
+`check()` builds it from source text; the graph, the runtime compiler, the
+formatter's safety checks and every editor feature are functions of it.
+Nothing after the checker re-derives a type or re-resolves a name.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
+from qvr_core.diagnostics import Diagnostic, Severity
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import LineIndex, Span
+
+
+class SymbolKind(str, Enum):
+    OBJECT = "object"
+    MORPHISM = "morphism"
+    LET = "let"
+    PROGRAM = "program"
+    PARAM = "parameter"  # a program's named input
+    SAMPLE = "sample"  # a sampled site
+    OBSERVE = "observe"  # an observed site
+    LOCAL = "local"  # a program-local `let` value
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One definition. `scope` is the enclosing program's name for locals, else None."""
+
+    name: str
+    kind: SymbolKind
+    span: Span  # the defining name
+    decl_span: Span  # the whole declaration or step
+    scope: str | None
+    type: Arrow | ValueType | ObjectType | Group | None
+    doc: str | None = None
+    detail: str = ""  # one-line signature as the user would write it
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A use (or the definition itself, `is_definition`) of a symbol at a span."""
+
+    span: Span
+    symbol: Symbol
+    is_definition: bool = False
+
+
+@dataclass(frozen=True)
+class TypedSpan:
+    """The inferred type of the syntax node at `span`, for hover and inlay hints."""
+
+    span: Span
+    type: Arrow | ValueType | ObjectType | Group
+    label: str  # the source text of the node, e.g. "fan(forward_path, backward_path)"
+    note: str = ""  # extra facts shown in hover ("reads right to left")
+
+
+class SymbolTable:
+    """Definitions and references, indexed by position; hover, rename and completion read it."""
+
+    def __init__(self, symbols: tuple[Symbol, ...], references: tuple[Reference, ...]) -> None:
+        self.symbols = symbols
+        self.references = tuple(sorted(references, key=lambda r: r.span.start))
+        self._starts = [r.span.start for r in self.references]
+
+    def reference_at(self, offset: int) -> Reference | None:
+        """The reference or definition whose name contains the offset (cursor at its end counts)."""
+        i = bisect_right(self._starts, offset) - 1
+        for j in (i, i - 1):
+            if 0 <= j < len(self.references) and self.references[j].span.contains(offset):
+                return self.references[j]
+        return None
+
+    def references_to(self, symbol: Symbol, include_definition: bool = True) -> list[Reference]:
+        return [
+            r
+            for r in self.references
+            if r.symbol == symbol and (include_definition or not r.is_definition)
+        ]
+
+    def top_level(self) -> list[Symbol]:
+        return [s for s in self.symbols if s.scope is None]
+
+    def in_scope(self, program: str | None) -> list[Symbol]:
+        """Symbols visible inside `program` (its locals and the top level)."""
+        return [s for s in self.symbols if s.scope is None or s.scope == program]
+
+    def lookup(self, name: str, scope: str | None = None) -> Symbol | None:
+        for s in self.symbols:
+            if s.name == name and s.scope == scope:
+                return s
+        if scope is not None:
+            return self.lookup(name, None)
+        return None
+
+
+@dataclass(frozen=True)
+class MorphismInfo:
+    """A declared morphism with its validated options."""
+
+    name: str
+    decl: ast.MorphismDecl
+    type: Arrow
+    role: str | None  # "embed" | "kernel" | "latent"
+    family: str | None
+    scale: float | None = None
+    replicate: int | None = None
+    param_source: str = "mlp"
+    hidden_dim: int = 64
+    rank: int | None = None
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """Names of the replicated copies (`head_0`...), empty without replicate."""
+        if not self.replicate:
+            return ()
+        return tuple(f"{self.name}_{i}" for i in range(self.replicate))
+
+
+@dataclass(frozen=True)
+class LetInfo:
+    name: str
+    decl: ast.LetDecl
+    type: Arrow | None  # None when the expression has an error
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """A `sample` or `observe` step: a random variable of the program."""
+
+    name: str
+    kind: str  # "sample" | "observe"
+    step: ast.SampleStep | ast.ObserveStep
+    source: ast.Expr  # the morphism expression (the callee for an application)
+    args: tuple[str, ...] | None  # named values it is applied to; None = the program input
+    morphism_type: Arrow | None
+    value_type: ValueType | None
+
+
+@dataclass(frozen=True)
+class ProgramInfo:
+    name: str
+    decl: ast.ProgramDecl
+    header: Arrow  # as written
+    type: Arrow | None  # inferred (with sequence lifting), None if the body has errors
+    params: tuple[tuple[str, ValueType], ...]  # named inputs; empty without PARAMS
+    sites: tuple[SiteInfo, ...]
+    values: Mapping[str, ValueType]  # every local value's type (params, sites, lets)
+    returns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CheckedModule:
+    """Everything the checker learnt about one source text."""
+
+    source: str
+    ast: ast.Module
+    objects: Mapping[str, ObjectType]
+    aliases: Mapping[str, Product]  # `object State : Hidden * Hidden`
+    morphisms: Mapping[str, MorphismInfo]  # by declared name (groups by their bare name)
+    lets: Mapping[str, LetInfo]
+    programs: Mapping[str, ProgramInfo]
+    exports: tuple[str, ...]
+    expr_types: Mapping[ast.Expr, Arrow | Group]  # every morphism sub-expression
+    reversed_scans: frozenset[ast.Call]  # `scan(..., reverse=true)` calls: read right to left
+    # Bidirectional convention: `fan` call -> indices of the branches that are fed the
+    # input sequence reversed (the second branch of `fan(p, q)` when both scan it).
+    reversed_branches: Mapping[ast.Call, frozenset[int]]
+    symbols: SymbolTable
+    typed_spans: tuple[TypedSpan, ...]  # sorted by start
+    diagnostics: tuple[Diagnostic, ...]
+    strict: bool = False
+    lines: LineIndex = field(default_factory=lambda: LineIndex(""), compare=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (hints and warnings allowed): it can compile."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    def type_at(self, offset: int) -> TypedSpan | None:
+        """The narrowest typed node containing the offset."""
+        best: TypedSpan | None = None
+        for t in self.typed_spans:
+            if t.span.start > offset:
+                break
+            if t.span.contains(offset) and (best is None or t.span.length <= best.span.length):
+                best = t
+        return best
+
+    def resolve_morphism(self, name: str) -> tuple[MorphismInfo, int | None] | None:
+        """A morphism by name, including replicated members (`head_2` -> (head, 2))."""
+        if name in self.morphisms:
+            return self.morphisms[name], None
+        base, _, idx = name.rpartition("_")
+        info = self.morphisms.get(base)
+        if info and info.replicate and idx.isdigit() and int(idx) < info.replicate:
+            return info, int(idx)
+        return None
+
+    @property
+    def default_export(self) -> str | None:
+        return self.exports[0] if self.exports else None

@@ -1,0 +1,606 @@
+"""Programs: their inputs, steps, local values, sites and returned type.
+
+A program's input is a sequence when some step feeds it to a morphism that
+consumes a sequence (the header `Token -> Token` is then satisfied by a
+body over `[Token]`); this is decided before the steps are typed, so every
+step sees the same input type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey, suggest
+from qvr_core.check.declarations import resolve_type
+from qvr_core.check.expressions import arrow, product
+from qvr_core.check.matching import Sides, dims_paren, match
+from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
+from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
+from qvr_core.diagnostics import Fix, Related, TextEdit
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+if TYPE_CHECKING:
+    from qvr_core.check.checker import Env
+
+OP_VERBS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
+
+
+@dataclass
+class Local:
+    kind: SymbolKind
+    name: ast.Name
+    step_span: Span
+    type: ValueType | None
+    is_input: bool = False
+
+
+class ProgramChecker:
+    def __init__(self, env: Env, decl: ast.ProgramDecl) -> None:
+        self.env = env
+        self.ctx = env.ctx
+        self.decl = decl
+        self.scope = decl.name.text
+        self.locals: dict[str, Local] = {}
+        self.sources: dict[ast.Step, Arrow | None] = {}
+
+    # ------------------------------------------------------------- entry
+
+    def run(self) -> ProgramInfo | None:
+        decl = self.decl
+        dom = resolve_type(self.ctx, decl.dom)
+        cod = resolve_type(self.ctx, decl.cod)
+        if dom is None or cod is None:
+            self._steps_without_types()
+            return None
+        header = Arrow(dom, cod)
+        self._type_sources()
+        lifted = self._input_is_sequence()
+        params = self._bind_inputs(dom, lifted)
+        sites: list[SiteInfo] = []
+        returns: tuple[str, ...] | None = None
+        returned: ValueType | None = None
+        for step in decl.steps:
+            if returns is not None:
+                self.ctx.report(
+                    "QVR401", "this step comes after the program's return", _first_line(step)
+                )
+            if isinstance(step, ast.SampleStep | ast.ObserveStep):
+                site = self._site(step, dom, lifted)
+                if site is not None:
+                    sites.append(site)
+            elif isinstance(step, ast.LetStep):
+                self._define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
+            elif isinstance(step, ast.DestructureStep):
+                self._destructure(step)
+            elif isinstance(step, ast.ReturnStep):
+                if returns is not None:
+                    self.ctx.report("QVR401", "a program returns once", step.span)
+                    continue
+                returns = tuple(n.text for n in step.values)
+                returned = self._return(step, cod)
+        if returns is None:
+            end = self.decl.header_span
+            self.ctx.report(
+                "QVR401",
+                f"program {self.scope} has no return: end it with `return NAME`",
+                decl.name.span,
+                related=(Related(end, "program header"),),
+            )
+        self._unused_locals()
+        in_type: ValueType = Seq(dom) if lifted else dom
+        out_type = returned if returned is not None else None
+        inferred = Arrow(in_type, out_type) if out_type is not None else None
+        self.ctx.record_type(decl.name.span, inferred or header)
+        return ProgramInfo(
+            name=self.scope,
+            decl=decl,
+            header=header,
+            type=inferred,
+            params=params,
+            sites=tuple(sites),
+            values={n: loc.type for n, loc in self.locals.items() if loc.type is not None},
+            returns=returns or (),
+        )
+
+    def _steps_without_types(self) -> None:
+        """The header is broken: still resolve the body's names for navigation."""
+        if self.decl.params:
+            for p in self.decl.params:
+                self._define(p, SymbolKind.PARAM, p.span, None, is_input=True)
+        for step in self.decl.steps:
+            if isinstance(step, ast.SampleStep | ast.ObserveStep):
+                self._source_arrow(step.source)
+                self._define(step.target, _site_kind(step), step.span, None)
+            elif isinstance(step, ast.LetStep):
+                self._define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
+            elif isinstance(step, ast.DestructureStep):
+                self.arith(step.value)
+                for t in step.targets:
+                    self._define(t, SymbolKind.LOCAL, step.span, None)
+
+    # ------------------------------------------------------------ inputs
+
+    def _type_sources(self) -> None:
+        for step in self.decl.steps:
+            if isinstance(step, ast.SampleStep | ast.ObserveStep):
+                self.sources[step] = self._source_arrow(step.source)
+
+    def _source_arrow(self, source: ast.Expr) -> Arrow | None:
+        if _is_application(source):
+            assert isinstance(source, ast.Call)
+            t = self.env.name_type(source.callee)
+            if isinstance(t, Group):
+                self.ctx.report(
+                    "QVR301",
+                    f"{source.callee.text} is a replicate={t.count} group: apply one copy "
+                    f"({source.callee.text}_0) or fan({source.callee.text})",
+                    source.callee.span,
+                )
+                return None
+            if t is not None:
+                self.ctx.record_type(source.callee.span, t)
+            for kw in source.kwargs:
+                self.ctx.report(
+                    "QVR401", f"{source.callee.text} takes no keyword arguments", kw.span
+                )
+            return t
+        return arrow(self.env, source, "a program step")
+
+    def _input_is_sequence(self) -> bool:
+        params = {p.text for p in self.decl.params or ()}
+        for step, t in self.sources.items():
+            if t is None or not isinstance(t.dom, Seq):
+                continue
+            source = step.source  # type: ignore[union-attr]
+            if not _is_application(source):
+                return True
+            assert isinstance(source, ast.Call)
+            if any(isinstance(a, ast.NameRef) and a.name.text in params for a in source.args):
+                return True
+        return False
+
+    def _bind_inputs(
+        self, dom: Product, lifted: bool
+    ) -> tuple[tuple[str, ValueType], ...]:
+        decl = self.decl
+        if decl.params is None:
+            return ()
+        written = decl.dom.factors
+        if len(decl.params) != len(written):
+            first, last = decl.params[0].span if decl.params else decl.name.span, None
+            if decl.params:
+                last = decl.params[-1].span
+            span = self.ctx.lines.span(first.start, (last or first).end)
+            self.ctx.report(
+                "QVR401",
+                f"program {self.scope} names {len(decl.params)} parameter"
+                f"{'s' if len(decl.params) != 1 else ''} but its domain {dom.label} has "
+                f"{len(written)} factor{'s' if len(written) != 1 else ''}",
+                span,
+            )
+        out: list[tuple[str, ValueType]] = []
+        for i, p in enumerate(decl.params):
+            t: ValueType | None = None
+            if i < len(written):
+                t = self._factor_type(written[i].text)
+                if t is not None and lifted:
+                    t = Seq(t)
+            self._define(p, SymbolKind.PARAM, p.span, t, is_input=True)
+            if t is not None:
+                out.append((p.text, t))
+        return tuple(out)
+
+    def _factor_type(self, name: str) -> Product | None:
+        if name in self.ctx.objects:
+            return Product((self.ctx.objects[name],), (name,))
+        if name in self.ctx.aliases:
+            a = self.ctx.aliases[name]
+            return Product(a.factors, (name,))
+        return None
+
+    # ------------------------------------------------------------- sites
+
+    def _site(
+        self, step: ast.SampleStep | ast.ObserveStep, dom: Product, lifted: bool
+    ) -> SiteInfo | None:
+        t = self.sources.get(step)
+        source = step.source
+        args: tuple[str, ...] | None = None
+        value: ValueType | None = None
+        if _is_application(source):
+            assert isinstance(source, ast.Call)
+            args, arg_type, producer = self._arguments(source)
+            consumer = source.callee.text
+            morph: ast.Expr = ast.NameRef(source.callee, source.callee.span)
+        else:
+            arg_type = self._program_input(dom, lifted)
+            producer = "the program input"
+            consumer = self.ctx.source(source.span)
+            morph = source
+        if t is not None and arg_type is not None:
+            value = self._feed(t, arg_type, producer, consumer, source.span)
+        if isinstance(step, ast.ObserveStep):
+            declared = resolve_type(self.ctx, step.declared)
+            if declared is not None and value is not None:
+                value = self._declared(value, declared, step.declared.span, step.target.text, consumer)
+        self._define(step.target, _site_kind(step), step.span, value)
+        return SiteInfo(
+            name=step.target.text,
+            kind="observe" if isinstance(step, ast.ObserveStep) else "sample",
+            step=step,
+            source=morph,
+            args=args,
+            morphism_type=t,
+            value_type=value,
+        )
+
+    def _program_input(self, dom: Product, lifted: bool) -> ValueType | None:
+        if self.decl.params is not None:
+            for p in self.decl.params:
+                self._use(p.text)  # the whole input is consumed
+        return Seq(dom) if lifted else dom
+
+    def _arguments(
+        self, call: ast.Call
+    ) -> tuple[tuple[str, ...], ValueType | None, str]:
+        names: list[str] = []
+        types: list[ValueType] = []
+        ok = True
+        for a in call.args:
+            if not isinstance(a, ast.NameRef):
+                span = a.span
+                self.ctx.report(
+                    "QVR401",
+                    f"arguments of {call.callee.text} must be named values, not "
+                    f"{self.ctx.source(span)}: bind it first with let",
+                    span,
+                )
+                ok = False
+                continue
+            names.append(a.name.text)
+            t = self.lookup(a.name)
+            if t is None:
+                ok = False
+            else:
+                types.append(t)
+                self.ctx.record_type(a.span, t)
+        producer = names[0] if len(names) == 1 else f"({', '.join(names)})"
+        if not ok or not types:
+            if not call.args:
+                self.ctx.report(
+                    "QVR401",
+                    f"{call.callee.text}() has no arguments: write {call.callee.text}(x), or "
+                    f"`<- {call.callee.text}` to apply it to the program input",
+                    call.span,
+                )
+            return tuple(names), None, producer
+        if len(types) == 1:
+            return tuple(names), types[0], producer
+        if any(isinstance(t, Seq | Scalar) for t in types):
+            self.ctx.report(
+                "QVR401",
+                f"{call.callee.text} pairs its arguments into one value; sequences and "
+                "numbers cannot be paired",
+                call.span,
+            )
+            return tuple(names), None, producer
+        return tuple(names), product(*types), producer  # type: ignore[arg-type]
+
+    def _feed(
+        self, t: Arrow, arg: ValueType, producer: str, consumer: str, span: Span
+    ) -> ValueType | None:
+        sides = Sides(producer, consumer, verb="cannot apply")
+        if isinstance(arg, Scalar):
+            self.ctx.report(
+                "QVR401", f"{consumer} needs a value of type {t.dom.label}, not a number", span
+            )
+            return None
+        if isinstance(t.dom, Seq):
+            if not isinstance(arg, Seq):
+                self.ctx.report(
+                    "QVR201",
+                    f"cannot apply: {consumer} expects a sequence {t.dom.label} but "
+                    f"{producer} is one value {arg.label} ({dims_text(arg)})",
+                    span,
+                )
+                return None
+            return t.cod if match(self.ctx, arg.elem, t.dom.elem, span, sides) else None
+        if not isinstance(t.dom, Product):
+            return None
+        if isinstance(arg, Seq):
+            if not match(self.ctx, arg.elem, t.dom, span, sides):
+                return None
+            if isinstance(t.cod, Seq):
+                self.ctx.report(
+                    "QVR401", f"{consumer} would make a sequence of sequences", span
+                )
+                return None
+            return Seq(t.cod)  # type: ignore[arg-type]
+        return t.cod if match(self.ctx, arg, t.dom, span, sides) else None
+
+    def _declared(
+        self, value: ValueType, declared: Product, span: Span, name: str, consumer: str
+    ) -> ValueType | None:
+        elem = value.elem if isinstance(value, Seq) else value
+        if not isinstance(elem, Product):
+            return None
+        if not self._same(elem, declared, span, f"observe {name} declares {declared.label}", consumer):
+            return None
+        return Seq(declared) if isinstance(value, Seq) else declared
+
+    def _same(self, got: Product, want: Product, span: Span, what: str, producer: str) -> bool:
+        """QVR401 flavour of matching, for declared observe and return types."""
+        if got.names == want.names:
+            return True
+        if got.continuous and want.continuous and got.dim == want.dim:
+            self.ctx.hint_or_error(
+                "QVR203",
+                f"matched by dimension, not by name: {what} ({dims_paren(want)}) and "
+                f"{producer} gives {got.label} ({dims_paren(got)})",
+                span,
+            )
+            return not self.ctx.strict
+        self.ctx.report(
+            "QVR401",
+            f"{what} ({dims_text(want)}) but {producer} gives {got.label} ({dims_text(got)})",
+            span,
+        )
+        return False
+
+    # ------------------------------------------------------------ values
+
+    def lookup(self, name: ast.Name) -> ValueType | None:
+        loc = self.locals.get(name.text)
+        if loc is None:
+            top = self.ctx.top.get(name.text)
+            if top is not None:
+                kind = type(top).__name__.removesuffix("Decl").lower()
+                self.ctx.ref(name.span, SymbolKey(name.text))
+                self.ctx.report(
+                    "QVR401",
+                    f"'{name.text}' is a {kind}, not a value: bind its result with "
+                    f"`sample x <- {name.text}(...)` first",
+                    name.span,
+                )
+                return None
+            close = suggest(name.text, list(self.locals))
+            msg = f"unbound variable '{name.text}' in program {self.scope}"
+            fixes: tuple[Fix, ...] = ()
+            if close:
+                msg += f": did you mean '{close[0]}'?"
+                fixes = tuple(
+                    Fix(f"Change to '{c}'", (TextEdit(name.span, c),), i == 0)
+                    for i, c in enumerate(close)
+                )
+            self.ctx.report("QVR401", msg, name.span, fixes=fixes)
+            return None
+        self.ctx.ref(name.span, SymbolKey(name.text, self.scope))
+        self._use(name.text)
+        if loc.type is not None:
+            self.ctx.record_type(name.span, loc.type)
+        return loc.type
+
+    def _use(self, name: str) -> None:
+        self.ctx.used.add(SymbolKey(name, self.scope))
+
+    def _define(
+        self,
+        name: ast.Name,
+        kind: SymbolKind,
+        step_span: Span,
+        type_: ValueType | None,
+        is_input: bool = False,
+    ) -> None:
+        prev = self.locals.get(name.text)
+        if prev is not None:
+            self.ctx.report(
+                "QVR401",
+                f"'{name.text}' is already bound in program {self.scope}: values are bound "
+                "once; choose a new name",
+                name.span,
+                related=(Related(prev.name.span, f"'{name.text}' is first bound here"),),
+            )
+            self.ctx.ref(name.span, SymbolKey(name.text, self.scope))
+            return
+        self.locals[name.text] = Local(kind, name, step_span, type_, is_input)
+        self.env.locals[SymbolKey(name.text, self.scope)] = (kind, name.span, step_span, type_)
+        self.ctx.ref(name.span, SymbolKey(name.text, self.scope), definition=True)
+        if type_ is not None:
+            self.ctx.record_type(name.span, type_)
+
+    def _destructure(self, step: ast.DestructureStep) -> None:
+        t = self.arith(step.value)
+        n = len(step.targets)
+        parts: list[ValueType | None] = [None] * n
+        if t is not None:
+            split = self._split(t, n)
+            if split is None:
+                self.ctx.report(
+                    "QVR401",
+                    f"cannot split {self.ctx.source(step.value.span)} : {t.label} "
+                    f"({dims_text(t) if not isinstance(t, Scalar) else 'a number'}) into "
+                    f"{n} values",
+                    step.value.span,
+                )
+            else:
+                parts = list(split)
+        for target, part in zip(step.targets, parts, strict=True):
+            self._define(target, SymbolKind.LOCAL, step.span, part)
+
+    def _split(self, t: ValueType, n: int) -> list[ValueType] | None:
+        if isinstance(t, Seq):
+            inner = self._split(t.elem, n)
+            return None if inner is None else [Seq(p) for p in inner]  # type: ignore[arg-type]
+        if not isinstance(t, Product):
+            return None
+        if len(t.written) == n:
+            out: list[ValueType] = []
+            i = 0
+            for name in t.written:
+                alias = self.ctx.aliases.get(name)
+                width = len(alias.factors) if alias is not None else 1
+                out.append(Product(t.factors[i : i + width], (name,)))
+                i += width
+            if i == len(t.factors):
+                return out
+        if len(t.factors) == n:
+            return [Product((f,), (f.name,)) for f in t.factors]
+        if len(t.written) == 1 and t.written[0] in self.ctx.aliases:
+            alias = self.ctx.aliases[t.written[0]]
+            return self._split(alias, n)
+        return None
+
+    def _return(self, step: ast.ReturnStep, cod: Product) -> ValueType | None:
+        types: list[ValueType] = []
+        for n in step.values:
+            t = self.lookup(n)
+            if t is None:
+                return None
+            types.append(t)
+        if not types:
+            return None
+        what = f"program {self.scope} returns {self.ctx.source(step.span).removeprefix('return').strip()}"
+        if len(types) == 1 and isinstance(types[0], Seq):
+            elem = types[0].elem
+            ok = self._same(elem, cod, step.span, f"the header of {self.scope} says {cod.label}", what)
+            return Seq(cod) if ok else None
+        if any(not isinstance(t, Product) for t in types):
+            self.ctx.report(
+                "QVR401",
+                f"{what}, which mixes sequences or numbers; return single values",
+                step.span,
+            )
+            return None
+        got = product(*types)  # type: ignore[arg-type]
+        ok = self._same(got, cod, step.span, f"the header of {self.scope} says {cod.label}", what)
+        return cod if ok else None
+
+    # -------------------------------------------------------- arithmetic
+
+    def arith(self, node: ast.Arith) -> ValueType | None:
+        t = self._arith(node)
+        if t is not None:
+            self.ctx.record_type(node.span, t)
+        return t
+
+    def _arith(self, node: ast.Arith) -> ValueType | None:
+        if isinstance(node, ast.Number):
+            return Scalar()
+        if isinstance(node, ast.Var):
+            return self.lookup(node.name)
+        if isinstance(node, ast.Unary):
+            return self.arith(node.operand)
+        if isinstance(node, ast.Binary):
+            left, right = self.arith(node.left), self.arith(node.right)
+            return self._combine(OP_VERBS.get(node.op, node.op), node.left, left, node.right, right, node)
+        if isinstance(node, ast.Apply):
+            return self._apply(node)
+        return None
+
+    def _apply(self, node: ast.Apply) -> ValueType | None:
+        name = node.func.text
+        if name in UNARY_FUNCS:
+            if len(node.args) != 1:
+                self.ctx.report("QVR401", f"{name} takes one value: {name}(x)", node.span)
+                return None
+            t = self.arith(node.args[0])
+            return self._continuous(node.args[0], t)
+        if name in BINARY_FUNCS:
+            if len(node.args) != 2:
+                self.ctx.report("QVR401", f"{name} takes two values: {name}(a, b)", node.span)
+                return None
+            a, b = (self.arith(x) for x in node.args)
+            return self._combine(f"take the {name} of", node.args[0], a, node.args[1], b, node)
+        if name in self.ctx.top or name in COMBINATORS:
+            self.ctx.report(
+                "QVR401",
+                f"{name}(...) in a let: apply morphisms in a sample step "
+                f"(`sample y <- {name}(...)`); let computes with "
+                f"{', '.join(UNARY_FUNCS + BINARY_FUNCS)}",
+                node.span,
+            )
+            for a in node.args:
+                self.arith(a)
+            return None
+        self.ctx.undefined(node.func, "function", UNARY_FUNCS + BINARY_FUNCS)
+        for a in node.args:
+            self.arith(a)
+        return None
+
+    def _continuous(self, node: ast.Arith, t: ValueType | None) -> ValueType | None:
+        elem = t.elem if isinstance(t, Seq) else t
+        if isinstance(elem, Product) and not elem.continuous:
+            self.ctx.report(
+                "QVR202",
+                f"arithmetic needs continuous values, but {self.ctx.source(node.span)} is "
+                f"{elem.label} ({dims_text(elem)})",
+                node.span,
+            )
+            return None
+        return t
+
+    def _combine(
+        self,
+        verb: str,
+        lnode: ast.Arith,
+        left: ValueType | None,
+        rnode: ast.Arith,
+        right: ValueType | None,
+        node: ast.Arith,
+    ) -> ValueType | None:
+        left = self._continuous(lnode, left)
+        right = self._continuous(rnode, right)
+        if left is None or right is None:
+            return None
+        if isinstance(left, Scalar):
+            return right
+        if isinstance(right, Scalar):
+            return left
+        if isinstance(left, Seq) != isinstance(right, Seq):
+            self.ctx.report(
+                "QVR207",
+                f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: one "
+                "is a sequence and the other a single value",
+                node.span,
+            )
+            return None
+        le = left.elem if isinstance(left, Seq) else left
+        re_ = right.elem if isinstance(right, Seq) else right
+        if le.dim != re_.dim:  # type: ignore[union-attr]
+            self.ctx.report(
+                "QVR207",
+                f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: "
+                "arithmetic needs equal dimensions or a number",
+                node.span,
+            )
+            return None
+        return left
+
+    def _desc(self, node: ast.Arith, t: ValueType) -> str:
+        return f"{self.ctx.source(node.span)} ({t.label}, {dims_text(t)})"
+
+    def _unused_locals(self) -> None:
+        for name, loc in self.locals.items():
+            if name.startswith("_"):
+                continue  # the usual way to say a value is deliberately unused
+            if loc.kind is SymbolKind.LOCAL and SymbolKey(name, self.scope) not in self.ctx.used:
+                self.ctx.report(
+                    "QVR103",
+                    f"'{name}' is bound but never used in program {self.scope}",
+                    loc.name.span,
+                    unnecessary=True,
+                )
+
+
+def _is_application(source: ast.Expr) -> bool:
+    return isinstance(source, ast.Call) and source.callee.text not in COMBINATORS
+
+
+def _site_kind(step: ast.SampleStep | ast.ObserveStep) -> SymbolKind:
+    return SymbolKind.OBSERVE if isinstance(step, ast.ObserveStep) else SymbolKind.SAMPLE
+
+
+def _first_line(step: ast.Step) -> Span:
+    return step.span

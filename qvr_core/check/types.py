@@ -1,0 +1,193 @@
+"""QVR types: objects, products, sequences, morphism arrows.
+
+Types are frozen values computed once by the checker; hover, inlay hints,
+the graph and the runtime all read them from the checked module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CONSTRUCTORS: dict[str, str] = {
+    "FinSet": "finset",
+    "Real": "real",
+    "Positive": "positive",
+    "Unit": "unit",
+    "Simplex": "simplex",
+}
+KIND_TO_CONSTRUCTOR = {kind: ctor for ctor, kind in CONSTRUCTORS.items()}
+SPACE_SYMBOL = {"real": "R", "positive": "R+", "unit": "(0,1)", "simplex": "Δ"}
+
+
+@dataclass(frozen=True)
+class ObjectType:
+    """A declared base object: a finite set or a continuous space of `size` dimensions."""
+
+    name: str
+    kind: str  # "finset" | "real" | "positive" | "unit" | "simplex"
+    size: int
+
+    @property
+    def discrete(self) -> bool:
+        return self.kind == "finset"
+
+    @property
+    def width(self) -> int:
+        """Columns this factor occupies on a tensor's last axis (FinSet: one index)."""
+        return 1 if self.discrete else self.size
+
+    @property
+    def constructor(self) -> str:
+        return KIND_TO_CONSTRUCTOR[self.kind]
+
+    def describe(self) -> str:
+        return f"{self.constructor} {self.size}"
+
+
+@dataclass(frozen=True)
+class Product:
+    """A value type: its flattened base factors and the names as the user wrote them.
+
+    `A` alone is a one-factor product. `written` keeps aliases (`State`) so
+    messages and hover use the user's words; `factors` is what matching and
+    the runtime use.
+    """
+
+    factors: tuple[ObjectType, ...]
+    written: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return " * ".join(self.written)
+
+    @property
+    def width(self) -> int:
+        return sum(f.width for f in self.factors)
+
+    @property
+    def dim(self) -> int:
+        """Total dimension: sum of continuous sizes plus one per FinSet factor."""
+        return sum(f.width for f in self.factors)
+
+    @property
+    def discrete(self) -> bool:
+        return bool(self.factors) and all(f.discrete for f in self.factors)
+
+    @property
+    def continuous(self) -> bool:
+        return bool(self.factors) and not any(f.discrete for f in self.factors)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.factors)
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A sequence `[A]` of values of one type (a time axis at run time)."""
+
+    elem: Product
+
+    @property
+    def label(self) -> str:
+        return f"[{self.elem.label}]"
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A plain number in program arithmetic; broadcasts against any value."""
+
+    @property
+    def label(self) -> str:
+        return "scalar"
+
+    def __str__(self) -> str:
+        return "scalar"
+
+
+ValueType = Product | Seq | Scalar
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """The type of a morphism expression: dom -> cod."""
+
+    dom: ValueType
+    cod: ValueType
+
+    @property
+    def label(self) -> str:
+        return f"{self.dom.label} -> {self.cod.label}"
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class Group:
+    """A `replicate=k` morphism used by its bare name: k copies of `member`."""
+
+    member: Arrow
+    count: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.count} x ({self.member.label})"
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def element(t: ValueType) -> Product | Scalar:
+    """The element type of a sequence, or the type itself."""
+    return t.elem if isinstance(t, Seq) else t
+
+
+def dims_text(t: ValueType | ObjectType) -> str:
+    """Dimensions the way messages and hover show them.
+
+    `R^64`, `R^(64+64)`, `FinSet 256`, `FinSet 256 x R^64`, `[R^64]`.
+    """
+    if isinstance(t, ObjectType):
+        return _factor_dims((t,))
+    if isinstance(t, Seq):
+        return f"[{dims_text(t.elem)}]"
+    if isinstance(t, Scalar):
+        return "scalar"
+    return _factor_dims(t.factors)
+
+
+def _factor_dims(factors: tuple[ObjectType, ...]) -> str:
+    parts: list[str] = []
+    run: list[ObjectType] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        sym = SPACE_SYMBOL[run[0].kind] if len({f.kind for f in run}) == 1 else "R"
+        sizes = [str(f.size) for f in run]
+        parts.append(f"{sym}^{sizes[0]}" if len(sizes) == 1 else f"{sym}^({'+'.join(sizes)})")
+        run.clear()
+
+    for f in factors:
+        if f.discrete:
+            flush()
+            parts.append(f"FinSet {f.size}")
+        else:
+            run.append(f)
+    flush()
+    return " x ".join(parts) if parts else "()"
+
+
+def sum_text(t: Product) -> str:
+    """`64 + 64 = 128` for a product of several continuous factors, `64` for one."""
+    sizes = [f.width for f in t.factors]
+    if len(sizes) == 1:
+        return str(sizes[0])
+    return f"{' + '.join(map(str, sizes))} = {sum(sizes)}"

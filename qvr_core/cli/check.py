@@ -1,0 +1,41 @@
+"""`qvr check FILE... [--json] [--strict]`: the checker as a compiler would report it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from qvr_core.check import check
+from qvr_core.cli.report import as_json, human
+from qvr_core.diagnostics import Severity
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print one JSON array of diagnostics")
+    p.add_argument("--strict", action="store_true", help="matching by dimension is an error")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Exit 0 when clean, 1 when any file has errors, 2 when a file cannot be read."""
+    records: list[dict[str, object]] = []
+    status = 0
+    for path in args.files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"qvr: cannot read {path}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        module = check(text, strict=args.strict)
+        if args.json:
+            records.extend(as_json(path, module.diagnostics))
+        elif module.diagnostics:
+            print(human(path, module.lines, module.diagnostics))
+        if any(d.severity is Severity.ERROR for d in module.diagnostics) and status == 0:
+            status = 1
+    if args.json:
+        print(json.dumps(records, indent=2))
+    return status

@@ -1,0 +1,48 @@
+"""Every example checks clean; each file in examples/errors shows its one diagnostic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qvr_core.check import check
+from qvr_core.diagnostics import Severity
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GOOD = sorted(p for p in EXAMPLES.glob("*.qvr"))
+ERRORS = sorted((EXAMPLES / "errors").glob("*.qvr"))
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: p.name)
+def test_example_has_no_error_or_warning(path: Path) -> None:
+    module = check(path.read_text())
+    bad = [d for d in module.diagnostics if d.severity in (Severity.ERROR, Severity.WARNING)]
+    assert bad == []
+    assert module.exports, "every example exports a program"
+
+
+def test_seed_fan_into_combined_is_a_hint_not_an_error() -> None:
+    module = check((EXAMPLES / "bidirectional_rnn_lm.qvr").read_text())
+    assert [(d.code, d.severity) for d in module.diagnostics] == [("QVR203", Severity.HINT)]
+
+
+def test_seed_fan_into_combined_is_an_error_under_strict() -> None:
+    module = check((EXAMPLES / "bidirectional_rnn_lm.qvr").read_text(), strict=True)
+    assert [(d.code, d.severity) for d in module.diagnostics] == [("QVR203", Severity.ERROR)]
+
+
+@pytest.mark.parametrize("path", ERRORS, ids=lambda p: p.name)
+def test_error_example_shows_exactly_its_diagnostic(path: Path) -> None:
+    code = path.name.split("_", 1)[0]
+    module = check(path.read_text())
+    assert [d.code for d in module.diagnostics] == [code], [
+        (d.code, d.message) for d in module.diagnostics
+    ]
+
+
+def test_every_code_has_an_error_example() -> None:
+    from qvr_core.diagnostics import CODES
+
+    shown = {p.name.split("_", 1)[0] for p in ERRORS}
+    assert set(CODES) - {"QVR000"} <= shown
