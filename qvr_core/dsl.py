@@ -1,0 +1,93 @@
+"""The Python entry point: `load(path)` / `loads(source)` -> Program.
+
+    prog = load("examples/vanilla_rnn_lm.qvr")
+    model = prog.morphism          # the default export, compiled
+    model.rsample(prompts)
+
+A source with errors raises `QvrError` listing the checker's diagnostics
+(`file:line:col: CODE message`). torch is imported when a model is
+compiled, not when this module is.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qvr_core.runtime.errors import QvrError, format_diagnostics
+
+if TYPE_CHECKING:
+    from qvr_core.check.module import CheckedModule
+    from qvr_core.runtime.compile import Compiler
+    from qvr_core.runtime.morphisms import Morphism
+
+__all__ = ["Program", "QvrError", "load", "loads"]
+
+
+class Program:
+    """A checked source and its compiled exports (compiled on first access, then kept).
+
+    All exports of one Program share the parameters of the morphisms they
+    have in common.
+    """
+
+    def __init__(self, module: CheckedModule, path: str | None = None) -> None:
+        if not module.ok:
+            raise QvrError(
+                f"{path or 'the source'} has errors:\n" + format_diagnostics(module.errors, path),
+                module.errors,
+                path,
+            )
+        self.module = module
+        self.path = path
+        self._compiled: dict[str, Morphism] = {}
+
+    @property
+    def exports(self) -> tuple[str, ...]:
+        return self.module.exports
+
+    @property
+    def morphism(self) -> Morphism:
+        """The default (first) export, compiled."""
+        name = self.module.default_export
+        if name is None:
+            raise QvrError(f"{self.path or 'the source'} exports nothing: add `export NAME`")
+        return self[name]
+
+    def __getitem__(self, name: str) -> Morphism:
+        if name not in self.module.exports:
+            raise KeyError(
+                f"'{name}' is not exported; exports: {', '.join(self.module.exports) or 'none'}"
+            )
+        if name not in self._compiled:
+            self._compiled[name] = self._compiler.export(name)
+        return self._compiled[name]
+
+    def get(self, name: str, default: Morphism | None = None) -> Morphism | None:
+        return self[name] if name in self.module.exports else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.module.exports
+
+    @cached_property
+    def _compiler(self) -> Compiler:
+        from qvr_core.runtime.compile import Compiler
+
+        return Compiler(self.module, self.path)
+
+    def __repr__(self) -> str:
+        return f"Program({self.path or '<source>'}, exports={list(self.exports)})"
+
+
+def loads(source: str, *, path: str | None = None, strict: bool = False) -> Program:
+    """Check and wrap QVR source text; raises QvrError if it has errors."""
+    from qvr_core.check import check
+
+    return Program(check(source, strict=strict), path)
+
+
+def load(path: str | Path, *, strict: bool = False) -> Program:
+    """Read, check and wrap a `.qvr` file; raises QvrError if it has errors."""
+    text = Path(path).read_text(encoding="utf-8")
+    return loads(text, path=str(path), strict=strict)

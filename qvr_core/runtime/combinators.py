@@ -1,0 +1,238 @@
+"""Composite morphisms: lifting, `>>`, `stack`, `repeat`, `@`, `fan` and `scan`.
+
+Each composite holds its parts as submodules and combines their draws,
+means and log-densities. Scoring follows the canonical path (see
+`docs/runtime.md`): a chain scores its value under its last non-identity
+part, after running every earlier part at its mean; `@` and `fan` add up
+their branches' scores over the matching slices of the value; `scan`
+runs the cell at its mean for every step but the last, which scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from qvr_core.check.types import Arrow, Product, Seq, ValueType
+from qvr_core.runtime.containers import NameTable
+from qvr_core.runtime.morphisms import Morphism
+from qvr_core.runtime.tensors import elem, event_shape, join, split, value_dtype
+
+
+class Lift(Morphism):
+    """A morphism `A -> B` applied pointwise along a sequence: `[A] -> [B]`.
+
+    Parts already accept extra leading axes, so draws and means pass the
+    `(B, L, ...)` tensor straight through; the log-density sums over L.
+    """
+
+    def __init__(self, inner: Morphism) -> None:
+        arrow = Arrow(Seq(elem(inner.dom)), Seq(elem(inner.cod)))
+        super().__init__(arrow, inner.label)
+        self.inner = inner
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner._rsample(x)
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner._mean(x)
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self.inner._log_prob(x, value).sum(-1)
+
+
+class Chain(Morphism):
+    """Parts applied one after the other; subclasses say what the parts are."""
+
+    def chain(self) -> Sequence[Morphism]:
+        raise NotImplementedError
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        for part in self.chain():
+            x = part._rsample(x)
+        return x
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        for part in self.chain():
+            x = part._mean(x)
+        return x
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        parts = list(self.chain())
+        last = max((i for i, p in enumerate(parts) if not p.passthrough), default=None)
+        if last is None:
+            return self._zeros(x)
+        for part in parts[:last]:
+            x = part._mean(x)
+        return parts[last]._log_prob(x, value)
+
+
+class Compose(Chain):
+    """`f >> g >> ...`: g consumes f's draw."""
+
+    def __init__(self, arrow: Arrow, label: str, parts: Sequence[Morphism]) -> None:
+        super().__init__(arrow, label)
+        self.parts = nn.ModuleList(parts)
+
+    def chain(self) -> Sequence[Morphism]:
+        return list(self.parts)  # type: ignore[arg-type]
+
+
+class Stack(Compose):
+    """`stack(b, n)`: n copies of b, each compiled afresh with its own parameters."""
+
+    @property
+    def copies(self) -> nn.ModuleList:
+        return self.parts
+
+
+class Repeat(Chain):
+    """`repeat(b, n)`: one b applied n times (parameters shared)."""
+
+    def __init__(self, arrow: Arrow, label: str, body: Morphism, times: int) -> None:
+        super().__init__(arrow, label)
+        self.body = body
+        self.times = times
+
+    def chain(self) -> Sequence[Morphism]:
+        return [self.body] * self.times
+
+
+class Parallel(Morphism):
+    """Branches whose outputs sit side by side (the product convention)."""
+
+    def __init__(self, arrow: Arrow, label: str, branches: Sequence[Morphism]) -> None:
+        super().__init__(arrow, label)
+        self.branches = nn.ModuleList(branches)
+
+    def parts(self) -> list[Morphism]:
+        return list(self.branches)  # type: ignore[arg-type]
+
+    def inputs(self, x: torch.Tensor) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    def _join(self, outs: list[torch.Tensor]) -> torch.Tensor:
+        return join(outs, [b.cod for b in self.parts()])
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        pairs = zip(self.parts(), self.inputs(x), strict=True)
+        return self._join([b._rsample(xi) for b, xi in pairs])
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        pairs = zip(self.parts(), self.inputs(x), strict=True)
+        return self._join([b._mean(xi) for b, xi in pairs])
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        parts = self.parts()
+        values = split(value, [b.cod for b in parts], self.cod)
+        scores = [
+            b._log_prob(xi, vi) for b, xi, vi in zip(parts, self.inputs(x), values, strict=True)
+        ]
+        return torch.stack(torch.broadcast_tensors(*scores)).sum(0)
+
+
+class TensorProduct(Parallel):
+    """`f @ g`: the input's columns are split by the widths of `dom f`, `dom g`."""
+
+    def inputs(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return split(x, [b.dom for b in self.parts()], self.dom)
+
+
+class Fan(Parallel):
+    """`fan(f, g, ...)` or `fan(group)`: every branch reads the same input.
+
+    Branches listed in `reversed_branches` (the bidirectional convention,
+    decided by the checker) read the input sequence reversed along L.
+    """
+
+    def __init__(
+        self,
+        arrow: Arrow,
+        label: str,
+        branches: Sequence[Morphism],
+        reversed_branches: frozenset[int] = frozenset(),
+    ) -> None:
+        super().__init__(arrow, label, branches)
+        self.reversed_branches = reversed_branches
+
+    def inputs(self, x: torch.Tensor) -> list[torch.Tensor]:
+        if not self.reversed_branches:
+            return [x] * len(self.branches)
+        flipped = torch.flip(x, dims=(seq_axis(x, self.dom),))
+        return [flipped if i in self.reversed_branches else x for i in range(len(self.branches))]
+
+
+def seq_axis(x: torch.Tensor, t: ValueType) -> int:
+    """The L axis of a packed sequence value (just before the columns, if any)."""
+    return x.ndim - 1 - len(event_shape(elem(t)))
+
+
+class Scan(Morphism):
+    """`scan(c)`: h0 = 0, then h = c(concat(x_t, h)) for each t; returns the final h.
+
+    With `reverse` (written, or the bidirectional convention the checker
+    applied) t runs from L-1 down to 0.
+    """
+
+    def __init__(self, arrow: Arrow, label: str, cell: Morphism, reverse: bool) -> None:
+        super().__init__(arrow, label)
+        self.cell = cell
+        self.reverse = reverse
+        self.step_type: Product = elem(arrow.dom)
+        self.state_type: Product = elem(cell.cod)
+
+    def _steps(self, x: torch.Tensor) -> list[torch.Tensor]:
+        xs = list(x.unbind(seq_axis(x, self.dom)))
+        return xs[::-1] if self.reverse else xs
+
+    def _h0(self, x: torch.Tensor) -> torch.Tensor:
+        shape = (*x.shape[: seq_axis(x, self.dom)], *event_shape(self.state_type))
+        return torch.zeros(shape, dtype=value_dtype(self.state_type), device=x.device)
+
+    def _input(self, x_t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        return join([x_t, h], [self.step_type, self.state_type])
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        h = self._h0(x)
+        for x_t in self._steps(x):
+            h = self.cell._rsample(self._input(x_t, h))
+        return h
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        h = self._h0(x)
+        for x_t in self._steps(x):
+            h = self.cell._mean(self._input(x_t, h))
+        return h
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        steps = self._steps(x)
+        if not steps:
+            return self._zeros(x)
+        h = self._h0(x)
+        for x_t in steps[:-1]:
+            h = self.cell._mean(self._input(x_t, h))
+        return self.cell._log_prob(self._input(steps[-1], h), value)
+
+
+class Definition(Morphism):
+    """An exported `let`: its body, with the declared morphisms' table registered first.
+
+    Gives an exported let the same parameter names as a program
+    (`morphisms.<name>.<parameter>`).
+    """
+
+    def __init__(self, label: str, body: Morphism, leaves: dict[str, Morphism]) -> None:
+        super().__init__(Arrow(body.dom, body.cod), label)
+        self.morphisms = NameTable(dict(sorted(leaves.items())))
+        self.body = body
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body._rsample(x)
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body._mean(x)
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self.body._log_prob(x, value)

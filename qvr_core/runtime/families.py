@@ -1,0 +1,239 @@
+"""Distribution families of `role=kernel` morphisms (`~ Normal` and friends).
+
+A family turns the parameter network's output (and, for the Normal-like
+families, a standard deviation) into draws, a mean and log-densities over
+the kernel's codomain. Families hold no parameters: the kernel owns them,
+so parameter names stay short (`cell.raw_scale`, not `cell.family.raw_scale`).
+
+`mean` is the deterministic stand-in used along the canonical path: the
+distribution's mean where it has a closed form inside the codomain
+(Normal, LogNormal, Dirichlet), the median `sigmoid(loc)` for LogitNormal,
+and the most probable value for the discrete families, since a FinSet has
+no average.
+
+Distributions are built with `validate_args=False`: a NaN produced during
+inference propagates to the loss, where inference reports it by step,
+instead of surfacing as a torch constraint error deep inside a kernel.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import distributions as D
+
+from qvr_core.check.types import Product
+from qvr_core.runtime.tensors import is_index
+
+
+def constrain(raw: torch.Tensor, cod: Product) -> torch.Tensor:
+    """Map unconstrained columns into each factor's space (softplus, sigmoid, softmax)."""
+    out: list[torch.Tensor] = []
+    start = 0
+    for f in cod.factors:
+        c = raw[..., start : start + f.width]
+        if f.kind == "positive":
+            c = F.softplus(c)
+        elif f.kind == "unit":
+            c = torch.sigmoid(c)
+        elif f.kind == "simplex":
+            c = torch.softmax(c, dim=-1)
+        out.append(c)
+        start += f.width
+    return out[0] if len(out) == 1 else torch.cat(out, dim=-1)
+
+
+class Family:
+    """Base: a family over the codomain `cod`; `params` is the network output."""
+
+    name = ""
+    stochastic = True
+    uses_scale = False  # reads a standard deviation (fixed `scale` or learned)
+
+    def __init__(self, cod: Product) -> None:
+        self.cod = cod
+
+    @property
+    def param_width(self) -> int:
+        return self.cod.width
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        raise NotImplementedError
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        raise NotImplementedError
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class Normal(Family):
+    name = "Normal"
+    uses_scale = True
+
+    def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
+        assert std is not None
+        return D.Normal(params, std.expand_as(params), validate_args=False)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self.dist(params, std).rsample()
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return params
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params, std).log_prob(value).sum(-1)
+
+
+class LogNormal(Normal):
+    name = "LogNormal"
+
+    def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
+        assert std is not None
+        return D.LogNormal(params, std.expand_as(params), validate_args=False)
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        assert std is not None
+        return torch.exp(params + 0.5 * std**2)
+
+
+class LogitNormal(Normal):
+    name = "LogitNormal"
+
+    def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
+        assert std is not None
+        base = D.Normal(params, std.expand_as(params), validate_args=False)
+        return D.TransformedDistribution(base, [D.SigmoidTransform()], validate_args=False)
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return torch.sigmoid(params)
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params, std).log_prob(value).sum(-1)
+
+
+class Dirichlet(Family):
+    """One Dirichlet per Simplex factor; concentrations `softplus(params) + 1e-3`."""
+
+    name = "Dirichlet"
+
+    def _split(self, t: torch.Tensor) -> list[torch.Tensor]:
+        return list(torch.split(t, [f.width for f in self.cod.factors], dim=-1))
+
+    def _alphas(self, params: torch.Tensor) -> list[torch.Tensor]:
+        return [F.softplus(p) + 1e-3 for p in self._split(params)]
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return torch.cat(
+            [D.Dirichlet(a, validate_args=False).rsample() for a in self._alphas(params)], dim=-1
+        )
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return torch.cat([a / a.sum(-1, keepdim=True) for a in self._alphas(params)], dim=-1)
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        parts = zip(self._alphas(params), self._split(value), strict=True)
+        return sum(D.Dirichlet(a, validate_args=False).log_prob(v) for a, v in parts)  # type: ignore[return-value]
+
+
+class Categorical(Family):
+    """Independent categoricals, one per FinSet factor, from one block of logits each."""
+
+    name = "Categorical"
+
+    @property
+    def param_width(self) -> int:
+        return sum(f.size for f in self.cod.factors)
+
+    def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
+        return list(torch.split(params, [f.size for f in self.cod.factors], dim=-1))
+
+    def _pack(self, cols: list[torch.Tensor]) -> torch.Tensor:
+        return cols[0] if is_index(self.cod) else torch.stack(cols, dim=-1)
+
+    def _unpack(self, value: torch.Tensor) -> list[torch.Tensor]:
+        return [value] if is_index(self.cod) else list(value.unbind(-1))
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self._pack(
+            [D.Categorical(logits=lg, validate_args=False).sample() for lg in self._logits(params)]
+        )
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self._pack([lg.argmax(-1) for lg in self._logits(params)])
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        parts = zip(self._logits(params), self._unpack(value), strict=True)
+        return sum(  # type: ignore[return-value]
+            D.Categorical(logits=lg, validate_args=False).log_prob(v.long()) for lg, v in parts
+        )
+
+
+class Bernoulli(Categorical):
+    """One logit per `FinSet 2` factor; values are int64 0 or 1."""
+
+    name = "Bernoulli"
+
+    @property
+    def param_width(self) -> int:
+        return len(self.cod.factors)
+
+    def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
+        return list(params.unbind(-1))
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self._pack(
+            [
+                D.Bernoulli(logits=lg, validate_args=False).sample().long()
+                for lg in self._logits(params)
+            ]
+        )
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self._pack([(lg > 0).long() for lg in self._logits(params)])
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        parts = zip(self._logits(params), self._unpack(value), strict=True)
+        return sum(  # type: ignore[return-value]
+            D.Bernoulli(logits=lg, validate_args=False).log_prob(v.to(lg.dtype)) for lg, v in parts
+        )
+
+
+class Deterministic(Family):
+    """A Dirac kernel at the network output, mapped into the codomain's space."""
+
+    name = "Deterministic"
+    stochastic = False
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return constrain(params, self.cod)
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return constrain(params, self.cod)
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return params.new_zeros(params.shape[:-1])
+
+
+FAMILIES: dict[str, type[Family]] = {
+    cls.name: cls
+    for cls in (Normal, LogNormal, LogitNormal, Dirichlet, Categorical, Bernoulli, Deterministic)
+}
+
+
+def make_family(name: str, cod: Product) -> Family:
+    return FAMILIES[name](cod)

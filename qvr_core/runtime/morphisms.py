@@ -1,0 +1,295 @@
+"""The morphism protocol and the declared morphisms (embed, kernel, latent, identity).
+
+Every compiled morphism, leaf or composite, is a `Morphism` with three
+public methods:
+
+- `rsample(x)`: a draw, reparameterised where the family allows;
+- `mean(x)`: the deterministic path, every kernel replaced by its mean;
+- `log_prob(x, value) -> (B,)`: the log-density of `value` along the
+  canonical path (every kernel before the last replaced by its mean, the
+  value scored under the last one; Dirac kernels score 0).
+
+The public methods check the tensors against the checker's types and turn
+shape errors into `QvrRuntimeError`; composites call their parts'
+underscored methods so the checks run once, at the boundary. Every method
+accepts extra leading batch axes, which is what makes pointwise lifting
+over a sequence axis free.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+from torch import distributions as D
+from torch import nn
+
+from qvr_core.check.types import Arrow, Product, ValueType
+from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.families import constrain, make_family
+from qvr_core.runtime.paramnet import make_paramnet
+from qvr_core.runtime.tensors import (
+    batch_shape,
+    columns,
+    describe,
+    elem,
+    feature_width,
+    features,
+    is_index,
+    received,
+    validate,
+)
+
+INIT_STD = 1.0  # learned standard deviations start here
+_INV_SOFTPLUS_INIT = math.log(math.expm1(INIT_STD))
+
+
+@contextmanager
+def runtime_errors(
+    who: str,
+    x: torch.Tensor | None = None,
+    dom: ValueType | None = None,
+    *,
+    site: str | None = None,
+) -> Iterator[None]:
+    """Re-raise a torch failure as a QvrRuntimeError that says where and with what input."""
+    try:
+        yield
+    except QvrRuntimeError as e:
+        if site is None or e.site is not None:
+            raise
+        raise QvrRuntimeError(
+            f"{who}: {e}", site=site, expected=e.expected, received=e.received
+        ) from e
+    except (RuntimeError, IndexError) as e:
+        expected = describe(dom) if dom is not None else None
+        got = received(x) if x is not None else None
+        shapes = f" (input {got}, expected {expected})" if expected and got else ""
+        raise QvrRuntimeError(
+            f"{who}: {e}{shapes}", site=site, expected=expected, received=got
+        ) from e
+
+
+def value_count(p: Product) -> int:
+    """How many values a product of FinSets has (rows of a table indexed by it)."""
+    return math.prod(f.size for f in p.factors)
+
+
+def flat_index(x: torch.Tensor, p: Product) -> torch.Tensor:
+    """The row of a value of a product of FinSets, in row-major order (`(s, t) -> s*|T| + t`)."""
+    if is_index(p):
+        return x
+    cols = columns(x, p)
+    index = torch.zeros_like(cols[..., 0])
+    for i, f in enumerate(p.factors):
+        index = index * f.size + cols[..., i]
+    return index
+
+
+class Morphism(nn.Module):
+    """A compiled morphism expression of type `dom -> cod` (types from the checker)."""
+
+    passthrough = False  # the identity: scoring looks through it
+
+    def __init__(self, arrow: Arrow, label: str) -> None:
+        super().__init__()
+        self.dom: ValueType = arrow.dom
+        self.cod: ValueType = arrow.cod
+        self.label = label
+
+    @property
+    def stochastic(self) -> bool:
+        """False for Dirac morphisms (embeddings, Deterministic kernels, identity, and
+        composites of them): a composite is stochastic when one of its leaves is."""
+        return any(isinstance(m, Leaf) and m.stochastic for m in self.modules())
+
+    # ------------------------------------------------------------ public
+
+    def rsample(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.check_input(x)
+        with runtime_errors(self.label, x, self.dom):
+            return self._rsample(x)
+
+    def mean(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.check_input(x)
+        with runtime_errors(self.label, x, self.dom):
+            return self._mean(x)
+
+    def log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        x = self.check_input(x)
+        value = validate(value, self.cod, f"{self.label}: value", batch=batch_shape(x, self.dom))
+        with runtime_errors(self.label, x, self.dom):
+            return self._log_prob(x, value)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rsample(x)
+
+    def check_input(self, x: torch.Tensor) -> torch.Tensor:
+        return validate(x, self.dom, f"{self.label}: input")
+
+    def extra_repr(self) -> str:
+        return f"{self.label} : {self.dom.label} -> {self.cod.label}"
+
+    # ------------------------------------------------------ implementation
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _zeros(self, x: torch.Tensor) -> torch.Tensor:
+        """A (batch,) zero log-density: what a Dirac morphism scores."""
+        return torch.zeros(
+            batch_shape(x, self.dom), dtype=torch.get_default_dtype(), device=x.device
+        )
+
+
+class Leaf(Morphism):
+    """A declared morphism (or one replicated copy of one): owns its parameters.
+
+    `key` is its name in the program's `morphisms` table, hence the prefix
+    of its parameter names: the declared name, `head_2` for a replicated
+    copy, with a `__stack<j>_<i>` suffix inside copy i of the j-th `stack`.
+    """
+
+    def __init__(self, key: str, arrow: Arrow) -> None:
+        super().__init__(arrow, key)
+        self.key = key
+        self.dom_p: Product = elem(arrow.dom)
+        self.cod_p: Product = elem(arrow.cod)
+
+
+class Embed(Leaf):
+    """`role=embed`: a learnable table with one row per value of the (FinSet) domain.
+
+    Rows are mapped into the codomain's space (identity for Real).
+    """
+
+    def __init__(self, key: str, arrow: Arrow) -> None:
+        super().__init__(key, arrow)
+        self.table = nn.Parameter(torch.randn(value_count(self.dom_p), self.cod_p.width))
+
+    @property
+    def stochastic(self) -> bool:
+        return False
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return constrain(self.table[flat_index(x, self.dom_p)], self.cod_p)
+
+    _mean = _rsample
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self._zeros(x)
+
+
+class Kernel(Leaf):
+    """`role=kernel ~ F`: a parameter network maps the input's features to F's parameters.
+
+    Normal-like families use the fixed `scale` when given, else a learned
+    per-dimension deviation `softplus(raw_scale)`.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        arrow: Arrow,
+        family: str,
+        *,
+        param_source: str = "mlp",
+        hidden_dim: int = 64,
+        rank: int | None = None,
+        scale: float | None = None,
+    ) -> None:
+        super().__init__(key, arrow)
+        self.family = make_family(family, self.cod_p)
+        self.net = make_paramnet(
+            feature_width(self.dom_p), self.family.param_width, param_source, hidden_dim, rank
+        )
+        self.fixed_scale = scale
+        if self.family.uses_scale and scale is not None:
+            self.register_buffer("fixed_std", torch.tensor(float(scale)), persistent=False)
+        if self.family.uses_scale and scale is None:
+            self.raw_scale = nn.Parameter(torch.full((self.cod_p.width,), _INV_SOFTPLUS_INIT))
+
+    @property
+    def stochastic(self) -> bool:
+        return self.family.stochastic
+
+    def std(self) -> torch.Tensor | None:
+        if not self.family.uses_scale:
+            return None
+        if self.fixed_scale is not None:
+            return self.fixed_std
+        return F.softplus(self.raw_scale)
+
+    def params(self, x: torch.Tensor) -> torch.Tensor:
+        """The parameter network's output for input x (logits, locations, ...)."""
+        return self.net(features(x, self.dom_p))
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return self.family.rsample(self.params(x), self.std())
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self.family.mean(self.params(x), self.std())
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self.family.log_prob(self.params(x), self.std(), value)
+
+
+class Latent(Leaf):
+    """`role=latent`: an N x M row-stochastic matrix, the softmax of free `logits`.
+
+    `rsample` draws a Categorical from the input's row; its mean is the row's mode.
+    """
+
+    def __init__(self, key: str, arrow: Arrow) -> None:
+        super().__init__(key, arrow)
+        if not (self.dom_p.discrete and is_index(self.cod_p)):
+            raise QvrRuntimeError(f"{key}: role=latent needs a FinSet -> FinSet type")
+        n, m = value_count(self.dom_p), self.cod_p.factors[0].size
+        self.logits = nn.Parameter(torch.zeros(n, m))
+
+    @property
+    def stochastic(self) -> bool:
+        return True
+
+    @property
+    def matrix(self) -> torch.Tensor:
+        return torch.softmax(self.logits, dim=-1)
+
+    def _row(self, x: torch.Tensor) -> torch.Tensor:
+        return self.logits[flat_index(x, self.dom_p)]
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return D.Categorical(logits=self._row(x), validate_args=False).sample()
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self._row(x).argmax(-1)
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return D.Categorical(logits=self._row(x), validate_args=False).log_prob(value)
+
+
+class Identity(Morphism):
+    """`identity(T)`: returns its input; scoring looks through it."""
+
+    passthrough = True
+
+    @property
+    def stochastic(self) -> bool:
+        return False
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    _mean = _rsample
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self._zeros(x)

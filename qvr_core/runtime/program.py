@@ -1,0 +1,268 @@
+"""Compiled programs: `ProgramModule`, the runtime protocol inference relies on.
+
+A program runs its steps in order. Each `sample`/`observe` step is a site
+whose morphism is a submodule, both `steps[name]` and `_step_<name>`; its
+input is the program input (`sample h <- backbone`) or the named values
+packed side by side (`lm_head(h)`). `let` steps compute values,
+`let (a, b) = v` splits one, `return` packs the result.
+
+Parameters are named after the declared morphisms: the `morphisms` table
+is registered first, so `named_parameters()` yields
+`morphisms.<name>.<parameter>` once per parameter however many sites share
+the morphism (see `docs/runtime.md`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+
+from qvr_core.check.module import ProgramInfo, SiteInfo
+from qvr_core.check.types import Seq, ValueType
+from qvr_core.runtime.arith import evaluate
+from qvr_core.runtime.containers import NameTable
+from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.morphisms import Leaf, Morphism, runtime_errors
+from qvr_core.runtime.tensors import (
+    batch_shape,
+    elem,
+    event_shape,
+    example,
+    join,
+    product_of,
+    split,
+    validate,
+)
+from qvr_core.syntax import ast
+
+
+@dataclass
+class RunResult:
+    """One run of a program: every site's value and `(B,)` log-density, and the output."""
+
+    values: dict[str, torch.Tensor]
+    log_probs: dict[str, torch.Tensor]
+    output: torch.Tensor
+    batch_shape: tuple[int, ...] = ()
+
+    @property
+    def log_joint(self) -> torch.Tensor:
+        """The sum of the sites' log-densities (zeros for a program without sites)."""
+        scores = list(self.log_probs.values())
+        if not scores:
+            return torch.zeros(self.batch_shape, device=self.output.device)
+        return torch.stack(torch.broadcast_tensors(*scores)).sum(0)
+
+
+class ProgramModule(Morphism):
+    """A compiled `program`; also a morphism, so programs can be scan cells."""
+
+    def __init__(
+        self,
+        info: ProgramInfo,
+        sites: Mapping[str, Morphism],
+        leaves: Mapping[str, Leaf],
+    ) -> None:
+        assert info.type is not None, "compile only checked programs"
+        super().__init__(info.type, info.name)
+        self.info = info
+        self._sites: dict[str, SiteInfo] = {s.name: s for s in info.sites}
+        self.morphisms = NameTable(dict(sorted(leaves.items())))
+        self.steps = NameTable(dict(sites))
+        for name, module in sites.items():
+            self.add_module(f"_step_{name}", module)
+
+    def __repr__(self) -> str:
+        """The declared morphisms in full and one line per step (the `_step_` aliases
+        and the steps' module trees repeat those morphisms, so they are left out)."""
+        lines = [f"ProgramModule({self.label} : {self.dom.label} -> {self.cod.label}"]
+        for key, module in self.morphisms.items():
+            body = repr(module).replace("\n", "\n  ")
+            lines.append(f"  morphisms.{key}: {body}")
+        for s in self.info.sites:
+            module = self.steps[s.name]
+            args = "" if s.args is None else f" applied to ({', '.join(s.args)})"
+            lines.append(f"  {s.kind} {s.name} <- {module.label}{args} : {module.cod.label}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ protocol
+
+    @property
+    def site_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.info.sites)
+
+    def site_kind(self, name: str) -> str:
+        return self._site(name).kind
+
+    def site_type(self, name: str) -> ValueType:
+        """The checker's type of the site's value (`Token`, `[Embedded]`, ...)."""
+        t = self._site(name).value_type
+        assert t is not None
+        return t
+
+    def site_support(self, name: str) -> str:
+        """`real`, `positive`, `unit`, `simplex` or `finset`; `mixed` for mixed products."""
+        kinds = {f.kind for f in elem(self.site_type(name)).factors}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    def site_event_shape(self, name: str) -> tuple[int, ...] | None:
+        """Shape without the batch axis; None when it depends on the sequence length."""
+        t = self.site_type(name)
+        return None if isinstance(t, Seq) else event_shape(elem(t))
+
+    def example_input(
+        self, batch: int, seq_len: int, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
+        """A random valid input of the program's (inferred) input type."""
+        return example(self.dom, batch, seq_len, generator)
+
+    @property
+    def stochastic(self) -> bool:
+        return any(m.stochastic for m in self.steps.values())  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------ running
+
+    def run(
+        self,
+        x: torch.Tensor,
+        observations: Mapping[str, torch.Tensor] | None = None,
+        values: Mapping[str, torch.Tensor] | None = None,
+    ) -> RunResult:
+        """Run once: sites in `values` or `observations` are scored at the given value
+        (observations win), the others drawn and scored."""
+        x = self.check_input(x)
+        clamp = self._clamp(x, values, observations)
+        return self._execute(x, clamp, mean=False, score=True)
+
+    def rsample(  # type: ignore[override]
+        self, x: torch.Tensor, observations: Mapping[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """The returned value(s), packed by the product convention; observations clamped."""
+        x = self.check_input(x)
+        clamp = self._clamp(x, None, observations)
+        return self._execute(x, clamp, mean=False, score=False).output
+
+    def forward(  # type: ignore[override]
+        self, x: torch.Tensor, observations: Mapping[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        return self.rsample(x, observations)
+
+    def log_joint(self, x: torch.Tensor, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Sum over sites of each site's canonical-path log-density at `values`, `(B,)`.
+
+        Sites missing from `values` are drawn, so pass every stochastic site
+        for a deterministic result.
+        """
+        return self.run(x, values=values).log_joint
+
+    def check_input(self, x: torch.Tensor) -> torch.Tensor:
+        readers = [s.name for s in self.info.sites if s.args is None]
+        by = f" (read by site{'s' if len(readers) > 1 else ''} {', '.join(readers)})"
+        return validate(x, self.dom, f"{self.label}: input{by if readers else ''}")
+
+    # ------------------------------------------------- morphism protocol
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return self._execute(x, {}, mean=False, score=False).output
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self._execute(x, {}, mean=True, score=False).output
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        """Score the returned value: returned sites at their part of `value`, every other
+        site at its mean; returned `let` values are deterministic and score 0."""
+        returns = self.info.returns
+        parts = (
+            [value]
+            if len(returns) == 1
+            else split(value, [self.info.values[r] for r in returns], self.cod)
+        )
+        clamp = {r: v for r, v in zip(returns, parts, strict=True) if r in self._sites}
+        result = self._execute(x, clamp, mean=True, score=True)
+        scores = [result.log_probs[r] for r in clamp]
+        if not scores:
+            return self._zeros(x)
+        return torch.stack(torch.broadcast_tensors(*scores)).sum(0)
+
+    # ------------------------------------------------------------ internals
+
+    def _site(self, name: str) -> SiteInfo:
+        if name not in self._sites:
+            raise QvrRuntimeError(
+                f"{self.label} has no site '{name}'; its sites are {', '.join(self.site_names)}",
+                site=name,
+            )
+        return self._sites[name]
+
+    def _clamp(
+        self,
+        x: torch.Tensor,
+        values: Mapping[str, torch.Tensor] | None,
+        observations: Mapping[str, torch.Tensor] | None,
+    ) -> dict[str, torch.Tensor]:
+        batch = batch_shape(x, self.dom)
+        given = {**(values or {}), **(observations or {})}
+        out: dict[str, torch.Tensor] = {}
+        for name, v in given.items():
+            t = self.site_type(self._site(name).name)
+            out[name] = validate(v, t, f"{self.label}: site '{name}'", batch=batch, site=name)
+        return out
+
+    def _execute(
+        self, x: torch.Tensor, clamp: Mapping[str, torch.Tensor], *, mean: bool, score: bool
+    ) -> RunResult:
+        env: dict[str, torch.Tensor] = {}
+        if self.info.params:
+            names = [n for n, _ in self.info.params]
+            env.update(
+                zip(names, split(x, [t for _, t in self.info.params], self.dom), strict=True)
+            )
+        values: dict[str, torch.Tensor] = {}
+        log_probs: dict[str, torch.Tensor] = {}
+        output: torch.Tensor | None = None
+        for step in self.info.decl.steps:
+            if isinstance(step, ast.SampleStep | ast.ObserveStep):
+                name = step.target.text
+                with runtime_errors(f"{self.label}: site '{name}'", site=name):
+                    v, lp = self._site_step(name, x, env, clamp, mean, score)
+                env[name] = values[name] = v
+                if lp is not None:
+                    log_probs[name] = lp
+            elif isinstance(step, ast.LetStep):
+                with runtime_errors(f"{self.label}: let {step.target.text}"):
+                    env[step.target.text] = evaluate(step.value, env)
+            elif isinstance(step, ast.DestructureStep):
+                targets = [t.text for t in step.targets]
+                types = [self.info.values[t] for t in targets]
+                with runtime_errors(f"{self.label}: let ({', '.join(targets)})"):
+                    whole = evaluate(step.value, env)
+                    env.update(zip(targets, split(whole, types, product_of(types)), strict=True))
+            elif isinstance(step, ast.ReturnStep):
+                output = self._pack([v.text for v in step.values], env)
+                break
+        assert output is not None, "the checker guarantees a return"
+        return RunResult(values, log_probs, output, batch_shape(x, self.dom))
+
+    def _site_step(
+        self,
+        name: str,
+        x: torch.Tensor,
+        env: Mapping[str, torch.Tensor],
+        clamp: Mapping[str, torch.Tensor],
+        mean: bool,
+        score: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        site = self._sites[name]
+        module: Morphism = self.steps[name]  # type: ignore[assignment]
+        inp = x if site.args is None else self._pack(list(site.args), env)
+        if name in clamp:
+            value = clamp[name]
+        else:
+            value = module._mean(inp) if mean else module._rsample(inp)
+        return value, (module._log_prob(inp, value) if score else None)
+
+    def _pack(self, names: list[str], env: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        return join([env[n] for n in names], [self.info.values[n] for n in names])
