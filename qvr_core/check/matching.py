@@ -34,6 +34,16 @@ def dims_paren(p: Product) -> str:
     return sum_text(p) if p.continuous else dims_text(p)
 
 
+def dimension_facts(produced: Product, expected: Product) -> tuple[tuple[str, str], ...]:
+    """What a match by dimension paired, for editor hints: both sides and their dimensions."""
+    return (
+        ("produced", produced.label),
+        ("produced_dims", dims_text(produced)),
+        ("expected", expected.label),
+        ("expected_dims", dims_text(expected)),
+    )
+
+
 def same_names(a: Product, b: Product) -> bool:
     return a.names == b.names
 
@@ -51,6 +61,7 @@ def match(ctx: Context, produced: Product, expected: Product, span: Span, sides:
             f"({dims_paren(expected)})",
             span,
             related=related,
+            data=dimension_facts(produced, expected),
         )
         return not ctx.strict
     if produced.continuous != expected.continuous:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey, suggest
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.expressions import arrow, product
-from qvr_core.check.matching import Sides, dims_paren, match
+from qvr_core.check.matching import Sides, dimension_facts, dims_paren, match
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
 from qvr_core.diagnostics import Fix, Related, TextEdit
@@ -340,6 +340,7 @@ class ProgramChecker:
                 f"matched by dimension, not by name: {what} ({dims_paren(want)}) and "
                 f"{producer} gives {got.label} ({dims_paren(got)})",
                 span,
+                data=dimension_facts(got, want),
             )
             return not self.ctx.strict
         self.ctx.report(
