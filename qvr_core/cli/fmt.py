@@ -1,0 +1,69 @@
+"""`qvr fmt FILE... [--check]`: the canonical layout, the same formatter as the editor's.
+
+Exit status: 0 when nothing is left to do; 1 with `--check` when a file
+would change; 2 when a file cannot be read or written or does not parse (it
+is then left untouched). `-` reads standard input and writes the result to
+standard output, for editors that pipe a buffer through a formatter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from qvr_core.format.formatter import format_text
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="files to format ('-' for stdin)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 when a file is not in the canonical layout",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    status = 0
+    for path in args.files:
+        status = max(status, _stdin(args.check) if path == "-" else _file(path, args.check))
+    return status
+
+
+def _file(path: str, check_only: bool) -> int:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"qvr: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    result = format_text(text)
+    if not result.ok:
+        print(f"qvr: {path}: {result.refused}", file=sys.stderr)
+        return 2
+    if result.text == text:
+        return 0
+    if check_only:
+        print(f"would reformat {path}")
+        return 1
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(result.text)
+    except OSError as exc:
+        print(f"qvr: cannot write {path}: {exc}", file=sys.stderr)
+        return 2
+    print(f"reformatted {path}")
+    return 0
+
+
+def _stdin(check_only: bool) -> int:
+    text = sys.stdin.read()
+    result = format_text(text)
+    if not result.ok:
+        print(f"qvr: <stdin>: {result.refused}", file=sys.stderr)
+        sys.stdout.write(text)
+        return 2
+    if check_only:
+        return 0 if result.text == text else 1
+    sys.stdout.write(result.text)
+    return 0

@@ -1,0 +1,119 @@
+"""Inlay hints: the facts the checker inferred, shown where the user did not write them.
+
+- the type after each `let NAME` (top-level lets and program-local values),
+- the type after each `sample` site,
+- the reading direction of each branch of a bidirectional `fan` (the
+  convention that feeds the second branch the sequence reversed),
+- both sides' dimensions where two products match by dimension (QVR203).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from qvr_core.check.module import CheckedModule, ProgramInfo
+from qvr_core.check.types import Arrow, Group, ObjectType, ValueType
+from qvr_core.syntax import ast
+
+
+class HintKind(StrEnum):
+    TYPE = "type"
+    PARAMETER = "parameter"  # attached to an argument, like a direction marker
+
+
+@dataclass(frozen=True)
+class InlayHint:
+    offset: int  # where the label is shown
+    label: str
+    kind: HintKind
+    tooltip: str = ""
+    pad_left: bool = False
+    pad_right: bool = False
+
+
+LEFT_TO_RIGHT = "→"
+RIGHT_TO_LEFT = "←"
+
+
+def inlay_hints(module: CheckedModule, start: int = 0, end: int | None = None) -> list[InlayHint]:
+    """Every hint whose offset lies in [start, end], sorted by offset."""
+    stop = len(module.source) if end is None else end
+    hints = [
+        *_let_hints(module),
+        *_program_hints(module),
+        *_direction_hints(module),
+        *_dimension_hints(module),
+    ]
+    return sorted((h for h in hints if start <= h.offset <= stop), key=lambda h: h.offset)
+
+
+def type_label(t: Arrow | ValueType | ObjectType | Group) -> str:
+    return t.name if isinstance(t, ObjectType) else t.label
+
+
+def _type_hint(name: ast.Name, t: Arrow | ValueType | Group) -> InlayHint:
+    return InlayHint(name.span.end, f": {type_label(t)}", HintKind.TYPE)
+
+
+def _let_hints(module: CheckedModule) -> Iterable[InlayHint]:
+    for decl in module.ast.decls:
+        if not isinstance(decl, ast.LetDecl):
+            continue
+        info = module.lets.get(decl.name.text)
+        if info is not None and info.decl == decl and info.type is not None:
+            yield _type_hint(decl.name, info.type)
+
+
+def _program_hints(module: CheckedModule) -> Iterable[InlayHint]:
+    for decl in module.ast.decls:
+        if not isinstance(decl, ast.ProgramDecl):
+            continue
+        info = module.programs.get(decl.name.text)
+        if info is None or info.decl is not decl:
+            continue
+        yield from _step_hints(info)
+
+
+def _step_hints(info: ProgramInfo) -> Iterable[InlayHint]:
+    for step in info.decl.steps:
+        if isinstance(step, ast.SampleStep | ast.LetStep):
+            targets: tuple[ast.Name, ...] = (step.target,)
+        elif isinstance(step, ast.DestructureStep):
+            targets = step.targets
+        else:
+            continue
+        for target in targets:
+            t = info.values.get(target.text)
+            if t is not None:
+                yield _type_hint(target, t)
+
+
+def _direction_hints(module: CheckedModule) -> Iterable[InlayHint]:
+    for call, reversed_indices in module.reversed_branches.items():
+        for i, branch in enumerate(call.args):
+            backwards = i in reversed_indices
+            arrow = RIGHT_TO_LEFT if backwards else LEFT_TO_RIGHT
+            way = "right to left" if backwards else "left to right"
+            yield InlayHint(
+                branch.span.start,
+                arrow,
+                HintKind.PARAMETER,
+                tooltip=f"bidirectional fan: this branch reads the sequence {way}",
+                pad_right=True,
+            )
+
+
+def _dimension_hints(module: CheckedModule) -> Iterable[InlayHint]:
+    for d in module.diagnostics:
+        if d.code != "QVR203":
+            continue
+        facts = dict(d.data)
+        if "produced" not in facts or "expected" not in facts:
+            continue
+        label = (
+            f"{facts['produced']} = {facts.get('produced_dims', '?')} as "
+            f"{facts['expected']} = {facts.get('expected_dims', '?')}"
+        )
+        yield InlayHint(d.span.end, label, HintKind.TYPE, tooltip=d.message, pad_left=True)

@@ -1,0 +1,200 @@
+"""Signature help: which call the cursor is in and which of its parameters it is on.
+
+The call being typed usually does not parse yet, so the call is found in the
+text (with the real lexer, `syntax.layout.split`, on the text before the
+cursor: comments and bracket continuations are handled as the parser
+handles them); what the callee means comes from the checked module, which
+may be the last analysis that parsed.
+
+Covered: the combinators `fan`, `scan`, `stack`, `repeat`, `identity`;
+morphisms, lets and programs applied to named values in program steps; and
+the arithmetic builtins (`sigmoid(x)`, `min(a, b)`) in program `let`s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qvr_core.check.context import BINARY_FUNCS, UNARY_FUNCS
+from qvr_core.check.module import CheckedModule, SymbolKind
+from qvr_core.check.types import Arrow, Product, Seq, dims_text
+from qvr_core.syntax.layout import LogicalLine, Token, split
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A signature label and its parameters as [start, end) offsets into the label."""
+
+    label: str
+    parameters: tuple[tuple[int, int], ...]
+    doc: str = ""
+    parameter_docs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SignatureHelp:
+    signature: Signature
+    active_parameter: int
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """The innermost unclosed call before the cursor."""
+
+    callee: str
+    index: int  # positional index of the argument the cursor is in
+    keyword: str | None  # `reverse` when the cursor is after `reverse=`
+    in_program: bool
+
+
+_COMBINATOR_DOCS = {
+    "fan": "Runs every branch on the same input and pairs the results: "
+    "D -> C1 * ... * Cn. `fan(head)` with a `replicate=k` morphism runs its k copies.",
+    "scan": "Folds the cell `c : A * H -> H` over a sequence: [A] -> H. "
+    "`reverse=true` reads the sequence right to left.",
+    "stack": "n copies of `b : A -> A` in a row, each with its own parameters.",
+    "repeat": "`b : A -> A` applied n times, parameters shared.",
+    "identity": "The identity morphism T -> T of an object T.",
+}
+_FUNCTION_DOCS = {
+    **{f: f"Elementwise {f} of a value." for f in UNARY_FUNCS},
+    **{f: f"Elementwise {f} of two values of one dimension (or a value and a number)."
+       for f in BINARY_FUNCS},
+}
+
+
+def signature_help(text: str, offset: int, module: CheckedModule | None) -> SignatureHelp | None:
+    """The signature of the call around `offset` in `text`, if the callee is known."""
+    site = call_site(text, offset)
+    if site is None:
+        return None
+    signature = _signature(site, module)
+    if signature is None:
+        return None
+    return SignatureHelp(signature, _active(site, signature))
+
+
+@dataclass
+class _Frame:
+    """An open bracket while scanning: its callee (None for grouping) and argument position."""
+
+    callee: str | None
+    index: int = 0
+    keyword: str | None = None
+    tokens_in_arg: int = 0
+
+
+def call_site(text: str, offset: int) -> CallSite | None:
+    """The innermost open `NAME(` before `offset` on the logical line holding it."""
+    line = _last_line(text[: max(0, min(offset, len(text)))])
+    if line is None:
+        return None
+    frames: list[_Frame] = []
+    previous: Token | None = None
+    for tok in line.tokens:
+        if tok.type in ("LPAR", "LSQB"):
+            named = tok.type == "LPAR" and previous is not None and previous.type == "NAME"
+            frames.append(_Frame(previous.text if named else None))  # type: ignore[union-attr]
+        elif tok.type in ("RPAR", "RSQB"):
+            if frames:
+                frames.pop()
+        elif frames and tok.type == "COMMA":
+            frames[-1] = _Frame(frames[-1].callee, frames[-1].index + 1)
+        elif frames:
+            frame = frames[-1]
+            if tok.type == "EQUAL" and frame.tokens_in_arg == 1 and previous is not None:
+                frame.keyword = previous.text  # `reverse=` starts this argument
+            frame.tokens_in_arg += 1
+        previous = tok
+    calls = [f for f in frames if f.callee is not None]
+    if not calls:
+        return None
+    first = line.tokens[0]
+    in_program = first.type in ("SAMPLE", "OBSERVE", "RETURN") or (
+        first.type == "LET" and line.indent > 0
+    )
+    call = calls[-1]
+    return CallSite(call.callee, call.index, call.keyword, in_program)  # type: ignore[arg-type]
+
+
+def _last_line(prefix: str) -> LogicalLine | None:
+    layout = split(prefix)
+    if not layout.chunks:
+        return None
+    chunk = layout.chunks[-1]
+    line = chunk.body[-1] if chunk.body else chunk.head
+    last_newline = prefix.rfind("\n")
+    # A logical line ends at a newline unless a bracket is still open.
+    if line.depth == 0 and line.tokens[-1].end <= last_newline:
+        return None
+    return line
+
+
+def _signature(site: CallSite, module: CheckedModule | None) -> Signature | None:
+    if site.callee in _COMBINATOR_DOCS:
+        return _combinator(site)
+    if site.in_program and site.callee in _FUNCTION_DOCS:
+        params = ("x",) if site.callee in UNARY_FUNCS else ("a", "b")
+        return _build(site.callee, params, "", _FUNCTION_DOCS[site.callee])
+    if module is None or not site.in_program:
+        return None
+    return _applied(site.callee, module)
+
+
+def _combinator(site: CallSite) -> Signature:
+    name = site.callee
+    doc = _COMBINATOR_DOCS[name]
+    if name == "fan":
+        count = max(2, site.index + 1)
+        params = tuple(f"f{i}" for i in range(1, count + 1))
+        cods = " * ".join(f"C{i}" for i in range(1, count + 1))
+        return _build(name, params, f" : D -> {cods}", doc)
+    if name == "scan":
+        return _build(name, ("c", "reverse=false"), " : [A] -> H", doc,
+                      ("the cell, A * H -> H", "true: read right to left"))
+    if name == "identity":
+        return _build(name, ("T",), " : T -> T", doc, ("an object",))
+    return _build(name, ("b", "n"), " : A -> A", doc, ("the body, A -> A", "how many copies"))
+
+
+def _applied(callee: str, module: CheckedModule) -> Signature | None:
+    """A morphism, let or program applied to named values: one parameter per written factor."""
+    symbol = module.symbols.lookup(callee)
+    if symbol is None or not isinstance(symbol.type, Arrow):
+        return None
+    arrow = symbol.type
+    program = module.programs.get(callee) if symbol.kind is SymbolKind.PROGRAM else None
+    if program is not None and program.params:
+        params = tuple(f"{n}: {t.label}" for n, t in program.params)
+    elif isinstance(arrow.dom, Product):
+        params = arrow.dom.written
+    else:
+        params = (arrow.dom.label,)
+    dims = dims_text(arrow.dom.elem if isinstance(arrow.dom, Seq) else arrow.dom)
+    doc = f"The arguments, side by side, must make {arrow.dom.label} ({dims})."
+    if symbol.doc:
+        doc = f"{symbol.doc}\n\n{doc}"
+    return _build(callee, params, f" -> {arrow.cod.label}", doc)
+
+
+def _build(
+    name: str, params: tuple[str, ...], tail: str, doc: str, param_docs: tuple[str, ...] = ()
+) -> Signature:
+    label = f"{name}("
+    offsets: list[tuple[int, int]] = []
+    for i, p in enumerate(params):
+        if i:
+            label += ", "
+        offsets.append((len(label), len(label) + len(p)))
+        label += p
+    label += ")" + tail
+    return Signature(label, tuple(offsets), doc, param_docs)
+
+
+def _active(site: CallSite, signature: Signature) -> int:
+    if site.keyword is not None:
+        label = signature.label
+        for i, (s, e) in enumerate(signature.parameters):
+            if label[s:e].startswith(site.keyword + "="):
+                return i
+    return min(site.index, max(0, len(signature.parameters) - 1))
