@@ -1,0 +1,213 @@
+"""Language-server latency: start, edit -> diagnostics, hover, over the real protocol.
+
+Prints, for generated files of 500 and 5,000 lines, the time from sending a
+`didChange` to receiving the `publishDiagnostics` of that version; the
+latency of hover requests; and the time from spawning `qvr-lsp` to the first
+diagnostics of an opened file next to the time Python takes to start and
+import pygls. Goals (from the issue): diagnostics after an edit under 100 ms
+on 5,000 lines, hover under 10 ms, start within 1.5x of the bare import.
+
+    .venv/bin/python bench/lsp_latency.py [--runs 5] [--edits 20] [--hovers 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "examples" / "bidirectional_rnn_lm.qvr"
+SERVER = [sys.executable, "-m", "qvr_lsp"]
+
+
+def generate(lines: int) -> str:
+    """A valid QVR file of about `lines` lines: blocks of morphisms, a let, an exported program."""
+    out = ["object Token : FinSet 256", "object Embedded : Real 64", "object Hidden : Real 64", ""]
+    i = 0
+    while len(out) < lines - 1:
+        out += [
+            f"#! Block {i}: an embedding, a cell and a head.",
+            f"morphism embed_{i} : Token -> Embedded [role=embed]",
+            f"morphism cell_{i} : Embedded * Hidden -> Hidden [role=kernel, scale=0.1] ~ Normal",
+            f"morphism head_{i} : Hidden -> Token [role=kernel] ~ Categorical",
+            f"let backbone_{i} = embed_{i} >> scan(cell_{i})",
+            f"program lm_{i} : Token -> Token",
+            f"    sample h <- backbone_{i}",
+            f"    observe next_token : Token <- head_{i}(h)",
+            "    return next_token",
+            f"export lm_{i}",
+            "",
+        ]
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+class Session:
+    """A client connected to a fresh server, recording when each diagnostics version arrives."""
+
+    def __init__(self) -> None:
+        self.client = LanguageClient("qvr-bench", "1")
+        self.arrived: dict[tuple[str, int], float] = {}
+        self.changed = asyncio.Event()
+
+        @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: lsp.PublishDiagnosticsParams) -> None:
+            if params.version is not None:
+                self.arrived.setdefault((params.uri, params.version), time.perf_counter())
+            self.changed.set()
+
+    async def start(self) -> None:
+        await self.client.start_io(*SERVER)
+        await self.client.initialize_async(
+            lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=ROOT.as_uri())
+        )
+        self.client.initialized(lsp.InitializedParams())
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+    async def diagnostics(self, uri: str, version: int, timeout: float = 60.0) -> float:
+        """The arrival time of the diagnostics of `version` (waiting at most `timeout`)."""
+        deadline = time.perf_counter() + timeout
+        while (uri, version) not in self.arrived:
+            self.changed.clear()
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError(f"no diagnostics for {uri} version {version}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), remaining)
+        return self.arrived[(uri, version)]
+
+    def open(self, uri: str, text: str) -> None:
+        item = lsp.TextDocumentItem(uri=uri, language_id="qvr", version=1, text=text)
+        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=item))
+
+    def edit(self, uri: str, version: int, rng: lsp.Range, text: str) -> None:
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=text)],
+            )
+        )
+
+
+def bare_start(runs: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds for `python -c "import pygls.lsp.server"`."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", "import pygls.lsp.server"])
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(usage.ru_utime + usage.ru_stime)
+    return wall, cpu
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a running process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def start_to_diagnostics(runs: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds from spawning the server to the first diagnostics of the seed."""
+    wall, cpu = [], []
+    text = SEED.read_text(encoding="utf-8")
+    for _ in range(runs):
+        session = Session()
+        t0 = time.perf_counter()
+        await session.start()
+        session.open(SEED.as_uri(), text)
+        arrived = await session.diagnostics(SEED.as_uri(), 1)
+        cpu.append(cpu_seconds(session.client._server.pid))  # type: ignore[union-attr]
+        wall.append(arrived - t0)
+        await session.stop()
+    return wall, cpu
+
+
+async def edits_and_hovers(lines: int, edits: int, hovers: int) -> dict[str, list[float]]:
+    """Edit -> diagnostics and hover latencies on a generated file of `lines` lines."""
+    text = generate(lines)
+    uri = (ROOT / f"bench-generated-{lines}.qvr").as_uri()
+    session = Session()
+    await session.start()
+    t0 = time.perf_counter()
+    session.open(uri, text)
+    opened = await session.diagnostics(uri, 1) - t0
+
+    # Toggle a typo in the middle of the file: `head_k(h)` <-> `head_kX(h)`.
+    all_lines = text.split("\n")
+    target = next(
+        i for i in range(len(all_lines) // 2, len(all_lines)) if "observe" in all_lines[i]
+    )
+    column = all_lines[target].index("(h)")
+    at = lsp.Position(target, column)
+    edit_times = []
+    for version in range(2, edits + 2):
+        broken = version % 2 == 0
+        rng = lsp.Range(at, at) if broken else lsp.Range(at, lsp.Position(target, column + 1))
+        t0 = time.perf_counter()
+        session.edit(uri, version, rng, "X" if broken else "")
+        edit_times.append(await session.diagnostics(uri, version) - t0)
+        await asyncio.sleep(0.2)  # an edit at typing pace, not a burst
+
+    hover_times = []
+    names = [i for i, line in enumerate(all_lines) if line.startswith("let backbone_")]
+    doc = lsp.TextDocumentIdentifier(uri)
+    for k in range(hovers):
+        line = names[(k * 7919) % len(names)]
+        params = lsp.HoverParams(text_document=doc, position=lsp.Position(line, 6))
+        t0 = time.perf_counter()
+        result = await session.client.text_document_hover_async(params)
+        hover_times.append(time.perf_counter() - t0)
+        assert result is not None
+    await session.stop()
+    return {"open": [opened], "edit": edit_times, "hover": hover_times}
+
+
+def ms(values: list[float]) -> str:
+    values = sorted(values)
+    p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
+    return f"median {statistics.median(values) * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms"
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="server starts to time")
+    parser.add_argument("--edits", type=int, default=20, help="edits per file size")
+    parser.add_argument("--hovers", type=int, default=200, help="hover requests per file size")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
+    args = parser.parse_args()
+
+    print(f"QVR language server latency ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+    bare, bare_cpu = bare_start(args.runs)
+    ours, ours_cpu = await start_to_diagnostics(args.runs)
+    ratio = statistics.median(ours) / statistics.median(bare)
+    cpu_ratio = statistics.median(ours_cpu) / statistics.median(bare_cpu)
+    print(f"  python -c 'import pygls.lsp.server'   {ms(bare)}")
+    print(f"  qvr-lsp start -> first diagnostics    {ms(ours)}   ({ratio:.2f}x, goal <= 1.5x)")
+    print(f"    CPU time: bare {ms(bare_cpu)}")
+    print(f"    CPU time: ours {ms(ours_cpu)}   ({cpu_ratio:.2f}x; robust to a loaded machine)")
+    for size in args.sizes:
+        result = await edits_and_hovers(size, args.edits, args.hovers)
+        print(f"  {size:>5} lines: open -> diagnostics     {ms(result['open'])}")
+        print(f"  {size:>5} lines: edit -> diagnostics     {ms(result['edit'])}   (goal < 100 ms)")
+        print(f"  {size:>5} lines: hover                   {ms(result['hover'])}   (goal < 10 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,318 @@
+"""Analysis of open documents off the event loop: debounced, superseded, never stale.
+
+Each open document has at most one worker task. Edits in quick succession
+are coalesced (each restarts the debounce; a lone edit does not wait); the
+worker then runs `qvr_core.check` on the newest text in a thread and keeps
+the result. Listeners (the diagnostics publisher, later
+anything that refreshes on change) hear only about an analysis of the text
+that is current when it finishes, so an older version is never announced
+after a newer one. A request that needs positions to agree with the text
+calls `settled()`, which skips the debounce and waits (bounded) for the
+analysis of the current text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from qvr_core.check import CheckedModule
+from qvr_core.diagnostics import Diagnostic, Severity
+from qvr_core.syntax.span import Span
+from qvr_lsp.convert import TextPositions
+from qvr_lsp.documents import Document, DocumentStore
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.05
+SETTLE_TIMEOUT_SECONDS = 2.0
+ANALYSIS_TIMEOUT_SECONDS = 20.0
+#: Diagnostics that mean the text did not parse (or the checker gave up on it).
+UNPARSED_CODES = frozenset({"QVR000", "QVR001"})
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the core said about one text of one document."""
+
+    uri: str
+    version: int
+    seq: int
+    text: str
+    module: CheckedModule | None  # None when the core itself failed
+    diagnostics: tuple[Diagnostic, ...]
+    positions: TextPositions
+    generation: int  # settings generation it was made under
+    seconds: float = 0.0
+
+    @property
+    def parsed(self) -> bool:
+        """True when the whole text parsed: its symbols describe the file."""
+        return self.module is not None and not any(
+            d.code in UNPARSED_CODES for d in self.diagnostics
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A document and the analyses available for it when a request is answered."""
+
+    document: Document
+    newest: Analysis | None
+    good: Analysis | None  # the last analysis whose text parsed
+
+    @property
+    def current(self) -> bool:
+        """True when the newest analysis is of the document's current text."""
+        return self.newest is not None and self.newest.seq == self.document.seq
+
+    def for_queries(self) -> list[Analysis]:
+        """Analyses to ask in order: the newest, then the last good one if different."""
+        found = [a for a in (self.newest, self.good) if a is not None and a.module is not None]
+        return found[:1] if len(found) == 2 and found[0] is found[1] else found
+
+    def structural(self) -> Analysis | None:
+        """The analysis to list symbols and candidates from: the newest if it parsed."""
+        if self.newest is not None and self.newest.parsed:
+            return self.newest
+        return self.good or (self.newest if self.newest and self.newest.module else None)
+
+
+def analyze(doc: Document, strict: bool, generation: int) -> Analysis:
+    """Check one text; never raises (a core failure becomes a QVR000 diagnostic)."""
+    from qvr_core.check import check
+
+    started = time.perf_counter()
+    module: CheckedModule | None
+    try:
+        module = check(doc.text, strict=strict)
+        diagnostics = module.diagnostics
+    except Exception as exc:  # a bug in the core must not cost the user their diagnostics
+        log.exception("qvr_core.check failed on %s version %s", doc.uri, doc.version)
+        module = None
+        diagnostics = (_internal_error(f"the checker failed ({type(exc).__name__}: {exc})"),)
+    return Analysis(
+        uri=doc.uri,
+        version=doc.version,
+        seq=doc.seq,
+        text=doc.text,
+        module=module,
+        diagnostics=diagnostics,
+        positions=doc.positions,
+        generation=generation,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _internal_error(what: str) -> Diagnostic:
+    message = f"internal error: {what}; please report it with this file"
+    return Diagnostic("QVR000", Severity.ERROR, message, Span(0, 0, 0, 0, 0, 0))
+
+
+def _abandoned(doc: Document, generation: int, why: str) -> Analysis:
+    note = _internal_error(why)
+    return Analysis(
+        doc.uri, doc.version, doc.seq, doc.text, None, (note,), doc.positions, generation
+    )
+
+
+@dataclass
+class _Entry:
+    """Per-document scheduling state (event-loop side only)."""
+
+    newest: Analysis | None = None
+    good: Analysis | None = None
+    task: asyncio.Task[None] | None = None
+    last_edit: float = float("-inf")
+    burst: bool = False  # the last edit came within the debounce of the one before
+    kick: asyncio.Event = field(default_factory=asyncio.Event)  # skip the debounce
+    stored: asyncio.Event = field(default_factory=asyncio.Event)  # replaced per result
+    announced_seq: int = -1
+
+    def store(self, analysis: Analysis) -> None:
+        if self.newest is None or analysis.seq >= self.newest.seq:
+            self.newest = analysis
+        if analysis.parsed and (self.good is None or analysis.seq >= self.good.seq):
+            self.good = analysis
+        done, self.stored = self.stored, asyncio.Event()
+        done.set()
+
+
+Listener = Callable[[Analysis], None]
+CloseListener = Callable[[str], None]
+
+
+class Analyzer:
+    """Schedules analyses of the documents in a `DocumentStore` and announces them."""
+
+    def __init__(
+        self,
+        documents: DocumentStore,
+        *,
+        debounce: float = DEBOUNCE_SECONDS,
+        executor: Executor | None = None,
+    ) -> None:
+        self.documents = documents
+        self.debounce = debounce
+        self.strict = False
+        self.generation = 0
+        self._executor = executor or ThreadPoolExecutor(2, thread_name_prefix="qvr-analysis")
+        self._entries: dict[str, _Entry] = {}
+        self._listeners: list[Listener] = []
+        self._close_listeners: list[CloseListener] = []
+
+    # ----------------------------------------------------------- listeners
+
+    def on_analysis(self, listener: Listener) -> None:
+        """Call `listener` (on the event loop) with each analysis of a current text."""
+        self._listeners.append(listener)
+
+    def on_close(self, listener: CloseListener) -> None:
+        self._close_listeners.append(listener)
+
+    # ------------------------------------------------------------ schedule
+
+    def schedule(self, uri: str, *, immediate: bool = False) -> None:
+        """Analyse `uri` after the debounce (at once when `immediate`)."""
+        entry = self._entries.setdefault(uri, _Entry())
+        now = asyncio.get_running_loop().time()
+        entry.burst = now - entry.last_edit < self.debounce
+        entry.last_edit = now
+        if immediate:
+            entry.kick.set()
+        if entry.task is None or entry.task.done():
+            entry.task = asyncio.get_running_loop().create_task(self._work(uri, entry))
+
+    def configure(self, *, strict: bool) -> None:
+        """New settings: every open document is analysed again at once."""
+        if strict == self.strict:
+            return
+        self.strict = strict
+        self.generation += 1
+        for doc in self.documents:
+            self.schedule(doc.uri, immediate=True)
+
+    def close(self, uri: str) -> None:
+        entry = self._entries.pop(uri, None)
+        if entry is not None and entry.task is not None:
+            entry.task.cancel()
+        for listener in self._close_listeners:
+            _call_safely(listener, uri)
+
+    def shutdown(self) -> None:
+        for entry in self._entries.values():
+            if entry.task is not None:
+                entry.task.cancel()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # ------------------------------------------------------------- queries
+
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """What is known now, without waiting (None when the document is not open)."""
+        doc = self.documents.get(uri)
+        if doc is None:
+            return None
+        entry = self._entries.get(uri) or _Entry()
+        return Snapshot(doc, entry.newest, entry.good)
+
+    async def settled(self, uri: str, timeout: float = SETTLE_TIMEOUT_SECONDS) -> Snapshot | None:
+        """A snapshot whose newest analysis is of the current text, if that is ready in time."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            snap = self.snapshot(uri)
+            if snap is None or snap.current:
+                return snap
+            entry = self._entries.get(uri)
+            if entry is None:
+                self.schedule(uri, immediate=True)
+                entry = self._entries[uri]
+            else:
+                entry.kick.set()
+                if entry.task is None or entry.task.done():
+                    self.schedule(uri, immediate=True)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return snap
+            try:
+                await asyncio.wait_for(entry.stored.wait(), remaining)
+            except TimeoutError:
+                return self.snapshot(uri)
+
+    # -------------------------------------------------------------- worker
+
+    def _is_current(self, entry: _Entry, doc: Document) -> bool:
+        a = entry.newest
+        return a is not None and a.seq == doc.seq and a.generation == self.generation
+
+    async def _work(self, uri: str, entry: _Entry) -> None:
+        try:
+            while True:
+                doc = self.documents.get(uri)
+                if doc is None or self._is_current(entry, doc):
+                    return
+                await self._debounce(entry)
+                doc = self.documents.get(uri)
+                if doc is None:
+                    return
+                analysis = await self._run(doc)
+                entry.store(analysis)
+                self._announce(entry, analysis)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the worker must survive anything, or the file loses diagnostics
+            log.exception("analysis worker failed for %s", uri)
+            doc = self.documents.get(uri)
+            if doc is not None and self._entries.get(uri) is entry:
+                failed = _abandoned(doc, self.generation, "the analysis worker failed")
+                entry.store(failed)
+                self._announce(entry, failed)
+
+    async def _debounce(self, entry: _Entry) -> None:
+        """Wait until edits pause for `debounce` seconds; a lone edit does not wait.
+
+        An edit after a quiet spell is analysed at once (its diagnostics come
+        as fast as the checker allows); edits in quick succession are
+        coalesced and analysed when the typing pauses.
+        """
+        loop = asyncio.get_running_loop()
+        while not entry.kick.is_set() and entry.burst:
+            remaining = entry.last_edit + self.debounce - loop.time()
+            if remaining <= 0:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(entry.kick.wait(), remaining)
+        entry.kick.clear()
+
+    async def _run(self, doc: Document) -> Analysis:
+        loop = asyncio.get_running_loop()
+        generation = self.generation
+        job = loop.run_in_executor(self._executor, analyze, doc, self.strict, generation)
+        try:
+            return await asyncio.wait_for(job, ANALYSIS_TIMEOUT_SECONDS)
+        except TimeoutError:
+            log.error("analysis of %s version %s timed out", doc.uri, doc.version)
+            why = f"analysis did not finish within {ANALYSIS_TIMEOUT_SECONDS:.0f} s"
+            return _abandoned(doc, generation, why)
+
+    def _announce(self, entry: _Entry, analysis: Analysis) -> None:
+        doc = self.documents.get(analysis.uri)
+        if doc is None or doc.seq != analysis.seq or analysis.generation != self.generation:
+            return  # superseded: a newer analysis is on its way
+        if analysis.seq < entry.announced_seq:
+            return
+        entry.announced_seq = analysis.seq
+        for listener in self._listeners:
+            _call_safely(listener, analysis)
+
+
+def _call_safely(listener: Callable[..., None], *args: object) -> None:
+    try:
+        listener(*args)
+    except Exception:
+        log.exception("analysis listener %r failed", listener)

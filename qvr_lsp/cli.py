@@ -1,0 +1,61 @@
+"""`qvr lsp` and `qvr-lsp`: start the language server on stdio or TCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="listen on a TCP socket instead of talking over stdin/stdout",
+    )
+    parser.add_argument("--stdio", action="store_true", help="use stdin/stdout (the default)")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="logging level for stderr or --log-file (default WARNING)",
+    )
+    parser.add_argument("--log-file", metavar="PATH", help="write the server's log to this file")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects; 2 for a malformed --tcp address."""
+    address = None
+    if args.tcp:
+        address = _host_port(args.tcp)
+        if address is None:
+            print(f"qvr-lsp: --tcp expects HOST:PORT, not {args.tcp!r}", file=sys.stderr)
+            return 2
+    _configure_logging(args.log_level, args.log_file)
+    from qvr_lsp.server import QvrLanguageServer
+
+    server = QvrLanguageServer()
+    if address is not None:
+        server.start_tcp(*address)
+    else:
+        server.start_io()
+    return 0
+
+
+def _host_port(value: str) -> tuple[str, int] | None:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        return None
+    return (host or "127.0.0.1"), int(port)
+
+
+def _configure_logging(level: str, path: str | None) -> None:
+    """Log to stderr (stdout carries the protocol) or to a file."""
+    handler: logging.Handler
+    handler = logging.FileHandler(path) if path else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

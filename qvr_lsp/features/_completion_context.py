@@ -1,0 +1,211 @@
+"""Where the cursor is, for completion: read from the core's tokens of the text before it.
+
+Completion runs on text that usually does not parse (the user is in the
+middle of a line), so the context comes from `qvr_core.syntax.layout`, the
+core's lexer and line grouper, applied to the declaration the cursor is in.
+The answer is a small value (`Context`) that `completion.py` turns into
+candidates from the symbol table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from itertools import pairwise
+
+from qvr_core.syntax.layout import KEYWORDS, Chunk, LogicalLine, Token, split
+
+#: How far back to look for the line that starts the cursor's declaration.
+MAX_LOOKBACK_LINES = 400
+
+_IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_DECL_START = re.compile(r"(?:" + "|".join(KEYWORDS) + r")\b")
+
+
+class Where(StrEnum):
+    NOTHING = "nothing"
+    TOP_KEYWORD = "top-keyword"  # start of a declaration line
+    STEP_KEYWORD = "step-keyword"  # start of a program step
+    TYPE = "type"  # object names: after `:`, `->`, `*` in a header or observe
+    OBJECT_BODY = "object-body"  # after `object X :`: constructors and objects
+    OPTION_KEY = "option-key"  # inside `[...]` after `[` or `,`
+    OPTION_VALUE = "option-value"  # inside `[...]` after `key=`
+    FAMILY = "family"  # after `~`
+    CALLABLE = "callable"  # after `<-` in a step: morphisms, lets, programs
+    LET_EXPR = "let-expr"  # in a top-level let's expression: combinators and morphisms
+    BOUND = "bound"  # a program's bound names (call arguments, return)
+    ARITH = "arith"  # a step's `let` arithmetic: bound names and builtin functions
+    EXPORT = "export"  # after `export`
+
+
+@dataclass(frozen=True)
+class Context:
+    where: Where
+    prefix: str = ""  # the identifier typed so far
+    program: str | None = None  # the enclosing program, for scope-aware names
+    option: str | None = None  # the option key whose value is being typed
+    declaring: str | None = None  # the name the current declaration defines
+    present: tuple[str, ...] = ()  # option keys already given in the block
+
+
+def classify(text: str, offset: int) -> Context:
+    """The completion context at `offset` (code points) of `text`."""
+    offset = max(0, min(offset, len(text)))
+    line_start = text.rfind("\n", 0, offset) + 1
+    line = text[line_start:offset]
+    if "#" in line:
+        return Context(Where.NOTHING)
+    m = _IDENT_TAIL.search(line)
+    prefix = m.group() if m else ""
+    if prefix and m is not None and m.start() > 0 and line[m.start() - 1].isdigit():
+        return Context(Where.NOTHING)  # inside a number such as 1e5
+    start = _declaration_start(text, line_start)
+    layout = split(text[start:offset])
+    chunk = layout.chunks[-1] if layout.chunks else None
+    cursor_line = text.count("\n", start, offset)
+    indented = line[:1] in (" ", "\t")
+    logical = _current_line(chunk, cursor_line)
+    tokens = list(logical.tokens) if logical is not None else []
+    if prefix and tokens and tokens[-1].text == prefix and tokens[-1].end == offset - start:
+        tokens.pop()
+    program = _program_name(chunk) if chunk is not None and indented else None
+    if not tokens:
+        if indented and chunk is not None and chunk.keyword == "PROGRAM":
+            return Context(Where.STEP_KEYWORD, prefix, program)
+        return Context(Where.NOTHING if indented else Where.TOP_KEYWORD, prefix)
+    if program is not None and logical is not None and logical is not chunk.head:  # type: ignore[union-attr]
+        return _step(tokens, prefix, program)
+    return _declaration(tokens, prefix)
+
+
+def _declaration_start(text: str, line_start: int) -> int:
+    """Offset of the line that starts the declaration containing `line_start`."""
+    pos = line_start
+    for _ in range(MAX_LOOKBACK_LINES):
+        if _DECL_START.match(text, pos):
+            return pos
+        if pos == 0:
+            return 0
+        pos = text.rfind("\n", 0, pos - 1) + 1
+    return pos
+
+
+def _current_line(chunk: Chunk | None, cursor_line: int) -> LogicalLine | None:
+    """The logical line the cursor continues: its last token is on the cursor's line,
+    or it still has a bracket open."""
+    if chunk is None:
+        return None
+    logical = chunk.body[-1] if chunk.body else chunk.head
+    last = logical.tokens[-1]
+    if last.end_line == cursor_line or logical.depth > 0:
+        return logical
+    return None
+
+
+def _program_name(chunk: Chunk) -> str | None:
+    head = chunk.head.tokens
+    if chunk.keyword == "PROGRAM" and len(head) > 1 and head[1].type == "NAME":
+        return head[1].text
+    return None
+
+
+def _types(tokens: list[Token]) -> list[str]:
+    return [t.type for t in tokens]
+
+
+def _open_call(tokens: list[Token]) -> tuple[int, int] | None:
+    """(index of the innermost unclosed `(`, number of commas after it), or None."""
+    stack: list[list[int]] = []
+    for i, t in enumerate(tokens):
+        if t.type in ("LPAR", "LSQB"):
+            stack.append([i, 0])
+        elif t.type in ("RPAR", "RSQB") and stack:
+            stack.pop()
+        elif t.type == "COMMA" and stack:
+            stack[-1][1] += 1
+    if stack and tokens[stack[-1][0]].type == "LPAR":
+        return stack[-1][0], stack[-1][1]
+    return None
+
+
+def _step(tokens: list[Token], prefix: str, program: str) -> Context:
+    kinds = _types(tokens)
+    first, last = kinds[0], kinds[-1]
+    if first in ("SAMPLE", "OBSERVE") and "LARROW" in kinds:
+        after = tokens[kinds.index("LARROW") + 1 :]
+        if _open_call(after) is not None:
+            return Context(Where.BOUND, prefix, program)
+        if not after:
+            return Context(Where.CALLABLE, prefix, program)
+        return Context(Where.NOTHING, prefix, program)
+    if first == "OBSERVE" and "COLON" in kinds and last in ("COLON", "STAR"):
+        return Context(Where.TYPE, prefix, program)
+    if first == "LET" and "EQUAL" in kinds and last in _OPERATOR_TOKENS:
+        return Context(Where.ARITH, prefix, program)
+    if first == "RETURN" and last in ("RETURN", "LPAR", "COMMA"):
+        return Context(Where.BOUND, prefix, program)
+    return Context(Where.NOTHING, prefix, program)
+
+
+_OPERATOR_TOKENS = frozenset({"EQUAL", "PLUS", "MINUS", "STAR", "SLASH", "LPAR", "COMMA"})
+
+
+def _declaration(tokens: list[Token], prefix: str) -> Context:
+    kinds = _types(tokens)
+    first, last = kinds[0], kinds[-1]
+    declaring = tokens[1].text if len(tokens) > 1 and kinds[1] == "NAME" else None
+    if first == "OBJECT" and "COLON" in kinds:
+        if last == "COLON":
+            return Context(Where.OBJECT_BODY, prefix, declaring=declaring)
+        if last == "STAR":
+            return Context(Where.TYPE, prefix, declaring=declaring)
+    elif first == "MORPHISM":
+        return _morphism(tokens, kinds, prefix, declaring)
+    elif first == "LET" and "EQUAL" in kinds:
+        return _let_expression(tokens, prefix, declaring)
+    elif first == "PROGRAM" and "COLON" in kinds and last in ("COLON", "ARROW", "STAR"):
+        return Context(Where.TYPE, prefix, declaring=declaring)
+    elif first == "EXPORT" and len(tokens) == 1:
+        return Context(Where.EXPORT, prefix)
+    return Context(Where.NOTHING, prefix)
+
+
+def _morphism(tokens: list[Token], kinds: list[str], prefix: str, declaring: str | None) -> Context:
+    last = kinds[-1]
+    if "LSQB" in kinds:
+        opened = len(kinds) - 1 - kinds[::-1].index("LSQB")
+        inside = tokens[opened + 1 :]
+        if "RSQB" not in _types(inside):
+            present = tuple(
+                t.text
+                for t, following in pairwise(inside)
+                if t.type == "NAME" and following.type == "EQUAL"
+            )
+            if last in ("LSQB", "COMMA"):
+                return Context(Where.OPTION_KEY, prefix, declaring=declaring, present=present)
+            if last == "EQUAL" and len(inside) >= 2 and inside[-2].type == "NAME":
+                key = inside[-2].text
+                return Context(Where.OPTION_VALUE, prefix, option=key, declaring=declaring)
+            return Context(Where.NOTHING, prefix)
+    if last == "TILDE":
+        return Context(Where.FAMILY, prefix, declaring=declaring)
+    if "COLON" in kinds and "LSQB" not in kinds and last in ("COLON", "ARROW", "STAR"):
+        return Context(Where.TYPE, prefix, declaring=declaring)
+    return Context(Where.NOTHING, prefix)
+
+
+def _let_expression(tokens: list[Token], prefix: str, declaring: str | None) -> Context:
+    after = tokens[_types(tokens).index("EQUAL") + 1 :]
+    last = after[-1].type if after else "EQUAL"
+    call = _open_call(after)
+    if call is not None:
+        index, commas = call
+        callee = after[index - 1].text if index > 0 and after[index - 1].type == "NAME" else None
+        if callee == "identity":
+            return Context(Where.TYPE, prefix, declaring=declaring)
+        if commas and callee in ("scan", "stack", "repeat"):
+            return Context(Where.NOTHING, prefix)  # a keyword argument or a count
+    if last in ("EQUAL", "RSHIFT", "AT", "LPAR", "COMMA"):
+        return Context(Where.LET_EXPR, prefix, declaring=declaring)
+    return Context(Where.NOTHING, prefix)

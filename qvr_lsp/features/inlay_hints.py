@@ -1,0 +1,38 @@
+"""Inlay hints: types after `let` names and sample sites, fan directions, dimension matches."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from qvr_core.ide.inlay import HintKind, inlay_hints
+from qvr_lsp.features._current import current_analysis
+from qvr_lsp.guard import guarded
+
+if TYPE_CHECKING:
+    from qvr_lsp.server import QvrLanguageServer
+
+KIND = {HintKind.TYPE: lsp.InlayHintKind.Type, HintKind.PARAMETER: lsp.InlayHintKind.Parameter}
+
+
+def register(server: QvrLanguageServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+    @guarded(list)
+    async def hints(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        analysis = await current_analysis(server, params.text_document.uri)
+        if analysis is None:
+            return []
+        positions = analysis.positions
+        start, end = positions.offsets(params.range)
+        return [
+            lsp.InlayHint(
+                position=positions.position(h.offset),
+                label=h.label,
+                kind=KIND[h.kind],
+                tooltip=h.tooltip or None,
+                padding_left=h.pad_left or None,
+                padding_right=h.pad_right or None,
+            )
+            for h in inlay_hints(analysis.module, start, end)  # type: ignore[arg-type]
+        ]

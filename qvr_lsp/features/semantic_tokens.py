@@ -1,0 +1,119 @@
+"""Semantic tokens (full and range): the core's classification mapped onto standard token types.
+
+Standard types so that every theme colours them without configuration;
+the QVR-specific distinctions are modifiers (`sampled`, `observed` for
+sites) that themes and Neovim (`@lsp.mod.sampled`) can style.
+
+| core | token type | modifiers |
+|---|---|---|
+| object | type | |
+| morphism | function | |
+| let | method | |
+| program | class | |
+| site | variable | sampled or observed |
+| parameter | parameter | |
+| local | variable | readonly |
+| option | property | |
+| value | enumMember | |
+| family | enum | defaultLibrary |
+| builtin type / function | type / function | defaultLibrary |
+
+Declarations carry `declaration`; names with a doc comment carry `documentation`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from qvr_core.ide.tokens import SemanticToken, TokenModifier, TokenType, semantic_tokens
+from qvr_lsp.convert import TextPositions
+from qvr_lsp.features._current import current_analysis
+from qvr_lsp.guard import guarded
+
+if TYPE_CHECKING:
+    from qvr_lsp.server import QvrLanguageServer
+
+TOKEN_TYPES = [
+    "type",
+    "function",
+    "method",
+    "class",
+    "variable",
+    "parameter",
+    "property",
+    "enumMember",
+    "enum",
+]
+TOKEN_MODIFIERS = [
+    "declaration",
+    "readonly",
+    "defaultLibrary",
+    "documentation",
+    "sampled",
+    "observed",
+]
+LEGEND = lsp.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
+
+TYPE_OF: dict[TokenType, tuple[str, tuple[str, ...]]] = {
+    TokenType.OBJECT: ("type", ()),
+    TokenType.MORPHISM: ("function", ()),
+    TokenType.LET: ("method", ()),
+    TokenType.PROGRAM: ("class", ()),
+    TokenType.SITE: ("variable", ()),
+    TokenType.PARAMETER: ("parameter", ()),
+    TokenType.LOCAL: ("variable", ("readonly",)),
+    TokenType.OPTION: ("property", ()),
+    TokenType.VALUE: ("enumMember", ()),
+    TokenType.FAMILY: ("enum", ("defaultLibrary",)),
+    TokenType.BUILTIN_TYPE: ("type", ("defaultLibrary",)),
+    TokenType.BUILTIN_FUNCTION: ("function", ("defaultLibrary",)),
+}
+MODIFIER_OF = {
+    TokenModifier.DECLARATION: "declaration",
+    TokenModifier.DOCUMENTED: "documentation",
+    TokenModifier.SAMPLED: "sampled",
+    TokenModifier.OBSERVED: "observed",
+}
+
+
+def encode(tokens: list[SemanticToken], positions: TextPositions) -> list[int]:
+    """The protocol's relative encoding: line delta, start delta, length, type, modifier bits."""
+    data: list[int] = []
+    last_line = last_start = 0
+    for token in tokens:
+        start = positions.position(token.span.start)
+        end = positions.position(token.span.end)
+        length = end.character - start.character
+        if end.line != start.line or length <= 0:
+            continue
+        kind, extra = TYPE_OF[token.type]
+        names = {*extra, *(MODIFIER_OF[m] for m in token.modifiers)}
+        bits = sum(1 << TOKEN_MODIFIERS.index(n) for n in names)
+        delta_line = start.line - last_line
+        delta_start = start.character - last_start if delta_line == 0 else start.character
+        data += [delta_line, delta_start, length, TOKEN_TYPES.index(kind), bits]
+        last_line, last_start = start.line, start.character
+    return data
+
+
+def register(server: QvrLanguageServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+    @guarded(lambda: lsp.SemanticTokens(data=[]))
+    async def full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
+        analysis = await current_analysis(server, params.text_document.uri)
+        if analysis is None:
+            return lsp.SemanticTokens(data=[])
+        tokens = semantic_tokens(analysis.module)  # type: ignore[arg-type]
+        return lsp.SemanticTokens(data=encode(tokens, analysis.positions))
+
+    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
+    @guarded(lambda: lsp.SemanticTokens(data=[]))
+    async def in_range(params: lsp.SemanticTokensRangeParams) -> lsp.SemanticTokens:
+        analysis = await current_analysis(server, params.text_document.uri)
+        if analysis is None:
+            return lsp.SemanticTokens(data=[])
+        start, end = analysis.positions.offsets(params.range)
+        tokens = semantic_tokens(analysis.module, start, end)  # type: ignore[arg-type]
+        return lsp.SemanticTokens(data=encode(tokens, analysis.positions))

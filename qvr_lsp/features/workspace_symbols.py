@@ -1,0 +1,132 @@
+"""Workspace symbols: top-level declarations of the open documents and the workspace's `.qvr` files.
+
+Files that are not open are found and parsed only when the client asks,
+in a thread, and their symbols are cached by modification time and size; an
+open document answers from its own analysis (its unsaved text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path, to_fs_path
+
+from qvr_core.syntax import ast
+from qvr_lsp.convert import TextPositions
+from qvr_lsp.features.symbols import DECL_KIND, SYMBOL_KIND
+from qvr_lsp.guard import guarded
+
+if TYPE_CHECKING:
+    from lsprotocol.types import PositionEncodingKind
+
+    from qvr_lsp.server import QvrLanguageServer
+
+log = logging.getLogger(__name__)
+
+MAX_FILES = 5000
+MAX_RESULTS = 1000
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "site-packages"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    kind: lsp.SymbolKind
+    range: lsp.Range
+
+
+def declarations(module: ast.Module, positions: TextPositions) -> list[Entry]:
+    """The top-level names a syntax tree declares."""
+    out = []
+    for decl in module.decls:
+        kind = DECL_KIND.get(type(decl))
+        if kind is not None:
+            name = decl.name  # type: ignore[union-attr]
+            out.append(Entry(name.text, SYMBOL_KIND[kind], positions.range(name.span)))
+    return out
+
+
+def matches(query: str, name: str) -> bool:
+    """Case-insensitive subsequence match, the way editors filter symbol lists."""
+    it = iter(name.lower())
+    return all(ch in it for ch in query.lower())
+
+
+class FileIndex:
+    """Declarations of `.qvr` files on disk, parsed on demand and cached by (mtime, size)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[tuple[int, int], list[Entry]]] = {}
+
+    def files(self, roots: list[str]) -> list[str]:
+        found: list[str] = []
+        for root in roots:
+            for folder, dirs, names in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+                found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".qvr")]
+                if len(found) >= MAX_FILES:
+                    return found[:MAX_FILES]
+        return found
+
+    def entries(self, path: str, encoding: PositionEncodingKind) -> list[Entry]:
+        try:
+            st = os.stat(path)
+            stamp = (st.st_mtime_ns, st.st_size)
+            cached = self._cache.get(path)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        from qvr_core.syntax.parser import parse
+
+        entries = declarations(parse(text).module, TextPositions(text, encoding))
+        self._cache[path] = (stamp, entries)
+        return entries
+
+
+def _roots(server: QvrLanguageServer) -> list[str]:
+    uris = [f.uri for f in server.workspace.folders.values()] or [server.workspace.root_uri]
+    paths = [to_fs_path(u) for u in uris if u]
+    return [p for p in dict.fromkeys(paths) if p and os.path.isdir(p)]
+
+
+def register(server: QvrLanguageServer) -> None:
+    index = FileIndex()
+
+    def on_disk(roots: list[str], open_paths: set[str]) -> list[tuple[str, Entry]]:
+        out = []
+        for path in index.files(roots):
+            if os.path.realpath(path) in open_paths:
+                continue
+            uri = from_fs_path(path) or path
+            out += [(uri, e) for e in index.entries(path, server.encoding)]
+        return out
+
+    @server.feature(lsp.WORKSPACE_SYMBOL)
+    @guarded(list)
+    async def workspace_symbol(params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
+        found: list[tuple[str, Entry]] = []
+        open_paths: set[str] = set()
+        for doc in server.documents:
+            path = to_fs_path(doc.uri)
+            if path:
+                open_paths.add(os.path.realpath(path))
+            snap = server.snapshot(doc.uri)
+            analysis = snap.structural() if snap is not None else None
+            if analysis is not None and analysis.module is not None:
+                entries = declarations(analysis.module.ast, analysis.positions)
+                found += [(doc.uri, e) for e in entries]
+        found += await asyncio.to_thread(on_disk, _roots(server), open_paths)
+        query = params.query or ""
+        return [
+            lsp.SymbolInformation(name=e.name, kind=e.kind, location=lsp.Location(uri, e.range))
+            for uri, e in found
+            if matches(query, e.name)
+        ][:MAX_RESULTS]

@@ -1,0 +1,164 @@
+"""The QVR language server: document sync, settings, analysis and the feature modules.
+
+The server converts and schedules; every answer is a function of the core's
+`CheckedModule` (see docs/lsp.md for how a feature reaches it). Nothing here
+imports torch: the runtime is imported only by the inference command's
+worker process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Generator
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from qvr_lsp import __version__
+from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
+from qvr_lsp.convert import UTF16, encoding_of
+from qvr_lsp.documents import DocumentStore
+from qvr_lsp.guard import guarded
+from qvr_lsp.logs import forward_to_client
+from qvr_lsp.settings import Settings
+
+log = logging.getLogger("qvr_lsp")
+
+
+class QvrProtocol(LanguageServerProtocol):
+    """pygls's protocol with the text kept by `DocumentStore` (protocol line rules).
+
+    pygls's workspace still gets a copy of each full text, so anything that
+    reads `server.workspace.get_text_document(uri).source` sees the same text.
+    """
+
+    _server: QvrLanguageServer
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(
+        self, params: lsp.DidOpenTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        self._server.opened(params)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: lsp.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        self._server.changed(params)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(
+        self, params: lsp.DidCloseTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        self._server.closed(params)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+
+class QvrLanguageServer(LanguageServer):
+    """Holds the open documents, their analyses and the settings; features do the rest."""
+
+    def __init__(self, *, debounce: float = DEBOUNCE_SECONDS) -> None:
+        super().__init__(
+            "qvr-lsp",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=QvrProtocol,
+        )
+        self.documents = DocumentStore()
+        self.analyzer = Analyzer(self.documents, debounce=debounce)
+        self.settings = Settings()
+        self.encoding: lsp.PositionEncodingKind = UTF16
+        self._register_lifecycle()
+        from qvr_lsp.features import register_all
+
+        self.feature_modules = register_all(self)
+
+    # ------------------------------------------------------ for features
+
+    @property
+    def caps(self) -> lsp.ClientCapabilities | None:
+        """The client's capabilities (None before `initialize`)."""
+        return getattr(self.protocol, "client_capabilities", None)
+
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """What is known about `uri` now (no waiting); None when it is not open."""
+        return self.analyzer.snapshot(uri)
+
+    async def settled(self, uri: str) -> Snapshot | None:
+        """A snapshot whose newest analysis matches the current text when that is ready in time."""
+        return await self.analyzer.settled(uri)
+
+    # -------------------------------------------------------- lifecycle
+
+    def _register_lifecycle(self) -> None:
+        @self.feature(lsp.INITIALIZE)
+        @guarded()
+        def initialize(params: lsp.InitializeParams) -> None:
+            forward_to_client(self)
+            self.encoding = encoding_of(self.workspace.position_encoding)
+            self.documents.encoding = self.encoding
+            self.apply_settings(params.initialization_options)
+
+        @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+        @guarded()
+        def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+            self.apply_settings(params.settings)
+
+        @self.feature(lsp.SHUTDOWN)
+        @guarded()
+        def shutdown(params: None) -> None:
+            self.analyzer.shutdown()
+
+    def apply_settings(self, payload: Any) -> None:
+        self.settings = self.settings.updated(payload)
+        log.info("settings: %s", self.settings)
+        if _loop_running():
+            self.analyzer.configure(strict=self.settings.strict)
+        else:
+            self.analyzer.strict = self.settings.strict
+
+    @guarded()
+    def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        self.documents.open(item.uri, item.text, item.version, item.language_id)
+        self._mirror(item.uri)
+        self.analyzer.schedule(item.uri, immediate=True)
+
+    @guarded()
+    def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        doc = self.documents.change(uri, params.text_document.version, params.content_changes)
+        if doc is None:
+            log.warning("change to %s, which is not open", uri)
+            return
+        self._mirror(uri)
+        self.analyzer.schedule(uri)
+
+    @guarded()
+    def closed(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        self.documents.close(uri)
+        self.analyzer.close(uri)
+        self.workspace.remove_text_document(uri)
+
+    def _mirror(self, uri: str) -> None:
+        doc = self.documents.get(uri)
+        if doc is not None:
+            item = lsp.TextDocumentItem(doc.uri, doc.language_id, doc.version, doc.text)
+            self.workspace.put_text_document(item)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

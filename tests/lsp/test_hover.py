@@ -1,0 +1,84 @@
+"""Hover over the protocol: types, dimensions, notes, doc comments, declarations."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.lsp.support import diagnostics_for, example, fresh_uri, open_document, position_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def hover_text(client, name: str, needle: str, occurrence: int = 0, delta: int = 1) -> str:
+    text = example(name)
+    uri = fresh_uri(name.removesuffix(".qvr"))
+    open_document(client, uri, text)
+    await diagnostics_for(client, uri, 1)
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri),
+            position=position_of(text, needle, occurrence, delta),
+        )
+    )
+    assert result is not None, f"no hover at {needle!r}"
+    assert isinstance(result.contents, lsp.MarkupContent)
+    assert result.contents.kind == lsp.MarkupKind.Markdown
+    assert "<" not in result.contents.value.replace("<-", "")  # Markdown only, no HTML
+    return result.contents.value
+
+
+async def test_backbone_shows_its_type_and_dimensions(client):
+    value = await hover_text(client, "bidirectional_rnn_lm.qvr", "backbone =")
+    assert "```qvr\nlet backbone : [Token] -> Combined\n```" in value
+    assert "`[Token] = [FinSet 256]`" in value
+    assert "`Combined = R^128`" in value
+    assert "declared on line 15" in value
+
+
+async def test_backbone_use_in_a_program_shows_the_same(client):
+    value = await hover_text(client, "vanilla_rnn_lm.qvr", "backbone\n", delta=2)
+    assert "let backbone : [Token] -> Hidden" in value
+    assert "`Hidden = R^128`" in value
+
+
+async def test_a_fan_sub_expression_shows_its_product_dimensions(client):
+    value = await hover_text(client, "bidirectional_rnn_lm.qvr", "fan(", delta=1)
+    assert "fan(forward_path, backward_path) : [Token] -> FwdHidden * BwdHidden" in value
+    assert "`FwdHidden * BwdHidden = R^(64+64)` (64 + 64 = 128)" in value
+
+
+async def test_the_backward_branch_says_it_reads_right_to_left(client):
+    value = await hover_text(client, "bidirectional_rnn_lm.qvr", "backward_path)")
+    assert "right to left" in value
+
+
+async def test_doc_comment_and_group_copies(client):
+    value = await hover_text(client, "encoder_decoder.qvr", "head) >>")
+    assert "Four independent heads read the latent state." in value
+    assert "4 independent copies" in value
+
+
+async def test_program_local_shows_its_program(client):
+    value = await hover_text(client, "rlstm_lm.qvr", "c_prev + min", occurrence=1, delta=0)
+    assert "in program rlstm_cell" in value
+
+
+async def test_no_hover_in_whitespace(client):
+    text = example("vanilla_rnn_lm.qvr")
+    uri = fresh_uri("blank")
+    open_document(client, uri, text)
+    await diagnostics_for(client, uri, 1)
+    blank_line = text.splitlines().index("")
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri), position=lsp.Position(blank_line, 0)
+        )
+    )
+    assert result is None
+
+
+async def test_hover_does_not_import_torch(client):
+    await hover_text(client, "encoder_decoder.qvr", "encoder\n")
+    status = await client.protocol.send_request_async("qvr/serverStatus", None)
+    assert "torch" not in status.loadedModules

@@ -1,0 +1,68 @@
+"""A real headless Neovim (Debian's package) against the real server.
+
+Neovim loads tests/nvim/init.lua (the configuration docs/neovim.md gives),
+opens a file with a dimension error, waits for the diagnostic, asks for a
+hover, and writes what it saw to JSON; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+FILE = ROOT / "examples" / "errors" / "QVR201_dimension_mismatch.qvr"
+TIMEOUT_MS = 30000
+
+pytestmark = pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed")
+
+
+def run_neovim(tmp_path: Path, hover_line: int, hover_col: int) -> dict:
+    out = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        "QVR_LSP_CMD": f"{sys.executable} -m qvr_lsp",
+        "QVR_NVIM_OUT": str(out),
+        "QVR_NVIM_FILE": str(FILE),
+        "QVR_HOVER_LINE": str(hover_line),
+        "QVR_HOVER_COL": str(hover_col),
+        "QVR_TIMEOUT_MS": str(TIMEOUT_MS),
+        # Keep Neovim's state, log and shada out of the user's home.
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    command = ["nvim", "--headless", "--clean", "-u", str(HERE / "init.lua")]
+    command += ["-c", f"luafile {HERE / 'driver.lua'}"]
+    proc = subprocess.run(
+        command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=3 * TIMEOUT_MS / 1000
+    )
+    assert out.exists(), f"Neovim wrote no result (rc {proc.returncode}): {proc.stderr[-2000:]}"
+    return json.loads(out.read_text())
+
+
+def test_neovim_shows_the_dimension_error_and_hover(tmp_path: Path):
+    lines = FILE.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(lines) if text.startswith("let backbone"))
+    result = run_neovim(tmp_path, line, lines[line].index("fan(") + 1)
+
+    assert "error" not in result, result.get("error")
+    assert result["filetype"] == "qvr"
+    assert result["attached"] and result["got_diagnostics"]
+    (mismatch,) = [d for d in result["diagnostics"] if d["code"] == "QVR201"]
+    assert "64 + 64 = 128" in mismatch["message"] and "96" in mismatch["message"]
+    assert mismatch["severity"] == 1  # vim.diagnostic.severity.ERROR
+    assert mismatch["lnum"] == line
+
+    hover = result["hover"]
+    assert hover["kind"] == "markdown"
+    assert "fan(forward_path, backward_path) : [Token] -> FwdHidden * BwdHidden" in hover["value"]
+    assert "`FwdHidden * BwdHidden = R^(64+64)`" in hover["value"]
