@@ -7,12 +7,12 @@ users' notes refer to them): add new ones, never renumber.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from qvr_core.syntax.span import Span
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFORMATION = "information"

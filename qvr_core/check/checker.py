@@ -23,7 +23,7 @@ from qvr_core.check.module import (
     TypedSpan,
 )
 from qvr_core.check.programs import ProgramChecker
-from qvr_core.check.types import Arrow, Group, Seq, ValueType
+from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import LineIndex, Span
@@ -38,7 +38,7 @@ class Env:
         self.ctx = ctx
         self.morphisms: dict[str, MorphismInfo] = {}
         self.lets: dict[str, LetInfo | object] = {}
-        self.programs: dict[str, ProgramInfo | None | object] = {}
+        self.programs: dict[str, ProgramInfo | object | None] = {}
         self.locals: dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]] = {}
         self.chain: list[str] = []
 
@@ -179,7 +179,11 @@ def check_parsed(
     _collect(ctx, module)
     check_objects(
         ctx,
-        [d for d in module.decls if isinstance(d, ast.ObjectDecl) and ctx.top.get(d.name.text) is d],
+        [
+            d
+            for d in module.decls
+            if isinstance(d, ast.ObjectDecl) and ctx.top.get(d.name.text) is d
+        ],
     )
     for d in module.decls:
         if isinstance(d, ast.MorphismDecl) and ctx.top.get(d.name.text) is d:
@@ -275,7 +279,9 @@ def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
                 d.name.span,
             )
         else:
-            candidates = [k for k, v in ctx.top.items() if isinstance(v, ast.ProgramDecl | ast.LetDecl)]
+            candidates = [
+                k for k, v in ctx.top.items() if isinstance(v, ast.ProgramDecl | ast.LetDecl)
+            ]
             from qvr_core.check.context import suggest
 
             close = suggest(n, candidates)
@@ -370,9 +376,9 @@ def _top_symbol(ctx: Context, env: Env, n: str, d: ast.Decl) -> Symbol:
         info = env.morphisms.get(d.name.text)
         t2: object = None
         if info is not None:
-            t2 = info.type if n == d.name.text and not info.replicate else info.type
-            if n == d.name.text and info.replicate:
-                t2 = Group(info.type, info.replicate)
+            # the bare name of a replicated morphism is its group; a copy is one morphism
+            is_group = n == d.name.text and info.replicate
+            t2 = Group(info.type, info.replicate) if is_group else info.type  # type: ignore[arg-type]
         detail = _first_line(ctx, d.span)
         if n != d.name.text:
             detail = f"{n}: copy of {detail}"

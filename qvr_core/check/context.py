@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
@@ -26,13 +27,17 @@ FAMILIES = (
     "Deterministic",
 )
 OPTION_KEYS = ("role", "scale", "replicate", "param_source", "hidden_dim", "rank")
+PARAM_SOURCES = ("mlp", "linear")
+#: Options whose values are names from a fixed set (the others are numbers).
+OPTION_VALUES: dict[str, tuple[str, ...]] = {"role": ROLES, "param_source": PARAM_SOURCES}
+#: Keyword arguments each combinator accepts, with their literal values.
+COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {"scan": {"reverse": ("true", "false")}}
 UNARY_FUNCS = ("sigmoid", "tanh", "exp", "log", "softplus", "relu")
 BINARY_FUNCS = ("min", "max")
 KEYWORDS = ("object", "morphism", "let", "program", "sample", "observe", "return", "export")
 
 
-@dataclass(frozen=True)
-class SymbolKey:
+class SymbolKey(NamedTuple):
     """Identifies a definition: a top-level name, or a name local to a program."""
 
     name: str

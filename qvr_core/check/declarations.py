@@ -5,6 +5,7 @@ from __future__ import annotations
 from qvr_core.check.context import (
     FAMILIES,
     OPTION_KEYS,
+    PARAM_SOURCES,
     ROLES,
     Context,
     SymbolKey,
@@ -189,7 +190,11 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
                 f"option '{key}' is given twice in morphism {decl.name.text}",
                 o.span,
                 related=(Related(seen[key].span, "first given here"),),
-                fixes=(Fix(f"Remove the second '{key}'", (TextEdit(_option_removal(ctx, decl, o), ""),)),),
+                fixes=(
+                    Fix(
+                        f"Remove the second '{key}'", (TextEdit(_option_removal(ctx, decl, o), ""),)
+                    ),
+                ),
             )
             continue
         seen[key] = o
@@ -255,7 +260,7 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
             return None
         return int(v.value)
     if key == "param_source":
-        if v.kind != "name" or v.value not in ("mlp", "linear"):
+        if v.kind != "name" or v.value not in PARAM_SOURCES:
             bad("mlp or linear")
             return None
         return v.value
@@ -278,8 +283,7 @@ def _missing_role(
         new = f" [role={guess}]"
     ctx.report(
         "QVR301",
-        f"morphism {decl.name.text} has no role: add [role={guess}] (roles are "
-        f"{', '.join(ROLES)})",
+        f"morphism {decl.name.text} has no role: add [role={guess}] (roles are {', '.join(ROLES)})",
         decl.name.span,
         fixes=(Fix(f"Add role={guess}", (TextEdit(edit_span, new),), True),),
     )
@@ -345,7 +349,12 @@ def _check_role(
                 fixes=(
                     Fix(
                         f"Add '~ {_family_for(cod)}'",
-                        (TextEdit(ctx.lines.span(decl.span.end, decl.span.end), f" ~ {_family_for(cod)}"),),
+                        (
+                            TextEdit(
+                                ctx.lines.span(decl.span.end, decl.span.end),
+                                f" ~ {_family_for(cod)}",
+                            ),
+                        ),
                         True,
                     ),
                 ),

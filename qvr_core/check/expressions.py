@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qvr_core.check.context import COMBINATORS, SymbolKey, describe
+from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
 from qvr_core.syntax import ast
@@ -131,9 +131,7 @@ def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
 
 
 def product(*ps: Product) -> Product:
-    return Product(
-        tuple(f for p in ps for f in p.factors), tuple(n for p in ps for n in p.written)
-    )
+    return Product(tuple(f for p in ps for f in p.factors), tuple(n for p in ps for n in p.written))
 
 
 # ------------------------------------------------------------------ calls
@@ -155,7 +153,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
         else:
             env.ctx.undefined(call.callee, "combinator", COMBINATORS)
         return None
-    _check_kwargs(env, call, ("reverse",) if name == "scan" else ())
+    _check_kwargs(env, call, tuple(COMBINATOR_KWARGS.get(name, {})))
     return {
         "fan": _fan,
         "scan": _scan,
@@ -286,9 +284,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     cname = text(env, cell_node)
     shape = "the scan cell must have the form A * H -> H (per-step input, then the state)"
     if not isinstance(cell.dom, Product) or not isinstance(cell.cod, Product):
-        env.ctx.report(
-            "QVR204", f"{shape}, but {cname} has type {cell.label}", cell_node.span
-        )
+        env.ctx.report("QVR204", f"{shape}, but {cname} has type {cell.label}", cell_node.span)
         return None
     dom, state = cell.dom, cell.cod
     k = len(state.factors)
@@ -304,7 +300,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     head = _leading(env, dom, len(dom.factors) - k)
     if tail.names != state.names:
         if tail.continuous and state.continuous and tail.dim == state.dim:
-            sides = Sides(f"the state of {cname}", f"its input", verb="scan")
+            sides = Sides(f"the state of {cname}", "its input", verb="scan")
             match(env.ctx, state, tail, cell_node.span, sides)
         else:
             env.ctx.report(
@@ -340,11 +336,15 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
     body_node, n = call.args
     if isinstance(n, ast.Literal):
         if n.kind != "int" or int(n.value) < 1:
-            env.ctx.report("QVR205", f"{name} needs a positive whole number of copies, not {n.raw}", n.span)
+            env.ctx.report(
+                "QVR205", f"{name} needs a positive whole number of copies, not {n.raw}", n.span
+            )
     else:
         env.ctx.report("QVR205", f"{name} needs a number of copies, not {text(env, n)}", n.span)
     if isinstance(body_node, ast.Literal):
-        env.ctx.report("QVR205", f"{name} needs a morphism body, not {body_node.raw}", body_node.span)
+        env.ctx.report(
+            "QVR205", f"{name} needs a morphism body, not {body_node.raw}", body_node.span
+        )
         return None
     body = arrow(env, body_node, name)
     if body is None:
@@ -354,7 +354,13 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
         if dom.names == cod.names:
             return body
         if dom.continuous and cod.continuous and dom.dim == cod.dim:
-            match(env.ctx, cod, dom, body_node.span, Sides(f"{text(env, body_node)}", "its next copy", verb=name))
+            match(
+                env.ctx,
+                cod,
+                dom,
+                body_node.span,
+                Sides(f"{text(env, body_node)}", "its next copy", verb=name),
+            )
             return body
     env.ctx.report(
         "QVR205",

@@ -7,10 +7,11 @@ Nothing after the checker re-derives a type or re-resolves a name.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
+from functools import cached_property
 
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Severity
@@ -18,7 +19,7 @@ from qvr_core.syntax import ast
 from qvr_core.syntax.span import LineIndex, Span
 
 
-class SymbolKind(str, Enum):
+class SymbolKind(StrEnum):
     OBJECT = "object"
     MORPHISM = "morphism"
     LET = "let"
@@ -189,14 +190,31 @@ class CheckedModule:
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
 
     def type_at(self, offset: int) -> TypedSpan | None:
-        """The narrowest typed node containing the offset."""
+        """The narrowest typed node containing the offset.
+
+        Only the spans that start inside the enclosing declaration and before
+        the offset can contain it, so two binary searches bound the scan.
+        """
+        starts = self._typed_starts
+        hi = bisect_right(starts, offset)
+        lo = bisect_left(starts, self._declaration_start(offset))
         best: TypedSpan | None = None
-        for t in self.typed_spans:
-            if t.span.start > offset:
-                break
+        for t in self.typed_spans[lo:hi]:
             if t.span.contains(offset) and (best is None or t.span.length <= best.span.length):
                 best = t
         return best
+
+    @cached_property
+    def _typed_starts(self) -> list[int]:
+        return [t.span.start for t in self.typed_spans]
+
+    @cached_property
+    def _decl_starts(self) -> list[int]:
+        return [d.span.start for d in self.ast.decls]
+
+    def _declaration_start(self, offset: int) -> int:
+        i = bisect_right(self._decl_starts, offset) - 1
+        return self._decl_starts[i] if i >= 0 else 0
 
     def resolve_morphism(self, name: str) -> tuple[MorphismInfo, int | None] | None:
         """A morphism by name, including replicated members (`head_2` -> (head, 2))."""

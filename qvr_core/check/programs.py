@@ -161,9 +161,7 @@ class ProgramChecker:
                 return True
         return False
 
-    def _bind_inputs(
-        self, dom: Product, lifted: bool
-    ) -> tuple[tuple[str, ValueType], ...]:
+    def _bind_inputs(self, dom: Product, lifted: bool) -> tuple[tuple[str, ValueType], ...]:
         decl = self.decl
         if decl.params is None:
             return ()
@@ -224,7 +222,9 @@ class ProgramChecker:
         if isinstance(step, ast.ObserveStep):
             declared = resolve_type(self.ctx, step.declared)
             if declared is not None and value is not None:
-                value = self._declared(value, declared, step.declared.span, step.target.text, consumer)
+                value = self._declared(
+                    value, declared, step.declared.span, step.target.text, consumer
+                )
         self._define(step.target, _site_kind(step), step.span, value)
         return SiteInfo(
             name=step.target.text,
@@ -242,9 +242,7 @@ class ProgramChecker:
                 self._use(p.text)  # the whole input is consumed
         return Seq(dom) if lifted else dom
 
-    def _arguments(
-        self, call: ast.Call
-    ) -> tuple[tuple[str, ...], ValueType | None, str]:
+    def _arguments(self, call: ast.Call) -> tuple[tuple[str, ...], ValueType | None, str]:
         names: list[str] = []
         types: list[ValueType] = []
         ok = True
@@ -313,9 +311,7 @@ class ProgramChecker:
             if not match(self.ctx, arg.elem, t.dom, span, sides):
                 return None
             if isinstance(t.cod, Seq):
-                self.ctx.report(
-                    "QVR401", f"{consumer} would make a sequence of sequences", span
-                )
+                self.ctx.report("QVR401", f"{consumer} would make a sequence of sequences", span)
                 return None
             return Seq(t.cod)  # type: ignore[arg-type]
         return t.cod if match(self.ctx, arg, t.dom, span, sides) else None
@@ -326,7 +322,9 @@ class ProgramChecker:
         elem = value.elem if isinstance(value, Seq) else value
         if not isinstance(elem, Product):
             return None
-        if not self._same(elem, declared, span, f"observe {name} declares {declared.label}", consumer):
+        if not self._same(
+            elem, declared, span, f"observe {name} declares {declared.label}", consumer
+        ):
             return None
         return Seq(declared) if isinstance(value, Seq) else declared
 
@@ -462,10 +460,13 @@ class ProgramChecker:
             types.append(t)
         if not types:
             return None
-        what = f"program {self.scope} returns {self.ctx.source(step.span).removeprefix('return').strip()}"
+        written = self.ctx.source(step.span).removeprefix("return").strip()
+        what = f"program {self.scope} returns {written}"
         if len(types) == 1 and isinstance(types[0], Seq):
             elem = types[0].elem
-            ok = self._same(elem, cod, step.span, f"the header of {self.scope} says {cod.label}", what)
+            ok = self._same(
+                elem, cod, step.span, f"the header of {self.scope} says {cod.label}", what
+            )
             return Seq(cod) if ok else None
         if any(not isinstance(t, Product) for t in types):
             self.ctx.report(
@@ -495,7 +496,9 @@ class ProgramChecker:
             return self.arith(node.operand)
         if isinstance(node, ast.Binary):
             left, right = self.arith(node.left), self.arith(node.right)
-            return self._combine(OP_VERBS.get(node.op, node.op), node.left, left, node.right, right, node)
+            return self._combine(
+                OP_VERBS.get(node.op, node.op), node.left, left, node.right, right, node
+            )
         if isinstance(node, ast.Apply):
             return self._apply(node)
         return None

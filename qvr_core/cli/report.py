@@ -13,10 +13,13 @@ def human(path: str, lines: LineIndex, diagnostics: Iterable[Diagnostic]) -> str
     out: list[str] = []
     for d in diagnostics:
         s = d.span
-        out.append(f"{path}:{s.start_line + 1}:{s.start_col + 1}: {d.severity.value}[{d.code}]: {d.message}")
+        where = f"{path}:{s.start_line + 1}:{s.start_col + 1}"
+        out.append(f"{where}: {d.severity.value}[{d.code}]: {d.message}")
         out.extend(_excerpt(lines, s))
         for r in d.related:
-            out.append(f"  {path}:{r.span.start_line + 1}:{r.span.start_col + 1}: note: {r.message}")
+            out.append(
+                f"  {path}:{r.span.start_line + 1}:{r.span.start_col + 1}: note: {r.message}"
+            )
         for f in d.fixes[:1]:
             out.append(f"  help: {f.title}")
     return "\n".join(out)

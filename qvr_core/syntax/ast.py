@@ -297,3 +297,45 @@ class Module:
     decls: tuple[Decl, ...]
     comments: tuple[Comment, ...]
     span: Span
+
+
+def _node_hash(self: object) -> int:
+    """Hash a node by its kind and place, not its whole subtree.
+
+    Later stages key facts by node (`expr_types[expr]`); the generated hash
+    would walk the subtree on every lookup. Equality stays structural.
+    """
+    span = self.span  # type: ignore[attr-defined]
+    return hash((type(self).__name__, span.start, span.end))
+
+
+for _node in (
+    Name,
+    TypeRef,
+    SizedObject,
+    Literal,
+    Option,
+    NameRef,
+    Compose,
+    Tensor,
+    KeywordArg,
+    Call,
+    Number,
+    Var,
+    Unary,
+    Binary,
+    Apply,
+    SampleStep,
+    ObserveStep,
+    LetStep,
+    DestructureStep,
+    ReturnStep,
+    ObjectDecl,
+    MorphismDecl,
+    LetDecl,
+    ProgramDecl,
+    ExportDecl,
+    Comment,
+    Module,
+):
+    _node.__hash__ = _node_hash  # type: ignore[method-assign]

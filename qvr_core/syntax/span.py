@@ -21,6 +21,11 @@ class Span:
     end_line: int
     end_col: int
 
+    def __hash__(self) -> int:
+        # Offsets identify a span within one text; hashing two ints instead of six
+        # matters because every stage keys its facts by span.
+        return hash((self.start, self.end))
+
     def contains(self, offset: int) -> bool:
         """True when the offset is inside the span or touches its end (cursor after a name)."""
         return self.start <= offset <= self.end
@@ -39,9 +44,11 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                starts.append(i + 1)
+        find = text.find
+        i = find("\n")
+        while i >= 0:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
         self.line_starts = starts
 
     def position(self, offset: int) -> tuple[int, int]:

@@ -21,7 +21,7 @@ from qvr_core.check.context import (
     COMBINATORS,
     FAMILIES,
     OPTION_KEYS,
-    ROLES,
+    OPTION_VALUES,
     UNARY_FUNCS,
 )
 from qvr_core.check.declarations import FAMILY_NEEDS
@@ -41,8 +41,6 @@ TRIGGER_CHARACTERS = ["~", "[", "(", ",", "=", ":", "-", ">", "*", "@"]
 MAX_ITEMS = 200
 TOP_KEYWORDS = ("object", "morphism", "let", "program", "export")
 STEP_KEYWORDS = ("sample", "observe", "let", "return")
-#: Option values the core names in a table (others are numbers).
-OPTION_VALUES: dict[str, tuple[str, ...]] = {"role": ROLES}
 
 ITEM_KIND = {
     SymbolKind.OBJECT: lsp.CompletionItemKind.Struct,

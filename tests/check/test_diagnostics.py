@@ -153,8 +153,10 @@ def test_no_export_is_a_warning() -> None:
 
 
 def test_syntax_error_does_not_hide_later_checks() -> None:
-    text = (ERRORS / "QVR101_undefined_name.qvr").read_text().replace(
-        "object Token : FinSet 256", "object Token FinSet 256"
+    text = (
+        (ERRORS / "QVR101_undefined_name.qvr")
+        .read_text()
+        .replace("object Token : FinSet 256", "object Token FinSet 256")
     )
     found = [d.code for d in check(text).diagnostics]
     assert "QVR001" in found and "QVR101" in found

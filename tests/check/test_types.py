@@ -60,8 +60,10 @@ def test_backward_branch_of_bidirectional_fan_reads_right_to_left() -> None:
 
 
 def test_explicit_reverse_is_not_overridden_by_the_convention() -> None:
-    text = (EXAMPLES / "bidirectional_rnn_lm.qvr").read_text().replace(
-        "scan(bwd_cell)", "scan(bwd_cell, reverse=true)"
+    text = (
+        (EXAMPLES / "bidirectional_rnn_lm.qvr")
+        .read_text()
+        .replace("scan(bwd_cell)", "scan(bwd_cell, reverse=true)")
     )
     module = check(text)
     assert module.reversed_branches == {}
