@@ -1,0 +1,49 @@
+/** Typed access to the `qvr.*` settings (declared in package.json). */
+import * as vscode from "vscode";
+import type { InferenceDefaults } from "./inference/params";
+import { type DiagramFormat, isDiagramFormat, isInferenceMethod } from "./shared/protocol";
+
+const SECTION = "qvr";
+
+function section(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(SECTION);
+}
+
+export function serverSettings(): { serverPath?: string; pythonPath?: string } {
+  const config = section();
+  return {
+    serverPath: config.get<string>("server.path") || undefined,
+    pythonPath: config.get<string>("server.pythonPath") || undefined,
+  };
+}
+
+export function strictSetting(): boolean {
+  return section().get<boolean>("strict", false);
+}
+
+/** The server's settings object, as sent at initialize and on change. */
+export function serverConfiguration(): { qvr: { strict: boolean } } {
+  return { qvr: { strict: strictSetting() } };
+}
+
+export function diagramFormatSetting(): DiagramFormat {
+  const value = section().get<string>("diagram.format", "mermaid");
+  return isDiagramFormat(value) ? value : "mermaid";
+}
+
+export function inferenceDefaults(): InferenceDefaults {
+  const config = section();
+  const method = config.get<string>("inference.method", "svi");
+  return {
+    method: isInferenceMethod(method) ? method : "svi",
+    steps: config.get<number>("inference.steps", 100),
+    lr: config.get<number>("inference.lr", 0.01),
+    seed: config.get<number>("inference.seed", 0),
+    batch: config.get<number>("inference.batch", 4),
+    seqLen: config.get<number>("inference.seqLen", 8),
+  };
+}
+
+export async function setServerPath(file: string): Promise<void> {
+  await section().update("server.path", file, vscode.ConfigurationTarget.Global);
+}

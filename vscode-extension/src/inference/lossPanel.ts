@@ -1,0 +1,83 @@
+/**
+ * The loss-curve webview of the current inference run. It keeps the run's state
+ * on the extension side so that a webview that (re)loads is brought up to date.
+ */
+import * as vscode from "vscode";
+import { LossSeries } from "../shared/lossSeries";
+import { type ToLossView, parseLossViewMessage } from "../shared/messages";
+import type { InferenceProgress } from "../shared/protocol";
+import { webviewAssets, webviewRoots } from "../webview/assets";
+import { renderLossPage } from "../webview/pages";
+
+export class LossPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private start: Extract<ToLossView, { type: "start" }> | undefined;
+  private series = new LossSeries();
+  private outcome: Extract<ToLossView, { type: "finished" | "failed" }> | undefined;
+
+  constructor(private readonly extensionUri: vscode.Uri) {}
+
+  begin(title: string, total: number): void {
+    this.start = { type: "start", title, total };
+    this.series = new LossSeries();
+    this.outcome = undefined;
+    if (this.panel === undefined) {
+      this.panel = this.createPanel(title);
+    } else {
+      this.panel.title = title;
+      this.panel.reveal(vscode.ViewColumn.Beside, true);
+      void this.panel.webview.postMessage(this.start);
+    }
+  }
+
+  progress(progress: InferenceProgress): void {
+    this.series.add(progress);
+    void this.panel?.webview.postMessage({ type: "progress", progress } satisfies ToLossView);
+  }
+
+  finish(outcome: Extract<ToLossView, { type: "finished" | "failed" }>): void {
+    this.outcome = outcome;
+    void this.panel?.webview.postMessage(outcome);
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+
+  private createPanel(title: string): vscode.WebviewPanel {
+    const panel = vscode.window.createWebviewPanel(
+      "qvr.inference",
+      title,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, localResourceRoots: webviewRoots(this.extensionUri) },
+    );
+    panel.webview.html = renderLossPage(webviewAssets(panel.webview, this.extensionUri, "loss.js"), title);
+    panel.webview.onDidReceiveMessage((raw: unknown) => {
+      if (parseLossViewMessage(raw)?.type === "ready") this.replay();
+    });
+    panel.onDidDispose(() => {
+      this.panel = undefined;
+    });
+    return panel;
+  }
+
+  /** Sends everything known about the run, as one start, one progress and the outcome. */
+  private replay(): void {
+    const webview = this.panel?.webview;
+    if (webview === undefined || this.start === undefined) return;
+    void webview.postMessage(this.start);
+    const runId = this.series.runId;
+    if (runId !== undefined) {
+      const progress: InferenceProgress = {
+        uri: "",
+        runId,
+        method: "",
+        total: this.series.total,
+        points: this.series.points(),
+        done: this.series.done,
+      };
+      void webview.postMessage({ type: "progress", progress } satisfies ToLossView);
+    }
+    if (this.outcome !== undefined) void webview.postMessage(this.outcome);
+  }
+}

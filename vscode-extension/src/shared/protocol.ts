@@ -1,0 +1,134 @@
+/**
+ * The language server's JSON contract (docs/architecture.md, "Server contract"),
+ * shared by the extension, the webview bundles and the tests.
+ */
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export type DiagramFormat = "mermaid" | "dot";
+export const DIAGRAM_FORMATS: readonly DiagramFormat[] = ["mermaid", "dot"];
+
+/** Arguments of `workspace/executeCommand` `qvr.diagram`. */
+export interface DiagramParams {
+  uri: string;
+  name?: string;
+  format: DiagramFormat;
+}
+
+export interface DiagramNode {
+  id: string;
+  label: string;
+  type: string;
+  range: Range | null;
+}
+
+/** Result of `qvr.diagram`. */
+export interface DiagramResult {
+  format: string;
+  text: string;
+  nodes: DiagramNode[];
+}
+
+export type InferenceMethod = "svi" | "nuts" | "prior";
+export const INFERENCE_METHODS: readonly InferenceMethod[] = ["svi", "nuts", "prior"];
+
+/** Arguments of `workspace/executeCommand` `qvr.runInference`. */
+export interface InferenceParams {
+  uri: string;
+  program?: string;
+  method: InferenceMethod;
+  steps: number;
+  lr: number;
+  seed: number;
+  batch: number;
+  seq_len: number;
+  data?: string;
+}
+
+/** A loss point as the server streams it: [step, loss]; loss is null when it is not a number. */
+export type LossPoint = [number, number | null];
+
+/** A point that can be drawn. */
+export type ChartPoint = [number, number];
+
+/** Params of the `qvr/inferenceProgress` notification. */
+export interface InferenceProgress {
+  uri: string;
+  /** Distinguishes runs; the server chooses its type (a counter or a UUID). */
+  runId: string | number;
+  method: string;
+  total: number;
+  points: LossPoint[];
+  done: boolean;
+}
+
+export const ServerCommands = {
+  diagram: "qvr.diagram",
+  runInference: "qvr.runInference",
+} as const;
+
+export const ServerNotifications = {
+  inferenceProgress: "qvr/inferenceProgress",
+} as const;
+
+/** Client-side VS Code commands; distinct from the server's so both can be registered. */
+export const ClientCommands = {
+  showDiagram: "qvr.client.showDiagram",
+  runInference: "qvr.client.runInference",
+  restartServer: "qvr.client.restartServer",
+} as const;
+
+export function isPosition(value: unknown): value is Position {
+  if (typeof value !== "object" || value === null) return false;
+  const { line, character } = value as Record<string, unknown>;
+  return isNaturalNumber(line) && isNaturalNumber(character);
+}
+
+export function isRange(value: unknown): value is Range {
+  if (typeof value !== "object" || value === null) return false;
+  const { start, end } = value as Record<string, unknown>;
+  return isPosition(start) && isPosition(end);
+}
+
+function isNaturalNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
+
+export function isDiagramFormat(value: unknown): value is DiagramFormat {
+  return typeof value === "string" && (DIAGRAM_FORMATS as readonly string[]).includes(value);
+}
+
+export function isInferenceMethod(value: unknown): value is InferenceMethod {
+  return typeof value === "string" && (INFERENCE_METHODS as readonly string[]).includes(value);
+}
+
+/**
+ * Checks a `qvr.diagram` result before it reaches the webview. Nodes that are
+ * malformed are dropped; a node without a usable range is kept but not clickable.
+ */
+export function parseDiagramResult(raw: unknown): DiagramResult | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const { format, text, nodes } = raw as Record<string, unknown>;
+  if (typeof format !== "string" || typeof text !== "string") return undefined;
+  const parsedNodes: DiagramNode[] = [];
+  for (const node of Array.isArray(nodes) ? nodes : []) {
+    if (typeof node !== "object" || node === null) continue;
+    const { id, label, type, range } = node as Record<string, unknown>;
+    if (typeof id !== "string") continue;
+    parsedNodes.push({
+      id,
+      label: typeof label === "string" ? label : id,
+      type: typeof type === "string" ? type : "",
+      range: isRange(range) ? range : null,
+    });
+  }
+  return { format, text, nodes: parsedNodes };
+}

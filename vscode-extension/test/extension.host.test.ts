@@ -1,0 +1,123 @@
+// Activates the real extension bundle (dist/extension.js) against a fake `vscode`
+// module and the real language server: discovery, the language client, and the
+// three commands, as VS Code would run them.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ClientCommands, ServerCommands } from "../src/shared/protocol";
+import { FakeVscode } from "./helpers/fakeVscode";
+import { fileUri, serverUnavailableReason } from "./helpers/lspServer";
+import { examplesDir, extensionRoot, repoRoot } from "./helpers/paths";
+
+const unavailable = serverUnavailableReason();
+if (unavailable !== undefined) console.log(`# skipping the extension-host tests: ${unavailable}`);
+
+interface ExtensionModule {
+  activate(context: unknown): Promise<void>;
+  deactivate(): Promise<void>;
+}
+
+async function until<T>(what: string, find: () => T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = find();
+    if (found !== undefined && found !== false) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_000 }, () => {
+  const vscode = new FakeVscode(repoRoot);
+  const example = fileUri(path.join(examplesDir, "bidirectional_rnn_lm.qvr"));
+  let uninstall: () => void;
+  let extension: ExtensionModule;
+
+  before(async () => {
+    vscode.settings.set("qvr.inference.steps", 8);
+    vscode.settings.set("qvr.inference.batch", 2);
+    vscode.settings.set("qvr.inference.seqLen", 4);
+    uninstall = vscode.install();
+    extension = createRequire(__filename)(path.join(extensionRoot, "dist", "extension.js")) as ExtensionModule;
+    await extension.activate({ subscriptions: [], extensionUri: vscode.fileUri(extensionRoot) });
+    // vscode-languageclient registers the server's commands once initialize has answered.
+    await until("the server to start", () => vscode.commands.has(ServerCommands.diagram));
+  });
+
+  after(async () => {
+    await extension?.deactivate();
+    uninstall?.();
+  });
+
+  it("finds the workspace's .venv server and registers its commands beside the server's", () => {
+    assert.ok(
+      vscode.output.some((line) => line.includes("Starting the QVR language server (workspace venv)")),
+      vscode.output.join("\n"),
+    );
+    for (const command of [...Object.values(ClientCommands), ServerCommands.diagram, ServerCommands.runInference]) {
+      assert.ok(vscode.commands.has(command), command);
+    }
+    assert.deepEqual(vscode.messages, []);
+  });
+
+  it("Show Diagram draws the file, switches renderer and reveals a clicked node", async () => {
+    // The code lens's arguments: [uri, program].
+    await vscode.commands.get(ClientCommands.showDiagram)!(example, "bidirectional_rnn_lm");
+    const panel = vscode.panels.find((p) => p.viewType === "qvr.diagram")!;
+    assert.match(panel.html, /Content-Security-Policy/);
+    assert.equal(panel.title, "Diagram: bidirectional_rnn_lm");
+    const mermaid = await until("a Mermaid diagram", () => panel.posted.find((m) => m.type === "diagram"));
+    assert.equal(mermaid.format, "mermaid");
+    assert.match(String(mermaid.text), /tok_embed/);
+
+    panel.receive({ type: "format", format: "dot" });
+    const dot = await until("a DOT diagram", () => panel.posted.find((m) => m.type === "diagram" && m.format === "dot"));
+    assert.match(String(dot.text), /digraph/);
+
+    const posted = panel.posted.length;
+    panel.receive({ type: "ready" });
+    await until("the diagram re-sent to a reloaded view", () => panel.posted.length > posted);
+
+    const nodes = dot.nodes as { label: string; range: unknown }[];
+    const combine = nodes.find((n) => n.label === "combine")!;
+    panel.receive({ type: "reveal", range: combine.range });
+    const revealed = await until("the editor to reveal the node", () => vscode.revealed[0]);
+    assert.deepEqual(JSON.parse(JSON.stringify(revealed)), { uri: example, selection: combine.range });
+  });
+
+  it("Run Inference reports progress, draws the loss curve and prints the summary", async () => {
+    await vscode.commands.get(ClientCommands.runInference)!(example, "bidirectional_rnn_lm");
+    const chart = vscode.panels.find((p) => p.viewType === "qvr.inference")!;
+    assert.ok(chart.posted.some((m) => m.type === "progress"));
+    const outcome = chart.posted[chart.posted.length - 1]!;
+    assert.equal(outcome.type, "finished", JSON.stringify(outcome));
+    assert.match(String(outcome.summary), /"final_loss"/);
+    // A view that (re)loads gets the whole run replayed: start, every point, outcome.
+    const posted = chart.posted.length;
+    chart.receive({ type: "ready" });
+    const replay = chart.posted.slice(posted);
+    assert.deepEqual(replay[0], { type: "start", title: "QVR SVI: bidirectional_rnn_lm", total: 8 });
+    assert.equal((replay[1]?.progress as { points: unknown[] }).points.length, 8);
+    assert.deepEqual(replay[2], outcome);
+    const ours = vscode.progress.find((p) => p.title === "QVR SVI: bidirectional_rnn_lm")!;
+    assert.ok(ours.reports.some((r) => /^step \d+\/8, loss /.test(r.message ?? "")), JSON.stringify(ours.reports));
+    assert.ok(vscode.output.some((line) => line.includes('"final_loss"')));
+  });
+
+  it("cancelling the notification cancels the server's run", async () => {
+    vscode.settings.set("qvr.inference.steps", 100_000);
+    const before = vscode.progress.length;
+    const run = vscode.commands.get(ClientCommands.runInference)!(example, "bidirectional_rnn_lm") as Promise<void>;
+    const progress = await until("the run's notification", () =>
+      vscode.progress.slice(before).find((p) => p.title.startsWith("QVR SVI")),
+    );
+    await until("the first loss point", () => progress.reports.length > 0, 120_000);
+    const started = Date.now();
+    progress.cancel();
+    await run;
+    assert.ok(Date.now() - started < 15_000, "the run ended promptly");
+    const chart = vscode.panels.find((p) => p.viewType === "qvr.inference")!;
+    assert.deepEqual(chart.posted[chart.posted.length - 1], { type: "failed", message: "Cancelled." });
+  });
+});

@@ -1,0 +1,269 @@
+// Loads the real webview pages and bundles into headless Chromium, under the same
+// Content-Security-Policy, and checks that diagrams and the loss chart render.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, type Page, chromium } from "playwright-core";
+import type { ToDiagramView, ToLossView } from "../src/shared/messages";
+import { type DiagramResult, ServerCommands, parseDiagramResult } from "../src/shared/protocol";
+import { type WebviewAssets, createNonce } from "../src/webview/html";
+import { renderDiagramPage, renderLossPage } from "../src/webview/pages";
+import { bidirectionalDot, bidirectionalMermaid } from "./helpers/handwrittenDiagrams";
+import { LspServer, fileUri, serverUnavailableReason } from "./helpers/lspServer";
+import { examplesDir, extensionRoot } from "./helpers/paths";
+
+const CHROMIUM = process.env.QVR_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+const screenshots = path.join(extensionRoot, "out", "screenshots");
+
+const skip = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}`;
+if (skip !== undefined) console.log(`# skipping the webview tests: ${skip}`);
+
+/** The real server's diagrams when it can run here; otherwise equivalent hand-written ones. */
+async function bidirectionalDiagrams(): Promise<{ mermaid: DiagramResult; dot: DiagramResult; source: string }> {
+  const unavailable = serverUnavailableReason();
+  if (unavailable !== undefined) {
+    console.log(`# drawing hand-written diagrams: ${unavailable}`);
+    return { mermaid: bidirectionalMermaid, dot: bidirectionalDot, source: "hand-written" };
+  }
+  const server = new LspServer();
+  try {
+    return await serverDiagrams(server);
+  } catch (error) {
+    console.log(`# drawing hand-written diagrams: the server could not draw (${String(error).split("\n")[0]})`);
+    return { mermaid: bidirectionalMermaid, dot: bidirectionalDot, source: "hand-written" };
+  } finally {
+    await server.shutdown();
+  }
+}
+
+async function serverDiagrams(server: LspServer): Promise<{ mermaid: DiagramResult; dot: DiagramResult; source: string }> {
+  await server.initialize(false);
+  const file = path.join(examplesDir, "bidirectional_rnn_lm.qvr");
+  const uri = fileUri(file);
+  await server.open(uri, readFileSync(file, "utf8"));
+  await server.diagnostics(uri, () => true);
+  const get = async (format: string): Promise<DiagramResult> => {
+    const result = parseDiagramResult(await server.executeCommand(ServerCommands.diagram, { uri, format }));
+    assert.ok(result, `the server drew ${format}`);
+    return result;
+  };
+  return { mermaid: await get("mermaid"), dot: await get("dot"), source: "the language server" };
+}
+
+/** Serves the extension folder plus the generated page, like a webview serves its resources. */
+class PageServer {
+  private readonly server: Server;
+  private page = "";
+  origin = "";
+
+  constructor() {
+    this.server = createServer((request, response) => {
+      const url = new URL(request.url ?? "/", "http://127.0.0.1");
+      if (url.pathname === "/") {
+        response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        response.end(this.page);
+        return;
+      }
+      if (url.pathname === "/test-shim.js") {
+        response.writeHead(200, { "content-type": "text/javascript" });
+        response.end(SHIM);
+        return;
+      }
+      const file = path.join(extensionRoot, path.normalize(url.pathname));
+      const allowed = ["/dist/webview/", "/media/"].some((prefix) => url.pathname.startsWith(prefix));
+      if (!allowed || !file.startsWith(extensionRoot) || !existsSync(file)) {
+        response.writeHead(404).end();
+        return;
+      }
+      response.writeHead(200, { "content-type": file.endsWith(".css") ? "text/css" : "text/javascript" });
+      response.end(readFileSync(file));
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  assets(bundle: string): WebviewAssets {
+    return {
+      cspSource: this.origin,
+      nonce: createNonce(),
+      scriptUri: `${this.origin}/dist/webview/${bundle}`,
+      styleUri: `${this.origin}/media/webview.css`,
+    };
+  }
+
+  /** The page exactly as generated, with the acquireVsCodeApi shim loaded first under the same nonce. */
+  serve(html: string, nonce: string): void {
+    const shim = `<script nonce="${nonce}" src="${this.origin}/test-shim.js"></script>\n`;
+    const index = html.indexOf("<script ");
+    assert.ok(index > 0);
+    this.page = html.slice(0, index) + shim + html.slice(index);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+// Stands in for VS Code: records what the page posts and every CSP violation.
+const SHIM = `
+window.__posted = [];
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__violations.push(e.violatedDirective + " " + e.blockedURI + " " + (e.sample || "") + " at " + e.sourceFile.split("/").pop() + ":" + e.lineNumber + ":" + e.columnNumber);
+});
+window.acquireVsCodeApi = () => ({
+  postMessage: (message) => window.__posted.push(message),
+  getState: () => undefined,
+  setState: () => undefined,
+});
+`;
+
+async function posted(page: Page): Promise<{ type: string; [key: string]: unknown }[]> {
+  return page.evaluate(() => (window as unknown as { __posted: { type: string }[] }).__posted);
+}
+
+async function violations(page: Page): Promise<string[]> {
+  return page.evaluate(() => (window as unknown as { __violations: string[] }).__violations);
+}
+
+async function send(page: Page, message: ToDiagramView | ToLossView): Promise<void> {
+  await page.evaluate((m) => window.postMessage(m, "*"), message);
+}
+
+describe("webviews in headless Chromium", { skip, timeout: 240_000 }, () => {
+  let browser: Browser;
+  let pages: PageServer;
+  let diagrams: Awaited<ReturnType<typeof bidirectionalDiagrams>>;
+
+  before(async () => {
+    diagrams = await bidirectionalDiagrams();
+    pages = new PageServer();
+    await pages.listen();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+    mkdirSync(screenshots, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await pages?.close();
+  });
+
+  async function openDiagramPage(theme: "vscode-light" | "vscode-dark"): Promise<Page> {
+    const assets = pages.assets("diagram.js");
+    pages.serve(renderDiagramPage(assets, "mermaid", "bidirectional_rnn_lm.qvr"), assets.nonce);
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("requestfailed", (request) => errors.push(`request failed: ${request.url()}`));
+    page.on("request", (request) => {
+      if (!request.url().startsWith(pages.origin)) errors.push(`remote request: ${request.url()}`);
+    });
+    await page.goto(`${pages.origin}/`);
+    await page.evaluate((cls) => {
+      document.body.classList.add(cls);
+      // The colours VS Code's dark theme would provide.
+      if (cls === "vscode-dark") {
+        document.body.style.setProperty("--vscode-editor-background", "#1e1e1e");
+        document.body.style.setProperty("--vscode-foreground", "#cccccc");
+      }
+    }, theme);
+    await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
+    (page as Page & { qvrErrors?: string[] }).qvrErrors = errors;
+    return page;
+  }
+
+  async function drawAndRead(page: Page, diagram: DiagramResult, format: "mermaid" | "dot"): Promise<string> {
+    const previous = await page.evaluate(() => document.body.dataset.rendered ?? "0");
+    await send(page, { type: "diagram", uri: "file:///bidirectional_rnn_lm.qvr", format, text: diagram.text, nodes: diagram.nodes });
+    await page.waitForFunction((p) => (document.body.dataset.rendered ?? "0") !== p, previous, { timeout: 60_000 });
+    const status = await page.textContent("#status");
+    assert.doesNotMatch(status ?? "", /Could not draw/, status ?? "");
+    return (await page.textContent("#diagram svg")) ?? "";
+  }
+
+  it(`renders the bidirectional model's Mermaid diagram with its labels, under the CSP`, async () => {
+    const page = await openDiagramPage("vscode-light");
+    const text = await drawAndRead(page, diagrams.mermaid, "mermaid");
+    for (const label of ["tok_embed", "combine", "lm_head"]) assert.match(text, new RegExp(label), `${label} is drawn (${diagrams.source})`);
+    assert.ok((await page.locator("#diagram svg g.node").count()) >= diagrams.mermaid.nodes.length);
+    await page.screenshot({ path: path.join(screenshots, "diagram-mermaid.png"), fullPage: true });
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("reveals a node's source range when the node is clicked", async () => {
+    const page = await openDiagramPage("vscode-light");
+    await drawAndRead(page, diagrams.mermaid, "mermaid");
+    const linked = page.locator("#diagram svg g.node.qvr-linked");
+    assert.ok((await linked.count()) >= diagrams.mermaid.nodes.filter((n) => n.range !== null).length, "every node with a range is clickable");
+    const combine = diagrams.mermaid.nodes.find((n) => n.id === "combine" || n.label.startsWith("combine"));
+    assert.ok(combine?.range);
+    await linked.filter({ hasText: combine.label.split("\n")[0]! }).first().click();
+    const reveal = (await posted(page)).filter((m) => m.type === "reveal");
+    assert.deepEqual(reveal, [{ type: "reveal", range: combine.range }]);
+    await page.close();
+  });
+
+  it("switches to Graphviz, rendered by the bundled WebAssembly build", async () => {
+    const page = await openDiagramPage("vscode-dark");
+    await drawAndRead(page, diagrams.mermaid, "mermaid");
+    await page.screenshot({ path: path.join(screenshots, "diagram-mermaid-dark.png"), fullPage: true });
+    await page.selectOption("#format", "dot");
+    assert.deepEqual((await posted(page)).filter((m) => m.type === "format"), [{ type: "format", format: "dot" }]);
+    const text = await drawAndRead(page, diagrams.dot, "dot");
+    for (const label of ["tok_embed", "combine", "lm_head"]) assert.match(text, new RegExp(label));
+    assert.equal(await page.locator("#diagram svg.qvr-graphviz").count(), 1);
+    assert.ok((await page.locator("#diagram svg g.node.qvr-linked").count()) >= 3, "Graphviz nodes are clickable too");
+    await page.screenshot({ path: path.join(screenshots, "diagram-graphviz-dark.png"), fullPage: true });
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("keeps the last drawing and shows the error when a diagram does not parse", async () => {
+    const page = await openDiagramPage("vscode-light");
+    await drawAndRead(page, diagrams.mermaid, "mermaid");
+    await send(page, { type: "diagram", uri: "file:///x.qvr", format: "mermaid", text: "flowchart LR\n  a -->", nodes: [] });
+    await page.waitForFunction(() => /Could not draw/.test(document.getElementById("status")?.textContent ?? ""));
+    assert.match((await page.textContent("#diagram svg")) ?? "", /tok_embed/);
+    assert.ok((await posted(page)).some((m) => m.type === "renderError"));
+    await page.close();
+  });
+
+  it("draws the loss curve from streamed progress", async () => {
+    const assets = pages.assets("loss.js");
+    pages.serve(renderLossPage(assets, "QVR SVI: bidirectional_rnn_lm"), assets.nonce);
+    const page = await browser.newPage({ viewport: { width: 800, height: 500 } });
+    await page.goto(`${pages.origin}/`);
+    await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
+    await send(page, { type: "start", title: "QVR SVI: bidirectional_rnn_lm", total: 40 });
+    const losses = Array.from({ length: 21 }, (_, i): [number, number] => [i * 2, 6 * Math.exp(-i / 6) + 1]);
+    for (let i = 0; i < losses.length; i += 5) {
+      const progress = { uri: "file:///m.qvr", runId: "r1", method: "svi", total: 40, points: losses.slice(i, i + 5), done: false };
+      await send(page, { type: "progress", progress });
+    }
+    await send(page, { type: "finished", summary: '{\n  "final_loss": 1.2\n}' });
+    const d = await page.getAttribute("#chart svg path.loss", "d");
+    assert.equal(d?.split(" ").length, losses.length);
+    assert.match((await page.textContent("#status")) ?? "", /step 40\/40/);
+    assert.match((await page.textContent("#summary")) ?? "", /final_loss/);
+    await page.screenshot({ path: path.join(screenshots, "loss.png"), fullPage: true });
+    assert.deepEqual(await violations(page), []);
+    await page.close();
+  });
+});
