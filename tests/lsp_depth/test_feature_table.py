@@ -1,4 +1,4 @@
-"""docs/features.md: every test it names exists, and the server advertises every feature in it."""
+"""README.md feature table: every test it names exists, and the server advertises every feature in it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = (ROOT / "docs" / "features.md").read_text()
+TABLE = (ROOT / "README.md").read_text()
 ROWS = re.findall(r"^\| (.+?) \| .+? \| `(tests/[^`]+\.py)::(\w+)` \|$", TABLE, re.MULTILINE)
 
 #: feature (first column) -> how the server advertises it

@@ -1,6 +1,6 @@
 """A real headless Neovim (Debian's package) against the real server.
 
-Neovim loads tests/nvim/init.lua (the configuration docs/neovim.md gives),
+Neovim loads tests/nvim/init.lua (the configuration the README's Neovim section gives),
 opens a file with a dimension error, waits for the diagnostic, asks for a
 hover, and writes what it saw to JSON; every wait is bounded.
 """
