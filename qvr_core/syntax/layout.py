@@ -1,0 +1,374 @@
+"""Layout: cut QVR text into comments, tokens, logical lines and declaration chunks.
+
+This pass settles everything that depends on lines: comments, doc comments,
+tabs, indentation and bracket continuations. What it hands to the grammar is
+one logical line at a time (a declaration, a program header or one program
+step), which is what makes error recovery simple: a syntax error can only
+cost the line it is on, and the next declaration always starts afresh.
+
+It is one linear pass with a single regular expression per line, so it stays
+fast on large files, and it never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from qvr_core.diagnostics import Diagnostic, make
+from qvr_core.syntax.ast import Comment
+from qvr_core.syntax.span import Span
+
+#: Reserved words and their token types.
+KEYWORDS: dict[str, str] = {
+    "object": "OBJECT",
+    "morphism": "MORPHISM",
+    "let": "LET",
+    "program": "PROGRAM",
+    "sample": "SAMPLE",
+    "observe": "OBSERVE",
+    "return": "RETURN",
+    "export": "EXPORT",
+}
+KEYWORD_TYPES = frozenset(KEYWORDS.values())
+#: Declarations that never have an indented body.
+NON_PROGRAM_DECLS = frozenset({"OBJECT", "MORPHISM", "LET", "EXPORT"})
+
+PUNCTUATION: dict[str, str] = {
+    "->": "ARROW",
+    "<-": "LARROW",
+    ">>": "RSHIFT",
+    ":": "COLON",
+    "*": "STAR",
+    "+": "PLUS",
+    "-": "MINUS",
+    "/": "SLASH",
+    "[": "LSQB",
+    "]": "RSQB",
+    "(": "LPAR",
+    ")": "RPAR",
+    ",": "COMMA",
+    "=": "EQUAL",
+    "~": "TILDE",
+    "@": "AT",
+}
+OPENERS = frozenset({"LPAR", "LSQB"})
+CLOSERS = frozenset({"RPAR", "RSQB"})
+
+TAB_WIDTH = 4
+_MAX_BAD_RUNS = 20  # per logical line: a pasted binary must not flood the editor
+TAB_MESSAGE = "tab character: QVR indents with spaces"
+
+# One match per token with its leading blanks, so blanks cost no match of their
+# own. Groups: 0 the blanks, 1 name, 2 float, 3 int, 4 punctuation, 5 tabs,
+# 6 a run of characters that start no token (or one, like a lone '<'); at the
+# end of the line only the blanks match. Names are matched in any script so
+# that `Größe` is one (reported) name rather than three tokens; numbers are
+# ASCII ([0-9], not \d, which accepts every script's digits). A byte order
+# mark counts as a blank.
+_TOKEN_RE = re.compile(
+    r"([ \r\f\v\ufeff]*)(?:"
+    r"([^\W\d]\w*)"
+    r"|((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
+    r"|([0-9]+)"
+    r"|(->|<-|>>|[:*+\-/\[\](),=~@])"
+    r"|(\t+)"
+    r"|([^ \t\r\f\v\ufeffA-Za-z0-9_.:*+\-/\[\](),=~@<>]+|[^ \r\f\v\ufeff])"
+    r"|$)"
+)
+_FIXED_TYPES = {**KEYWORDS, **PUNCTUATION}
+
+_new_tuple = tuple.__new__
+
+
+class Token(NamedTuple):
+    """One token on one line. Its position fields are named like Span's, so a span
+    can run from a token or a node to a token or a node (see `cover`)."""
+
+    type: str
+    text: str
+    start: int
+    start_line: int
+    start_col: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    @property
+    def end_line(self) -> int:
+        return self.start_line
+
+    @property
+    def end_col(self) -> int:
+        return self.start_col + len(self.text)
+
+    @property
+    def span(self) -> Span:
+        _, text, start, line, col = self
+        return Span(start, start + len(text), line, col, line, col + len(text))
+
+
+def make_token(type_: str, text: str, start: int, line: int, col: int) -> Token:
+    """A Token, built without NamedTuple's Python-level __new__ (tokens are the hot path)."""
+    return _new_tuple(Token, (type_, text, start, line, col))
+
+
+def cover(first: Token | Span, last: Token | Span) -> Span:
+    """The span from the start of `first` to the end of `last`."""
+    if type(last) is Token:
+        _, text, start, line, col = last
+        return Span(
+            first.start,
+            start + len(text),
+            first.start_line,
+            first.start_col,
+            line,
+            col + len(text),
+        )
+    return Span(
+        first.start, last.end, first.start_line, first.start_col, last.end_line, last.end_col
+    )
+
+
+class LogicalLine:
+    """A line as the grammar sees it: physical lines joined while a bracket is open."""
+
+    __slots__ = ("bad", "depth", "doc", "indent", "tokens")
+
+    def __init__(self, indent: int) -> None:
+        self.tokens: list[Token] = []
+        self.bad: list[Token] = []  # runs of characters no token can start with
+        self.indent = indent  # width of the leading blanks of its first line (tab = 4)
+        self.depth = 0  # brackets still open at its end
+        self.doc: str | None = None  # the doc comment just above it
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One top-level declaration: its first logical line and, for a program, its body."""
+
+    head: LogicalLine
+    body: list[LogicalLine]
+
+    @property
+    def keyword(self) -> str:
+        return self.head.tokens[0].type
+
+    @property
+    def doc(self) -> str | None:
+        return self.head.doc
+
+    @property
+    def last_token(self) -> Token:
+        return (self.body[-1] if self.body else self.head).tokens[-1]
+
+
+@dataclass
+class Layout:
+    """A text cut up: its declarations, every comment, and what was wrong with its layout."""
+
+    chunks: list[Chunk]
+    comments: list[Comment]
+    problems: list[Diagnostic]
+
+
+def split(text: str) -> Layout:
+    """Split `text` into chunks (one per declaration), comments and layout problems."""
+    lines = _Lines()
+    offset = 0
+    for line_no, raw in enumerate(text.split("\n")):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        hash_at = line.find("#")
+        code = line if hash_at < 0 else line[:hash_at]
+        blank = not code or code.isspace()
+        if hash_at >= 0:
+            lines.comment(line[hash_at:], offset + hash_at, line_no, hash_at, blank)
+        if not blank:
+            lines.code(code, offset, line_no)
+        elif "\t" in code:
+            _tokenize(code, offset, line_no, LogicalLine(0), lines.problems)
+        offset += len(raw) + 1
+    chunks = _group(lines.logical, lines.problems)
+    return Layout(chunks, lines.comments, lines.problems)
+
+
+class _Lines:
+    """Physical lines to logical lines, collecting comments and doc comments on the way."""
+
+    def __init__(self) -> None:
+        self.logical: list[LogicalLine] = []
+        self.comments: list[Comment] = []
+        self.problems: list[Diagnostic] = []
+        self.open: LogicalLine | None = None  # the logical line while a bracket is open
+        self.doc_run: list[str] = []
+        self.doc_run_end = -2  # physical line of the last `#!` line of the run
+
+    def comment(self, text: str, offset: int, line: int, col: int, whole_line: bool) -> None:
+        span = Span(offset, offset + len(text), line, col, line, col + len(text))
+        self.comments.append(Comment(text, span))
+        if not (whole_line and col == 0 and text.startswith("#!")):
+            return
+        body = text[2:]
+        if body.startswith(" "):
+            body = body[1:]
+        if self.doc_run_end != line - 1:
+            self.doc_run = []  # a new run replaces an earlier, separated one
+        self.doc_run.append(body)
+        self.doc_run_end = line
+
+    def code(self, code: str, offset: int, line: int) -> None:
+        logical = LogicalLine(_indent_width(code))
+        _tokenize(code, offset, line, logical, self.problems)
+        current = self.open
+        if current is not None and not (logical.tokens and logical.tokens[0].type in KEYWORD_TYPES):
+            # Implicit line joining inside brackets. A keyword always starts a new
+            # statement (none can occur inside brackets), so an unclosed bracket
+            # cannot swallow the declarations that follow it.
+            current.tokens.extend(logical.tokens)
+            current.bad.extend(logical.bad)
+            current.depth = _depth_after(current.depth, logical.tokens)
+        elif logical.tokens:
+            if "(" in code or "[" in code:
+                logical.depth = _depth_after(0, logical.tokens)
+            logical.doc = "\n".join(self.doc_run) if self.doc_run else None
+            self.doc_run = []
+            self.logical.append(logical)
+            current = logical
+        elif logical.bad:
+            # Only stray characters on this line: report them, keep no line.
+            _report_bad(logical.bad, self.problems)
+        self.open = current if current is not None and current.depth > 0 else None
+
+
+def _tokenize(code: str, offset: int, line: int, out: LogicalLine, problems: list) -> None:
+    """Append the tokens of one physical line's code (comment removed) to `out`.
+
+    `findall` and a running column, rather than match objects, because this
+    loop runs once per token of the file.
+    """
+    append = out.tokens.append
+    fixed = _FIXED_TYPES.get
+    col = 0
+    for blanks, name, real, integer, punct, tabs, stray in _TOKEN_RE.findall(code):
+        col += len(blanks)
+        if name:
+            append(_new_tuple(Token, (fixed(name, "NAME"), name, offset + col, line, col)))
+            if not name.isascii():
+                problems.append(_non_ascii_name(name, offset + col, line, col))
+            col += len(name)
+        elif punct:
+            append(_new_tuple(Token, (fixed(punct), punct, offset + col, line, col)))
+            col += len(punct)
+        elif integer:
+            append(_new_tuple(Token, ("INT", integer, offset + col, line, col)))
+            col += len(integer)
+        elif real:
+            append(_new_tuple(Token, ("FLOAT", real, offset + col, line, col)))
+            col += len(real)
+        elif tabs:
+            tab = make_token("TAB", tabs, offset + col, line, col)
+            problems.append(make("QVR001", TAB_MESSAGE, tab.span))
+            col += len(tabs)
+        elif stray:
+            out.bad.append(make_token("BAD", stray, offset + col, line, col))
+            col += len(stray)
+
+
+def _non_ascii_name(text: str, start: int, line: int, col: int) -> Diagnostic:
+    message = (
+        f"non-ASCII name '{text[:24]}': names use the letters A-Z and a-z, the digits 0-9 and '_'"
+    )
+    return make("QVR001", message, make_token("NAME", text, start, line, col).span)
+
+
+def _indent_width(code: str) -> int:
+    width = len(code) - len(code.lstrip(" "))
+    if code[width : width + 1] != "\t":
+        return width
+    prefix = code[: len(code) - len(code.lstrip(" \t"))]
+    return len(prefix) + (TAB_WIDTH - 1) * prefix.count("\t")
+
+
+def _depth_after(depth: int, tokens: list[Token]) -> int:
+    """Brackets open after `tokens`, starting from `depth` (a stray closer is ignored)."""
+    for tok in tokens:
+        kind = tok[0]
+        if kind in OPENERS:
+            depth += 1
+        elif kind in CLOSERS and depth:
+            depth -= 1
+    return depth
+
+
+def _report_bad(bad: list[Token], problems: list) -> None:
+    """One diagnostic per run of adjacent stray characters, a bounded number per line."""
+    runs = [[bad[0]]]
+    for tok in bad[1:]:
+        if tok.start == runs[-1][-1].end:
+            runs[-1].append(tok)
+        else:
+            runs.append([tok])
+    if len(runs) > _MAX_BAD_RUNS:
+        rest = runs[_MAX_BAD_RUNS - 1 :]
+        runs = runs[: _MAX_BAD_RUNS - 1]
+        message = f"{len(rest)} more runs of unexpected characters on this line"
+        problems.append(make("QVR001", message, cover(rest[0][0], rest[-1][-1])))
+    problems.extend(_bad_characters(run) for run in runs)
+
+
+def _bad_characters(run: list[Token]) -> Diagnostic:
+    sample = "".join(tok.text for tok in run[:8])[:8]
+    shown = ", ".join(_show_char(ch) for ch in dict.fromkeys(sample))
+    plural = "characters" if run[-1].end - run[0].start > 1 else "character"
+    return make("QVR001", f"unexpected {plural} {shown}", cover(run[0], run[-1]))
+
+
+def _show_char(ch: str) -> str:
+    if ch.isprintable() and not ch.isspace():
+        return f"'{ch}'"
+    return f"U+{ord(ch):04X}"
+
+
+def _group(lines: list[LogicalLine], problems: list) -> list[Chunk]:
+    """Group logical lines into declarations; indented lines belong to a program above them."""
+    chunks: list[Chunk] = []
+    orphans: list[LogicalLine] = []
+    for logical in lines:
+        if logical.bad:
+            _report_bad(logical.bad, problems)
+        if logical.indent == 0:
+            _report_orphans(orphans, problems)
+            chunks.append(Chunk(logical, []))
+        elif chunks and chunks[-1].keyword not in NON_PROGRAM_DECLS:
+            # A program's body; a head that is not a declaration at all keeps
+            # its indented lines too, so that one typo reports one error.
+            _check_alignment(chunks[-1], logical, problems)
+            chunks[-1].body.append(logical)
+        else:
+            orphans.append(logical)
+    _report_orphans(orphans, problems)
+    return chunks
+
+
+def _check_alignment(chunk: Chunk, logical: LogicalLine, problems: list) -> None:
+    """Steps of a program line up with its first step, as statements of a block do."""
+    if chunk.body and chunk.keyword == "PROGRAM" and logical.indent != chunk.body[0].indent:
+        message = (
+            "inconsistent indentation: the steps of a program line up with its first step"
+            f" ({chunk.body[0].indent} spaces)"
+        )
+        problems.append(make("QVR001", message, logical.tokens[0].span))
+
+
+def _report_orphans(orphans: list[LogicalLine], problems: list) -> None:
+    if not orphans:
+        return
+    span = cover(orphans[0].tokens[0], orphans[-1].tokens[-1])
+    message = (
+        "indented line outside a program body"
+        " (to continue a line, wrap the expression in parentheses)"
+    )
+    problems.append(make("QVR001", message, span))
+    orphans.clear()

@@ -1,0 +1,375 @@
+"""The QVR parser: `parse(text)` returns the syntax tree of what parsed plus QVR001 errors.
+
+It never raises. Recovery works by construction rather than by repair:
+layout.py cuts the text into declarations and each declaration into logical
+lines (a declaration, a program header, one program step), and each logical
+line is parsed on its own against grammar.lark. A bad line costs only that
+line: the other declarations, and the other steps of the same program, are
+still in the tree, and every bad line is reported.
+
+Lark compiles grammar.lark into LALR(1) tables and wraps the tree-building
+callbacks (builder.py). The tables are driven here by a small loop of our
+own, because a file is tens of thousands of tiny parses: lark's per-parse
+objects and its lookups keyed by grammar objects would cost more than the
+lines themselves. Callbacks run on each reduction, so no parse tree is built
+and nothing recurses, however deep the nesting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lark import Lark
+from lark.lexer import Lexer
+
+from qvr_core.diagnostics import Diagnostic, Related, make
+from qvr_core.syntax import ast
+from qvr_core.syntax.builder import Header, NodeError, TreeBuilder
+from qvr_core.syntax.layout import (
+    CLOSERS,
+    OPENERS,
+    Chunk,
+    LogicalLine,
+    Token,
+    cover,
+    make_token,
+    split,
+)
+from qvr_core.syntax.messages import shorten, unexpected_token
+from qvr_core.syntax.span import Span
+
+if TYPE_CHECKING:
+    from lark.parsers.lalr_parser_state import ParseConf
+
+#: Deepest expression nesting accepted; deeper trees would overflow the
+#: recursion of every later stage (checker, hashing, printing).
+MAX_DEPTH = 64
+
+_GRAMMAR = Path(__file__).with_name("grammar.lark")
+_NESTING_TOKENS = frozenset({"RSHIFT", "AT", "PLUS", "MINUS", "STAR", "SLASH", "LPAR"})
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The tree of everything that parsed, and one QVR001 diagnostic per problem (sorted)."""
+
+    module: ast.Module
+    diagnostics: tuple[Diagnostic, ...]
+
+
+class _NoLexer(Lexer):
+    """Placeholder: layout.py tokenizes, and the tables are driven with its tokens."""
+
+    def __init__(self, conf: object) -> None:
+        pass
+
+    def lex(self, lexer_state: object, parser_state: object):  # pragma: no cover
+        raise NotImplementedError("tokens come from qvr_core.syntax.layout")
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The LALR(1) tables of one start symbol, keyed by plain strings for a tight loop.
+
+    `actions[state][symbol]` is the next state (>= 0) for a shift or a goto, or
+    `~rule` (< 0) for a reduction by `rules[rule] = (length, callback, goal)`;
+    the callback is None for a `?rule` alternative that just passes its child up.
+    """
+
+    actions: tuple[dict[str, int], ...]
+    rules: tuple[tuple[int, Callable[[list], object] | None, str], ...]
+    start: int
+    end: int
+
+
+@cache
+def _tables() -> dict[str, _Tables]:
+    """The tables for the `decl` and `step` start symbols (built once, shared by all threads)."""
+    lark = Lark(
+        _GRAMMAR.read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer=_NoLexer,
+        transformer=TreeBuilder(),
+        start=["decl", "step"],
+        maybe_placeholders=False,
+    )
+    return {
+        start: _rekey(lark.parse_interactive(start=start).parser_state.parse_conf)
+        for start in ("decl", "step")
+    }
+
+
+def _rekey(conf: ParseConf) -> _Tables:
+    """Lark's tables (keyed by grammar objects and lark tokens) as a `_Tables`."""
+    rule_index: dict[object, int] = {}
+    rules: list[tuple[int, Callable[[list], object] | None, str]] = []
+    actions: list[dict[str, int]] = [{} for _ in range(max(conf.states) + 1)]
+    for state, row in conf.states.items():
+        for symbol, (_action, arg) in row.items():
+            if isinstance(arg, int):  # shift or goto
+                actions[state][str(symbol)] = arg
+                continue
+            if arg not in rule_index:
+                rule_index[arg] = len(rules)
+                passes_child = arg.options.expand1 and arg.alias is None and len(arg.expansion) == 1
+                callback = None if passes_child else conf.callbacks[arg]
+                rules.append((len(arg.expansion), callback, str(arg.origin.name)))
+            actions[state][str(symbol)] = ~rule_index[arg]
+    return _Tables(tuple(actions), tuple(rules), conf.start_state, conf.end_state)
+
+
+class _Stuck(Exception):
+    """The token at `index` cannot continue the parse; `states` is the stack at that point."""
+
+    def __init__(self, index: int, states: list[int]) -> None:
+        super().__init__(index)
+        self.index = index
+        self.states = states
+
+
+def _run(tables: _Tables, tokens: list[Token]) -> object:
+    """Parse one logical line, building its node through the callbacks."""
+    actions, rules, end = tables.actions, tables.rules, tables.end
+    state = tables.start
+    states = [state]
+    values: list = []
+    last = tokens[-1]
+    eof = make_token("$END", "", last.end, last.start_line, last.end_col)
+    for index, tok in enumerate([*tokens, eof]):
+        kind = tok[0]
+        while True:
+            act = actions[state].get(kind)
+            if act is None:
+                raise _Stuck(index, states)
+            if act >= 0:  # shift
+                state = act
+                states.append(state)
+                values.append(tok)
+                break
+            size, callback, goal = rules[~act]
+            if callback is None:  # a `?rule` alternative passing its only child up
+                state = actions[states[-2]][goal]
+                states[-1] = state
+            else:
+                children = values[-size:]
+                del values[-size:]
+                del states[-size:]
+                values.append(callback(children))
+                state = actions[states[-1]][goal]
+                states.append(state)
+            if state == end and kind == "$END":
+                return values[-1]
+    raise AssertionError("unreachable: $END either reduces to the end state or is stuck")
+
+
+def _acceptable(tables: _Tables, states: list[int]) -> set[str]:
+    """The terminals that would really be shifted from `states`.
+
+    LALR tables over-approximate (a state may reduce on a token that the state
+    after the reduction rejects), so each candidate is tried on a copy of the stack.
+    """
+    actions, rules = tables.actions, tables.rules
+    accepted = set()
+    for kind in actions[states[-1]]:
+        if not kind.isupper():
+            continue  # a nonterminal's goto
+        stack = list(states)
+        while (act := actions[stack[-1]].get(kind)) is not None:
+            if act >= 0 or (kind == "$END" and stack[-1] == tables.end):
+                accepted.add(kind)
+                break
+            size, _, goal = rules[~act]
+            del stack[len(stack) - size :]
+            stack.append(actions[stack[-1]][goal])
+            if kind == "$END" and stack[-1] == tables.end:
+                accepted.add(kind)
+                break
+    return accepted
+
+
+def parse(text: str) -> ParseResult:
+    """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics."""
+    collecting = gc.isenabled()
+    gc.disable()  # the tree has no cycles; collections during a big parse only cost time
+    try:
+        return _FileParser(text).run()
+    except Exception as exc:  # the contract is to never raise; a bug must not kill the server
+        span = Span(0, 0, 0, 0, 0, 0)
+        diagnostic = make("QVR001", f"internal parser error: {type(exc).__name__}: {exc}", span)
+        module = ast.Module((), (), _whole(text) if isinstance(text, str) else span)
+        return ParseResult(module, (diagnostic,))
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _whole(text: str) -> Span:
+    last_newline = text.rfind("\n")
+    return Span(0, len(text), 0, 0, text.count("\n"), len(text) - last_newline - 1)
+
+
+class _FileParser:
+    """Parses one text: chunks to declarations, collecting diagnostics."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.diagnostics: list[Diagnostic] = []
+        tables = _tables()
+        self.decl_tables = tables["decl"]
+        self.step_tables = tables["step"]
+
+    def run(self) -> ParseResult:
+        layout = split(self.text)
+        self.diagnostics.extend(layout.problems)
+        decls = []
+        for chunk in layout.chunks:
+            decl = self._declaration(chunk)
+            if decl is not None:
+                decls.append(decl)
+        module = ast.Module(tuple(decls), tuple(layout.comments), _whole(self.text))
+        self.diagnostics.sort(key=lambda d: (d.span.start, d.span.end))
+        return ParseResult(module, tuple(self.diagnostics))
+
+    def _declaration(self, chunk: Chunk) -> ast.Decl | None:
+        head = self._line(chunk.head, in_body=False)
+        steps = [step for line in chunk.body if (step := self._line(line, in_body=True))]
+        if head is None:
+            return None
+        if type(head) is Header:
+            span = cover(chunk.head.tokens[0], chunk.last_token)
+            return ast.ProgramDecl(
+                head.name,
+                head.params,
+                head.dom,
+                head.cod,
+                tuple(steps),
+                chunk.doc,
+                head.span,
+                span,
+            )
+        if type(head) is ast.ObjectDecl:
+            self._check_size(head)
+        if chunk.doc is not None and not isinstance(head, ast.ExportDecl):
+            head = dataclasses.replace(head, doc=chunk.doc)
+        return head
+
+    def _line(self, line: LogicalLine, in_body: bool):
+        """Parse one logical line; on a syntax error report it and return None."""
+        tokens = line.tokens
+        tables = self.step_tables if in_body else self.decl_tables
+        try:
+            node = _run(tables, tokens)
+        except _Stuck as stuck:
+            self._syntax_error(tables, stuck, tokens, in_body)
+            return None
+        except NodeError as err:
+            self.diagnostics.append(make("QVR001", err.message, err.span))
+            return None
+        except Exception as exc:  # a bug in a callback must cost one line, not the file
+            message = f"internal parser error on this line: {type(exc).__name__}: {exc}"
+            self.diagnostics.append(make("QVR001", message, cover(tokens[0], tokens[-1])))
+            return None
+        if len(tokens) > MAX_DEPTH and _nesting_bound(tokens) >= MAX_DEPTH:
+            deep = _too_deep(node)
+            if deep is not None:
+                message = (
+                    f"expression nested too deeply (more than {MAX_DEPTH} levels):"
+                    " split it into smaller 'let's"
+                )
+                self.diagnostics.append(make("QVR001", message, deep.span))
+                return None
+        return node
+
+    def _syntax_error(
+        self, tables: _Tables, stuck: _Stuck, tokens: list[Token], in_body: bool
+    ) -> None:
+        expected = _acceptable(tables, stuck.states)
+        if stuck.index < len(tokens):
+            found = tokens[stuck.index]
+            span = found.span
+        else:
+            last = tokens[-1]
+            found = make_token("$END", "", last.end, last.start_line, last.end_col)
+            span = last.span  # the token that needed a continuation
+        message = unexpected_token(tokens, stuck.index, found, expected, in_body)
+        related: tuple[Related, ...] = ()
+        opener = _unclosed(tokens) if found.type == "$END" else None
+        if opener is not None:
+            related = (Related(opener.span, f"'{opener.text}' opened here is not closed"),)
+        self.diagnostics.append(make("QVR001", message, span, related=related))
+
+    def _check_size(self, decl: ast.ObjectDecl) -> None:
+        body = decl.body
+        if type(body) is not ast.SizedObject or body.size is not None:
+            return
+        ctor = body.constructor.text
+        if body.size_span is None:
+            message = (
+                f"missing size: {ctor} takes a positive integer, as in "
+                f"'object {decl.name.text} : {ctor} 16'"
+            )
+            span = body.span
+        else:
+            span = body.size_span
+            raw = self.text[span.start : span.end]
+            if raw.isdigit() and raw.strip("0"):
+                message = f"the size of object {decl.name.text} is too large ({len(raw)} digits)"
+            else:
+                message = (
+                    f"the size of object {decl.name.text} must be a positive integer,"
+                    f" found '{shorten(raw)}'"
+                )
+        self.diagnostics.append(make("QVR001", message, span))
+
+
+def _unclosed(tokens: list[Token]) -> Token | None:
+    """The innermost bracket left open at the end of the line, if any."""
+    stack: list[Token] = []
+    for tok in tokens:
+        if tok.type in OPENERS:
+            stack.append(tok)
+        elif tok.type in CLOSERS and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def _nesting_bound(tokens: list[Token]) -> int:
+    """An upper bound on the expression depth of a line, from its operators and calls."""
+    return sum(1 for tok in tokens if tok.type in _NESTING_TOKENS)
+
+
+def _children(node: object) -> tuple:
+    kind = type(node)
+    if kind in (ast.Compose, ast.Tensor, ast.Binary):
+        return (node.left, node.right)  # type: ignore[attr-defined]
+    if kind in (ast.Call, ast.Apply):
+        return node.args  # type: ignore[attr-defined]
+    if kind is ast.Unary:
+        return (node.operand,)  # type: ignore[attr-defined]
+    if kind in (ast.SampleStep, ast.ObserveStep):
+        return (node.source,)  # type: ignore[attr-defined]
+    if kind in (ast.LetStep, ast.DestructureStep):
+        return (node.value,)  # type: ignore[attr-defined]
+    if kind is ast.LetDecl:
+        return (node.expr,)  # type: ignore[attr-defined]
+    return ()
+
+
+def _too_deep(root: object):
+    """The leftmost node more than MAX_DEPTH expression levels below `root`, if any.
+
+    Iterative, since the tree being checked may be far deeper than Python's stack.
+    """
+    stack = [(child, 1) for child in reversed(_children(root))]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return node
+        stack.extend((child, depth + 1) for child in reversed(_children(node)))
+    return None

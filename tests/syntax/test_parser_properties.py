@@ -1,0 +1,108 @@
+"""Properties of the parser on arbitrary and damaged text.
+
+For any input it returns (never raises), every span it reports lies inside
+the text and agrees with the text's lines, and damage to one line of a
+valid file leaves the declarations that do not contain that line intact.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qvr_core.syntax import parse
+from tests.syntax.helpers import assert_consistent
+
+EXAMPLES = sorted(Path(__file__).resolve().parents[2].joinpath("examples").glob("*.qvr"))
+SOURCES = [p.read_text(encoding="utf-8") for p in EXAMPLES]
+# fmt: off
+FRAGMENTS = [
+    "object ", "morphism ", "let ", "program ", "sample ", "observe ", "return ", "export ",
+    ">>", "@", "->", "<-", "~", "*", "+", "-", "/", "(", ")", "[", "]", ",", "=", ":",
+    "\n", "\r\n", "    ", "  ", "\t", "#", "#! ", "é", "\x00", "\ufeff",
+    "fan(", "scan(", "stack(", "identity(", "role=kernel", "reverse=true", "scale=-2.5",
+    "Normal", "FinSet 3", "Real 64", "Token", "Hidden", "h", "x", "0", "1e-3", ".5", "9" * 30,
+]
+# fmt: on
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    """An example file with a few characters or lines deleted, inserted or duplicated."""
+    text = draw(st.sampled_from(SOURCES))
+    for _ in range(draw(st.integers(1, 6))):
+        pos = draw(st.integers(0, len(text)))
+        action = draw(st.sampled_from(["delete", "insert", "fragment", "dup_line", "drop_line"]))
+        if action == "delete":
+            text = text[:pos] + text[pos + draw(st.integers(1, 12)) :]
+        elif action == "insert":
+            text = text[:pos] + draw(st.text(max_size=6)) + text[pos:]
+        elif action == "fragment":
+            text = text[:pos] + draw(st.sampled_from(FRAGMENTS)) + text[pos:]
+        else:
+            lines = text.split("\n")
+            i = draw(st.integers(0, len(lines) - 1))
+            if action == "dup_line":
+                lines.insert(i, lines[i])
+            else:
+                del lines[i]
+            text = "\n".join(lines)
+    return text
+
+
+@given(st.text(max_size=400))
+@SETTINGS
+def test_random_text_never_raises(text: str) -> None:
+    assert_consistent(text, parse(text))
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join))
+@SETTINGS
+def test_token_soup_never_raises(text: str) -> None:
+    assert_consistent(text, parse(text))
+
+
+@given(st.binary(max_size=300).map(lambda b: b.decode("utf-8", errors="replace")))
+@SETTINGS
+def test_random_bytes_never_raise(text: str) -> None:
+    assert_consistent(text, parse(text))
+
+
+@given(mutated())
+@SETTINGS
+def test_mutated_examples_never_raise(text: str) -> None:
+    assert_consistent(text, parse(text))
+
+
+@given(st.sampled_from(SOURCES), st.data())
+@SETTINGS
+def test_damaging_one_line_keeps_the_other_declarations(source: str, data: st.DataObject) -> None:
+    clean = parse(source).module.decls
+    lines = source.split("\n")
+    line = data.draw(st.integers(0, len(lines) - 1))
+    junk = data.draw(st.sampled_from(["$", " >> ", "(", " -> ->", "\t"]))
+    lines[line] += junk
+    damaged = "\n".join(lines)
+    result = parse(damaged)
+    assert_consistent(damaged, result)
+
+    untouched = [d.name.text for d in clean if not d.span.start_line <= line <= d.span.end_line]
+    assert not Counter(untouched) - Counter(d.name.text for d in result.module.decls)
+
+
+@given(st.sampled_from(SOURCES), st.sampled_from(["\r\n", "\n"]), st.integers(0, 3))
+@SETTINGS
+def test_line_endings_and_blank_lines_do_not_change_the_tree_shape(
+    source: str, newline: str, blanks: int
+) -> None:
+    base = parse(source).module.decls
+    text = source.replace("\n", newline + newline * blanks)
+    result = parse(text)
+    assert result.diagnostics == ()
+    assert_consistent(text, result)
+    assert [type(d).__name__ for d in result.module.decls] == [type(d).__name__ for d in base]
+    assert [d.name.text for d in result.module.decls] == [d.name.text for d in base]
