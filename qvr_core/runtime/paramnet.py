@@ -3,6 +3,13 @@
 `mlp` (the default) is one tanh hidden layer of `hidden_dim` units; `linear`
 is affine, optionally low rank (W = L R, as in the Mogrifier's factorised
 Q and R matrices) so wide inputs cost `rank * (in + out)` weights.
+
+Weights are stored at unit scale and divided by sqrt(fan-in) in the forward
+pass (the "NTK" parameterisation). A layer's output then has the same scale
+whatever its width, both when users overwrite every parameter with
+`randn * c` (as the gallery's "Try it" does) and under an optimiser like
+Adam, whose per-parameter steps would otherwise move a wide layer's output
+by width x lr per step and make SVI diverge.
 """
 
 from __future__ import annotations
@@ -13,50 +20,50 @@ import torch
 from torch import nn
 
 
-class MLP(nn.Module):
-    """`out(tanh(hidden(x)))`: parameters `hidden.{weight,bias}` and `out.{weight,bias}`."""
-
-    def __init__(self, in_features: int, out_features: int, hidden_dim: int) -> None:
-        super().__init__()
-        self.hidden = nn.Linear(in_features, hidden_dim)
-        self.out = nn.Linear(hidden_dim, out_features)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.out(torch.tanh(self.hidden(x)))
-
-
 class Affine(nn.Module):
-    """`x W^T + b`: parameters `weight` (out, in) and `bias` (out,), like nn.Linear."""
+    """`x W^T / sqrt(in) + b`: parameters `weight` (out, in) ~ N(0, 1) and `bias` (out,) = 0."""
 
     def __init__(self, in_features: int, out_features: int) -> None:
         super().__init__()
-        layer = nn.Linear(in_features, out_features)
-        self.weight = layer.weight
-        self.bias = layer.bias
+        self.weight = nn.Parameter(torch.randn(out_features, in_features))
+        self.bias = nn.Parameter(torch.zeros(out_features))
+        self.gain = 1.0 / math.sqrt(in_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(x, self.weight, self.bias)
+        return nn.functional.linear(x * self.gain, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.weight.shape[1]}, out_features={self.weight.shape[0]}"
 
 
-class LowRankAffine(nn.Module):
-    """`x (L R)^T + b` with `left` (out, rank), `right` (rank, in) and `bias` (out,).
+class MLP(nn.Module):
+    """`out(tanh(hidden(x)))`: parameters `hidden.{weight,bias}` and `out.{weight,bias}`."""
 
-    Initialised so that L R has the variance of a default dense layer
-    (each entry is a sum of `rank` products).
+    def __init__(self, in_features: int, out_features: int, hidden_dim: int) -> None:
+        super().__init__()
+        self.hidden = Affine(in_features, hidden_dim)
+        self.out = Affine(hidden_dim, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.tanh(self.hidden(x)))
+
+
+class LowRankAffine(nn.Module):
+    """`x (L R)^T / sqrt(in * rank) + b` with `left` (out, rank), `right` (rank, in), `bias`.
+
+    Both factors are N(0, 1); the gain keeps the product at the scale of a
+    dense layer (each entry of L R is a sum of `rank` products).
     """
 
     def __init__(self, in_features: int, out_features: int, rank: int) -> None:
         super().__init__()
-        std = math.sqrt(math.sqrt(1.0 / (in_features * rank)))
-        self.left = nn.Parameter(torch.randn(out_features, rank) * std)
-        self.right = nn.Parameter(torch.randn(rank, in_features) * std)
+        self.left = nn.Parameter(torch.randn(out_features, rank))
+        self.right = nn.Parameter(torch.randn(rank, in_features))
         self.bias = nn.Parameter(torch.zeros(out_features))
+        self.gain = 1.0 / math.sqrt(in_features * rank)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x @ self.right.T) @ self.left.T + self.bias
+        return ((x * self.gain) @ self.right.T) @ self.left.T + self.bias
 
     def extra_repr(self) -> str:
         out, rank = self.left.shape

@@ -105,9 +105,12 @@ def test_log_joint_equals_a_hand_computation() -> None:
     values = model.run(x).values
     h, y = values["h"], values["y"]
     k, head = m["k"].net, m["head"].net
-    lp_h = D.Normal(m["e"].table[x] @ k.weight.T + k.bias, 0.5).log_prob(h).sum(-1)
+    # linear parameter networks scale their input by 1/sqrt(fan-in) (docs/runtime.md)
+    e = m["e"].table[x]
+    lp_h = D.Normal(e @ k.weight.T / e.shape[-1] ** 0.5 + k.bias, 0.5).log_prob(h).sum(-1)
     g = torch.tanh(h) * 2 - 1
-    lp_y = torch.log_softmax(g @ head.weight.T + head.bias, -1)[torch.arange(3), y]
+    logits = g @ head.weight.T / g.shape[-1] ** 0.5 + head.bias
+    lp_y = torch.log_softmax(logits, -1)[torch.arange(3), y]
     joint = model.log_joint(x, values)
     assert torch.allclose(joint, lp_h + lp_y, atol=1e-5)
     assert torch.equal(joint, model.log_joint(x, values))
