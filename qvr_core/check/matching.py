@@ -48,11 +48,26 @@ def same_names(a: Product, b: Product) -> bool:
     return a.names == b.names
 
 
+def reordered(a: Product, b: Product) -> bool:
+    """The same factors in another order: equal dimensions, but the columns would mix."""
+    return len(a.factors) > 1 and a.names != b.names and sorted(a.names) == sorted(b.names)
+
+
 def match(ctx: Context, produced: Product, expected: Product, span: Span, sides: Sides) -> bool:
     """Report how `produced` fits `expected`; True when it fits (by name or by dimension)."""
     if same_names(produced, expected):
         return True
-    related = _related(ctx, produced, expected)
+    related = related_objects(ctx, produced, expected)
+    if reordered(produced, expected):
+        ctx.report(
+            "QVR201",
+            f"{sides.verb}: {sides.producer} produces {produced.label} ({dims_paren(produced)}) "
+            f"but {sides.consumer} expects {expected.label} ({dims_paren(expected)}): the same "
+            "factors in another order, which would mix up their columns",
+            span,
+            related=related,
+        )
+        return False
     if produced.continuous and expected.continuous and produced.dim == expected.dim:
         ctx.hint_or_error(
             "QVR203",
@@ -91,7 +106,8 @@ def match(ctx: Context, produced: Product, expected: Product, span: Span, sides:
     return False
 
 
-def _related(ctx: Context, *products: Product) -> tuple[Related, ...]:
+def related_objects(ctx: Context, *products: Product) -> tuple[Related, ...]:
+    """Where each object named on either side is declared, with its constructor and size."""
     seen: list[str] = []
     out: list[Related] = []
     for p in products:

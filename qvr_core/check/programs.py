@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey, suggest
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.expressions import arrow, product
-from qvr_core.check.matching import Sides, dimension_facts, dims_paren, match
+from qvr_core.check.matching import (
+    Sides,
+    dimension_facts,
+    dims_paren,
+    match,
+    related_objects,
+    reordered,
+)
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
 from qvr_core.diagnostics import Fix, Related, TextEdit
@@ -332,6 +339,16 @@ class ProgramChecker:
         """QVR401 flavour of matching, for declared observe and return types."""
         if got.names == want.names:
             return True
+        if reordered(got, want):
+            self.ctx.report(
+                "QVR401",
+                f"{what} ({dims_paren(want)}) but {producer} gives {got.label} "
+                f"({dims_paren(got)}): the same factors in another order, which would mix up "
+                "their columns",
+                span,
+                related=related_objects(self.ctx, got, want),
+            )
+            return False
         if got.continuous and want.continuous and got.dim == want.dim:
             self.ctx.hint_or_error(
                 "QVR203",
@@ -452,16 +469,12 @@ class ProgramChecker:
         return None
 
     def _return(self, step: ast.ReturnStep, cod: Product) -> ValueType | None:
-        types: list[ValueType] = []
-        for n in step.values:
-            t = self.lookup(n)
-            if t is None:
-                return None
-            types.append(t)
-        if not types:
+        looked = [self.lookup(n) for n in step.values]  # every name, so each counts as used
+        if not looked or any(t is None for t in looked):
             return None
+        types: list[ValueType] = looked  # type: ignore[assignment]
         written = self.ctx.source(step.span).removeprefix("return").strip()
-        what = f"program {self.scope} returns {written}"
+        what = f"return {written}"
         if len(types) == 1 and isinstance(types[0], Seq):
             elem = types[0].elem
             ok = self._same(
@@ -578,6 +591,7 @@ class ProgramChecker:
                 f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: "
                 "arithmetic needs equal dimensions or a number",
                 node.span,
+                related=related_objects(self.ctx, le, re_),  # type: ignore[arg-type]
             )
             return None
         return left

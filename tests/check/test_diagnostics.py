@@ -160,3 +160,40 @@ def test_syntax_error_does_not_hide_later_checks() -> None:
     )
     found = [d.code for d in check(text).diagnostics]
     assert "QVR001" in found and "QVR101" in found
+
+
+SWAPPED = """object A : Real 2
+object B : Real 3
+morphism f : A * B -> A [role=kernel, scale=0.1] ~ Normal
+morphism g : B * A -> B * A [role=kernel, scale=0.1] ~ Normal
+
+let wrong = g >> f
+
+program swap (a, b) : A * B -> A * B
+    return (b, a)
+
+export wrong
+export swap
+"""
+
+
+def test_the_same_factors_in_another_order_are_an_error_not_a_match_by_dimension() -> None:
+    module = check(SWAPPED)
+    compose = only(module, "QVR201")
+    assert compose.message == (
+        "cannot compose: g produces B * A (3 + 2 = 5) but f expects A * B (2 + 3 = 5): "
+        "the same factors in another order, which would mix up their columns"
+    )
+    ret = only(module, "QVR401")
+    assert SWAPPED[ret.span.start : ret.span.end] == "return (b, a)"
+    assert "another order" in ret.message
+    assert not [d for d in module.diagnostics if d.code == "QVR203"]
+
+
+def test_arithmetic_mismatch_points_at_both_declarations() -> None:
+    text = (ERRORS / "QVR207_arithmetic_dimensions.qvr").read_text()
+    d = only(check(text), "QVR207")
+    assert [r.message for r in d.related] == [
+        "Wide is declared here as Real 64",
+        "Narrow is declared here as Real 32",
+    ]
