@@ -260,16 +260,18 @@ def _replicate_members(d: ast.MorphismDecl) -> list[str]:
 
 def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
     exports: list[str] = []
+    seen: set[str] = set()
     decls = [d for d in module.decls if isinstance(d, ast.ExportDecl)]
     for d in decls:
         n = d.name.text
         target = ctx.top.get(n)
         if isinstance(target, ast.ProgramDecl | ast.LetDecl):
             ctx.ref(d.name.span, SymbolKey(n))
-            if n in exports:
+            if n in seen:
                 ctx.report("QVR501", f"'{n}' is already exported", d.span)
             else:
                 exports.append(n)
+                seen.add(n)
         elif target is not None:
             ctx.ref(d.name.span, SymbolKey(n))
             kind = type(target).__name__.removesuffix("Decl").lower()
@@ -316,13 +318,14 @@ def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
 def _unused(ctx: Context, module: ast.Module, exports: tuple[str, ...]) -> None:
     if any(d.code == "QVR001" for d in ctx.diagnostics):
         return  # a declaration that did not parse may be the user; do not guess
+    exported = set(exports)
     for d in module.decls:
         if isinstance(d, ast.ExportDecl) or ctx.top.get(d.name.text) is not d:
             continue
         n = d.name.text
-        if n in exports or SymbolKey(n) in ctx.used:
+        if n in exported or SymbolKey(n) in ctx.used:
             continue
-        if isinstance(d, ast.ProgramDecl) and not exports:
+        if isinstance(d, ast.ProgramDecl) and not exported:
             continue  # entry points; QVR501 already asks for an export
         kind = type(d).__name__.removesuffix("Decl").lower()
         ctx.report(

@@ -1,0 +1,128 @@
+"""Parse + check time on generated files of 500, 5,000 and 50,000 lines.
+
+The baseline is lark's own LALR parser (its lexer, an indenter and tree
+building) over the same whole file, with qvr's grammar: the cost of
+"just parsing" that qvr's parse + check is compared with. Goal: parse +
+check within 2x of the bare parse, growing linearly with the file.
+
+    .venv/bin/python bench/check_speed.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import re
+import sys
+import time
+from pathlib import Path
+
+from lark import Lark
+from lark.indenter import Indenter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated import generate
+
+from qvr_core.check import check
+from qvr_core.syntax.parser import parse
+
+GRAMMAR = Path(__file__).resolve().parents[1] / "qvr_core" / "syntax" / "grammar.lark"
+
+# Terminals and a whole-file structure around qvr's own rules, for lark alone.
+FILE_RULES = r"""
+start: _NL? item*
+?item: object_decl _NL | morphism_decl _NL | let_decl _NL | export_decl _NL | program
+program: program_header _NL _INDENT (step _NL)+ _DEDENT
+
+OBJECT: "object"
+MORPHISM: "morphism"
+LET: "let"
+PROGRAM: "program"
+SAMPLE: "sample"
+OBSERVE: "observe"
+RETURN: "return"
+EXPORT: "export"
+NAME: /[A-Za-z_][A-Za-z0-9_]*/
+FLOAT.2: /\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+/
+INT: /\d+/
+COLON: ":"
+ARROW: "->"
+LARROW: "<-"
+STAR: "*"
+PLUS: "+"
+MINUS: "-"
+SLASH: "/"
+LSQB: "["
+RSQB: "]"
+LPAR: "("
+RPAR: ")"
+COMMA: ","
+EQUAL: "="
+TILDE: "~"
+RSHIFT: ">>"
+AT: "@"
+COMMENT: /#[^\n]*/
+_NL: (/\r?\n[\t ]*/ | COMMENT)+
+%ignore /[\t ]+/
+%declare _INDENT _DEDENT
+"""
+
+
+class _Indenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 4
+
+
+def bare_lark() -> Lark:
+    rules = re.sub(r"^%declare .*$", "", GRAMMAR.read_text(), flags=re.MULTILINE)
+    rules = rules.replace("?decl:", "?decl_:").replace("?step:", "step:")
+    return Lark(
+        rules + FILE_RULES,
+        parser="lalr",
+        postlex=_Indenter(),
+        start="start",
+        maybe_placeholders=False,
+    )
+
+
+def best_of(repeat: int, fn, *args) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    lark = bare_lark()
+    print(
+        f"{'lines':>7} {'lark parse':>11} {'qvr parse':>10} {'qvr check':>10} {'parse+check':>12} {'ratio':>6} {'us/line':>8}"
+    )
+    for n in (500, 5_000, 50_000):
+        text = generate(n)
+        lines = text.count("\n")
+        lark.parse(text)  # the baseline must accept the file
+        assert check(text).ok
+        t_lark = best_of(args.repeat, lark.parse, text)
+        t_parse = best_of(args.repeat, parse, text)
+        t_total = best_of(args.repeat, check, text)
+        print(
+            f"{lines:>7} {t_lark * 1e3:>9.0f}ms {t_parse * 1e3:>8.0f}ms "
+            f"{(t_total - t_parse) * 1e3:>8.0f}ms {t_total * 1e3:>10.0f}ms "
+            f"{t_total / t_lark:>6.2f} {t_total / lines * 1e6:>8.1f}"
+        )
+    print("ratio = (qvr parse + check) / lark parse of the same file; goal <= 2, us/line flat")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
