@@ -16,6 +16,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar
 
 from lark import Lark
 from lark.indenter import Indenter
@@ -70,8 +71,8 @@ _NL: (/\r?\n[\t ]*/ | COMMENT)+
 
 class _Indenter(Indenter):
     NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    OPEN_PAREN_types: ClassVar[list[str]] = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types: ClassVar[list[str]] = ["RPAR", "RSQB"]
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 4
