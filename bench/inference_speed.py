@@ -1,0 +1,249 @@
+"""Inference speed: qvr against the same model written by hand in Pyro, in one run.
+
+    .venv/bin/python bench/inference_speed.py [--batch 64] [--seq-len 32] [--threads N]
+        [--denormals both|kept|flushed]
+
+Model: the gallery's vanilla RNN LM (examples/vanilla_rnn_lm.qvr). The Pyro
+version computes the same density: the hidden state h is scored along the
+canonical path (every cell application before the last replaced by its mean,
+h ~ Normal(cell(x_L, h_{L-1}), 0.1)), the next token is Categorical(lm_head(h)).
+Both start from the same weights, and the script checks that the two log-joints
+agree before timing anything.
+
+Timed:
+- one SVI step (guide draw, ELBO, backward, Adam step): qvr's AutoNormalGuide +
+  ELBO + SVI against Pyro's AutoNormal + Trace_ELBO + SVI;
+- one NUTS potential-and-gradient evaluation on the lifted model (every weight
+  and h latent): qvr's `ProgramPotential` against Pyro's `potential_fn` from
+  `initialize_model` with `pyro.ops.integrator.potential_grad`;
+- for attribution, the model alone (log joint and backward, no inference code):
+  the compiled qvr program against the same function in plain torch.
+
+The two implementations are measured in alternating rounds (median of the
+rounds) so that load on the machine affects both alike, once with denormal
+floats kept (torch's default) and once flushed to zero (what `qvr run` and the
+editor's runs do): qvr's ELBO is a mean over the batch, so its gradients through
+the 32-step saturated recurrence reach the denormal range, where CPU matrix
+products slow down several times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyro
+import pyro.distributions as dist
+import torch
+from pyro.infer import SVI as PyroSVI
+from pyro.infer import Trace_ELBO
+from pyro.infer.autoguide import AutoNormal
+from pyro.infer.mcmc.util import initialize_model
+from pyro.ops.integrator import potential_grad
+from torch import nn
+
+from qvr_core.dsl import load
+from qvr_core.inference import ELBO, SVI, AutoNormalGuide, bayesian_lift_parameters
+from qvr_core.inference.mcmc import ProgramPotential
+from qvr_core.inference.sites import FlatLayout, make_sites
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALE = 0.1
+
+
+#: the hand model's layers and the qvr parameter networks they copy
+LAYERS = {
+    "cell_h": "cell.net.hidden",
+    "cell_o": "cell.net.out",
+    "head_h": "lm_head.net.hidden",
+    "head_o": "lm_head.net.out",
+}
+
+
+class HandRNN(nn.Module):
+    """The vanilla RNN LM's weights, copied from the qvr model, as plain parameters.
+
+    A qvr affine layer may scale its input (`gain`, e.g. 1/sqrt(fan-in)); the
+    hand model applies the same factor so that both compute one function.
+    """
+
+    def __init__(self, qvr_model: nn.Module) -> None:
+        super().__init__()
+        params = dict(qvr_model.named_parameters())
+        modules = dict(qvr_model.named_modules())
+        self.embed = nn.Parameter(params["morphisms.tok_embed.table"].detach().clone())
+        self.gains: dict[str, float] = {}
+        for short, key in LAYERS.items():
+            weight = params[f"morphisms.{key}.weight"].detach().clone()
+            bias = params[f"morphisms.{key}.bias"].detach().clone()
+            self.register_parameter(f"{short}_w", nn.Parameter(weight))
+            self.register_parameter(f"{short}_b", nn.Parameter(bias))
+            self.gains[short] = float(getattr(modules[f"morphisms.{key}"], "gain", 1.0))
+
+
+def layer(theta: dict[str, torch.Tensor], gains: dict[str, float], k: str, v: torch.Tensor):
+    return (v * gains[k]) @ theta[f"{k}_w"].T + theta[f"{k}_b"]
+
+
+def h_loc(theta: dict[str, torch.Tensor], gains: dict[str, float], x: torch.Tensor):
+    """Mean of the last cell application, earlier cells at their means."""
+    e = theta["embed"][x]  # (B, L, 64)
+    h = torch.zeros(x.shape[0], 128)
+    for t in range(x.shape[1]):
+        z = torch.tanh(layer(theta, gains, "cell_h", torch.cat([e[:, t], h], dim=-1)))
+        h = layer(theta, gains, "cell_o", z)
+    return h
+
+
+def logits(theta: dict[str, torch.Tensor], gains: dict[str, float], h: torch.Tensor):
+    return layer(theta, gains, "head_o", torch.tanh(layer(theta, gains, "head_h", h)))
+
+
+def pyro_model(net: HandRNN, x: torch.Tensor, y: torch.Tensor) -> None:
+    pyro.module("rnn", net)
+    theta = dict(net.named_parameters())
+    with pyro.plate("batch", x.shape[0]):
+        h = pyro.sample("h", dist.Normal(h_loc(theta, net.gains, x), SCALE).to_event(1))
+        pyro.sample("next_token", dist.Categorical(logits=logits(theta, net.gains, h)), obs=y)
+
+
+def pyro_lifted_model(net: HandRNN, x: torch.Tensor, y: torch.Tensor) -> None:
+    """Every weight a Normal(0, 1) latent, then the model above with them in place."""
+    theta = {
+        name: pyro.sample(name, dist.Normal(0.0, 1.0).expand(p.shape).to_event(p.dim()))
+        for name, p in net.named_parameters()
+    }
+    with pyro.plate("batch", x.shape[0]):
+        h = pyro.sample("h", dist.Normal(h_loc(theta, net.gains, x), SCALE).to_event(1))
+        pyro.sample("next_token", dist.Categorical(logits=logits(theta, net.gains, h)), obs=y)
+
+
+def timed(fn: Callable[[], object], repeat: int) -> float:
+    """Seconds per call over `repeat` calls."""
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def compare(
+    name: str, ours: Callable[[], object], theirs: Callable[[], object], rounds: int, repeat: int
+) -> tuple[str, float, float]:
+    for fn in (ours, theirs):  # warm up caches and lazy initialisation
+        for _ in range(3):
+            fn()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(timed(ours, repeat))
+        b.append(timed(theirs, repeat))
+    return name, statistics.median(a), statistics.median(b)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--seq-len", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument(
+        "--denormals",
+        choices=("both", "kept", "flushed"),
+        default="both",
+        help="time with denormal floats kept, flushed to zero (what `qvr run` does), or both",
+    )
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    pyro.set_rng_seed(0)
+    torch.distributions.Distribution.set_default_validate_args(False)
+    pyro.enable_validation(False)
+
+    model = load(ROOT / "examples" / "vanilla_rnn_lm.qvr").morphism
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+    x = model.example_input(args.batch, args.seq_len)
+    with torch.no_grad():
+        values = model.run(x).values
+    y = values["next_token"]
+    obs = {"next_token": y}
+    net = HandRNN(model)
+
+    # Same model? Compare the log joint at one point.
+    with torch.no_grad():
+        ours = model.log_joint(x, values).sum()
+        tr = pyro.poutine.trace(pyro.poutine.condition(pyro_model, {"h": values["h"]})).get_trace(
+            net, x, y
+        )
+        theirs = tr.log_prob_sum()
+    print(f"log joint: qvr {float(ours):.3f}, pyro {float(theirs):.3f}")
+    assert torch.allclose(ours, theirs, rtol=1e-4), "the two models disagree"
+
+    # SVI step.
+    guide = AutoNormalGuide(model, observed_names={"next_token"})
+    svi = SVI(
+        model, guide, torch.optim.Adam([*model.parameters(), *guide.parameters()], lr=1e-3), ELBO()
+    )
+    pyro.clear_param_store()
+    pguide = AutoNormal(pyro_model)
+    psvi = PyroSVI(pyro_model, pguide, pyro.optim.Adam({"lr": 1e-3}), Trace_ELBO())
+    cases = [("SVI step", lambda: svi.step(x, obs), lambda: psvi.step(net, x, y))]
+
+    # NUTS potential and gradient on the lifted model.
+    h_shape = tuple(values["h"].shape)
+    lifted, lx, lobs = bayesian_lift_parameters(model, x, obs, additional_latents={"h": h_shape})
+    init = lifted.initial_values(lx, lobs)
+    layout = FlatLayout(make_sites(lifted, init, lifted.site_names))
+    potential = ProgramPotential(lifted, lx, lobs, layout)
+    z = layout.pack(init)
+    init_params, potential_fn, _, _ = initialize_model(
+        pyro_lifted_model,
+        model_args=(net, x, y),
+        init_strategy=pyro.infer.autoguide.init_to_sample,
+    )
+    pz = {n: v.detach() for n, v in init_params.items()}
+    cases.append(
+        (
+            "NUTS potential + gradient",
+            lambda: potential(z),
+            lambda: potential_grad(potential_fn, pz),
+        )
+    )
+
+    # Attribution: the model alone (log joint and its gradient, no inference code):
+    # qvr's compiled runtime against the same function written in plain torch.
+    h_value = values["h"]
+    theta = dict(net.named_parameters())
+
+    def runtime_only() -> None:
+        model.log_joint(x, {**obs, "h": h_value}).sum().backward()
+
+    def hand_only() -> None:
+        d = dist.Normal(h_loc(theta, net.gains, x), SCALE).log_prob(h_value).sum()
+        c = dist.Categorical(logits=logits(theta, net.gains, h_value)).log_prob(y).sum()
+        (d + c).backward()
+
+    cases.append(("model alone: log joint+grad", runtime_only, hand_only))
+
+    modes = {"both": (False, True), "kept": (False,), "flushed": (True,)}[args.denormals]
+    print(
+        f"vanilla RNN LM, batch {args.batch}, seq {args.seq_len}, "
+        f"{torch.get_num_threads()} torch thread(s), median of {args.rounds} rounds"
+    )
+    for flush in modes:
+        torch.set_flush_denormal(flush)
+        rows = [compare(name, a, b, args.rounds, args.repeat) for name, a, b in cases]
+        print(f"\ndenormal floats {'flushed to zero' if flush else 'kept'}:")
+        print(f"{'':30}{'qvr ms':>10}{'pyro ms':>10}{'qvr/pyro':>10}")
+        for name, a, b in rows:
+            print(f"{name:30}{a * 1e3:10.2f}{b * 1e3:10.2f}{a / b:10.2f}")
+    torch.set_flush_denormal(False)
+    print("\n(last rows: qvr's compiled runtime against plain torch, no inference code)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""`qvr run FILE`: fit or sample a program from the terminal.
+
+    qvr run examples/vanilla_rnn_lm.qvr --method svi --steps 200
+    qvr run model.qvr --method nuts --steps 100 --json > summary.json
+    qvr run model.qvr --data data.pt
+
+Progress goes to stderr (one updating line on a terminal, a line every tenth
+of the run otherwise); the summary goes to stdout, as text or, with `--json`,
+as one JSON object (NaN and infinities become null). The first Ctrl-C stops
+the run cleanly and prints the summary so far (exit status 130); a second one
+aborts. Errors print one clear message and exit with status 1.
+
+torch is imported only when the command runs, so `qvr --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+METHODS = ("svi", "nuts", "prior")
+EXIT_INTERRUPTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the `qvr run` options on `parser`."""
+    parser.add_argument("file", help="the .qvr source file")
+    parser.add_argument("--program", help="the exported program to run (default: the first)")
+    parser.add_argument("--method", choices=METHODS, default="svi", help="default: svi")
+    parser.add_argument(
+        "--steps", type=int, default=100, help="SVI steps, NUTS iterations or prior draws"
+    )
+    parser.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate (svi)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=16, help="synthetic batch size")
+    parser.add_argument("--seq-len", type=int, default=8, help="synthetic sequence length")
+    parser.add_argument("--data", help="a .pt, .npz or .csv file with 'x' and observed sites")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+class ProgressLine:
+    """Progress on stderr: a rewritten line on a terminal, periodic lines otherwise."""
+
+    def __init__(self, method: str, stream: TextIO | None = None) -> None:
+        self.method = method
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start: float | None = None  # set at the first report: compiling is not a step
+        self.last_draw = 0.0
+        self.width = 0
+
+    def __call__(self, step: int, total: int, loss: float) -> None:
+        now = time.perf_counter()
+        if self.start is None:
+            self.start, self.first = now, step
+        done = step - self.first
+        rate = done / (now - self.start) if done else math.nan
+        label = "loss" if self.method == "svi" else "-log p"
+        text = f"{self.method} step {step}/{total}  {label} {loss:.4g}  {_fmt(rate, '.1f')} steps/s"
+        if self.tty:
+            if step < total and now - self.last_draw < 0.1:
+                return
+            self.last_draw = now
+            filled = int(20 * step / max(total, 1))
+            line = f"[{'#' * filled}{'.' * (20 - filled)}] {text}"
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            every = max(1, total // 10)
+            if step % every and step != total:
+                return
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.width = 0
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _fmt(v: Any, spec: str = ".4g") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return format(v, spec)
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """The human-readable summary printed at the end of a run."""
+    lines = [
+        f"{s['program']}: {s['method']} on {s['data']} data (batch {s['batch']}), "
+        f"{s['steps']} steps in {s['seconds']:.2f} s ({_fmt(s['steps_per_second'], '.1f')} steps/s)"
+        + ("  [stopped]" if s.get("stopped") else "")
+    ]
+    if s["method"] == "svi":
+        lines.append(f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])}")
+    elif s["method"] == "nuts":
+        lines.append(
+            f"  warmup {s['num_warmup']}, draws {s['num_samples']}, acceptance "
+            f"{_fmt(s['acceptance'], '.2f')}, divergences {s['divergences']}, "
+            f"step size {_fmt(s['step_size'], '.3g')}"
+        )
+        lines.append(
+            f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess min {_fmt(s['ess_min'], '.1f')}"
+        )
+        for site in s["r_hat"]:
+            lines.append(
+                f"    {site}: r_hat {_fmt(s['r_hat'][site], '.3f')}, "
+                f"ess {_fmt(s['ess'][site], '.1f')}"
+            )
+    else:
+        for site, d in s["sites"].items():
+            shape = "x".join(str(n) for n in d["shape"]) or "scalar"
+            if "mean" in d:
+                desc = (
+                    f"mean {d['mean']:.4g}, sd {d['sd']:.4g}, "
+                    f"range [{d['min']:.4g}, {d['max']:.4g}]"
+                )
+            else:
+                desc = "most frequent " + ", ".join(
+                    f"{m['value']} ({m['fraction']:.0%})" for m in d["most_frequent"]
+                )
+            lines.append(f"  {d['kind']} {site} ({d['support']}, {shape}): {desc}")
+    return "\n".join(lines)
+
+
+class _StopOnInterrupt:
+    """First Ctrl-C asks the run to stop; a second one interrupts for real."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.previous: Any = None
+
+    def __enter__(self) -> _StopOnInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.event.set()
+        sys.stderr.write("\nstopping after this step (Ctrl-C again to abort)\n")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run `args.file`; print progress and the summary. Returns the exit status."""
+    from qvr_core.inference.errors import InferenceError, NonFiniteLossError
+    from qvr_core.inference.job import run_inference
+
+    try:
+        source = Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"qvr run: cannot read {args.file}: {e}", file=sys.stderr)
+        return 1
+    progress = ProgressLine(args.method)
+    try:
+        with _StopOnInterrupt() as stop:
+            summary = run_inference(
+                source,
+                path=args.file,
+                program=args.program,
+                method=args.method,
+                steps=args.steps,
+                lr=args.lr,
+                seed=args.seed,
+                batch=args.batch,
+                seq_len=args.seq_len,
+                data=args.data,
+                on_progress=progress,
+                should_stop=stop.event.is_set,
+            )
+    except NonFiniteLossError as e:
+        progress.finish()
+        print(f"qvr run: {e}", file=sys.stderr)
+        partial = getattr(e, "summary", None)
+        if args.json and partial is not None:
+            print(json.dumps(_json_safe({**partial, "error": str(e)})))
+        return 1
+    except InferenceError as e:
+        progress.finish()
+        print(f"qvr run: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        progress.finish()
+        print("qvr run: aborted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    progress.finish()
+    if args.json:
+        print(json.dumps(_json_safe(summary)))
+    else:
+        print(format_summary(summary))
+    return EXIT_INTERRUPTED if summary.get("stopped") else 0
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m qvr_core.cli.run FILE`
+    _parser = argparse.ArgumentParser(prog="qvr run", description=__doc__.split("\n")[0])
+    add_arguments(_parser)
+    sys.exit(main(_parser.parse_args()))

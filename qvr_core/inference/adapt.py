@@ -1,0 +1,111 @@
+"""Warmup adaptation for NUTS: dual averaging of the step size and a windowed
+diagonal mass matrix, following Stan's schedule (Hoffman & Gelman 2014, Stan
+reference manual "HMC algorithm parameters").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+class DualAveraging:
+    """Nesterov dual averaging of log(step size) towards a target acceptance statistic."""
+
+    def __init__(
+        self,
+        step_size: float,
+        target: float,
+        gamma: float = 0.05,
+        t0: float = 10.0,
+        kappa: float = 0.75,
+    ) -> None:
+        self.target, self.gamma, self.t0, self.kappa = target, gamma, t0, kappa
+        self.restart(step_size)
+
+    def restart(self, step_size: float) -> None:
+        self.mu = math.log(10.0 * step_size)
+        self.count = 0
+        self.s_bar = 0.0
+        self.x_bar = 0.0
+
+    def update(self, accept_stat: float) -> float:
+        """Feed one iteration's acceptance statistic; return the step size to use next."""
+        self.count += 1
+        accept_stat = min(1.0, accept_stat) if math.isfinite(accept_stat) else 0.0
+        eta = 1.0 / (self.count + self.t0)
+        self.s_bar = (1.0 - eta) * self.s_bar + eta * (self.target - accept_stat)
+        x = self.mu - self.s_bar * math.sqrt(self.count) / self.gamma
+        weight = self.count ** (-self.kappa)
+        self.x_bar = (1.0 - weight) * self.x_bar + weight * x
+        return math.exp(x)
+
+    @property
+    def final_step_size(self) -> float:
+        return math.exp(self.x_bar)
+
+
+class WelfordVariance:
+    """Running per-coordinate variance in float64."""
+
+    def __init__(self, size: int) -> None:
+        self.n = 0
+        self.mean = torch.zeros(size, dtype=torch.float64)
+        self.m2 = torch.zeros(size, dtype=torch.float64)
+
+    def add(self, z: torch.Tensor) -> None:
+        z = z.detach().to(torch.float64).cpu()
+        self.n += 1
+        delta = z - self.mean
+        self.mean += delta / self.n
+        self.m2 += delta * (z - self.mean)
+
+    def regularised_variance(self) -> torch.Tensor:
+        """Stan's shrinkage towards 1e-3, which keeps a short window well-conditioned."""
+        n = self.n
+        var = self.m2 / max(n - 1, 1)
+        return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
+
+
+@dataclass
+class WarmupSchedule:
+    """Stan's windows: a fast initial buffer, doubling slow windows, a fast final buffer.
+
+    The mass matrix is re-estimated at the end of each slow window. With fewer
+    than 20 warmup iterations no mass matrix is estimated (there is too little
+    to estimate it from), exactly as in Stan.
+    """
+
+    num_warmup: int
+    init_buffer: int = 75
+    term_buffer: int = 50
+    base_window: int = 25
+
+    def __post_init__(self) -> None:
+        n = self.num_warmup
+        self.enabled = n >= 20
+        if self.enabled and self.init_buffer + self.base_window + self.term_buffer > n:
+            self.init_buffer = int(0.15 * n)
+            self.term_buffer = int(0.1 * n)
+            self.base_window = n - (self.init_buffer + self.term_buffer)
+        self.window_ends = self._window_ends()
+
+    def _window_ends(self) -> set[int]:
+        """Iterations (0-based) after which a slow window closes."""
+        if not self.enabled:
+            return set()
+        ends = set()
+        last = self.num_warmup - self.term_buffer
+        start, size = self.init_buffer, self.base_window
+        while start < last:
+            end = start + size
+            if end + 2 * size > last:  # the next window would not fit: stretch this one
+                end = last
+            ends.add(end - 1)
+            start, size = end, 2 * size
+        return ends
+
+    def in_slow_window(self, i: int) -> bool:
+        return self.enabled and self.init_buffer <= i < self.num_warmup - self.term_buffer

@@ -1,0 +1,254 @@
+"""MCMC: run NUTS chains on a program's latent sites and collect draws and diagnostics.
+
+The latent sites are every site without data. Their values are flattened into
+one unconstrained vector (`sites.FlatLayout`); the potential is
+-(log_joint(x, values) summed over the batch + log |det J|) and its gradient
+comes from torch.autograd. Chains run one after another; each starts from its
+own forward run of the program (or the program's `initial_values`, which the
+lifted program of `bayesian_lift_parameters` provides: the current parameters).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from qvr_core.inference.diagnostics import effective_sample_size, split_rhat
+from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.nuts import NUTSKernel, Transition
+from qvr_core.inference.sites import (
+    FlatLayout,
+    ProgramLike,
+    latent_names,
+    make_sites,
+)
+
+ProgressFn = Callable[[int, int, float], None]
+
+
+class ProgramPotential:
+    """U(z) = -log p(x, values(z), y) - log |det J(z)| with its autograd gradient."""
+
+    def __init__(
+        self,
+        model: ProgramLike,
+        x: Any,
+        observations: Mapping[str, torch.Tensor],
+        layout: FlatLayout,
+    ) -> None:
+        self.model, self.x, self.observations, self.layout = model, x, dict(observations), layout
+        self.num_evals = 0
+
+    def log_density(self, z: torch.Tensor) -> torch.Tensor:
+        """log p(x, values(z), y) + log |det J(z)| as a scalar tensor."""
+        return self._log_density(self.layout.split(z))
+
+    def _log_density(self, parts: list[torch.Tensor]) -> torch.Tensor:
+        values, log_det = self.layout.constrain(parts)
+        return self.model.log_joint(self.x, {**self.observations, **values}).sum() + log_det
+
+    def __call__(self, z: torch.Tensor) -> tuple[float, torch.Tensor]:
+        self.num_evals += 1
+        # One leaf per site: differentiating through slices of a single flat leaf
+        # would materialise a full-size zero gradient for every slice.
+        parts = [p.detach().requires_grad_(True) for p in self.layout.split(z)]
+        with torch.enable_grad():
+            lp = self._log_density(parts)
+            grads = torch.autograd.grad(lp, parts, allow_unused=True)
+        grad = torch.cat(
+            [
+                (g if g is not None else torch.zeros_like(p)).reshape(-1)
+                for g, p in zip(grads, parts, strict=True)
+            ]
+        )
+        return -float(lp.detach()), -grad
+
+
+@dataclass
+class MCMCResult:
+    """Draws per site `(chains, draws, *shape)` and per-chain statistics.
+
+    `log_densities` is the program's log joint at each draw (without the
+    Jacobian of the unconstrained parameterisation). `r_hat` and `ess` are per
+    element of each site; `summary()` reduces them to the worst element.
+    """
+
+    samples: dict[str, torch.Tensor]
+    log_densities: torch.Tensor
+    acceptance_rates: torch.Tensor
+    divergence_counts: torch.Tensor
+    step_sizes: torch.Tensor
+    tree_depths: torch.Tensor
+    num_leapfrog_steps: torch.Tensor
+    warmup_divergence_counts: torch.Tensor
+    r_hat: dict[str, torch.Tensor] = field(default_factory=dict)
+    ess: dict[str, torch.Tensor] = field(default_factory=dict)
+    stopped: bool = False
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Per site: posterior mean and sd (averaged over elements), max R-hat, min ESS."""
+        out = {}
+        for name, s in self.samples.items():
+            flat = s.reshape(-1, *s.shape[2:]).to(torch.float64)
+            out[name] = {
+                "mean": float(flat.mean()) if flat.numel() else math.nan,
+                "sd": float(flat.std(dim=0).mean()) if flat.shape[0] > 1 else math.nan,
+                "r_hat_max": _nan_reduce(self.r_hat[name], np.nanmax),
+                "ess_min": _nan_reduce(self.ess[name], np.nanmin),
+            }
+        return out
+
+
+def _nan_reduce(t: torch.Tensor, fn: Callable[[np.ndarray], Any]) -> float:
+    a = t.numpy()
+    if a.size == 0 or np.all(np.isnan(a)):
+        return math.nan
+    return float(fn(a))
+
+
+class MCMC:
+    """`MCMC(kernel, num_warmup, num_samples, num_chains).run(model, x, observations)`."""
+
+    def __init__(
+        self, kernel: NUTSKernel, num_warmup: int, num_samples: int, num_chains: int = 1
+    ) -> None:
+        if int(num_warmup) < 0 or int(num_samples) < 1 or int(num_chains) < 1:
+            raise InferenceError(
+                "MCMC needs num_warmup >= 0, num_samples >= 1 and num_chains >= 1, got "
+                f"{num_warmup}, {num_samples}, {num_chains}"
+            )
+        self.kernel = kernel
+        self.num_warmup, self.num_samples, self.num_chains = (
+            int(num_warmup),
+            int(num_samples),
+            int(num_chains),
+        )
+
+    def _initial_values(
+        self, model: ProgramLike, x: Any, observations: dict
+    ) -> dict[str, torch.Tensor]:
+        custom = getattr(model, "initial_values", None)
+        with torch.no_grad():
+            if callable(custom):
+                return dict(custom(x, observations))
+            return dict(model.run(x, observations).values)
+
+    def run(
+        self,
+        model: ProgramLike,
+        x: Any,
+        observations: Mapping[str, torch.Tensor] | None = None,
+        *,
+        on_progress: ProgressFn | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> MCMCResult:
+        """Warm up and sample every chain; `on_progress(iteration, total, potential)`.
+
+        When `should_stop()` turns true the run ends early and the result holds
+        the complete chains (or the draws of the first chain so far) with
+        `stopped=True`.
+        """
+        observations = dict(observations or {})
+        names = latent_names(model, observations)
+        if not names:
+            raise InferenceError(
+                "nothing to sample: every stochastic site of the program has data "
+                "(lift the parameters with bayesian_lift_parameters to sample them)"
+            )
+        total = self.num_chains * (self.num_warmup + self.num_samples)
+        records: list[_ChainRecord] = []
+        layout: FlatLayout | None = None
+        done = 0
+        for _ in range(self.num_chains):
+            init = self._initial_values(model, x, observations)
+            if layout is None:
+                layout = FlatLayout(make_sites(model, init, names))
+            potential = ProgramPotential(model, x, observations, layout)
+            chain = self.kernel.chain(potential, layout.pack(init), self.num_warmup)
+            record = _ChainRecord()
+            records.append(record)
+            for _ in range(self.num_warmup + self.num_samples):
+                if should_stop is not None and should_stop():
+                    break
+                warming = chain.warming_up
+                t = chain.step()
+                done += 1
+                if warming:
+                    record.warmup_divergences += int(t.diverging)
+                else:
+                    record.add(t)
+                if on_progress is not None:
+                    on_progress(done, total, t.potential)
+            else:
+                record.complete = True
+            if not record.complete:
+                break
+        assert layout is not None
+        return _result(layout, records)
+
+
+@dataclass
+class _ChainRecord:
+    zs: list[torch.Tensor] = field(default_factory=list)
+    potentials: list[float] = field(default_factory=list)
+    accept: list[float] = field(default_factory=list)
+    diverging: list[bool] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+    step_size: float = math.nan
+    warmup_divergences: int = 0
+    complete: bool = False
+
+    def add(self, t: Transition) -> None:
+        self.zs.append(t.z.detach().clone())
+        self.potentials.append(t.potential)
+        self.accept.append(t.accept_prob)
+        self.diverging.append(t.diverging)
+        self.depths.append(t.tree_depth)
+        self.steps.append(t.num_steps)
+        self.step_size = t.step_size
+
+
+def _result(layout: FlatLayout, records: list[_ChainRecord]) -> MCMCResult:
+    stopped = not all(r.complete for r in records)
+    kept = [r for r in records if r.complete] or records[:1]
+    n = min(len(r.zs) for r in kept)
+    if n == 0:
+        kept = []
+    samples = {s.name: torch.zeros(len(kept), n, *s.shape) for s in layout.sites}
+    log_dens = torch.zeros(len(kept), n, dtype=torch.float64)
+    with torch.no_grad():
+        for c, r in enumerate(kept):
+            for d, z in enumerate(r.zs[:n]):
+                values, log_det = layout.unpack(z)
+                for name, v in values.items():
+                    if samples[name].dtype != v.dtype:
+                        samples[name] = samples[name].to(v.dtype)
+                    samples[name][c, d] = v
+                log_dens[c, d] = -r.potentials[d] - float(log_det)
+
+    def per_chain(values: Callable[[_ChainRecord], list], dtype: torch.dtype) -> torch.Tensor:
+        return torch.tensor([values(r)[:n] for r in kept], dtype=dtype).reshape(len(kept), n)
+
+    result = MCMCResult(
+        samples=samples,
+        log_densities=log_dens,
+        acceptance_rates=per_chain(lambda r: r.accept, torch.float64).mean(dim=1),
+        divergence_counts=per_chain(lambda r: r.diverging, torch.int64).sum(dim=1),
+        step_sizes=torch.tensor([r.step_size for r in kept], dtype=torch.float64),
+        tree_depths=per_chain(lambda r: r.depths, torch.int64),
+        num_leapfrog_steps=per_chain(lambda r: r.steps, torch.int64),
+        warmup_divergence_counts=torch.tensor(
+            [r.warmup_divergences for r in kept], dtype=torch.int64
+        ),
+        stopped=stopped,
+    )
+    for name, s in samples.items():
+        result.r_hat[name] = torch.from_numpy(split_rhat(s)) if n else torch.zeros(0)
+        result.ess[name] = torch.from_numpy(effective_sample_size(s)) if n else torch.zeros(0)
+    return result

@@ -1,0 +1,324 @@
+"""The No-U-Turn Sampler on a flat vector of unconstrained latent values.
+
+This is multinomial NUTS as in Stan (Betancourt 2017, "A Conceptual Introduction
+to Hamiltonian Monte Carlo", appendix A): the trajectory doubles forwards or
+backwards at random; inside each new subtree a point is drawn with weight
+exp(-H) (uniform progressive sampling), and across doublings the new subtree's
+draw replaces the current one with probability min(1, W_new / W_old) (biased
+progressive sampling, which favours points far from the start). Doubling stops
+at the generalised U-turn criterion (with Stan's extra checks across the two
+halves of every merge), at a divergence (energy error above
+`max_delta_energy`), or at `max_tree_depth`.
+
+The sampler knows nothing about programs: it sees a `potential(z) -> (U, dU/dz)`
+with U = -log density. `qvr_core.inference.mcmc` builds that function from a
+program with torch.autograd.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from qvr_core.inference.adapt import DualAveraging, WarmupSchedule, WelfordVariance
+from qvr_core.inference.errors import InferenceError
+
+Potential = Callable[[torch.Tensor], tuple[float, torch.Tensor]]
+
+
+@dataclass
+class _Point:
+    """A phase-space point: position, momentum, velocity M^-1 r, and U with its gradient."""
+
+    z: torch.Tensor
+    r: torch.Tensor
+    p_sharp: torch.Tensor
+    potential: float
+    grad: torch.Tensor
+    kinetic: float
+
+
+@dataclass
+class _Tree:
+    left: _Point
+    right: _Point
+    proposal: _Point
+    log_weight: float
+    rho: torch.Tensor
+    sum_accept: float
+    num_steps: int
+    diverging: bool = False
+    turning: bool = False
+
+
+@dataclass(frozen=True)
+class Transition:
+    """What one NUTS iteration produced (position plus the statistics Stan reports)."""
+
+    z: torch.Tensor
+    potential: float
+    accept_prob: float
+    diverging: bool
+    num_steps: int
+    tree_depth: int
+    step_size: float
+
+
+def _log_add_exp(a: float, b: float) -> float:
+    if a == -math.inf:
+        return b
+    if b == -math.inf:
+        return a
+    hi = max(a, b)
+    return hi + math.log1p(math.exp(-abs(a - b)))
+
+
+def _no_u_turn(p_sharp_left: torch.Tensor, p_sharp_right: torch.Tensor, rho: torch.Tensor) -> bool:
+    """Generalised criterion: both ends still move along the summed momentum."""
+    return bool(torch.dot(p_sharp_left, rho) > 0) and bool(torch.dot(p_sharp_right, rho) > 0)
+
+
+def _merge_keeps_going(left: _Tree, right: _Tree, rho: torch.Tensor) -> bool:
+    """The U-turn test on a merged tree plus Stan's two checks across the seam."""
+    return (
+        _no_u_turn(left.left.p_sharp, right.right.p_sharp, rho)
+        and _no_u_turn(left.left.p_sharp, right.left.p_sharp, left.rho + right.left.r)
+        and _no_u_turn(left.right.p_sharp, right.right.p_sharp, right.rho + left.right.r)
+    )
+
+
+class NUTSKernel:
+    """NUTS settings; `chain(potential, z0, num_warmup)` starts one adaptive chain.
+
+    Warmup tunes the step size by dual averaging towards `target_accept` and, when
+    there are at least 20 warmup iterations, a diagonal mass matrix from the
+    variance of the draws in Stan's doubling windows.
+    """
+
+    def __init__(
+        self,
+        step_size: float = 0.1,
+        max_tree_depth: int = 10,
+        target_accept: float = 0.8,
+        adapt_step_size: bool = True,
+        adapt_mass_matrix: bool = True,
+        max_delta_energy: float = 1000.0,
+    ) -> None:
+        if not step_size > 0:
+            raise InferenceError(f"step_size must be positive, got {step_size}")
+        if int(max_tree_depth) < 1:
+            raise InferenceError(f"max_tree_depth must be at least 1, got {max_tree_depth}")
+        if not 0 < target_accept < 1:
+            raise InferenceError(f"target_accept must be in (0, 1), got {target_accept}")
+        self.step_size = float(step_size)
+        self.max_tree_depth = int(max_tree_depth)
+        self.target_accept = float(target_accept)
+        self.adapt_step_size = bool(adapt_step_size)
+        self.adapt_mass_matrix = bool(adapt_mass_matrix)
+        self.max_delta_energy = float(max_delta_energy)
+
+    def chain(self, potential: Potential, z0: torch.Tensor, num_warmup: int) -> NUTSChain:
+        return NUTSChain(self, potential, z0, num_warmup)
+
+
+class NUTSChain:
+    """The state of one chain: position, step size, mass matrix and adaptation."""
+
+    def __init__(
+        self, kernel: NUTSKernel, potential: Potential, z0: torch.Tensor, num_warmup: int
+    ) -> None:
+        self.kernel = kernel
+        self.potential_fn = potential
+        self.num_warmup = int(num_warmup)
+        self.iteration = 0
+        z0 = z0.detach().clone()
+        u0, g0 = potential(z0)
+        if not math.isfinite(u0) or not bool(torch.isfinite(g0).all()):
+            raise InferenceError(
+                "the log density is not finite at the initial point of the chain "
+                f"(potential energy {u0}); check the data against the model's supports"
+            )
+        self.z, self.potential, self.grad = z0, u0, g0
+        self.inv_mass = torch.ones_like(z0)
+        self._unit_mass = True  # skips the products with M^-1 until it is adapted
+        self.step_size = kernel.step_size
+        self.schedule = WarmupSchedule(self.num_warmup)
+        self.welford = WelfordVariance(z0.numel())
+        self.dual = DualAveraging(self.step_size, kernel.target_accept)
+        if self.num_warmup > 0 and kernel.adapt_step_size:
+            self.step_size = self._reasonable_step_size(self.step_size)
+            self.dual.restart(self.step_size)
+
+    # -- Hamiltonian pieces -------------------------------------------------
+
+    def _momentum(self) -> torch.Tensor:
+        r = torch.randn_like(self.z)
+        return r if self._unit_mass else r / self.inv_mass.sqrt()
+
+    def _point(
+        self, z: torch.Tensor, r: torch.Tensor, potential: float, grad: torch.Tensor
+    ) -> _Point:
+        p_sharp = r if self._unit_mass else self.inv_mass * r
+        return _Point(z, r, p_sharp, potential, grad, 0.5 * float(torch.dot(p_sharp, r)))
+
+    def _leapfrog(self, p: _Point, eps: float) -> _Point:
+        r = torch.add(p.r, p.grad, alpha=-0.5 * eps)
+        z = torch.add(p.z, r if self._unit_mass else self.inv_mass * r, alpha=eps)
+        u, g = self.potential_fn(z)
+        r.add_(g, alpha=-0.5 * eps)
+        return self._point(z, r, u, g)
+
+    def _energy(self, p: _Point) -> float:
+        h = p.potential + p.kinetic
+        return math.inf if math.isnan(h) else h
+
+    # -- trajectory ---------------------------------------------------------
+
+    def _leaf(self, start: _Point, direction: int, h0: float) -> _Tree:
+        p = self._leapfrog(start, direction * self.step_size)
+        delta = h0 - self._energy(p)  # log weight of the new point
+        diverging = -delta > self.kernel.max_delta_energy
+        accept = 1.0 if delta > 0 else math.exp(delta)
+        return _Tree(p, p, p, delta, p.r, accept, 1, diverging=diverging)
+
+    def _build(self, start: _Point, direction: int, depth: int, h0: float) -> _Tree:
+        """A subtree of 2**depth leapfrog steps from `start` in `direction`."""
+        if depth == 0:
+            return self._leaf(start, direction, h0)
+        first = self._build(start, direction, depth - 1, h0)
+        if first.diverging or first.turning:
+            return first
+        second = self._build(first.right if direction > 0 else first.left, direction, depth - 1, h0)
+        sum_accept = first.sum_accept + second.sum_accept
+        num_steps = first.num_steps + second.num_steps
+        log_weight = _log_add_exp(first.log_weight, second.log_weight)
+        left, right = (first, second) if direction > 0 else (second, first)
+        if second.diverging or second.turning:
+            return _Tree(
+                left.left,
+                right.right,
+                first.proposal,
+                log_weight,
+                first.rho,
+                sum_accept,
+                num_steps,
+                second.diverging,
+                second.turning,
+            )
+        proposal = first.proposal
+        if float(torch.rand(())) < math.exp(second.log_weight - log_weight):
+            proposal = second.proposal
+        rho = first.rho + second.rho
+        turning = not _merge_keeps_going(left, right, rho)
+        return _Tree(
+            left.left,
+            right.right,
+            proposal,
+            log_weight,
+            rho,
+            sum_accept,
+            num_steps,
+            turning=turning,
+        )
+
+    def _transition(self) -> Transition:
+        start = self._point(self.z, self._momentum(), self.potential, self.grad)
+        h0 = self._energy(start)
+        tree = _Tree(start, start, start, 0.0, start.r, 0.0, 0)
+        sum_accept, num_steps, depth, diverging = 0.0, 0, 0, False
+        while depth < self.kernel.max_tree_depth:
+            direction = 1 if float(torch.rand(())) < 0.5 else -1
+            sub = self._build(tree.right if direction > 0 else tree.left, direction, depth, h0)
+            sum_accept += sub.sum_accept
+            num_steps += sub.num_steps
+            depth += 1
+            if sub.diverging:
+                diverging = True
+                break
+            if sub.turning:
+                break
+            proposal = tree.proposal
+            if sub.log_weight > tree.log_weight or float(torch.rand(())) < math.exp(
+                sub.log_weight - tree.log_weight
+            ):
+                proposal = sub.proposal
+            left, right = (tree, sub) if direction > 0 else (sub, tree)
+            rho = tree.rho + sub.rho
+            turning = not _merge_keeps_going(left, right, rho)
+            tree = _Tree(
+                left.left,
+                right.right,
+                proposal,
+                _log_add_exp(tree.log_weight, sub.log_weight),
+                rho,
+                0.0,
+                0,
+            )
+            if turning:
+                break
+        chosen = tree.proposal
+        self.z, self.potential, self.grad = chosen.z, chosen.potential, chosen.grad
+        return Transition(
+            chosen.z,
+            chosen.potential,
+            sum_accept / max(num_steps, 1),
+            diverging,
+            num_steps,
+            depth,
+            self.step_size,
+        )
+
+    # -- adaptation ---------------------------------------------------------
+
+    def _reasonable_step_size(self, eps: float) -> float:
+        """Stan's heuristic: double or halve until one step's acceptance crosses 0.8."""
+        log_target = math.log(0.8)
+
+        def delta_h(step: float) -> float:
+            start = self._point(self.z, self._momentum(), self.potential, self.grad)
+            h0 = self._energy(start)
+            return h0 - self._energy(self._leapfrog(start, step))
+
+        direction = 1 if delta_h(eps) > log_target else -1
+        for _ in range(100):
+            d = delta_h(eps)
+            if (direction == 1 and not d > log_target) or (direction == -1 and not d < log_target):
+                break
+            eps = eps * 2.0 if direction == 1 else eps * 0.5
+            if eps > 1e7 or eps < 1e-12:
+                raise InferenceError(
+                    "could not find a usable NUTS step size: the posterior is "
+                    + ("improper (flat)" if eps > 1e7 else "numerically unstable at the start")
+                )
+        return eps
+
+    def _adapt(self, i: int, t: Transition) -> None:
+        k = self.kernel
+        if k.adapt_step_size:
+            self.step_size = self.dual.update(t.accept_prob)
+        if k.adapt_mass_matrix and self.schedule.in_slow_window(i):
+            self.welford.add(self.z)
+        if k.adapt_mass_matrix and i in self.schedule.window_ends:
+            self.inv_mass = self.welford.regularised_variance().to(self.z)
+            self._unit_mass = False
+            self.welford = WelfordVariance(self.z.numel())
+            if k.adapt_step_size:
+                self.step_size = self._reasonable_step_size(self.step_size)
+                self.dual.restart(self.step_size)
+        if i == self.num_warmup - 1 and k.adapt_step_size:
+            self.step_size = self.dual.final_step_size
+
+    def step(self) -> Transition:
+        """One NUTS iteration; during warmup it also adapts."""
+        t = self._transition()
+        if self.iteration < self.num_warmup:
+            self._adapt(self.iteration, t)
+        self.iteration += 1
+        return t
+
+    @property
+    def warming_up(self) -> bool:
+        return self.iteration < self.num_warmup

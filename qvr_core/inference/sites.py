@@ -1,0 +1,209 @@
+"""Latent sites as inference sees them: shape, support and the map from R^n.
+
+The guide, NUTS and the lifted program all work in *unconstrained* space: a
+site with support `positive`, `unit` or `simplex` is reached through
+`torch.distributions.biject_to`, and the log-det Jacobian of that map is part
+of every density computed there. This module is the one place that knows it.
+
+Shapes: a site's value is `batch_shape + event_shape`. For a compiled program
+the batch shape is `(B,)`, B the first axis of the input; a program-like object
+may override it with a `batch_shape(x)` method (the lifted program of
+`bayesian_lift_parameters` has no batch: its latents are single tensors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+from torch.distributions import biject_to, constraints
+from torch.distributions.transforms import Transform
+
+from qvr_core.inference.errors import InferenceError
+
+_CONSTRAINTS = {
+    "positive": constraints.positive,
+    "unit": constraints.unit_interval,
+    "simplex": constraints.simplex,
+}
+
+
+class ProgramLike(Protocol):
+    """What inference needs from a model (see docs/architecture.md, "Runtime protocol")."""
+
+    site_names: tuple[str, ...]
+
+    def site_kind(self, name: str) -> str: ...
+    def site_support(self, name: str) -> str: ...
+    def site_event_shape(self, name: str) -> tuple[int, ...] | None: ...
+    def run(self, x: Any, observations: Any = None, values: Any = None) -> Any: ...
+    def log_joint(self, x: Any, values: Mapping[str, torch.Tensor]) -> torch.Tensor: ...
+
+
+def transform_for(site: str, support: str) -> Transform | None:
+    """The bijection R^n -> support (None for `real`); discrete sites are an error."""
+    if support == "real":
+        return None
+    if support == "finset":
+        raise InferenceError(
+            f"site '{site}' is discrete (a FinSet value) and has no data: gradient-based "
+            f"inference cannot treat it as a latent. Observe it (pass '{site}' in the "
+            "observations / observed_names) or sum it out in the model."
+        )
+    if support == "mixed":
+        raise InferenceError(
+            f"site '{site}' mixes discrete and continuous factors and has no data: only its "
+            "continuous part could be inferred; split it into two sites or observe it"
+        )
+    if support not in _CONSTRAINTS:
+        raise InferenceError(f"site '{site}' has an unknown support '{support}'")
+    return biject_to(_CONSTRAINTS[support])
+
+
+def batch_shape(model: Any, x: Any) -> tuple[int, ...]:
+    """The leading axes every site value carries for input `x`."""
+    custom = getattr(model, "batch_shape", None)
+    if callable(custom):
+        return tuple(custom(x))
+    if isinstance(x, torch.Tensor) and x.dim() >= 1:
+        return (int(x.shape[0]),)
+    return ()
+
+
+def is_deterministic(model: Any, name: str) -> bool:
+    """True for a site whose morphism is a Dirac kernel (an embedding, `Deterministic`):
+    its value follows from the others, so it is computed, never inferred."""
+    steps = getattr(model, "steps", None)
+    if steps is None:
+        return False
+    try:
+        module = steps[name]
+    except (KeyError, TypeError, IndexError):
+        return False
+    return getattr(module, "stochastic", True) is False
+
+
+def latent_names(model: ProgramLike, observed: Iterable[str]) -> list[str]:
+    """Stochastic sites without data, in step order."""
+    observed = set(observed)
+    return [
+        name
+        for name in model.site_names
+        if name not in observed and not is_deterministic(model, name)
+    ]
+
+
+def check_site_names(model: ProgramLike, names: Iterable[str], what: str) -> None:
+    """Refuse names that are not sites of `model`, listing the ones that are."""
+    unknown = sorted(set(names) - set(model.site_names))
+    if unknown:
+        raise InferenceError(
+            f"{what} {', '.join(repr(n) for n in unknown)} "
+            f"{'is not a site' if len(unknown) == 1 else 'are not sites'} of the program; "
+            f"its sites are {', '.join(model.site_names) or '(none)'}"
+        )
+
+
+def reduce_to_batch(t: torch.Tensor, batch_ndim: int) -> torch.Tensor:
+    """Sum every axis after the first `batch_ndim`; a scalar result becomes `(1,)`."""
+    if batch_ndim == 0:
+        return t.sum().reshape(1)
+    return t.reshape(*t.shape[:batch_ndim], -1).sum(-1)
+
+
+@dataclass(frozen=True)
+class LatentSite:
+    """One latent site with its full value shape and its bijection from R^n."""
+
+    name: str
+    support: str
+    shape: tuple[int, ...]
+    transform: Transform | None
+
+    @property
+    def unconstrained_shape(self) -> tuple[int, ...]:
+        if self.transform is None:
+            return self.shape
+        return tuple(self.transform.inverse_shape(torch.Size(self.shape)))
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.unconstrained_shape:
+            n *= d
+        return n
+
+    def constrain(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Value on the support and the total log |det J| of the map at `u`."""
+        if self.transform is None:
+            return u, u.new_zeros(())
+        z = self.transform(u)
+        return z, self.transform.log_abs_det_jacobian(u, z).sum()
+
+    def unconstrain(self, z: torch.Tensor) -> torch.Tensor:
+        return z if self.transform is None else self.transform.inv(z)
+
+
+def make_sites(
+    model: ProgramLike, values: Mapping[str, torch.Tensor], names: Iterable[str]
+) -> list[LatentSite]:
+    """LatentSite records for `names`, shapes taken from example `values`."""
+    sites = []
+    for name in names:
+        transform = transform_for(name, model.site_support(name))
+        if name not in values:
+            raise InferenceError(f"the program produced no value for site '{name}'")
+        sites.append(
+            LatentSite(name, model.site_support(name), tuple(values[name].shape), transform)
+        )
+    return sites
+
+
+class FlatLayout:
+    """Packs the unconstrained values of several sites into one flat vector (for NUTS)."""
+
+    def __init__(self, sites: list[LatentSite]) -> None:
+        self.sites = sites
+        self.offsets: list[tuple[int, int]] = []
+        start = 0
+        for site in sites:
+            self.offsets.append((start, start + site.numel))
+            start += site.numel
+        self.size = start
+
+    def split(self, u: torch.Tensor) -> list[torch.Tensor]:
+        """Views of the flat `u`, one per site in its unconstrained shape."""
+        return [
+            u[a:b].view(site.unconstrained_shape)
+            for site, (a, b) in zip(self.sites, self.offsets, strict=True)
+        ]
+
+    def constrain(self, parts: list[torch.Tensor]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """Constrained values per site and the summed log |det J| of the maps."""
+        values: dict[str, torch.Tensor] = {}
+        log_det: torch.Tensor | None = None
+        for site, u in zip(self.sites, parts, strict=True):
+            z, ld = site.constrain(u)
+            values[site.name] = z
+            log_det = ld if log_det is None else log_det + ld
+        return values, log_det if log_det is not None else torch.zeros(())
+
+    def unpack(self, u: torch.Tensor) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """Constrained values per site and the summed log |det J| at the flat `u`."""
+        return self.constrain(self.split(u))
+
+    def pack(self, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        parts = []
+        for site in self.sites:
+            v = values[site.name]
+            if tuple(v.shape) != site.shape:
+                raise InferenceError(
+                    f"site '{site.name}': expected a value of shape {site.shape}, "
+                    f"got {tuple(v.shape)}"
+                )
+            parts.append(site.unconstrain(v.detach()).reshape(-1))
+        if not parts:
+            return torch.zeros(0)
+        return torch.cat(parts)

@@ -1,0 +1,110 @@
+"""`qvr run`: options, output, exit statuses and Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from qvr_core.cli import run as cli_run
+
+from .conftest import ROOT
+from .qvr_sources import REGRESSION
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="qvr run")
+    cli_run.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+@pytest.fixture
+def regression_file(tmp_path):
+    path = tmp_path / "regression.qvr"
+    path.write_text(REGRESSION, encoding="utf-8")
+    return path
+
+
+def test_options_and_defaults() -> None:
+    args = parse("m.qvr", "--method", "nuts", "--seq-len", "5", "--lr", "0.1", "--json")
+    assert (args.file, args.method, args.seq_len, args.lr, args.json) == (
+        "m.qvr",
+        "nuts",
+        5,
+        0.1,
+        True,
+    )
+    assert (args.steps, args.seed, args.batch, args.data, args.program) == (100, 0, 16, None, None)
+
+
+def test_json_summary_on_stdout_and_progress_on_stderr(regression_file, capsys) -> None:
+    status = cli_run.main(parse(str(regression_file), "--steps", "20", "--json"))
+    out, err = capsys.readouterr()
+    assert status == 0
+    summary = json.loads(out)
+    assert summary["method"] == "svi" and len(summary["losses"]) == 20
+    assert "svi step 20/20" in err and "steps/s" in err
+
+
+def test_text_summary(regression_file, capsys) -> None:
+    assert cli_run.main(parse(str(regression_file), "--steps", "5")) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("regression: svi on synthetic data (batch 16), 5 steps")
+    assert "loss:" in out and "->" in out
+
+
+def test_nuts_and_prior_text_summaries(regression_file, capsys) -> None:
+    assert cli_run.main(parse(str(regression_file), "--method", "nuts", "--steps", "8")) == 0
+    out = capsys.readouterr().out
+    assert "acceptance" in out and "divergences" in out and "r_hat" in out
+    assert cli_run.main(parse(str(regression_file), "--method", "prior", "--steps", "2")) == 0
+    assert "observe y (real, 16x1)" in capsys.readouterr().out
+
+
+def test_errors_exit_1_with_one_line(tmp_path, capsys) -> None:
+    assert cli_run.main(parse(str(tmp_path / "missing.qvr"))) == 1
+    assert "cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.qvr"
+    bad.write_text("object A : Real 2\nmorphism f : A -> B [role=embed]\n")
+    assert cli_run.main(parse(str(bad))) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("qvr run: error:") and "Traceback" not in err
+
+
+def test_progress_line_rewrites_itself_on_a_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    line = cli_run.ProgressLine("svi", stream)
+    for step in range(1, 4):
+        line(step, 3, 1.5)
+    line.finish()
+    text = stream.getvalue()
+    assert text.startswith("\r[") and "step 3/3" in text and text.endswith("\n")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_with_the_summary(regression_file) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qvr_core.cli.run", str(regression_file), "--steps", "5000"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # the first progress line: the fit is running
+    assert "svi step" in line, line
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == cli_run.EXIT_INTERRUPTED, err
+    assert "[stopped]" in out and "loss:" in out
