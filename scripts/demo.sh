@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# The demo: check every example, draw the bidirectional model, fit the
-# vanilla RNN language model with SVI, all through the real core.
+# The demo, through the real core: check every example, show a dimension
+# error, draw the bidirectional model, fit the vanilla RNN language model
+# with SVI and sample its posterior with NUTS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+out="${QVR_DEMO_OUT:-$(mktemp -d)}"
 
-echo "== qvr check examples/*.qvr (the seed's by-dimension match is a hint)"
-qvr check examples/*.qvr || true
+echo "== qvr check examples/*.qvr   (the bidirectional seed's by-dimension match is a hint)"
+qvr check examples/*.qvr
+
 echo
-echo "== qvr check examples/errors/QVR201_dimension_mismatch.qvr (a dimension error)"
-qvr check examples/errors/QVR201_dimension_mismatch.qvr || true
+echo "== qvr check examples/errors/QVR201_dimension_mismatch.qvr   (exits 1: a dimension error)"
+if qvr check examples/errors/QVR201_dimension_mismatch.qvr; then
+    echo "expected a dimension error" >&2
+    exit 1
+fi
+
+echo
+echo "== qvr diagram examples/bidirectional_rnn_lm.qvr --format mermaid"
+qvr diagram examples/bidirectional_rnn_lm.qvr --format mermaid
+qvr diagram examples/bidirectional_rnn_lm.qvr --format svg -o "$out/bidirectional_rnn_lm.svg"
+echo "(SVG rendered by Graphviz: $out/bidirectional_rnn_lm.svg)"
+
+echo
+echo "== qvr run examples/vanilla_rnn_lm.qvr --method svi --steps 200"
+qvr run examples/vanilla_rnn_lm.qvr --method svi --steps 200 --seed 0
+
+echo
+echo "== qvr run examples/vanilla_rnn_lm.qvr --method nuts --steps 40   (20 warmup, 20 draws)"
+qvr run examples/vanilla_rnn_lm.qvr --method nuts --steps 40 --seed 0

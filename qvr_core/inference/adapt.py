@@ -73,9 +73,13 @@ class WelfordVariance:
 class WarmupSchedule:
     """Stan's windows: a fast initial buffer, doubling slow windows, a fast final buffer.
 
-    The mass matrix is re-estimated at the end of each slow window. With fewer
-    than 20 warmup iterations no mass matrix is estimated (there is too little
-    to estimate it from), exactly as in Stan.
+    The mass matrix is re-estimated at the end of each slow window. Unlike
+    Stan, which shrinks the windows for short warmups, a warmup shorter than
+    the default windows (150 iterations) estimates no mass matrix: a variance
+    from a handful of draws of a chain that has barely moved, in thousands of
+    dimensions, is a worse metric than the identity. Measured on the lifted
+    vanilla RNN LM (40 iterations, 20 of warmup): acceptance 0.003 with 20
+    divergences with shrunk windows, 0.84 with none without them.
     """
 
     num_warmup: int
@@ -84,12 +88,7 @@ class WarmupSchedule:
     base_window: int = 25
 
     def __post_init__(self) -> None:
-        n = self.num_warmup
-        self.enabled = n >= 20
-        if self.enabled and self.init_buffer + self.base_window + self.term_buffer > n:
-            self.init_buffer = int(0.15 * n)
-            self.term_buffer = int(0.1 * n)
-            self.base_window = n - (self.init_buffer + self.term_buffer)
+        self.enabled = self.num_warmup >= self.init_buffer + self.base_window + self.term_buffer
         self.window_ends = self._window_ends()
 
     def _window_ends(self) -> set[int]:
