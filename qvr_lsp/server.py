@@ -61,6 +61,22 @@ class QvrProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 
+    @lsp_method(lsp.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls's shutdown, iterating over a copy of the pending requests.
+
+        Cancelling a request runs callbacks that remove it from
+        `_request_futures`; pygls 2.1 iterates the dict itself and fails with
+        "dictionary changed size" when a command (an inference run) is in flight.
+        """
+        if (handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
+            yield handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+
 
 class QvrLanguageServer(LanguageServer):
     """Holds the open documents, their analyses and the settings; features do the rest."""

@@ -1,0 +1,207 @@
+"""Morphism expressions as dataflow: one node per use of a morphism or combinator.
+
+`expand(builder, expr, sources, prefix)` draws `expr` fed by the nodes in
+`sources` and returns the nodes its result leaves from. A let used by name is
+drawn inline, inside a cluster of its own, so that two uses never share nodes
+(each use is its own flow of data). Types come from the checker's
+`expr_types`; nothing here infers one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qvr_core.check.module import MorphismInfo
+from qvr_core.check.types import Arrow, Group
+from qvr_core.graph.builder import GraphBuilder
+from qvr_core.graph.nodes import ClusterKind, NodeKind, TypeLike
+from qvr_core.syntax import ast
+
+OPAQUE_COMBINATORS = frozenset({"scan", "stack", "repeat", "identity"})
+
+
+def expand(
+    b: GraphBuilder,
+    expr: ast.Expr,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool = False,
+) -> list[str]:
+    """Draw `expr` fed by `sources`; `reversed_` marks the edges that enter it."""
+    if isinstance(expr, ast.Compose):
+        middle = expand(b, expr.left, sources, prefix, reversed_)
+        return expand(b, expr.right, middle, prefix)
+    if isinstance(expr, ast.Tensor):
+        return _tensor(b, expr, sources, prefix, reversed_)
+    if isinstance(expr, ast.Call):
+        return _call(b, expr, sources, prefix, reversed_)
+    if isinstance(expr, ast.NameRef):
+        return _name(b, expr, sources, prefix, reversed_)
+    return []
+
+
+def morphism_node(
+    b: GraphBuilder, name: ast.Name, prefix: tuple[str, ...], t: TypeLike | None
+) -> str:
+    """A use of a declared morphism (or program) by name, labelled with its family."""
+    return b.node(
+        (*prefix, name.text),
+        name.text,
+        NodeKind.MORPHISM,
+        t,
+        name.span,
+        detail=_morphism_detail(b, name.text),
+    )
+
+
+def _name(
+    b: GraphBuilder,
+    ref: ast.NameRef,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool,
+) -> list[str]:
+    t = b.module.expr_types.get(ref)
+    if is_let(b, ref.name.text):
+        return expand_let(b, ref, t, sources, prefix, reversed_)
+    node = morphism_node(b, ref.name, prefix, t)
+    b.edges(sources, node, reversed_)
+    return [node]
+
+
+def is_let(b: GraphBuilder, name: str) -> bool:
+    """A let that can be drawn inline here (not shadowed, not already being drawn)."""
+    return (
+        b.module.resolve_morphism(name) is None
+        and b.let_decl(name) is not None
+        and name not in b.expanding
+    )
+
+
+def expand_let(
+    b: GraphBuilder,
+    ref: ast.NameRef,
+    t: Arrow | Group | None,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool = False,
+) -> list[str]:
+    """A let used by name: its expression inside a cluster of its own."""
+    name = ref.name.text
+    decl = b.let_decl(name)
+    assert decl is not None
+    with b.cluster((*prefix, name), ClusterKind.LET, name, t, ref.span) as cluster_id:
+        b.expanding.append(name)
+        try:
+            return expand(b, decl.expr, sources, tuple(cluster_id.split(".")), reversed_)
+        finally:
+            b.expanding.pop()
+
+
+def _tensor(
+    b: GraphBuilder,
+    expr: ast.Tensor,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool,
+) -> list[str]:
+    """`f @ g`: each side reads its part of the input; the pair meets at an `@` node."""
+    join = b.ids.make(*prefix, "tensor")
+    inner = tuple(join.split("."))
+    exits = [
+        e for side in (expr.left, expr.right) for e in expand(b, side, sources, inner, reversed_)
+    ]
+    b.add(join, "@", NodeKind.COMBINATOR, b.module.expr_types.get(expr), expr.span)
+    b.edges(exits, join)
+    return [join]
+
+
+def _call(
+    b: GraphBuilder,
+    call: ast.Call,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool,
+) -> list[str]:
+    callee = call.callee.text
+    if callee == "fan":
+        return _fan(b, call, sources, prefix, reversed_)
+    t = b.module.expr_types.get(call)
+    kind = NodeKind.COMBINATOR if callee in OPAQUE_COMBINATORS else NodeKind.MORPHISM
+    node = b.node((*prefix, _call_segment(call)), source_text(b, call), kind, t, call.span)
+    b.edges(sources, node, reversed_ or call in b.module.reversed_scans)
+    return [node]
+
+
+def _fan(
+    b: GraphBuilder,
+    call: ast.Call,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool,
+) -> list[str]:
+    """Every branch reads the same input; the bidirectional branch reads it right to left."""
+    join = b.ids.make(*prefix, "fan")
+    inner = tuple(join.split("."))
+    branches = [a for a in call.args if not isinstance(a, ast.Literal)]
+    group = _group(b, branches)
+    exits: list[str] = []
+    if group is not None:
+        ref, info = group
+        for member in info.members:
+            node = b.node(
+                (*inner, member),
+                member,
+                NodeKind.MORPHISM,
+                info.type,
+                ref.span,
+                detail=_morphism_detail(b, info.name),
+            )
+            b.edges(sources, node, reversed_)
+            exits.append(node)
+    else:
+        backwards = b.module.reversed_branches.get(call, frozenset())
+        for i, branch in enumerate(branches):
+            exits += expand(b, branch, sources, inner, reversed_ or i in backwards)
+    b.add(join, "fan", NodeKind.COMBINATOR, b.module.expr_types.get(call), call.span)
+    b.edges(exits, join)
+    return [join]
+
+
+def _group(b: GraphBuilder, branches: list[ast.Expr]) -> tuple[ast.NameRef, MorphismInfo] | None:
+    """`fan(head)` over a `replicate=k` morphism: its k copies are the branches."""
+    if len(branches) != 1 or not isinstance(branches[0], ast.NameRef):
+        return None
+    ref = branches[0]
+    if not isinstance(b.module.expr_types.get(ref), Group):
+        return None
+    info = b.module.morphisms.get(ref.name.text)
+    return (ref, info) if info is not None and info.replicate else None
+
+
+def _call_segment(call: ast.Call) -> str:
+    """`scan_fwd_cell`, `stack_block`: the combinator and its body when that is a name."""
+    body = call.args[0] if call.args else None
+    if isinstance(body, ast.NameRef):
+        return f"{call.callee.text}_{body.name.text}"
+    return call.callee.text
+
+
+def _morphism_detail(b: GraphBuilder, name: str) -> str:
+    resolved = b.module.resolve_morphism(name)
+    if resolved is None:
+        return "program" if b.is_program(name) else ""
+    info = resolved[0]
+    role = info.role or ""
+    return f"{role} ~ {info.family}" if info.family else role
+
+
+_SPACE = re.compile(r"\s+")
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def source_text(b: GraphBuilder, node: ast.Expr | ast.Arith) -> str:
+    """The node's source on one line, as the user wrote it, without comments."""
+    span = node.span
+    text = _COMMENT.sub("", b.module.source[span.start : span.end])
+    return _SPACE.sub(" ", text).strip()

@@ -1,0 +1,58 @@
+"""Mermaid flowcharts in the style of the gallery's diagrams.
+
+`flowchart LR`, one `a["label"] --> b["label"]` line per edge in reading
+order, sites drawn as circles (observed ones doubled and shaded), the branch
+that reads its sequence right to left labelled on its edge.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from qvr_core.graph.build import graph_edges, graph_nodes
+from qvr_core.graph.nodes import Node, NodeKind
+
+# Opening and closing brackets of each kind's shape.
+SHAPES: dict[NodeKind, tuple[str, str]] = {
+    NodeKind.INPUT: ("[/", "/]"),
+    NodeKind.MORPHISM: ("[", "]"),
+    NodeKind.COMBINATOR: ("[[", "]]"),
+    NodeKind.SAMPLE: ("((", "))"),
+    NodeKind.OBSERVE: ("(((", ")))"),
+    NodeKind.VALUE: ("{{", "}}"),
+    NodeKind.OUTPUT: ("[/", "\\]"),
+}
+
+CLASS_DEFS: dict[NodeKind, str] = {
+    NodeKind.SAMPLE: "fill:#ffffff,stroke:#333333",
+    NodeKind.OBSERVE: "fill:#d9d9d9,stroke:#333333",
+}
+
+# Characters that would end a quoted label or start markup, as Mermaid entity codes.
+_ESCAPES = {'"': "#quot;", "#": "#35;", "<": "#lt;", ">": "#gt;"}
+
+
+def to_mermaid(graph: nx.DiGraph) -> str:
+    nodes = {n.id: n for n in graph_nodes(graph)}
+    lines = ["flowchart LR"]
+    linked: set[str] = set()
+    for source, target, data in graph_edges(graph):
+        arrow = f"-->|{data['label']}|" if data["label"] else "-->"
+        lines.append(f"    {_node(nodes[source])} {arrow} {_node(nodes[target])}")
+        linked.update((source, target))
+    lines += [f"    {_node(n)}" for n in nodes.values() if n.id not in linked]
+    for kind, style in CLASS_DEFS.items():
+        members = [n.id for n in nodes.values() if n.kind is kind]
+        if members:
+            lines.append(f"    classDef {kind.value} {style}")
+            lines.append(f"    class {','.join(members)} {kind.value}")
+    return "\n".join(lines) + "\n"
+
+
+def _node(node: Node) -> str:
+    start, end = SHAPES[node.kind]
+    return f'{node.id}{start}"{escape(node.label)}"{end}'
+
+
+def escape(text: str) -> str:
+    return "".join(_ESCAPES.get(ch, ch) for ch in text)

@@ -1,0 +1,72 @@
+"""The checked text a command works on: the open document, or the file on disk.
+
+A diagram may come from the last text that parsed (a live diagram should not
+go blank while the user types a half-finished line); an inference run needs
+the current text exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pygls.uris import to_fs_path
+
+from qvr_core.check.module import CheckedModule
+from qvr_lsp.command_errors import CommandError, invalid
+from qvr_lsp.convert import TextPositions
+
+if TYPE_CHECKING:
+    from qvr_lsp.server import QvrLanguageServer
+
+
+@dataclass(frozen=True)
+class Source:
+    uri: str
+    text: str
+    module: CheckedModule
+    positions: TextPositions
+
+
+async def drawable_source(server: QvrLanguageServer, uri: str) -> Source:
+    """The newest analysis whose text parsed (or the newest at all)."""
+    snap = await server.settled(uri)
+    if snap is not None:
+        analysis = snap.structural()
+        if analysis is not None and analysis.module is not None:
+            return Source(uri, analysis.text, analysis.module, analysis.positions)
+    return await current_source(server, uri)
+
+
+async def current_source(server: QvrLanguageServer, uri: str) -> Source:
+    """The current text of the document, checked."""
+    snap = await server.settled(uri)
+    if snap is not None:
+        newest = snap.newest
+        if snap.current and newest is not None and newest.module is not None:
+            return Source(uri, newest.text, newest.module, newest.positions)
+        text = snap.document.text
+    else:
+        text = _read_file(uri)
+    module = await asyncio.to_thread(_check, text, server.settings.strict)
+    return Source(uri, text, module, TextPositions(text, server.encoding))
+
+
+def _check(text: str, strict: bool) -> CheckedModule:
+    from qvr_core.check import check
+
+    return check(text, strict=strict)
+
+
+def _read_file(uri: str) -> str:
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    if path is None:
+        raise invalid(f"{uri} is neither open in the editor nor a file on disk")
+    if Path(path).suffix != ".qvr":
+        raise invalid(f"{uri} is not a .qvr file")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read {path}: {exc}", "source") from exc

@@ -1,0 +1,131 @@
+"""`workspace/executeCommand`: `qvr.diagram` and `qvr.runInference`.
+
+Both answer with JSON any client can use. Failures the user can act on (an
+unknown program, a file with errors, a data path outside the workspace, a NaN
+loss, a cancelled or timed-out run) are protocol errors whose message says
+what happened and `data.kind` says which; an unexpected failure is logged and
+answered as an internal error, and the server goes on.
+
+Cancelling `qvr.runInference` with `$/cancelRequest` or with the progress
+bar's cancel button (`window/workDoneProgress/cancel`) stops its worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.uris import to_fs_path
+
+from qvr_lsp.command_errors import CommandError
+from qvr_lsp.command_sources import current_source
+from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
+from qvr_lsp.diagrams import diagram_result
+from qvr_lsp.inference_request import InferenceRequest
+from qvr_lsp.inference_runs import InferenceRuns
+
+if TYPE_CHECKING:
+    from qvr_core.check.module import CheckedModule
+    from qvr_lsp.server import QvrLanguageServer
+
+log = logging.getLogger("qvr_lsp")
+
+DIAGRAM = "qvr.diagram"
+RUN_INFERENCE = "qvr.runInference"
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+def register(server: QvrLanguageServer) -> None:
+    runs = InferenceRuns(server)
+    server.inference_runs = runs  # type: ignore[attr-defined]  # so shutdown can stop the runs
+
+    # `*args` stays unannotated: pygls would take an annotated first parameter for the server.
+    @server.command(DIAGRAM)
+    @_command_guard(DIAGRAM)
+    async def diagram(*args) -> dict[str, Any]:
+        return await diagram_result(server, args)
+
+    @server.command(RUN_INFERENCE)
+    @_command_guard(RUN_INFERENCE)
+    async def run_inference(*args) -> dict[str, Any]:
+        request = InferenceRequest.from_arguments(args)
+        cancelled = _request_cancelled(server)
+        runs.ensure_free(request.uri)  # before reading anything: the answer is immediate
+        source = await current_source(server, request.uri)
+        program = _program(source.module, request.program)
+        data = _data_path(server, request)
+        path = to_fs_path(request.uri) if request.uri.startswith("file:") else None
+        return await runs.run(request, source.text, program, data, cancelled, path)
+
+
+def _command_guard(name: str) -> Callable[[Handler], Handler]:
+    """User errors pass through as they are; a bug becomes one internal error, logged."""
+
+    def decorate(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        async def wrapper(*args: Any) -> Any:
+            try:
+                return await handler(*args)
+            except JsonRpcException:
+                raise
+            except Exception as exc:
+                log.exception("%s failed", name)
+                raise JsonRpcInternalError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+
+        return wrapper
+
+    return decorate
+
+
+def _request_cancelled(server: QvrLanguageServer) -> Callable[[], bool]:
+    """Whether the client sent `$/cancelRequest` for the request being handled.
+
+    pygls answers a cancelled request itself but does not stop a command that
+    is already running, so the run asks the request's future.
+    """
+    protocol = server.protocol
+    future = protocol._request_futures.get(protocol.msg_id)  # pygls keeps no public handle
+    if future is None:
+        return lambda: False
+    return future.cancelled
+
+
+def _program(module: CheckedModule, wanted: str | None) -> str:
+    """The program to run: the one asked for, else the first exported program."""
+    if not module.ok:
+        first = module.errors[0]
+        raise CommandError(
+            f"the file has errors; fix them before running (line {first.span.start_line + 1}: "
+            f"{first.message})",
+            "source",
+        )
+    runnable = [n for n in module.exports if n in module.programs]
+    if wanted is None:
+        if not runnable:
+            raise CommandError("the file exports no program to run: add `export NAME`", "invalid")
+        return runnable[0]
+    if wanted not in module.programs:
+        choices = ", ".join(module.programs) or "none"
+        raise CommandError(f"no program named '{wanted}' (programs: {choices})", "invalid")
+    if wanted not in runnable:
+        raise CommandError(
+            f"program {wanted} is not exported: add `export {wanted}` to run it", "invalid"
+        )
+    return wanted
+
+
+def _data_path(server: QvrLanguageServer, request: InferenceRequest) -> Any:
+    if request.data is None:
+        return None
+    folders = [f.uri for f in server.workspace.folders.values()]
+    root = server.workspace.root_uri
+    if root and root not in folders:
+        folders.insert(0, root)
+    try:
+        return resolve_data_path(request.data, workspace_roots(folders, request.uri))
+    except DataPathError as exc:
+        raise CommandError(str(exc), "data") from exc

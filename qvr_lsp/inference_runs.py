@@ -1,0 +1,315 @@
+"""Inference runs: one per document, each in a worker process the server can stop.
+
+The server never imports torch: it starts `python -m qvr_lsp.worker`, writes
+the request to its stdin and reads its JSON events. A run ends with the
+worker's summary, or with a `CommandError` that says what happened: the
+client cancelled, the wall-clock limit passed, the worker ran out of memory
+or crashed, the loss became NaN, the data could not be read. Whatever
+happens, the worker process is gone when `run` returns.
+
+Limits come from the environment (`QVR_INFERENCE_TIMEOUT_SECONDS`,
+`QVR_INFERENCE_MEMORY_MB`); a request may ask for less, never more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import itertools
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qvr_lsp.command_errors import CommandError
+from qvr_lsp.inference_request import InferenceRequest
+from qvr_lsp.run_progress import RunProgress
+
+if TYPE_CHECKING:
+    from qvr_lsp.server import QvrLanguageServer
+
+log = logging.getLogger("qvr_lsp")
+
+DEFAULT_TIMEOUT_SECONDS = 900.0
+DEFAULT_MEMORY_MB = 4096
+POLL_SECONDS = 0.05
+STOP_GRACE_SECONDS = 2.0
+EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    memory_mb: int = DEFAULT_MEMORY_MB
+
+    @classmethod
+    def from_environment(cls) -> RunLimits:
+        return cls(
+            _env_number("QVR_INFERENCE_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS),
+            int(_env_number("QVR_INFERENCE_MEMORY_MB", DEFAULT_MEMORY_MB)),
+        )
+
+    def for_request(self, request: InferenceRequest) -> RunLimits:
+        timeout = min(request.timeout or self.timeout_seconds, self.timeout_seconds)
+        memory = min(request.memory_mb or self.memory_mb, self.memory_mb)
+        return RunLimits(timeout, memory)
+
+
+class _Stopped(Exception):
+    """The run was stopped from outside: `kind` is "cancelled" or "timeout"."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class InferenceRuns:
+    """The runs of one server, by document URI."""
+
+    def __init__(self, server: QvrLanguageServer, limits: RunLimits | None = None) -> None:
+        self.server = server
+        self.limits = limits or RunLimits.from_environment()
+        self._active: dict[str, RunProgress] = {}
+        self._processes: set[asyncio.subprocess.Process] = set()
+        self._ids = itertools.count(1)
+        atexit.register(self.kill_all)
+
+    def ensure_free(self, uri: str) -> None:
+        """One run per document: a second one is refused with a clear error."""
+        other = self._active.get(uri)
+        if other is not None:
+            raise CommandError(
+                f"an inference run ({other.method}, run {other.run_id}) is already going for "
+                "this document: wait for it or cancel it first",
+                "busy",
+            )
+
+    async def run(
+        self,
+        request: InferenceRequest,
+        source: str,
+        program: str,
+        data: Path | None,
+        cancelled: Callable[[], bool],
+        source_path: str | None = None,
+    ) -> dict[str, Any]:
+        """Run to the end and return the summary; `cancelled()` is polled while it goes."""
+        uri = request.uri
+        self.ensure_free(uri)
+        limits = self.limits.for_request(request)
+        progress = RunProgress(self.server, uri, next(self._ids), request.method, request.steps)
+        self._active[uri] = progress
+        outcome = "failed"
+        started = time.monotonic()
+        try:
+            await progress.begin(f"QVR {request.method.upper()}: {program}")
+            payload = {
+                "source": source,
+                "path": source_path,
+                **request.job_arguments(),
+                "program": program,
+                "data": str(data) if data is not None else None,
+                "memory_mb": limits.memory_mb,
+            }
+            summary = await self._supervise(payload, progress, limits, cancelled)
+            outcome = "done"
+        except _Stopped as stop:
+            outcome = stop.kind
+            raise _stopped_error(stop.kind, progress, limits) from None
+        except CommandError as exc:
+            outcome = f"failed: {exc.message}"
+            raise
+        finally:
+            del self._active[uri]
+            progress.flush()
+            progress.end(_end_message(outcome, time.monotonic() - started))
+        return {
+            **summary,
+            "runId": progress.run_id,
+            "method": request.method,
+            "program": program,
+            "status": "completed",
+        }
+
+    # ------------------------------------------------------------ process
+
+    async def _supervise(
+        self,
+        payload: dict[str, Any],
+        progress: RunProgress,
+        limits: RunLimits,
+        cancelled: Callable[[], bool],
+    ) -> dict[str, Any]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "qvr_lsp.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=_worker_environment(),
+            limit=EVENT_LINE_LIMIT,
+            start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
+        )
+        self._processes.add(proc)
+        progress.worker_pid = proc.pid
+        stderr_tail: deque[str] = deque(maxlen=40)
+        drain = asyncio.ensure_future(_drain(proc.stderr, stderr_tail))  # type: ignore[arg-type]
+        deadline = time.monotonic() + limits.timeout_seconds
+
+        def stop_reason() -> str | None:
+            if cancelled() or progress.cancel_requested():
+                return "cancelled"
+            return "timeout" if time.monotonic() > deadline else None
+
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(payload).encode())
+            await proc.stdin.drain()
+            proc.stdin.close()
+            while True:
+                line = await _readline(proc.stdout, stop_reason)
+                if not line:
+                    break
+                result = _handle_event(line, progress)
+                if result is not None:
+                    return result
+            returncode = await proc.wait()
+            await asyncio.wait_for(drain, STOP_GRACE_SECONDS)
+            raise _crash_error(returncode, stderr_tail, limits)
+        finally:
+            await _stop(proc)
+            drain.cancel()
+            self._processes.discard(proc)
+
+    def kill_all(self) -> None:
+        """At exit: no worker outlives the server."""
+        for proc in list(self._processes):
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+
+# ------------------------------------------------------------------ events
+
+
+def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
+    """Progress events update the client; the result returns the summary; errors raise."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        log.warning("inference worker wrote a line that is not an event: %r", line[:200])
+        return None
+    kind = event.get("event")
+    if kind == "progress":
+        total = event.get("total")
+        progress.point(int(event.get("step", 0)), event.get("loss"), int(total) if total else None)
+        return None
+    if kind == "result":
+        summary = event.get("summary")
+        return summary if isinstance(summary, dict) else {"result": summary}
+    if kind == "error":
+        raise CommandError(str(event.get("message", "the run failed")), event.get("kind", "error"))
+    return None
+
+
+async def _readline(stream: asyncio.StreamReader, stop_reason: Callable[[], str | None]) -> bytes:
+    """The next line, polling `stop_reason` so a silent worker can still be stopped."""
+    task = asyncio.ensure_future(stream.readline())
+    try:
+        while True:
+            reason = stop_reason()  # first: a chatty worker must not starve the check
+            if reason is not None:
+                raise _Stopped(reason)
+            done, _ = await asyncio.wait({task}, timeout=POLL_SECONDS)
+            if done:
+                return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+async def _drain(stream: asyncio.StreamReader, tail: deque[str]) -> None:
+    """Keep the worker's stderr flowing (a full pipe would block it) and its last lines."""
+    while line := await stream.readline():
+        text = line.decode("utf-8", "replace").rstrip()
+        tail.append(text)
+        log.debug("inference worker: %s", text)
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Terminate, then kill, and reap: when this returns the process is gone."""
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), STOP_GRACE_SECONDS)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
+# ------------------------------------------------------------------ errors
+
+
+def _stopped_error(kind: str, progress: RunProgress, limits: RunLimits) -> CommandError:
+    if kind == "timeout":
+        return CommandError(
+            f"inference run {progress.run_id} was stopped after {limits.timeout_seconds:g} s, "
+            "the time limit: ask for fewer steps or a smaller batch",
+            "timeout",
+        )
+    return CommandError(f"inference run {progress.run_id} was cancelled", "cancelled", code=-32800)
+
+
+def _crash_error(returncode: int, tail: deque[str], limits: RunLimits) -> CommandError:
+    last = next((line for line in reversed(tail) if line.strip()), "")
+    if returncode < 0:
+        name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else ""
+        why = f"was killed by signal {-returncode} {name}".rstrip()
+        hint = (
+            f"; it may have run out of memory (limit {limits.memory_mb} MiB)"
+            if -returncode == signal.SIGKILL
+            else ""
+        )
+        return CommandError(f"the inference worker {why}{hint}", "crashed")
+    detail = f": {last}" if last else ""
+    return CommandError(
+        f"the inference worker stopped (exit status {returncode}) without a result{detail}",
+        "crashed",
+    )
+
+
+def _end_message(outcome: str, seconds: float) -> str:
+    return f"{outcome} after {seconds:.1f} s"
+
+
+# ------------------------------------------------------------- environment
+
+
+def _worker_environment() -> dict[str, str]:
+    """The server's environment, with this package importable even when not installed."""
+    env = dict(os.environ)
+    paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        log.warning("%s is not a number; using %s", name, default)
+        return default
+    return value if value > 0 else default

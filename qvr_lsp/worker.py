@@ -1,0 +1,144 @@
+"""The inference worker: one run in a process of its own (`python -m qvr_lsp.worker`).
+
+A crash, an out-of-memory or a runaway run then costs the run, never the
+language server, and the server stops a run by ending this process. This is
+the only part of `qvr_lsp` that imports torch (through
+`qvr_core.inference.job`).
+
+Protocol: the request is one JSON object on stdin (`WorkerRequest` fields);
+events are JSON lines on stdout:
+
+    {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
+    {"event": "result", "summary": {...}}
+    {"event": "error", "kind": "nan" | "inference" | "memory" | "error", "message": "..."}
+
+Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import sys
+import traceback
+from typing import IO, Any
+
+MIB = 1024 * 1024
+
+
+def main() -> int:
+    protocol = _protocol_stream()
+    try:
+        request = json.loads(sys.stdin.read())
+    except ValueError as exc:
+        _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
+        return 2
+    _limit_memory(request.pop("memory_mb", None))
+    parent = os.getppid()
+    try:
+        summary = _run(request, protocol, parent)
+    except MemoryError:
+        _emit(protocol, _memory_error())
+        return 1
+    except Exception as exc:
+        traceback.print_exc()
+        _emit(protocol, {"event": "error", "kind": _kind(exc), "message": _message(exc)})
+        return 1
+    _emit(protocol, {"event": "result", "summary": _finite(summary)})
+    return 0
+
+
+def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, Any]:
+    from qvr_core.inference.job import run_inference
+
+    def on_progress(step: int, total: int, loss: float) -> None:
+        event = {"event": "progress", "step": step, "total": total, "loss": loss}
+        _emit(protocol, _finite(event))
+
+    def should_stop() -> bool:
+        return os.getppid() != parent  # the server is gone: nobody waits for the result
+
+    source = request.pop("source")
+    return run_inference(source, **request, on_progress=on_progress, should_stop=should_stop)
+
+
+def _protocol_stream() -> IO[str]:
+    """A private copy of stdout for events; fd 1 then points at stderr."""
+    stream = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return stream
+
+
+def _emit(stream: IO[str], event: dict[str, Any]) -> None:
+    stream.write(json.dumps(event, allow_nan=False, default=_plain) + "\n")
+    stream.flush()
+
+
+def _plain(value: Any) -> Any:
+    """Tensors and numpy values in a summary, as JSON numbers and lists."""
+    if hasattr(value, "tolist"):
+        return _finite(value.tolist())
+    return str(value)
+
+
+def _limit_memory(megabytes: object) -> None:
+    """Cap the address space, so a run that would exhaust memory fails with MemoryError."""
+    if not isinstance(megabytes, int) or megabytes <= 0:
+        return
+    limit = megabytes * MIB
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _memory_error() -> dict[str, Any]:
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = "" if soft == resource.RLIM_INFINITY else f" (limit {soft // MIB} MiB)"
+    return {
+        "event": "error",
+        "kind": "memory",
+        "message": f"the run ran out of memory{limit}: try a smaller batch or seq_len, "
+        "or allow more memory (memory_mb, QVR_INFERENCE_MEMORY_MB)",
+    }
+
+
+def _kind(exc: Exception) -> str:
+    """A coarse class of the failure, for clients that react differently."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "NonFiniteLossError" in names:
+        return "nan"
+    if names & {"InferenceError", "QvrRuntimeError"}:
+        return "inference"  # a problem the user can fix, in words the user reads
+    text = str(exc).lower()
+    signs = ("out of memory", "can't allocate memory", "cannot allocate memory", "failed to map")
+    if any(sign in text for sign in signs):  # torch's allocator, or loading its libraries
+        return "memory"
+    return "error"
+
+
+def _message(exc: Exception) -> str:
+    text = str(exc).strip()
+    if _kind(exc) == "memory":
+        return f"{_memory_error()['message']} ({type(exc).__name__}: {text})"
+    if _kind(exc) in ("nan", "inference"):
+        return text or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: such numbers become null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+// Parses Mermaid flowcharts with mermaid's own parser, without a browser.
+//
+// stdin:  a JSON object {name: text, ...}
+// stdout: a JSON object {name: {ok, type, error, vertices, edges}} where
+//         vertices maps each node id to its label and edges lists
+//         [start, end, label] as mermaid itself understood them.
+// Exit status 0 when every text parsed, 1 otherwise.
+// mermaid sanitises labels with DOMPurify, which needs a DOM: jsdom provides it.
+import { JSDOM } from "jsdom";
+
+const { window } = new JSDOM("<!doctype html><html><body></body></html>");
+globalThis.window = window;
+globalThis.document = window.document;
+
+const { default: mermaid } = await import("mermaid");
+mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
+
+async function parse(text) {
+  const parsed = await mermaid.parse(text);
+  const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
+  const vertices = {};
+  for (const [id, vertex] of diagram.db.getVertices()) vertices[id] = vertex.text;
+  const edges = diagram.db.getEdges().map((e) => [e.start, e.end, e.text ?? ""]);
+  return { ok: true, type: parsed.diagramType, error: null, vertices, edges };
+}
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const inputs = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+
+const results = {};
+let failed = 0;
+for (const [name, text] of Object.entries(inputs)) {
+  try {
+    results[name] = await parse(text);
+  } catch (error) {
+    failed += 1;
+    results[name] = { ok: false, type: null, error: String(error?.message ?? error), vertices: {}, edges: [] };
+  }
+}
+process.stdout.write(JSON.stringify(results) + "\n");
+process.exit(failed ? 1 : 0);
