@@ -1,4 +1,4 @@
-"""README.md feature table: every test it names exists, and the server advertises every feature in it."""
+"""The README feature table: each named test exists and the server advertises each feature."""
 
 from __future__ import annotations
 
