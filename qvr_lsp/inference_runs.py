@@ -101,12 +101,19 @@ class InferenceRuns:
         data: Path | None,
         cancelled: Callable[[], bool],
         source_path: str | None = None,
+        progress_token: str | int | None = None,
     ) -> dict[str, Any]:
-        """Run to the end and return the summary; `cancelled()` is polled while it goes."""
+        """Run to the end and return the summary; `cancelled()` is polled while it goes.
+
+        `progress_token` is the request's workDoneToken: progress is reported on
+        it instead of on a token the server creates, so the client shows one bar.
+        """
         uri = request.uri
         self.ensure_free(uri)
         limits = self.limits.for_request(request)
-        progress = RunProgress(self.server, uri, next(self._ids), request.method, request.steps)
+        progress = RunProgress(
+            self.server, uri, next(self._ids), request.method, request.steps, progress_token
+        )
         self._active[uri] = progress
         outcome = "failed"
         started = time.monotonic()

@@ -34,7 +34,13 @@ class RunProgress:
     """Progress of one run: its token, the loss series, and the client's cancel button."""
 
     def __init__(
-        self, server: QvrLanguageServer, uri: str, run_id: int, method: str, total: int
+        self,
+        server: QvrLanguageServer,
+        uri: str,
+        run_id: int,
+        method: str,
+        total: int,
+        client_token: str | int | None = None,
     ) -> None:
         self.server = server
         self.uri = uri
@@ -43,13 +49,18 @@ class RunProgress:
         self.total = total
         self.points: list[list[float | None]] = []
         self.worker_pid: int | None = None
-        self.token = f"qvr-inference-{run_id}"
-        self._enabled = bool(get_capability(server.caps, "window.work_done_progress", False))
+        # A token the client sent with the request is the progress it already shows
+        # (the protocol's client-initiated progress); otherwise the server creates one.
+        self._client_token = client_token is not None
+        self.token: str | int = f"qvr-inference-{run_id}" if client_token is None else client_token
+        self._enabled = self._client_token or bool(
+            get_capability(server.caps, "window.work_done_progress", False)
+        )
         self._last_sent = 0.0
         self._reported = 0  # points already reported
 
     async def begin(self, title: str) -> None:
-        if self._enabled:
+        if self._enabled and not self._client_token:
             try:
                 await asyncio.wait_for(
                     self.server.work_done_progress.create_async(self.token),

@@ -61,6 +61,23 @@ class QvrProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 
+    @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(
+        self, params: lsp.ExecuteCommandParams
+    ) -> Generator[Any, Any, Any]:
+        """pygls's executeCommand, keeping the request's workDoneToken for the command.
+
+        pygls passes a command only its arguments; a long command (inference)
+        reports progress on the client's token when the client sent one.
+        """
+        msg_id = self.msg_id
+        if params.work_done_token is not None:
+            self._server.command_progress_tokens[msg_id] = params.work_done_token
+        try:
+            return (yield from super().lsp_workspace__execute_command(params))
+        finally:
+            self._server.command_progress_tokens.pop(msg_id, None)
+
     @lsp_method(lsp.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """pygls's shutdown, iterating over a copy of the pending requests.
@@ -89,6 +106,8 @@ class QvrLanguageServer(LanguageServer):
             protocol_cls=QvrProtocol,
         )
         self.documents = DocumentStore()
+        #: executeCommand request id -> the workDoneToken the client sent with it
+        self.command_progress_tokens: dict[Any, str | int] = {}
         self.analyzer = Analyzer(self.documents, debounce=debounce)
         self.settings = Settings()
         self.encoding: lsp.PositionEncodingKind = UTF16

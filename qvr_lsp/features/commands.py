@@ -53,13 +53,14 @@ def register(server: QvrLanguageServer) -> None:
     @_command_guard(RUN_INFERENCE)
     async def run_inference(*args) -> dict[str, Any]:
         request = InferenceRequest.from_arguments(args)
+        token = server.command_progress_tokens.pop(server.protocol.msg_id, None)
         cancelled = _request_cancelled(server)
         runs.ensure_free(request.uri)  # before reading anything: the answer is immediate
         source = await current_source(server, request.uri)
         program = _program(source.module, request.program)
         data = _data_path(server, request)
         path = to_fs_path(request.uri) if request.uri.startswith("file:") else None
-        return await runs.run(request, source.text, program, data, cancelled, path)
+        return await runs.run(request, source.text, program, data, cancelled, path, token)
 
 
 def _command_guard(name: str) -> Callable[[Handler], Handler]:

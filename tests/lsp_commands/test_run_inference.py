@@ -149,6 +149,28 @@ async def test_svi_run_reports_progress_and_returns_a_summary(client, workspace)
     assert [p[1] for p in notes[-1]["points"]] == pytest.approx(summary["losses"])
 
 
+# pytest-lsp's client only knows tokens the server created; a real client knows the one it sent.
+@pytest.mark.filterwarnings("ignore:Unknown progress token")
+async def test_progress_goes_to_the_token_the_client_sent(client, workspace):
+    uri = (workspace / "tiny.qvr").as_uri()
+    before = set(client.progress_reports)
+    summary = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(
+                command=RUN,
+                arguments=[{"uri": uri, "method": "svi", "steps": 5}],
+                work_done_token="client-token-1",
+            )
+        ),
+        WAIT,
+    )
+    assert summary["status"] == "completed"
+    assert set(client.progress_reports) - before == {"client-token-1"}  # one bar, the client's
+    reports = client.progress_reports["client-token-1"]
+    assert isinstance(reports[0], lsp.WorkDoneProgressBegin)
+    assert isinstance(reports[-1], lsp.WorkDoneProgressEnd)
+
+
 async def test_code_lens_arguments_run_the_defaults(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     summary = await asyncio.wait_for(
