@@ -284,15 +284,9 @@ def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
             candidates = [
                 k for k, v in ctx.top.items() if isinstance(v, ast.ProgramDecl | ast.LetDecl)
             ]
-            from qvr_core.check.context import suggest
-
-            close = suggest(n, candidates)
-            msg = f"export of an undefined name '{n}'"
-            fixes: tuple[Fix, ...] = ()
-            if close:
-                msg += f": did you mean '{close[0]}'?"
-                fixes = (Fix(f"Change to '{close[0]}'", (TextEdit(d.name.span, close[0]),), True),)
-            ctx.report("QVR501", msg, d.name.span, fixes=fixes)
+            ctx.did_you_mean(
+                "QVR501", f"export of an undefined name '{n}'", d.name.span, n, candidates
+            )
     if not decls:
         programs = [d for d in module.decls if isinstance(d, ast.ProgramDecl)]
         if programs:

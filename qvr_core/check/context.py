@@ -77,20 +77,43 @@ class Context:
         self, name: ast.Name, what: str, candidates: list[str] | tuple[str, ...], extra: str = ""
     ) -> None:
         """QVR101 with a did-you-mean suggestion and its quick fix."""
-        close = suggest(name.text, candidates)
-        message = f"undefined {what} '{name.text}'"
-        fixes: tuple[Fix, ...] = ()
+        close = self.did_you_mean(
+            "QVR101",
+            f"undefined {what} '{name.text}'",
+            name.span,
+            name.text,
+            candidates,
+            otherwise=f": {extra}" if extra else "",
+        )
         if close:
             # the user most likely meant to use it: do not also call it unused
             self.used.add(SymbolKey(close[0]))
+
+    def did_you_mean(
+        self,
+        code: str,
+        message: str,
+        span: Span,
+        written: str,
+        candidates: list[str] | tuple[str, ...],
+        otherwise: str = "",
+    ) -> list[str]:
+        """Report a misspelling with the closest names, one "Change to" fix each.
+
+        `otherwise` is appended when nothing is close. Returns the close names.
+        """
+        close = suggest(written, candidates)
+        fixes: tuple[Fix, ...] = ()
+        if close:
             message += f": did you mean '{close[0]}'?"
             fixes = tuple(
-                Fix(f"Change to '{c}'", (TextEdit(name.span, c),), preferred=i == 0)
+                Fix(f"Change to '{c}'", (TextEdit(span, c),), preferred=i == 0)
                 for i, c in enumerate(close)
             )
-        elif extra:
-            message += f": {extra}"
-        self.report("QVR101", message, name.span, fixes=fixes)
+        else:
+            message += otherwise
+        self.report(code, message, span, fixes=fixes)
+        return close
 
     # ------------------------------------------------------------ recording
 

@@ -9,7 +9,6 @@ from qvr_core.check.context import (
     ROLES,
     Context,
     SymbolKey,
-    suggest,
 )
 from qvr_core.check.module import MorphismInfo
 from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_text
@@ -199,15 +198,14 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
             continue
         seen[key] = o
         if key not in OPTION_KEYS:
-            close = suggest(key, OPTION_KEYS)
-            msg = f"unknown option '{key}' on morphism {decl.name.text}"
-            fixes: tuple[Fix, ...] = ()
-            if close:
-                msg += f": did you mean '{close[0]}'?"
-                fixes = (Fix(f"Change to '{close[0]}'", (TextEdit(o.key.span, close[0]),), True),)
-            else:
-                msg += f" (options are {', '.join(OPTION_KEYS)})"
-            ctx.report("QVR301", msg, o.key.span, fixes=fixes)
+            ctx.did_you_mean(
+                "QVR301",
+                f"unknown option '{key}' on morphism {decl.name.text}",
+                o.key.span,
+                key,
+                OPTION_KEYS,
+                otherwise=f" (options are {', '.join(OPTION_KEYS)})",
+            )
             continue
         value = _option_value(ctx, decl, o)
         if value is not None:
@@ -238,15 +236,14 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
 
     if key == "role":
         if v.kind != "name" or v.value not in ROLES:
-            close = suggest(str(v.raw), ROLES)
-            msg = f"unknown role '{v.raw}' on morphism {name}"
-            fixes: tuple[Fix, ...] = ()
-            if close:
-                msg += f": did you mean '{close[0]}'?"
-                fixes = (Fix(f"Change to '{close[0]}'", (TextEdit(v.span, close[0]),), True),)
-            else:
-                msg += f" (roles are {', '.join(ROLES)})"
-            ctx.report("QVR301", msg, v.span, fixes=fixes)
+            ctx.did_you_mean(
+                "QVR301",
+                f"unknown role '{v.raw}' on morphism {name}",
+                v.span,
+                str(v.raw),
+                ROLES,
+                otherwise=f" (roles are {', '.join(ROLES)})",
+            )
             return None
         return v.value
     if key == "scale":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey, suggest
+from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.expressions import arrow, product
 from qvr_core.check.matching import (
@@ -24,7 +24,7 @@ from qvr_core.check.matching import (
 )
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
-from qvr_core.diagnostics import Fix, Related, TextEdit
+from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
@@ -381,16 +381,13 @@ class ProgramChecker:
                     name.span,
                 )
                 return None
-            close = suggest(name.text, list(self.locals))
-            msg = f"unbound variable '{name.text}' in program {self.scope}"
-            fixes: tuple[Fix, ...] = ()
-            if close:
-                msg += f": did you mean '{close[0]}'?"
-                fixes = tuple(
-                    Fix(f"Change to '{c}'", (TextEdit(name.span, c),), i == 0)
-                    for i, c in enumerate(close)
-                )
-            self.ctx.report("QVR401", msg, name.span, fixes=fixes)
+            self.ctx.did_you_mean(
+                "QVR401",
+                f"unbound variable '{name.text}' in program {self.scope}",
+                name.span,
+                name.text,
+                list(self.locals),
+            )
             return None
         self.ctx.ref(name.span, SymbolKey(name.text, self.scope))
         self._use(name.text)

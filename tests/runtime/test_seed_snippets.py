@@ -11,55 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.seed_snippets import BIDIRECTIONAL_DATA, VANILLA_DATA, run_snippet
+
 ROOT = Path(__file__).resolve().parents[2]
-
-VANILLA = """
-import torch
-from qvr_core.dsl import load
-torch.manual_seed(0)
-prog = load("examples/vanilla_rnn_lm.qvr")
-model = prog.morphism
-# Fix the model's stochastic weights to a chosen draw, then
-# forward-sample next-token targets for a corpus of random prompts.
-for _, p in model.named_parameters():
-    p.data.copy_(torch.randn_like(p) * 0.3)
-batch, seq_len, vocab = 4, 8, 256
-prompts = torch.randint(0, vocab, (batch, seq_len))
-targets = model.rsample(prompts)
-print("prompts:", prompts.shape, prompts.dtype)
-print("targets:", targets.shape, targets.dtype)
-"""
-
-BIDIRECTIONAL = """
-import torch
-from qvr_core.dsl import load
-
-torch.manual_seed(0)
-prog = load("examples/bidirectional_rnn_lm.qvr")
-model = prog.morphism
-
-for _, p in model.named_parameters():
-    p.data.copy_(torch.randn_like(p) * 0.3)
-
-batch, seq_len, vocab = 4, 8, 256
-contexts = torch.randint(0, vocab, (batch, seq_len))
-targets = model.rsample(contexts)
-print("contexts:", contexts.shape, contexts.dtype)
-print("targets: ", targets.shape, targets.dtype)
-"""
-
-
-def run_snippet(code: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    monkeypatch.chdir(ROOT)
-    scope: dict[str, object] = {"__name__": "__snippet__"}
-    exec(compile(code, "<snippet>", "exec"), scope)
-    return scope
 
 
 def test_vanilla_data_generation_snippet(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scope = run_snippet(VANILLA, monkeypatch)
+    scope = run_snippet(VANILLA_DATA, monkeypatch)
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "prompts: torch.Size([4, 8]) torch.int64",
@@ -73,7 +33,7 @@ def test_vanilla_data_generation_snippet(
 def test_bidirectional_data_generation_snippet(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scope = run_snippet(BIDIRECTIONAL, monkeypatch)
+    scope = run_snippet(BIDIRECTIONAL_DATA, monkeypatch)
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "contexts: torch.Size([4, 8]) torch.int64",
@@ -84,6 +44,6 @@ def test_bidirectional_data_generation_snippet(
 
 
 def test_snippet_targets_are_reproducible_under_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
-    first = run_snippet(VANILLA, monkeypatch)["targets"]
-    second = run_snippet(VANILLA, monkeypatch)["targets"]
+    first = run_snippet(VANILLA_DATA, monkeypatch)["targets"]
+    second = run_snippet(VANILLA_DATA, monkeypatch)["targets"]
     assert first.tolist() == second.tolist()  # type: ignore[attr-defined]
