@@ -246,11 +246,7 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
             **run.head,
             "steps": len(losses),
             "lr": lr,
-            "initial_loss": losses[0] if losses else None,
-            "final_loss": losses[-1] if losses else None,
-            "losses": losses,
-            "seconds": seconds,
-            "steps_per_second": len(losses) / seconds if seconds > 0 else None,
+            **_series(losses, seconds),
             "stopped": stopped,
         }
 
@@ -303,12 +299,19 @@ def _nuts(run: _Run, depth: int) -> dict[str, Any]:
         "ess": ess,
         "r_hat_max": max((v for v in r_hat.values() if v is not None), default=None),
         "ess_min": min((v for v in ess.values() if v is not None), default=None),
+        **_series(losses, seconds),
+        "stopped": result.stopped,
+    }
+
+
+def _series(losses: list[float], seconds: float) -> dict[str, Any]:
+    """The loss series and its timing, the part every method's summary shares."""
+    return {
         "initial_loss": losses[0] if losses else None,
         "final_loss": losses[-1] if losses else None,
         "losses": losses,
         "seconds": seconds,
         "steps_per_second": len(losses) / seconds if seconds > 0 else None,
-        "stopped": result.stopped,
     }
 
 
@@ -335,11 +338,7 @@ def _prior(run: _Run) -> dict[str, Any]:
         **run.head,
         "steps": len(losses),
         "sites": sites,
-        "initial_loss": losses[0] if losses else None,
-        "final_loss": losses[-1] if losses else None,
-        "losses": losses,
-        "seconds": seconds,
-        "steps_per_second": len(losses) / seconds if seconds > 0 else None,
+        **_series(losses, seconds),
         "stopped": stopped,
     }
 

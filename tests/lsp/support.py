@@ -145,3 +145,26 @@ def position_of(text: str, needle: str, occurrence: int = 0, delta: int = 0) -> 
 
 def codes(params: lsp.PublishDiagnosticsParams) -> list[str]:
     return [str(d.code) for d in params.diagnostics]
+
+
+# Two programs that both bind `h`: navigation must never mix them up.
+TWO_PROGRAMS = """\
+object Token : FinSet 256
+object Hidden : Real 128
+
+morphism encode : Token -> Hidden [role=embed]
+morphism lm_head : Hidden -> Token [role=kernel] ~ Categorical
+
+program first : Token -> Token
+    sample h <- encode
+    observe y : Token <- lm_head(h)
+    return y
+
+program second : Token -> Token
+    sample h <- encode
+    observe z : Token <- lm_head(h)
+    return z
+
+export first
+export second
+"""

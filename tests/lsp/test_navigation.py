@@ -7,6 +7,7 @@ from lsprotocol import types as lsp
 
 from tests.lsp.support import (
     EXAMPLES,
+    TWO_PROGRAMS,
     diagnostics_for,
     example,
     fresh_uri,
@@ -15,28 +16,6 @@ from tests.lsp.support import (
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-# Two programs that both bind `h`: navigation must never mix them up.
-TWO_PROGRAMS = """\
-object Token : FinSet 256
-object Hidden : Real 128
-
-morphism encode : Token -> Hidden [role=embed]
-morphism lm_head : Hidden -> Token [role=kernel] ~ Categorical
-
-program first : Token -> Token
-    sample h <- encode
-    observe y : Token <- lm_head(h)
-    return y
-
-program second : Token -> Token
-    sample h <- encode
-    observe z : Token <- lm_head(h)
-    return z
-
-export first
-export second
-"""
 
 
 async def opened(client, text: str, label: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.support import example, position_of
+from tests.lsp.support import TWO_PROGRAMS, example, position_of
 from tests.lsp_depth.support import (
     EXAMPLES,
     apply_text_edits,
@@ -18,27 +18,6 @@ from tests.lsp_depth.support import (
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-TWO_PROGRAMS = """\
-object Token : FinSet 256
-object Hidden : Real 128
-
-morphism encode : Token -> Hidden [role=embed]
-morphism lm_head : Hidden -> Token [role=kernel] ~ Categorical
-
-program first : Token -> Token
-    sample h <- encode
-    observe y : Token <- lm_head(h)
-    return y
-
-program second : Token -> Token
-    sample h <- encode
-    observe z : Token <- lm_head(h)
-    return z
-
-export first
-export second
-"""
 
 
 async def rename(client, uri: str, text: str, position: lsp.Position, new: str) -> str:
