@@ -38,9 +38,10 @@ def main(args: argparse.Namespace) -> int:
 
     server = QvrLanguageServer()
     if address is not None:
+        server.transport = "tcp"
         server.start_tcp(*address)
-    else:
-        server.start_io()
+        return server.exit_code
+    server.start_io()
     return 0
 
 

@@ -78,6 +78,22 @@ class QvrProtocol(LanguageServerProtocol):
         finally:
             self._server.command_progress_tokens.pop(msg_id, None)
 
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Over TCP, stop serving instead of raising SystemExit inside a handler.
+
+        pygls calls sys.exit from the message handler, which over TCP escapes
+        the event loop with a traceback; stopping the server lets `start_tcp`
+        return and the command exit with the code the protocol asks for.
+        """
+        if self._server.transport != "tcp":
+            return (yield from super().lsp_exit(*args))
+        if (handler := self.fm.features.get(lsp.EXIT)) is not None:
+            yield handler, args, None
+        self._server.exit_code = 0 if self._shutdown else 1
+        self._server.shutdown()
+        return None
+
     @lsp_method(lsp.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """pygls's shutdown, iterating over a copy of the pending requests.
@@ -106,6 +122,9 @@ class QvrLanguageServer(LanguageServer):
             protocol_cls=QvrProtocol,
         )
         self.documents = DocumentStore()
+        #: "stdio" or "tcp", set by the command line; the exit code after `exit` over TCP
+        self.transport = "stdio"
+        self.exit_code = 0
         #: executeCommand request id -> the workDoneToken the client sent with it
         self.command_progress_tokens: dict[Any, str | int] = {}
         self.analyzer = Analyzer(self.documents, debounce=debounce)
