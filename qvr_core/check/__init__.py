@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 
 from qvr_core.check.module import CheckedModule
+from qvr_core.collector import collector_paused
 
 __all__ = ["CheckedModule", "check"]
 
@@ -22,19 +22,13 @@ def check(text: str, *, strict: bool = False) -> CheckedModule:
     from qvr_core.check.checker import check_parsed
     from qvr_core.syntax.parser import parse
 
-    parsed = parse(text)
-    # The checker allocates many small frozen objects and no cycles: pausing the
-    # cyclic collector saves its repeated full scans on large files.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return check_parsed(text, parsed.module, parsed.diagnostics, strict=strict)
-    except Exception as exc:  # pragma: no cover - the safety net itself
-        log.exception("internal checker error")
-        return _internal_error(text, parsed, exc, strict)
-    finally:
-        if was_enabled:
-            gc.enable()
+    with collector_paused():
+        parsed = parse(text)
+        try:
+            return check_parsed(text, parsed.module, parsed.diagnostics, strict=strict)
+        except Exception as exc:  # pragma: no cover - the safety net itself
+            log.exception("internal checker error")
+            return _internal_error(text, parsed, exc, strict)
 
 
 def _internal_error(text: str, parsed: object, exc: Exception, strict: bool) -> CheckedModule:

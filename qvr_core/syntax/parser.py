@@ -18,7 +18,6 @@ and nothing recurses, however deep the nesting.
 from __future__ import annotations
 
 import dataclasses
-import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 from lark import Lark
 from lark.lexer import Lexer
 
+from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Related, make
 from qvr_core.syntax import ast
 from qvr_core.syntax.builder import Header, NodeError, TreeBuilder
@@ -195,18 +195,14 @@ def _acceptable(tables: _Tables, states: list[int]) -> set[str]:
 
 def parse(text: str) -> ParseResult:
     """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics."""
-    collecting = gc.isenabled()
-    gc.disable()  # the tree has no cycles; collections during a big parse only cost time
     try:
-        return _FileParser(text).run()
+        with collector_paused():
+            return _FileParser(text).run()
     except Exception as exc:  # the contract is to never raise; a bug must not kill the server
         span = Span(0, 0, 0, 0, 0, 0)
-        diagnostic = make("QVR001", f"internal parser error: {type(exc).__name__}: {exc}", span)
+        message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
         module = ast.Module((), (), _whole(text) if isinstance(text, str) else span)
-        return ParseResult(module, (diagnostic,))
-    finally:
-        if collecting:
-            gc.enable()
+        return ParseResult(module, (make("QVR000", message, span),))
 
 
 def _whole(text: str) -> Span:
@@ -272,8 +268,8 @@ class _FileParser:
             self.diagnostics.append(make("QVR001", err.message, err.span))
             return None
         except Exception as exc:  # a bug in a callback must cost one line, not the file
-            message = f"internal parser error on this line: {type(exc).__name__}: {exc}"
-            self.diagnostics.append(make("QVR001", message, cover(tokens[0], tokens[-1])))
+            message = f"internal parser error on this line ({type(exc).__name__}: {exc})"
+            self.diagnostics.append(make("QVR000", message, cover(tokens[0], tokens[-1])))
             return None
         if len(tokens) > MAX_DEPTH and _nesting_bound(tokens) >= MAX_DEPTH:
             deep = _too_deep(node)
