@@ -167,18 +167,26 @@ class Chunk:
 
 @dataclass
 class Layout:
-    """A text cut up: its declarations, every comment, and what was wrong with its layout."""
+    """A text cut up: its declarations, every comment, and what was wrong with its layout.
+
+    `pending_doc` is true when a doc comment is left over at the end, waiting
+    for a declaration that the text handed to `split` does not contain.
+    """
 
     chunks: list[Chunk]
     comments: list[Comment]
     problems: list[Diagnostic]
+    pending_doc: bool = False
 
 
-def split(text: str) -> Layout:
-    """Split `text` into chunks (one per declaration), comments and layout problems."""
+def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
+    """Split `text` into chunks (one per declaration), comments and layout problems.
+
+    `offset` and `first_line` place `text` inside a larger one (a segment, see
+    `segment_starts`), so that every position comes out absolute.
+    """
     lines = _Lines()
-    offset = 0
-    for line_no, raw in enumerate(text.split("\n")):
+    for line_no, raw in enumerate(text.split("\n"), first_line):
         line = raw[:-1] if raw.endswith("\r") else raw
         hash_at = line.find("#")
         code = line if hash_at < 0 else line[:hash_at]
@@ -191,7 +199,40 @@ def split(text: str) -> Layout:
             _tokenize(code, offset, line_no, LogicalLine(0), lines.problems)
         offset += len(raw) + 1
     chunks = _group(lines.logical, lines.problems)
-    return Layout(chunks, lines.comments, lines.problems)
+    return Layout(chunks, lines.comments, lines.problems, bool(lines.doc_run))
+
+
+#: A line starting with a keyword at column 0 always starts a new statement.
+_KEYWORD_LINE = re.compile(r"^(?:" + "|".join(KEYWORDS) + r")\b", re.MULTILINE)
+#: A line holding no code: blanks and at most a comment (a subset of what `split`
+#: treats as blank, so that a segment never starts in the middle of a statement).
+_NO_CODE = re.compile(r"[ \t\r\f\v]*(?:#.*)?")
+
+
+def segment_starts(text: str) -> list[int]:
+    """Offsets where `text` can be cut into stretches that `split` handles alone.
+
+    Each stretch after the first begins with the comments and blank lines
+    above a line that starts with a keyword at column 0. Since a keyword
+    always starts a new logical line, the layout of each stretch does not
+    depend on the others, except for a doc comment left pending at the end of
+    a stretch (`Layout.pending_doc`), which the caller handles by joining the
+    stretch with the next.
+    """
+    starts = [0]
+    floor = 0
+    for match in _KEYWORD_LINE.finditer(text):
+        at = match.start()
+        # move up over the lines without code just above (doc comments included)
+        while at > floor:
+            above = text.rfind("\n", floor, at - 1) + 1
+            if above < floor or not _NO_CODE.fullmatch(text, above, at - 1):
+                break
+            at = above
+        if at > starts[-1]:
+            starts.append(at)
+        floor = match.end()
+    return starts
 
 
 class _Lines:

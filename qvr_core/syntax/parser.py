@@ -18,7 +18,7 @@ and nothing recurses, however deep the nesting.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,9 +39,11 @@ from qvr_core.syntax.layout import (
     Token,
     cover,
     make_token,
+    segment_starts,
     split,
 )
 from qvr_core.syntax.messages import shorten, unexpected_token
+from qvr_core.syntax.shift import Shifter
 from qvr_core.syntax.span import Span
 
 if TYPE_CHECKING:
@@ -197,12 +199,104 @@ def parse(text: str) -> ParseResult:
     """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics."""
     try:
         with collector_paused():
-            return _FileParser(text).run()
+            return join(text, [p.segment for p in place_segments(text, {})])
     except Exception as exc:  # the contract is to never raise; a bug must not kill the server
-        span = Span(0, 0, 0, 0, 0, 0)
-        message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
-        module = ast.Module((), (), _whole(text) if isinstance(text, str) else span)
-        return ParseResult(module, (make("QVR000", message, span),))
+        return failed(text, exc)
+
+
+def failed(text: str, exc: Exception) -> ParseResult:
+    """What a bug in the parser leaves: an empty module and a QVR000 asking for a report."""
+    span = Span(0, 0, 0, 0, 0, 0)
+    message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
+    module = ast.Module((), (), _whole(text) if isinstance(text, str) else span)
+    return ParseResult(module, (make("QVR000", message, span),))
+
+
+def join(text: str, segments: list[Segment]) -> ParseResult:
+    """The parse of a whole text from the parses of its segments (all in place), in order."""
+    decls = [d for seg in segments for d in seg.decls]
+    comments = [c for seg in segments for c in seg.comments]
+    diagnostics = [d for seg in segments for d in seg.diagnostics]
+    return ParseResult(ast.Module(tuple(decls), tuple(comments), _whole(text)), tuple(diagnostics))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of text parsed on its own: one declaration with the comments above it.
+
+    See `layout.segment_starts` for why stretches can be parsed separately.
+    Positions are those of the text it was parsed in, at `start` and `line`;
+    `pending_doc` means a doc comment at its end belongs to the next one.
+    """
+
+    text: str
+    start: int
+    line: int
+    decls: tuple[ast.Decl, ...]
+    comments: tuple[ast.Comment, ...]
+    diagnostics: tuple[Diagnostic, ...]  # sorted
+    pending_doc: bool
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def moved(self, shift: Shifter) -> Segment:
+        """This segment moved by `shift` (whose memo then maps its old nodes to the new)."""
+        return Segment(
+            self.text,
+            self.start + shift.chars,
+            self.line + shift.lines,
+            shift(self.decls),
+            shift(self.comments),
+            shift(self.diagnostics),
+            self.pending_doc,
+        )
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A segment of a text and where it is: `segment` may be one parsed in an earlier text,
+    still in that text's positions, and is then `reused`."""
+
+    segment: Segment
+    start: int
+    line: int
+    reused: bool
+
+    @property
+    def shifter(self) -> Shifter | None:
+        """How to move the segment into place, or None when it is in place."""
+        seg = self.segment
+        if seg.start == self.start and seg.line == self.line:
+            return None
+        return Shifter(self.start - seg.start, self.line - seg.line)
+
+
+def place_segments(text: str, previous: Mapping[str, Segment]) -> list[Placed]:
+    """The segments of `text` in order: those of `previous` (by text) reused, others parsed."""
+    starts = segment_starts(text)
+    starts.append(len(text))
+    out: list[Placed] = []
+    line = 0
+    i = 0
+    while i < len(starts) - 1:
+        start = starts[i]
+        i += 1
+        placed = _place(text[start : starts[i]], start, line, previous)
+        while placed.segment.pending_doc and i < len(starts) - 1:
+            i += 1  # the doc comment belongs to the next declaration: parse them together
+            placed = _place(text[start : starts[i]], start, line, previous)
+        out.append(placed)
+        line += placed.segment.text.count("\n")
+    return out
+
+
+def _place(text: str, start: int, line: int, previous: Mapping[str, Segment]) -> Placed:
+    old = previous.get(text)
+    if old is None:
+        return Placed(_FileParser(text, start, line).segment(), start, line, False)
+    return Placed(old, start, line, True)
 
 
 def _whole(text: str) -> Span:
@@ -211,26 +305,35 @@ def _whole(text: str) -> Span:
 
 
 class _FileParser:
-    """Parses one text: chunks to declarations, collecting diagnostics."""
+    """Parses one segment: chunks to declarations, collecting diagnostics."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, offset: int = 0, line: int = 0) -> None:
         self.text = text
+        self.offset = offset
+        self.line = line
         self.diagnostics: list[Diagnostic] = []
         tables = _tables()
         self.decl_tables = tables["decl"]
         self.step_tables = tables["step"]
 
-    def run(self) -> ParseResult:
-        layout = split(self.text)
+    def segment(self) -> Segment:
+        layout = split(self.text, self.offset, self.line)
         self.diagnostics.extend(layout.problems)
         decls = []
         for chunk in layout.chunks:
             decl = self._declaration(chunk)
             if decl is not None:
                 decls.append(decl)
-        module = ast.Module(tuple(decls), tuple(layout.comments), _whole(self.text))
         self.diagnostics.sort(key=lambda d: (d.span.start, d.span.end))
-        return ParseResult(module, tuple(self.diagnostics))
+        return Segment(
+            self.text,
+            self.offset,
+            self.line,
+            tuple(decls),
+            tuple(layout.comments),
+            tuple(self.diagnostics),
+            layout.pending_doc,
+        )
 
     def _declaration(self, chunk: Chunk) -> ast.Decl | None:
         head = self._line(chunk.head, in_body=False)
@@ -313,7 +416,7 @@ class _FileParser:
             span = body.span
         else:
             span = body.size_span
-            raw = self.text[span.start : span.end]
+            raw = self.text[span.start - self.offset : span.end - self.offset]
             if raw.isdigit() and raw.strip("0"):
                 message = f"the size of object {decl.name.text} is too large ({len(raw)} digits)"
             else:
