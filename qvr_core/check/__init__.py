@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.collector import collector_paused
 
-__all__ = ["CheckedModule", "check"]
+__all__ = ["CheckedModule", "check", "check_from_scratch"]
 
 log = logging.getLogger(__name__)
 
 
 def check(text: str, *, strict: bool = False) -> CheckedModule:
     """Parse and check `text`. Never raises: problems are diagnostics.
+
+    An editor checking one document again and again should keep an
+    `IncrementalChecker` instead, which reuses the previous check.
+    """
+    from qvr_core.check.incremental import IncrementalChecker
+
+    module = IncrementalChecker().check(text, strict=strict)
+    module.materialize()
+    return module
+
+
+def check_from_scratch(text: str, *, strict: bool = False) -> CheckedModule:
+    """Parse and check `text` without segments or reuse: the safety net of the others.
 
     An internal failure (a bug in the checker) is reported as a QVR000
     diagnostic at the start of the file rather than taking the caller down;
@@ -46,4 +60,4 @@ def _internal_error(text: str, parsed: object, exc: Exception, strict: bool) -> 
         f"internal checker error ({type(exc).__name__}: {exc}); please report it",
         lines.span(0, 0),
     )
-    return CheckedModule(**{**module.__dict__, "diagnostics": (note, *module.diagnostics)})
+    return dataclasses.replace(module, diagnostics=(note, *module.diagnostics))

@@ -8,9 +8,15 @@ symbol table built from everything recorded on the way.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
+
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
 from qvr_core.check.expressions import infer
+from qvr_core.check.frames import Frame, Names
 from qvr_core.check.module import (
     CheckedModule,
     LetInfo,
@@ -28,19 +34,50 @@ from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import LineIndex, Span
 
-_BUSY = object()
+
+class Reuse(Protocol):
+    """Which declarations keep the frame of an earlier check (see incremental.py)."""
+
+    def frame(self, decl: ast.Decl) -> Frame | None:
+        """A frame to reuse for `decl`, or None to check it."""
+
+
+class NoReuse:
+    def frame(self, decl: ast.Decl) -> Frame | None:
+        return None
 
 
 class Env:
-    """Top-level tables plus on-demand typing of lets and programs."""
+    """Top-level tables plus on-demand typing of lets and programs, each in its own frame."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, reuse: Reuse | None = None) -> None:
         self.ctx = ctx
-        self.morphisms: dict[str, MorphismInfo] = {}
+        self.reuse = reuse or NoReuse()
+        self.morphisms: dict[str, MorphismInfo] = Names(ctx)
         self.lets: dict[str, LetInfo | object] = {}
         self.programs: dict[str, ProgramInfo | object | None] = {}
-        self.locals: dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]] = {}
         self.chain: list[str] = []
+        self.stack: list[Frame] = []
+        self.frames: dict[int, tuple[ast.Decl, Frame]] = {}  # by id(decl), in checking order
+
+    @property
+    def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]:
+        return self.ctx.frame.locals
+
+    def in_frame(self, decl: ast.Decl, compute: Callable[[], object]) -> object:
+        """`compute()` recorded in a new frame for `decl`, or the result of a reused frame."""
+        frame = self.reuse.frame(decl)
+        if frame is None:
+            frame = Frame()
+            previous = self.ctx.enter(frame)
+            self.stack.append(frame)
+            try:
+                frame.result = compute()
+            finally:
+                self.stack.pop()
+                self.ctx.enter(previous)
+        self.frames[id(decl)] = (decl, frame)
+        return frame.result
 
     # ------------------------------------------------------------ names
 
@@ -97,6 +134,8 @@ class Env:
     def _cycle_guarded(self, name: ast.Name, typer: object) -> Arrow | None:
         n = name.text
         if n in self.chain:
+            for frame in self.stack:  # what they record depends on where the check started
+                frame.volatile = True
             loop = " -> ".join((*self.chain[self.chain.index(n) :], n))
             self.ctx.report("QVR401", f"'{n}' is defined in terms of itself: {loop}", name.span)
             return None
@@ -111,20 +150,24 @@ class Env:
             assert isinstance(decl, ast.LetDecl)
             self.chain.append(n)
             try:
-                t = infer(self, decl.expr)
+                self.lets[n] = self.in_frame(decl, lambda: self._type_let(n, decl))
             finally:
                 self.chain.pop()
-            if isinstance(t, Group):
-                self.ctx.report(
-                    "QVR301",
-                    f"let {n} names a replicate group: use fan({self.ctx.source(decl.expr.span)})",
-                    decl.expr.span,
-                )
-                t = None
-            self.lets[n] = LetInfo(n, decl, t)
-            self.ctx.record_type(decl.name.span, t) if t is not None else None
         info = self.lets[n]
         return info.type if isinstance(info, LetInfo) else None
+
+    def _type_let(self, n: str, decl: ast.LetDecl) -> LetInfo:
+        t = infer(self, decl.expr)
+        if isinstance(t, Group):
+            self.ctx.report(
+                "QVR301",
+                f"let {n} names a replicate group: use fan({self.ctx.source(decl.expr.span)})",
+                decl.expr.span,
+            )
+            t = None
+        if t is not None:
+            self.ctx.record_type(decl.name.span, t)
+        return LetInfo(n, decl, t)
 
     def program_type(self, n: str) -> Arrow | None:
         if n not in self.programs:
@@ -132,7 +175,7 @@ class Env:
             assert isinstance(decl, ast.ProgramDecl)
             self.chain.append(n)
             try:
-                self.programs[n] = ProgramChecker(self, decl).run()
+                self.programs[n] = self.in_frame(decl, ProgramChecker(self, decl).run)
             finally:
                 self.chain.pop()
         info = self.programs[n]
@@ -172,74 +215,146 @@ class Env:
 def check_parsed(
     text: str, module: ast.Module, syntax: tuple[Diagnostic, ...] = (), strict: bool = False
 ) -> CheckedModule:
+    """Check a parsed module from scratch (`syntax`: the parser's diagnostics)."""
     lines = LineIndex(text)
     ctx = Context(text=text, module=module, strict=strict, lines=lines)
-    ctx.diagnostics.extend(syntax)
     env = Env(ctx)
-    _collect(ctx, module)
+    run = run_passes(ctx, env, module.decls, syntax)
+    facts = Facts.merge([run.globals, *(frame for _, frame in env.frames.values())])
+    top = dict(ctx.top.items())
+    return build_module(text, module, run, ctx, env.morphisms, env.lets, env.programs, top, facts)
+
+
+@dataclass
+class Run:
+    """What one run of the passes produced besides the frames in `Env.frames`."""
+
+    globals: Frame  # the frame of the passes over the whole module
+    exports: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]  # all of them, sorted
+
+
+def run_passes(
+    ctx: Context, env: Env, decls: tuple[ast.Decl, ...], syntax: tuple[Diagnostic, ...] = ()
+) -> Run:
+    """Every pass, in order: names, objects, morphisms, lets and programs, exports, usage.
+
+    Declarations may have been moved since their frames were recorded (`ctx.moved`);
+    the passes over the whole module place what they report with `ctx.real`.
+    """
+    globals_ = ctx.frame
+    _collect(ctx, decls)
     check_objects(
-        ctx,
-        [
-            d
-            for d in module.decls
-            if isinstance(d, ast.ObjectDecl) and ctx.top.get(d.name.text) is d
-        ],
+        ctx, [d for d in decls if isinstance(d, ast.ObjectDecl) and ctx.top.get(d.name.text) is d]
     )
-    for d in module.decls:
+    early = len(globals_.diagnostics)
+    for d in decls:
         if isinstance(d, ast.MorphismDecl) and ctx.top.get(d.name.text) is d:
-            info = check_morphism(ctx, d)
+            info = env.in_frame(d, partial(check_morphism, ctx, d))
             if info is not None:
-                env.morphisms[d.name.text] = info
-    for d in module.decls:
+                env.morphisms[d.name.text] = info  # type: ignore[assignment]
+    for d in decls:
         if isinstance(d, ast.LetDecl) and ctx.top.get(d.name.text) is d:
             env.let_type(d.name.text)
         elif isinstance(d, ast.ProgramDecl) and ctx.top.get(d.name.text) is d:
             env.program_type(d.name.text)
-    exports = _exports(ctx, env, module)
-    _unused(ctx, module, exports)
-    symbols = _symbols(ctx, env)
+    frames = [frame for _, frame in env.frames.values()]
+    exports = _exports(ctx, env, decls)
+    unparsed = any(d.code == "QVR001" for f in (globals_, *frames) for d in f.diagnostics)
+    if not unparsed and not any(d.code == "QVR001" for d in syntax):
+        used = globals_.used.union(*(f.used for f in frames))
+        _unused(ctx, decls, exports, used)
+    found = [
+        *syntax,
+        *globals_.diagnostics[:early],
+        *(d for decl, f in env.frames.values() for d in ctx.placed(decl, f.diagnostics)),
+        *globals_.diagnostics[early:],
+    ]
+    found.sort(key=lambda d: (d.span.start, d.code))
+    return Run(globals_, exports, tuple(found))
+
+
+@dataclass
+class Facts:
+    """The records of several frames together: what the module's tables are built from."""
+
+    references: list[tuple[Span, SymbolKey, bool]]
+    typed: dict[Span, tuple[object, str, str]]
+    expr_types: dict[ast.Expr, Arrow | Group]
+    reversed_scans: set[ast.Call]
+    reversed_branches: dict[ast.Call, frozenset[int]]
+    locals: dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]
+
+    @classmethod
+    def merge(cls, frames: list[Frame]) -> Facts:
+        facts = cls([], {}, {}, set(), {}, {})
+        for f in frames:
+            facts.references += f.references
+            facts.typed.update(f.typed)
+            facts.expr_types.update(f.expr_types)
+            facts.reversed_scans |= f.reversed_scans
+            facts.reversed_branches.update(f.reversed_branches)
+            facts.locals.update(f.locals)
+        return facts
+
+
+def build_module(
+    text: str,
+    module: ast.Module,
+    run: Run,
+    ctx: Context,
+    morphisms: Mapping[str, MorphismInfo],
+    lets: Mapping[str, object],
+    programs: Mapping[str, object],
+    top: dict[str, ast.Decl],
+    facts: Facts,
+) -> CheckedModule:
+    """The checked module, from tables whose positions are all those of `text`."""
+    morphisms = dict(morphisms.items())
     return CheckedModule(
         source=text,
         ast=module,
         objects=dict(ctx.objects),
         aliases=dict(ctx.aliases),
-        morphisms=env.morphisms,
-        lets={k: v for k, v in env.lets.items() if isinstance(v, LetInfo)},
-        programs={k: v for k, v in env.programs.items() if isinstance(v, ProgramInfo)},
-        exports=exports,
-        expr_types=dict(ctx.expr_types),
-        reversed_scans=frozenset(ctx.reversed_scans),
-        reversed_branches=dict(ctx.reversed_branches),
-        symbols=symbols,
+        morphisms=morphisms,
+        # in the order of the declarations (lets and programs are typed on demand)
+        lets={k: v for k in top if isinstance(v := lets.get(k), LetInfo)},
+        programs={k: v for k in top if isinstance(v := programs.get(k), ProgramInfo)},
+        exports=run.exports,
+        expr_types=facts.expr_types,
+        reversed_scans=frozenset(facts.reversed_scans),
+        reversed_branches=facts.reversed_branches,
+        symbols=_symbols(text, top, ctx, morphisms, lets, programs, facts),
         typed_spans=tuple(
             TypedSpan(span, t, label, note)  # type: ignore[arg-type]
-            for span, (t, label, note) in sorted(ctx.typed.items(), key=lambda kv: kv[0].start)
+            for span, (t, label, note) in sorted(facts.typed.items(), key=lambda kv: kv[0].start)
         ),
-        diagnostics=tuple(sorted(ctx.diagnostics, key=lambda d: (d.span.start, d.code))),
-        strict=strict,
-        lines=lines,
+        diagnostics=run.diagnostics,
+        strict=ctx.strict,
+        lines=ctx.lines,
     )
 
 
 # ------------------------------------------------------------------ passes
 
 
-def _collect(ctx: Context, module: ast.Module) -> None:
+def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
     """Every top-level name, once; later duplicates are reported and skipped."""
-    for d in module.decls:
+    for d in decls:
         if isinstance(d, ast.ExportDecl):
             continue
         names = [d.name.text]
         if isinstance(d, ast.MorphismDecl):
-            names += _replicate_members(d)
+            names += replicate_members(d)
         for n in names:
             first = ctx.top.get(n)
             if first is not None:
+                where = ctx.real(first, first.name.span)  # type: ignore[union-attr]
                 ctx.report(
                     "QVR102",
-                    f"'{n}' is already declared on line {first.name.span.start_line + 1}",  # type: ignore[union-attr]
-                    d.name.span,
-                    related=(Related(first.name.span, f"first declaration of '{n}'"),),  # type: ignore[union-attr]
+                    f"'{n}' is already declared on line {where.start_line + 1}",
+                    ctx.real(d, d.name.span),
+                    related=(Related(where, f"first declaration of '{n}'"),),
                 )
                 break
             ctx.top[n] = d
@@ -247,48 +362,49 @@ def _collect(ctx: Context, module: ast.Module) -> None:
             ctx.report(
                 "QVR102",
                 f"'{d.name.text}' is a combinator; choose another name",
-                d.name.span,
+                ctx.real(d, d.name.span),
             )
 
 
-def _replicate_members(d: ast.MorphismDecl) -> list[str]:
+def replicate_members(d: ast.MorphismDecl) -> list[str]:
     for o in d.options:
         if o.key.text == "replicate" and o.value.kind == "int" and 0 < int(o.value.value) <= 4096:
             return [f"{d.name.text}_{i}" for i in range(int(o.value.value))]
     return []
 
 
-def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
+def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[str, ...]:
     exports: list[str] = []
     seen: set[str] = set()
-    decls = [d for d in module.decls if isinstance(d, ast.ExportDecl)]
+    decls = [d for d in all_decls if isinstance(d, ast.ExportDecl)]
     for d in decls:
         n = d.name.text
         target = ctx.top.get(n)
+        name_span = ctx.real(d, d.name.span)
         if isinstance(target, ast.ProgramDecl | ast.LetDecl):
-            ctx.ref(d.name.span, SymbolKey(n))
+            ctx.ref(name_span, SymbolKey(n))
             if n in seen:
-                ctx.report("QVR501", f"'{n}' is already exported", d.span)
+                ctx.report("QVR501", f"'{n}' is already exported", ctx.real(d, d.span))
             else:
                 exports.append(n)
                 seen.add(n)
         elif target is not None:
-            ctx.ref(d.name.span, SymbolKey(n))
+            ctx.ref(name_span, SymbolKey(n))
             kind = type(target).__name__.removesuffix("Decl").lower()
             ctx.report(
                 "QVR501",
                 f"export {n}: only programs and lets can be exported, and {n} is a {kind}",
-                d.name.span,
+                name_span,
             )
         else:
             candidates = [
                 k for k, v in ctx.top.items() if isinstance(v, ast.ProgramDecl | ast.LetDecl)
             ]
             ctx.did_you_mean(
-                "QVR501", f"export of an undefined name '{n}'", d.name.span, n, candidates
+                "QVR501", f"export of an undefined name '{n}'", name_span, n, candidates
             )
     if not decls:
-        programs = [d for d in module.decls if isinstance(d, ast.ProgramDecl)]
+        programs = [d for d in all_decls if isinstance(d, ast.ProgramDecl)]
         if programs:
             last = programs[-1]
             end = len(ctx.text)
@@ -297,7 +413,7 @@ def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
                 "QVR501",
                 f"no export: add `export {last.name.text}` so that load() knows which program "
                 "to return",
-                last.name.span,
+                ctx.real(last, last.name.span),
                 fixes=(
                     Fix(
                         f"Add `export {last.name.text}`",
@@ -309,15 +425,17 @@ def _exports(ctx: Context, env: Env, module: ast.Module) -> tuple[str, ...]:
     return tuple(exports)
 
 
-def _unused(ctx: Context, module: ast.Module, exports: tuple[str, ...]) -> None:
-    if any(d.code == "QVR001" for d in ctx.diagnostics):
-        return  # a declaration that did not parse may be the user; do not guess
+def _unused(
+    ctx: Context, decls: tuple[ast.Decl, ...], exports: tuple[str, ...], used: set[SymbolKey]
+) -> None:
+    """QVR103 for declarations nothing uses (not called when something did not parse:
+    a declaration that did not parse may be the user, so do not guess)."""
     exported = set(exports)
-    for d in module.decls:
+    for d in decls:
         if isinstance(d, ast.ExportDecl) or ctx.top.get(d.name.text) is not d:
             continue
         n = d.name.text
-        if n in exported or SymbolKey(n) in ctx.used:
+        if n in exported or SymbolKey(n) in used:
             continue
         if isinstance(d, ast.ProgramDecl) and not exported:
             continue  # entry points; QVR501 already asks for an export
@@ -325,17 +443,25 @@ def _unused(ctx: Context, module: ast.Module, exports: tuple[str, ...]) -> None:
         ctx.report(
             "QVR103",
             f"{kind} {n} is declared but never used",
-            d.name.span,
+            ctx.real(d, d.name.span),
             unnecessary=True,
         )
 
 
-def _symbols(ctx: Context, env: Env) -> SymbolTable:
+def _symbols(
+    text: str,
+    top: dict[str, ast.Decl],
+    ctx: Context,
+    morphisms: Mapping[str, MorphismInfo],
+    lets: Mapping[str, object],
+    programs: Mapping[str, object],
+    facts: Facts,
+) -> SymbolTable:
     symbols: dict[SymbolKey, Symbol] = {}
-    for n, d in ctx.top.items():
+    for n, d in top.items():
         key = SymbolKey(n)
-        symbols[key] = _top_symbol(ctx, env, n, d)
-    for key, (kind, span, decl_span, t) in env.locals.items():
+        symbols[key] = _top_symbol(text, ctx, morphisms, lets, programs, n, d)
+    for key, (kind, span, decl_span, t) in facts.locals.items():
         label = t.label if t is not None else "?"
         symbols[key] = Symbol(
             name=key.name,
@@ -348,7 +474,7 @@ def _symbols(ctx: Context, env: Env) -> SymbolTable:
         )
     refs: list[Reference] = []
     seen: set[tuple[int, int]] = set()
-    for span, key, definition in ctx.references:
+    for span, key, definition in facts.references:
         sym = symbols.get(key)
         if sym is None or (span.start, span.end) in seen:
             continue
@@ -356,37 +482,45 @@ def _symbols(ctx: Context, env: Env) -> SymbolTable:
         refs.append(Reference(span, sym, definition))
     for key, sym in symbols.items():
         if (sym.span.start, sym.span.end) not in seen and sym.span.start >= 0:
-            if key.scope is None and key.name != ctx.top[key.name].name.text:  # type: ignore[union-attr]
+            if key.scope is None and key.name != top[key.name].name.text:  # type: ignore[union-attr]
                 continue  # replicate members share their group's name span
             seen.add((sym.span.start, sym.span.end))
             refs.append(Reference(sym.span, sym, True))
     return SymbolTable(tuple(symbols.values()), tuple(refs))
 
 
-def _top_symbol(ctx: Context, env: Env, n: str, d: ast.Decl) -> Symbol:
+def _top_symbol(
+    text: str,
+    ctx: Context,
+    morphisms: Mapping[str, MorphismInfo],
+    lets: Mapping[str, object],
+    programs: Mapping[str, object],
+    n: str,
+    d: ast.Decl,
+) -> Symbol:
     doc = getattr(d, "doc", None)
     span = d.name.span  # type: ignore[union-attr]
     if isinstance(d, ast.ObjectDecl):
         t = ctx.objects.get(n) or ctx.aliases.get(n)
-        return Symbol(n, SymbolKind.OBJECT, span, d.span, None, t, doc, _first_line(ctx, d.span))
+        return Symbol(n, SymbolKind.OBJECT, span, d.span, None, t, doc, _first_line(text, d.span))
     if isinstance(d, ast.MorphismDecl):
-        info = env.morphisms.get(d.name.text)
+        info = morphisms.get(d.name.text)
         t2: object = None
         if info is not None:
             # the bare name of a replicated morphism is its group; a copy is one morphism
             is_group = n == d.name.text and info.replicate
             t2 = Group(info.type, info.replicate) if is_group else info.type  # type: ignore[arg-type]
-        detail = _first_line(ctx, d.span)
+        detail = _first_line(text, d.span)
         if n != d.name.text:
             detail = f"{n}: copy of {detail}"
         return Symbol(n, SymbolKind.MORPHISM, span, d.span, None, t2, doc, detail)  # type: ignore[arg-type]
     if isinstance(d, ast.LetDecl):
-        info_l = env.lets.get(n)
+        info_l = lets.get(n)
         t3 = info_l.type if isinstance(info_l, LetInfo) else None
         detail = f"let {n} : {t3.label}" if t3 is not None else f"let {n}"
         return Symbol(n, SymbolKind.LET, span, d.span, None, t3, doc, detail)
     assert isinstance(d, ast.ProgramDecl)
-    info_p = env.programs.get(n)
+    info_p = programs.get(n)
     t4 = None
     if isinstance(info_p, ProgramInfo):
         t4 = info_p.type or info_p.header
@@ -394,5 +528,5 @@ def _top_symbol(ctx: Context, env: Env, n: str, d: ast.Decl) -> Symbol:
     return Symbol(n, SymbolKind.PROGRAM, span, d.span, None, t4, doc, detail)
 
 
-def _first_line(ctx: Context, span: Span) -> str:
-    return ctx.text[span.start : span.end].split("\n", 1)[0].strip()
+def _first_line(text: str, span: Span) -> str:
+    return text[span.start : span.end].split("\n", 1)[0].strip()

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
+from qvr_core.check.frames import Frame, Names
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from qvr_core.syntax import ast
+from qvr_core.syntax.shift import Shifter
 from qvr_core.syntax.span import LineIndex, Span
+
+T = TypeVar("T")
 
 COMBINATORS = ("fan", "scan", "stack", "repeat", "identity")
 ROLES = ("embed", "kernel", "latent")
@@ -46,22 +50,68 @@ class SymbolKey(NamedTuple):
 
 @dataclass
 class Context:
+    """Shared state of one check. Findings go to the current `frame` (see frames.py)."""
+
     text: str
     module: ast.Module
     strict: bool
     lines: LineIndex
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    references: list[tuple[Span, SymbolKey, bool]] = field(default_factory=list)
-    typed: dict[Span, tuple[object, str, str]] = field(default_factory=dict)
-    expr_types: dict[ast.Expr, Arrow | Group] = field(default_factory=dict)
-    reversed_scans: set[ast.Call] = field(default_factory=set)
-    reversed_branches: dict[ast.Call, frozenset[int]] = field(default_factory=dict)
-    used: set[SymbolKey] = field(default_factory=set)
+    frame: Frame = field(default_factory=Frame)
     # top-level tables, filled by the declaration passes
     objects: dict[str, ObjectType] = field(default_factory=dict)
     aliases: dict[str, Product] = field(default_factory=dict)
     object_decls: dict[str, ast.ObjectDecl] = field(default_factory=dict)
-    top: dict[str, ast.Decl] = field(default_factory=dict)  # every top-level name -> decl
+    top: Names = field(init=False)  # every top-level name -> decl
+    # declarations whose frames are reused from an earlier text, by id: how they moved
+    moved: dict[int, Shifter] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.top = Names(self)
+
+    def enter(self, frame: Frame) -> Frame:
+        """Record into `frame` from now on; returns the frame to go back to."""
+        previous = self.frame
+        self.frame = frame
+        return previous
+
+    def real(self, decl: object, span: Span) -> Span:
+        """Where `span` of `decl` is in this text (`decl` may sit where an earlier text had it)."""
+        shift = self.moved.get(id(decl))
+        return span if shift is None else shift.span(span)
+
+    def placed(self, decl: object, values: list[T]) -> list[T]:
+        """Facts recorded about `decl` (diagnostics, say), moved to where it is in this text."""
+        shift = self.moved.get(id(decl))
+        return values if shift is None else [shift(v) for v in values]
+
+    # the current frame's records, under the names the passes use
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.frame.diagnostics
+
+    @property
+    def references(self) -> list[tuple[Span, SymbolKey, bool]]:
+        return self.frame.references
+
+    @property
+    def typed(self) -> dict[Span, tuple[object, str, str]]:
+        return self.frame.typed
+
+    @property
+    def expr_types(self) -> dict[ast.Expr, Arrow | Group]:
+        return self.frame.expr_types
+
+    @property
+    def reversed_scans(self) -> set[ast.Call]:
+        return self.frame.reversed_scans
+
+    @property
+    def reversed_branches(self) -> dict[ast.Call, frozenset[int]]:
+        return self.frame.reversed_branches
+
+    @property
+    def used(self) -> set[SymbolKey]:
+        return self.frame.used
 
     # ------------------------------------------------------------ reporting
 

@@ -116,8 +116,10 @@ def related_objects(ctx: Context, *products: Product) -> tuple[Related, ...]:
                 continue
             seen.append(name)
             decl = ctx.object_decls[name]
-            body = ctx.source(decl.body.span)
-            out.append(Related(decl.name.span, f"{name} is declared here as {body}"))
+            body = ctx.source(ctx.real(decl, decl.body.span))
+            out.append(
+                Related(ctx.real(decl, decl.name.span), f"{name} is declared here as {body}")
+            )
     return tuple(out)
 
 
@@ -174,7 +176,7 @@ def _declaration_anchor(ctx: Context) -> int:
     anchor = 0
     for d in ctx.module.decls:
         if isinstance(d, ast.ObjectDecl | ast.MorphismDecl):
-            anchor = d.span.end
+            anchor = ctx.real(d, d.span).end
     if anchor == 0:
         return 0
     nl = ctx.text.find("\n", anchor)

@@ -7,9 +7,11 @@ Nothing after the checker re-derives a type or re-resolves a name.
 
 from __future__ import annotations
 
+import logging
+import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
 
@@ -180,6 +182,9 @@ class CheckedModule:
     strict: bool = False
     lines: LineIndex = field(default_factory=lambda: LineIndex(""), compare=False)
 
+    def materialize(self) -> None:
+        """Nothing to do: every table is built (see PendingModule)."""
+
     @property
     def ok(self) -> bool:
         """True when there is no error (hints and warnings allowed): it can compile."""
@@ -229,3 +234,60 @@ class CheckedModule:
     @property
     def default_export(self) -> str | None:
         return self.exports[0] if self.exports else None
+
+
+class PendingModule(CheckedModule):
+    """A checked module whose diagnostics are final and whose other tables come on first use.
+
+    After an edit an editor needs the diagnostics first; moving the facts of
+    the declarations the edit did not touch into their new place costs more
+    than finding the diagnostics, so `build` does it only when asked (or
+    when `materialize` is called, off the path of the diagnostics).
+    """
+
+    def __init__(
+        self,
+        source: str,
+        diagnostics: tuple[Diagnostic, ...],
+        strict: bool = False,
+        lines: LineIndex | None = None,
+        build: Callable[[], CheckedModule] | None = None,
+        **tables: object,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "_lock", threading.Lock())
+        put(self, "_build", build)
+        if build is None:  # every table given, as `dataclasses.replace` does
+            CheckedModule.__init__(
+                self, source=source, diagnostics=diagnostics, strict=strict, lines=lines, **tables
+            )  # type: ignore[arg-type]
+            return
+        put(self, "source", source)
+        put(self, "diagnostics", diagnostics)
+        put(self, "strict", strict)
+        put(self, "lines", lines)
+
+    def __getattr__(self, name: str) -> object:
+        # only called for attributes not set yet: the tables `build` makes
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self.materialize()
+        return object.__getattribute__(self, name)
+
+    def materialize(self) -> None:
+        """Build every table now (thread-safe; once)."""
+        with self._lock:
+            build = self.__dict__.get("_build")
+            if build is None:
+                return
+            try:
+                full = build()
+            except Exception:  # a bug must cost the reuse, not the module
+                logging.getLogger(__name__).exception("building the module's tables failed")
+                from qvr_core.check import check_from_scratch
+
+                full = check_from_scratch(self.source, strict=self.strict)
+            for f in fields(CheckedModule):
+                if f.name not in self.__dict__:
+                    object.__setattr__(self, f.name, getattr(full, f.name))
+            object.__setattr__(self, "_build", None)

@@ -73,29 +73,32 @@ def check_source(text: str) -> None:
                 assert 0 <= edit.span.start <= edit.span.end <= len(text)
 
 
+def edited(draw: st.DrawFn, text: str) -> str:
+    """`text` after one random edit of the kinds people make (and some they do not)."""
+    pos = draw(st.integers(0, len(text)))
+    action = draw(st.sampled_from(["delete", "insert", "token", "dup_line", "swap"]))
+    if action == "delete":
+        end = min(len(text), pos + draw(st.integers(1, 12)))
+        return text[:pos] + text[end:]
+    if action == "insert":
+        return text[:pos] + draw(st.text(max_size=6)) + text[pos:]
+    if action == "token":
+        return text[:pos] + draw(st.sampled_from(TOKENS)) + text[pos:]
+    lines = text.split("\n")
+    i = draw(st.integers(0, len(lines) - 1))
+    if action == "dup_line":
+        lines.insert(i, lines[i])
+    else:
+        j = draw(st.integers(0, len(lines) - 1))
+        lines[i], lines[j] = lines[j], lines[i]
+    return "\n".join(lines)
+
+
 @st.composite
 def mutated(draw: st.DrawFn) -> str:
     text = draw(st.sampled_from(SOURCES))
     for _ in range(draw(st.integers(1, 6))):
-        pos = draw(st.integers(0, len(text)))
-        action = draw(st.sampled_from(["delete", "insert", "token", "dup_line", "swap"]))
-        if action == "delete":
-            end = min(len(text), pos + draw(st.integers(1, 12)))
-            text = text[:pos] + text[end:]
-        elif action == "insert":
-            text = text[:pos] + draw(st.text(max_size=6)) + text[pos:]
-        elif action == "token":
-            text = text[:pos] + draw(st.sampled_from(TOKENS)) + text[pos:]
-        elif action == "dup_line":
-            lines = text.split("\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            lines.insert(i, lines[i])
-            text = "\n".join(lines)
-        else:
-            lines = text.split("\n")
-            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-            text = "\n".join(lines)
+        text = edited(draw, text)
     return text
 
 

@@ -1,0 +1,384 @@
+"""Checking a text again after an edit, reusing what the edit cannot have changed.
+
+An editor re-checks a file on every keystroke. `IncrementalChecker` keeps
+what its last check learnt per segment (one declaration with the comments
+above it, see `layout.segment_starts`): the segment's parse, and the frame
+of facts the checker recorded for its declaration (frames.py). On the next
+text, a segment whose text is unchanged is not parsed again, and its
+declaration keeps its frame unless something it looked up changed:
+
+- a name it looked up is now declared by a different text (or no longer,
+  or newly), or another frame it depends on is itself checked again;
+- it listed the top-level names (a did-you-mean) and any declaration changed;
+- the objects changed, or the strictness (then nothing is reused);
+- its frame depends on the order of checking (a cycle), or mentions a
+  position after its own segment, or before it in text that changed (a
+  related declaration, a fix that inserts elsewhere).
+
+Reused facts are in the positions of the text they were recorded in. The
+diagnostics are moved into place at once; everything else only when the
+module's tables are first read (`PendingModule`), so that an edit's
+diagnostics do not wait for the whole file's facts to move.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from qvr_core.check.checker import (
+    Env,
+    Facts,
+    Run,
+    build_module,
+    replicate_members,
+    run_passes,
+)
+from qvr_core.check.context import Context, SymbolKey
+from qvr_core.check.frames import Frame
+from qvr_core.check.module import CheckedModule, PendingModule
+from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq
+from qvr_core.collector import collector_paused
+from qvr_core.diagnostics import Diagnostic
+from qvr_core.syntax import ast
+from qvr_core.syntax.parser import Placed, Segment, place_segments
+from qvr_core.syntax.shift import Shifter, positionless
+from qvr_core.syntax.span import LineIndex
+
+log = logging.getLogger(__name__)
+
+# values without positions: reused as they are when facts move
+positionless(ObjectType, Product, Seq, Scalar, Arrow, Group, SymbolKey)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A segment of the last check, with the frames of its declarations (same positions)."""
+
+    segment: Segment
+    frames: tuple[Frame | None, ...]  # per declaration; None when it was not checked
+    # per frame: how far before the segment its diagnostics point (Frame.reach);
+    # None when they point after it, so that it cannot simply move
+    reach: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class _State:
+    """What one check leaves for the next."""
+
+    entries: dict[str, _Entry]  # by segment text
+    identity: dict[str, list[str]]  # top-level name -> texts of the segments declaring it
+    objects: list[str]  # texts of the segments declaring objects, in order
+    strict: bool
+
+    @cached_property
+    def segments(self) -> dict[str, Segment]:
+        return {text: e.segment for text, e in self.entries.items()}
+
+
+class IncrementalChecker:
+    """Checks successive versions of one document, each time reusing the last check.
+
+    Checks run one at a time (a lock); the modules it returns are safe to
+    share, and to materialize from any thread.
+    """
+
+    def __init__(self, *, safe: bool = True) -> None:
+        self._state: _State | None = None
+        self._text = ""  # the text of the last check
+        self._safe = safe  # tests turn the safety net off, so that bugs surface
+        self._lock = threading.Lock()
+
+    def check(self, text: str, *, strict: bool = False) -> CheckedModule:
+        """Parse and check `text`. Never raises: problems are diagnostics."""
+        with self._lock, collector_paused():
+            try:
+                return self._check(text, strict)
+            except Exception:  # a bug here must cost the reuse, not the diagnostics
+                if not self._safe:
+                    raise
+                log.exception("incremental check failed; checking from scratch")
+                self._state, self._text = None, ""
+                return _from_scratch(text, strict)
+
+    def _check(self, text: str, strict: bool) -> CheckedModule:
+        state = self._state
+        placed = place_segments(text, state.segments if state else {})
+        plan = _Plan(placed, state, strict, common_prefix(self._text, text))
+        decls, moved, syntax = plan.decls_in_place()
+
+        lines = LineIndex(text)
+        module = ast.Module(tuple(decls), (), lines.span(0, len(text)))
+        ctx = Context(text=text, module=module, strict=strict, lines=lines)
+        ctx.moved.update(moved)
+        env = Env(ctx, plan)
+        run = run_passes(ctx, env, module.decls, tuple(syntax))
+
+        self._state, self._text = plan.next_state(env), text
+        build = _Builder(text, placed, plan.shifters, ctx, env, run, moved).module
+        return PendingModule(text, run.diagnostics, strict, lines, build)
+
+
+_UNCHECKED_HERE = (ast.ObjectDecl, ast.ExportDecl)  # the passes over the whole module do these
+
+
+class _Plan:
+    """Which declarations of the new text keep their frames, decided before checking."""
+
+    def __init__(
+        self, placed: list[Placed], state: _State | None, strict: bool, prefix: int
+    ) -> None:
+        self.placed = placed
+        self.state = state
+        self.prefix = prefix  # the length of the start the old and the new text share
+        self.identity, self.objects = _names(placed)
+        usable = state is not None and state.strict == strict and state.objects == self.objects
+        self.dirty = self._dirty() if usable else None
+        self.reusable: dict[int, Frame] = {}  # by id(decl)
+        self.shifters: list[Shifter | None] = []  # per segment, as used to move its nodes
+
+    def _dirty(self) -> set[str]:
+        """Texts of the old segments whose frames the edit may have changed."""
+        assert self.state is not None
+        old, new = self.state.identity, self.identity
+        changed = {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
+        # a did-you-mean lists the names that are valid now: any change may change it
+        names_changed = bool(changed)
+        # What a frame points at before its declaration must be in the unchanged start
+        # of the text (by induction, still at the positions the frame was made at).
+        prefix = self.prefix
+        checked = [
+            (text, frame, reach is not None and reach <= prefix)
+            for text, entry in self.state.entries.items()
+            for frame, reach in zip(entry.frames, entry.reach, strict=True)
+            if frame is not None
+        ]
+        dirty: set[str] = set()
+        growing = True
+        while growing:  # until no newly dirty declaration names something others use
+            growing = False
+            for text, frame, stays in checked:
+                if text in dirty:
+                    continue
+                if (
+                    frame.volatile
+                    or not stays
+                    or (names_changed and frame.namespace)
+                    or not frame.deps.isdisjoint(changed)
+                ):
+                    dirty.add(text)
+                    names = set(_declared(self.state.entries[text].segment.decls)) - changed
+                    if names:
+                        changed |= names
+                        growing = True
+        return dirty
+
+    def _shifter(self, p: Placed) -> Shifter | None:
+        """The shifter that moves `p`'s segment into place (what is before it stays)."""
+        seg = p.segment
+        if p.start == seg.start and p.line == seg.line:
+            return None
+        return Shifter(p.start - seg.start, p.line - seg.line, seg.start)
+
+    def decls_in_place(self) -> tuple[list[ast.Decl], dict[int, Shifter], list[Diagnostic]]:
+        """The declarations to check, the shifters of those that keep their frames, and
+        the parser's diagnostics, in place.
+
+        A declaration that keeps its frame stays where its segment was parsed
+        (moving it waits for `_Builder`); every other one is moved now,
+        because the checker reads the text at its positions.
+        """
+        decls: list[ast.Decl] = []
+        moved: dict[int, Shifter] = {}
+        syntax: list[Diagnostic] = []
+        entries = self.state.entries if self.state is not None else {}
+        dirty = self.dirty
+        seen: set[int] = set()
+        for p in self.placed:
+            seg = p.segment
+            shift = self._shifter(p)
+            if id(seg) in seen:  # the same text again (a duplicate): its own copy of the nodes
+                shift = shift or Shifter(0, 0, seg.start)
+                self.shifters.append(shift)
+                syntax.extend(shift(seg.diagnostics))
+                decls.extend(shift(seg.decls))
+                continue
+            seen.add(id(seg))
+            self.shifters.append(shift)
+            if seg.diagnostics:
+                syntax.extend(shift(seg.diagnostics) if shift is not None else seg.diagnostics)
+            if not seg.decls:
+                continue
+            d = seg.decls[0]
+            if (
+                p.reused
+                and dirty is not None
+                and len(seg.decls) == 1  # always, but moving assumes it
+                and seg.text not in dirty
+                and type(d) not in _UNCHECKED_HERE
+            ):
+                frame = entries[seg.text].frames[0]
+                if frame is not None:
+                    self.reusable[id(d)] = frame
+                    if shift is not None:
+                        moved[id(d)] = shift
+                    decls.append(d)
+                    continue
+            decls.extend(shift(seg.decls) if shift is not None else seg.decls)
+        return decls, moved, syntax
+
+    # the Reuse protocol of checker.Env
+    def frame(self, decl: ast.Decl) -> Frame | None:
+        return self.reusable.get(id(decl))
+
+    def next_state(self, env: Env) -> _State:
+        """The entries for the next check: each segment with the frames it has now."""
+        old = self.state.entries if self.state is not None else {}
+        entries: dict[str, _Entry] = {}
+        for p, shift in zip(self.placed, self.shifters, strict=True):
+            seg = p.segment
+            if seg.text in entries:
+                continue  # a duplicate: the first is the declaration that counts
+            checked = [
+                found[1]
+                for d in seg.decls
+                if id(d) not in self.reusable
+                and (found := env.frames.get(id(shift.memo.get(id(d), d) if shift else d)))
+            ]
+            if p.reused and not checked:
+                entries[seg.text] = old[seg.text]  # nothing in it was checked again
+                continue
+            if shift is not None:
+                seg = seg.moved(shift)  # its declaration was checked in place
+            frames = tuple(_frame_of(env, d) for d in seg.decls)
+            reach = tuple(f.reach(seg.start, seg.end) if f is not None else None for f in frames)
+            entries[seg.text] = _Entry(seg, frames, reach)
+        return _State(entries, self.identity, self.objects, env.ctx.strict)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common start of `a` and `b` (string compares, not a loop)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _frame_of(env: Env, decl: ast.Decl) -> Frame | None:
+    found = env.frames.get(id(decl))
+    return found[1] if found is not None else None
+
+
+def _declared(decls: Iterable[ast.Decl]) -> list[str]:
+    """The top-level names the declarations declare (replicated copies included)."""
+    names: list[str] = []
+    for d in decls:
+        if type(d) is ast.ExportDecl:
+            continue
+        names.append(d.name.text)  # type: ignore[union-attr]
+        if type(d) is ast.MorphismDecl and d.options:
+            names += replicate_members(d)
+    return names
+
+
+def _names(placed: list[Placed]) -> tuple[dict[str, list[str]], list[str]]:
+    """Who declares each top-level name (segment texts, in order), and the object segments."""
+    identity: dict[str, list[str]] = {}
+    objects: list[str] = []
+    for p in placed:
+        seg = p.segment
+        for n in _declared(seg.decls):
+            identity.setdefault(n, []).append(seg.text)
+        if seg.decls and type(seg.decls[0]) is ast.ObjectDecl:
+            objects.append(seg.text)
+    return identity, objects
+
+
+class _Builder:
+    """Moves everything into place and builds the module's tables (on first use)."""
+
+    def __init__(
+        self,
+        text: str,
+        placed: list[Placed],
+        shifters: list[Shifter | None],
+        ctx: Context,
+        env: Env,
+        run: Run,
+        moved: dict[int, Shifter],
+    ) -> None:
+        self.text = text
+        self.placed = placed
+        self.shifters = shifters
+        self.ctx = ctx
+        self.env = env
+        self.run = run
+        self.moved = moved
+
+    def module(self) -> CheckedModule:
+        with collector_paused():
+            return self._module()
+
+    def _module(self) -> CheckedModule:
+        moved = self.moved
+        segments = [
+            p.segment if shift is None else p.segment.moved(shift)
+            for p, shift in zip(self.placed, self.shifters, strict=True)
+        ]
+        decls = tuple(d for seg in segments for d in seg.decls)
+        comments = tuple(c for seg in segments for c in seg.comments)
+        module = ast.Module(decls, comments, self.ctx.lines.span(0, len(self.text)))
+
+        def real(value: object) -> object:
+            decl = getattr(value, "decl", value)
+            shift = moved.get(id(decl))
+            return value if shift is None else shift(value)
+
+        frames = [self.run.globals]
+        for decl, frame in self.env.frames.values():
+            shift = moved.get(id(decl))
+            frames.append(frame if shift is None else _moved_frame(frame, shift))
+        facts = Facts.merge(frames)
+        top = {n: real(d) for n, d in self.ctx.top.items()}
+        morphisms = {n: real(i) for n, i in self.env.morphisms.items()}
+        lets = {n: real(i) for n, i in self.env.lets.items()}
+        programs = {n: real(i) for n, i in self.env.programs.items()}
+        return build_module(
+            self.text,
+            module,
+            self.run,
+            self.ctx,
+            morphisms,
+            lets,
+            programs,
+            top,
+            facts,  # type: ignore[arg-type]
+        )
+
+
+def _moved_frame(frame: Frame, shift: Shifter) -> Frame:
+    span = shift.span
+    moved = Frame(
+        references=[(span(s), key, d) for s, key, d in frame.references],
+        typed={span(s): v for s, v in frame.typed.items()},
+        expr_types={shift(e): t for e, t in frame.expr_types.items()},
+        reversed_scans={shift(c) for c in frame.reversed_scans},
+        reversed_branches={shift(c): v for c, v in frame.reversed_branches.items()},
+        locals={k: (kind, span(a), span(b), t) for k, (kind, a, b, t) in frame.locals.items()},
+    )
+    return moved
+
+
+def _from_scratch(text: str, strict: bool) -> CheckedModule:
+    from qvr_core.check import check_from_scratch
+
+    return check_from_scratch(text, strict=strict)
