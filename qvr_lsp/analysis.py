@@ -22,6 +22,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from qvr_core.check import CheckedModule
+from qvr_core.check.incremental import IncrementalChecker
 from qvr_core.diagnostics import Diagnostic, Severity
 from qvr_core.syntax.span import Span
 from qvr_lsp.convert import TextPositions
@@ -83,14 +84,19 @@ class Snapshot:
         return self.good or (self.newest if self.newest and self.newest.module else None)
 
 
-def analyze(doc: Document, strict: bool, generation: int) -> Analysis:
-    """Check one text; never raises (a core failure becomes a QVR000 diagnostic)."""
-    from qvr_core.check import check
+def analyze(
+    doc: Document, strict: bool, generation: int, checker: IncrementalChecker | None = None
+) -> Analysis:
+    """Check one text, reusing `checker`'s last check of the document; never raises
+    (a core failure becomes a QVR000 diagnostic).
 
+    The module's diagnostics are final; its other tables may still be
+    pending (`CheckedModule.materialize`), which the analyzer does next.
+    """
     started = time.perf_counter()
     module: CheckedModule | None
     try:
-        module = check(doc.text, strict=strict)
+        module = (checker or IncrementalChecker()).check(doc.text, strict=strict)
         diagnostics = module.diagnostics
     except Exception as exc:  # a bug in the core must not cost the user their diagnostics
         log.exception("qvr_core.check failed on %s version %s", doc.uri, doc.version)
@@ -133,6 +139,7 @@ class _Entry:
     kick: asyncio.Event = field(default_factory=asyncio.Event)  # skip the debounce
     stored: asyncio.Event = field(default_factory=asyncio.Event)  # replaced per result
     announced_seq: int = -1
+    checker: IncrementalChecker = field(default_factory=IncrementalChecker)
 
     def store(self, analysis: Analysis) -> None:
         if self.newest is None or analysis.seq >= self.newest.seq:
@@ -260,9 +267,11 @@ class Analyzer:
                 doc = self.documents.get(uri)
                 if doc is None:
                     return
-                analysis = await self._run(doc)
-                entry.store(analysis)
+                analysis = await self._run(doc, entry.checker)
                 self._announce(entry, analysis)
+                if self._is_current_text(analysis):
+                    await self._materialize(analysis)
+                entry.store(analysis)
         except asyncio.CancelledError:
             raise
         except Exception:  # the worker must survive anything, or the file loses diagnostics
@@ -289,10 +298,24 @@ class Analyzer:
                 await asyncio.wait_for(entry.kick.wait(), remaining)
         entry.kick.clear()
 
-    async def _run(self, doc: Document) -> Analysis:
+    def _is_current_text(self, analysis: Analysis) -> bool:
+        doc = self.documents.get(analysis.uri)
+        return doc is not None and doc.seq == analysis.seq
+
+    async def _materialize(self, analysis: Analysis) -> None:
+        """Build the module's tables off the event loop, for the requests to come."""
+        if analysis.module is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, analysis.module.materialize)
+        except Exception:  # materialize falls back on its own; this is belt and braces
+            log.exception("building the tables of %s failed", analysis.uri)
+
+    async def _run(self, doc: Document, checker: IncrementalChecker) -> Analysis:
         loop = asyncio.get_running_loop()
         generation = self.generation
-        job = loop.run_in_executor(self._executor, analyze, doc, self.strict, generation)
+        job = loop.run_in_executor(self._executor, analyze, doc, self.strict, generation, checker)
         try:
             return await asyncio.wait_for(job, ANALYSIS_TIMEOUT_SECONDS)
         except TimeoutError:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
-import qvr_core.check
+from qvr_core.check.incremental import IncrementalChecker
 from qvr_lsp.analysis import Analysis, Analyzer
 from qvr_lsp.documents import DocumentStore
 from qvr_lsp.guard import guarded
@@ -71,10 +71,10 @@ async def test_last_good_analysis_is_kept_while_the_text_does_not_parse():
 
 
 async def test_a_crashing_core_still_yields_a_diagnostic(monkeypatch):
-    def explode(text: str, strict: bool = False) -> None:
+    def explode(self: object, text: str, strict: bool = False) -> None:
         raise RecursionError("deep")
 
-    monkeypatch.setattr(qvr_core.check, "check", explode)
+    monkeypatch.setattr(IncrementalChecker, "check", explode)
     store, analyzer, announced = analyzer_with_log()
     store.open(URI, VALID, 3)
     analyzer.schedule(URI, immediate=True)
