@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lark import Lark
 from lark.lexer import Lexer
@@ -254,42 +254,106 @@ class Segment:
         )
 
 
-@dataclass(frozen=True)
-class Placed:
+class Placed(NamedTuple):
     """A segment of a text and where it is: `segment` may be one parsed in an earlier text,
-    still in that text's positions, and is then `reused`."""
+    still in that text's positions, and is then `reused`. (A tuple: files have thousands.)"""
 
     segment: Segment
     start: int
     line: int
     reused: bool
 
-    @property
-    def shifter(self) -> Shifter | None:
-        """How to move the segment into place, or None when it is in place."""
-        seg = self.segment
-        if seg.start == self.start and seg.line == self.line:
-            return None
-        return Shifter(self.start - seg.start, self.line - seg.line)
 
+def place_segments(
+    text: str, previous: Mapping[str, Segment], offset: int = 0, line: int = 0
+) -> list[Placed]:
+    """The segments of `text` in order: those of `previous` (by text) reused, others parsed.
 
-def place_segments(text: str, previous: Mapping[str, Segment]) -> list[Placed]:
-    """The segments of `text` in order: those of `previous` (by text) reused, others parsed."""
-    starts = segment_starts(text)
+    `offset` and `line` place `text` in a larger text, of which it is a stretch
+    that begins a segment.
+    """
+    starts = segment_starts(text) if text else []
     starts.append(len(text))
     out: list[Placed] = []
-    line = 0
     i = 0
     while i < len(starts) - 1:
         start = starts[i]
         i += 1
-        placed = _place(text[start : starts[i]], start, line, previous)
+        placed = _place(text[start : starts[i]], offset + start, line, previous)
         while placed.segment.pending_doc and i < len(starts) - 1:
             i += 1  # the doc comment belongs to the next declaration: parse them together
-            placed = _place(text[start : starts[i]], start, line, previous)
+            placed = _place(text[start : starts[i]], offset + start, line, previous)
         out.append(placed)
         line += placed.segment.text.count("\n")
     return out
+
+
+def place_again(
+    old_text: str, old: list[Placed], text: str, previous: Mapping[str, Segment]
+) -> list[Placed]:
+    """`place_segments(text, previous)`, given that `old` placed `old_text` (an earlier
+    version) with the segments of `previous`: only the stretch that changed is cut again.
+
+    A segment before the change keeps its place if the one after it does too
+    (the start of a segment depends on the keyword line that ends the walk
+    up over comments); one after the change keeps its text and moves by the
+    change in length if the one before it is after the change as well.
+    """
+    prefix = common_prefix(old_text, text)
+    suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
+    # the last segment runs to the end of the text: it never stays when the text grows
+    starts = [p.start for p in old] + [len(old_text), len(old_text) + 1]
+    head = 0  # old[:head] stay as they are
+    while head < len(old) and starts[head + 2] <= prefix:
+        head += 1
+    changed_end = len(old_text) - suffix
+    tail = len(old)  # old[tail:] keep their text and move
+    while tail - 1 > head and starts[tail - 2] >= changed_end:
+        tail -= 1
+    begin = starts[head] if head < len(old) else len(old_text)
+    old_end = starts[tail] if tail < len(old) else len(old_text)
+    end = old_end + len(text) - len(old_text)
+    if not (begin <= prefix and end >= len(text) - suffix and begin <= end):
+        return place_segments(text, previous)
+    line = old[head].line if head < len(old) else text.count("\n", 0, begin)
+    middle = place_segments(text[begin:end], previous, begin, line)
+    if tail < len(old) and middle and middle[-1].segment.pending_doc:
+        return place_segments(text, previous)  # its doc comment belongs to the next one
+    moved_lines = text.count("\n", begin, end) - old_text.count("\n", begin, old_end)
+    moved = len(text) - len(old_text)
+    return [
+        *(Placed(p.segment, p.start, p.line, True) for p in old[:head]),
+        *middle,
+        *(Placed(p.segment, p.start + moved, p.line + moved_lines, True) for p in old[tail:]),
+    ]
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common start of `a` and `b` (string compares, not a loop)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """The length of the longest common end of `a` and `b`, at most `limit`."""
+    lo, hi = 0, max(0, limit)
+    if a[len(a) - hi :] == b[len(b) - hi :]:
+        return hi
+    while hi - lo > 1:  # invariant: the last lo agree, the last hi do not
+        mid = (lo + hi) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _place(text: str, start: int, line: int, previous: Mapping[str, Segment]) -> Placed:
