@@ -6,11 +6,11 @@ values built only at the end, once every type is known.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
 from qvr_core.check.frames import Frame, Names
+from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from qvr_core.syntax import ast
@@ -187,7 +187,7 @@ def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> list[str]:
     lowered = {c.lower(): c for c in candidates}
     if name.lower() in lowered and lowered[name.lower()] != name:
         return [lowered[name.lower()]]
-    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    close = close_matches(name, list(candidates), n=3, cutoff=0.6)
     if not close:  # `hidden` for `h`, `emb` for `embedding`
         close = [c for c in candidates if c and (name.startswith(c) or c.startswith(name))][:3]
     return close
