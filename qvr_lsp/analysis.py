@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from qvr_core.check import CheckedModule
 from qvr_core.check.incremental import IncrementalChecker
@@ -27,6 +28,7 @@ from qvr_core.diagnostics import Diagnostic, Severity
 from qvr_core.syntax.span import Span
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.documents import Document, DocumentStore
+from qvr_lsp.memory import Collector
 
 log = logging.getLogger(__name__)
 
@@ -163,8 +165,10 @@ class Analyzer:
         *,
         debounce: float = DEBOUNCE_SECONDS,
         executor: Executor | None = None,
+        collector: Collector | None = None,
     ) -> None:
         self.documents = documents
+        self.collector = collector
         self.debounce = debounce
         self.strict = False
         self.generation = 0
@@ -212,6 +216,8 @@ class Analyzer:
             _call_safely(listener, uri)
 
     def shutdown(self) -> None:
+        if self.collector is not None:
+            self.collector.close()
         for entry in self._entries.values():
             if entry.task is not None:
                 entry.task.cancel()
@@ -269,9 +275,10 @@ class Analyzer:
                     return
                 analysis = await self._run(doc, entry.checker)
                 self._announce(entry, analysis)
-                if self._is_current_text(analysis):
-                    await self._materialize(analysis)
+                await self._materialize(analysis)
                 entry.store(analysis)
+                if self.collector is not None:
+                    self.collector.analysed()
         except asyncio.CancelledError:
             raise
         except Exception:  # the worker must survive anything, or the file loses diagnostics
@@ -303,14 +310,22 @@ class Analyzer:
         return doc is not None and doc.seq == analysis.seq
 
     async def _materialize(self, analysis: Analysis) -> None:
-        """Build the module's tables off the event loop, for the requests to come."""
-        if analysis.module is None:
+        """Build the module's tables off the event loop, for the requests to come.
+
+        Given up as soon as a newer text arrives: its analysis comes first,
+        and requests wait for that one anyway.
+        """
+        if analysis.module is None or not self._is_current_text(analysis):
             return
         loop = asyncio.get_running_loop()
+        stale = partial(self._is_stale, analysis)
         try:
-            await loop.run_in_executor(self._executor, analysis.module.materialize)
+            await loop.run_in_executor(self._executor, analysis.module.materialize, stale)
         except Exception:  # materialize falls back on its own; this is belt and braces
             log.exception("building the tables of %s failed", analysis.uri)
+
+    def _is_stale(self, analysis: Analysis) -> bool:
+        return not self._is_current_text(analysis)
 
     async def _run(self, doc: Document, checker: IncrementalChecker) -> Analysis:
         loop = asyncio.get_running_loop()

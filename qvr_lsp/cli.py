@@ -34,9 +34,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"qvr-lsp: --tcp expects HOST:PORT, not {args.tcp!r}", file=sys.stderr)
             return 2
     _configure_logging(args.log_level, args.log_file)
+    from qvr_lsp.memory import Collector
     from qvr_lsp.server import QvrLanguageServer
 
     server = QvrLanguageServer()
+    server.analyzer.collector = Collector()  # this process is the server's alone
     if address is not None:
         server.transport = "tcp"
         server.start_tcp(*address)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Protocol
 
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
@@ -60,19 +59,24 @@ class Env:
         self.stack: list[Frame] = []
         self.frames: dict[int, tuple[ast.Decl, Frame]] = {}  # by id(decl), in checking order
 
+    def in_order(self, decls: tuple[ast.Decl, ...]) -> list[tuple[ast.Decl, Frame]]:
+        """The frames of `decls` in their order (checking order depends on reuse)."""
+        frames = self.frames
+        return [found for d in decls if (found := frames.get(id(d))) is not None]
+
     @property
     def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]:
         return self.ctx.frame.locals
 
-    def in_frame(self, decl: ast.Decl, compute: Callable[[], object]) -> object:
-        """`compute()` recorded in a new frame for `decl`, or the result of a reused frame."""
+    def in_frame(self, decl: ast.Decl, compute: Callable[..., object], *args: object) -> object:
+        """`compute(*args)` recorded in a new frame for `decl`, or a reused frame's result."""
         frame = self.reuse.frame(decl)
         if frame is None:
             frame = Frame()
             previous = self.ctx.enter(frame)
             self.stack.append(frame)
             try:
-                frame.result = compute()
+                frame.result = compute(*args)
             finally:
                 self.stack.pop()
                 self.ctx.enter(previous)
@@ -150,7 +154,7 @@ class Env:
             assert isinstance(decl, ast.LetDecl)
             self.chain.append(n)
             try:
-                self.lets[n] = self.in_frame(decl, lambda: self._type_let(n, decl))
+                self.lets[n] = self.in_frame(decl, self._type_let, n, decl)
             finally:
                 self.chain.pop()
         info = self.lets[n]
@@ -175,7 +179,7 @@ class Env:
             assert isinstance(decl, ast.ProgramDecl)
             self.chain.append(n)
             try:
-                self.programs[n] = self.in_frame(decl, ProgramChecker(self, decl).run)
+                self.programs[n] = self.in_frame(decl, _check_program, self, decl)
             finally:
                 self.chain.pop()
         info = self.programs[n]
@@ -212,6 +216,10 @@ class Env:
         return found
 
 
+def _check_program(env: Env, decl: ast.ProgramDecl) -> ProgramInfo | None:
+    return ProgramChecker(env, decl).run()
+
+
 def check_parsed(
     text: str, module: ast.Module, syntax: tuple[Diagnostic, ...] = (), strict: bool = False
 ) -> CheckedModule:
@@ -220,7 +228,7 @@ def check_parsed(
     ctx = Context(text=text, module=module, strict=strict, lines=lines)
     env = Env(ctx)
     run = run_passes(ctx, env, module.decls, syntax)
-    facts = Facts.merge([run.globals, *(frame for _, frame in env.frames.values())])
+    facts = Facts.merge([run.globals, *(frame for _, frame in env.in_order(module.decls))])
     top = dict(ctx.top.items())
     return build_module(text, module, run, ctx, env.morphisms, env.lets, env.programs, top, facts)
 
@@ -245,29 +253,37 @@ def run_passes(
     globals_ = ctx.frame
     _collect(ctx, decls)
     check_objects(
-        ctx, [d for d in decls if isinstance(d, ast.ObjectDecl) and ctx.top.get(d.name.text) is d]
+        ctx, [d for d in decls if isinstance(d, ast.ObjectDecl) and ctx.top.peek(d.name.text) is d]
     )
     early = len(globals_.diagnostics)
+    first = ctx.top.peek
+    later = []
     for d in decls:
-        if isinstance(d, ast.MorphismDecl) and ctx.top.get(d.name.text) is d:
-            info = env.in_frame(d, partial(check_morphism, ctx, d))
-            if info is not None:
-                env.morphisms[d.name.text] = info  # type: ignore[assignment]
-    for d in decls:
-        if isinstance(d, ast.LetDecl) and ctx.top.get(d.name.text) is d:
-            env.let_type(d.name.text)
-        elif isinstance(d, ast.ProgramDecl) and ctx.top.get(d.name.text) is d:
-            env.program_type(d.name.text)
-    frames = [frame for _, frame in env.frames.values()]
+        kind = type(d)
+        if kind is ast.MorphismDecl:
+            if first(d.name.text) is d:
+                info = env.in_frame(d, check_morphism, ctx, d)
+                if info is not None:
+                    env.morphisms[d.name.text] = info  # type: ignore[assignment]
+        elif kind is ast.LetDecl or kind is ast.ProgramDecl:
+            later.append(d)
+    for d in later:
+        if first(d.name.text) is d:
+            if type(d) is ast.LetDecl:
+                env.let_type(d.name.text)
+            else:
+                env.program_type(d.name.text)
+    ordered = env.in_order(decls)
+    frames = [frame for _, frame in ordered]
     exports = _exports(ctx, env, decls)
     unparsed = any(d.code == "QVR001" for f in (globals_, *frames) for d in f.diagnostics)
     if not unparsed and not any(d.code == "QVR001" for d in syntax):
-        used = globals_.used.union(*(f.used for f in frames))
+        used = {k.name for f in (globals_, *frames) for k in f.used if k.scope is None}
         _unused(ctx, decls, exports, used)
     found = [
         *syntax,
         *globals_.diagnostics[:early],
-        *(d for decl, f in env.frames.values() for d in ctx.placed(decl, f.diagnostics)),
+        *(d for decl, f in ordered for d in ctx.placed(decl, f.diagnostics)),
         *globals_.diagnostics[early:],
     ]
     found.sort(key=lambda d: (d.span.start, d.code))
@@ -347,7 +363,7 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
         if isinstance(d, ast.MorphismDecl):
             names += replicate_members(d)
         for n in names:
-            first = ctx.top.get(n)
+            first = ctx.top.peek(n)
             if first is not None:
                 where = ctx.real(first, first.name.span)  # type: ignore[union-attr]
                 ctx.report(
@@ -379,7 +395,7 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
     decls = [d for d in all_decls if isinstance(d, ast.ExportDecl)]
     for d in decls:
         n = d.name.text
-        target = ctx.top.get(n)
+        target = ctx.top.peek(n)
         name_span = ctx.real(d, d.name.span)
         if isinstance(target, ast.ProgramDecl | ast.LetDecl):
             ctx.ref(name_span, SymbolKey(n))
@@ -426,16 +442,16 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
 
 
 def _unused(
-    ctx: Context, decls: tuple[ast.Decl, ...], exports: tuple[str, ...], used: set[SymbolKey]
+    ctx: Context, decls: tuple[ast.Decl, ...], exports: tuple[str, ...], used: set[str]
 ) -> None:
     """QVR103 for declarations nothing uses (not called when something did not parse:
     a declaration that did not parse may be the user, so do not guess)."""
     exported = set(exports)
     for d in decls:
-        if isinstance(d, ast.ExportDecl) or ctx.top.get(d.name.text) is not d:
+        if isinstance(d, ast.ExportDecl) or ctx.top.peek(d.name.text) is not d:
             continue
         n = d.name.text
-        if n in exported or SymbolKey(n) in used:
+        if n in exported or n in used:
             continue
         if isinstance(d, ast.ProgramDecl) and not exported:
             continue  # entry points; QVR501 already asks for an export

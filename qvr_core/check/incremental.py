@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -39,12 +39,12 @@ from qvr_core.check.checker import (
 )
 from qvr_core.check.context import Context, SymbolKey
 from qvr_core.check.frames import Frame
-from qvr_core.check.module import CheckedModule, PendingModule
+from qvr_core.check.module import CheckedModule, PendingModule, Stopped
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax import ast
-from qvr_core.syntax.parser import Placed, Segment, place_segments
+from qvr_core.syntax.parser import Placed, Segment, common_prefix, place_again, place_segments
 from qvr_core.syntax.shift import Shifter, positionless
 from qvr_core.syntax.span import LineIndex
 
@@ -73,6 +73,9 @@ class _State:
     identity: dict[str, list[str]]  # top-level name -> texts of the segments declaring it
     objects: list[str]  # texts of the segments declaring objects, in order
     strict: bool
+    text: str
+    placed: list[Placed]  # where the entries' segments are in `text`
+    declared: dict[str, list[str]]  # segment text -> the top-level names it declares
 
     @cached_property
     def segments(self) -> dict[str, Segment]:
@@ -88,7 +91,6 @@ class IncrementalChecker:
 
     def __init__(self, *, safe: bool = True) -> None:
         self._state: _State | None = None
-        self._text = ""  # the text of the last check
         self._safe = safe  # tests turn the safety net off, so that bugs surface
         self._lock = threading.Lock()
 
@@ -101,13 +103,16 @@ class IncrementalChecker:
                 if not self._safe:
                     raise
                 log.exception("incremental check failed; checking from scratch")
-                self._state, self._text = None, ""
+                self._state = None
                 return _from_scratch(text, strict)
 
     def _check(self, text: str, strict: bool) -> CheckedModule:
         state = self._state
-        placed = place_segments(text, state.segments if state else {})
-        plan = _Plan(placed, state, strict, common_prefix(self._text, text))
+        if state is None:
+            placed = place_segments(text, {})
+        else:
+            placed = place_again(state.text, state.placed, text, state.segments)
+        plan = _Plan(placed, state, strict, common_prefix(state.text if state else "", text))
         decls, moved, syntax = plan.decls_in_place()
 
         lines = LineIndex(text)
@@ -117,7 +122,7 @@ class IncrementalChecker:
         env = Env(ctx, plan)
         run = run_passes(ctx, env, module.decls, tuple(syntax))
 
-        self._state, self._text = plan.next_state(env), text
+        self._state = plan.next_state(env, text)
         build = _Builder(text, placed, plan.shifters, ctx, env, run, moved).module
         return PendingModule(text, run.diagnostics, strict, lines, build)
 
@@ -134,7 +139,8 @@ class _Plan:
         self.placed = placed
         self.state = state
         self.prefix = prefix  # the length of the start the old and the new text share
-        self.identity, self.objects = _names(placed)
+        known = state.declared if state is not None else {}
+        self.identity, self.objects, self.declared = _names(placed, known)
         usable = state is not None and state.strict == strict and state.objects == self.objects
         self.dirty = self._dirty() if usable else None
         self.reusable: dict[int, Frame] = {}  # by id(decl)
@@ -170,7 +176,7 @@ class _Plan:
                     or not frame.deps.isdisjoint(changed)
                 ):
                     dirty.add(text)
-                    names = set(_declared(self.state.entries[text].segment.decls)) - changed
+                    names = set(self.state.declared[text]) - changed
                     if names:
                         changed |= names
                         growing = True
@@ -234,43 +240,40 @@ class _Plan:
     def frame(self, decl: ast.Decl) -> Frame | None:
         return self.reusable.get(id(decl))
 
-    def next_state(self, env: Env) -> _State:
+    def next_state(self, env: Env, text: str) -> _State:
         """The entries for the next check: each segment with the frames it has now."""
         old = self.state.entries if self.state is not None else {}
         entries: dict[str, _Entry] = {}
+        reusable = self.reusable
         for p, shift in zip(self.placed, self.shifters, strict=True):
             seg = p.segment
             if seg.text in entries:
                 continue  # a duplicate: the first is the declaration that counts
+            decls = seg.decls
+            if p.reused and (not decls or id(decls[0]) in reusable):
+                entries[seg.text] = old[seg.text]  # nothing in it was checked again
+                continue
             checked = [
                 found[1]
-                for d in seg.decls
-                if id(d) not in self.reusable
+                for d in decls
+                if id(d) not in reusable
                 and (found := env.frames.get(id(shift.memo.get(id(d), d) if shift else d)))
             ]
             if p.reused and not checked:
-                entries[seg.text] = old[seg.text]  # nothing in it was checked again
+                entries[seg.text] = old[seg.text]
                 continue
             if shift is not None:
                 seg = seg.moved(shift)  # its declaration was checked in place
             frames = tuple(_frame_of(env, d) for d in seg.decls)
             reach = tuple(f.reach(seg.start, seg.end) if f is not None else None for f in frames)
             entries[seg.text] = _Entry(seg, frames, reach)
-        return _State(entries, self.identity, self.objects, env.ctx.strict)
-
-
-def common_prefix(a: str, b: str) -> int:
-    """The length of the longest common start of `a` and `b` (string compares, not a loop)."""
-    lo, hi = 0, min(len(a), len(b))
-    if a[:hi] == b[:hi]:
-        return hi
-    while hi - lo > 1:  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+        placed = []
+        for p in self.placed:
+            kept = entries[p.segment.text].segment
+            placed.append(p if p.reused and kept is p.segment else Placed(kept, *p[1:3], True))
+        return _State(
+            entries, self.identity, self.objects, env.ctx.strict, text, placed, self.declared
+        )
 
 
 def _frame_of(env: Env, decl: ast.Decl) -> Frame | None:
@@ -290,17 +293,29 @@ def _declared(decls: Iterable[ast.Decl]) -> list[str]:
     return names
 
 
-def _names(placed: list[Placed]) -> tuple[dict[str, list[str]], list[str]]:
-    """Who declares each top-level name (segment texts, in order), and the object segments."""
+def _names(
+    placed: list[Placed], known: dict[str, list[str]]
+) -> tuple[dict[str, list[str]], list[str], dict[str, list[str]]]:
+    """Who declares each top-level name (segment texts, in order), the object segments,
+    and the names each segment declares (`known`: those of the last check)."""
     identity: dict[str, list[str]] = {}
     objects: list[str] = []
+    declared: dict[str, list[str]] = {}
     for p in placed:
         seg = p.segment
-        for n in _declared(seg.decls):
-            identity.setdefault(n, []).append(seg.text)
+        text = seg.text
+        names = known.get(text)
+        if names is None:
+            names = _declared(seg.decls)
+        declared[text] = names
+        for n in names:
+            if n in identity:
+                identity[n].append(text)
+            else:
+                identity[n] = [text]
         if seg.decls and type(seg.decls[0]) is ast.ObjectDecl:
-            objects.append(seg.text)
-    return identity, objects
+            objects.append(text)
+    return identity, objects, declared
 
 
 class _Builder:
@@ -324,16 +339,17 @@ class _Builder:
         self.run = run
         self.moved = moved
 
-    def module(self) -> CheckedModule:
+    def module(self, stop: Callable[[], bool]) -> CheckedModule:
         with collector_paused():
-            return self._module()
+            return self._module(stop)
 
-    def _module(self) -> CheckedModule:
+    def _module(self, stop: Callable[[], bool]) -> CheckedModule:
         moved = self.moved
-        segments = [
-            p.segment if shift is None else p.segment.moved(shift)
-            for p, shift in zip(self.placed, self.shifters, strict=True)
-        ]
+        segments = []
+        for i, (p, shift) in enumerate(zip(self.placed, self.shifters, strict=True)):
+            if i % 128 == 0 and stop():
+                raise Stopped
+            segments.append(p.segment if shift is None else p.segment.moved(shift))
         decls = tuple(d for seg in segments for d in seg.decls)
         comments = tuple(c for seg in segments for c in seg.comments)
         module = ast.Module(decls, comments, self.ctx.lines.span(0, len(self.text)))
@@ -344,7 +360,9 @@ class _Builder:
             return value if shift is None else shift(value)
 
         frames = [self.run.globals]
-        for decl, frame in self.env.frames.values():
+        for i, (decl, frame) in enumerate(self.env.in_order(self.ctx.module.decls)):
+            if i % 128 == 0 and stop():
+                raise Stopped
             shift = moved.get(id(decl))
             frames.append(frame if shift is None else _moved_frame(frame, shift))
         facts = Facts.merge(frames)
@@ -352,6 +370,8 @@ class _Builder:
         morphisms = {n: real(i) for n, i in self.env.morphisms.items()}
         lets = {n: real(i) for n, i in self.env.lets.items()}
         programs = {n: real(i) for n, i in self.env.programs.items()}
+        if stop():
+            raise Stopped
         return build_module(
             self.text,
             module,

@@ -182,8 +182,9 @@ class CheckedModule:
     strict: bool = False
     lines: LineIndex = field(default_factory=lambda: LineIndex(""), compare=False)
 
-    def materialize(self) -> None:
-        """Nothing to do: every table is built (see PendingModule)."""
+    def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
+        """Nothing to do: every table is built (see PendingModule). True when built."""
+        return True
 
     @property
     def ok(self) -> bool:
@@ -251,7 +252,7 @@ class PendingModule(CheckedModule):
         diagnostics: tuple[Diagnostic, ...],
         strict: bool = False,
         lines: LineIndex | None = None,
-        build: Callable[[], CheckedModule] | None = None,
+        build: Callable[[Callable[[], bool]], CheckedModule] | None = None,
         **tables: object,
     ) -> None:
         put = object.__setattr__
@@ -274,14 +275,21 @@ class PendingModule(CheckedModule):
         self.materialize()
         return object.__getattribute__(self, name)
 
-    def materialize(self) -> None:
-        """Build every table now (thread-safe; once)."""
+    def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
+        """Build every table now (thread-safe; once). True when built.
+
+        `stop` is asked now and then: when it says so, the work is dropped
+        (the module stays pending) and False is returned. An editor passes
+        "a newer text has come", since these tables are then never read.
+        """
         with self._lock:
             build = self.__dict__.get("_build")
             if build is None:
-                return
+                return True
             try:
-                full = build()
+                full = build(stop or _never)
+            except Stopped:
+                return False
             except Exception:  # a bug must cost the reuse, not the module
                 logging.getLogger(__name__).exception("building the module's tables failed")
                 from qvr_core.check import check_from_scratch
@@ -291,3 +299,12 @@ class PendingModule(CheckedModule):
                 if f.name not in self.__dict__:
                     object.__setattr__(self, f.name, getattr(full, f.name))
             object.__setattr__(self, "_build", None)
+            return True
+
+
+class Stopped(Exception):
+    """Building a PendingModule's tables was given up (its `stop` said so)."""
+
+
+def _never() -> bool:
+    return False
