@@ -33,6 +33,8 @@ from qvr_lsp.memory import Collector
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.05
+#: Typing pause after which the tables of the newest analysis are built unasked.
+BUILD_DELAY_SECONDS = 0.3
 SETTLE_TIMEOUT_SECONDS = 2.0
 ANALYSIS_TIMEOUT_SECONDS = 20.0
 #: Diagnostics that mean the text did not parse (or the checker gave up on it).
@@ -54,6 +56,11 @@ class Analysis:
     seconds: float = 0.0
 
     @property
+    def ready(self) -> bool:
+        """True when the module's tables are built, so that queries do not wait."""
+        return self.module is not None and self.module.ready
+
+    @property
     def parsed(self) -> bool:
         """True when the whole text parsed: its symbols describe the file."""
         return self.module is not None and not any(
@@ -63,11 +70,16 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A document and the analyses available for it when a request is answered."""
+    """A document and the analyses available for it when a request is answered.
+
+    Queries read only analyses whose tables are built (`Analysis.ready`): one
+    whose tables are still pending is skipped for the last that was ready.
+    """
 
     document: Document
     newest: Analysis | None
     good: Analysis | None  # the last analysis whose text parsed
+    ready: Analysis | None = None  # the last analysis whose tables were built
 
     @property
     def current(self) -> bool:
@@ -76,14 +88,20 @@ class Snapshot:
 
     def for_queries(self) -> list[Analysis]:
         """Analyses to ask in order: the newest, then the last good one if different."""
-        found = [a for a in (self.newest, self.good) if a is not None and a.module is not None]
+        found = [a for a in (self.newest, self.good) if a is not None and a.ready]
+        if not found and self.ready is not None:
+            found = [self.ready]
         return found[:1] if len(found) == 2 and found[0] is found[1] else found
 
     def structural(self) -> Analysis | None:
         """The analysis to list symbols and candidates from: the newest if it parsed."""
-        if self.newest is not None and self.newest.parsed:
+        if self.newest is not None and self.newest.parsed and self.newest.ready:
             return self.newest
-        return self.good or (self.newest if self.newest and self.newest.module else None)
+        if self.good is not None and self.good.ready:
+            return self.good
+        if self.newest is not None and self.newest.ready:
+            return self.newest
+        return self.ready
 
 
 def analyze(
@@ -135,7 +153,9 @@ class _Entry:
 
     newest: Analysis | None = None
     good: Analysis | None = None
+    ready: Analysis | None = None  # the newest analysis whose tables are built
     task: asyncio.Task[None] | None = None
+    builder: asyncio.Task[None] | None = None  # builds the tables once typing pauses
     last_edit: float = float("-inf")
     burst: bool = False  # the last edit came within the debounce of the one before
     kick: asyncio.Event = field(default_factory=asyncio.Event)  # skip the debounce
@@ -148,8 +168,13 @@ class _Entry:
             self.newest = analysis
         if analysis.parsed and (self.good is None or analysis.seq >= self.good.seq):
             self.good = analysis
+        self.built(analysis)
         done, self.stored = self.stored, asyncio.Event()
         done.set()
+
+    def built(self, analysis: Analysis) -> None:
+        if analysis.ready and (self.ready is None or analysis.seq >= self.ready.seq):
+            self.ready = analysis
 
 
 Listener = Callable[[Analysis], None]
@@ -166,9 +191,11 @@ class Analyzer:
         debounce: float = DEBOUNCE_SECONDS,
         executor: Executor | None = None,
         collector: Collector | None = None,
+        build_delay: float = BUILD_DELAY_SECONDS,
     ) -> None:
         self.documents = documents
         self.collector = collector
+        self.build_delay = build_delay
         self.debounce = debounce
         self.strict = False
         self.generation = 0
@@ -210,8 +237,10 @@ class Analyzer:
 
     def close(self, uri: str) -> None:
         entry = self._entries.pop(uri, None)
-        if entry is not None and entry.task is not None:
-            entry.task.cancel()
+        if entry is not None:
+            for task in (entry.task, entry.builder):
+                if task is not None:
+                    task.cancel()
         for listener in self._close_listeners:
             _call_safely(listener, uri)
 
@@ -219,8 +248,9 @@ class Analyzer:
         if self.collector is not None:
             self.collector.close()
         for entry in self._entries.values():
-            if entry.task is not None:
-                entry.task.cancel()
+            for task in (entry.task, entry.builder):
+                if task is not None:
+                    task.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------- queries
@@ -231,7 +261,7 @@ class Analyzer:
         if doc is None:
             return None
         entry = self._entries.get(uri) or _Entry()
-        return Snapshot(doc, entry.newest, entry.good)
+        return Snapshot(doc, entry.newest, entry.good, entry.ready)
 
     async def settled(self, uri: str, timeout: float = SETTLE_TIMEOUT_SECONDS) -> Snapshot | None:
         """A snapshot whose newest analysis is of the current text, if that is ready in time."""
@@ -239,8 +269,10 @@ class Analyzer:
         deadline = loop.time() + timeout
         while True:
             snap = self.snapshot(uri)
-            if snap is None or snap.current:
+            if snap is None:
                 return snap
+            if snap.current:
+                return await self._built(uri, snap)
             entry = self._entries.get(uri)
             if entry is None:
                 self.schedule(uri, immediate=True)
@@ -256,6 +288,24 @@ class Analyzer:
                 await asyncio.wait_for(entry.stored.wait(), remaining)
             except TimeoutError:
                 return self.snapshot(uri)
+
+    async def available(self, uri: str) -> Snapshot | None:
+        """What is known now, with its tables built, without waiting for the current
+        text's analysis (completion answers from the last analysis at once)."""
+        snap = self.snapshot(uri)
+        return None if snap is None else await self._built(uri, snap, only_current=False)
+
+    async def _built(self, uri: str, snap: Snapshot, only_current: bool = True) -> Snapshot | None:
+        """`snap` once the tables of its analyses are built (unless its text is superseded)."""
+        entry = self._entries.get(uri)
+        if entry is None:
+            return snap
+        newest, good = snap.newest, snap.good
+        if newest is not None and not newest.ready:
+            await self._materialize(entry, newest, only_current=only_current)
+        if good is not None and good is not newest and not good.ready:
+            await self._materialize(entry, good, only_current=False)  # asked for while broken
+        return self.snapshot(uri)
 
     # -------------------------------------------------------------- worker
 
@@ -274,9 +324,9 @@ class Analyzer:
                 if doc is None:
                     return
                 analysis = await self._run(doc, entry.checker)
-                self._announce(entry, analysis)
-                await self._materialize(analysis)
                 entry.store(analysis)
+                self._announce(entry, analysis)
+                self._build_when_idle(entry, analysis)
                 if self.collector is not None:
                     self.collector.analysed()
         except asyncio.CancelledError:
@@ -309,20 +359,43 @@ class Analyzer:
         doc = self.documents.get(analysis.uri)
         return doc is not None and doc.seq == analysis.seq
 
-    async def _materialize(self, analysis: Analysis) -> None:
+    def _build_when_idle(self, entry: _Entry, analysis: Analysis) -> None:
+        """Build the tables of `analysis` once edits pause (requests build them sooner)."""
+        if entry.builder is not None:
+            entry.builder.cancel()
+        if analysis.module is not None and not analysis.ready:
+            entry.builder = asyncio.get_running_loop().create_task(
+                self._build_after_pause(entry, analysis)
+            )
+
+    async def _build_after_pause(self, entry: _Entry, analysis: Analysis) -> None:
+        await asyncio.sleep(self.build_delay)
+        await self._materialize(entry, analysis)
+
+    async def _materialize(
+        self, entry: _Entry, analysis: Analysis, *, only_current: bool = True
+    ) -> None:
         """Build the module's tables off the event loop, for the requests to come.
 
-        Given up as soon as a newer text arrives: its analysis comes first,
-        and requests wait for that one anyway.
+        Unless `only_current` is false (the last good analysis, asked for while
+        the text does not parse), given up as soon as a newer text arrives:
+        its analysis comes first, and requests wait for that one anyway.
         """
-        if analysis.module is None or not self._is_current_text(analysis):
+        if analysis.module is None or (only_current and not self._is_current_text(analysis)):
             return
         loop = asyncio.get_running_loop()
-        stale = partial(self._is_stale, analysis)
+        stale = partial(self._is_stale, analysis) if only_current else None
         try:
-            await loop.run_in_executor(self._executor, analysis.module.materialize, stale)
+            built = await loop.run_in_executor(
+                self._executor, analysis.module.materialize, stale
+            )
         except Exception:  # materialize falls back on its own; this is belt and braces
             log.exception("building the tables of %s failed", analysis.uri)
+            return
+        if built:
+            entry.built(analysis)
+            if self.collector is not None:
+                self.collector.analysed()
 
     def _is_stale(self, analysis: Analysis) -> bool:
         return not self._is_current_text(analysis)

@@ -146,6 +146,10 @@ class QvrLanguageServer(LanguageServer):
         """What is known about `uri` now (no waiting); None when it is not open."""
         return self.analyzer.snapshot(uri)
 
+    async def available(self, uri: str) -> Snapshot | None:
+        """What is known about `uri` now, its tables built (no waiting for a newer analysis)."""
+        return await self.analyzer.available(uri)
+
     async def settled(self, uri: str) -> Snapshot | None:
         """A snapshot whose newest analysis matches the current text when that is ready in time."""
         return await self.analyzer.settled(uri)

@@ -187,6 +187,11 @@ class CheckedModule:
         return True
 
     @property
+    def ready(self) -> bool:
+        """True when every table is built (reading one does not wait)."""
+        return True
+
+    @property
     def ok(self) -> bool:
         """True when there is no error (hints and warnings allowed): it can compile."""
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
@@ -267,6 +272,10 @@ class PendingModule(CheckedModule):
         put(self, "diagnostics", diagnostics)
         put(self, "strict", strict)
         put(self, "lines", lines)
+
+    @property
+    def ready(self) -> bool:
+        return self.__dict__.get("_build") is None
 
     def __getattr__(self, name: str) -> object:
         # only called for attributes not set yet: the tables `build` makes

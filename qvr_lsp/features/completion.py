@@ -192,8 +192,8 @@ def register(server: QvrLanguageServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, options)
     @guarded(lambda: lsp.CompletionList(is_incomplete=False, items=[]))
-    def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
-        snap = server.snapshot(params.text_document.uri)
+    async def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
+        snap = await server.available(params.text_document.uri)
         if snap is None:
             return lsp.CompletionList(is_incomplete=False, items=[])
         offset = snap.document.positions.offset(params.position)

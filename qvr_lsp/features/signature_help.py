@@ -42,7 +42,7 @@ def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP, options)
     @guarded()
     async def help_(params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
-        snap = server.snapshot(params.text_document.uri)
+        snap = await server.available(params.text_document.uri)
         if snap is None:
             return None
         document = snap.document

@@ -118,7 +118,7 @@ def register(server: QvrLanguageServer) -> None:
             path = to_fs_path(doc.uri)
             if path:
                 open_paths.add(os.path.realpath(path))
-            snap = server.snapshot(doc.uri)
+            snap = await server.available(doc.uri)
             analysis = snap.structural() if snap is not None else None
             if analysis is not None and analysis.module is not None:
                 entries = declarations(analysis.module.ast, analysis.positions)
