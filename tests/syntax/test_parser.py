@@ -692,3 +692,24 @@ def test_parse_is_thread_safe() -> None:
 def test_never_raises_on_hostile_text() -> None:
     for text in ["\x00" * 100, "\r\r\n\r", "\t\t\t", "((((", "]]]]", "#!", "\ufeff", "\u2028x"]:
         assert_consistent(text, parse(text))
+
+
+def test_the_grammar_cache_is_rebuilt_when_broken_and_skipped_when_unwritable(
+    tmp_path, monkeypatch
+) -> None:
+    from qvr_core.syntax import parser as parser_module
+
+    text = "object A : Real 2\nmorphism f : A -> A [role=kernel] ~ Normal\n"
+    expected = parser_module.parse(text)
+    for cache_home in (tmp_path / "broken", tmp_path / "file-not-folder"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+        if cache_home.name == "broken":
+            (cache_home / "qvr").mkdir(parents=True)
+            (cache_home / "qvr" / parser_module._cache_path().rsplit("/", 1)[1]).write_text("junk")
+        else:
+            cache_home.write_text("a file where a folder should be")
+        parser_module._tables.cache_clear()
+        try:
+            assert parser_module.parse(text) == expected
+        finally:
+            parser_module._tables.cache_clear()
