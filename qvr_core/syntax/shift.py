@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Callable
 from typing import Any
 
 from qvr_core.syntax.span import Span
@@ -23,8 +24,8 @@ _set = object.__setattr__
 
 #: Classes whose instances hold no position (types, for example): shared, not copied.
 _POSITIONLESS: set[type] = {str, int, float, bool, type(None)}
-#: Field names of each dataclass seen so far.
-_FIELDS: dict[type, tuple[str, ...]] = {}
+#: How to move an instance of each dataclass seen so far (see `_mover`).
+_MOVERS: dict[type, Callable[[Shifter, dict[str, Any]], Any]] = {}
 
 
 def positionless(*classes: type) -> None:
@@ -82,11 +83,11 @@ class Shifter:
         known = self.memo.get(id(value))
         if known is not None:
             return known
-        if kind in _FIELDS or dataclasses.is_dataclass(kind):
-            names = _FIELDS.get(kind) or _fields(kind)
-            d = value.__dict__
-            moved = _new(kind)
-            _set(moved, "__dict__", {n: self(d[n]) for n in names})
+        mover = _MOVERS.get(kind)
+        if mover is None and dataclasses.is_dataclass(kind):
+            mover = _MOVERS[kind] = _mover(kind)
+        if mover is not None:
+            moved = mover(self, value.__dict__)
         elif isinstance(value, dict):
             moved = {self(k): self(v) for k, v in value.items()}
         elif isinstance(value, frozenset | set):
@@ -102,7 +103,49 @@ class Shifter:
         return moved
 
 
-def _fields(kind: type) -> tuple[str, ...]:
-    names = tuple(f.name for f in dataclasses.fields(kind))
-    _FIELDS[kind] = names
-    return names
+#: Field annotations (as written) whose values never hold a position.
+_PLAIN = frozenset(
+    {
+        "str",
+        "int",
+        "bool",
+        "float",
+        "str | None",
+        "int | None",
+        "float | None",
+        "bool | None",
+        "int | float | bool | str",
+    }
+)
+
+
+def _mover(kind: type) -> Callable[[Shifter, dict[str, Any]], Any]:
+    """A function that moves an instance of the dataclass `kind`, given its `__dict__`.
+
+    Generated once per class from its field annotations: fields of plain
+    types are copied, spans shifted directly, anything else moved by the
+    shifter. It is several times faster than a loop over the fields, and
+    moving is what an edit in a large file spends its time on.
+    """
+    items = []
+    for f in dataclasses.fields(kind):
+        annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        get = f"d[{f.name!r}]"
+        if annotation in _PLAIN:
+            items.append(f"{f.name!r}: {get}")
+        elif annotation == "Span":
+            items.append(f"{f.name!r}: span({get})")
+        elif annotation == "Span | None":
+            items.append(f"{f.name!r}: None if {get} is None else span({get})")
+        else:
+            items.append(f"{f.name!r}: shift({get})")
+    source = (
+        "def move(shift, d):\n"
+        "    span = shift.span\n"
+        "    moved = new(kind)\n"
+        f"    put(moved, '__dict__', {{{', '.join(items)}}})\n"
+        "    return moved\n"
+    )
+    namespace: dict[str, Any] = {"new": _new, "put": _set, "kind": kind}
+    exec(compile(source, f"<mover of {kind.__name__}>", "exec"), namespace)
+    return namespace["move"]
