@@ -3,10 +3,10 @@
 A checked 5,000-line file is some 300,000 objects the collector tracks; a
 full collection of them takes over 100 ms, and the collector starts one
 every analysis or two, in whichever thread allocates next, so an edit's
-diagnostics would wait for it. What the checker builds holds no reference
-cycles (reference counting frees it), so the server process freezes what
-exists after each analysis (`gc.freeze`: later collections skip it) and
-collects everything only once the user has paused for a while.
+diagnostics (or the hover after it) would wait for it. What the checker
+builds holds no reference cycles (reference counting frees it), so the
+server process turns automatic collection off and collects when the user
+has paused for a while, or after many analyses without a pause.
 """
 
 from __future__ import annotations
@@ -14,33 +14,40 @@ from __future__ import annotations
 import asyncio
 import gc
 
-IDLE_SECONDS = 20.0
+IDLE_SECONDS = 10.0
+MOST_ANALYSES_BETWEEN = 500
 
 
 class Collector:
-    """Freezes after each analysis; a full collection after `idle` quiet seconds."""
+    """Owns the process's cycle collection: after `idle` quiet seconds, never mid-edit."""
 
-    def __init__(self, idle: float = IDLE_SECONDS) -> None:
+    def __init__(self, idle: float = IDLE_SECONDS, most: int = MOST_ANALYSES_BETWEEN) -> None:
         self.idle = idle
-        self._pending: asyncio.TimerHandle | None = None
+        self.most = most
         self.collections = 0
+        self._since = 0
+        self._pending: asyncio.TimerHandle | None = None
+        gc.disable()
 
     def analysed(self) -> None:
-        """Call on the event loop once an analysis is done."""
-        gc.freeze()
+        """Call on the event loop once an analysis (or building its tables) is done."""
+        self._since += 1
         if self._pending is not None:
             self._pending.cancel()
-        self._pending = asyncio.get_running_loop().call_later(self.idle, self.collect)
+        if self._since >= self.most:
+            self.collect()
+        else:
+            self._pending = asyncio.get_running_loop().call_later(self.idle, self.collect)
 
     def collect(self) -> None:
-        """A full collection of everything, frozen or not, then freeze the survivors."""
         self._pending = None
-        gc.unfreeze()
+        self._since = 0
         gc.collect()
-        gc.freeze()
         self.collections += 1
 
     def close(self) -> None:
+        """Stop collecting on a timer and give collection back to Python."""
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
+        gc.enable()

@@ -112,6 +112,64 @@ async def test_closing_forgets_the_document():
     analyzer.shutdown()
 
 
+async def test_tables_are_built_after_a_pause_or_when_a_request_waits():
+    store = DocumentStore()
+    analyzer = Analyzer(store, debounce=0.01, build_delay=30.0)  # no pause in this test
+    store.open(URI, VALID, 1)
+    analyzer.schedule(URI, immediate=True)
+    snap = await analyzer.settled(URI)  # a request: builds them now
+    assert snap is not None and snap.newest.ready and snap.for_queries() == [snap.newest]
+    store.change(URI, 2, whole(VALID + "\n"))
+    analyzer.schedule(URI)
+    await until(lambda: analyzer.snapshot(URI).current)
+    pending = analyzer.snapshot(URI)
+    assert not pending.newest.ready  # announced with its diagnostics, tables not built
+    assert pending.for_queries() == [pending.ready] and pending.ready.version == 1
+    assert (await analyzer.available(URI)).newest.ready  # completion builds what it has
+    analyzer.shutdown()
+
+    store = DocumentStore()
+    analyzer = Analyzer(store, debounce=0.01, build_delay=0.05)
+    store.open(URI, VALID, 1)
+    analyzer.schedule(URI, immediate=True)
+    await until(lambda: analyzer.snapshot(URI).newest is not None)
+    await until(lambda: analyzer.snapshot(URI).newest.ready)  # after the pause, unasked
+    analyzer.shutdown()
+
+
+async def test_building_the_tables_stops_when_a_newer_text_comes():
+    from qvr_core.check.incremental import IncrementalChecker as Checker
+
+    checker = Checker()
+    checker.check(VALID)
+    module = checker.check(VALID + "\n")
+    assert module.materialize(stop=lambda: True) is False and not module.ready
+    assert module.materialize() is True and module.ready and module.typed_spans
+
+
+def test_the_collector_collects_after_a_pause_or_many_analyses() -> None:
+    import gc
+
+    from qvr_lsp.memory import Collector
+
+    async def scenario() -> None:
+        collector = Collector(idle=0.05, most=3)
+        assert not gc.isenabled()
+        collector.analysed()
+        await asyncio.sleep(0.2)
+        assert collector.collections == 1  # after the pause
+        for _ in range(3):
+            collector.analysed()
+        assert collector.collections == 2  # three in a row: at once
+        collector.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        gc.enable()
+    assert gc.isenabled()
+
+
 def test_guard_answers_empty_for_sync_handlers(caplog):
     @guarded(list)
     def handler(params: object) -> list[int]:
