@@ -215,7 +215,9 @@ def parse(text: str) -> ParseResult:
     """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics."""
     try:
         with collector_paused():
-            return join(text, [p.segment for p in place_segments(text, {})])
+            # one stretch: the same tree as segment by segment (place_segments), but
+            # without the per-segment work that only pays off when segments are reused
+            return join(text, [_FileParser(text).segment()])
     except Exception as exc:  # the contract is to never raise; a bug must not kill the server
         return failed(text, exc)
 
@@ -313,7 +315,7 @@ def place_again(
     A segment before the change keeps its place if the one after it does too
     (the start of a segment depends on the keyword line that ends the walk
     up over comments); one after the change keeps its text and moves by the
-    change in length if the one before it is after the change as well.
+    change in length if the one before it starts after the line of the change.
     """
     prefix = common_prefix(old_text, text)
     suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
@@ -323,8 +325,11 @@ def place_again(
     while head < len(old) and starts[head + 2] <= prefix:
         head += 1
     changed_end = len(old_text) - suffix
+    # the first line wholly after the change (a change at the start of a line changes
+    # that line: whether it is a comment, say)
+    after = old_text.find("\n", changed_end) + 1 or len(old_text) + 1
     tail = len(old)  # old[tail:] keep their text and move
-    while tail - 1 > head and starts[tail - 2] >= changed_end:
+    while tail - 1 > head and starts[tail - 2] >= after:
         tail -= 1
     begin = starts[head] if head < len(old) else len(old_text)
     old_end = starts[tail] if tail < len(old) else len(old_text)

@@ -14,6 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qvr_core.syntax import parse
+from qvr_core.syntax.parser import Placed, join, place_again, place_segments
+from qvr_core.syntax.shift import Shifter
+from tests.check.test_check_properties import edited
 from tests.syntax.helpers import assert_consistent
 
 EXAMPLES = sorted(Path(__file__).resolve().parents[2].joinpath("examples").glob("*.qvr"))
@@ -106,3 +109,28 @@ def test_line_endings_and_blank_lines_do_not_change_the_tree_shape(
     assert_consistent(text, result)
     assert [type(d).__name__ for d in result.module.decls] == [type(d).__name__ for d in base]
     assert [d.name.text for d in result.module.decls] == [d.name.text for d in base]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_segments_parse_to_the_same_tree_as_the_whole_text(data: st.DataObject) -> None:
+    """Segment by segment (what an editor's re-check reuses), fresh or moved from an
+    earlier text, the parse is the whole text's parse."""
+    text = data.draw(st.sampled_from(SOURCES))
+    earlier = edited(data.draw, text)
+    placed_earlier = place_segments(earlier, {})
+    known = {p.segment.text: p.segment for p in placed_earlier}
+    expected = parse(text)
+    fresh = place_segments(text, {})
+    assert join(text, [p.segment for p in fresh]) == expected
+    again = place_again(earlier, placed_earlier, text, known)
+    moved = [p.segment.moved(s) if (s := _shifter(p)) else p.segment for p in again]
+    assert [p.start for p in again] == [p.start for p in fresh]
+    assert join(text, moved) == expected
+
+
+def _shifter(p: Placed) -> Shifter | None:
+    seg = p.segment
+    if (seg.start, seg.line) == (p.start, p.line):
+        return None
+    return Shifter(p.start - seg.start, p.line - seg.line, seg.start)
