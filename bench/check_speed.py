@@ -5,6 +5,10 @@ building) over the same whole file, with qvr's grammar: the cost of
 "just parsing" that qvr's parse + check is compared with. Goal: parse +
 check within 2x of the bare parse, growing linearly with the file.
 
+Then what an editor does on each keystroke: an IncrementalChecker re-checks
+the file after a one-character edit in its middle (its diagnostics final),
+and builds the module's tables for it; next to a check from scratch.
+
     .venv/bin/python bench/check_speed.py [--repeat N]
 """
 
@@ -25,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generated import generate
 
 from qvr_core.check import check
+from qvr_core.check.incremental import IncrementalChecker
 from qvr_core.syntax.parser import parse
 
 GRAMMAR = Path(__file__).resolve().parents[1] / "qvr_core" / "syntax" / "grammar.lark"
@@ -122,7 +127,38 @@ def main() -> int:
             f"{t_total / t_lark:>6.2f} {t_total / lines * 1e6:>8.1f}"
         )
     print("ratio = (qvr parse + check) / lark parse of the same file; goal <= 2, us/line flat")
+    print()
+    incremental(args.repeat)
     return 0
+
+
+def incremental(repeat: int) -> None:
+    """Re-check after an edit: diagnostics, then tables, against a check from scratch."""
+    columns = ("lines", "from scratch", "re-check", "tables", "ratio")
+    widths = (7, 13, 10, 10, 6)
+    print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    for n in (500, 5_000, 50_000):
+        text = generate(n)
+        middle = text.index("(h)", len(text) // 2)
+        versions = [text[:middle] + "X" + text[middle:], text]  # a typo made and undone
+        checker = IncrementalChecker()
+        checker.check(text).materialize()
+        rechecks, builds = [], []
+        for k in range(2 * max(repeat, 3)):
+            gc.collect()
+            t0 = time.perf_counter()
+            module = checker.check(versions[k % 2])
+            t1 = time.perf_counter()
+            module.materialize()
+            rechecks.append(t1 - t0)
+            builds.append(time.perf_counter() - t1)
+        t_full = best_of(repeat, check, text)
+        t_again = min(rechecks)
+        print(
+            f"{text.count(chr(10)):>7} {t_full * 1e3:>11.0f}ms {t_again * 1e3:>8.1f}ms "
+            f"{min(builds) * 1e3:>8.1f}ms {t_again / t_full:>6.2f}"
+        )
+    print("ratio = re-check after a one-character edit / check from scratch (best of each)")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import logging
 from qvr_core.check.module import CheckedModule
 from qvr_core.collector import collector_paused
 
-__all__ = ["CheckedModule", "check", "check_from_scratch"]
+__all__ = ["CheckedModule", "check"]
 
 log = logging.getLogger(__name__)
 
@@ -16,22 +16,12 @@ log = logging.getLogger(__name__)
 def check(text: str, *, strict: bool = False) -> CheckedModule:
     """Parse and check `text`. Never raises: problems are diagnostics.
 
-    An editor checking one document again and again should keep an
-    `IncrementalChecker` instead, which reuses the previous check.
-    """
-    from qvr_core.check.incremental import IncrementalChecker
-
-    module = IncrementalChecker().check(text, strict=strict)
-    module.materialize()
-    return module
-
-
-def check_from_scratch(text: str, *, strict: bool = False) -> CheckedModule:
-    """Parse and check `text` without segments or reuse: the safety net of the others.
-
     An internal failure (a bug in the checker) is reported as a QVR000
     diagnostic at the start of the file rather than taking the caller down;
     the property tests exercise `check_parsed` directly so such bugs surface.
+    An editor checking one document again and again should keep an
+    `IncrementalChecker` instead, which reuses the previous check (and is
+    tested to give exactly what this gives).
     """
     from qvr_core.check.checker import check_parsed
     from qvr_core.syntax.parser import parse

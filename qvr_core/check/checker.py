@@ -33,6 +33,9 @@ from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import LineIndex, Span
 
+#: A lookup that records no dependency, even in a `Names` (the whole-module passes use it).
+_peek = dict.get
+
 
 class Reuse(Protocol):
     """Which declarations keep the frame of an earlier check (see incremental.py)."""
@@ -52,7 +55,8 @@ class Env:
     def __init__(self, ctx: Context, reuse: Reuse | None = None) -> None:
         self.ctx = ctx
         self.reuse = reuse or NoReuse()
-        self.morphisms: dict[str, MorphismInfo] = Names(ctx)
+        # names looked up are recorded only when frames may be reused later
+        self.morphisms: dict[str, MorphismInfo] = Names(ctx) if reuse is not None else {}
         self.lets: dict[str, LetInfo | object] = {}
         self.programs: dict[str, ProgramInfo | object | None] = {}
         self.chain: list[str] = []
@@ -252,23 +256,23 @@ def run_passes(
     """
     globals_ = ctx.frame
     _collect(ctx, decls)
+    top = ctx.top
     check_objects(
-        ctx, [d for d in decls if isinstance(d, ast.ObjectDecl) and ctx.top.peek(d.name.text) is d]
+        ctx, [d for d in decls if isinstance(d, ast.ObjectDecl) and _peek(top, d.name.text) is d]
     )
     early = len(globals_.diagnostics)
-    first = ctx.top.peek
     later = []
     for d in decls:
         kind = type(d)
         if kind is ast.MorphismDecl:
-            if first(d.name.text) is d:
+            if _peek(top, d.name.text) is d:
                 info = env.in_frame(d, check_morphism, ctx, d)
                 if info is not None:
                     env.morphisms[d.name.text] = info  # type: ignore[assignment]
         elif kind is ast.LetDecl or kind is ast.ProgramDecl:
             later.append(d)
     for d in later:
-        if first(d.name.text) is d:
+        if _peek(top, d.name.text) is d:
             if type(d) is ast.LetDecl:
                 env.let_type(d.name.text)
             else:
@@ -363,7 +367,7 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
         if isinstance(d, ast.MorphismDecl):
             names += replicate_members(d)
         for n in names:
-            first = ctx.top.peek(n)
+            first = _peek(ctx.top, n)
             if first is not None:
                 where = ctx.real(first, first.name.span)  # type: ignore[union-attr]
                 ctx.report(
@@ -395,7 +399,7 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
     decls = [d for d in all_decls if isinstance(d, ast.ExportDecl)]
     for d in decls:
         n = d.name.text
-        target = ctx.top.peek(n)
+        target = _peek(ctx.top, n)
         name_span = ctx.real(d, d.name.span)
         if isinstance(target, ast.ProgramDecl | ast.LetDecl):
             ctx.ref(name_span, SymbolKey(n))
@@ -448,7 +452,7 @@ def _unused(
     a declaration that did not parse may be the user, so do not guess)."""
     exported = set(exports)
     for d in decls:
-        if isinstance(d, ast.ExportDecl) or ctx.top.peek(d.name.text) is not d:
+        if isinstance(d, ast.ExportDecl) or _peek(ctx.top, d.name.text) is not d:
             continue
         n = d.name.text
         if n in exported or n in used:

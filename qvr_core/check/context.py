@@ -61,12 +61,14 @@ class Context:
     objects: dict[str, ObjectType] = field(default_factory=dict)
     aliases: dict[str, Product] = field(default_factory=dict)
     object_decls: dict[str, ast.ObjectDecl] = field(default_factory=dict)
-    top: Names = field(init=False)  # every top-level name -> decl
+    top: dict[str, ast.Decl] = field(init=False)  # every top-level name -> decl
     # declarations whose frames are reused from an earlier text, by id: how they moved
     moved: dict[int, Shifter] = field(default_factory=dict)
+    # record the names each frame looks up (for IncrementalChecker), or not
+    recording: bool = False
 
     def __post_init__(self) -> None:
-        self.top = Names(self)
+        self.top = Names(self) if self.recording else {}
 
     def enter(self, frame: Frame) -> Frame:
         """Record into `frame` from now on; returns the frame to go back to."""

@@ -65,9 +65,6 @@ class Names(dict):  # type: ignore[type-arg]
         super().__init__()
         self.owner = owner
 
-    #: A lookup that is not a dependency (the passes over the whole module use it).
-    peek = dict.get
-
     def get(self, key: str, default: Any = None) -> Any:
         self.owner.frame.deps.add(key)
         return super().get(key, default)

@@ -117,7 +117,7 @@ class IncrementalChecker:
 
         lines = LineIndex(text)
         module = ast.Module(tuple(decls), (), lines.span(0, len(text)))
-        ctx = Context(text=text, module=module, strict=strict, lines=lines)
+        ctx = Context(text=text, module=module, strict=strict, lines=lines, recording=True)
         ctx.moved.update(moved)
         env = Env(ctx, plan)
         run = run_passes(ctx, env, module.decls, tuple(syntax))
@@ -399,6 +399,6 @@ def _moved_frame(frame: Frame, shift: Shifter) -> Frame:
 
 
 def _from_scratch(text: str, strict: bool) -> CheckedModule:
-    from qvr_core.check import check_from_scratch
+    from qvr_core.check import check
 
-    return check_from_scratch(text, strict=strict)
+    return check(text, strict=strict)

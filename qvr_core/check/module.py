@@ -301,9 +301,9 @@ class PendingModule(CheckedModule):
                 return False
             except Exception:  # a bug must cost the reuse, not the module
                 logging.getLogger(__name__).exception("building the module's tables failed")
-                from qvr_core.check import check_from_scratch
+                from qvr_core.check import check
 
-                full = check_from_scratch(self.source, strict=self.strict)
+                full = check(self.source, strict=self.strict)
             for f in fields(CheckedModule):
                 if f.name not in self.__dict__:
                     object.__setattr__(self, f.name, getattr(full, f.name))

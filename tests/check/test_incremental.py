@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qvr_core.check import check_from_scratch
+from qvr_core.check import check
 from qvr_core.check.incremental import IncrementalChecker, _Plan
 from qvr_core.check.module import CheckedModule, PendingModule
 from tests.check.test_check_properties import SOURCES, edited
@@ -26,7 +26,7 @@ TABLES = [f.name for f in dataclasses.fields(CheckedModule) if f.name not in ("l
 
 
 def same_as_from_scratch(module: CheckedModule, text: str, strict: bool = False) -> None:
-    expected = check_from_scratch(text, strict=strict)
+    expected = check(text, strict=strict)
     for name in TABLES:
         got, want = getattr(module, name), getattr(expected, name)
         assert got == want, name
@@ -176,4 +176,4 @@ def test_a_bug_in_the_reuse_costs_the_reuse_not_the_diagnostics(
     with caplog.at_level(logging.ERROR):
         module = checker.check(text.replace("Hidden", "Hiden", 1))
     assert "checking from scratch" in caplog.text
-    assert module.diagnostics == check_from_scratch(text.replace("Hidden", "Hiden", 1)).diagnostics
+    assert module.diagnostics == check(text.replace("Hidden", "Hiden", 1)).diagnostics
