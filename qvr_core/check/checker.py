@@ -56,7 +56,7 @@ class Env:
         self.ctx = ctx
         self.reuse = reuse or NoReuse()
         # names looked up are recorded only when frames may be reused later
-        self.morphisms: dict[str, MorphismInfo] = Names(ctx) if reuse is not None else {}
+        self.morphisms: dict[str, MorphismInfo] = Names(ctx.current) if reuse is not None else {}
         self.lets: dict[str, LetInfo | object] = {}
         self.programs: dict[str, ProgramInfo | object | None] = {}
         self.chain: list[str] = []
@@ -194,30 +194,32 @@ class Env:
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]:
         """The scans in an expression (following lets) that consume its input sequence."""
         found: list[ast.Call] = []
-        seen: set[str] = set()
-
-        def walk(e: ast.Expr) -> bool:
-            """Collect scans; True when this expression consumes the sequence."""
-            if isinstance(e, ast.Call):
-                if e.callee.text == "scan":
-                    found.append(e)
-                    return True
-                hits = [walk(a) for a in e.args if not isinstance(a, ast.Literal)]
-                return any(hits)
-            if isinstance(e, ast.Compose):
-                # the sequence reaches the right side only if the left passed it on
-                return walk(e.left) or walk(e.right)
-            if isinstance(e, ast.Tensor):
-                return any([walk(e.left), walk(e.right)])
-            if isinstance(e, ast.NameRef):
-                decl = self.ctx.top.get(e.name.text)
-                if isinstance(decl, ast.LetDecl) and e.name.text not in seen:
-                    seen.add(e.name.text)
-                    return walk(decl.expr)
-            return False
-
-        walk(expr)
+        self._scans(expr, found, set())
         return found
+
+    def _scans(self, e: ast.Expr, found: list[ast.Call], seen: set[str]) -> bool:
+        """Collect scans into `found`; True when this expression consumes the sequence.
+
+        (A method, not a closure calling itself: that would be a reference
+        cycle, and the language server leaves cycles to a rare collection.)
+        """
+        if isinstance(e, ast.Call):
+            if e.callee.text == "scan":
+                found.append(e)
+                return True
+            hits = [self._scans(a, found, seen) for a in e.args if not isinstance(a, ast.Literal)]
+            return any(hits)
+        if isinstance(e, ast.Compose):
+            # the sequence reaches the right side only if the left passed it on
+            return self._scans(e.left, found, seen) or self._scans(e.right, found, seen)
+        if isinstance(e, ast.Tensor):
+            return any([self._scans(e.left, found, seen), self._scans(e.right, found, seen)])
+        if isinstance(e, ast.NameRef):
+            decl = self.ctx.top.get(e.name.text)
+            if isinstance(decl, ast.LetDecl) and e.name.text not in seen:
+                seen.add(e.name.text)
+                return self._scans(decl.expr, found, seen)
+        return False
 
 
 def _check_program(env: Env, decl: ast.ProgramDecl) -> ProgramInfo | None:

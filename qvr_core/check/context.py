@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-from qvr_core.check.frames import Frame, Names
+from qvr_core.check.frames import Current, Frame, Names
 from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
@@ -68,12 +68,13 @@ class Context:
     recording: bool = False
 
     def __post_init__(self) -> None:
-        self.top = Names(self) if self.recording else {}
+        self.current = Current(self.frame)
+        self.top = Names(self.current) if self.recording else {}
 
     def enter(self, frame: Frame) -> Frame:
         """Record into `frame` from now on; returns the frame to go back to."""
         previous = self.frame
-        self.frame = frame
+        self.frame = self.current.frame = frame
         return previous
 
     def real(self, decl: object, span: Span) -> Span:

@@ -10,7 +10,7 @@ have changed: the others keep their frames, moved to their new place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax.span import Span
@@ -54,14 +54,23 @@ class Frame:
         return reach
 
 
-class Recording(Protocol):
-    frame: Frame
+class Current:
+    """The frame being recorded into, shared by a context and its name tables.
+
+    (The tables hold this rather than the context itself, so that no
+    reference cycle keeps a finished check alive until a cycle collection.)
+    """
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: Frame) -> None:
+        self.frame = frame
 
 
 class Names(dict):  # type: ignore[type-arg]
-    """A name table that notes, in its owner's current frame, every name looked up in it."""
+    """A name table that notes, in the current frame, every name looked up in it."""
 
-    def __init__(self, owner: Recording) -> None:
+    def __init__(self, owner: Current) -> None:
         super().__init__()
         self.owner = owner
 

@@ -177,3 +177,22 @@ def test_a_bug_in_the_reuse_costs_the_reuse_not_the_diagnostics(
         module = checker.check(text.replace("Hidden", "Hiden", 1))
     assert "checking from scratch" in caplog.text
     assert module.diagnostics == check(text.replace("Hidden", "Hiden", 1)).diagnostics
+
+
+def test_checks_leave_no_reference_cycles() -> None:
+    """The language server turns cycle collection off (qvr_lsp/memory.py): a finished
+    check must be freed by reference counting alone."""
+    import gc
+
+    check(SOURCES[0])  # lark builds its tables once, with a cycle of its own
+    gc.collect()
+    gc.disable()
+    try:
+        for text in SOURCES:
+            checker = IncrementalChecker(safe=False)
+            for version in (text, "\n" + text, text.replace("\n\n", "\n", 1)):
+                checker.check(version).materialize()
+            check(text)
+            assert gc.collect() == 0
+    finally:
+        gc.enable()
