@@ -67,6 +67,9 @@ def effective_sample_size(samples: torch.Tensor | np.ndarray) -> np.ndarray:
     # Initial positive then monotone sequence: clip negatives and enforce decrease.
     tail = np.minimum.accumulate(np.clip(pairs[1:], 0.0, None), axis=0)
     tau = -1.0 + 2.0 * (pairs[0] + tail.sum(axis=0))
+    # Antithetic draws (a lag-1 autocorrelation near -1) can make tau negative; like
+    # Stan, bound it below so that ESS is at most draws * log10(draws), never negative.
+    tau = np.maximum(tau, 1.0 / np.log10(chains * n))
     with np.errstate(divide="ignore", invalid="ignore"):
         ess = chains * n / tau
     return np.where(var_plus > 0, ess, np.nan)

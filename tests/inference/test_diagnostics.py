@@ -47,3 +47,14 @@ def test_shapes_tensors_and_degenerate_inputs() -> None:
     const = np.ones((2, 50))
     assert np.isnan(split_rhat(const)) and np.isnan(effective_sample_size(const))
     assert np.isnan(effective_sample_size(np.zeros((1, 2))))
+
+
+def test_antithetic_draws_give_a_large_positive_ess_not_a_negative_one() -> None:
+    # x_t = -0.9 x_{t-1} + noise: the lag-1 autocorrelation is near -1
+    rng = np.random.default_rng(3)
+    n = 400
+    x = np.zeros((1, n))
+    for t in range(1, n):
+        x[0, t] = -0.9 * x[0, t - 1] + rng.normal()
+    ess = float(effective_sample_size(x))
+    assert n < ess <= n * np.log10(n) + 1e-9
