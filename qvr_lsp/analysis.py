@@ -2,13 +2,18 @@
 
 Each open document has at most one worker task. Edits in quick succession
 are coalesced (each restarts the debounce; a lone edit does not wait); the
-worker then runs `qvr_core.check` on the newest text in a thread and keeps
-the result. Listeners (the diagnostics publisher, later
-anything that refreshes on change) hear only about an analysis of the text
-that is current when it finishes, so an older version is never announced
-after a newer one. A request that needs positions to agree with the text
-calls `settled()`, which skips the debounce and waits (bounded) for the
-analysis of the current text.
+worker then re-checks the newest text in a thread with the document's
+`IncrementalChecker` (which reuses the last check) and keeps the result.
+Listeners (the diagnostics publisher, later anything that refreshes on
+change) hear only about an analysis of the text that is current when it
+finishes, so an older version is never announced after a newer one.
+
+An analysis is announced as soon as its diagnostics are known; the rest of
+its module (types at positions, symbols) is built once typing pauses or a
+request needs it, and dropped if a newer text comes first. A request that
+needs positions to agree with the text calls `settled()`, which skips the
+debounce and waits (bounded) for the analysis of the current text and its
+tables; `available()` builds the tables of what is known without waiting.
 """
 
 from __future__ import annotations
