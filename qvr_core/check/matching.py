@@ -173,6 +173,7 @@ def _projection_fix(ctx: Context, produced: Product, expected: Product, use_at: 
 
 def _declaration_anchor(ctx: Context) -> int:
     """Where a new morphism declaration goes: after the last object or morphism."""
+    ctx.frame.namespace = True  # it moves when a declaration comes or goes (incremental.py)
     anchor = 0
     for d in ctx.module.decls:
         if isinstance(d, ast.ObjectDecl | ast.MorphismDecl):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -36,12 +37,27 @@ def same_as_from_scratch(module: CheckedModule, text: str, strict: bool = False)
     assert module.symbols.references == expected.symbols.references
 
 
+DECLARATION_LINES = [
+    "morphism extra : Token -> Token [role=kernel]\n",
+    "object Extra : Real 3\n",
+    "object Hidden : Real 7\n",
+    "let extra = extra\n",
+    "#! a doc comment\n",
+    "export extra\n",
+]
+
+
 @st.composite
 def edit_sequences(draw: st.DrawFn) -> list[str]:
     text = draw(st.sampled_from(SOURCES))
     versions = [text]
     for _ in range(draw(st.integers(1, 6))):
-        if draw(st.integers(0, 9)) == 0:  # cut a stretch and paste it elsewhere
+        roll = draw(st.integers(0, 9))
+        if roll == 1:  # a whole declaration, at the start of a line
+            starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+            at = draw(st.sampled_from(starts))
+            text = text[:at] + draw(st.sampled_from(DECLARATION_LINES)) + text[at:]
+        elif roll == 0:  # cut a stretch and paste it elsewhere
             a, b = sorted(draw(st.integers(0, len(text))) for _ in range(2))
             piece, rest = text[a:b], text[:a] + text[b:]
             at = draw(st.integers(0, len(rest)))
@@ -196,3 +212,16 @@ def test_checks_leave_no_reference_cycles() -> None:
             assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_fix_that_inserts_after_the_declarations_follows_a_new_declaration() -> None:
+    """The projection fix inserts after the last object or morphism: a morphism added
+    below that point (and above the let with the mismatch) moves it."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "errors"
+    text = (path / "QVR201_dimension_mismatch.qvr").read_text(encoding="utf-8")
+    checker = IncrementalChecker(safe=False)
+    checker.check(text)
+    added = text.replace(
+        "\nlet forward_path", "\nmorphism extra : Token -> Token [role=kernel]\n\nlet forward_path"
+    )
+    same_as_from_scratch(checker.check(added), added)
