@@ -70,6 +70,10 @@ class Context:
     def __post_init__(self) -> None:
         self.current = Current(self.frame)
         self.top = Names(self.current) if self.recording else {}
+        if self.recording:  # objects too: an edited object re-checks only what uses it
+            self.objects = Names(self.current)
+            self.aliases = Names(self.current)
+            self.object_decls = Names(self.current)
 
     def enter(self, frame: Frame) -> Frame:
         """Record into `frame` from now on; returns the frame to go back to."""

@@ -10,7 +10,7 @@ declaration keeps its frame unless something it looked up changed:
 - a name it looked up is now declared by a different text (or no longer,
   or newly), or another frame it depends on is itself checked again;
 - it listed the top-level names (a did-you-mean) and any declaration changed;
-- the objects changed, or the strictness (then nothing is reused);
+- the strictness changed (then nothing is reused);
 - its frame depends on the order of checking (a cycle), or mentions a
   position after its own segment, or before it in text that changed (a
   related declaration, a fix that inserts elsewhere).
@@ -70,12 +70,12 @@ class _State:
     """What one check leaves for the next."""
 
     entries: dict[str, _Entry]  # by segment text
-    identity: dict[str, list[str]]  # top-level name -> texts of the segments declaring it
-    objects: list[str]  # texts of the segments declaring objects, in order
+    identity: dict[str, list[str]]  # top-level name -> texts of the declarations of it
     strict: bool
     text: str
     placed: list[Placed]  # where the entries' segments are in `text`
-    declared: dict[str, list[str]]  # segment text -> the top-level names it declares
+    # segment text -> the top-level names it declares, and the text declaring them
+    declared: dict[str, tuple[list[str], str]]
 
     @cached_property
     def segments(self) -> dict[str, Segment]:
@@ -140,8 +140,8 @@ class _Plan:
         self.state = state
         self.prefix = prefix  # the length of the start the old and the new text share
         known = state.declared if state is not None else {}
-        self.identity, self.objects, self.declared = _names(placed, known)
-        usable = state is not None and state.strict == strict and state.objects == self.objects
+        self.identity, self.declared = _names(placed, known)
+        usable = state is not None and state.strict == strict
         self.dirty = self._dirty() if usable else None
         self.reusable: dict[int, Frame] = {}  # by id(decl)
         self.shifters: list[Shifter | None] = []  # per segment, as used to move its nodes
@@ -151,6 +151,9 @@ class _Plan:
         assert self.state is not None
         old, new = self.state.identity, self.identity
         changed = {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
+        # an alias (`object State : Hidden * Hidden`) changes with what it names
+        segments = [e.segment for e in self.state.entries.values()]
+        changed |= _aliases_of(changed, [*segments, *(p.segment for p in self.placed)])
         # a did-you-mean lists the names that are valid now: any change may change it
         names_changed = bool(changed)
         # What a frame points at before its declaration must be in the unchanged start
@@ -176,7 +179,7 @@ class _Plan:
                     or not frame.deps.isdisjoint(changed)
                 ):
                     dirty.add(text)
-                    names = set(self.state.declared[text]) - changed
+                    names = set(self.state.declared[text][0]) - changed
                     if names:
                         changed |= names
                         growing = True
@@ -272,7 +275,7 @@ class _Plan:
             kept = entries[p.segment.text].segment
             placed.append(p if p.reused and kept is p.segment else Placed(kept, *p[1:3], True))
         return _State(
-            entries, self.identity, self.objects, env.ctx.strict, text, placed, self.declared
+            entries, self.identity, env.ctx.strict, text, placed, self.declared
         )
 
 
@@ -293,29 +296,56 @@ def _declared(decls: Iterable[ast.Decl]) -> list[str]:
     return names
 
 
+def _aliases_of(names: set[str], segments: list[Segment]) -> set[str]:
+    """The aliases declared in `segments` that name any of `names`, transitively."""
+    uses: dict[str, set[str]] = {}
+    for seg in segments:
+        for d in seg.decls:
+            if type(d) is ast.ObjectDecl and type(d.body) is ast.TypeRef:
+                uses.setdefault(d.name.text, set()).update(f.text for f in d.body.factors)
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for alias, named in uses.items():
+            if alias not in found and not named.isdisjoint(names | found):
+                found.add(alias)
+                grew = True
+    return found
+
+
 def _names(
-    placed: list[Placed], known: dict[str, list[str]]
-) -> tuple[dict[str, list[str]], list[str], dict[str, list[str]]]:
-    """Who declares each top-level name (segment texts, in order), the object segments,
-    and the names each segment declares (`known`: those of the last check)."""
+    placed: list[Placed], known: dict[str, tuple[list[str], str]]
+) -> tuple[dict[str, list[str]], dict[str, tuple[list[str], str]]]:
+    """Who declares each top-level name, and the names each segment declares with the
+    text that declares them (`known`: those of the last check, by segment text).
+
+    A name's identity is the text of its declaration without the comments
+    above it: a changed doc comment changes no frame that uses the name (the
+    doc is read from the declaration when the symbol table is built).
+    """
     identity: dict[str, list[str]] = {}
-    objects: list[str] = []
-    declared: dict[str, list[str]] = {}
+    declared: dict[str, tuple[list[str], str]] = {}
     for p in placed:
         seg = p.segment
-        text = seg.text
-        names = known.get(text)
-        if names is None:
-            names = _declared(seg.decls)
-        declared[text] = names
+        entry = known.get(seg.text)
+        if entry is None:
+            entry = (_declared(seg.decls), _declaring_text(seg))
+        declared[seg.text] = entry
+        names, key = entry
         for n in names:
             if n in identity:
-                identity[n].append(text)
+                identity[n].append(key)
             else:
-                identity[n] = [text]
-        if seg.decls and type(seg.decls[0]) is ast.ObjectDecl:
-            objects.append(text)
-    return identity, objects, declared
+                identity[n] = [key]
+    return identity, declared
+
+
+def _declaring_text(seg: Segment) -> str:
+    """The text of the segment's declarations, from the first to the last."""
+    if not seg.decls:
+        return ""
+    return seg.text[seg.decls[0].span.start - seg.start : seg.decls[-1].span.end - seg.start]
 
 
 class _Builder:
