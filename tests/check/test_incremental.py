@@ -225,3 +225,10 @@ def test_a_fix_that_inserts_after_the_declarations_follows_a_new_declaration() -
         "\nlet forward_path", "\nmorphism extra : Token -> Token [role=kernel]\n\nlet forward_path"
     )
     same_as_from_scratch(checker.check(added), added)
+
+
+def test_from_empty_to_a_file_and_back() -> None:
+    text = example("vanilla_rnn_lm.qvr")
+    checker = IncrementalChecker(safe=False)
+    for version in ("", text, "", "\n", text, text + "\n# end", "#", text):
+        same_as_from_scratch(checker.check(version), version)
