@@ -200,6 +200,7 @@ class Analyzer:
     ) -> None:
         self.documents = documents
         self.collector = collector
+        self._building: dict[int, asyncio.Future[bool]] = {}  # by Analysis.seq
         self.build_delay = build_delay
         self.debounce = debounce
         self.strict = False
@@ -388,12 +389,22 @@ class Analyzer:
         """
         if analysis.module is None or (only_current and not self._is_current_text(analysis)):
             return
+        running = self._building.get(analysis.seq)
+        if running is not None:  # requests come in bursts: one build, one thread, for all
+            with contextlib.suppress(Exception):
+                await asyncio.shield(running)
+            if analysis.ready:
+                entry.built(analysis)
+                return
+            if only_current and not self._is_current_text(analysis):
+                return  # it was given up for a newer text
         loop = asyncio.get_running_loop()
         stale = partial(self._is_stale, analysis) if only_current else None
+        job = loop.run_in_executor(self._executor, analysis.module.materialize, stale)
+        self._building[analysis.seq] = job
+        job.add_done_callback(lambda _: self._building.pop(analysis.seq, None))
         try:
-            built = await loop.run_in_executor(
-                self._executor, analysis.module.materialize, stale
-            )
+            built = await asyncio.shield(job)
         except Exception:  # materialize falls back on its own; this is belt and braces
             log.exception("building the tables of %s failed", analysis.uri)
             return

@@ -137,6 +137,28 @@ async def test_tables_are_built_after_a_pause_or_when_a_request_waits():
     analyzer.shutdown()
 
 
+async def test_a_burst_of_requests_builds_the_tables_once(monkeypatch):
+    from qvr_core.check.module import PendingModule
+
+    calls = []
+    original = PendingModule.materialize
+
+    def counted(self, stop=None):  # type: ignore[no-untyped-def]
+        calls.append(self)
+        return original(self, stop)
+
+    monkeypatch.setattr(PendingModule, "materialize", counted)
+    store = DocumentStore()
+    analyzer = Analyzer(store, debounce=0.01, build_delay=30.0)
+    store.open(URI, VALID, 1)
+    analyzer.schedule(URI, immediate=True)
+    await until(lambda: analyzer.snapshot(URI).current)
+    snaps = await asyncio.gather(*(analyzer.settled(URI) for _ in range(6)))
+    assert all(s.newest.ready for s in snaps)
+    assert len(calls) == 1  # the other five waited for the same build
+    analyzer.shutdown()
+
+
 async def test_building_the_tables_stops_when_a_newer_text_comes():
     from qvr_core.check.incremental import IncrementalChecker as Checker
 
