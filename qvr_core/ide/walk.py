@@ -15,17 +15,35 @@ from qvr_core.syntax.span import Span
 Node = object
 
 
+#: Per class: the names of its fields, when it is a dataclass with a `span` (a node).
+_NODE_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...] | None:
+    if kind not in _NODE_FIELDS:
+        names = (
+            tuple(f.name for f in dataclasses.fields(kind))
+            if dataclasses.is_dataclass(kind)
+            else ()
+        )
+        _NODE_FIELDS[kind] = names if "span" in names else None
+    return _NODE_FIELDS[kind]
+
+
 def _is_node(value: object) -> bool:
-    return dataclasses.is_dataclass(value) and isinstance(getattr(value, "span", None), Span)
+    return _node_fields(type(value)) is not None and isinstance(value.span, Span)  # type: ignore[attr-defined]
 
 
 def children(node: Node) -> list[Node]:
     """The direct child nodes of `node`, in source order."""
     found: list[Node] = []
-    for f in dataclasses.fields(node):  # type: ignore[arg-type]
-        value = getattr(node, f.name)
-        items = value if isinstance(value, tuple) else (value,)
-        found.extend(item for item in items if _is_node(item))
+    d = node.__dict__
+    for name in _node_fields(type(node)) or ():
+        value = d[name]
+        if type(value) is tuple:
+            found.extend(item for item in value if _is_node(item))
+        elif _is_node(value):
+            found.append(value)
     found.sort(key=lambda n: n.span.start)  # type: ignore[attr-defined]
     return found
 
