@@ -64,6 +64,7 @@ class TextPositions:
             self.line_ends.append(m.start())
             self.line_starts.append(m.end())
         self.line_ends.append(len(text))
+        self._plain_lines: dict[int, bool] = {}
 
     @property
     def line_count(self) -> int:
@@ -78,11 +79,26 @@ class TextPositions:
         return self.text[self.line_starts[line] : self.line_ends[line]]
 
     def position(self, offset: int) -> lsp.Position:
+        return lsp.Position(*self.line_character(offset))
+
+    def line_character(self, offset: int) -> tuple[int, int]:
+        """`position(offset)` as a plain pair (for the many positions of semantic tokens)."""
         offset = max(0, min(offset, len(self.text)))
-        line = self.line_of(offset)
+        line = bisect_right(self.line_starts, offset) - 1
         start = self.line_starts[line]
         offset = min(offset, self.line_ends[line])  # inside a `\r\n`: the line's end
-        return lsp.Position(line, _units(self.text[start:offset], self.encoding))
+        if self._plain(line):
+            return line, offset - start
+        return line, _units(self.text[start:offset], self.encoding)
+
+    def _plain(self, line: int) -> bool:
+        """True when code points are code units on `line` (ASCII, or UTF-32)."""
+        known = self._plain_lines.get(line)
+        if known is None:
+            segment = self.text[self.line_starts[line] : self.line_ends[line]]
+            known = self.encoding is UTF32 or segment.isascii()
+            self._plain_lines[line] = known
+        return known
 
     def offset(self, position: lsp.Position) -> int:
         """The code-point offset of a client position, clamped to the text (never raises)."""

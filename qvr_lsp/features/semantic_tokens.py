@@ -23,10 +23,12 @@ Declarations carry `declaration`; names with a doc comment carry `documentation`
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import SemanticToken, TokenModifier, TokenType, semantic_tokens
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features._current import current_analysis
@@ -82,20 +84,35 @@ def encode(tokens: list[SemanticToken], positions: TextPositions) -> list[int]:
     """The protocol's relative encoding: line delta, start delta, length, type, modifier bits."""
     data: list[int] = []
     last_line = last_start = 0
+    at = positions.line_character
+    kinds: dict[tuple[TokenType, frozenset[TokenModifier]], tuple[int, int]] = {}
     for token in tokens:
-        start = positions.position(token.span.start)
-        end = positions.position(token.span.end)
-        length = end.character - start.character
-        if end.line != start.line or length <= 0:
+        line, start = at(token.span.start)
+        end_line, end = at(token.span.end)
+        length = end - start
+        if end_line != line or length <= 0:
             continue
-        kind, extra = TYPE_OF[token.type]
-        names = {*extra, *(MODIFIER_OF[m] for m in token.modifiers)}
-        bits = sum(1 << TOKEN_MODIFIERS.index(n) for n in names)
-        delta_line = start.line - last_line
-        delta_start = start.character - last_start if delta_line == 0 else start.character
-        data += [delta_line, delta_start, length, TOKEN_TYPES.index(kind), bits]
-        last_line, last_start = start.line, start.character
+        key = (token.type, token.modifiers)
+        if key not in kinds:
+            kinds[key] = _kind_and_bits(*key)
+        kind, bits = kinds[key]
+        delta_line = line - last_line
+        delta_start = start - last_start if delta_line == 0 else start
+        data += [delta_line, delta_start, length, kind, bits]
+        last_line, last_start = line, start
     return data
+
+
+def _kind_and_bits(type_: TokenType, modifiers: frozenset[TokenModifier]) -> tuple[int, int]:
+    kind, extra = TYPE_OF[type_]
+    names = {*extra, *(MODIFIER_OF[m] for m in modifiers)}
+    return TOKEN_TYPES.index(kind), sum(1 << TOKEN_MODIFIERS.index(n) for n in names)
+
+
+def _data(
+    module: CheckedModule, positions: TextPositions, start: int = 0, end: int | None = None
+) -> list[int]:
+    return encode(semantic_tokens(module, start, end), positions)
 
 
 def register(server: QvrLanguageServer) -> None:
@@ -105,8 +122,9 @@ def register(server: QvrLanguageServer) -> None:
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return lsp.SemanticTokens(data=[])
-        tokens = semantic_tokens(analysis.module)  # type: ignore[arg-type]
-        return lsp.SemanticTokens(data=encode(tokens, analysis.positions))
+        # off the event loop: a large file has tens of thousands of tokens
+        data = await asyncio.to_thread(_data, analysis.module, analysis.positions)
+        return lsp.SemanticTokens(data=data)
 
     @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
     @guarded(lambda: lsp.SemanticTokens(data=[]))
@@ -115,5 +133,5 @@ def register(server: QvrLanguageServer) -> None:
         if analysis is None:
             return lsp.SemanticTokens(data=[])
         start, end = analysis.positions.offsets(params.range)
-        tokens = semantic_tokens(analysis.module, start, end)  # type: ignore[arg-type]
-        return lsp.SemanticTokens(data=encode(tokens, analysis.positions))
+        data = await asyncio.to_thread(_data, analysis.module, analysis.positions, start, end)
+        return lsp.SemanticTokens(data=data)

@@ -8,6 +8,7 @@ with the program as container.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
@@ -147,7 +148,8 @@ def register(server: QvrLanguageServer) -> None:
         analysis = snap.structural() if snap is not None else None
         if analysis is None or analysis.module is None:
             return []
-        nodes = document_symbols(analysis.module, analysis.positions)
+        # off the event loop: a large file has thousands of declarations and steps
+        nodes = await asyncio.to_thread(document_symbols, analysis.module, analysis.positions)
         if capabilities.hierarchical_symbols(server.caps):
             return nodes
         return flatten(uri, nodes)

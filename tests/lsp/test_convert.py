@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from qvr_core.check import check
-from qvr_lsp.convert import UTF8, UTF16, UTF32, TextPositions, encoding_of, to_lsp_diagnostic
+from qvr_lsp.convert import (
+    UTF8,
+    UTF16,
+    UTF32,
+    TextPositions,
+    _units,
+    encoding_of,
+    to_lsp_diagnostic,
+)
 from qvr_lsp.documents import DocumentStore, apply_change
 
 
@@ -80,3 +88,15 @@ def test_diagnostic_conversion_keeps_code_related_tags_and_fixes():
         module.diagnostics[0], p, "file:///t.qvr", related_information=False, unnecessary_tag=False
     )
     assert bare.related_information is None and bare.tags is None
+
+
+@pytest.mark.parametrize("encoding", [UTF8, UTF16, UTF32])
+def test_line_character_is_position_without_the_object(encoding) -> None:
+    text = "a\u00e9b\r\nx\U0001f600y\n\nz\rw plain ascii line\n" * 3
+    positions = TextPositions(text, encoding)
+    for offset in range(-1, len(text) + 2):
+        p = positions.position(offset)
+        assert positions.line_character(offset) == (p.line, p.character)
+        start = positions.line_starts[p.line]
+        end = min(max(0, min(offset, len(text))), positions.line_ends[p.line])
+        assert p.character == _units(text[start:end], encoding)
