@@ -295,6 +295,21 @@ class Analyzer:
             except TimeoutError:
                 return self.snapshot(uri)
 
+    async def quiet(self, uri: str, seconds: float = BUILD_DELAY_SECONDS) -> None:
+        """Wait until `uri` has not been edited for `seconds`.
+
+        Requests that walk the whole file (semantic tokens, the outline) wait
+        for a pause in typing: an editor sends them after every edit and
+        cancels the stale ones, so during a burst they would only take the
+        CPU the next edit's diagnostics need.
+        """
+        loop = asyncio.get_running_loop()
+        while (entry := self._entries.get(uri)) is not None:
+            remaining = entry.last_edit + seconds - loop.time()
+            if remaining <= 0:
+                return
+            await asyncio.sleep(remaining)
+
     async def available(self, uri: str) -> Snapshot | None:
         """What is known now, with its tables built, without waiting for the current
         text's analysis (completion answers from the last analysis at once)."""

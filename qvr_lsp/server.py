@@ -146,6 +146,10 @@ class QvrLanguageServer(LanguageServer):
         """What is known about `uri` now (no waiting); None when it is not open."""
         return self.analyzer.snapshot(uri)
 
+    async def quiet(self, uri: str) -> None:
+        """Until typing in `uri` pauses (for requests that walk the whole file)."""
+        await self.analyzer.quiet(uri)
+
     async def available(self, uri: str) -> Snapshot | None:
         """What is known about `uri` now, its tables built (no waiting for a newer analysis)."""
         return await self.analyzer.available(uri)

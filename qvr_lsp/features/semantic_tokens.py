@@ -119,6 +119,7 @@ def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded(lambda: lsp.SemanticTokens(data=[]))
     async def full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
+        await server.quiet(params.text_document.uri)
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return lsp.SemanticTokens(data=[])

@@ -144,6 +144,7 @@ def register(server: QvrLanguageServer) -> None:
         params: lsp.DocumentSymbolParams,
     ) -> list[lsp.DocumentSymbol] | list[lsp.SymbolInformation]:
         uri = params.text_document.uri
+        await server.quiet(uri)
         snap = await server.settled(uri)
         analysis = snap.structural() if snap is not None else None
         if analysis is None or analysis.module is None:

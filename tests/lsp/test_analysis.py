@@ -213,3 +213,22 @@ async def test_guard_answers_empty_for_async_handlers_and_keeps_cancellation():
     assert await failing(None) is None
     with pytest.raises(asyncio.CancelledError):
         await cancelled(None)
+
+
+async def test_quiet_waits_for_a_pause_in_typing():
+    store = DocumentStore()
+    analyzer = Analyzer(store, debounce=0.01)
+    store.open(URI, VALID, 1)
+    analyzer.schedule(URI, immediate=True)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for version in (2, 3, 4):  # three edits 0.05 s apart
+        store.change(URI, version, whole(VALID + "\n" * version))
+        analyzer.schedule(URI)
+        await asyncio.sleep(0.05)
+    await analyzer.quiet(URI, 0.2)
+    assert loop.time() - started >= 0.1 + 0.2 - 0.01  # 0.2 s after the last edit
+    started = loop.time()
+    await analyzer.quiet(URI, 0.2)  # already quiet: at once
+    assert loop.time() - started < 0.05
+    analyzer.shutdown()
