@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from qvr_core.check.checker import (
     Env,
@@ -74,8 +75,8 @@ class _State:
     strict: bool
     text: str
     placed: list[Placed]  # where the entries' segments are in `text`
-    # segment text -> the top-level names it declares, and the text declaring them
-    declared: dict[str, tuple[list[str], str]]
+    # segment text -> what it declares (names, their identity, aliases)
+    declared: dict[str, _Declares]
 
     @cached_property
     def segments(self) -> dict[str, Segment]:
@@ -109,10 +110,12 @@ class IncrementalChecker:
     def _check(self, text: str, strict: bool) -> CheckedModule:
         state = self._state
         if state is None:
+            prefix = 0
             placed = place_segments(text, {})
         else:
-            placed = place_again(state.text, state.placed, text, state.segments)
-        plan = _Plan(placed, state, strict, common_prefix(state.text if state else "", text))
+            prefix = common_prefix(state.text, text)
+            placed = place_again(state.text, state.placed, text, state.segments, prefix)
+        plan = _Plan(placed, state, strict, prefix)
         decls, moved, syntax = plan.decls_in_place()
 
         lines = LineIndex(text)
@@ -152,8 +155,7 @@ class _Plan:
         old, new = self.state.identity, self.identity
         changed = {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
         # an alias (`object State : Hidden * Hidden`) changes with what it names
-        segments = [e.segment for e in self.state.entries.values()]
-        changed |= _aliases_of(changed, [*segments, *(p.segment for p in self.placed)])
+        changed |= _aliases_of(changed, [*self.state.declared.values(), *self.declared.values()])
         # a did-you-mean lists the names that are valid now: any change may change it
         names_changed = bool(changed)
         # What a frame points at before its declaration must be in the unchanged start
@@ -179,18 +181,11 @@ class _Plan:
                     or not frame.deps.isdisjoint(changed)
                 ):
                     dirty.add(text)
-                    names = set(self.state.declared[text][0]) - changed
+                    names = set(self.state.declared[text].names) - changed
                     if names:
                         changed |= names
                         growing = True
         return dirty
-
-    def _shifter(self, p: Placed) -> Shifter | None:
-        """The shifter that moves `p`'s segment into place (what is before it stays)."""
-        seg = p.segment
-        if p.start == seg.start and p.line == seg.line:
-            return None
-        return Shifter(p.start - seg.start, p.line - seg.line, seg.start)
 
     def decls_in_place(self) -> tuple[list[ast.Decl], dict[int, Shifter], list[Diagnostic]]:
         """The declarations to check, the shifters of those that keep their frames, and
@@ -208,7 +203,7 @@ class _Plan:
         seen: set[int] = set()
         for p in self.placed:
             seg = p.segment
-            shift = self._shifter(p)
+            shift = p.shifter()
             if id(seg) in seen:  # the same text again (a duplicate): its own copy of the nodes
                 shift = shift or Shifter(0, 0, seg.start)
                 self.shifters.append(shift)
@@ -296,13 +291,29 @@ def _declared(decls: Iterable[ast.Decl]) -> list[str]:
     return names
 
 
-def _aliases_of(names: set[str], segments: list[Segment]) -> set[str]:
-    """The aliases declared in `segments` that name any of `names`, transitively."""
+class _Declares(NamedTuple):
+    """What a segment declares, as the next check's dependency analysis needs it."""
+
+    names: list[str]  # top-level names, replicated copies included
+    key: str  # the declaring text without the comments above it: the names' identity
+    aliases: tuple[tuple[str, frozenset[str]], ...]  # (alias, the names it is made of)
+
+    @classmethod
+    def of(cls, seg: Segment) -> _Declares:
+        aliases = tuple(
+            (d.name.text, frozenset(f.text for f in d.body.factors))
+            for d in seg.decls
+            if type(d) is ast.ObjectDecl and type(d.body) is ast.TypeRef
+        )
+        return cls(_declared(seg.decls), _declaring_text(seg), aliases)
+
+
+def _aliases_of(names: set[str], declares: list[_Declares]) -> set[str]:
+    """The aliases among `declares` that name any of `names`, transitively."""
     uses: dict[str, set[str]] = {}
-    for seg in segments:
-        for d in seg.decls:
-            if type(d) is ast.ObjectDecl and type(d.body) is ast.TypeRef:
-                uses.setdefault(d.name.text, set()).update(f.text for f in d.body.factors)
+    for d in declares:
+        for alias, named in d.aliases:
+            uses.setdefault(alias, set()).update(named)
     found: set[str] = set()
     grew = True
     while grew:
@@ -315,29 +326,28 @@ def _aliases_of(names: set[str], segments: list[Segment]) -> set[str]:
 
 
 def _names(
-    placed: list[Placed], known: dict[str, tuple[list[str], str]]
-) -> tuple[dict[str, list[str]], dict[str, tuple[list[str], str]]]:
-    """Who declares each top-level name, and the names each segment declares with the
-    text that declares them (`known`: those of the last check, by segment text).
+    placed: list[Placed], known: dict[str, _Declares]
+) -> tuple[dict[str, list[str]], dict[str, _Declares]]:
+    """Who declares each top-level name, and what each segment declares (`known`: what
+    the last check found, by segment text).
 
     A name's identity is the text of its declaration without the comments
     above it: a changed doc comment changes no frame that uses the name (the
     doc is read from the declaration when the symbol table is built).
     """
     identity: dict[str, list[str]] = {}
-    declared: dict[str, tuple[list[str], str]] = {}
+    declared: dict[str, _Declares] = {}
     for p in placed:
         seg = p.segment
         entry = known.get(seg.text)
         if entry is None:
-            entry = (_declared(seg.decls), _declaring_text(seg))
+            entry = _Declares.of(seg)
         declared[seg.text] = entry
-        names, key = entry
-        for n in names:
+        for n in entry.names:
             if n in identity:
-                identity[n].append(key)
+                identity[n].append(entry.key)
             else:
-                identity[n] = [key]
+                identity[n] = [entry.key]
     return identity, declared
 
 

@@ -281,6 +281,13 @@ class Placed(NamedTuple):
     line: int
     reused: bool
 
+    def shifter(self) -> Shifter | None:
+        """What moves the segment into place (spans before it stay), or None when it is."""
+        seg = self.segment
+        if seg.start == self.start and seg.line == self.line:
+            return None
+        return Shifter(self.start - seg.start, self.line - seg.line, seg.start)
+
 
 def place_segments(
     text: str, previous: Mapping[str, Segment], offset: int = 0, line: int = 0
@@ -307,7 +314,11 @@ def place_segments(
 
 
 def place_again(
-    old_text: str, old: list[Placed], text: str, previous: Mapping[str, Segment]
+    old_text: str,
+    old: list[Placed],
+    text: str,
+    previous: Mapping[str, Segment],
+    prefix: int | None = None,
 ) -> list[Placed]:
     """`place_segments(text, previous)`, given that `old` placed `old_text` (an earlier
     version) with the segments of `previous`: only the stretch that changed is cut again.
@@ -316,8 +327,10 @@ def place_again(
     (the start of a segment depends on the keyword line that ends the walk
     up over comments); one after the change keeps its text and moves by the
     change in length if the one before it starts after the line of the change.
+    `prefix` is `common_prefix(old_text, text)` when the caller has it already.
     """
-    prefix = common_prefix(old_text, text)
+    if prefix is None:
+        prefix = common_prefix(old_text, text)
     suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
     # the last segment runs to the end of the text: it never stays when the text grows
     starts = [p.start for p in old] + [len(old_text), len(old_text) + 1]

@@ -14,8 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qvr_core.syntax import parse
-from qvr_core.syntax.parser import Placed, join, place_again, place_segments
-from qvr_core.syntax.shift import Shifter
+from qvr_core.syntax.parser import join, place_again, place_segments
 from tests.check.test_check_properties import edited
 from tests.syntax.helpers import assert_consistent
 
@@ -124,13 +123,6 @@ def test_segments_parse_to_the_same_tree_as_the_whole_text(data: st.DataObject) 
     fresh = place_segments(text, {})
     assert join(text, [p.segment for p in fresh]) == expected
     again = place_again(earlier, placed_earlier, text, known)
-    moved = [p.segment.moved(s) if (s := _shifter(p)) else p.segment for p in again]
+    moved = [p.segment.moved(s) if (s := p.shifter()) else p.segment for p in again]
     assert [p.start for p in again] == [p.start for p in fresh]
     assert join(text, moved) == expected
-
-
-def _shifter(p: Placed) -> Shifter | None:
-    seg = p.segment
-    if (seg.start, seg.line) == (p.start, p.line):
-        return None
-    return Shifter(p.start - seg.start, p.line - seg.line, seg.start)
