@@ -14,8 +14,7 @@ from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from qvr_lsp import __version__
 from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
@@ -23,13 +22,16 @@ from qvr_lsp.convert import UTF16, encoding_of
 from qvr_lsp.documents import DocumentStore
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
+from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
 from qvr_lsp.settings import Settings
 
 log = logging.getLogger("qvr_lsp")
 
 
-class QvrProtocol(LanguageServerProtocol):
+class QvrProtocol(AnsweringProtocol):
     """pygls's protocol with the text kept by `DocumentStore` (protocol line rules).
+
+    Every request it cannot serve is answered with an error (see protocol.py).
 
     pygls's workspace still gets a copy of each full text, so anything that
     reads `server.workspace.get_text_document(uri).source` sees the same text.
@@ -111,7 +113,7 @@ class QvrProtocol(LanguageServerProtocol):
         self._shutdown = True
 
 
-class QvrLanguageServer(LanguageServer):
+class QvrLanguageServer(AnsweringServer):
     """Holds the open documents, their analyses and the settings; features do the rest."""
 
     def __init__(self, *, debounce: float = DEBOUNCE_SECONDS) -> None:
