@@ -25,7 +25,9 @@ def check(text: str, *, strict: bool = False) -> CheckedModule:
     """
     from qvr_core.check.checker import check_parsed
     from qvr_core.syntax.parser import parse
+    from qvr_core.syntax.span import unify_line_ends
 
+    text = unify_line_ends(text)  # lines end at \n, \r\n and \r alike; offsets unchanged
     with collector_paused():
         parsed = parse(text)
         try:

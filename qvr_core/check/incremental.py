@@ -47,7 +47,7 @@ from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import Placed, Segment, common_prefix, place_again, place_segments
 from qvr_core.syntax.shift import Shifter, positionless
-from qvr_core.syntax.span import LineIndex
+from qvr_core.syntax.span import LineIndex, unify_line_ends
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,7 @@ class IncrementalChecker:
 
     def check(self, text: str, *, strict: bool = False) -> CheckedModule:
         """Parse and check `text`. Never raises: problems are diagnostics."""
+        text = unify_line_ends(text)  # lines end at \n, \r\n and \r alike; offsets unchanged
         with self._lock, collector_paused():
             try:
                 return self._check(text, strict)

@@ -30,7 +30,7 @@ from qvr_core.format import printer
 from qvr_core.format.equivalence import equivalent
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import parse
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.span import Span, line_end_style, unify_line_ends
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def format_text(text: str) -> FormatResult:
             f"not formatted: syntax error on line {first.span.start_line + 1}: {first.message}",
         )
     try:
-        formatted = _Layout(text, parsed.module).render()
+        formatted = _Layout(unify_line_ends(text), parsed.module, line_end_style(text)).render()
     except Exception:  # a formatter bug must not cost the user their file
         log.exception("formatter failed")
         return FormatResult(text, "not formatted: internal formatter error (please report it)")
@@ -92,10 +92,10 @@ _GROUPS = {
 
 
 class _Layout:
-    def __init__(self, text: str, module: ast.Module) -> None:
-        self.text = text
+    def __init__(self, text: str, module: ast.Module, newline: str = "\n") -> None:
+        self.text = text  # lone `\r`s made `\n` (`unify_line_ends`)
         self.module = module
-        self.newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+        self.newline = newline  # the file's own line end
         self.claimed: set[int] = set()  # comments printed with a line or kept inside one
         self.by_line = {c.span.start_line: c for c in module.comments}  # at most one a line
         self.decl_starts = [d.span.start for d in module.decls]

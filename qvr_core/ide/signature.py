@@ -19,6 +19,7 @@ from qvr_core.check.context import BINARY_FUNCS, UNARY_FUNCS
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
 from qvr_core.syntax.layout import LogicalLine, Token, split
+from qvr_core.syntax.span import unify_line_ends
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class _Frame:
 
 def call_site(text: str, offset: int) -> CallSite | None:
     """The innermost open `NAME(` before `offset` on the logical line holding it."""
-    line = _last_line(text[: max(0, min(offset, len(text)))])
+    line = _last_line(unify_line_ends(text[: max(0, min(offset, len(text)))]))
     if line is None:
         return None
     frames: list[_Frame] = []

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.ast import Comment
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.span import Span, unify_line_ends
 
 #: Reserved words and their token types.
 KEYWORDS: dict[str, str] = {
@@ -186,6 +186,7 @@ def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
     `segment_starts`), so that every position comes out absolute.
     """
     lines = _Lines()
+    text = unify_line_ends(text)
     for line_no, raw in enumerate(text.split("\n"), first_line):
         line = raw[:-1] if raw.endswith("\r") else raw
         hash_at = line.find("#")
@@ -219,6 +220,7 @@ def segment_starts(text: str) -> list[int]:
     a stretch (`Layout.pending_doc`), which the caller handles by joining the
     stretch with the next.
     """
+    text = unify_line_ends(text)
     starts = [0]
     floor = 0
     for match in _KEYWORD_LINE.finditer(text):

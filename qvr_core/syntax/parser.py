@@ -46,7 +46,7 @@ from qvr_core.syntax.layout import (
 )
 from qvr_core.syntax.messages import shorten, unexpected_token
 from qvr_core.syntax.shift import Shifter
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.span import Span, unify_line_ends
 
 if TYPE_CHECKING:
     from lark.parsers.lalr_parser_state import ParseConf
@@ -212,8 +212,12 @@ def _acceptable(tables: _Tables, states: list[int]) -> set[str]:
 
 
 def parse(text: str) -> ParseResult:
-    """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics."""
+    """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics.
+
+    Every line end the protocol allows (`\\n`, `\\r\\n`, `\\r`) ends a line.
+    """
     try:
+        text = unify_line_ends(text)
         with collector_paused():
             # one stretch: the same tree as segment by segment (place_segments), but
             # without the per-segment work that only pays off when segments are reused
@@ -297,6 +301,7 @@ def place_segments(
     `offset` and `line` place `text` in a larger text, of which it is a stretch
     that begins a segment.
     """
+    text = unify_line_ends(text)
     starts = segment_starts(text) if text else []
     starts.append(len(text))
     out: list[Placed] = []
@@ -398,6 +403,7 @@ def _place(text: str, start: int, line: int, previous: Mapping[str, Segment]) ->
 
 
 def _whole(text: str) -> Span:
+    text = unify_line_ends(text)
     last_newline = text.rfind("\n")
     return Span(0, len(text), 0, 0, text.count("\n"), len(text) - last_newline - 1)
 
