@@ -18,6 +18,11 @@ ever. Here each becomes the error response the protocol names:
 Notifications get no response by JSON-RPC's rules: a bad one, one before
 `initialize` or after `shutdown` (except `exit`) is dropped with a warning in
 the log. Unknown methods were already answered by pygls (MethodNotFound).
+
+What is served has its document URIs in one spelling (`uris.canonical_uri`):
+`textDocument.uri` of every method, and the document a `qvr.*` command names
+first (`[uri, ...]` or `[{"uri": ...}]`), so state keyed by URI never
+depends on how a client spells a path.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+
+from qvr_lsp.uris import canonical_uri
 
 log = logging.getLogger("qvr_lsp")
 
@@ -123,6 +130,7 @@ class AnsweringProtocol(LanguageServerProtocol):
         if refusal is None:
             if getattr(message, "method", None) == lsp.INITIALIZE and hasattr(message, "id"):
                 self._initialize_seen = True
+            _canonical_uris(message)
             super().handle_message(message)
         elif refusal.msg_id is _NO_ID:
             log.warning("dropped notification %s: %s", refusal.method or "?", refusal.message)
@@ -175,6 +183,20 @@ class AnsweringProtocol(LanguageServerProtocol):
         log.warning("unreadable message: %s", error)
         detail = str(error)[:200] or type(error).__name__
         self._send_response(None, error=lsp.ResponseError(code=PARSE_ERROR, message=detail))
+
+
+def _canonical_uris(message: Any) -> None:
+    """Rewrite the document URIs of an incoming request or notification in place."""
+    params = getattr(message, "params", None)
+    document = getattr(params, "text_document", None)
+    if isinstance(getattr(document, "uri", None), str):
+        document.uri = canonical_uri(document.uri)
+    if isinstance(params, lsp.ExecuteCommandParams) and params.command.startswith("qvr."):
+        first, *rest = params.arguments or [None]
+        if isinstance(first, str):
+            params.arguments = [canonical_uri(first), *rest]
+        elif isinstance(first, dict) and isinstance(first.get("uri"), str):
+            params.arguments = [{**first, "uri": canonical_uri(first["uri"])}, *rest]
 
 
 class AnsweringServer(LanguageServer):

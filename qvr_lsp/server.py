@@ -19,7 +19,7 @@ from pygls.protocol import lsp_method
 from qvr_lsp import __version__
 from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
 from qvr_lsp.convert import UTF16, encoding_of
-from qvr_lsp.documents import DocumentStore
+from qvr_lsp.documents import DocumentStore, is_qvr_document
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
 from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
@@ -192,6 +192,10 @@ class QvrLanguageServer(AnsweringServer):
     @guarded()
     def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
+        if not is_qvr_document(item.uri, item.language_id):
+            log.info("ignoring %s: its languageId is %r, not qvr", item.uri, item.language_id)
+            self.documents.ignored.add(item.uri)
+            return
         self.documents.open(item.uri, item.text, item.version, item.language_id)
         self._mirror(item.uri)
         self.analyzer.schedule(item.uri, immediate=True)
@@ -201,7 +205,8 @@ class QvrLanguageServer(AnsweringServer):
         uri = params.text_document.uri
         doc = self.documents.change(uri, params.text_document.version, params.content_changes)
         if doc is None:
-            log.warning("change to %s, which is not open", uri)
+            if uri not in self.documents.ignored:
+                log.warning("change to %s, which is not open", uri)
             return
         self._mirror(uri)
         self.analyzer.schedule(uri)
