@@ -97,6 +97,12 @@ class LineIndex:
         start = self.line_starts[line]
         return min(start + max(col, 0), self._line_end(line))
 
+    def line_bounds(self, line: int) -> tuple[int, int]:
+        """Offsets of the start and end of `line`'s text (its line end excluded)."""
+        if line < 0 or line >= len(self.line_starts):
+            return len(self.text), len(self.text)
+        return self.line_starts[line], self._line_end(line)
+
     def _line_end(self, line: int) -> int:
         """Where `line`'s text ends: before its line end (all of a `\\r\\n`)."""
         if line + 1 >= len(self.line_starts):
