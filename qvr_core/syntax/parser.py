@@ -51,9 +51,13 @@ from qvr_core.syntax.span import Span, unify_line_ends
 if TYPE_CHECKING:
     from lark.parsers.lalr_parser_state import ParseConf
 
-#: Deepest expression nesting accepted; deeper trees would overflow the
-#: recursion of every later stage (checker, hashing, printing).
+#: Deepest expression nesting accepted: brackets, calls and changes of operator.
+#: A chain of one operator (`a >> b >> c`, `x + y - z`) is one level, however long.
 MAX_DEPTH = 64
+#: Most levels of the syntax tree below a line, chains counted term by term: a
+#: chain is a tree leaning left, and later stages (checker, hashing, printing,
+#: drawing) recurse along it, so a longer one is refused as too long.
+MAX_TREE_DEPTH = 200
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _NESTING_TOKENS = frozenset({"RSHIFT", "AT", "PLUS", "MINUS", "STAR", "SLASH", "LPAR"})
@@ -481,11 +485,15 @@ class _FileParser:
         if len(tokens) > MAX_DEPTH and _nesting_bound(tokens) >= MAX_DEPTH:
             deep = _too_deep(node)
             if deep is not None:
+                nested, at = deep
                 message = (
                     f"expression nested too deeply (more than {MAX_DEPTH} levels):"
                     " split it into smaller 'let's"
+                    if nested
+                    else f"expression too long (more than {MAX_TREE_DEPTH} terms in a row):"
+                    " split it into smaller 'let's"
                 )
-                self.diagnostics.append(make("QVR001", message, deep.span))
+                self.diagnostics.append(make("QVR001", message, at.span))
                 return None
         return node
 
@@ -564,15 +572,39 @@ def _children(node: object) -> tuple:
     return ()
 
 
-def _too_deep(root: object):
-    """The leftmost node more than MAX_DEPTH expression levels below `root`, if any.
+_CHAINS = (ast.Compose, ast.Tensor)
+_ARITH_LEVEL = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def _continues(parent: object, child: object) -> bool:
+    """Whether `child`, the left operand of `parent`, is the same chain (`a >> b` in
+    `a >> b >> c`, `x + y` in `x + y - z`): no new level of nesting."""
+    kind = type(parent)
+    if type(child) is not kind:
+        return False
+    if kind in _CHAINS:
+        return True
+    if kind is ast.Binary:
+        return _ARITH_LEVEL.get(parent.op) == _ARITH_LEVEL.get(child.op)  # type: ignore[attr-defined]
+    return False
+
+
+def _too_deep(root: object) -> tuple[bool, object] | None:
+    """The leftmost node nested more than MAX_DEPTH levels, or more than MAX_TREE_DEPTH
+    tree levels, below `root`: (True, node) for the first, (False, node) for the second.
 
     Iterative, since the tree being checked may be far deeper than Python's stack.
     """
-    stack = [(child, 1) for child in reversed(_children(root))]
+    stack = [(child, 1, 1) for child in reversed(_children(root))]
     while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return node
-        stack.extend((child, depth + 1) for child in reversed(_children(node)))
+        node, nesting, depth = stack.pop()
+        if nesting > MAX_DEPTH:
+            return True, node
+        if depth > MAX_TREE_DEPTH:
+            return False, node
+        children = _children(node)
+        for i in range(len(children) - 1, -1, -1):
+            child = children[i]
+            same = i == 0 and _continues(node, child)
+            stack.append((child, nesting if same else nesting + 1, depth + 1))
     return None
