@@ -101,7 +101,7 @@ WRONG_KIND_OF_NAME = Rule(
     code="QVR104",
     name="wrong-kind-of-name",
     severity=ERROR,
-    summary="a declared name of the wrong kind: a morphism where an object is needed, ...",
+    summary="a name of another kind than the place needs (an object where a morphism goes)",
     explanation=(
         "Types are built from objects, expressions from morphisms, and program steps "
         "from values. A name that is declared, but as another kind of thing than the "
