@@ -97,23 +97,24 @@ UNUSED_DECLARATION = Rule(
     unnecessary=True,
 )
 
-WRONG_KIND_OF_NAME = Rule(
+WRONG_KIND = Rule(
     code="QVR104",
-    name="wrong-kind-of-name",
+    name="wrong-kind",
     severity=ERROR,
-    summary="a name of another kind than the place needs (an object where a morphism goes)",
+    summary="a name or literal of another kind than the place needs (an object for a morphism)",
     explanation=(
         "Types are built from objects, expressions from morphisms, and program steps "
         "from values. A name that is declared, but as another kind of thing than the "
-        "place needs (an object passed where a morphism goes, a morphism used as a "
-        "program value, a number given to `fan`), is reported with what it is."
+        "place needs (an object where a morphism goes, a morphism used as a program "
+        "value), or a literal where a name is needed (`fan(f, 3)`, `scan(1)`), is "
+        "reported with what it is."
     ),
     fixes=(
         "Use a name of the kind the place needs.",
         "To pass a value of an object through unchanged, write `identity(Object)`.",
         "To use what a morphism produces in a program, bind it first: `sample x <- f(...)`.",
     ),
-    example="QVR104_wrong_kind_of_name.qvr",
+    example="QVR104_wrong_kind.qvr",
 )
 
 CYCLIC_DEFINITION = Rule(

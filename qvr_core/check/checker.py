@@ -116,7 +116,7 @@ class Env:
         if isinstance(decl, ast.ObjectDecl):
             ctx.ref(name.span, SymbolKey(n))
             ctx.report(
-                rules.WRONG_KIND_OF_NAME,
+                rules.WRONG_KIND,
                 f"'{n}' is an object, not a morphism: to pass a value through use identity({n})",
                 name.span,
             )

@@ -108,7 +108,7 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
             if decl is not None:
                 kind = type(decl).__name__.removesuffix("Decl").lower()
                 ctx.report(
-                    rules.WRONG_KIND_OF_NAME, f"'{f.text}' is a {kind}, not an object", f.span
+                    rules.WRONG_KIND, f"'{f.text}' is a {kind}, not an object", f.span
                 )
             else:
                 ctx.undefined(f, "object", list(ctx.object_decls))

@@ -31,7 +31,7 @@ def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
         t = _call(env, expr)
     else:  # a literal where a morphism is expected
         env.ctx.report(
-            rules.WRONG_KIND_OF_NAME,
+            rules.WRONG_KIND,
             f"expected a morphism, found {env.ctx.source(expr.span)}",
             expr.span,
         )
@@ -201,7 +201,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
     exprs = [a for a in call.args if not isinstance(a, ast.Literal)]
     for a in call.args:
         if isinstance(a, ast.Literal):
-            env.ctx.report(rules.WRONG_KIND_OF_NAME, f"fan takes morphisms, not {a.raw}", a.span)
+            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {a.raw}", a.span)
     if len(exprs) == 1:
         t = infer(env, exprs[0])
         if isinstance(t, Group):
@@ -284,7 +284,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     cell_node = call.args[0]
     if isinstance(cell_node, ast.Literal):
         env.ctx.report(
-            rules.BAD_SCAN_CELL, f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span
+            rules.WRONG_KIND, f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span
         )
         return None
     cell = arrow(env, cell_node, "scan")
@@ -358,7 +358,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
         )
     if isinstance(body_node, ast.Literal):
         env.ctx.report(
-            rules.BAD_STACK_BODY,
+            rules.WRONG_KIND,
             f"{name} needs a morphism body, not {body_node.raw}",
             body_node.span,
         )
@@ -398,9 +398,7 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
         return None
     arg = call.args[0]
     if not isinstance(arg, ast.NameRef):
-        env.ctx.report(
-            rules.WRONG_KIND_OF_NAME, "identity takes an object name: identity(Token)", arg.span
-        )
+        env.ctx.report(rules.WRONG_KIND, "identity takes an object name: identity(Token)", arg.span)
         return None
     from qvr_core.check.declarations import resolve_type
 

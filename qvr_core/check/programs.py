@@ -384,7 +384,7 @@ class ProgramChecker:
                 kind = type(top).__name__.removesuffix("Decl").lower()
                 self.ctx.ref(name.span, SymbolKey(name.text))
                 self.ctx.report(
-                    rules.WRONG_KIND_OF_NAME,
+                    rules.WRONG_KIND,
                     f"'{name.text}' is a {kind}, not a value: bind its result with "
                     f"`sample x <- {name.text}(...)` first",
                     name.span,
