@@ -325,9 +325,9 @@ UNKNOWN_OPTION = Rule(
     severity=ERROR,
     summary="an option or keyword argument that does not exist",
     explanation=(
-        "A morphism accepts the options `role`, `scale`, `replicate`, `param_source`, "
-        "`hidden_dim` and `rank`; `scan` accepts `reverse=`; other calls take no keyword "
-        "arguments. An unknown key is most likely a typo."
+        "Morphisms accept a fixed set of options (`role`, `scale`, ...), `scan` accepts "
+        "`reverse=`, and other calls take no keyword arguments. An unknown key is most "
+        "likely a typo: the message suggests the closest ones."
     ),
     fixes=("Correct the spelling, or remove the option.",),
     example="QVR303_unknown_option.qvr",
