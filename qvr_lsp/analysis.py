@@ -27,9 +27,10 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
+from qvr_core import rules
 from qvr_core.check import CheckedModule
 from qvr_core.check.incremental import IncrementalChecker
-from qvr_core.diagnostics import Diagnostic, Severity
+from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.span import Span
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.documents import Document, DocumentStore
@@ -42,8 +43,6 @@ DEBOUNCE_SECONDS = 0.05
 BUILD_DELAY_SECONDS = 0.3
 SETTLE_TIMEOUT_SECONDS = 2.0
 ANALYSIS_TIMEOUT_SECONDS = 20.0
-#: Diagnostics that mean the text did not parse (or the checker gave up on it).
-UNPARSED_CODES = frozenset({"QVR000", "QVR001"})
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ class Analysis:
     def parsed(self) -> bool:
         """True when the whole text parsed: its symbols describe the file."""
         return self.module is not None and not any(
-            d.code in UNPARSED_CODES for d in self.diagnostics
+            d.code in rules.UNPARSED_CODES for d in self.diagnostics
         )
 
 
@@ -142,7 +141,7 @@ def analyze(
 
 def _internal_error(what: str) -> Diagnostic:
     message = f"internal error: {what}; please report it with this file"
-    return Diagnostic("QVR000", Severity.ERROR, message, Span(0, 0, 0, 0, 0, 0))
+    return make(rules.INTERNAL_ERROR, message, Span(0, 0, 0, 0, 0, 0))
 
 
 def _abandoned(doc: Document, generation: int, why: str) -> Analysis:

@@ -38,17 +38,17 @@ def check(text: str, *, strict: bool = False) -> CheckedModule:
 
 
 def _internal_error(text: str, parsed: object, exc: Exception, strict: bool) -> CheckedModule:
+    from qvr_core import rules
     from qvr_core.check.checker import check_parsed
-    from qvr_core.diagnostics import Diagnostic, Severity
+    from qvr_core.diagnostics import make
     from qvr_core.syntax import ast
     from qvr_core.syntax.span import LineIndex
 
     lines = LineIndex(text)
     empty = ast.Module((), (), lines.span(0, len(text)))
     module = check_parsed(text, empty, parsed.diagnostics, strict=strict)  # type: ignore[attr-defined]
-    note = Diagnostic(
-        "QVR000",
-        Severity.ERROR,
+    note = make(
+        rules.INTERNAL_ERROR,
         f"internal checker error ({type(exc).__name__}: {exc}); please report it",
         lines.span(0, 0),
     )

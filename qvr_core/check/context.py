@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
+from qvr_core import rules
 from qvr_core.check.frames import Current, Frame, Names
 from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
-from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from qvr_core.diagnostics import Diagnostic, Fix, Related, Rule, Severity, TextEdit, make
 from qvr_core.syntax import ast
 from qvr_core.syntax.shift import Shifter
 from qvr_core.syntax.span import LineIndex, Span
@@ -122,20 +123,20 @@ class Context:
 
     # ------------------------------------------------------------ reporting
 
-    def report(self, code: str, message: str, span: Span, **kwargs: object) -> None:
-        self.diagnostics.append(make(code, message, span, **kwargs))
+    def report(self, rule: Rule, message: str, span: Span, **kwargs: object) -> None:
+        self.diagnostics.append(make(rule, message, span, **kwargs))
 
-    def hint_or_error(self, code: str, message: str, span: Span, **kwargs: object) -> None:
+    def hint_or_error(self, rule: Rule, message: str, span: Span, **kwargs: object) -> None:
         """A hint normally, an error under the strict setting (matching by dimension)."""
         severity = Severity.ERROR if self.strict else Severity.HINT
-        self.diagnostics.append(make(code, message, span, severity=severity, **kwargs))
+        self.diagnostics.append(make(rule, message, span, severity=severity, **kwargs))
 
     def undefined(
         self, name: ast.Name, what: str, candidates: list[str] | tuple[str, ...], extra: str = ""
     ) -> None:
-        """QVR101 with a did-you-mean suggestion and its quick fix."""
+        """An undefined name, with a did-you-mean suggestion and its quick fix."""
         close = self.did_you_mean(
-            "QVR101",
+            rules.UNDEFINED_NAME,
             f"undefined {what} '{name.text}'",
             name.span,
             name.text,
@@ -148,7 +149,7 @@ class Context:
 
     def did_you_mean(
         self,
-        code: str,
+        rule: Rule,
         message: str,
         span: Span,
         written: str,
@@ -169,7 +170,7 @@ class Context:
             )
         else:
             message += otherwise
-        self.report(code, message, span, fixes=fixes)
+        self.report(rule, message, span, fixes=fixes)
         return close
 
     # ------------------------------------------------------------ recording

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from qvr_core import rules
 from qvr_core.check.context import (
     FAMILIES,
     OPTION_KEYS,
@@ -40,7 +41,7 @@ def _base_object(ctx: Context, decl: ast.ObjectDecl, body: ast.SizedObject) -> N
         return
     if kind == "simplex" and body.size < 2:
         ctx.report(
-            "QVR301",
+            rules.SIMPLEX_TOO_SMALL,
             f"Simplex {body.size} has no room for a probability vector: use at least 2",
             body.size_span or body.span,
         )
@@ -58,7 +59,7 @@ def _alias(
         return None
     if name in stack:
         ctx.report(
-            "QVR401",
+            rules.CYCLIC_DEFINITION,
             f"object {name} is defined in terms of itself ({' -> '.join((*stack, name))})",
             decl.name.span,
         )
@@ -106,7 +107,9 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
             decl = ctx.top.get(f.text)
             if decl is not None:
                 kind = type(decl).__name__.removesuffix("Decl").lower()
-                ctx.report("QVR101", f"'{f.text}' is a {kind}, not an object", f.span)
+                ctx.report(
+                    rules.WRONG_KIND, f"'{f.text}' is a {kind}, not an object", f.span
+                )
             else:
                 ctx.undefined(f, "object", list(ctx.object_decls))
             continue
@@ -185,7 +188,7 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         key = o.key.text
         if key in seen:
             ctx.report(
-                "QVR301",
+                rules.DUPLICATE_OPTION,
                 f"option '{key}' is given twice in morphism {decl.name.text}",
                 o.span,
                 related=(Related(seen[key].span, "first given here"),),
@@ -199,7 +202,7 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         seen[key] = o
         if key not in OPTION_KEYS:
             ctx.did_you_mean(
-                "QVR301",
+                rules.UNKNOWN_OPTION,
                 f"unknown option '{key}' on morphism {decl.name.text}",
                 o.key.span,
                 key,
@@ -231,13 +234,15 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
 
     def bad(expect: str) -> None:
         ctx.report(
-            "QVR301", f"option {key} of morphism {name} must be {expect}, not {v.raw}", v.span
+            rules.INVALID_OPTION_VALUE,
+            f"option {key} of morphism {name} must be {expect}, not {v.raw}",
+            v.span,
         )
 
     if key == "role":
         if v.kind != "name" or v.value not in ROLES:
             ctx.did_you_mean(
-                "QVR301",
+                rules.INVALID_OPTION_VALUE,
                 f"unknown role '{v.raw}' on morphism {name}",
                 v.span,
                 str(v.raw),
@@ -279,7 +284,7 @@ def _missing_role(
         edit_span = ctx.lines.span(at, at)
         new = f" [role={guess}]"
     ctx.report(
-        "QVR301",
+        rules.MISSING_ROLE,
         f"morphism {decl.name.text} has no role: add [role={guess}] (roles are {', '.join(ROLES)})",
         decl.name.span,
         fixes=(Fix(f"Add role={guess}", (TextEdit(edit_span, new),), True),),
@@ -301,28 +306,28 @@ def _check_role(
         for o in decl.options:
             if o.key.text in kernel_only:
                 ctx.report(
-                    "QVR301",
+                    rules.OPTION_NOT_APPLICABLE,
                     f"option {o.key.text} applies to kernel morphisms, not to {role} morphism "
                     f"{name}",
                     o.span,
                 )
         if decl.family is not None:
             ctx.report(
-                "QVR302",
+                rules.UNEXPECTED_FAMILY,
                 f"{role} morphism {name} takes no family: remove '~ {decl.family.text}'",
                 decl.family.span,
             )
     if role == "embed":
         if not (len(dom.factors) == 1 and dom.discrete):
             ctx.report(
-                "QVR301",
+                rules.ROLE_TYPE_MISMATCH,
                 f"embed morphism {name} needs one FinSet domain, but {dom.label} is "
                 f"{dims_text(dom)}",
                 decl.dom.span,
             )
         if not cod.continuous:
             ctx.report(
-                "QVR301",
+                rules.ROLE_TYPE_MISMATCH,
                 f"embed morphism {name} needs a continuous codomain, but {cod.label} is "
                 f"{dims_text(cod)}",
                 decl.cod.span,
@@ -331,7 +336,7 @@ def _check_role(
         for side, ref in ((dom, decl.dom), (cod, decl.cod)):
             if not (len(side.factors) == 1 and side.discrete):
                 ctx.report(
-                    "QVR301",
+                    rules.ROLE_TYPE_MISMATCH,
                     f"latent morphism {name} is a stochastic matrix between finite sets, "
                     f"but {side.label} is {dims_text(side)}",
                     ref.span,
@@ -339,7 +344,7 @@ def _check_role(
     elif role == "kernel":
         if decl.family is None:
             ctx.report(
-                "QVR302",
+                rules.MISSING_FAMILY,
                 f"kernel morphism {name} needs a family: add '~ Normal' (or another family "
                 f"that fits {cod.label})",
                 decl.name.span,
@@ -385,7 +390,7 @@ def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Produc
         return
     better = _family_for(cod)
     ctx.report(
-        "QVR302",
+        rules.FAMILY_CODOMAIN,
         f"{family} needs {FAMILY_NEEDS[family]}, but morphism {decl.name.text} has codomain "
         f"{cod.label} ({dims_text(cod)}): use ~ {better}",
         decl.family.span,  # type: ignore[union-attr]
@@ -405,7 +410,7 @@ def _check_kernel_options(
     name = decl.name.text
     if "scale" in opts and family not in (None, "Normal"):
         ctx.report(
-            "QVR301",
+            rules.OPTION_NOT_APPLICABLE,
             f"option scale fixes a Normal's standard deviation; {family} morphism {name} "
             "has no scale",
             by_key["scale"].span,
@@ -414,7 +419,7 @@ def _check_kernel_options(
     if "rank" in opts:
         if source != "linear":
             ctx.report(
-                "QVR301",
+                rules.OPTION_NOT_APPLICABLE,
                 f"option rank factorises a linear parameter network: add param_source=linear "
                 f"to morphism {name}",
                 by_key["rank"].span,
@@ -423,7 +428,7 @@ def _check_kernel_options(
             limit = min(dom.width, _param_width(family, cod))
             if int(opts["rank"]) >= limit:  # type: ignore[arg-type]
                 ctx.report(
-                    "QVR301",
+                    rules.INVALID_OPTION_VALUE,
                     f"rank {opts['rank']} of morphism {name} must be below min(input "
                     f"{dom.width}, output {_param_width(family, cod)}) = {limit} to be a "
                     "low-rank factorisation",
@@ -431,7 +436,7 @@ def _check_kernel_options(
                 )
     if "hidden_dim" in opts and source == "linear":
         ctx.report(
-            "QVR301",
+            rules.OPTION_NOT_APPLICABLE,
             f"option hidden_dim sizes the mlp hidden layer; morphism {name} uses "
             "param_source=linear",
             by_key["hidden_dim"].span,
