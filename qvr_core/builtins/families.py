@@ -642,7 +642,8 @@ def codomain_words(family: Family) -> str:
         return "a continuous codomain"
     if family.support.kind == "boolean":
         return "a FinSet 2 codomain"
-    names = [c.name for c in OBJECT_CONSTRUCTORS.values() if family.fits(c.kind)]
+    # the tightest object first: Simplex, Unit, Positive, Real
+    names = [c.name for c in reversed(OBJECT_CONSTRUCTORS.values()) if family.fits(c.kind)]
     if not names:
         return "an object qvr does not have yet"
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
