@@ -37,6 +37,7 @@ _KINDS: dict[str, tuple[str, bool, int]] = {
     "positive_integer": ("a whole number >= 1", True, 0),
     "integer_interval": ("a whole number in [low, high]", True, 0),
     "index": ("an index 0 .. K-1 into the probabilities", True, 0),
+    "ordinal": ("a category 0 .. K, between K cutpoints", True, 0),
     "boolean": ("0 or 1", True, 0),
     "one_hot": ("a one-hot vector", True, 1),
 }
@@ -51,6 +52,7 @@ _FITS: dict[str, frozenset[str]] = {
     "unit_interval": frozenset({"unit", "positive", "real"}),
     "simplex": frozenset({"simplex", "unit", "positive", "real"}),
     "index": frozenset({"finset"}),
+    "ordinal": frozenset({"finset"}),
     "boolean": frozenset({"finset"}),
 }
 
@@ -141,7 +143,7 @@ class Constraint:
                 return whole and low <= value <= high  # type: ignore[operator]
             case "boolean":
                 return value in (0, 1)
-        return None  # index: its bound is a vector's length
+        return None  # index, ordinal: their bound is a vector's length
 
 
 def _resolve(bound: Bound, bounds: Mapping[str, float] | None) -> float | None:

@@ -285,6 +285,19 @@ _CATALOGUE: tuple[Family, ...] = (
         {"loc": 0.0, "concentration": 2.0},
     ),
     Family(
+        "MixtureNormal",
+        (
+            (
+                _p("weights", SIMPLEX, "mixing weights of the K components"),
+                _p("loc", REAL_VECTOR, "the K component means"),
+                _p("scale", POSITIVE_VECTOR, "the K component standard deviations"),
+            ),
+        ),
+        REAL,
+        "A mixture of K Normals: component k with probability weights[k].",
+        {"weights": [0.2, 0.5, 0.3], "loc": [-2.0, 0.0, 3.0], "scale": [0.5, 1.0, 2.0]},
+    ),
+    Family(
         "Uniform",
         ((_p("low", REAL, "lower end"), _p("high", REAL, "upper end (> low)")),),
         _c("interval", "low", "high"),
@@ -494,6 +507,55 @@ _CATALOGUE: tuple[Family, ...] = (
         NONNEGATIVE_INTEGER,
         "Failures before the first success.",
         {"probs": 0.3},
+    ),
+    Family(
+        "OrderedLogistic",
+        (
+            (
+                _p("predictor", REAL, "the latent score eta"),
+                _p("cutpoints", REAL_VECTOR, "K increasing cutpoints"),
+            ),
+        ),
+        _c("ordinal", high="cutpoints"),
+        "An ordered category 0 .. K: P(y <= k) = sigmoid(cutpoints[k] - predictor).",
+        {"predictor": 0.3, "cutpoints": [-1.0, 0.0, 1.5]},
+    ),
+    Family(
+        "OrderedProbit",
+        (
+            (
+                _p("eta", REAL, "the latent score"),
+                _p("cutpoints", REAL_VECTOR, "K increasing cutpoints"),
+            ),
+        ),
+        _c("ordinal", high="cutpoints"),
+        "An ordered category 0 .. K: P(y <= k) = Phi(cutpoints[k] - eta), Phi the "
+        "standard Normal CDF.",
+        {"eta": 0.3, "cutpoints": [-1.0, 0.0, 1.5]},
+    ),
+    Family(
+        "ZeroInflatedPoisson",
+        (
+            (
+                _p("zero_prob", UNIT, "probability of a structural zero"),
+                _p("rate", POSITIVE, "mean of the Poisson part (> 0)"),
+            ),
+        ),
+        NONNEGATIVE_INTEGER,
+        "0 with probability `zero_prob`, else a Poisson(rate) count (which may also be 0).",
+        {"zero_prob": 0.3, "rate": 2.5},
+    ),
+    Family(
+        "HurdlePoisson",
+        (
+            (
+                _p("zero_prob", UNIT, "probability of 0"),
+                _p("rate", POSITIVE, "rate of the zero-truncated Poisson (> 0)"),
+            ),
+        ),
+        NONNEGATIVE_INTEGER,
+        "0 with probability `zero_prob`, else a Poisson(rate) count conditioned to be >= 1.",
+        {"zero_prob": 0.3, "rate": 2.5},
     ),
     Family(
         "OneHotCategorical",

@@ -123,6 +123,7 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
 
 # ---------------------------------------------------------------- morphisms
 
+
 def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     dom = resolve_type(ctx, decl.dom)
     cod = resolve_type(ctx, decl.cod)

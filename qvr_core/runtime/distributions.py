@@ -165,6 +165,68 @@ class BetaBinomial(D.Distribution):
         return torch.where(inside, lp, -math.inf)
 
 
+class HurdlePoisson(D.Distribution):
+    """0 with probability `zero_prob`, else a zero-truncated Poisson(rate).
+
+    torch has no truncation for discrete families: the density is torch's Poisson
+    log-density renormalised over k >= 1, and draws of the positive part are torch
+    Poisson draws redrawn while 0 (few, unless the rate is tiny)."""
+
+    arg_constraints: ClassVar[dict[str, C.Constraint]] = {
+        "zero_prob": C.unit_interval,
+        "rate": C.positive,
+    }
+    support = C.nonnegative_integer
+    has_rsample = False
+
+    def __init__(
+        self, zero_prob: torch.Tensor, rate: torch.Tensor, validate_args: bool | None = None
+    ):
+        self.zero_prob, self.rate = torch.broadcast_tensors(zero_prob, rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        poisson = D.Poisson(self.rate, validate_args=False)
+        positive = (
+            torch.log1p(-self.zero_prob)
+            + poisson.log_prob(value.clamp(min=1))
+            - torch.log(-torch.expm1(-self.rate))
+        )
+        zero = torch.log(self.zero_prob).expand_as(positive)
+        lp = torch.where(value == 0, zero, positive)
+        return torch.where((value >= 0) & (value == value.floor()), lp, -math.inf)
+
+    def sample(self, sample_shape: torch.Size | tuple[int, ...] = ()) -> torch.Tensor:
+        shape = self._extended_shape(torch.Size(sample_shape))
+        with torch.no_grad():
+            rate = self.rate.expand(shape)
+            draw = torch.poisson(rate)
+            for _ in range(1000):
+                redo = draw == 0
+                if not bool(redo.any()):
+                    break
+                draw = torch.where(redo, torch.poisson(rate), draw)
+            draw = draw.clamp(min=1)  # a rate so small that 0 kept coming: its mode above 0
+            zero = torch.rand(shape) < self.zero_prob.expand(shape)
+            return torch.where(zero, torch.zeros_like(draw), draw)
+
+
+def _ordinal(cdf: Callable[[torch.Tensor], torch.Tensor], eta: torch.Tensor, cuts: torch.Tensor):
+    """Categories 0 .. K between K cutpoints: P(y <= k) = cdf(cuts[k] - eta)."""
+    below = cdf(cuts - eta.unsqueeze(-1))
+    zero, one = torch.zeros_like(below[..., :1]), torch.ones_like(below[..., :1])
+    probs = torch.cat([below, one], -1) - torch.cat([zero, below], -1)
+    return D.Categorical(probs=probs.clamp(min=torch.finfo(probs.dtype).tiny))
+
+
+def _zero_inflated_poisson(zero_prob: torch.Tensor, rate: torch.Tensor) -> D.Distribution:
+    """A two-component mixture of a point mass at 0 (a Poisson of rate 0) and Poisson(rate)."""
+    zero_prob, rate = torch.broadcast_tensors(zero_prob, rate)
+    mix = D.Categorical(probs=torch.stack([zero_prob, 1 - zero_prob], -1))
+    rates = torch.stack([torch.zeros_like(rate), rate], -1)
+    return D.MixtureSameFamily(mix, D.Poisson(rates, validate_args=False))
+
+
 class _SymmetricInverse(T.Transform):
     """X -> X^-1 on positive-definite matrices; |dY/dX| = |X|^-(d+1) on symmetric ones."""
 
@@ -237,6 +299,9 @@ TORCH_FAMILIES: dict[str, Factory] = {
     "Logistic": lambda a, _: Logistic(a["loc"], a["scale"]),
     "Gumbel": lambda a, _: D.Gumbel(a["loc"], a["scale"]),
     "VonMises": lambda a, _: D.VonMises(a["loc"], a["concentration"]),
+    "MixtureNormal": lambda a, _: D.MixtureSameFamily(
+        D.Categorical(probs=a["weights"]), D.Normal(a["loc"], a["scale"])
+    ),
     "Uniform": lambda a, _: D.Uniform(a["low"], a["high"]),
     "TruncatedNormal": lambda a, _: TruncatedNormal(a["mu"], a["sigma"], a["low"], a["high"]),
     "GeneralizedPareto": lambda a, _: D.GeneralizedPareto(a["loc"], a["scale"], a["concentration"]),
@@ -267,6 +332,10 @@ TORCH_FAMILIES: dict[str, Factory] = {
     ),
     "NegativeBinomial": lambda a, _: D.NegativeBinomial(a["total_count"], probs=a["probs"]),
     "Geometric": lambda a, _: D.Geometric(probs=a["probs"]),
+    "OrderedLogistic": lambda a, _: _ordinal(torch.sigmoid, a["predictor"], a["cutpoints"]),
+    "OrderedProbit": lambda a, _: _ordinal(D.Normal(0.0, 1.0).cdf, a["eta"], a["cutpoints"]),
+    "ZeroInflatedPoisson": lambda a, _: _zero_inflated_poisson(a["zero_prob"], a["rate"]),
+    "HurdlePoisson": lambda a, _: HurdlePoisson(a["zero_prob"], a["rate"]),
     "OneHotCategorical": lambda a, _: D.OneHotCategorical(probs=a["probs"]),
     "Dirichlet": lambda a, _: D.Dirichlet(a["concentration"]),
     "RelaxedOneHotCategorical": lambda a, _: D.RelaxedOneHotCategorical(
@@ -309,10 +378,10 @@ def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:
             return C.greater_than_eq(bound(c.low))
         case "integer_interval":
             return C.integer_interval(bound(c.low), bound(c.high))
-        case "index":
-            size = bound(c.high)
-            assert isinstance(size, torch.Tensor)
-            return C.integer_interval(0, size.shape[-1] - 1)
+        case "index" | "ordinal":
+            vector = bound(c.high)
+            assert isinstance(vector, torch.Tensor)
+            return C.integer_interval(0, vector.shape[-1] - (c.kind == "index"))
     return _FIXED[c.kind]
 
 

@@ -57,7 +57,7 @@ _SCALAR_KINDS = [
     k
     for k in KINDS
     if Constraint(k).rank == 0
-    and k not in ("index", "interval", "integer_interval")
+    and k not in ("index", "ordinal", "interval", "integer_interval")
     and not k.startswith("greater")
 ]
 _NUMBERS = st.one_of(

@@ -139,3 +139,33 @@ def test_matrix_normal_has_kronecker_covariance() -> None:
     # Cov(X[i, j], X[k, l]) = U[i, k] V[j, l]
     cov = torch.einsum("nij,nkl->ijkl", x, x) / x.shape[0]
     assert torch.allclose(cov, torch.einsum("ik,jl->ijkl", u, v), atol=0.06)
+
+
+def test_ordered_logistic_category_probabilities_are_sigmoid_differences() -> None:
+    eta, cuts = torch.tensor(0.3), torch.tensor([-1.0, 0.0, 1.5])
+    dist = make_distribution("OrderedLogistic", {"predictor": eta, "cutpoints": cuts})
+    cdf = torch.cat([torch.sigmoid(cuts - eta), torch.ones(1)])
+    expected = cdf - torch.cat([torch.zeros(1), cdf[:-1]])
+    assert torch.allclose(dist.log_prob(torch.arange(4)).exp(), expected)
+
+
+def test_zero_inflated_and_hurdle_poisson_put_their_mass_where_they_say() -> None:
+    pi, rate = torch.tensor(0.3), torch.tensor(2.5)
+    ks = torch.arange(60.0)
+    zip_ = make_distribution("ZeroInflatedPoisson", {"zero_prob": pi, "rate": rate})
+    hurdle = make_distribution("HurdlePoisson", {"zero_prob": pi, "rate": rate})
+    for dist in (zip_, hurdle):
+        assert torch.allclose(dist.log_prob(ks).exp().sum(), torch.tensor(1.0), atol=1e-5)
+    assert torch.allclose(zip_.log_prob(torch.tensor(0.0)).exp(), pi + (1 - pi) * torch.exp(-rate))
+    assert torch.allclose(hurdle.log_prob(torch.tensor(0.0)).exp(), pi)
+    torch.manual_seed(3)
+    draws = hurdle.sample((20000,))
+    assert abs(float((draws == 0).float().mean()) - 0.3) < 0.02
+
+
+def test_mixture_normal_scores_the_weighted_sum_of_its_components() -> None:
+    w, loc, scale = torch.tensor([0.2, 0.8]), torch.tensor([-1.0, 2.0]), torch.tensor([0.5, 1.0])
+    dist = make_distribution("MixtureNormal", {"weights": w, "loc": loc, "scale": scale})
+    x = torch.tensor([-1.0, 0.5, 3.0])
+    expected = (w * D.Normal(loc, scale).log_prob(x.unsqueeze(-1)).exp()).sum(-1).log()
+    assert torch.allclose(dist.log_prob(x), expected)
