@@ -26,7 +26,7 @@ _KINDS: dict[str, tuple[str, bool, int]] = {
     "interval": ("a number in [low, high]", False, 0),
     "greater_than": ("a number above the bound", False, 0),
     "greater_than_eq": ("a number at or above the bound", False, 0),
-    "simplex": ("a probability vector (positive, summing to 1)", False, 1),
+    "simplex": ("a probability vector: positive, summing to 1", False, 1),
     "real_vector": ("a vector of real numbers", False, 1),
     "positive_vector": ("a vector of positive numbers", False, 1),
     "real_matrix": ("a matrix of real numbers", False, 2),

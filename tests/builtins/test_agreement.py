@@ -137,3 +137,15 @@ def test_grammar_regex_matches_exactly_the_registry_names(scope: str, names: dic
     words = {*EVERY_NAME, "Normal2", "Foo", "fanout"}
     matched = {w for w in words if regex.fullmatch(w)}
     assert matched == set(names)
+
+
+def test_the_family_catalogue_page_is_fresh() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "gen_families_doc", ROOT / "scripts/gen_families_doc.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--check"]) == 0, "run .venv/bin/python scripts/gen_families_doc.py"
+    page = (ROOT / "docs" / "families.md").read_text(encoding="utf-8")
+    assert all(f"| `{name}` |" in page for name in FAMILIES)
