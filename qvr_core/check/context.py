@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-from qvr_core import rules
+from qvr_core import builtins, rules
 from qvr_core.check.frames import Current, Frame, Names
 from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
@@ -20,25 +20,23 @@ from qvr_core.syntax.span import LineIndex, Span
 
 T = TypeVar("T")
 
-COMBINATORS = ("fan", "scan", "stack", "repeat", "identity")
 ROLES = ("embed", "kernel", "latent")
-FAMILIES = (
-    "Normal",
-    "LogNormal",
-    "LogitNormal",
-    "Dirichlet",
-    "Categorical",
-    "Bernoulli",
-    "Deterministic",
-)
+#: Builtin names, from the one registry (`qvr_core.builtins`).
+COMBINATORS = tuple(builtins.COMBINATORS)
+FAMILIES = tuple(builtins.FAMILIES)
+KERNEL_FAMILIES = builtins.KERNEL_FAMILIES  # those that can follow `~` on a morphism
 OPTION_KEYS = ("role", "scale", "replicate", "param_source", "hidden_dim", "rank")
 PARAM_SOURCES = ("mlp", "linear")
 #: Options whose values are names from a fixed set (the others are numbers).
 OPTION_VALUES: dict[str, tuple[str, ...]] = {"role": ROLES, "param_source": PARAM_SOURCES}
 #: Keyword arguments each combinator accepts, with their literal values.
-COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {"scan": {"reverse": ("true", "false")}}
-UNARY_FUNCS = ("sigmoid", "tanh", "exp", "log", "softplus", "relu")
-BINARY_FUNCS = ("min", "max")
+COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {
+    c.name: {key: values for key, values, _ in c.keywords}
+    for c in builtins.COMBINATORS.values()
+    if c.keywords
+}
+UNARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 1)
+BINARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 2)
 KEYWORDS = ("object", "morphism", "let", "program", "sample", "observe", "return", "export")
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from qvr_core import rules
+from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
+from qvr_core.builtins.families import codomain_words, family_for
 from qvr_core.check.context import (
     FAMILIES,
+    KERNEL_FAMILIES,
     OPTION_KEYS,
     PARAM_SOURCES,
     ROLES,
@@ -123,25 +126,6 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
 
 # ---------------------------------------------------------------- morphisms
 
-FAMILY_FITS = {
-    "Normal": ("real",),
-    "LogNormal": ("positive",),
-    "LogitNormal": ("unit",),
-    "Dirichlet": ("simplex",),
-    "Categorical": ("finset",),
-    "Bernoulli": ("finset",),
-    "Deterministic": ("real", "positive", "unit", "simplex"),
-}
-FAMILY_NEEDS = {
-    "Normal": "a Real codomain",
-    "LogNormal": "a Positive codomain",
-    "LogitNormal": "a Unit codomain",
-    "Dirichlet": "one Simplex codomain",
-    "Categorical": "one FinSet codomain",
-    "Bernoulli": "a FinSet 2 codomain",
-    "Deterministic": "a continuous codomain",
-}
-
 
 def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     dom = resolve_type(ctx, decl.dom)
@@ -150,7 +134,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     role = opts.get("role")
     family = decl.family.text if decl.family else None
     if decl.family is not None and family not in FAMILIES:
-        ctx.undefined(decl.family, "family", FAMILIES)
+        ctx.undefined(decl.family, "family", KERNEL_FAMILIES)
         family = None
     if "role" not in opts and not _role_was_bad(ctx, decl):
         _missing_role(ctx, decl, dom, cod)
@@ -348,53 +332,51 @@ def _check_role(
                 f"kernel morphism {name} needs a family: add '~ Normal' (or another family "
                 f"that fits {cod.label})",
                 decl.name.span,
-                fixes=(
-                    Fix(
-                        f"Add '~ {_family_for(cod)}'",
-                        (
-                            TextEdit(
-                                ctx.lines.span(decl.span.end, decl.span.end),
-                                f" ~ {_family_for(cod)}",
-                            ),
-                        ),
-                        True,
-                    ),
-                ),
+                fixes=_add_family(ctx, decl, cod),
             )
         elif family is not None:
             _check_family(ctx, decl, family, cod)
         _check_kernel_options(ctx, decl, family, dom, cod, opts)
 
 
-def _family_for(cod: Product) -> str:
-    kinds = {f.kind for f in cod.factors}
-    if kinds == {"finset"}:
-        return "Bernoulli" if cod.factors[0].size == 2 else "Categorical"
-    if kinds == {"positive"}:
-        return "LogNormal"
-    if kinds == {"unit"}:
-        return "LogitNormal"
-    if kinds == {"simplex"} and len(cod.factors) == 1:
-        return "Dirichlet"
-    return "Normal" if kinds == {"real"} else "Deterministic"
+def _add_family(ctx: Context, decl: ast.MorphismDecl, cod: Product) -> tuple[Fix, ...]:
+    family = family_for(cod.factors)
+    if family is None:
+        return ()
+    at = ctx.lines.span(decl.span.end, decl.span.end)
+    return (Fix(f"Add '~ {family}'", (TextEdit(at, f" ~ {family}"),), True),)
 
 
 def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Product) -> None:
-    kinds = {f.kind for f in cod.factors}
-    fits = kinds <= set(FAMILY_FITS[family])
-    if family in ("Categorical", "Dirichlet", "Bernoulli") and len(cod.factors) != 1:
-        fits = False
-    if family == "Bernoulli" and fits and cod.factors[0].size != 2:
-        fits = False
-    if fits:
+    """The family must have a morphism form, and each codomain factor must hold its values
+    (one distribution per factor, as the runtime draws them)."""
+    spec = FAMILY_TABLE[family]
+    span = decl.family.span  # type: ignore[union-attr]
+    name = decl.name.text
+    if spec.kernel is not None and all(spec.fits(f.kind, f.size) for f in cod.factors):
         return
-    better = _family_for(cod)
+    better = family_for(cod.factors)
+    fixes = (
+        (Fix(f"Change to '{better}'", (TextEdit(span, better),), True),)
+        if better is not None and better != family
+        else ()
+    )
+    if spec.kernel is None:
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"{family} cannot be the family of morphism {name}: a parameter network drives "
+            f"only {', '.join(KERNEL_FAMILIES)}",
+            span,
+            fixes=fixes,
+        )
+        return
+    advice = f": use ~ {better}" if fixes else ": no family fits it; split the codomain"
     ctx.report(
         rules.FAMILY_CODOMAIN,
-        f"{family} needs {FAMILY_NEEDS[family]}, but morphism {decl.name.text} has codomain "
-        f"{cod.label} ({dims_text(cod)}): use ~ {better}",
-        decl.family.span,  # type: ignore[union-attr]
-        fixes=(Fix(f"Change to '{better}'", (TextEdit(decl.family.span, better),), True),),  # type: ignore[union-attr]
+        f"{family} needs {codomain_words(spec)}, but morphism {name} has codomain "
+        f"{cod.label} ({dims_text(cod)}){advice}",
+        span,
+        fixes=fixes,
     )
 
 
@@ -408,7 +390,8 @@ def _check_kernel_options(
 ) -> None:
     by_key = {o.key.text: o for o in decl.options}
     name = decl.name.text
-    if "scale" in opts and family not in (None, "Normal"):
+    form = FAMILY_TABLE[family].kernel if family is not None else None
+    if "scale" in opts and family is not None and not (form and form.scale_option):
         ctx.report(
             rules.OPTION_NOT_APPLICABLE,
             f"option scale fixes a Normal's standard deviation; {family} morphism {name} "
@@ -445,8 +428,5 @@ def _check_kernel_options(
 
 def _param_width(family: str | None, cod: Product) -> int:
     """How many numbers the parameter network outputs (its output width)."""
-    if family in ("Categorical",):
-        return cod.factors[0].size
-    if family == "Bernoulli":
-        return 1
-    return cod.width
+    form = FAMILY_TABLE[family].kernel if family is not None else None
+    return form.param_width(cod.factors) if form is not None else cod.width

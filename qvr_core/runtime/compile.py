@@ -18,7 +18,7 @@ independent of each other and of uses outside the stack.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from qvr_core.check.module import CheckedModule, MorphismInfo, SiteInfo
 from qvr_core.check.types import Arrow, Group, Seq
@@ -124,26 +124,28 @@ class Compiler:
         return Compose(t, self._label(node), [left, right])
 
     def _call(self, node: ast.Call, suffix: str) -> Morphism:
-        t = self._arrow(node)
-        label = self._label(node)
-        name = node.callee.text
-        if name == "fan":
-            return self._fan(node, t, suffix)
-        if name == "scan":
-            cell = self.expr(node.args[0], suffix)
-            return Scan(t, label, cell, reverse=node in self.checked.reversed_scans)
-        if name == "stack":
-            j = self._stack_ids[node]
-            copies = [
-                self.expr(node.args[0], f"{suffix}__stack{j}_{i}")
-                for i in range(_count(node.args[1]))
-            ]
-            return Stack(t, label, copies)
-        if name == "repeat":
-            return Repeat(t, label, self.expr(node.args[0], suffix), _count(node.args[1]))
-        if name == "identity":
-            return Identity(t, label)
-        raise QvrError(f"{label}: '{name}' is not a combinator")
+        build = COMBINATOR_BUILDERS.get(node.callee.text)
+        if build is None:
+            raise QvrError(f"{self._label(node)}: '{node.callee.text}' is not a combinator")
+        return build(self, node, self._arrow(node), suffix)
+
+    def _scan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        cell = self.expr(node.args[0], suffix)
+        return Scan(t, self._label(node), cell, reverse=node in self.checked.reversed_scans)
+
+    def _stack(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        j = self._stack_ids[node]
+        copies = [
+            self.expr(node.args[0], f"{suffix}__stack{j}_{i}") for i in range(_count(node.args[1]))
+        ]
+        return Stack(t, self._label(node), copies)
+
+    def _repeat(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        body = self.expr(node.args[0], suffix)
+        return Repeat(t, self._label(node), body, _count(node.args[1]))
+
+    def _identity(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        return Identity(t, self._label(node))
 
     def _fan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
         args = [a for a in node.args if not isinstance(a, ast.Literal)]
@@ -206,6 +208,16 @@ def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
             scale=info.scale,
         )
     raise QvrError(f"morphism {info.name} has no role the runtime can compile ({info.role})")
+
+
+#: How each combinator of the registry (`qvr_core.builtins.COMBINATORS`) is compiled.
+COMBINATOR_BUILDERS: dict[str, Callable[[Compiler, ast.Call, Arrow, str], Morphism]] = {
+    "fan": Compiler._fan,
+    "scan": Compiler._scan,
+    "stack": Compiler._stack,
+    "repeat": Compiler._repeat,
+    "identity": Compiler._identity,
+}
 
 
 def _count(node: ast.Expr | ast.Literal) -> int:

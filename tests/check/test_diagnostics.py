@@ -98,7 +98,7 @@ CASES = {
         "QVR302",
         "Categorical",
         "~ Categorical",
-        "Categorical needs one FinSet codomain, but morphism head has codomain Hidden "
+        "Categorical needs a FinSet codomain, but morphism head has codomain Hidden "
         "(R^128): use ~ Normal",
     ),
     "QVR401_unbound_variable.qvr": (
