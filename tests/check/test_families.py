@@ -8,6 +8,7 @@ import itertools
 import pytest
 import torch
 
+from qvr_core import rules
 from qvr_core.builtins import FAMILIES, KERNEL_FAMILIES
 from qvr_core.check import check
 from qvr_core.edits import apply_edits
@@ -113,6 +114,7 @@ def test_rank_counts_the_logits_of_every_factor() -> None:
         "morphism head : Wide -> Die * Coin [role=kernel, param_source=linear, rank={}] "
         "~ Categorical\n"
     )
-    assert not [d for d in check(objects + head.format(7)).diagnostics if d.code == "QVR301"]
-    (d,) = [d for d in check(objects + head.format(8)).diagnostics if d.code == "QVR301"]
+    code = rules.INVALID_OPTION_VALUE.code
+    assert not [d for d in check(objects + head.format(7)).diagnostics if d.code == code]
+    (d,) = [d for d in check(objects + head.format(8)).diagnostics if d.code == code]
     assert "output 8" in d.message
