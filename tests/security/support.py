@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import resource
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -38,12 +39,29 @@ def planted(marker: Path) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def served(
-    root: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+    root: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    memory_limit: int | None = None,
 ) -> AsyncIterator:
-    """A recording client talking to `python -m qvr_lsp` started in `cwd` (default `root`)."""
+    """A recording client talking to `python -m qvr_lsp` started in `cwd` (default `root`).
+
+    `memory_limit` caps the server's address space (bytes), so a test of a
+    memory exhaustion fails instead of exhausting the machine.
+    """
+
+    def limit() -> None:
+        if memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
     client = make_recording_client()
     await client.start_io(
-        sys.executable, "-m", "qvr_lsp", cwd=str(cwd or root), env={**os.environ, **(env or {})}
+        sys.executable,
+        "-m",
+        "qvr_lsp",
+        cwd=str(cwd or root),
+        env={**os.environ, **(env or {})},
+        preexec_fn=limit,
     )
     try:
         await asyncio.wait_for(
