@@ -44,6 +44,9 @@ POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 2.0
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: `-P`: the working directory is not put on `sys.path`, so a `torch.py` or
+#: `numpy.py` in the workspace is never imported in place of the real one.
+WORKER_COMMAND = (sys.executable, "-P", "-m", "qvr_lsp.worker")
 
 
 @dataclass(frozen=True)
@@ -157,13 +160,12 @@ class InferenceRuns:
         cancelled: Callable[[], bool],
     ) -> dict[str, Any]:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "qvr_lsp.worker",
+            *WORKER_COMMAND,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=_worker_environment(),
+            cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
             limit=EVENT_LINE_LIMIT,
             start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
         )
@@ -305,11 +307,17 @@ def _end_message(outcome: str, seconds: float) -> str:
 
 
 def _worker_environment() -> dict[str, str]:
-    """The server's environment, with this package importable even when not installed."""
+    """The server's environment, with this package importable even when not installed.
+
+    Relative `PYTHONPATH` entries are dropped: they would name folders of
+    whatever directory the worker starts in.
+    """
     env = dict(os.environ)
-    paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    given = env.get("PYTHONPATH", "").split(os.pathsep)
+    paths = [str(PACKAGE_ROOT), *(p for p in given if os.path.isabs(p))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONSAFEPATH"] = "1"  # what -P does, for any Python the run itself may start
     return env
 
 

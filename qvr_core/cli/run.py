@@ -22,8 +22,9 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, TextIO
+
+from qvr_core.files import UnreadableFile, command_line_roots, read_text
 
 METHODS = ("svi", "nuts", "prior")
 EXIT_INTERRUPTED = 130
@@ -170,9 +171,9 @@ def main(args: argparse.Namespace) -> int:
     from qvr_core.inference.job import run_inference
 
     try:
-        source = Path(args.file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        print(f"qvr run: cannot read {args.file}: {e}", file=sys.stderr)
+        source = read_text(args.file, command_line_roots(args.file), universal_newlines=True)
+    except UnreadableFile as e:
+        print(f"qvr run: cannot read {args.file}: {e.reason}", file=sys.stderr)
         return 1
     progress = ProgressLine(args.method)
     try:
