@@ -30,7 +30,7 @@ def messy(lines: int) -> str:
     the spacing around `:`, `->` and `>>` not the canonical one, so nearly every line
     needs a formatting edit (issue 18's 5,000-line file needed 1,110)."""
     out = []
-    for line in generate(lines).split("\n"):
+    for line in generate(lines * 11 // 10).split("\n"):
         if line:
             out.append(line.replace(" : ", ":").replace(" -> ", "->").replace(" >> ", "  >>  "))
     return "\n".join(out) + "\n"
