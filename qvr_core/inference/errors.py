@@ -22,3 +22,7 @@ class NonFiniteLossError(InferenceError):
             "Try a smaller learning rate, a smaller init scale, or check the data "
             "for out-of-range values."
         )
+
+
+class RunOutOfMemoryError(InferenceError):
+    """The run ran out of memory; the message names what the estimate says is big."""
