@@ -68,10 +68,29 @@ def available_memory() -> int | None:
     return None
 
 
+def address_space_left() -> int | None:
+    """What this process may still map under its address-space limit (`ulimit -v`, the
+    server's worker limit), in bytes; None without a limit."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm", encoding="ascii") as f:
+            mapped = int(f.read().split()[0]) * resource.getpagesize()
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+    return max(soft - mapped, 0)
+
+
 def default_budget() -> int:
-    """Half of the memory available now (4 GiB when that cannot be read)."""
+    """Half of the memory available now (4 GiB when that cannot be read), and no more than
+    the address space this process has left."""
     free = available_memory()
-    return int(free * DEFAULT_FRACTION) if free else FALLBACK_BUDGET
+    budget = int(free * DEFAULT_FRACTION) if free else FALLBACK_BUDGET
+    left = address_space_left()
+    return budget if left is None else min(budget, left)
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
@@ -605,9 +624,15 @@ def estimate(
     seq_in = isinstance(getattr(prog.type, "dom", None), Seq)
     cost = m._program(program, seq_in, seq_len)
     dom = getattr(prog.type, "dom", None) or getattr(prog.header, "dom", None)
-    data = (_value_floats(dom, seq_len) + sum(
-        _value_floats(s.value_type, seq_len) for s in prog.sites if s.kind == "observe"
-    )) * batch * INDEX_BYTES * 2
+    data = (
+        (
+            _value_floats(dom, seq_len)
+            + sum(_value_floats(s.value_type, seq_len) for s in prog.sites if s.kind == "observe")
+        )
+        * batch
+        * INDEX_BYTES
+        * 2
+    )
     latent = sum(_value_floats(s.value_type, seq_len) for s in prog.sites if s.kind == "sample")
     sites = sum(_value_floats(s.value_type, seq_len) for s in prog.sites)
     overhead = keys * MODULE_BYTES

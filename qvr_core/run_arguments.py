@@ -66,12 +66,12 @@ FIELDS = tuple(f.name for f in fields(RunArguments))
 
 
 def validate_run_arguments(
-    given: Mapping[str, Any], defaults: RunArguments | None = None
+    given: Mapping[str, Any], defaults: RunArguments | None = None, *, text: bool = False
 ) -> RunArguments:
     """The validated arguments; missing ones take `defaults`' values.
 
-    Values may be JSON values or the command line's strings. Raises
-    RunArgumentError naming the first bad argument.
+    Values are JSON values; with `text` numbers may also be written as strings
+    (the command line's). Raises RunArgumentError naming the first bad argument.
     """
     base = defaults or RunArguments()
     unknown = sorted(set(given) - set(FIELDS))
@@ -85,13 +85,13 @@ def validate_run_arguments(
     return RunArguments(
         program=_name(given.get("program"), "program"),
         method=_method(get("method")),
-        steps=_whole(get("steps"), "steps", 1, MAX_STEPS),
-        lr=_rate(get("lr")),
-        seed=_whole(get("seed"), "seed", 0, MAX_SEED),
-        batch=_whole(get("batch"), "batch", 1, MAX_BATCH),
-        seq_len=_whole(get("seq_len"), "seq_len", 1, MAX_SEQ_LEN),
+        steps=_whole(get("steps"), "steps", 1, MAX_STEPS, text),
+        lr=_rate(get("lr"), text),
+        seed=_whole(get("seed"), "seed", 0, MAX_SEED, text),
+        batch=_whole(get("batch"), "batch", 1, MAX_BATCH, text),
+        seq_len=_whole(get("seq_len"), "seq_len", 1, MAX_SEQ_LEN, text),
         data=_name(given.get("data"), "data"),
-        max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH),
+        max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
     )
 
@@ -112,14 +112,15 @@ def _method(value: object) -> str:
     return str(value)
 
 
-def _whole(value: object, key: str, low: int, high: int) -> int:
-    bad = RunArgumentError(key, f"{key} must be a whole number from {low} to {high:,}, "
-                           f"not {_show(value)}")
-    if isinstance(value, str):
-        text = value.strip().replace("_", "")
-        if not text.lstrip("+-").isdigit() or len(text) > 40:
+def _whole(value: object, key: str, low: int, high: int, text: bool) -> int:
+    bad = RunArgumentError(
+        key, f"{key} must be a whole number from {low} to {high:,}, not {_show(value)}"
+    )
+    if isinstance(value, str) and text:
+        digits = value.strip().replace("_", "")
+        if not digits.lstrip("+-").isdigit() or len(digits) > 40:
             raise bad
-        value = int(text)
+        value = int(digits)
     if isinstance(value, float):
         if not value.is_integer():
             raise bad
@@ -129,9 +130,9 @@ def _whole(value: object, key: str, low: int, high: int) -> int:
     return value
 
 
-def _rate(value: object) -> float:
+def _rate(value: object, text: bool) -> float:
     bad = RunArgumentError("lr", f"lr must be a positive finite number, not {_show(value)}")
-    if isinstance(value, str):
+    if isinstance(value, str) and text:
         try:
             value = float(value)
         except ValueError:

@@ -28,58 +28,18 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from qvr_core.check.types import Product, Seq, ValueType
+from qvr_core.datafile import DATA_SUFFIXES, DataFile, DataFileError, read_file
 from qvr_core.inference.errors import InferenceError
 
 _COLUMN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+(?:\s*,\s*\d+)*)\])?$")
-MAX_DATA_BYTES = 1 << 30
-DATA_SUFFIXES = (".pt", ".npz", ".csv")
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """The bytes of a data file, read once; `name` names it and its suffix picks the format."""
-
-    name: str
-    content: bytes
-
-
-def read_file(path: str | Path, limit: int = MAX_DATA_BYTES) -> DataFile:
-    """Read a regular file whole (not a FIFO or a device), refusing one over `limit` bytes."""
-    p = Path(path)
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise InferenceError(f"cannot read data file {p}: {e.strerror or e}") from e
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InferenceError(f"data file {p} is not a regular file")
-        if info.st_size > limit:
-            raise InferenceError(
-                f"data file {p} is {info.st_size:,} bytes, over the limit of {limit:,}"
-            )
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            content = f.read(limit + 1)
-    except OSError as e:
-        raise InferenceError(f"cannot read data file {p}: {e.strerror or e}") from e
-    finally:
-        os.close(fd)
-    if len(content) > limit:
-        raise InferenceError(f"data file {p} grew over the limit of {limit:,} bytes while read")
-    return DataFile(str(p), content)
-
-
 def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
     """The absolute path of a data file; refuses one outside `root` when given."""
     p = Path(path)
@@ -98,7 +58,10 @@ def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
 def read_data(data: DataFile | str | Path) -> dict[str, torch.Tensor]:
     """Every array in the data by key, as dense tensors (dtypes as stored), validated as
     read: real numbers only, every value finite."""
-    file = data if isinstance(data, DataFile) else read_file(data)
+    try:
+        file = data if isinstance(data, DataFile) else read_file(data)
+    except DataFileError as e:
+        raise InferenceError(str(e)) from None
     name, suffix = file.name, Path(file.name).suffix.lower()
     try:
         if suffix == ".pt":

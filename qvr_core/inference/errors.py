@@ -24,5 +24,9 @@ class NonFiniteLossError(InferenceError):
         )
 
 
+class RunTooLargeError(InferenceError):
+    """Refused before anything was allocated: the run's estimated memory is over the budget."""
+
+
 class RunOutOfMemoryError(InferenceError):
     """The run ran out of memory; the message names what the estimate says is big."""

@@ -42,12 +42,16 @@ from qvr_core.inference.data import (
     DataFile,
     conform,
     read_data,
-    read_file,
     resolve_data_path,
     select,
 )
 from qvr_core.inference.elbo import ELBO
-from qvr_core.inference.errors import InferenceError, NonFiniteLossError, RunOutOfMemoryError
+from qvr_core.inference.errors import (
+    InferenceError,
+    NonFiniteLossError,
+    RunOutOfMemoryError,
+    RunTooLargeError,
+)
 from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import bayesian_lift_parameters
 from qvr_core.inference.mcmc import MCMC
@@ -110,11 +114,14 @@ def run_inference(
                 "batch": batch,
                 "seq_len": seq_len,
                 "max_tree_depth": max_tree_depth,
-                "memory_budget": memory_budget,
             }
         )
     except RunArgumentError as e:
         raise InferenceError(str(e)) from None
+    if memory_budget is not None and (
+        isinstance(memory_budget, bool) or not isinstance(memory_budget, int) or memory_budget < 1
+    ):
+        raise InferenceError(f"memory_budget must be a number of bytes, not {memory_budget!r}")
     method = args.method
     with _user_errors():
         checked, name = _check(source, path, args.program)
@@ -125,12 +132,12 @@ def run_inference(
             n, length = _data_shape(loaded[0], info)
         else:
             n, length = args.batch, args.seq_len
-        budget = args.memory_budget if args.memory_budget is not None else default_budget()
+        budget = memory_budget if memory_budget is not None else default_budget()
         need = estimate(checked, name, method=method, batch=n, seq_len=length, steps=args.steps)
         try:
             check_budget(need, budget)
         except MemoryBudgetError as e:
-            raise InferenceError(str(e)) from None
+            raise RunTooLargeError(f"{e}; lower those sizes or raise the memory budget") from None
         try:
             model = _compile(checked, path, name, args.seed)
             if loaded is None:
@@ -280,11 +287,12 @@ def _read(
     name: str,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The data, read once and validated against the program's types."""
-    file = data if isinstance(data, DataFile) else read_file(resolve_data_path(data, root))
-    x, observations = select(read_data(file), observed, file.name)
+    file = data if isinstance(data, DataFile) else resolve_data_path(data, root)
+    shown = file.name if isinstance(file, DataFile) else str(file)
+    x, observations = select(read_data(file), observed, shown)
     info = checked.programs[name]
     types = {s.name: s.value_type for s in info.sites if s.kind == "observe"}
-    return conform(x, observations, info.type.dom, types, file.name)
+    return conform(x, observations, info.type.dom, types, shown)
 
 
 @dataclass

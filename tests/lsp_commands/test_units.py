@@ -16,8 +16,9 @@ from qvr_lsp.run_progress import thin
 
 def test_request_defaults_and_code_lens_form() -> None:
     request = InferenceRequest.from_arguments(("file:///w/m.qvr", "prog"))
-    assert (request.uri, request.program, request.method) == ("file:///w/m.qvr", "prog", "svi")
-    assert (request.steps, request.lr, request.seed, request.batch, request.seq_len) == (
+    run = request.run
+    assert (request.uri, run.program, run.method) == ("file:///w/m.qvr", "prog", "svi")
+    assert (run.steps, run.lr, run.seed, run.batch, run.seq_len) == (
         100,
         0.01,
         0,
