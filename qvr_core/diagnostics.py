@@ -37,6 +37,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "QVR302": (Severity.ERROR, "family does not fit the codomain"),
     "QVR401": (Severity.ERROR, "program error"),
     "QVR501": (Severity.WARNING, "export problem"),
+    "QVR601": (Severity.WARNING, "program too large to run (over the memory budget)"),
 }
 
 

@@ -145,6 +145,7 @@ class Need:
     owner: object  # the declaration whose text holds `span` (the checker places it)
     bytes: int
     reason: str  # "12,800,000,006,464 parameters (input 100000000063, ...)"
+    kind: str = "parameters"  # or "activations", "draws"
 
     def describe(self) -> str:
         return f"{self.label} (line {self.span.start_line + 1}) {self.reason}"
@@ -168,12 +169,14 @@ class Estimate:
     def total(self) -> int:
         return self.parameter_bytes + self.activation_bytes + self.data_bytes
 
-    def culprit(self, budget: int) -> Need | None:
-        """The most specific need that is over `budget` by itself, else the largest one."""
-        over = [n for n in self.needs if n.bytes > budget]
+    def culprit(self, budget: int, kind: str | None = None) -> Need | None:
+        """The most specific need (of `kind`, if given) that is over `budget` by itself, else
+        the largest one."""
+        needs = [n for n in self.needs if kind is None or n.kind == kind]
+        over = [n for n in needs if n.bytes > budget]
         if over:
             return min(over, key=lambda n: n.bytes)
-        return max(self.needs, key=lambda n: n.bytes, default=None)
+        return max(needs, key=lambda n: n.bytes, default=None)
 
     def refusal(self, budget: int) -> str:
         """One line: how much, against what budget, and what needs the most."""
@@ -526,11 +529,12 @@ class Model:
     ) -> None:
         scale = self._act_scale if act else 1
         label = _call_label(e)
-        key = (label + (" acts" if act else ""), id(e))
+        kind = "activations" if act else "parameters"
+        key = (f"{label} {kind}", id(e))
         bytes_ = amount * scale
         old = self.needs.get(key)
         if old is None or old.bytes < bytes_:
-            self.needs[key] = Need(label, e.span, owner, bytes_, reason)
+            self.needs[key] = Need(label, e.span, owner, bytes_, reason, kind)
 
     _act_scale = FLOAT_BYTES  # set per estimate: bytes per float times the batch
 
@@ -646,7 +650,7 @@ def estimate(
         act_bytes = cost.kept * batch * FLOAT_BYTES * 2
         what = f"keeps {_count(draws)} draws of {_count(size)} values (parameters and latents)"
         m.needs[("nuts", 0)] = Need(
-            f"nuts on program {program}", prog.decl.name.span, prog.decl, param_bytes, what
+            f"nuts on program {program}", prog.decl.name.span, prog.decl, param_bytes, what, "draws"
         )
     else:
         param_bytes = parameters * FLOAT_BYTES + overhead
@@ -659,6 +663,7 @@ def estimate(
             prog.decl,
             kept,
             f"keeps {_count(steps)} draws of every site at batch {batch}",
+            "draws",
         )
     return Estimate(
         program=program,
