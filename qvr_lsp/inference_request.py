@@ -46,9 +46,7 @@ class InferenceRequest:
         if unknown:
             raise invalid(f"qvr.runInference: unknown argument(s) {', '.join(unknown)}")
         try:
-            run = validate_run_arguments(
-                {k: v for k, v in fields.items() if k in FIELDS}, DEFAULTS
-            )
+            run = validate_run_arguments({k: v for k, v in fields.items() if k in FIELDS}, DEFAULTS)
         except RunArgumentError as exc:
             raise invalid(f"qvr.runInference: {exc}") from None
         return cls(

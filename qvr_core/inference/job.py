@@ -139,7 +139,7 @@ def run_inference(
         except MemoryBudgetError as e:
             raise RunTooLargeError(f"{e}; lower those sizes or raise the memory budget") from None
         try:
-            model = _compile(checked, path, name, args.seed)
+            model = _compile(checked, path, name, args.seed, budget)
             if loaded is None:
                 x, observations = _synthetic(model, observed, args.seed, n, length)
             else:
@@ -179,9 +179,10 @@ def _is_allocation_failure(e: RuntimeError) -> bool:
 
 
 def _out_of_memory(need: Estimate, budget: int) -> RunOutOfMemoryError:
-    """What ran out, in the estimate's words: the total and the largest need."""
-    culprit = need.culprit(budget)
-    what = f"; the largest need is {culprit.describe()}" if culprit is not None else ""
+    """What ran out, in the estimate's words: the total and the need most to blame (measured
+    against what the machine could give, which was less than the budget)."""
+    culprit = need.culprit(min(budget, default_budget()))
+    what = f"; what is big: {culprit.describe()}" if culprit is not None else ""
     return RunOutOfMemoryError(
         f"the run ran out of memory: program {need.program} needs about "
         f"{format_bytes(need.total)} for {need.method} at batch {need.batch}, "
@@ -251,11 +252,11 @@ def _check(source: str, path: str | None, program: str | None) -> tuple[Any, str
     return checked, str(name)
 
 
-def _compile(checked: Any, path: str | None, name: str, seed: int) -> Any:
-    from qvr_core.dsl import Program
+def _compile(checked: Any, path: str | None, name: str, seed: int, budget: int) -> Any:
+    from qvr_core.runtime.compile import Compiler
 
     torch.manual_seed(seed)  # the compiled initialisation is part of the run's seed
-    return Program(checked, path)[name]
+    return Compiler(checked, path, memory_budget=budget).export(name)
 
 
 def _reinit(model: torch.nn.Module) -> None:

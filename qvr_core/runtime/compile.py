@@ -41,7 +41,9 @@ from qvr_core.syntax import ast
 class Compiler:
     """Compiles the programs and lets of one checked module, sharing declared morphisms."""
 
-    def __init__(self, checked: CheckedModule, path: str | None = None) -> None:
+    def __init__(
+        self, checked: CheckedModule, path: str | None = None, memory_budget: int | None = None
+    ) -> None:
         if not checked.ok:
             raise QvrError(
                 f"{path or 'the source'} has errors:\n" + format_diagnostics(checked.errors, path),
@@ -49,6 +51,7 @@ class Compiler:
                 path,
             )
         self.checked = checked
+        self.memory_budget = memory_budget  # bytes of parameters allowed (None: the default)
         self._stack_ids = {c: j for j, c in enumerate(_stack_calls(checked.ast))}
         self._leaves: dict[str, Leaf] = {}
         self._lets: dict[tuple[str, str], Morphism] = {}
@@ -77,7 +80,7 @@ class Compiler:
         if self.checked.programs[name].type is None:
             return
         need = estimate(self.checked, name, method="prior", batch=1, seq_len=1, steps=1)
-        budget = default_budget()
+        budget = self.memory_budget if self.memory_budget is not None else default_budget()
         if need.parameter_bytes > budget:
             culprit = need.culprit(budget, kind="parameters")
             why = f": {culprit.describe()}" if culprit is not None else ""
