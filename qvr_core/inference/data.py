@@ -40,6 +40,8 @@ from qvr_core.datafile import DATA_SUFFIXES, DataFile, DataFileError, read_file
 from qvr_core.inference.errors import InferenceError
 
 _COLUMN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+(?:\s*,\s*\d+)*)\])?$")
+
+
 def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
     """The absolute path of a data file; refuses one outside `root` when given."""
     p = Path(path)
@@ -50,8 +52,10 @@ def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
         base = Path(root).resolve()
         if not p.is_relative_to(base):
             raise InferenceError(f"refusing to read {p}: it is outside the workspace {base}")
-    if not p.is_file():
+    if not p.exists():
         raise InferenceError(f"data file {p} does not exist")
+    if not p.is_file():
+        raise InferenceError(f"data file {p} is not a regular file")
     return p
 
 
@@ -232,7 +236,7 @@ def conform(
 
 def _conform(value: torch.Tensor, t: ValueType, key: str, source: str) -> torch.Tensor:
     from qvr_core.runtime.errors import QvrRuntimeError
-    from qvr_core.runtime.tensors import elem, validate
+    from qvr_core.runtime.tensors import core_ndim, describe, elem, validate
 
     p: Product = elem(t)
     if value.dim() == 1 and not isinstance(t, Seq) and not p.discrete and p.width == 1:
@@ -251,6 +255,13 @@ def _conform(value: torch.Tensor, t: ValueType, key: str, source: str) -> torch.
         value = value.to(torch.get_default_dtype())
     else:
         value = value.long()
+    need = 1 + core_ndim(t)  # one batch axis, no more: a stray axis is not a second batch
+    if value.dim() != need:
+        shape = ", ".join(str(n) for n in value.shape)
+        raise InferenceError(
+            f"{source}: '{key}' has shape ({shape}) but {t.label} data is {describe(t)} "
+            f"({need} axes)"
+        )
     try:
         return validate(value, t, f"{source}: '{key}'")
     except QvrRuntimeError as e:
