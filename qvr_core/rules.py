@@ -595,6 +595,29 @@ EXPORT_NOT_RUNNABLE = Rule(
 )
 
 
+# ----------------------------------------------------------------- sizes
+
+PROGRAM_TOO_LARGE = Rule(
+    code="QVR601",
+    name="program-too-large",
+    severity=WARNING,
+    summary="an exported program too large to run within the memory budget",
+    explanation=(
+        "Before a run allocates anything, qvr sizes it from the checked module: parameters, "
+        "optimiser state and the activations of a forward pass at the run's batch and "
+        "sequence length. A program whose default run needs more than the memory budget "
+        "(half the machine's available memory unless `qvr.run.memoryBudget` or "
+        "`--memory-budget` says otherwise) would be refused, so the checker says so while "
+        "you type, at the declaration that makes it large."
+    ),
+    fixes=(
+        "Make the named dimension, replicate, stack or repeat count smaller.",
+        "Raise the memory budget if the machine really has the memory.",
+    ),
+    example="QVR601_too_large.qvr",
+)
+
+
 # ----------------------------------------------------------------- the index
 
 RULES: tuple[Rule, ...] = tuple(

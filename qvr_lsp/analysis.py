@@ -109,7 +109,11 @@ class Snapshot:
 
 
 def analyze(
-    doc: Document, strict: bool, generation: int, checker: IncrementalChecker | None = None
+    doc: Document,
+    strict: bool,
+    generation: int,
+    checker: IncrementalChecker | None = None,
+    memory_budget: int | None = None,
 ) -> Analysis:
     """Check one text, reusing `checker`'s last check of the document; never raises
     (a core failure becomes a QVR000 diagnostic).
@@ -120,7 +124,9 @@ def analyze(
     started = time.perf_counter()
     module: CheckedModule | None
     try:
-        module = (checker or IncrementalChecker()).check(doc.text, strict=strict)
+        module = (checker or IncrementalChecker()).check(
+            doc.text, strict=strict, memory_budget=memory_budget
+        )
         diagnostics = module.diagnostics
     except Exception as exc:  # a bug in the core must not cost the user their diagnostics
         log.exception("qvr_core.check failed on %s version %s", doc.uri, doc.version)
@@ -203,6 +209,7 @@ class Analyzer:
         self.build_delay = build_delay
         self.debounce = debounce
         self.strict = False
+        self.memory_budget: int | None = None  # bytes, for QVR601; None: the default
         self.generation = 0
         self._executor = executor or ThreadPoolExecutor(2, thread_name_prefix="qvr-analysis")
         self._entries: dict[str, _Entry] = {}
@@ -231,11 +238,12 @@ class Analyzer:
         if entry.task is None or entry.task.done():
             entry.task = asyncio.get_running_loop().create_task(self._work(uri, entry))
 
-    def configure(self, *, strict: bool) -> None:
+    def configure(self, *, strict: bool, memory_budget: int | None = None) -> None:
         """New settings: every open document is analysed again at once."""
-        if strict == self.strict:
+        if (strict, memory_budget) == (self.strict, self.memory_budget):
             return
         self.strict = strict
+        self.memory_budget = memory_budget
         self.generation += 1
         for doc in self.documents:
             self.schedule(doc.uri, immediate=True)
@@ -433,7 +441,9 @@ class Analyzer:
     async def _run(self, doc: Document, checker: IncrementalChecker) -> Analysis:
         loop = asyncio.get_running_loop()
         generation = self.generation
-        job = loop.run_in_executor(self._executor, analyze, doc, self.strict, generation, checker)
+        job = loop.run_in_executor(
+            self._executor, analyze, doc, self.strict, generation, checker, self.memory_budget
+        )
         try:
             return await asyncio.wait_for(job, ANALYSIS_TIMEOUT_SECONDS)
         except TimeoutError:

@@ -29,6 +29,7 @@ from qvr_core.check.module import (
     TypedSpan,
 )
 from qvr_core.check.programs import ProgramChecker
+from qvr_core.check.sizes import size_warnings
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
@@ -230,11 +231,16 @@ def _check_program(env: Env, decl: ast.ProgramDecl) -> ProgramInfo | None:
 
 
 def check_parsed(
-    text: str, module: ast.Module, syntax: tuple[Diagnostic, ...] = (), strict: bool = False
+    text: str,
+    module: ast.Module,
+    syntax: tuple[Diagnostic, ...] = (),
+    strict: bool = False,
+    memory_budget: int | None = None,
 ) -> CheckedModule:
     """Check a parsed module from scratch (`syntax`: the parser's diagnostics)."""
     lines = LineIndex(text)
     ctx = Context(text=text, module=module, strict=strict, lines=lines)
+    ctx.memory_budget = memory_budget
     env = Env(ctx)
     run = run_passes(ctx, env, module.decls, syntax)
     facts = Facts.merge([run.globals, *(frame for _, frame in env.in_order(module.decls))])
@@ -297,6 +303,8 @@ def run_passes(
         *(d for decl, f in ordered for d in ctx.placed(decl, f.diagnostics)),
         *globals_.diagnostics[early:],
     ]
+    if not any(d.is_error for d in found):
+        found += size_warnings(ctx, env, exports, ctx.memory_budget)
     found.sort(key=lambda d: (d.span.start, d.code))
     return Run(globals_, exports, tuple(found))
 

@@ -65,6 +65,8 @@ class Context:
     moved: dict[int, Shifter] = field(default_factory=dict)
     # record the names each frame looks up (for IncrementalChecker), or not
     recording: bool = False
+    # bytes a program may need before QVR601 (None: the default budget, see check/sizes.py)
+    memory_budget: int | None = None
 
     def __post_init__(self) -> None:
         self.current = Current(self.frame)

@@ -106,6 +106,25 @@ class Repeat(Chain):
     def chain(self) -> Sequence[Morphism]:
         return [self.body] * self.times
 
+    # One application at a time: `repeat(b, 1000000000)` must not first build a list of a
+    # billion references (the resource model refuses what would not fit; this is the rest).
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.times):
+            x = self.body._rsample(x)
+        return x
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.times):
+            x = self.body._mean(x)
+        return x
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        if self.body.passthrough or self.times < 1:
+            return self._zeros(x)
+        for _ in range(self.times - 1):
+            x = self.body._mean(x)
+        return self.body._log_prob(x, value)
+
 
 class Parallel(Morphism):
     """Branches whose outputs sit side by side (the product convention)."""

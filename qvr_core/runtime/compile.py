@@ -41,7 +41,9 @@ from qvr_core.syntax import ast
 class Compiler:
     """Compiles the programs and lets of one checked module, sharing declared morphisms."""
 
-    def __init__(self, checked: CheckedModule, path: str | None = None) -> None:
+    def __init__(
+        self, checked: CheckedModule, path: str | None = None, memory_budget: int | None = None
+    ) -> None:
         if not checked.ok:
             raise QvrError(
                 f"{path or 'the source'} has errors:\n" + format_diagnostics(checked.errors, path),
@@ -49,6 +51,7 @@ class Compiler:
                 path,
             )
         self.checked = checked
+        self.memory_budget = memory_budget  # bytes of parameters allowed (None: the default)
         self._stack_ids = {c: j for j, c in enumerate(_stack_calls(checked.ast))}
         self._leaves: dict[str, Leaf] = {}
         self._lets: dict[tuple[str, str], Morphism] = {}
@@ -62,12 +65,30 @@ class Compiler:
         if name is None:
             raise QvrError("the source exports nothing: add `export NAME`")
         if name in self.checked.programs:
+            self._refuse_oversized(name)
             return self.program(name)
         if name in self.checked.lets:
             body = self.let(name)
             return Definition(name, body, _leaves_of(body))
         known = ", ".join((*self.checked.programs, *self.checked.lets)) or "none"
         raise QvrError(f"no program or let named '{name}' (programs and lets: {known})")
+
+    def _refuse_oversized(self, name: str) -> None:
+        """Refuse, before allocating any, parameters that do not fit in memory at all."""
+        from qvr_core.resources import default_budget, estimate, format_bytes
+
+        if self.checked.programs[name].type is None:
+            return
+        need = estimate(self.checked, name, method="prior", batch=1, seq_len=1, steps=1)
+        budget = self.memory_budget if self.memory_budget is not None else default_budget()
+        if need.parameter_bytes > budget:
+            culprit = need.culprit(budget, kind="parameters")
+            why = f": {culprit.describe()}" if culprit is not None else ""
+            raise QvrError(
+                f"program {name} has {need.parameters:,} parameters "
+                f"({format_bytes(need.parameter_bytes)}), more than the memory budget of "
+                f"{format_bytes(budget)}{why}"
+            )
 
     def program(self, name: str, suffix: str = "") -> ProgramModule:
         key = (name, suffix)
