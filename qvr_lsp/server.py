@@ -185,9 +185,12 @@ class QvrLanguageServer(AnsweringServer):
         self.settings = self.settings.updated(payload)
         log.info("settings: %s", self.settings)
         if _loop_running():
-            self.analyzer.configure(strict=self.settings.strict)
+            self.analyzer.configure(
+                strict=self.settings.strict, memory_budget=self.settings.memory_budget
+            )
         else:
             self.analyzer.strict = self.settings.strict
+            self.analyzer.memory_budget = self.settings.memory_budget
 
     @guarded()
     def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:

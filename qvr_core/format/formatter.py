@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from qvr_core.collector import collector_paused
 from qvr_core.format import printer
 from qvr_core.format.equivalence import equivalent
 from qvr_core.syntax import ast
@@ -50,9 +52,28 @@ def format_source(text: str) -> str:
     return format_text(text).text
 
 
-def format_text(text: str) -> FormatResult:
-    """Format `text`; on syntax errors or a failed self-check, the text unchanged and why."""
+class Cancelled(Exception):
+    """Raised by `format_text` when its `cancelled` callback turns true (a newer text came)."""
+
+
+def format_text(text: str, cancelled: Callable[[], bool] | None = None) -> FormatResult:
+    """Format `text`; on syntax errors or a failed self-check, the text unchanged and why.
+
+    `cancelled` is polled between the stages (parse, layout, re-parse, self-check);
+    once it is true, `Cancelled` is raised, so an editor's stale request stops early.
+    """
+
+    with collector_paused():  # many small frozen nodes and no cycles (see collector.py)
+        return _format_text(text, cancelled)
+
+
+def _format_text(text: str, cancelled: Callable[[], bool] | None) -> FormatResult:
+    def check_cancelled() -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled
+
     parsed = parse(text)
+    check_cancelled()
     if parsed.diagnostics:
         first = parsed.diagnostics[0]
         return FormatResult(
@@ -64,7 +85,9 @@ def format_text(text: str) -> FormatResult:
     except Exception:  # a formatter bug must not cost the user their file
         log.exception("formatter failed")
         return FormatResult(text, "not formatted: internal formatter error (please report it)")
+    check_cancelled()
     check = parse(formatted)
+    check_cancelled()
     if check.diagnostics or not equivalent(parsed.module, check.module):
         log.error("formatter output differs from its input; left unchanged")
         return FormatResult(text, "not formatted: internal formatter error (please report it)")

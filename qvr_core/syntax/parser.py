@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from lark import Lark
 from lark.lexer import Lexer
 
+from qvr_core import rules
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Related, make
 from qvr_core.syntax import ast
@@ -235,7 +236,7 @@ def failed(text: str, exc: Exception) -> ParseResult:
     span = Span(0, 0, 0, 0, 0, 0)
     message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
     module = ast.Module((), (), _whole(text) if isinstance(text, str) else span)
-    return ParseResult(module, (make("QVR000", message, span),))
+    return ParseResult(module, (make(rules.INTERNAL_ERROR, message, span),))
 
 
 def join(text: str, segments: list[Segment]) -> ParseResult:
@@ -476,11 +477,13 @@ class _FileParser:
             self._syntax_error(tables, stuck, tokens, in_body)
             return None
         except NodeError as err:
-            self.diagnostics.append(make("QVR001", err.message, err.span))
+            self.diagnostics.append(make(rules.SYNTAX_ERROR, err.message, err.span))
             return None
         except Exception as exc:  # a bug in a callback must cost one line, not the file
             message = f"internal parser error on this line ({type(exc).__name__}: {exc})"
-            self.diagnostics.append(make("QVR000", message, cover(tokens[0], tokens[-1])))
+            self.diagnostics.append(
+                make(rules.INTERNAL_ERROR, message, cover(tokens[0], tokens[-1]))
+            )
             return None
         if len(tokens) > MAX_DEPTH and _nesting_bound(tokens) >= MAX_DEPTH:
             deep = _too_deep(node)
@@ -493,7 +496,7 @@ class _FileParser:
                     else f"expression too long (more than {MAX_TREE_DEPTH} terms in a row):"
                     " split it into smaller 'let's"
                 )
-                self.diagnostics.append(make("QVR001", message, at.span))
+                self.diagnostics.append(make(rules.SYNTAX_ERROR, message, at.span))
                 return None
         return node
 
@@ -513,7 +516,7 @@ class _FileParser:
         opener = _unclosed(tokens) if found.type == "$END" else None
         if opener is not None:
             related = (Related(opener.span, f"'{opener.text}' opened here is not closed"),)
-        self.diagnostics.append(make("QVR001", message, span, related=related))
+        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span, related=related))
 
     def _check_size(self, decl: ast.ObjectDecl) -> None:
         body = decl.body
@@ -536,7 +539,7 @@ class _FileParser:
                     f"the size of object {decl.name.text} must be a positive integer,"
                     f" found '{shorten(raw)}'"
                 )
-        self.diagnostics.append(make("QVR001", message, span))
+        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span))
 
 
 def _unclosed(tokens: list[Token]) -> Token | None:
