@@ -23,6 +23,8 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 SERVER_NOT_INITIALIZED = -32002
+REQUEST_FAILED = -32803  # e.g. a rename while the file is still being analysed
+CONTENT_MODIFIED = -32801
 
 URI = (EXAMPLES / "unsaved-protocol.qvr").as_uri()
 TEXT = "object A : Real 3\nlet f = A\n"
@@ -285,5 +287,5 @@ def test_every_mutated_request_gets_exactly_one_answer(server: RawServer, reques
     server.send({"id": msg_id, "method": method, "params": params})
     answer = server.response(msg_id)
     assert ("result" in answer) != ("error" in answer), answer
-    if "error" in answer:
-        assert answer["error"]["code"] in (INVALID_PARAMS, -32603), answer  # or an internal error
+    if "error" in answer:  # one the server means: not an internal error
+        assert answer["error"]["code"] in (INVALID_PARAMS, REQUEST_FAILED, CONTENT_MODIFIED), answer
