@@ -236,7 +236,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
         result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]
     else:
         env.ctx.report(
-            rules.FAN_DOMAINS,
+            rules.SEQUENCE_MISMATCH,
             "fan branches must all produce single values or all produce sequences",
             call.span,
         )
