@@ -152,7 +152,8 @@ class Family:
         for axis in self.event:
             for name, index in axis.sources:
                 shape = shapes.get(name, ())
-                if len(shape) >= -index if index < 0 else len(shape) > index:
+                has_axis = len(shape) >= -index if index < 0 else len(shape) > index
+                if has_axis:
                     out.append(shape[index] + axis.offset)
                     break
             else:
