@@ -102,9 +102,10 @@ class KernelForm:
         return self.outputs == "location"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Family:
-    """A distribution family as the language knows it."""
+    """A distribution family as the language knows it (one object per family: compared
+    and hashed by identity, so it can key tables)."""
 
     name: str
     schemas: tuple[tuple[Param, ...], ...]  # the first is canonical (positional order)
