@@ -7,6 +7,7 @@ is applied pointwise, `[A] -> [B]`; so `tok_embed >> scan(cell)` is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qvr_core import rules
@@ -157,13 +158,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
             env.ctx.undefined(call.callee, "combinator", COMBINATORS)
         return None
     _check_kwargs(env, call, tuple(COMBINATOR_KWARGS.get(name, {})))
-    return {
-        "fan": _fan,
-        "scan": _scan,
-        "stack": _stack_repeat,
-        "repeat": _stack_repeat,
-        "identity": _identity,
-    }[name](env, call)
+    return COMBINATOR_RULES[name](env, call)
 
 
 def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
@@ -406,3 +401,13 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
     if p is None:
         return None
     return Arrow(p, p)
+
+
+#: The typing rule of each combinator of the registry (`qvr_core.builtins.COMBINATORS`).
+COMBINATOR_RULES: dict[str, Callable[[Env, ast.Call], Arrow | Group | None]] = {
+    "fan": _fan,
+    "scan": _scan,
+    "stack": _stack_repeat,
+    "repeat": _stack_repeat,
+    "identity": _identity,
+}
