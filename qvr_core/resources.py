@@ -19,7 +19,8 @@ What is counted, per method (floats are 4 bytes, indices 8):
   `scan` cell once per step, a `repeat` body n times; times the batch;
 - the data (inputs and observations) and what a method keeps: NUTS keeps
   every draw of every parameter and latent value, prior sampling every
-  site's draws.
+  site's draws;
+- torch's own working memory in a run, a constant (`RUNTIME_BYTES`).
 
 It is an estimate of the peak (measured against the real runs by
 `bench/bench_resources.py`), meant to tell a run that fits from one that
@@ -49,6 +50,9 @@ FALLBACK_BUDGET = 4 << 30
 #: The batch and sequence length the checker assumes (those of `qvr run`).
 CHECK_BATCH = 16
 CHECK_SEQ_LEN = 8
+#: torch's own working memory in a run (allocator, autograd engine, optimiser bookkeeping):
+#: about 50-90 MB above the baseline in every configuration `bench/resources.py` measures.
+RUNTIME_BYTES = 64 << 20
 #: Draws NUTS keeps per iteration (zs and the unpacked samples) and its working copies.
 _NUTS_COPIES = 12
 
@@ -108,15 +112,15 @@ def parse_size(value: object) -> int:
     if isinstance(value, int | float):
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"a memory size must be positive, not {value!r}")
-        size = int(value * (1 << 20))
-    elif isinstance(value, str) and (m := _SIZE.match(value)):
+        size = float(value) * (1 << 20)
+    elif isinstance(value, str) and len(value) <= 40 and (m := _SIZE.match(value)):
         unit = (m.group(2) or "").lower()
-        size = int(float(m.group(1)) * _UNITS[unit[:1] if unit != "b" else "b"])
+        size = float(m.group(1)) * _UNITS[unit[:1] if unit != "b" else "b"]
     else:
         raise ValueError(f"a memory size must be like 512MB or 8GB (or MiB), not {value!r}")
     if not 1 << 20 <= size <= MAX_BUDGET:
         raise ValueError(f"a memory size must be from 1MB to 1PB, not {value!r}")
-    return size
+    return int(size)
 
 
 def format_bytes(n: int | float) -> str:
@@ -167,7 +171,7 @@ class Estimate:
 
     @property
     def total(self) -> int:
-        return self.parameter_bytes + self.activation_bytes + self.data_bytes
+        return self.parameter_bytes + self.activation_bytes + self.data_bytes + RUNTIME_BYTES
 
     def culprit(self, budget: int, kind: str | None = None) -> Need | None:
         """The most specific need (of `kind`, if given) that is over `budget` by itself, else
@@ -612,12 +616,17 @@ def estimate(
     batch: int = CHECK_BATCH,
     seq_len: int = CHECK_SEQ_LEN,
     steps: int = 100,
+    model: Model | None = None,
 ) -> Estimate:
     """The memory one run of `program` needs (tables: a CheckedModule or the checker's).
 
-    Nothing is allocated: sizes are Python integers however large.
+    Nothing is allocated: sizes are Python integers however large. A `model`
+    shared by several calls (same tables, batch and method) reuses what it
+    worked out; its needs then mix programs, so ask again without one for the
+    needs of a program found too large.
     """
-    m = Model(tables.morphisms, tables.lets, tables.programs)
+    m = model or Model(tables.morphisms, tables.lets, tables.programs)
+    m.needs = {}
     prog = m.programs[program]
     roots = [(prog.decl, s.source) for s in prog.sites]
     per_param = FLOAT_BYTES * (4 if method == "svi" else 2)
@@ -680,9 +689,20 @@ def estimate(
 
 def _leaf_keys(m: Model, roots: list[tuple[object, ast.Expr]]) -> int:
     """How many compiled morphisms there will be (stack copies included), for overhead."""
-    counter = Model(m.morphisms, m.lets, m.programs)
-    counter._leaves = {name: _Leaf(1, 0, "") for name in m.morphisms}
+    counter = m.__dict__.get("_counter")
+    if counter is None:
+        counter = m.__dict__["_counter"] = _KeyCounter(m.morphisms, m.lets, m.programs)
     return counter.parameters(roots, 0)
+
+
+class _KeyCounter(Model):
+    """Counts compiled morphisms instead of parameters: every leaf "has one parameter"."""
+
+    def leaf(self, base: str) -> _Leaf:
+        return _ONE
+
+
+_ONE = _Leaf(1, 0, "")
 
 
 def exported_programs(tables: Any) -> Iterator[str]:

@@ -19,6 +19,7 @@ from qvr_core.diagnostics import Diagnostic, Related, make
 from qvr_core.resources import (
     CHECK_BATCH,
     CHECK_SEQ_LEN,
+    Model,
     default_budget,
     estimate,
     format_bytes,
@@ -51,16 +52,18 @@ def size_warnings(
     limit = budget if budget is not None else checker_budget()
     tables = _Tables(env.morphisms, env.lets, env.programs)
     found: dict[tuple[int, int], Diagnostic] = {}
+    shared = Model(tables.morphisms, tables.lets, tables.programs)  # linear over all exports
     for name in exports:
         prog = tables.programs.get(name)
         if prog is None:
             continue
         try:
-            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN)
+            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN, model=shared)
+            if need.total <= limit:
+                continue
+            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN)  # its needs
         except Exception:  # a bug in sizing must not cost the other diagnostics
             log.exception("sizing program %s failed", name)
-            continue
-        if need.total <= limit:
             continue
         culprit = need.culprit(limit)
         if culprit is None:
