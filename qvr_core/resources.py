@@ -168,6 +168,7 @@ class Estimate:
     activation_bytes: int
     data_bytes: int
     needs: tuple[Need, ...] = field(repr=False)
+    reached: frozenset[str] = field(default=frozenset(), repr=False)  # declarations it uses
 
     @property
     def total(self) -> int:
@@ -301,6 +302,8 @@ class Model:
         self.programs = programs
         self._leaves: dict[str, _Leaf] = {}
         self._params: dict[int, int] = {}  # stack call id -> parameters of one copy
+        self._reached: dict[int, set[str]] = {}  # stack call id -> declarations its body uses
+        self.reached: set[str] = set()
         self._costs: dict[tuple[int, bool, int], _Cost] = {}
         self.needs: dict[tuple[str, int], Need] = {}
 
@@ -337,7 +340,9 @@ class Model:
 
         Iterative: a chain of 20,000 lets costs no recursion. `bytes_each` (per
         parameter, with gradients and optimiser state) sizes the needs recorded.
+        The names of the declarations reached are left in `reached`.
         """
+        self.reached: set[str] = set()
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
         seen_decls: set[str] = set()
@@ -349,6 +354,7 @@ class Model:
                 found = self._morphism(name)
                 if found is not None:
                     info, index = found
+                    seen_decls.add(info.name)
                     if info.replicate and index is None:
                         bases.update(info.members)
                         self._leaf_need(info, owner, bytes_each)
@@ -367,7 +373,8 @@ class Model:
                     todo.extend((owner, a) for a in e.args if not isinstance(a, ast.Literal))
         total = sum(self.leaf(self._base(b)).parameters for b in bases)
         for owner, call in stacks.values():
-            total += self._stack(owner, call, bytes_each)
+            total += self._stack(owner, call, bytes_each, seen_decls)
+        self.reached = seen_decls
         return total
 
     def _base(self, key: str) -> str:
@@ -387,12 +394,15 @@ class Model:
                 _leaf_reason(info.name, info, leaf),
             )
 
-    def _stack(self, owner: object, call: ast.Call, bytes_each: int) -> int:
+    def _stack(self, owner: object, call: ast.Call, bytes_each: int, reached: set[str]) -> int:
         if id(call) not in self._params:
             body = call.args[0]
             assert not isinstance(body, ast.Literal)
-            self._params[id(call)] = self.parameters([(owner, body)], bytes_each)
+            one = self.parameters([(owner, body)], bytes_each)
+            self._params[id(call)] = one
+            self._reached[id(call)] = self.reached
         one = self._params[id(call)]
+        reached |= self._reached[id(call)]
         n = _times(call)
         self._need(
             owner,
@@ -632,6 +642,7 @@ def estimate(
     per_param = FLOAT_BYTES * (4 if method == "svi" else 2)
     m._act_scale = FLOAT_BYTES * batch * (1 if method == "prior" else 2)
     parameters = m.parameters(roots, per_param)
+    reached = frozenset(m.reached)
     keys = _leaf_keys(m, roots)
     m.prepare(program, seq_len)
     seq_in = isinstance(getattr(prog.type, "dom", None), Seq)
@@ -684,6 +695,7 @@ def estimate(
         activation_bytes=act_bytes,
         data_bytes=data,
         needs=tuple(m.needs.values()),
+        reached=reached,
     )
 
 

@@ -11,6 +11,7 @@ many applications), with the program as related information.
 from __future__ import annotations
 
 import logging
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -45,6 +46,37 @@ class _Tables:
         }
 
 
+# An editor re-checks on every keystroke, and the checker keeps the infos of declarations an
+# edit cannot have changed (the same objects): a program whose info and every declaration it
+# reaches are the very objects sized before needs no sizing again. Keyed by id, holding the
+# objects (so an id is not reused while its entry lives); bounded.
+_CACHE: dict[int, tuple[object, tuple[tuple[str, object], ...], int]] = {}
+_CACHE_SIZE = 20_000
+_lock = threading.Lock()
+
+
+def _lookup(tables: _Tables, name: str) -> object:
+    return tables.morphisms.get(name) or tables.lets.get(name) or tables.programs.get(name)
+
+
+def _cached_total(tables: _Tables, prog: ProgramInfo) -> int | None:
+    with _lock:
+        entry = _CACHE.get(id(prog))
+    if entry is None or entry[0] is not prog:
+        return None
+    if any(_lookup(tables, n) is not info for n, info in entry[1]):
+        return None
+    return entry[2]
+
+
+def _remember(tables: _Tables, prog: ProgramInfo, reached: frozenset[str], total: int) -> None:
+    deps = tuple((n, _lookup(tables, n)) for n in sorted(reached))
+    with _lock:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        _CACHE[id(prog)] = (prog, deps, total)
+
+
 def size_warnings(
     ctx: Any, env: Any, exports: tuple[str, ...], budget: int | None
 ) -> list[Diagnostic]:
@@ -58,8 +90,14 @@ def size_warnings(
         if prog is None:
             continue
         try:
-            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN, model=shared)
-            if need.total <= limit:
+            total = _cached_total(tables, prog)
+            if total is None:
+                need = estimate(
+                    tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN, model=shared
+                )
+                _remember(tables, prog, need.reached, need.total)
+                total = need.total
+            if total <= limit:
                 continue
             need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN)  # its needs
         except Exception:  # a bug in sizing must not cost the other diagnostics
