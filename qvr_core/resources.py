@@ -255,14 +255,14 @@ def _leaf(info: Any) -> _Leaf:
     if info.param_source == "linear" and info.rank:
         r = info.rank
         params = r * (n_in + n_out) + n_out
-        floats, net = 2 * n_in + r, f"rank {r}"
+        floats, net = n_in + r, f"rank {r}"
     elif info.param_source == "linear":
-        params, floats, net = n_in * n_out + n_out, 2 * n_in, "linear"
+        params, floats, net = n_in * n_out + n_out, n_in, "linear"
     else:
         h = info.hidden_dim
         params = n_in * h + h + h * n_out + n_out
-        floats, net = 2 * n_in + 3 * h, f"hidden {h}"
-    floats += 3 * n_out + 4 * cod.width
+        floats, net = n_in + 3 * h, f"hidden {h}"
+    floats += 2 * n_out + 2 * cod.width  # the network output; a draw and its noise
     reason = f"input {_count(n_in)}, {net}, output {_count(n_out)}"
     return _Leaf(params + scale, floats, reason)
 
