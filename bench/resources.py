@@ -89,21 +89,28 @@ def checker() -> None:
 
     import qvr_core.check.checker as checker_module
     from qvr_core.check import check
+    from qvr_core.check.incremental import IncrementalChecker
 
     real = checker_module.size_warnings
     for lines in (5_000, 50_000):
         text = generate(lines)
+        mid = len(text) // 2
+        edited = text[:mid] + "x" + text[mid:]
         timings = {}
         for label, sizing in (("with QVR601", real), ("without", lambda *a: [])):
             checker_module.size_warnings = sizing
-            best = min(_timed(check, text) for _ in range(3))
-            timings[label] = best
+            scratch = min(_timed(check, text) for _ in range(3))
+            incremental = IncrementalChecker()
+            incremental.check(text)
+            edits = [_timed(incremental.check, t) for t in (edited, text) * 3]
+            timings[label] = (scratch, min(edits))
         checker_module.size_warnings = real
-        extra = timings["with QVR601"] / timings["without"]
-        print(
-            f"check {lines:6,} lines: {timings['with QVR601'] * 1000:8.1f} ms with sizing, "
-            f"{timings['without'] * 1000:8.1f} ms without (x{extra:.3f})"
-        )
+        for i, what in enumerate(("check from scratch", "re-check after an edit")):
+            with_, without = timings["with QVR601"][i], timings["without"][i]
+            print(
+                f"{lines:6,} lines, {what:22}: {with_ * 1000:8.1f} ms with sizing, "
+                f"{without * 1000:8.1f} ms without (x{with_ / without:.2f})"
+            )
 
 
 def _timed(fn, *args) -> float:
