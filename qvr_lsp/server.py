@@ -78,14 +78,26 @@ class QvrProtocol(LanguageServerProtocol):
         finally:
             self._server.command_progress_tokens.pop(msg_id, None)
 
+    #: True once `exit` arrived: nothing more is written to the client.
+    closing = False
+
+    def _send_data(self, data: Any) -> None:
+        """Drop messages after `exit`: the stream is closed, and a failed write would be
+        logged, reported to the client, fail again, and so on (38 MB of tracebacks)."""
+        if not self.closing:
+            super()._send_data(data)
+
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
-        """Over TCP, stop serving instead of raising SystemExit inside a handler.
+        """Stop the work first (workers killed, analyses dropped), then exit.
 
+        Over TCP, stop serving instead of raising SystemExit inside a handler:
         pygls calls sys.exit from the message handler, which over TCP escapes
         the event loop with a traceback; stopping the server lets `start_tcp`
         return and the command exit with the code the protocol asks for.
         """
+        self.closing = True
+        self._server.stop_work()
         if self._server.transport != "tcp":
             return (yield from super().lsp_exit(*args))
         if (handler := self.fm.features.get(lsp.EXIT)) is not None:
@@ -179,6 +191,15 @@ class QvrLanguageServer(LanguageServer):
         def shutdown(params: None) -> None:
             self.analyzer.shutdown()
 
+    def stop_work(self) -> None:
+        """At `exit`: kill the inference workers and drop the analyses, without waiting."""
+        runs = getattr(self, "inference_runs", None)
+        if runs is not None:
+            runs.kill_all()
+        self.analyzer.shutdown()
+        if _loop_running():  # handlers cancelled as the loop ends are not errors
+            asyncio.get_running_loop().set_exception_handler(_ignore_cancelled)
+
     def apply_settings(self, payload: Any) -> None:
         self.settings = self.settings.updated(payload)
         log.info("settings: %s", self.settings)
@@ -216,6 +237,11 @@ class QvrLanguageServer(LanguageServer):
         if doc is not None:
             item = lsp.TextDocumentItem(doc.uri, doc.language_id, doc.version, doc.text)
             self.workspace.put_text_document(item)
+
+
+def _ignore_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 def _loop_running() -> bool:
