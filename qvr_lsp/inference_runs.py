@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import contextlib
 import itertools
 import json
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qvr_core.datafile import DataFile
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
@@ -101,7 +103,7 @@ class InferenceRuns:
         request: InferenceRequest,
         source: str,
         program: str,
-        data: Path | None,
+        data: DataFile | None,
         cancelled: Callable[[], bool],
         source_path: str | None = None,
         progress_token: str | int | None = None,
@@ -115,19 +117,24 @@ class InferenceRuns:
         self.ensure_free(uri)
         limits = self.limits.for_request(request)
         progress = RunProgress(
-            self.server, uri, next(self._ids), request.method, request.steps, progress_token
+            self.server,
+            uri,
+            next(self._ids),
+            request.run.method,
+            request.run.steps,
+            progress_token,
         )
         self._active[uri] = progress
         outcome = "failed"
         started = time.monotonic()
         try:
-            await progress.begin(f"QVR {request.method.upper()}: {program}")
+            await progress.begin(f"QVR {request.run.method.upper()}: {program}")
             payload = {
                 "source": source,
                 "path": source_path,
-                **request.job_arguments(),
+                **request.job_arguments(self.server.settings.memory_budget),
                 "program": program,
-                "data": str(data) if data is not None else None,
+                **_data_fields(data),
                 "memory_mb": limits.memory_mb,
             }
             summary = await self._supervise(payload, progress, limits, cancelled)
@@ -145,7 +152,7 @@ class InferenceRuns:
         return {
             **summary,
             "runId": progress.run_id,
-            "method": request.method,
+            "method": request.run.method,
             "program": program,
             "status": "completed",
         }
@@ -208,6 +215,13 @@ class InferenceRuns:
 
 
 # ------------------------------------------------------------------ events
+
+
+def _data_fields(data: DataFile | None) -> dict[str, Any]:
+    """The data file's bytes for the worker: it never opens the path itself."""
+    if data is None:
+        return {}
+    return {"data_name": data.name, "data_base64": base64.b64encode(data.content).decode()}
 
 
 def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
