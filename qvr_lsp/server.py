@@ -100,11 +100,11 @@ class QvrProtocol(AnsweringProtocol):
         """
         self.closing = True
         self._server.stop_work()
+        self._server.exit_code = 0 if self._shutdown else 1
         if self._server.transport != "tcp":
             return (yield from super().lsp_exit(*args))
         if (handler := self.fm.features.get(lsp.EXIT)) is not None:
             yield handler, args, None
-        self._server.exit_code = 0 if self._shutdown else 1
         self._server.shutdown()
         return None
 
