@@ -83,6 +83,29 @@ class QvrProtocol(AnsweringProtocol):
     #: True once `exit` arrived: nothing more is written to the client.
     closing = False
 
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls's, forgetting the handler's future once it is done.
+
+        pygls 2.1 files the future of every notification and of every step of a
+        generator handler under a fresh id in `_request_futures` and removes
+        only those of requests: each `didChange` kept a Future with its lock
+        and condition, 2.3 KB an edit for the life of the server.
+        """
+
+        def done(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
     def _send_data(self, data: Any) -> None:
         """Drop messages after `exit`: the stream is closed, and a failed write would be
         logged, reported to the client, fail again, and so on (38 MB of tracebacks)."""
