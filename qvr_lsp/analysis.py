@@ -186,6 +186,22 @@ class _Entry:
         if analysis.ready and (self.ready is None or analysis.seq >= self.ready.seq):
             self.ready = analysis
 
+    def release(self) -> None:
+        """The document closed: stop its tasks and let go of everything it holds.
+
+        A task cancelled mid-analysis keeps its CancelledError, whose traceback
+        holds the task's frames, which hold this entry, which held the task: a
+        cycle only the cycle collector frees (which the server runs rarely), and
+        with it the analyses, some 28 MB for a 5,000-line file. Dropping the
+        references here lets reference counting free them at once.
+        """
+        for task in (self.task, self.builder):
+            if task is not None:
+                task.cancel()
+        self.task = self.builder = None
+        self.newest = self.good = self.ready = None
+        self.checker = IncrementalChecker()
+
 
 Listener = Callable[[Analysis], None]
 CloseListener = Callable[[str], None]
@@ -251,9 +267,7 @@ class Analyzer:
     def close(self, uri: str) -> None:
         entry = self._entries.pop(uri, None)
         if entry is not None:
-            for task in (entry.task, entry.builder):
-                if task is not None:
-                    task.cancel()
+            entry.release()
         for listener in self._close_listeners:
             _call_safely(listener, uri)
 

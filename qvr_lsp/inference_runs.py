@@ -5,7 +5,10 @@ the request to its stdin and reads its JSON events. A run ends with the
 worker's summary, or with a `CommandError` that says what happened: the
 client cancelled, the wall-clock limit passed, the worker ran out of memory
 or crashed, the loss became NaN, the data could not be read. Whatever
-happens, the worker process is gone when `run` returns.
+happens, the worker process is gone when `run` returns. At most
+`QVR_INFERENCE_WORKERS` workers (one per core by default) are alive at once;
+further runs wait in order (`worker_slots`). A worker also ends when the
+server does, even if the server is killed (see `worker._die_with_parent`).
 
 Limits come from the environment (`QVR_INFERENCE_TIMEOUT_SECONDS`,
 `QVR_INFERENCE_MEMORY_MB`); a request may ask for less, never more.
@@ -34,6 +37,7 @@ from qvr_core.datafile import DataFile
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
+from qvr_lsp.worker_slots import WorkerSlots
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
@@ -86,6 +90,8 @@ class InferenceRuns:
         self._active: dict[str, RunProgress] = {}
         self._processes: set[asyncio.subprocess.Process] = set()
         self._ids = itertools.count(1)
+        #: at most this many workers at once (one per core by default); more runs wait
+        self.slots = WorkerSlots()
         atexit.register(self.kill_all)
 
     def ensure_free(self, uri: str) -> None:
@@ -137,7 +143,7 @@ class InferenceRuns:
                 **_data_fields(data),
                 "memory_mb": limits.memory_mb,
             }
-            summary = await self._supervise(payload, progress, limits, cancelled)
+            summary = await self._in_turn(payload, progress, limits, cancelled)
             outcome = "done"
         except _Stopped as stop:
             outcome = stop.kind
@@ -158,6 +164,26 @@ class InferenceRuns:
         }
 
     # ------------------------------------------------------------ process
+
+    async def _in_turn(
+        self,
+        payload: dict[str, Any],
+        progress: RunProgress,
+        limits: RunLimits,
+        cancelled: Callable[[], bool],
+    ) -> dict[str, Any]:
+        """Wait for a worker slot (cancellable), then run; the slot is freed in any case."""
+
+        def stop_reason() -> str | None:
+            return "cancelled" if cancelled() or progress.cancel_requested() else None
+
+        reason = await self.slots.acquire(stop_reason, progress.queued)
+        if reason is not None:
+            raise _Stopped(reason)
+        try:
+            return await self._supervise(payload, progress, limits, cancelled)
+        finally:
+            self.slots.release()
 
     async def _supervise(
         self,
@@ -332,6 +358,7 @@ def _worker_environment() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONSAFEPATH"] = "1"  # what -P does, for any Python the run itself may start
+    env["QVR_SERVER_PID"] = str(os.getpid())  # the worker ends when this process does
     return env
 
 
