@@ -27,6 +27,7 @@ from qvr_core.check.module import (
     SymbolTable,
     TypedSpan,
 )
+from qvr_core.check.nesting import dependency_order
 from qvr_core.check.programs import ProgramChecker
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
@@ -273,12 +274,13 @@ def run_passes(
                     env.morphisms[d.name.text] = info  # type: ignore[assignment]
         elif kind is ast.LetDecl or kind is ast.ProgramDecl:
             later.append(d)
-    for d in later:
-        if _peek(top, d.name.text) is d:
-            if type(d) is ast.LetDecl:
-                env.let_type(d.name.text)
-            else:
-                env.program_type(d.name.text)
+    declared = [d for d in later if _peek(top, d.name.text) is d]
+    # what a declaration uses first, so typing never follows a chain of uses (nesting.py)
+    for d in dependency_order(declared, top):
+        if type(d) is ast.LetDecl:
+            env.let_type(d.name.text)
+        else:
+            env.program_type(d.name.text)
     ordered = env.in_order(decls)
     frames = [frame for _, frame in ordered]
     exports = _exports(ctx, env, decls)

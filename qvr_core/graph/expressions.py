@@ -18,6 +18,8 @@ from qvr_core.graph.nodes import ClusterKind, NodeKind, TypeLike
 from qvr_core.syntax import ast
 
 OPAQUE_COMBINATORS = frozenset({"scan", "stack", "repeat", "identity"})
+#: The detail of a let drawn as one node (see `GraphBuilder.drawn_in_place`).
+FOLDED = "let, folded: nested too deeply to draw in place"
 
 
 def expand(
@@ -63,7 +65,12 @@ def _name(
 ) -> list[str]:
     t = b.module.expr_types.get(ref)
     if is_let(b, ref.name.text):
-        return expand_let(b, ref, t, sources, prefix, reversed_)
+        if b.drawn_in_place(ref.name.text):
+            return expand_let(b, ref, t, sources, prefix, reversed_)
+        name = ref.name.text
+        node = b.node((*prefix, name), name, NodeKind.MORPHISM, t, ref.span, detail=FOLDED)
+        b.edges(sources, node, reversed_)
+        return [node]
     node = morphism_node(b, ref.name, prefix, t)
     b.edges(sources, node, reversed_)
     return [node]
