@@ -25,6 +25,7 @@ from lsprotocol import types as lsp
 
 from qvr_core.format.diff import diff_edits
 from qvr_core.format.formatter import Cancelled, format_text
+from qvr_lsp.analysis import is_large
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features._current import text_edits
 from qvr_lsp.guard import guarded
@@ -61,6 +62,9 @@ def register(server: QvrLanguageServer) -> None:
         if snap is None:
             return []
         document = snap.document
+        if is_large(document.text):
+            log.info("%s: large document, not formatted (diagnostics only)", uri)
+            return []
         stop = threading.Event()
         if (older := running.get(uri)) is not None:
             older.set()

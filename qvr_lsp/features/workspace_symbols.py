@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from qvr_core.syntax import ast
+from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features.symbols import DECL_KIND, SYMBOL_KIND
 from qvr_lsp.guard import guarded
@@ -81,6 +82,8 @@ class FileIndex:
             cached = self._cache.get(path)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
+            if st.st_size > LARGE_DOCUMENT_CHARS:
+                return []  # a large file is not parsed for its names (see analysis.py)
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
