@@ -211,10 +211,21 @@ class Env:
             hits = [self._scans(a, found, seen) for a in e.args if not isinstance(a, ast.Literal)]
             return any(hits)
         if isinstance(e, ast.Compose):
-            # the sequence reaches the right side only if the left passed it on
-            return self._scans(e.left, found, seen) or self._scans(e.right, found, seen)
+            # the sequence reaches a later part only if the earlier ones passed it on
+            # (a loop along the left spine: a flat chain does not recurse per '>>')
+            parts = []
+            while isinstance(e, ast.Compose):
+                parts.append(e.right)
+                e = e.left
+            parts.append(e)
+            return any(self._scans(p, found, seen) for p in reversed(parts))
         if isinstance(e, ast.Tensor):
-            return any([self._scans(e.left, found, seen), self._scans(e.right, found, seen)])
+            parts = []
+            while isinstance(e, ast.Tensor):
+                parts.append(e.right)
+                e = e.left
+            parts.append(e)
+            return any([self._scans(p, found, seen) for p in reversed(parts)])
         if isinstance(e, ast.NameRef):
             decl = self.ctx.top.get(e.name.text)
             if isinstance(decl, ast.LetDecl) and e.name.text not in seen:

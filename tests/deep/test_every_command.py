@@ -182,3 +182,33 @@ def test_running_a_program_nested_past_the_limit_is_refused_in_one_line() -> Non
         Compiler(check(chain(MAX_INLINED_DEPTH + 1))).export()
     assert "\n" not in str(caught.value)
     Compiler(check(chain(MAX_INLINED_DEPTH // 2))).export()  # within the limit: compiles
+
+
+@pytest.mark.parametrize("op", [">>", "@"])
+def test_long_flat_chains_are_walked_without_recursion(monkeypatch, op: str) -> None:
+    """Walks follow a chain's left spine in a loop: a flat chain as long as the parser
+    may one day accept (its limit counts nesting) is checked, printed and drawn."""
+    import qvr_core.syntax.parser as parser
+    from qvr_core.format.formatter import format_text
+    from qvr_core.graph.build import build_graph
+
+    monkeypatch.setattr(parser, "MAX_DEPTH", 10**6)
+    chain = f" {op} ".join(["f"] * 3000)
+    arith = " + ".join(["h"] * 3000)
+    text = "\n".join(
+        [
+            *HEAD,
+            f"let g = {chain}",
+            "program p : A -> A",
+            f"    sample h <- {chain if op == '>>' else 'f'}",
+            f"    let y = {arith}",
+            "    return y",
+            "export p",
+        ]
+    )
+    module = check(text + "\n")
+    assert not any(d.code == "QVR000" for d in module.diagnostics)
+    formatted = format_text(text)
+    assert formatted.ok, formatted.refused
+    assert f"let g = {chain}\n" in formatted.text
+    build_graph(module)
