@@ -238,14 +238,16 @@ def _stack_calls(module: ast.Module) -> list[ast.Call]:
     return sorted(found, key=lambda c: c.span.start)
 
 
-def _walk(node: object) -> Iterator[object]:
-    if isinstance(node, tuple):
-        for item in node:
-            yield from _walk(item)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        yield node
-        for f in dataclasses.fields(node):
-            yield from _walk(getattr(node, f.name))
+def _walk(root: object) -> Iterator[object]:
+    """Every syntax node under `root` (its own stack: no depth overflows Python's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(reversed(node))
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            yield node
+            stack.extend(getattr(node, f.name) for f in reversed(dataclasses.fields(node)))
 
 
 def compile_module(checked: CheckedModule, name: str | None = None) -> Morphism:

@@ -212,3 +212,13 @@ def test_long_flat_chains_are_walked_without_recursion(monkeypatch, op: str) -> 
     assert formatted.ok, formatted.refused
     assert f"let g = {chain}\n" in formatted.text
     build_graph(module)
+    torch = pytest.importorskip("torch")
+    from qvr_core.runtime.compile import Compiler
+    from qvr_core.runtime.errors import QvrError
+
+    if op == ">>":  # the program puts the chain in place: too deep to run, said in one line
+        with pytest.raises(QvrError, match="nested too deeply"):
+            Compiler(module).export()
+    else:  # the 3000-term sum is evaluated in a loop
+        with torch.no_grad():
+            Compiler(module).export().rsample(torch.randn(2, 4))  # type: ignore[operator]
