@@ -481,6 +481,7 @@ class Analyzer:
             return _abandoned(doc, generation, why, large=True)
         if diagnostics is None:
             return None
+        positions = await asyncio.to_thread(lambda: doc.positions)  # 0.1 s for 10 MB
         return Analysis(
             doc.uri,
             doc.version,
@@ -488,7 +489,7 @@ class Analyzer:
             doc.text,
             None,
             diagnostics,
-            doc.positions,
+            positions,
             generation,
             seconds=time.perf_counter() - started,
             large=True,
