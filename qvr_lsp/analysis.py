@@ -34,6 +34,7 @@ from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.span import Span
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.documents import Document, DocumentStore
+from qvr_lsp.large_check import check_in_child
 from qvr_lsp.memory import Collector
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,11 @@ DEBOUNCE_SECONDS = 0.05
 BUILD_DELAY_SECONDS = 0.3
 SETTLE_TIMEOUT_SECONDS = 2.0
 ANALYSIS_TIMEOUT_SECONDS = 20.0
+#: Above this many characters a document is large: its diagnostics come from a check in a
+#: child process (`large_check`), and the features that need the checked module decline it
+#: (hover, tokens, inlay hints, folding, outline, formatting...). A 10 MB file would
+#: otherwise take some 1 GB and many seconds of the server. Documented in docs/lsp.md.
+LARGE_DOCUMENT_CHARS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class Analysis:
     positions: TextPositions
     generation: int  # settings generation it was made under
     seconds: float = 0.0
+    large: bool = False  # diagnostics only (see LARGE_DOCUMENT_CHARS); module is None
 
     @property
     def ready(self) -> bool:
@@ -145,15 +152,28 @@ def analyze(
     )
 
 
+def is_large(text: str) -> bool:
+    """Whether a document gets diagnostics only (see LARGE_DOCUMENT_CHARS)."""
+    return len(text) > LARGE_DOCUMENT_CHARS
+
+
 def _internal_error(what: str) -> Diagnostic:
     message = f"internal error: {what}; please report it with this file"
     return make(rules.INTERNAL_ERROR, message, Span(0, 0, 0, 0, 0, 0))
 
 
-def _abandoned(doc: Document, generation: int, why: str) -> Analysis:
+def _abandoned(doc: Document, generation: int, why: str, large: bool = False) -> Analysis:
     note = _internal_error(why)
     return Analysis(
-        doc.uri, doc.version, doc.seq, doc.text, None, (note,), doc.positions, generation
+        doc.uri,
+        doc.version,
+        doc.seq,
+        doc.text,
+        None,
+        (note,),
+        doc.positions,
+        generation,
+        large=large,
     )
 
 
@@ -365,7 +385,12 @@ class Analyzer:
                 doc = self.documents.get(uri)
                 if doc is None:
                     return
-                analysis = await self._run(doc, entry.checker)
+                if is_large(doc.text):
+                    analysis = await self._run_large(doc, entry)
+                    if analysis is None:
+                        continue  # superseded: check the newest text
+                else:
+                    analysis = await self._run(doc, entry.checker)
                 entry.store(analysis)
                 self._announce(entry, analysis)
                 self._build_when_idle(entry, analysis)
@@ -451,6 +476,45 @@ class Analyzer:
 
     def _is_stale(self, analysis: Analysis) -> bool:
         return not self._is_current_text(analysis)
+
+    async def _run_large(self, doc: Document, entry: _Entry) -> Analysis | None:
+        """Diagnostics only, from a child process; None when a newer text came first."""
+        # what was kept for a smaller text of this document goes: nothing here answers from it
+        entry.checker = IncrementalChecker()
+        entry.good = entry.ready = None
+        generation = self.generation
+        started = time.perf_counter()
+
+        def stale() -> bool:
+            now = self.documents.get(doc.uri)
+            return now is None or now.seq != doc.seq or generation != self.generation
+
+        try:
+            diagnostics = await asyncio.wait_for(
+                check_in_child(doc.text, self.strict, stale), ANALYSIS_TIMEOUT_SECONDS * 3
+            )
+        except TimeoutError:
+            why = "the check of this large file took too long"
+            return _abandoned(doc, generation, why, large=True)
+        except Exception as exc:
+            log.exception("checking large %s version %s failed", doc.uri, doc.version)
+            why = f"the check of this large file failed ({exc})"
+            return _abandoned(doc, generation, why, large=True)
+        if diagnostics is None:
+            return None
+        positions = await asyncio.to_thread(lambda: doc.positions)  # 0.1 s for 10 MB
+        return Analysis(
+            doc.uri,
+            doc.version,
+            doc.seq,
+            doc.text,
+            None,
+            diagnostics,
+            positions,
+            generation,
+            seconds=time.perf_counter() - started,
+            large=True,
+        )
 
     async def _run(self, doc: Document, checker: IncrementalChecker) -> Analysis:
         loop = asyncio.get_running_loop()

@@ -66,11 +66,29 @@ def text(env: Env, expr: ast.Expr | ast.Literal) -> str:
 
 
 def _compose(env: Env, expr: ast.Compose) -> Arrow | None:
-    left = arrow(env, expr.left, "'>>'")
-    right = arrow(env, expr.right, "'>>'")
-    if left is None or right is None:
-        return None
-    return compose_types(env, left, right, expr.left, expr.right)
+    """`a >> b >> c ...`: along the chain's left spine in a loop, so that a long flat
+    chain does not recurse once per `>>` (each inner `>>` is recorded as `infer` would)."""
+    spine = _spine(expr, ast.Compose)
+    t = arrow(env, spine[-1].left, "'>>'")
+    for node in reversed(spine):
+        right = arrow(env, node.right, "'>>'")
+        t = (
+            None
+            if t is None or right is None
+            else compose_types(env, t, right, node.left, node.right)
+        )
+        if node is not expr and t is not None:
+            env.ctx.expr_types[node] = t
+            env.ctx.record_type(node.span, t)
+    return t
+
+
+def _spine(expr: ast.Compose | ast.Tensor, kind: type) -> list:
+    """`expr` and the nodes of its kind down its left side, outermost first."""
+    spine = [expr]
+    while type(spine[-1].left) is kind:
+        spine.append(spine[-1].left)
+    return spine
 
 
 def compose_types(
@@ -116,10 +134,19 @@ def lift(t: Product | Seq | object) -> Seq:
 
 
 def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
-    left = arrow(env, expr.left, "'@'")
-    right = arrow(env, expr.right, "'@'")
-    if left is None or right is None:
-        return None
+    """`a @ b @ c ...`: along the left spine in a loop, as `_compose` does."""
+    spine = _spine(expr, ast.Tensor)
+    t = arrow(env, spine[-1].left, "'@'")
+    for node in reversed(spine):
+        right = arrow(env, node.right, "'@'")
+        t = None if t is None or right is None else _pair(env, node, t, right)
+        if node is not expr and t is not None:
+            env.ctx.expr_types[node] = t
+            env.ctx.record_type(node.span, t)
+    return t
+
+
+def _pair(env: Env, expr: ast.Tensor, left: Arrow, right: Arrow) -> Arrow | None:
     parts = (left.dom, left.cod, right.dom, right.cod)
     if not all(isinstance(p, Product) for p in parts):
         bad = expr.left if any(isinstance(p, Seq) for p in (left.dom, left.cod)) else expr.right

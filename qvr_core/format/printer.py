@@ -87,11 +87,16 @@ def expr(node: ast.Expr | ast.Literal) -> str:
             args = [expr(a) for a in node.args] + [option(k) for k in node.kwargs]
             return f"{node.callee.text}({', '.join(args)})"
         case ast.Compose() | ast.Tensor():
-            level = _EXPR_PRECEDENCE[type(node)]
-            op = ">>" if isinstance(node, ast.Compose) else "@"
-            left = _wrap(expr(node.left), _expr_level(node.left) < level)
-            right = _wrap(expr(node.right), _expr_level(node.right) <= level)
-            return f"{left} {op} {right}"
+            # a loop along the left spine: a long flat chain does not recurse per operator
+            kind = type(node)
+            level = _EXPR_PRECEDENCE[kind]
+            op = " >> " if kind is ast.Compose else " @ "
+            rights = []
+            while type(node) is kind:
+                rights.append(_wrap(expr(node.right), _expr_level(node.right) <= level))
+                node = node.left
+            first = _wrap(expr(node), _expr_level(node) < level)
+            return op.join([first, *reversed(rights)])
     raise TypeError(f"not an expression: {type(node).__name__}")
 
 
@@ -108,10 +113,15 @@ def arith(node: ast.Arith) -> str:
             operand = arith(node.operand)
             return node.op + _wrap(operand, _arith_level(node.operand) < _UNARY_PRECEDENCE)
         case ast.Binary():
+            # a loop along the left spine of one precedence level, as for expressions
             level = _ARITH_PRECEDENCE[node.op]
-            left = _wrap(arith(node.left), _arith_level(node.left) < level)
-            right = _wrap(arith(node.right), _arith_level(node.right) <= level)
-            return f"{left} {node.op} {right}"
+            parts = []
+            while type(node) is ast.Binary and _ARITH_PRECEDENCE[node.op] == level:
+                right = _wrap(arith(node.right), _arith_level(node.right) <= level)
+                parts.append(f" {node.op} {right}")
+                node = node.left
+            first = _wrap(arith(node), _arith_level(node) < level)
+            return first + "".join(reversed(parts))
     raise TypeError(f"not arithmetic: {type(node).__name__}")
 
 
