@@ -25,15 +25,14 @@ import json
 import logging
 import os
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.datafile import DataFile
+from qvr_lsp.children import PACKAGE_ROOT, python_module
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
@@ -49,10 +48,9 @@ DEFAULT_MEMORY_MB = 4096
 POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 2.0
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-#: `-P`: the working directory is not put on `sys.path`, so a `torch.py` or
-#: `numpy.py` in the workspace is never imported in place of the real one.
-WORKER_COMMAND = (sys.executable, "-P", "-m", "qvr_lsp.worker")
+#: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
+#: is never imported in place of the real one.
+WORKER_COMMAND = python_module("qvr_lsp.worker")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable
 
 from qvr_core.diagnostics import Diagnostic
+from qvr_lsp.children import PACKAGE_ROOT, python_module
 
 POLL_SECONDS = 0.1
 STOP_GRACE_SECONDS = 2.0
@@ -31,9 +32,8 @@ async def check_in_child(
     """The diagnostics of `text`, or None when `stale()` turned true first (the child is
     stopped then). Raises RuntimeError when the child fails."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "qvr_lsp.large_check",
+        *python_module("qvr_lsp.large_check"),
+        cwd=PACKAGE_ROOT,  # never the workspace: see qvr_lsp/children.py
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
