@@ -23,6 +23,9 @@ class Severity(StrEnum):
 CODES: dict[str, tuple[Severity, str]] = {
     "QVR000": (Severity.ERROR, "internal error (a bug in qvr)"),
     "QVR001": (Severity.ERROR, "syntax error"),
+    "QVR010": (Severity.WARNING, "older surface of the language (quivers 0.1-0.10)"),
+    "QVR011": (Severity.INFORMATION, "not checked yet"),
+    "QVR012": (Severity.HINT, "qvr extension, not quivers syntax"),
     "QVR101": (Severity.ERROR, "undefined name"),
     "QVR102": (Severity.ERROR, "duplicate declaration"),
     "QVR103": (Severity.HINT, "declared but never used"),

@@ -32,6 +32,7 @@ KIND_WORDS = {
     SymbolKind.SAMPLE: "sampled site",
     SymbolKind.OBSERVE: "observed site",
     SymbolKind.LOCAL: "local value",
+    SymbolKind.DECLARATION: "declaration",
 }
 
 

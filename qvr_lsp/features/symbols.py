@@ -33,12 +33,14 @@ SYMBOL_KIND = {
     SymbolKind.SAMPLE: lsp.SymbolKind.Variable,
     SymbolKind.OBSERVE: lsp.SymbolKind.Event,
     SymbolKind.LOCAL: lsp.SymbolKind.Variable,
+    SymbolKind.DECLARATION: lsp.SymbolKind.Namespace,
 }
 DECL_KIND = {
     ast.ObjectDecl: SymbolKind.OBJECT,
     ast.MorphismDecl: SymbolKind.MORPHISM,
     ast.LetDecl: SymbolKind.LET,
     ast.ProgramDecl: SymbolKind.PROGRAM,
+    ast.OtherDecl: SymbolKind.DECLARATION,
 }
 
 
