@@ -449,15 +449,75 @@ class TreeBuilder(Transformer):
 
     def bare_bind(self, c: list) -> Era:
         target = _name(c[0])
-        source = _bare(c[2])
-        options = c[3].items if len(c) == 4 else ()
+        plate = c[1].node if type(c[1]) is _Plate else None
+        rest = c[2:] if plate is not None else c[1:]
+        source = _bare(rest[1])
+        options = rest[2].items if len(rest) == 3 else ()
         span = cover(c[0], _last(c))
-        step = ast.SampleStep(target, source, span, (), None, options)
+        step = ast.SampleStep(target, source, span, (), plate, options)
         message = (
             f"`{target.text} <- ...` is a bind of quivers 0.5-0.10 (and earlier); since 0.11 "
             f"it is written `sample {target.text} <- ...`"
         )
         return Era(step, message, span, lambda src: "sample " + src(span))
+
+    def era_draw(self, c: list) -> Era:
+        target, source = _name(c[1]), _bare(c[3])
+        options = c[4].items if len(c) == 5 else ()
+        span = cover(c[0], _last(c))
+        step = ast.SampleStep(target, source, span, (), None, options)
+        message = f"`draw {target.text} ~ ...` is quivers 0.1-0.4's `sample {target.text} <- ...`"
+        tail = c[3].span
+
+        def rewrite(src: Callable[[Span], str]) -> str:
+            text = f"sample {target.text} <- {src(tail)}"
+            return text + (" " + src(c[4].span) if len(c) == 5 else "")
+
+        return Era(step, message, span, rewrite)
+
+    def era_observe(self, c: list) -> Era:
+        targets, plate, source, options, span = _draw(c)
+        step = ast.ObserveStep(targets[0], plate, source, span, targets[1:], options)
+        message = "`observe y ~ F(...)` is quivers 0.1-0.4's `observe y <- F(...)`"
+        tilde = next(t for t in c if type(t) is Token and t.type == "TILDE")
+
+        def rewrite(src: Callable[[Span], str]) -> str:
+            return src(Span(span.start, tilde.start, 0, 0, 0, 0)) + "<-" + src(
+                Span(tilde.end, span.end, 0, 0, 0, 0)
+            )
+
+        return Era(step, message, span, rewrite)
+
+    def era_object_equal(self, c: list) -> Era:
+        names = c[1]
+        body = _bare(c[3])
+        span = cover(c[0], c[3].span)
+        decl = ast.ObjectDecl(names[0], body, None, span, names[1:])
+        message = "`object X = ...` is quivers 0.1-0.4's `object X : ...`"
+        equal = c[2]
+
+        def rewrite(src: Callable[[Span], str]) -> str:
+            return src(Span(span.start, equal.start, 0, 0, 0, 0)) + ":" + src(
+                Span(equal.end, span.end, 0, 0, 0, 0)
+            )
+
+        return Era(decl, message, span, rewrite)
+
+    def era_output(self, c: list) -> Era:
+        name = _name(c[1])
+        span = cover(c[0], c[1])
+        message = f"`output {name.text}` is quivers 0.1-0.4's `export {name.text}`"
+        return Era(ast.ExportDecl(name, span), message, span, lambda src: f"export {name.text}")
+
+    def era_quantale(self, c: list) -> Era:
+        name = _name(c[1])
+        span = cover(c[0], c[1])
+        clause = ast.Clause("composition", _name(c[0]), (name,), (name,), (), span)
+        message = (
+            f"`quantale {name.text}` is quivers 0.1-0.4's `composition {name.text}` "
+            "(0.11 on)"
+        )
+        return Era(clause, message, span, lambda src: f"composition {name.text}")
 
     def output_step(self, c: list) -> Era:
         name = _name(c[1])

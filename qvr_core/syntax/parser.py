@@ -63,6 +63,9 @@ _NESTING_TOKENS = frozenset(
 )
 _WORD_TYPES = KEYWORD_TYPES | frozenset(SOFT_KEYWORDS.values())
 
+#: Tokens that only an older surface would put after a line's first keyword.
+_ERA_ONLY = {"OBJECT": frozenset({"EQUAL"}), "OBSERVE": frozenset({"TILDE"})}
+
 #: The start symbol of each kind of line: a declaration's first line ("decl"), a
 #: program step, and the body lines of the other declarations.
 STARTS = (
@@ -542,6 +545,13 @@ class _FileParser:
             children = lines[i + 1 : j]
             if line.indent < base:
                 self._misaligned(line, base, start)
+            joined = None
+            if children and not self._parses(line, start):
+                joined = self._continued(line, children, start)  # `factor ... in` + its body
+            if joined is not None:
+                out.append(joined)
+                i = j
+                continue
             node = self._line(line, start)
             siblings: list = []
             if node is not None and children:
@@ -582,6 +592,13 @@ class _FileParser:
             return joined, []
         self._misaligned(lines[0], line.indent, start)
         return node, self._block(lines, start)
+
+    def _parses(self, line: LogicalLine, start: str) -> bool:
+        try:
+            _run(self.tables[start], line.tokens)
+        except Exception:
+            return False
+        return True
 
     def _continued(self, line: LogicalLine, lines: list[LogicalLine], start: str) -> object:
         """The line and the deeper lines below it parsed as one (`factor ... in` and its
@@ -666,6 +683,8 @@ class _FileParser:
         expected = _acceptable(tables, stuck.states)
         if stuck.index == 0:
             expected.discard("NAME")
+        # what only older surfaces write (`object X = ...`, `observe y ~ F`) is not suggested
+        expected -= _ERA_ONLY.get(tokens[0].type, frozenset())
         if stuck.index < len(tokens):
             found = tokens[stuck.index]
             span = found.span
