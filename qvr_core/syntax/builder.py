@@ -509,6 +509,22 @@ class TreeBuilder(Transformer):
         message = f"`output {name.text}` is quivers 0.1-0.4's `export {name.text}`"
         return Era(ast.ExportDecl(name, span), message, span, lambda src: f"export {name.text}")
 
+    def era_schema(self, c: list) -> Era:
+        clause = _clause("schema", c)
+        open_, close = c[2], c[4]
+        span = clause.span
+        message = (
+            "`schema name[X : C] : ...` is quivers 0.1-0.10's; since 0.11 the parameters are "
+            "in parentheses: `schema name (X : C) : ...`"
+        )
+
+        def rewrite(src: Callable[[Span], str]) -> str:
+            head = src(Span(span.start, open_.start, 0, 0, 0, 0)).rstrip()
+            inner = src(Span(open_.end, close.start, 0, 0, 0, 0))
+            return f"{head} ({inner})" + src(Span(close.end, span.end, 0, 0, 0, 0))
+
+        return Era(clause, message, span, rewrite)
+
     def era_quantale(self, c: list) -> Era:
         name = _name(c[1])
         span = cover(c[0], c[1])

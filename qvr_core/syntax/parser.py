@@ -499,6 +499,9 @@ class _FileParser:
         )
 
     def _declaration(self, chunk: Chunk) -> ast.Decl | None:
+        braced = self._braced_deduction(chunk)
+        if braced is not None:
+            return braced
         head = self._line(chunk.head, "decl")
         span = cover(chunk.head.tokens[0], chunk.last_token)
         if type(head) is Header:
@@ -530,6 +533,31 @@ class _FileParser:
         if chunk.doc is not None and not isinstance(head, ast.ExportDecl):
             head = dataclasses.replace(head, doc=chunk.doc)
         return head
+
+    def _braced_deduction(self, chunk: Chunk) -> ast.OtherDecl | None:
+        """`deduction D : A -> B { ... }` (quivers 0.5-0.10): the braces make one logical
+        line of the whole block. Its header is kept (so its name is declared), and the
+        block gets one diagnostic naming the era instead of errors in every rule."""
+        tokens = chunk.head.tokens
+        if tokens[0].text != "deduction" or tokens[-1].type != "RBRACE":
+            return None
+        brace = next((i for i, t in enumerate(tokens) if t.type == "LBRACE"), None)
+        if brace is None or brace == 0:
+            return None
+        try:
+            head = _run(self.tables["decl"], tokens[:brace])
+        except Exception:
+            return None
+        if type(head) is not ast.Clause or head.kind != "deduction":
+            return None
+        span = cover(tokens[0], tokens[-1])
+        message = (
+            "a braced `deduction ... { ... }` block is quivers 0.5-0.10's: since 0.11 its body "
+            "is indented, without braces, one atom list or rule per line; its rules are "
+            "not read"
+        )
+        self.diagnostics.append(make("QVR010", message, cover(tokens[brace], tokens[-1])))
+        return ast.OtherDecl(dataclasses.replace(head, span=span), chunk.doc, span)
 
     def _block(self, lines: list[LogicalLine], start: str) -> list:
         """The nodes of a block of lines at one indentation; deeper lines belong to the

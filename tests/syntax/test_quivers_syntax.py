@@ -171,6 +171,10 @@ def test_declarations_with_bodies_nest_their_lines() -> None:
         ("quantale product_fuzzy", "composition product_fuzzy"),
         ("object Atoms = {NP, S}", "object Atoms : {NP, S}"),
         (
+            "schema fwd[X, Y : Cat] : (X/Y) * Y -> X",
+            "schema fwd (X, Y : Cat) : (X/Y) * Y -> X",
+        ),
+        (
             "program p : A -> A\n    y <- Normal(0.0, 1.0)\n    return y",
             "sample y <- Normal(0.0, 1.0)",
         ),
@@ -193,6 +197,22 @@ def test_older_surfaces_get_one_diagnostic_whose_fix_is_todays_syntax(
     assert edit.new_text == rewritten
     fixed = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
     assert parse(fixed).diagnostics == ()
+
+
+def test_a_braced_deduction_block_is_one_older_surface_diagnostic() -> None:
+    text = (
+        "deduction AB : Term -> Term {\n"
+        "    atoms {\n        S, NP\n    }\n"
+        "    rule fwd\n        : span(I, K, S)\n        |- span(I, K, NP)\n"
+        "}\n"
+        "define p = parser(rules=[AB])\n"
+    )
+    result = parse(text)
+    assert_consistent(text, result)
+    assert [d.code for d in result.diagnostics] == ["QVR010"]
+    deduction, _define = result.module.decls
+    assert deduction.name.text == "AB"
+    assert [d.code for d in check(text).diagnostics if d.is_error] == []  # AB is declared
 
 
 # ------------------------------------------------------- checker, no cascades
