@@ -96,9 +96,22 @@ def _wheel(base: Path) -> Path:
     return found[0]
 
 
-@cache
+_FAILED: list[OracleUnavailable] = []  # a failure is not retried within a run
+
+
 def parsers() -> dict[str, object]:
     """A tree-sitter parser per grammar revision, oldest first."""
+    if _FAILED:
+        raise _FAILED[0]
+    try:
+        return _parsers()
+    except OracleUnavailable as exc:
+        _FAILED.append(exc)
+        raise
+
+
+@cache
+def _parsers() -> dict[str, object]:
     try:
         import tree_sitter
     except ImportError as exc:

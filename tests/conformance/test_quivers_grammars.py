@@ -25,49 +25,45 @@ from tests.conformance import oracle
 from tests.conformance.shared import CorpusFile, corpus
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-FILES = corpus()
 
 
-@cache
-def _unavailable() -> str | None:
+def _split() -> tuple[list[CorpusFile], list[CorpusFile], str | None]:
+    """The corpus files quivers 0.11+ accepts and the older ones, or why there are none."""
+    files = corpus()
+    if not files:
+        return [], [], "../shared/corpus not found (set QVR_SHARED)"
     try:
-        oracle.parsers()
+        accepted = {f.name: oracle.accepted_by(f.text()) for f in files}
     except oracle.OracleUnavailable as exc:
-        return str(exc)
-    return None
+        return [], [], f"quivers' parsers are unavailable: {exc}"
+    modern = [f for f in files if oracle.modern(accepted[f.name])]
+    older = [f for f in files if not oracle.modern(accepted[f.name])]
+    return modern, older, None
 
 
-@pytest.fixture(autouse=True)
-def _need_oracle() -> None:
-    reason = _unavailable()
-    if reason is not None:
-        print(f"skipped: quivers' parsers are unavailable: {reason}")
-        pytest.skip(f"quivers' parsers are unavailable: {reason}")
+MODERN, OLDER, UNAVAILABLE = _split()
 
 
-def _corpus_ids(f: CorpusFile) -> str:
-    return f.name.split("/")[-1]
+def _skip_if_unavailable() -> None:
+    if UNAVAILABLE is not None:
+        print(f"skipped: {UNAVAILABLE}")
+        pytest.skip(UNAVAILABLE)
 
 
-def _needs_corpus() -> None:
-    if not FILES:
-        print("skipped: ../shared/corpus not found (set QVR_SHARED)")
-        pytest.skip("../shared/corpus not found (set QVR_SHARED)")
+def _ids(f: CorpusFile | None) -> str:
+    return f.name.split("/")[-1] if f is not None else "unavailable"
 
 
 @cache
 def _accepted(name: str) -> tuple[str, ...]:
-    f = next(f for f in FILES if f.name == name)
+    f = next(f for f in MODERN if f.name == name)
     return tuple(oracle.accepted_by(f.text()))
 
 
-@pytest.mark.parametrize("f", FILES or [None], ids=lambda f: _corpus_ids(f) if f else "none")
+@pytest.mark.parametrize("f", MODERN or [None], ids=_ids)
 def test_a_every_file_quivers_011_accepts_parses(f: CorpusFile | None) -> None:
-    _needs_corpus()
+    _skip_if_unavailable()
     assert f is not None
-    accepted = _accepted(f.name)
-    if not oracle.modern(list(accepted)):
-        pytest.skip(f"{f.era}: only quivers grammars before 0.11 accept it ({accepted})")
     text = f.text()
     errors = [d for d in parse(text).diagnostics if d.code in ("QVR000", "QVR001")]
     assert errors == [], [(d.span.start_line + 1, d.message) for d in errors]
@@ -77,14 +73,20 @@ def test_a_every_file_quivers_011_accepts_parses(f: CorpusFile | None) -> None:
     assert bad == [], [(d.code, d.span.start_line + 1, d.message) for d in bad]
 
 
-@pytest.mark.parametrize("f", FILES or [None], ids=lambda f: _corpus_ids(f) if f else "none")
+@pytest.mark.parametrize("f", OLDER or [None], ids=_ids)
 def test_older_files_get_era_diagnostics_not_crashes(f: CorpusFile | None) -> None:
-    _needs_corpus()
+    _skip_if_unavailable()
     assert f is not None
-    if oracle.modern(list(_accepted(f.name))):
-        pytest.skip("a file of quivers 0.11 or later")
     module = check(f.text())
     assert not [d for d in module.diagnostics if d.code == "QVR000"]
+
+
+def _skip_if_oracle_unavailable() -> None:
+    try:
+        oracle.parsers()
+    except oracle.OracleUnavailable as exc:
+        print(f"skipped: quivers' parsers are unavailable: {exc}")
+        pytest.skip(f"quivers' parsers are unavailable: {exc}")
 
 
 def _examples() -> list[Path]:
@@ -93,6 +95,7 @@ def _examples() -> list[Path]:
 
 @pytest.mark.parametrize("path", _examples(), ids=lambda p: p.name)
 def test_b_every_example_is_accepted_by_a_quivers_grammar(path: Path) -> None:
+    _skip_if_oracle_unavailable()
     text = path.read_text(encoding="utf-8")
     extension = [d for d in check(text).diagnostics if d.code == "QVR012"]
     if extension:
@@ -110,13 +113,11 @@ def test_b_every_example_is_accepted_by_a_quivers_grammar(path: Path) -> None:
     assert oracle.modern(accepted), f"{path.name}: accepted only by {accepted}"
 
 
-@pytest.mark.parametrize("f", FILES or [None], ids=lambda f: _corpus_ids(f) if f else "none")
+@pytest.mark.parametrize("f", MODERN or [None], ids=_ids)
 def test_c_formatting_keeps_the_dialect(f: CorpusFile | None) -> None:
-    _needs_corpus()
+    _skip_if_unavailable()
     assert f is not None
     accepted = _accepted(f.name)
-    if not oracle.modern(list(accepted)):
-        pytest.skip("a file of quivers before 0.11 (qvr fmt leaves it alone)")
     result = format_text(f.text())
     assert result.ok, result.refused
     after = oracle.accepted_by(result.text)
@@ -126,6 +127,7 @@ def test_c_formatting_keeps_the_dialect(f: CorpusFile | None) -> None:
 
 @pytest.mark.parametrize("path", _examples(), ids=lambda p: p.name)
 def test_c_formatting_the_examples_keeps_their_grammar(path: Path) -> None:
+    _skip_if_oracle_unavailable()
     text = path.read_text(encoding="utf-8")
     before = oracle.accepted_by(text)
     result = format_text(text)
