@@ -482,8 +482,8 @@ def _unused(
         if isinstance(d, ast.ExportDecl | ast.OtherDecl) or _peek(ctx.top, d.name.text) is not d:
             continue
         n = d.name.text
-        if n in exported or n in used:
-            continue
+        if any(m.text in exported or m.text in used for m in declared_names(d)):
+            continue  # (`morphism f, g : ...` is used when either is)
         if isinstance(d, ast.ProgramDecl) and not exported:
             continue  # entry points; QVR501 already asks for an export
         kind = type(d).__name__.removesuffix("Decl").lower()

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from qvr_core.check.context import Context
     from qvr_core.check.programs import ProgramChecker
 
-#: Object bodies the checker types.
-SEED_BODIES = (ast.SizedObject, ast.TypeRef)
 _SEED_OPS = frozenset({"+", "-", "*", "/"})
 _KNOWN_FUNCS = frozenset(UNARY_FUNCS + BINARY_FUNCS)
 _SEED_ARITH = (ast.Number, ast.Var, ast.Unary, ast.Binary, ast.Apply)
@@ -76,10 +74,6 @@ def check_other(ctx: Context, decl: ast.OtherDecl) -> None:
         return
     label = f"{keyword} {decl.name.text}" if decl.names else keyword
     note(ctx, decl.name.span, label)
-
-
-def object_reason(body: object) -> bool:
-    return not isinstance(body, SEED_BODIES)
 
 
 # ---------------------------------------------------------------- programs
@@ -194,6 +188,7 @@ def _has_unchecked_expr(expr: object) -> bool:
 
 
 def expr_reason(expr: ast.Expr) -> bool:
+    """Whether a morphism expression uses what the checker does not type yet."""
     return _has_unchecked_expr(expr)
 
 
@@ -258,9 +253,6 @@ def _callee(pc: ProgramChecker, name: ast.Name) -> None:
         _use(pc, name, set())
     elif n in pc.ctx.top:
         pc.ctx.ref(name.span, SymbolKey(n))
-        for d in (pc.ctx.top[n],):
-            if isinstance(d, ast.MorphismDecl | ast.LetDecl):
-                pc.ctx.used.add(SymbolKey(d.name.text))
 
 
 def _source(pc: ProgramChecker, expr: object, data: set[str]) -> None:

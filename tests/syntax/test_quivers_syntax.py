@@ -277,3 +277,15 @@ def test_a_morphism_with_a_family_needs_no_role() -> None:
         "let m = f\nexport m\n"
     )
     assert codes(text) == []
+
+
+def test_each_name_of_a_multi_name_morphism_is_a_morphism() -> None:
+    text = (
+        "object A : Real 2\n"
+        "morphism f, g : A -> A ~ Normal\n"
+        "let m = g >> f\nlet n = g\nexport m\nexport n\n"
+    )
+    module = check(text)
+    assert [d.code for d in module.diagnostics] == []
+    assert set(module.morphisms) == {"f", "g"}
+    assert module.lets["n"].type is not None
