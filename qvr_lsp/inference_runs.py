@@ -5,7 +5,10 @@ the request to its stdin and reads its JSON events. A run ends with the
 worker's summary, or with a `CommandError` that says what happened: the
 client cancelled, the wall-clock limit passed, the worker ran out of memory
 or crashed, the loss became NaN, the data could not be read. Whatever
-happens, the worker process is gone when `run` returns.
+happens, the worker process is gone when `run` returns. At most
+`QVR_INFERENCE_WORKERS` workers (one per core by default) are alive at once;
+further runs wait in order (`worker_slots`). A worker also ends when the
+server does, even if the server is killed (see `worker._die_with_parent`).
 
 Limits come from the environment (`QVR_INFERENCE_TIMEOUT_SECONDS`,
 `QVR_INFERENCE_MEMORY_MB`); a request may ask for less, never more.
@@ -15,23 +18,25 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import contextlib
 import itertools
 import json
 import logging
 import os
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qvr_core.datafile import DataFile
+from qvr_lsp.children import PACKAGE_ROOT, python_module
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
+from qvr_lsp.worker_slots import WorkerSlots
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
@@ -43,7 +48,9 @@ DEFAULT_MEMORY_MB = 4096
 POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 2.0
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
+#: is never imported in place of the real one.
+WORKER_COMMAND = python_module("qvr_lsp.worker")
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ class InferenceRuns:
         self._active: dict[str, RunProgress] = {}
         self._processes: set[asyncio.subprocess.Process] = set()
         self._ids = itertools.count(1)
+        #: at most this many workers at once (one per core by default); more runs wait
+        self.slots = WorkerSlots()
         atexit.register(self.kill_all)
 
     def ensure_free(self, uri: str) -> None:
@@ -98,7 +107,7 @@ class InferenceRuns:
         request: InferenceRequest,
         source: str,
         program: str,
-        data: Path | None,
+        data: DataFile | None,
         cancelled: Callable[[], bool],
         source_path: str | None = None,
         progress_token: str | int | None = None,
@@ -112,22 +121,27 @@ class InferenceRuns:
         self.ensure_free(uri)
         limits = self.limits.for_request(request)
         progress = RunProgress(
-            self.server, uri, next(self._ids), request.method, request.steps, progress_token
+            self.server,
+            uri,
+            next(self._ids),
+            request.run.method,
+            request.run.steps,
+            progress_token,
         )
         self._active[uri] = progress
         outcome = "failed"
         started = time.monotonic()
         try:
-            await progress.begin(f"QVR {request.method.upper()}: {program}")
+            await progress.begin(f"QVR {request.run.method.upper()}: {program}")
             payload = {
                 "source": source,
                 "path": source_path,
-                **request.job_arguments(),
+                **request.job_arguments(self.server.settings.memory_budget),
                 "program": program,
-                "data": str(data) if data is not None else None,
+                **_data_fields(data),
                 "memory_mb": limits.memory_mb,
             }
-            summary = await self._supervise(payload, progress, limits, cancelled)
+            summary = await self._in_turn(payload, progress, limits, cancelled)
             outcome = "done"
         except _Stopped as stop:
             outcome = stop.kind
@@ -142,12 +156,32 @@ class InferenceRuns:
         return {
             **summary,
             "runId": progress.run_id,
-            "method": request.method,
+            "method": request.run.method,
             "program": program,
             "status": "completed",
         }
 
     # ------------------------------------------------------------ process
+
+    async def _in_turn(
+        self,
+        payload: dict[str, Any],
+        progress: RunProgress,
+        limits: RunLimits,
+        cancelled: Callable[[], bool],
+    ) -> dict[str, Any]:
+        """Wait for a worker slot (cancellable), then run; the slot is freed in any case."""
+
+        def stop_reason() -> str | None:
+            return "cancelled" if cancelled() or progress.cancel_requested() else None
+
+        reason = await self.slots.acquire(stop_reason, progress.queued)
+        if reason is not None:
+            raise _Stopped(reason)
+        try:
+            return await self._supervise(payload, progress, limits, cancelled)
+        finally:
+            self.slots.release()
 
     async def _supervise(
         self,
@@ -157,13 +191,12 @@ class InferenceRuns:
         cancelled: Callable[[], bool],
     ) -> dict[str, Any]:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "qvr_lsp.worker",
+            *WORKER_COMMAND,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=_worker_environment(),
+            cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
             limit=EVENT_LINE_LIMIT,
             start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
         )
@@ -206,6 +239,13 @@ class InferenceRuns:
 
 
 # ------------------------------------------------------------------ events
+
+
+def _data_fields(data: DataFile | None) -> dict[str, Any]:
+    """The data file's bytes for the worker: it never opens the path itself."""
+    if data is None:
+        return {}
+    return {"data_name": data.name, "data_base64": base64.b64encode(data.content).decode()}
 
 
 def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
@@ -305,11 +345,18 @@ def _end_message(outcome: str, seconds: float) -> str:
 
 
 def _worker_environment() -> dict[str, str]:
-    """The server's environment, with this package importable even when not installed."""
+    """The server's environment, with this package importable even when not installed.
+
+    Relative `PYTHONPATH` entries are dropped: they would name folders of
+    whatever directory the worker starts in.
+    """
     env = dict(os.environ)
-    paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    given = env.get("PYTHONPATH", "").split(os.pathsep)
+    paths = [str(PACKAGE_ROOT), *(p for p in given if os.path.isabs(p))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONSAFEPATH"] = "1"  # what -P does, for any Python the run itself may start
+    env["QVR_SERVER_PID"] = str(os.getpid())  # the worker ends when this process does
     return env
 
 

@@ -14,22 +14,24 @@ from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from qvr_lsp import __version__
 from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
 from qvr_lsp.convert import UTF16, encoding_of
-from qvr_lsp.documents import DocumentStore
+from qvr_lsp.documents import DocumentStore, is_qvr_document
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
+from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
 from qvr_lsp.settings import Settings
 
 log = logging.getLogger("qvr_lsp")
 
 
-class QvrProtocol(LanguageServerProtocol):
+class QvrProtocol(AnsweringProtocol):
     """pygls's protocol with the text kept by `DocumentStore` (protocol line rules).
+
+    Every request it cannot serve is answered with an error (see protocol.py).
 
     pygls's workspace still gets a copy of each full text, so anything that
     reads `server.workspace.get_text_document(uri).source` sees the same text.
@@ -78,19 +80,54 @@ class QvrProtocol(LanguageServerProtocol):
         finally:
             self._server.command_progress_tokens.pop(msg_id, None)
 
+    #: True once `exit` arrived: nothing more is written to the client.
+    closing = False
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls's, forgetting the handler's future once it is done.
+
+        pygls 2.1 files the future of every notification and of every step of a
+        generator handler under a fresh id in `_request_futures` and removes
+        only those of requests: each `didChange` kept a Future with its lock
+        and condition, 2.3 KB an edit for the life of the server.
+        """
+
+        def done(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _send_data(self, data: Any) -> None:
+        """Drop messages after `exit`: the stream is closed, and a failed write would be
+        logged, reported to the client, fail again, and so on (38 MB of tracebacks)."""
+        if not self.closing:
+            super()._send_data(data)
+
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
-        """Over TCP, stop serving instead of raising SystemExit inside a handler.
+        """Stop the work first (workers killed, analyses dropped), then exit.
 
+        Over TCP, stop serving instead of raising SystemExit inside a handler:
         pygls calls sys.exit from the message handler, which over TCP escapes
         the event loop with a traceback; stopping the server lets `start_tcp`
         return and the command exit with the code the protocol asks for.
         """
+        self.closing = True
+        self._server.stop_work()
+        self._server.exit_code = 0 if self._shutdown else 1
         if self._server.transport != "tcp":
             return (yield from super().lsp_exit(*args))
         if (handler := self.fm.features.get(lsp.EXIT)) is not None:
             yield handler, args, None
-        self._server.exit_code = 0 if self._shutdown else 1
         self._server.shutdown()
         return None
 
@@ -111,7 +148,7 @@ class QvrProtocol(LanguageServerProtocol):
         self._shutdown = True
 
 
-class QvrLanguageServer(LanguageServer):
+class QvrLanguageServer(AnsweringServer):
     """Holds the open documents, their analyses and the settings; features do the rest."""
 
     def __init__(self, *, debounce: float = DEBOUNCE_SECONDS) -> None:
@@ -179,17 +216,33 @@ class QvrLanguageServer(LanguageServer):
         def shutdown(params: None) -> None:
             self.analyzer.shutdown()
 
+    def stop_work(self) -> None:
+        """At `exit`: kill the inference workers and drop the analyses, without waiting."""
+        runs = getattr(self, "inference_runs", None)
+        if runs is not None:
+            runs.kill_all()
+        self.analyzer.shutdown()
+        if _loop_running():  # handlers cancelled as the loop ends are not errors
+            asyncio.get_running_loop().set_exception_handler(_ignore_cancelled)
+
     def apply_settings(self, payload: Any) -> None:
         self.settings = self.settings.updated(payload)
         log.info("settings: %s", self.settings)
         if _loop_running():
-            self.analyzer.configure(strict=self.settings.strict)
+            self.analyzer.configure(
+                strict=self.settings.strict, memory_budget=self.settings.memory_budget
+            )
         else:
             self.analyzer.strict = self.settings.strict
+            self.analyzer.memory_budget = self.settings.memory_budget
 
     @guarded()
     def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
+        if not is_qvr_document(item.uri, item.language_id):
+            log.info("ignoring %s: its languageId is %r, not qvr", item.uri, item.language_id)
+            self.documents.ignored.add(item.uri)
+            return
         self.documents.open(item.uri, item.text, item.version, item.language_id)
         self._mirror(item.uri)
         self.analyzer.schedule(item.uri, immediate=True)
@@ -199,7 +252,8 @@ class QvrLanguageServer(LanguageServer):
         uri = params.text_document.uri
         doc = self.documents.change(uri, params.text_document.version, params.content_changes)
         if doc is None:
-            log.warning("change to %s, which is not open", uri)
+            if uri not in self.documents.ignored:
+                log.warning("change to %s, which is not open", uri)
             return
         self._mirror(uri)
         self.analyzer.schedule(uri)
@@ -216,6 +270,11 @@ class QvrLanguageServer(LanguageServer):
         if doc is not None:
             item = lsp.TextDocumentItem(doc.uri, doc.language_id, doc.version, doc.text)
             self.workspace.put_text_document(item)
+
+
+def _ignore_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 def _loop_running() -> bool:

@@ -5,30 +5,44 @@ language server, and the server stops a run by ending this process. This is
 the only part of `qvr_lsp` that imports torch (through
 `qvr_core.inference.job`).
 
-Protocol: the request is one JSON object on stdin (`WorkerRequest` fields);
-events are JSON lines on stdout:
+Protocol: the request is one JSON object on stdin (`run_inference`'s
+arguments; a data file comes as its bytes, `data_name` and base64
+`data_base64`, read once by the server: the worker never opens a path the
+client named); events are JSON lines on stdout:
 
     {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
     {"event": "result", "summary": {...}}
-    {"event": "error", "kind": "nan" | "inference" | "memory" | "error", "message": "..."}
+    {"event": "error", "kind": "nan" | "inference" | "size" | "memory" | "error", "message": "..."}
 
 Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
 """
 
 from __future__ import annotations
 
+import base64
+import ctypes
 import json
 import math
 import os
 import resource
+import signal
 import sys
+import threading
+import time
 import traceback
 from typing import IO, Any
 
 MIB = 1024 * 1024
+#: The server's process id, set by the server (a parent that died before the
+#: worker looked would otherwise go unnoticed).
+SERVER_PID_VARIABLE = "QVR_SERVER_PID"
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_SECONDS = 0.25
+EXIT_ORPHANED = 3
 
 
 def main() -> int:
+    parent = _die_with_parent()
     protocol = _protocol_stream()
     try:
         request = json.loads(sys.stdin.read())
@@ -36,7 +50,6 @@ def main() -> int:
         _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
         return 2
     _limit_memory(request.pop("memory_mb", None))
-    parent = os.getppid()
     try:
         summary = _run(request, protocol, parent)
     except MemoryError:
@@ -61,7 +74,60 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
         return os.getppid() != parent  # the server is gone: nobody waits for the result
 
     source = request.pop("source")
-    return run_inference(source, **request, on_progress=on_progress, should_stop=should_stop)
+    data = _data_file(request.pop("data_name", None), request.pop("data_base64", None))
+    return run_inference(
+        source, **request, data=data, on_progress=on_progress, should_stop=should_stop
+    )
+
+
+def _data_file(name: object, encoded: object) -> Any:
+    """The data file the server read, from its bytes (None without data)."""
+    if encoded is None:
+        return None
+    from qvr_core.inference.data import DataFile
+
+    return DataFile(str(name), base64.b64decode(str(encoded), validate=True))
+
+
+def _die_with_parent() -> int:
+    """End this process when the server ends, however it ends (even by SIGKILL).
+
+    Nobody would read the result, and a run can take minutes of full CPU per
+    step. On Linux the kernel sends SIGKILL when the parent dies
+    (`PR_SET_PDEATHSIG`); everywhere a watchdog thread notices that the
+    parent changed. Returns the server's process id.
+    """
+    parent = _server_pid()
+    _set_parent_death_signal()
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(EXIT_ORPHANED)
+    watchdog = threading.Thread(
+        target=_watch_parent, args=(parent,), name="qvr-parent-watchdog", daemon=True
+    )
+    watchdog.start()
+    return parent
+
+
+def _server_pid() -> int:
+    value = os.environ.get(SERVER_PID_VARIABLE, "")
+    return int(value) if value.isdigit() else os.getppid()
+
+
+def _set_parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc to call: the watchdog still works
+        pass
+
+
+def _watch_parent(parent: int, interval: float = PARENT_POLL_SECONDS) -> None:
+    while True:
+        time.sleep(interval)
+        if os.getppid() != parent:
+            os._exit(EXIT_ORPHANED)
 
 
 def _protocol_stream() -> IO[str]:
@@ -101,8 +167,8 @@ def _memory_error() -> dict[str, Any]:
     return {
         "event": "error",
         "kind": "memory",
-        "message": f"the run ran out of memory{limit}: try a smaller batch or seq_len, "
-        "or allow more memory (memory_mb, QVR_INFERENCE_MEMORY_MB)",
+        "message": f"the inference worker ran out of memory{limit} before the run was sized "
+        "(loading torch or the program): allow more memory (memory_mb, QVR_INFERENCE_MEMORY_MB)",
     }
 
 
@@ -111,6 +177,10 @@ def _kind(exc: Exception) -> str:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "NonFiniteLossError" in names:
         return "nan"
+    if "RunTooLargeError" in names:
+        return "size"  # refused before allocating: the estimate is over the budget
+    if "RunOutOfMemoryError" in names:
+        return "memory"
     if names & {"InferenceError", "QvrRuntimeError"}:
         return "inference"  # a problem the user can fix, in words the user reads
     text = str(exc).lower()
@@ -122,6 +192,10 @@ def _kind(exc: Exception) -> str:
 
 def _message(exc: Exception) -> str:
     text = str(exc).strip()
+    if _kind(exc) == "memory" and type(exc).__name__ == "RunOutOfMemoryError":
+        return f"{text} (or allow more memory: memory_mb, QVR_INFERENCE_MEMORY_MB)"
+    if _kind(exc) == "size":
+        return text
     if _kind(exc) == "memory":
         return f"{_memory_error()['message']} ({type(exc).__name__}: {text})"
     if _kind(exc) in ("nan", "inference"):

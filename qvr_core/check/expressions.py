@@ -7,8 +7,10 @@ is applied pointwise, `[A] -> [B]`; so `tok_embed >> scan(cell)` is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from qvr_core import rules
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
@@ -36,7 +38,9 @@ def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
         t = _call(env, expr)
     else:  # a literal where a morphism is expected
         env.ctx.report(
-            "QVR401", f"expected a morphism, found {env.ctx.source(expr.span)}", expr.span
+            rules.WRONG_KIND,
+            f"expected a morphism, found {env.ctx.source(expr.span)}",
+            expr.span,
         )
         return None
     if t is not None:
@@ -50,7 +54,7 @@ def arrow(env: Env, expr: ast.Expr, where: str) -> Arrow | None:
     t = infer(env, expr)
     if isinstance(t, Group):
         env.ctx.report(
-            "QVR301",
+            rules.GROUP_AS_MORPHISM,
             f"{env.ctx.source(expr.span)} is a replicate={t.count} group; {where} needs one "
             f"morphism: use fan({env.ctx.source(expr.span)}) or one copy such as "
             f"{env.ctx.source(expr.span)}_0",
@@ -68,11 +72,29 @@ def text(env: Env, expr: ast.Expr | ast.Literal) -> str:
 
 
 def _compose(env: Env, expr: ast.Compose) -> Arrow | None:
-    left = arrow(env, expr.left, "'>>'")
-    right = arrow(env, expr.right, "'>>'")
-    if left is None or right is None:
-        return None
-    return compose_types(env, left, right, expr.left, expr.right)
+    """`a >> b >> c ...`: along the chain's left spine in a loop, so that a long flat
+    chain does not recurse once per `>>` (each inner `>>` is recorded as `infer` would)."""
+    spine = _spine(expr, ast.Compose)
+    t = arrow(env, spine[-1].left, "'>>'")
+    for node in reversed(spine):
+        right = arrow(env, node.right, "'>>'")
+        t = (
+            None
+            if t is None or right is None
+            else compose_types(env, t, right, node.left, node.right)
+        )
+        if node is not expr and t is not None:
+            env.ctx.expr_types[node] = t
+            env.ctx.record_type(node.span, t)
+    return t
+
+
+def _spine(expr: ast.Compose | ast.Tensor, kind: type) -> list:
+    """`expr` and the nodes of its kind down its left side, outermost first."""
+    spine = [expr]
+    while type(spine[-1].left) is kind:
+        spine.append(spine[-1].left)
+    return spine
 
 
 def compose_types(
@@ -89,7 +111,7 @@ def compose_types(
     if isinstance(produced, Product) and isinstance(expected, Seq):
         if isinstance(left.dom, Seq):
             env.ctx.report(
-                "QVR201",
+                rules.SEQUENCE_MISMATCH,
                 f"cannot compose: {sides.consumer} expects a sequence {expected.label} but "
                 f"{sides.producer} produces one value {produced.label} from a whole sequence",
                 rnode.span,
@@ -118,15 +140,24 @@ def lift(t: Product | Seq | object) -> Seq:
 
 
 def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
-    left = arrow(env, expr.left, "'@'")
-    right = arrow(env, expr.right, "'@'")
-    if left is None or right is None:
-        return None
+    """`a @ b @ c ...`: along the left spine in a loop, as `_compose` does."""
+    spine = _spine(expr, ast.Tensor)
+    t = arrow(env, spine[-1].left, "'@'")
+    for node in reversed(spine):
+        right = arrow(env, node.right, "'@'")
+        t = None if t is None or right is None else _pair(env, node, t, right)
+        if node is not expr and t is not None:
+            env.ctx.expr_types[node] = t
+            env.ctx.record_type(node.span, t)
+    return t
+
+
+def _pair(env: Env, expr: ast.Tensor, left: Arrow, right: Arrow) -> Arrow | None:
     parts = (left.dom, left.cod, right.dom, right.cod)
     if not all(isinstance(p, Product) for p in parts):
         bad = expr.left if any(isinstance(p, Seq) for p in (left.dom, left.cod)) else expr.right
         env.ctx.report(
-            "QVR201",
+            rules.SEQUENCE_MISMATCH,
             f"'@' pairs single values, but {text(env, bad)} works on sequences "
             f"({describe(env.ctx.expr_types.get(bad))}): apply '@' per element and scan "
             "afterwards",
@@ -160,7 +191,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
             kind = type(decl).__name__.removesuffix("Decl").lower()
             env.ctx.ref(call.callee.span, SymbolKey(name))
             env.ctx.report(
-                "QVR401",
+                rules.MORPHISM_CALL_IN_LET,
                 f"{name}(...) applies a {kind} to values, which only a program step can do "
                 f"(sample x <- {name}(...)); in a let, compose with '>>'",
                 call.span,
@@ -169,13 +200,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
             env.ctx.undefined(call.callee, "combinator", COMBINATORS)
         return None
     _check_kwargs(env, call, tuple(COMBINATOR_KWARGS.get(name, {})))
-    return {
-        "fan": _fan,
-        "scan": _scan,
-        "stack": _stack_repeat,
-        "repeat": _stack_repeat,
-        "identity": _identity,
-    }[name](env, call)
+    return COMBINATOR_RULES[name](env, call)
 
 
 def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
@@ -187,7 +212,7 @@ def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
             hint = f": did you mean '{close[0]}'?" if close else ""
             takes = f"takes {', '.join(allowed)}" if allowed else "takes no keyword arguments"
             env.ctx.report(
-                "QVR301",
+                rules.UNKNOWN_OPTION,
                 f"unknown keyword '{kw.key.text}' for {call.callee.text} ({takes}){hint}",
                 kw.key.span,
             )
@@ -196,7 +221,7 @@ def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
 def _positional(env: Env, call: ast.Call, count: int, usage: str) -> bool:
     if len(call.args) != count:
         env.ctx.report(
-            "QVR401",
+            rules.ARGUMENT_COUNT,
             f"{call.callee.text} takes {count} argument{'s' if count > 1 else ''}: {usage}",
             call.span,
         )
@@ -206,12 +231,14 @@ def _positional(env: Env, call: ast.Call, count: int, usage: str) -> bool:
 
 def _fan(env: Env, call: ast.Call) -> Arrow | None:
     if not call.args:
-        env.ctx.report("QVR401", "fan needs branches: fan(f, g, ...) or fan(group)", call.span)
+        env.ctx.report(
+            rules.ARGUMENT_COUNT, "fan needs branches: fan(f, g, ...) or fan(group)", call.span
+        )
         return None
     exprs = [a for a in call.args if not isinstance(a, ast.Literal)]
     for a in call.args:
         if isinstance(a, ast.Literal):
-            env.ctx.report("QVR401", f"fan takes morphisms, not {a.raw}", a.span)
+            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {a.raw}", a.span)
     if len(exprs) == 1:
         t = infer(env, exprs[0])
         if isinstance(t, Group):
@@ -234,7 +261,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
                 for x, a in zip(exprs, arrows, strict=True)
             )
             env.ctx.report(
-                "QVR206",
+                rules.FAN_DOMAINS,
                 f"fan branches must take the same input, but {branches}",
                 e.span,
             )
@@ -246,7 +273,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
         result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]
     else:
         env.ctx.report(
-            "QVR206",
+            rules.SEQUENCE_MISMATCH,
             "fan branches must all produce single values or all produce sequences",
             call.span,
         )
@@ -285,13 +312,17 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
         if kw.key.text == "reverse":
             if kw.value.kind != "bool":
                 env.ctx.report(
-                    "QVR301", f"reverse must be true or false, not {kw.value.raw}", kw.value.span
+                    rules.INVALID_OPTION_VALUE,
+                    f"reverse must be true or false, not {kw.value.raw}",
+                    kw.value.span,
                 )
             elif kw.value.value:
                 env.ctx.reversed_scans.add(call)
     cell_node = call.args[0]
     if isinstance(cell_node, ast.Literal):
-        env.ctx.report("QVR204", f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span)
+        env.ctx.report(
+            rules.WRONG_KIND, f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span
+        )
         return None
     cell = arrow(env, cell_node, "scan")
     if cell is None:
@@ -299,13 +330,15 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     cname = text(env, cell_node)
     shape = "the scan cell must have the form A * H -> H (per-step input, then the state)"
     if not isinstance(cell.dom, Product) or not isinstance(cell.cod, Product):
-        env.ctx.report("QVR204", f"{shape}, but {cname} has type {cell.label}", cell_node.span)
+        env.ctx.report(
+            rules.BAD_SCAN_CELL, f"{shape}, but {cname} has type {cell.label}", cell_node.span
+        )
         return None
     dom, state = cell.dom, cell.cod
     k = len(state.factors)
     if len(dom.factors) <= k:
         env.ctx.report(
-            "QVR204",
+            rules.BAD_SCAN_CELL,
             f"{shape}, but {cname} : {cell.label} has no per-step input before the state "
             f"{state.label}",
             cell_node.span,
@@ -319,7 +352,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
             match(env.ctx, state, tail, cell_node.span, sides)
         else:
             env.ctx.report(
-                "QVR204",
+                rules.BAD_SCAN_CELL,
                 f"{shape}, but {cname} : {cell.label} ends its input with "
                 f"{tail.label} ({dims_text(tail)}) where the state {state.label} "
                 f"({dims_text(state)}) should be",
@@ -352,13 +385,19 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
     if isinstance(n, ast.Literal):
         if n.kind != "int" or int(n.value) < 1:
             env.ctx.report(
-                "QVR205", f"{name} needs a positive whole number of copies, not {n.raw}", n.span
+                rules.BAD_STACK_BODY,
+                f"{name} needs a positive whole number of copies, not {n.raw}",
+                n.span,
             )
     else:
-        env.ctx.report("QVR205", f"{name} needs a number of copies, not {text(env, n)}", n.span)
+        env.ctx.report(
+            rules.BAD_STACK_BODY, f"{name} needs a number of copies, not {text(env, n)}", n.span
+        )
     if isinstance(body_node, ast.Literal):
         env.ctx.report(
-            "QVR205", f"{name} needs a morphism body, not {body_node.raw}", body_node.span
+            rules.WRONG_KIND,
+            f"{name} needs a morphism body, not {body_node.raw}",
+            body_node.span,
         )
         return None
     body = arrow(env, body_node, name)
@@ -378,7 +417,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
             )
             return body
     env.ctx.report(
-        "QVR205",
+        rules.BAD_STACK_BODY,
         f"{name} chains copies of its body, so the body must be A -> A, but "
         f"{text(env, body_node)} has type {body.label} "
         f"({_dims(dom)} -> {_dims(cod)})",
@@ -396,7 +435,7 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
         return None
     arg = call.args[0]
     if not isinstance(arg, ast.NameRef):
-        env.ctx.report("QVR401", "identity takes an object name: identity(Token)", arg.span)
+        env.ctx.report(rules.WRONG_KIND, "identity takes an object name: identity(Token)", arg.span)
         return None
     from qvr_core.check.declarations import resolve_type
 
@@ -404,3 +443,13 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
     if p is None:
         return None
     return Arrow(p, p)
+
+
+#: The typing rule of each combinator of the registry (`qvr_core.builtins.COMBINATORS`).
+COMBINATOR_RULES: dict[str, Callable[[Env, ast.Call], Arrow | Group | None]] = {
+    "fan": _fan,
+    "scan": _scan,
+    "stack": _stack_repeat,
+    "repeat": _stack_repeat,
+    "identity": _identity,
+}

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from qvr_core import rules
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
 from qvr_core.check.module import SymbolKind
 from qvr_core.syntax import ast
@@ -31,7 +32,7 @@ _SEED_ARITH = (ast.Number, ast.Var, ast.Unary, ast.Binary, ast.Apply)
 
 def note(ctx: Context, span: Span, what: str) -> None:
     """The one information diagnostic of a declaration the checker does not check."""
-    ctx.report("QVR011", f"{what} is not checked yet (names only)", span)
+    ctx.report(rules.NOT_CHECKED, f"{what} is not checked yet (names only)", span)
 
 
 def declared_names(decl: ast.Decl) -> tuple[ast.Name, ...]:
@@ -122,10 +123,13 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
             if is_family(pc.ctx, source.callee):
                 return f"its family step {source.callee.text}(...)"
             if source.callee.text not in COMBINATORS:
+                # a declared morphism takes named values: the checker says so of any other (QVR407)
+                morphism = isinstance(pc.ctx.top.get(source.callee.text), ast.MorphismDecl)
                 for a in (*source.args, *source.kwargs):
-                    if not isinstance(a, ast.NameRef):
+                    if isinstance(a, ast.NameRef):
+                        used.append(a.name)
+                    elif not (morphism and isinstance(a, ast.Literal | ast.Number | ast.Var)):
                         return "its step arguments"
-                    used.append(a.name)
         if _has_unchecked_expr(source):
             return "its step source"
         return None
@@ -137,7 +141,12 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
                 return "its expressions"
             if isinstance(node, ast.Unary) and node.op != "-":
                 return "its expressions"
-            if isinstance(node, ast.Apply) and node.func.text not in _KNOWN_FUNCS:
+            # a declared morphism applied in a let is the checker's to report (QVR408)
+            if (
+                isinstance(node, ast.Apply)
+                and node.func.text not in _KNOWN_FUNCS
+                and not isinstance(pc.ctx.top.get(node.func.text), ast.MorphismDecl)
+            ):
                 return f"its function {node.func.text}"
             if isinstance(node, ast.Var):
                 used.append(node.name)
@@ -154,12 +163,11 @@ def _kind(step: ast.Step) -> str:
 
 
 def is_family(ctx: Context, callee: ast.Name) -> bool:
-    """A distribution family applied in a step: a known family, or a capitalised name
-    that nothing in the file declares (quivers' families are many; #14 types them)."""
+    """A distribution family applied in a step: a family of the builtin registry that
+    the file does not shadow. Any other undeclared name is undefined, capitalised or not
+    (the registry holds every family quivers has, so `Normall` is a typo, not a family)."""
     n = callee.text
-    if n in ctx.top:
-        return False
-    return n in FAMILIES or n[:1].isupper()
+    return n not in ctx.top and n in FAMILIES
 
 
 def _has_unchecked_expr(expr: object) -> bool:
@@ -253,6 +261,8 @@ def _callee(pc: ProgramChecker, name: ast.Name) -> None:
         _use(pc, name, set())
     elif n in pc.ctx.top:
         pc.ctx.ref(name.span, SymbolKey(n))
+    elif n[:1].isupper():  # not a family of the registry (is_family), nor declared
+        pc.ctx.undefined(name, "family", FAMILIES)
 
 
 def _source(pc: ProgramChecker, expr: object, data: set[str]) -> None:

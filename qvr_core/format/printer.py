@@ -204,11 +204,17 @@ def expr(node: object) -> str:
                 text += "(" + ", ".join(expr(a) for a in node.args) + ")"
             return text
         case ast.Compose() | ast.Tensor():
-            level = _EXPR_PRECEDENCE[type(node)]
-            op = node.op if isinstance(node, ast.Compose) else "@"
-            left = _wrap(expr(node.left), _expr_level(node.left) < level)
-            right = _wrap(expr(node.right), _expr_level(node.right) <= level)
-            return f"{left} {op} {right}"
+            # a loop along the left spine: a long flat chain does not recurse per operator
+            kind = type(node)
+            level = _EXPR_PRECEDENCE[kind]
+            rights = []
+            while type(node) is kind:
+                op = node.op if isinstance(node, ast.Compose) else "@"
+                right = _wrap(expr(node.right), _expr_level(node.right) <= level)
+                rights.append(f" {op} {right}")
+                node = node.left
+            first = _wrap(expr(node), _expr_level(node) < level)
+            return first + "".join(reversed(rights))
     raise Unprintable(f"not an expression: {type(node).__name__}")
 
 
@@ -237,10 +243,15 @@ def arith(node: object) -> str:
                 operand = f"({operand})"
             return f"not {operand}" if node.op == "not" else node.op + operand
         case ast.Binary():
+            # a loop along the left spine of one precedence level, as for expressions
             level = _ARITH_PRECEDENCE[node.op]
-            left = _wrap(arith(node.left), _arith_level(node.left) < level)
-            right = _wrap(arith(node.right), _arith_level(node.right) <= level)
-            return f"{left} {node.op} {right}"
+            parts = []
+            while type(node) is ast.Binary and _ARITH_PRECEDENCE[node.op] == level:
+                right = _wrap(arith(node.right), _arith_level(node.right) <= level)
+                parts.append(f" {node.op} {right}")
+                node = node.left
+            first = _wrap(arith(node), _arith_level(node) < level)
+            return first + "".join(reversed(parts))
     raise Unprintable(f"not arithmetic: {type(node).__name__}")
 
 

@@ -18,9 +18,10 @@ independent of each other and of uses outside the stack.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from qvr_core.check.module import CheckedModule, MorphismInfo, SiteInfo
+from qvr_core.check.nesting import MAX_INLINED_DEPTH, Uses, inlined_depths
 from qvr_core.check.types import Arrow, Group, Seq
 from qvr_core.runtime.combinators import (
     Compose,
@@ -41,7 +42,9 @@ from qvr_core.syntax import ast
 class Compiler:
     """Compiles the programs and lets of one checked module, sharing declared morphisms."""
 
-    def __init__(self, checked: CheckedModule, path: str | None = None) -> None:
+    def __init__(
+        self, checked: CheckedModule, path: str | None = None, memory_budget: int | None = None
+    ) -> None:
         if not checked.ok:
             raise QvrError(
                 f"{path or 'the source'} has errors:\n" + format_diagnostics(checked.errors, path),
@@ -49,10 +52,23 @@ class Compiler:
                 path,
             )
         self.checked = checked
+        self.memory_budget = memory_budget  # bytes of parameters allowed (None: the default)
         self._stack_ids = {c: j for j, c in enumerate(_stack_calls(checked.ast))}
         self._leaves: dict[str, Leaf] = {}
         self._lets: dict[tuple[str, str], Morphism] = {}
         self._programs: dict[tuple[str, str], ProgramModule] = {}
+        top = {d.name.text: d for d in checked.ast.decls if isinstance(d, Uses)}
+        self._depths = inlined_depths(list(top.values()), top)  # type: ignore[arg-type]
+
+    def _within_depth(self, name: str) -> None:
+        """Refuse a program or let whose forward pass would nest deeper than documented."""
+        depth = self._depths.get(name, 0)
+        if depth > MAX_INLINED_DEPTH:
+            raise QvrError(
+                f"{name} is nested too deeply to run: {depth} levels with the lets and programs"
+                f" it uses put in place (at most {MAX_INLINED_DEPTH}); use fewer lets in a chain,"
+                " or stack(...) / repeat(...) for repeated layers"
+            )
 
     # ------------------------------------------------------------ entries
 
@@ -62,6 +78,7 @@ class Compiler:
         if name is None:
             raise QvrError("the source exports nothing: add `export NAME`")
         if name in self.checked.programs:
+            self._refuse_oversized(name)
             return self.program(name)
         if name in self.checked.lets:
             body = self.let(name)
@@ -69,9 +86,27 @@ class Compiler:
         known = ", ".join((*self.checked.programs, *self.checked.lets)) or "none"
         raise QvrError(f"no program or let named '{name}' (programs and lets: {known})")
 
+    def _refuse_oversized(self, name: str) -> None:
+        """Refuse, before allocating any, parameters that do not fit in memory at all."""
+        from qvr_core.resources import default_budget, estimate, format_bytes
+
+        if self.checked.programs[name].type is None:
+            return
+        need = estimate(self.checked, name, method="prior", batch=1, seq_len=1, steps=1)
+        budget = self.memory_budget if self.memory_budget is not None else default_budget()
+        if need.parameter_bytes > budget:
+            culprit = need.culprit(budget, kind="parameters")
+            why = f": {culprit.describe()}" if culprit is not None else ""
+            raise QvrError(
+                f"program {name} has {need.parameters:,} parameters "
+                f"({format_bytes(need.parameter_bytes)}), more than the memory budget of "
+                f"{format_bytes(budget)}{why}"
+            )
+
     def program(self, name: str, suffix: str = "") -> ProgramModule:
         key = (name, suffix)
         if key not in self._programs:
+            self._within_depth(name)
             info = self.checked.programs[name]
             sites = {s.name: self._site(s, suffix) for s in info.sites}
             leaves: dict[str, Leaf] = {}
@@ -83,6 +118,7 @@ class Compiler:
     def let(self, name: str, suffix: str = "") -> Morphism:
         key = (name, suffix)
         if key not in self._lets:
+            self._within_depth(name)
             self._lets[key] = self.expr(self.checked.lets[name].decl.expr, suffix)
         return self._lets[key]
 
@@ -124,26 +160,28 @@ class Compiler:
         return Compose(t, self._label(node), [left, right])
 
     def _call(self, node: ast.Call, suffix: str) -> Morphism:
-        t = self._arrow(node)
-        label = self._label(node)
-        name = node.callee.text
-        if name == "fan":
-            return self._fan(node, t, suffix)
-        if name == "scan":
-            cell = self.expr(node.args[0], suffix)
-            return Scan(t, label, cell, reverse=node in self.checked.reversed_scans)
-        if name == "stack":
-            j = self._stack_ids[node]
-            copies = [
-                self.expr(node.args[0], f"{suffix}__stack{j}_{i}")
-                for i in range(_count(node.args[1]))
-            ]
-            return Stack(t, label, copies)
-        if name == "repeat":
-            return Repeat(t, label, self.expr(node.args[0], suffix), _count(node.args[1]))
-        if name == "identity":
-            return Identity(t, label)
-        raise QvrError(f"{label}: '{name}' is not a combinator")
+        build = COMBINATOR_BUILDERS.get(node.callee.text)
+        if build is None:
+            raise QvrError(f"{self._label(node)}: '{node.callee.text}' is not a combinator")
+        return build(self, node, self._arrow(node), suffix)
+
+    def _scan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        cell = self.expr(node.args[0], suffix)
+        return Scan(t, self._label(node), cell, reverse=node in self.checked.reversed_scans)
+
+    def _stack(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        j = self._stack_ids[node]
+        copies = [
+            self.expr(node.args[0], f"{suffix}__stack{j}_{i}") for i in range(_count(node.args[1]))
+        ]
+        return Stack(t, self._label(node), copies)
+
+    def _repeat(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        body = self.expr(node.args[0], suffix)
+        return Repeat(t, self._label(node), body, _count(node.args[1]))
+
+    def _identity(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        return Identity(t, self._label(node))
 
     def _fan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
         args = [a for a in node.args if not isinstance(a, ast.Literal)]
@@ -208,6 +246,16 @@ def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
     raise QvrError(f"morphism {info.name} has no role the runtime can compile ({info.role})")
 
 
+#: How each combinator of the registry (`qvr_core.builtins.COMBINATORS`) is compiled.
+COMBINATOR_BUILDERS: dict[str, Callable[[Compiler, ast.Call, Arrow, str], Morphism]] = {
+    "fan": Compiler._fan,
+    "scan": Compiler._scan,
+    "stack": Compiler._stack,
+    "repeat": Compiler._repeat,
+    "identity": Compiler._identity,
+}
+
+
 def _count(node: ast.Expr | ast.Literal) -> int:
     assert isinstance(node, ast.Literal) and node.kind == "int"
     return int(node.value)
@@ -223,14 +271,16 @@ def _stack_calls(module: ast.Module) -> list[ast.Call]:
     return sorted(found, key=lambda c: c.span.start)
 
 
-def _walk(node: object) -> Iterator[object]:
-    if isinstance(node, tuple):
-        for item in node:
-            yield from _walk(item)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        yield node
-        for f in dataclasses.fields(node):
-            yield from _walk(getattr(node, f.name))
+def _walk(root: object) -> Iterator[object]:
+    """Every syntax node under `root` (its own stack: no depth overflows Python's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(reversed(node))
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            yield node
+            stack.extend(getattr(node, f.name) for f in reversed(dataclasses.fields(node)))
 
 
 def compile_module(checked: CheckedModule, name: str | None = None) -> Morphism:

@@ -22,7 +22,10 @@ import torch
 import torch.nn.functional as F
 from torch import distributions as D
 
+from qvr_core.builtins.families import FAMILIES as REGISTRY
+from qvr_core.builtins.families import Param
 from qvr_core.check.types import Product
+from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.tensors import is_index
 
 
@@ -44,18 +47,31 @@ def constrain(raw: torch.Tensor, cod: Product) -> torch.Tensor:
 
 
 class Family:
-    """Base: a family over the codomain `cod`; `params` is the network output."""
+    """Base: a family over the codomain `cod`; `params` is the network output.
+
+    What the network outputs and whether a standard deviation is read are the
+    registry's facts (`qvr_core.builtins`, the family's kernel form)."""
 
     name = ""
-    stochastic = True
-    uses_scale = False  # reads a standard deviation (fixed `scale` or learned)
 
     def __init__(self, cod: Product) -> None:
         self.cod = cod
+        self.spec = REGISTRY[self.name]
+        assert self.spec.kernel is not None, f"{self.name} has no morphism form"
+        self.form = self.spec.kernel
+
+    @property
+    def stochastic(self) -> bool:
+        return self.spec.stochastic
+
+    @property
+    def uses_scale(self) -> bool:
+        """Reads a standard deviation (fixed `scale` or learned)."""
+        return self.form.learns_scale
 
     @property
     def param_width(self) -> int:
-        return self.cod.width
+        return self.form.param_width(self.cod.factors)
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         raise NotImplementedError
@@ -71,7 +87,6 @@ class Family:
 
 class Normal(Family):
     name = "Normal"
-    uses_scale = True
 
     def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
         assert std is not None
@@ -149,10 +164,6 @@ class Categorical(Family):
 
     name = "Categorical"
 
-    @property
-    def param_width(self) -> int:
-        return sum(f.size for f in self.cod.factors)
-
     def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
         return list(torch.split(params, [f.size for f in self.cod.factors], dim=-1))
 
@@ -184,10 +195,6 @@ class Bernoulli(Categorical):
 
     name = "Bernoulli"
 
-    @property
-    def param_width(self) -> int:
-        return len(self.cod.factors)
-
     def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
         return list(params.unbind(-1))
 
@@ -215,7 +222,6 @@ class Deterministic(Family):
     """A Dirac kernel at the network output, mapped into the codomain's space."""
 
     name = "Deterministic"
-    stochastic = False
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         return constrain(params, self.cod)
@@ -229,11 +235,64 @@ class Deterministic(Family):
         return params.new_zeros(params.shape[:-1])
 
 
-FAMILIES: dict[str, type[Family]] = {
+class Parametric(Family):
+    """A family whose parameters are all numbers (Gamma, Beta, StudentT, ...): the network
+    gives every parameter for each codomain column, softplus'd into a positive one and
+    sigmoid'ed into one in [0, 1]; the torch distribution is the registry's factory.
+
+    Its deterministic stand-in on the canonical path is the distribution's mean, or its
+    mode where the mean is not finite (a Cauchy's, a HalfCauchy's)."""
+
+    def dist(self, params: torch.Tensor) -> D.Distribution:
+        chunks = torch.split(params, self.cod.width, dim=-1)
+        args = {p.name: _into(p, c) for p, c in zip(self.spec.params, chunks, strict=True)}
+        return make_distribution(self.name, args)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        d = self.dist(params)
+        return d.rsample() if d.has_rsample else d.sample()
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return stand_in(self.dist(params))
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params).log_prob(value).sum(-1)
+
+
+def _into(param: Param, raw: torch.Tensor) -> torch.Tensor:
+    """A network's output mapped into the parameter's constraint."""
+    kind = param.constraint.kind
+    if kind == "positive":
+        return F.softplus(raw) + param.network_floor
+    return torch.sigmoid(raw) if kind == "unit_interval" else raw
+
+
+def stand_in(d: D.Distribution) -> torch.Tensor:
+    """The mean where it is finite, else the mode."""
+    try:
+        mean = d.mean
+    except NotImplementedError:
+        return d.mode
+    if bool(torch.isfinite(mean).all()):
+        return mean
+    return torch.where(torch.isfinite(mean), mean, d.mode)
+
+
+#: The morphism form of each family the registry gives one (`KERNEL_FAMILIES`).
+KERNELS: dict[str, type[Family]] = {
     cls.name: cls
     for cls in (Normal, LogNormal, LogitNormal, Dirichlet, Categorical, Bernoulli, Deterministic)
 }
+KERNELS.update(
+    {
+        name: type(name, (Parametric,), {"name": name, "__doc__": spec.doc})
+        for name, spec in REGISTRY.items()
+        if spec.kernel is not None and spec.kernel.outputs == "parameters"
+    }
+)
 
 
 def make_family(name: str, cod: Product) -> Family:
-    return FAMILIES[name](cod)
+    return KERNELS[name](cod)

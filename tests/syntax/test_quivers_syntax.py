@@ -256,6 +256,25 @@ def test_a_bayesian_program_is_checked_for_names_only_with_data_variables() -> N
     assert {"mu", "sigma", "m", "y", "beta", "x"} <= names
 
 
+def test_a_family_is_a_family_of_the_registry_and_any_other_callee_is_undefined() -> None:
+    text = (
+        "object Obs : FinSet 4\n"
+        "program reg : Obs -> Obs\n"
+        "    sample mu <- Normall(0.0, 10.0)\n"
+        "    sample tau <- Wobble(1.0)\n"
+        "    observe y : Obs <- Normal(mu, tau)\n"
+        "    return y\n"
+        "export reg\n"
+    )
+    module = check(text)
+    undefined = [d for d in module.diagnostics if d.code == "QVR101"]
+    assert [d.message for d in undefined] == [
+        "undefined family 'Normall': did you mean 'Normal'?",
+        "undefined family 'Wobble'",
+    ]
+    assert undefined[0].fixes[0].title == "Change to 'Normal'"
+
+
 def test_a_typo_in_a_seed_program_is_still_an_unbound_variable() -> None:
     text = (
         "object Token : FinSet 8\nobject Hidden : Real 4\n"
