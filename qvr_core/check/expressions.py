@@ -14,10 +14,16 @@ from qvr_core import rules
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
+from qvr_core.check.unchecked import note as not_checked
+from qvr_core.check.unchecked import refer
 from qvr_core.syntax import ast
 
 if TYPE_CHECKING:
     from qvr_core.check.checker import Env
+
+
+#: quivers' expression forms beyond qvr's combinators (parsers, cups and caps, data).
+EXPR_BUILTINS = frozenset({"parser", "ccg", "lambek", "chart_fold", "cup", "cap", "from_data"})
 
 
 def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
@@ -170,6 +176,15 @@ def product(*ps: Product) -> Product:
 
 def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
     name = call.callee.text
+    decl = env.ctx.top.get(name)
+    if (
+        name in EXPR_BUILTINS
+        or isinstance(decl, ast.OtherDecl)
+        or (name == "repeat" and len(call.args) == 1 and decl is None)
+    ):
+        refer(env.ctx, call)
+        not_checked(env.ctx, call.callee.span, f"{name}(...)")
+        return None
     if name not in COMBINATORS:
         if name in env.ctx.top:
             decl = env.ctx.top[name]
