@@ -5,7 +5,9 @@
 (b) every example in examples/ is accepted by the quivers grammar of its era
     (or uses qvr's one named extension, which qvr reports);
 (c) `qvr fmt` keeps the dialect: its output is accepted by every quivers
-    grammar that accepted its input.
+    grammar that accepted its input; `qvr migrate --to current` output is
+    accepted by quivers HEAD's grammar (but for what it names as left as
+    written: 0.11-0.14 forms that 0.15 dropped).
 
 The corpus is read from ../shared (tests/conformance/shared.py); the tests
 skip with the reason when it or quivers' parsers cannot be had.
@@ -20,6 +22,7 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.format.formatter import format_text
+from qvr_core.migrate import migrate_text
 from qvr_core.syntax.parser import parse
 from tests.conformance import oracle
 from tests.conformance.shared import CorpusFile, corpus
@@ -133,3 +136,34 @@ def test_c_formatting_the_examples_keeps_their_grammar(path: Path) -> None:
     result = format_text(text)
     assert result.ok, result.refused
     assert set(before) <= set(oracle.accepted_by(result.text))
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + text[end:]
+    return text
+
+
+@pytest.mark.parametrize("f", MODERN or [None], ids=_ids)
+def test_c_migrating_to_current_is_accepted_by_quivers_head(f: CorpusFile | None) -> None:
+    _skip_if_unavailable()
+    assert f is not None
+    result = migrate_text(f.text(), "current")
+    assert result.ok, result.refused
+    kept = _without(result.text, [(x.span.start, x.span.end) for x in result.left])
+    assert oracle.accepts("HEAD", kept), [(x.span.start_line + 1, x.message) for x in result.left]
+    assert migrate_text(result.text, "current").text == result.text  # idempotent
+
+
+def _in_quivers_syntax() -> list[Path]:
+    """The examples without qvr's named extension (which no quivers grammar accepts)."""
+    return [p for p in _examples() if "let (" not in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("path", _in_quivers_syntax(), ids=lambda p: p.name)
+def test_c_migrated_examples_are_accepted_by_quivers_head(path: Path) -> None:
+    _skip_if_oracle_unavailable()
+    text = path.read_text(encoding="utf-8")
+    result = migrate_text(text, "current")
+    assert result.ok and not result.left, (result.refused, result.left)
+    assert oracle.accepts("HEAD", result.text)
