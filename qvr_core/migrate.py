@@ -12,7 +12,6 @@ the era a file is written for is `qvr_core.era`'s.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from qvr_core.edits import apply_edits
 from qvr_core.era import Era, era, form_of_0_14
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import ParseResult, parse
-from qvr_core.syntax.span import LineIndex, Span
+from qvr_core.syntax.span import Span
 
 #: The eras `qvr migrate --to` accepts. Both write quivers 0.15+ syntax today: no
 #: construct qvr rewrites changed after 0.15, so "current" (HEAD) is the same rewrite.
@@ -103,26 +102,6 @@ def migrate_text(text: str, target: str = "current") -> Migration:
             break
         current = apply_edits(current, edits)
     return Migration(current, left=tuple(left))
-
-
-def edits_between(before: str, after: str) -> tuple[TextEdit, ...]:
-    """Line edits that turn `before` into `after`, against `before` (an editor applies
-    them and keeps its cursor and folds on the lines that did not change)."""
-    old = before.splitlines(keepends=True)
-    new = after.splitlines(keepends=True)
-    starts = [0]
-    for line in old:
-        starts.append(starts[-1] + len(line))
-    lines = LineIndex(before)
-    edits = []
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        start, end = starts[i1], starts[i2]
-        (l1, c1), (l2, c2) = lines.position(start), lines.position(end)
-        edits.append(TextEdit(Span(start, end, l1, c1, l2, c2), "".join(new[j1:j2])))
-    return tuple(edits)
 
 
 def _clause_0_14(clause: ast.Clause, text: str, edits: list[TextEdit], left: list[Left]) -> None:

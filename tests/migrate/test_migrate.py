@@ -4,12 +4,10 @@ era a file is written for."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from qvr_core.edits import apply_edits
 from qvr_core.era import era
-from qvr_core.migrate import edits_between, era_of, migrate_text
+from qvr_core.migrate import era_of, migrate_text
 from qvr_core.syntax.parser import parse
 
 LET_FILE = """\
@@ -94,13 +92,3 @@ def test_era_reads_the_parse_it_is_given() -> None:
     parsed = parse("object A : 8\n")
     assert era(parsed.module, parsed.diagnostics, "object A : 8\n").older
     assert not era(parsed.module, [], "object A : 8\n").older
-
-
-LINES = st.lists(st.sampled_from(["a\n", "b\n", "c", "\n", "# x\n", "let\n"]), max_size=8)
-
-
-@given(LINES, LINES)
-@settings(max_examples=200, deadline=None)
-def test_edits_between_turn_one_text_into_the_other(a: list[str], b: list[str]) -> None:
-    before, after = "".join(a), "".join(b)
-    assert apply_edits(before, list(edits_between(before, after))) == after
