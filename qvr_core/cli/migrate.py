@@ -5,7 +5,8 @@ Exit status: 0 when nothing is left to do; 1 with `--check` or `--diff` when a
 file would change; 2 when a file cannot be read or written or does not parse
 (it is then left untouched). `-` reads standard input and writes the result to
 standard output. An older construct with no known rewrite is named on standard
-error and left as written.
+error and left as written, and so is syntax newer than `--to 0.15` (it is not
+rewritten back).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def _file(path: str, args: argparse.Namespace) -> int:
         print(f"qvr: {path}: {result.refused}", file=sys.stderr)
         return 2
     _report_left(path, result)
+    _report_newer(path, result.text, args.to)
     if result.text == text:
         return 0
     if args.check:
@@ -79,6 +81,7 @@ def _stdin(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 2
     _report_left("<stdin>", result)
+    _report_newer("<stdin>", result.text, args.to)
     changed = result.text != text
     if args.check:
         return 1 if changed else 0
@@ -95,6 +98,16 @@ def _report_left(path: str, result: Migration) -> None:
         print(
             f"qvr: {path}:{line}: left as written (no rewrite known): {d.message}", file=sys.stderr
         )
+
+
+def _report_newer(path: str, text: str, target: str) -> None:
+    """Say so when the file uses syntax newer than the target (it is not rewritten back)."""
+    if target != "0.15":
+        return
+    found = era_of(text)
+    if found.low > (0, 15):
+        newer = ", ".join(e.what for e in found.evidence if e.low > (0, 15))
+        print(f"qvr: {path}: keeps syntax newer than quivers 0.15 ({newer})", file=sys.stderr)
 
 
 def _diff(path: str, before: str, after: str) -> list[str]:

@@ -84,3 +84,15 @@ def test_stdin_to_stdout(
     monkeypatch.setattr(sys, "stdin", io.StringIO(OLD))
     assert main(["migrate", "-"]) == 0
     assert capsys.readouterr().out == NEW
+
+
+def test_syntax_newer_than_the_target_is_named_not_rewritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "object A : FinSet 3\nprogram p(x : Real) : A -> A\n    let y <- g(x)\n    return y\n"
+    path = write(tmp_path, "f.qvr", text)
+    assert main(["migrate", "--to", "0.15", str(path)]) == 0
+    assert path.read_text() == text
+    assert "keeps syntax newer than quivers 0.15 (call steps)" in capsys.readouterr().err
+    assert main(["migrate", "--to", "current", str(path)]) == 0
+    assert capsys.readouterr().err == ""
