@@ -1,4 +1,4 @@
-"""The `qvr` command line: check, diagram, run, fmt, explain, lsp.
+"""The `qvr` command line: check, diagram, run, fmt, migrate, explain, lsp.
 
 Each subcommand lives in its own module and is imported only when used, so
 `qvr check` never imports torch.
@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "diagram": ("qvr_core.cli.diagram", "draw a model as Mermaid, DOT or SVG"),
     "run": ("qvr_core.cli.run", "fit a program with SVI or NUTS, or sample its prior"),
     "fmt": ("qvr_core.cli.fmt", "format files in the canonical layout"),
+    "migrate": ("qvr_core.cli.migrate", "rewrite files in the syntax of a later quivers"),
     "explain": ("qvr_core.cli.explain", "explain a diagnostic code, with an example"),
     "lsp": ("qvr_lsp.cli", "start the language server"),
 }

@@ -4,7 +4,9 @@ Plain Markdown that Neovim's floating window renders as well as VS Code: a
 fenced `qvr` block with the declaration (or `expression : type`), the
 dimensions (`FwdHidden * BwdHidden = R^(64+64)`), the checker's note (a
 bidirectional branch reads right to left), the doc comment and where the
-name is declared. Everything shown is read from the CheckedModule.
+name is declared. Everything shown is read from the CheckedModule. On the
+first line of the first declaration it also says the era of quivers the file is
+written for (`qvr_core.era`), so a reader knows which dialect they are in.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from lsprotocol import types as lsp
 
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq, dims_text, sum_text
+from qvr_core.era import era
 from qvr_core.ide.builtins_info import builtin_at
 from qvr_core.syntax.span import Span
 from qvr_lsp import capabilities
@@ -62,6 +65,23 @@ def hover_at(module: CheckedModule, offset: int) -> HoverText | None:
     return None
 
 
+def era_note(module: CheckedModule, offset: int) -> HoverText | None:
+    """`written for quivers 0.11-0.14 (top-level let)`, when `offset` is on the first
+    line of the file's first declaration."""
+    decls = module.ast.decls
+    if not decls:
+        return None
+    first = decls[0].span
+    line_end = module.source.find("\n", first.start)
+    end = min(first.end, len(module.source) if line_end < 0 else line_end)
+    if not first.start <= offset <= end:
+        return None
+    note = f"written for {era(module.ast, module.diagnostics, module.source).label}"
+    col = first.start_col + end - first.start
+    span = Span(first.start, end, first.start_line, first.start_col, first.start_line, col)
+    return HoverText(f"*{note}*", note, span)
+
+
 def _symbol_hover(symbol: Symbol, span: Span, note: str) -> HoverText:
     head = symbol.detail or f"{symbol.kind.value} {symbol.name}"
     kind = KIND_WORDS.get(symbol.kind, symbol.kind.value)
@@ -89,6 +109,11 @@ def _compose(
         md.append(f"*{where}*")
         plain.append(where)
     return HoverText("\n\n".join(md), "\n\n".join(plain), span)
+
+
+def _with(found: HoverText, note: HoverText) -> HoverText:
+    markdown = f"{found.markdown}\n\n{note.markdown}"
+    return HoverText(markdown, f"{found.plain}\n\n{note.plain}", found.span)
 
 
 def _label(t: object) -> str:
@@ -134,6 +159,9 @@ def register(server: QvrLanguageServer) -> None:
         for analysis in snap.for_queries():
             offset = analysis.positions.offset(params.position)
             found = hover_at(analysis.module, offset)  # type: ignore[arg-type]
+            note = era_note(analysis.module, offset)  # type: ignore[arg-type]
+            if note is not None:
+                found = note if found is None else _with(found, note)
             if found is not None:
                 return lsp.Hover(
                     contents=capabilities.markup(markdown, found.markdown, found.plain),
