@@ -31,6 +31,7 @@ class SymbolKind(StrEnum):
     SAMPLE = "sample"  # a sampled site
     OBSERVE = "observe"  # an observed site
     LOCAL = "local"  # a program-local `let` value
+    DATA = "data"  # a data variable: a name bound from the data when the model is fitted
     DECLARATION = "declaration"  # a declaration kind the checker does not model yet
 
 
