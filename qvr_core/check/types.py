@@ -277,7 +277,7 @@ class Plated:
     def label(self) -> str:
         names = [p.name for p in self.plates]
         if self.data_plates:
-            names.append("data")
+            names.append("rows")
         if not names:
             return self.element.label
         return f"{' * '.join(names)} -> {self.element.label}"
