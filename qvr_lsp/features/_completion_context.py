@@ -138,6 +138,8 @@ def _open_call(tokens: list[Token]) -> tuple[int, int] | None:
 def _step(tokens: list[Token], prefix: str, program: str) -> Context:
     kinds = _types(tokens)
     first, last = kinds[0], kinds[-1]
+    if tokens[0].text == "marginalize":  # a soft keyword: a NAME token
+        first = "MARGINALIZE"
     if first in ("SAMPLE", "OBSERVE", "MARGINALIZE") and "LARROW" in kinds:
         after = tokens[kinds.index("LARROW") + 1 :]
         opened = _open_call(after)

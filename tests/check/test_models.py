@@ -299,3 +299,24 @@ def test_every_site_of_a_model_is_a_site_in_source_order() -> None:
     model = check(MIXTURE).models["gmm"]
     assert [s.name for s in model.sites] == ["probs", "mu", "sigma", "cls", "r"]
     assert all(isinstance(s, Site) for s in model.sites)
+
+
+def test_the_incremental_checker_moves_models_as_a_fresh_check_builds_them() -> None:
+    from qvr_core.check.incremental import IncrementalChecker
+    from tests.check.test_incremental import same_as_from_scratch
+
+    both = MIXTURE.replace("export gmm\n", "") + EIGHT_SCHOOLS.replace(
+        "object School : FinSet 8\n", "object School : FinSet 8\nobject Other : FinSet 2\n"
+    )
+    versions = [
+        both,
+        "# a comment above everything\n" + both,
+        "object Extra : Real 3\n" + both.replace("HalfCauchy(scale=5.0)", "HalfCauchy(-5.0)"),
+        both.replace("sample mu <- Normal(0.0, 5.0)", "sample mu <- Normal(0.0, 5.0, 1.0)"),
+        both,
+    ]
+    checker = IncrementalChecker(safe=False)
+    for text in versions:
+        module = checker.check(text)
+        same_as_from_scratch(module, text)
+        assert set(module.models) == {"gmm", "eight_schools"}
