@@ -611,6 +611,8 @@ def _top_symbol(
     if isinstance(info_p, ProgramInfo):
         t4 = info_p.type or info_p.header
     detail = f"program {n} : {t4.label}" if t4 is not None else f"program {n}"
+    if isinstance(info_p, Model):  # a Bayesian model: its header as written
+        detail = _first_line(text, d.header_span).removesuffix(":").strip()
     return Symbol(n, SymbolKind.PROGRAM, span, d.span, None, t4, doc, detail)
 
 
