@@ -245,7 +245,7 @@ class ModelChecker:
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             t = self._arith(step.value)
             kind = "score" if isinstance(step, ast.ScoreStep) else "let"
-            self.pc._define(step.target, SymbolKind.LOCAL, step.span, t)  # type: ignore[arg-type]
+            self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if kind == "score":
                 self.pc._use(step.target.text)  # a score term is used by the joint density
             uses = tuple(dict.fromkeys(n.text for n in _vars(step.value)))
@@ -277,13 +277,28 @@ class ModelChecker:
         if kind == "observe":
             self._observed(target, step.span, site.type)
         else:
-            self.pc._define(target, SymbolKind.SAMPLE, step.span, site.type)  # type: ignore[arg-type]
+            self._bind_target(target, SymbolKind.SAMPLE, step.span, site.type)
         self.steps.append(site)
         if isinstance(step, ast.MarginalizeStep):
             self.marginal.add(target.text)
             inner = (*scope, _Scope(target.text, opts.over))
             for s in step.steps:
                 self._step(s, inner)
+
+    def _bind_target(self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None) -> None:
+        """Bind a step's target; a name read earlier as data cannot be bound after."""
+        known = self.data.get(target.text)
+        if known is not None and not known.observed:
+            self.ctx.report(
+                rules.REBOUND_VARIABLE,
+                f"'{target.text}' is read before this step binds it, so that read is a data "
+                "variable: move this step above the first read, or choose another name",
+                target.span,
+                related=(Related(known.span, f"'{target.text}' is first read here"),),
+            )
+            self.ctx.ref(target.span, SymbolKey(target.text, self.pc.scope))
+            return
+        self.pc._define(target, kind, span, t)  # type: ignore[arg-type]
 
     def _observed(self, target: ast.Name, span: Span, t: Plated | None) -> None:
         """An observed target is a data variable: its value is bound at fit time."""

@@ -320,3 +320,12 @@ def test_the_incremental_checker_moves_models_as_a_fresh_check_builds_them() -> 
         module = checker.check(text)
         same_as_from_scratch(module, text)
         assert set(module.models) == {"gmm", "eight_schools"}
+
+
+def test_a_name_read_before_its_step_binds_it_is_qvr402_with_the_read() -> None:
+    text = _program(
+        "    let a = b * 2.0\n    sample b <- Normal(0.0, 1.0)\n    return a",
+    )
+    d = only(check(text), "QVR402")
+    assert "read before this step binds it" in d.message
+    assert [r.message for r in d.related] == ["'b' is first read here"]
