@@ -285,7 +285,9 @@ class ModelChecker:
             for s in step.steps:
                 self._step(s, inner)
 
-    def _bind_target(self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None) -> None:
+    def _bind_target(
+        self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None
+    ) -> None:
         """Bind a step's target; a name read earlier as data cannot be bound after."""
         known = self.data.get(target.text)
         if known is not None and not known.observed:
