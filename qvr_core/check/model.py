@@ -52,12 +52,24 @@ class Argument:
 class Site:
     """A random variable: a `sample`, an `observe` or a `marginalize` step.
 
-    `family` is a builtin family's name; for a draw from another program or a
-    morphism (`sample v <- random_intercepts(Subject, 1.0)`) it is None and
-    `callee` names what is called, with `call_args` as written. `plates` are the
-    batch plates of the step (its `: Plate` annotation and `iid_over`), `over`
-    the event axes of the `over=` option. `scope` names the enclosing
-    marginalised coordinates, outermost first.
+    `family` is a builtin family's name; for a draw from another program
+    (`sample v <- random_intercepts(Subject, 1.0)`) it is None and `callee`
+    names what is called, with `call_args` as written.
+
+    `plates` are the batch axes of a draw, outermost first: the finite sets of
+    the `: A` annotation, then `iid_over`, then (for a family whose draw is a
+    number) the `over` axes, then plates the arguments bring when the step
+    writes none. For a vector family, `over` names the axes of one draw
+    (`type.element.event` has their sizes). For a `marginalize`, `plates` are
+    its grouping plates (`over=G`) and the annotation is the set its
+    coordinate ranges over (`type.element.of`); `reduction` is how it is
+    summed out. An observe inside a grouped marginalize maps its rows into the
+    grouping plate through the data variable `via`.
+
+    `scope` names the enclosing marginalised coordinates, outermost first; a
+    gather by one of them (`mu[cls]`) picks the entry of the value being
+    enumerated, so it adds no plate. `type.data_plates` says the value also
+    runs over rows only the data sizes (a gather along a data index).
     """
 
     name: str

@@ -471,7 +471,7 @@ class ModelChecker:
         explicit = bool(annotation is not None or opts.over or opts.iid_over)
         # number families broadcast over their arguments' plates when nothing is written
         data_rows = False
-        allowed = {p.name for p in plates}
+        allowed = {p.name for p in (*plates, *event_axes)}  # a vector's own axis too
         for a in args:
             if a.type is None:
                 continue

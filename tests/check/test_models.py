@@ -329,3 +329,15 @@ def test_a_name_read_before_its_step_binds_it_is_qvr402_with_the_read() -> None:
     d = only(check(text), "QVR402")
     assert "read before this step binds it" in d.message
     assert [r.message for r in d.related] == ["'b' is first read here"]
+
+
+def test_a_vector_family_may_read_a_value_over_its_own_axis() -> None:
+    text = _program(
+        "    sample a : Region <- HalfNormal(1.0)\n"
+        "    sample w : School <- Dirichlet(a) [over=Region]\n"
+        "    return w"
+    )
+    module = check(text)
+    assert _loud(module) == []
+    w = module.models["p"].site("w")
+    assert w is not None and w.type is not None and w.type.label == "School -> Simplex 3"
