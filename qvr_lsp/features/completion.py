@@ -19,6 +19,7 @@ from lsprotocol import types as lsp
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS
 from qvr_core.builtins.families import codomain_words
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
+from qvr_core.check.model import REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import Symbol, SymbolKind
 from qvr_core.check.types import Group
 from qvr_core.ide.builtins_info import describe
@@ -46,9 +47,12 @@ ITEM_KIND = {
     SymbolKind.SAMPLE: lsp.CompletionItemKind.Variable,
     SymbolKind.OBSERVE: lsp.CompletionItemKind.Variable,
     SymbolKind.LOCAL: lsp.CompletionItemKind.Variable,
+    SymbolKind.DATA: lsp.CompletionItemKind.Field,
     SymbolKind.DECLARATION: lsp.CompletionItemKind.Reference,
 }
-LOCAL_KINDS = frozenset({SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL})
+LOCAL_KINDS = frozenset(
+    {SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL, SymbolKind.DATA}
+)
 CALLABLE_KINDS = frozenset({SymbolKind.MORPHISM, SymbolKind.LET, SymbolKind.PROGRAM})
 
 
@@ -108,7 +112,28 @@ def candidates(context: Context, analyses: list[Analysis], cursor_line: int) -> 
             )
             for f in KERNEL_FAMILIES
         ]
+    elif where is Where.STEP_OPTION_KEY:
+        keys = [k for k in STEP_OPTIONS if k not in context.present]
+        found += _words(keys, lsp.CompletionItemKind.Property, "step option", insert_suffix="=")
+    elif where is Where.STEP_OPTION_VALUE:
+        if context.option == "reduction":
+            found += _words(REDUCTIONS, lsp.CompletionItemKind.EnumMember, "reduction")
+        elif context.option in ("over", "iid_over"):
+            found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
+        elif context.option == "via":
+            found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
     elif where is Where.CALLABLE:
+        found += [
+            Candidate(
+                f,
+                lsp.CompletionItemKind.EnumMember,
+                f"family {FAMILIES[f].signature()}",
+                "2",
+                _doc(f),
+            )
+            for f in FAMILIES
+            if FAMILIES[f].stochastic
+        ]
         found += _from(
             symbols,
             lambda s: (
@@ -122,6 +147,19 @@ def candidates(context: Context, analyses: list[Analysis], cursor_line: int) -> 
         found += _from(symbols, lambda s: s.kind in CALLABLE_KINDS and s.name != context.declaring)
     elif where in (Where.BOUND, Where.ARITH):
         found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
+        family = FAMILIES.get(context.callee or "")
+        if family is not None:  # the family's parameters, by keyword
+            found += [
+                Candidate(
+                    f"{p.name}=",
+                    lsp.CompletionItemKind.Property,
+                    f"{family.name} parameter: {p.constraint.describe()}",
+                    "1",
+                    p.doc or None,
+                    insert=f"{p.name}=",
+                )
+                for p in dict.fromkeys(q for schema in family.schemas for q in schema)
+            ]
         if where is Where.ARITH:
             found += _builtins(FUNCTIONS, lsp.CompletionItemKind.Function)
     elif where is Where.EXPORT:
@@ -158,7 +196,7 @@ def _bound_in(program: str | None, cursor_line: int) -> Callable[[Symbol], bool]
     def predicate(s: Symbol) -> bool:
         if program is None or s.scope != program or s.kind not in LOCAL_KINDS:
             return False
-        return s.kind is SymbolKind.PARAM or s.span.start_line < cursor_line
+        return s.kind in (SymbolKind.PARAM, SymbolKind.DATA) or s.span.start_line < cursor_line
 
     return predicate
 

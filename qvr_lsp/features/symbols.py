@@ -33,6 +33,7 @@ SYMBOL_KIND = {
     SymbolKind.SAMPLE: lsp.SymbolKind.Variable,
     SymbolKind.OBSERVE: lsp.SymbolKind.Event,
     SymbolKind.LOCAL: lsp.SymbolKind.Variable,
+    SymbolKind.DATA: lsp.SymbolKind.Field,
     SymbolKind.DECLARATION: lsp.SymbolKind.Namespace,
 }
 DECL_KIND = {
@@ -99,6 +100,8 @@ def _node(
     if not _contains(rng, selection):
         rng = selection
     label = type_label(symbol.type) if symbol is not None else None
+    if kind is SymbolKind.DATA:  # bound from the data at fit time: the outline says so
+        label = f"data: {label}" if label else "data"
     return lsp.DocumentSymbol(
         name=name or "?",
         kind=SYMBOL_KIND[kind],
