@@ -1,0 +1,191 @@
+"""The distribution of a family step: `Normal(theta, sigma)` with its plates and axes.
+
+Arguments are bound to the family's parameters by the registry
+(`qvr_core.builtins.bind`: by position, by keyword, the alternative
+parameterisations, defaults), evaluated as tensors and handed to the registry's
+torch factory (`runtime.distributions`). A vector family's parameter may be a
+number (`Dirichlet(1.0)`) or spread over several arguments (`Dirichlet(1.0,
+2.0, 3.0)`); a number is the symmetric value at the size the step's `over=`
+axis, or else its plate annotation, gives.
+
+Shapes: the plate annotation (`: School`) and `iid_over=` axes are batch axes
+(independent draws), `over=` axes are the family's own event axes; an
+annotation that names an `over` axis restates it. The distribution is
+expanded to its batch axes broadcast with the arguments' own shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import torch
+from torch import distributions as D
+
+from qvr_core.builtins import FAMILIES, Family, bind
+from qvr_core.runtime.distributions import make_distribution
+from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.model.plates import object_names, option_axes, plate_shape
+from qvr_core.runtime.model.values import gather, number, real
+from qvr_core.syntax import ast
+
+Lookup = Callable[[ast.Name], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class StepShape:
+    """What a step's options and annotation say about its axes."""
+
+    batch: tuple[int, ...]  # independent draws (the plate and iid_over axes)
+    event_size: int | None  # the size over= (or the annotation of a vector family) fixes
+
+
+def family_of(call: ast.Expr) -> tuple[Family, ast.Call] | None:
+    """The registry family a step's source calls, when it is a family call."""
+    if isinstance(call, ast.Call) and call.callee.text in FAMILIES:
+        return FAMILIES[call.callee.text], call
+    return None
+
+
+def options(step: object) -> dict[str, object]:
+    return {o.key.text: o.value for o in getattr(step, "options", ())}
+
+
+def distribution(
+    step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+    lookup: Lookup,
+    sizes: Mapping[str, int],
+    plate: ast.ObjectExpr | None,
+    opts: Mapping[str, object] | None = None,
+) -> D.Distribution:
+    """The torch distribution of one family step, expanded over its batch axes (`opts`
+    replaces the step's own options: a marginalize's `over` names groups, not axes)."""
+    found = family_of(step.source)
+    assert found is not None
+    family, call = found
+    where = _where(step)
+    if family.dirac:
+        raise QvrRuntimeError(f"{where}: {family.name} is a morphism family; use `let` here")
+    positional = [_argument(a, lookup, sizes, where) for a in call.args]
+    keywords = {k.key.text: _argument(k.value, lookup, sizes, where) for k in call.kwargs}
+    bound = _bind(family, positional, keywords, where)
+    shape = step_shape(family, bound, options(step) if opts is None else opts, plate, sizes)
+    args = _complete(family, bound, shape.event_size)
+    try:
+        dist = make_distribution(family.name, args, shape.event_size)
+        target = tuple(dist.batch_shape)
+        if shape.batch and shape.batch != target:
+            target = torch.broadcast_shapes(target, shape.batch)
+    except (RuntimeError, ValueError) as e:
+        shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in args.items())
+        raise QvrRuntimeError(
+            f"{where}: the arguments of {family.name} do not fit together or with the plate "
+            f"{shape.batch}: {shapes} ({_first_line(e)})",
+            site=step.target.text,
+        ) from None
+    if target != tuple(dist.batch_shape):
+        dist = dist.expand(torch.Size(target))
+    return dist
+
+
+def step_shape(
+    family: Family,
+    bound: Mapping[str, torch.Tensor],
+    opts: Mapping[str, object],
+    plate: ast.ObjectExpr | None,
+    sizes: Mapping[str, int],
+) -> StepShape:
+    over = option_axes(opts.get("over"), sizes)
+    iid = option_axes(opts.get("iid_over"), sizes)
+    annotated = [n.text for n in object_names(plate)]
+    over_names = {n for n, _ in over}
+    if over:
+        event = 1
+        for _, n in over:
+            event *= n
+        rest = [n for n in annotated if n not in over_names]
+        batch = tuple(n for _, n in iid) + _sizes(rest, sizes)
+        return StepShape(batch, event)
+    needs = any(
+        p.rank >= 1 and p.name in bound and bound[p.name].dim() < p.rank for p in family.params
+    )
+    if family.event_rank >= 1 and needs and annotated:
+        return StepShape(
+            tuple(n for _, n in iid) + _sizes(annotated[1:], sizes), sizes[annotated[0]]
+        )
+    return StepShape(tuple(n for _, n in iid) + plate_shape(plate, sizes), None)
+
+
+def _sizes(names: list[str], sizes: Mapping[str, int]) -> tuple[int, ...]:
+    return tuple(sizes[n] for n in names if sizes[n] != 1)
+
+
+def _argument(node: object, lookup: Lookup, sizes: Mapping[str, int], where: str) -> torch.Tensor:
+    if isinstance(node, ast.Literal):
+        if node.kind in ("int", "float", "bool"):
+            return number(float(node.value))
+        raise QvrRuntimeError(f"{where}: {node.raw} is not a number")
+    if isinstance(node, ast.NameRef):
+        if node.name.text in sizes:
+            raise QvrRuntimeError(
+                f"{where}: '{node.name.text}' is an object, not a value; a family argument is a "
+                "number or a bound name"
+            )
+        return real(lookup(node.name))
+    if isinstance(node, ast.IndexArg):
+        indices = object_names(node.index)
+
+        def index(name: object) -> torch.Tensor | None:
+            assert isinstance(name, ast.Name)
+            return None if name.text in sizes else lookup(name)
+
+        return real(gather(lookup(node.name), node.name.text, indices, index))
+    if isinstance(node, ast.ListArg):
+        items = [_argument(i, lookup, sizes, where) for i in node.items]
+        return torch.stack(torch.broadcast_tensors(*items), -1)
+    raise QvrRuntimeError(
+        f"{where}: a family argument is a number, a name, a list or a gather like "
+        "`alpha[group]`; bind other expressions with `let` first"
+    )
+
+
+def _bind(
+    family: Family,
+    positional: list[torch.Tensor],
+    keywords: dict[str, torch.Tensor],
+    where: str,
+) -> dict[str, torch.Tensor]:
+    result = bind(family, positional, keywords)
+    if isinstance(result, str):
+        first = family.params[0] if family.params else None
+        if first is not None and first.rank == 1 and len(positional) > 1 and not keywords:
+            return {first.name: torch.stack(torch.broadcast_tensors(*positional), -1)}
+        raise QvrRuntimeError(f"{where}: {result}")
+    return dict(result[1])
+
+
+def _complete(
+    family: Family, bound: dict[str, torch.Tensor], event_size: int | None
+) -> dict[str, torch.Tensor]:
+    """Defaults filled in; a number given for a vector parameter spread to the event size."""
+    schema = next((s for s in family.schemas if set(bound) <= {p.name for p in s}), family.params)
+    out = dict(bound)
+    for p in schema:
+        if p.name not in out and p.default is not None:
+            out[p.name] = number(p.default)
+    for p in schema:
+        v = out.get(p.name)
+        if v is not None and p.rank == 1 and v.dim() == 0 and event_size is not None:
+            out[p.name] = v.expand(event_size)
+    return out
+
+
+def _where(step: object) -> str:
+    span = step.span  # type: ignore[attr-defined]
+    kind = type(step).__name__.removesuffix("Step").lower()
+    return f"line {span.start_line + 1}, {kind} {step.target.text}"  # type: ignore[attr-defined]
+
+
+def _first_line(e: Exception) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
