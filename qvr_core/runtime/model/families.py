@@ -103,7 +103,8 @@ def step_shape(
         event = 1
         for _, n in over:
             event *= n
-        rest = [n for n in annotated if n not in over_names]
+        iid_names = {n for n, _ in iid}
+        rest = [n for n in annotated if n not in over_names and n not in iid_names]
         batch = tuple(n for _, n in iid) + _sizes(rest, sizes)
         return StepShape(batch, event)
     needs = any(
@@ -124,7 +125,9 @@ def _argument(node: object, lookup: Lookup, sizes: Mapping[str, int], where: str
     if isinstance(node, ast.Literal):
         if node.kind in ("int", "float", "bool"):
             return number(float(node.value))
-        raise QvrRuntimeError(f"{where}: {node.raw} is not a number")
+        if node.kind != "name":
+            raise QvrRuntimeError(f"{where}: {node.raw} is not a number")
+        node = ast.NameRef(ast.Name(str(node.value), node.span), node.span)
     if isinstance(node, ast.NameRef):
         if node.name.text in sizes:
             raise QvrRuntimeError(

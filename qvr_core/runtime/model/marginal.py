@@ -67,6 +67,8 @@ def to_groups(
 
 
 def combine(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch.Tensor:
-    """sum over groups of logsumexp over k of (log p(k) + terms_k)."""
-    stacked = torch.stack([lp + t for lp, t in zip(log_prior, terms, strict=True)], 0)
-    return torch.logsumexp(stacked, 0).sum()
+    """logsumexp over k of (log p(k) + terms_k), per group (the caller sums the groups)."""
+    stacked = torch.stack(
+        torch.broadcast_tensors(*(lp + t for lp, t in zip(log_prior, terms, strict=True))), 0
+    )
+    return torch.logsumexp(stacked, 0)

@@ -291,10 +291,12 @@ class _Pass:
         value = self.given.get(name)
         if value is None:
             if not self.draw:
-                kind = "observed site" if isinstance(step, ast.ObserveStep) else "site"
+                observed = isinstance(step, ast.ObserveStep)
                 raise QvrRuntimeError(
-                    f"program {self.plan.name}: no value for the {kind} '{name}' "
-                    f"(line {step.span.start_line + 1}); give it in the data",
+                    f"program {self.plan.name}: no value for the "
+                    f"{'observed site' if observed else 'site'} '{name}' "
+                    f"(line {step.span.start_line + 1})"
+                    + ("; give it in the data" if observed else ""),
                     site=name,
                 )
             with torch.no_grad() if not dist.has_rsample else _nothing():
