@@ -125,7 +125,7 @@ def run_inference(
     method = args.method
     with _user_errors():
         checked, name = _check(source, path, args.program)
-        if name not in checked.programs:
+        if _model_decl(checked, name) is not None:
             return _model(checked, name, args, data, data_root, on_progress, should_stop)
         info = checked.programs[name]
         observed = [s.name for s in info.sites if s.kind == "observe"]
@@ -246,7 +246,7 @@ def _check(source: str, path: str | None, program: str | None) -> tuple[Any, str
         raise InferenceError(
             f"'{name}' is not exported; exports: {', '.join(checked.exports) or 'none'}"
         )
-    if name not in checked.programs and _model_decl(checked, name) is not None:
+    if _model_decl(checked, name) is not None:
         return checked, str(name)
     if name not in checked.programs or checked.programs[name].type is None:
         raise InferenceError(
@@ -257,9 +257,9 @@ def _check(source: str, path: str | None, program: str | None) -> tuple[Any, str
 
 
 def _model_decl(checked: Any, name: str) -> Any:
-    from qvr_core.runtime.model import find_model
+    from qvr_core.runnable import model_program
 
-    return find_model(checked, name)
+    return model_program(checked, name)
 
 
 def _model(

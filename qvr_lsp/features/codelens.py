@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from qvr_core.runnable import runnable_programs
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
@@ -37,15 +38,17 @@ def register(server: QvrLanguageServer) -> None:
         if analysis is None or analysis.module is None:
             return []
         lenses: list[lsp.CodeLens] = []
-        programs = sorted(analysis.module.programs.values(), key=lambda p: p.decl.span.start)
-        for program in programs:
-            header = program.decl.header_span
-            rng = analysis.positions.range(header)
+        module = analysis.module
+        runnable = runnable_programs(module)
+        decls = {p.name: p.decl for p in module.programs.values()} | runnable
+        for name, decl in sorted(decls.items(), key=lambda item: item[1].span.start):
+            rng = analysis.positions.range(decl.header_span)
             rng = lsp.Range(rng.start, rng.start)  # the lens sits on the header line
-            arguments = [uri, program.name]
-            if program.name in analysis.module.exports:  # what a run can load
+            arguments = [uri, name]
+            if name in module.exports and name in runnable:  # what a run can load
                 run = lsp.Command("Run inference", RUN_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, run))
-            draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
-            lenses.append(lsp.CodeLens(rng, draw))
+            if name in module.programs:  # what the diagram draws
+                draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
+                lenses.append(lsp.CodeLens(rng, draw))
         return lenses

@@ -50,13 +50,6 @@ class ModelPlan:
         return tuple(s.name for s in self.sites)
 
 
-def program_decl(checked: object, name: str) -> ast.ProgramDecl | None:
-    for decl in checked.ast.decls:
-        if isinstance(decl, ast.ProgramDecl) and decl.name.text == name:
-            return decl
-    return None
-
-
 def plan(checked: object, decl: ast.ProgramDecl) -> ModelPlan:
     """Read a model program's sites and data names, refusing what qvr cannot run yet."""
     sizes = object_sizes(checked)

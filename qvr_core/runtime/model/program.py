@@ -23,20 +23,19 @@ from torch import nn
 from torch.distributions import Distribution, biject_to
 from torch.distributions import constraints as C
 
+from qvr_core.runnable import model_program
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model import marginal
 from qvr_core.runtime.model.families import distribution, family_of
-from qvr_core.runtime.model.plan import ModelPlan, plan, program_decl
+from qvr_core.runtime.model.plan import ModelPlan, plan
 from qvr_core.runtime.model.plates import option_axes, plate_shape
 from qvr_core.runtime.model.values import evaluate
 from qvr_core.syntax import ast
 
 
 def find_model(checked: Any, name: str) -> ast.ProgramDecl | None:
-    """The program `name` when it is a model program (one the seed runtime does not run)."""
-    if name in checked.programs:
-        return None
-    return program_decl(checked, name)
+    """The program `name` when it is a model program (`qvr_core.runnable` decides)."""
+    return model_program(checked, name)
 
 
 def compile_model(checked: Any, name: str) -> ModelProgram:
