@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -81,13 +83,32 @@ def synthetic(model: Any, seed: int) -> dict[str, torch.Tensor]:
 def run_model(run: Any, method: str, lr: float, depth: int) -> dict[str, Any]:
     """Run `method` on `run` (the job's `_Run`, with `x` the data names)."""
     model, x, obs = run.model, run.x, run.observations
-    with torch.no_grad():
-        model.run(x, obs)  # validates the data and records every site's support and shape
-    if method == "nuts":
-        return _nuts(run, depth)
-    if method == "svi":
-        return _svi(run, lr)
-    return _prior(run)
+    with one_thread():
+        with torch.no_grad():
+            model.run(x, obs)  # validates the data, records every site's support and shape
+        if method == "nuts":
+            return _nuts(run, depth)
+        if method == "svi":
+            return _svi(run, lr)
+        return _prior(run)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch on one thread while a model program runs, then restore the count.
+
+    A model program's tensors are small (a plate of tens or thousands of numbers),
+    where torch's intra-op threads cost more than they give: on a machine whose
+    other core is busy, a Bernoulli log-density of 120 numbers took 20 ms with two
+    threads against 0.01 ms with one, and NUTS on the hierarchical logistic
+    example ran at 3.5 iterations per second instead of about 100.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _nuts(run: Any, depth: int) -> dict[str, Any]:
