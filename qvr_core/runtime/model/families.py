@@ -57,19 +57,37 @@ def distribution(
     sizes: Mapping[str, int],
     plate: ast.ObjectExpr | None,
     opts: Mapping[str, object] | None = None,
+    cache: dict[object, object] | None = None,
 ) -> D.Distribution:
     """The torch distribution of one family step, expanded over its batch axes (`opts`
-    replaces the step's own options: a marginalize's `over` names groups, not axes)."""
+    replaces the step's own options: a marginalize's `over` names groups, not axes).
+
+    `cache` (one per compiled program) keeps what depends only on the step and the
+    number of axes of its arguments: the binding to parameters and the step's shape.
+    NUTS evaluates the same steps thousands of times."""
     found = family_of(step.source)
     assert found is not None
     family, call = found
-    where = _where(step)
+    where = _Where(step)
     if family.dirac:
         raise QvrRuntimeError(f"{where}: {family.name} is a morphism family; use `let` here")
     positional = [_argument(a, lookup, sizes, where) for a in call.args]
     keywords = {k.key.text: _argument(k.value, lookup, sizes, where) for k in call.kwargs}
-    bound = _bind(family, positional, keywords, where)
-    shape = step_shape(family, bound, options(step) if opts is None else opts, plate, sizes)
+    key = (
+        step,
+        tuple(t.dim() for t in positional),
+        tuple((k, v.dim()) for k, v in keywords.items()),
+    )
+    known = cache.get(key) if cache is not None else None
+    if known is None:
+        bound = _bind(family, positional, keywords, where)
+        names = (tuple(bound), len(positional))
+        shape = step_shape(family, bound, options(step) if opts is None else opts, plate, sizes)
+        if cache is not None:
+            cache[key] = (names, shape)
+    else:
+        names, shape = known  # type: ignore[misc]
+        bound = _rebind(names, positional, keywords)
     args = _complete(family, bound, shape.event_size)
     try:
         dist = make_distribution(family.name, args, shape.event_size)
@@ -86,6 +104,20 @@ def distribution(
     if target != tuple(dist.batch_shape):
         dist = dist.expand(torch.Size(target))
     return dist
+
+
+def _rebind(
+    names: tuple[tuple[str, ...], int],
+    positional: list[torch.Tensor],
+    keywords: dict[str, torch.Tensor],
+) -> dict[str, torch.Tensor]:
+    """The binding `_bind` found before for the same shapes of arguments."""
+    order, count = names
+    if len(order) == 1 and count > 1 and not keywords:  # a vector spread over arguments
+        return {order[0]: torch.stack(torch.broadcast_tensors(*positional), -1)}
+    bound = dict(zip(order, positional, strict=False))
+    bound.update(keywords)
+    return bound
 
 
 def step_shape(
@@ -121,7 +153,9 @@ def _sizes(names: list[str], sizes: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(sizes[n] for n in names if sizes[n] != 1)
 
 
-def _argument(node: object, lookup: Lookup, sizes: Mapping[str, int], where: str) -> torch.Tensor:
+def _argument(
+    node: object, lookup: Lookup, sizes: Mapping[str, int], where: object
+) -> torch.Tensor:
     if isinstance(node, ast.Literal):
         if node.kind in ("int", "float", "bool"):
             return number(float(node.value))
@@ -156,7 +190,7 @@ def _bind(
     family: Family,
     positional: list[torch.Tensor],
     keywords: dict[str, torch.Tensor],
-    where: str,
+    where: object,
 ) -> dict[str, torch.Tensor]:
     result = bind(family, positional, keywords)
     if isinstance(result, str):
@@ -183,10 +217,17 @@ def _complete(
     return out
 
 
-def _where(step: object) -> str:
-    span = step.span  # type: ignore[attr-defined]
-    kind = type(step).__name__.removesuffix("Step").lower()
-    return f"line {span.start_line + 1}, {kind} {step.target.text}"  # type: ignore[attr-defined]
+class _Where:
+    """`line 9, observe y`: where a step is, for messages (formatted only when one is)."""
+
+    def __init__(self, step: object) -> None:
+        self.step = step
+
+    def __str__(self) -> str:
+        step = self.step
+        kind = type(step).__name__.removesuffix("Step").lower()
+        line = step.span.start_line + 1  # type: ignore[attr-defined]
+        return f"line {line}, {kind} {step.target.text}"  # type: ignore[attr-defined]
 
 
 def _first_line(e: Exception) -> str:

@@ -82,6 +82,7 @@ class ModelProgram(nn.Module):
         self._kinds = {s.name: s.kind for s in model_plan.sites}
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
+        self._cache: dict[object, object] = {}  # per step: binding and shape (families.py)
 
     # -- the protocol ---------------------------------------------------------
 
@@ -283,7 +284,7 @@ class _Pass:
             saved = self.env[scope.name]  # each row reads its group's drawn value
             self.env[scope.name] = scope.drawn[via.long()]
         try:
-            dist = distribution(step, self.lookup, self.plan.sizes, plate)
+            dist = distribution(step, self.lookup, self.plan.sizes, plate, cache=self.model._cache)
         finally:
             if saved is not None:
                 self.env[scope.name] = saved
@@ -361,7 +362,7 @@ class _Pass:
         if groups is None:
             groups = plate_shape(step.plate, sizes)
         where = f"line {step.span.start_line + 1}, marginalize {step.target.text}"
-        dist = distribution(step, self.lookup, sizes, plate, opts={})
+        dist = distribution(step, self.lookup, sizes, plate, opts={}, cache=self.model._cache)
         if tuple(dist.batch_shape) != groups:
             try:
                 dist = dist.expand(torch.Size(torch.broadcast_shapes(dist.batch_shape, groups)))

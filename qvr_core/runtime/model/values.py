@@ -10,6 +10,7 @@ A gather `alpha[group]` takes, for each entry of the index value, that entry of
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
@@ -108,7 +109,13 @@ def real(t: torch.Tensor) -> torch.Tensor:
 
 
 def number(v: float) -> torch.Tensor:
-    return torch.tensor(float(v), dtype=torch.get_default_dtype())
+    """A number as a tensor; the same one each time (nothing writes into them)."""
+    return _number(float(v), torch.get_default_dtype())
+
+
+@functools.lru_cache(maxsize=4096)
+def _number(v: float, dtype: torch.dtype) -> torch.Tensor:
+    return torch.tensor(v, dtype=dtype)
 
 
 def evaluate(node: ast.Arith, lookup: Lookup, plates: frozenset[str] = frozenset()) -> torch.Tensor:
