@@ -102,8 +102,19 @@ def distribution(
             site=step.target.text,
         ) from None
     if target != tuple(dist.batch_shape):
-        dist = dist.expand(torch.Size(target))
+        try:
+            dist = dist.expand(torch.Size(target))
+        except NotImplementedError:  # torch cannot expand some compositions: widen the arguments
+            wide = {k: _widen(v, family, k, target) for k, v in args.items()}
+            dist = make_distribution(family.name, wide, shape.event_size)
     return dist
+
+
+def _widen(v: torch.Tensor, family: Family, name: str, batch: tuple[int, ...]) -> torch.Tensor:
+    param = family.param(name)
+    rank = param.rank if param is not None else 0
+    event = tuple(v.shape[v.dim() - rank :]) if rank else ()
+    return v.expand(*batch, *event)
 
 
 def _rebind(
@@ -141,12 +152,23 @@ def step_shape(
         return StepShape(batch, event)
     needs = any(
         p.rank >= 1 and p.name in bound and bound[p.name].dim() < p.rank for p in family.params
-    )
+    ) or _needs_space(family, bound)
     if family.event_rank >= 1 and needs and annotated:
         return StepShape(
             tuple(n for _, n in iid) + _sizes(annotated[1:], sizes), sizes[annotated[0]]
         )
     return StepShape(tuple(n for _, n in iid) + plate_shape(plate, sizes), None)
+
+
+def _needs_space(family: Family, bound: Mapping[str, torch.Tensor]) -> bool:
+    """True when the size of a draw is the object's (`LKJCholesky`): no argument gives it."""
+    if not family.event:
+        return False
+    try:
+        family.event_shape({k: tuple(v.shape) for k, v in bound.items()})
+    except ValueError:
+        return True
+    return False
 
 
 def _sizes(names: list[str], sizes: Mapping[str, int]) -> tuple[int, ...]:
