@@ -264,3 +264,51 @@ export p
     checked = check(src)
     with pytest.raises(QvrError, match="line 6: a sample inside `marginalize z`"):
         compile_model(checked, "p")
+
+
+TEMPLATES = """
+object Subject : FinSet 4
+object Verb : FinSet 3
+object Resp : FinSet 5
+
+program random_intercepts(G : FinSet, scale : Real) : G -> G
+    sample sigma <- HalfNormal(scale)
+    sample v : G <- Normal(0.0, sigma)
+    return v
+
+program crossed : Resp -> Resp
+    sample by_subject <- random_intercepts(Subject, 1.0)
+    sample by_verb <- random_intercepts(Verb, 2.0)
+    let total = sum(by_subject) + sum(by_verb)
+    observe y : Resp <- Normal(total, 1.0)
+    return total
+
+export crossed
+"""
+
+
+def test_a_template_call_inlines_fresh_sites_under_its_target() -> None:
+    m = model(TEMPLATES, "crossed")
+    assert m.site_names == (
+        "by_subject$sigma",
+        "by_subject$v",
+        "by_verb$sigma",
+        "by_verb$v",
+        "y",
+    )
+    v = m.run({}).values
+    assert v["by_subject$v"].shape == (4,) and v["by_verb$v"].shape == (3,)
+    total = v["by_subject$v"].sum() + v["by_verb$v"].sum()
+    want = (
+        D.HalfNormal(1.0).log_prob(v["by_subject$sigma"])
+        + D.Normal(0.0, v["by_subject$sigma"]).log_prob(v["by_subject$v"]).sum()
+        + D.HalfNormal(2.0).log_prob(v["by_verb$sigma"])
+        + D.Normal(0.0, v["by_verb$sigma"]).log_prob(v["by_verb$v"]).sum()
+        + D.Normal(total, 1.0).log_prob(v["y"]).sum()
+    )
+    torch.testing.assert_close(m.log_joint({}, v)[0], want)
+
+
+def test_a_template_is_not_run_on_its_own() -> None:
+    with pytest.raises(QvrError, match="template over 'G' \\(FinSet\\)"):
+        model(TEMPLATES.replace("export crossed", "export random_intercepts"), "random_intercepts")

@@ -71,8 +71,8 @@ def distribution(
     where = _Where(step)
     if family.dirac:
         raise QvrRuntimeError(f"{where}: {family.name} is a morphism family; use `let` here")
-    positional = [_argument(a, lookup, sizes, where) for a in call.args]
-    keywords = {k.key.text: _argument(k.value, lookup, sizes, where) for k in call.kwargs}
+    positional = [argument(a, lookup, sizes, where) for a in call.args]
+    keywords = {k.key.text: argument(k.value, lookup, sizes, where) for k in call.kwargs}
     key = (
         step,
         tuple(t.dim() for t in positional),
@@ -175,9 +175,7 @@ def _sizes(names: list[str], sizes: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(sizes[n] for n in names if sizes[n] != 1)
 
 
-def _argument(
-    node: object, lookup: Lookup, sizes: Mapping[str, int], where: object
-) -> torch.Tensor:
+def argument(node: object, lookup: Lookup, sizes: Mapping[str, int], where: object) -> torch.Tensor:
     if isinstance(node, ast.Literal):
         if node.kind in ("int", "float", "bool"):
             return number(float(node.value))
@@ -200,7 +198,7 @@ def _argument(
 
         return real(gather(lookup(node.name), node.name.text, indices, index))
     if isinstance(node, ast.ListArg):
-        items = [_argument(i, lookup, sizes, where) for i in node.items]
+        items = [argument(i, lookup, sizes, where) for i in node.items]
         return torch.stack(torch.broadcast_tensors(*items), -1)
     raise QvrRuntimeError(
         f"{where}: a family argument is a number, a name, a list or a gather like "

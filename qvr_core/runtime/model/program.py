@@ -26,8 +26,8 @@ from torch.distributions import constraints as C
 from qvr_core.runnable import model_program
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model import marginal
-from qvr_core.runtime.model.families import distribution, family_of
-from qvr_core.runtime.model.plan import ModelPlan, plan
+from qvr_core.runtime.model.families import argument, distribution, family_of
+from qvr_core.runtime.model.plan import OBJECT_KINDS, ModelPlan, plan, template_params
 from qvr_core.runtime.model.plates import option_axes, plate_shape
 from qvr_core.runtime.model.values import evaluate
 from qvr_core.syntax import ast
@@ -82,7 +82,7 @@ class ModelProgram(nn.Module):
         self._kinds = {s.name: s.kind for s in model_plan.sites}
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
-        self._cache: dict[object, object] = {}  # per step: binding and shape (families.py)
+        self._cache: dict[str, dict] = {}  # per template prefix, per step: binding and shape
 
     # -- the protocol ---------------------------------------------------------
 
@@ -192,6 +192,8 @@ class _Pass:
             draw,
         )
         self.env: dict[str, torch.Tensor] = {}
+        self.prefix = ""  # `v$` inside `sample v <- template(...)`
+        self.sizes: dict[str, int] = dict(model.plan.sizes)  # plates, template objects too
         self.values: dict[str, torch.Tensor] = {}
         self.log_probs: dict[str, torch.Tensor] = {}
         self.output: Any = None
@@ -218,7 +220,9 @@ class _Pass:
 
     def steps(self, steps: tuple[ast.Step, ...], scope: _Scope | None) -> None:
         for step in steps:
-            if isinstance(step, ast.SampleStep | ast.ObserveStep):
+            if isinstance(step, ast.SampleStep) and _template(self.plan, step) is not None:
+                self.call(step, scope)
+            elif isinstance(step, ast.SampleStep | ast.ObserveStep):
                 self.site(step, scope)
             elif isinstance(step, ast.LetStep):
                 self.env[step.target.text] = self.arith(step.value, step)
@@ -232,7 +236,7 @@ class _Pass:
 
     def arith(self, node: ast.Arith, step: ast.Step) -> torch.Tensor:
         try:
-            return evaluate(node, self.lookup, frozenset(self.plan.sizes))
+            return evaluate(node, self.lookup, frozenset(self.sizes))
         except RuntimeError as e:
             if isinstance(e, QvrRuntimeError):
                 raise
@@ -276,7 +280,8 @@ class _Pass:
         return None
 
     def site(self, step: ast.SampleStep | ast.ObserveStep, scope: _Scope | None) -> None:
-        name = step.target.text
+        local = step.target.text
+        name = self.prefix + local
         plate = step.plate if isinstance(step, ast.SampleStep) else step.declared
         via = self._via(step)
         saved = None
@@ -284,7 +289,8 @@ class _Pass:
             saved = self.env[scope.name]  # each row reads its group's drawn value
             self.env[scope.name] = scope.drawn[via.long()]
         try:
-            dist = distribution(step, self.lookup, self.plan.sizes, plate, cache=self.model._cache)
+            cache = self.model._cache.setdefault(self.prefix, {})  # a template call: its own plates
+            dist = distribution(step, self.lookup, self.sizes, plate, cache=cache)
         finally:
             if saved is not None:
                 self.env[scope.name] = saved
@@ -307,7 +313,7 @@ class _Pass:
         self.model._constraints[name] = dist.support
         self.model._shapes[name] = tuple(value.shape)
         self.values[name] = value
-        self.env[name] = value
+        self.env[local] = value
         self.term(name, dist.log_prob(value), scope, via, step)
 
     def _conform(
@@ -355,14 +361,15 @@ class _Pass:
         return dist
 
     def marginalize(self, step: ast.MarginalizeStep, scope: _Scope | None) -> None:
-        sizes = self.plan.sizes
+        sizes = self.sizes
         over = {o.key.text: o.value for o in step.options}.get("over")
         groups = tuple(n for _, n in option_axes(over, sizes)) if over is not None else None
         plate = None if groups is not None else step.plate
         if groups is None:
             groups = plate_shape(step.plate, sizes)
         where = f"line {step.span.start_line + 1}, marginalize {step.target.text}"
-        dist = distribution(step, self.lookup, sizes, plate, opts={}, cache=self.model._cache)
+        cache = self.model._cache.setdefault(self.prefix, {})
+        dist = distribution(step, self.lookup, sizes, plate, opts={}, cache=cache)
         if tuple(dist.batch_shape) != groups:
             try:
                 dist = dist.expand(torch.Size(torch.broadcast_shapes(dist.batch_shape, groups)))
@@ -394,6 +401,36 @@ class _Pass:
         else:
             scope.terms.append(marginal.to_groups(contribution, scope.groups, None, where))
 
+    def call(self, step: ast.SampleStep, scope: _Scope | None) -> None:
+        """`sample v <- template(args)`: its steps in place, its sites named `v$z`, its
+        objects bound to the objects given, and `v` its returned value."""
+        decl = _template(self.plan, step)
+        assert decl is not None and isinstance(step.source, ast.Call | ast.NameRef)
+        args = step.source.args if isinstance(step.source, ast.Call) else ()
+        env: dict[str, torch.Tensor] = {}
+        sizes = dict(self.sizes)
+        for (param, kind), arg in zip(template_params(decl), args, strict=True):
+            if kind in OBJECT_KINDS:
+                obj = arg.name.text if isinstance(arg, ast.NameRef) else str(arg.value)  # type: ignore[union-attr]
+                sizes[param.text] = self.sizes[obj]
+            else:
+                env[param.text] = argument(
+                    arg, self.lookup, self.sizes, f"line {step.span.start_line + 1}"
+                )
+        saved = (self.env, self.prefix, self.sizes, self.output)
+        self.env, self.prefix, self.sizes = env, f"{self.prefix}{step.target.text}$", sizes
+        try:
+            self.steps(decl.steps, scope)
+            result = self.output
+        finally:
+            self.env, self.prefix, self.sizes, self.output = saved
+        if not isinstance(result, torch.Tensor):
+            raise QvrRuntimeError(
+                f"line {step.span.start_line + 1}: {decl.name.text} returns more than one value; "
+                "a template used by `sample` returns one"
+            )
+        self.env[step.target.text] = result
+
     def ret(self, step: ast.ReturnStep) -> None:
         vals = [self.lookup(v) for v in step.values]
         if step.labels:
@@ -408,6 +445,16 @@ class _nothing:
 
     def __exit__(self, *args: object) -> None:
         return None
+
+
+def _template(model_plan: ModelPlan, step: ast.SampleStep) -> ast.ProgramDecl | None:
+    src = step.source
+    name = (
+        src.callee.text
+        if isinstance(src, ast.Call)
+        else getattr(getattr(src, "name", None), "text", None)
+    )
+    return model_plan.templates.get(name) if name is not None else None
 
 
 def _first_line(e: Exception) -> str:
