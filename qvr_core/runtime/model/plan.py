@@ -1,8 +1,8 @@
 """What a model program is made of, read once from the syntax tree and the checked tables.
 
-A *model program* is a program the checker does not type as a seed program (it has
-family steps with arguments, plates, options, `score` or `marginalize`): its
-sites, which of them are observed, the plate sizes of the objects, and its *data
+A *model program* draws its sites from families called with arguments
+(`qvr_core/runnable.py` decides): its sites (a called template's under `v$`),
+which of them are observed, the plate sizes of the objects, and its *data
 names*: every name a step uses that no step, parameter or declaration binds,
 which the data supplies at fit time (quivers' host-data channel).
 """

@@ -15,6 +15,7 @@ constraint read from the last run), so inference reaches it from R^n through
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,7 +306,7 @@ class _Pass:
                     + ("; give it in the data" if observed else ""),
                     site=name,
                 )
-            with torch.no_grad() if not dist.has_rsample else _nothing():
+            with torch.no_grad() if not dist.has_rsample else nullcontext():
                 value = dist.rsample() if dist.has_rsample else dist.sample()
         else:
             value = self._conform(value, dist, step, plate is not None)
@@ -437,14 +438,6 @@ class _Pass:
             self.output = {lab.text: v for lab, v in zip(step.labels, vals, strict=True)}
         else:
             self.output = vals[0] if len(vals) == 1 else tuple(vals)
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *args: object) -> None:
-        return None
 
 
 def _template(model_plan: ModelPlan, step: ast.SampleStep) -> ast.ProgramDecl | None:
