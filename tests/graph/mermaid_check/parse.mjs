@@ -1,8 +1,8 @@
 // Parses Mermaid flowcharts with mermaid's own parser, without a browser.
 //
 // stdin:  a JSON object {name: text, ...}
-// stdout: a JSON object {name: {ok, type, error, vertices, edges}} where
-//         vertices maps each node id to its label and edges lists
+// stdout: a JSON object {name: {ok, type, error, vertices, classes, edges}} where
+//         vertices maps each node id to its label, classes to its classes, and edges lists
 //         [start, end, label] as mermaid itself understood them.
 // Exit status 0 when every text parsed, 1 otherwise.
 // mermaid sanitises labels with DOMPurify, which needs a DOM: jsdom provides it.
@@ -19,9 +19,13 @@ async function parse(text) {
   const parsed = await mermaid.parse(text);
   const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
   const vertices = {};
-  for (const [id, vertex] of diagram.db.getVertices()) vertices[id] = vertex.text;
+  const classes = {};
+  for (const [id, vertex] of diagram.db.getVertices()) {
+    vertices[id] = vertex.text;
+    classes[id] = vertex.classes ?? [];
+  }
   const edges = diagram.db.getEdges().map((e) => [e.start, e.end, e.text ?? ""]);
-  return { ok: true, type: parsed.diagramType, error: null, vertices, edges };
+  return { ok: true, type: parsed.diagramType, error: null, vertices, classes, edges };
 }
 
 const chunks = [];
