@@ -161,12 +161,30 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await wb.waitForCursorLine(1);
     await wb.command("QVR: Show Diagram");
     const mermaid = await wb.webviewFrame("svg.qvr-mermaid g.node.qvr-linked", FIRST_CHECK_MS);
-    await wb.screenshot("diagram-mermaid");
+    // The composition that fails is marked, with the diagnostic's message over it.
+    const marked = mermaid.locator("g.node.qvr-error");
+    assert.equal(await marked.count(), 1);
+    assert.match((await marked.textContent()) ?? "", /combine/);
+    await marked.hover();
+    const tooltip = mermaid.locator("#tooltip", { hasText: "QVR201: cannot compose" });
+    await tooltip.waitFor({ state: "visible" });
+    await wb.screenshot("diagram-mermaid-error-marked");
+    // Fitted: the drawing spans the panel's width or height.
+    const fitted = await mermaid.evaluate(() => {
+      const area = document.getElementById("diagram")!.getBoundingClientRect();
+      const drawing = document.querySelector("#diagram svg > g")!.getBoundingClientRect();
+      return drawing.width > 0.85 * area.width || drawing.height > 0.85 * area.height;
+    });
+    assert.ok(fitted, "the diagram fills its panel");
     await mermaid.locator("g.node.qvr-linked", { hasText: "combine" }).first().click();
     await wb.waitForCursorLine(17);
     await mermaid.locator("#format").selectOption("dot");
     const graphviz = await wb.webviewFrame("svg.qvr-graphviz g.node.qvr-linked");
-    await wb.screenshot("diagram-graphviz");
+    assert.equal(await graphviz.locator("g.node.qvr-error").count(), 1);
+    await graphviz.locator("#zoom-in").click();
+    await graphviz.locator("#zoom-level", { hasText: "140%" }).waitFor();
+    await wb.screenshot("diagram-graphviz-zoomed");
+    await graphviz.locator("#zoom-fit").click();
     await wb.focusEditor("QVR201_dimension_mismatch.qvr");
     await wb.page.keyboard.press("Control+Home");
     await wb.waitForCursorLine(1);
