@@ -107,6 +107,12 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     const combine = await wb.hover("let backbone", "combine", "Combined");
     assert.match(combine, /96/);
     await wb.screenshot("hover-composition");
+    // The let that does not type-check: the type of each part that does, and the mismatch.
+    const backbone = await wb.hover("let backbone", "backbone", "Its parts");
+    assert.match(backbone, /fan\(forward_path, backward_path\) : \[Token\] = \[FinSet 256\] → FwdHidden \* BwdHidden = R\^\(64\+64\) \(64 \+ 64 = 128\)/);
+    assert.match(backbone, /combine : Combined = R\^96 → Combined = R\^96/);
+    assert.match(backbone, /QVR201: cannot compose: .* 128\) but combine expects Combined \(96\)/);
+    await wb.screenshot("hover-ill-typed-let");
     await wb.dismissHover();
   });
 
