@@ -91,12 +91,21 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await wb.screenshot("squiggle");
     await wb.page.keyboard.press("Control+Shift+M");
     const rows = wb.page.locator(".markers-panel .monaco-list-row");
+    // The panel lists every file of the workspace (workspace diagnostics): filter to this one.
+    await wb.filterProblems("cannot compose");
     await rows.filter({ hasText: "Combined is declared here as Real 96" }).first().waitFor({ timeout: 30_000 });
     const text = (await rows.allInnerTexts()).join("\n");
     assert.match(text, /cannot compose: fan\(forward_path, backward_path\) produces FwdHidden \* BwdHidden/);
     assert.match(text, /QVR201/);
     assert.match(text, /FwdHidden is declared here as Real 64/);
+    // Pulled, not also pushed: the error is listed once.
+    assert.equal(text.match(/cannot compose: fan\(forward_path/g)?.length, 1, text);
     await wb.screenshot("problems-with-related-lines");
+    // Workspace diagnostics: a file that was never opened has its problems listed too.
+    await wb.filterProblems("the scan cell must have the form");
+    await rows.filter({ hasText: "QVR204_bad_scan_cell.qvr" }).first().waitFor({ timeout: 60_000 });
+    await wb.filterProblems("");
+    await wb.screenshot("problems-of-unopened-files");
     await wb.page.keyboard.press("Control+J"); // close the panel again
   });
 

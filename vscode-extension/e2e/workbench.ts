@@ -167,6 +167,13 @@ export class Workbench {
       .waitFor({ timeout: STEP_TIMEOUT_MS });
   }
 
+  /** Types `text` into the Problems panel's filter (the panel's list only renders what fits). */
+  async filterProblems(text: string): Promise<void> {
+    const filter = this.page.locator('.panel input[placeholder^="Filter"]').first();
+    await filter.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await filter.fill(text);
+  }
+
   /** "Ln 17, Col 52" from the status bar. */
   async cursor(): Promise<{ line: number; column: number }> {
     const text = await this.page.locator("#status\\.editor\\.selection").innerText();
