@@ -1,4 +1,5 @@
-"""Quick fixes: the checker's fixes for the diagnostics in the requested range, as code actions.
+"""Code actions: the checker's quick fixes for the diagnostics in the requested range; the
+refactors extract and inline (`qvr_core.ide.refactor`); `source.fixAll`, every preferred fix.
 
 Each action carries its diagnostic (so the client links them), is of kind
 `quickfix`, is preferred when the checker marked the fix so (the one a
@@ -12,8 +13,10 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from qvr_core.ide.actions import quick_fixes
+from qvr_core.ide.actions import QuickFix, fix_all, quick_fixes
+from qvr_core.ide.refactor import extract, inline
 from qvr_lsp import capabilities
+from qvr_lsp.analysis import Analysis
 from qvr_lsp.convert import to_lsp_diagnostic
 from qvr_lsp.features._current import current_analysis, workspace_edit
 from qvr_lsp.guard import guarded
@@ -22,12 +25,28 @@ if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
 
 QUICKFIX = lsp.CodeActionKind.QuickFix
+EXTRACT = lsp.CodeActionKind.RefactorExtract
+INLINE = lsp.CodeActionKind.RefactorInline
+FIX_ALL = lsp.CodeActionKind.SourceFixAll
+
+
+def wants(kind: str, context: lsp.CodeActionContext | None) -> bool:
+    """Whether the client asked for `kind`: it named it, or a kind it belongs to
+    (`refactor` includes `refactor.extract`), or it named none."""
+    only = context.only if context is not None else None
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def asked_for(kind: str, context: lsp.CodeActionContext | None) -> bool:
+    """Whether the client named `kind` or a kind it belongs to: source actions change the
+    whole file, so they are given only when asked for (VS Code's Source Action menu, on save)."""
+    only = context.only if context is not None else None
+    return bool(only) and wants(kind, context)
 
 
 def wants_quickfixes(context: lsp.CodeActionContext | None) -> bool:
     """False when the client asked only for other kinds (`only: ["refactor"]`)."""
-    only = context.only if context is not None else None
-    return not only or any(k == QUICKFIX or QUICKFIX.startswith(f"{k}.") for k in only)
+    return wants(QUICKFIX, context)
 
 
 def literal_actions(caps: lsp.ClientCapabilities | None) -> bool:
@@ -42,37 +61,57 @@ def preferred_support(caps: lsp.ClientCapabilities | None) -> bool:
 
 
 def register(server: QvrLanguageServer) -> None:
-    options = lsp.CodeActionOptions(code_action_kinds=[QUICKFIX])
+    options = lsp.CodeActionOptions(code_action_kinds=[QUICKFIX, EXTRACT, INLINE, FIX_ALL])
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)
     @guarded(list)
     async def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         caps = server.caps
-        if not wants_quickfixes(params.context) or not literal_actions(caps):
+        if not literal_actions(caps):
             return []
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return []
+        module = analysis.module
         start, end = analysis.positions.offsets(params.range)
-        related = capabilities.related_information(caps)
-        preferred = preferred_support(caps)
-        unnecessary = capabilities.unnecessary_tag(caps)
         actions = []
-        for found in quick_fixes(analysis.module, start, end):  # type: ignore[arg-type]
-            diagnostic = to_lsp_diagnostic(
-                found.diagnostic,
-                analysis.positions,
-                analysis.uri,
-                related_information=related,
-                unnecessary_tag=unnecessary,
-            )
-            actions.append(
-                lsp.CodeAction(
-                    title=found.fix.title,
-                    kind=QUICKFIX,
-                    diagnostics=[diagnostic],
-                    is_preferred=(found.fix.preferred and preferred) or None,
-                    edit=workspace_edit(server, analysis, found.fix.edits),
-                )
-            )
+        if wants(QUICKFIX, params.context):
+            fixes = quick_fixes(module, start, end)  # type: ignore[arg-type]
+            actions += [_quick_fix(server, analysis, found) for found in fixes]
+        if wants(EXTRACT, params.context):
+            extracted = extract(module, start, end)  # type: ignore[arg-type]
+            if extracted is not None:
+                edit = workspace_edit(server, analysis, extracted.edits)
+                actions.append(lsp.CodeAction(title=extracted.title, kind=EXTRACT, edit=edit))
+        if wants(INLINE, params.context):
+            inlined = inline(module, start)  # type: ignore[arg-type]
+            if inlined is not None:
+                edit = workspace_edit(server, analysis, inlined.edits)
+                actions.append(lsp.CodeAction(title=inlined.title, kind=INLINE, edit=edit))
+        if asked_for(FIX_ALL, params.context):
+            every = fix_all(module)  # type: ignore[arg-type]
+            if every:
+                edits = [e for found in every for e in found.fix.edits]
+                title = f"Fix all: apply {len(every)} preferred fix{'es' if len(every) > 1 else ''}"
+                edit = workspace_edit(server, analysis, edits)
+                actions.append(lsp.CodeAction(title=title, kind=FIX_ALL, edit=edit))
         return actions
+
+    def _quick_fix(
+        server: QvrLanguageServer, analysis: Analysis, found: QuickFix
+    ) -> lsp.CodeAction:
+        caps = server.caps
+        diagnostic = to_lsp_diagnostic(
+            found.diagnostic,
+            analysis.positions,
+            analysis.uri,
+            related_information=capabilities.related_information(caps),
+            unnecessary_tag=capabilities.unnecessary_tag(caps),
+        )
+        return lsp.CodeAction(
+            title=found.fix.title,
+            kind=QUICKFIX,
+            diagnostics=[diagnostic],
+            is_preferred=(found.fix.preferred and preferred_support(caps)) or None,
+            edit=workspace_edit(server, analysis, found.fix.edits),
+        )
