@@ -38,8 +38,9 @@ class Refactor:
 
 
 def extract(module: CheckedModule, start: int, end: int) -> Refactor | None:
-    """Extract the expression selected by [start, end) (or, for a cursor, the smallest
-    composite expression around it) into a new top-level let; None when it cannot be."""
+    """Extract the expression selected by [start, end) (or, for a cursor or a selection
+    inside one name, the smallest composite expression around it) into a new top-level
+    let; None when it cannot be."""
     found = _extractable(module, start, end)
     if found is None:
         return None
@@ -74,13 +75,22 @@ def _extractable(module: CheckedModule, start: int, end: int) -> tuple[ast.Decl,
     if not candidates:
         return None
     expr = min(candidates, key=lambda n: n.span.length)
-    if start != end and (expr.span.start, expr.span.end) != (start, end):
+    exact = (expr.span.start, expr.span.end) == (start, end)
+    if start != end and not exact and not _within_a_name(decl, start, end):
         return None  # a selection that is not one expression
     if isinstance(decl, ast.LetDecl) and expr is decl.expr:
         return None  # the whole let already has a name
     if not _all_names_top_level(module, expr):
         return None
     return decl, expr
+
+
+def _within_a_name(decl: ast.Decl, start: int, end: int) -> bool:
+    """A selection inside one name (editors send the word under the cursor): like a cursor."""
+    return any(
+        isinstance(n, ast.NameRef) and n.span.start <= start and end <= n.span.end
+        for n in walk(decl)
+    )
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

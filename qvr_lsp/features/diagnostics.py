@@ -23,11 +23,6 @@ def client_pulls(caps: lsp.ClientCapabilities | None) -> bool:
     return caps is not None and get_capability(caps, "text_document.diagnostic", None) is not None
 
 
-def refresh_support(caps: lsp.ClientCapabilities | None) -> bool:
-    path = "workspace.diagnostics.refresh_support"
-    return caps is not None and bool(get_capability(caps, path, False))
-
-
 def lsp_diagnostics(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.Diagnostic]:
     """The analysis's diagnostics in protocol form, as far as the client can show them."""
     caps = server.caps
@@ -46,17 +41,9 @@ def lsp_diagnostics(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.D
 
 
 def register(server: QvrLanguageServer) -> None:
-    refreshed_generation = 0
-
     def publish(analysis: Analysis) -> None:
-        nonlocal refreshed_generation
         if client_pulls(server.caps):
-            # The client asks for them (pull_diagnostics.py) and is not pushed to;
-            # new settings change every file's diagnostics: tell it to ask again.
-            if analysis.generation > refreshed_generation and refresh_support(server.caps):
-                refreshed_generation = analysis.generation
-                server.workspace_diagnostic_refresh(None)
-            return
+            return  # the client asks for them (pull_diagnostics.py)
         params = lsp.PublishDiagnosticsParams(
             uri=analysis.uri,
             diagnostics=lsp_diagnostics(server, analysis),

@@ -11,7 +11,10 @@ generation), so a client asking again about an unchanged text is told
 "unchanged". A file on disk is read through `qvr_core.files` (regular files
 only, no link out of the workspace, at most `LARGE_DOCUMENT_CHARS`) and
 checked in a thread; its result id is its modification time and size with
-the settings generation, and its diagnostics are cached under it. The scan
+the settings generation, and its diagnostics are cached under it. When an
+open document's diagnostics change after the client pulled them (new
+settings, a first check that outlasted the pull's wait), the server sends
+`workspace/diagnostic/refresh`, and the client asks again. The scan
 is bounded (`workspace_symbols.MAX_FILES`, `SCAN_SECONDS`). When nothing
 changed since the client's last pull, the answer is held (the protocol's
 long poll) until a file changes, or `HOLD_SECONDS` pass.
@@ -27,12 +30,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path, to_fs_path
 
 from qvr_core import files
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, analyze
+from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, Analysis, analyze
 from qvr_lsp.documents import Document
-from qvr_lsp.features.diagnostics import lsp_diagnostics
+from qvr_lsp.features.diagnostics import client_pulls, lsp_diagnostics
 from qvr_lsp.features.workspace_symbols import FileIndex, _roots
 from qvr_lsp.guard import guarded
 
@@ -48,6 +52,8 @@ SCAN_SECONDS = 10.0
 POLL_SECONDS = 2.0
 #: ... for at most this long.
 HOLD_SECONDS = 30.0
+#: A document whose diagnostics changed after they were pulled is refreshed this much later.
+REFRESH_DELAY_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,49 @@ def _open_paths(server: QvrLanguageServer) -> set[str]:
     return {os.path.realpath(p) for p in paths if p}
 
 
+def refresh_support(caps: lsp.ClientCapabilities | None) -> bool:
+    path = "workspace.diagnostics.refresh_support"
+    return caps is not None and bool(get_capability(caps, path, False))
+
+
+def result_id(analysis: Analysis) -> str:
+    """Names one analysis: the document's version and edit sequence, the settings generation."""
+    return f"{analysis.version}:{analysis.seq}:{analysis.generation}"
+
+
 def register(server: QvrLanguageServer) -> None:
     disk = DiskDiagnostics(server)
+    #: uri -> the result id last answered for it: an analysis that lands later (new
+    #: settings, a first check slower than a pull waits) makes the client ask again.
+    answered: dict[str, str] = {}
+    refresh_pending = False
+
+    def stale() -> bool:
+        for uri, given in answered.items():
+            snap = server.snapshot(uri)
+            if snap is not None and snap.newest is not None and result_id(snap.newest) != given:
+                return True
+        return False
+
+    def refresh() -> None:
+        nonlocal refresh_pending
+        refresh_pending = False
+        if stale():
+            server.workspace_diagnostic_refresh(None)
+
+    def on_analysis(analysis: Analysis) -> None:
+        nonlocal refresh_pending
+        caps = server.caps
+        if not (client_pulls(caps) and refresh_support(caps)) or refresh_pending:
+            return
+        given = answered.get(analysis.uri)
+        if given is not None and given != result_id(analysis):
+            # Soon, not at once: the pull that is waiting for this analysis may answer it.
+            refresh_pending = True
+            asyncio.get_running_loop().call_later(REFRESH_DELAY_SECONDS, refresh)
+
+    server.analyzer.on_analysis(on_analysis)
+    server.analyzer.on_close(lambda uri: answered.pop(uri, None))
     options = lsp.DiagnosticOptions(
         identifier=IDENTIFIER, inter_file_dependencies=False, workspace_diagnostics=True
     )
@@ -138,11 +185,11 @@ def register(server: QvrLanguageServer) -> None:
         if snap is None or snap.newest is None:
             return await asyncio.to_thread(_unopened, disk, uri, params.previous_result_id)
         analysis = snap.newest
-        result_id = f"{analysis.version}:{analysis.seq}:{analysis.generation}"
-        if params.previous_result_id == result_id:
-            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        given = answered[uri] = result_id(analysis)
+        if params.previous_result_id == given:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=given)
         return lsp.RelatedFullDocumentDiagnosticReport(
-            items=lsp_diagnostics(server, analysis), result_id=result_id
+            items=lsp_diagnostics(server, analysis), result_id=given
         )
 
     @server.feature(lsp.WORKSPACE_DIAGNOSTIC)

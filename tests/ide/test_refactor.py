@@ -63,6 +63,13 @@ def test_a_cursor_extracts_the_smallest_expression_around_it() -> None:
     )
 
 
+def test_a_selected_name_extracts_the_expression_around_it() -> None:
+    text = example("bidirectional_rnn_lm.qvr")
+    start = at(text, "forward_path,")
+    found = extract(check(text), start, start + len("forward_path"))
+    assert found is not None and "`fan(forward_path, backward_path)`" in found.title
+
+
 def test_a_selection_with_parentheses_and_blanks_is_the_expression_inside() -> None:
     text = "object A : Real 2\nmorphism f : A -> A\nmorphism g : A -> A\nlet h = ( f >> g ) >> f\n"
     start = text.index("( f")

@@ -149,7 +149,9 @@ export class CodeServer {
       await exited;
       clearTimeout(timer);
     }
-    rmSync(this.root, { recursive: true, force: true });
+    // QVR_E2E_KEEP=1 keeps the workspace and the logs (user-data/logs) to look at.
+    if (process.env.QVR_E2E_KEEP === "1") console.log(`# kept ${this.root}`);
+    else rmSync(this.root, { recursive: true, force: true });
   }
 }
 

@@ -156,9 +156,27 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await wb.screenshot("quick-fix-applied");
   });
 
+  it("extracts a sub-expression into a new let from the Refactor menu", async () => {
+    await wb.openFile("bidirectional_rnn_lm.qvr");
+    // Checked once its inlay hints show.
+    await wb.waitForLine((line) => line.startsWith("let forward_path: [Token] -> FwdHidden"), "with its type", FIRST_CHECK_MS);
+    await wb.clickWord("let backbone", "forward_path,");
+    await wb.page.keyboard.press("Control+Shift+R");
+    const extract = wb.page.locator(".action-widget .monaco-list-row", { hasText: "into `let extracted`" }).first();
+    await extract.waitFor({ timeout: 30_000 });
+    await wb.screenshot("refactor-menu");
+    await wb.chooseAction(extract);
+    await wb.waitForLine((line) => line.startsWith("let extracted") && line.endsWith("= fan(forward_path, backward_path)"), "extracted");
+    await wb.waitForLine((line) => line.startsWith("let backbone") && line.includes("= extracted >> combine"), "using it");
+    await wb.screenshot("refactor-extracted");
+    await wb.command("File: Revert File");
+    await wb.waitForLine((line) => line.includes("= fan(forward_path, backward_path) >> combine"), "after the revert");
+  });
+
   it("formats a document to the canonical layout", async () => {
     await wb.openFile("messy.qvr");
     await wb.waitForLine((line) => line.startsWith("object   Token:FinSet"), "as written");
+    await wb.waitForLine((line) => line.startsWith("let backbone: [Token] -> Hidden"), "checked", FIRST_CHECK_MS);
     await wb.command("Format Document");
     const lines = await wb.waitForLine((line) => line === "object Token : FinSet 256", "formatted");
     // The inlay hint shows the let's type between its name and "=".
