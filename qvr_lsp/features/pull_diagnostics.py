@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 IDENTIFIER = "qvr"
+#: The result id of an open document whose first check has not finished.
+PENDING = "pending"
 #: One scan of the workspace checks files for at most this long, and reports what it has.
 SCAN_SECONDS = 10.0
 #: An unchanged workspace is looked at again this often while its answer is held ...
@@ -182,8 +184,12 @@ def register(server: QvrLanguageServer) -> None:
     ) -> lsp.DocumentDiagnosticReport:
         uri = params.text_document.uri
         snap = await server.settled(uri)
-        if snap is None or snap.newest is None:
+        if snap is None and server.documents.get(uri) is None:
             return await asyncio.to_thread(_unopened, disk, uri, params.previous_result_id)
+        if snap is None or snap.newest is None:
+            # Open but not checked yet: nothing to say now; its check will refresh.
+            answered[uri] = PENDING
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=PENDING)
         analysis = snap.newest
         given = answered[uri] = result_id(analysis)
         if params.previous_result_id == given:
