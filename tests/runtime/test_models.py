@@ -139,7 +139,7 @@ program gmm : Point -> Point
     sample weights <- Dirichlet(1.0) [over=Component]
     sample mu : Component <- Normal(0.0, 5.0)
     sample sigma : Component <- HalfNormal(2.0)
-    marginalize z : Point <- Categorical(weights)
+    marginalize z : Component <- Categorical(weights) [over=Point]
         observe y : Point <- Normal(mu[z], sigma[z])
     return weights
 
@@ -166,7 +166,7 @@ def test_a_marginalized_mixture_is_the_enumerated_sum() -> None:
 
 
 def test_a_global_marginalize_has_one_class_for_all_rows() -> None:
-    src = MIXTURE.replace("marginalize z : Point <-", "marginalize z <-")
+    src = MIXTURE.replace("[over=Point]", "")
     m = model(src, "gmm")
     v = m.run({}).values
     w, mu, sigma, y = v["weights"], v["mu"], v["sigma"], v["y"]
@@ -218,11 +218,11 @@ program hmm : Seq -> Seq
     sample start <- Dirichlet(1.0) [over=State]
     sample trans : State <- Dirichlet(1.0) [over=State, iid_over=State]
     sample emit : State <- Dirichlet(1.0) [over=Symbol, iid_over=State]
-    marginalize s0 : Seq <- Categorical(start)
+    marginalize s0 : State <- Categorical(start) [over=Seq]
         observe o0 : Seq <- Categorical(emit[s0])
-        marginalize s1 : Seq <- Categorical(trans[s0])
+        marginalize s1 : State <- Categorical(trans[s0]) [over=Seq]
             observe o1 : Seq <- Categorical(emit[s1])
-            marginalize s2 : Seq <- Categorical(trans[s1])
+            marginalize s2 : State <- Categorical(trans[s1]) [over=Seq]
                 observe o2 : Seq <- Categorical(emit[s2])
     return start
 

@@ -5,9 +5,9 @@ support, the scope's steps run with z = k, and the scope contributes
 
     sum over groups g of  log sum_k exp( log p(z_g = k) + sum of the scope's terms in g )
 
-Groups: the `over=G` axis when given (the annotation then names the values), or
-else the plate annotation (one value per entry of the plate: the per-row mixture),
-or else one value for everything (the global mixture). A term inside the scope is
+The annotation names the values z takes (`z : Component`); the groups are the
+`over=G` axis, one z per entry of G (with an observe on G itself, the per-row
+mixture), or, without `over`, one z for everything (the global mixture). A term inside the scope is
 put into its group by its own plate when that is the group plate, by the
 observe's `[via=idx]` map from its rows to the groups, or summed when there are no
 groups. Scopes nest: an inner scope's contribution is a term of the outer one,

@@ -29,7 +29,7 @@ from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model import marginal
 from qvr_core.runtime.model.families import argument, distribution, family_of
 from qvr_core.runtime.model.plan import OBJECT_KINDS, ModelPlan, plan, template_params
-from qvr_core.runtime.model.plates import option_axes, plate_shape
+from qvr_core.runtime.model.plates import option_axes
 from qvr_core.runtime.model.values import evaluate
 from qvr_core.syntax import ast
 
@@ -363,11 +363,11 @@ class _Pass:
 
     def marginalize(self, step: ast.MarginalizeStep, scope: _Scope | None) -> None:
         sizes = self.sizes
+        # `z : K` names the values z takes (as the checker reads it); `over=G` the groups,
+        # one z per entry of G; without it, one z for the whole scope.
         over = {o.key.text: o.value for o in step.options}.get("over")
-        groups = tuple(n for _, n in option_axes(over, sizes)) if over is not None else None
-        plate = None if groups is not None else step.plate
-        if groups is None:
-            groups = plate_shape(step.plate, sizes)
+        groups = tuple(n for _, n in option_axes(over, sizes))
+        plate = None
         where = f"line {step.span.start_line + 1}, marginalize {step.target.text}"
         cache = self.model._cache.setdefault(self.prefix, {})
         dist = distribution(step, self.lookup, sizes, plate, opts={}, cache=cache)
