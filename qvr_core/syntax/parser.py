@@ -666,7 +666,9 @@ class _FileParser:
                     continue
             joined = None
             if children and not self._parses(line, start):
-                joined = self._continued(line, children, start)  # `factor ... in` + its body
+                # `factor ... in` + its body; an older surface is reported here (the line
+                # alone was not)
+                joined = self._continued(line, children, start, report=True)
             if joined is not None:
                 if line.tokens[-1].text == "in":
                     self._factor_body_below(line, children)
@@ -721,7 +723,9 @@ class _FileParser:
             return False
         return True
 
-    def _continued(self, line: LogicalLine, lines: list[LogicalLine], start: str) -> object:
+    def _continued(
+        self, line: LogicalLine, lines: list[LogicalLine], start: str, report: bool = False
+    ) -> object:
         """The line and the deeper lines below it parsed as one (`factor ... in` and its
         body on the next line), or None when that does not parse either."""
         tokens = [*line.tokens, *(t for more in lines for t in more.tokens)]
@@ -731,7 +735,9 @@ class _FileParser:
             return None
         except Exception:
             return None
-        return self._era(node) if type(node) is Era else node
+        if type(node) is Era:
+            return self._era(node) if report else node.node
+        return node
 
     def _misaligned(self, line: LogicalLine, base: int, start: str) -> None:
         if start == "step":
