@@ -21,6 +21,7 @@ MAX_SEED = 2**63 - 1  # what torch.manual_seed and numpy accept alike
 MAX_BATCH = 65_536
 MAX_SEQ_LEN = 65_536
 MAX_TREE_DEPTH = 12
+MAX_CHAINS = 64
 MAX_LR = 1e30  # finite; a huge rate is the user's to try (the loss says what happens)
 
 
@@ -45,6 +46,7 @@ class RunArguments:
     seq_len: int = 8
     data: str | None = None
     max_tree_depth: int = 6  # NUTS only
+    chains: int = 4  # NUTS only: chains run in parallel processes
     memory_budget: int | None = None  # bytes; None: the default budget
 
     def job_arguments(self) -> dict[str, Any]:
@@ -58,6 +60,7 @@ class RunArguments:
             "batch": self.batch,
             "seq_len": self.seq_len,
             "max_tree_depth": self.max_tree_depth,
+            "chains": self.chains,
             "memory_budget": self.memory_budget,
         }
 
@@ -92,6 +95,7 @@ def validate_run_arguments(
         seq_len=_whole(get("seq_len"), "seq_len", 1, MAX_SEQ_LEN, text),
         data=_name(given.get("data"), "data"),
         max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
+        chains=_whole(get("chains"), "chains", 1, MAX_CHAINS, text),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
     )
 

@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any, NoReturn, TextIO
 
+from qvr_core.cli.fit_table import format_table
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.run_arguments import (
     METHODS,
@@ -58,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=_field("batch"), default=d.batch, help="synthetic batch")
     parser.add_argument(
         "--seq-len", type=_field("seq_len"), default=d.seq_len, help="synthetic sequence length"
+    )
+    parser.add_argument(
+        "--chains",
+        type=_field("chains"),
+        default=d.chains,
+        help="NUTS chains, run in parallel processes (one per core); default 4",
     )
     parser.add_argument("--data", help="a .pt, .npz or .csv file with 'x' and observed sites")
     parser.add_argument(
@@ -97,6 +104,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "seed": args.seed,
             "batch": args.batch,
             "seq_len": args.seq_len,
+            "chains": getattr(args, "chains", None),
             "data": args.data,
             "memory_budget": getattr(args, "memory_budget", None),
         },
@@ -161,6 +169,10 @@ def _fmt(v: Any, spec: str = ".4g") -> str:
     return format(v, spec)
 
 
+def _chains(n: int) -> str:
+    return f"{n} chain" if n == 1 else f"{n} chains"
+
+
 def format_summary(s: dict[str, Any]) -> str:
     """The human-readable summary printed at the end of a run."""
     lines = [
@@ -172,18 +184,16 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append(f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])}")
     elif s["method"] == "nuts":
         lines.append(
-            f"  warmup {s['num_warmup']}, draws {s['num_samples']}, acceptance "
-            f"{_fmt(s['acceptance'], '.2f')}, divergences {s['divergences']}, "
+            f"  {_chains(s.get('chains', 1))} x (warmup {s['num_warmup']}, "
+            f"draws {s['num_samples']}), "
+            f"acceptance {_fmt(s['acceptance'], '.2f')}, divergences {s['divergences']}, "
             f"step size {_fmt(s['step_size'], '.3g')}"
         )
         lines.append(
-            f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess min {_fmt(s['ess_min'], '.1f')}"
+            f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess_bulk min {_fmt(s['ess_min'], '.1f')}"
         )
-        for site in s["r_hat"]:
-            lines.append(
-                f"    {site}: r_hat {_fmt(s['r_hat'][site], '.3f')}, "
-                f"ess {_fmt(s['ess'][site], '.1f')}"
-            )
+        if s.get("posterior"):
+            lines.extend(format_table(s["posterior"]))
     else:
         for site, d in s["sites"].items():
             shape = "x".join(str(n) for n in d["shape"]) or "scalar"

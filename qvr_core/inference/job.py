@@ -13,8 +13,10 @@ Methods:
 - `svi`: `steps` SVI steps with an AutoNormalGuide and Adam(`lr`), fitting the
   parameters and the guide together, as in the seeds.
 - `nuts`: NUTS over the parameters (Normal(0, 1) prior, via
-  `bayesian_lift_parameters`) and every unobserved site; `steps` iterations, the
-  first half warmup.
+  `bayesian_lift_parameters`) and every unobserved site; `chains` chains (4 by
+  default) of `steps` iterations each, the first half warmup, in parallel
+  processes (`chains.run_chains`); the summary's `posterior` is the table of
+  `summary.summarize` with its convergence warnings.
 - `prior`: `steps` forward runs of the program, summarised per site.
 
 Denormal floats are flushed to zero while a run lasts (see `_flush_denormals`).
@@ -38,6 +40,7 @@ from typing import Any
 import torch
 
 from qvr_core.check.types import Seq
+from qvr_core.inference.chains import run_chains
 from qvr_core.inference.data import (
     DataFile,
     conform,
@@ -54,9 +57,10 @@ from qvr_core.inference.errors import (
 )
 from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import bayesian_lift_parameters
-from qvr_core.inference.mcmc import MCMC
+from qvr_core.inference.mcmc import MCMCResult
 from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.sites import latent_names
+from qvr_core.inference.summary import SamplerStats, summarize
 from qvr_core.inference.svi import SVI
 from qvr_core.resources import (
     Estimate,
@@ -88,6 +92,7 @@ def run_inference(
     data: DataFile | str | Path | None = None,
     data_root: str | Path | None = None,
     max_tree_depth: int = 6,
+    chains: int = 4,
     memory_budget: int | None = None,
     on_progress: ProgressFn | None = None,
     should_stop: StopFn | None = None,
@@ -114,6 +119,7 @@ def run_inference(
                 "batch": batch,
                 "seq_len": seq_len,
                 "max_tree_depth": max_tree_depth,
+                "chains": chains,
             }
         )
     except RunArgumentError as e:
@@ -133,7 +139,10 @@ def run_inference(
         else:
             n, length = args.batch, args.seq_len
         budget = memory_budget if memory_budget is not None else default_budget()
-        need = estimate(checked, name, method=method, batch=n, seq_len=length, steps=args.steps)
+        parallel = args.chains if method == "nuts" else 1
+        need = estimate(
+            checked, name, method=method, batch=n, seq_len=length, steps=args.steps, chains=parallel
+        )
         try:
             check_budget(need, budget)
         except MemoryBudgetError as e:
@@ -155,7 +164,7 @@ def run_inference(
                 if method == "svi":
                     return _svi(run, args.lr)
                 if method == "nuts":
-                    return _nuts(run, args.max_tree_depth)
+                    return _nuts(run, args.max_tree_depth, args.chains, args.seed)
                 return _prior(run)
         except MemoryError:
             raise _out_of_memory(need, budget) from None
@@ -352,32 +361,47 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
     return summary(False)
 
 
-def _nuts(run: _Run, depth: int) -> dict[str, Any]:
+def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
     model, x, observations = run.model, run.x, run.observations
     with torch.no_grad():
         drawn = model.run(x, observations).values
     extra = {n: tuple(drawn[n].shape) for n in latent_names(model, observations)}
     lifted, lx, lobs = bayesian_lift_parameters(model, x, observations, additional_latents=extra)
     num_warmup = run.steps // 2
-    mcmc = MCMC(NUTSKernel(max_tree_depth=depth), num_warmup, max(run.steps - num_warmup, 1))
-    losses: list[float] = []
+    num_samples = max(run.steps - num_warmup, 1)
+    kernel = NUTSKernel(max_tree_depth=depth)
+    traces: list[list[float]] = [[] for _ in range(chains)]
 
-    def progress(i: int, total: int, potential: float) -> None:
+    def progress(i: int, total: int, potential: float, chain: int) -> None:
         if not math.isfinite(potential):
             raise NonFiniteLossError(i, potential, what="potential energy")
-        losses.append(potential)
+        traces[chain].append(potential)
         run.report(i, total, potential)
 
     start = time.perf_counter()
-    result = mcmc.run(lifted, lx, lobs, on_progress=progress, should_stop=run.should_stop)
+    result = run_chains(
+        lifted,
+        lx,
+        lobs,
+        kernel,
+        num_warmup,
+        num_samples,
+        chains=chains,
+        seed=seed,
+        on_progress=progress,
+        should_stop=run.should_stop,
+    )
     seconds = time.perf_counter() - start
     site_summary = result.summary()
     r_hat = {k: _finite(v["r_hat_max"]) for k, v in site_summary.items()}
     ess = {k: _finite(v["ess_min"]) for k, v in site_summary.items()}
     draws = int(result.log_densities.shape[1]) if result.log_densities.dim() == 2 else 0
+    posterior = posterior_summary(result, depth) if draws else None
     return {
         **run.head,
-        "steps": len(losses),
+        "steps": sum(len(t) for t in traces),
+        "chains": int(result.log_densities.shape[0]) if draws else 0,
+        "chains_requested": chains,
         "num_warmup": num_warmup,
         "num_samples": draws,
         "acceptance": _finite(float(result.acceptance_rates.mean())) if draws else None,
@@ -388,9 +412,24 @@ def _nuts(run: _Run, depth: int) -> dict[str, Any]:
         "ess": ess,
         "r_hat_max": max((v for v in r_hat.values() if v is not None), default=None),
         "ess_min": min((v for v in ess.values() if v is not None), default=None),
-        **_series(losses, seconds),
+        "posterior": posterior,
+        **_series(traces[0], seconds),  # the first chain's potential energy
+        "traces": traces,  # every chain's, warmup included
+        "steps_per_second": sum(len(t) for t in traces) / seconds if seconds > 0 else None,
         "stopped": result.stopped,
     }
+
+
+def posterior_summary(result: MCMCResult, max_tree_depth: int) -> dict[str, Any]:
+    """The summary table and warnings of NUTS draws (`summary.summarize`), JSON-ready."""
+    stats = SamplerStats(
+        diverging=result.diverging.numpy(),
+        tree_depth=result.tree_depths.numpy(),
+        energy=result.energies.numpy(),
+        max_tree_depth=max_tree_depth,
+    )
+    draws = {k: v.detach().to(torch.float64).numpy() for k, v in result.samples.items()}
+    return summarize(draws, stats).to_dict()
 
 
 def _series(losses: list[float], seconds: float) -> dict[str, Any]:

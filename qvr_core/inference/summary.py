@@ -32,6 +32,7 @@ ESS_PER_CHAIN = 100
 BFMI_MIN = 0.3
 ROWS_PER_SITE = 12
 QUANTILES = (0.05, 0.5, 0.95)
+CHUNK = 2048
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,16 @@ def summarize(
 
 
 def _columns(x: np.ndarray, flat: np.ndarray, diagnostics: bool) -> dict[str, np.ndarray]:
+    """Every statistic of every element, a block of elements at a time (a lifted network
+    has tens of thousands, and the rank normalisation copies its block several times)."""
     size = flat.shape[1]
+    if size > CHUNK:
+        x3 = x.reshape(x.shape[0], x.shape[1], size)
+        parts = [
+            _columns(x3[:, :, i : i + CHUNK], flat[:, i : i + CHUNK], diagnostics)
+            for i in range(0, size, CHUNK)
+        ]
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     out = {
         "mean": flat.mean(axis=0),
         "sd": flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.full(size, np.nan),
