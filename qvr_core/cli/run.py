@@ -61,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seq-len", type=_field("seq_len"), default=d.seq_len, help="synthetic sequence length"
     )
     parser.add_argument(
+        "--max-tree-depth",
+        type=_field("max_tree_depth"),
+        default=d.max_tree_depth,
+        help="NUTS: at most 2**depth leapfrog steps per draw; default 6",
+    )
+    parser.add_argument(
         "--chains",
         type=_field("chains"),
         default=d.chains,
@@ -70,6 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--memory-budget",
         help="refuse a run estimated to need more (e.g. 4GB; default: half the available memory)",
+    )
+    parser.add_argument(
+        "--output",
+        help="write the draws (ArviZ InferenceData in netCDF with the arviz extra, else .npz)",
+    )
+    parser.add_argument(
+        "--predictive",
+        action="store_true",
+        help="with --output: draw the observed sites again under each posterior draw",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -105,6 +120,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "batch": args.batch,
             "seq_len": args.seq_len,
             "chains": getattr(args, "chains", None),
+            "max_tree_depth": getattr(args, "max_tree_depth", None),
             "data": args.data,
             "memory_budget": getattr(args, "memory_budget", None),
         },
@@ -247,7 +263,10 @@ def main(args: argparse.Namespace) -> int:
         return 1
     from qvr_core.inference.errors import InferenceError, NonFiniteLossError
     from qvr_core.inference.job import run_inference
+    from qvr_core.inference.results import RunResults
 
+    output = getattr(args, "output", None)
+    results = RunResults() if output else None
     progress = ProgressLine(run_args.method)
     try:
         with _StopOnInterrupt() as stop:
@@ -258,6 +277,8 @@ def main(args: argparse.Namespace) -> int:
                 **run_args.job_arguments(),
                 on_progress=progress,
                 should_stop=stop.event.is_set,
+                results=results,
+                predictive=bool(getattr(args, "predictive", False)),
             )
     except NonFiniteLossError as e:
         progress.finish()
@@ -279,6 +300,14 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(_json_safe(summary)))
     else:
         print(format_summary(summary))
+    if results is not None:
+        try:
+            written = results.write(output)
+        except (OSError, ValueError) as e:
+            print(f"qvr run: cannot write {output}: {e}", file=sys.stderr)
+            return 1
+        kind = "InferenceData (netCDF)" if written.suffix != ".npz" else "arrays (.npz)"
+        print(f"qvr run: wrote {kind} to {written}", file=sys.stderr)
     return EXIT_INTERRUPTED if summary.get("stopped") else 0
 
 

@@ -59,6 +59,7 @@ from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import bayesian_lift_parameters
 from qvr_core.inference.mcmc import MCMCResult
 from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import latent_names
 from qvr_core.inference.summary import SamplerStats, summarize
 from qvr_core.inference.svi import SVI
@@ -96,6 +97,8 @@ def run_inference(
     memory_budget: int | None = None,
     on_progress: ProgressFn | None = None,
     should_stop: StopFn | None = None,
+    results: RunResults | None = None,
+    predictive: bool = False,
 ) -> dict[str, Any]:
     """Check `source`, read and validate the data, size the run, compile, run `method`;
     return the summary dict.
@@ -107,6 +110,9 @@ def run_inference(
     estimated memory (`qvr_core.resources`) is over `memory_budget` bytes
     (default: half the available memory) is refused before anything is
     allocated.
+
+    `results`, when given, receives the draws (`qvr_core.inference.results`;
+    `predictive` adds posterior predictive draws of the observed sites).
     """
     try:
         args = validate_run_arguments(
@@ -160,6 +166,10 @@ def run_inference(
                 "batch": int(x.shape[0]),
             }
             run = _Run(model, x, observations, head, args.steps, on_progress, should_stop)
+            run.results, run.predictive = results, predictive
+            if results is not None:
+                results.add("observed_data", observations)
+                results.add("constant_data", {"x": x})
             with _flush_denormals():
                 if method == "svi":
                     return _svi(run, args.lr)
@@ -316,6 +326,8 @@ class _Run:
     steps: int
     on_progress: ProgressFn | None
     should_stop: StopFn | None
+    results: RunResults | None = None  # receives the draws when given
+    predictive: bool = False  # posterior predictive draws into `results`
 
     def stop_requested(self) -> bool:
         return self.should_stop is not None and bool(self.should_stop())
@@ -397,6 +409,8 @@ def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
     ess = {k: _finite(v["ess_min"]) for k, v in site_summary.items()}
     draws = int(result.log_densities.shape[1]) if result.log_densities.dim() == 2 else 0
     posterior = posterior_summary(result, depth) if draws else None
+    if run.results is not None and draws:
+        _keep_nuts(run, result, lifted, lx)
     return {
         **run.head,
         "steps": sum(len(t) for t in traces),
@@ -418,6 +432,40 @@ def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
         "steps_per_second": sum(len(t) for t in traces) / seconds if seconds > 0 else None,
         "stopped": result.stopped,
     }
+
+
+def _keep_nuts(run: _Run, result: MCMCResult, lifted: Any, x: Any) -> None:
+    """The draws, their statistics and, with `predictive`, the observed sites drawn again."""
+    assert run.results is not None
+    run.results.add("posterior", result.samples)
+    run.results.add(
+        "sample_stats",
+        {
+            "diverging": result.diverging,
+            "tree_depth": result.tree_depths,
+            "energy": result.energies,
+            "n_steps": result.num_leapfrog_steps,
+            "lp": result.log_densities,
+        },
+    )
+    if run.predictive:
+        run.results.add("posterior_predictive", _predictive(lifted, x, result.samples, run))
+
+
+def _predictive(
+    model: Any, x: Any, samples: dict[str, torch.Tensor], run: _Run
+) -> dict[str, torch.Tensor]:
+    """Each observed site drawn under each draw of `samples` (`(chain, draw, ...)`)."""
+    names = list(run.observations)
+    chains, draws = next(iter(samples.values())).shape[:2]
+    out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
+    with torch.no_grad():
+        for c in range(chains):
+            for d in range(draws):
+                values = model.run(x, None, {k: v[c, d] for k, v in samples.items()}).values
+                for n in names:
+                    out[n].append(values[n])
+    return {n: torch.stack(v).reshape(chains, draws, *v[0].shape) for n, v in out.items()}
 
 
 def posterior_summary(result: MCMCResult, max_tree_depth: int) -> dict[str, Any]:
@@ -462,6 +510,10 @@ def _prior(run: _Run) -> dict[str, Any]:
             run.report(step, run.steps, losses[-1])
     seconds = time.perf_counter() - start
     sites = {n: _describe(model, n, vs) for n, vs in draws.items() if vs}
+    if run.results is not None and losses:
+        for kind, group in (("sample", "prior"), ("observe", "prior_predictive")):
+            kept = {n: torch.stack(vs)[None] for n, vs in draws.items() if vs}
+            run.results.add(group, {n: v for n, v in kept.items() if model.site_kind(n) == kind})
     return {
         **run.head,
         "steps": len(losses),

@@ -223,7 +223,7 @@ def _sampler_warnings(sampler: dict[str, Any], stats: SamplerStats) -> list[FitW
                 "tree_depth",
                 f"{sampler['tree_depth_saturated']} of {total} draws hit the maximum tree depth "
                 f"{stats.max_tree_depth}: trajectories were cut short, so sampling is slow",
-                "raise the maximum tree depth (max_tree_depth) or reparameterise the model",
+                "raise the maximum tree depth (--max-tree-depth) or reparameterise the model",
             )
         )
     low = [(c, v) for c, v in enumerate(sampler["e_bfmi"]) if v < BFMI_MIN]
