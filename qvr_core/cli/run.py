@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TextIO
 from qvr_core.cli.fit_table import format_table
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.run_arguments import (
+    GUIDES,
     METHODS,
     RunArgumentError,
     RunArguments,
@@ -59,6 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=_field("batch"), default=d.batch, help="synthetic batch")
     parser.add_argument(
         "--seq-len", type=_field("seq_len"), default=d.seq_len, help="synthetic sequence length"
+    )
+    parser.add_argument(
+        "--guide",
+        default=d.guide,
+        help=f"SVI guide: {', '.join(GUIDES)} (delta is MAP); default normal",
     )
     parser.add_argument(
         "--max-tree-depth",
@@ -120,6 +126,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "batch": args.batch,
             "seq_len": args.seq_len,
             "chains": getattr(args, "chains", None),
+            "guide": getattr(args, "guide", None),
             "max_tree_depth": getattr(args, "max_tree_depth", None),
             "data": args.data,
             "memory_budget": getattr(args, "memory_budget", None),
@@ -197,7 +204,13 @@ def format_summary(s: dict[str, Any]) -> str:
         + ("  [stopped]" if s.get("stopped") else "")
     ]
     if s["method"] == "svi":
-        lines.append(f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])}")
+        lines.append(
+            f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])} "
+            f"(-ELBO, guide {s.get('guide', 'normal')})"
+        )
+        if s.get("posterior"):
+            lines.append(f"  posterior from {s['posterior']['draws']} draws of the guide:")
+            lines.extend(format_table(s["posterior"]))
     elif s["method"] == "nuts":
         lines.append(
             f"  {_chains(s.get('chains', 1))} x (warmup {s['num_warmup']}, "

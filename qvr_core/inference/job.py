@@ -10,8 +10,10 @@ parameters the same way under `seed + 1` and fit. With data (see
 initialisation (under `seed`) to the file's `x` and observed sites.
 
 Methods:
-- `svi`: `steps` SVI steps with an AutoNormalGuide and Adam(`lr`), fitting the
-  parameters and the guide together, as in the seeds.
+- `svi`: `steps` SVI steps with a guide (`guide`: AutoNormal by default, or
+  one of `autoguides.GUIDES`) and Adam(`lr`), fitting the parameters and the
+  guide together, as in the seeds; the summary's `posterior` is the table of
+  200 draws from the fitted guide.
 - `nuts`: NUTS over the parameters (Normal(0, 1) prior, via
   `bayesian_lift_parameters`) and every unobserved site; `chains` chains (4 by
   default) of `steps` iterations each, the first half warmup, in parallel
@@ -40,6 +42,7 @@ from typing import Any
 import torch
 
 from qvr_core.check.types import Seq
+from qvr_core.inference.autoguides import GUIDES
 from qvr_core.inference.chains import run_chains
 from qvr_core.inference.data import (
     DataFile,
@@ -55,7 +58,6 @@ from qvr_core.inference.errors import (
     RunOutOfMemoryError,
     RunTooLargeError,
 )
-from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import bayesian_lift_parameters
 from qvr_core.inference.mcmc import MCMCResult
 from qvr_core.inference.nuts import NUTSKernel
@@ -94,6 +96,7 @@ def run_inference(
     data_root: str | Path | None = None,
     max_tree_depth: int = 6,
     chains: int = 4,
+    guide: str = "normal",
     memory_budget: int | None = None,
     on_progress: ProgressFn | None = None,
     should_stop: StopFn | None = None,
@@ -126,6 +129,7 @@ def run_inference(
                 "seq_len": seq_len,
                 "max_tree_depth": max_tree_depth,
                 "chains": chains,
+                "guide": guide,
             }
         )
     except RunArgumentError as e:
@@ -172,7 +176,7 @@ def run_inference(
                 results.add("constant_data", {"x": x})
             with _flush_denormals():
                 if method == "svi":
-                    return _svi(run, args.lr)
+                    return _svi(run, args.lr, args.guide)
                 if method == "nuts":
                     return _nuts(run, args.max_tree_depth, args.chains, args.seed)
                 return _prior(run)
@@ -341,9 +345,9 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _svi(run: _Run, lr: float) -> dict[str, Any]:
+def _svi(run: _Run, lr: float, guide_name: str = "normal") -> dict[str, Any]:
     model, x, observations = run.model, run.x, run.observations
-    guide = AutoNormalGuide(model, observed_names=set(observations))
+    guide = GUIDES[guide_name](model, observed_names=set(observations))
     params = list(model.parameters()) + list(guide.parameters())
     optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
     svi = SVI(model, guide, optim, ELBO(num_particles=1))
@@ -356,7 +360,9 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
             **run.head,
             "steps": len(losses),
             "lr": lr,
-            **_series(losses, seconds),
+            "guide": guide_name,
+            **_series(losses, seconds),  # the loss is -ELBO
+            "posterior": _guide_posterior(run, guide) if losses else None,
             "stopped": stopped,
         }
 
@@ -371,6 +377,28 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
         losses.append(loss)
         run.report(step, run.steps, loss)
     return summary(False)
+
+
+GUIDE_DRAWS = 200
+
+
+def _guide_posterior(run: _Run, guide: Any) -> dict[str, Any] | None:
+    """The summary table of `GUIDE_DRAWS` draws from the fitted guide (independent draws:
+    no R-hat or ESS), which also go to the results' posterior group as one chain."""
+    draws: dict[str, list[torch.Tensor]] = {}
+    with torch.no_grad():
+        for _ in range(GUIDE_DRAWS):
+            for name, value in guide.rsample(run.x).items():
+                draws.setdefault(name, []).append(value.detach())
+    if not draws:
+        return None
+    stacked = {n: torch.stack(v)[None] for n, v in draws.items()}  # (chain 1, draw, ...)
+    if run.results is not None:
+        run.results.add("posterior", stacked)
+        if run.predictive:
+            run.results.add("posterior_predictive", _predictive(run.model, run.x, stacked, run))
+    arrays = {n: v.to(torch.float64).numpy() for n, v in stacked.items()}
+    return summarize(arrays, diagnostics=False).to_dict()
 
 
 def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
