@@ -247,7 +247,11 @@ def _processes(payload: dict[str, Any]) -> int:
     core each, `qvr_core.inference.chains`), every other method one."""
     if payload.get("method") != "nuts":
         return 1
-    return max(1, int(payload.get("chains") or 1))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(int(payload.get("chains") or 1), cores))
 
 
 def _data_fields(data: DataFile | None) -> dict[str, Any]:
