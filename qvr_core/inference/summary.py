@@ -117,7 +117,16 @@ def summarize(
             )
         sites[name] = site
     summary = Summary(rows, sites, [], chains, n, diagnostics)
-    if diagnostics:
+    if diagnostics and draws and n < convergence.MIN_DRAWS:
+        summary.warnings.append(
+            FitWarning(
+                "draws",
+                f"only {n} draws per chain: R-hat and ESS need at least {convergence.MIN_DRAWS}, "
+                "so convergence cannot be judged",
+                "run more iterations (more --steps, of which half are draws)",
+            )
+        )
+    elif diagnostics:
         summary.warnings.extend(_convergence_warnings(sites, chains))
     if stats is not None:
         summary.sampler = _sampler(stats)

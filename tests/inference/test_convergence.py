@@ -143,3 +143,8 @@ def test_large_sites_list_their_first_elements_and_keep_the_worst() -> None:
     summary = summarize(draws, rows_per_site=4)
     assert [r["label"] for r in summary.rows] == ["w[0]", "w[1]", "w[2]", "w[3]"]
     assert summary.sites["w"]["r_hat_max"] > 1.5 and "r_hat" in kinds(summary)
+
+
+def test_too_few_draws_to_judge_is_a_warning_not_silence() -> None:
+    summary = summarize({"mu": np.zeros((4, 3))})
+    assert kinds(summary) == {"draws"} and np.isnan(summary.rows[0]["r_hat"])
