@@ -31,6 +31,12 @@ Timed:
 - for attribution, the model alone (log joint and backward, no inference code):
   the compiled qvr program against the same function in plain torch.
 
+`--chains` measures instead what running NUTS chains in parallel processes
+buys: the wall time of 4 chains run by `run_chains` (one process per core)
+against the same 4 chains one after another in this process (1 chain x 4),
+on the lifted linear regression of examples/linear_regression.qvr; the
+goal on 2 cores is a ratio under 0.6.
+
 The two implementations are measured in alternating rounds (median of the
 rounds) so that load on the machine affects both alike, once with denormal
 floats kept (torch's default) and once flushed to zero (what `qvr run` and the
@@ -259,6 +265,10 @@ def main() -> None:
         default="both",
         help="time with denormal floats kept, flushed to zero (what `qvr run` does), or both",
     )
+    parser.add_argument(
+        "--chains", action="store_true", help="time 4 parallel chains against 1 chain x 4"
+    )
+    parser.add_argument("--steps", type=int, default=1000, help="NUTS iterations per chain")
     args = parser.parse_args()
     if args.model in ("all", "eight_schools"):
         threads = torch.get_num_threads()
@@ -269,6 +279,9 @@ def main() -> None:
         print()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.chains:
+        chains_speed(args.steps, args.rounds)
+        return
     pyro.set_rng_seed(0)
     torch.distributions.Distribution.set_default_validate_args(False)
     pyro.enable_validation(False)
@@ -354,6 +367,40 @@ def main() -> None:
             print(f"{name:30}{a * 1e3:10.2f}{b * 1e3:10.2f}{a / b:10.2f}")
     torch.set_flush_denormal(False)
     print("\n(last rows: qvr's compiled runtime against plain torch, no inference code)")
+
+
+def chains_speed(steps: int, rounds: int) -> None:
+    """Wall time of 4 chains in parallel processes against the same 4 run one by one."""
+    from qvr_core.inference.chains import default_processes, run_chains
+    from qvr_core.inference.job import _check, _compile, _synthetic
+    from qvr_core.inference.nuts import NUTSKernel
+
+    checked, name = _check((ROOT / "examples" / "linear_regression.qvr").read_text(), None, None)
+    model = _compile(checked, None, name, 0, 1 << 32)
+    x, observations = _synthetic(model, ["y"], 0, 16, 1)
+    lifted, lx, lobs = bayesian_lift_parameters(model, x, observations)
+    kernel = NUTSKernel(max_tree_depth=6)
+    warmup = steps // 2
+    processes = default_processes(4)
+    torch.set_flush_denormal(True)
+
+    def once(procs: int) -> float:
+        start = time.perf_counter()
+        run_chains(lifted, lx, lobs, kernel, warmup, steps - warmup, chains=4, processes=procs)
+        return time.perf_counter() - start
+
+    parallel, serial = [], []
+    for _ in range(max(1, rounds // 2)):  # alternate, so load on the machine hits both
+        parallel.append(once(processes))
+        serial.append(once(1))
+    p, s = statistics.median(parallel), statistics.median(serial)
+    print(
+        f"linear regression, 4 NUTS chains of {steps} iterations, {processes} processes "
+        f"({torch.get_num_threads()} torch threads here), median of {len(parallel)} rounds"
+    )
+    print(f"{'4 chains in parallel':30}{p:8.2f} s")
+    print(f"{'1 chain x 4, one by one':30}{s:8.2f} s")
+    print(f"{'ratio (goal < 0.6 on 2 cores)':30}{p / s:8.2f}")
 
 
 if __name__ == "__main__":

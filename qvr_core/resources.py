@@ -699,13 +699,15 @@ def estimate(
     seq_len: int = CHECK_SEQ_LEN,
     steps: int = 100,
     model: Model | None = None,
+    chains: int = 1,
 ) -> Estimate:
     """The memory one run of `program` needs (tables: a CheckedModule or the checker's).
 
     Nothing is allocated: sizes are Python integers however large. A `model`
     shared by several calls (same tables, batch and method) reuses what it
     worked out; its needs then mix programs, so ask again without one for the
-    needs of a program found too large.
+    needs of a program found too large. NUTS `chains` each hold a copy of the
+    program and their draws (they run in parallel processes).
     """
     m = model or Model(tables.morphisms, tables.lets, tables.programs)
     m.needs = {}
@@ -738,9 +740,11 @@ def estimate(
     elif method == "nuts":
         draws = max(steps - steps // 2, 1)
         size = parameters + latent * batch
-        param_bytes = size * FLOAT_BYTES * (_NUTS_COPIES + 4 * draws) + overhead
-        act_bytes = cost.kept * batch * FLOAT_BYTES * 2
+        param_bytes = chains * (size * FLOAT_BYTES * (_NUTS_COPIES + 4 * draws) + overhead)
+        act_bytes = chains * cost.kept * batch * FLOAT_BYTES * 2
         what = f"keeps {_count(draws)} draws of {_count(size)} values (parameters and latents)"
+        if chains > 1:
+            what += f" in each of {chains} chains"
         m.needs[("nuts", 0)] = Need(
             f"nuts on program {program}", prog.decl.name.span, prog.decl, param_bytes, what, "draws"
         )

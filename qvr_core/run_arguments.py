@@ -16,11 +16,15 @@ from typing import Any
 from qvr_core.resources import parse_size
 
 METHODS = ("svi", "nuts", "prior")
+#: SVI guides (`qvr_core.inference.autoguides.GUIDES`): mean-field Normal, a point (MAP),
+#: a full and a low-rank multivariate Normal
+GUIDES = ("normal", "delta", "mvn", "lowrank-mvn")
 MAX_STEPS = 1_000_000
 MAX_SEED = 2**63 - 1  # what torch.manual_seed and numpy accept alike
 MAX_BATCH = 65_536
 MAX_SEQ_LEN = 65_536
 MAX_TREE_DEPTH = 12
+MAX_CHAINS = 64
 MAX_LR = 1e30  # finite; a huge rate is the user's to try (the loss says what happens)
 
 
@@ -45,6 +49,8 @@ class RunArguments:
     seq_len: int = 8
     data: str | None = None
     max_tree_depth: int = 6  # NUTS only
+    chains: int = 4  # NUTS only: chains run in parallel processes
+    guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
 
     def job_arguments(self) -> dict[str, Any]:
@@ -58,6 +64,8 @@ class RunArguments:
             "batch": self.batch,
             "seq_len": self.seq_len,
             "max_tree_depth": self.max_tree_depth,
+            "chains": self.chains,
+            "guide": self.guide,
             "memory_budget": self.memory_budget,
         }
 
@@ -92,6 +100,8 @@ def validate_run_arguments(
         seq_len=_whole(get("seq_len"), "seq_len", 1, MAX_SEQ_LEN, text),
         data=_name(given.get("data"), "data"),
         max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
+        chains=_whole(get("chains"), "chains", 1, MAX_CHAINS, text),
+        guide=_guide(get("guide")),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
     )
 
@@ -108,6 +118,14 @@ def _method(value: object) -> str:
     if value not in METHODS:
         raise RunArgumentError(
             "method", f"method must be one of {', '.join(METHODS)}, not {_show(value)}"
+        )
+    return str(value)
+
+
+def _guide(value: object) -> str:
+    if value not in GUIDES:
+        raise RunArgumentError(
+            "guide", f"guide must be one of {', '.join(GUIDES)}, not {_show(value)}"
         )
     return str(value)
 

@@ -175,13 +175,14 @@ class InferenceRuns:
         def stop_reason() -> str | None:
             return "cancelled" if cancelled() or progress.cancel_requested() else None
 
-        reason = await self.slots.acquire(stop_reason, progress.queued)
+        count = _processes(payload)
+        reason = await self.slots.acquire(stop_reason, progress.queued, count)
         if reason is not None:
             raise _Stopped(reason)
         try:
             return await self._supervise(payload, progress, limits, cancelled)
         finally:
-            self.slots.release()
+            self.slots.release(count)
 
     async def _supervise(
         self,
@@ -239,6 +240,18 @@ class InferenceRuns:
 
 
 # ------------------------------------------------------------------ events
+
+
+def _processes(payload: dict[str, Any]) -> int:
+    """How many processes the run keeps busy: NUTS runs a process per chain (up to a
+    core each, `qvr_core.inference.chains`), every other method one."""
+    if payload.get("method") != "nuts":
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(int(payload.get("chains") or 1), cores))
 
 
 def _data_fields(data: DataFile | None) -> dict[str, Any]:

@@ -10,7 +10,6 @@ The size comes from `QVR_INFERENCE_WORKERS`, else the cores this process may use
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 from collections import deque
@@ -35,31 +34,45 @@ def default_size() -> int:
 
 
 class WorkerSlots:
-    """A first-come-first-served counting semaphore whose waiters can give up."""
+    """A first-come-first-served counting semaphore whose waiters can give up.
+
+    A run may take several slots at once (NUTS chains in parallel processes take
+    one per process, never more than the size); it then waits until that many
+    are free, and no later run overtakes it.
+    """
 
     def __init__(self, size: int | None = None) -> None:
         self.size = size if size is not None else default_size()
-        self.busy = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self.busy = 0  # slots taken
+        self.running = 0  # runs holding them
+        self._waiters: deque[tuple[asyncio.Future[None], int]] = deque()
 
     @property
     def waiting(self) -> int:
-        return sum(1 for w in self._waiters if not w.done())
+        return sum(1 for w, _ in self._waiters if not w.done())
+
+    def weight(self, count: int) -> int:
+        """How many slots a run that wants `count` takes: at least 1, at most all."""
+        return max(1, min(int(count), self.size))
 
     async def acquire(
         self,
         stop_reason: Callable[[], str | None],
         on_wait: Callable[[int], None] | None = None,
+        count: int = 1,
     ) -> str | None:
-        """Take a slot (None), or the reason `stop_reason` gave while waiting for one.
+        """Take `count` slots (None), or the reason `stop_reason` gave while waiting.
 
         `on_wait(ahead)` hears how many runs are ahead whenever that changes.
+        Give back the same `count` to `release`.
         """
-        if self.busy < self.size and not self._waiters:
-            self.busy += 1
+        count = self.weight(count)
+        if self.busy + count <= self.size and not self._waiters:
+            self.busy += count
+            self.running += 1
             return None
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(turn)
+        self._waiters.append((turn, count))
         shown = -1
         try:
             while not turn.done():
@@ -72,31 +85,41 @@ class WorkerSlots:
                     shown = ahead
                     on_wait(ahead)
                 await asyncio.wait({turn}, timeout=POLL_SECONDS)
-            return None  # `release` handed its slot over: `busy` already counts it
+            return None  # `_hand_over` gave us the slots: `busy` already counts them
         except BaseException:  # cancelled while waiting
             if turn.done() and not turn.cancelled():
-                self.release()  # the slot came just now: pass it on
+                self.release(count)  # the slots came just now: pass them on
             else:
                 self._leave(turn)
             raise
 
-    def release(self) -> None:
-        """Hand the slot to the first waiter, or free it."""
+    def release(self, count: int = 1) -> None:
+        """Give back `count` slots and hand them to the waiters in order, as they fit."""
+        self.busy -= self.weight(count)
+        self.running -= 1
+        self._hand_over()
+
+    def _hand_over(self) -> None:
         while self._waiters:
-            turn = self._waiters.popleft()
-            if not turn.done():
-                turn.set_result(None)
+            turn, count = self._waiters[0]
+            if turn.done():
+                self._waiters.popleft()
+                continue
+            if self.busy + count > self.size:
                 return
-        self.busy -= 1
+            self._waiters.popleft()
+            self.busy += count
+            self.running += 1
+            turn.set_result(None)
 
     def _leave(self, turn: asyncio.Future[None]) -> None:
         turn.cancel()
-        with contextlib.suppress(ValueError):
-            self._waiters.remove(turn)
+        self._waiters = deque(w for w in self._waiters if w[0] is not turn)
+        self._hand_over()  # a large run leaving may let smaller ones behind it start
 
     def _ahead_of(self, turn: asyncio.Future[None]) -> int:
-        ahead = self.busy  # the runs going now
-        for waiter in self._waiters:
+        ahead = self.running  # the runs going now
+        for waiter, _ in self._waiters:
             if waiter is turn:
                 break
             ahead += not waiter.done()

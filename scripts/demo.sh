@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo, through the real core: check every example, show a dimension
 # error, draw the bidirectional model, fit the vanilla RNN language model
-# with SVI and sample its posterior with NUTS.
+# with SVI, and sample a linear regression's posterior with four NUTS chains
+# in parallel until they converge (the summary table with R-hat and ESS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${QVR_DEMO_OUT:-$(mktemp -d)}"
@@ -27,5 +28,6 @@ echo "== qvr run examples/vanilla_rnn_lm.qvr --method svi --steps 200"
 qvr run examples/vanilla_rnn_lm.qvr --method svi --steps 200 --seed 0
 
 echo
-echo "== qvr run examples/vanilla_rnn_lm.qvr --method nuts --steps 40   (20 warmup, 20 draws)"
-qvr run examples/vanilla_rnn_lm.qvr --method nuts --steps 40 --seed 0
+echo "== qvr run examples/linear_regression.qvr --method nuts --steps 400   (4 chains x (200 warmup, 200 draws), in parallel)"
+qvr run examples/linear_regression.qvr --method nuts --steps 400 --seed 0 --output "$out/linear_regression.nc"
+echo "(draws as ArviZ InferenceData: $out/linear_regression.nc)"

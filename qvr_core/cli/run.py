@@ -24,8 +24,10 @@ import threading
 import time
 from typing import Any, NoReturn, TextIO
 
+from qvr_core.cli.fit_table import format_table
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.run_arguments import (
+    GUIDES,
     METHODS,
     RunArgumentError,
     RunArguments,
@@ -60,6 +62,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seq-len", type=_field("seq_len"), default=d.seq_len, help="synthetic sequence length"
     )
     parser.add_argument(
+        "--guide",
+        default=d.guide,
+        help=f"SVI guide: {', '.join(GUIDES)} (delta is MAP); default normal",
+    )
+    parser.add_argument(
+        "--max-tree-depth",
+        type=_field("max_tree_depth"),
+        default=d.max_tree_depth,
+        help="NUTS: at most 2**depth leapfrog steps per draw; default 6",
+    )
+    parser.add_argument(
+        "--chains",
+        type=_field("chains"),
+        default=d.chains,
+        help="NUTS chains, run in parallel processes (one per core); default 4",
+    )
+    parser.add_argument(
         "--data",
         help="a .pt, .npz, .csv or .json file: x and the observed sites (a model program:"
         " its data names and observed sites)",
@@ -67,6 +86,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--memory-budget",
         help="refuse a run estimated to need more (e.g. 4GB; default: half the available memory)",
+    )
+    parser.add_argument(
+        "--output",
+        help="write the draws (ArviZ InferenceData in netCDF with the arviz extra, else .npz)",
+    )
+    parser.add_argument(
+        "--predictive",
+        action="store_true",
+        help="with --output: draw the observed sites again under each posterior draw",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -101,6 +129,9 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "seed": args.seed,
             "batch": args.batch,
             "seq_len": args.seq_len,
+            "chains": getattr(args, "chains", None),
+            "guide": getattr(args, "guide", None),
+            "max_tree_depth": getattr(args, "max_tree_depth", None),
             "data": args.data,
             "memory_budget": getattr(args, "memory_budget", None),
         },
@@ -165,6 +196,10 @@ def _fmt(v: Any, spec: str = ".4g") -> str:
     return format(v, spec)
 
 
+def _chains(n: int) -> str:
+    return f"{n} chain" if n == 1 else f"{n} chains"
+
+
 def format_summary(s: dict[str, Any]) -> str:
     """The human-readable summary printed at the end of a run."""
     lines = [
@@ -173,22 +208,33 @@ def format_summary(s: dict[str, Any]) -> str:
         + ("  [stopped]" if s.get("stopped") else "")
     ]
     if s["method"] == "svi":
-        lines.append(f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])}")
+        lines.append(
+            f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])} "
+            f"(-ELBO, guide {s.get('guide', 'normal')})"
+        )
+        if s.get("posterior") and "rows" in s["posterior"]:
+            lines.append(f"  posterior from {s['posterior']['draws']} draws of the guide:")
+            lines.extend(format_table(s["posterior"]))
     elif s["method"] == "nuts":
         lines.append(
-            f"  warmup {s['num_warmup']}, draws {s['num_samples']}, acceptance "
-            f"{_fmt(s['acceptance'], '.2f')}, divergences {s['divergences']}, "
+            f"  {_chains(s.get('chains', 1))} x (warmup {s['num_warmup']}, "
+            f"draws {s['num_samples']}), "
+            f"acceptance {_fmt(s['acceptance'], '.2f')}, divergences {s['divergences']}, "
             f"step size {_fmt(s['step_size'], '.3g')}"
         )
         lines.append(
-            f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess min {_fmt(s['ess_min'], '.1f')}"
+            f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess_bulk min {_fmt(s['ess_min'], '.1f')}"
         )
-        for site in s["r_hat"]:
-            lines.append(
-                f"    {site}: r_hat {_fmt(s['r_hat'][site], '.3f')}, "
-                f"ess {_fmt(s['ess'][site], '.1f')}"
-            )
-    if "posterior" in s:
+        table = bool(s.get("posterior")) and "rows" in s["posterior"]
+        if isinstance(s.get("r_hat"), dict) and not table:  # a model program's run: per site
+            for site in s["r_hat"]:
+                lines.append(
+                    f"    {site}: r_hat {_fmt(s['r_hat'][site], '.3f')}, "
+                    f"ess {_fmt(s['ess'][site], '.1f')}"
+                )
+        if table:
+            lines.extend(format_table(s["posterior"]))
+    if s.get("posterior") and "rows" not in s["posterior"]:  # a model program's moments
         lines.append("  posterior mean (sd):")
         for site, d in s["posterior"].items():
             lines.append(f"    {site}: {_moments(d['mean'], d['sd'])}")
@@ -261,7 +307,10 @@ def main(args: argparse.Namespace) -> int:
         return 1
     from qvr_core.inference.errors import InferenceError, NonFiniteLossError
     from qvr_core.inference.job import run_inference
+    from qvr_core.inference.results import RunResults
 
+    output = getattr(args, "output", None)
+    results = RunResults() if output else None
     progress = ProgressLine(run_args.method)
     try:
         with _StopOnInterrupt() as stop:
@@ -272,6 +321,8 @@ def main(args: argparse.Namespace) -> int:
                 **run_args.job_arguments(),
                 on_progress=progress,
                 should_stop=stop.event.is_set,
+                results=results,
+                predictive=bool(getattr(args, "predictive", False)),
             )
     except NonFiniteLossError as e:
         progress.finish()
@@ -293,6 +344,14 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(_json_safe(summary)))
     else:
         print(format_summary(summary))
+    if results is not None:
+        try:
+            written = results.write(output)
+        except (OSError, ValueError) as e:
+            print(f"qvr run: cannot write {output}: {e}", file=sys.stderr)
+            return 1
+        kind = "InferenceData (netCDF)" if written.suffix != ".npz" else "arrays (.npz)"
+        print(f"qvr run: wrote {kind} to {written}", file=sys.stderr)
     return EXIT_INTERRUPTED if summary.get("stopped") else 0
 
 

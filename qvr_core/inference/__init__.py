@@ -3,7 +3,8 @@
 Small objects with one job each, in the manner of Pyro: a guide
 (`AutoNormalGuide`), an objective (`ELBO`), an optimisation loop (`SVI`), a
 sampler (`NUTSKernel`) and its driver (`MCMC`), and `bayesian_lift_parameters`,
-which turns a program's weights into latent sites. They rely only on the
+which turns a program's weights into latent sites. `fit(source, ...)` runs a
+program as `qvr run` does and keeps its draws (`Fit.inference_data()`). They rely only on the
 program protocol of docs/architecture.md ("Runtime protocol"), so they work on
 any object that implements it.
 """
@@ -14,6 +15,7 @@ from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import LiftedProgram, bayesian_lift_parameters
 from qvr_core.inference.mcmc import MCMC, MCMCResult
 from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.results import Fit, RunResults, fit
 from qvr_core.inference.svi import SVI
 from qvr_core.inference.trace import trace
 
@@ -22,11 +24,14 @@ __all__ = [
     "MCMC",
     "SVI",
     "AutoNormalGuide",
+    "Fit",
     "InferenceError",
     "LiftedProgram",
     "MCMCResult",
     "NUTSKernel",
     "NonFiniteLossError",
+    "RunResults",
     "bayesian_lift_parameters",
+    "fit",
     "trace",
 ]

@@ -10,11 +10,15 @@ parameters the same way under `seed + 1` and fit. With data (see
 initialisation (under `seed`) to the file's `x` and observed sites.
 
 Methods:
-- `svi`: `steps` SVI steps with an AutoNormalGuide and Adam(`lr`), fitting the
-  parameters and the guide together, as in the seeds.
+- `svi`: `steps` SVI steps with a guide (`guide`: AutoNormal by default, or
+  one of `autoguides.GUIDES`) and Adam(`lr`), fitting the parameters and the
+  guide together, as in the seeds; the summary's `posterior` is the table of
+  200 draws from the fitted guide.
 - `nuts`: NUTS over the parameters (Normal(0, 1) prior, via
-  `bayesian_lift_parameters`) and every unobserved site; `steps` iterations, the
-  first half warmup.
+  `bayesian_lift_parameters`) and every unobserved site; `chains` chains (4 by
+  default) of `steps` iterations each, the first half warmup, in parallel
+  processes (`chains.run_chains`); the summary's `posterior` is the table of
+  `summary.summarize` with its convergence warnings.
 - `prior`: `steps` forward runs of the program, summarised per site.
 
 Denormal floats are flushed to zero while a run lasts (see `_flush_denormals`).
@@ -38,6 +42,8 @@ from typing import Any
 import torch
 
 from qvr_core.check.types import Seq
+from qvr_core.inference.autoguides import GUIDES
+from qvr_core.inference.chains import run_chains
 from qvr_core.inference.data import (
     DataFile,
     conform,
@@ -52,11 +58,12 @@ from qvr_core.inference.errors import (
     RunOutOfMemoryError,
     RunTooLargeError,
 )
-from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import bayesian_lift_parameters
-from qvr_core.inference.mcmc import MCMC
+from qvr_core.inference.mcmc import MCMCResult
 from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import latent_names
+from qvr_core.inference.summary import SamplerStats, summarize
 from qvr_core.inference.svi import SVI
 from qvr_core.resources import (
     Estimate,
@@ -88,9 +95,13 @@ def run_inference(
     data: DataFile | str | Path | None = None,
     data_root: str | Path | None = None,
     max_tree_depth: int = 6,
+    chains: int = 4,
+    guide: str = "normal",
     memory_budget: int | None = None,
     on_progress: ProgressFn | None = None,
     should_stop: StopFn | None = None,
+    results: RunResults | None = None,
+    predictive: bool = False,
 ) -> dict[str, Any]:
     """Check `source`, read and validate the data, size the run, compile, run `method`;
     return the summary dict.
@@ -102,6 +113,9 @@ def run_inference(
     estimated memory (`qvr_core.resources`) is over `memory_budget` bytes
     (default: half the available memory) is refused before anything is
     allocated.
+
+    `results`, when given, receives the draws (`qvr_core.inference.results`;
+    `predictive` adds posterior predictive draws of the observed sites).
     """
     try:
         args = validate_run_arguments(
@@ -114,6 +128,8 @@ def run_inference(
                 "batch": batch,
                 "seq_len": seq_len,
                 "max_tree_depth": max_tree_depth,
+                "chains": chains,
+                "guide": guide,
             }
         )
     except RunArgumentError as e:
@@ -135,7 +151,10 @@ def run_inference(
         else:
             n, length = args.batch, args.seq_len
         budget = memory_budget if memory_budget is not None else default_budget()
-        need = estimate(checked, name, method=method, batch=n, seq_len=length, steps=args.steps)
+        parallel = args.chains if method == "nuts" else 1
+        need = estimate(
+            checked, name, method=method, batch=n, seq_len=length, steps=args.steps, chains=parallel
+        )
         try:
             check_budget(need, budget)
         except MemoryBudgetError as e:
@@ -153,11 +172,15 @@ def run_inference(
                 "batch": int(x.shape[0]),
             }
             run = _Run(model, x, observations, head, args.steps, on_progress, should_stop)
+            run.results, run.predictive = results, predictive
+            if results is not None:
+                results.add("observed_data", observations)
+                results.add("constant_data", {"x": x})
             with _flush_denormals():
                 if method == "svi":
-                    return _svi(run, args.lr)
+                    return _svi(run, args.lr, args.guide)
                 if method == "nuts":
-                    return _nuts(run, args.max_tree_depth)
+                    return _nuts(run, args.max_tree_depth, args.chains, args.seed)
                 return _prior(run)
         except MemoryError:
             raise _out_of_memory(need, budget) from None
@@ -346,6 +369,8 @@ class _Run:
     steps: int
     on_progress: ProgressFn | None
     should_stop: StopFn | None
+    results: RunResults | None = None  # receives the draws when given
+    predictive: bool = False  # posterior predictive draws into `results`
 
     def stop_requested(self) -> bool:
         return self.should_stop is not None and bool(self.should_stop())
@@ -359,9 +384,9 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _svi(run: _Run, lr: float) -> dict[str, Any]:
+def _svi(run: _Run, lr: float, guide_name: str = "normal") -> dict[str, Any]:
     model, x, observations = run.model, run.x, run.observations
-    guide = AutoNormalGuide(model, observed_names=set(observations))
+    guide = GUIDES[guide_name](model, observed_names=set(observations))
     params = list(model.parameters()) + list(guide.parameters())
     optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
     svi = SVI(model, guide, optim, ELBO(num_particles=1))
@@ -374,7 +399,9 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
             **run.head,
             "steps": len(losses),
             "lr": lr,
-            **_series(losses, seconds),
+            "guide": guide_name,
+            **_series(losses, seconds),  # the loss is -ELBO
+            "posterior": _guide_posterior(run, guide) if losses else None,
             "stopped": stopped,
         }
 
@@ -391,32 +418,71 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
     return summary(False)
 
 
-def _nuts(run: _Run, depth: int) -> dict[str, Any]:
+GUIDE_DRAWS = 200
+
+
+def _guide_posterior(run: _Run, guide: Any) -> dict[str, Any] | None:
+    """The summary table of `GUIDE_DRAWS` draws from the fitted guide (independent draws:
+    no R-hat or ESS), which also go to the results' posterior group as one chain."""
+    draws: dict[str, list[torch.Tensor]] = {}
+    with torch.no_grad():
+        for _ in range(GUIDE_DRAWS):
+            for name, value in guide.rsample(run.x).items():
+                draws.setdefault(name, []).append(value.detach())
+    if not draws:
+        return None
+    stacked = {n: torch.stack(v)[None] for n, v in draws.items()}  # (chain 1, draw, ...)
+    if run.results is not None:
+        run.results.add("posterior", stacked)
+        if run.predictive:
+            run.results.add("posterior_predictive", _predictive(run.model, run.x, stacked, run))
+    arrays = {n: v.to(torch.float64).numpy() for n, v in stacked.items()}
+    return summarize(arrays, diagnostics=False).to_dict()
+
+
+def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
     model, x, observations = run.model, run.x, run.observations
     with torch.no_grad():
         drawn = model.run(x, observations).values
     extra = {n: tuple(drawn[n].shape) for n in latent_names(model, observations)}
     lifted, lx, lobs = bayesian_lift_parameters(model, x, observations, additional_latents=extra)
     num_warmup = run.steps // 2
-    mcmc = MCMC(NUTSKernel(max_tree_depth=depth), num_warmup, max(run.steps - num_warmup, 1))
-    losses: list[float] = []
+    num_samples = max(run.steps - num_warmup, 1)
+    kernel = NUTSKernel(max_tree_depth=depth)
+    traces: list[list[float]] = [[] for _ in range(chains)]
 
-    def progress(i: int, total: int, potential: float) -> None:
+    def progress(i: int, total: int, potential: float, chain: int) -> None:
         if not math.isfinite(potential):
             raise NonFiniteLossError(i, potential, what="potential energy")
-        losses.append(potential)
+        traces[chain].append(potential)
         run.report(i, total, potential)
 
     start = time.perf_counter()
-    result = mcmc.run(lifted, lx, lobs, on_progress=progress, should_stop=run.should_stop)
+    result = run_chains(
+        lifted,
+        lx,
+        lobs,
+        kernel,
+        num_warmup,
+        num_samples,
+        chains=chains,
+        seed=seed,
+        on_progress=progress,
+        should_stop=run.should_stop,
+    )
     seconds = time.perf_counter() - start
     site_summary = result.summary()
     r_hat = {k: _finite(v["r_hat_max"]) for k, v in site_summary.items()}
     ess = {k: _finite(v["ess_min"]) for k, v in site_summary.items()}
     draws = int(result.log_densities.shape[1]) if result.log_densities.dim() == 2 else 0
+    posterior = posterior_summary(result, depth) if draws else None
+    if run.results is not None and draws:
+        _keep_nuts(run, result, lifted, lx)
     return {
         **run.head,
-        "steps": len(losses),
+        "steps": sum(len(t) for t in traces),
+        "chains": int(result.log_densities.shape[0]) if draws else 0,
+        "chains_requested": chains,
         "num_warmup": num_warmup,
         "num_samples": draws,
         "acceptance": _finite(float(result.acceptance_rates.mean())) if draws else None,
@@ -427,9 +493,58 @@ def _nuts(run: _Run, depth: int) -> dict[str, Any]:
         "ess": ess,
         "r_hat_max": max((v for v in r_hat.values() if v is not None), default=None),
         "ess_min": min((v for v in ess.values() if v is not None), default=None),
-        **_series(losses, seconds),
+        "posterior": posterior,
+        **_series(traces[0], seconds),  # the first chain's potential energy
+        "traces": traces,  # every chain's, warmup included
+        "steps_per_second": sum(len(t) for t in traces) / seconds if seconds > 0 else None,
         "stopped": result.stopped,
     }
+
+
+def _keep_nuts(run: _Run, result: MCMCResult, lifted: Any, x: Any) -> None:
+    """The draws, their statistics and, with `predictive`, the observed sites drawn again."""
+    assert run.results is not None
+    run.results.add("posterior", result.samples)
+    run.results.add(
+        "sample_stats",
+        {
+            "diverging": result.diverging,
+            "tree_depth": result.tree_depths,
+            "energy": result.energies,
+            "n_steps": result.num_leapfrog_steps,
+            "lp": result.log_densities,
+        },
+    )
+    if run.predictive:
+        run.results.add("posterior_predictive", _predictive(lifted, x, result.samples, run))
+
+
+def _predictive(
+    model: Any, x: Any, samples: dict[str, torch.Tensor], run: _Run
+) -> dict[str, torch.Tensor]:
+    """Each observed site drawn under each draw of `samples` (`(chain, draw, ...)`)."""
+    names = list(run.observations)
+    chains, draws = next(iter(samples.values())).shape[:2]
+    out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
+    with torch.no_grad():
+        for c in range(chains):
+            for d in range(draws):
+                values = model.run(x, None, {k: v[c, d] for k, v in samples.items()}).values
+                for n in names:
+                    out[n].append(values[n])
+    return {n: torch.stack(v).reshape(chains, draws, *v[0].shape) for n, v in out.items()}
+
+
+def posterior_summary(result: MCMCResult, max_tree_depth: int) -> dict[str, Any]:
+    """The summary table and warnings of NUTS draws (`summary.summarize`), JSON-ready."""
+    stats = SamplerStats(
+        diverging=result.diverging.numpy(),
+        tree_depth=result.tree_depths.numpy(),
+        energy=result.energies.numpy(),
+        max_tree_depth=max_tree_depth,
+    )
+    draws = {k: v.detach().to(torch.float64).numpy() for k, v in result.samples.items()}
+    return summarize(draws, stats).to_dict()
 
 
 def _series(losses: list[float], seconds: float) -> dict[str, Any]:
@@ -462,6 +577,10 @@ def _prior(run: _Run) -> dict[str, Any]:
             run.report(step, run.steps, losses[-1])
     seconds = time.perf_counter() - start
     sites = {n: _describe(model, n, vs) for n, vs in draws.items() if vs}
+    if run.results is not None and losses:
+        for kind, group in (("sample", "prior"), ("observe", "prior_predictive")):
+            kept = {n: torch.stack(vs)[None] for n, vs in draws.items() if vs}
+            run.results.add(group, {n: v for n, v in kept.items() if model.site_kind(n) == kind})
     return {
         **run.head,
         "steps": len(losses),

@@ -3,9 +3,11 @@
 The latent sites are every site without data. Their values are flattened into
 one unconstrained vector (`sites.FlatLayout`); the potential is
 -(log_joint(x, values) summed over the batch + log |det J|) and its gradient
-comes from torch.autograd. Chains run one after another; each starts from its
-own forward run of the program (or the program's `initial_values`, which the
-lifted program of `bayesian_lift_parameters` provides: the current parameters).
+comes from torch.autograd. `MCMC.run` runs its chains one after another, in
+this process; `qvr_core.inference.chains` runs them in parallel processes with
+`sample_chain`. Each chain starts from its own forward run of the program (or
+the program's `initial_values`, which the lifted program of
+`bayesian_lift_parameters` provides: the current parameters).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from qvr_core.inference.diagnostics import effective_sample_size, split_rhat
+from qvr_core.inference.convergence import ess_bulk, rhat
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import (
@@ -74,8 +76,10 @@ class MCMCResult:
     """Draws per site `(chains, draws, *shape)` and per-chain statistics.
 
     `log_densities` is the program's log joint at each draw (without the
-    Jacobian of the unconstrained parameterisation). `r_hat` and `ess` are per
-    element of each site; `summary()` reduces them to the worst element.
+    Jacobian of the unconstrained parameterisation). `r_hat` (rank-normalised
+    split R-hat) and `ess` (bulk ESS) are per element of each site;
+    `summary()` reduces them to the worst element. `energies` is the
+    Hamiltonian of each draw, for E-BFMI.
     """
 
     samples: dict[str, torch.Tensor]
@@ -86,6 +90,9 @@ class MCMCResult:
     tree_depths: torch.Tensor
     num_leapfrog_steps: torch.Tensor
     warmup_divergence_counts: torch.Tensor
+    energies: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0))
+    diverging: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0, dtype=torch.bool))
+    seeds: list[int] = field(default_factory=list)
     r_hat: dict[str, torch.Tensor] = field(default_factory=dict)
     ess: dict[str, torch.Tensor] = field(default_factory=dict)
     stopped: bool = False
@@ -129,15 +136,6 @@ class MCMC:
             int(num_chains),
         )
 
-    def _initial_values(
-        self, model: ProgramLike, x: Any, observations: dict
-    ) -> dict[str, torch.Tensor]:
-        custom = getattr(model, "initial_values", None)
-        with torch.no_grad():
-            if callable(custom):
-                return dict(custom(x, observations))
-            return dict(model.run(x, observations).values)
-
     def run(
         self,
         model: ProgramLike,
@@ -154,42 +152,84 @@ class MCMC:
         `stopped=True`.
         """
         observations = dict(observations or {})
-        names = latent_names(model, observations)
-        if not names:
-            raise InferenceError(
-                "nothing to sample: every stochastic site of the program has data "
-                "(lift the parameters with bayesian_lift_parameters to sample them)"
-            )
         total = self.num_chains * (self.num_warmup + self.num_samples)
         records: list[_ChainRecord] = []
         layout: FlatLayout | None = None
         done = 0
+
+        def step(potential: float) -> None:
+            nonlocal done
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total, potential)
+
         for _ in range(self.num_chains):
-            init = self._initial_values(model, x, observations)
-            if layout is None:
-                layout = FlatLayout(make_sites(model, init, names))
-            potential = ProgramPotential(model, x, observations, layout)
-            chain = self.kernel.chain(potential, layout.pack(init), self.num_warmup)
-            record = _ChainRecord()
+            record, layout = sample_chain(
+                model,
+                x,
+                observations,
+                self.kernel,
+                self.num_warmup,
+                self.num_samples,
+                on_step=step,
+                should_stop=should_stop,
+                layout=layout,
+            )
             records.append(record)
-            for _ in range(self.num_warmup + self.num_samples):
-                if should_stop is not None and should_stop():
-                    break
-                warming = chain.warming_up
-                t = chain.step()
-                done += 1
-                if warming:
-                    record.warmup_divergences += int(t.diverging)
-                else:
-                    record.add(t)
-                if on_progress is not None:
-                    on_progress(done, total, t.potential)
-            else:
-                record.complete = True
             if not record.complete:
                 break
         assert layout is not None
         return _result(layout, records)
+
+
+def _initial_values(model: ProgramLike, x: Any, observations: dict) -> dict[str, torch.Tensor]:
+    custom = getattr(model, "initial_values", None)
+    with torch.no_grad():
+        if callable(custom):
+            return dict(custom(x, observations))
+        return dict(model.run(x, observations).values)
+
+
+def sample_chain(
+    model: ProgramLike,
+    x: Any,
+    observations: Mapping[str, torch.Tensor],
+    kernel: NUTSKernel,
+    num_warmup: int,
+    num_samples: int,
+    *,
+    on_step: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    layout: FlatLayout | None = None,
+) -> tuple[_ChainRecord, FlatLayout]:
+    """Warm up and sample one chain under the current torch seed; `on_step(potential)`
+    after every iteration. Stops early (an incomplete record) when `should_stop()`."""
+    observations = dict(observations)
+    names = latent_names(model, observations)
+    if not names:
+        raise InferenceError(
+            "nothing to sample: every stochastic site of the program has data "
+            "(lift the parameters with bayesian_lift_parameters to sample them)"
+        )
+    init = _initial_values(model, x, observations)
+    if layout is None:
+        layout = FlatLayout(make_sites(model, init, names))
+    potential = ProgramPotential(model, x, observations, layout)
+    chain = kernel.chain(potential, layout.pack(init), num_warmup)
+    record = _ChainRecord()
+    for _ in range(num_warmup + num_samples):
+        if should_stop is not None and should_stop():
+            return record, layout
+        warming = chain.warming_up
+        t = chain.step()
+        if warming:
+            record.warmup_divergences += int(t.diverging)
+        else:
+            record.add(t)
+        if on_step is not None:
+            on_step(t.potential)
+    record.complete = True
+    return record, layout
 
 
 @dataclass
@@ -200,6 +240,7 @@ class _ChainRecord:
     diverging: list[bool] = field(default_factory=list)
     depths: list[int] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)
+    energies: list[float] = field(default_factory=list)
     step_size: float = math.nan
     warmup_divergences: int = 0
     complete: bool = False
@@ -211,6 +252,7 @@ class _ChainRecord:
         self.diverging.append(t.diverging)
         self.depths.append(t.tree_depth)
         self.steps.append(t.num_steps)
+        self.energies.append(t.energy)
         self.step_size = t.step_size
 
 
@@ -246,9 +288,11 @@ def _result(layout: FlatLayout, records: list[_ChainRecord]) -> MCMCResult:
         warmup_divergence_counts=torch.tensor(
             [r.warmup_divergences for r in kept], dtype=torch.int64
         ),
+        energies=per_chain(lambda r: r.energies, torch.float64),
+        diverging=per_chain(lambda r: r.diverging, torch.bool),
         stopped=stopped,
     )
     for name, s in samples.items():
-        result.r_hat[name] = torch.from_numpy(split_rhat(s)) if n else torch.zeros(0)
-        result.ess[name] = torch.from_numpy(effective_sample_size(s)) if n else torch.zeros(0)
+        result.r_hat[name] = torch.from_numpy(rhat(s)) if n else torch.zeros(0)
+        result.ess[name] = torch.from_numpy(ess_bulk(s)) if n else torch.zeros(0)
     return result

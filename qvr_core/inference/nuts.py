@@ -65,6 +65,7 @@ class Transition:
     num_steps: int
     tree_depth: int
     step_size: float
+    energy: float = math.nan  # the Hamiltonian at the chosen point (Stan's energy__)
 
 
 def _log_add_exp(a: float, b: float) -> float:
@@ -269,6 +270,7 @@ class NUTSChain:
             num_steps,
             depth,
             self.step_size,
+            self._energy(chosen),
         )
 
     # -- adaptation ---------------------------------------------------------

@@ -50,7 +50,8 @@ def test_nuts_summary_reports_acceptance_divergences_and_diagnostics() -> None:
     assert 0 < s["acceptance"] <= 1 and s["divergences"] >= 0
     assert set(s["r_hat"]) == {"morphisms.reg.net.weight", "morphisms.reg.net.bias"}
     assert all(v is None or v > 0 for v in s["ess"].values())
-    assert len(s["losses"]) == 40
+    assert len(s["losses"]) == 40 and len(s["traces"]) == 4 == s["chains"]
+    assert all(len(t) == 40 for t in s["traces"]) and s["losses"] == s["traces"][0]
     json.dumps(s)
 
 

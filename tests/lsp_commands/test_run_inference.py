@@ -196,6 +196,35 @@ async def test_nuts_returns_the_mcmc_summary(client, workspace):
     )
     assert summary["method"] == "nuts"
     assert {"acceptance", "divergences", "r_hat", "ess"} <= set(summary)
+    assert summary["chains"] == 4 and summary["posterior"]["chains"] == 4
+    assert summary["posterior"]["rows"] and summary["posterior"]["warnings"]  # 3 draws: too few
+
+
+def chain_processes(worker: int) -> set[int]:
+    """The worker's children (its chain processes), from /proc."""
+    try:
+        text = Path(f"/proc/{worker}/task/{worker}/children").read_text()
+    except OSError:
+        return set()
+    return {int(p) for p in text.split()}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+async def test_cancelling_a_nuts_run_stops_every_chain_process(client, workspace):
+    path = workspace / "tiny.qvr"
+    uri = open_file(client, path, version=5)
+    msg_id = f"long-nuts-{next(_ids)}"
+    after = len(client.inference_progress)
+    arguments = {"uri": uri, "method": "nuts", "steps": 100000, "chains": 2, "batch": 2}
+    pending = start(client, arguments, msg_id=msg_id)
+    note = await first_progress(client, uri, after)
+    children = chain_processes(note["workerPid"])
+    assert len(children) == (2 if len(os.sched_getaffinity(0)) >= 2 else 0)  # else in-process
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+    with pytest.raises(JsonRpcException):
+        await asyncio.wait_for(pending, WAIT)
+    await until(lambda: gone(note["workerPid"]) and all(gone(c) for c in children))
+    await until(lambda: ended(client, note["runId"]))
 
 
 async def test_run_reads_a_csv_in_the_workspace(client, workspace):

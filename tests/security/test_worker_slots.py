@@ -77,3 +77,21 @@ def test_default_size_is_the_cores_unless_set(monkeypatch):
     assert default_size() == 5
     monkeypatch.setenv("QVR_INFERENCE_WORKERS", "many")
     assert default_size() == 3
+
+
+async def test_a_run_of_parallel_chains_takes_a_slot_per_process_and_keeps_its_turn():
+    slots = WorkerSlots(2)
+    assert await slots.acquire(never) is None  # a one-process run
+    chains = asyncio.ensure_future(slots.acquire(never, count=4))  # wants both slots
+    await asyncio.sleep(0.01)
+    later = asyncio.ensure_future(slots.acquire(never))  # would fit, but comes after
+    await asyncio.sleep(0.1)
+    assert not chains.done() and not later.done() and slots.busy == 1
+    slots.release()
+    assert await asyncio.wait_for(chains, 1) is None and slots.busy == 2
+    await asyncio.sleep(0.1)
+    assert not later.done()
+    slots.release(4)
+    assert await asyncio.wait_for(later, 1) is None and slots.busy == 1
+    slots.release()
+    assert slots.busy == 0 and slots.running == 0

@@ -48,6 +48,7 @@ export function inferenceDefaults(): InferenceDefaults {
     seed: config.get<number>("inference.seed", 0),
     batch: config.get<number>("inference.batch", 4),
     seqLen: config.get<number>("inference.seqLen", 8),
+    chains: config.get<number>("inference.chains", 4),
   };
 }
 

@@ -2,19 +2,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseDiagramArguments } from "../src/diagram/arguments";
 import { type InferenceDefaults, buildInferenceParams, parseInferenceArguments } from "../src/inference/params";
-import { formatSummary } from "../src/inference/summary";
+import { formatPosterior, formatSummary } from "../src/inference/summary";
 
-const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8 };
+const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4 };
 
 describe("inference arguments", () => {
   it("fill every field from the settings when run from the palette", () => {
     const params = buildInferenceParams("file:///m.qvr", defaults, parseInferenceArguments([]));
-    assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8 });
+    assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8, chains: 4 });
   });
 
   it("take the lens's uri, program and overrides", () => {
     const target = parseInferenceArguments([
-      { uri: "file:///lens.qvr", program: "bidirectional_rnn_lm", method: "nuts", steps: 20, seed: 0, lr: 0.1, seq_len: 16 },
+      { uri: "file:///lens.qvr", program: "bidirectional_rnn_lm", method: "nuts", steps: 20, seed: 0, lr: 0.1, seq_len: 16, chains: 2 },
     ]);
     assert.equal(target.uri, "file:///lens.qvr");
     const params = buildInferenceParams(target.uri!, defaults, target);
@@ -27,6 +27,7 @@ describe("inference arguments", () => {
       seed: 0,
       batch: 4,
       seq_len: 16,
+      chains: 2,
     });
   });
 
@@ -63,5 +64,32 @@ describe("formatSummary", () => {
   it("prints anything else as plain JSON", () => {
     assert.equal(formatSummary(null), "null");
     assert.equal(formatSummary({}), "{}");
+  });
+});
+
+describe("posterior table", () => {
+  const summary = {
+    method: "nuts",
+    posterior: {
+      rows: [
+        { site: "mu", label: "mu", mean: 0.1234, sd: 1, q5: -1.6, q50: 0.1, q95: 1.7, ess_bulk: 812.4, ess_tail: 640.9, r_hat: 1.0123 },
+        { site: "w", label: "w[0]", mean: 2, sd: 0.5, q5: 1, q50: 2, q95: 3, ess_bulk: 90, ess_tail: null, r_hat: 1.001 },
+      ],
+      sites: { mu: { size: 1, shown: 1 }, w: { size: 30, shown: 1, r_hat_max: 1.2, ess_bulk_min: 12, ess_tail_min: 9 } },
+      warnings: [{ kind: "r_hat", message: "R-hat above 1.01", remedy: "run longer chains" }],
+    },
+  };
+
+  it("lines up a row per element, the hidden elements' worst values and the warnings", () => {
+    const lines = formatPosterior(summary).split("\n");
+    assert.match(lines[0] ?? "", /mean\s+sd\s+5%\s+50%\s+95%\s+ess_bulk\s+ess_tail\s+r_hat$/);
+    assert.match(lines[1] ?? "", /^ {2}mu\s+0\.123\s+1\s+-1\.6\s+0\.1\s+1\.7\s+812\s+641\s+1\.012$/);
+    assert.match(lines[2] ?? "", /w\[0\].* n\/a\s+1\.001$/);
+    assert.equal(lines[3], "  ... 29 more elements of w: worst of all 30: r_hat 1.200, ess_bulk 12, ess_tail 9");
+    assert.deepEqual(lines.slice(4), ["  warning: R-hat above 1.01", "    remedy: run longer chains"]);
+  });
+
+  it("is empty for a run without a posterior", () => {
+    assert.equal(formatPosterior({ method: "svi", losses: [1, 2] }), "");
   });
 });

@@ -12,6 +12,7 @@ export interface InferenceDefaults {
   seed: number;
   batch: number;
   seqLen: number;
+  chains: number;
 }
 
 export interface InferenceTarget {
@@ -34,7 +35,7 @@ export function parseInferenceArguments(args: readonly unknown[]): InferenceTarg
   const raw = first as Record<string, unknown>;
   const overrides: InferenceTarget["overrides"] = {};
   if (isInferenceMethod(raw.method)) overrides.method = raw.method;
-  for (const key of ["steps", "seed", "batch", "seq_len"] as const) {
+  for (const key of ["steps", "seed", "batch", "seq_len", "chains"] as const) {
     const value = raw[key];
     if (isPositiveInteger(value) || (key === "seed" && value === 0)) overrides[key] = value as number;
   }
@@ -57,6 +58,7 @@ export function buildInferenceParams(
     seed: defaults.seed,
     batch: defaults.batch,
     seq_len: defaults.seqLen,
+    chains: defaults.chains,
     ...target.overrides,
   };
   if (target.program !== undefined) params.program = target.program;

@@ -14,7 +14,7 @@ import { errorMessage } from "../shared/errors";
 import { type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
 import { buildInferenceParams, parseInferenceArguments } from "./params";
-import { formatSummary } from "./summary";
+import { formatPosterior, formatSummary } from "./summary";
 
 /** How long to wait for the server to confirm a cancellation before giving up on the run. */
 const CANCEL_GRACE_MS = 10_000;
@@ -116,7 +116,8 @@ export class InferenceRunner implements vscode.Disposable {
         this.panel.finish({ type: "failed", message: "Cancelled." });
         return;
       }
-      const text = formatSummary(summary);
+      const table = formatPosterior(summary);
+      const text = table === "" ? formatSummary(summary) : `${table}\n${formatSummary(summary)}`;
       this.output.appendLine(text);
       this.output.show(true);
       this.panel.finish({ type: "finished", summary: text });
@@ -151,5 +152,5 @@ function activeQvrUri(): vscode.Uri | undefined {
 }
 
 function describeParams(params: InferenceParams): string {
-  return `steps=${params.steps}, lr=${params.lr}, seed=${params.seed}, batch=${params.batch}, seq_len=${params.seq_len}`;
+  return `steps=${params.steps}, lr=${params.lr}, seed=${params.seed}, batch=${params.batch}, seq_len=${params.seq_len}${params.method === "nuts" && params.chains !== undefined ? `, chains=${params.chains}` : ""}`;
 }

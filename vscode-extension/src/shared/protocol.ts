@@ -52,6 +52,8 @@ export interface InferenceParams {
   seed: number;
   batch: number;
   seq_len: number;
+  /** NUTS chains, run in parallel processes. */
+  chains?: number;
   data?: string;
 }
 

@@ -1,0 +1,362 @@
+"""Several NUTS chains at once, in worker processes, each with its own seed and adaptation.
+
+`run_chains` splits the chains over `processes` child processes (one per
+usable core by default, never more than the chains); each child runs its
+chains one after another with `mcmc.sample_chain` and sends every iteration's
+potential and, at the end, the chain's record back over a queue. Chain `c`
+is seeded with the `c`-th child of `numpy.random.SeedSequence(seed)`, so a
+chain's draws depend on the run's seed and its index, not on how many
+processes ran them. With one process the chains run here, in this process.
+
+Children are new Python processes (`python -P -m
+qvr_core.inference.chain_process`; a fork of a process that has run torch's
+thread pools can deadlock, and multiprocessing's spawn re-runs the caller's
+main script), given the pickled program and data on stdin; they share this
+process's torch threads between them. Stopping: `should_stop()` is polled
+while the chains run; closing a child's stdin tells it to stop after its
+current iteration; the complete chains (or the longest chain so far) come
+back with `stopped=True`. A child dies with its parent on Linux
+(`PR_SET_PDEATHSIG`), so a killed worker takes its chains with it; children
+inherit the parent's address-space limit, so each is held to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import pickle
+import queue
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import torch
+
+from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.mcmc import MCMCResult, _ChainRecord, _result, sample_chain
+from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.sites import FlatLayout, ProgramLike
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what makes `qvr_core` importable
+DEFAULT_CHAINS = 4
+POLL_SECONDS = 0.05
+JOIN_SECONDS = 2.0
+ProgressFn = Callable[[int, int, float, int], None]  # (done, total, potential, chain)
+
+
+def usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def default_processes(chains: int) -> int:
+    """One process per chain, at most one per usable core."""
+    return max(1, min(chains, usable_cores()))
+
+
+def chain_seeds(seed: int, chains: int) -> list[int]:
+    """Independent seeds for each chain, derived from the run's seed."""
+    children = np.random.SeedSequence(seed).spawn(chains)
+    return [int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in children]
+
+
+def run_chains(
+    model: ProgramLike,
+    x: Any,
+    observations: Mapping[str, torch.Tensor],
+    kernel: NUTSKernel,
+    num_warmup: int,
+    num_samples: int,
+    *,
+    chains: int = DEFAULT_CHAINS,
+    seed: int = 0,
+    processes: int | None = None,
+    on_progress: ProgressFn | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> MCMCResult:
+    """Run `chains` chains and collect them; `on_progress(done, total, potential, chain)`
+    as iterations finish in any chain (`total` counts all chains' iterations)."""
+    if chains < 1:
+        raise InferenceError(f"chains must be at least 1, got {chains}")
+    seeds = chain_seeds(seed, chains)
+    processes = default_processes(chains) if processes is None else max(1, min(processes, chains))
+    total = chains * (num_warmup + num_samples)
+    progress = _Progress(total, on_progress)
+    job = (model, x, dict(observations), kernel, num_warmup, num_samples)
+    if processes == 1:
+        records, layout = _here(job, seeds, progress, should_stop)
+    else:
+        records, layout = _in_processes(job, seeds, processes, progress, should_stop)
+    if layout is None:
+        raise InferenceError("the run was stopped before any chain started")
+    result = _result(layout, _complete_first(records))
+    result.seeds = seeds
+    return result
+
+
+class _Progress:
+    def __init__(self, total: int, report: ProgressFn | None) -> None:
+        self.total, self.report, self.done = total, report, 0
+
+    def __call__(self, potential: float, chain: int) -> None:
+        self.done += 1
+        if self.report is not None:
+            self.report(self.done, self.total, potential, chain)
+
+
+def _complete_first(records: list[_ChainRecord | None]) -> list[_ChainRecord]:
+    """The chains in order; after a stop the complete ones, or else the longest one."""
+    got = [r for r in records if r is not None]
+    if all(r.complete for r in got) and len(got) == len(records):
+        return got
+    complete = [r for r in got if r.complete]
+    if complete:
+        return [*complete, _ChainRecord()]  # an incomplete one marks the result as stopped
+    return sorted(got, key=lambda r: -len(r.zs))[:1] or [_ChainRecord()]
+
+
+def _here(
+    job: tuple, seeds: list[int], progress: _Progress, should_stop: Callable[[], bool] | None
+) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
+    model, x, observations, kernel, num_warmup, num_samples = job
+    records: list[_ChainRecord | None] = []
+    layout = None
+    for c, seed in enumerate(seeds):
+        torch.manual_seed(seed)
+        record, layout = sample_chain(
+            model,
+            x,
+            observations,
+            kernel,
+            num_warmup,
+            num_samples,
+            on_step=lambda u, c=c: progress(u, c),
+            should_stop=should_stop,
+            layout=layout,
+        )
+        records.append(record)
+        if not record.complete:
+            break
+    return records, layout
+
+
+def _in_processes(
+    job: tuple,
+    seeds: list[int],
+    processes: int,
+    progress: _Progress,
+    should_stop: Callable[[], bool] | None,
+) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
+    try:
+        payload = pickle.dumps(job)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return _here(job, seeds, progress, should_stop)  # a program that cannot travel
+    threads = max(1, torch.get_num_threads() // processes)
+    events: queue.Queue[tuple[int, tuple | None]] = queue.Queue()
+    children: list[subprocess.Popen[bytes]] = []
+    records: list[_ChainRecord | None] = [None] * len(seeds)
+    layout: FlatLayout | None = None
+    try:
+        for p in range(processes):
+            mine = [(c, seeds[c]) for c in range(p, len(seeds), processes)]
+            child = _start_child(p, events)
+            children.append(child)
+            assert child.stdin is not None
+            _write_frame(child.stdin, pickle.dumps((payload, mine, threads, os.getpid())))
+            child.stdin.flush()
+        finished = ended = 0
+        while finished < len(seeds) and ended < len(children):
+            if should_stop is not None and should_stop():
+                _stop_all(children)
+            try:
+                p, event = events.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                continue
+            if event is None:  # a child closed its output
+                ended += 1
+                code = children[p].wait()
+                if code != 0:
+                    raise _crash(code)
+                continue
+            kind = event[0]
+            if kind == "step":
+                progress(event[1], event[2])
+            elif kind == "chain":
+                _, c, record, chain_layout = event
+                records[c] = record
+                layout = layout or chain_layout
+                finished += 1
+            elif kind == "error":
+                raise _child_error(event)
+        return records, layout
+    finally:
+        _stop_all(children)
+        for child in children:
+            try:
+                child.wait(JOIN_SECONDS)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def _start_child(index: int, events: queue.Queue) -> subprocess.Popen[bytes]:
+    """`python -P -m qvr_core.inference.chain_process`, its output read by a thread.
+
+    A process of its own rather than multiprocessing's spawn, which re-runs the
+    main script of the caller (a script without `if __name__ == "__main__"`
+    would start its run again in every child).
+    """
+    env = dict(os.environ)
+    paths = [str(PACKAGE_ROOT), *env.get("PYTHONPATH", "").split(os.pathsep)]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(paths) if os.path.isabs(p))
+    child = subprocess.Popen(
+        [sys.executable, "-P", "-m", "qvr_core.inference.chain_process"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=PACKAGE_ROOT,
+    )
+    assert child.stdout is not None
+    reader = threading.Thread(target=_read_events, args=(index, child.stdout, events), daemon=True)
+    reader.start()
+    return child
+
+
+def _read_events(index: int, stream: IO[bytes], events: queue.Queue) -> None:
+    try:
+        while (frame := _read_frame(stream)) is not None:
+            events.put((index, pickle.loads(frame)))
+    finally:
+        events.put((index, None))
+
+
+def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
+    """Closing a child's input asks it to stop after its current iteration."""
+    for child in children:
+        if child.stdin is not None and not child.stdin.closed:
+            with contextlib.suppress(OSError):
+                child.stdin.close()
+
+
+def _crash(code: int) -> InferenceError:
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    return InferenceError(
+        f"a chain process {how} before its chains were done"
+        + ("; it may have run out of memory" if code == -signal.SIGKILL else "")
+    )
+
+
+def _child_error(event: tuple) -> Exception:
+    _, kind, message = event
+    if kind == "InferenceError":
+        return InferenceError(message)
+    if kind == "MemoryError":
+        return MemoryError(message)
+    return RuntimeError(message)
+
+
+def _write_frame(stream: IO[bytes], data: bytes) -> None:
+    stream.write(struct.pack("<Q", len(data)) + data)
+
+
+def _read_frame(stream: Any) -> bytes | None:
+    head = _read_exactly(stream, 8)
+    if head is None:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    return _read_exactly(stream, size)
+
+
+def _read_exactly(stream: Any, size: int) -> bytes | None:
+    """`size` bytes (a raw stream may return fewer per read), or None at the end."""
+    parts, got = [], 0
+    while got < size:
+        chunk = stream.read(size - got)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+# ------------------------------------------------------------------ in the child
+
+
+def child_main() -> int:
+    """A chain process: read the job from stdin, run its chains, write events to stdout.
+
+    The rest of stdin is watched: its end (the parent closed it, or died)
+    asks the chains to stop after the current iteration.
+    """
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints cannot corrupt events
+    source = sys.stdin.buffer.raw  # unbuffered: the watcher below holds no lock at exit
+    frame = _read_frame(source)
+    if frame is None:
+        return 2
+    payload, mine, threads, parent = pickle.loads(frame)
+    _die_with_parent(parent)
+    stop = threading.Event()
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(0, 4096):
+                pass
+        stop.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    lock = threading.Lock()
+
+    def emit(event: tuple) -> None:
+        with lock:
+            _write_frame(out, pickle.dumps(event))
+            out.flush()
+
+    torch.set_num_threads(threads)
+    torch.set_flush_denormal(True)  # as the run that started us does (see job.py)
+    try:
+        model, x, observations, kernel, num_warmup, num_samples = pickle.loads(payload)
+        layout = None
+        for c, seed in mine:
+            torch.manual_seed(seed)
+            record, layout = sample_chain(
+                model,
+                x,
+                observations,
+                kernel,
+                num_warmup,
+                num_samples,
+                on_step=lambda u, c=c: emit(("step", u, c)),
+                should_stop=stop.is_set,
+                layout=layout,
+            )
+            emit(("chain", c, record, layout))
+            if not record.complete:
+                break
+    except BaseException as exc:  # everything reaches the parent as one line
+        if not isinstance(exc, InferenceError):
+            traceback.print_exc(file=sys.stderr)
+        emit(("error", type(exc).__name__, str(exc) or type(exc).__name__))
+        return 1
+    finally:
+        out.flush()
+    return 0
+
+
+def _die_with_parent(parent: int) -> None:
+    """Be killed with the process that started the chains, however it ends (Linux)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(3)

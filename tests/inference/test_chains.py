@@ -1,0 +1,88 @@
+"""Several NUTS chains in parallel processes: seeds, stopping, failures, the summary."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from qvr_core.inference import InferenceError
+from qvr_core.inference.chains import chain_seeds, default_processes, run_chains
+from qvr_core.inference.job import run_inference
+from qvr_core.inference.nuts import NUTSKernel
+
+from .toy_models import ScaledNormal
+
+X = torch.zeros(1, 1)
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def gaussian() -> ScaledNormal:
+    return ScaledNormal([0.5, 2.0])
+
+
+def test_seeds_are_distinct_and_depend_only_on_the_run_seed() -> None:
+    assert chain_seeds(3, 4) == chain_seeds(3, 4)
+    assert len(set(chain_seeds(3, 4))) == 4 and chain_seeds(3, 4) != chain_seeds(4, 4)
+    assert chain_seeds(3, 2) == chain_seeds(3, 4)[:2]  # chain c is chain c, however many
+    assert 1 <= default_processes(4) <= 4 and default_processes(1) == 1
+
+
+def test_chains_in_two_processes_equal_the_same_chains_run_here() -> None:
+    kernel = NUTSKernel(max_tree_depth=4)
+    a = run_chains(gaussian(), X, {}, kernel, 10, 10, chains=3, seed=5, processes=2)
+    b = run_chains(gaussian(), X, {}, kernel, 10, 10, chains=3, seed=5, processes=1)
+    assert a.samples["z"].shape == (3, 10, 1, 2) and not a.stopped
+    torch.testing.assert_close(a.samples["z"], b.samples["z"], rtol=1e-5, atol=1e-6)
+    assert not torch.equal(a.samples["z"][0], a.samples["z"][1])  # own seeds
+    assert a.energies.shape == (3, 10) and a.diverging.shape == (3, 10)
+
+
+def test_stopping_stops_every_chain_and_keeps_what_is_complete() -> None:
+    seen = []
+    result = run_chains(
+        gaussian(),
+        X,
+        {},
+        NUTSKernel(max_tree_depth=3),
+        5,
+        2000,
+        chains=4,
+        processes=2,
+        on_progress=lambda i, total, u, chain: seen.append(i),
+        should_stop=lambda: len(seen) >= 60,
+    )
+    assert result.stopped and len(seen) < 4 * 2005
+    assert result.samples["z"].shape[0] == 1  # the longest chain so far
+
+
+def test_a_failing_chain_is_an_inference_error_in_the_parent() -> None:
+    bad = ScaledNormal([float("nan")])
+    with pytest.raises(InferenceError, match="not finite at the initial point"):
+        run_chains(bad, X, {}, NUTSKernel(), 5, 5, chains=2, processes=2)
+
+
+def test_run_inference_runs_four_chains_and_reports_the_table() -> None:
+    from .qvr_sources import REGRESSION
+
+    s = run_inference(REGRESSION, method="nuts", steps=30, batch=8, max_tree_depth=4, seed=2)
+    assert s["chains"] == 4 and s["num_samples"] == 15 and s["steps"] == 4 * 30
+    posterior = s["posterior"]
+    assert posterior["chains"] == 4 and posterior["draws"] == 15
+    labels = [r["label"] for r in posterior["rows"]]
+    assert "morphisms.reg.net.weight[0, 2]" in labels and "morphisms.reg.net.bias[0]" in labels
+    assert {"ess", "r_hat"} & {w["kind"] for w in posterior["warnings"]}  # 15 draws: too few
+    assert len(posterior["e_bfmi"]) == 4 and posterior["divergences"] == s["divergences"]
+    row = posterior["rows"][0]
+    assert np.isfinite([row[k] for k in ("mean", "sd", "q5", "q50", "q95", "r_hat")]).all()
+    json.dumps(s)
+
+
+def test_one_chain_runs_in_this_process() -> None:
+    from .qvr_sources import REGRESSION
+
+    s = run_inference(REGRESSION, method="nuts", steps=12, batch=8, max_tree_depth=3, chains=1)
+    assert s["chains"] == 1 and s["steps"] == 12

@@ -1,0 +1,94 @@
+"""`qvr run --output`: ArviZ InferenceData that az.summary reads as qvr printed it; .npz
+without ArviZ; posterior and prior predictive groups; `fit` in Python."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qvr_core.inference import results as results_module
+from qvr_core.inference.results import RunResults, fit
+
+from .qvr_sources import REGRESSION
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)
+    az = pytest.importorskip("arviz")
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_the_file_qvr_run_writes_gives_az_summary_the_printed_numbers(tmp_path: Path) -> None:
+    source = tmp_path / "regression.qvr"
+    source.write_text(REGRESSION)
+    out = tmp_path / "run.nc"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qvr_core.cli.main",
+            "run",
+            str(source),
+            "--method",
+            "nuts",
+            "--steps",
+            "40",
+            "--chains",
+            "2",
+            "--batch",
+            "8",
+            "--max-tree-depth",
+            "4",
+            "--json",
+            "--output",
+            str(out),
+            "--predictive",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)["posterior"]
+    assert "wrote InferenceData (netCDF)" in done.stderr
+    idata = az.from_netcdf(out)
+    assert {"posterior", "sample_stats", "observed_data", "posterior_predictive"} <= set(
+        idata.groups()
+    )
+    table = az.summary(idata, round_to="none")
+    for row in printed["rows"]:
+        expected = table.loc[row["label"]]
+        for key in ("mean", "sd", "ess_bulk", "ess_tail", "r_hat"):
+            assert row[key] == pytest.approx(expected[key], rel=1e-6), (row["label"], key)
+    assert idata.posterior.sizes["chain"] == 2 and idata.posterior.sizes["draw"] == 20
+    assert idata.posterior_predictive["y"].shape == (2, 20, 8, 1)
+    assert idata.observed_data["y"].shape == (8, 1)
+    assert int(idata.sample_stats["diverging"].sum()) == json.loads(done.stdout)["divergences"]
+    assert az.bfmi(idata) == pytest.approx(printed["e_bfmi"], rel=1e-9)
+
+
+def test_without_arviz_the_draws_go_to_an_npz(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(results_module, "have_arviz", lambda: False)
+    results = RunResults()
+    results.add("posterior", {"mu": np.arange(6.0).reshape(2, 3)})
+    results.add("observed_data", {"y": np.ones(4)})
+    written = results.write(tmp_path / "run.nc")
+    assert written == tmp_path / "run.npz"
+    with np.load(written) as arrays:
+        assert sorted(arrays.files) == ["observed_data/y", "posterior/mu"]
+        assert arrays["posterior/mu"].tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_fit_returns_the_summary_and_the_inference_data() -> None:
+    result = fit(REGRESSION, method="prior", steps=5, batch=3)
+    idata = result.inference_data()
+    assert {"prior_predictive", "observed_data", "constant_data"} <= set(idata.groups())
+    assert idata.prior_predictive["y"].shape == (1, 5, 3, 1)
+    assert result.summary["method"] == "prior" and result.summary["steps"] == 5
