@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Protocol
 
+from qvr_core import __version__
 from qvr_core.cli import check, diagram, fmt, run
 from qvr_lsp import cli as lsp
 
@@ -36,6 +37,7 @@ SUBCOMMANDS: dict[str, tuple[Subcommand, str]] = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="qvr", description="QVR tools")
+    parser.add_argument("--version", action="version", version=f"qvr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))

@@ -5,4 +5,6 @@ analyses off the event loop; every answer is a function of the core's
 `CheckedModule`. Importing it never imports torch.
 """
 
-__version__ = "0.1.0"
+from qvr_core import __version__
+
+__all__ = ["__version__"]
