@@ -84,4 +84,4 @@ class Diagnostic:
 def make(code: str, message: str, span: Span, **kwargs: object) -> Diagnostic:
     """A diagnostic with the code's default severity unless one is given."""
     severity = kwargs.pop("severity", None) or CODES[code][0]
-    return Diagnostic(code, severity, message, span, **kwargs)  # type: ignore[arg-type]
+    return Diagnostic(code, severity, message, span, **kwargs)  # type: ignore[arg-type]  # kwargs: Diagnostic's optional fields

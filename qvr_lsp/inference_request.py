@@ -39,7 +39,7 @@ class InferenceRequest:
         if unknown:
             raise invalid(f"qvr.runInference: unknown argument(s) {', '.join(unknown)}")
         return cls(
-            uri=_text(fields, "uri", required=True),  # type: ignore[arg-type]
+            uri=_text(fields, "uri", required=True),  # type: ignore[arg-type]  # required: never None
             program=_text(fields, "program"),
             method=_method(fields.get("method", "svi")),
             steps=_int(fields, "steps", 100, 1, 1_000_000),
@@ -81,7 +81,7 @@ def _method(value: object) -> str:
     if value not in METHODS:
         choices = ", ".join(METHODS)
         raise invalid(f"qvr.runInference: method must be one of {choices}, not {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _int(fields: dict[str, Any], key: str, default: int | None, low: int, high: int) -> Any:

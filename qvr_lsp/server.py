@@ -91,7 +91,7 @@ class QvrProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(lsp.EXIT)) is not None:
             yield handler, args, None
         self._server.exit_code = 0 if self._shutdown else 1
-        self._server.shutdown()
+        self._server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
         return None
 
     @lsp_method(lsp.SHUTDOWN)

@@ -15,6 +15,9 @@ if [ "$FORMAT_CHECK" = 1 ]; then
     ruff format --check .
 fi
 
+echo "== types (mypy, settings in pyproject.toml)"
+mypy
+
 echo "== layers (lint-imports, contracts in pyproject.toml)"
 lint-imports --no-cache
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, assert_never
 
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
@@ -139,7 +139,7 @@ class Env:
             return info
         return None
 
-    def _cycle_guarded(self, name: ast.Name, typer: object) -> Arrow | None:
+    def _cycle_guarded(self, name: ast.Name, typer: Callable[[str], Arrow | None]) -> Arrow | None:
         n = name.text
         if n in self.chain:
             for frame in self.stack:  # what they record depends on where the check started
@@ -147,7 +147,7 @@ class Env:
             loop = " -> ".join((*self.chain[self.chain.index(n) :], n))
             self.ctx.report("QVR401", f"'{n}' is defined in terms of itself: {loop}", name.span)
             return None
-        t = typer(n)  # type: ignore[operator]
+        t = typer(n)
         if t is not None:
             self.ctx.record_type(name.span, t)
         return t
@@ -265,14 +265,18 @@ def run_passes(
     early = len(globals_.diagnostics)
     later = []
     for d in decls:
-        kind = type(d)
-        if kind is ast.MorphismDecl:
-            if _peek(top, d.name.text) is d:
-                info = env.in_frame(d, check_morphism, ctx, d)
-                if info is not None:
-                    env.morphisms[d.name.text] = info  # type: ignore[assignment]
-        elif kind is ast.LetDecl or kind is ast.ProgramDecl:
-            later.append(d)
+        match d:
+            case ast.MorphismDecl():
+                if _peek(top, d.name.text) is d:
+                    info = env.in_frame(d, check_morphism, ctx, d)
+                    if info is not None:
+                        env.morphisms[d.name.text] = info  # type: ignore[assignment]  # check_morphism's MorphismInfo
+            case ast.LetDecl() | ast.ProgramDecl():
+                later.append(d)
+            case ast.ObjectDecl() | ast.ExportDecl():
+                pass  # objects are checked above, exports after the programs
+            case _:
+                assert_never(d)
     for d in later:
         if _peek(top, d.name.text) is d:
             if type(d) is ast.LetDecl:
@@ -348,7 +352,7 @@ def build_module(
         reversed_branches=facts.reversed_branches,
         symbols=_symbols(text, top, ctx, morphisms, lets, programs, facts),
         typed_spans=tuple(
-            TypedSpan(span, t, label, note)  # type: ignore[arg-type]
+            TypedSpan(span, t, label, note)  # type: ignore[arg-type]  # recorded from typed values
             for span, (t, label, note) in sorted(facts.typed.items(), key=lambda kv: kv[0].start)
         ),
         diagnostics=run.diagnostics,
@@ -371,7 +375,7 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
         for n in names:
             first = _peek(ctx.top, n)
             if first is not None:
-                where = ctx.real(first, first.name.span)  # type: ignore[union-attr]
+                where = ctx.real(first, first.name.span)
                 ctx.report(
                     "QVR102",
                     f"'{n}' is already declared on line {where.start_line + 1}",
@@ -504,7 +508,7 @@ def _symbols(
         refs.append(Reference(span, sym, definition))
     for key, sym in symbols.items():
         if (sym.span.start, sym.span.end) not in seen and sym.span.start >= 0:
-            if key.scope is None and key.name != top[key.name].name.text:  # type: ignore[union-attr]
+            if key.scope is None and key.name != top[key.name].name.text:
                 continue  # replicate members share their group's name span
             seen.add((sym.span.start, sym.span.end))
             refs.append(Reference(sym.span, sym, True))
@@ -521,7 +525,7 @@ def _top_symbol(
     d: ast.Decl,
 ) -> Symbol:
     doc = getattr(d, "doc", None)
-    span = d.name.span  # type: ignore[union-attr]
+    span = d.name.span
     if isinstance(d, ast.ObjectDecl):
         t = ctx.objects.get(n) or ctx.aliases.get(n)
         return Symbol(n, SymbolKind.OBJECT, span, d.span, None, t, doc, _first_line(text, d.span))
@@ -531,11 +535,11 @@ def _top_symbol(
         if info is not None:
             # the bare name of a replicated morphism is its group; a copy is one morphism
             is_group = n == d.name.text and info.replicate
-            t2 = Group(info.type, info.replicate) if is_group else info.type  # type: ignore[arg-type]
+            t2 = Group(info.type, info.replicate) if is_group else info.type  # type: ignore[arg-type]  # replicate: an int
         detail = _first_line(text, d.span)
         if n != d.name.text:
             detail = f"{n}: copy of {detail}"
-        return Symbol(n, SymbolKind.MORPHISM, span, d.span, None, t2, doc, detail)  # type: ignore[arg-type]
+        return Symbol(n, SymbolKind.MORPHISM, span, d.span, None, t2, doc, detail)  # type: ignore[arg-type]  # t2: a type
     if isinstance(d, ast.LetDecl):
         info_l = lets.get(n)
         t3 = info_l.type if isinstance(info_l, LetInfo) else None

@@ -14,6 +14,7 @@ from qvr_core.check.module import MorphismInfo
 from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_text
 from qvr_core.diagnostics import Fix, Related, TextEdit
 from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
 
 # ------------------------------------------------------------------ objects
 
@@ -168,7 +169,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         scale=float(scale) if isinstance(scale, int | float) else None,
         replicate=int(replicate) if isinstance(replicate, int) else None,
         param_source=str(opts.get("param_source", "mlp")),
-        hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[arg-type]
+        hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[call-overload]  # _options kept an int
         rank=int(rank) if isinstance(rank, int) else None,
     )
 
@@ -213,7 +214,7 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
     return out
 
 
-def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object:
+def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> Span:
     """The span of `, key=value` so removing it leaves a well-formed block."""
     start = o.span.start
     text = ctx.text
@@ -388,8 +389,8 @@ def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Produc
         "QVR302",
         f"{family} needs {FAMILY_NEEDS[family]}, but morphism {decl.name.text} has codomain "
         f"{cod.label} ({dims_text(cod)}): use ~ {better}",
-        decl.family.span,  # type: ignore[union-attr]
-        fixes=(Fix(f"Change to '{better}'", (TextEdit(decl.family.span, better),), True),),  # type: ignore[union-attr]
+        decl.family.span,  # type: ignore[union-attr]  # `family` is its text
+        fixes=(Fix(f"Change to '{better}'", (TextEdit(decl.family.span, better),), True),),  # type: ignore[union-attr]  # as above
     )
 
 
@@ -421,7 +422,7 @@ def _check_kernel_options(
             )
         else:
             limit = min(dom.width, _param_width(family, cod))
-            if int(opts["rank"]) >= limit:  # type: ignore[arg-type]
+            if int(opts["rank"]) >= limit:  # type: ignore[call-overload]  # _options kept an int
                 ctx.report(
                     "QVR301",
                     f"rank {opts['rank']} of morphism {name} must be below min(input "

@@ -7,7 +7,7 @@ is applied pointwise, `[A] -> [B]`; so `tok_embed >> scan(cell)` is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
@@ -18,21 +18,24 @@ if TYPE_CHECKING:
     from qvr_core.check.checker import Env
 
 
-def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
+def infer(env: Env, expr: ast.Expr | ast.Literal) -> Arrow | Group | None:
     """The type of a morphism expression, recorded for hover; None after an error."""
-    if isinstance(expr, ast.NameRef):
-        t = env.name_type(expr.name)
-    elif isinstance(expr, ast.Compose):
-        t = _compose(env, expr)
-    elif isinstance(expr, ast.Tensor):
-        t = _tensor(env, expr)
-    elif isinstance(expr, ast.Call):
-        t = _call(env, expr)
-    else:  # a literal where a morphism is expected
-        env.ctx.report(
-            "QVR401", f"expected a morphism, found {env.ctx.source(expr.span)}", expr.span
-        )
-        return None
+    match expr:
+        case ast.NameRef():
+            t = env.name_type(expr.name)
+        case ast.Compose():
+            t = _compose(env, expr)
+        case ast.Tensor():
+            t = _tensor(env, expr)
+        case ast.Call():
+            t = _call(env, expr)
+        case ast.Literal():  # a literal where a morphism is expected
+            env.ctx.report(
+                "QVR401", f"expected a morphism, found {env.ctx.source(expr.span)}", expr.span
+            )
+            return None
+        case _:
+            assert_never(expr)
     if t is not None:
         env.ctx.expr_types[expr] = t
         env.ctx.record_type(expr.span, t)
@@ -105,7 +108,7 @@ def compose_types(
 
 
 def lift(t: Product | Seq | object) -> Seq:
-    return t if isinstance(t, Seq) else Seq(t)  # type: ignore[arg-type]
+    return t if isinstance(t, Seq) else Seq(t)  # type: ignore[arg-type]  # callers pass a Product
 
 
 # ----------------------------------------------------------------- tensor
@@ -127,7 +130,7 @@ def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
             bad.span,
         )
         return None
-    return Arrow(product(left.dom, right.dom), product(left.cod, right.cod))  # type: ignore[arg-type]
+    return Arrow(product(left.dom, right.dom), product(left.cod, right.cod))  # type: ignore[arg-type]  # Products, checked above
 
 
 def product(*ps: Product) -> Product:
@@ -210,12 +213,12 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
     types: list[Arrow | None] = [arrow(env, e, "a fan branch") for e in exprs]
     if any(t is None for t in types):
         return None
-    arrows: list[Arrow] = types  # type: ignore[assignment]
+    arrows: list[Arrow] = types  # type: ignore[assignment]  # no None, checked above
     first = arrows[0].dom
     for e, t in zip(exprs[1:], arrows[1:], strict=True):
         if not _same_domain(first, t.dom):
             branches = "; ".join(
-                f"{text(env, x)} takes {a.dom.label} ({dims_text(a.dom)})"  # type: ignore[arg-type]
+                f"{text(env, x)} takes {a.dom.label} ({dims_text(a.dom)})"
                 for x, a in zip(exprs, arrows, strict=True)
             )
             env.ctx.report(
@@ -226,9 +229,9 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
             return None
     cods = [a.cod for a in arrows]
     if all(isinstance(c, Product) for c in cods):
-        result = Arrow(first, product(*cods))  # type: ignore[arg-type]
+        result = Arrow(first, product(*cods))  # type: ignore[arg-type]  # all Products
     elif all(isinstance(c, Seq) for c in cods):
-        result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]
+        result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]  # all Seqs
     else:
         env.ctx.report(
             "QVR206",
@@ -373,7 +376,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
 
 
 def _dims(t: object) -> str:
-    return dims_text(t) if isinstance(t, Product | Seq) else "?"  # type: ignore[arg-type]
+    return dims_text(t) if isinstance(t, Product | Seq) else "?"
 
 
 def _identity(env: Env, call: ast.Call) -> Arrow | None:

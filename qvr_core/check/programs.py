@@ -9,7 +9,7 @@ step sees the same input type.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey
 from qvr_core.check.declarations import resolve_type
@@ -73,20 +73,24 @@ class ProgramChecker:
                 self.ctx.report(
                     "QVR401", "this step comes after the program's return", _first_line(step)
                 )
-            if isinstance(step, ast.SampleStep | ast.ObserveStep):
-                site = self._site(step, dom, lifted)
-                if site is not None:
-                    sites.append(site)
-            elif isinstance(step, ast.LetStep):
-                self._define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
-            elif isinstance(step, ast.DestructureStep):
-                self._destructure(step)
-            elif isinstance(step, ast.ReturnStep):
-                if returns is not None:
-                    self.ctx.report("QVR401", "a program returns once", step.span)
-                    continue
-                returns = tuple(n.text for n in step.values)
-                returned = self._return(step, cod)
+            match step:
+                case ast.SampleStep() | ast.ObserveStep():
+                    site = self._site(step, dom, lifted)
+                    if site is not None:
+                        sites.append(site)
+                case ast.LetStep():
+                    value = self.arith(step.value)
+                    self._define(step.target, SymbolKind.LOCAL, step.span, value)
+                case ast.DestructureStep():
+                    self._destructure(step)
+                case ast.ReturnStep():
+                    if returns is not None:
+                        self.ctx.report("QVR401", "a program returns once", step.span)
+                        continue
+                    returns = tuple(n.text for n in step.values)
+                    returned = self._return(step, cod)
+                case _:
+                    assert_never(step)
         if returns is None:
             end = self.decl.header_span
             self.ctx.report(
@@ -160,7 +164,7 @@ class ProgramChecker:
         for step, t in self.sources.items():
             if t is None or not isinstance(t.dom, Seq):
                 continue
-            source = step.source  # type: ignore[union-attr]
+            source = step.source  # type: ignore[union-attr]  # sources: sample/observe steps
             if not _is_application(source):
                 return True
             assert isinstance(source, ast.Call)
@@ -291,7 +295,7 @@ class ProgramChecker:
                 call.span,
             )
             return tuple(names), None, producer
-        return tuple(names), product(*types), producer  # type: ignore[arg-type]
+        return tuple(names), product(*types), producer  # type: ignore[arg-type]  # Products, checked above
 
     def _feed(
         self, t: Arrow, arg: ValueType, producer: str, consumer: str, span: Span
@@ -320,7 +324,7 @@ class ProgramChecker:
             if isinstance(t.cod, Seq):
                 self.ctx.report("QVR401", f"{consumer} would make a sequence of sequences", span)
                 return None
-            return Seq(t.cod)  # type: ignore[arg-type]
+            return Seq(t.cod)  # type: ignore[arg-type]  # not a Seq, checked above
         return t.cod if match(self.ctx, arg, t.dom, span, sides) else None
 
     def _declared(
@@ -445,7 +449,7 @@ class ProgramChecker:
     def _split(self, t: ValueType, n: int) -> list[ValueType] | None:
         if isinstance(t, Seq):
             inner = self._split(t.elem, n)
-            return None if inner is None else [Seq(p) for p in inner]  # type: ignore[arg-type]
+            return None if inner is None else [Seq(p) for p in inner]  # type: ignore[arg-type]  # t.elem splits into Products
         if not isinstance(t, Product):
             return None
         if len(t.written) == n:
@@ -469,7 +473,7 @@ class ProgramChecker:
         looked = [self.lookup(n) for n in step.values]  # every name, so each counts as used
         if not looked or any(t is None for t in looked):
             return None
-        types: list[ValueType] = looked  # type: ignore[assignment]
+        types: list[ValueType] = looked  # type: ignore[assignment]  # no None, checked above
         written = self.ctx.source(step.span).removeprefix("return").strip()
         what = f"return {written}"
         if len(types) == 1 and isinstance(types[0], Seq):
@@ -485,7 +489,7 @@ class ProgramChecker:
                 step.span,
             )
             return None
-        got = product(*types)  # type: ignore[arg-type]
+        got = product(*types)  # type: ignore[arg-type]  # Products, checked above
         ok = self._same(got, cod, step.span, f"the header of {self.scope} says {cod.label}", what)
         return cod if ok else None
 
@@ -498,20 +502,22 @@ class ProgramChecker:
         return t
 
     def _arith(self, node: ast.Arith) -> ValueType | None:
-        if isinstance(node, ast.Number):
-            return Scalar()
-        if isinstance(node, ast.Var):
-            return self.lookup(node.name)
-        if isinstance(node, ast.Unary):
-            return self.arith(node.operand)
-        if isinstance(node, ast.Binary):
-            left, right = self.arith(node.left), self.arith(node.right)
-            return self._combine(
-                OP_VERBS.get(node.op, node.op), node.left, left, node.right, right, node
-            )
-        if isinstance(node, ast.Apply):
-            return self._apply(node)
-        return None
+        match node:
+            case ast.Number():
+                return Scalar()
+            case ast.Var():
+                return self.lookup(node.name)
+            case ast.Unary():
+                return self.arith(node.operand)
+            case ast.Binary():
+                left, right = self.arith(node.left), self.arith(node.right)
+                return self._combine(
+                    OP_VERBS.get(node.op, node.op), node.left, left, node.right, right, node
+                )
+            case ast.Apply():
+                return self._apply(node)
+            case _:
+                assert_never(node)
 
     def _apply(self, node: ast.Apply) -> ValueType | None:
         name = node.func.text
@@ -535,12 +541,12 @@ class ProgramChecker:
                 f"{', '.join(UNARY_FUNCS + BINARY_FUNCS)}",
                 node.span,
             )
-            for a in node.args:
-                self.arith(a)
+            for arg in node.args:
+                self.arith(arg)
             return None
         self.ctx.undefined(node.func, "function", UNARY_FUNCS + BINARY_FUNCS)
-        for a in node.args:
-            self.arith(a)
+        for arg in node.args:
+            self.arith(arg)
         return None
 
     def _continuous(self, node: ast.Arith, t: ValueType | None) -> ValueType | None:
@@ -582,13 +588,13 @@ class ProgramChecker:
             return None
         le = left.elem if isinstance(left, Seq) else left
         re_ = right.elem if isinstance(right, Seq) else right
-        if le.dim != re_.dim:  # type: ignore[union-attr]
+        if le.dim != re_.dim:
             self.ctx.report(
                 "QVR207",
                 f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: "
                 "arithmetic needs equal dimensions or a number",
                 node.span,
-                related=related_objects(self.ctx, le, re_),  # type: ignore[arg-type]
+                related=related_objects(self.ctx, le, re_),
             )
             return None
         return left

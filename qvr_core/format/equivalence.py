@@ -18,7 +18,7 @@ def shape(node: object) -> object:
     """A positionless, hashable picture of a syntax node (trailing spaces of docs ignored)."""
     if isinstance(node, tuple):
         return tuple(shape(item) for item in node)
-    names = _fields(type(node))
+    names = _fields(type(node))  # type: ignore[arg-type]  # mypy: object.__hash__ unbound
     if names is None:
         return node
     parts: list[object] = [type(node).__name__]

@@ -7,6 +7,8 @@ never elsewhere: `(a >> b) @ c` keeps its parentheses, `((a))` loses them.
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from qvr_core.syntax import ast
 
 INDENT = "    "
@@ -39,7 +41,8 @@ def declaration(decl: ast.Decl) -> str:
             return f"program {decl.name.text}{params} : {typeref(decl.dom)} -> {typeref(decl.cod)}"
         case ast.ExportDecl():
             return f"export {decl.name.text}"
-    raise TypeError(f"not a declaration: {type(decl).__name__}")
+        case _:
+            assert_never(decl)
 
 
 def step(node: ast.Step) -> str:
@@ -59,7 +62,8 @@ def step(node: ast.Step) -> str:
             if len(node.values) == 1:
                 return f"return {node.values[0].text}"
             return "return (" + ", ".join(v.text for v in node.values) + ")"
-    raise TypeError(f"not a step: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
 def object_body(body: ast.ObjectBody) -> str:
@@ -92,7 +96,8 @@ def expr(node: ast.Expr | ast.Literal) -> str:
             left = _wrap(expr(node.left), _expr_level(node.left) < level)
             right = _wrap(expr(node.right), _expr_level(node.right) <= level)
             return f"{left} {op} {right}"
-    raise TypeError(f"not an expression: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
 def arith(node: ast.Arith) -> str:
@@ -112,7 +117,8 @@ def arith(node: ast.Arith) -> str:
             left = _wrap(arith(node.left), _arith_level(node.left) < level)
             right = _wrap(arith(node.right), _arith_level(node.right) <= level)
             return f"{left} {node.op} {right}"
-    raise TypeError(f"not arithmetic: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
 def _expr_level(node: ast.Expr | ast.Literal) -> int:

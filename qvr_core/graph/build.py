@@ -42,7 +42,7 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
     if name is None:
         used = _referenced_names(module)
         for decl in module.ast.decls:
-            n = decl.name.text  # type: ignore[union-attr]
+            n = decl.name.text
             program = module.programs.get(n)
             let = module.lets.get(n)
             if program is not None and program.decl is decl:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import networkx as nx
 
@@ -25,6 +26,8 @@ from qvr_core.graph.nodes import (
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
+_D = TypeVar("_D", ast.LetDecl, ast.ProgramDecl)
+
 
 class GraphBuilder:
     """Adds typed nodes and data edges; clusters nest through `cluster()`."""
@@ -41,7 +44,7 @@ class GraphBuilder:
     # ------------------------------------------------------------ lookups
 
     def let_decl(self, name: str) -> ast.LetDecl | None:
-        return self._lets.get(name)  # type: ignore[return-value]
+        return self._lets.get(name)
 
     def is_program(self, name: str) -> bool:
         return name in self._programs
@@ -121,10 +124,10 @@ class GraphBuilder:
         )
 
 
-def _first_decls(module: CheckedModule, kind: type) -> dict[str, ast.Decl]:
+def _first_decls(module: CheckedModule, kind: type[_D]) -> dict[str, _D]:
     """Declarations by name, the first one winning as in the checker."""
-    out: dict[str, ast.Decl] = {}
+    out: dict[str, _D] = {}
     for d in module.ast.decls:
-        if isinstance(d, kind) and d.name.text not in out:  # type: ignore[attr-defined]
-            out[d.name.text] = d  # type: ignore[attr-defined]
+        if isinstance(d, kind) and d.name.text not in out:
+            out[d.name.text] = d
     return out

@@ -92,7 +92,9 @@ TypeLike = Arrow | Group | Product | Seq | Scalar | ObjectType
 
 
 def type_label(t: TypeLike | None) -> str:
-    return "" if t is None else t.label
+    if t is None:
+        return ""
+    return t.name if isinstance(t, ObjectType) else t.label
 
 
 def type_dims(t: TypeLike | None) -> str:

@@ -256,7 +256,7 @@ def _svi(run: _Run, lr: float) -> dict[str, Any]:
         try:
             loss = svi.step(x, observations)
         except NonFiniteLossError as e:
-            e.summary = summary(True)  # type: ignore[attr-defined]
+            e.summary = summary(True)  # type: ignore[attr-defined]  # the run so far, for the caller
             raise
         losses.append(loss)
         run.report(step, run.steps, loss)

@@ -11,7 +11,7 @@ lifted program of `bayesian_lift_parameters` provides: the current parameters).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,7 +130,7 @@ class MCMC:
         )
 
     def _initial_values(
-        self, model: ProgramLike, x: Any, observations: dict
+        self, model: ProgramLike, x: Any, observations: dict[str, torch.Tensor]
     ) -> dict[str, torch.Tensor]:
         custom = getattr(model, "initial_values", None)
         with torch.no_grad():
@@ -232,7 +232,9 @@ def _result(layout: FlatLayout, records: list[_ChainRecord]) -> MCMCResult:
                     samples[name][c, d] = v
                 log_dens[c, d] = -r.potentials[d] - float(log_det)
 
-    def per_chain(values: Callable[[_ChainRecord], list], dtype: torch.dtype) -> torch.Tensor:
+    def per_chain(
+        values: Callable[[_ChainRecord], Sequence[float]], dtype: torch.dtype
+    ) -> torch.Tensor:
         return torch.tensor([values(r)[:n] for r in kept], dtype=dtype).reshape(len(kept), n)
 
     result = MCMCResult(

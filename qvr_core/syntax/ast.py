@@ -305,7 +305,7 @@ def _node_hash(self: object) -> int:
     Later stages key facts by node (`expr_types[expr]`); the generated hash
     would walk the subtree on every lookup. Equality stays structural.
     """
-    span = self.span  # type: ignore[attr-defined]
+    span = self.span  # type: ignore[attr-defined]  # set below on node classes only
     return hash((type(self).__name__, span.start, span.end))
 
 
@@ -338,4 +338,4 @@ for _node in (
     Comment,
     Module,
 ):
-    _node.__hash__ = _node_hash  # type: ignore[method-assign]
+    _node.__hash__ = _node_hash  # type: ignore[method-assign]  # once, at import

@@ -28,6 +28,10 @@ SIZED_CONSTRUCTORS = frozenset({"FinSet", "Real", "Positive", "Unit", "Simplex"}
 _MAX_INT_DIGITS = 4000
 
 
+#: A rule's children as lark passes them: tokens, nodes, and the NamedTuples below.
+Children = list[Any]
+
+
 class NodeError(Exception):
     """A syntax problem found while building a node."""
 
@@ -75,17 +79,17 @@ def _name(tok: Token) -> ast.Name:
     return ast.Name(text, Span(start, start + len(text), line, col, line, col + len(text)))
 
 
-def _last(children: list) -> Token | Span:
+def _last(children: Children) -> Token | Span:
     last = children[-1]
     return last if type(last) is Token else last.span
 
 
-class TreeBuilder(Transformer):
+class TreeBuilder(Transformer[Token, Any]):
     """Callbacks named after grammar.lark's rules and aliases; each gets the rule's children."""
 
     # ------------------------------------------------------- declarations
 
-    def object_decl(self, c: list) -> ast.ObjectDecl:
+    def object_decl(self, c: Children) -> ast.ObjectDecl:
         body = c[3]
         if (
             type(body) is ast.TypeRef
@@ -95,7 +99,7 @@ class TreeBuilder(Transformer):
             body = ast.SizedObject(body.factors[0], None, None, body.span)
         return ast.ObjectDecl(_name(c[1]), body, None, cover(c[0], body.span))
 
-    def sized_object(self, c: list) -> ast.SizedObject:
+    def sized_object(self, c: Children) -> ast.SizedObject:
         size_tok = c[-1]
         if len(c) == 2 and size_tok.type == "NAME" and c[0].text not in SIZED_CONSTRUCTORS:
             # `object X : Hidden Other`: a product missing its '*', not a size
@@ -109,7 +113,7 @@ class TreeBuilder(Transformer):
         size_span = cover(c[1], size_tok)
         return ast.SizedObject(_name(c[0]), size, size_span, cover(c[0], size_tok))
 
-    def morphism_decl(self, c: list) -> ast.MorphismDecl:
+    def morphism_decl(self, c: Children) -> ast.MorphismDecl:
         options: tuple[ast.Option, ...] = ()
         options_span = None
         family = None
@@ -121,42 +125,42 @@ class TreeBuilder(Transformer):
         span = cover(c[0], _last(c))
         return ast.MorphismDecl(_name(c[1]), c[3], c[5], options, options_span, family, None, span)
 
-    def options(self, c: list) -> _Options:
+    def options(self, c: Children) -> _Options:
         items = tuple(c[1]) if len(c) == 3 else ()
         return _Options(items, cover(c[0], c[-1]))
 
-    def option_list(self, c: list) -> list[ast.Option]:
+    def option_list(self, c: Children) -> list[ast.Option]:
         return c[::2]
 
-    def option(self, c: list) -> ast.Option:
+    def option(self, c: Children) -> ast.Option:
         return ast.Option(_name(c[0]), c[2], cover(c[0], c[2].span))
 
-    def family(self, c: list) -> ast.Name:
+    def family(self, c: Children) -> ast.Name:
         return _name(c[1])
 
-    def let_decl(self, c: list) -> ast.LetDecl:
+    def let_decl(self, c: Children) -> ast.LetDecl:
         return ast.LetDecl(_name(c[1]), _bare(c[3]), None, cover(c[0], c[3].span))
 
-    def program_header(self, c: list) -> Header:
+    def program_header(self, c: Children) -> Header:
         params = c[2] if len(c) == 7 else None
         return Header(_name(c[1]), params, c[-3], c[-1], cover(c[0], c[-1].span))
 
-    def params(self, c: list) -> tuple[ast.Name, ...]:
+    def params(self, c: Children) -> tuple[ast.Name, ...]:
         return c[1] if len(c) == 3 else ()
 
-    def export_decl(self, c: list) -> ast.ExportDecl:
+    def export_decl(self, c: Children) -> ast.ExportDecl:
         return ast.ExportDecl(_name(c[1]), cover(c[0], c[1]))
 
-    def typeref(self, c: list) -> ast.TypeRef:
+    def typeref(self, c: Children) -> ast.TypeRef:
         if len(c) == 1:
             name = _name(c[0])
             return ast.TypeRef((name,), name.span)
         return ast.TypeRef(tuple(_name(t) for t in c[::2]), cover(c[0], c[-1]))
 
-    def name_list(self, c: list) -> tuple[ast.Name, ...]:
+    def name_list(self, c: Children) -> tuple[ast.Name, ...]:
         return tuple(_name(t) for t in c[::2])
 
-    def literal(self, c: list) -> ast.Literal:
+    def literal(self, c: Children) -> ast.Literal:
         tok = c[-1]
         span = cover(c[0], tok)
         if tok.type == "NAME":
@@ -175,20 +179,20 @@ class TreeBuilder(Transformer):
 
     # ----------------------------------------------- morphism expressions
 
-    def compose(self, c: list) -> ast.Compose:
+    def compose(self, c: Children) -> ast.Compose:
         return ast.Compose(_bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span))
 
-    def tensor(self, c: list) -> ast.Tensor:
+    def tensor(self, c: Children) -> ast.Tensor:
         return ast.Tensor(_bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span))
 
-    def name_ref(self, c: list) -> ast.NameRef:
+    def name_ref(self, c: Children) -> ast.NameRef:
         name = _name(c[0])
         return ast.NameRef(name, name.span)
 
-    def paren(self, c: list) -> _Paren:
+    def paren(self, c: Children) -> _Paren:
         return _Paren(_bare(c[1]), cover(c[0], c[2]))
 
-    def call(self, c: list) -> ast.Call:
+    def call(self, c: Children) -> ast.Call:
         positional: list[ast.Expr | ast.Literal] = []
         keywords: list[ast.KeywordArg] = []
         for child in c[2] if len(c) == 4 else ():
@@ -208,51 +212,51 @@ class TreeBuilder(Transformer):
             positional.append(arg)
         return ast.Call(_name(c[0]), tuple(positional), tuple(keywords), cover(c[0], c[-1]))
 
-    def args(self, c: list) -> list:
+    def args(self, c: Children) -> Children:
         return c[::2]
 
-    def kwarg(self, c: list) -> ast.KeywordArg:
+    def kwarg(self, c: Children) -> ast.KeywordArg:
         return ast.KeywordArg(_name(c[0]), c[2], cover(c[0], c[2].span))
 
     # ------------------------------------------------------ program steps
 
-    def sample_step(self, c: list) -> ast.SampleStep:
+    def sample_step(self, c: Children) -> ast.SampleStep:
         return ast.SampleStep(_name(c[1]), _bare(c[3]), cover(c[0], c[3].span))
 
-    def observe_step(self, c: list) -> ast.ObserveStep:
+    def observe_step(self, c: Children) -> ast.ObserveStep:
         return ast.ObserveStep(_name(c[1]), c[3], _bare(c[5]), cover(c[0], c[5].span))
 
-    def let_step(self, c: list) -> ast.LetStep:
+    def let_step(self, c: Children) -> ast.LetStep:
         return ast.LetStep(_name(c[1]), _bare(c[3]), cover(c[0], c[3].span))
 
-    def destructure_step(self, c: list) -> ast.DestructureStep:
+    def destructure_step(self, c: Children) -> ast.DestructureStep:
         return ast.DestructureStep(c[2], _bare(c[5]), cover(c[0], c[5].span))
 
-    def return_one(self, c: list) -> ast.ReturnStep:
+    def return_one(self, c: Children) -> ast.ReturnStep:
         return ast.ReturnStep((_name(c[1]),), cover(c[0], c[1]))
 
-    def return_many(self, c: list) -> ast.ReturnStep:
+    def return_many(self, c: Children) -> ast.ReturnStep:
         return ast.ReturnStep(c[2], cover(c[0], c[3]))
 
     # --------------------------------------------------------- arithmetic
 
-    def binary(self, c: list) -> ast.Binary:
+    def binary(self, c: Children) -> ast.Binary:
         return ast.Binary(c[1].text, _bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span))
 
-    def negate(self, c: list) -> ast.Unary:
+    def negate(self, c: Children) -> ast.Unary:
         return ast.Unary("-", _bare(c[1]), cover(c[0], c[1].span))
 
-    def number(self, c: list) -> ast.Number:
+    def number(self, c: Children) -> ast.Number:
         tok = c[0]
         return ast.Number(float(tok.text), tok.text, tok.span)
 
-    def var(self, c: list) -> ast.Var:
+    def var(self, c: Children) -> ast.Var:
         name = _name(c[0])
         return ast.Var(name, name.span)
 
-    def apply(self, c: list) -> ast.Apply:
+    def apply(self, c: Children) -> ast.Apply:
         args = tuple(_bare(arg) for arg in c[2]) if len(c) == 4 else ()
         return ast.Apply(_name(c[0]), args, cover(c[0], c[-1]))
 
-    def arith_args(self, c: list) -> list:
+    def arith_args(self, c: Children) -> Children:
         return c[::2]

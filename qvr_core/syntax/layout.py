@@ -283,7 +283,9 @@ class _Lines:
         self.open = current if current is not None and current.depth > 0 else None
 
 
-def _tokenize(code: str, offset: int, line: int, out: LogicalLine, problems: list) -> None:
+def _tokenize(
+    code: str, offset: int, line: int, out: LogicalLine, problems: list[Diagnostic]
+) -> None:
     """Append the tokens of one physical line's code (comment removed) to `out`.
 
     `findall` and a running column, rather than match objects, because this
@@ -343,7 +345,7 @@ def _depth_after(depth: int, tokens: list[Token]) -> int:
     return depth
 
 
-def _report_bad(bad: list[Token], problems: list) -> None:
+def _report_bad(bad: list[Token], problems: list[Diagnostic]) -> None:
     """One diagnostic per run of adjacent stray characters, a bounded number per line."""
     runs = [[bad[0]]]
     for tok in bad[1:]:
@@ -372,7 +374,7 @@ def _show_char(ch: str) -> str:
     return f"U+{ord(ch):04X}"
 
 
-def _group(lines: list[LogicalLine], problems: list) -> list[Chunk]:
+def _group(lines: list[LogicalLine], problems: list[Diagnostic]) -> list[Chunk]:
     """Group logical lines into declarations; indented lines belong to a program above them."""
     chunks: list[Chunk] = []
     orphans: list[LogicalLine] = []
@@ -393,7 +395,7 @@ def _group(lines: list[LogicalLine], problems: list) -> list[Chunk]:
     return chunks
 
 
-def _check_alignment(chunk: Chunk, logical: LogicalLine, problems: list) -> None:
+def _check_alignment(chunk: Chunk, logical: LogicalLine, problems: list[Diagnostic]) -> None:
     """Steps of a program line up with its first step, as statements of a block do."""
     if chunk.body and chunk.keyword == "PROGRAM" and logical.indent != chunk.body[0].indent:
         message = (
@@ -403,7 +405,7 @@ def _check_alignment(chunk: Chunk, logical: LogicalLine, problems: list) -> None
         problems.append(make("QVR001", message, logical.tokens[0].span))
 
 
-def _report_orphans(orphans: list[LogicalLine], problems: list) -> None:
+def _report_orphans(orphans: list[LogicalLine], problems: list[Diagnostic]) -> None:
     if not orphans:
         return
     span = cover(orphans[0].tokens[0], orphans[-1].tokens[-1])

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
 
 from lark import Lark
 from lark.lexer import Lexer
@@ -73,7 +73,7 @@ class _NoLexer(Lexer):
     def __init__(self, conf: object) -> None:
         pass
 
-    def lex(self, lexer_state: object, parser_state: object):  # pragma: no cover
+    def lex(self, lexer_state: object, parser_state: object) -> NoReturn:  # pragma: no cover
         raise NotImplementedError("tokens come from qvr_core.syntax.layout")
 
 
@@ -87,7 +87,7 @@ class _Tables:
     """
 
     actions: tuple[dict[str, int], ...]
-    rules: tuple[tuple[int, Callable[[list], object] | None, str], ...]
+    rules: tuple[tuple[int, Callable[[list[Any]], object] | None, str], ...]
     start: int
     end: int
 
@@ -123,10 +123,10 @@ def _cache_path() -> str | None:
     return os.path.join(folder, f"grammar-py{sys.version_info[0]}{sys.version_info[1]}.lark")
 
 
-def _rekey(conf: ParseConf) -> _Tables:
+def _rekey(conf: ParseConf[int]) -> _Tables:
     """Lark's tables (keyed by grammar objects and lark tokens) as a `_Tables`."""
     rule_index: dict[object, int] = {}
-    rules: list[tuple[int, Callable[[list], object] | None, str]] = []
+    rules: list[tuple[int, Callable[[list[Any]], object] | None, str]] = []
     actions: list[dict[str, int]] = [{} for _ in range(max(conf.states) + 1)]
     for state, row in conf.states.items():
         for symbol, (_action, arg) in row.items():
@@ -156,7 +156,7 @@ def _run(tables: _Tables, tokens: list[Token]) -> object:
     actions, rules, end = tables.actions, tables.rules, tables.end
     state = tables.start
     states = [state]
-    values: list = []
+    values: list[Any] = []
     last = tokens[-1]
     eof = make_token("$END", "", last.end, last.start_line, last.end_col)
     for index, tok in enumerate([*tokens, eof]):
@@ -222,7 +222,7 @@ def parse(text: str) -> ParseResult:
         return failed(text, exc)
 
 
-def failed(text: str, exc: Exception) -> ParseResult:
+def failed(text: object, exc: Exception) -> ParseResult:
     """What a bug in the parser leaves: an empty module and a QVR000 asking for a report."""
     span = Span(0, 0, 0, 0, 0, 0)
     message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
@@ -434,11 +434,11 @@ class _FileParser:
         )
 
     def _declaration(self, chunk: Chunk) -> ast.Decl | None:
-        head = self._line(chunk.head, in_body=False)
+        head: ast.Decl | Header | None = self._line(chunk.head, in_body=False)
         steps = [step for line in chunk.body if (step := self._line(line, in_body=True))]
         if head is None:
             return None
-        if type(head) is Header:
+        if isinstance(head, Header):
             span = cover(chunk.head.tokens[0], chunk.last_token)
             return ast.ProgramDecl(
                 head.name,
@@ -456,7 +456,7 @@ class _FileParser:
             head = dataclasses.replace(head, doc=chunk.doc)
         return head
 
-    def _line(self, line: LogicalLine, in_body: bool):
+    def _line(self, line: LogicalLine, in_body: bool) -> Any:
         """Parse one logical line; on a syntax error report it and return None."""
         tokens = line.tokens
         tables = self.step_tables if in_body else self.decl_tables
@@ -541,24 +541,32 @@ def _nesting_bound(tokens: list[Token]) -> int:
     return sum(1 for tok in tokens if tok.type in _NESTING_TOKENS)
 
 
-def _children(node: object) -> tuple:
-    kind = type(node)
-    if kind in (ast.Compose, ast.Tensor, ast.Binary):
-        return (node.left, node.right)  # type: ignore[attr-defined]
-    if kind in (ast.Call, ast.Apply):
-        return node.args  # type: ignore[attr-defined]
-    if kind is ast.Unary:
-        return (node.operand,)  # type: ignore[attr-defined]
-    if kind in (ast.SampleStep, ast.ObserveStep):
-        return (node.source,)  # type: ignore[attr-defined]
-    if kind in (ast.LetStep, ast.DestructureStep):
-        return (node.value,)  # type: ignore[attr-defined]
-    if kind is ast.LetDecl:
-        return (node.expr,)  # type: ignore[attr-defined]
-    return ()
+class _Spanned(Protocol):
+    """A syntax node, as far as the depth check needs one."""
+
+    @property
+    def span(self) -> Span: ...
 
 
-def _too_deep(root: object):
+def _children(node: object) -> tuple[_Spanned, ...]:
+    match node:
+        case ast.Compose() | ast.Tensor() | ast.Binary():
+            return (node.left, node.right)
+        case ast.Call() | ast.Apply():
+            return node.args
+        case ast.Unary():
+            return (node.operand,)
+        case ast.SampleStep() | ast.ObserveStep():
+            return (node.source,)
+        case ast.LetStep() | ast.DestructureStep():
+            return (node.value,)
+        case ast.LetDecl():
+            return (node.expr,)
+        case _:
+            return ()
+
+
+def _too_deep(root: object) -> _Spanned | None:
     """The leftmost node more than MAX_DEPTH expression levels below `root`, if any.
 
     Iterative, since the tree being checked may be far deeper than Python's stack.

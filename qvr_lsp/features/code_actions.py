@@ -58,7 +58,7 @@ def register(server: QvrLanguageServer) -> None:
         preferred = preferred_support(caps)
         unnecessary = capabilities.unnecessary_tag(caps)
         actions = []
-        for found in quick_fixes(analysis.module, start, end):  # type: ignore[arg-type]
+        for found in quick_fixes(analysis.checked, start, end):
             diagnostic = to_lsp_diagnostic(
                 found.diagnostic,
                 analysis.positions,

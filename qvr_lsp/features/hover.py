@@ -103,7 +103,7 @@ def _dimensions(t: object) -> list[str]:
         ]
     if isinstance(t, ObjectType):
         return [f"`{t.name} = {dims_text(t)}`"]
-    return [_value(t)]  # type: ignore[arg-type]
+    return [_value(t)]  # type: ignore[arg-type]  # the value types are left
 
 
 def _value(t: Product | Seq | Scalar) -> str:
@@ -111,7 +111,7 @@ def _value(t: Product | Seq | Scalar) -> str:
         return "`scalar` (a plain number; broadcasts)"
     text = f"`{t.label} = {dims_text(t)}`"
     elem = t.elem if isinstance(t, Seq) else t
-    if isinstance(elem, Product) and len(elem.factors) > 1 and elem.continuous:
+    if len(elem.factors) > 1 and elem.continuous:
         text += f" ({sum_text(elem)})"
     return text
 
@@ -126,7 +126,7 @@ def register(server: QvrLanguageServer) -> None:
         markdown = capabilities.markdown_hover(server.caps)
         for analysis in snap.for_queries():
             offset = analysis.positions.offset(params.position)
-            found = hover_at(analysis.module, offset)  # type: ignore[arg-type]
+            found = hover_at(analysis.checked, offset)
             if found is not None:
                 return lsp.Hover(
                     contents=capabilities.markup(markdown, found.markdown, found.plain),

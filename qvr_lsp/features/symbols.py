@@ -50,7 +50,7 @@ def document_symbols(module: CheckedModule, positions: TextPositions) -> list[ls
         kind = DECL_KIND.get(type(decl))
         if kind is None:
             continue  # exports declare nothing
-        name = decl.name  # type: ignore[union-attr]
+        name = decl.name
         symbol = table.get((name.text, None, name.span))
         children = _steps(decl, module, positions) if isinstance(decl, ast.ProgramDecl) else None
         out.append(_node(name.text, kind, symbol, decl.span, name.span, positions, children))

@@ -47,7 +47,7 @@ def declarations(module: ast.Module, positions: TextPositions) -> list[Entry]:
     for decl in module.decls:
         kind = DECL_KIND.get(type(decl))
         if kind is not None:
-            name = decl.name  # type: ignore[union-attr]
+            name = decl.name
             out.append(Entry(name.text, SYMBOL_KIND[kind], positions.range(name.span)))
     return out
 
