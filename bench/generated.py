@@ -23,3 +23,14 @@ def generate(lines: int) -> str:
         ]
         i += 1
     return "\n".join(out) + "\n"
+
+
+def messy(lines: int) -> str:
+    """`generate(lines)` as pasted from elsewhere: no blank lines between the groups, and
+    the spacing around `:`, `->` and `>>` not the canonical one, so nearly every line
+    needs a formatting edit (issue 18's 5,000-line file needed 1,110)."""
+    out = []
+    for line in generate(lines * 11 // 10).split("\n"):
+        if line:
+            out.append(line.replace(" : ", ":").replace(" -> ", "->").replace(" >> ", "  >>  "))
+    return "\n".join(out) + "\n"

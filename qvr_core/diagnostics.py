@@ -1,7 +1,7 @@
-"""Diagnostics: what every stage reports, with stable codes.
+"""Diagnostics: what every stage reports, each under the stable code of its rule.
 
 The codes are part of the interface (tests, the command line's JSON and
-users' notes refer to them): add new ones, never renumber.
+users' notes refer to them): add new ones in `qvr_core.rules`, never renumber.
 """
 
 from __future__ import annotations
@@ -19,25 +19,23 @@ class Severity(StrEnum):
     HINT = "hint"
 
 
-#: code -> (default severity, short title)
-CODES: dict[str, tuple[Severity, str]] = {
-    "QVR000": (Severity.ERROR, "internal error (a bug in qvr)"),
-    "QVR001": (Severity.ERROR, "syntax error"),
-    "QVR101": (Severity.ERROR, "undefined name"),
-    "QVR102": (Severity.ERROR, "duplicate declaration"),
-    "QVR103": (Severity.HINT, "declared but never used"),
-    "QVR201": (Severity.ERROR, "dimension mismatch"),
-    "QVR202": (Severity.ERROR, "discrete/continuous mismatch"),
-    "QVR203": (Severity.HINT, "matched by dimension, not by name"),
-    "QVR204": (Severity.ERROR, "scan cell is not A * H -> H"),
-    "QVR205": (Severity.ERROR, "stack/repeat body is not A -> A"),
-    "QVR206": (Severity.ERROR, "fan branches disagree on their domain"),
-    "QVR207": (Severity.ERROR, "arithmetic on different dimensions"),
-    "QVR301": (Severity.ERROR, "role or option problem"),
-    "QVR302": (Severity.ERROR, "family does not fit the codomain"),
-    "QVR401": (Severity.ERROR, "program error"),
-    "QVR501": (Severity.WARNING, "export problem"),
-}
+@dataclass(frozen=True)
+class Rule:
+    """One diagnostic code: what it means and how to fix it (`qvr_core.rules` lists them).
+
+    Every diagnostic is raised through its rule (`make(rules.UNDEFINED_NAME, ...)`),
+    so the code, its default severity and the Unnecessary tag have one source.
+    """
+
+    code: str  # QVRnnn: stable, never renumbered
+    name: str  # kebab-case, what the mistake is
+    severity: Severity  # the default; a call site may pass another
+    summary: str  # one line, no final period
+    explanation: str  # why it is a mistake, in prose (Markdown)
+    fixes: tuple[str, ...]  # ways to fix it, in prose
+    example: str | None  # file in examples/errors that triggers it (None: QVR000 only)
+    quick_fixes: tuple[str, ...] = ()  # the fixes the checker attaches, if any
+    unnecessary: bool = False  # rendered faded (LSP tag Unnecessary)
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,8 @@ class Diagnostic:
         return self.severity is Severity.ERROR
 
 
-def make(code: str, message: str, span: Span, **kwargs: object) -> Diagnostic:
-    """A diagnostic with the code's default severity unless one is given."""
-    severity = kwargs.pop("severity", None) or CODES[code][0]
-    return Diagnostic(code, severity, message, span, **kwargs)  # type: ignore[arg-type]  # kwargs: Diagnostic's optional fields
+def make(rule: Rule, message: str, span: Span, **kwargs: object) -> Diagnostic:
+    """A diagnostic of `rule`, with its default severity and tags unless given."""
+    severity = kwargs.pop("severity", None) or rule.severity
+    kwargs.setdefault("unnecessary", rule.unnecessary)
+    return Diagnostic(rule.code, severity, message, span, **kwargs)  # type: ignore[arg-type]  # kwargs: Diagnostic's optional fields

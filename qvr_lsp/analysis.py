@@ -27,9 +27,10 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
+from qvr_core import rules
 from qvr_core.check import CheckedModule
 from qvr_core.check.incremental import IncrementalChecker
-from qvr_core.diagnostics import Diagnostic, Severity
+from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.span import Span
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.documents import Document, DocumentStore
@@ -42,8 +43,6 @@ DEBOUNCE_SECONDS = 0.05
 BUILD_DELAY_SECONDS = 0.3
 SETTLE_TIMEOUT_SECONDS = 2.0
 ANALYSIS_TIMEOUT_SECONDS = 20.0
-#: Diagnostics that mean the text did not parse (or the checker gave up on it).
-UNPARSED_CODES = frozenset({"QVR000", "QVR001"})
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ class Analysis:
     def parsed(self) -> bool:
         """True when the whole text parsed: its symbols describe the file."""
         return self.module is not None and not any(
-            d.code in UNPARSED_CODES for d in self.diagnostics
+            d.code in rules.UNPARSED_CODES for d in self.diagnostics
         )
 
 
@@ -116,7 +115,11 @@ class Snapshot:
 
 
 def analyze(
-    doc: Document, strict: bool, generation: int, checker: IncrementalChecker | None = None
+    doc: Document,
+    strict: bool,
+    generation: int,
+    checker: IncrementalChecker | None = None,
+    memory_budget: int | None = None,
 ) -> Analysis:
     """Check one text, reusing `checker`'s last check of the document; never raises
     (a core failure becomes a QVR000 diagnostic).
@@ -127,7 +130,9 @@ def analyze(
     started = time.perf_counter()
     module: CheckedModule | None
     try:
-        module = (checker or IncrementalChecker()).check(doc.text, strict=strict)
+        module = (checker or IncrementalChecker()).check(
+            doc.text, strict=strict, memory_budget=memory_budget
+        )
         diagnostics = module.diagnostics
     except Exception as exc:  # a bug in the core must not cost the user their diagnostics
         log.exception("qvr_core.check failed on %s version %s", doc.uri, doc.version)
@@ -148,7 +153,7 @@ def analyze(
 
 def _internal_error(what: str) -> Diagnostic:
     message = f"internal error: {what}; please report it with this file"
-    return Diagnostic("QVR000", Severity.ERROR, message, Span(0, 0, 0, 0, 0, 0))
+    return make(rules.INTERNAL_ERROR, message, Span(0, 0, 0, 0, 0, 0))
 
 
 def _abandoned(doc: Document, generation: int, why: str) -> Analysis:
@@ -210,6 +215,7 @@ class Analyzer:
         self.build_delay = build_delay
         self.debounce = debounce
         self.strict = False
+        self.memory_budget: int | None = None  # bytes, for QVR601; None: the default
         self.generation = 0
         self._executor = executor or ThreadPoolExecutor(2, thread_name_prefix="qvr-analysis")
         self._entries: dict[str, _Entry] = {}
@@ -238,11 +244,12 @@ class Analyzer:
         if entry.task is None or entry.task.done():
             entry.task = asyncio.get_running_loop().create_task(self._work(uri, entry))
 
-    def configure(self, *, strict: bool) -> None:
+    def configure(self, *, strict: bool, memory_budget: int | None = None) -> None:
         """New settings: every open document is analysed again at once."""
-        if strict == self.strict:
+        if (strict, memory_budget) == (self.strict, self.memory_budget):
             return
         self.strict = strict
+        self.memory_budget = memory_budget
         self.generation += 1
         for doc in self.documents:
             self.schedule(doc.uri, immediate=True)
@@ -440,7 +447,9 @@ class Analyzer:
     async def _run(self, doc: Document, checker: IncrementalChecker) -> Analysis:
         loop = asyncio.get_running_loop()
         generation = self.generation
-        job = loop.run_in_executor(self._executor, analyze, doc, self.strict, generation, checker)
+        job = loop.run_in_executor(
+            self._executor, analyze, doc, self.strict, generation, checker, self.memory_budget
+        )
         try:
             return await asyncio.wait_for(job, ANALYSIS_TIMEOUT_SECONDS)
         except TimeoutError:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pygls.uris import to_fs_path
 
+from qvr_core import files
 from qvr_core.check.module import CheckedModule
 from qvr_lsp.command_errors import CommandError, invalid
 from qvr_lsp.convert import TextPositions
@@ -49,7 +50,7 @@ async def current_source(server: QvrLanguageServer, uri: str) -> Source:
             return Source(uri, newest.text, newest.module, newest.positions)
         text = snap.document.text
     else:
-        text = _read_file(uri)
+        text = await _read_file(uri, _workspace_roots(server))
     module = await asyncio.to_thread(_check, text, server.settings.strict)
     return Source(uri, text, module, TextPositions(text, server.encoding))
 
@@ -60,13 +61,29 @@ def _check(text: str, strict: bool) -> CheckedModule:
     return check(text, strict=strict)
 
 
-def _read_file(uri: str) -> str:
+def _workspace_roots(server: QvrLanguageServer) -> list[str]:
+    uris = [f.uri for f in server.workspace.folders.values()]
+    if server.workspace.root_uri:
+        uris.append(server.workspace.root_uri)
+    return [p for p in dict.fromkeys(to_fs_path(u) for u in uris) if p]
+
+
+async def _read_file(uri: str, roots: list[str]) -> str:
+    """A file that is not open: a regular `.qvr` file inside the workspace, read off the loop."""
     path = to_fs_path(uri) if uri.startswith("file:") else None
     if path is None:
         raise invalid(f"{uri} is neither open in the editor nor a file on disk")
     if Path(path).suffix != ".qvr":
         raise invalid(f"{uri} is not a .qvr file")
+    if not roots:
+        raise invalid(
+            f"{path} is not open, and without a workspace folder only open files are read"
+        )
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot read {path}: {exc}", "source") from exc
+        return await asyncio.wait_for(
+            asyncio.to_thread(files.read_text, path, roots), files.READ_TIMEOUT_SECONDS + 1
+        )
+    except files.UnreadableFile as exc:
+        raise CommandError(f"cannot read {path}: {exc.reason}", "source") from None
+    except TimeoutError:
+        raise CommandError(f"cannot read {path}: reading it did not finish", "source") from None

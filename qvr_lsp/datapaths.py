@@ -48,6 +48,8 @@ def resolve_data_path(data: str, roots: list[Path]) -> Path:
         raise DataPathError(
             f"data path {data!r} is not a data file: use {', '.join(DATA_SUFFIXES)}"
         )
-    if not resolved.is_file():
+    if not resolved.exists():
         raise DataPathError(f"data file {data!r} does not exist (looked for {resolved})")
+    if not resolved.is_file():
+        raise DataPathError(f"data file {data!r} is not a regular file")
     return resolved

@@ -39,6 +39,13 @@ class Document:
         return TextPositions(self.text, self.encoding)
 
 
+def is_qvr_document(uri: str, language_id: str) -> bool:
+    """Whether an opened document is QVR: its languageId is `qvr` (VS Code's language,
+    Neovim's filetype), or its path ends in `.qvr` (a client that sends every buffer with
+    a generic id such as `plaintext`). Anything else, a Markdown file say, is not ours."""
+    return language_id.lower() == "qvr" or uri.split("?", 1)[0].lower().endswith(".qvr")
+
+
 class DocumentStore:
     """Open documents by URI; every change produces a new immutable `Document`."""
 
@@ -46,6 +53,8 @@ class DocumentStore:
         self.encoding = encoding
         self._docs: dict[str, Document] = {}
         self._seq = 0
+        #: open documents of another language: no text, no analysis, changes ignored
+        self.ignored: set[str] = set()
 
     def _next(self) -> int:
         self._seq += 1
@@ -75,6 +84,7 @@ class DocumentStore:
 
     def close(self, uri: str) -> None:
         self._docs.pop(uri, None)
+        self.ignored.discard(uri)
 
     def get(self, uri: str) -> Document | None:
         return self._docs.get(uri)

@@ -1,28 +1,35 @@
-"""The arguments of `qvr.runInference`, checked before any process is started."""
+"""The arguments of `qvr.runInference`, checked before any process is started.
+
+The run's own arguments (method, steps, lr, seed, batch, seq_len, data,
+max_tree_depth, memory_budget) are checked by `validate_run_arguments`, the
+function `qvr run` uses too; this module adds what only the server has: the
+document, the wall-clock and process memory limits, and its defaults (a
+smaller batch than the command line's, for a quick run from a code lens).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from qvr_core.run_arguments import (
+    FIELDS,
+    RunArgumentError,
+    RunArguments,
+    validate_run_arguments,
+)
 from qvr_lsp.command_errors import invalid
 
-METHODS = ("svi", "nuts", "prior")
+#: What a request leaves out: the command line's defaults with a batch of 4.
+DEFAULTS = replace(RunArguments(), batch=4)
+SERVER_FIELDS = ("uri", "timeout", "memory_mb")
 
 
 @dataclass(frozen=True)
 class InferenceRequest:
     uri: str
-    program: str | None = None
-    method: str = "svi"
-    steps: int = 100
-    lr: float = 0.01
-    seed: int = 0
-    batch: int = 4
-    seq_len: int = 8
-    data: str | None = None
-    max_tree_depth: int = 6  # NUTS only
+    run: RunArguments = DEFAULTS
     timeout: float | None = None  # seconds; at most the server's limit
     memory_mb: int | None = None  # at most the server's limit
 
@@ -35,57 +42,40 @@ class InferenceRequest:
             fields = {"uri": args[0], "program": args[1] if len(args) == 2 else None}
         else:
             raise invalid("qvr.runInference takes one object {uri, program?, method, steps, ...}")
-        unknown = sorted(set(fields) - set(cls.__dataclass_fields__))
+        unknown = sorted(set(fields) - set(FIELDS) - set(SERVER_FIELDS))
         if unknown:
             raise invalid(f"qvr.runInference: unknown argument(s) {', '.join(unknown)}")
+        try:
+            run = validate_run_arguments({k: v for k, v in fields.items() if k in FIELDS}, DEFAULTS)
+        except RunArgumentError as exc:
+            raise invalid(f"qvr.runInference: {exc}") from None
         return cls(
-            uri=_text(fields, "uri", required=True),  # type: ignore[arg-type]  # required: never None
-            program=_text(fields, "program"),
-            method=_method(fields.get("method", "svi")),
-            steps=_int(fields, "steps", 100, 1, 1_000_000),
-            lr=_positive(fields, "lr", 0.01),
-            seed=_int(fields, "seed", 0, 0, 2**63 - 1),
-            batch=_int(fields, "batch", 4, 1, 65_536),
-            seq_len=_int(fields, "seq_len", 8, 1, 65_536),
-            data=_text(fields, "data"),
-            max_tree_depth=_int(fields, "max_tree_depth", 6, 1, 12),
-            timeout=_positive(fields, "timeout", None),
-            memory_mb=_int(fields, "memory_mb", None, 64, 1 << 22),
+            uri=_uri(fields.get("uri")),
+            run=run,
+            timeout=_positive(fields, "timeout"),
+            memory_mb=_int(fields, "memory_mb", 64, 1 << 22),
         )
 
-    def job_arguments(self) -> dict[str, Any]:
-        """What `qvr_core.inference.job.run_inference` takes besides the source."""
-        return {
-            "program": self.program,
-            "method": self.method,
-            "steps": self.steps,
-            "lr": self.lr,
-            "seed": self.seed,
-            "batch": self.batch,
-            "seq_len": self.seq_len,
-            "data": self.data,
-            "max_tree_depth": self.max_tree_depth,
-        }
+    def job_arguments(self, budget: int | None = None) -> dict[str, Any]:
+        """What `qvr_core.inference.job.run_inference` takes besides the source and data.
+
+        `budget` (bytes, the server's setting) caps the request's own budget.
+        """
+        args = self.run.job_arguments()
+        own = args["memory_budget"]
+        if budget is not None:
+            args["memory_budget"] = budget if own is None else min(own, budget)
+        return args
 
 
-def _text(fields: dict[str, Any], key: str, required: bool = False) -> str | None:
-    value = fields.get(key)
-    if value is None and not required:
-        return None
+def _uri(value: object) -> str:
     if not isinstance(value, str) or not value:
-        raise invalid(f"qvr.runInference: {key} must be a non-empty string")
+        raise invalid("qvr.runInference: uri must be a non-empty string")
     return value
 
 
-def _method(value: object) -> str:
-    if value not in METHODS:
-        choices = ", ".join(METHODS)
-        raise invalid(f"qvr.runInference: method must be one of {choices}, not {value!r}")
-    return value
-
-
-def _int(fields: dict[str, Any], key: str, default: int | None, low: int, high: int) -> Any:
-    value = fields.get(key, default)
+def _int(fields: dict[str, Any], key: str, low: int, high: int) -> Any:
+    value = fields.get(key)
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
@@ -95,8 +85,8 @@ def _int(fields: dict[str, Any], key: str, default: int | None, low: int, high: 
     return value
 
 
-def _positive(fields: dict[str, Any], key: str, default: float | None) -> Any:
-    value = fields.get(key, default)
+def _positive(fields: dict[str, Any], key: str) -> Any:
+    value = fields.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import contextlib
 import itertools
 import json
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qvr_core.datafile import DataFile
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
@@ -44,6 +46,9 @@ POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 2.0
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: `-P`: the working directory is not put on `sys.path`, so a `torch.py` or
+#: `numpy.py` in the workspace is never imported in place of the real one.
+WORKER_COMMAND = (sys.executable, "-P", "-m", "qvr_lsp.worker")
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class InferenceRuns:
         request: InferenceRequest,
         source: str,
         program: str,
-        data: Path | None,
+        data: DataFile | None,
         cancelled: Callable[[], bool],
         source_path: str | None = None,
         progress_token: str | int | None = None,
@@ -112,19 +117,24 @@ class InferenceRuns:
         self.ensure_free(uri)
         limits = self.limits.for_request(request)
         progress = RunProgress(
-            self.server, uri, next(self._ids), request.method, request.steps, progress_token
+            self.server,
+            uri,
+            next(self._ids),
+            request.run.method,
+            request.run.steps,
+            progress_token,
         )
         self._active[uri] = progress
         outcome = "failed"
         started = time.monotonic()
         try:
-            await progress.begin(f"QVR {request.method.upper()}: {program}")
+            await progress.begin(f"QVR {request.run.method.upper()}: {program}")
             payload = {
                 "source": source,
                 "path": source_path,
-                **request.job_arguments(),
+                **request.job_arguments(self.server.settings.memory_budget),
                 "program": program,
-                "data": str(data) if data is not None else None,
+                **_data_fields(data),
                 "memory_mb": limits.memory_mb,
             }
             summary = await self._supervise(payload, progress, limits, cancelled)
@@ -142,7 +152,7 @@ class InferenceRuns:
         return {
             **summary,
             "runId": progress.run_id,
-            "method": request.method,
+            "method": request.run.method,
             "program": program,
             "status": "completed",
         }
@@ -157,13 +167,12 @@ class InferenceRuns:
         cancelled: Callable[[], bool],
     ) -> dict[str, Any]:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "qvr_lsp.worker",
+            *WORKER_COMMAND,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=_worker_environment(),
+            cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
             limit=EVENT_LINE_LIMIT,
             start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
         )
@@ -207,6 +216,13 @@ class InferenceRuns:
 
 
 # ------------------------------------------------------------------ events
+
+
+def _data_fields(data: DataFile | None) -> dict[str, Any]:
+    """The data file's bytes for the worker: it never opens the path itself."""
+    if data is None:
+        return {}
+    return {"data_name": data.name, "data_base64": base64.b64encode(data.content).decode()}
 
 
 def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
@@ -306,11 +322,17 @@ def _end_message(outcome: str, seconds: float) -> str:
 
 
 def _worker_environment() -> dict[str, str]:
-    """The server's environment, with this package importable even when not installed."""
+    """The server's environment, with this package importable even when not installed.
+
+    Relative `PYTHONPATH` entries are dropped: they would name folders of
+    whatever directory the worker starts in.
+    """
     env = dict(os.environ)
-    paths = [str(PACKAGE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    given = env.get("PYTHONPATH", "").split(os.pathsep)
+    paths = [str(PACKAGE_ROOT), *(p for p in given if os.path.isabs(p))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONSAFEPATH"] = "1"  # what -P does, for any Python the run itself may start
     return env
 
 

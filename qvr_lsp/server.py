@@ -14,22 +14,24 @@ from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from qvr_lsp import __version__
 from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
 from qvr_lsp.convert import UTF16, encoding_of
-from qvr_lsp.documents import DocumentStore
+from qvr_lsp.documents import DocumentStore, is_qvr_document
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
+from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
 from qvr_lsp.settings import Settings
 
 log = logging.getLogger("qvr_lsp")
 
 
-class QvrProtocol(LanguageServerProtocol):
+class QvrProtocol(AnsweringProtocol):
     """pygls's protocol with the text kept by `DocumentStore` (protocol line rules).
+
+    Every request it cannot serve is answered with an error (see protocol.py).
 
     pygls's workspace still gets a copy of each full text, so anything that
     reads `server.workspace.get_text_document(uri).source` sees the same text.
@@ -111,7 +113,7 @@ class QvrProtocol(LanguageServerProtocol):
         self._shutdown = True
 
 
-class QvrLanguageServer(LanguageServer):
+class QvrLanguageServer(AnsweringServer):
     """Holds the open documents, their analyses and the settings; features do the rest."""
 
     def __init__(self, *, debounce: float = DEBOUNCE_SECONDS) -> None:
@@ -183,13 +185,20 @@ class QvrLanguageServer(LanguageServer):
         self.settings = self.settings.updated(payload)
         log.info("settings: %s", self.settings)
         if _loop_running():
-            self.analyzer.configure(strict=self.settings.strict)
+            self.analyzer.configure(
+                strict=self.settings.strict, memory_budget=self.settings.memory_budget
+            )
         else:
             self.analyzer.strict = self.settings.strict
+            self.analyzer.memory_budget = self.settings.memory_budget
 
     @guarded()
     def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
+        if not is_qvr_document(item.uri, item.language_id):
+            log.info("ignoring %s: its languageId is %r, not qvr", item.uri, item.language_id)
+            self.documents.ignored.add(item.uri)
+            return
         self.documents.open(item.uri, item.text, item.version, item.language_id)
         self._mirror(item.uri)
         self.analyzer.schedule(item.uri, immediate=True)
@@ -199,7 +208,8 @@ class QvrLanguageServer(LanguageServer):
         uri = params.text_document.uri
         doc = self.documents.change(uri, params.text_document.version, params.content_changes)
         if doc is None:
-            log.warning("change to %s, which is not open", uri)
+            if uri not in self.documents.ignored:
+                log.warning("change to %s, which is not open", uri)
             return
         self._mirror(uri)
         self.analyzer.schedule(uri)

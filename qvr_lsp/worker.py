@@ -5,18 +5,21 @@ language server, and the server stops a run by ending this process. This is
 the only part of `qvr_lsp` that imports torch (through
 `qvr_core.inference.job`).
 
-Protocol: the request is one JSON object on stdin (`WorkerRequest` fields);
-events are JSON lines on stdout:
+Protocol: the request is one JSON object on stdin (`run_inference`'s
+arguments; a data file comes as its bytes, `data_name` and base64
+`data_base64`, read once by the server: the worker never opens a path the
+client named); events are JSON lines on stdout:
 
     {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
     {"event": "result", "summary": {...}}
-    {"event": "error", "kind": "nan" | "inference" | "memory" | "error", "message": "..."}
+    {"event": "error", "kind": "nan" | "inference" | "size" | "memory" | "error", "message": "..."}
 
 Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -61,7 +64,19 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
         return os.getppid() != parent  # the server is gone: nobody waits for the result
 
     source = request.pop("source")
-    return run_inference(source, **request, on_progress=on_progress, should_stop=should_stop)
+    data = _data_file(request.pop("data_name", None), request.pop("data_base64", None))
+    return run_inference(
+        source, **request, data=data, on_progress=on_progress, should_stop=should_stop
+    )
+
+
+def _data_file(name: object, encoded: object) -> Any:
+    """The data file the server read, from its bytes (None without data)."""
+    if encoded is None:
+        return None
+    from qvr_core.datafile import DataFile
+
+    return DataFile(str(name), base64.b64decode(str(encoded), validate=True))
 
 
 def _protocol_stream() -> IO[str]:
@@ -101,8 +116,8 @@ def _memory_error() -> dict[str, Any]:
     return {
         "event": "error",
         "kind": "memory",
-        "message": f"the run ran out of memory{limit}: try a smaller batch or seq_len, "
-        "or allow more memory (memory_mb, QVR_INFERENCE_MEMORY_MB)",
+        "message": f"the inference worker ran out of memory{limit} before the run was sized "
+        "(loading torch or the program): allow more memory (memory_mb, QVR_INFERENCE_MEMORY_MB)",
     }
 
 
@@ -111,6 +126,10 @@ def _kind(exc: Exception) -> str:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "NonFiniteLossError" in names:
         return "nan"
+    if "RunTooLargeError" in names:
+        return "size"  # refused before allocating: the estimate is over the budget
+    if "RunOutOfMemoryError" in names:
+        return "memory"
     if names & {"InferenceError", "QvrRuntimeError"}:
         return "inference"  # a problem the user can fix, in words the user reads
     text = str(exc).lower()
@@ -122,6 +141,10 @@ def _kind(exc: Exception) -> str:
 
 def _message(exc: Exception) -> str:
     text = str(exc).strip()
+    if _kind(exc) == "memory" and type(exc).__name__ == "RunOutOfMemoryError":
+        return f"{text} (or allow more memory: memory_mb, QVR_INFERENCE_MEMORY_MB)"
+    if _kind(exc) == "size":
+        return text
     if _kind(exc) == "memory":
         return f"{_memory_error()['message']} ({type(exc).__name__}: {text})"
     if _kind(exc) in ("nan", "inference"):

@@ -17,7 +17,7 @@ __all__ = ["CheckedModule", "check"]
 log = logging.getLogger(__name__)
 
 
-def check(text: str, *, strict: bool = False) -> CheckedModule:
+def check(text: str, *, strict: bool = False, memory_budget: int | None = None) -> CheckedModule:
     """Parse and check `text`. Never raises: problems are diagnostics.
 
     An internal failure (a bug in the checker) is reported as a QVR000
@@ -25,32 +25,38 @@ def check(text: str, *, strict: bool = False) -> CheckedModule:
     the property tests exercise `check_parsed` directly so such bugs surface.
     An editor checking one document again and again should keep an
     `IncrementalChecker` instead, which reuses the previous check (and is
-    tested to give exactly what this gives).
+    tested to give exactly what this gives). `memory_budget` (bytes) is the
+    size over which an exported program gets QVR601 (default: half the
+    memory available when first asked).
     """
     from qvr_core.check.checker import check_parsed
     from qvr_core.syntax.parser import parse
+    from qvr_core.syntax.span import unify_line_ends
 
+    text = unify_line_ends(text)  # lines end at \n, \r\n and \r alike; offsets unchanged
     with collector_paused():
         parsed = parse(text)
         try:
-            return check_parsed(text, parsed.module, parsed.diagnostics, strict=strict)
+            return check_parsed(
+                text, parsed.module, parsed.diagnostics, strict=strict, memory_budget=memory_budget
+            )
         except Exception as exc:  # pragma: no cover - the safety net itself
             log.exception("internal checker error")
             return _internal_error(text, parsed, exc, strict)
 
 
 def _internal_error(text: str, parsed: ParseResult, exc: Exception, strict: bool) -> CheckedModule:
+    from qvr_core import rules
     from qvr_core.check.checker import check_parsed
-    from qvr_core.diagnostics import Diagnostic, Severity
+    from qvr_core.diagnostics import make
     from qvr_core.syntax import ast
     from qvr_core.syntax.span import LineIndex
 
     lines = LineIndex(text)
     empty = ast.Module((), (), lines.span(0, len(text)))
     module = check_parsed(text, empty, parsed.diagnostics, strict=strict)
-    note = Diagnostic(
-        "QVR000",
-        Severity.ERROR,
+    note = make(
+        rules.INTERNAL_ERROR,
         f"internal checker error ({type(exc).__name__}: {exc}); please report it",
         lines.span(0, 0),
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, assert_never
 
+from qvr_core import rules
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
 from qvr_core.check.expressions import infer
@@ -28,6 +29,7 @@ from qvr_core.check.module import (
     TypedSpan,
 )
 from qvr_core.check.programs import ProgramChecker
+from qvr_core.check.sizes import size_warnings
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
@@ -115,7 +117,7 @@ class Env:
         if isinstance(decl, ast.ObjectDecl):
             ctx.ref(name.span, SymbolKey(n))
             ctx.report(
-                "QVR401",
+                rules.WRONG_KIND,
                 f"'{n}' is an object, not a morphism: to pass a value through use identity({n})",
                 name.span,
             )
@@ -145,7 +147,9 @@ class Env:
             for frame in self.stack:  # what they record depends on where the check started
                 frame.volatile = True
             loop = " -> ".join((*self.chain[self.chain.index(n) :], n))
-            self.ctx.report("QVR401", f"'{n}' is defined in terms of itself: {loop}", name.span)
+            self.ctx.report(
+                rules.CYCLIC_DEFINITION, f"'{n}' is defined in terms of itself: {loop}", name.span
+            )
             return None
         t = typer(n)
         if t is not None:
@@ -168,7 +172,7 @@ class Env:
         t = infer(self, decl.expr)
         if isinstance(t, Group):
             self.ctx.report(
-                "QVR301",
+                rules.GROUP_AS_MORPHISM,
                 f"let {n} names a replicate group: use fan({self.ctx.source(decl.expr.span)})",
                 decl.expr.span,
             )
@@ -227,11 +231,16 @@ def _check_program(env: Env, decl: ast.ProgramDecl) -> ProgramInfo | None:
 
 
 def check_parsed(
-    text: str, module: ast.Module, syntax: tuple[Diagnostic, ...] = (), strict: bool = False
+    text: str,
+    module: ast.Module,
+    syntax: tuple[Diagnostic, ...] = (),
+    strict: bool = False,
+    memory_budget: int | None = None,
 ) -> CheckedModule:
     """Check a parsed module from scratch (`syntax`: the parser's diagnostics)."""
     lines = LineIndex(text)
     ctx = Context(text=text, module=module, strict=strict, lines=lines)
+    ctx.memory_budget = memory_budget
     env = Env(ctx)
     run = run_passes(ctx, env, module.decls, syntax)
     facts = Facts.merge([run.globals, *(frame for _, frame in env.in_order(module.decls))])
@@ -286,8 +295,10 @@ def run_passes(
     ordered = env.in_order(decls)
     frames = [frame for _, frame in ordered]
     exports = _exports(ctx, env, decls)
-    unparsed = any(d.code == "QVR001" for f in (globals_, *frames) for d in f.diagnostics)
-    if not unparsed and not any(d.code == "QVR001" for d in syntax):
+    unparsed = any(
+        d.code == rules.SYNTAX_ERROR.code for f in (globals_, *frames) for d in f.diagnostics
+    )
+    if not unparsed and not any(d.code == rules.SYNTAX_ERROR.code for d in syntax):
         used = {k.name for f in (globals_, *frames) for k in f.used if k.scope is None}
         _unused(ctx, decls, exports, used)
     found = [
@@ -296,6 +307,8 @@ def run_passes(
         *(d for decl, f in ordered for d in ctx.placed(decl, f.diagnostics)),
         *globals_.diagnostics[early:],
     ]
+    if not any(d.is_error for d in found):
+        found += size_warnings(ctx, env, exports, ctx.memory_budget)
     found.sort(key=lambda d: (d.span.start, d.code))
     return Run(globals_, exports, tuple(found))
 
@@ -377,7 +390,7 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
             if first is not None:
                 where = ctx.real(first, first.name.span)
                 ctx.report(
-                    "QVR102",
+                    rules.DUPLICATE_DECLARATION,
                     f"'{n}' is already declared on line {where.start_line + 1}",
                     ctx.real(d, d.name.span),
                     related=(Related(where, f"first declaration of '{n}'"),),
@@ -386,7 +399,7 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
             ctx.top[n] = d
         if d.name.text in COMBINATORS:
             ctx.report(
-                "QVR102",
+                rules.DUPLICATE_DECLARATION,
                 f"'{d.name.text}' is a combinator; choose another name",
                 ctx.real(d, d.name.span),
             )
@@ -410,7 +423,9 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
         if isinstance(target, ast.ProgramDecl | ast.LetDecl):
             ctx.ref(name_span, SymbolKey(n))
             if n in seen:
-                ctx.report("QVR501", f"'{n}' is already exported", ctx.real(d, d.span))
+                ctx.report(
+                    rules.DUPLICATE_EXPORT, f"'{n}' is already exported", ctx.real(d, d.span)
+                )
             else:
                 exports.append(n)
                 seen.add(n)
@@ -418,7 +433,7 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
             ctx.ref(name_span, SymbolKey(n))
             kind = type(target).__name__.removesuffix("Decl").lower()
             ctx.report(
-                "QVR501",
+                rules.EXPORT_NOT_RUNNABLE,
                 f"export {n}: only programs and lets can be exported, and {n} is a {kind}",
                 name_span,
             )
@@ -427,7 +442,11 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
                 k for k, v in ctx.top.items() if isinstance(v, ast.ProgramDecl | ast.LetDecl)
             ]
             ctx.did_you_mean(
-                "QVR501", f"export of an undefined name '{n}'", name_span, n, candidates
+                rules.UNDEFINED_EXPORT,
+                f"export of an undefined name '{n}'",
+                name_span,
+                n,
+                candidates,
             )
     if not decls:
         programs = [d for d in all_decls if isinstance(d, ast.ProgramDecl)]
@@ -436,7 +455,7 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
             end = len(ctx.text)
             sep = "" if ctx.text.endswith("\n") or not ctx.text else "\n"
             ctx.report(
-                "QVR501",
+                rules.NO_EXPORT,
                 f"no export: add `export {last.name.text}` so that load() knows which program "
                 "to return",
                 ctx.real(last, last.name.span),
@@ -467,10 +486,9 @@ def _unused(
             continue  # entry points; QVR501 already asks for an export
         kind = type(d).__name__.removesuffix("Decl").lower()
         ctx.report(
-            "QVR103",
+            rules.UNUSED_DECLARATION,
             f"{kind} {n} is declared but never used",
             ctx.real(d, d.name.span),
-            unnecessary=True,
         )
 
 

@@ -9,35 +9,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
+from qvr_core import builtins, rules
 from qvr_core.check.frames import Current, Frame, Names
 from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
-from qvr_core.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from qvr_core.diagnostics import Diagnostic, Fix, Related, Rule, Severity, TextEdit, make
 from qvr_core.syntax import ast
 from qvr_core.syntax.shift import Shifter
 from qvr_core.syntax.span import LineIndex, Span
 
 T = TypeVar("T")
 
-COMBINATORS = ("fan", "scan", "stack", "repeat", "identity")
 ROLES = ("embed", "kernel", "latent")
-FAMILIES = (
-    "Normal",
-    "LogNormal",
-    "LogitNormal",
-    "Dirichlet",
-    "Categorical",
-    "Bernoulli",
-    "Deterministic",
-)
+#: Builtin names, from the one registry (`qvr_core.builtins`).
+COMBINATORS = tuple(builtins.COMBINATORS)
+FAMILIES = tuple(builtins.FAMILIES)
+KERNEL_FAMILIES = builtins.KERNEL_FAMILIES  # those that can follow `~` on a morphism
 OPTION_KEYS = ("role", "scale", "replicate", "param_source", "hidden_dim", "rank")
 PARAM_SOURCES = ("mlp", "linear")
 #: Options whose values are names from a fixed set (the others are numbers).
 OPTION_VALUES: dict[str, tuple[str, ...]] = {"role": ROLES, "param_source": PARAM_SOURCES}
 #: Keyword arguments each combinator accepts, with their literal values.
-COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {"scan": {"reverse": ("true", "false")}}
-UNARY_FUNCS = ("sigmoid", "tanh", "exp", "log", "softplus", "relu")
-BINARY_FUNCS = ("min", "max")
+COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {
+    c.name: {key: values for key, values, _ in c.keywords}
+    for c in builtins.COMBINATORS.values()
+    if c.keywords
+}
+UNARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 1)
+BINARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 2)
 KEYWORDS = ("object", "morphism", "let", "program", "sample", "observe", "return", "export")
 
 
@@ -66,6 +65,8 @@ class Context:
     moved: dict[int, Shifter] = field(default_factory=dict)
     # record the names each frame looks up (for IncrementalChecker), or not
     recording: bool = False
+    # bytes a program may need before QVR601 (None: the default budget, see check/sizes.py)
+    memory_budget: int | None = None
 
     def __post_init__(self) -> None:
         self.current = Current(self.frame)
@@ -122,20 +123,20 @@ class Context:
 
     # ------------------------------------------------------------ reporting
 
-    def report(self, code: str, message: str, span: Span, **kwargs: object) -> None:
-        self.diagnostics.append(make(code, message, span, **kwargs))
+    def report(self, rule: Rule, message: str, span: Span, **kwargs: object) -> None:
+        self.diagnostics.append(make(rule, message, span, **kwargs))
 
-    def hint_or_error(self, code: str, message: str, span: Span, **kwargs: object) -> None:
+    def hint_or_error(self, rule: Rule, message: str, span: Span, **kwargs: object) -> None:
         """A hint normally, an error under the strict setting (matching by dimension)."""
         severity = Severity.ERROR if self.strict else Severity.HINT
-        self.diagnostics.append(make(code, message, span, severity=severity, **kwargs))
+        self.diagnostics.append(make(rule, message, span, severity=severity, **kwargs))
 
     def undefined(
         self, name: ast.Name, what: str, candidates: list[str] | tuple[str, ...], extra: str = ""
     ) -> None:
-        """QVR101 with a did-you-mean suggestion and its quick fix."""
+        """An undefined name, with a did-you-mean suggestion and its quick fix."""
         close = self.did_you_mean(
-            "QVR101",
+            rules.UNDEFINED_NAME,
             f"undefined {what} '{name.text}'",
             name.span,
             name.text,
@@ -148,7 +149,7 @@ class Context:
 
     def did_you_mean(
         self,
-        code: str,
+        rule: Rule,
         message: str,
         span: Span,
         written: str,
@@ -169,7 +170,7 @@ class Context:
             )
         else:
             message += otherwise
-        self.report(code, message, span, fixes=fixes)
+        self.report(rule, message, span, fixes=fixes)
         return close
 
     # ------------------------------------------------------------ recording

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from qvr_core import rules
+from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
+from qvr_core.builtins.families import codomain_words, family_for
 from qvr_core.check.context import (
     FAMILIES,
+    KERNEL_FAMILIES,
     OPTION_KEYS,
     PARAM_SOURCES,
     ROLES,
@@ -41,7 +45,7 @@ def _base_object(ctx: Context, decl: ast.ObjectDecl, body: ast.SizedObject) -> N
         return
     if kind == "simplex" and body.size < 2:
         ctx.report(
-            "QVR301",
+            rules.SIMPLEX_TOO_SMALL,
             f"Simplex {body.size} has no room for a probability vector: use at least 2",
             body.size_span or body.span,
         )
@@ -59,7 +63,7 @@ def _alias(
         return None
     if name in stack:
         ctx.report(
-            "QVR401",
+            rules.CYCLIC_DEFINITION,
             f"object {name} is defined in terms of itself ({' -> '.join((*stack, name))})",
             decl.name.span,
         )
@@ -107,7 +111,9 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
             decl = ctx.top.get(f.text)
             if decl is not None:
                 kind = type(decl).__name__.removesuffix("Decl").lower()
-                ctx.report("QVR101", f"'{f.text}' is a {kind}, not an object", f.span)
+                ctx.report(
+                    rules.WRONG_KIND, f"'{f.text}' is a {kind}, not an object", f.span
+                )
             else:
                 ctx.undefined(f, "object", list(ctx.object_decls))
             continue
@@ -121,25 +127,6 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
 
 # ---------------------------------------------------------------- morphisms
 
-FAMILY_FITS = {
-    "Normal": ("real",),
-    "LogNormal": ("positive",),
-    "LogitNormal": ("unit",),
-    "Dirichlet": ("simplex",),
-    "Categorical": ("finset",),
-    "Bernoulli": ("finset",),
-    "Deterministic": ("real", "positive", "unit", "simplex"),
-}
-FAMILY_NEEDS = {
-    "Normal": "a Real codomain",
-    "LogNormal": "a Positive codomain",
-    "LogitNormal": "a Unit codomain",
-    "Dirichlet": "one Simplex codomain",
-    "Categorical": "one FinSet codomain",
-    "Bernoulli": "a FinSet 2 codomain",
-    "Deterministic": "a continuous codomain",
-}
-
 
 def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     dom = resolve_type(ctx, decl.dom)
@@ -148,7 +135,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     role = opts.get("role")
     family = decl.family.text if decl.family else None
     if decl.family is not None and family not in FAMILIES:
-        ctx.undefined(decl.family, "family", FAMILIES)
+        ctx.undefined(decl.family, "family", KERNEL_FAMILIES)
         family = None
     if "role" not in opts and not _role_was_bad(ctx, decl):
         _missing_role(ctx, decl, dom, cod)
@@ -186,7 +173,7 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         key = o.key.text
         if key in seen:
             ctx.report(
-                "QVR301",
+                rules.DUPLICATE_OPTION,
                 f"option '{key}' is given twice in morphism {decl.name.text}",
                 o.span,
                 related=(Related(seen[key].span, "first given here"),),
@@ -200,7 +187,7 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         seen[key] = o
         if key not in OPTION_KEYS:
             ctx.did_you_mean(
-                "QVR301",
+                rules.UNKNOWN_OPTION,
                 f"unknown option '{key}' on morphism {decl.name.text}",
                 o.key.span,
                 key,
@@ -232,13 +219,15 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
 
     def bad(expect: str) -> None:
         ctx.report(
-            "QVR301", f"option {key} of morphism {name} must be {expect}, not {v.raw}", v.span
+            rules.INVALID_OPTION_VALUE,
+            f"option {key} of morphism {name} must be {expect}, not {v.raw}",
+            v.span,
         )
 
     if key == "role":
         if v.kind != "name" or v.value not in ROLES:
             ctx.did_you_mean(
-                "QVR301",
+                rules.INVALID_OPTION_VALUE,
                 f"unknown role '{v.raw}' on morphism {name}",
                 v.span,
                 str(v.raw),
@@ -280,7 +269,7 @@ def _missing_role(
         edit_span = ctx.lines.span(at, at)
         new = f" [role={guess}]"
     ctx.report(
-        "QVR301",
+        rules.MISSING_ROLE,
         f"morphism {decl.name.text} has no role: add [role={guess}] (roles are {', '.join(ROLES)})",
         decl.name.span,
         fixes=(Fix(f"Add role={guess}", (TextEdit(edit_span, new),), True),),
@@ -302,28 +291,28 @@ def _check_role(
         for o in decl.options:
             if o.key.text in kernel_only:
                 ctx.report(
-                    "QVR301",
+                    rules.OPTION_NOT_APPLICABLE,
                     f"option {o.key.text} applies to kernel morphisms, not to {role} morphism "
                     f"{name}",
                     o.span,
                 )
         if decl.family is not None:
             ctx.report(
-                "QVR302",
+                rules.UNEXPECTED_FAMILY,
                 f"{role} morphism {name} takes no family: remove '~ {decl.family.text}'",
                 decl.family.span,
             )
     if role == "embed":
         if not (len(dom.factors) == 1 and dom.discrete):
             ctx.report(
-                "QVR301",
+                rules.ROLE_TYPE_MISMATCH,
                 f"embed morphism {name} needs one FinSet domain, but {dom.label} is "
                 f"{dims_text(dom)}",
                 decl.dom.span,
             )
         if not cod.continuous:
             ctx.report(
-                "QVR301",
+                rules.ROLE_TYPE_MISMATCH,
                 f"embed morphism {name} needs a continuous codomain, but {cod.label} is "
                 f"{dims_text(cod)}",
                 decl.cod.span,
@@ -332,7 +321,7 @@ def _check_role(
         for side, ref in ((dom, decl.dom), (cod, decl.cod)):
             if not (len(side.factors) == 1 and side.discrete):
                 ctx.report(
-                    "QVR301",
+                    rules.ROLE_TYPE_MISMATCH,
                     f"latent morphism {name} is a stochastic matrix between finite sets, "
                     f"but {side.label} is {dims_text(side)}",
                     ref.span,
@@ -340,57 +329,55 @@ def _check_role(
     elif role == "kernel":
         if decl.family is None:
             ctx.report(
-                "QVR302",
+                rules.MISSING_FAMILY,
                 f"kernel morphism {name} needs a family: add '~ Normal' (or another family "
                 f"that fits {cod.label})",
                 decl.name.span,
-                fixes=(
-                    Fix(
-                        f"Add '~ {_family_for(cod)}'",
-                        (
-                            TextEdit(
-                                ctx.lines.span(decl.span.end, decl.span.end),
-                                f" ~ {_family_for(cod)}",
-                            ),
-                        ),
-                        True,
-                    ),
-                ),
+                fixes=_add_family(ctx, decl, cod),
             )
         elif family is not None:
             _check_family(ctx, decl, family, cod)
         _check_kernel_options(ctx, decl, family, dom, cod, opts)
 
 
-def _family_for(cod: Product) -> str:
-    kinds = {f.kind for f in cod.factors}
-    if kinds == {"finset"}:
-        return "Bernoulli" if cod.factors[0].size == 2 else "Categorical"
-    if kinds == {"positive"}:
-        return "LogNormal"
-    if kinds == {"unit"}:
-        return "LogitNormal"
-    if kinds == {"simplex"} and len(cod.factors) == 1:
-        return "Dirichlet"
-    return "Normal" if kinds == {"real"} else "Deterministic"
+def _add_family(ctx: Context, decl: ast.MorphismDecl, cod: Product) -> tuple[Fix, ...]:
+    family = family_for(cod.factors)
+    if family is None:
+        return ()
+    at = ctx.lines.span(decl.span.end, decl.span.end)
+    return (Fix(f"Add '~ {family}'", (TextEdit(at, f" ~ {family}"),), True),)
 
 
 def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Product) -> None:
-    kinds = {f.kind for f in cod.factors}
-    fits = kinds <= set(FAMILY_FITS[family])
-    if family in ("Categorical", "Dirichlet", "Bernoulli") and len(cod.factors) != 1:
-        fits = False
-    if family == "Bernoulli" and fits and cod.factors[0].size != 2:
-        fits = False
-    if fits:
+    """The family must have a morphism form, and each codomain factor must hold its values
+    (one distribution per factor, as the runtime draws them)."""
+    spec = FAMILY_TABLE[family]
+    span = decl.family.span  # type: ignore[union-attr]  # `family` is its text
+    name = decl.name.text
+    if spec.kernel is not None and all(spec.fits(f.kind, f.size) for f in cod.factors):
         return
-    better = _family_for(cod)
+    better = family_for(cod.factors)
+    fixes = (
+        (Fix(f"Change to '{better}'", (TextEdit(span, better),), True),)
+        if better is not None and better != family
+        else ()
+    )
+    if spec.kernel is None:
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"{family} cannot be the family of morphism {name}: a parameter network drives "
+            f"only {', '.join(KERNEL_FAMILIES)}",
+            span,
+            fixes=fixes,
+        )
+        return
+    advice = f": use ~ {better}" if fixes else ": no family fits it; split the codomain"
     ctx.report(
-        "QVR302",
-        f"{family} needs {FAMILY_NEEDS[family]}, but morphism {decl.name.text} has codomain "
-        f"{cod.label} ({dims_text(cod)}): use ~ {better}",
-        decl.family.span,  # type: ignore[union-attr]  # `family` is its text
-        fixes=(Fix(f"Change to '{better}'", (TextEdit(decl.family.span, better),), True),),  # type: ignore[union-attr]  # as above
+        rules.FAMILY_CODOMAIN,
+        f"{family} needs {codomain_words(spec)}, but morphism {name} has codomain "
+        f"{cod.label} ({dims_text(cod)}){advice}",
+        span,
+        fixes=fixes,
     )
 
 
@@ -404,9 +391,10 @@ def _check_kernel_options(
 ) -> None:
     by_key = {o.key.text: o for o in decl.options}
     name = decl.name.text
-    if "scale" in opts and family not in (None, "Normal"):
+    form = FAMILY_TABLE[family].kernel if family is not None else None
+    if "scale" in opts and family is not None and not (form and form.scale_option):
         ctx.report(
-            "QVR301",
+            rules.OPTION_NOT_APPLICABLE,
             f"option scale fixes a Normal's standard deviation; {family} morphism {name} "
             "has no scale",
             by_key["scale"].span,
@@ -415,7 +403,7 @@ def _check_kernel_options(
     if "rank" in opts:
         if source != "linear":
             ctx.report(
-                "QVR301",
+                rules.OPTION_NOT_APPLICABLE,
                 f"option rank factorises a linear parameter network: add param_source=linear "
                 f"to morphism {name}",
                 by_key["rank"].span,
@@ -424,7 +412,7 @@ def _check_kernel_options(
             limit = min(dom.width, _param_width(family, cod))
             if int(opts["rank"]) >= limit:  # type: ignore[call-overload]  # _options kept an int
                 ctx.report(
-                    "QVR301",
+                    rules.INVALID_OPTION_VALUE,
                     f"rank {opts['rank']} of morphism {name} must be below min(input "
                     f"{dom.width}, output {_param_width(family, cod)}) = {limit} to be a "
                     "low-rank factorisation",
@@ -432,7 +420,7 @@ def _check_kernel_options(
                 )
     if "hidden_dim" in opts and source == "linear":
         ctx.report(
-            "QVR301",
+            rules.OPTION_NOT_APPLICABLE,
             f"option hidden_dim sizes the mlp hidden layer; morphism {name} uses "
             "param_source=linear",
             by_key["hidden_dim"].span,
@@ -441,8 +429,5 @@ def _check_kernel_options(
 
 def _param_width(family: str | None, cod: Product) -> int:
     """How many numbers the parameter network outputs (its output width)."""
-    if family in ("Categorical",):
-        return cod.factors[0].size
-    if family == "Bernoulli":
-        return 1
-    return cod.width
+    form = FAMILY_TABLE[family].kernel if family is not None else None
+    return form.param_width(cod.factors) if form is not None else cod.width

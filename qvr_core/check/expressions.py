@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
+from qvr_core import rules
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
@@ -31,7 +32,9 @@ def infer(env: Env, expr: ast.Expr | ast.Literal) -> Arrow | Group | None:
             t = _call(env, expr)
         case ast.Literal():  # a literal where a morphism is expected
             env.ctx.report(
-                "QVR401", f"expected a morphism, found {env.ctx.source(expr.span)}", expr.span
+                rules.WRONG_KIND,
+                f"expected a morphism, found {env.ctx.source(expr.span)}",
+                expr.span,
             )
             return None
         case _:
@@ -47,7 +50,7 @@ def arrow(env: Env, expr: ast.Expr, where: str) -> Arrow | None:
     t = infer(env, expr)
     if isinstance(t, Group):
         env.ctx.report(
-            "QVR301",
+            rules.GROUP_AS_MORPHISM,
             f"{env.ctx.source(expr.span)} is a replicate={t.count} group; {where} needs one "
             f"morphism: use fan({env.ctx.source(expr.span)}) or one copy such as "
             f"{env.ctx.source(expr.span)}_0",
@@ -86,7 +89,7 @@ def compose_types(
     if isinstance(produced, Product) and isinstance(expected, Seq):
         if isinstance(left.dom, Seq):
             env.ctx.report(
-                "QVR201",
+                rules.SEQUENCE_MISMATCH,
                 f"cannot compose: {sides.consumer} expects a sequence {expected.label} but "
                 f"{sides.producer} produces one value {produced.label} from a whole sequence",
                 rnode.span,
@@ -123,7 +126,7 @@ def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
     if not all(isinstance(p, Product) for p in parts):
         bad = expr.left if any(isinstance(p, Seq) for p in (left.dom, left.cod)) else expr.right
         env.ctx.report(
-            "QVR201",
+            rules.SEQUENCE_MISMATCH,
             f"'@' pairs single values, but {text(env, bad)} works on sequences "
             f"({describe(env.ctx.expr_types.get(bad))}): apply '@' per element and scan "
             "afterwards",
@@ -148,7 +151,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
             kind = type(decl).__name__.removesuffix("Decl").lower()
             env.ctx.ref(call.callee.span, SymbolKey(name))
             env.ctx.report(
-                "QVR401",
+                rules.MORPHISM_CALL_IN_LET,
                 f"{name}(...) applies a {kind} to values, which only a program step can do "
                 f"(sample x <- {name}(...)); in a let, compose with '>>'",
                 call.span,
@@ -175,7 +178,7 @@ def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
             hint = f": did you mean '{close[0]}'?" if close else ""
             takes = f"takes {', '.join(allowed)}" if allowed else "takes no keyword arguments"
             env.ctx.report(
-                "QVR301",
+                rules.UNKNOWN_OPTION,
                 f"unknown keyword '{kw.key.text}' for {call.callee.text} ({takes}){hint}",
                 kw.key.span,
             )
@@ -184,7 +187,7 @@ def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
 def _positional(env: Env, call: ast.Call, count: int, usage: str) -> bool:
     if len(call.args) != count:
         env.ctx.report(
-            "QVR401",
+            rules.ARGUMENT_COUNT,
             f"{call.callee.text} takes {count} argument{'s' if count > 1 else ''}: {usage}",
             call.span,
         )
@@ -194,12 +197,14 @@ def _positional(env: Env, call: ast.Call, count: int, usage: str) -> bool:
 
 def _fan(env: Env, call: ast.Call) -> Arrow | None:
     if not call.args:
-        env.ctx.report("QVR401", "fan needs branches: fan(f, g, ...) or fan(group)", call.span)
+        env.ctx.report(
+            rules.ARGUMENT_COUNT, "fan needs branches: fan(f, g, ...) or fan(group)", call.span
+        )
         return None
     exprs = [a for a in call.args if not isinstance(a, ast.Literal)]
     for a in call.args:
         if isinstance(a, ast.Literal):
-            env.ctx.report("QVR401", f"fan takes morphisms, not {a.raw}", a.span)
+            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {a.raw}", a.span)
     if len(exprs) == 1:
         t = infer(env, exprs[0])
         if isinstance(t, Group):
@@ -222,7 +227,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
                 for x, a in zip(exprs, arrows, strict=True)
             )
             env.ctx.report(
-                "QVR206",
+                rules.FAN_DOMAINS,
                 f"fan branches must take the same input, but {branches}",
                 e.span,
             )
@@ -234,7 +239,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
         result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]  # all Seqs
     else:
         env.ctx.report(
-            "QVR206",
+            rules.FAN_DOMAINS,
             "fan branches must all produce single values or all produce sequences",
             call.span,
         )
@@ -273,13 +278,17 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
         if kw.key.text == "reverse":
             if kw.value.kind != "bool":
                 env.ctx.report(
-                    "QVR301", f"reverse must be true or false, not {kw.value.raw}", kw.value.span
+                    rules.INVALID_OPTION_VALUE,
+                    f"reverse must be true or false, not {kw.value.raw}",
+                    kw.value.span,
                 )
             elif kw.value.value:
                 env.ctx.reversed_scans.add(call)
     cell_node = call.args[0]
     if isinstance(cell_node, ast.Literal):
-        env.ctx.report("QVR204", f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span)
+        env.ctx.report(
+            rules.WRONG_KIND, f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span
+        )
         return None
     cell = arrow(env, cell_node, "scan")
     if cell is None:
@@ -287,13 +296,15 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     cname = text(env, cell_node)
     shape = "the scan cell must have the form A * H -> H (per-step input, then the state)"
     if not isinstance(cell.dom, Product) or not isinstance(cell.cod, Product):
-        env.ctx.report("QVR204", f"{shape}, but {cname} has type {cell.label}", cell_node.span)
+        env.ctx.report(
+            rules.BAD_SCAN_CELL, f"{shape}, but {cname} has type {cell.label}", cell_node.span
+        )
         return None
     dom, state = cell.dom, cell.cod
     k = len(state.factors)
     if len(dom.factors) <= k:
         env.ctx.report(
-            "QVR204",
+            rules.BAD_SCAN_CELL,
             f"{shape}, but {cname} : {cell.label} has no per-step input before the state "
             f"{state.label}",
             cell_node.span,
@@ -307,7 +318,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
             match(env.ctx, state, tail, cell_node.span, sides)
         else:
             env.ctx.report(
-                "QVR204",
+                rules.BAD_SCAN_CELL,
                 f"{shape}, but {cname} : {cell.label} ends its input with "
                 f"{tail.label} ({dims_text(tail)}) where the state {state.label} "
                 f"({dims_text(state)}) should be",
@@ -340,13 +351,19 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
     if isinstance(n, ast.Literal):
         if n.kind != "int" or int(n.value) < 1:
             env.ctx.report(
-                "QVR205", f"{name} needs a positive whole number of copies, not {n.raw}", n.span
+                rules.BAD_STACK_BODY,
+                f"{name} needs a positive whole number of copies, not {n.raw}",
+                n.span,
             )
     else:
-        env.ctx.report("QVR205", f"{name} needs a number of copies, not {text(env, n)}", n.span)
+        env.ctx.report(
+            rules.BAD_STACK_BODY, f"{name} needs a number of copies, not {text(env, n)}", n.span
+        )
     if isinstance(body_node, ast.Literal):
         env.ctx.report(
-            "QVR205", f"{name} needs a morphism body, not {body_node.raw}", body_node.span
+            rules.WRONG_KIND,
+            f"{name} needs a morphism body, not {body_node.raw}",
+            body_node.span,
         )
         return None
     body = arrow(env, body_node, name)
@@ -366,7 +383,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
             )
             return body
     env.ctx.report(
-        "QVR205",
+        rules.BAD_STACK_BODY,
         f"{name} chains copies of its body, so the body must be A -> A, but "
         f"{text(env, body_node)} has type {body.label} "
         f"({_dims(dom)} -> {_dims(cod)})",
@@ -384,7 +401,7 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
         return None
     arg = call.args[0]
     if not isinstance(arg, ast.NameRef):
-        env.ctx.report("QVR401", "identity takes an object name: identity(Token)", arg.span)
+        env.ctx.report(rules.WRONG_KIND, "identity takes an object name: identity(Token)", arg.span)
         return None
     from qvr_core.check.declarations import resolve_type
 

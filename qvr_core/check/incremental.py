@@ -47,7 +47,7 @@ from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import Placed, Segment, common_prefix, place_again, place_segments
 from qvr_core.syntax.shift import Shifter, positionless
-from qvr_core.syntax.span import LineIndex
+from qvr_core.syntax.span import LineIndex, unify_line_ends
 
 _T = TypeVar("_T")
 
@@ -97,19 +97,22 @@ class IncrementalChecker:
         self._safe = safe  # tests turn the safety net off, so that bugs surface
         self._lock = threading.Lock()
 
-    def check(self, text: str, *, strict: bool = False) -> CheckedModule:
+    def check(
+        self, text: str, *, strict: bool = False, memory_budget: int | None = None
+    ) -> CheckedModule:
         """Parse and check `text`. Never raises: problems are diagnostics."""
+        text = unify_line_ends(text)  # lines end at \n, \r\n and \r alike; offsets unchanged
         with self._lock, collector_paused():
             try:
-                return self._check(text, strict)
+                return self._check(text, strict, memory_budget)
             except Exception:  # a bug here must cost the reuse, not the diagnostics
                 if not self._safe:
                     raise
                 log.exception("incremental check failed; checking from scratch")
                 self._state = None
-                return _from_scratch(text, strict)
+                return _from_scratch(text, strict, memory_budget)
 
-    def _check(self, text: str, strict: bool) -> CheckedModule:
+    def _check(self, text: str, strict: bool, memory_budget: int | None = None) -> CheckedModule:
         state = self._state
         if state is None:
             prefix = 0
@@ -123,6 +126,7 @@ class IncrementalChecker:
         lines = LineIndex(text)
         module = ast.Module(tuple(decls), (), lines.span(0, len(text)))
         ctx = Context(text=text, module=module, strict=strict, lines=lines, recording=True)
+        ctx.memory_budget = memory_budget
         ctx.moved.update(moved)
         env = Env(ctx, plan)
         run = run_passes(ctx, env, module.decls, tuple(syntax))
@@ -440,7 +444,7 @@ def _moved_frame(frame: Frame, shift: Shifter) -> Frame:
     return moved
 
 
-def _from_scratch(text: str, strict: bool) -> CheckedModule:
+def _from_scratch(text: str, strict: bool, memory_budget: int | None = None) -> CheckedModule:
     from qvr_core.check import check
 
-    return check(text, strict=strict)
+    return check(text, strict=strict, memory_budget=memory_budget)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qvr_core import rules
 from qvr_core.check.context import Context
 from qvr_core.check.types import Product, dims_text, sum_text
 from qvr_core.diagnostics import Fix, Related, TextEdit
@@ -60,7 +61,7 @@ def match(ctx: Context, produced: Product, expected: Product, span: Span, sides:
     related = related_objects(ctx, produced, expected)
     if reordered(produced, expected):
         ctx.report(
-            "QVR201",
+            rules.FACTORS_OUT_OF_ORDER,
             f"{sides.verb}: {sides.producer} produces {produced.label} ({dims_paren(produced)}) "
             f"but {sides.consumer} expects {expected.label} ({dims_paren(expected)}): the same "
             "factors in another order, which would mix up their columns",
@@ -70,7 +71,7 @@ def match(ctx: Context, produced: Product, expected: Product, span: Span, sides:
         return False
     if produced.continuous and expected.continuous and produced.dim == expected.dim:
         ctx.hint_or_error(
-            "QVR203",
+            rules.MATCHED_BY_DIMENSION,
             f"matched by dimension, not by name: {sides.producer} produces {produced.label} "
             f"({dims_paren(produced)}) and {sides.consumer} expects {expected.label} "
             f"({dims_paren(expected)})",
@@ -87,7 +88,7 @@ def match(ctx: Context, produced: Product, expected: Product, span: Span, sides:
         if not expected.discrete and not expected.continuous:
             what_e = "a mix of discrete and continuous values"
         ctx.report(
-            "QVR202",
+            rules.DISCRETE_CONTINUOUS,
             f"{sides.verb}: {sides.producer} produces {produced.label} ({dims_text(produced)}), "
             f"{what_p}, but {sides.consumer} expects {expected.label} ({dims_text(expected)}), "
             f"{what_e}",
@@ -96,7 +97,7 @@ def match(ctx: Context, produced: Product, expected: Product, span: Span, sides:
         )
         return False
     ctx.report(
-        "QVR201",
+        rules.DIMENSION_MISMATCH,
         f"{sides.verb}: {sides.producer} produces {produced.label} ({dims_paren(produced)}) "
         f"but {sides.consumer} expects {expected.label} ({dims_paren(expected)})",
         span,

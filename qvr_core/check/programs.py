@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, assert_never
 
+from qvr_core import rules
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.expressions import arrow, product
@@ -71,7 +72,9 @@ class ProgramChecker:
         for step in decl.steps:
             if returns is not None:
                 self.ctx.report(
-                    "QVR401", "this step comes after the program's return", _first_line(step)
+                    rules.MISPLACED_RETURN,
+                    "this step comes after the program's return",
+                    _first_line(step),
                 )
             match step:
                 case ast.SampleStep() | ast.ObserveStep():
@@ -85,7 +88,7 @@ class ProgramChecker:
                     self._destructure(step)
                 case ast.ReturnStep():
                     if returns is not None:
-                        self.ctx.report("QVR401", "a program returns once", step.span)
+                        self.ctx.report(rules.MISPLACED_RETURN, "a program returns once", step.span)
                         continue
                     returns = tuple(n.text for n in step.values)
                     returned = self._return(step, cod)
@@ -94,7 +97,7 @@ class ProgramChecker:
         if returns is None:
             end = self.decl.header_span
             self.ctx.report(
-                "QVR401",
+                rules.MISPLACED_RETURN,
                 f"program {self.scope} has no return: end it with `return NAME`",
                 decl.name.span,
                 related=(Related(end, "program header"),),
@@ -144,7 +147,7 @@ class ProgramChecker:
             t = self.env.name_type(source.callee)
             if isinstance(t, Group):
                 self.ctx.report(
-                    "QVR301",
+                    rules.GROUP_AS_MORPHISM,
                     f"{source.callee.text} is a replicate={t.count} group: apply one copy "
                     f"({source.callee.text}_0) or fan({source.callee.text})",
                     source.callee.span,
@@ -154,7 +157,9 @@ class ProgramChecker:
                 self.ctx.record_type(source.callee.span, t)
             for kw in source.kwargs:
                 self.ctx.report(
-                    "QVR401", f"{source.callee.text} takes no keyword arguments", kw.span
+                    rules.UNKNOWN_OPTION,
+                    f"{source.callee.text} takes no keyword arguments",
+                    kw.span,
                 )
             return t
         return arrow(self.env, source, "a program step")
@@ -183,7 +188,7 @@ class ProgramChecker:
                 last = decl.params[-1].span
             span = self.ctx.lines.span(first.start, (last or first).end)
             self.ctx.report(
-                "QVR401",
+                rules.UNPACKING_COUNT,
                 f"program {self.scope} names {len(decl.params)} parameter"
                 f"{'s' if len(decl.params) != 1 else ''} but its domain {dom.label} has "
                 f"{len(written)} factor{'s' if len(written) != 1 else ''}",
@@ -261,7 +266,7 @@ class ProgramChecker:
             if not isinstance(a, ast.NameRef):
                 span = a.span
                 self.ctx.report(
-                    "QVR401",
+                    rules.ARGUMENT_NOT_A_NAME,
                     f"arguments of {call.callee.text} must be named values, not "
                     f"{self.ctx.source(span)}: bind it first with let",
                     span,
@@ -279,7 +284,7 @@ class ProgramChecker:
         if not ok or not types:
             if not call.args:
                 self.ctx.report(
-                    "QVR401",
+                    rules.ARGUMENT_COUNT,
                     f"{call.callee.text}() has no arguments: write {call.callee.text}(x), or "
                     f"`<- {call.callee.text}` to apply it to the program input",
                     call.span,
@@ -289,7 +294,7 @@ class ProgramChecker:
             return tuple(names), types[0], producer
         if any(isinstance(t, Seq | Scalar) for t in types):
             self.ctx.report(
-                "QVR401",
+                rules.SEQUENCE_MISMATCH,
                 f"{call.callee.text} pairs its arguments into one value; sequences and "
                 "numbers cannot be paired",
                 call.span,
@@ -303,13 +308,15 @@ class ProgramChecker:
         sides = Sides(producer, consumer, verb="cannot apply")
         if isinstance(arg, Scalar):
             self.ctx.report(
-                "QVR401", f"{consumer} needs a value of type {t.dom.label}, not a number", span
+                rules.SEQUENCE_MISMATCH,
+                f"{consumer} needs a value of type {t.dom.label}, not a number",
+                span,
             )
             return None
         if isinstance(t.dom, Seq):
             if not isinstance(arg, Seq):
                 self.ctx.report(
-                    "QVR201",
+                    rules.SEQUENCE_MISMATCH,
                     f"cannot apply: {consumer} expects a sequence {t.dom.label} but "
                     f"{producer} is one value {arg.label} ({dims_text(arg)})",
                     span,
@@ -322,7 +329,9 @@ class ProgramChecker:
             if not match(self.ctx, arg.elem, t.dom, span, sides):
                 return None
             if isinstance(t.cod, Seq):
-                self.ctx.report("QVR401", f"{consumer} would make a sequence of sequences", span)
+                self.ctx.report(
+                    rules.SEQUENCE_MISMATCH, f"{consumer} would make a sequence of sequences", span
+                )
                 return None
             return Seq(t.cod)  # type: ignore[arg-type]  # not a Seq, checked above
         return t.cod if match(self.ctx, arg, t.dom, span, sides) else None
@@ -345,7 +354,7 @@ class ProgramChecker:
             return True
         if reordered(got, want):
             self.ctx.report(
-                "QVR401",
+                rules.FACTORS_OUT_OF_ORDER,
                 f"{what} ({dims_paren(want)}) but {producer} gives {got.label} "
                 f"({dims_paren(got)}): the same factors in another order, which would mix up "
                 "their columns",
@@ -355,7 +364,7 @@ class ProgramChecker:
             return False
         if got.continuous and want.continuous and got.dim == want.dim:
             self.ctx.hint_or_error(
-                "QVR203",
+                rules.MATCHED_BY_DIMENSION,
                 f"matched by dimension, not by name: {what} ({dims_paren(want)}) and "
                 f"{producer} gives {got.label} ({dims_paren(got)})",
                 span,
@@ -363,7 +372,7 @@ class ProgramChecker:
             )
             return not self.ctx.strict
         self.ctx.report(
-            "QVR401",
+            rules.DECLARED_TYPE_MISMATCH,
             f"{what} ({dims_text(want)}) but {producer} gives {got.label} ({dims_text(got)})",
             span,
         )
@@ -379,14 +388,14 @@ class ProgramChecker:
                 kind = type(top).__name__.removesuffix("Decl").lower()
                 self.ctx.ref(name.span, SymbolKey(name.text))
                 self.ctx.report(
-                    "QVR401",
+                    rules.WRONG_KIND,
                     f"'{name.text}' is a {kind}, not a value: bind its result with "
                     f"`sample x <- {name.text}(...)` first",
                     name.span,
                 )
                 return None
             self.ctx.did_you_mean(
-                "QVR401",
+                rules.UNBOUND_VARIABLE,
                 f"unbound variable '{name.text}' in program {self.scope}",
                 name.span,
                 name.text,
@@ -413,7 +422,7 @@ class ProgramChecker:
         prev = self.locals.get(name.text)
         if prev is not None:
             self.ctx.report(
-                "QVR401",
+                rules.REBOUND_VARIABLE,
                 f"'{name.text}' is already bound in program {self.scope}: values are bound "
                 "once; choose a new name",
                 name.span,
@@ -435,7 +444,7 @@ class ProgramChecker:
             split = self._split(t, n)
             if split is None:
                 self.ctx.report(
-                    "QVR401",
+                    rules.UNPACKING_COUNT,
                     f"cannot split {self.ctx.source(step.value.span)} : {t.label} "
                     f"({dims_text(t) if not isinstance(t, Scalar) else 'a number'}) into "
                     f"{n} values",
@@ -484,7 +493,7 @@ class ProgramChecker:
             return Seq(cod) if ok else None
         if any(not isinstance(t, Product) for t in types):
             self.ctx.report(
-                "QVR401",
+                rules.SEQUENCE_MISMATCH,
                 f"{what}, which mixes sequences or numbers; return single values",
                 step.span,
             )
@@ -523,19 +532,25 @@ class ProgramChecker:
         name = node.func.text
         if name in UNARY_FUNCS:
             if len(node.args) != 1:
-                self.ctx.report("QVR401", f"{name} takes one value: {name}(x)", node.span)
+                self.ctx.report(
+                    rules.ARGUMENT_COUNT, f"{name} takes one value: {name}(x)", node.span
+                )
                 return None
             t = self.arith(node.args[0])
             return self._continuous(node.args[0], t)
         if name in BINARY_FUNCS:
             if len(node.args) != 2:
-                self.ctx.report("QVR401", f"{name} takes two values: {name}(a, b)", node.span)
+                self.ctx.report(
+                    rules.ARGUMENT_COUNT, f"{name} takes two values: {name}(a, b)", node.span
+                )
                 return None
             a, b = (self.arith(x) for x in node.args)
             return self._combine(f"take the {name} of", node.args[0], a, node.args[1], b, node)
         if name in self.ctx.top or name in COMBINATORS:
+            if name in self.ctx.top:  # a use, though a wrong one: not also "unused"
+                self.ctx.ref(node.func.span, SymbolKey(name))
             self.ctx.report(
-                "QVR401",
+                rules.MORPHISM_CALL_IN_LET,
                 f"{name}(...) in a let: apply morphisms in a sample step "
                 f"(`sample y <- {name}(...)`); let computes with "
                 f"{', '.join(UNARY_FUNCS + BINARY_FUNCS)}",
@@ -553,7 +568,7 @@ class ProgramChecker:
         elem = t.elem if isinstance(t, Seq) else t
         if isinstance(elem, Product) and not elem.continuous:
             self.ctx.report(
-                "QVR202",
+                rules.DISCRETE_CONTINUOUS,
                 f"arithmetic needs continuous values, but {self.ctx.source(node.span)} is "
                 f"{elem.label} ({dims_text(elem)})",
                 node.span,
@@ -580,7 +595,7 @@ class ProgramChecker:
             return left
         if isinstance(left, Seq) != isinstance(right, Seq):
             self.ctx.report(
-                "QVR207",
+                rules.SEQUENCE_MISMATCH,
                 f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: one "
                 "is a sequence and the other a single value",
                 node.span,
@@ -590,7 +605,7 @@ class ProgramChecker:
         re_ = right.elem if isinstance(right, Seq) else right
         if le.dim != re_.dim:
             self.ctx.report(
-                "QVR207",
+                rules.ARITHMETIC_DIMENSIONS,
                 f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: "
                 "arithmetic needs equal dimensions or a number",
                 node.span,
@@ -608,10 +623,9 @@ class ProgramChecker:
                 continue  # the usual way to say a value is deliberately unused
             if loc.kind is SymbolKind.LOCAL and SymbolKey(name, self.scope) not in self.ctx.used:
                 self.ctx.report(
-                    "QVR103",
+                    rules.UNUSED_DECLARATION,
                     f"'{name}' is bound but never used in program {self.scope}",
                     loc.name.span,
-                    unnecessary=True,
                 )
 
 

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CONSTRUCTORS: dict[str, str] = {
-    "FinSet": "finset",
-    "Real": "real",
-    "Positive": "positive",
-    "Unit": "unit",
-    "Simplex": "simplex",
-}
+from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS
+
+CONSTRUCTORS: dict[str, str] = {c.name: c.kind for c in OBJECT_CONSTRUCTORS.values()}
 KIND_TO_CONSTRUCTOR = {kind: ctor for ctor, kind in CONSTRUCTORS.items()}
-SPACE_SYMBOL = {"real": "R", "positive": "R+", "unit": "(0,1)", "simplex": "Δ"}
+SPACE_SYMBOL = {c.kind: c.symbol for c in OBJECT_CONSTRUCTORS.values() if c.kind != "finset"}
 
 
 @dataclass(frozen=True)

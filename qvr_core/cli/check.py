@@ -9,6 +9,7 @@ import sys
 from qvr_core.check import check
 from qvr_core.cli.report import as_json, human
 from qvr_core.diagnostics import Severity
+from qvr_core.files import UnreadableFile, command_line_roots, read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,10 +24,9 @@ def main(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            print(f"qvr: cannot read {path}: {exc}", file=sys.stderr)
+            text = read_text(path, command_line_roots(path), universal_newlines=True)
+        except UnreadableFile as exc:
+            print(f"qvr: cannot read {path}: {exc.reason}", file=sys.stderr)
             status = 2
             continue
         module = check(text, strict=args.strict)

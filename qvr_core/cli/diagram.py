@@ -11,6 +11,7 @@ import sys
 
 from qvr_core.check import check
 from qvr_core.cli.report import human
+from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.graph import FORMATS, SvgRenderError, UnknownDiagramName, draw
 
 
@@ -24,10 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        with open(args.file, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"qvr: cannot read {args.file}: {exc}", file=sys.stderr)
+        text = read_text(args.file, command_line_roots(args.file), universal_newlines=True)
+    except UnreadableFile as exc:
+        print(f"qvr: cannot read {args.file}: {exc.reason}", file=sys.stderr)
         return 2
     module = check(text, strict=args.strict)
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.format.formatter import format_text
 
 
@@ -32,10 +33,9 @@ def main(args: argparse.Namespace) -> int:
 
 def _file(path: str, check_only: bool) -> int:
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"qvr: cannot read {path}: {exc}", file=sys.stderr)
+        text = read_text(path, command_line_roots(path))
+    except UnreadableFile as exc:
+        print(f"qvr: cannot read {path}: {exc.reason}", file=sys.stderr)
         return 2
     result = format_text(text)
     if not result.ok:

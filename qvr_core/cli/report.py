@@ -1,4 +1,10 @@
-"""Diagnostics rendered for people (compiler style) and for machines (JSON)."""
+"""Diagnostics rendered for people (compiler style) and for machines (JSON).
+
+Under each diagnostic the human form shows its source line, or, for a long
+line, a window of it around the caret (`WINDOW` characters at most, `...` for
+what is cut): a minified one-line file with thousands of diagnostics prints
+a few lines per diagnostic, not the whole line each time.
+"""
 
 from __future__ import annotations
 
@@ -25,13 +31,27 @@ def human(path: str, lines: LineIndex, diagnostics: Iterable[Diagnostic]) -> str
     return "\n".join(out)
 
 
+#: The most characters of a source line shown under a diagnostic, and how many of
+#: them come before the caret when the line has to be cut.
+WINDOW = 120
+BEFORE = 40
+CUT = "..."
+
+
 def _excerpt(lines: LineIndex, s: Span) -> list[str]:
-    text = lines.line_text(s.start_line).replace("\t", " ")
+    start, end = lines.line_bounds(s.start_line)
+    length = end - start
+    end_col = s.end_col if s.end_line == s.start_line else length
+    col = min(s.start_col, length)
+    lo = 0 if length <= WINDOW else max(0, min(col - BEFORE, length - WINDOW))
+    hi = min(length, lo + WINDOW)
+    shown = lines.text[start + lo : start + hi].replace("\t", " ")
+    head = CUT if lo > 0 else ""
+    tail = CUT if hi < length else ""
+    width = max(1, min(end_col, hi) - col)
     gutter = f"{s.start_line + 1:>5} | "
-    end_col = s.end_col if s.end_line == s.start_line else len(text)
-    width = max(1, end_col - s.start_col)
-    caret = " " * (len(gutter) - 2) + "| " + " " * s.start_col + "^" * width
-    return [gutter + text, caret]
+    caret = " " * (len(gutter) - 2) + "| " + " " * (len(head) + col - lo) + "^" * width
+    return [gutter + head + shown + tail, caret]
 
 
 def as_json(path: str, diagnostics: Iterable[Diagnostic]) -> list[dict[str, object]]:

@@ -22,27 +22,86 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
-METHODS = ("svi", "nuts", "prior")
+from qvr_core.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.run_arguments import (
+    METHODS,
+    RunArgumentError,
+    RunArguments,
+    validate_run_arguments,
+)
+
 EXIT_INTERRUPTED = 130
+EXIT_USAGE = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Register the `qvr run` options on `parser`."""
+    """Register the `qvr run` options on `parser`.
+
+    Values are checked by `validate_run_arguments` (the server's check too),
+    so an argument out of range is one line and exit status 2, never a traceback.
+    """
+    d = RunArguments()
+    parser.error = _usage_error  # type: ignore[method-assign]  # exit status 2, one line
     parser.add_argument("file", help="the .qvr source file")
     parser.add_argument("--program", help="the exported program to run (default: the first)")
-    parser.add_argument("--method", choices=METHODS, default="svi", help="default: svi")
+    parser.add_argument("--method", default=d.method, help=f"{', '.join(METHODS)}; default svi")
     parser.add_argument(
-        "--steps", type=int, default=100, help="SVI steps, NUTS iterations or prior draws"
+        "--steps",
+        type=_field("steps"),
+        default=d.steps,
+        help="SVI steps, NUTS iterations or prior draws",
     )
-    parser.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate (svi)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch", type=int, default=16, help="synthetic batch size")
-    parser.add_argument("--seq-len", type=int, default=8, help="synthetic sequence length")
+    parser.add_argument("--lr", type=_field("lr"), default=d.lr, help="Adam learning rate (svi)")
+    parser.add_argument("--seed", type=_field("seed"), default=d.seed, help="0 to 2**63-1")
+    parser.add_argument("--batch", type=_field("batch"), default=d.batch, help="synthetic batch")
+    parser.add_argument(
+        "--seq-len", type=_field("seq_len"), default=d.seq_len, help="synthetic sequence length"
+    )
     parser.add_argument("--data", help="a .pt, .npz or .csv file with 'x' and observed sites")
+    parser.add_argument(
+        "--memory-budget",
+        help="refuse a run estimated to need more (e.g. 4GB; default: half the available memory)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _usage_error(message: str) -> NoReturn:
+    """A bad option is one line on stderr and exit status 2 (no usage block)."""
+    print(f"qvr run: error: {message} (qvr run --help lists the options)", file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
+
+def _field(key: str) -> Any:
+    """An argparse type that converts one value as `validate_run_arguments` does."""
+
+    def convert(text: str) -> Any:
+        try:
+            return getattr(validate_run_arguments({key: text}, text=True), key)
+        except RunArgumentError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = key
+    return convert
+
+
+def validated(args: argparse.Namespace) -> RunArguments:
+    """All of `qvr run`'s run arguments, checked together."""
+    return validate_run_arguments(
+        {
+            "program": args.program,
+            "method": args.method,
+            "steps": args.steps,
+            "lr": args.lr,
+            "seed": args.seed,
+            "batch": args.batch,
+            "seq_len": args.seq_len,
+            "data": args.data,
+            "memory_budget": getattr(args, "memory_budget", None),
+        },
+        text=True,
+    )
 
 
 class ProgressLine:
@@ -166,28 +225,27 @@ class _StopOnInterrupt:
 
 def main(args: argparse.Namespace) -> int:
     """Run `args.file`; print progress and the summary. Returns the exit status."""
+    try:
+        run_args = validated(args)
+    except RunArgumentError as e:
+        print(f"qvr run: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        source = read_text(args.file, command_line_roots(args.file), universal_newlines=True)
+    except UnreadableFile as e:
+        print(f"qvr run: cannot read {args.file}: {e.reason}", file=sys.stderr)
+        return 1
     from qvr_core.inference.errors import InferenceError, NonFiniteLossError
     from qvr_core.inference.job import run_inference
 
-    try:
-        source = Path(args.file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        print(f"qvr run: cannot read {args.file}: {e}", file=sys.stderr)
-        return 1
-    progress = ProgressLine(args.method)
+    progress = ProgressLine(run_args.method)
     try:
         with _StopOnInterrupt() as stop:
             summary = run_inference(
                 source,
                 path=args.file,
-                program=args.program,
-                method=args.method,
-                steps=args.steps,
-                lr=args.lr,
-                seed=args.seed,
-                batch=args.batch,
-                seq_len=args.seq_len,
-                data=args.data,
+                data=run_args.data,
+                **run_args.job_arguments(),
                 on_progress=progress,
                 should_stop=stop.event.is_set,
             )

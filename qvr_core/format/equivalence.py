@@ -2,6 +2,9 @@
 
 The formatter checks its own output with these before handing it back (as
 black compares ASTs), so a bug in it costs a refusal, never the user's code.
+The trees are compared side by side with an explicit stack: no copy of
+either is built, the first difference ends the walk, and no depth of
+nesting overflows Python's stack.
 """
 
 from __future__ import annotations
@@ -14,20 +17,40 @@ from qvr_core.syntax import ast
 _POSITIONS = frozenset({"span", "size_span", "options_span", "header_span"})
 
 
-def shape(node: object) -> object:
-    """A positionless, hashable picture of a syntax node (trailing spaces of docs ignored)."""
-    if isinstance(node, tuple):
-        return tuple(shape(item) for item in node)
-    names = _fields(type(node))  # type: ignore[arg-type]  # mypy: object.__hash__ unbound
-    if names is None:
-        return node
-    parts: list[object] = [type(node).__name__]
-    for name in names:
-        value = getattr(node, name)
-        if name == "doc" and isinstance(value, str):
-            value = "\n".join(line.rstrip() for line in value.split("\n")).rstrip()
-        parts.append(shape(value))
-    return tuple(parts)
+def same_tree(before: object, after: object) -> bool:
+    """Whether two syntax trees (or tuples of them) agree in everything but positions.
+
+    Trailing spaces of doc comments are ignored (the formatter trims them).
+    """
+    stack = [(before, after)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        x, y = pop()
+        kind = type(x)
+        if kind is not type(y):
+            return False
+        if kind is tuple:
+            if len(x) != len(y):  # type: ignore[arg-type]  # x, y: tuples (kind checked)
+                return False
+            stack.extend(zip(x, y, strict=True))  # type: ignore[call-overload]  # as above
+            continue
+        names = _fields(kind)  # type: ignore[arg-type]  # mypy: object.__hash__ unbound
+        if names is None:
+            if x != y:
+                return False
+            continue
+        for name in names:
+            left, right = getattr(x, name), getattr(y, name)
+            if name == "doc" and type(left) is str and type(right) is str:
+                if _trimmed(left) != _trimmed(right):
+                    return False
+                continue
+            push((left, right))
+    return True
+
+
+def _trimmed(doc: str) -> str:
+    return "\n".join(line.rstrip() for line in doc.split("\n")).rstrip()
 
 
 @cache
@@ -38,16 +61,10 @@ def _fields(kind: type) -> tuple[str, ...] | None:
     return tuple(f.name for f in dataclasses.fields(kind) if f.name not in _POSITIONS)
 
 
-def declarations_shape(module: ast.Module) -> object:
-    return shape(module.decls)
-
-
 def comment_texts(module: ast.Module) -> list[str]:
     """The comments in order, without trailing whitespace (the formatter trims it)."""
     return [c.text.rstrip() for c in module.comments]
 
 
 def equivalent(before: ast.Module, after: ast.Module) -> bool:
-    return declarations_shape(before) == declarations_shape(after) and comment_texts(
-        before
-    ) == comment_texts(after)
+    return same_tree(before.decls, after.decls) and comment_texts(before) == comment_texts(after)

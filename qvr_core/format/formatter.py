@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from qvr_core.collector import collector_paused
 from qvr_core.format import printer
 from qvr_core.format.equivalence import equivalent
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import parse
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.span import Span, line_end_style, unify_line_ends
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +52,28 @@ def format_source(text: str) -> str:
     return format_text(text).text
 
 
-def format_text(text: str) -> FormatResult:
-    """Format `text`; on syntax errors or a failed self-check, the text unchanged and why."""
+class Cancelled(Exception):
+    """Raised by `format_text` when its `cancelled` callback turns true (a newer text came)."""
+
+
+def format_text(text: str, cancelled: Callable[[], bool] | None = None) -> FormatResult:
+    """Format `text`; on syntax errors or a failed self-check, the text unchanged and why.
+
+    `cancelled` is polled between the stages (parse, layout, re-parse, self-check);
+    once it is true, `Cancelled` is raised, so an editor's stale request stops early.
+    """
+
+    with collector_paused():  # many small frozen nodes and no cycles (see collector.py)
+        return _format_text(text, cancelled)
+
+
+def _format_text(text: str, cancelled: Callable[[], bool] | None) -> FormatResult:
+    def check_cancelled() -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled
+
     parsed = parse(text)
+    check_cancelled()
     if parsed.diagnostics:
         first = parsed.diagnostics[0]
         return FormatResult(
@@ -60,11 +81,13 @@ def format_text(text: str) -> FormatResult:
             f"not formatted: syntax error on line {first.span.start_line + 1}: {first.message}",
         )
     try:
-        formatted = _Layout(text, parsed.module).render()
+        formatted = _Layout(unify_line_ends(text), parsed.module, line_end_style(text)).render()
     except Exception:  # a formatter bug must not cost the user their file
         log.exception("formatter failed")
         return FormatResult(text, "not formatted: internal formatter error (please report it)")
+    check_cancelled()
     check = parse(formatted)
+    check_cancelled()
     if check.diagnostics or not equivalent(parsed.module, check.module):
         log.error("formatter output differs from its input; left unchanged")
         return FormatResult(text, "not formatted: internal formatter error (please report it)")
@@ -92,10 +115,10 @@ _GROUPS = {
 
 
 class _Layout:
-    def __init__(self, text: str, module: ast.Module) -> None:
-        self.text = text
+    def __init__(self, text: str, module: ast.Module, newline: str = "\n") -> None:
+        self.text = text  # lone `\r`s made `\n` (`unify_line_ends`)
         self.module = module
-        self.newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+        self.newline = newline  # the file's own line end
         self.claimed: set[int] = set()  # comments printed with a line or kept inside one
         self.by_line = {c.span.start_line: c for c in module.comments}  # at most one a line
         self.decl_starts = [d.span.start for d in module.decls]

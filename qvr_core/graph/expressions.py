@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import re
 
+from qvr_core.builtins import COMBINATORS
 from qvr_core.check.module import MorphismInfo
 from qvr_core.check.types import Arrow, Group
 from qvr_core.graph.builder import GraphBuilder
 from qvr_core.graph.nodes import ClusterKind, NodeKind, TypeLike
 from qvr_core.syntax import ast
 
-OPAQUE_COMBINATORS = frozenset({"scan", "stack", "repeat", "identity"})
+#: Combinators drawn as one box; the variadic one (`fan`) is drawn as its branches.
+OPAQUE_COMBINATORS = frozenset(n for n, c in COMBINATORS.items() if not c.variadic)
 
 
 def expand(

@@ -112,19 +112,27 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 class IdAllocator:
-    """Dotted, readable ids; a repeated path gets `_2`, `_3`... in creation order."""
+    """Dotted, readable ids; a repeated path gets `_2`, `_3`... in creation order.
+
+    Each path remembers the last suffix it used: every smaller one is taken
+    already, so the search for a free id resumes there (a `fan` of 100,000
+    uses of one morphism must not try `_2`, `_3`... again for each).
+    """
 
     def __init__(self) -> None:
         self._used: set[str] = set()
+        self._last: dict[str, int] = {}
 
     def make(self, *segments: str) -> str:
         parts = [_UNSAFE.sub("_", s) or "_" for s in segments]
         if parts[0] in MERMAID_RESERVED:
             parts[0] += "_"
         base = ".".join(parts)
-        candidate, n = base, 1
+        n = self._last.get(base, 1)
+        candidate = base if n == 1 else f"{base}_{n}"
         while candidate in self._used:
             n += 1
             candidate = f"{base}_{n}"
+        self._last[base] = n
         self._used.add(candidate)
         return candidate

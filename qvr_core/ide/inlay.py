@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from qvr_core import rules
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.types import Arrow, Group, ObjectType, ValueType
 from qvr_core.syntax import ast
@@ -107,7 +108,7 @@ def _direction_hints(module: CheckedModule) -> Iterable[InlayHint]:
 
 def _dimension_hints(module: CheckedModule) -> Iterable[InlayHint]:
     for d in module.diagnostics:
-        if d.code != "QVR203":
+        if d.code != rules.MATCHED_BY_DIMENSION.code:
             continue
         facts = dict(d.data)
         if "produced" not in facts or "expected" not in facts:

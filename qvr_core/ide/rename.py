@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from qvr_core import rules
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, KEYWORDS, UNARY_FUNCS
 from qvr_core.check.module import CheckedModule, Reference, Symbol
 from qvr_core.check.types import CONSTRUCTORS
@@ -24,7 +25,6 @@ from qvr_core.diagnostics import TextEdit
 from qvr_core.syntax.span import Span
 
 #: A file with these diagnostics may have uses the checker never saw.
-UNPARSED = frozenset({"QVR000", "QVR001"})
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: Names the checker gives a fixed meaning wherever they appear.
@@ -53,7 +53,7 @@ class RenameTarget:
 
 def prepare_rename(module: CheckedModule, offset: int) -> RenameTarget:
     """The renamable name at `offset`, or RenameError saying why there is none."""
-    if any(d.code in UNPARSED for d in module.diagnostics):
+    if any(d.code in rules.UNPARSED_CODES for d in module.diagnostics):
         raise RenameError("the file has syntax errors: fix them first, so that every use is found")
     ref = module.symbols.reference_at(offset)
     if ref is None:

@@ -7,18 +7,22 @@ handles them); what the callee means comes from the checked module, which
 may be the last analysis that parsed.
 
 Covered: the combinators `fan`, `scan`, `stack`, `repeat`, `identity`;
-morphisms, lets and programs applied to named values in program steps; and
-the arithmetic builtins (`sigmoid(x)`, `min(a, b)`) in program `let`s.
+morphisms, lets and programs applied to named values in program steps; the
+arithmetic builtins (`sigmoid(x)`, `min(a, b)`) in program `let`s; and family
+calls in program steps (`Normal(loc, scale)`). Builtins are read from the
+registry (`qvr_core.builtins`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qvr_core.check.context import BINARY_FUNCS, UNARY_FUNCS
+from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, Family
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
+from qvr_core.ide.builtins_info import family_text
 from qvr_core.syntax.layout import LogicalLine, Token, split
+from qvr_core.syntax.span import unify_line_ends
 
 
 @dataclass(frozen=True)
@@ -47,22 +51,6 @@ class CallSite:
     in_program: bool
 
 
-_COMBINATOR_DOCS = {
-    "fan": "Runs every branch on the same input and pairs the results: "
-    "D -> C1 * ... * Cn. `fan(head)` with a `replicate=k` morphism runs its k copies.",
-    "scan": "Folds the cell `c : A * H -> H` over a sequence: [A] -> H. "
-    "`reverse=true` reads the sequence right to left.",
-    "stack": "n copies of `b : A -> A` in a row, each with its own parameters.",
-    "repeat": "`b : A -> A` applied n times, parameters shared.",
-    "identity": "The identity morphism T -> T of an object T.",
-}
-_FUNCTION_DOCS = {
-    **{f: f"Elementwise {f} of a value." for f in UNARY_FUNCS},
-    **{f: f"Elementwise {f} of two values of one dimension (or a value and a number)."
-       for f in BINARY_FUNCS},
-}
-
-
 def signature_help(text: str, offset: int, module: CheckedModule | None) -> SignatureHelp | None:
     """The signature of the call around `offset` in `text`, if the callee is known."""
     site = call_site(text, offset)
@@ -86,7 +74,7 @@ class _Frame:
 
 def call_site(text: str, offset: int) -> CallSite | None:
     """The innermost open `NAME(` before `offset` on the logical line holding it."""
-    line = _last_line(text[: max(0, min(offset, len(text)))])
+    line = _last_line(unify_line_ends(text[: max(0, min(offset, len(text)))]))
     if line is None:
         return None
     frames: list[_Frame] = []
@@ -131,30 +119,44 @@ def _last_line(prefix: str) -> LogicalLine | None:
 
 
 def _signature(site: CallSite, module: CheckedModule | None) -> Signature | None:
-    if site.callee in _COMBINATOR_DOCS:
+    name = site.callee
+    if name in COMBINATORS:
         return _combinator(site)
-    if site.in_program and site.callee in _FUNCTION_DOCS:
-        params = ("x",) if site.callee in UNARY_FUNCS else ("a", "b")
-        return _build(site.callee, params, "", _FUNCTION_DOCS[site.callee])
+    if site.in_program and name in FUNCTIONS:
+        fn = FUNCTIONS[name]
+        return _build(name, fn.params, "", fn.doc)
+    declared = module is not None and module.symbols.lookup(name) is not None
+    if site.in_program and name in FAMILIES and not declared:
+        return _family(FAMILIES[name], site)
     if module is None or not site.in_program:
         return None
-    return _applied(site.callee, module)
+    return _applied(name, module)
 
 
 def _combinator(site: CallSite) -> Signature:
-    name = site.callee
-    doc = _COMBINATOR_DOCS[name]
-    if name == "fan":
+    k = COMBINATORS[site.callee]
+    docs = tuple(p.doc for p in k.params)
+    if k.variadic:  # one parameter per branch typed so far, at least two
         count = max(2, site.index + 1)
-        params = tuple(f"f{i}" for i in range(1, count + 1))
+        params = tuple(f"{k.params[0].name}{i}" for i in range(1, count + 1))
         cods = " * ".join(f"C{i}" for i in range(1, count + 1))
-        return _build(name, params, f" : D -> {cods}", doc)
-    if name == "scan":
-        return _build(name, ("c", "reverse=false"), " : [A] -> H", doc,
-                      ("the cell, A * H -> H", "true: read right to left"))
-    if name == "identity":
-        return _build(name, ("T",), " : T -> T", doc, ("an object",))
-    return _build(name, ("b", "n"), " : A -> A", doc, ("the body, A -> A", "how many copies"))
+        return _build(k.name, params, f" : D -> {cods}", k.doc, docs * count)
+    params = tuple(p.name for p in k.params)
+    params += tuple(f"{key}={default}" for key, _, default in k.keywords)
+    docs += tuple(f"{' or '.join(values)}" for _, values, _ in k.keywords)
+    return _build(k.name, params, k.result, k.doc, docs)
+
+
+def _family(family: Family, site: CallSite) -> Signature:
+    """A family call in a program step: the schema that names the keyword being typed."""
+    schema = family.params
+    if site.keyword is not None:
+        schema = next((s for s in family.schemas if any(p.name == site.keyword for p in s)), schema)
+    params = tuple(p.name for p in schema)
+    docs = tuple(
+        f"{p.constraint.describe()}: {p.doc}" if p.doc else p.constraint.describe() for p in schema
+    )
+    return _build(family.name, params, "", family_text(family), docs)
 
 
 def _applied(callee: str, module: CheckedModule) -> Signature | None:
@@ -195,6 +197,6 @@ def _active(site: CallSite, signature: Signature) -> int:
     if site.keyword is not None:
         label = signature.label
         for i, (s, e) in enumerate(signature.parameters):
-            if label[s:e].startswith(site.keyword + "="):
+            if label[s:e] == site.keyword or label[s:e].startswith(site.keyword + "="):
                 return i
     return min(site.index, max(0, len(signature.parameters) - 1))

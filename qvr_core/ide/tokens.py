@@ -104,11 +104,11 @@ def _vocabulary_tokens(module: CheckedModule) -> list[SemanticToken]:
     tokens: list[SemanticToken] = []
     for decl in module.ast.decls:
         for node in walk(decl):
-            tokens.extend(_classify(node))
+            tokens.extend(classify(node))
     return tokens
 
 
-def _classify(node: object) -> list[SemanticToken]:
+def classify(node: object) -> list[SemanticToken]:
     """Vocabulary tokens of one node (its own names, not its children's)."""
     match node:
         case ast.SizedObject(constructor=ctor) if ctor.text in CONSTRUCTORS:

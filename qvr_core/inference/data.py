@@ -3,30 +3,40 @@
 Three formats, all holding the program input under the key `x` and one entry
 per observed site, each with the batch on the first axis:
 
-- `.pt`: a dict of tensors saved with `torch.save`;
-- `.npz`: arrays saved with `numpy.savez`, same keys;
-- `.csv`: a header row, then one row per example. A column is named after its
-  key (`x`, `next_token`) when the key holds one number per example, or
-  `key[i]` / `key[i,j]` for the elements of a vector or matrix per example
-  (`x[0]`, ..., `x[7]` for a sequence of 8 tokens; `x[t,k]` for a sequence of
-  vectors). Empty cells are an error. A bare `key` column also serves a value
-  of dimension 1 (`Real 1`).
+- `.pt`: a dict of tensors saved with `torch.save`, read with
+  `torch.load(weights_only=True)`: torch's restricted unpickler, which builds
+  tensors and plain containers and refuses any other object, so a `.pt`
+  cannot run code. Only dense tensors of real numbers are accepted (a sparse,
+  quantized or complex tensor is refused by name);
+- `.npz`: arrays saved with `numpy.savez`, same keys, read without pickles
+  (`allow_pickle=False`: an object array is refused);
+- `.csv`: UTF-8 (a byte-order mark is allowed), a header row, then one row
+  per example. A column is named after its key (`x`, `next_token`) when the
+  key holds one number per example, or `key[i]` / `key[i,j]` for the
+  elements of a vector or matrix per example (`x[0]`, ..., `x[7]` for a
+  sequence of 8 tokens; `x[t,k]` for a sequence of vectors). Empty cells are
+  an error. A bare `key` column also serves a value of dimension 1 (`Real 1`).
 
-Values are converted to the dtype the program uses for that value (int64 for
-FinSet values, float for the rest); shapes are checked by the runtime, whose
-errors name the site.
+A file is read once, whole, into a `DataFile` (at most `MAX_DATA_BYTES`):
+the language server reads it in the workspace and hands the worker the
+bytes, so what runs is what was checked. `conform` then validates every
+array against the program's types (shape, dtype, dense, finite, indices in
+range) before anything is compiled, each error naming the key.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from qvr_core.check.types import Product, Seq, ValueType
+from qvr_core.datafile import DATA_SUFFIXES, DataFile, DataFileError, read_file
 from qvr_core.inference.errors import InferenceError
 
 _COLUMN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+(?:\s*,\s*\d+)*)\])?$")
@@ -42,37 +52,99 @@ def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
         base = Path(root).resolve()
         if not p.is_relative_to(base):
             raise InferenceError(f"refusing to read {p}: it is outside the workspace {base}")
-    if not p.is_file():
+    if not p.exists():
         raise InferenceError(f"data file {p} does not exist")
+    if not p.is_file():
+        raise InferenceError(f"data file {p} is not a regular file")
     return p
 
 
-def read_data(path: Path) -> dict[str, torch.Tensor]:
-    """Every array in the file by key, as tensors (dtypes as stored)."""
-    suffix = path.suffix.lower()
+def read_data(data: DataFile | str | Path) -> dict[str, torch.Tensor]:
+    """Every array in the data by key, as dense tensors (dtypes as stored), validated as
+    read: real numbers only, every value finite."""
+    try:
+        file = data if isinstance(data, DataFile) else read_file(data)
+    except DataFileError as e:
+        raise InferenceError(str(e)) from None
+    name, suffix = file.name, Path(file.name).suffix.lower()
     try:
         if suffix == ".pt":
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-            if not isinstance(obj, dict) or not all(
-                isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in obj.items()
-            ):
-                raise InferenceError(f"{path}: expected a dict of tensors saved with torch.save")
-            return dict(obj)
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as npz:
-                return {k: torch.from_numpy(np.array(npz[k])) for k in npz.files}
-        if suffix == ".csv":
-            return _read_csv(path)
+            arrays = _read_pt(file)
+        elif suffix == ".npz":
+            arrays = _read_npz(file)
+        elif suffix == ".csv":
+            arrays = _read_csv(file)
+        else:
+            raise InferenceError(
+                f"{name}: unknown data format '{suffix}' (use {', '.join(DATA_SUFFIXES)})"
+            )
     except InferenceError:
         raise
     except Exception as e:  # a corrupt file: say which, without a traceback
-        raise InferenceError(f"cannot read {path}: {e}") from e
-    raise InferenceError(f"{path}: unknown data format '{suffix}' (use .pt, .npz or .csv)")
+        raise InferenceError(f"cannot read {name}: {_first_line(e)}") from e
+    for key, t in arrays.items():
+        _check_numbers(t, key, name)
+    return arrays
 
 
-def _read_csv(path: Path) -> dict[str, torch.Tensor]:
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _read_pt(file: DataFile) -> dict[str, torch.Tensor]:
+    obj = torch.load(io.BytesIO(file.content), map_location="cpu", weights_only=True)
+    if not isinstance(obj, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in obj.items()
+    ):
+        raise InferenceError(f"{file.name}: expected a dict of tensors saved with torch.save")
+    for key, t in obj.items():
+        if t.layout != torch.strided or t.is_quantized or t.is_nested:
+            kind = "quantized" if t.is_quantized else str(t.layout).removeprefix("torch.")
+            raise InferenceError(
+                f"{file.name}: '{key}' is a {kind} tensor; save a dense one (t.to_dense())"
+            )
+    return dict(obj)
+
+
+def _read_npz(file: DataFile) -> dict[str, torch.Tensor]:
+    out = {}
+    with np.load(io.BytesIO(file.content), allow_pickle=False) as npz:
+        for k in npz.files:
+            a = np.asarray(npz[k])
+            if a.dtype.kind not in "biuf":
+                raise InferenceError(
+                    f"{file.name}: '{k}' holds {a.dtype} values; data must be numbers"
+                )
+            if a.dtype.kind == "u" and a.dtype.itemsize > 1:
+                a = a.astype(np.int64)  # torch has no uint16..uint64 arithmetic
+            out[k] = torch.from_numpy(np.ascontiguousarray(a))
+    return out
+
+
+def _check_numbers(t: torch.Tensor, key: str, name: str) -> None:
+    if t.is_complex() or not (t.is_floating_point() or t.dtype == torch.bool or _is_int(t)):
+        dtype = str(t.dtype).removeprefix("torch.")
+        raise InferenceError(f"{name}: '{key}' holds {dtype} values; data must be real numbers")
+    if t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).all()):
+        bad = (~torch.isfinite(t)).nonzero()[0].tolist()
+        at = ", ".join(str(i) for i in bad)
+        raise InferenceError(
+            f"{name}: '{key}' holds a value that is not finite (NaN or infinity) at [{at}]"
+        )
+
+
+def _is_int(t: torch.Tensor) -> bool:
+    return t.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def _read_csv(file: DataFile) -> dict[str, torch.Tensor]:
+    path = file.name
+    try:
+        text = file.content.decode("utf-8-sig")  # a byte-order mark is not part of the header
+    except UnicodeDecodeError as e:
+        raise InferenceError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows:
         raise InferenceError(f"{path}: empty file; the first row must name the columns")
     header, body = rows[0], [r for r in rows[1:] if any(c.strip() for c in r)]
@@ -97,7 +169,7 @@ def _read_csv(path: Path) -> dict[str, torch.Tensor]:
             for index, col in cols:
                 try:
                     array[(r, *index)] = float(row[col])
-                except (IndexError, ValueError) as e:
+                except (IndexError, ValueError, OverflowError) as e:
                     raise InferenceError(
                         f"{path}: row {r + 2}, column '{header[col]}': not a number"
                     ) from e
@@ -131,3 +203,66 @@ def select(
             + ", ".join(f"{k}: {v}" for k, v in sizes.items())
         )
     return data["x"], {k: data[k] for k in observed}
+
+
+def conform(
+    x: torch.Tensor,
+    observations: Mapping[str, torch.Tensor],
+    input_type: ValueType,
+    site_types: Mapping[str, ValueType],
+    source: str,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The input and observations as the program takes them, or an error naming the key.
+
+    Types are the checker's (the program's inferred input, each observed
+    site's value): FinSet values must be whole numbers in range, a
+    `Real 1` value may come as one number per example, and every sequence
+    must have the input's length.
+    """
+    x = _conform(x, input_type, "x", source)
+    length = x.shape[1] if isinstance(input_type, Seq) else None
+    out = {}
+    for key, value in observations.items():
+        t = site_types[key]
+        v = _conform(value, t, key, source)
+        if isinstance(t, Seq) and length is not None and v.shape[1] != length:
+            raise InferenceError(
+                f"{source}: '{key}' is a sequence of length {v.shape[1]} but 'x' has length "
+                f"{length}"
+            )
+        out[key] = v
+    return x, out
+
+
+def _conform(value: torch.Tensor, t: ValueType, key: str, source: str) -> torch.Tensor:
+    from qvr_core.runtime.errors import QvrRuntimeError
+    from qvr_core.runtime.tensors import core_ndim, describe, elem, validate
+
+    p: Product = elem(t)
+    if value.dim() == 1 and not isinstance(t, Seq) and not p.discrete and p.width == 1:
+        value = value.unsqueeze(-1)  # a column of numbers for a one-dimensional value
+    if value.dtype == torch.bool:
+        value = value.long()
+    if p.discrete and value.is_floating_point():
+        if not bool((value == value.round()).all()):
+            raise InferenceError(
+                f"{source}: '{key}' holds FinSet values ({t.label}) and must be whole numbers"
+            )
+        if value.numel() and float(value.abs().max()) >= 2**53:
+            raise InferenceError(f"{source}: '{key}' holds an index too large for {t.label}")
+        value = value.long()
+    elif not p.discrete:
+        value = value.to(torch.get_default_dtype())
+    else:
+        value = value.long()
+    need = 1 + core_ndim(t)  # one batch axis, no more: a stray axis is not a second batch
+    if value.dim() != need:
+        shape = ", ".join(str(n) for n in value.shape)
+        raise InferenceError(
+            f"{source}: '{key}' has shape ({shape}) but {t.label} data is {describe(t)} "
+            f"({need} axes)"
+        )
+    try:
+        return validate(value, t, f"{source}: '{key}'")
+    except QvrRuntimeError as e:
+        raise InferenceError(str(e)) from None

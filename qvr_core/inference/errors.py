@@ -22,3 +22,11 @@ class NonFiniteLossError(InferenceError):
             "Try a smaller learning rate, a smaller init scale, or check the data "
             "for out-of-range values."
         )
+
+
+class RunTooLargeError(InferenceError):
+    """Refused before anything was allocated: the run's estimated memory is over the budget."""
+
+
+class RunOutOfMemoryError(InferenceError):
+    """The run ran out of memory; the message names what the estimate says is big."""

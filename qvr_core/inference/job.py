@@ -37,17 +37,39 @@ from typing import Any
 
 import torch
 
-from qvr_core.inference.data import read_data, resolve_data_path, select
+from qvr_core.check.types import Seq
+from qvr_core.datafile import DataFile
+from qvr_core.inference.data import (
+    conform,
+    read_data,
+    resolve_data_path,
+    select,
+)
 from qvr_core.inference.elbo import ELBO
-from qvr_core.inference.errors import InferenceError, NonFiniteLossError
+from qvr_core.inference.errors import (
+    InferenceError,
+    NonFiniteLossError,
+    RunOutOfMemoryError,
+    RunTooLargeError,
+)
 from qvr_core.inference.guide import AutoNormalGuide
 from qvr_core.inference.lift import bayesian_lift_parameters
 from qvr_core.inference.mcmc import MCMC
 from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.sites import latent_names
 from qvr_core.inference.svi import SVI
+from qvr_core.resources import (
+    Estimate,
+    MemoryBudgetError,
+    check_budget,
+    default_budget,
+    estimate,
+    format_bytes,
+)
+from qvr_core.run_arguments import METHODS as RUN_METHODS
+from qvr_core.run_arguments import RunArgumentError, validate_run_arguments
 
-METHODS = ("svi", "nuts", "prior")
+METHODS = RUN_METHODS
 ProgressFn = Callable[[int, int, float], None]
 StopFn = Callable[[], bool]
 
@@ -63,46 +85,115 @@ def run_inference(
     seed: int = 0,
     batch: int = 16,
     seq_len: int = 8,
-    data: str | Path | None = None,
+    data: DataFile | str | Path | None = None,
     data_root: str | Path | None = None,
     max_tree_depth: int = 6,
+    memory_budget: int | None = None,
     on_progress: ProgressFn | None = None,
     should_stop: StopFn | None = None,
 ) -> dict[str, Any]:
-    """Compile `source`, set up data, run `method`; return the summary dict.
+    """Check `source`, read and validate the data, size the run, compile, run `method`;
+    return the summary dict.
 
-    `path` only names the source in messages. `data_root`, when given, is the
-    workspace: relative data paths are resolved against it and paths outside
-    it are refused (the language server passes its workspace folder).
+    `path` only names the source in messages. `data` is a path or the bytes of
+    a file already read (`DataFile`, what the language server hands over).
+    `data_root`, when given, is the workspace: relative data paths are
+    resolved against it and paths outside it are refused. A run whose
+    estimated memory (`qvr_core.resources`) is over `memory_budget` bytes
+    (default: half the available memory) is refused before anything is
+    allocated.
     """
-    if method not in METHODS:
-        raise InferenceError(f"unknown method '{method}': use one of {', '.join(METHODS)}")
-    for name, value in (("steps", steps), ("batch", batch), ("seq_len", seq_len)):
-        if int(value) < 1:
-            raise InferenceError(f"{name} must be at least 1, got {value}")
-    if method == "svi" and not lr > 0:
-        raise InferenceError(f"lr must be positive, got {lr}")
+    try:
+        args = validate_run_arguments(
+            {
+                "program": program,
+                "method": method,
+                "steps": steps,
+                "lr": lr,
+                "seed": seed,
+                "batch": batch,
+                "seq_len": seq_len,
+                "max_tree_depth": max_tree_depth,
+            }
+        )
+    except RunArgumentError as e:
+        raise InferenceError(str(e)) from None
+    if memory_budget is not None and (
+        isinstance(memory_budget, bool) or not isinstance(memory_budget, int) or memory_budget < 1
+    ):
+        raise InferenceError(f"memory_budget must be a number of bytes, not {memory_budget!r}")
+    method = args.method
     with _user_errors():
-        model, name = _compile(source, path, program, seed)
-        observed = [s for s in model.site_names if model.site_kind(s) == "observe"]
-        if data is None:
-            x, observations = _synthetic(model, observed, seed, batch, seq_len)
+        checked, name = _check(source, path, args.program)
+        info = checked.programs[name]
+        observed = [s.name for s in info.sites if s.kind == "observe"]
+        loaded = None if data is None else _read(data, data_root, observed, checked, name)
+        if loaded is not None:
+            n, length = _data_shape(loaded[0], info)
         else:
-            x, observations = _from_file(model, observed, data, data_root)
-        head = {
-            "method": method,
-            "program": name,
-            "data": str(data) if data else "synthetic",
-            "batch": int(x.shape[0]),
-        }
-        run = _Run(model, x, observations, head, int(steps), on_progress, should_stop)
-        with _flush_denormals():
-            if method == "svi":
-                return _svi(run, lr)
-            if method == "nuts":
-                return _nuts(run, max_tree_depth)
-            return _prior(run)
+            n, length = args.batch, args.seq_len
+        budget = memory_budget if memory_budget is not None else default_budget()
+        need = estimate(checked, name, method=method, batch=n, seq_len=length, steps=args.steps)
+        try:
+            check_budget(need, budget)
+        except MemoryBudgetError as e:
+            raise RunTooLargeError(f"{e}; lower those sizes or raise the memory budget") from None
+        try:
+            model = _compile(checked, path, name, args.seed, budget)
+            if loaded is None:
+                x, observations = _synthetic(model, observed, args.seed, n, length)
+            else:
+                x, observations = loaded
+            head = {
+                "method": method,
+                "program": name,
+                "data": _data_name(data),
+                "batch": int(x.shape[0]),
+            }
+            run = _Run(model, x, observations, head, args.steps, on_progress, should_stop)
+            with _flush_denormals():
+                if method == "svi":
+                    return _svi(run, args.lr)
+                if method == "nuts":
+                    return _nuts(run, args.max_tree_depth)
+                return _prior(run)
+        except MemoryError:
+            raise _out_of_memory(need, budget) from None
+        except RuntimeError as e:
+            if not _is_allocation_failure(e):
+                raise
+            raise _out_of_memory(need, budget) from None
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _data_name(data: DataFile | str | Path | None) -> str:
+    if data is None:
+        return "synthetic"
+    return data.name if isinstance(data, DataFile) else str(data)
+
+
+def _is_allocation_failure(e: RuntimeError) -> bool:
+    text = str(e).lower()
+    signs = ("out of memory", "can't allocate memory", "cannot allocate memory", "bad_alloc")
+    return any(sign in text for sign in signs)
+
+
+def _out_of_memory(need: Estimate, budget: int) -> RunOutOfMemoryError:
+    """What ran out, in the estimate's words: the total and the need most to blame (measured
+    against what the machine could give, which was less than the budget)."""
+    culprit = need.culprit(min(budget, default_budget()))
+    what = f"; what is big: {culprit.describe()}" if culprit is not None else ""
+    return RunOutOfMemoryError(
+        f"the run ran out of memory: program {need.program} needs about "
+        f"{format_bytes(need.total)} for {need.method} at batch {need.batch}, "
+        f"seq_len {need.seq_len}{what}"
+    )
+
+
+def _data_shape(x: torch.Tensor, info: Any) -> tuple[int, int]:
+    """The batch and sequence length of validated data."""
+    length = int(x.shape[1]) if isinstance(info.type.dom, Seq) else 1
+    return int(x.shape[0]), max(length, 1)
 
 
 @contextmanager
@@ -134,26 +225,38 @@ def _user_errors() -> Iterator[None]:
         raise InferenceError(str(e)) from e
 
 
-def _compile(source: str, path: str | None, program: str | None, seed: int) -> tuple[Any, str]:
-    from qvr_core.dsl import loads
+def _check(source: str, path: str | None, program: str | None) -> tuple[Any, str]:
+    """The checked source and the program to run (refusing lets and unexported names)."""
+    from qvr_core.check import check
+    from qvr_core.runtime.errors import QvrError, format_diagnostics
 
-    prog = loads(source, path=path)
-    torch.manual_seed(seed)  # the compiled initialisation is part of the run's seed
-    if program is None:
-        model = prog.morphism
-        name = prog.module.default_export
-    else:
-        if program not in prog.exports:
-            raise InferenceError(
-                f"'{program}' is not exported; exports: {', '.join(prog.exports) or 'none'}"
-            )
-        model, name = prog[program], program
-    if not hasattr(model, "site_names"):
+    checked = check(source)
+    if not checked.ok:
+        raise QvrError(
+            f"{path or 'the source'} has errors:\n" + format_diagnostics(checked.errors, path),
+            checked.errors,
+            path,
+        )
+    name = program if program is not None else checked.default_export
+    if name is None:
+        raise InferenceError(f"{path or 'the source'} exports nothing: add `export NAME`")
+    if name not in checked.exports:
+        raise InferenceError(
+            f"'{name}' is not exported; exports: {', '.join(checked.exports) or 'none'}"
+        )
+    if name not in checked.programs or checked.programs[name].type is None:
         raise InferenceError(
             f"'{name}' is a let, not a program: inference needs a program with sample or "
             "observe steps"
         )
-    return model, str(name)
+    return checked, str(name)
+
+
+def _compile(checked: Any, path: str | None, name: str, seed: int, budget: int) -> Any:
+    from qvr_core.runtime.compile import Compiler
+
+    torch.manual_seed(seed)  # the compiled initialisation is part of the run's seed
+    return Compiler(checked, path, memory_budget=budget).export(name)
 
 
 def _reinit(model: torch.nn.Module) -> None:
@@ -177,34 +280,20 @@ def _synthetic(
     return x, observations
 
 
-def _from_file(
-    model: Any, observed: list[str], data: str | Path, root: str | Path | None
+def _read(
+    data: DataFile | str | Path,
+    root: str | Path | None,
+    observed: list[str],
+    checked: Any,
+    name: str,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    file = resolve_data_path(data, root)
-    x, observations = select(read_data(file), observed, str(file))
-    like = model.example_input(1, 1)
-    x = _cast(_unsqueeze_unit(x, like), like.dtype, "x", file)
-    with torch.no_grad():
-        values = model.run(x).values
-    return x, {
-        k: _cast(_unsqueeze_unit(v, values[k]), values[k].dtype, k, file)
-        for k, v in observations.items()
-    }
-
-
-def _unsqueeze_unit(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """A column of numbers for a one-dimensional value: (B,) -> (B, 1)."""
-    if t.dim() == 1 and like.dim() == 2 and like.shape[-1] == 1:
-        return t.unsqueeze(-1)
-    return t
-
-
-def _cast(t: torch.Tensor, dtype: torch.dtype, key: str, file: Path) -> torch.Tensor:
-    if dtype.is_floating_point:
-        return t.to(dtype)
-    if t.is_floating_point() and not bool((t == t.round()).all()):
-        raise InferenceError(f"{file}: '{key}' holds FinSet values and must be whole numbers")
-    return t.to(dtype)
+    """The data, read once and validated against the program's types."""
+    file = data if isinstance(data, DataFile) else resolve_data_path(data, root)
+    shown = file.name if isinstance(file, DataFile) else str(file)
+    x, observations = select(read_data(file), observed, shown)
+    info = checked.programs[name]
+    types = {s.name: s.value_type for s in info.sites if s.kind == "observe"}
+    return conform(x, observations, info.type.dom, types, shown)
 
 
 @dataclass

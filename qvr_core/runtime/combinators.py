@@ -42,12 +42,19 @@ class Lift(Morphism):
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         return self.inner._log_prob(x, value).sum(-1)
 
+    def value_support(self) -> str | None:
+        return self.inner.value_support()
+
 
 class Chain(Morphism):
     """Parts applied one after the other; subclasses say what the parts are."""
 
     def chain(self) -> Sequence[Morphism]:
         raise NotImplementedError
+
+    def value_support(self) -> str | None:
+        parts = [p for p in self.chain() if not p.passthrough]
+        return parts[-1].value_support() if parts else None
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
         for part in self.chain():
@@ -99,6 +106,25 @@ class Repeat(Chain):
     def chain(self) -> Sequence[Morphism]:
         return [self.body] * self.times
 
+    # One application at a time: `repeat(b, 1000000000)` must not first build a list of a
+    # billion references (the resource model refuses what would not fit; this is the rest).
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.times):
+            x = self.body._rsample(x)
+        return x
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.times):
+            x = self.body._mean(x)
+        return x
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        if self.body.passthrough or self.times < 1:
+            return self._zeros(x)
+        for _ in range(self.times - 1):
+            x = self.body._mean(x)
+        return self.body._log_prob(x, value)
+
 
 class Parallel(Morphism):
     """Branches whose outputs sit side by side (the product convention)."""
@@ -109,6 +135,11 @@ class Parallel(Morphism):
 
     def parts(self) -> list[Morphism]:
         return list(self.branches)  # type: ignore[arg-type]  # a ModuleList of Morphisms
+
+    def value_support(self) -> str | None:
+        """The branches' common narrower support; None unless every branch has the same."""
+        found = {p.value_support() for p in self.parts()}
+        return found.pop() if len(found) == 1 else None
 
     def inputs(self, x: torch.Tensor) -> list[torch.Tensor]:
         raise NotImplementedError

@@ -18,7 +18,7 @@ independent of each other and of uses outside the stack.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from qvr_core.check.module import CheckedModule, MorphismInfo, SiteInfo
 from qvr_core.check.types import Arrow, Group, Seq
@@ -41,7 +41,9 @@ from qvr_core.syntax import ast
 class Compiler:
     """Compiles the programs and lets of one checked module, sharing declared morphisms."""
 
-    def __init__(self, checked: CheckedModule, path: str | None = None) -> None:
+    def __init__(
+        self, checked: CheckedModule, path: str | None = None, memory_budget: int | None = None
+    ) -> None:
         if not checked.ok:
             raise QvrError(
                 f"{path or 'the source'} has errors:\n" + format_diagnostics(checked.errors, path),
@@ -49,6 +51,7 @@ class Compiler:
                 path,
             )
         self.checked = checked
+        self.memory_budget = memory_budget  # bytes of parameters allowed (None: the default)
         self._stack_ids = {c: j for j, c in enumerate(_stack_calls(checked.ast))}
         self._leaves: dict[str, Leaf] = {}
         self._lets: dict[tuple[str, str], Morphism] = {}
@@ -62,12 +65,30 @@ class Compiler:
         if name is None:
             raise QvrError("the source exports nothing: add `export NAME`")
         if name in self.checked.programs:
+            self._refuse_oversized(name)
             return self.program(name)
         if name in self.checked.lets:
             body = self.let(name)
             return Definition(name, body, _leaves_of(body))
         known = ", ".join((*self.checked.programs, *self.checked.lets)) or "none"
         raise QvrError(f"no program or let named '{name}' (programs and lets: {known})")
+
+    def _refuse_oversized(self, name: str) -> None:
+        """Refuse, before allocating any, parameters that do not fit in memory at all."""
+        from qvr_core.resources import default_budget, estimate, format_bytes
+
+        if self.checked.programs[name].type is None:
+            return
+        need = estimate(self.checked, name, method="prior", batch=1, seq_len=1, steps=1)
+        budget = self.memory_budget if self.memory_budget is not None else default_budget()
+        if need.parameter_bytes > budget:
+            culprit = need.culprit(budget, kind="parameters")
+            why = f": {culprit.describe()}" if culprit is not None else ""
+            raise QvrError(
+                f"program {name} has {need.parameters:,} parameters "
+                f"({format_bytes(need.parameter_bytes)}), more than the memory budget of "
+                f"{format_bytes(budget)}{why}"
+            )
 
     def program(self, name: str, suffix: str = "") -> ProgramModule:
         key = (name, suffix)
@@ -124,26 +145,28 @@ class Compiler:
         return Compose(t, self._label(node), [left, right])
 
     def _call(self, node: ast.Call, suffix: str) -> Morphism:
-        t = self._arrow(node)
-        label = self._label(node)
-        name = node.callee.text
-        if name == "fan":
-            return self._fan(node, t, suffix)
-        if name == "scan":
-            cell = self.expr(node.args[0], suffix)
-            return Scan(t, label, cell, reverse=node in self.checked.reversed_scans)
-        if name == "stack":
-            j = self._stack_ids[node]
-            copies = [
-                self.expr(node.args[0], f"{suffix}__stack{j}_{i}")
-                for i in range(_count(node.args[1]))
-            ]
-            return Stack(t, label, copies)
-        if name == "repeat":
-            return Repeat(t, label, self.expr(node.args[0], suffix), _count(node.args[1]))
-        if name == "identity":
-            return Identity(t, label)
-        raise QvrError(f"{label}: '{name}' is not a combinator")
+        build = COMBINATOR_BUILDERS.get(node.callee.text)
+        if build is None:
+            raise QvrError(f"{self._label(node)}: '{node.callee.text}' is not a combinator")
+        return build(self, node, self._arrow(node), suffix)
+
+    def _scan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        cell = self.expr(node.args[0], suffix)
+        return Scan(t, self._label(node), cell, reverse=node in self.checked.reversed_scans)
+
+    def _stack(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        j = self._stack_ids[node]
+        copies = [
+            self.expr(node.args[0], f"{suffix}__stack{j}_{i}") for i in range(_count(node.args[1]))
+        ]
+        return Stack(t, self._label(node), copies)
+
+    def _repeat(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        body = self.expr(node.args[0], suffix)
+        return Repeat(t, self._label(node), body, _count(node.args[1]))
+
+    def _identity(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
+        return Identity(t, self._label(node))
 
     def _fan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
         args = [a for a in node.args if not isinstance(a, ast.Literal)]
@@ -206,6 +229,16 @@ def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
             scale=info.scale,
         )
     raise QvrError(f"morphism {info.name} has no role the runtime can compile ({info.role})")
+
+
+#: How each combinator of the registry (`qvr_core.builtins.COMBINATORS`) is compiled.
+COMBINATOR_BUILDERS: dict[str, Callable[[Compiler, ast.Call, Arrow, str], Morphism]] = {
+    "fan": Compiler._fan,
+    "scan": Compiler._scan,
+    "stack": Compiler._stack,
+    "repeat": Compiler._repeat,
+    "identity": Compiler._identity,
+}
 
 
 def _count(node: ast.Expr | ast.Literal) -> int:

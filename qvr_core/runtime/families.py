@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import distributions as D
 
+from qvr_core.builtins.families import FAMILIES as REGISTRY
 from qvr_core.check.types import Product
 from qvr_core.runtime.tensors import is_index
 
@@ -44,18 +45,31 @@ def constrain(raw: torch.Tensor, cod: Product) -> torch.Tensor:
 
 
 class Family:
-    """Base: a family over the codomain `cod`; `params` is the network output."""
+    """Base: a family over the codomain `cod`; `params` is the network output.
+
+    What the network outputs and whether a standard deviation is read are the
+    registry's facts (`qvr_core.builtins`, the family's kernel form)."""
 
     name = ""
-    stochastic = True
-    uses_scale = False  # reads a standard deviation (fixed `scale` or learned)
 
     def __init__(self, cod: Product) -> None:
         self.cod = cod
+        self.spec = REGISTRY[self.name]
+        assert self.spec.kernel is not None, f"{self.name} has no morphism form"
+        self.form = self.spec.kernel
+
+    @property
+    def stochastic(self) -> bool:
+        return self.spec.stochastic
+
+    @property
+    def uses_scale(self) -> bool:
+        """Reads a standard deviation (fixed `scale` or learned)."""
+        return self.form.learns_scale
 
     @property
     def param_width(self) -> int:
-        return self.cod.width
+        return self.form.param_width(self.cod.factors)
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         raise NotImplementedError
@@ -71,7 +85,6 @@ class Family:
 
 class Normal(Family):
     name = "Normal"
-    uses_scale = True
 
     def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
         assert std is not None
@@ -149,10 +162,6 @@ class Categorical(Family):
 
     name = "Categorical"
 
-    @property
-    def param_width(self) -> int:
-        return sum(f.size for f in self.cod.factors)
-
     def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
         return list(torch.split(params, [f.size for f in self.cod.factors], dim=-1))
 
@@ -184,10 +193,6 @@ class Bernoulli(Categorical):
 
     name = "Bernoulli"
 
-    @property
-    def param_width(self) -> int:
-        return len(self.cod.factors)
-
     def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
         return list(params.unbind(-1))
 
@@ -215,7 +220,6 @@ class Deterministic(Family):
     """A Dirac kernel at the network output, mapped into the codomain's space."""
 
     name = "Deterministic"
-    stochastic = False
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         return constrain(params, self.cod)
@@ -229,11 +233,12 @@ class Deterministic(Family):
         return params.new_zeros(params.shape[:-1])
 
 
-FAMILIES: dict[str, type[Family]] = {
+#: The morphism form of each family the registry gives one (`KERNEL_FAMILIES`).
+KERNELS: dict[str, type[Family]] = {
     cls.name: cls
     for cls in (Normal, LogNormal, LogitNormal, Dirichlet, Categorical, Bernoulli, Deterministic)
 }
 
 
 def make_family(name: str, cod: Product) -> Family:
-    return FAMILIES[name](cod)
+    return KERNELS[name](cod)

@@ -43,6 +43,13 @@ from qvr_core.runtime.tensors import (
     validate,
 )
 
+#: A family's support (registry kinds) as the site support inference transforms by.
+_SITE_SUPPORT = {
+    "positive": "positive",
+    "nonnegative": "positive",
+    "unit_interval": "unit",
+    "simplex": "simplex",
+}
 INIT_STD = 1.0  # learned standard deviations start here
 _INV_SOFTPLUS_INIT = math.log(math.expm1(INIT_STD))
 
@@ -107,6 +114,11 @@ class Morphism(nn.Module):
         return any(isinstance(m, Leaf) and m.stochastic for m in self.modules())
 
     # ------------------------------------------------------------ public
+
+    def value_support(self) -> str | None:
+        """`positive`, `unit` or `simplex` when every draw lies there although the codomain
+        is a Real object (`~ LogNormal` on `Real`); None when the codomain's kinds say it."""
+        return None
 
     def rsample(self, x: torch.Tensor) -> torch.Tensor:
         x = self.check_input(x)
@@ -221,6 +233,11 @@ class Kernel(Leaf):
     @property
     def stochastic(self) -> bool:
         return self.family.stochastic
+
+    def value_support(self) -> str | None:
+        if {f.kind for f in self.cod_p.factors} != {"real"}:
+            return None
+        return _SITE_SUPPORT.get(self.family.spec.support.kind)
 
     def std(self) -> torch.Tensor | None:
         if not self.family.uses_scale:

@@ -106,6 +106,8 @@ class ProgramModule(Morphism):
     def site_support(self, name: str) -> str:
         """`real`, `positive`, `unit`, `simplex` or `finset`; `mixed` for mixed products."""
         kinds = {f.kind for f in elem(self.site_type(name)).factors}
+        if kinds == {"real"}:  # a family narrower than its Real object (`~ LogNormal`)
+            return self.steps[name].value_support() or "real"  # type: ignore[operator]  # a Morphism
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:

@@ -16,13 +16,14 @@ from typing import Any, NamedTuple
 
 from lark import Transformer
 
+from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import Token, cover
 from qvr_core.syntax.messages import shorten
 from qvr_core.syntax.span import Span
 
 #: Type constructors that take a size; `object A : FinSet` is a missing size, not an alias.
-SIZED_CONSTRUCTORS = frozenset({"FinSet", "Real", "Positive", "Unit", "Simplex"})
+SIZED_CONSTRUCTORS = frozenset(OBJECT_CONSTRUCTORS)
 
 # Python refuses to convert integers longer than this (sys.int_info.default_max_str_digits).
 _MAX_INT_DIGITS = 4000

@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from qvr_core import rules
 from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.ast import Comment
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.span import Span, unify_line_ends
 
 #: Reserved words and their token types.
 KEYWORDS: dict[str, str] = {
@@ -186,6 +187,7 @@ def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
     `segment_starts`), so that every position comes out absolute.
     """
     lines = _Lines()
+    text = unify_line_ends(text)
     for line_no, raw in enumerate(text.split("\n"), first_line):
         line = raw[:-1] if raw.endswith("\r") else raw
         hash_at = line.find("#")
@@ -219,6 +221,7 @@ def segment_starts(text: str) -> list[int]:
     a stretch (`Layout.pending_doc`), which the caller handles by joining the
     stretch with the next.
     """
+    text = unify_line_ends(text)
     starts = [0]
     floor = 0
     for match in _KEYWORD_LINE.finditer(text):
@@ -312,7 +315,7 @@ def _tokenize(
             col += len(real)
         elif tabs:
             tab = make_token("TAB", tabs, offset + col, line, col)
-            problems.append(make("QVR001", TAB_MESSAGE, tab.span))
+            problems.append(make(rules.SYNTAX_ERROR, TAB_MESSAGE, tab.span))
             col += len(tabs)
         elif stray:
             out.bad.append(make_token("BAD", stray, offset + col, line, col))
@@ -323,7 +326,7 @@ def _non_ascii_name(text: str, start: int, line: int, col: int) -> Diagnostic:
     message = (
         f"non-ASCII name '{text[:24]}': names use the letters A-Z and a-z, the digits 0-9 and '_'"
     )
-    return make("QVR001", message, make_token("NAME", text, start, line, col).span)
+    return make(rules.SYNTAX_ERROR, message, make_token("NAME", text, start, line, col).span)
 
 
 def _indent_width(code: str) -> int:
@@ -357,7 +360,7 @@ def _report_bad(bad: list[Token], problems: list[Diagnostic]) -> None:
         rest = runs[_MAX_BAD_RUNS - 1 :]
         runs = runs[: _MAX_BAD_RUNS - 1]
         message = f"{len(rest)} more runs of unexpected characters on this line"
-        problems.append(make("QVR001", message, cover(rest[0][0], rest[-1][-1])))
+        problems.append(make(rules.SYNTAX_ERROR, message, cover(rest[0][0], rest[-1][-1])))
     problems.extend(_bad_characters(run) for run in runs)
 
 
@@ -365,7 +368,7 @@ def _bad_characters(run: list[Token]) -> Diagnostic:
     sample = "".join(tok.text for tok in run[:8])[:8]
     shown = ", ".join(_show_char(ch) for ch in dict.fromkeys(sample))
     plural = "characters" if run[-1].end - run[0].start > 1 else "character"
-    return make("QVR001", f"unexpected {plural} {shown}", cover(run[0], run[-1]))
+    return make(rules.SYNTAX_ERROR, f"unexpected {plural} {shown}", cover(run[0], run[-1]))
 
 
 def _show_char(ch: str) -> str:
@@ -402,7 +405,7 @@ def _check_alignment(chunk: Chunk, logical: LogicalLine, problems: list[Diagnost
             "inconsistent indentation: the steps of a program line up with its first step"
             f" ({chunk.body[0].indent} spaces)"
         )
-        problems.append(make("QVR001", message, logical.tokens[0].span))
+        problems.append(make(rules.SYNTAX_ERROR, message, logical.tokens[0].span))
 
 
 def _report_orphans(orphans: list[LogicalLine], problems: list[Diagnostic]) -> None:
@@ -413,5 +416,5 @@ def _report_orphans(orphans: list[LogicalLine], problems: list[Diagnostic]) -> N
         "indented line outside a program body"
         " (to continue a line, wrap the expression in parentheses)"
     )
-    problems.append(make("QVR001", message, span))
+    problems.append(make(rules.SYNTAX_ERROR, message, span))
     orphans.clear()

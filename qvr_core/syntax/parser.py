@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
 from lark import Lark
 from lark.lexer import Lexer
 
+from qvr_core import rules
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Related, make
 from qvr_core.syntax import ast
@@ -46,14 +47,18 @@ from qvr_core.syntax.layout import (
 )
 from qvr_core.syntax.messages import shorten, unexpected_token
 from qvr_core.syntax.shift import Shifter
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.span import Span, unify_line_ends
 
 if TYPE_CHECKING:
     from lark.parsers.lalr_parser_state import ParseConf
 
-#: Deepest expression nesting accepted; deeper trees would overflow the
-#: recursion of every later stage (checker, hashing, printing).
+#: Deepest expression nesting accepted: brackets, calls and changes of operator.
+#: A chain of one operator (`a >> b >> c`, `x + y - z`) is one level, however long.
 MAX_DEPTH = 64
+#: Most levels of the syntax tree below a line, chains counted term by term: a
+#: chain is a tree leaning left, and later stages (checker, hashing, printing,
+#: drawing) recurse along it, so a longer one is refused as too long.
+MAX_TREE_DEPTH = 200
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _NESTING_TOKENS = frozenset({"RSHIFT", "AT", "PLUS", "MINUS", "STAR", "SLASH", "LPAR"})
@@ -212,8 +217,12 @@ def _acceptable(tables: _Tables, states: list[int]) -> set[str]:
 
 
 def parse(text: str) -> ParseResult:
-    """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics."""
+    """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics.
+
+    Every line end the protocol allows (`\\n`, `\\r\\n`, `\\r`) ends a line.
+    """
     try:
+        text = unify_line_ends(text)
         with collector_paused():
             # one stretch: the same tree as segment by segment (place_segments), but
             # without the per-segment work that only pays off when segments are reused
@@ -227,7 +236,7 @@ def failed(text: object, exc: Exception) -> ParseResult:
     span = Span(0, 0, 0, 0, 0, 0)
     message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
     module = ast.Module((), (), _whole(text) if isinstance(text, str) else span)
-    return ParseResult(module, (make("QVR000", message, span),))
+    return ParseResult(module, (make(rules.INTERNAL_ERROR, message, span),))
 
 
 def join(text: str, segments: list[Segment]) -> ParseResult:
@@ -297,6 +306,7 @@ def place_segments(
     `offset` and `line` place `text` in a larger text, of which it is a stretch
     that begins a segment.
     """
+    text = unify_line_ends(text)
     starts = segment_starts(text) if text else []
     starts.append(len(text))
     out: list[Placed] = []
@@ -398,6 +408,7 @@ def _place(text: str, start: int, line: int, previous: Mapping[str, Segment]) ->
 
 
 def _whole(text: str) -> Span:
+    text = unify_line_ends(text)
     last_newline = text.rfind("\n")
     return Span(0, len(text), 0, 0, text.count("\n"), len(text) - last_newline - 1)
 
@@ -466,20 +477,26 @@ class _FileParser:
             self._syntax_error(tables, stuck, tokens, in_body)
             return None
         except NodeError as err:
-            self.diagnostics.append(make("QVR001", err.message, err.span))
+            self.diagnostics.append(make(rules.SYNTAX_ERROR, err.message, err.span))
             return None
         except Exception as exc:  # a bug in a callback must cost one line, not the file
             message = f"internal parser error on this line ({type(exc).__name__}: {exc})"
-            self.diagnostics.append(make("QVR000", message, cover(tokens[0], tokens[-1])))
+            self.diagnostics.append(
+                make(rules.INTERNAL_ERROR, message, cover(tokens[0], tokens[-1]))
+            )
             return None
         if len(tokens) > MAX_DEPTH and _nesting_bound(tokens) >= MAX_DEPTH:
             deep = _too_deep(node)
             if deep is not None:
+                nested, at = deep
                 message = (
                     f"expression nested too deeply (more than {MAX_DEPTH} levels):"
                     " split it into smaller 'let's"
+                    if nested
+                    else f"expression too long (more than {MAX_TREE_DEPTH} terms in a row):"
+                    " split it into smaller 'let's"
                 )
-                self.diagnostics.append(make("QVR001", message, deep.span))
+                self.diagnostics.append(make(rules.SYNTAX_ERROR, message, at.span))
                 return None
         return node
 
@@ -499,7 +516,7 @@ class _FileParser:
         opener = _unclosed(tokens) if found.type == "$END" else None
         if opener is not None:
             related = (Related(opener.span, f"'{opener.text}' opened here is not closed"),)
-        self.diagnostics.append(make("QVR001", message, span, related=related))
+        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span, related=related))
 
     def _check_size(self, decl: ast.ObjectDecl) -> None:
         body = decl.body
@@ -522,7 +539,7 @@ class _FileParser:
                     f"the size of object {decl.name.text} must be a positive integer,"
                     f" found '{shorten(raw)}'"
                 )
-        self.diagnostics.append(make("QVR001", message, span))
+        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span))
 
 
 def _unclosed(tokens: list[Token]) -> Token | None:
@@ -566,15 +583,39 @@ def _children(node: object) -> tuple[_Spanned, ...]:
             return ()
 
 
-def _too_deep(root: object) -> _Spanned | None:
-    """The leftmost node more than MAX_DEPTH expression levels below `root`, if any.
+_CHAINS = (ast.Compose, ast.Tensor)
+_ARITH_LEVEL = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def _continues(parent: object, child: object) -> bool:
+    """Whether `child`, the left operand of `parent`, is the same chain (`a >> b` in
+    `a >> b >> c`, `x + y` in `x + y - z`): no new level of nesting."""
+    kind = type(parent)
+    if type(child) is not kind:
+        return False
+    if kind in _CHAINS:
+        return True
+    if kind is ast.Binary:
+        return _ARITH_LEVEL.get(parent.op) == _ARITH_LEVEL.get(child.op)  # type: ignore[attr-defined]  # both Binary
+    return False
+
+
+def _too_deep(root: object) -> tuple[bool, _Spanned] | None:
+    """The leftmost node nested more than MAX_DEPTH levels, or more than MAX_TREE_DEPTH
+    tree levels, below `root`: (True, node) for the first, (False, node) for the second.
 
     Iterative, since the tree being checked may be far deeper than Python's stack.
     """
-    stack = [(child, 1) for child in reversed(_children(root))]
+    stack = [(child, 1, 1) for child in reversed(_children(root))]
     while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return node
-        stack.extend((child, depth + 1) for child in reversed(_children(node)))
+        node, nesting, depth = stack.pop()
+        if nesting > MAX_DEPTH:
+            return True, node
+        if depth > MAX_TREE_DEPTH:
+            return False, node
+        children = _children(node)
+        for i in range(len(children) - 1, -1, -1):
+            child = children[i]
+            same = i == 0 and _continues(node, child)
+            stack.append((child, nesting if same else nesting + 1, depth + 1))
     return None

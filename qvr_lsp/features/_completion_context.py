@@ -15,6 +15,7 @@ from enum import StrEnum
 from itertools import pairwise
 
 from qvr_core.syntax.layout import KEYWORDS, Chunk, LogicalLine, Token, split
+from qvr_core.syntax.span import unify_line_ends
 
 #: How far back to look for the line that starts the cursor's declaration.
 MAX_LOOKBACK_LINES = 400
@@ -51,6 +52,7 @@ class Context:
 
 def classify(text: str, offset: int) -> Context:
     """The completion context at `offset` (code points) of `text`."""
+    text = unify_line_ends(text)  # a lone \r ends a line too
     offset = max(0, min(offset, len(text)))
     line_start = text.rfind("\n", 0, offset) + 1
     line = text[line_start:offset]

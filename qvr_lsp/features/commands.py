@@ -12,14 +12,17 @@ bar's cancel button (`window/workDoneProgress/cancel`) stops its worker.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.uris import to_fs_path
 
+from qvr_core.datafile import DataFile, DataFileError, read_file
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.command_sources import current_source
 from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
@@ -35,6 +38,8 @@ log = logging.getLogger("qvr_lsp")
 
 DIAGRAM = "qvr.diagram"
 RUN_INFERENCE = "qvr.runInference"
+#: The largest data file the server reads and hands to a worker (base64 in one JSON line).
+MAX_TRANSFER_BYTES = 256 << 20
 
 Handler = Callable[..., Awaitable[Any]]
 
@@ -57,8 +62,8 @@ def register(server: QvrLanguageServer) -> None:
         cancelled = _request_cancelled(server)
         runs.ensure_free(request.uri)  # before reading anything: the answer is immediate
         source = await current_source(server, request.uri)
-        program = _program(source.module, request.program)
-        data = _data_path(server, request)
+        program = _program(source.module, request.run.program)
+        data = await _data_file(server, request)
         path = to_fs_path(request.uri) if request.uri.startswith("file:") else None
         return await runs.run(request, source.text, program, data, cancelled, path, token)
 
@@ -121,14 +126,25 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
     return wanted
 
 
-def _data_path(server: QvrLanguageServer, request: InferenceRequest) -> Any:
-    if request.data is None:
+async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> DataFile | None:
+    """The data file, read once here: the worker gets its bytes, never the path."""
+    if request.run.data is None:
         return None
+    path = _data_path(server, request)
+    try:
+        return await asyncio.to_thread(read_file, path, MAX_TRANSFER_BYTES)
+    except DataFileError as exc:
+        raise CommandError(str(exc), "data") from exc
+
+
+def _data_path(server: QvrLanguageServer, request: InferenceRequest) -> Path:
     folders = [f.uri for f in server.workspace.folders.values()]
     root = server.workspace.root_uri
     if root and root not in folders:
         folders.insert(0, root)
     try:
-        return resolve_data_path(request.data, workspace_roots(folders, request.uri))
+        data = request.run.data
+        assert data is not None  # _data_file asks only for a run with data
+        return resolve_data_path(data, workspace_roots(folders, request.uri))
     except DataPathError as exc:
         raise CommandError(str(exc), "data") from exc

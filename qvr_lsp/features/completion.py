@@ -16,17 +16,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.check.context import (
-    BINARY_FUNCS,
-    COMBINATORS,
-    FAMILIES,
-    OPTION_KEYS,
-    OPTION_VALUES,
-    UNARY_FUNCS,
-)
-from qvr_core.check.declarations import FAMILY_NEEDS
+from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS
+from qvr_core.builtins.families import codomain_words
+from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.module import Symbol, SymbolKind
-from qvr_core.check.types import CONSTRUCTORS, Group
+from qvr_core.check.types import Group
+from qvr_core.ide.builtins_info import describe
 from qvr_lsp import capabilities
 from qvr_lsp.analysis import Analysis
 from qvr_lsp.features._completion_context import Context, Where, classify
@@ -91,7 +86,7 @@ def candidates(context: Context, analyses: list[Analysis], cursor_line: int) -> 
     elif where is Where.TYPE:
         found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
     elif where is Where.OBJECT_BODY:
-        found += _words(CONSTRUCTORS, lsp.CompletionItemKind.TypeParameter, "type constructor")
+        found += _builtins(OBJECT_CONSTRUCTORS, lsp.CompletionItemKind.TypeParameter)
         found += _from(
             symbols, lambda s: s.kind is SymbolKind.OBJECT and s.name != context.declaring
         )
@@ -103,8 +98,14 @@ def candidates(context: Context, analyses: list[Analysis], cursor_line: int) -> 
         found += _words(values, lsp.CompletionItemKind.EnumMember, context.option or "value")
     elif where is Where.FAMILY:
         found += [
-            Candidate(f, lsp.CompletionItemKind.EnumMember, f"family: needs {FAMILY_NEEDS[f]}", "2")
-            for f in FAMILIES
+            Candidate(
+                f,
+                lsp.CompletionItemKind.EnumMember,
+                f"family: needs {codomain_words(FAMILIES[f])}",
+                "2",
+                _doc(f),
+            )
+            for f in KERNEL_FAMILIES
         ]
     elif where is Where.CALLABLE:
         found += _from(
@@ -116,13 +117,12 @@ def candidates(context: Context, analyses: list[Analysis], cursor_line: int) -> 
             ),
         )
     elif where is Where.LET_EXPR:
-        found += _words(COMBINATORS, lsp.CompletionItemKind.Operator, "combinator")
+        found += _builtins(COMBINATORS, lsp.CompletionItemKind.Operator)
         found += _from(symbols, lambda s: s.kind in CALLABLE_KINDS and s.name != context.declaring)
     elif where in (Where.BOUND, Where.ARITH):
         found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
         if where is Where.ARITH:
-            funcs = (*UNARY_FUNCS, *BINARY_FUNCS)
-            found += _words(funcs, lsp.CompletionItemKind.Function, "builtin function")
+            found += _builtins(FUNCTIONS, lsp.CompletionItemKind.Function)
     elif where is Where.EXPORT:
         found += _from(symbols, lambda s: s.kind in (SymbolKind.PROGRAM, SymbolKind.LET))
     return found
@@ -176,6 +176,21 @@ def _from(
         for s in symbols
         if keep(s)
     ]
+
+
+def _doc(name: str) -> str | None:
+    info = describe(name)
+    return f"`{info.signature}`\n\n{info.doc}" if info is not None else None
+
+
+def _builtins(names: Iterable[str], kind: lsp.CompletionItemKind) -> list[Candidate]:
+    """Builtin names with their registry signature as detail and documentation."""
+    found = []
+    for name in names:
+        info = describe(name)
+        assert info is not None, name
+        found.append(Candidate(name, kind, f"{info.kind}: {info.signature}", "2", info.doc))
+    return found
 
 
 def _words(

@@ -3,17 +3,29 @@
 Works on the document's current text (no analysis needed) and answers with
 line edits, so the editor keeps the cursor and folds. A file that does not
 parse is not formatted (no edits) and the reason is logged.
+
+Formatting a large pasted file takes a noticeable fraction of a second, so
+it runs in its own thread, never on the event loop: other requests (a hover
+in another file) are answered meanwhile. It stops early, answering no
+edits, when the client cancels it, when the document changes (its edits
+would be against a stale text) or when a newer formatting request for the
+same document arrives.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from qvr_core.format.diff import diff_edits
-from qvr_core.format.formatter import format_text
+from qvr_core.format.formatter import Cancelled, format_text
+from qvr_lsp.convert import TextPositions
 from qvr_lsp.features._current import text_edits
 from qvr_lsp.guard import guarded
 
@@ -24,26 +36,69 @@ log = logging.getLogger("qvr_lsp")
 
 
 def register(server: QvrLanguageServer) -> None:
-    def edits_for(uri: str, lines: tuple[int, int] | None) -> list[lsp.TextEdit]:
+    # one thread: formatting is rare, and a superseded request stops at its next stage
+    executor = ThreadPoolExecutor(1, thread_name_prefix="qvr-format")
+    running: dict[str, threading.Event] = {}  # uri -> the stop flag of its latest request
+
+    def compute(
+        uri: str,
+        text: str,
+        positions: TextPositions,
+        lines: tuple[int, int] | None,
+        stale: Callable[[], bool],
+    ) -> list[lsp.TextEdit]:
+        """In the formatting thread: the edits as the client takes them."""
+        result = format_text(text, stale)
+        if not result.ok:
+            log.info("%s: %s", uri, result.refused)
+            return []
+        if stale():
+            raise Cancelled
+        return text_edits(diff_edits(text, result.text, lines), positions)
+
+    async def edits_for(uri: str, lines: tuple[int, int] | None) -> list[lsp.TextEdit]:
         snap = server.snapshot(uri)
         if snap is None:
             return []
         document = snap.document
-        result = format_text(document.text)
-        if not result.ok:
-            log.info("%s: %s", uri, result.refused)
+        stop = threading.Event()
+        if (older := running.get(uri)) is not None:
+            older.set()
+        running[uri] = stop
+
+        def stale() -> bool:
+            now = server.documents.get(uri)
+            return stop.is_set() or now is None or now.seq != document.seq
+
+        loop = asyncio.get_running_loop()
+        job = loop.run_in_executor(
+            executor, compute, uri, document.text, document.positions, lines, stale
+        )
+        try:
+            edits = await job
+        except Cancelled:
+            log.info("%s: formatting of version %s superseded", uri, document.version)
             return []
-        return text_edits(diff_edits(document.text, result.text, lines), document.positions)
+        except asyncio.CancelledError:
+            stop.set()  # the client cancelled: the thread stops at its next stage
+            raise
+        finally:
+            if running.get(uri) is stop:
+                del running[uri]
+        if stale():
+            log.info("%s: formatting of version %s superseded", uri, document.version)
+            return []
+        return edits
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     @guarded(list)
-    def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
-        return edits_for(params.text_document.uri, None)
+    async def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+        return await edits_for(params.text_document.uri, None)
 
     @server.feature(lsp.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded(list)
-    def range_formatting(params: lsp.DocumentRangeFormattingParams) -> list[lsp.TextEdit]:
+    async def range_formatting(params: lsp.DocumentRangeFormattingParams) -> list[lsp.TextEdit]:
         first, end = params.range.start.line, params.range.end
         # A range ending at column 0 stops before that line (a selection of whole lines).
         last = end.line - 1 if end.character == 0 and end.line > first else end.line
-        return edits_for(params.text_document.uri, (first, last))
+        return await edits_for(params.text_document.uri, (first, last))

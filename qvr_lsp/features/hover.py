@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq, dims_text, sum_text
+from qvr_core.ide.builtins_info import builtin_at
 from qvr_core.syntax.span import Span
 from qvr_lsp import capabilities
 from qvr_lsp.guard import guarded
@@ -49,9 +50,14 @@ def hover_at(module: CheckedModule, offset: int) -> HoverText | None:
     if ref is not None:
         note = typed.note if typed is not None and typed.span == ref.span else ""
         return _symbol_hover(ref.symbol, ref.span, note)
+    builtin = builtin_at(module, offset)
     if typed is not None:
         head = f"{typed.label} : {_label(typed.type)}"
-        return _compose(head, _dimensions(typed.type), typed.note, None, None, typed.span)
+        doc = f"`{builtin[0].signature}`: {builtin[0].doc}" if builtin is not None else None
+        return _compose(head, _dimensions(typed.type), typed.note, doc, None, typed.span)
+    if builtin is not None:
+        info, span = builtin
+        return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
     return None
 
 

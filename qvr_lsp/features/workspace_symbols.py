@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
+from qvr_core import files
 from qvr_core.syntax import ast
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features.symbols import DECL_KIND, SYMBOL_KIND
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 MAX_FILES = 5000
 MAX_RESULTS = 1000
+#: A scan of the workspace answers with what it found by then.
+SCAN_SECONDS = 5.0
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "site-packages"})
 
 
@@ -59,36 +62,49 @@ def matches(query: str, name: str) -> bool:
 
 
 class FileIndex:
-    """Declarations of `.qvr` files on disk, parsed on demand and cached by (mtime, size)."""
+    """Declarations of `.qvr` files on disk, parsed on demand and cached by (mtime, size).
+
+    Files are read with `qvr_core.files`: a FIFO, a device, a link out of the
+    workspace or an oversized file is skipped (logged once), never read.
+    """
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[tuple[int, int], list[Entry]]] = {}
+        self._skipped: dict[str, str] = {}
 
-    def files(self, roots: list[str]) -> list[str]:
+    def files(self, roots: list[str], deadline: float = float("inf")) -> list[str]:
         found: list[str] = []
         for root in roots:
             for folder, dirs, names in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
                 found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".qvr")]
-                if len(found) >= MAX_FILES:
+                if len(found) >= MAX_FILES or time.monotonic() > deadline:
                     return found[:MAX_FILES]
         return found
 
-    def entries(self, path: str, encoding: PositionEncodingKind) -> list[Entry]:
+    def entries(self, path: str, roots: list[str], encoding: PositionEncodingKind) -> list[Entry]:
         try:
-            st = os.stat(path)
+            _real, st = files.regular_file(path, roots)
             stamp = (st.st_mtime_ns, st.st_size)
             cached = self._cache.get(path)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = files.read_text(path, roots)
+        except files.UnreadableFile as exc:
+            self._skip(path, exc.reason)
             return []
+        self._skipped.pop(path, None)
         from qvr_core.syntax.parser import parse
 
         entries = declarations(parse(text).module, TextPositions(text, encoding))
         self._cache[path] = (stamp, entries)
         return entries
+
+    def _skip(self, path: str, reason: str) -> None:
+        self._cache.pop(path, None)
+        if self._skipped.get(path) != reason:  # once per file and reason: Ctrl+T asks per key
+            self._skipped[path] = reason
+            log.warning("workspace symbols: skipped %s: %s", path, reason)
 
 
 def _roots(server: QvrLanguageServer) -> list[str]:
@@ -101,12 +117,19 @@ def register(server: QvrLanguageServer) -> None:
     index = FileIndex()
 
     def on_disk(roots: list[str], open_paths: set[str]) -> list[tuple[str, Entry]]:
+        """The files' symbols; what is found within `SCAN_SECONDS` when the tree is huge."""
+        deadline = time.monotonic() + SCAN_SECONDS
         out = []
-        for path in index.files(roots):
+        for path in index.files(roots, deadline):
+            if time.monotonic() > deadline:
+                log.warning(
+                    "workspace symbols: stopped after %g s; results are partial", SCAN_SECONDS
+                )
+                break
             if os.path.realpath(path) in open_paths:
                 continue
             uri = from_fs_path(path) or path
-            out += [(uri, e) for e in index.entries(path, server.encoding)]
+            out += [(uri, e) for e in index.entries(path, roots, server.encoding)]
         return out
 
     @server.feature(lsp.WORKSPACE_SYMBOL)

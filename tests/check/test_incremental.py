@@ -119,7 +119,7 @@ def test_a_changed_let_rechecks_what_uses_it() -> None:
     assert checker.check(text).ok
     changed = text.replace("let body = f", "let body = g")
     module = checker.check(changed)
-    assert [d.code for d in module.errors] == ["QVR401"]  # p now returns B, not A
+    assert [d.code for d in module.errors] == ["QVR404"]  # p now returns B, not A
     same_as_from_scratch(module, changed)
 
 

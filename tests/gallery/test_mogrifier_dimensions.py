@@ -34,7 +34,7 @@ CASES = [
     (
         "rank-too-large-for-Q",
         [(Q_DECL, Q_DECL.replace("rank=8", "rank=40"))],
-        "QVR301",
+        "QVR304",
         "40",
         "rank 40 of morphism mog_q must be below min(input 64, output 32) = 32 "
         "to be a low-rank factorisation",
@@ -42,7 +42,7 @@ CASES = [
     (
         "rank-as-wide-as-R",
         [(R_DECL, R_DECL.replace("rank=8", "rank=32"))],
-        "QVR301",
+        "QVR304",
         "32",
         "rank 32 of morphism mog_r must be below min(input 32, output 64) = 32 "
         "to be a low-rank factorisation",
@@ -93,7 +93,7 @@ CASES = [
     (
         "rank-without-a-linear-network",
         [(Q_DECL, Q_DECL.replace("param_source=linear, ", ""))],
-        "QVR301",
+        "QVR306",
         "rank=8",
         "option rank factorises a linear parameter network: add param_source=linear "
         "to morphism mog_q",
@@ -124,7 +124,7 @@ def test_wrong_q_or_r_is_reported_with_its_dimensions(edits, code, at, message) 
 def test_a_round_that_loses_the_input_cannot_be_repeated() -> None:
     text = edit((ROUND_HEADER, ROUND_HEADER.replace("-> Embedded * Hidden", "-> Hidden")))
     errors = {d.code: d for d in check(text).errors}
-    assert set(errors) == {"QVR205", "QVR401"}
+    assert set(errors) == {"QVR205", "QVR404"}
     assert text[errors["QVR205"].span.start : errors["QVR205"].span.end] == "mog_round"
     assert errors["QVR205"].message == (
         "repeat chains copies of its body, so the body must be A -> A, but mog_round has "

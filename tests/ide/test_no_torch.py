@@ -8,6 +8,8 @@ import sys
 from tests.ide.helpers import ROOT
 
 MODULES = [
+    "qvr_core.builtins",
+    "qvr_core.ide.builtins_info",
     "qvr_core.ide.rename",
     "qvr_core.ide.inlay",
     "qvr_core.ide.signature",

@@ -137,9 +137,9 @@ def test_source_errors_and_bad_settings_are_messages() -> None:
         run_inference("object A : Real 2\nmorphism f : A -> B [role=embed]\n")
     with pytest.raises(InferenceError, match="not exported"):
         run_inference(VANILLA, program="cell")
-    with pytest.raises(InferenceError, match="unknown method"):
+    with pytest.raises(InferenceError, match="method must be one of svi, nuts, prior"):
         run_inference(VANILLA, method="hmc")
-    with pytest.raises(InferenceError, match="steps must be at least 1"):
+    with pytest.raises(InferenceError, match="steps must be a whole number from 1"):
         run_inference(VANILLA, steps=0)
 
 

@@ -118,3 +118,19 @@ async def test_export_offers_programs_and_lets(client):
 
 async def test_nothing_inside_comments(client):
     assert await labels(client, "\n# sample h <- ") == set()
+
+
+async def test_builtin_names_offered_are_exactly_the_registrys(client):
+    """After `~`: the families the registry lets a morphism take; in types, lets and
+    arithmetic: every constructor, combinator and builtin function, each once."""
+    from qvr_core.builtins import COMBINATORS, FUNCTIONS, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS
+
+    families = await labels(client, "morphism f : Hidden -> Hidden [role=kernel] ~ ")
+    assert families == set(KERNEL_FAMILIES)
+    assert (await labels(client, "object Pair : ")) - OBJECTS == set(OBJECT_CONSTRUCTORS)
+    combinators = await labels(client, "let deep = tok_embed >> ")
+    declared = MORPHISMS | {"backbone", "head", "head_0", "head_1", "other", "lm"}
+    assert combinators - declared == set(COMBINATORS)
+    arith = await labels(client, "    let k = ")
+    assert set(FUNCTIONS) <= arith
+    assert arith - set(FUNCTIONS) <= {"x", "h", "g"}

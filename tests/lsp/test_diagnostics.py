@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
+from qvr_core import rules
+from qvr_lsp.convert import SEVERITY
 from tests.lsp.support import (
     EXAMPLES,
     change,
@@ -33,6 +35,11 @@ async def test_each_error_example_reports_its_code_on_open(client, name: str):
     assert params.version == 7
     assert name.split("_")[0] in codes(params)
     assert all(d.source == "qvr" for d in params.diagnostics)
+    for d in params.diagnostics:  # severity and tags as the code's rule declares them
+        rule = rules.lookup(str(d.code))
+        assert rule is not None
+        assert d.severity == SEVERITY[rule.severity]
+        assert (lsp.DiagnosticTag.Unnecessary in (d.tags or ())) == rule.unnecessary
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.qvr")))

@@ -82,3 +82,16 @@ async def test_hover_does_not_import_torch(client):
     await hover_text(client, "encoder_decoder.qvr", "encoder\n")
     status = await client.protocol.send_request_async("qvr/serverStatus", None)
     assert "torch" not in status.loadedModules
+
+
+async def test_a_family_shows_its_parameters_values_and_where_it_fits(client):
+    value = await hover_text(client, "vanilla_rnn_lm.qvr", "Categorical")
+    assert "```qvr\nCategorical(probs) | Categorical(logits)\n```" in value
+    assert "`probs`, a probability vector" in value
+    assert "needs a FinSet codomain" in value
+    assert "*QVR family*" in value
+
+
+async def test_a_type_constructor_shows_its_documentation(client):
+    value = await hover_text(client, "vanilla_rnn_lm.qvr", "FinSet")
+    assert "FinSet N" in value and "finite set" in value

@@ -36,6 +36,7 @@ SEEDS = [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("**/*.qvr")
 SNIPPETS = [
     "\t",
     "\r\n",
+    "\r",
     "\n",
     "\u2028",
     "\x0c",

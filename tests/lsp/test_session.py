@@ -67,7 +67,7 @@ async def test_utf8_is_negotiated_and_used_for_ranges_and_edits(utf8_client):
     params = await diagnostics_for(utf8_client, uri, 2)
     # Now `tok` is an object declared on the inserted line, and `let m` moved to line 2.
     found = {(d.code, d.range.start.line, d.range.start.character) for d in params.diagnostics}
-    assert found == {("QVR103", 2, 4), ("QVR401", 2, 8)}
+    assert found == {("QVR103", 2, 4), ("QVR104", 2, 8)}
     status = await utf8_client.protocol.send_request_async("qvr/serverStatus", None)
     assert status.encoding == "utf-8"
 

@@ -313,3 +313,19 @@ async def test_unexported_program_and_file_with_errors_are_refused(client, works
     broken.write_text("object A : Real 2\nlet x = nope\nexport x\n")
     error = await failure(client, {"uri": broken.as_uri()})
     assert error.data["kind"] == "source" and "undefined name 'nope'" in str(error)
+
+
+async def test_a_second_run_under_another_spelling_of_the_uri_is_refused(client, workspace):
+    uri = (workspace / "tiny.qvr").as_uri()
+    folder, name = uri.rsplit("/", 1)
+    async with long_run(client, uri):
+        for spelling in (f"{folder}/./{name}", f"{folder}/%74iny.qvr", f"{folder}//{name}"):
+            error = await failure(client, {"uri": spelling, "steps": 5})
+            assert error.data["kind"] == "busy", spelling
+        lens_form = client.protocol.send_request_async(
+            lsp.WORKSPACE_EXECUTE_COMMAND,
+            lsp.ExecuteCommandParams(command=RUN, arguments=[f"{folder}/./{name}"]),
+        )
+        with pytest.raises(JsonRpcException) as info:
+            await asyncio.wait_for(lens_form, WAIT)
+        assert info.value.data["kind"] == "busy"

@@ -16,8 +16,9 @@ from qvr_lsp.run_progress import thin
 
 def test_request_defaults_and_code_lens_form() -> None:
     request = InferenceRequest.from_arguments(("file:///w/m.qvr", "prog"))
-    assert (request.uri, request.program, request.method) == ("file:///w/m.qvr", "prog", "svi")
-    assert (request.steps, request.lr, request.seed, request.batch, request.seq_len) == (
+    run = request.run
+    assert (request.uri, run.program, run.method) == ("file:///w/m.qvr", "prog", "svi")
+    assert (run.steps, run.lr, run.seed, run.batch, run.seq_len) == (
         100,
         0.01,
         0,
@@ -113,3 +114,14 @@ def test_worker_events_are_strict_json() -> None:
         "a": [1.0, None],
         "b": None,
     }
+
+
+def test_memory_budget_setting_forms() -> None:
+    from qvr_lsp.settings import Settings
+
+    s = Settings().updated({"qvr": {"run": {"memoryBudget": "2GB"}}})
+    assert s.memory_budget == 2 << 30 and s.strict is False
+    assert s.updated({"qvr": {"run.memoryBudget": 512}}).memory_budget == 512 << 20
+    assert s.updated({"qvr": {"run": {"memoryBudget": "lots"}}}) == s  # ignored, logged
+    assert s.updated({"qvr": {"run": {"memoryBudget": None}}}).memory_budget is None
+    assert s.updated({"qvr": {"strict": True}}).memory_budget == 2 << 30

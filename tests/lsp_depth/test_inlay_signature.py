@@ -117,3 +117,26 @@ async def test_no_signature_help_outside_calls(client):
     text = example("vanilla_rnn_lm.qvr")
     uri, _ = await opened(client, text, "no-signature")
     assert await signature(client, uri, text) is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "label", "param"),
+    [
+        ("    sample tau <- HalfCauchy(", "HalfCauchy(scale)", "scale"),
+        ("    sample mu <- Normal(0.0, ", "Normal(loc, scale)", "scale"),
+        ("    sample p <- Categorical(logits=", "Categorical(logits)", "logits"),
+    ],
+)
+async def test_signature_help_for_a_family_call_in_a_program_step(client, typed, label, param):
+    """Family calls in steps get their registry signature (by position or keyword) while
+    typed, before the language has the call syntax to check them."""
+    base = example("rlstm_lm.qvr")
+    uri, _ = await opened(client, base, "signature-family")
+    text = base + "\nprogram p (x, h) : Embedded * Hidden -> Hidden\n" + typed
+    change(client, uri, 2, None, text)
+    await diagnostics_for(client, uri, 2)
+    help_ = await signature(client, uri, text)
+    assert help_ is not None
+    assert help_.signatures[0].label == label
+    assert active(help_) == param
+    assert "positive number" in str(help_.signatures[0].parameters) or param != "scale"

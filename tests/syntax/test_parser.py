@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from qvr_core.syntax import ast, parse
-from qvr_core.syntax.parser import MAX_DEPTH
+from qvr_core.syntax.parser import MAX_DEPTH, MAX_TREE_DEPTH
 from qvr_core.syntax.span import Span
 from tests.syntax.helpers import assert_consistent, source
 
@@ -641,12 +641,39 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     text = "let x = " + "f(" * 10_000 + "a" + ")" * 10_000
     message, _ = one_error(text)
     assert message.startswith("expression nested too deeply")
-    chain = "program p : A -> B\n    let y = " + " + ".join(["a"] * 200) + "\n    return y"
+    terms = MAX_TREE_DEPTH + 1
+    chain = "program p : A -> B\n    let y = " + " + ".join(["a"] * terms) + "\n    return y"
     result = parse(chain)
-    assert [d.message.split(" (")[0] for d in result.diagnostics] == [
-        "expression nested too deeply"
-    ]
+    assert [d.message.split(" (")[0] for d in result.diagnostics] == ["expression too long"]
     assert len(result.module.decls[0].steps) == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "let x = " + " >> ".join(["a"] * 65),
+        "let x = " + " @ ".join(["a"] * 65),
+        "let x = " + " >> ".join(["a @ b @ c"] * 65),
+        "let x = " + " >> ".join(["a"] * MAX_TREE_DEPTH),
+        "program p : A -> B\n    let y = " + " - ".join(["a + b * c / d"] * 40),
+    ],
+    ids=["compose-65", "tensor-65", "chains-in-a-chain", "compose-longest", "arith"],
+)
+def test_a_flat_chain_is_one_level_of_nesting_however_long(line: str) -> None:
+    result = parse(line)
+    assert result.diagnostics == ()
+
+
+def test_nesting_counts_brackets_and_changes_of_operator_not_terms() -> None:
+    right_nested = "let x = " + "a >> (" * MAX_DEPTH + "a" + ")" * MAX_DEPTH
+    message, _ = one_error(right_nested)
+    assert message.startswith("expression nested too deeply")
+    alternating = "let x = " + "a >> (a @ (" * (MAX_DEPTH // 2) + "a" + "))" * (MAX_DEPTH // 2)
+    message, _ = one_error(alternating)
+    assert message.startswith("expression nested too deeply")
+    too_long = "let x = " + " >> ".join(["a"] * (MAX_TREE_DEPTH + 1))
+    message, _ = one_error(too_long)
+    assert message.startswith(f"expression too long (more than {MAX_TREE_DEPTH} terms in a row)")
 
 
 def test_nesting_up_to_the_limit_is_accepted() -> None:

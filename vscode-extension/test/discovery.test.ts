@@ -56,7 +56,7 @@ describe("server discovery order", () => {
     const found = discoverServer(input({ pythonPath: "/opt/py/bin/python" }), host(everything));
     assert.deepEqual(found.kind === "found" && found.launch, {
       command: "/opt/py/bin/python",
-      args: ["-m", "qvr_lsp"],
+      args: ["-P", "-m", "qvr_lsp"],
       source: "setting",
     });
   });
@@ -78,7 +78,7 @@ describe("server discovery order", () => {
     const found = discoverServer(input(), machine);
     assert.deepEqual(found.kind === "found" && found.launch, {
       command: `${project}/.venv/bin/python`,
-      args: ["-m", "qvr_lsp"],
+      args: ["-P", "-m", "qvr_lsp"],
       source: "workspace venv",
     });
   });
@@ -106,7 +106,7 @@ describe("server discovery order", () => {
     );
     assert.deepEqual(found.kind === "found" && found.launch, {
       command: "/opt/py/bin/python",
-      args: ["-m", "qvr_lsp"],
+      args: ["-P", "-m", "qvr_lsp"],
       source: "active interpreter",
     });
   });
@@ -208,7 +208,7 @@ describe("Windows layouts", () => {
       { workspaceFolders: [winProject] },
       host({ platform: "win32", executables: [venvPython], withServerModule: [venvPython] }),
     );
-    assert.deepEqual(viaVenv.kind === "found" && viaVenv.launch.args, ["-m", "qvr_lsp"]);
+    assert.deepEqual(viaVenv.kind === "found" && viaVenv.launch.args, ["-P", "-m", "qvr_lsp"]);
     const viaPath = discoverServer(
       { workspaceFolders: [winProject] },
       host({ platform: "win32", path: "C:\\Python\\Scripts;C:\\tools", executables: ["C:\\tools\\qvr-lsp.exe"] }),

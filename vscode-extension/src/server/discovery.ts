@@ -113,8 +113,15 @@ export function discoverServer(input: DiscoveryInput, host: DiscoveryHost): Disc
   return { kind: "notFound", tried };
 }
 
+/**
+ * `-P`: Python does not put the working directory (the workspace) first on
+ * `sys.path`, so a `qvr_lsp/`, `argparse.py` or `cattrs.py` in the workspace
+ * is never imported in place of the real one.
+ */
+export const SAFE_PATH_FLAG = "-P";
+
 function moduleLaunch(python: string, source: LaunchSource): ServerLaunch {
-  return { command: python, args: ["-m", SERVER_MODULE], source };
+  return { command: python, args: [SAFE_PATH_FLAG, "-m", SERVER_MODULE], source };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -2,7 +2,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
-import type { DiscoveryHost } from "./discovery";
+import { type DiscoveryHost, SAFE_PATH_FLAG } from "./discovery";
 
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -33,9 +33,14 @@ export function createNodeHost(): DiscoveryHost {
   };
 }
 
-/** find_spec locates the package without running it, so the probe stays fast. */
+/**
+ * find_spec locates the package without running it, so the probe stays fast.
+ * `-P` as in the launch: the probe finds what the server will import, never a
+ * folder of the working directory (and a Python before 3.11, too old for the
+ * server, fails the probe).
+ */
 function probeModule(python: string, module: string): boolean {
   const script = `import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(${JSON.stringify(module)}) else 1)`;
-  const result = spawnSync(python, ["-c", script], { timeout: PROBE_TIMEOUT_MS, stdio: "ignore", windowsHide: true });
+  const result = spawnSync(python, [SAFE_PATH_FLAG, "-c", script], { timeout: PROBE_TIMEOUT_MS, stdio: "ignore", windowsHide: true });
   return result.status === 0;
 }

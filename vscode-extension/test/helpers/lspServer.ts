@@ -53,7 +53,7 @@ export class LspServer {
   private strict = false;
 
   constructor() {
-    this.process = spawn(serverPython, ["-m", "qvr_lsp"], { cwd: repoRoot, stdio: "pipe" });
+    this.process = spawn(serverPython, ["-P", "-m", "qvr_lsp"], { cwd: repoRoot, stdio: "pipe" });
     this.process.stderr.setEncoding("utf8");
     this.process.stderr.on("data", (chunk: string) => {
       this.stderr += chunk;

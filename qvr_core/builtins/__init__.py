@@ -1,0 +1,41 @@
+"""The builtins of QVR, each described once and without torch.
+
+Families (`families.FAMILIES`), object constructors (`objects.OBJECT_CONSTRUCTORS`),
+combinators (`combinators.COMBINATORS`) and the arithmetic builtin functions
+(`functions.FUNCTIONS`). The checker, runtime, graph, editor features and the
+TextMate grammar (`scripts/gen_grammar.py`) read these tables;
+`tests/builtins/test_agreement.py` checks that their name sets agree.
+This package imports nothing else of qvr, so every layer may read it.
+"""
+
+from qvr_core.builtins.combinators import COMBINATORS, Combinator
+from qvr_core.builtins.constraints import Constraint
+from qvr_core.builtins.families import (
+    FAMILIES,
+    KERNEL_FAMILIES,
+    Axis,
+    Family,
+    KernelForm,
+    Param,
+    bind,
+)
+from qvr_core.builtins.functions import FUNCTIONS, Function
+from qvr_core.builtins.objects import BY_KIND, OBJECT_CONSTRUCTORS, ObjectConstructor
+
+__all__ = [
+    "BY_KIND",
+    "COMBINATORS",
+    "FAMILIES",
+    "FUNCTIONS",
+    "KERNEL_FAMILIES",
+    "OBJECT_CONSTRUCTORS",
+    "Axis",
+    "Combinator",
+    "Constraint",
+    "Family",
+    "Function",
+    "KernelForm",
+    "ObjectConstructor",
+    "Param",
+    "bind",
+]

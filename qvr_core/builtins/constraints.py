@@ -1,0 +1,174 @@
+"""Constraints on values: a family's support and the values each parameter may take.
+
+They are torch-free descriptions. The checker reads them to test literal
+arguments (`HalfCauchy(-1.0)`) and to decide which objects a family's values
+fit; the runtime maps each one to the `torch.distributions.constraints`
+object of the same meaning (`qvr_core.runtime.distributions.torch_constraint`).
+
+A bound is a number or the name of another parameter of the same family
+(`Uniform`'s support is the interval from its `low` to its `high`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+Bound = float | str | None
+
+#: kind -> (words for messages, discrete?, rank of one value: 0 scalar, 1 vector, 2 matrix)
+_KINDS: dict[str, tuple[str, bool, int]] = {
+    "real": ("a real number", False, 0),
+    "positive": ("a positive number", False, 0),
+    "nonnegative": ("a number >= 0", False, 0),
+    "unit_interval": ("a number in [0, 1]", False, 0),
+    "interval": ("a number in [low, high]", False, 0),
+    "greater_than": ("a number above the bound", False, 0),
+    "greater_than_eq": ("a number at or above the bound", False, 0),
+    "simplex": ("a probability vector: positive, summing to 1", False, 1),
+    "real_vector": ("a vector of real numbers", False, 1),
+    "positive_vector": ("a vector of positive numbers", False, 1),
+    "real_matrix": ("a matrix of real numbers", False, 2),
+    "lower_cholesky": ("a lower-triangular matrix with a positive diagonal", False, 2),
+    "corr_cholesky": ("the Cholesky factor of a correlation matrix", False, 2),
+    "positive_definite": ("a symmetric positive-definite matrix", False, 2),
+    "nonnegative_integer": ("a whole number >= 0", True, 0),
+    "positive_integer": ("a whole number >= 1", True, 0),
+    "integer_interval": ("a whole number in [low, high]", True, 0),
+    "index": ("an index 0 .. K-1 into the probabilities", True, 0),
+    "ordinal": ("a category 0 .. K, between K cutpoints", True, 0),
+    "boolean": ("0 or 1", True, 0),
+    "one_hot": ("a one-hot vector", True, 1),
+}
+KINDS = tuple(_KINDS)
+
+#: Which object kinds (`FinSet` is `finset`, `Real` is `real`, ...) contain every value of a
+#: support kind: a family fits an object when each value it draws is a value of the object.
+_FITS: dict[str, frozenset[str]] = {
+    "real": frozenset({"real"}),
+    "positive": frozenset({"positive", "real"}),
+    "nonnegative": frozenset({"positive", "real"}),  # 0 has probability zero
+    "unit_interval": frozenset({"unit", "positive", "real"}),
+    "simplex": frozenset({"simplex", "unit", "positive", "real"}),
+    "index": frozenset({"finset"}),
+    "ordinal": frozenset({"finset"}),
+    "boolean": frozenset({"finset"}),
+}
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """The set a value lies in: a kind and, for intervals, its bounds."""
+
+    kind: str
+    low: Bound = None
+    high: Bound = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown constraint kind {self.kind!r}")
+
+    @property
+    def discrete(self) -> bool:
+        return _KINDS[self.kind][1]
+
+    @property
+    def rank(self) -> int:
+        """0 for numbers, 1 for vectors, 2 for matrices."""
+        return _KINDS[self.kind][2]
+
+    def describe(self) -> str:
+        """Words for messages and hover: `a positive number`, `a number in [low, high]`."""
+        words = _KINDS[self.kind][0]
+        if self.kind in ("interval", "integer_interval"):
+            words = words.replace("[low, high]", f"[{_fmt(self.low)}, {_fmt(self.high)}]")
+        elif self.kind in ("greater_than", "greater_than_eq"):
+            op = ">" if self.kind == "greater_than" else ">="
+            return f"a number {op} {_fmt(self.low)}"
+        return words
+
+    def fits(self, object_kind: str, size: int | None = None) -> bool:
+        """Whether every value in this set is a value of an object of that kind and size.
+
+        `boolean` values are exactly the two values of a `FinSet 2`; intervals with
+        numeric bounds fit the tightest object that holds them.
+        """
+        if self.kind == "boolean":
+            return object_kind == "finset" and size in (None, 2)
+        if self.kind in ("interval", "greater_than", "greater_than_eq"):
+            low = self.low if isinstance(self.low, int | float) else None
+            high = self.high if isinstance(self.high, int | float) else None
+            if object_kind == "real":
+                return True
+            if low is None or low < 0:
+                return False
+            if object_kind == "positive":
+                return True
+            return object_kind == "unit" and high is not None and high <= 1
+        return object_kind in _FITS.get(self.kind, frozenset())
+
+    def admits(self, value: float, bounds: Mapping[str, float] | None = None) -> bool | None:
+        """Whether the number `value` satisfies this constraint; None when that is not
+        decidable from one number (vectors, matrices, a bound that is not known)."""
+        if self.rank > 0:
+            return None
+        if math.isnan(value):
+            return False
+        low = _resolve(self.low, bounds)
+        high = _resolve(self.high, bounds)
+        if (self.low is not None and low is None) or (self.high is not None and high is None):
+            return None
+        whole = float(value).is_integer()
+        match self.kind:
+            case "real":
+                return math.isfinite(value)
+            case "positive":
+                return value > 0 and math.isfinite(value)
+            case "nonnegative":
+                return value >= 0 and math.isfinite(value)
+            case "unit_interval":
+                return 0 <= value <= 1
+            case "interval":
+                return low <= value <= high  # type: ignore[operator]  # bounds resolved above
+            case "greater_than":
+                return value > low  # type: ignore[operator]  # bounds resolved above
+            case "greater_than_eq":
+                return value >= low  # type: ignore[operator]  # bounds resolved above
+            case "nonnegative_integer":
+                return whole and value >= 0
+            case "positive_integer":
+                return whole and value >= 1
+            case "integer_interval":
+                return whole and low <= value <= high  # type: ignore[operator]  # bounds resolved above
+            case "boolean":
+                return value in (0, 1)
+            case _:
+                return None  # index, ordinal: their bound is a vector's length
+
+
+def _resolve(bound: Bound, bounds: Mapping[str, float] | None) -> float | None:
+    if bound is None or isinstance(bound, int | float):
+        return bound
+    return (bounds or {}).get(bound)
+
+
+def _fmt(bound: Bound) -> str:
+    if isinstance(bound, float) and bound.is_integer():
+        return str(int(bound))
+    return str(bound)
+
+
+REAL = Constraint("real")
+POSITIVE = Constraint("positive")
+NONNEGATIVE = Constraint("nonnegative")
+UNIT = Constraint("unit_interval")
+SIMPLEX = Constraint("simplex")
+REAL_VECTOR = Constraint("real_vector")
+POSITIVE_VECTOR = Constraint("positive_vector")
+REAL_MATRIX = Constraint("real_matrix")
+LOWER_CHOLESKY = Constraint("lower_cholesky")
+CORR_CHOLESKY = Constraint("corr_cholesky")
+POSITIVE_DEFINITE = Constraint("positive_definite")
+NONNEGATIVE_INTEGER = Constraint("nonnegative_integer")
+BOOLEAN = Constraint("boolean")

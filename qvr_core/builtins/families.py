@@ -1,0 +1,728 @@
+"""The distribution families of QVR, each described once.
+
+A `Family` says what a family is in the language: its parameters (names,
+order, constraints, defaults), the alternative parameterisations quivers
+accepts, its support, the rule that gives the shape of one draw (its event
+shape), a valid example call and the text hover and completion show. Whether
+and how a morphism's parameter network can drive it (`~ F` on a morphism) is
+its `kernel` form. The checker, the editor features and the runtime read
+this table; the runtime's torch factories are keyed by these names and a
+test checks that the two tables agree.
+
+The catalogue follows quivers 0.25 (`quivers.dsl.family_schemas` and its
+family registry); `Deterministic` is qvr's own Dirac kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from qvr_core.builtins.constraints import (
+    BOOLEAN,
+    CORR_CHOLESKY,
+    LOWER_CHOLESKY,
+    NONNEGATIVE,
+    NONNEGATIVE_INTEGER,
+    POSITIVE,
+    POSITIVE_DEFINITE,
+    POSITIVE_VECTOR,
+    REAL,
+    REAL_MATRIX,
+    REAL_VECTOR,
+    SIMPLEX,
+    UNIT,
+    Constraint,
+)
+
+Value = float | list[float] | list[list[float]]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its keyword, the values it takes and (if any) its default."""
+
+    name: str
+    constraint: Constraint
+    doc: str = ""
+    default: float | None = None  # None: required (quivers' schemas are complete)
+
+    @property
+    def rank(self) -> int:
+        """0: a number (broadcast over the site), 1: a vector, 2: a matrix."""
+        return self.constraint.rank
+
+
+@dataclass(frozen=True)
+class Axis:
+    """Where one axis of a draw's shape comes from: the first listed parameter that has
+    that axis (`("loc", -1)`: the length of `loc`), plus `offset`; else the size of the
+    object the draw lands in (for `LKJCholesky`, or a number broadcast over it)."""
+
+    sources: tuple[tuple[str, int], ...] = ()
+    offset: int = 0
+
+
+class Factor(Protocol):
+    """A codomain factor as the checker has it (`check.types.ObjectType`)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def width(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class KernelForm:
+    """How a morphism's parameter network gives the family's parameters (`~ F` on a
+    morphism): what the network outputs for each codomain factor."""
+
+    outputs: Literal["location", "logits", "logit", "concentration", "value"]
+    doc: str
+    scale_option: bool = False  # `scale=` fixes the standard deviation
+
+    def param_width(self, factors: Sequence[Factor]) -> int:
+        """How many numbers the network outputs for a codomain with these factors."""
+        if self.outputs == "logits":
+            return sum(f.size for f in factors)
+        if self.outputs == "logit":
+            return len(factors)
+        return sum(f.width for f in factors)
+
+    @property
+    def learns_scale(self) -> bool:
+        """Reads a standard deviation beside the location (fixed or learned)."""
+        return self.outputs == "location"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A distribution family as the language knows it."""
+
+    name: str
+    schemas: tuple[tuple[Param, ...], ...]  # the first is canonical (positional order)
+    support: Constraint
+    doc: str
+    example: Mapping[str, Value]  # a valid call by keyword (tests, docs, hover)
+    event: tuple[Axis, ...] = ()  # one entry per axis of a single draw
+    example_space: int | None = None  # object size the example needs (LKJCholesky)
+    kernel: KernelForm | None = None  # usable as `~ F` on a morphism
+    dirac: bool = False  # a point mass, not a torch distribution
+    _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name = {p.name: p for schema in self.schemas for p in schema}
+        object.__setattr__(self, "_by_name", by_name)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """The canonical parameters, in positional order."""
+        return self.schemas[0] if self.schemas else ()
+
+    def param(self, name: str) -> Param | None:
+        return self._by_name.get(name)
+
+    @property
+    def event_rank(self) -> int:
+        return len(self.event)
+
+    @property
+    def discrete(self) -> bool:
+        return self.support.discrete
+
+    @property
+    def stochastic(self) -> bool:
+        return not self.dirac
+
+    def signature(self) -> str:
+        """`Normal(loc, scale)`; alternatives joined by ` | `."""
+        if not self.schemas:
+            return self.name
+        return " | ".join(f"{self.name}({', '.join(p.name for p in s)})" for s in self.schemas)
+
+    def event_shape(
+        self, shapes: Mapping[str, tuple[int, ...]], space: int | None = None
+    ) -> tuple[int, ...]:
+        """The shape of one draw, from the shapes of the arguments (numbers are `()`) and
+        the size of the object the draw lands in. Raises ValueError when neither says."""
+        out: list[int] = []
+        for axis in self.event:
+            for name, index in axis.sources:
+                shape = shapes.get(name, ())
+                if len(shape) >= -index if index < 0 else len(shape) > index:
+                    out.append(shape[index] + axis.offset)
+                    break
+            else:
+                if space is None:
+                    raise ValueError(f"{self.name}: the size of a draw needs the object")
+                out.append(space)
+        return tuple(out)
+
+    def fits(self, object_kind: str, size: int | None = None) -> bool:
+        """Whether a draw of this family is a value of one object factor of that kind.
+
+        A Dirac kernel takes the codomain's own space, so it fits every continuous
+        object; the others fit where their support lies inside the object.
+        """
+        if self.dirac:
+            return object_kind != "finset"
+        return self.support.fits(object_kind, size)
+
+
+def bind(
+    family: Family, positional: Sequence[object], keywords: Mapping[str, object]
+) -> tuple[tuple[Param, ...], dict[str, object]] | str:
+    """Match a call's arguments to one of the family's schemas: positional arguments by
+    order, keywords by name. Returns (the schema, {parameter: argument}) or a message."""
+    if not family.schemas:
+        if positional or keywords:
+            return f"{family.name} takes no arguments"
+        return (), {}
+    problems: list[str] = []
+    for schema in family.schemas:
+        names = [p.name for p in schema]
+        if len(positional) > len(names):
+            problems.append(f"{family.name} takes {len(names)} arguments, not {len(positional)}")
+            continue
+        bound = dict(zip(names, positional, strict=False))
+        clash = [k for k in keywords if k in bound]
+        if clash:
+            return f"{family.name}: '{clash[0]}' is given twice"
+        unknown = [k for k in keywords if k not in names]
+        if unknown:
+            problems.append(f"'{unknown[0]}' is not a parameter of {family.signature()}")
+            continue
+        bound.update(keywords)
+        missing = [p.name for p in schema if p.name not in bound and p.default is None]
+        if missing:
+            problems.append(f"{family.name} is missing {', '.join(missing)}")
+            continue
+        return schema, bound
+    return problems[0]
+
+
+# ---------------------------------------------------------------- the catalogue
+
+
+def _p(name: str, constraint: Constraint, doc: str = "") -> Param:
+    return Param(name, constraint, doc)
+
+
+def _c(kind: str, low: float | str | None = None, high: float | str | None = None) -> Constraint:
+    return Constraint(kind, low, high)
+
+
+_LOC = _p("loc", REAL, "location")
+_SCALE = _p("scale", POSITIVE, "scale (> 0)")
+_C1 = _p("concentration1", POSITIVE, "first shape, alpha (> 0)")
+_C0 = _p("concentration0", POSITIVE, "second shape, beta (> 0)")
+_PROBS = _p("probs", UNIT, "probability of 1, in [0, 1]")
+_LAST = Axis((("loc", -1),))
+
+_LOCATION = KernelForm(
+    "location",
+    "the network gives the location per dimension; the scale is `scale=` or learned",
+)
+
+_CATALOGUE: tuple[Family, ...] = (
+    # ---- real line
+    Family(
+        "Normal",
+        ((_LOC, _SCALE),),
+        REAL,
+        "Gaussian with mean `loc` and standard deviation `scale`.",
+        {"loc": 0.0, "scale": 1.0},
+        kernel=KernelForm(
+            "location",
+            "the network gives the mean per dimension; the standard deviation is "
+            "`scale=` or learned",
+            scale_option=True,
+        ),
+    ),
+    Family(
+        "Cauchy",
+        ((_LOC, _SCALE),),
+        REAL,
+        "Cauchy: heavy tails, no finite mean.",
+        {"loc": 0.0, "scale": 1.0},
+    ),
+    Family(
+        "StudentT",
+        ((_p("df", POSITIVE, "degrees of freedom (> 0)"), _LOC, _SCALE),),
+        REAL,
+        "Student's t with `df` degrees of freedom.",
+        {"df": 3.0, "loc": 0.0, "scale": 1.0},
+    ),
+    Family(
+        "Laplace",
+        ((_LOC, _SCALE),),
+        REAL,
+        "Laplace (double exponential).",
+        {"loc": 0.0, "scale": 1.0},
+    ),
+    Family(
+        "Logistic",
+        ((_LOC, _SCALE),),
+        REAL,
+        "Logistic: the logit of a uniform draw, shifted and scaled.",
+        {"loc": 0.0, "scale": 1.0},
+    ),
+    Family(
+        "Gumbel",
+        ((_LOC, _SCALE),),
+        REAL,
+        "Gumbel (extreme value, type I).",
+        {"loc": 0.0, "scale": 1.0},
+    ),
+    Family(
+        "VonMises",
+        ((_LOC, _p("concentration", POSITIVE, "concentration (> 0)")),),
+        REAL,
+        "Von Mises: an angle around `loc`.",
+        {"loc": 0.0, "concentration": 2.0},
+    ),
+    Family(
+        "MixtureNormal",
+        (
+            (
+                _p("weights", SIMPLEX, "mixing weights of the K components"),
+                _p("loc", REAL_VECTOR, "the K component means"),
+                _p("scale", POSITIVE_VECTOR, "the K component standard deviations"),
+            ),
+        ),
+        REAL,
+        "A mixture of K Normals: component k with probability weights[k].",
+        {"weights": [0.2, 0.5, 0.3], "loc": [-2.0, 0.0, 3.0], "scale": [0.5, 1.0, 2.0]},
+    ),
+    Family(
+        "Uniform",
+        ((_p("low", REAL, "lower end"), _p("high", REAL, "upper end (> low)")),),
+        _c("interval", "low", "high"),
+        "Uniform on [low, high).",
+        {"low": -1.0, "high": 2.0},
+    ),
+    Family(
+        "TruncatedNormal",
+        (
+            (
+                _p("mu", REAL, "location of the untruncated Normal"),
+                _p("sigma", POSITIVE, "scale of the untruncated Normal (> 0)"),
+                _p("low", REAL, "lower end"),
+                _p("high", REAL, "upper end (> low)"),
+            ),
+        ),
+        _c("interval", "low", "high"),
+        "A Normal(mu, sigma) restricted to [low, high].",
+        {"mu": 0.0, "sigma": 1.0, "low": -0.5, "high": 2.0},
+    ),
+    Family(
+        "GeneralizedPareto",
+        ((_LOC, _SCALE, _p("concentration", REAL, "tail shape")),),
+        _c("greater_than_eq", "loc"),
+        "Generalized Pareto (peaks over a threshold `loc`); bounded above when "
+        "`concentration` < 0.",
+        {"loc": 0.0, "scale": 1.0, "concentration": 0.2},
+    ),
+    # ---- positive half-line
+    Family(
+        "HalfNormal",
+        ((_SCALE,),),
+        NONNEGATIVE,
+        "|x| for x ~ Normal(0, scale).",
+        {"scale": 1.0},
+    ),
+    Family(
+        "HalfCauchy",
+        ((_SCALE,),),
+        NONNEGATIVE,
+        "|x| for x ~ Cauchy(0, scale): a weakly informative prior on scales.",
+        {"scale": 5.0},
+    ),
+    Family(
+        "HalfStudentT",
+        ((_p("df", POSITIVE, "degrees of freedom (> 0)"), _SCALE),),
+        NONNEGATIVE,
+        "|x| for x ~ StudentT(df, 0, scale).",
+        {"df": 3.0, "scale": 1.0},
+    ),
+    Family(
+        "LogNormal",
+        ((_LOC, _SCALE),),
+        POSITIVE,
+        "exp(x) for x ~ Normal(loc, scale).",
+        {"loc": 0.0, "scale": 0.5},
+        kernel=KernelForm(
+            "location",
+            "the network gives the log-scale location per dimension; the scale is learned",
+        ),
+    ),
+    Family(
+        "Exponential",
+        ((_p("rate", POSITIVE, "rate (> 0), 1 / mean"),),),
+        NONNEGATIVE,
+        "Exponential waiting time with the given rate.",
+        {"rate": 2.0},
+    ),
+    Family(
+        "Gamma",
+        ((_p("concentration", POSITIVE, "shape (> 0)"), _p("rate", POSITIVE, "rate (> 0)")),),
+        NONNEGATIVE,
+        "Gamma with shape `concentration` and `rate` (mean concentration / rate).",
+        {"concentration": 2.0, "rate": 1.5},
+    ),
+    Family(
+        "InverseGamma",
+        ((_p("concentration", POSITIVE, "shape (> 0)"), _p("rate", POSITIVE, "scale (> 0)")),),
+        POSITIVE,
+        "1 / x for x ~ Gamma(concentration, rate): a conjugate prior on a variance.",
+        {"concentration": 3.0, "rate": 2.0},
+    ),
+    Family(
+        "Chi2",
+        ((_p("df", POSITIVE, "degrees of freedom (> 0)"),),),
+        NONNEGATIVE,
+        "Chi-squared with `df` degrees of freedom.",
+        {"df": 4.0},
+    ),
+    Family(
+        "Weibull",
+        ((_SCALE, _p("concentration", POSITIVE, "shape (> 0)")),),
+        POSITIVE,
+        "Weibull with `scale` and shape `concentration`.",
+        {"scale": 1.0, "concentration": 1.5},
+    ),
+    Family(
+        "Pareto",
+        ((_p("scale", POSITIVE, "minimum value (> 0)"), _p("alpha", POSITIVE, "tail index")),),
+        _c("greater_than_eq", "scale"),
+        "Pareto: a power-law tail above `scale`.",
+        {"scale": 1.0, "alpha": 3.0},
+    ),
+    Family(
+        "FisherSnedecor",
+        ((_p("df1", POSITIVE, "numerator df"), _p("df2", POSITIVE, "denominator df")),),
+        POSITIVE,
+        "F distribution: a ratio of scaled chi-squared variables.",
+        {"df1": 4.0, "df2": 6.0},
+    ),
+    # ---- unit interval
+    Family(
+        "Beta",
+        ((_C1, _C0),),
+        UNIT,
+        "Beta with shapes alpha = `concentration1`, beta = `concentration0`.",
+        {"concentration1": 2.0, "concentration0": 3.0},
+    ),
+    Family(
+        "Kumaraswamy",
+        ((_C1, _C0),),
+        UNIT,
+        "Kumaraswamy: Beta-like on (0, 1) with a closed-form CDF.",
+        {"concentration1": 2.0, "concentration0": 3.0},
+    ),
+    Family(
+        "LogitNormal",
+        (
+            (
+                _p("mu", REAL, "location of the Normal before the sigmoid"),
+                _p("sigma", POSITIVE, "scale of the Normal before the sigmoid (> 0)"),
+            ),
+        ),
+        UNIT,
+        "sigmoid(x) for x ~ Normal(mu, sigma).",
+        {"mu": 0.0, "sigma": 1.0},
+        kernel=KernelForm(
+            "location",
+            "the network gives the location before the sigmoid per dimension; the scale is learned",
+        ),
+    ),
+    Family(
+        "ContinuousBernoulli",
+        ((_p("probs", UNIT, "shape, in [0, 1]"),),),
+        UNIT,
+        "Continuous Bernoulli on [0, 1].",
+        {"probs": 0.3},
+    ),
+    Family(
+        "RelaxedBernoulli",
+        ((_p("temperature", POSITIVE, "relaxation temperature (> 0)"), _PROBS),),
+        UNIT,
+        "A Bernoulli relaxed to (0, 1) (binary Concrete / Gumbel-softmax).",
+        {"temperature": 0.5, "probs": 0.3},
+    ),
+    # ---- discrete
+    Family(
+        "Bernoulli",
+        ((_PROBS,),),
+        BOOLEAN,
+        "0 or 1, with P(1) = `probs`.",
+        {"probs": 0.3},
+        kernel=KernelForm("logit", "the network gives one logit per FinSet 2 factor"),
+    ),
+    Family(
+        "Categorical",
+        (
+            (_p("probs", SIMPLEX, "the probability of each value"),),
+            (_p("logits", REAL_VECTOR, "unnormalised log-probabilities"),),
+        ),
+        _c("index", high="probs"),
+        "One of 0 .. K-1 with the given probabilities (or logits).",
+        {"probs": [0.2, 0.3, 0.5]},
+        kernel=KernelForm("logits", "the network gives one logit per value of each FinSet factor"),
+    ),
+    Family(
+        "Poisson",
+        ((_p("rate", POSITIVE, "mean count (> 0)"),),),
+        NONNEGATIVE_INTEGER,
+        "Counts 0, 1, 2, ... with mean `rate`.",
+        {"rate": 3.0},
+    ),
+    Family(
+        "Binomial",
+        ((_p("total_count", NONNEGATIVE_INTEGER, "number of trials"), _PROBS),),
+        _c("integer_interval", 0.0, "total_count"),
+        "Successes in `total_count` trials with success probability `probs`.",
+        {"total_count": 10.0, "probs": 0.3},
+    ),
+    Family(
+        "BetaBinomial",
+        ((_p("total_count", NONNEGATIVE_INTEGER, "number of trials"), _C1, _C0),),
+        _c("integer_interval", 0.0, "total_count"),
+        "A Binomial whose success probability is Beta(concentration1, concentration0).",
+        {"total_count": 10.0, "concentration1": 2.0, "concentration0": 3.0},
+    ),
+    Family(
+        "NegativeBinomial",
+        ((_p("total_count", POSITIVE, "number of failures to stop at (> 0)"), _PROBS),),
+        NONNEGATIVE_INTEGER,
+        "Successes before `total_count` failures, each trial a success with `probs`.",
+        {"total_count": 4.0, "probs": 0.4},
+    ),
+    Family(
+        "Geometric",
+        ((_p("probs", UNIT, "success probability, in (0, 1]"),),),
+        NONNEGATIVE_INTEGER,
+        "Failures before the first success.",
+        {"probs": 0.3},
+    ),
+    Family(
+        "OrderedLogistic",
+        (
+            (
+                _p("predictor", REAL, "the latent score eta"),
+                _p("cutpoints", REAL_VECTOR, "K increasing cutpoints"),
+            ),
+        ),
+        _c("ordinal", high="cutpoints"),
+        "An ordered category 0 .. K: P(y <= k) = sigmoid(cutpoints[k] - predictor).",
+        {"predictor": 0.3, "cutpoints": [-1.0, 0.0, 1.5]},
+    ),
+    Family(
+        "OrderedProbit",
+        (
+            (
+                _p("eta", REAL, "the latent score"),
+                _p("cutpoints", REAL_VECTOR, "K increasing cutpoints"),
+            ),
+        ),
+        _c("ordinal", high="cutpoints"),
+        "An ordered category 0 .. K: P(y <= k) = Phi(cutpoints[k] - eta), Phi the "
+        "standard Normal CDF.",
+        {"eta": 0.3, "cutpoints": [-1.0, 0.0, 1.5]},
+    ),
+    Family(
+        "ZeroInflatedPoisson",
+        (
+            (
+                _p("zero_prob", UNIT, "probability of a structural zero"),
+                _p("rate", POSITIVE, "mean of the Poisson part (> 0)"),
+            ),
+        ),
+        NONNEGATIVE_INTEGER,
+        "0 with probability `zero_prob`, else a Poisson(rate) count (which may also be 0).",
+        {"zero_prob": 0.3, "rate": 2.5},
+    ),
+    Family(
+        "HurdlePoisson",
+        (
+            (
+                _p("zero_prob", UNIT, "probability of 0"),
+                _p("rate", POSITIVE, "rate of the zero-truncated Poisson (> 0)"),
+            ),
+        ),
+        NONNEGATIVE_INTEGER,
+        "0 with probability `zero_prob`, else a Poisson(rate) count conditioned to be >= 1.",
+        {"zero_prob": 0.3, "rate": 2.5},
+    ),
+    Family(
+        "OneHotCategorical",
+        ((_p("probs", SIMPLEX, "the probability of each value"),),),
+        Constraint("one_hot"),
+        "A Categorical draw as a one-hot vector.",
+        {"probs": [0.2, 0.3, 0.5]},
+        event=(Axis((("probs", -1),)),),
+    ),
+    # ---- simplex and vectors
+    Family(
+        "Dirichlet",
+        ((_p("concentration", POSITIVE_VECTOR, "one concentration (> 0) per component"),),),
+        SIMPLEX,
+        "A probability vector; mean concentration / sum(concentration).",
+        {"concentration": [1.0, 2.0, 3.0]},
+        event=(Axis((("concentration", -1),)),),
+        kernel=KernelForm(
+            "concentration",
+            "the network gives the concentrations of each Simplex factor (softplus + 0.001)",
+        ),
+    ),
+    Family(
+        "RelaxedOneHotCategorical",
+        (
+            (
+                _p("temperature", POSITIVE, "relaxation temperature (> 0)"),
+                _p("probs", SIMPLEX, "the probability of each value"),
+            ),
+        ),
+        SIMPLEX,
+        "A Categorical relaxed to the simplex (Concrete / Gumbel-softmax).",
+        {"temperature": 0.5, "probs": [0.2, 0.3, 0.5]},
+        event=(Axis((("probs", -1),)),),
+    ),
+    Family(
+        "LogisticNormal",
+        ((_p("loc", REAL_VECTOR, "K-1 locations"), _p("scale", POSITIVE, "scale (> 0)")),),
+        SIMPLEX,
+        "A Normal in K-1 dimensions mapped onto the K-simplex by the stick-breaking softmax.",
+        {"loc": [0.0, 0.5], "scale": 1.0},
+        event=(Axis((("loc", -1),), offset=1),),
+    ),
+    Family(
+        "MultivariateNormal",
+        ((_p("loc", REAL_VECTOR, "mean vector"), _p("scale_tril", LOWER_CHOLESKY, "L, Σ = L Lᵀ")),),
+        REAL_VECTOR,
+        "Multivariate Gaussian with covariance scale_tril scale_trilᵀ.",
+        {"loc": [0.0, 1.0], "scale_tril": [[1.0, 0.0], [0.5, 2.0]]},
+        event=(Axis((("loc", -1), ("scale_tril", -1))),),
+    ),
+    Family(
+        "LowRankMVN",
+        (
+            (
+                _p("loc", REAL_VECTOR, "mean vector"),
+                _p("cov_factor", REAL_MATRIX, "W (K x r)"),
+                _p("cov_diag", POSITIVE_VECTOR, "D, positive"),
+            ),
+        ),
+        REAL_VECTOR,
+        "Multivariate Gaussian with covariance W Wᵀ + diag(D).",
+        {"loc": [0.0, 1.0, 2.0], "cov_factor": [[1.0], [0.5], [0.0]], "cov_diag": [1.0, 1.0, 2.0]},
+        event=(Axis((("loc", -1), ("cov_diag", -1))),),
+    ),
+    # ---- matrices
+    Family(
+        "LKJCholesky",
+        ((_p("concentration", POSITIVE, "eta (> 0); 1 is uniform over correlations"),),),
+        CORR_CHOLESKY,
+        "LKJ prior on the Cholesky factor of a correlation matrix; its size is the object's.",
+        {"concentration": 2.0},
+        event=(Axis(), Axis()),
+        example_space=3,
+    ),
+    Family(
+        "Wishart",
+        (
+            (
+                _p("df", POSITIVE, "degrees of freedom (> K - 1)"),
+                _p("scale_tril", LOWER_CHOLESKY, "Cholesky factor of the scale matrix"),
+            ),
+        ),
+        POSITIVE_DEFINITE,
+        "Wishart over positive-definite K x K matrices.",
+        {"df": 4.0, "scale_tril": [[1.0, 0.0], [0.5, 1.0]]},
+        event=(Axis((("scale_tril", -2),)), Axis((("scale_tril", -1),))),
+    ),
+    Family(
+        "InverseWishart",
+        (
+            (
+                _p("df", POSITIVE, "degrees of freedom (> K - 1)"),
+                _p("scale_tril", LOWER_CHOLESKY, "Cholesky factor of the scale matrix Ψ"),
+            ),
+        ),
+        POSITIVE_DEFINITE,
+        "X⁻¹ for X ~ Wishart(df, Ψ⁻¹): a conjugate prior on a covariance.",
+        {"df": 5.0, "scale_tril": [[1.0, 0.0], [0.5, 1.0]]},
+        event=(Axis((("scale_tril", -2),)), Axis((("scale_tril", -1),))),
+    ),
+    Family(
+        "MatrixNormal",
+        (
+            (
+                _p("loc", REAL_MATRIX, "mean matrix M (R x C)"),
+                _p("row_covariance", POSITIVE_DEFINITE, "U (R x R)"),
+                _p("col_covariance", POSITIVE_DEFINITE, "V (C x C)"),
+            ),
+        ),
+        REAL_MATRIX,
+        "Matrix Gaussian: vec(X) ~ Normal(vec(M), V ⊗ U).",
+        {
+            "loc": [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
+            "row_covariance": [[1.0, 0.3], [0.3, 2.0]],
+            "col_covariance": [[1.0, 0.0, 0.0], [0.0, 2.0, 0.5], [0.0, 0.5, 1.0]],
+        },
+        event=(
+            Axis((("loc", -2), ("row_covariance", -1))),
+            Axis((("loc", -1), ("col_covariance", -1))),
+        ),
+    ),
+    # ---- qvr's Dirac kernel
+    Family(
+        "Deterministic",
+        (),
+        REAL,
+        "A Dirac kernel: the parameter network's output itself, mapped into the "
+        "codomain's space (softplus, sigmoid, softmax for Positive, Unit, Simplex).",
+        {},
+        kernel=KernelForm("value", "the network's output is the value"),
+        dirac=True,
+    ),
+)
+
+FAMILIES: dict[str, Family] = {f.name: f for f in _CATALOGUE}
+#: Families that can follow `~` on a morphism, in the catalogue's order.
+KERNEL_FAMILIES: tuple[str, ...] = tuple(f.name for f in _CATALOGUE if f.kernel is not None)
+
+
+def codomain_words(family: Family) -> str:
+    """The objects a family fits, for messages: `a Positive or Real codomain`."""
+    from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS
+
+    if family.dirac:
+        return "a continuous codomain"
+    if family.support.kind == "boolean":
+        return "a FinSet 2 codomain"
+    # the tightest object first: Simplex, Unit, Positive, Real
+    names = [c.name for c in reversed(OBJECT_CONSTRUCTORS.values()) if family.fits(c.kind)]
+    if not names:
+        return "an object qvr does not have yet"
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"a {listed} codomain"
+
+
+def family_for(factors: Sequence[Factor]) -> str | None:
+    """The family to suggest for a kernel into these factors: the one whose values are
+    exactly the objects' (one distribution per factor); None when no family fits them all."""
+    from qvr_core.builtins.objects import BY_KIND
+
+    kinds = {f.kind for f in factors}
+    if not kinds:
+        return None
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind == "finset" and all(f.size == 2 for f in factors):
+            return "Bernoulli"
+        return BY_KIND[kind].family
+    return None if "finset" in kinds else "Deterministic"

@@ -1,0 +1,41 @@
+"""The object constructors of QVR (`object Token : FinSet 256`), each described once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ObjectConstructor:
+    """A type constructor that takes a size: its kind, how dimensions are shown, and the
+    family a kernel into such an object gets when the checker suggests one."""
+
+    name: str
+    kind: str  # the checker's factor kind
+    symbol: str  # in dimension texts: `R^64`, `R+^3`; FinSet sizes are shown as `FinSet N`
+    doc: str
+    family: str  # the family whose support is exactly this object's values
+
+
+_CONSTRUCTORS = (
+    ObjectConstructor(
+        "FinSet",
+        "finset",
+        "FinSet",
+        "A finite set of N values, 0 .. N-1 (discrete).",
+        "Categorical",
+    ),
+    ObjectConstructor("Real", "real", "R", "Real vectors R^N.", "Normal"),
+    ObjectConstructor("Positive", "positive", "R+", "Positive vectors (0, inf)^N.", "LogNormal"),
+    ObjectConstructor("Unit", "unit", "(0,1)", "Vectors in the unit cube (0, 1)^N.", "LogitNormal"),
+    ObjectConstructor(
+        "Simplex",
+        "simplex",
+        "Δ",
+        "Probability vectors of length N (positive, summing to 1).",
+        "Dirichlet",
+    ),
+)
+
+OBJECT_CONSTRUCTORS: dict[str, ObjectConstructor] = {c.name: c for c in _CONSTRUCTORS}
+BY_KIND: dict[str, ObjectConstructor] = {c.kind: c for c in _CONSTRUCTORS}

@@ -1,0 +1,82 @@
+"""QVR601: a program too large to run, reported while the user types.
+
+A whole-module pass, run after the others when nothing is an error: each
+exported program is sized by `qvr_core.resources` for an SVI run at the
+command line's default batch and sequence length, and a program over the
+memory budget gets a warning at the declaration that needs the most (a
+morphism with a huge dimension, a `stack` of many copies, a `repeat` of
+many applications), with the program as related information.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import Any
+
+from qvr_core import rules
+from qvr_core.check.module import LetInfo, ProgramInfo
+from qvr_core.diagnostics import Diagnostic, Related, make
+from qvr_core.resources import (
+    CHECK_BATCH,
+    CHECK_SEQ_LEN,
+    default_budget,
+    estimate,
+    format_bytes,
+)
+
+log = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=1)
+def checker_budget() -> int:
+    """The default budget, read once per process so that diagnostics do not flicker."""
+    return default_budget()
+
+
+class _Tables:
+    """The checker's tables as `resources.estimate` reads them."""
+
+    def __init__(self, morphisms: Any, lets: Any, programs: Any) -> None:
+        self.morphisms = dict(morphisms.items())
+        self.lets = {k: v for k, v in lets.items() if isinstance(v, LetInfo)}
+        self.programs = {
+            k: v for k, v in programs.items() if isinstance(v, ProgramInfo) and v.type is not None
+        }
+
+
+def size_warnings(
+    ctx: Any, env: Any, exports: tuple[str, ...], budget: int | None
+) -> list[Diagnostic]:
+    """QVR601 for every exported program whose default run is over `budget` bytes."""
+    limit = budget if budget is not None else checker_budget()
+    tables = _Tables(env.morphisms, env.lets, env.programs)
+    found: dict[tuple[int, int], Diagnostic] = {}
+    for name in exports:
+        prog = tables.programs.get(name)
+        if prog is None:
+            continue
+        try:
+            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN)
+        except Exception:  # a bug in sizing must not cost the other diagnostics
+            log.exception("sizing program %s failed", name)
+            continue
+        if need.total <= limit:
+            continue
+        culprit = need.culprit(limit)
+        if culprit is None:
+            continue
+        span = ctx.real(culprit.owner, culprit.span)
+        if (span.start, span.end) in found:
+            continue
+        message = (
+            f"{culprit.label} {culprit.reason}: program {name} would need about "
+            f"{format_bytes(need.total)} for an SVI run at batch {CHECK_BATCH}, seq_len "
+            f"{CHECK_SEQ_LEN}, over the memory budget of {format_bytes(limit)}, so a run "
+            "at these sizes is refused"
+        )
+        where = ctx.real(prog.decl, prog.decl.name.span)
+        found[(span.start, span.end)] = make(
+            rules.PROGRAM_TOO_LARGE, message, span, related=(Related(where, f"program {name}"),)
+        )
+    return list(found.values())

@@ -1,0 +1,639 @@
+"""The registry of diagnostic rules: one declaration per code, the only place codes are written.
+
+Call sites raise a diagnostic through its rule (`ctx.report(rules.UNDEFINED_NAME, ...)`,
+`make(rules.SYNTAX_ERROR, ...)`); a test fails on a bare code string anywhere
+else in `qvr_core` or `qvr_lsp`. `docs/diagnostics.md` is generated from these
+entries and the example files they name (`qvr explain --markdown`).
+
+Adding a code is one `Rule` below and its example file `examples/errors/QVRnnn_*.qvr`
+(which must trigger exactly that code); see docs/diagnostics.md, "Adding a diagnostic".
+Codes are grouped by hundreds: 0 syntax, 1 names, 2 types and combinators,
+3 roles, options and families, 4 programs, 5 exports.
+"""
+
+from __future__ import annotations
+
+from qvr_core.diagnostics import Rule, Severity
+
+ERROR = Severity.ERROR
+WARNING = Severity.WARNING
+HINT = Severity.HINT
+
+# ------------------------------------------------------------------- 0: syntax
+
+INTERNAL_ERROR = Rule(
+    code="QVR000",
+    name="internal-error",
+    severity=ERROR,
+    summary="a bug in qvr: the parser or checker failed on this text",
+    explanation=(
+        "The parser or the checker raised an exception. Instead of crashing the command "
+        "line or the language server, the failure is reported on the first line of the "
+        "file. No program text is wrong because of it: it is qvr's mistake."
+    ),
+    fixes=("Report it with the file that causes it.",),
+    example=None,
+)
+
+SYNTAX_ERROR = Rule(
+    code="QVR001",
+    name="syntax-error",
+    severity=ERROR,
+    summary="the text does not parse: what was found, and what was expected",
+    explanation=(
+        "A line does not follow the grammar of QVR. The parser recovers at the next "
+        "declaration or step, so one mistake gives one diagnostic and the rest of the file "
+        "is still checked. While a file has syntax errors, unused-declaration hints and "
+        "renames are held back: the line that did not parse may be the one that uses a name."
+    ),
+    fixes=("Write what the message says was expected at the marked place.",),
+    example="QVR001_syntax_error.qvr",
+)
+
+# -------------------------------------------------------------------- 1: names
+
+UNDEFINED_NAME = Rule(
+    code="QVR101",
+    name="undefined-name",
+    severity=ERROR,
+    summary="a name that no declaration defines",
+    explanation=(
+        "Every object, morphism, let and program must be declared somewhere in the file "
+        "(in any order; QVR has no imports). A name that is close to a declared one is "
+        "most likely a typo: the message suggests it, and the suggested name is not also "
+        "reported as unused."
+    ),
+    fixes=("Correct the spelling.", "Declare the missing name."),
+    example="QVR101_undefined_name.qvr",
+    quick_fixes=("Change to each close name (the closest is preferred).",),
+)
+
+DUPLICATE_DECLARATION = Rule(
+    code="QVR102",
+    name="duplicate-declaration",
+    severity=ERROR,
+    summary="a second top-level declaration of a name",
+    explanation=(
+        "Objects, morphisms, lets and programs share one namespace. The first declaration "
+        "of a name counts and the later one is ignored, so uses may not mean what the "
+        "later text says. The related location points at the first declaration."
+    ),
+    fixes=("Rename one of the two declarations, or delete the one you do not want.",),
+    example="QVR102_duplicate.qvr",
+)
+
+UNUSED_DECLARATION = Rule(
+    code="QVR103",
+    name="unused-declaration",
+    severity=HINT,
+    summary="a declaration or program value that nothing uses",
+    explanation=(
+        "A declaration nothing refers to, or a value a program binds and never reads, is "
+        "dead text (shown faded in editors). Program values whose name starts with `_` "
+        "are never reported, and programs are not reported while the file has no export."
+    ),
+    fixes=("Use it, delete it, or (for a program value) start its name with `_`.",),
+    example="QVR103_unused.qvr",
+    unnecessary=True,
+)
+
+WRONG_KIND = Rule(
+    code="QVR104",
+    name="wrong-kind",
+    severity=ERROR,
+    summary="a name or literal of another kind than the place needs (an object for a morphism)",
+    explanation=(
+        "Types are built from objects, expressions from morphisms, and program steps "
+        "from values. A name that is declared, but as another kind of thing than the "
+        "place needs (an object where a morphism goes, a morphism used as a program "
+        "value), or a literal where a name is needed (`fan(f, 3)`, `scan(1)`), is "
+        "reported with what it is."
+    ),
+    fixes=(
+        "Use a name of the kind the place needs.",
+        "To pass a value of an object through unchanged, write `identity(Object)`.",
+        "To use what a morphism produces in a program, bind it first: `sample x <- f(...)`.",
+    ),
+    example="QVR104_wrong_kind.qvr",
+)
+
+CYCLIC_DEFINITION = Rule(
+    code="QVR105",
+    name="cyclic-definition",
+    severity=ERROR,
+    summary="an object, let or program defined in terms of itself",
+    explanation=(
+        "An alias object, a let or a program that refers to itself, directly or through "
+        "others, has no type. The message spells out the loop (`a -> b -> a`)."
+    ),
+    fixes=("Break the loop: one of the declarations in it must not use the next.",),
+    example="QVR105_cyclic_definition.qvr",
+)
+
+# ----------------------------------------------------- 2: types and combinators
+
+DIMENSION_MISMATCH = Rule(
+    code="QVR201",
+    name="dimension-mismatch",
+    severity=ERROR,
+    summary="what one side produces does not fit what the other expects",
+    explanation=(
+        "At a composition `f >> g` (or where a program feeds a value to a morphism) the "
+        "codomain of `f` must be the domain of `g`: the same objects, or continuous values "
+        "of the same total dimension (QVR203). The message shows both sides with their "
+        "dimensions, and the related locations show where each object is declared."
+    ),
+    fixes=(
+        "Change the dimension of the object on either side.",
+        "Insert a projection morphism between the two sides.",
+    ),
+    example="QVR201_dimension_mismatch.qvr",
+    quick_fixes=(
+        "Change the declared dimension of the object on either side.",
+        "Insert a projection morphism `project_to_X : A -> X [role=kernel, "
+        "param_source=linear] ~ Deterministic` and its use.",
+    ),
+)
+
+DISCRETE_CONTINUOUS = Rule(
+    code="QVR202",
+    name="discrete-continuous-mismatch",
+    severity=ERROR,
+    summary="a discrete value where a continuous one is expected, or the reverse",
+    explanation=(
+        "`FinSet N` values are discrete (an index); `Real`, `Positive`, `Unit` and "
+        "`Simplex` values are continuous. A morphism that expects one cannot be given the "
+        "other, and arithmetic needs continuous values."
+    ),
+    fixes=(
+        "Embed a discrete value first (a morphism with `role=embed`).",
+        "Sample a discrete value from a continuous one with a kernel (`~ Categorical`).",
+    ),
+    example="QVR202_discrete_continuous.qvr",
+)
+
+MATCHED_BY_DIMENSION = Rule(
+    code="QVR203",
+    name="matched-by-dimension",
+    severity=HINT,
+    summary="two different objects matched only because their dimensions are equal",
+    explanation=(
+        "Two continuous values of the same total dimension fit each other even when their "
+        "objects differ (`Features` into `Hidden`, both `Real 128`). That is often "
+        "intended, but it is also how a wiring mistake goes unnoticed, so it is a hint, "
+        "and an error with `qvr check --strict` or the editor setting `qvr.strict`. "
+        "Editors show both sides' dimensions as an inlay hint."
+    ),
+    fixes=("Use the same object on both sides, if they mean the same thing.",),
+    example="QVR203_matched_by_dimension.qvr",
+)
+
+BAD_SCAN_CELL = Rule(
+    code="QVR204",
+    name="bad-scan-cell",
+    severity=ERROR,
+    summary="a scan cell that is not of the form `A * H -> H`",
+    explanation=(
+        "`scan(cell)` runs `cell` along a sequence, feeding each step's state to the next, "
+        "so the cell must take an input and a state and return the next state: its "
+        "codomain must be the trailing factors of its domain."
+    ),
+    fixes=("Give the cell the type `Input * State -> State`.",),
+    example="QVR204_bad_scan_cell.qvr",
+)
+
+BAD_STACK_BODY = Rule(
+    code="QVR205",
+    name="bad-stack-body",
+    severity=ERROR,
+    summary="a `stack`/`repeat` body that is not `A -> A`, or a bad number of copies",
+    explanation=(
+        "`stack(body, n)` and `repeat(body, n)` chain `n` copies of `body`, so the body "
+        "must map a type to itself, and `n` must be a positive whole number."
+    ),
+    fixes=("Use a body of type `A -> A` and a positive integer number of copies.",),
+    example="QVR205_bad_stack_body.qvr",
+)
+
+FAN_DOMAINS = Rule(
+    code="QVR206",
+    name="fan-domains-differ",
+    severity=ERROR,
+    summary="the branches of a `fan` disagree on their domain",
+    explanation=(
+        "`fan(f, g, ...)` gives the same input to every branch and puts their outputs side "
+        "by side, so every branch must take the same type."
+    ),
+    fixes=("Make every branch take the same type, or fan over a shared first stage.",),
+    example="QVR206_fan_domains.qvr",
+)
+
+ARITHMETIC_DIMENSIONS = Rule(
+    code="QVR207",
+    name="arithmetic-dimensions",
+    severity=ERROR,
+    summary="arithmetic on values of different dimensions",
+    explanation=(
+        "`+`, `-`, `*`, `/`, `min` and `max` work element by element, so both operands "
+        "need the same dimension, or one of them is a plain number."
+    ),
+    fixes=("Project one operand to the other's dimension with a morphism first.",),
+    example="QVR207_arithmetic_dimensions.qvr",
+)
+
+SEQUENCE_MISMATCH = Rule(
+    code="QVR208",
+    name="sequence-mismatch",
+    severity=ERROR,
+    summary="a sequence (or a number) where a single value is needed, or the reverse",
+    explanation=(
+        "Sequences are lifted automatically where that is unambiguous: a morphism on single "
+        "values meeting a sequence is applied per element. Some places cannot lift: `@` and "
+        "multi-argument calls pair single values, arithmetic cannot mix a sequence with a "
+        "single value, a morphism that takes a sequence needs one, a result cannot be a "
+        "sequence of sequences, and a plain number is not a value of an object."
+    ),
+    fixes=(
+        "Apply the pairing per element and `scan` afterwards.",
+        "Give a morphism that takes a sequence the sequence itself.",
+    ),
+    example="QVR208_sequence_mismatch.qvr",
+)
+
+FACTORS_OUT_OF_ORDER = Rule(
+    code="QVR209",
+    name="factors-out-of-order",
+    severity=ERROR,
+    summary="the same factors in another order (`B * A` where `A * B` is expected)",
+    explanation=(
+        "A product's factors are columns side by side. Swapped factors have the same total "
+        "dimension, but matching them would silently mix up the columns, so they are never "
+        "matched by dimension."
+    ),
+    fixes=("Write the factors in the expected order (at the producer or the consumer).",),
+    example="QVR209_factors_out_of_order.qvr",
+)
+
+SIMPLEX_TOO_SMALL = Rule(
+    code="QVR210",
+    name="simplex-too-small",
+    severity=ERROR,
+    summary="a `Simplex` of fewer than 2 entries",
+    explanation=(
+        "A `Simplex N` value is a probability vector of `N` entries; with fewer than two "
+        "there is nothing to choose between."
+    ),
+    fixes=("Use `Simplex 2` or more.",),
+    example="QVR210_simplex_too_small.qvr",
+)
+
+# ----------------------------------------------- 3: roles, options, families
+
+MISSING_ROLE = Rule(
+    code="QVR301",
+    name="missing-role",
+    severity=ERROR,
+    summary="a morphism without a `role`",
+    explanation=(
+        "The role says what a morphism is at run time: `embed` (a lookup table from a "
+        "FinSet), `kernel` (a parameterised distribution), `latent` (a stochastic matrix "
+        "between finite sets). Without it the morphism cannot be compiled."
+    ),
+    fixes=("Add `[role=...]`; the quick fix guesses the role from the types.",),
+    example="QVR301_missing_role.qvr",
+    quick_fixes=("Add the role guessed from the domain and codomain.",),
+)
+
+FAMILY_CODOMAIN = Rule(
+    code="QVR302",
+    name="family-codomain-mismatch",
+    severity=ERROR,
+    summary="a kernel's family does not fit its codomain (Categorical on a Real)",
+    explanation=(
+        "A kernel's family is the distribution of its output, so it must have the "
+        "codomain's support: `Categorical` a FinSet, `Normal` a Real, `Dirichlet` a "
+        "Simplex, and so on."
+    ),
+    fixes=("Use a family that fits the codomain, or change the codomain.",),
+    example="QVR302_wrong_family.qvr",
+    quick_fixes=("Change the family to one that fits the codomain.",),
+)
+
+UNKNOWN_OPTION = Rule(
+    code="QVR303",
+    name="unknown-option",
+    severity=ERROR,
+    summary="an option or keyword argument that does not exist",
+    explanation=(
+        "Morphisms accept a fixed set of options (`role`, `scale`, ...), `scan` accepts "
+        "`reverse=`, and other calls take no keyword arguments. An unknown key is most "
+        "likely a typo: the message suggests the closest ones."
+    ),
+    fixes=("Correct the spelling, or remove the option.",),
+    example="QVR303_unknown_option.qvr",
+    quick_fixes=("Change to each close option name.",),
+)
+
+INVALID_OPTION_VALUE = Rule(
+    code="QVR304",
+    name="invalid-option-value",
+    severity=ERROR,
+    summary="an option with a value it cannot take (an unknown role, a negative scale, ...)",
+    explanation=(
+        "Each option takes values of one kind: a role from `embed`, `kernel`, `latent`; "
+        "`param_source` from `mlp`, `linear`; positive numbers for `scale`, whole numbers "
+        "for `replicate`, `hidden_dim` and `rank` (a rank below the smaller side of the "
+        "matrix it factorises); `true` or `false` for `reverse`."
+    ),
+    fixes=("Give a value of the kind the message names.",),
+    example="QVR304_invalid_option_value.qvr",
+    quick_fixes=("Change a misspelt role to each close role.",),
+)
+
+DUPLICATE_OPTION = Rule(
+    code="QVR305",
+    name="duplicate-option",
+    severity=ERROR,
+    summary="an option given twice on one morphism",
+    explanation=(
+        "Each option is given at most once; which of two values was meant is not clear. "
+        "The related location points at the first one."
+    ),
+    fixes=("Remove one of them.",),
+    example="QVR305_duplicate_option.qvr",
+    quick_fixes=("Remove the repeated option.",),
+)
+
+OPTION_NOT_APPLICABLE = Rule(
+    code="QVR306",
+    name="option-not-applicable",
+    severity=ERROR,
+    summary="an option that means nothing for this morphism (`scale` on a Categorical, ...)",
+    explanation=(
+        "Some options apply only together with others: `scale`, `param_source`, "
+        "`hidden_dim` and `rank` configure kernels; `scale` fixes a Normal's standard "
+        "deviation; `rank` factorises a `param_source=linear` network and `hidden_dim` "
+        "sizes an `mlp` one. Given elsewhere they would be silently ignored."
+    ),
+    fixes=("Remove the option, or add what it applies to.",),
+    example="QVR306_option_not_applicable.qvr",
+)
+
+ROLE_TYPE_MISMATCH = Rule(
+    code="QVR307",
+    name="role-type-mismatch",
+    severity=ERROR,
+    summary="a morphism's types do not fit its role",
+    explanation=(
+        "An `embed` morphism is a lookup table: one FinSet domain, a continuous codomain. "
+        "A `latent` morphism is a stochastic matrix between finite sets: FinSet on both "
+        "sides."
+    ),
+    fixes=("Change the role (`kernel` fits any types), or the types.",),
+    example="QVR307_role_type_mismatch.qvr",
+)
+
+MISSING_FAMILY = Rule(
+    code="QVR308",
+    name="missing-family",
+    severity=ERROR,
+    summary="a kernel morphism without `~ Family`",
+    explanation=(
+        "A kernel is a distribution over its codomain given its domain; the family says "
+        "which distribution."
+    ),
+    fixes=("Add `~ Family` with a family that fits the codomain.",),
+    example="QVR308_missing_family.qvr",
+    quick_fixes=("Add a family that fits the codomain.",),
+)
+
+UNEXPECTED_FAMILY = Rule(
+    code="QVR309",
+    name="unexpected-family",
+    severity=ERROR,
+    summary="a family on an `embed` or `latent` morphism, which takes none",
+    explanation=(
+        "Only kernels are distributions with a family; an embedding is a table and a latent "
+        "morphism a stochastic matrix."
+    ),
+    fixes=("Remove `~ Family`, or make the morphism a kernel.",),
+    example="QVR309_unexpected_family.qvr",
+)
+
+GROUP_AS_MORPHISM = Rule(
+    code="QVR310",
+    name="group-as-morphism",
+    severity=ERROR,
+    summary="a `replicate=k` group used where one morphism is needed",
+    explanation=(
+        "A `replicate=k` morphism `head` declares the copies `head_0` .. `head_{k-1}`; the "
+        "bare name is the group, which is valid only as the single argument of `fan(head)`."
+    ),
+    fixes=("Use `fan(head)` to run every copy, or one copy such as `head_0`.",),
+    example="QVR310_group_as_morphism.qvr",
+)
+
+# ----------------------------------------------------------------- 4: programs
+
+UNBOUND_VARIABLE = Rule(
+    code="QVR401",
+    name="unbound-variable",
+    severity=ERROR,
+    summary="a program uses a value it has not bound",
+    explanation=(
+        "Inside a program, values are the parameters, the sites (`sample`, `observe`) and "
+        "local lets bound by earlier steps. A name that none of them binds is most likely a "
+        "typo."
+    ),
+    fixes=("Correct the spelling, or bind the value in an earlier step.",),
+    example="QVR401_unbound_variable.qvr",
+    quick_fixes=("Change to each close value name.",),
+)
+
+REBOUND_VARIABLE = Rule(
+    code="QVR402",
+    name="rebound-variable",
+    severity=ERROR,
+    summary="a program binds a name that it already bound",
+    explanation=(
+        "Program values are bound once, so every use has one meaning. The related "
+        "location points at the first binding."
+    ),
+    fixes=("Choose a new name for the second value.",),
+    example="QVR402_rebound_variable.qvr",
+)
+
+MISPLACED_RETURN = Rule(
+    code="QVR403",
+    name="misplaced-return",
+    severity=ERROR,
+    summary="a program without exactly one `return` as its last step",
+    explanation=(
+        "A program ends with one `return`, which says what it produces; steps after it "
+        "would never count, and a second return is ambiguous."
+    ),
+    fixes=("End the program with a single `return NAME`.",),
+    example="QVR403_misplaced_return.qvr",
+)
+
+DECLARED_TYPE_MISMATCH = Rule(
+    code="QVR404",
+    name="declared-type-mismatch",
+    severity=ERROR,
+    summary="a return or observe does not have the type its program declares",
+    explanation=(
+        "The values a program returns, side by side, must match the codomain in its header, "
+        "and `observe y : T <- f(...)` must produce a `T`. The written type is a promise "
+        "that the rest of the model relies on."
+    ),
+    fixes=("Return (or observe) a value of the declared type, or change the declaration.",),
+    example="QVR404_declared_type_mismatch.qvr",
+)
+
+UNPACKING_COUNT = Rule(
+    code="QVR405",
+    name="unpacking-count-mismatch",
+    severity=ERROR,
+    summary="a number of names that does not match the factors they unpack",
+    explanation=(
+        "`program p (a, b) : A * B -> C` names one parameter per factor of the domain, and "
+        "`let (h, c) = state` one value per factor of `state`."
+    ),
+    fixes=("Name as many values as there are factors.",),
+    example="QVR405_unpacking_count_mismatch.qvr",
+)
+
+ARGUMENT_COUNT = Rule(
+    code="QVR406",
+    name="argument-count",
+    severity=ERROR,
+    summary="a call with the wrong number of arguments",
+    explanation=(
+        "Combinators and builtins take a fixed number of arguments (`scan(cell)`, "
+        "`stack(body, n)`, `tanh(x)`, `min(a, b)`); `fan` needs at least one branch, and "
+        "a morphism applied in a program step needs at least one value."
+    ),
+    fixes=("Give the arguments the message shows.",),
+    example="QVR406_argument_count.qvr",
+)
+
+ARGUMENT_NOT_A_NAME = Rule(
+    code="QVR407",
+    name="argument-not-a-name",
+    severity=ERROR,
+    summary="an expression as an argument of a program step, where a name is needed",
+    explanation=(
+        "The arguments of `sample x <- f(a, b)` are named values, so each site reads "
+        "values the program has bound."
+    ),
+    fixes=("Bind the expression with `let` first and pass its name.",),
+    example="QVR407_argument_not_a_name.qvr",
+)
+
+MORPHISM_CALL_IN_LET = Rule(
+    code="QVR408",
+    name="morphism-call-in-let",
+    severity=ERROR,
+    summary="a morphism applied to values in a let, which only a sample step can do",
+    explanation=(
+        "Applying a morphism draws from it, which is what `sample` and `observe` steps do. "
+        "A top-level let composes morphisms without applying them (`f >> g`), and a let "
+        "inside a program computes with arithmetic and the builtins only."
+    ),
+    fixes=(
+        "In a program, apply it in a step: `sample y <- f(x)`.",
+        "At the top level, compose: `let m = f >> g`.",
+    ),
+    example="QVR408_morphism_call_in_let.qvr",
+)
+
+# ------------------------------------------------------------------ 5: exports
+
+NO_EXPORT = Rule(
+    code="QVR501",
+    name="no-export",
+    severity=WARNING,
+    summary="a file with programs but no `export`",
+    explanation=(
+        "`load()` and `qvr run` return the exported program; without an export they do "
+        "not know which one to use."
+    ),
+    fixes=("Add `export NAME` for the program to run.",),
+    example="QVR501_no_export.qvr",
+    quick_fixes=("Add `export NAME` for the last program.",),
+)
+
+UNDEFINED_EXPORT = Rule(
+    code="QVR502",
+    name="undefined-export",
+    severity=WARNING,
+    summary="an export of a name that no declaration defines",
+    explanation="The exported name must be a program or let of the file.",
+    fixes=("Correct the spelling, or declare what it names.",),
+    example="QVR502_undefined_export.qvr",
+    quick_fixes=("Change to each close program or let name.",),
+)
+
+DUPLICATE_EXPORT = Rule(
+    code="QVR503",
+    name="duplicate-export",
+    severity=WARNING,
+    summary="the same name exported twice",
+    explanation="The second export changes nothing.",
+    fixes=("Remove it.",),
+    example="QVR503_duplicate_export.qvr",
+)
+
+EXPORT_NOT_RUNNABLE = Rule(
+    code="QVR504",
+    name="export-not-runnable",
+    severity=WARNING,
+    summary="an export of an object or a morphism, which cannot be run",
+    explanation="Only programs and lets can be exported: they are what `load()` returns.",
+    fixes=("Export a program or a let that uses it.",),
+    example="QVR504_export_not_runnable.qvr",
+)
+
+
+# ----------------------------------------------------------------- sizes
+
+PROGRAM_TOO_LARGE = Rule(
+    code="QVR601",
+    name="program-too-large",
+    severity=WARNING,
+    summary="an exported program too large to run within the memory budget",
+    explanation=(
+        "Before a run allocates anything, qvr sizes it from the checked module: parameters, "
+        "optimiser state and the activations of a forward pass at the run's batch and "
+        "sequence length. A program whose default run needs more than the memory budget "
+        "(half the machine's available memory unless `qvr.run.memoryBudget` or "
+        "`--memory-budget` says otherwise) would be refused, so the checker says so while "
+        "you type, at the declaration that makes it large."
+    ),
+    fixes=(
+        "Make the named dimension, replicate, stack or repeat count smaller.",
+        "Raise the memory budget if the machine really has the memory.",
+    ),
+    example="QVR601_too_large.qvr",
+)
+
+
+# ----------------------------------------------------------------- the index
+
+RULES: tuple[Rule, ...] = tuple(
+    sorted((v for v in dict(globals()).values() if isinstance(v, Rule)), key=lambda r: r.code)
+)
+BY_CODE: dict[str, Rule] = {r.code: r for r in RULES}
+BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
+
+#: Codes that mean the text did not parse (or the checker gave up on it), so its
+#: symbols may miss uses: renames and unused hints wait until they are gone.
+UNPARSED_CODES = frozenset({INTERNAL_ERROR.code, SYNTAX_ERROR.code})
+
+
+def lookup(key: str) -> Rule | None:
+    """The rule with this code (`QVR101`, `qvr101`, `101`) or name (`undefined-name`)."""
+    k = key.strip()
+    if k.isdigit():
+        k = f"QVR{int(k):03d}"
+    return BY_CODE.get(k.upper()) or BY_NAME.get(k.lower())

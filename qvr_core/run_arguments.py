@@ -1,0 +1,162 @@
+"""The arguments of one inference run, validated once for `qvr run` and `qvr.runInference`.
+
+Both boundaries call `validate_run_arguments` with what they received (the
+command line's strings, the request's JSON values), so a bad seed, a NaN
+learning rate or a batch of a billion is refused with the same one-line
+message before anything runs. Torch-free.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from qvr_core.resources import parse_size
+
+METHODS = ("svi", "nuts", "prior")
+MAX_STEPS = 1_000_000
+MAX_SEED = 2**63 - 1  # what torch.manual_seed and numpy accept alike
+MAX_BATCH = 65_536
+MAX_SEQ_LEN = 65_536
+MAX_TREE_DEPTH = 12
+MAX_LR = 1e30  # finite; a huge rate is the user's to try (the loss says what happens)
+
+
+class RunArgumentError(ValueError):
+    """One argument is wrong: `key` names it, the message says what is allowed."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class RunArguments:
+    """A run's arguments, every one within its bounds."""
+
+    program: str | None = None
+    method: str = "svi"
+    steps: int = 100
+    lr: float = 1e-2
+    seed: int = 0
+    batch: int = 16
+    seq_len: int = 8
+    data: str | None = None
+    max_tree_depth: int = 6  # NUTS only
+    memory_budget: int | None = None  # bytes; None: the default budget
+
+    def job_arguments(self) -> dict[str, Any]:
+        """What `qvr_core.inference.job.run_inference` takes besides the source and data."""
+        return {
+            "program": self.program,
+            "method": self.method,
+            "steps": self.steps,
+            "lr": self.lr,
+            "seed": self.seed,
+            "batch": self.batch,
+            "seq_len": self.seq_len,
+            "max_tree_depth": self.max_tree_depth,
+            "memory_budget": self.memory_budget,
+        }
+
+
+FIELDS = tuple(f.name for f in fields(RunArguments))
+
+
+def validate_run_arguments(
+    given: Mapping[str, Any], defaults: RunArguments | None = None, *, text: bool = False
+) -> RunArguments:
+    """The validated arguments; missing ones take `defaults`' values.
+
+    Values are JSON values; with `text` numbers may also be written as strings
+    (the command line's). Raises RunArgumentError naming the first bad argument.
+    """
+    base = defaults or RunArguments()
+    unknown = sorted(set(given) - set(FIELDS))
+    if unknown:
+        raise RunArgumentError(unknown[0], f"unknown argument(s) {', '.join(unknown)}")
+
+    def get(key: str) -> Any:
+        value = given.get(key)
+        return getattr(base, key) if value is None else value
+
+    return RunArguments(
+        program=_name(given.get("program"), "program"),
+        method=_method(get("method")),
+        steps=_whole(get("steps"), "steps", 1, MAX_STEPS, text),
+        lr=_rate(get("lr"), text),
+        seed=_whole(get("seed"), "seed", 0, MAX_SEED, text),
+        batch=_whole(get("batch"), "batch", 1, MAX_BATCH, text),
+        seq_len=_whole(get("seq_len"), "seq_len", 1, MAX_SEQ_LEN, text),
+        data=_name(given.get("data"), "data"),
+        max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
+        memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
+    )
+
+
+def _name(value: object, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or "\x00" in value or len(value) > 4096:
+        raise RunArgumentError(key, f"{key} must be a non-empty string")
+    return value
+
+
+def _method(value: object) -> str:
+    if value not in METHODS:
+        raise RunArgumentError(
+            "method", f"method must be one of {', '.join(METHODS)}, not {_show(value)}"
+        )
+    return str(value)
+
+
+def _whole(value: object, key: str, low: int, high: int, text: bool) -> int:
+    bad = RunArgumentError(
+        key, f"{key} must be a whole number from {low} to {high:,}, not {_show(value)}"
+    )
+    if isinstance(value, str) and text:
+        digits = value.strip().replace("_", "")
+        if not digits.lstrip("+-").isdigit() or len(digits) > 40:
+            raise bad
+        value = int(digits)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise bad
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise bad
+    return value
+
+
+def _rate(value: object, text: bool) -> float:
+    bad = RunArgumentError("lr", f"lr must be a positive finite number, not {_show(value)}")
+    if isinstance(value, str) and text:
+        try:
+            value = float(value)
+        except ValueError:
+            raise bad from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise bad
+    try:
+        rate = float(value)
+    except OverflowError:
+        raise bad from None
+    if not math.isfinite(rate) or not 0 < rate <= MAX_LR:
+        raise bad
+    return rate
+
+
+def _budget(value: object) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise RunArgumentError("memory_budget", f"memory_budget: {exc}") from None
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

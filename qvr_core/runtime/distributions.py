@@ -1,0 +1,408 @@
+"""A torch distribution for every family of the registry, keyed by the registry's names.
+
+`TORCH_FAMILIES[name](args, space)` builds the distribution from its argument
+tensors by parameter name (`space` is the size of the object a draw lands in,
+for the families whose draw size is the object's, like `LKJCholesky`).
+Where torch has the family, it is used as is; where it does not, the family
+is a small composition of torch distributions and transforms, and only the
+Beta-Binomial (which torch lacks in any form) scores with its closed form.
+`torch_constraint` maps the registry's torch-free constraints to torch's.
+
+Adding a family: one entry in `qvr_core.builtins.families` and its factory
+here; `tests/builtins/test_agreement.py` checks the two tables agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import ClassVar
+
+import torch
+from torch import distributions as D
+from torch.distributions import constraints as C
+from torch.distributions import transforms as T
+
+from qvr_core.builtins.constraints import Constraint
+
+Args = Mapping[str, torch.Tensor]
+Factory = Callable[[Args, "int | None"], D.Distribution]
+
+
+# ---------------------------------------------------------------- compositions
+
+
+class HalfStudentT(D.TransformedDistribution):
+    """|x| for x ~ StudentT(df, 0, scale), as torch builds HalfCauchy from Cauchy."""
+
+    support = C.nonnegative
+    has_rsample = True
+
+    def __init__(self, df: torch.Tensor, scale: torch.Tensor, validate_args: bool | None = None):
+        df, scale = torch.broadcast_tensors(df, scale)
+        self.df, self.scale = df, scale
+        base = D.StudentT(df, torch.zeros_like(scale), scale, validate_args=False)
+        super().__init__(base, T.AbsTransform(), validate_args=validate_args)
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return torch.where(value >= 0, lp, -math.inf)
+
+
+class Logistic(D.TransformedDistribution):
+    """loc + scale * logit(u) for u ~ Uniform(0, 1)."""
+
+    support = C.real
+    has_rsample = True
+
+    def __init__(self, loc: torch.Tensor, scale: torch.Tensor, validate_args: bool | None = None):
+        loc, scale = torch.broadcast_tensors(loc, scale)
+        self.loc, self.scale = loc, scale
+        finfo = torch.finfo(loc.dtype)
+        base = D.Uniform(
+            torch.full_like(loc, finfo.tiny),
+            torch.full_like(loc, 1 - finfo.eps),
+            validate_args=False,
+        )
+        transforms = [T.SigmoidTransform().inv, T.AffineTransform(loc, scale)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+
+class _StandardNormalQuantile(T.Transform):
+    """u in (0, 1) -> the standard Normal's quantile; torch's own cdf, icdf and density."""
+
+    domain = C.unit_interval
+    codomain = C.real
+    bijective = True
+    sign = 1
+    _std = D.Normal(0.0, 1.0, validate_args=False)
+
+    def _call(self, u: torch.Tensor) -> torch.Tensor:
+        return self._std.icdf(u)
+
+    def _inverse(self, z: torch.Tensor) -> torch.Tensor:
+        return self._std.cdf(z)
+
+    def log_abs_det_jacobian(self, u: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return -self._std.log_prob(z)
+
+
+class TruncatedNormal(D.TransformedDistribution):
+    """Normal(mu, sigma) restricted to [low, high]: a uniform draw between the bounds'
+    Normal CDF values pushed through the Normal quantile (inverse-CDF sampling)."""
+
+    has_rsample = True
+
+    def __init__(
+        self,
+        mu: torch.Tensor,
+        sigma: torch.Tensor,
+        low: torch.Tensor,
+        high: torch.Tensor,
+        validate_args: bool | None = None,
+    ):
+        mu, sigma, low, high = torch.broadcast_tensors(mu, sigma, low, high)
+        self.mu, self.sigma, self.low, self.high = mu, sigma, low, high
+        std = D.Normal(torch.zeros_like(mu), torch.ones_like(mu), validate_args=False)
+        a, b = std.cdf((low - mu) / sigma), std.cdf((high - mu) / sigma)
+        base = D.Uniform(a, b, validate_args=False)
+        transforms = [_StandardNormalQuantile(), T.AffineTransform(mu, sigma)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    @C.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> C.Constraint:
+        return C.interval(self.low, self.high)
+
+
+class BetaBinomial(D.Distribution):
+    """Binomial(total_count, p) with p ~ Beta(concentration1, concentration0), p summed out.
+
+    torch has no Beta-Binomial (nor a Dirichlet-multinomial), so this scores with its
+    closed form, log C(n, k) + log B(k + a, n - k + b) - log B(a, b), and samples the
+    two stages with torch's Beta and Binomial."""
+
+    arg_constraints: ClassVar[dict[str, C.Constraint]] = {
+        "total_count": C.nonnegative_integer,
+        "concentration1": C.positive,
+        "concentration0": C.positive,
+    }
+    has_rsample = False
+
+    def __init__(
+        self,
+        total_count: torch.Tensor,
+        concentration1: torch.Tensor,
+        concentration0: torch.Tensor,
+        validate_args: bool | None = None,
+    ):
+        n, a, b = torch.broadcast_tensors(total_count, concentration1, concentration0)
+        self.total_count, self.concentration1, self.concentration0 = n, a, b
+        super().__init__(n.shape, validate_args=validate_args)
+
+    @C.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> C.Constraint:
+        return C.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self) -> torch.Tensor:
+        a, b = self.concentration1, self.concentration0
+        return self.total_count * a / (a + b)
+
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        with torch.no_grad():
+            p = D.Beta(self.concentration1, self.concentration0).sample(sample_shape)
+            return D.Binomial(self.total_count.expand_as(p), probs=p).sample()
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        n, a, b = self.total_count, self.concentration1, self.concentration0
+
+        def lbeta(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
+
+        choose = torch.lgamma(n + 1) - torch.lgamma(value + 1) - torch.lgamma(n - value + 1)
+        lp = choose + lbeta(value + a, n - value + b) - lbeta(a, b)
+        inside = (value >= 0) & (value <= n) & (value == value.floor())
+        return torch.where(inside, lp, -math.inf)
+
+
+class HurdlePoisson(D.Distribution):
+    """0 with probability `zero_prob`, else a zero-truncated Poisson(rate).
+
+    torch has no truncation for discrete families: the density is torch's Poisson
+    log-density renormalised over k >= 1, and draws of the positive part are torch
+    Poisson draws redrawn while 0 (few, unless the rate is tiny)."""
+
+    arg_constraints: ClassVar[dict[str, C.Constraint]] = {
+        "zero_prob": C.unit_interval,
+        "rate": C.positive,
+    }
+    support = C.nonnegative_integer
+    has_rsample = False
+
+    def __init__(
+        self, zero_prob: torch.Tensor, rate: torch.Tensor, validate_args: bool | None = None
+    ):
+        self.zero_prob, self.rate = torch.broadcast_tensors(zero_prob, rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        poisson = D.Poisson(self.rate, validate_args=False)
+        positive = (
+            torch.log1p(-self.zero_prob)
+            + poisson.log_prob(value.clamp(min=1))
+            - torch.log(-torch.expm1(-self.rate))
+        )
+        zero = torch.log(self.zero_prob).expand_as(positive)
+        lp = torch.where(value == 0, zero, positive)
+        return torch.where((value >= 0) & (value == value.floor()), lp, -math.inf)
+
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        shape = self._extended_shape(torch.Size(sample_shape))
+        with torch.no_grad():
+            rate = self.rate.expand(shape)
+            draw = torch.poisson(rate)
+            for _ in range(1000):
+                redo = draw == 0
+                if not bool(redo.any()):
+                    break
+                draw = torch.where(redo, torch.poisson(rate), draw)
+            draw = draw.clamp(min=1)  # a rate so small that 0 kept coming: its mode above 0
+            zero = torch.rand(shape) < self.zero_prob.expand(shape)
+            return torch.where(zero, torch.zeros_like(draw), draw)
+
+
+def _ordinal(
+    cdf: Callable[[torch.Tensor], torch.Tensor], eta: torch.Tensor, cuts: torch.Tensor
+) -> D.Categorical:
+    """Categories 0 .. K between K cutpoints: P(y <= k) = cdf(cuts[k] - eta)."""
+    below = cdf(cuts - eta.unsqueeze(-1))
+    zero, one = torch.zeros_like(below[..., :1]), torch.ones_like(below[..., :1])
+    probs = torch.cat([below, one], -1) - torch.cat([zero, below], -1)
+    return D.Categorical(probs=probs.clamp(min=torch.finfo(probs.dtype).tiny))
+
+
+def _zero_inflated_poisson(zero_prob: torch.Tensor, rate: torch.Tensor) -> D.Distribution:
+    """A two-component mixture of a point mass at 0 (a Poisson of rate 0) and Poisson(rate)."""
+    zero_prob, rate = torch.broadcast_tensors(zero_prob, rate)
+    mix = D.Categorical(probs=torch.stack([zero_prob, 1 - zero_prob], -1))
+    rates = torch.stack([torch.zeros_like(rate), rate], -1)
+    return D.MixtureSameFamily(mix, D.Poisson(rates, validate_args=False))
+
+
+class _SymmetricInverse(T.Transform):
+    """X -> X^-1 on positive-definite matrices; |dY/dX| = |X|^-(d+1) on symmetric ones."""
+
+    domain = C.positive_definite
+    codomain = C.positive_definite
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SymmetricInverse)
+
+    @staticmethod
+    def _invert(x: torch.Tensor) -> torch.Tensor:
+        y = torch.cholesky_inverse(torch.linalg.cholesky(x))
+        return 0.5 * (y + y.mT)
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return self._invert(x)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return self._invert(y)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        d = x.shape[-1]
+        return -(d + 1) * torch.linalg.slogdet(x).logabsdet
+
+    @property
+    def event_dim(self) -> int:
+        return 2
+
+
+def _inverse_wishart(df: torch.Tensor, scale_tril: torch.Tensor) -> D.Distribution:
+    """X^-1 for X ~ Wishart(df, Ψ^-1), where Ψ = scale_tril scale_trilᵀ."""
+    psi = scale_tril @ scale_tril.mT
+    wishart = D.Wishart(df, precision_matrix=psi, validate_args=False)
+    return D.TransformedDistribution(wishart, _SymmetricInverse(), validate_args=False)
+
+
+def _matrix_normal(
+    loc: torch.Tensor, row_covariance: torch.Tensor, col_covariance: torch.Tensor
+) -> D.Distribution:
+    """X = M + A Z Bᵀ with A Aᵀ = U, B Bᵀ = V: row-major vec(X) ~ Normal(vec M, A ⊗ B (A ⊗ B)ᵀ)."""
+    rows, cols = row_covariance.shape[-1], col_covariance.shape[-1]
+    loc = loc.expand(*loc.shape[:-2], rows, cols) if loc.dim() >= 2 else loc.expand(rows, cols)
+    a, b = torch.linalg.cholesky(row_covariance), torch.linalg.cholesky(col_covariance)
+    # (A ⊗ B)[i c + j, k c + l] = A[i, k] B[j, l], batched; lower triangular like A and B
+    tril = torch.einsum("...ik,...jl->...ijkl", a, b).reshape(
+        *torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]), rows * cols, rows * cols
+    )
+    flat = D.MultivariateNormal(loc.reshape(*loc.shape[:-2], rows * cols), scale_tril=tril)
+    reshape = T.ReshapeTransform(torch.Size((rows * cols,)), torch.Size((rows, cols)))
+    return D.TransformedDistribution(flat, reshape)
+
+
+def _categorical(a: Args) -> D.Distribution:
+    return D.Categorical(logits=a["logits"]) if "logits" in a else D.Categorical(probs=a["probs"])
+
+
+def _lkj(a: Args, space: int | None) -> D.Distribution:
+    if space is None:
+        raise ValueError("LKJCholesky: the matrix size is the object's; none was given")
+    return D.LKJCholesky(space, a["concentration"])
+
+
+# ---------------------------------------------------------------- the table
+
+TORCH_FAMILIES: dict[str, Factory] = {
+    "Normal": lambda a, _: D.Normal(a["loc"], a["scale"]),
+    "Cauchy": lambda a, _: D.Cauchy(a["loc"], a["scale"]),
+    "StudentT": lambda a, _: D.StudentT(a["df"], a["loc"], a["scale"]),
+    "Laplace": lambda a, _: D.Laplace(a["loc"], a["scale"]),
+    "Logistic": lambda a, _: Logistic(a["loc"], a["scale"]),
+    "Gumbel": lambda a, _: D.Gumbel(a["loc"], a["scale"]),
+    "VonMises": lambda a, _: D.VonMises(a["loc"], a["concentration"]),
+    "MixtureNormal": lambda a, _: D.MixtureSameFamily(
+        D.Categorical(probs=a["weights"]), D.Normal(a["loc"], a["scale"])
+    ),
+    "Uniform": lambda a, _: D.Uniform(a["low"], a["high"]),
+    "TruncatedNormal": lambda a, _: TruncatedNormal(a["mu"], a["sigma"], a["low"], a["high"]),
+    "GeneralizedPareto": lambda a, _: D.GeneralizedPareto(a["loc"], a["scale"], a["concentration"]),
+    "HalfNormal": lambda a, _: D.HalfNormal(a["scale"]),
+    "HalfCauchy": lambda a, _: D.HalfCauchy(a["scale"]),
+    "HalfStudentT": lambda a, _: HalfStudentT(a["df"], a["scale"]),
+    "LogNormal": lambda a, _: D.LogNormal(a["loc"], a["scale"]),
+    "Exponential": lambda a, _: D.Exponential(a["rate"]),
+    "Gamma": lambda a, _: D.Gamma(a["concentration"], a["rate"]),
+    "InverseGamma": lambda a, _: D.InverseGamma(a["concentration"], a["rate"]),
+    "Chi2": lambda a, _: D.Chi2(a["df"]),
+    "Weibull": lambda a, _: D.Weibull(a["scale"], a["concentration"]),
+    "Pareto": lambda a, _: D.Pareto(a["scale"], a["alpha"]),
+    "FisherSnedecor": lambda a, _: D.FisherSnedecor(a["df1"], a["df2"]),
+    "Beta": lambda a, _: D.Beta(a["concentration1"], a["concentration0"]),
+    "Kumaraswamy": lambda a, _: D.Kumaraswamy(a["concentration1"], a["concentration0"]),
+    "LogitNormal": lambda a, _: D.TransformedDistribution(
+        D.Normal(a["mu"], a["sigma"]), T.SigmoidTransform()
+    ),
+    "ContinuousBernoulli": lambda a, _: D.ContinuousBernoulli(probs=a["probs"]),
+    "RelaxedBernoulli": lambda a, _: D.RelaxedBernoulli(a["temperature"], probs=a["probs"]),
+    "Bernoulli": lambda a, _: D.Bernoulli(probs=a["probs"]),
+    "Categorical": lambda a, _: _categorical(a),
+    "Poisson": lambda a, _: D.Poisson(a["rate"]),
+    "Binomial": lambda a, _: D.Binomial(a["total_count"], probs=a["probs"]),
+    "BetaBinomial": lambda a, _: BetaBinomial(
+        a["total_count"], a["concentration1"], a["concentration0"]
+    ),
+    "NegativeBinomial": lambda a, _: D.NegativeBinomial(a["total_count"], probs=a["probs"]),
+    "Geometric": lambda a, _: D.Geometric(probs=a["probs"]),
+    "OrderedLogistic": lambda a, _: _ordinal(torch.sigmoid, a["predictor"], a["cutpoints"]),
+    "OrderedProbit": lambda a, _: _ordinal(D.Normal(0.0, 1.0).cdf, a["eta"], a["cutpoints"]),
+    "ZeroInflatedPoisson": lambda a, _: _zero_inflated_poisson(a["zero_prob"], a["rate"]),
+    "HurdlePoisson": lambda a, _: HurdlePoisson(a["zero_prob"], a["rate"]),
+    "OneHotCategorical": lambda a, _: D.OneHotCategorical(probs=a["probs"]),
+    "Dirichlet": lambda a, _: D.Dirichlet(a["concentration"]),
+    "RelaxedOneHotCategorical": lambda a, _: D.RelaxedOneHotCategorical(
+        a["temperature"], probs=a["probs"]
+    ),
+    "LogisticNormal": lambda a, _: D.LogisticNormal(a["loc"], a["scale"]),
+    "MultivariateNormal": lambda a, _: D.MultivariateNormal(a["loc"], scale_tril=a["scale_tril"]),
+    "LowRankMVN": lambda a, _: D.LowRankMultivariateNormal(
+        a["loc"], a["cov_factor"], a["cov_diag"]
+    ),
+    "LKJCholesky": _lkj,
+    "Wishart": lambda a, _: D.Wishart(a["df"], scale_tril=a["scale_tril"]),
+    "InverseWishart": lambda a, _: _inverse_wishart(a["df"], a["scale_tril"]),
+    "MatrixNormal": lambda a, _: _matrix_normal(a["loc"], a["row_covariance"], a["col_covariance"]),
+}
+
+
+def make_distribution(name: str, args: Args, space: int | None = None) -> D.Distribution:
+    """The torch distribution of family `name` with the given argument tensors."""
+    return TORCH_FAMILIES[name](args, space)
+
+
+def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:
+    """The torch constraint of the same meaning; bounds named by a parameter read `args`."""
+
+    def bound(b: float | str | None) -> torch.Tensor | float:
+        if isinstance(b, str):
+            if args is None or b not in args:
+                raise ValueError(f"the bound '{b}' needs that argument")
+            return args[b]
+        assert b is not None
+        return b
+
+    match c.kind:
+        case "interval":
+            return C.interval(bound(c.low), bound(c.high))
+        case "greater_than":
+            return C.greater_than(bound(c.low))
+        case "greater_than_eq":
+            return C.greater_than_eq(bound(c.low))
+        case "integer_interval":
+            return C.integer_interval(bound(c.low), bound(c.high))
+        case "index" | "ordinal":
+            vector = bound(c.high)
+            assert isinstance(vector, torch.Tensor)
+            return C.integer_interval(0, vector.shape[-1] - (c.kind == "index"))
+        case _:
+            return _FIXED[c.kind]
+
+
+_FIXED: dict[str, C.Constraint] = {
+    "real": C.real,
+    "positive": C.positive,
+    "nonnegative": C.nonnegative,
+    "unit_interval": C.unit_interval,
+    "simplex": C.simplex,
+    "real_vector": C.real_vector,
+    "positive_vector": C.independent(C.positive, 1),
+    "real_matrix": C.independent(C.real, 2),
+    "lower_cholesky": C.lower_cholesky,
+    "corr_cholesky": C.corr_cholesky,
+    "positive_definite": C.positive_definite,
+    "nonnegative_integer": C.nonnegative_integer,
+    "positive_integer": C.positive_integer,
+    "boolean": C.boolean,
+    "one_hot": C.one_hot,
+}

@@ -1,0 +1,98 @@
+"""Write docs/families.md, the family catalogue, from the registry (`qvr_core.builtins`).
+
+    .venv/bin/python scripts/gen_families_doc.py [--check]
+
+`--check` exits 1 when the committed page is stale (tests/builtins/test_agreement.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from qvr_core.builtins import FAMILIES, Family  # noqa: E402
+from qvr_core.builtins.families import codomain_words  # noqa: E402
+
+PAGE = ROOT / "docs" / "families.md"
+
+HEAD = """\
+# Distribution families
+
+Generated from the registry (`qvr_core/builtins/families.py`) by
+`scripts/gen_families_doc.py`; do not edit by hand. Hover and completion show the
+same text.
+
+The catalogue follows quivers 0.25 (its family schemas and registry). Each family
+has a torch distribution in `qvr_core/runtime/distributions.py`. Parameters are
+listed in positional order; a call may also name them (`Normal(loc=0.0, scale=1.0)`);
+where a family has two parameterisations, either complete set is accepted. No
+parameter has a default: as in quivers, a call gives each one.
+
+**Draw**: the shape of one draw. *scalar* draws are independent per dimension of the
+object they land in; a vector or matrix draw takes its size from the arguments named
+(or from the object). **Morphism**: whether it can follow `~` on a `role=kernel`
+morphism, whose parameter network then gives its parameters (see
+`docs/language.md`).
+
+| family | parameters | values | draw | morphism |
+|---|---|---|---|---|
+"""
+
+TAIL = """
+Not in the catalogue yet, from quivers 0.25: `GP` (its parameters are the input
+locations), `Horseshoe` (its marginal density has no closed form or torch
+counterpart), `LKJCorrelationFactor`, `ZeroOneInflatedBeta`, `PointMass`, and the
+families whose arguments are other distributions (`Mixture`, `Independent`,
+`Transformed`/`Pushforward`, `Truncated`, `Restrict`/`Truncate`, `Normalize`),
+which need distribution-valued arguments in the language.
+"""
+
+
+def _draw(f: Family) -> str:
+    """`scalar`, `vector, length of loc (+ 1)`, `matrix, rows of loc x columns of loc`."""
+    if not f.event:
+        return "scalar"
+    words = ["length"] if len(f.event) == 1 else ["rows", "columns"]
+    axes = []
+    for word, axis in zip(words, f.event, strict=True):
+        names = " or ".join(f"`{n}`" for n, _ in axis.sources)
+        plus = f" + {axis.offset}" if axis.offset else ""
+        axes.append(
+            f"{word} of {names}{plus}, else the object's size" if names else "the object's size"
+        )
+    return ("vector; " if len(axes) == 1 else "matrix; ") + " by ".join(axes)
+
+
+def _row(f: Family) -> str:
+    schemas = " or ".join(
+        ", ".join(f"`{p.name}` ({p.constraint.describe()})" for p in s) for s in f.schemas
+    )
+    values = "the network's output" if f.dirac else f.support.describe()
+    kernel = f"yes: {codomain_words(f)}" if f.kernel is not None else "not yet"
+    return f"| `{f.name}` | {schemas or 'none'} | {values} | {_draw(f)} | {kernel} |"
+
+
+def render() -> str:
+    rows = [_row(f) for f in FAMILIES.values()]
+    return HEAD + "\n".join(rows) + "\n" + TAIL
+
+
+def main(argv: list[str]) -> int:
+    fresh = render()
+    current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
+    if "--check" in argv:
+        if fresh != current:
+            print(f"{PAGE} is stale: run .venv/bin/python scripts/gen_families_doc.py")
+            return 1
+        return 0
+    if fresh != current:
+        PAGE.write_text(fresh, encoding="utf-8")
+        print(f"wrote {PAGE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,151 @@
+"""Everything that knows builtin names reads one registry: their name sets agree.
+
+Adding a family is one entry in `qvr_core.builtins.families` plus its torch factory in
+`qvr_core.runtime.distributions`; these tests fail until both are there, and they
+fail if a consumer keeps its own list.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from qvr_core.builtins import (
+    COMBINATORS,
+    FAMILIES,
+    FUNCTIONS,
+    KERNEL_FAMILIES,
+    OBJECT_CONSTRUCTORS,
+)
+from qvr_core.check import check, context, types
+from qvr_core.ide.builtins_info import describe
+from qvr_core.ide.rename import BUILTIN_NAMES
+from qvr_core.ide.signature import signature_help
+from qvr_core.ide.tokens import TokenType, semantic_tokens
+from qvr_core.syntax import builder
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAMMAR = ROOT / "vscode-extension" / "syntaxes" / "qvr.tmLanguage.json"
+EVERY_NAME = [*FAMILIES, *OBJECT_CONSTRUCTORS, *COMBINATORS, *FUNCTIONS]
+
+
+def test_runtime_has_a_torch_factory_for_every_family_and_no_other() -> None:
+    from qvr_core.runtime.distributions import TORCH_FAMILIES
+
+    assert set(TORCH_FAMILIES) == {n for n, f in FAMILIES.items() if not f.dirac}
+
+
+def test_runtime_has_a_morphism_form_for_every_kernel_family_and_no_other() -> None:
+    from qvr_core.runtime.families import KERNELS
+
+    assert set(KERNELS) == set(KERNEL_FAMILIES)
+    assert tuple(n for n, f in FAMILIES.items() if f.kernel is not None) == KERNEL_FAMILIES
+
+
+def test_runtime_compiles_every_combinator_and_evaluates_every_function() -> None:
+    from qvr_core.runtime.arith import BINARY, UNARY
+    from qvr_core.runtime.compile import COMBINATOR_BUILDERS
+
+    assert set(COMBINATOR_BUILDERS) == set(COMBINATORS)
+    assert set(UNARY) == {n for n, f in FUNCTIONS.items() if f.arity == 1}
+    assert set(BINARY) == {n for n, f in FUNCTIONS.items() if f.arity == 2}
+
+
+def test_checker_parser_and_graph_read_the_registry() -> None:
+    from qvr_core.graph.expressions import OPAQUE_COMBINATORS
+
+    assert set(context.FAMILIES) == set(FAMILIES)
+    assert set(context.COMBINATORS) == set(COMBINATORS)
+    assert set(context.UNARY_FUNCS) | set(context.BINARY_FUNCS) == set(FUNCTIONS)
+    assert set(types.CONSTRUCTORS) == set(OBJECT_CONSTRUCTORS)
+    assert set(OBJECT_CONSTRUCTORS) == builder.SIZED_CONSTRUCTORS
+    assert set(COMBINATORS) > OPAQUE_COMBINATORS
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_checker_knows_every_family_and_tokens_classify_it(family: str) -> None:
+    text = f"object H : Real 4\nmorphism f : H -> H [role=kernel] ~ {family}\n"
+    module = check(text)
+    assert not [d for d in module.diagnostics if d.code == "QVR101"], family
+    start = text.index(family, text.index("~"))
+    tokens = {t.span.start: t.type for t in semantic_tokens(module)}
+    assert tokens.get(start) is TokenType.FAMILY
+
+
+def test_every_builtin_name_is_documented_and_refused_by_rename() -> None:
+    for name in EVERY_NAME:
+        assert describe(name) is not None, name
+        assert name in BUILTIN_NAMES, name
+
+
+def test_signature_help_covers_every_combinator_function_and_family() -> None:
+    for name in COMBINATORS:
+        text = f"let x = {name}("
+        assert signature_help(text, len(text), None) is not None, name
+    for name in [*FUNCTIONS, *(f for f in FAMILIES if FAMILIES[f].params)]:
+        text = f"program p : A -> A\n    let y = {name}("
+        help_ = signature_help(text, len(text), None)
+        assert help_ is not None, name
+        assert help_.signature.label.startswith(f"{name}(")
+
+
+# ---------------------------------------------------------------- the TextMate grammar
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_grammar", ROOT / "scripts/gen_grammar.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_grammar_is_fresh() -> None:
+    assert _generator().main(["--check"]) == 0, "run .venv/bin/python scripts/gen_grammar.py"
+
+
+def _match_of(scope: str) -> str:
+    def visit(node: object):
+        if isinstance(node, dict):
+            if node.get("name") == scope and "match" in node:
+                yield node["match"]
+            for v in node.values():
+                yield from visit(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from visit(v)
+
+    (found,) = list(visit(json.loads(GRAMMAR.read_text(encoding="utf-8"))))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("scope", "names"),
+    [
+        ("support.class.family.qvr", FAMILIES),
+        ("support.type.constructor.qvr", OBJECT_CONSTRUCTORS),
+        ("support.function.combinator.qvr", COMBINATORS),
+        ("support.function.builtin.qvr", FUNCTIONS),
+    ],
+)
+def test_grammar_regex_matches_exactly_the_registry_names(scope: str, names: dict) -> None:
+    regex = re.compile(_match_of(scope))
+    words = {*EVERY_NAME, "Normal2", "Foo", "fanout"}
+    matched = {w for w in words if regex.fullmatch(w)}
+    assert matched == set(names)
+
+
+def test_the_family_catalogue_page_is_fresh() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "gen_families_doc", ROOT / "scripts/gen_families_doc.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--check"]) == 0, "run .venv/bin/python scripts/gen_families_doc.py"
+    page = (ROOT / "docs" / "families.md").read_text(encoding="utf-8")
+    assert all(f"| `{name}` |" in page for name in FAMILIES)
