@@ -108,15 +108,16 @@ def parse_size(value: object) -> int:
     if isinstance(value, int | float):
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"a memory size must be positive, not {value!r}")
-        size = int(value * (1 << 20))
+        scaled = float(value) * (1 << 20)
     elif isinstance(value, str) and (m := _SIZE.match(value)):
         unit = (m.group(2) or "").lower()
-        size = int(float(m.group(1)) * _UNITS[unit[:1] if unit != "b" else "b"])
+        scaled = float(m.group(1)) * _UNITS[unit[:1] if unit != "b" else "b"]
     else:
         raise ValueError(f"a memory size must be like 512MB or 8GB (or MiB), not {value!r}")
-    if not 1 << 20 <= size <= MAX_BUDGET:
+    # Compared as a float first: a huge number is out of range, not an overflow.
+    if not 1 << 20 <= scaled <= MAX_BUDGET:
         raise ValueError(f"a memory size must be from 1MB to 1PB, not {value!r}")
-    return size
+    return int(scaled)
 
 
 def format_bytes(n: int | float) -> str:

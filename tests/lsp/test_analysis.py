@@ -71,7 +71,7 @@ async def test_last_good_analysis_is_kept_while_the_text_does_not_parse():
 
 
 async def test_a_crashing_core_still_yields_a_diagnostic(monkeypatch):
-    def explode(self: object, text: str, strict: bool = False) -> None:
+    def explode(self: object, text: str, *args: object, **kwargs: object) -> None:
         raise RecursionError("deep")
 
     monkeypatch.setattr(IncrementalChecker, "check", explode)

@@ -7,10 +7,13 @@ the protocol names, and the server keeps serving the requests after it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.lsp.raw import RawServer
 from tests.lsp.support import EXAMPLES
@@ -20,6 +23,8 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 SERVER_NOT_INITIALIZED = -32002
+REQUEST_FAILED = -32803  # e.g. a rename while the file is still being analysed
+CONTENT_MODIFIED = -32801
 
 URI = (EXAMPLES / "unsaved-protocol.qvr").as_uri()
 TEXT = "object A : Real 3\nlet f = A\n"
@@ -167,3 +172,120 @@ def test_requests_after_shutdown_are_invalid_requests_and_exit_still_exits() -> 
     assert raw.response("late-shutdown")["error"]["code"] == INVALID_REQUEST
     raw.notify("exit")
     assert raw.proc.wait(timeout=15) == 0
+
+
+# ------------------------------------------------------------ fuzzing
+
+POSITION = {"line": 1, "character": 4}
+RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 3}}
+DOC = {"uri": URI}
+TEMPLATES = {
+    "textDocument/hover": {"textDocument": DOC, "position": POSITION},
+    "textDocument/definition": {"textDocument": DOC, "position": POSITION},
+    "textDocument/references": {
+        "textDocument": DOC,
+        "position": POSITION,
+        "context": {"includeDeclaration": True},
+    },
+    "textDocument/documentHighlight": {"textDocument": DOC, "position": POSITION},
+    "textDocument/completion": {
+        "textDocument": DOC,
+        "position": POSITION,
+        "context": {"triggerKind": 1},
+    },
+    "textDocument/signatureHelp": {"textDocument": DOC, "position": POSITION},
+    "textDocument/rename": {"textDocument": DOC, "position": POSITION, "newName": "g"},
+    "textDocument/prepareRename": {"textDocument": DOC, "position": POSITION},
+    "textDocument/documentSymbol": {"textDocument": DOC},
+    "textDocument/foldingRange": {"textDocument": DOC},
+    "textDocument/selectionRange": {"textDocument": DOC, "positions": [POSITION]},
+    "textDocument/semanticTokens/range": {"textDocument": DOC, "range": RANGE},
+    "textDocument/inlayHint": {"textDocument": DOC, "range": RANGE},
+    "textDocument/formatting": {
+        "textDocument": DOC,
+        "options": {"tabSize": 4, "insertSpaces": True},
+    },
+    "textDocument/rangeFormatting": {
+        "textDocument": DOC,
+        "range": RANGE,
+        "options": {"tabSize": 4, "insertSpaces": True},
+    },
+    "textDocument/codeAction": {
+        "textDocument": DOC,
+        "range": RANGE,
+        "context": {"diagnostics": [], "triggerKind": 1},
+    },
+    "textDocument/codeLens": {"textDocument": DOC},
+}
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.sampled_from([-1, 2**31 - 1, 2**31, 2**63])
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    """Every place inside `value` a mutation can touch."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            out += paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            out += paths(child, (*prefix, i))
+    return out
+
+
+def replaced(value: object, path: tuple, new: object) -> object:
+    if not path:
+        return None if new is _DELETE else new
+    copy = json.loads(json.dumps(value))
+    parent = copy
+    for key in path[:-1]:
+        parent = parent[key]
+    if new is _DELETE and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = None if new is _DELETE else new
+    return copy
+
+
+_DELETE = object()
+
+
+@st.composite
+def mutated_requests(draw: st.DrawFn) -> tuple[str, object]:
+    method = draw(st.sampled_from(sorted(TEMPLATES)))
+    params: object = TEMPLATES[method]
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(paths(params)))
+        params = replaced(params, path, draw(json_values | st.just(_DELETE)))
+    return method, params
+
+
+_fuzz_ids = itertools.count()
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(mutated_requests())
+def test_every_mutated_request_gets_exactly_one_answer(server: RawServer, request) -> None:
+    method, params = request
+    msg_id = f"fuzz-{next(_fuzz_ids)}"
+    server.send({"id": msg_id, "method": method, "params": params})
+    answer = server.response(msg_id)
+    assert ("result" in answer) != ("error" in answer), answer
+    if "error" in answer:  # one the server means: not an internal error
+        assert answer["error"]["code"] in (INVALID_PARAMS, REQUEST_FAILED, CONTENT_MODIFIED), answer
