@@ -19,7 +19,8 @@ What is counted, per method (floats are 4 bytes, indices 8):
   `scan` cell once per step, a `repeat` body n times; times the batch;
 - the data (inputs and observations) and what a method keeps: NUTS keeps
   every draw of every parameter and latent value, prior sampling every
-  site's draws.
+  site's draws;
+- torch's own working memory in a run, a constant (`RUNTIME_BYTES`).
 
 It is an estimate of the peak (measured against the real runs by
 `bench/bench_resources.py`), meant to tell a run that fits from one that
@@ -49,6 +50,9 @@ FALLBACK_BUDGET = 4 << 30
 #: The batch and sequence length the checker assumes (those of `qvr run`).
 CHECK_BATCH = 16
 CHECK_SEQ_LEN = 8
+#: torch's own working memory in a run (allocator, autograd engine, optimiser bookkeeping):
+#: about 50-90 MB above the baseline in every configuration `bench/resources.py` measures.
+RUNTIME_BYTES = 64 << 20
 #: Draws NUTS keeps per iteration (zs and the unpacked samples) and its working copies.
 _NUTS_COPIES = 12
 
@@ -109,7 +113,7 @@ def parse_size(value: object) -> int:
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"a memory size must be positive, not {value!r}")
         scaled = float(value) * (1 << 20)
-    elif isinstance(value, str) and (m := _SIZE.match(value)):
+    elif isinstance(value, str) and len(value) <= 40 and (m := _SIZE.match(value)):
         unit = (m.group(2) or "").lower()
         scaled = float(m.group(1)) * _UNITS[unit[:1] if unit != "b" else "b"]
     else:
@@ -165,10 +169,11 @@ class Estimate:
     activation_bytes: int
     data_bytes: int
     needs: tuple[Need, ...] = field(repr=False)
+    reached: frozenset[str] = field(default=frozenset(), repr=False)  # declarations it uses
 
     @property
     def total(self) -> int:
-        return self.parameter_bytes + self.activation_bytes + self.data_bytes
+        return self.parameter_bytes + self.activation_bytes + self.data_bytes + RUNTIME_BYTES
 
     def culprit(self, budget: int, kind: str | None = None) -> Need | None:
         """The most specific need (of `kind`, if given) that is over `budget` by itself, else
@@ -251,14 +256,14 @@ def _leaf(info: Any) -> _Leaf:
     if info.param_source == "linear" and info.rank:
         r = info.rank
         params = r * (n_in + n_out) + n_out
-        floats, net = 2 * n_in + r, f"rank {r}"
+        floats, net = n_in + r, f"rank {r}"
     elif info.param_source == "linear":
-        params, floats, net = n_in * n_out + n_out, 2 * n_in, "linear"
+        params, floats, net = n_in * n_out + n_out, n_in, "linear"
     else:
         h = info.hidden_dim
         params = n_in * h + h + h * n_out + n_out
-        floats, net = 2 * n_in + 3 * h, f"hidden {h}"
-    floats += 3 * n_out + 4 * cod.width
+        floats, net = n_in + 3 * h, f"hidden {h}"
+    floats += 2 * n_out + 2 * cod.width  # the network output; a draw and its noise
     reason = f"input {_count(n_in)}, {net}, output {_count(n_out)}"
     return _Leaf(params + scale, floats, reason)
 
@@ -298,6 +303,8 @@ class Model:
         self.programs = programs
         self._leaves: dict[str, _Leaf] = {}
         self._params: dict[int, int] = {}  # stack call id -> parameters of one copy
+        self._reached: dict[int, set[str]] = {}  # stack call id -> declarations its body uses
+        self.reached: set[str] = set()
         self._costs: dict[tuple[int, bool, int], _Cost] = {}
         self.needs: dict[tuple[str, int], Need] = {}
 
@@ -334,7 +341,9 @@ class Model:
 
         Iterative: a chain of 20,000 lets costs no recursion. `bytes_each` (per
         parameter, with gradients and optimiser state) sizes the needs recorded.
+        The names of the declarations reached are left in `reached`.
         """
+        self.reached = set()
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
         seen_decls: set[str] = set()
@@ -346,6 +355,7 @@ class Model:
                 found = self._morphism(name)
                 if found is not None:
                     info, index = found
+                    seen_decls.add(info.name)
                     if info.replicate and index is None:
                         bases.update(info.members)
                         self._leaf_need(info, owner, bytes_each)
@@ -364,7 +374,8 @@ class Model:
                     todo.extend((owner, a) for a in e.args if not isinstance(a, ast.Literal))
         total = sum(self.leaf(self._base(b)).parameters for b in bases)
         for owner, call in stacks.values():
-            total += self._stack(owner, call, bytes_each)
+            total += self._stack(owner, call, bytes_each, seen_decls)
+        self.reached = seen_decls
         return total
 
     def _base(self, key: str) -> str:
@@ -385,12 +396,15 @@ class Model:
                 _leaf_reason(info.name, info, leaf),
             )
 
-    def _stack(self, owner: object, call: ast.Call, bytes_each: int) -> int:
+    def _stack(self, owner: object, call: ast.Call, bytes_each: int, reached: set[str]) -> int:
         if id(call) not in self._params:
             body = call.args[0]
             assert not isinstance(body, ast.Literal)
-            self._params[id(call)] = self.parameters([(owner, body)], bytes_each)
+            one = self.parameters([(owner, body)], bytes_each)
+            self._params[id(call)] = one
+            self._reached[id(call)] = self.reached
         one = self._params[id(call)]
+        reached |= self._reached[id(call)]
         n = _times(call)
         self._need(
             owner,
@@ -614,17 +628,23 @@ def estimate(
     batch: int = CHECK_BATCH,
     seq_len: int = CHECK_SEQ_LEN,
     steps: int = 100,
+    model: Model | None = None,
 ) -> Estimate:
     """The memory one run of `program` needs (tables: a CheckedModule or the checker's).
 
-    Nothing is allocated: sizes are Python integers however large.
+    Nothing is allocated: sizes are Python integers however large. A `model`
+    shared by several calls (same tables, batch and method) reuses what it
+    worked out; its needs then mix programs, so ask again without one for the
+    needs of a program found too large.
     """
-    m = Model(tables.morphisms, tables.lets, tables.programs)
+    m = model or Model(tables.morphisms, tables.lets, tables.programs)
+    m.needs = {}
     prog = m.programs[program]
     roots = [(prog.decl, s.source) for s in prog.sites]
     per_param = FLOAT_BYTES * (4 if method == "svi" else 2)
     m._act_scale = FLOAT_BYTES * batch * (1 if method == "prior" else 2)
     parameters = m.parameters(roots, per_param)
+    reached = frozenset(m.reached)
     keys = _leaf_keys(m, roots)
     m.prepare(program, seq_len)
     seq_in = isinstance(getattr(prog.type, "dom", None), Seq)
@@ -677,14 +697,26 @@ def estimate(
         activation_bytes=act_bytes,
         data_bytes=data,
         needs=tuple(m.needs.values()),
+        reached=reached,
     )
 
 
 def _leaf_keys(m: Model, roots: list[tuple[object, ast.Expr]]) -> int:
     """How many compiled morphisms there will be (stack copies included), for overhead."""
-    counter = Model(m.morphisms, m.lets, m.programs)
-    counter._leaves = {name: _Leaf(1, 0, "") for name in m.morphisms}
+    counter = m.__dict__.get("_counter")
+    if counter is None:
+        counter = m.__dict__["_counter"] = _KeyCounter(m.morphisms, m.lets, m.programs)
     return counter.parameters(roots, 0)
+
+
+class _KeyCounter(Model):
+    """Counts compiled morphisms instead of parameters: every leaf "has one parameter"."""
+
+    def leaf(self, base: str) -> _Leaf:
+        return _ONE
+
+
+_ONE = _Leaf(1, 0, "")
 
 
 def exported_programs(tables: Any) -> Iterator[str]:

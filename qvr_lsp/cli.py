@@ -44,7 +44,7 @@ def main(args: argparse.Namespace) -> int:
         server.start_tcp(*address)
         return server.exit_code
     server.start_io()
-    return 0
+    return server.exit_code
 
 
 def _host_port(value: str) -> tuple[str, int] | None:

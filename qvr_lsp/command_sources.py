@@ -16,6 +16,7 @@ from pygls.uris import to_fs_path
 
 from qvr_core import files
 from qvr_core.check.module import CheckedModule
+from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, is_large
 from qvr_lsp.command_errors import CommandError, invalid
 from qvr_lsp.convert import TextPositions
 
@@ -51,6 +52,11 @@ async def current_source(server: QvrLanguageServer, uri: str) -> Source:
         text = snap.document.text
     else:
         text = await _read_file(uri, _workspace_roots(server))
+    if is_large(text):
+        raise invalid(
+            f"{uri} is too large for the editor's diagrams and runs ({len(text):,} characters,"
+            f" over {LARGE_DOCUMENT_CHARS:,}); use `qvr diagram` or `qvr run` in a terminal"
+        )
     module = await asyncio.to_thread(_check, text, server.settings.strict)
     return Source(uri, text, module, TextPositions(text, server.encoding))
 

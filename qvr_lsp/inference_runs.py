@@ -5,7 +5,10 @@ the request to its stdin and reads its JSON events. A run ends with the
 worker's summary, or with a `CommandError` that says what happened: the
 client cancelled, the wall-clock limit passed, the worker ran out of memory
 or crashed, the loss became NaN, the data could not be read. Whatever
-happens, the worker process is gone when `run` returns.
+happens, the worker process is gone when `run` returns. At most
+`QVR_INFERENCE_WORKERS` workers (one per core by default) are alive at once;
+further runs wait in order (`worker_slots`). A worker also ends when the
+server does, even if the server is killed (see `worker._die_with_parent`).
 
 Limits come from the environment (`QVR_INFERENCE_TIMEOUT_SECONDS`,
 `QVR_INFERENCE_MEMORY_MB`); a request may ask for less, never more.
@@ -22,18 +25,18 @@ import json
 import logging
 import os
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.datafile import DataFile
+from qvr_lsp.children import PACKAGE_ROOT, python_module
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
+from qvr_lsp.worker_slots import WorkerSlots
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
@@ -45,10 +48,9 @@ DEFAULT_MEMORY_MB = 4096
 POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 2.0
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-#: `-P`: the working directory is not put on `sys.path`, so a `torch.py` or
-#: `numpy.py` in the workspace is never imported in place of the real one.
-WORKER_COMMAND = (sys.executable, "-P", "-m", "qvr_lsp.worker")
+#: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
+#: is never imported in place of the real one.
+WORKER_COMMAND = python_module("qvr_lsp.worker")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class InferenceRuns:
         self._active: dict[str, RunProgress] = {}
         self._processes: set[asyncio.subprocess.Process] = set()
         self._ids = itertools.count(1)
+        #: at most this many workers at once (one per core by default); more runs wait
+        self.slots = WorkerSlots()
         atexit.register(self.kill_all)
 
     def ensure_free(self, uri: str) -> None:
@@ -137,7 +141,7 @@ class InferenceRuns:
                 **_data_fields(data),
                 "memory_mb": limits.memory_mb,
             }
-            summary = await self._supervise(payload, progress, limits, cancelled)
+            summary = await self._in_turn(payload, progress, limits, cancelled)
             outcome = "done"
         except _Stopped as stop:
             outcome = stop.kind
@@ -158,6 +162,26 @@ class InferenceRuns:
         }
 
     # ------------------------------------------------------------ process
+
+    async def _in_turn(
+        self,
+        payload: dict[str, Any],
+        progress: RunProgress,
+        limits: RunLimits,
+        cancelled: Callable[[], bool],
+    ) -> dict[str, Any]:
+        """Wait for a worker slot (cancellable), then run; the slot is freed in any case."""
+
+        def stop_reason() -> str | None:
+            return "cancelled" if cancelled() or progress.cancel_requested() else None
+
+        reason = await self.slots.acquire(stop_reason, progress.queued)
+        if reason is not None:
+            raise _Stopped(reason)
+        try:
+            return await self._supervise(payload, progress, limits, cancelled)
+        finally:
+            self.slots.release()
 
     async def _supervise(
         self,
@@ -333,6 +357,7 @@ def _worker_environment() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONSAFEPATH"] = "1"  # what -P does, for any Python the run itself may start
+    env["QVR_SERVER_PID"] = str(os.getpid())  # the worker ends when this process does
     return env
 
 

@@ -78,6 +78,17 @@ class RunProgress:
             )
         self._notify(done=False)
 
+    def queued(self, ahead: int) -> None:
+        """The run waits for a worker: say how many runs are ahead of it."""
+        if self._enabled:
+            runs = "run is" if ahead == 1 else "runs are"
+            self.server.work_done_progress.report(
+                self.token,
+                lsp.WorkDoneProgressReport(
+                    message=f"waiting for a worker: {ahead} {runs} ahead", cancellable=True
+                ),
+            )
+
     def cancel_requested(self) -> bool:
         """True once the client pressed cancel on the progress (window/workDoneProgress/cancel)."""
         future = self.server.work_done_progress.tokens.get(self.token)

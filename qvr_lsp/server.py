@@ -80,19 +80,54 @@ class QvrProtocol(AnsweringProtocol):
         finally:
             self._server.command_progress_tokens.pop(msg_id, None)
 
+    #: True once `exit` arrived: nothing more is written to the client.
+    closing = False
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls's, forgetting the handler's future once it is done.
+
+        pygls 2.1 files the future of every notification and of every step of a
+        generator handler under a fresh id in `_request_futures` and removes
+        only those of requests: each `didChange` kept a Future with its lock
+        and condition, 2.3 KB an edit for the life of the server.
+        """
+
+        def done(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _send_data(self, data: Any) -> None:
+        """Drop messages after `exit`: the stream is closed, and a failed write would be
+        logged, reported to the client, fail again, and so on (38 MB of tracebacks)."""
+        if not self.closing:
+            super()._send_data(data)
+
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
-        """Over TCP, stop serving instead of raising SystemExit inside a handler.
+        """Stop the work first (workers killed, analyses dropped), then exit.
 
+        Over TCP, stop serving instead of raising SystemExit inside a handler:
         pygls calls sys.exit from the message handler, which over TCP escapes
         the event loop with a traceback; stopping the server lets `start_tcp`
         return and the command exit with the code the protocol asks for.
         """
+        self.closing = True
+        self._server.stop_work()
+        self._server.exit_code = 0 if self._shutdown else 1
         if self._server.transport != "tcp":
             return (yield from super().lsp_exit(*args))
         if (handler := self.fm.features.get(lsp.EXIT)) is not None:
             yield handler, args, None
-        self._server.exit_code = 0 if self._shutdown else 1
         self._server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
         return None
 
@@ -181,6 +216,15 @@ class QvrLanguageServer(AnsweringServer):
         def shutdown(params: None) -> None:
             self.analyzer.shutdown()
 
+    def stop_work(self) -> None:
+        """At `exit`: kill the inference workers and drop the analyses, without waiting."""
+        runs = getattr(self, "inference_runs", None)
+        if runs is not None:
+            runs.kill_all()
+        self.analyzer.shutdown()
+        if _loop_running():  # handlers cancelled as the loop ends are not errors
+            asyncio.get_running_loop().set_exception_handler(_ignore_cancelled)
+
     def apply_settings(self, payload: Any) -> None:
         self.settings = self.settings.updated(payload)
         log.info("settings: %s", self.settings)
@@ -226,6 +270,11 @@ class QvrLanguageServer(AnsweringServer):
         if doc is not None:
             item = lsp.TextDocumentItem(doc.uri, doc.language_id, doc.version, doc.text)
             self.workspace.put_text_document(item)
+
+
+def _ignore_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 def _loop_running() -> bool:

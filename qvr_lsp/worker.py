@@ -20,18 +20,29 @@ Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
 import math
 import os
 import resource
+import signal
 import sys
+import threading
+import time
 import traceback
 from typing import IO, Any
 
 MIB = 1024 * 1024
+#: The server's process id, set by the server (a parent that died before the
+#: worker looked would otherwise go unnoticed).
+SERVER_PID_VARIABLE = "QVR_SERVER_PID"
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_SECONDS = 0.25
+EXIT_ORPHANED = 3
 
 
 def main() -> int:
+    parent = _die_with_parent()
     protocol = _protocol_stream()
     try:
         request = json.loads(sys.stdin.read())
@@ -39,7 +50,6 @@ def main() -> int:
         _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
         return 2
     _limit_memory(request.pop("memory_mb", None))
-    parent = os.getppid()
     try:
         summary = _run(request, protocol, parent)
     except MemoryError:
@@ -77,6 +87,47 @@ def _data_file(name: object, encoded: object) -> Any:
     from qvr_core.datafile import DataFile
 
     return DataFile(str(name), base64.b64decode(str(encoded), validate=True))
+
+
+def _die_with_parent() -> int:
+    """End this process when the server ends, however it ends (even by SIGKILL).
+
+    Nobody would read the result, and a run can take minutes of full CPU per
+    step. On Linux the kernel sends SIGKILL when the parent dies
+    (`PR_SET_PDEATHSIG`); everywhere a watchdog thread notices that the
+    parent changed. Returns the server's process id.
+    """
+    parent = _server_pid()
+    _set_parent_death_signal()
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(EXIT_ORPHANED)
+    watchdog = threading.Thread(
+        target=_watch_parent, args=(parent,), name="qvr-parent-watchdog", daemon=True
+    )
+    watchdog.start()
+    return parent
+
+
+def _server_pid() -> int:
+    value = os.environ.get(SERVER_PID_VARIABLE, "")
+    return int(value) if value.isdigit() else os.getppid()
+
+
+def _set_parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc to call: the watchdog still works
+        pass
+
+
+def _watch_parent(parent: int, interval: float = PARENT_POLL_SECONDS) -> None:
+    while True:
+        time.sleep(interval)
+        if os.getppid() != parent:
+            os._exit(EXIT_ORPHANED)
 
 
 def _protocol_stream() -> IO[str]:

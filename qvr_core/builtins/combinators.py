@@ -9,6 +9,7 @@ from dataclasses import dataclass
 class CombinatorParam:
     name: str
     doc: str
+    kind: str = "morphism"  # what is written there: a "morphism" expression, an "object", a "count"
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,12 @@ class Combinator:
     doc: str
     keywords: tuple[tuple[str, tuple[str, ...], str], ...] = ()  # (name, values, default)
     variadic: bool = False  # `fan(f1, ..., fn)`
+
+    def param_at(self, index: int) -> CombinatorParam | None:
+        """The parameter of the index-th positional argument (None past the last)."""
+        if self.variadic:
+            return self.params[min(index, len(self.params) - 1)]
+        return self.params[index] if index < len(self.params) else None
 
 
 _COMBINATORS = (
@@ -43,19 +50,25 @@ _COMBINATORS = (
     ),
     Combinator(
         "stack",
-        (CombinatorParam("b", "the body, A -> A"), CombinatorParam("n", "how many copies")),
+        (
+            CombinatorParam("b", "the body, A -> A"),
+            CombinatorParam("n", "how many copies", "count"),
+        ),
         " : A -> A",
         "n copies of `b : A -> A` in a row, each with its own parameters.",
     ),
     Combinator(
         "repeat",
-        (CombinatorParam("b", "the body, A -> A"), CombinatorParam("n", "how many copies")),
+        (
+            CombinatorParam("b", "the body, A -> A"),
+            CombinatorParam("n", "how many copies", "count"),
+        ),
         " : A -> A",
         "`b : A -> A` applied n times, parameters shared.",
     ),
     Combinator(
         "identity",
-        (CombinatorParam("T", "an object"),),
+        (CombinatorParam("T", "an object", "object"),),
         " : T -> T",
         "The identity morphism T -> T of an object T.",
     ),

@@ -47,6 +47,9 @@ class Param:
     constraint: Constraint
     doc: str = ""
     default: float | None = None  # None: required (quivers' schemas are complete)
+    #: A network's output for a positive parameter is softplus + this: shape parameters
+    #: (degrees of freedom, concentrations) keep 0.1, as quivers does, so draws stay finite.
+    network_floor: float = 1e-6
 
     @property
     def rank(self) -> int:
@@ -80,9 +83,10 @@ class KernelForm:
     """How a morphism's parameter network gives the family's parameters (`~ F` on a
     morphism): what the network outputs for each codomain factor."""
 
-    outputs: Literal["location", "logits", "logit", "concentration", "value"]
+    outputs: Literal["location", "logits", "logit", "concentration", "value", "parameters"]
     doc: str
     scale_option: bool = False  # `scale=` fixes the standard deviation
+    per_column: int = 1  # "parameters": every parameter, for each column
 
     def param_width(self, factors: Sequence[Factor]) -> int:
         """How many numbers the network outputs for a codomain with these factors."""
@@ -90,7 +94,7 @@ class KernelForm:
             return sum(f.size for f in factors)
         if self.outputs == "logit":
             return len(factors)
-        return sum(f.width for f in factors)
+        return self.per_column * sum(f.width for f in factors)
 
     @property
     def learns_scale(self) -> bool:
@@ -98,9 +102,10 @@ class KernelForm:
         return self.outputs == "location"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Family:
-    """A distribution family as the language knows it."""
+    """A distribution family as the language knows it (one object per family: compared
+    and hashed by identity, so it can key tables)."""
 
     name: str
     schemas: tuple[tuple[Param, ...], ...]  # the first is canonical (positional order)
@@ -116,6 +121,15 @@ class Family:
     def __post_init__(self) -> None:
         by_name = {p.name: p for schema in self.schemas for p in schema}
         object.__setattr__(self, "_by_name", by_name)
+        if self.kernel is not None and self.kernel.outputs == "parameters":
+            ok = (
+                self.kernel.per_column == len(self.params)
+                and all(p.constraint.kind in _NETWORK_KINDS for p in self.params)
+                and not isinstance(self.support.low, str)
+                and not isinstance(self.support.high, str)
+            )
+            if not ok:
+                raise ValueError(f"{self.name}: a network can give only number parameters")
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -152,7 +166,8 @@ class Family:
         for axis in self.event:
             for name, index in axis.sources:
                 shape = shapes.get(name, ())
-                if len(shape) >= -index if index < 0 else len(shape) > index:
+                has_axis = len(shape) >= -index if index < 0 else len(shape) > index
+                if has_axis:
                     out.append(shape[index] + axis.offset)
                     break
             else:
@@ -217,15 +232,24 @@ def _c(kind: str, low: float | str | None = None, high: float | str | None = Non
 
 _LOC = _p("loc", REAL, "location")
 _SCALE = _p("scale", POSITIVE, "scale (> 0)")
-_C1 = _p("concentration1", POSITIVE, "first shape, alpha (> 0)")
-_C0 = _p("concentration0", POSITIVE, "second shape, beta (> 0)")
+_C1 = Param("concentration1", POSITIVE, "first shape, alpha (> 0)", network_floor=0.1)
+_C0 = Param("concentration0", POSITIVE, "second shape, beta (> 0)", network_floor=0.1)
 _PROBS = _p("probs", UNIT, "probability of 1, in [0, 1]")
 _LAST = Axis((("loc", -1),))
 
-_LOCATION = KernelForm(
-    "location",
-    "the network gives the location per dimension; the scale is `scale=` or learned",
-)
+#: Parameter constraints a network's output is mapped into (softplus, sigmoid).
+_NETWORK_KINDS = ("real", "positive", "unit_interval")
+
+
+def _net(count: int) -> KernelForm:
+    """The morphism form of a family whose parameters are all numbers."""
+    return KernelForm(
+        "parameters",
+        "the network gives every parameter for each dimension (softplus into a positive "
+        "one, sigmoid into one in [0, 1])",
+        per_column=count,
+    )
+
 
 _CATALOGUE: tuple[Family, ...] = (
     # ---- real line
@@ -248,13 +272,15 @@ _CATALOGUE: tuple[Family, ...] = (
         REAL,
         "Cauchy: heavy tails, no finite mean.",
         {"loc": 0.0, "scale": 1.0},
+        kernel=_net(2),
     ),
     Family(
         "StudentT",
-        ((_p("df", POSITIVE, "degrees of freedom (> 0)"), _LOC, _SCALE),),
+        ((Param("df", POSITIVE, "degrees of freedom (> 0)", network_floor=0.1), _LOC, _SCALE),),
         REAL,
         "Student's t with `df` degrees of freedom.",
         {"df": 3.0, "loc": 0.0, "scale": 1.0},
+        kernel=_net(3),
     ),
     Family(
         "Laplace",
@@ -262,6 +288,7 @@ _CATALOGUE: tuple[Family, ...] = (
         REAL,
         "Laplace (double exponential).",
         {"loc": 0.0, "scale": 1.0},
+        kernel=_net(2),
     ),
     Family(
         "Logistic",
@@ -269,6 +296,7 @@ _CATALOGUE: tuple[Family, ...] = (
         REAL,
         "Logistic: the logit of a uniform draw, shifted and scaled.",
         {"loc": 0.0, "scale": 1.0},
+        kernel=_net(2),
     ),
     Family(
         "Gumbel",
@@ -276,6 +304,7 @@ _CATALOGUE: tuple[Family, ...] = (
         REAL,
         "Gumbel (extreme value, type I).",
         {"loc": 0.0, "scale": 1.0},
+        kernel=_net(2),
     ),
     Family(
         "VonMises",
@@ -283,6 +312,7 @@ _CATALOGUE: tuple[Family, ...] = (
         REAL,
         "Von Mises: an angle around `loc`.",
         {"loc": 0.0, "concentration": 2.0},
+        kernel=_net(2),
     ),
     Family(
         "MixtureNormal",
@@ -333,6 +363,7 @@ _CATALOGUE: tuple[Family, ...] = (
         NONNEGATIVE,
         "|x| for x ~ Normal(0, scale).",
         {"scale": 1.0},
+        kernel=_net(1),
     ),
     Family(
         "HalfCauchy",
@@ -340,13 +371,15 @@ _CATALOGUE: tuple[Family, ...] = (
         NONNEGATIVE,
         "|x| for x ~ Cauchy(0, scale): a weakly informative prior on scales.",
         {"scale": 5.0},
+        kernel=_net(1),
     ),
     Family(
         "HalfStudentT",
-        ((_p("df", POSITIVE, "degrees of freedom (> 0)"), _SCALE),),
+        ((Param("df", POSITIVE, "degrees of freedom (> 0)", network_floor=0.1), _SCALE),),
         NONNEGATIVE,
         "|x| for x ~ StudentT(df, 0, scale).",
         {"df": 3.0, "scale": 1.0},
+        kernel=_net(2),
     ),
     Family(
         "LogNormal",
@@ -365,34 +398,49 @@ _CATALOGUE: tuple[Family, ...] = (
         NONNEGATIVE,
         "Exponential waiting time with the given rate.",
         {"rate": 2.0},
+        kernel=_net(1),
     ),
     Family(
         "Gamma",
-        ((_p("concentration", POSITIVE, "shape (> 0)"), _p("rate", POSITIVE, "rate (> 0)")),),
+        (
+            (
+                Param("concentration", POSITIVE, "shape (> 0)", network_floor=0.1),
+                _p("rate", POSITIVE, "rate (> 0)"),
+            ),
+        ),
         NONNEGATIVE,
         "Gamma with shape `concentration` and `rate` (mean concentration / rate).",
         {"concentration": 2.0, "rate": 1.5},
+        kernel=_net(2),
     ),
     Family(
         "InverseGamma",
-        ((_p("concentration", POSITIVE, "shape (> 0)"), _p("rate", POSITIVE, "scale (> 0)")),),
+        (
+            (
+                Param("concentration", POSITIVE, "shape (> 0)", network_floor=0.1),
+                _p("rate", POSITIVE, "scale (> 0)"),
+            ),
+        ),
         POSITIVE,
         "1 / x for x ~ Gamma(concentration, rate): a conjugate prior on a variance.",
         {"concentration": 3.0, "rate": 2.0},
+        kernel=_net(2),
     ),
     Family(
         "Chi2",
-        ((_p("df", POSITIVE, "degrees of freedom (> 0)"),),),
+        ((Param("df", POSITIVE, "degrees of freedom (> 0)", network_floor=0.1),),),
         NONNEGATIVE,
         "Chi-squared with `df` degrees of freedom.",
         {"df": 4.0},
+        kernel=_net(1),
     ),
     Family(
         "Weibull",
-        ((_SCALE, _p("concentration", POSITIVE, "shape (> 0)")),),
+        ((_SCALE, Param("concentration", POSITIVE, "shape (> 0)", network_floor=0.1)),),
         POSITIVE,
         "Weibull with `scale` and shape `concentration`.",
         {"scale": 1.0, "concentration": 1.5},
+        kernel=_net(2),
     ),
     Family(
         "Pareto",
@@ -415,6 +463,7 @@ _CATALOGUE: tuple[Family, ...] = (
         UNIT,
         "Beta with shapes alpha = `concentration1`, beta = `concentration0`.",
         {"concentration1": 2.0, "concentration0": 3.0},
+        kernel=_net(2),
     ),
     Family(
         "Kumaraswamy",
@@ -445,6 +494,7 @@ _CATALOGUE: tuple[Family, ...] = (
         UNIT,
         "Continuous Bernoulli on [0, 1].",
         {"probs": 0.3},
+        kernel=_net(1),
     ),
     Family(
         "RelaxedBernoulli",

@@ -28,6 +28,7 @@ from qvr_core.check.module import (
     SymbolTable,
     TypedSpan,
 )
+from qvr_core.check.nesting import dependency_order
 from qvr_core.check.programs import ProgramChecker
 from qvr_core.check.sizes import size_warnings
 from qvr_core.check.types import Arrow, Group, ValueType
@@ -214,10 +215,21 @@ class Env:
             hits = [self._scans(a, found, seen) for a in e.args if not isinstance(a, ast.Literal)]
             return any(hits)
         if isinstance(e, ast.Compose):
-            # the sequence reaches the right side only if the left passed it on
-            return self._scans(e.left, found, seen) or self._scans(e.right, found, seen)
+            # the sequence reaches a later part only if the earlier ones passed it on
+            # (a loop along the left spine: a flat chain does not recurse per '>>')
+            parts = []
+            while isinstance(e, ast.Compose):
+                parts.append(e.right)
+                e = e.left
+            parts.append(e)
+            return any(self._scans(p, found, seen) for p in reversed(parts))
         if isinstance(e, ast.Tensor):
-            return any([self._scans(e.left, found, seen), self._scans(e.right, found, seen)])
+            parts = []
+            while isinstance(e, ast.Tensor):
+                parts.append(e.right)
+                e = e.left
+            parts.append(e)
+            return any([self._scans(p, found, seen) for p in reversed(parts)])
         if isinstance(e, ast.NameRef):
             decl = self.ctx.top.get(e.name.text)
             if isinstance(decl, ast.LetDecl) and e.name.text not in seen:
@@ -286,12 +298,13 @@ def run_passes(
                 pass  # objects are checked above, exports after the programs
             case _:
                 assert_never(d)
-    for d in later:
-        if _peek(top, d.name.text) is d:
-            if type(d) is ast.LetDecl:
-                env.let_type(d.name.text)
-            else:
-                env.program_type(d.name.text)
+    declared = [d for d in later if _peek(top, d.name.text) is d]
+    # what a declaration uses first, so typing never follows a chain of uses (nesting.py)
+    for d in dependency_order(declared, top):
+        if type(d) is ast.LetDecl:
+            env.let_type(d.name.text)
+        else:
+            env.program_type(d.name.text)
     ordered = env.in_order(decls)
     frames = [frame for _, frame in ordered]
     exports = _exports(ctx, env, decls)

@@ -7,6 +7,7 @@ is applied pointwise, `[A] -> [B]`; so `tok_embed >> scan(cell)` is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never
 
 from qvr_core import rules
@@ -68,11 +69,29 @@ def text(env: Env, expr: ast.Expr | ast.Literal) -> str:
 
 
 def _compose(env: Env, expr: ast.Compose) -> Arrow | None:
-    left = arrow(env, expr.left, "'>>'")
-    right = arrow(env, expr.right, "'>>'")
-    if left is None or right is None:
-        return None
-    return compose_types(env, left, right, expr.left, expr.right)
+    """`a >> b >> c ...`: along the chain's left spine in a loop, so that a long flat
+    chain does not recurse once per `>>` (each inner `>>` is recorded as `infer` would)."""
+    spine = _spine(expr, ast.Compose)
+    t = arrow(env, spine[-1].left, "'>>'")
+    for node in reversed(spine):
+        right = arrow(env, node.right, "'>>'")
+        t = (
+            None
+            if t is None or right is None
+            else compose_types(env, t, right, node.left, node.right)
+        )
+        if node is not expr and t is not None:
+            env.ctx.expr_types[node] = t
+            env.ctx.record_type(node.span, t)
+    return t
+
+
+def _spine(expr: ast.Compose | ast.Tensor, kind: type) -> list[ast.Compose | ast.Tensor]:
+    """`expr` and the nodes of its kind down its left side, outermost first."""
+    spine = [expr]
+    while isinstance(left := spine[-1].left, ast.Compose | ast.Tensor) and type(left) is kind:
+        spine.append(left)
+    return spine
 
 
 def compose_types(
@@ -118,10 +137,19 @@ def lift(t: Product | Seq | object) -> Seq:
 
 
 def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
-    left = arrow(env, expr.left, "'@'")
-    right = arrow(env, expr.right, "'@'")
-    if left is None or right is None:
-        return None
+    """`a @ b @ c ...`: along the left spine in a loop, as `_compose` does."""
+    spine = _spine(expr, ast.Tensor)
+    t = arrow(env, spine[-1].left, "'@'")
+    for node in reversed(spine):
+        right = arrow(env, node.right, "'@'")
+        t = None if t is None or right is None else _pair(env, node, t, right)
+        if node is not expr and t is not None:
+            env.ctx.expr_types[node] = t
+            env.ctx.record_type(node.span, t)
+    return t
+
+
+def _pair(env: Env, expr: ast.Compose | ast.Tensor, left: Arrow, right: Arrow) -> Arrow | None:
     parts = (left.dom, left.cod, right.dom, right.cod)
     if not all(isinstance(p, Product) for p in parts):
         bad = expr.left if any(isinstance(p, Seq) for p in (left.dom, left.cod)) else expr.right
@@ -160,13 +188,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
             env.ctx.undefined(call.callee, "combinator", COMBINATORS)
         return None
     _check_kwargs(env, call, tuple(COMBINATOR_KWARGS.get(name, {})))
-    return {
-        "fan": _fan,
-        "scan": _scan,
-        "stack": _stack_repeat,
-        "repeat": _stack_repeat,
-        "identity": _identity,
-    }[name](env, call)
+    return COMBINATOR_RULES[name](env, call)
 
 
 def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:
@@ -239,7 +261,7 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
         result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]  # all Seqs
     else:
         env.ctx.report(
-            rules.FAN_DOMAINS,
+            rules.SEQUENCE_MISMATCH,
             "fan branches must all produce single values or all produce sequences",
             call.span,
         )
@@ -409,3 +431,13 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
     if p is None:
         return None
     return Arrow(p, p)
+
+
+#: The typing rule of each combinator of the registry (`qvr_core.builtins.COMBINATORS`).
+COMBINATOR_RULES: dict[str, Callable[[Env, ast.Call], Arrow | Group | None]] = {
+    "fan": _fan,
+    "scan": _scan,
+    "stack": _stack_repeat,
+    "repeat": _stack_repeat,
+    "identity": _identity,
+}

@@ -519,10 +519,18 @@ class ProgramChecker:
             case ast.Unary():
                 return self.arith(node.operand)
             case ast.Binary():
-                left, right = self.arith(node.left), self.arith(node.right)
-                return self._combine(
-                    OP_VERBS.get(node.op, node.op), node.left, left, node.right, right, node
-                )
+                # a loop along the left spine: `a + b + c ...` does not recurse per operator
+                spine = [node]
+                while isinstance(spine[-1].left, ast.Binary):
+                    spine.append(spine[-1].left)
+                left = self.arith(spine[-1].left)
+                for b in reversed(spine):
+                    right = self.arith(b.right)
+                    verb = OP_VERBS.get(b.op, b.op)
+                    left = self._combine(verb, b.left, left, b.right, right, b)
+                    if b is not node and left is not None:
+                        self.ctx.record_type(b.span, left)
+                return left
             case ast.Apply():
                 return self._apply(node)
             case _:

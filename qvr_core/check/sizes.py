@@ -11,6 +11,7 @@ many applications), with the program as related information.
 from __future__ import annotations
 
 import logging
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -20,6 +21,7 @@ from qvr_core.diagnostics import Diagnostic, Related, make
 from qvr_core.resources import (
     CHECK_BATCH,
     CHECK_SEQ_LEN,
+    Model,
     default_budget,
     estimate,
     format_bytes,
@@ -45,6 +47,37 @@ class _Tables:
         }
 
 
+# An editor re-checks on every keystroke, and the checker keeps the infos of declarations an
+# edit cannot have changed (the same objects): a program whose info and every declaration it
+# reaches are the very objects sized before needs no sizing again. Keyed by id, holding the
+# objects (so an id is not reused while its entry lives); bounded.
+_CACHE: dict[int, tuple[object, tuple[tuple[str, object], ...], int]] = {}
+_CACHE_SIZE = 20_000
+_lock = threading.Lock()
+
+
+def _lookup(tables: _Tables, name: str) -> object:
+    return tables.morphisms.get(name) or tables.lets.get(name) or tables.programs.get(name)
+
+
+def _cached_total(tables: _Tables, prog: ProgramInfo) -> int | None:
+    with _lock:
+        entry = _CACHE.get(id(prog))
+    if entry is None or entry[0] is not prog:
+        return None
+    if any(_lookup(tables, n) is not info for n, info in entry[1]):
+        return None
+    return entry[2]
+
+
+def _remember(tables: _Tables, prog: ProgramInfo, reached: frozenset[str], total: int) -> None:
+    deps = tuple((n, _lookup(tables, n)) for n in sorted(reached))
+    with _lock:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        _CACHE[id(prog)] = (prog, deps, total)
+
+
 def size_warnings(
     ctx: Any, env: Any, exports: tuple[str, ...], budget: int | None
 ) -> list[Diagnostic]:
@@ -52,16 +85,24 @@ def size_warnings(
     limit = budget if budget is not None else checker_budget()
     tables = _Tables(env.morphisms, env.lets, env.programs)
     found: dict[tuple[int, int], Diagnostic] = {}
+    shared = Model(tables.morphisms, tables.lets, tables.programs)  # linear over all exports
     for name in exports:
         prog = tables.programs.get(name)
         if prog is None:
             continue
         try:
-            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN)
+            total = _cached_total(tables, prog)
+            if total is None:
+                need = estimate(
+                    tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN, model=shared
+                )
+                _remember(tables, prog, need.reached, need.total)
+                total = need.total
+            if total <= limit:
+                continue
+            need = estimate(tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN)  # its needs
         except Exception:  # a bug in sizing must not cost the other diagnostics
             log.exception("sizing program %s failed", name)
-            continue
-        if need.total <= limit:
             continue
         culprit = need.culprit(limit)
         if culprit is None:

@@ -91,11 +91,17 @@ def expr(node: ast.Expr | ast.Literal) -> str:
             args = [expr(a) for a in node.args] + [option(k) for k in node.kwargs]
             return f"{node.callee.text}({', '.join(args)})"
         case ast.Compose() | ast.Tensor():
-            level = _EXPR_PRECEDENCE[type(node)]
-            op = ">>" if isinstance(node, ast.Compose) else "@"
-            left = _wrap(expr(node.left), _expr_level(node.left) < level)
-            right = _wrap(expr(node.right), _expr_level(node.right) <= level)
-            return f"{left} {op} {right}"
+            # a loop along the left spine: a long flat chain does not recurse per operator
+            kind = type(node)
+            level = _EXPR_PRECEDENCE[kind]
+            op = " >> " if kind is ast.Compose else " @ "
+            rights = []
+            chain: ast.Expr | ast.Literal = node
+            while isinstance(chain, ast.Compose | ast.Tensor) and type(chain) is kind:
+                rights.append(_wrap(expr(chain.right), _expr_level(chain.right) <= level))
+                chain = chain.left
+            first = _wrap(expr(chain), _expr_level(chain) < level)
+            return op.join([first, *reversed(rights)])
         case _:
             assert_never(node)
 
@@ -113,10 +119,16 @@ def arith(node: ast.Arith) -> str:
             operand = arith(node.operand)
             return node.op + _wrap(operand, _arith_level(node.operand) < _UNARY_PRECEDENCE)
         case ast.Binary():
+            # a loop along the left spine of one precedence level, as for expressions
             level = _ARITH_PRECEDENCE[node.op]
-            left = _wrap(arith(node.left), _arith_level(node.left) < level)
-            right = _wrap(arith(node.right), _arith_level(node.right) <= level)
-            return f"{left} {node.op} {right}"
+            parts = []
+            chain: ast.Arith = node
+            while isinstance(chain, ast.Binary) and _ARITH_PRECEDENCE[chain.op] == level:
+                right = _wrap(arith(chain.right), _arith_level(chain.right) <= level)
+                parts.append(f" {chain.op} {right}")
+                chain = chain.left
+            first = _wrap(arith(chain), _arith_level(chain) < level)
+            return first + "".join(reversed(parts))
         case _:
             assert_never(node)
 

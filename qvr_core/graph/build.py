@@ -100,16 +100,17 @@ def _referenced_names(module: CheckedModule) -> set[str]:
     """Names used inside another let or program (combinator bodies included)."""
     found: set[str] = set()
 
-    def walk(e: ast.Expr | ast.Literal) -> None:
-        if isinstance(e, ast.NameRef):
-            found.add(e.name.text)
-        elif isinstance(e, ast.Compose | ast.Tensor):
-            walk(e.left)
-            walk(e.right)
-        elif isinstance(e, ast.Call):
-            found.add(e.callee.text)
-            for a in e.args:
-                walk(a)
+    def walk(root: ast.Expr | ast.Literal) -> None:
+        stack = [root]  # its own stack: no depth of nesting overflows Python's
+        while stack:
+            e = stack.pop()
+            if isinstance(e, ast.NameRef):
+                found.add(e.name.text)
+            elif isinstance(e, ast.Compose | ast.Tensor):
+                stack += (e.left, e.right)
+            elif isinstance(e, ast.Call):
+                found.add(e.callee.text)
+                stack += e.args
 
     used: set[str] = set()
     for decl in module.ast.decls:

@@ -13,6 +13,7 @@ from typing import TypeVar
 import networkx as nx
 
 from qvr_core.check.module import CheckedModule
+from qvr_core.check.nesting import MAX_INLINED_DEPTH, inlined_depths
 from qvr_core.graph.nodes import (
     REVERSED_LABEL,
     Cluster,
@@ -27,6 +28,8 @@ from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
 _D = TypeVar("_D", ast.LetDecl, ast.ProgramDecl)
+#: Lets drawn inside lets at most this many clusters deep (deeper ones are folded).
+MAX_DRAWN_LETS = 16
 
 
 class GraphBuilder:
@@ -40,6 +43,24 @@ class GraphBuilder:
         self._lets = _first_decls(module, ast.LetDecl)
         self._programs = _first_decls(module, ast.ProgramDecl)
         self.expanding: list[str] = []  # lets being expanded, innermost last (cycle guard)
+        self._depths: dict[str, int] | None = None
+
+    def drawn_in_place(self, let: str) -> bool:
+        """Whether a let used here is drawn inside a cluster of its own, or folded into a node.
+
+        Lets inside lets are drawn in place up to `MAX_DRAWN_LETS` clusters deep, and a
+        let only when its own depth (`nesting.inlined_depths`) is within
+        `MAX_INLINED_DEPTH`: a chain of thousands of lets is drawn, folded, without
+        overflowing the stack, and stays readable.
+        """
+        if len(self.expanding) >= MAX_DRAWN_LETS:
+            return False
+        if self._depths is None:
+            decls: list[ast.LetDecl | ast.ProgramDecl] = [*self._lets.values()]
+            decls += self._programs.values()
+            top = {d.name.text: d for d in decls}
+            self._depths = inlined_depths(decls, top)
+        return self._depths.get(let, 0) <= MAX_INLINED_DEPTH
 
     # ------------------------------------------------------------ lookups
 

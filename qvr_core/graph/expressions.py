@@ -20,6 +20,8 @@ from qvr_core.syntax import ast
 
 #: Combinators drawn as one box; the variadic one (`fan`) is drawn as its branches.
 OPAQUE_COMBINATORS = frozenset(n for n, c in COMBINATORS.items() if not c.variadic)
+#: The detail of a let drawn as one node (see `GraphBuilder.drawn_in_place`).
+FOLDED = "let, folded: nested too deeply to draw in place"
 
 
 def expand(
@@ -31,8 +33,15 @@ def expand(
 ) -> list[str]:
     """Draw `expr` fed by `sources`; `reversed_` marks the edges that enter it."""
     if isinstance(expr, ast.Compose):
-        middle = expand(b, expr.left, sources, prefix, reversed_)
-        return expand(b, expr.right, middle, prefix)
+        # a loop along the left spine: a long flat chain does not recurse per '>>'
+        rights = []
+        while isinstance(expr, ast.Compose):
+            rights.append(expr.right)
+            expr = expr.left
+        exits = expand(b, expr, sources, prefix, reversed_)
+        for right in reversed(rights):
+            exits = expand(b, right, exits, prefix)
+        return exits
     if isinstance(expr, ast.Tensor):
         return _tensor(b, expr, sources, prefix, reversed_)
     if isinstance(expr, ast.Call):
@@ -65,7 +74,12 @@ def _name(
 ) -> list[str]:
     t = b.module.expr_types.get(ref)
     if is_let(b, ref.name.text):
-        return expand_let(b, ref, t, sources, prefix, reversed_)
+        if b.drawn_in_place(ref.name.text):
+            return expand_let(b, ref, t, sources, prefix, reversed_)
+        name = ref.name.text
+        node = b.node((*prefix, name), name, NodeKind.MORPHISM, t, ref.span, detail=FOLDED)
+        b.edges(sources, node, reversed_)
+        return [node]
     node = morphism_node(b, ref.name, prefix, t)
     b.edges(sources, node, reversed_)
     return [node]
@@ -107,15 +121,26 @@ def _tensor(
     prefix: tuple[str, ...],
     reversed_: bool,
 ) -> list[str]:
-    """`f @ g`: each side reads its part of the input; the pair meets at an `@` node."""
-    join = b.ids.make(*prefix, "tensor")
-    inner = tuple(join.split("."))
-    exits = [
-        e for side in (expr.left, expr.right) for e in expand(b, side, sources, inner, reversed_)
-    ]
-    b.add(join, "@", NodeKind.COMBINATOR, b.module.expr_types.get(expr), expr.span)
-    b.edges(exits, join)
-    return [join]
+    """`f @ g`: each side reads its part of the input; the pair meets at an `@` node.
+
+    `a @ b @ c` nests an `@` node inside another; the left spine is followed
+    in a loop (ids taken outermost first, nodes added innermost first, as a
+    recursion would), so a long flat chain does not recurse per `@`.
+    """
+    spine: list[tuple[ast.Tensor, str, tuple[str, ...]]] = []
+    node: ast.Expr = expr
+    while isinstance(node, ast.Tensor):
+        join = b.ids.make(*prefix, "tensor")
+        prefix = tuple(join.split("."))
+        spine.append((node, join, prefix))
+        node = node.left
+    exits = expand(b, node, sources, prefix, reversed_)
+    for tensor, join, inner in reversed(spine):
+        exits = exits + expand(b, tensor.right, sources, inner, reversed_)
+        b.add(join, "@", NodeKind.COMBINATOR, b.module.expr_types.get(tensor), tensor.span)
+        b.edges(exits, join)
+        exits = [join]
+    return exits
 
 
 def _call(

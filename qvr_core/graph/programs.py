@@ -129,20 +129,16 @@ def _value(
 
 def _names(node: ast.Arith) -> list[str]:
     """Names read by an arithmetic expression, once each, in reading order."""
-    found: list[str] = []
-
-    def walk(n: ast.Arith) -> None:
+    found: dict[str, None] = {}
+    stack: list[ast.Arith] = [node]  # its own stack, children pushed right to left
+    while stack:
+        n = stack.pop()
         if isinstance(n, ast.Var):
-            if n.name.text not in found:
-                found.append(n.name.text)
+            found.setdefault(n.name.text)
         elif isinstance(n, ast.Unary):
-            walk(n.operand)
+            stack.append(n.operand)
         elif isinstance(n, ast.Binary):
-            walk(n.left)
-            walk(n.right)
+            stack += (n.right, n.left)
         elif isinstance(n, ast.Apply):
-            for a in n.args:
-                walk(a)
-
-    walk(node)
-    return found
+            stack += reversed(n.args)
+    return list(found)

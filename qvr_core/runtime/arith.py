@@ -31,6 +31,14 @@ BINARY: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
 }
 
 
+_OPS: dict[str, Callable[[Value, Value], Value]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+}
+
+
 def evaluate(node: ast.Arith, env: Mapping[str, torch.Tensor]) -> torch.Tensor:
     """The value of an arithmetic expression as a tensor."""
     v = _eval(node, env)
@@ -45,14 +53,14 @@ def _eval(node: ast.Arith, env: Mapping[str, torch.Tensor]) -> Value:
     if isinstance(node, ast.Unary):
         return -_eval(node.operand, env)
     if isinstance(node, ast.Binary):
-        a, b = _eval(node.left, env), _eval(node.right, env)
-        if node.op == "+":
-            return a + b
-        if node.op == "-":
-            return a - b
-        if node.op == "*":
-            return a * b
-        return a / b
+        # a loop along the left spine: `a + b + c ...` does not recurse per operator
+        spine = [node]
+        while isinstance(spine[-1].left, ast.Binary):
+            spine.append(spine[-1].left)
+        value = _eval(spine[-1].left, env)
+        for b in reversed(spine):
+            value = _OPS[b.op](value, _eval(b.right, env))
+        return value
     args = [_eval(a, env) for a in node.args]
     name = node.func.text
     if name in UNARY:

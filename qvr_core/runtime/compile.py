@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 from qvr_core.check.module import CheckedModule, MorphismInfo, SiteInfo
+from qvr_core.check.nesting import MAX_INLINED_DEPTH, Uses, inlined_depths
 from qvr_core.check.types import Arrow, Group, Seq
 from qvr_core.runtime.combinators import (
     Compose,
@@ -56,6 +57,18 @@ class Compiler:
         self._leaves: dict[str, Leaf] = {}
         self._lets: dict[tuple[str, str], Morphism] = {}
         self._programs: dict[tuple[str, str], ProgramModule] = {}
+        top = {d.name.text: d for d in checked.ast.decls if isinstance(d, Uses)}
+        self._depths = inlined_depths(list(top.values()), top)
+
+    def _within_depth(self, name: str) -> None:
+        """Refuse a program or let whose forward pass would nest deeper than documented."""
+        depth = self._depths.get(name, 0)
+        if depth > MAX_INLINED_DEPTH:
+            raise QvrError(
+                f"{name} is nested too deeply to run: {depth} levels with the lets and programs"
+                f" it uses put in place (at most {MAX_INLINED_DEPTH}); use fewer lets in a chain,"
+                " or stack(...) / repeat(...) for repeated layers"
+            )
 
     # ------------------------------------------------------------ entries
 
@@ -93,6 +106,7 @@ class Compiler:
     def program(self, name: str, suffix: str = "") -> ProgramModule:
         key = (name, suffix)
         if key not in self._programs:
+            self._within_depth(name)
             info = self.checked.programs[name]
             sites = {s.name: self._site(s, suffix) for s in info.sites}
             leaves: dict[str, Leaf] = {}
@@ -104,6 +118,7 @@ class Compiler:
     def let(self, name: str, suffix: str = "") -> Morphism:
         key = (name, suffix)
         if key not in self._lets:
+            self._within_depth(name)
             self._lets[key] = self.expr(self.checked.lets[name].decl.expr, suffix)
         return self._lets[key]
 
@@ -256,14 +271,16 @@ def _stack_calls(module: ast.Module) -> list[ast.Call]:
     return sorted(found, key=lambda c: c.span.start)
 
 
-def _walk(node: object) -> Iterator[object]:
-    if isinstance(node, tuple):
-        for item in node:
-            yield from _walk(item)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        yield node
-        for f in dataclasses.fields(node):
-            yield from _walk(getattr(node, f.name))
+def _walk(root: object) -> Iterator[object]:
+    """Every syntax node under `root` (its own stack: no depth overflows Python's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(reversed(node))
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            yield node
+            stack.extend(getattr(node, f.name) for f in reversed(dataclasses.fields(node)))
 
 
 def compile_module(checked: CheckedModule, name: str | None = None) -> Morphism:

@@ -48,6 +48,10 @@ class HalfStudentT(D.TransformedDistribution):
         lp = self.base_dist.log_prob(value) + math.log(2)
         return torch.where(value >= 0, lp, -math.inf)
 
+    @property
+    def mode(self) -> torch.Tensor:
+        return torch.zeros_like(self.scale)
+
 
 class Logistic(D.TransformedDistribution):
     """loc + scale * logit(u) for u ~ Uniform(0, 1)."""
@@ -66,6 +70,14 @@ class Logistic(D.TransformedDistribution):
         )
         transforms = [T.SigmoidTransform().inv, T.AffineTransform(loc, scale)]
         super().__init__(base, transforms, validate_args=validate_args)
+
+    @property
+    def mean(self) -> torch.Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> torch.Tensor:
+        return self.loc
 
 
 class _StandardNormalQuantile(T.Transform):

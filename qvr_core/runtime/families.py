@@ -23,7 +23,9 @@ import torch.nn.functional as F
 from torch import distributions as D
 
 from qvr_core.builtins.families import FAMILIES as REGISTRY
+from qvr_core.builtins.families import Param
 from qvr_core.check.types import Product
+from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.tensors import is_index
 
 
@@ -233,11 +235,63 @@ class Deterministic(Family):
         return params.new_zeros(params.shape[:-1])
 
 
+class Parametric(Family):
+    """A family whose parameters are all numbers (Gamma, Beta, StudentT, ...): the network
+    gives every parameter for each codomain column, softplus'd into a positive one and
+    sigmoid'ed into one in [0, 1]; the torch distribution is the registry's factory.
+
+    Its deterministic stand-in on the canonical path is the distribution's mean, or its
+    mode where the mean is not finite (a Cauchy's, a HalfCauchy's)."""
+
+    def dist(self, params: torch.Tensor) -> D.Distribution:
+        chunks = torch.split(params, self.cod.width, dim=-1)
+        args = {p.name: _into(p, c) for p, c in zip(self.spec.params, chunks, strict=True)}
+        return make_distribution(self.name, args)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        d = self.dist(params)
+        return d.rsample() if d.has_rsample else d.sample()
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return stand_in(self.dist(params))
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params).log_prob(value).sum(-1)
+
+
+def _into(param: Param, raw: torch.Tensor) -> torch.Tensor:
+    """A network's output mapped into the parameter's constraint."""
+    kind = param.constraint.kind
+    if kind == "positive":
+        return F.softplus(raw) + param.network_floor
+    return torch.sigmoid(raw) if kind == "unit_interval" else raw
+
+
+def stand_in(d: D.Distribution) -> torch.Tensor:
+    """The mean where it is finite, else the mode."""
+    try:
+        mean = d.mean
+    except NotImplementedError:
+        return d.mode
+    if bool(torch.isfinite(mean).all()):
+        return mean
+    return torch.where(torch.isfinite(mean), mean, d.mode)
+
+
 #: The morphism form of each family the registry gives one (`KERNEL_FAMILIES`).
 KERNELS: dict[str, type[Family]] = {
     cls.name: cls
     for cls in (Normal, LogNormal, LogitNormal, Dirichlet, Categorical, Bernoulli, Deterministic)
 }
+KERNELS.update(
+    {
+        name: type(name, (Parametric,), {"name": name, "__doc__": spec.doc})
+        for name, spec in REGISTRY.items()
+        if spec.kernel is not None and spec.kernel.outputs == "parameters"
+    }
+)
 
 
 def make_family(name: str, cod: Product) -> Family:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 
+from qvr_core.builtins import COMBINATORS
 from qvr_core.syntax.layout import KEYWORDS, Chunk, LogicalLine, Token, split
 from qvr_core.syntax.span import unify_line_ends
 
@@ -205,10 +206,13 @@ def _let_expression(tokens: list[Token], prefix: str, declaring: str | None) -> 
     if call is not None:
         index, commas = call
         callee = after[index - 1].text if index > 0 and after[index - 1].type == "NAME" else None
-        if callee == "identity":
-            return Context(Where.TYPE, prefix, declaring=declaring)
-        if commas and callee in ("scan", "stack", "repeat"):
-            return Context(Where.NOTHING, prefix)  # a keyword argument or a count
+        combinator = COMBINATORS.get(callee or "")
+        if combinator is not None:
+            param = combinator.param_at(commas)
+            if param is not None and param.kind == "object":
+                return Context(Where.TYPE, prefix, declaring=declaring)
+            if param is None or param.kind == "count":
+                return Context(Where.NOTHING, prefix)  # a keyword argument or a count
     if last in ("EQUAL", "RSHIFT", "AT", "LPAR", "COMMA"):
         return Context(Where.LET_EXPR, prefix, declaring=declaring)
     return Context(Where.NOTHING, prefix)

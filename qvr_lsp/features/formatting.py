@@ -25,7 +25,8 @@ from lsprotocol import types as lsp
 
 from qvr_core.format.diff import diff_edits
 from qvr_core.format.formatter import Cancelled, format_text
-from qvr_lsp.convert import TextPositions
+from qvr_lsp.analysis import is_large
+from qvr_lsp.documents import Document
 from qvr_lsp.features._current import text_edits
 from qvr_lsp.guard import guarded
 
@@ -41,26 +42,29 @@ def register(server: QvrLanguageServer) -> None:
     running: dict[str, threading.Event] = {}  # uri -> the stop flag of its latest request
 
     def compute(
-        uri: str,
-        text: str,
-        positions: TextPositions,
+        document: Document,
         lines: tuple[int, int] | None,
         stale: Callable[[], bool],
     ) -> list[lsp.TextEdit]:
         """In the formatting thread: the edits as the client takes them."""
+        text = document.text
         result = format_text(text, stale)
         if not result.ok:
-            log.info("%s: %s", uri, result.refused)
+            log.info("%s: %s", document.uri, result.refused)
             return []
         if stale():
             raise Cancelled
-        return text_edits(diff_edits(text, result.text, lines), positions)
+        # the positions table too is built here, not on the event loop
+        return text_edits(diff_edits(text, result.text, lines), document.positions)
 
     async def edits_for(uri: str, lines: tuple[int, int] | None) -> list[lsp.TextEdit]:
         snap = server.snapshot(uri)
         if snap is None:
             return []
         document = snap.document
+        if is_large(document.text):
+            log.info("%s: large document, not formatted (diagnostics only)", uri)
+            return []
         stop = threading.Event()
         if (older := running.get(uri)) is not None:
             older.set()
@@ -71,9 +75,7 @@ def register(server: QvrLanguageServer) -> None:
             return stop.is_set() or now is None or now.seq != document.seq
 
         loop = asyncio.get_running_loop()
-        job = loop.run_in_executor(
-            executor, compute, uri, document.text, document.positions, lines, stale
-        )
+        job = loop.run_in_executor(executor, compute, document, lines, stale)
         try:
             edits = await job
         except Cancelled:

@@ -19,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from qvr_core import files
 from qvr_core.syntax import ast
+from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features.symbols import DECL_KIND, SYMBOL_KIND
 from qvr_lsp.guard import guarded
@@ -89,6 +90,8 @@ class FileIndex:
             cached = self._cache.get(path)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
+            if st.st_size > LARGE_DOCUMENT_CHARS:
+                return []  # a large file is not parsed for its names (see analysis.py)
             text = files.read_text(path, roots)
         except files.UnreadableFile as exc:
             self._skip(path, exc.reason)

@@ -56,8 +56,10 @@ def test_runtime_compiles_every_combinator_and_evaluates_every_function() -> Non
 
 
 def test_checker_parser_and_graph_read_the_registry() -> None:
+    from qvr_core.check.expressions import COMBINATOR_RULES
     from qvr_core.graph.expressions import OPAQUE_COMBINATORS
 
+    assert set(COMBINATOR_RULES) == set(COMBINATORS)
     assert set(context.FAMILIES) == set(FAMILIES)
     assert set(context.COMBINATORS) == set(COMBINATORS)
     assert set(context.UNARY_FUNCS) | set(context.BINARY_FUNCS) == set(FUNCTIONS)

@@ -80,6 +80,9 @@ def test_every_codomain_with_one_kind_has_a_fitting_family(cod: str) -> None:
         ("Categorical", {"Coin", "Die"}),
         ("Bernoulli", {"Coin"}),
         ("Deterministic", {"Loc", "Rate", "Gate", "Mix"}),
+        ("Gamma", {"Loc", "Rate"}),
+        ("Beta", {"Loc", "Rate", "Gate"}),
+        ("StudentT", {"Loc"}),
     ],
 )
 def test_a_family_fits_the_objects_that_hold_its_values(family: str, fits: set[str]) -> None:
@@ -90,9 +93,14 @@ def test_a_family_fits_the_objects_that_hold_its_values(family: str, fits: set[s
 
 
 def test_a_family_without_a_morphism_form_is_refused_with_the_fitting_one() -> None:
-    (d,) = _family_errors(_source("Rate", "Gamma"))
-    assert "Gamma cannot be the family of morphism head" in d.message
-    assert [f.title for f in d.fixes] == ["Change to 'LogNormal'"]
+    (d,) = _family_errors(_source("Loc", "MultivariateNormal"))
+    assert "MultivariateNormal cannot be the family of morphism head" in d.message
+    assert [f.title for f in d.fixes] == ["Change to 'Normal'"]
+
+
+def test_a_count_family_fits_no_object_yet() -> None:
+    (d,) = _family_errors(_source("Die", "Poisson"))
+    assert "Poisson cannot be the family of morphism head" in d.message
 
 
 def test_bernoulli_needs_two_values_and_suggests_categorical() -> None:

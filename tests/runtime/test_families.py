@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from torch import distributions as D
 
+from qvr_core.builtins import FAMILIES
+from qvr_core.runtime.distributions import torch_constraint
 from qvr_core.runtime.families import make_family
 from tests.runtime.builders import fin, prod, real
 
@@ -88,3 +91,29 @@ def test_deterministic_is_the_constrained_output_with_zero_density() -> None:
     assert (out[:, 2:] > 0).all()
     assert torch.equal(fam.log_prob(params, None, out), torch.zeros(3))
     assert not fam.stochastic
+
+
+PARAMETRIC = sorted(
+    n for n, f in FAMILIES.items() if f.kernel is not None and f.kernel.outputs == "parameters"
+)
+
+
+@pytest.mark.parametrize("name", PARAMETRIC)
+def test_a_family_of_numbers_takes_its_parameters_from_the_network(name: str) -> None:
+    """Every parameter per column, mapped into its constraint; draws and the stand-in
+    (mean, or mode where the mean is not finite) lie in the support and score finitely."""
+    torch.manual_seed(0)
+    spec = FAMILIES[name]
+    kind = {"unit_interval": "unit", "positive": "positive", "nonnegative": "positive"}
+    cod = real("Y", 3, kind.get(spec.support.kind, "real"))
+    fam = make_family(name, cod)
+    assert fam.param_width == 3 * len(spec.params)
+    params = torch.randn(5, fam.param_width)
+    x = fam.rsample(params, None)
+    assert x.shape == (5, 3)
+    support = torch_constraint(spec.support)
+    assert bool(support.check(x).all())
+    m = fam.mean(params, None)
+    assert m.shape == (5, 3) and bool(torch.isfinite(m).all()) and bool(support.check(m).all())
+    lp = fam.log_prob(params, None, x)
+    assert lp.shape == (5,) and bool(torch.isfinite(lp).all())

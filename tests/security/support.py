@@ -16,10 +16,21 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from pygls.client import JsonRPCClient
+
 from tests.lsp.support import initialize_params
 from tests.lsp_commands.conftest import TINY, make_recording_client
 
-__all__ = ["TINY", "alive", "gone_within", "planted", "served", "trap"]
+__all__ = [
+    "TINY",
+    "alive",
+    "ended_within",
+    "gone_within",
+    "planted",
+    "served",
+    "trap",
+    "workers_of",
+]
 
 SESSION_SECONDS = 30.0
 
@@ -43,11 +54,14 @@ async def served(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     memory_limit: int | None = None,
+    capture_stderr: bool = False,
 ) -> AsyncIterator:
     """A recording client talking to `python -m qvr_lsp` started in `cwd` (default `root`).
 
     `memory_limit` caps the server's address space (bytes), so a test of a
-    memory exhaustion fails instead of exhausting the machine.
+    memory exhaustion fails instead of exhausting the machine. With
+    `capture_stderr` the server's stderr is left for the test to read
+    (`client._server.stderr`) instead of being forwarded.
     """
 
     def limit() -> None:
@@ -55,7 +69,9 @@ async def served(
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
     client = make_recording_client()
-    await client.start_io(
+    start = JsonRPCClient.start_io if capture_stderr else type(client).start_io
+    await start(
+        client,
         sys.executable,
         "-m",
         "qvr_lsp",
@@ -75,11 +91,18 @@ async def served(
 
 
 def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for init to reap it has ended)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
         return False
-    return True
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
 
 def gone_within(pid: int, seconds: float) -> bool:
@@ -87,5 +110,33 @@ def gone_within(pid: int, seconds: float) -> bool:
     while alive(pid):
         if time.monotonic() > deadline:
             return False
-        time.sleep(0.05)
+        time.sleep(0.02)
     return True
+
+
+async def ended_within(pid: int, seconds: float) -> bool:
+    """`gone_within` for async tests: the client keeps reading the server meanwhile."""
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def workers_of(server_pid: int) -> list[int]:
+    """The live inference workers whose parent is `server_pid` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                command = fh.read()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == server_pid and b"qvr_lsp.worker" in command:
+            found.append(int(entry))
+    return found

@@ -62,3 +62,15 @@ def test_python_m_qvr_lsp_started_in_the_workspace_imports_none(hostile):
     assert done.returncode == 0, done.stderr
     assert "language server" in done.stdout
     assert planted(marker) == []
+
+
+def test_the_large_document_check_started_in_the_workspace_imports_none(hostile, monkeypatch):
+    """A document over the size limit is checked in a child process; it starts like the
+    workers, so the workspace's `lark.py` (which the checker would import) never runs."""
+    from qvr_lsp.large_check import check_in_child
+
+    root, marker = hostile
+    monkeypatch.chdir(root)
+    found = asyncio.run(check_in_child("object A : FinSet 2\nobject A : FinSet 3\n", False, bool))
+    assert found is not None and "QVR102" in [d.code for d in found]
+    assert planted(marker) == []

@@ -71,6 +71,12 @@ describe("QVR grammar", () => {
     assert.equal(scopeOf(source, "*"), "keyword.operator.arithmetic.qvr");
   });
 
+  it("marks a family called in a step, by the registry's generated names", () => {
+    const source = "    sample tau <- HalfCauchy(5.0)";
+    assert.equal(scopeOf(source, "HalfCauchy"), "support.class.family.qvr");
+    assert.equal(scopeOf(source, "5.0"), "constant.numeric.qvr");
+  });
+
   it("marks combinators, composition and the tensor product", () => {
     const source = "let backbone = fan(forward_path, backward_path) >> combine @ identity(Token) >> scan(c, reverse=true)";
     assert.equal(scopeOf(source, "let"), "storage.type.let.qvr");

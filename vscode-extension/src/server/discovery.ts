@@ -23,7 +23,7 @@ export interface DiscoveryHost {
 export interface DiscoveryInput {
   /** `qvr.server.path`: a qvr-lsp executable. */
   serverPath?: string;
-  /** `qvr.server.pythonPath`: an interpreter to run `-m qvr_lsp` with. */
+  /** `qvr.server.pythonPath`: an interpreter to run `-P -m qvr_lsp` with. */
   pythonPath?: string;
   workspaceFolders: readonly string[];
   /** The active Python interpreter (ms-python, or `python.defaultInterpreterPath`). */
