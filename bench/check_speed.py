@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import re
 import sys
 import time
@@ -30,6 +31,7 @@ from generated import generate
 
 from qvr_core.check import check
 from qvr_core.check.incremental import IncrementalChecker
+from qvr_core.syntax.layout import KEYWORDS, PUNCTUATION, SOFT_KEYWORDS
 from qvr_core.syntax.parser import parse
 
 GRAMMAR = Path(__file__).resolve().parents[1] / "qvr_core" / "syntax" / "grammar.lark"
@@ -40,33 +42,6 @@ start: _NL? item*
 ?item: object_decl _NL | morphism_decl _NL | let_decl _NL | export_decl _NL | program
 program: program_header _NL _INDENT (step _NL)+ _DEDENT
 
-OBJECT: "object"
-MORPHISM: "morphism"
-LET: "let"
-PROGRAM: "program"
-SAMPLE: "sample"
-OBSERVE: "observe"
-RETURN: "return"
-EXPORT: "export"
-NAME: /[A-Za-z_][A-Za-z0-9_]*/
-FLOAT.2: /\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+/
-INT: /\d+/
-COLON: ":"
-ARROW: "->"
-LARROW: "<-"
-STAR: "*"
-PLUS: "+"
-MINUS: "-"
-SLASH: "/"
-LSQB: "["
-RSQB: "]"
-LPAR: "("
-RPAR: ")"
-COMMA: ","
-EQUAL: "="
-TILDE: "~"
-RSHIFT: ">>"
-AT: "@"
 COMMENT: /#[^\n]*/
 _NL: (/\r?\n[\t ]*/ | COMMENT)+
 %ignore /[\t ]+/
@@ -83,11 +58,34 @@ class _Indenter(Indenter):
     tab_len = 4
 
 
+def terminals() -> str:
+    """Lark terminals for the tokens qvr's lexer (layout.py) makes. The words that are
+    keywords only in context are left out of lark's lexing (a pattern that cannot
+    match the file) but for the object constructors: the generated file uses no other."""
+    by_type: dict[str, list[str]] = {}
+    for text, kind in {**KEYWORDS, **PUNCTUATION}.items():
+        by_type.setdefault(kind, []).append(text)
+    ctors = sorted(text for text, kind in SOFT_KEYWORDS.items() if kind == "CTOR")
+    out = [f"CTOR.3: /(?:{'|'.join(ctors)})\\b/"]
+    for kind, texts in by_type.items():
+        alternatives = " | ".join(json.dumps(t) for t in sorted(texts, key=len, reverse=True))
+        out.append(f"{kind}: {alternatives}")
+    for kind in sorted(set(SOFT_KEYWORDS.values()) - {"CTOR"}):
+        out.append(f"{kind}: /\\x01{kind}/")  # a control character: never in the file
+    out += [
+        r'NAME: /[A-Za-z_][A-Za-z0-9_]*/',
+        r'FLOAT.2: /\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+/',
+        r'INT: /\d+/',
+        r'STRING: /"(?:[^"\\]|\\.)*"/',
+    ]
+    return "\n".join(out) + "\n"
+
+
 def bare_lark() -> Lark:
     rules = re.sub(r"^%declare .*$", "", GRAMMAR.read_text(), flags=re.MULTILINE)
     rules = rules.replace("?decl:", "?decl_:").replace("?step:", "step:")
     return Lark(
-        rules + FILE_RULES,
+        rules + FILE_RULES + terminals(),
         parser="lalr",
         postlex=_Indenter(),
         start="start",

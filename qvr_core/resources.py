@@ -347,7 +347,7 @@ class Model:
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
         seen_decls: set[str] = set()
-        todo: list[tuple[object, ast.Expr | ast.Literal]] = list(roots)
+        todo: list[tuple[object, ast.Arg]] = list(roots)
         while todo:
             owner, e = todo.pop()
             if isinstance(e, ast.NameRef):
@@ -399,7 +399,7 @@ class Model:
     def _stack(self, owner: object, call: ast.Call, bytes_each: int, reached: set[str]) -> int:
         if id(call) not in self._params:
             body = call.args[0]
-            assert not isinstance(body, ast.Literal)
+            assert isinstance(body, ast.Expr)  # the checker typed this stack's body
             one = self.parameters([(owner, body)], bytes_each)
             self._params[id(call)] = one
             self._reached[id(call)] = self.reached
@@ -448,14 +448,14 @@ class Model:
                 else:
                     self._program(name, seq, seq_len)
 
-    def cost(self, owner: object, e: ast.Expr | ast.Literal, seq: bool, seq_len: int) -> _Cost:
+    def cost(self, owner: object, e: ast.Arg, seq: bool, seq_len: int) -> _Cost:
         """Activations of `e` applied once (per example) to a sequence (`seq`) or a value."""
         key = (id(e), seq, seq_len)
         if key not in self._costs:
             self._costs[key] = self._cost(owner, e, seq, seq_len)
         return self._costs[key]
 
-    def _cost(self, owner: object, e: ast.Expr | ast.Literal, seq: bool, seq_len: int) -> _Cost:
+    def _cost(self, owner: object, e: ast.Arg, seq: bool, seq_len: int) -> _Cost:
         if isinstance(e, ast.NameRef):
             return self._named(owner, e, seq, seq_len)
         if isinstance(e, ast.Compose):  # a long chain is a deep tree: walk it in a loop
@@ -520,7 +520,7 @@ class Model:
 
     def _call(self, owner: object, e: ast.Call, seq: bool, seq_len: int) -> _Cost:
         name = e.callee.text
-        args = [a for a in e.args if not isinstance(a, ast.Literal)]
+        args = [a for a in e.args if isinstance(a, ast.Expr)]
         if name == "scan" and args:
             cell = self.cost(owner, args[0], False, seq_len)
             steps = seq_len if seq else 1
@@ -557,7 +557,7 @@ class Model:
 
 def _names(e: ast.Expr) -> Iterator[str]:
     """The names an expression refers to (without following them)."""
-    todo: list[ast.Expr | ast.Literal] = [e]
+    todo: list[ast.Arg] = [e]
     while todo:
         x = todo.pop()
         if isinstance(x, ast.NameRef):
@@ -593,7 +593,7 @@ def _call_label(e: ast.Call) -> str:
     return f"{e.callee.text}({', '.join(args)})"
 
 
-def _short(e: ast.Expr) -> str:
+def _short(e: ast.Arg) -> str:
     if isinstance(e, ast.NameRef):
         return e.name.text
     if isinstance(e, ast.Call):

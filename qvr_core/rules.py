@@ -18,6 +18,7 @@ from qvr_core.diagnostics import Rule, Severity
 ERROR = Severity.ERROR
 WARNING = Severity.WARNING
 HINT = Severity.HINT
+INFORMATION = Severity.INFORMATION
 
 # ------------------------------------------------------------------- 0: syntax
 
@@ -48,6 +49,56 @@ SYNTAX_ERROR = Rule(
     ),
     fixes=("Write what the message says was expected at the marked place.",),
     example="QVR001_syntax_error.qvr",
+)
+
+OLDER_SURFACE = Rule(
+    code="QVR010",
+    name="older-surface",
+    severity=WARNING,
+    summary="a construct of an older surface of the language (quivers 0.1-0.10)",
+    explanation=(
+        "quivers changed its syntax over its releases; since 0.11 a declaration starts with "
+        "its kind (`object`, `morphism`, `program`, ...), programs bind with `sample`, "
+        "`observe` or `let`, and braces are gone. qvr still reads the older surfaces so a "
+        "file written for them is understood, and says once per construct which era it "
+        "belongs to. quivers 0.11 and later do not accept it."
+    ),
+    fixes=(
+        "Rewrite the construct in the syntax of quivers 0.11 and later.",
+    ),
+    example="QVR010_older_surface.qvr",
+    quick_fixes=("Rewrite in the syntax of quivers 0.11 and later, where the rewrite is known.",),
+)
+
+NOT_CHECKED = Rule(
+    code="QVR011",
+    name="not-checked",
+    severity=INFORMATION,
+    summary="a declaration the checker does not type yet: its names are checked, not its types",
+    explanation=(
+        "qvr parses every construct of quivers 0.11 and later, but its checker types only "
+        "part of the language so far. For a declaration it does not type (a `category`, a "
+        "`deduction`, a program with family calls or plates, ...) its names are declared "
+        "and its uses recorded, so hover, go to definition and rename work and no false "
+        "'undefined' follows; this information diagnostic says, once per declaration, that "
+        "no type errors are looked for in it."
+    ),
+    fixes=("Nothing to fix: it is a limit of qvr, not a mistake in the file.",),
+    example="QVR011_not_checked.qvr",
+)
+
+QVR_EXTENSION = Rule(
+    code="QVR012",
+    name="qvr-extension",
+    severity=HINT,
+    summary="syntax qvr accepts but no quivers grammar does (an error under --strict)",
+    explanation=(
+        "`let (a, b) = value` destructures a tuple in a program. It is qvr's own extension: "
+        "quivers' grammars do not accept it, so a file that uses it will not load in "
+        "quivers. It is a hint by default and an error under `--strict`."
+    ),
+    fixes=("Use quivers' tuple site instead: `sample (a, b) <- f(x)`.",),
+    example="QVR012_extension.qvr",
 )
 
 # -------------------------------------------------------------------- 1: names

@@ -8,9 +8,10 @@ symbol table built from everything recorded on the way.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, assert_never
+from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import rules
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
@@ -32,12 +33,16 @@ from qvr_core.check.nesting import dependency_order
 from qvr_core.check.programs import ProgramChecker
 from qvr_core.check.sizes import size_warnings
 from qvr_core.check.types import Arrow, Group, ValueType
+from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import LineIndex, Span
 
 #: A lookup that records no dependency, even in a `Names` (the whole-module passes use it).
 _peek = dict.get
+
+
+_R = TypeVar("_R")
 
 
 class Reuse(Protocol):
@@ -75,7 +80,7 @@ class Env:
     def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]:
         return self.ctx.frame.locals
 
-    def in_frame(self, decl: ast.Decl, compute: Callable[..., object], *args: object) -> object:
+    def in_frame(self, decl: ast.Decl, compute: Callable[..., _R], *args: object) -> _R:
         """`compute(*args)` recorded in a new frame for `decl`, or a reused frame's result."""
         frame = self.reuse.frame(decl)
         if frame is None:
@@ -88,7 +93,8 @@ class Env:
                 self.stack.pop()
                 self.ctx.enter(previous)
         self.frames[id(decl)] = (decl, frame)
-        return frame.result
+        result: _R = frame.result  # a reused frame holds what `compute` gave for this decl
+        return result
 
     # ------------------------------------------------------------ names
 
@@ -123,9 +129,9 @@ class Env:
                 name.span,
             )
             return None
-        if isinstance(decl, ast.MorphismDecl):
+        if isinstance(decl, ast.MorphismDecl | ast.OtherDecl):
             ctx.ref(name.span, SymbolKey(n))
-            return None  # declared but broken: reported at the declaration
+            return None  # declared but broken or not checked: said at the declaration
         candidates = [
             *self.morphisms,
             *(m for info in self.morphisms.values() for m in info.members),
@@ -170,6 +176,10 @@ class Env:
         return info.type if isinstance(info, LetInfo) else None
 
     def _type_let(self, n: str, decl: ast.LetDecl) -> LetInfo:
+        if decl.where or expr_reason(decl.expr):
+            refer(self.ctx, (decl.expr, decl.where))
+            note(self.ctx, decl.name.span, f"{decl.keyword} {n}")
+            return LetInfo(n, decl, None)
         t = infer(self, decl.expr)
         if isinstance(t, Group):
             self.ctx.report(
@@ -212,7 +222,7 @@ class Env:
             if e.callee.text == "scan":
                 found.append(e)
                 return True
-            hits = [self._scans(a, found, seen) for a in e.args if not isinstance(a, ast.Literal)]
+            hits = [self._scans(a, found, seen) for a in e.args if isinstance(a, ast.Expr)]
             return any(hits)
         if isinstance(e, ast.Compose):
             # the sequence reaches a later part only if the earlier ones passed it on
@@ -291,9 +301,14 @@ def run_passes(
                 if _peek(top, d.name.text) is d:
                     info = env.in_frame(d, check_morphism, ctx, d)
                     if info is not None:
-                        env.morphisms[d.name.text] = info  # type: ignore[assignment]  # check_morphism's MorphismInfo
+                        env.morphisms[d.name.text] = info
+                        for more in d.more_names:  # `morphism f, g : ...`: one signature each
+                            if _peek(top, more.text) is d:
+                                env.morphisms[more.text] = dataclasses.replace(info, name=more.text)
             case ast.LetDecl() | ast.ProgramDecl():
                 later.append(d)
+            case ast.OtherDecl():
+                env.in_frame(d, check_other, ctx, d)
             case ast.ObjectDecl() | ast.ExportDecl():
                 pass  # objects are checked above, exports after the programs
             case _:
@@ -393,22 +408,26 @@ def build_module(
 def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
     """Every top-level name, once; later duplicates are reported and skipped."""
     for d in decls:
-        if isinstance(d, ast.ExportDecl):
+        declared = declared_names(d)
+        if not declared:
             continue
-        names = [d.name.text]
+        names = [(n.text, n) for n in declared]
         if isinstance(d, ast.MorphismDecl):
-            names += replicate_members(d)
-        for n in names:
+            names += [(m, d.name) for m in replicate_members(d)]
+        for n, at in names:
             first = _peek(ctx.top, n)
             if first is not None:
-                where = ctx.real(first, first.name.span)
+                first_name = next((m for m in declared_names(first) if m.text == n), None)
+                where = ctx.real(first, (first_name or first.name).span)
                 ctx.report(
                     rules.DUPLICATE_DECLARATION,
                     f"'{n}' is already declared on line {where.start_line + 1}",
-                    ctx.real(d, d.name.span),
+                    ctx.real(d, at.span),
                     related=(Related(where, f"first declaration of '{n}'"),),
                 )
-                break
+                if at is d.name:
+                    break
+                continue
             ctx.top[n] = d
         if d.name.text in COMBINATORS:
             ctx.report(
@@ -420,8 +439,11 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
 
 def replicate_members(d: ast.MorphismDecl) -> list[str]:
     for o in d.options:
-        if o.key.text == "replicate" and o.value.kind == "int" and 0 < int(o.value.value) <= 4096:
-            return [f"{d.name.text}_{i}" for i in range(int(o.value.value))]
+        v = o.value
+        if o.key.text != "replicate" or not isinstance(v, ast.Literal) or v.kind != "int":
+            continue
+        if 0 < int(v.value) <= 4096:
+            return [f"{d.name.text}_{i}" for i in range(int(v.value))]
     return []
 
 
@@ -433,6 +455,14 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
         n = d.name.text
         target = _peek(ctx.top, n)
         name_span = ctx.real(d, d.name.span)
+        if d.expr is not None:
+            refer(ctx, d.expr)
+            note(ctx, name_span, "the export of an expression")
+            continue
+        if isinstance(target, ast.OtherDecl):
+            ctx.ref(name_span, SymbolKey(n))
+            exports.append(n)
+            continue
         if isinstance(target, ast.ProgramDecl | ast.LetDecl):
             ctx.ref(name_span, SymbolKey(n))
             if n in seen:
@@ -490,11 +520,11 @@ def _unused(
     a declaration that did not parse may be the user, so do not guess)."""
     exported = set(exports)
     for d in decls:
-        if isinstance(d, ast.ExportDecl) or _peek(ctx.top, d.name.text) is not d:
+        if isinstance(d, ast.ExportDecl | ast.OtherDecl) or _peek(ctx.top, d.name.text) is not d:
             continue
         n = d.name.text
-        if n in exported or n in used:
-            continue
+        if any(m.text in exported or m.text in used for m in declared_names(d)):
+            continue  # (`morphism f, g : ...` is used when either is)
         if isinstance(d, ast.ProgramDecl) and not exported:
             continue  # entry points; QVR501 already asks for an export
         kind = type(d).__name__.removesuffix("Decl").lower()
@@ -539,7 +569,8 @@ def _symbols(
         refs.append(Reference(span, sym, definition))
     for key, sym in symbols.items():
         if (sym.span.start, sym.span.end) not in seen and sym.span.start >= 0:
-            if key.scope is None and key.name != top[key.name].name.text:
+            group = top[key.name].name
+            if key.scope is None and key.name != group.text and sym.span == group.span:
                 continue  # replicate members share their group's name span
             seen.add((sym.span.start, sym.span.end))
             refs.append(Reference(sym.span, sym, True))
@@ -556,7 +587,7 @@ def _top_symbol(
     d: ast.Decl,
 ) -> Symbol:
     doc = getattr(d, "doc", None)
-    span = d.name.span
+    span = next((m.span for m in declared_names(d) if m.text == n), d.name.span)
     if isinstance(d, ast.ObjectDecl):
         t = ctx.objects.get(n) or ctx.aliases.get(n)
         return Symbol(n, SymbolKind.OBJECT, span, d.span, None, t, doc, _first_line(text, d.span))
@@ -576,6 +607,11 @@ def _top_symbol(
         t3 = info_l.type if isinstance(info_l, LetInfo) else None
         detail = f"let {n} : {t3.label}" if t3 is not None else f"let {n}"
         return Symbol(n, SymbolKind.LET, span, d.span, None, t3, doc, detail)
+    if isinstance(d, ast.OtherDecl):
+        span = next((m.span for m in d.names if m.text == n), span)
+        return Symbol(
+            n, SymbolKind.DECLARATION, span, d.span, None, None, doc, _first_line(text, d.span)
+        )
     assert isinstance(d, ast.ProgramDecl)
     info_p = programs.get(n)
     t4 = None

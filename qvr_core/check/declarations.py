@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from qvr_core import rules
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
 from qvr_core.builtins.families import codomain_words, family_for
@@ -13,9 +15,11 @@ from qvr_core.check.context import (
     ROLES,
     Context,
     SymbolKey,
+    suggest,
 )
 from qvr_core.check.module import MorphismInfo
 from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_text
+from qvr_core.check.unchecked import note, refer
 from qvr_core.diagnostics import Fix, Related, TextEdit
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -23,10 +27,34 @@ from qvr_core.syntax.span import Span
 # ------------------------------------------------------------------ objects
 
 
+#: quivers' object constructors that qvr does not type yet (its own are CONSTRUCTORS).
+OTHER_CONSTRUCTORS = frozenset(
+    (
+        "Sphere", "Ball", "CholeskyFactor", "Covariance", "Correlation", "Orthogonal", "Stiefel",
+        "LowerTriangular", "Diagonal",
+    )
+)
+
+
 def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     """Base objects first, then aliases (which may refer to aliases, in any order)."""
+    one_each: list[ast.ObjectDecl] = []
     for d in decls:
+        if d.more_names:  # `object A, B : Real 3`: each name its own object
+            one_each += [dataclasses.replace(d, name=n, more_names=()) for n in d.names]
+        else:
+            one_each.append(d)
+    decls = []
+    for d in one_each:
         ctx.object_decls.setdefault(d.name.text, d)
+        body = d.body
+        if not isinstance(body, ast.SizedObject | ast.TypeRef) or (
+            isinstance(body, ast.SizedObject) and body.constructor.text in OTHER_CONSTRUCTORS
+        ):
+            refer(ctx, body)
+            note(ctx, d.name.span, f"object {d.name.text}")
+        else:
+            decls.append(d)
     for d in decls:
         if isinstance(d.body, ast.SizedObject):
             _base_object(ctx, d, d.body)
@@ -94,8 +122,12 @@ def _alias(
     return product
 
 
-def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
-    """A written product of object names -> its flattened Product (None after an error)."""
+def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
+    """A written product of object names -> its flattened Product (None after an error,
+    or for an object expression the checker does not type yet: its names are recorded)."""
+    if type(ref) is not ast.TypeRef:
+        refer(ctx, ref)
+        return None
     factors: list[ObjectType] = []
     ok = True
     for f in ref.factors:
@@ -128,7 +160,29 @@ def resolve_type(ctx: Context, ref: ast.TypeRef) -> Product | None:
 # ---------------------------------------------------------------- morphisms
 
 
+def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
+    """What in a morphism declaration the checker does not type yet, if anything."""
+    if type(decl.dom) is not ast.TypeRef or type(decl.cod) is not ast.TypeRef:
+        return "its domain or codomain"
+    if decl.init is not None or decl.family_args is not None:
+        return "its initialiser"
+    family = decl.family.text if decl.family else None
+    if family is not None and family not in FAMILIES and not suggest(family, FAMILIES):
+        return f"family {family}"
+    for o in decl.options:
+        if o.key.text not in OPTION_KEYS and not suggest(o.key.text, OPTION_KEYS):
+            return f"option {o.key.text}"
+        if type(o.value) is not ast.Literal or o.value.kind == "string":
+            return f"option {o.key.text}"
+    return None
+
+
 def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
+    reason = unchecked_morphism(decl)
+    if reason is not None:
+        refer(ctx, (decl.dom, decl.cod, decl.options, decl.family_args, decl.init))
+        note(ctx, decl.name.span, f"morphism {decl.name.text} ({reason})")
+        return None
     dom = resolve_type(ctx, decl.dom)
     cod = resolve_type(ctx, decl.cod)
     opts = _options(ctx, decl)
@@ -137,7 +191,9 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     if decl.family is not None and family not in FAMILIES:
         ctx.undefined(decl.family, "family", KERNEL_FAMILIES)
         family = None
-    if "role" not in opts and not _role_was_bad(ctx, decl):
+    if "role" not in opts and family is not None:
+        role = "kernel"  # quivers: `~ Family` makes a stochastic kernel; the block is optional
+    elif "role" not in opts and not _role_was_bad(ctx, decl):
         _missing_role(ctx, decl, dom, cod)
     if dom is None or cod is None:
         return None
@@ -216,6 +272,8 @@ def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> Span
 def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object | None:
     key, v = o.key.text, o.value
     name = decl.name.text
+    if not isinstance(v, ast.Literal):
+        return None  # not reached: unchecked_morphism leaves such a morphism names-only
 
     def bad(expect: str) -> None:
         ctx.report(
@@ -416,7 +474,7 @@ def _check_kernel_options(
                     f"rank {opts['rank']} of morphism {name} must be below min(input "
                     f"{dom.width}, output {_param_width(family, cod)}) = {limit} to be a "
                     "low-rank factorisation",
-                    by_key["rank"].value.span,
+                    (by_key["rank"].value or by_key["rank"]).span,
                 )
     if "hidden_dim" in opts and source == "linear":
         ctx.report(

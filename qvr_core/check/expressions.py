@@ -14,13 +14,19 @@ from qvr_core import rules
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
+from qvr_core.check.unchecked import note as not_checked
+from qvr_core.check.unchecked import refer
 from qvr_core.syntax import ast
 
 if TYPE_CHECKING:
     from qvr_core.check.checker import Env
 
 
-def infer(env: Env, expr: ast.Expr | ast.Literal) -> Arrow | Group | None:
+#: quivers' expression forms beyond qvr's combinators (parsers, cups and caps, data).
+EXPR_BUILTINS = frozenset({"parser", "ccg", "lambek", "chart_fold", "cup", "cap", "from_data"})
+
+
+def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
     """The type of a morphism expression, recorded for hover; None after an error."""
     match expr:
         case ast.NameRef():
@@ -38,6 +44,8 @@ def infer(env: Env, expr: ast.Expr | ast.Literal) -> Arrow | Group | None:
                 expr.span,
             )
             return None
+        case ast.Method():
+            return None  # not reached: expr_reason leaves a let with a method names-only
         case _:
             assert_never(expr)
     if t is not None:
@@ -61,7 +69,7 @@ def arrow(env: Env, expr: ast.Expr, where: str) -> Arrow | None:
     return t
 
 
-def text(env: Env, expr: ast.Expr | ast.Literal) -> str:
+def text(env: Env, expr: ast.Arg) -> str:
     return env.ctx.source(expr.span)
 
 
@@ -173,6 +181,15 @@ def product(*ps: Product) -> Product:
 
 def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
     name = call.callee.text
+    decl = env.ctx.top.get(name)
+    if (
+        name in EXPR_BUILTINS
+        or isinstance(decl, ast.OtherDecl)
+        or (name == "repeat" and len(call.args) == 1 and decl is None)
+    ):
+        refer(env.ctx, call)
+        not_checked(env.ctx, call.callee.span, f"{name}(...)")
+        return None
     if name not in COMBINATORS:
         if name in env.ctx.top:
             decl = env.ctx.top[name]
@@ -223,10 +240,10 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
             rules.ARGUMENT_COUNT, "fan needs branches: fan(f, g, ...) or fan(group)", call.span
         )
         return None
-    exprs = [a for a in call.args if not isinstance(a, ast.Literal)]
+    exprs = [a for a in call.args if isinstance(a, ast.Expr)]
     for a in call.args:
-        if isinstance(a, ast.Literal):
-            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {a.raw}", a.span)
+        if not isinstance(a, ast.Expr):
+            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {text(env, a)}", a.span)
     if len(exprs) == 1:
         t = infer(env, exprs[0])
         if isinstance(t, Group):
@@ -297,19 +314,22 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     if not _positional(env, call, 1, "scan(cell) or scan(cell, reverse=true)"):
         return None
     for kw in call.kwargs:
+        v = kw.value
         if kw.key.text == "reverse":
-            if kw.value.kind != "bool":
+            if not isinstance(v, ast.Literal) or v.kind != "bool":
                 env.ctx.report(
                     rules.INVALID_OPTION_VALUE,
-                    f"reverse must be true or false, not {kw.value.raw}",
-                    kw.value.span,
+                    f"reverse must be true or false, not {text(env, v)}",
+                    v.span,
                 )
-            elif kw.value.value:
+            elif v.value:
                 env.ctx.reversed_scans.add(call)
     cell_node = call.args[0]
-    if isinstance(cell_node, ast.Literal):
+    if not isinstance(cell_node, ast.Expr):
         env.ctx.report(
-            rules.WRONG_KIND, f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span
+            rules.WRONG_KIND,
+            f"scan needs a cell morphism, not {text(env, cell_node)}",
+            cell_node.span,
         )
         return None
     cell = arrow(env, cell_node, "scan")
@@ -381,10 +401,10 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
         env.ctx.report(
             rules.BAD_STACK_BODY, f"{name} needs a number of copies, not {text(env, n)}", n.span
         )
-    if isinstance(body_node, ast.Literal):
+    if not isinstance(body_node, ast.Expr):
         env.ctx.report(
             rules.WRONG_KIND,
-            f"{name} needs a morphism body, not {body_node.raw}",
+            f"{name} needs a morphism body, not {text(env, body_node)}",
             body_node.span,
         )
         return None

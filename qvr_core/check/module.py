@@ -31,6 +31,7 @@ class SymbolKind(StrEnum):
     SAMPLE = "sample"  # a sampled site
     OBSERVE = "observe"  # an observed site
     LOCAL = "local"  # a program-local `let` value
+    DECLARATION = "declaration"  # a declaration kind the checker does not model yet
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from qvr_core.check.matching import (
 )
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
+from qvr_core.check.unchecked import program_reason, structural
 from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -57,6 +58,10 @@ class ProgramChecker:
 
     def run(self) -> ProgramInfo | None:
         decl = self.decl
+        reason = program_reason(self)
+        if reason is not None:
+            structural(self, reason)
+            return None
         dom = resolve_type(self.ctx, decl.dom)
         cod = resolve_type(self.ctx, decl.cod)
         if dom is None or cod is None:
@@ -92,6 +97,8 @@ class ProgramChecker:
                         continue
                     returns = tuple(n.text for n in step.values)
                     returned = self._return(step, cod)
+                case ast.MarginalizeStep() | ast.CallStep() | ast.ScoreStep():
+                    pass  # not reached: program_reason leaves these to the names-only check
                 case _:
                     assert_never(step)
         if returns is None:
@@ -181,6 +188,8 @@ class ProgramChecker:
         decl = self.decl
         if decl.params is None:
             return ()
+        # program_reason sent every other domain to the names-only check
+        assert isinstance(decl.dom, ast.TypeRef)
         written = decl.dom.factors
         if len(decl.params) != len(written):
             first, last = decl.params[0].span if decl.params else decl.name.span, None
@@ -235,7 +244,7 @@ class ProgramChecker:
             morph = source
         if t is not None and arg_type is not None:
             value = self._feed(t, arg_type, producer, consumer, source.span)
-        if isinstance(step, ast.ObserveStep):
+        if isinstance(step, ast.ObserveStep) and step.declared is not None:
             declared = resolve_type(self.ctx, step.declared)
             if declared is not None and value is not None:
                 value = self._declared(
@@ -437,6 +446,13 @@ class ProgramChecker:
             self.ctx.record_type(name.span, type_)
 
     def _destructure(self, step: ast.DestructureStep) -> None:
+        names = ", ".join(t.text for t in step.targets)
+        self.ctx.hint_or_error(
+            rules.QVR_EXTENSION,
+            f"`let ({names}) = ...` is a qvr extension: quivers' grammars do not accept "
+            "destructuring (an error under --strict)",
+            _keyword_to_paren(step),
+        )
         t = self.arith(step.value)
         n = len(step.targets)
         parts: list[ValueType | None] = [None] * n
@@ -533,6 +549,11 @@ class ProgramChecker:
                 return left
             case ast.Apply():
                 return self._apply(node)
+            case (
+                ast.Literal() | ast.Index() | ast.MethodCall() | ast.ListExpr() | ast.Lambda()
+                | ast.Factor()
+            ):
+                return None  # quivers' values: program_reason leaves them to the names-only check
             case _:
                 assert_never(node)
 
@@ -643,6 +664,13 @@ def _is_application(source: ast.Expr) -> bool:
 
 def _site_kind(step: ast.SampleStep | ast.ObserveStep) -> SymbolKind:
     return SymbolKind.OBSERVE if isinstance(step, ast.ObserveStep) else SymbolKind.SAMPLE
+
+
+def _keyword_to_paren(step: ast.DestructureStep) -> Span:
+    """From `let` to the closing parenthesis of the names."""
+    last = step.targets[-1].span
+    s = step.span
+    return Span(s.start, last.end + 1, s.start_line, s.start_col, last.end_line, last.end_col + 1)
 
 
 def _first_line(step: ast.Step) -> Span:

@@ -27,6 +27,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qvr_core import rules
 from qvr_core.collector import collector_paused
 from qvr_core.format import printer
 from qvr_core.format.equivalence import equivalent
@@ -75,10 +76,11 @@ def _format_text(text: str, cancelled: Callable[[], bool] | None) -> FormatResul
     parsed = parse(text)
     check_cancelled()
     if parsed.diagnostics:
-        first = parsed.diagnostics[0]
+        errors = [d for d in parsed.diagnostics if d.code != rules.OLDER_SURFACE.code]
+        first = (errors or parsed.diagnostics)[0]
+        what = "syntax error" if errors else "an older surface of QVR (fix it first)"
         return FormatResult(
-            text,
-            f"not formatted: syntax error on line {first.span.start_line + 1}: {first.message}",
+            text, f"not formatted: {what} on line {first.span.start_line + 1}: {first.message}"
         )
     try:
         formatted = _Layout(unify_line_ends(text), parsed.module, line_end_style(text)).render()
@@ -141,12 +143,41 @@ class _Layout:
         items = []
         for index, decl in enumerate(self.module.decls):
             group = _GROUPS.get(type(decl), f"program {index}")
-            if isinstance(decl, ast.ProgramDecl):
-                items.append(self._unit(decl.header_span, printer.declaration(decl), 0, group))
-                items.extend(self._unit(s.span, printer.step(s), 1) for s in decl.steps)
-            else:
-                items.append(self._unit(decl.span, printer.declaration(decl), 0, group))
+            try:
+                items.extend(self._printed(decl, group))
+            except printer.Unprintable:
+                # no canonical spelling (a declaration kind qvr does not model yet): as written
+                items.append(self._verbatim(decl.span, group))
         return items
+
+    def _printed(self, decl: ast.Decl, group: str) -> list[_Item]:
+        if not isinstance(decl, ast.ProgramDecl):
+            return [self._unit(decl.span, printer.declaration(decl), 0, group)]
+        items = [self._unit(decl.header_span, printer.declaration(decl), 0, group)]
+        self._steps(decl.steps, 1, items)
+        return items
+
+    def _steps(self, steps: tuple[ast.Step, ...], depth: int, items: list[_Item]) -> None:
+        for s in steps:
+            if isinstance(s, ast.MarginalizeStep):
+                items.append(self._unit(s.header_span, printer.step(s), depth))
+                self._steps(s.steps, depth + 1, items)
+            else:
+                items.append(self._unit(s.span, printer.step(s), depth))
+
+    def _verbatim(self, span: Span, group: str) -> _Item:
+        """A declaration kept as written (trailing whitespace trimmed), with its comments."""
+        start = self.text.rfind("\n", 0, span.start) + 1
+        source = self.text[start : span.end].replace("\r\n", "\n").split("\n")
+        text = self.newline.join(line.rstrip() for line in source)
+        for c in self.module.comments:
+            if span.start <= c.span.start < span.end:
+                self.claimed.add(id(c))
+        after = self.by_line.get(span.end_line)
+        if after is not None and after.span.start >= span.end:  # a comment after its last line
+            text += "  " + after.text.rstrip()
+            self.claimed.add(id(after))
+        return _Item(text, 0, span.start_line, span.end_line, group)
 
     def _unit(self, span: Span, printed: str, depth: int, group: str | None = None) -> _Item:
         """A declaration, header or step; kept as written when comments sit inside it."""

@@ -100,7 +100,7 @@ def _referenced_names(module: CheckedModule) -> set[str]:
     """Names used inside another let or program (combinator bodies included)."""
     found: set[str] = set()
 
-    def walk(root: ast.Expr | ast.Literal) -> None:
+    def walk(root: ast.Arg) -> None:
         stack = [root]  # its own stack: no depth of nesting overflows Python's
         while stack:
             e = stack.pop()

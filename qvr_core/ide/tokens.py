@@ -81,7 +81,10 @@ def semantic_tokens(
     return [
         t
         for t in tokens
-        if t.span.start < stop and t.span.end > start and t.span.start_line == t.span.end_line
+        if t.span.start < stop
+        and t.span.end > start
+        and t.span.start_line == t.span.end_line
+        and t.span.end > t.span.start  # (a name an older surface implies is not written)
     ]
 
 
@@ -89,6 +92,9 @@ def _symbol_tokens(module: CheckedModule) -> list[SemanticToken]:
     tokens = []
     for ref in module.symbols.references:
         symbol = ref.symbol
+        kind = _BY_KIND.get(symbol.kind)
+        if kind is None:
+            continue  # a declaration kind the checker does not model yet: no token so far
         modifiers = set()
         if ref.is_definition:
             modifiers.add(TokenModifier.DECLARATION)
@@ -96,7 +102,7 @@ def _symbol_tokens(module: CheckedModule) -> list[SemanticToken]:
             modifiers.add(_SITE_MODIFIER[symbol.kind])
         if symbol.doc:
             modifiers.add(TokenModifier.DOCUMENTED)
-        tokens.append(SemanticToken(ref.span, _BY_KIND[symbol.kind], frozenset(modifiers)))
+        tokens.append(SemanticToken(ref.span, kind, frozenset(modifiers)))
     return tokens
 
 

@@ -49,7 +49,49 @@ class SizedObject:
     span: Span
 
 
-ObjectBody = SizedObject | TypeRef
+@dataclass(frozen=True)
+class ObjBinary:
+    """`A + B` (coproduct), `A / B`, `A \\ B` (slash types), or a product `*` that is
+    more than names (`Real 3 * B`, `(A * B) * C`)."""
+
+    op: str
+    left: ObjectExpr
+    right: ObjectExpr
+    span: Span
+
+
+@dataclass(frozen=True)
+class ObjCtor:
+    """A constructor applied to arguments beyond one size: `Real 3 {lower=0.0}`,
+    `Stiefel 4 2`, `FinSet N`. Arguments are literals (kind "name" for identifiers)."""
+
+    constructor: Name
+    args: tuple[Literal, ...]
+    options: tuple[Option, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ObjApply:
+    """`FreeResiduated(Atoms, depth=2)`, `FreeMonoid(X, max_length=5)`, `span(I, K, NP)`,
+    `Mor[A, B]`: a name applied to object expressions and `key=value` options."""
+
+    func: Name
+    args: tuple[ObjectExpr | Option, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class EnumSet:
+    """`{a, b, c}`: a finite set given by its elements."""
+
+    elements: tuple[Name, ...]
+    span: Span
+
+
+ObjectBody = SizedObject | TypeRef | ObjBinary | ObjCtor | ObjApply | EnumSet
+#: An object expression as written in a signature, a plate or a rule.
+ObjectExpr = ObjectBody
 
 
 # -------------------------------------------------------------- options
@@ -59,8 +101,9 @@ ObjectBody = SizedObject | TypeRef
 class Literal:
     """A literal option or argument value.
 
-    kind is "int", "float", "bool" or "name"; `raw` is the text as written
-    and `value` the parsed Python value (int, float, bool or str).
+    kind is "int", "float", "bool", "name", "string" or "unit"; `raw` is the text as
+    written and `value` the parsed Python value (int, float, bool or str; a string's
+    value is its text without quotes or escapes).
     """
 
     kind: str
@@ -70,11 +113,28 @@ class Literal:
 
 
 @dataclass(frozen=True)
+class ValueList:
+    """`[a, "b", 1]` as an option value."""
+
+    items: tuple[Literal, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ValueCall:
+    """`program(prog)` as an option value."""
+
+    func: Name
+    args: tuple[Literal, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
 class Option:
-    """`key=value` inside a morphism's `[...]` block."""
+    """`key=value` inside a `[...]` option block; `value` is None for a bare flag (`key`)."""
 
     key: Name
-    value: Literal
+    value: Literal | ValueList | ValueCall | None
     span: Span
 
 
@@ -91,11 +151,12 @@ class NameRef:
 
 @dataclass(frozen=True)
 class Compose:
-    """`left >> right`."""
+    """`left >> right` (`op` is ">>"; quivers also has "<<", ">>>" and, 0.11-0.14, ">=>"...)."""
 
     left: Expr
     right: Expr
     span: Span
+    op: str = ">>"
 
 
 @dataclass(frozen=True)
@@ -108,11 +169,38 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class ListArg:
+    """`[a, 1.0]` as an argument of a family or morphism in a step."""
+
+    items: tuple[Arg, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class IndexArg:
+    """`phi[z]`, `sigma[School]`: a value indexed by a plate or a bound value."""
+
+    name: Name
+    index: ObjectExpr
+    span: Span
+
+
+@dataclass(frozen=True)
 class KeywordArg:
-    """`reverse=true` inside a call."""
+    """`reverse=true`, `probs=theta`, `loc=Normal(0.0, 1.0)` inside a call."""
 
     key: Name
-    value: Literal
+    value: Literal | Expr | ListArg | IndexArg
+    span: Span
+
+
+@dataclass(frozen=True)
+class Method:
+    """`expr.dagger`, `f.marginalize(A)`: a method of a morphism expression (0.15 on)."""
+
+    receiver: Expr
+    method: Name
+    args: tuple[Arg, ...] | None
     span: Span
 
 
@@ -128,12 +216,15 @@ class Call:
     """
 
     callee: Name
-    args: tuple[Expr | Literal, ...]
+    args: tuple[Arg, ...]
     kwargs: tuple[KeywordArg, ...]
     span: Span
 
 
-Expr = NameRef | Compose | Tensor | Call
+Expr = NameRef | Compose | Tensor | Call | Method
+
+#: What a call or a method takes as a positional argument.
+Arg = Expr | Literal | ListArg | IndexArg
 
 
 # ---------------------------------------------------- program arithmetic
@@ -156,14 +247,14 @@ class Var:
 
 @dataclass(frozen=True)
 class Unary:
-    op: str  # "-"
+    op: str  # "-" or "not"
     operand: Arith
     span: Span
 
 
 @dataclass(frozen=True)
 class Binary:
-    op: str  # "+", "-", "*", "/"
+    op: str  # "+", "-", "*", "/", "%", comparisons, "&&", "||"
     left: Arith
     right: Arith
     span: Span
@@ -178,7 +269,57 @@ class Apply:
     span: Span
 
 
-Arith = Number | Var | Unary | Binary | Apply
+@dataclass(frozen=True)
+class Index:
+    """`theta[person_idx]`, `cell_score[0, 0]`."""
+
+    base: Var
+    indices: tuple[Arith, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    """`x.sum(0)`: a method of a value."""
+
+    receiver: Var
+    method: Name
+    args: tuple[Arith, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ListExpr:
+    """`[a, b]`, or `(a, b)` when `tuple` is true."""
+
+    items: tuple[Arith, ...]
+    span: Span
+    tuple: bool = False
+
+
+@dataclass(frozen=True)
+class Lambda:
+    """`x -> body`."""
+
+    param: Name
+    body: Arith
+    span: Span
+
+
+@dataclass(frozen=True)
+class Factor:
+    """`factor v : Verb, c : Class in body` or `... in {0 -> a, 1 -> b}`."""
+
+    binders: tuple[tuple[Name, ObjectExpr], ...]
+    body: Arith | None
+    cases: tuple[tuple[Literal, Arith], ...]
+    span: Span
+
+
+Arith = (
+    Number | Var | Unary | Binary | Apply | Literal | Index | MethodCall | ListExpr | Lambda
+    | Factor
+)
 
 
 # ---------------------------------------------------------- program steps
@@ -186,20 +327,61 @@ Arith = Number | Var | Unary | Binary | Apply
 
 @dataclass(frozen=True)
 class SampleStep:
-    """`sample x <- source`; source is an Expr (a Call for `f(a, b)`)."""
+    """`sample x <- source`; source is an Expr (a Call for `f(a, b)` or a family
+    `Normal(0.0, 1.0)`). quivers adds `sample (a, b) <- ...` (`more_targets`), a plate
+    `sample x : School <- ...` and a trailing option block `[over=Topic]`."""
 
     target: Name
     source: Expr
     span: Span
+    more_targets: tuple[Name, ...] = ()
+    plate: ObjectExpr | None = None
+    options: tuple[Option, ...] = ()
 
 
 @dataclass(frozen=True)
 class ObserveStep:
-    """`observe y : T <- source`."""
+    """`observe y : T <- source`. `declared` is the `: T` (the seeds' declared type,
+    quivers' plate), None when absent."""
 
     target: Name
-    declared: TypeRef
+    declared: ObjectExpr | None
     source: Expr
+    span: Span
+    more_targets: tuple[Name, ...] = ()
+    options: tuple[Option, ...] = ()
+
+
+@dataclass(frozen=True)
+class MarginalizeStep:
+    """`marginalize z : Topic <- Categorical(probs=theta) [over=Doc]` and its indented
+    scope of steps, over which `z` is summed out."""
+
+    target: Name
+    plate: ObjectExpr | None
+    source: Expr
+    options: tuple[Option, ...]
+    steps: tuple[Step, ...]
+    header_span: Span
+    span: Span
+
+
+@dataclass(frozen=True)
+class CallStep:
+    """`let y <- f(a, 2.0)`: a call of a typed computation (quivers 0.19 on)."""
+
+    target: Name
+    callee: Name
+    args: tuple[Arith, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ScoreStep:
+    """`score w = arithmetic`: a term added to the log joint."""
+
+    target: Name
+    value: Arith
     span: Span
 
 
@@ -223,13 +405,17 @@ class DestructureStep:
 
 @dataclass(frozen=True)
 class ReturnStep:
-    """`return x` or `return (a, b)`."""
+    """`return x`, `return (a, b)` or, labelled, `return (mean: a, scale: b)`."""
 
     values: tuple[Name, ...]
     span: Span
+    labels: tuple[Name, ...] = ()
 
 
-Step = SampleStep | ObserveStep | LetStep | DestructureStep | ReturnStep
+Step = (
+    SampleStep | ObserveStep | LetStep | DestructureStep | ReturnStep | MarginalizeStep | CallStep
+    | ScoreStep
+)
 
 
 # ----------------------------------------------------------- declarations
@@ -237,51 +423,132 @@ Step = SampleStep | ObserveStep | LetStep | DestructureStep | ReturnStep
 
 @dataclass(frozen=True)
 class ObjectDecl:
+    """`object A : Real 3`; `object A, B : Real 3` (0.15 on) puts B in `more_names`."""
+
     name: Name
     body: ObjectBody
     doc: str | None
     span: Span
+    more_names: tuple[Name, ...] = ()
+
+    @property
+    def names(self) -> tuple[Name, ...]:
+        return (self.name, *self.more_names)
 
 
 @dataclass(frozen=True)
 class MorphismDecl:
+    """`morphism f : A -> B [options] ~ Family`; `morphism f, g : ...` (0.15 on) puts g
+    in `more_names`; `~ Normal(scale=0.1)` gives `family_args`, and an initialiser that
+    is a morphism expression (`~ f >> g`) is `init` (with `family` None)."""
+
     name: Name
-    dom: TypeRef
-    cod: TypeRef
+    dom: ObjectExpr
+    cod: ObjectExpr
     options: tuple[Option, ...]
     options_span: Span | None  # the `[...]` block, None when absent
     family: Name | None
     doc: str | None
     span: Span
+    more_names: tuple[Name, ...] = ()
+    family_args: Call | None = None
+    init: Expr | None = None
+
+    @property
+    def names(self) -> tuple[Name, ...]:
+        return (self.name, *self.more_names)
 
 
 @dataclass(frozen=True)
 class LetDecl:
+    """`let f = expr` (0.11 - 0.14) or `define f = expr` (0.15 on): `keyword` says which.
+    `where` holds the definitions of an indented `where` block."""
+
     name: Name
     expr: Expr
     doc: str | None
     span: Span
+    keyword: str = "let"
+    where: tuple[LetDecl, ...] = ()
 
 
 @dataclass(frozen=True)
 class ProgramDecl:
+    """A program. `params` are its parameter names; `param_kinds` (0.15 on) holds each
+    one's `: Real` / `: Mor[A, B]` when any is typed (None where untyped)."""
+
     name: Name
     params: tuple[Name, ...] | None
-    dom: TypeRef
-    cod: TypeRef
+    dom: ObjectExpr
+    cod: ObjectExpr
     steps: tuple[Step, ...]  # includes the ReturnStep(s) in source order
     doc: str | None
     header_span: Span  # the `program ...` line
     span: Span
+    param_kinds: tuple[ObjectExpr | None, ...] = ()
+    options: tuple[Option, ...] = ()
 
 
 @dataclass(frozen=True)
 class ExportDecl:
+    """`export name`; quivers 0.15 on exports any expression (`expr`, with `name` its
+    first name)."""
+
     name: Name
+    span: Span
+    expr: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A construct the checker does not model yet, as written: a declaration kind of
+    quivers' grammar (`deduction`, `signature`, `effect`, a typed `define`, a pragma...)
+    or one line of its body.
+
+    `kind` names it (the grammar rule, e.g. "deduction", "lexicon_entry");
+    `keyword` is its leading keyword when it has one; `names` are the names it
+    declares (a declaration's own name first); `parts` are the names, literals and
+    sub-expressions it is made of, in source order (its references among them);
+    `body` the clauses of its indented lines.
+    """
+
+    kind: str
+    keyword: Name | None
+    names: tuple[Name, ...]
+    parts: tuple[object, ...]
+    body: tuple[Clause, ...]
     span: Span
 
 
-Decl = ObjectDecl | MorphismDecl | LetDecl | ProgramDecl | ExportDecl
+@dataclass(frozen=True)
+class OtherDecl:
+    """A top-level declaration the checker does not model yet (see `Clause`). Its names
+    are declared (uses of them are not undefined); the checker says once that it is not
+    checked."""
+
+    clause: Clause
+    doc: str | None
+    span: Span
+
+    @property
+    def name(self) -> Name:
+        """Its first declared name, else its keyword (a pragma declares nothing), else
+        its kind, empty at its start (so every declaration has a place to report at)."""
+        c = self.clause
+        if c.names:
+            return c.names[0]
+        if c.keyword is not None:
+            return c.keyword
+        at = c.span
+        start = Span(at.start, at.start, at.start_line, at.start_col, at.start_line, at.start_col)
+        return Name(c.kind, start)
+
+    @property
+    def names(self) -> tuple[Name, ...]:
+        return self.clause.names
+
+
+Decl = ObjectDecl | MorphismDecl | LetDecl | ProgramDecl | ExportDecl | OtherDecl
 
 
 @dataclass(frozen=True)
@@ -313,6 +580,25 @@ for _node in (
     Name,
     TypeRef,
     SizedObject,
+    ObjBinary,
+    ObjCtor,
+    ObjApply,
+    EnumSet,
+    ValueList,
+    ValueCall,
+    ListArg,
+    IndexArg,
+    Method,
+    Index,
+    MethodCall,
+    ListExpr,
+    Lambda,
+    Factor,
+    MarginalizeStep,
+    CallStep,
+    ScoreStep,
+    Clause,
+    OtherDecl,
     Literal,
     Option,
     NameRef,

@@ -36,26 +36,104 @@ KEYWORD_TYPES = frozenset(KEYWORDS.values())
 #: Declarations that never have an indented body.
 NON_PROGRAM_DECLS = frozenset({"OBJECT", "MORPHISM", "LET", "EXPORT"})
 
+#: Words that are keywords only where the grammar expects them (as in quivers'
+#: grammar, where `index` or `loss` may also name a morphism). The lexer makes
+#: them names; the parser's driver retypes one when its state accepts the keyword.
+SOFT_KEYWORDS: dict[str, str] = {
+    word: word.upper()
+    for word in (
+        "define", "where", "marginalize", "score", "index", "family", "effect", "instance",
+        "handler", "composition", "category", "rule", "schema", "bundle", "contraction",
+        "deduction", "signature", "encoder", "decoder", "loss", "for", "as", "in", "from", "with",
+        "over", "atoms", "binders", "lexicon", "sorts", "constructors", "vertex_kinds",
+        "edge_kinds", "dim", "iterations", "readout", "op", "init", "message", "update",
+        "var_init", "recurrent", "attention", "structure", "primitive", "factor", "binder_select",
+        "body", "binds", "constructor", "resumes", "perform", "resume", "handle", "case",
+        "motive", "if", "then", "else", "construct", "lacks", "not", "true", "false", "unit",
+        "type", "output", "draw", "quantale",
+    )
+}
+#: quivers' object constructors (keywords in its grammar), and the role words that
+#: declared morphisms in quivers 0.1 - 0.10 (`kernel f : A -> B`).
+SOFT_KEYWORDS.update(
+    dict.fromkeys(
+        (
+            "FinSet", "Real", "Positive", "Unit", "Simplex", "Sphere", "Ball", "CholeskyFactor",
+            "Covariance", "Correlation", "Orthogonal", "Stiefel", "LowerTriangular", "Diagonal",
+        ),
+        "CTOR",
+    )
+)
+SOFT_KEYWORDS.update(
+    dict.fromkeys(("embed", "continuous", "kernel", "latent", "stochastic", "discrete"), "ROLE")
+)
+
+#: Words that start a top-level statement when they begin a line at column 0.
+#: Such a line always starts a new statement (it closes an unclosed bracket), so
+#: the text can be cut before it (`segment_starts`).
+TOP_WORDS = frozenset(
+    (
+        *KEYWORDS,
+        "define", "index", "family", "effect", "instance", "handler", "composition", "category",
+        "rule", "schema", "bundle", "contraction", "deduction", "signature", "encoder", "decoder",
+        "loss",
+    )
+)
+
 PUNCTUATION: dict[str, str] = {
     "->": "ARROW",
     "<-": "LARROW",
+    ">>>": "TRANS",
     ">>": "RSHIFT",
+    "<<": "LSHIFT",
     ":": "COLON",
     "*": "STAR",
     "+": "PLUS",
     "-": "MINUS",
     "/": "SLASH",
+    "\\": "BACKSLASH",
     "[": "LSQB",
     "]": "RSQB",
     "(": "LPAR",
     ")": "RPAR",
+    "{": "LBRACE",
+    "}": "RBRACE",
     ",": "COMMA",
     "=": "EQUAL",
     "~": "TILDE",
     "@": "AT",
+    ".": "DOT",
+    "|->": "MAPSTO",
+    "|-": "TURNSTILE",
+    "\u22a2": "TURNSTILE",
+    "=>": "FATARROW",
+    "|": "BAR",
+    "!": "BANG",
+    "%": "PERCENT",
+    "==": "EQEQ",
+    "!=": "NOTEQ",
+    "<": "LESS",
+    "<=": "LESSEQ",
+    ">": "MORE",
+    ">=": "MOREEQ",
+    "&&": "ANDAND",
+    "||": "OROR",
+    "--": "DASHDASH",
+    "#[": "PRAGMA",
+    "#![": "IPRAGMA",
+    # quivers 0.11-0.14's extra composition operators
+    ">=>": "KLEISLI",
+    "*>": "KLEISLI",
+    "~>": "KLEISLI",
+    "||>": "KLEISLI",
+    "?>": "KLEISLI",
+    "&&>": "KLEISLI",
+    "+>": "KLEISLI",
+    "$>": "KLEISLI",
+    "%>": "KLEISLI",
 }
-OPENERS = frozenset({"LPAR", "LSQB"})
-CLOSERS = frozenset({"RPAR", "RSQB"})
+OPENERS = frozenset({"LPAR", "LSQB", "LBRACE", "PRAGMA", "IPRAGMA"})
+CLOSERS = frozenset({"RPAR", "RSQB", "RBRACE"})
 
 TAB_WIDTH = 4
 _MAX_BAD_RUNS = 20  # per logical line: a pasted binary must not flood the editor
@@ -68,14 +146,15 @@ TAB_MESSAGE = "tab character: QVR indents with spaces"
 # that `Größe` is one (reported) name rather than three tokens; numbers are
 # ASCII ([0-9], not \d, which accepts every script's digits). A byte order
 # mark counts as a blank.
+_PUNCT = "|".join(re.escape(p) for p in sorted(PUNCTUATION, key=len, reverse=True))
 _TOKEN_RE = re.compile(
     r"([ \r\f\v\ufeff]*)(?:"
     r"([^\W\d]\w*)"
     r"|((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
     r"|([0-9]+)"
-    r"|(->|<-|>>|[:*+\-/\[\](),=~@])"
+    r"|(" + _PUNCT + r"|\"(?:[^\"\\]|\\.)*\")"
     r"|(\t+)"
-    r"|([^ \t\r\f\v\ufeffA-Za-z0-9_.:*+\-/\[\](),=~@<>]+|[^ \r\f\v\ufeff])"
+    r"|([^ \t\r\f\v\ufeffA-Za-z0-9_.:*+\-/\[\](){},=~@<>|!%&#$?\\\"\u22a2]+|[^ \r\f\v\ufeff])"
     r"|$)"
 )
 _FIXED_TYPES = {**KEYWORDS, **PUNCTUATION}
@@ -191,6 +270,10 @@ def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
     for line_no, raw in enumerate(text.split("\n"), first_line):
         line = raw[:-1] if raw.endswith("\r") else raw
         hash_at = line.find("#")
+        if hash_at >= 0 and (
+            line.startswith(("#[", "#!["), hash_at) or '"' in line[:hash_at]
+        ):
+            hash_at = _comment_start(line)
         code = line if hash_at < 0 else line[:hash_at]
         blank = not code or code.isspace()
         if hash_at >= 0:
@@ -205,7 +288,9 @@ def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
 
 
 #: A line starting with a keyword at column 0 always starts a new statement.
-_KEYWORD_LINE = re.compile(r"^(?:" + "|".join(KEYWORDS) + r")\b", re.MULTILINE)
+_KEYWORD_LINE = re.compile(
+    r"^(?:(?:" + "|".join(sorted(TOP_WORDS)) + r")\b|#!?\[)", re.MULTILINE
+)
 #: A line holding no code: blanks and at most a comment (a subset of what `split`
 #: treats as blank, so that a segment never starts in the middle of a statement).
 _NO_CODE = re.compile(r"[ \t\r\f\v]*(?:#.*)?")
@@ -266,7 +351,7 @@ class _Lines:
         logical = LogicalLine(_indent_width(code))
         _tokenize(code, offset, line, logical, self.problems)
         current = self.open
-        if current is not None and not (logical.tokens and logical.tokens[0].type in KEYWORD_TYPES):
+        if current is not None and not _starts_statement(logical):
             # Implicit line joining inside brackets. A keyword always starts a new
             # statement (none can occur inside brackets), so an unclosed bracket
             # cannot swallow the declarations that follow it.
@@ -274,7 +359,7 @@ class _Lines:
             current.bad.extend(logical.bad)
             current.depth = _depth_after(current.depth, logical.tokens)
         elif logical.tokens:
-            if "(" in code or "[" in code:
+            if "(" in code or "[" in code or "{" in code:
                 logical.depth = _depth_after(0, logical.tokens)
             logical.doc = "\n".join(self.doc_run) if self.doc_run else None
             self.doc_run = []
@@ -284,6 +369,40 @@ class _Lines:
             # Only stray characters on this line: report them, keep no line.
             _report_bad(logical.bad, self.problems)
         self.open = current if current is not None and current.depth > 0 else None
+
+
+def _starts_statement(logical: LogicalLine) -> bool:
+    """A keyword always starts a new statement, and so does a top-level word at column
+    0, so an unclosed bracket cannot swallow the declarations that follow it."""
+    if not logical.tokens:
+        return False
+    first = logical.tokens[0]
+    if first.type in KEYWORD_TYPES:
+        return True
+    return logical.indent == 0 and (first.text in TOP_WORDS or first.type in _PRAGMAS)
+
+
+_PRAGMAS = frozenset({"PRAGMA", "IPRAGMA"})
+
+
+def _comment_start(line: str) -> int:
+    """Where the comment of a line starts (-1 for none): not inside a string, and
+    `#[` and `#![` open pragmas (code), as in quivers' grammar."""
+    i = 0
+    in_string = False
+    while i < len(line):
+        ch = line[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "#" and not line.startswith(("#[", "#!["), i):
+            return i
+        i += 1
+    return -1
 
 
 def _tokenize(
@@ -305,7 +424,8 @@ def _tokenize(
                 problems.append(_non_ascii_name(name, offset + col, line, col))
             col += len(name)
         elif punct:
-            append(_new_tuple(Token, (fixed(punct), punct, offset + col, line, col)))
+            kind = fixed(punct) or "STRING"
+            append(_new_tuple(Token, (kind, punct, offset + col, line, col)))
             col += len(punct)
         elif integer:
             append(_new_tuple(Token, ("INT", integer, offset + col, line, col)))
@@ -378,7 +498,8 @@ def _show_char(ch: str) -> str:
 
 
 def _group(lines: list[LogicalLine], problems: list[Diagnostic]) -> list[Chunk]:
-    """Group logical lines into declarations; indented lines belong to a program above them."""
+    """Group logical lines into declarations; indented lines belong to the declaration
+    above them when it can have a body (the parser nests them by indentation)."""
     chunks: list[Chunk] = []
     orphans: list[LogicalLine] = []
     for logical in lines:
@@ -387,10 +508,9 @@ def _group(lines: list[LogicalLine], problems: list[Diagnostic]) -> list[Chunk]:
         if logical.indent == 0:
             _report_orphans(orphans, problems)
             chunks.append(Chunk(logical, []))
-        elif chunks and chunks[-1].keyword not in NON_PROGRAM_DECLS:
-            # A program's body; a head that is not a declaration at all keeps
-            # its indented lines too, so that one typo reports one error.
-            _check_alignment(chunks[-1], logical, problems)
+        elif chunks and takes_body(chunks[-1].head):
+            # A body; a head that is not a declaration at all keeps its
+            # indented lines too, so that one typo reports one error.
             chunks[-1].body.append(logical)
         else:
             orphans.append(logical)
@@ -398,14 +518,16 @@ def _group(lines: list[LogicalLine], problems: list[Diagnostic]) -> list[Chunk]:
     return chunks
 
 
-def _check_alignment(chunk: Chunk, logical: LogicalLine, problems: list[Diagnostic]) -> None:
-    """Steps of a program line up with its first step, as statements of a block do."""
-    if chunk.body and chunk.keyword == "PROGRAM" and logical.indent != chunk.body[0].indent:
-        message = (
-            "inconsistent indentation: the steps of a program line up with its first step"
-            f" ({chunk.body[0].indent} spaces)"
+def takes_body(head: LogicalLine) -> bool:
+    """Whether a declaration's first line can have indented lines below it."""
+    first = head.tokens[0]
+    if first.type in NON_PROGRAM_DECLS or first.text == "define":
+        # `let`/`define` have one only with `where`, or as a typed computation ending in `=`
+        last = head.tokens[-1].text
+        return first.type in ("LET", "NAME") and (
+            last == "where" or (first.text == "define" and last == "=")
         )
-        problems.append(make(rules.SYNTAX_ERROR, message, logical.tokens[0].span))
+    return True
 
 
 def _report_orphans(orphans: list[LogicalLine], problems: list[Diagnostic]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from qvr_core.syntax.layout import KEYWORD_TYPES, Token
+from qvr_core.syntax.layout import KEYWORD_TYPES, PUNCTUATION, SOFT_KEYWORDS, Token
 
 _WORDS: dict[str, str] = {
     "NAME": "a name",
@@ -41,16 +41,36 @@ _WORDS: dict[str, str] = {
     "MINUS": "'-'",
     "SLASH": "'/'",
     "$END": "end of line",
+    "STRING": "a string",
+    "CTOR": "a type constructor",
 }
+for _text, _kind in PUNCTUATION.items():
+    _WORDS.setdefault(_kind, f"'{_text}'")
+for _text, _kind in SOFT_KEYWORDS.items():
+    _WORDS.setdefault(_kind, f"'{_text}'")
 _ORDER = {terminal: rank for rank, terminal in enumerate(_WORDS)}
 
 #: Terminals that only continue something already complete (`A` -> `A * B`,
 #: `f` -> `f(x)`); mentioning them beside the real requirement is noise.
 _CONTINUATIONS = frozenset({"STAR", "RSHIFT", "AT", "PLUS", "MINUS", "SLASH", "LPAR"})
+#: Rarer operators (quivers' coproducts and slash types, other compositions,
+#: comparisons): never named in a message when anything else is expected.
+_QUIET = frozenset(
+    {
+        "BACKSLASH", "TRANS", "LSHIFT", "KLEISLI", "DOT", "PERCENT", "EQEQ", "NOTEQ", "LESS",
+        "LESSEQ", "MORE", "MOREEQ", "ANDAND", "OROR",
+    }
+)
+#: After an object expression (where `\\` is possible) `+`, `/` and `(` are quiet too.
+_QUIET_IN_OBJECTS = frozenset({"PLUS", "SLASH", "LPAR"})
 
 _DECL_STARTS = frozenset({"OBJECT", "MORPHISM", "LET", "PROGRAM", "EXPORT"})
 _STEP_STARTS = frozenset({"SAMPLE", "OBSERVE", "LET", "RETURN"})
 _VALUE_STARTS = frozenset({"NAME", "INT", "FLOAT", "MINUS"})
+#: What else can start a value or an expression; named by the phrase for those.
+_MORE_STARTS = frozenset(
+    {"TRUE", "FALSE", "UNIT", "STRING", "NOT", "FACTOR", "LSQB", "CTOR", "LBRACE"}
+)
 
 _MAX_SHOWN = 24
 
@@ -83,12 +103,18 @@ def describe_expected(expected: Iterable[str]) -> str:
     phrases: list[str] = []
     if {"NAME", "LPAR"} <= exp:
         phrases.append("an expression")
-        exp -= _VALUE_STARTS | {"LPAR"}
+        exp -= _VALUE_STARTS | _MORE_STARTS | {"LPAR"}
     elif exp >= _VALUE_STARTS:
         phrases.append("a value (a name, a number, true or false)")
-        exp -= _VALUE_STARTS
+        exp -= _VALUE_STARTS | _MORE_STARTS
+    elif "NAME" in exp:
+        exp.discard("CTOR")
     elif {"INT", "FLOAT"} <= exp:
         exp.discard("INT")
+    if exp - _QUIET:
+        if "BACKSLASH" in exp:
+            exp -= _QUIET_IN_OBJECTS
+        exp -= _QUIET
     essential = exp - _CONTINUATIONS
     if (phrases or essential) and essential != {"$END"}:
         exp = essential

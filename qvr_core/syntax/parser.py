@@ -24,19 +24,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, TypeGuard
 
 from lark import Lark
 from lark.lexer import Lexer
 
 from qvr_core import rules
 from qvr_core.collector import collector_paused
-from qvr_core.diagnostics import Diagnostic, Related, make
+from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from qvr_core.syntax import ast
-from qvr_core.syntax.builder import Header, NodeError, TreeBuilder
+from qvr_core.syntax.builder import Era, Header, NodeError, TreeBuilder
 from qvr_core.syntax.layout import (
     CLOSERS,
+    KEYWORD_TYPES,
     OPENERS,
+    SOFT_KEYWORDS,
     Chunk,
     LogicalLine,
     Token,
@@ -61,7 +63,59 @@ MAX_DEPTH = 64
 MAX_TREE_DEPTH = 200
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
-_NESTING_TOKENS = frozenset({"RSHIFT", "AT", "PLUS", "MINUS", "STAR", "SLASH", "LPAR"})
+_NESTING_TOKENS = frozenset(
+    {"RSHIFT", "AT", "PLUS", "MINUS", "STAR", "SLASH", "LPAR", "LSQB", "LBRACE", "ARROW"}
+)
+_WORD_TYPES = KEYWORD_TYPES | frozenset(SOFT_KEYWORDS.values())
+
+#: Tokens that only an older surface would put after a line's first keyword.
+_ERA_ONLY = {"OBJECT": frozenset({"EQUAL"}), "OBSERVE": frozenset({"TILDE"})}
+
+#: The start symbol of each kind of line: a declaration's first line ("decl"), a
+#: program step, and the body lines of the other declarations.
+STARTS = (
+    "decl",
+    "step",
+    "where_line",
+    "deduction_line",
+    "lexicon_line",
+    "signature_line",
+    "signature_entry",
+    "encoder_line",
+    "decoder_line",
+    "loss_line",
+    "composition_line",
+    "family_line",
+    "effect_line",
+    "handler_line",
+    "computation_line",
+    "case_line",
+)
+
+#: The start symbol of the indented lines below a line, by the kind of clause it is.
+BODIES = {
+    "deduction": "deduction_line",
+    "lexicon": "lexicon_line",
+    "signature": "signature_line",
+    "section": "signature_entry",
+    "encoder": "encoder_line",
+    "decoder": "decoder_line",
+    "loss": "loss_line",
+    "composition": "composition_line",
+    "family": "family_line",
+    "effect": "effect_line",
+    "handler": "handler_line",
+    "computation": "computation_line",
+    "return_clause": "computation_line",
+    "operation_clause": "computation_line",
+    "handle": "computation_line",
+    "with_instance": "computation_line",
+    "case": "case_line",
+    "case_branch": "computation_line",
+    "if": "computation_line",
+    "else": "computation_line",
+    "let_value": "computation_line",
+}
 
 
 @dataclass(frozen=True)
@@ -99,19 +153,19 @@ class _Tables:
 
 @cache
 def _tables() -> dict[str, _Tables]:
-    """The tables for the `decl` and `step` start symbols (built once, shared by all threads)."""
+    """The tables for each start symbol (built once, shared by all threads)."""
     lark = Lark(
         _GRAMMAR.read_text(encoding="utf-8"),
         parser="lalr",
         lexer=_NoLexer,
         transformer=TreeBuilder(),
-        start=["decl", "step"],
+        start=list(STARTS),
         maybe_placeholders=False,
         cache=_cache_path() or False,
     )
     return {
         start: _rekey(lark.parse_interactive(start=start).parser_state.parse_conf)
-        for start in ("decl", "step")
+        for start in STARTS
     }
 
 
@@ -164,11 +218,22 @@ def _run(tables: _Tables, tokens: list[Token]) -> object:
     values: list[Any] = []
     last = tokens[-1]
     eof = make_token("$END", "", last.end, last.start_line, last.end_col)
+    soft = SOFT_KEYWORDS.get
     for index, tok in enumerate([*tokens, eof]):
         kind = tok[0]
+        if kind == "NAME":
+            # a word that is a keyword only where the grammar expects one
+            word = soft(tok[1])
+            if word is not None and word in actions[state]:
+                kind = word
+                tok = make_token(kind, tok[1], tok[2], tok[3], tok[4])
         while True:
             act = actions[state].get(kind)
             if act is None:
+                if index and kind in _WORD_TYPES and "NAME" in actions[state]:
+                    kind = "NAME"  # a keyword where a name is expected: `morphism sample : ..`
+                    tok = make_token(kind, tok[1], tok[2], tok[3], tok[4])
+                    continue
                 raise _Stuck(index, states)
             if act >= 0:  # shift
                 state = act
@@ -421,9 +486,9 @@ class _FileParser:
         self.offset = offset
         self.line = line
         self.diagnostics: list[Diagnostic] = []
-        tables = _tables()
-        self.decl_tables = tables["decl"]
-        self.step_tables = tables["step"]
+        self.tables = _tables()
+        #: start states where a line's first name is an older surface's, rarely meant
+        self.strict_starts = {self.tables["decl"].start, self.tables["step"].start}
 
     def segment(self) -> Segment:
         layout = split(self.text, self.offset, self.line)
@@ -445,12 +510,13 @@ class _FileParser:
         )
 
     def _declaration(self, chunk: Chunk) -> ast.Decl | None:
-        head: ast.Decl | Header | None = self._line(chunk.head, in_body=False)
-        steps = [step for line in chunk.body if (step := self._line(line, in_body=True))]
-        if head is None:
-            return None
+        braced = self._braced_deduction(chunk)
+        if braced is not None:
+            return braced
+        head: ast.Decl | Header | ast.Clause | None = self._line(chunk.head, "decl")
+        span = cover(chunk.head.tokens[0], chunk.last_token)
         if isinstance(head, Header):
-            span = cover(chunk.head.tokens[0], chunk.last_token)
+            steps = self._block(chunk.body, "step") if chunk.body else []
             return ast.ProgramDecl(
                 head.name,
                 head.params,
@@ -460,21 +526,159 @@ class _FileParser:
                 chunk.doc,
                 head.span,
                 span,
+                head.param_kinds,
+                head.options,
             )
-        if type(head) is ast.ObjectDecl:
-            self._check_size(head)
-        if chunk.doc is not None and not isinstance(head, ast.ExportDecl):
-            head = dataclasses.replace(head, doc=chunk.doc)
-        return head
+        if head is None:
+            if chunk.body and chunk.keyword == "PROGRAM":
+                self._block(chunk.body, "step")  # still report the body's errors
+            return None
+        if isinstance(head, ast.Clause):
+            clause: ast.Clause = self._with_body(head, chunk.body)[0] if chunk.body else head
+            return ast.OtherDecl(clause, chunk.doc, cover(clause.span, span))
+        decl: ast.Decl = head
+        if chunk.body:  # a `where` block, or lines that belong to no body
+            decl = self._with_body(decl, chunk.body)[0]
+        if type(decl) is ast.ObjectDecl:
+            self._check_size(decl)
+        if chunk.doc is not None and not isinstance(decl, ast.ExportDecl):
+            decl = dataclasses.replace(decl, doc=chunk.doc)
+        return decl
 
-    def _line(self, line: LogicalLine, in_body: bool) -> Any:
+    def _braced_deduction(self, chunk: Chunk) -> ast.OtherDecl | None:
+        """`deduction D : A -> B { ... }` (quivers 0.5-0.10): the braces make one logical
+        line of the whole block. Its header is kept (so its name is declared), and the
+        block gets one diagnostic naming the era instead of errors in every rule."""
+        tokens = chunk.head.tokens
+        if tokens[0].text != "deduction" or tokens[-1].type != "RBRACE":
+            return None
+        brace = next((i for i, t in enumerate(tokens) if t.type == "LBRACE"), None)
+        if brace is None or brace == 0:
+            return None
+        try:
+            head = _run(self.tables["decl"], tokens[:brace])
+        except Exception:
+            return None
+        if type(head) is not ast.Clause or head.kind != "deduction":
+            return None
+        span = cover(tokens[0], tokens[-1])
+        message = (
+            "a braced `deduction ... { ... }` block is quivers 0.5-0.10's: since 0.11 its body "
+            "is indented, without braces, one atom list or rule per line; its rules are "
+            "not read"
+        )
+        at = cover(tokens[brace], tokens[-1])
+        self.diagnostics.append(make(rules.OLDER_SURFACE, message, at))
+        return ast.OtherDecl(dataclasses.replace(head, span=span), chunk.doc, span)
+
+    def _block(self, lines: list[LogicalLine], start: str) -> list[Any]:
+        """The nodes of a block of lines at one indentation; deeper lines belong to the
+        line above them (its body, or a continuation of it)."""
+        out: list[Any] = []
+        base = lines[0].indent
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            j = i + 1
+            while j < len(lines) and lines[j].indent > line.indent:
+                j += 1
+            children = lines[i + 1 : j]
+            if line.indent < base:
+                self._misaligned(line, base, start)
+            joined = None
+            if children and not self._parses(line, start):
+                joined = self._continued(line, children, start)  # `factor ... in` + its body
+            if joined is not None:
+                out.append(joined)
+                i = j
+                continue
+            node = self._line(line, start)
+            siblings: list[Any] = []
+            if node is not None and children:
+                node, siblings = self._with_body(node, children, line, start)
+            elif children:
+                siblings = self._block(children, start)  # report what is wrong in them too
+            if node is not None:
+                out.append(node)
+            out += siblings
+            i = j
+        return out
+
+    def _with_body(
+        self,
+        node: Any,
+        lines: list[LogicalLine],
+        line: LogicalLine | None = None,
+        start: str = "decl",
+    ) -> tuple[Any, list[Any]]:
+        """`node` with the indented lines below it as its body: its steps, its `where`
+        definitions, its entries; or, for a line that has no body, its continuation.
+        Lines that are neither come back as siblings (after a diagnostic)."""
+        if isinstance(node, ast.MarginalizeStep):
+            steps = tuple(self._block(lines, "step"))
+            return dataclasses.replace(node, steps=steps, span=_end_at(node.span, lines)), []
+        if isinstance(node, ast.LetDecl) and _ends_with_where(node, self):
+            where = tuple(self._block(lines, "where_line"))
+            return dataclasses.replace(node, where=where, span=_end_at(node.span, lines)), []
+        if isinstance(node, ast.Clause) and node.kind in BODIES:
+            body = tuple(self._block(lines, BODIES[node.kind]))
+            return dataclasses.replace(node, body=body, span=_end_at(node.span, lines)), []
+        if line is None:
+            self._report_orphans(lines)
+            return node, []
+        joined = self._continued(line, lines, start)
+        if joined is not None:
+            return joined, []
+        self._misaligned(lines[0], line.indent, start)
+        return node, self._block(lines, start)
+
+    def _parses(self, line: LogicalLine, start: str) -> bool:
+        try:
+            _run(self.tables[start], line.tokens)
+        except Exception:
+            return False
+        return True
+
+    def _continued(self, line: LogicalLine, lines: list[LogicalLine], start: str) -> object:
+        """The line and the deeper lines below it parsed as one (`factor ... in` and its
+        body on the next line), or None when that does not parse either."""
+        tokens = [*line.tokens, *(t for more in lines for t in more.tokens)]
+        try:
+            node = _run(self.tables[start], tokens)
+        except (_Stuck, NodeError):
+            return None
+        except Exception:
+            return None
+        return node.node if type(node) is Era else node
+
+    def _misaligned(self, line: LogicalLine, base: int, start: str) -> None:
+        if start == "step":
+            message = (
+                "inconsistent indentation: the steps of a program line up with its first step"
+                f" ({base} spaces)"
+            )
+        else:
+            message = (
+                f"inconsistent indentation: the lines of this block start at column {base + 1}"
+            )
+        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, line.tokens[0].span))
+
+    def _report_orphans(self, lines: list[LogicalLine]) -> None:
+        span = cover(lines[0].tokens[0], lines[-1].tokens[-1])
+        message = (
+            "indented line outside a program body"
+            " (to continue a line, wrap the expression in parentheses)"
+        )
+        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span))
+
+    def _line(self, line: LogicalLine, start: str) -> Any:
         """Parse one logical line; on a syntax error report it and return None."""
         tokens = line.tokens
-        tables = self.step_tables if in_body else self.decl_tables
+        tables = self.tables[start]
         try:
             node = _run(tables, tokens)
         except _Stuck as stuck:
-            self._syntax_error(tables, stuck, tokens, in_body)
+            self._syntax_error(tables, stuck, tokens, start != "decl")
             return None
         except NodeError as err:
             self.diagnostics.append(make(rules.SYNTAX_ERROR, err.message, err.span))
@@ -485,6 +689,8 @@ class _FileParser:
                 make(rules.INTERNAL_ERROR, message, cover(tokens[0], tokens[-1]))
             )
             return None
+        if type(node) is Era:
+            node = self._era(node)
         if len(tokens) > MAX_DEPTH and _nesting_bound(tokens) >= MAX_DEPTH:
             deep = _too_deep(node)
             if deep is not None:
@@ -500,10 +706,30 @@ class _FileParser:
                 return None
         return node
 
+    def _era(self, era: Era) -> object:
+        """An older surface: one diagnostic naming its era, with the rewrite as its fix."""
+        fixes: tuple[Fix, ...] = ()
+        if era.rewrite is not None:
+            text = era.rewrite(self._source)
+            fixes = (Fix("Rewrite in the syntax of quivers 0.11 and later",
+                         (TextEdit(era.span, text),), True),)
+        self.diagnostics.append(make(rules.OLDER_SURFACE, era.message, era.span, fixes=fixes))
+        return era.node
+
+    def _source(self, span: Span) -> str:
+        return self.text[span.start - self.offset : span.end - self.offset]
+
     def _syntax_error(
         self, tables: _Tables, stuck: _Stuck, tokens: list[Token], in_body: bool
     ) -> None:
+        if stuck.index == 1 and tokens[0].type == "NAME" and tables.start in self.strict_starts:
+            # `progam p : ...`: a misspelt keyword, not an older surface's name
+            stuck = _Stuck(0, stuck.states[:1])
         expected = _acceptable(tables, stuck.states)
+        if stuck.index == 0:
+            expected.discard("NAME")
+        # what only older surfaces write (`object X = ...`, `observe y ~ F`) is not suggested
+        expected -= _ERA_ONLY.get(tokens[0].type, frozenset())
         if stuck.index < len(tokens):
             found = tokens[stuck.index]
             span = found.span
@@ -520,6 +746,15 @@ class _FileParser:
 
     def _check_size(self, decl: ast.ObjectDecl) -> None:
         body = decl.body
+        if type(body) is ast.ObjCtor and body.constructor.text == "FinSet" and len(body.args) > 1:
+            extra = body.args[1]
+            raw = shorten(extra.raw)
+            found = f"name '{raw}'" if extra.kind == "name" else f"number {raw}"
+            message = (
+                f"expected end of line after the size of object {decl.name.text}, found {found}"
+            )
+            self.diagnostics.append(make(rules.SYNTAX_ERROR, message, extra.span))
+            return
         if type(body) is not ast.SizedObject or body.size is not None:
             return
         ctor = body.constructor.text
@@ -540,6 +775,15 @@ class _FileParser:
                     f" found '{shorten(raw)}'"
                 )
         self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span))
+
+
+def _end_at(span: Span, lines: list[LogicalLine]) -> Span:
+    """`span` stretched to the end of the last of `lines`."""
+    return cover(span, lines[-1].tokens[-1])
+
+
+def _ends_with_where(node: ast.LetDecl, parser: _FileParser) -> bool:
+    return parser._source(node.span).endswith("where")
 
 
 def _unclosed(tokens: list[Token]) -> Token | None:
@@ -579,8 +823,24 @@ def _children(node: object) -> tuple[_Spanned, ...]:
             return (node.value,)
         case ast.LetDecl():
             return (node.expr,)
+        case ast.Name() | ast.NameRef() | ast.Literal() | ast.Number() | ast.Var():
+            return ()
+        case _ if dataclasses.is_dataclass(node):
+            # quivers' other constructs: every node among the fields
+            out: list[_Spanned] = []
+            for f in dataclasses.fields(node):
+                value = getattr(node, f.name)
+                if type(value) is tuple:
+                    out.extend(v for v in value if _is_node(v))
+                elif _is_node(value):
+                    out.append(value)
+            return tuple(out)
         case _:
             return ()
+
+
+def _is_node(value: object) -> TypeGuard[_Spanned]:
+    return dataclasses.is_dataclass(value) and type(value) is not Span
 
 
 _CHAINS = (ast.Compose, ast.Tensor)

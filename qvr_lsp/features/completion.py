@@ -46,6 +46,7 @@ ITEM_KIND = {
     SymbolKind.SAMPLE: lsp.CompletionItemKind.Variable,
     SymbolKind.OBSERVE: lsp.CompletionItemKind.Variable,
     SymbolKind.LOCAL: lsp.CompletionItemKind.Variable,
+    SymbolKind.DECLARATION: lsp.CompletionItemKind.Reference,
 }
 LOCAL_KINDS = frozenset({SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL})
 CALLABLE_KINDS = frozenset({SymbolKind.MORPHISM, SymbolKind.LET, SymbolKind.PROGRAM})

@@ -33,6 +33,7 @@ KIND_WORDS = {
     SymbolKind.SAMPLE: "sampled site",
     SymbolKind.OBSERVE: "observed site",
     SymbolKind.LOCAL: "local value",
+    SymbolKind.DECLARATION: "declaration",
 }
 
 

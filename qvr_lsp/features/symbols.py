@@ -33,12 +33,14 @@ SYMBOL_KIND = {
     SymbolKind.SAMPLE: lsp.SymbolKind.Variable,
     SymbolKind.OBSERVE: lsp.SymbolKind.Event,
     SymbolKind.LOCAL: lsp.SymbolKind.Variable,
+    SymbolKind.DECLARATION: lsp.SymbolKind.Namespace,
 }
 DECL_KIND = {
     ast.ObjectDecl: SymbolKind.OBJECT,
     ast.MorphismDecl: SymbolKind.MORPHISM,
     ast.LetDecl: SymbolKind.LET,
     ast.ProgramDecl: SymbolKind.PROGRAM,
+    ast.OtherDecl: SymbolKind.DECLARATION,
 }
 
 
@@ -48,8 +50,8 @@ def document_symbols(module: CheckedModule, positions: TextPositions) -> list[ls
     out: list[lsp.DocumentSymbol] = []
     for decl in module.ast.decls:
         kind = DECL_KIND.get(type(decl))
-        if kind is None:
-            continue  # exports declare nothing
+        if kind is None or (isinstance(decl, ast.OtherDecl) and not decl.names):
+            continue  # exports and pragmas declare nothing
         name = decl.name
         symbol = table.get((name.text, None, name.span))
         children = _steps(decl, module, positions) if isinstance(decl, ast.ProgramDecl) else None

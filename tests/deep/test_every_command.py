@@ -100,6 +100,7 @@ def deep_arithmetic(draw: st.DrawFn) -> str:
 
 
 INPUTS = st.one_of(let_chains(), program_chains(), nested_expressions(), deep_arithmetic())
+SMALL_BUDGET = 64 * 2**20  # bytes of parameters a generated program may allocate
 COMMANDS = [
     ["check"],
     ["fmt", "--check"],
@@ -145,10 +146,15 @@ def test_the_runtime_compiles_and_runs_what_it_accepts_and_refuses_the_rest(text
     if not module.ok:
         return
     try:
-        program = Compiler(module).export()
+        # stack(..., 2) chains double their parameters each level: a small budget keeps the
+        # test's own memory bounded, and refusing over it is the other documented answer.
+        program = Compiler(module, memory_budget=SMALL_BUDGET).export()
     except QvrError as exc:
         message = str(exc)
         assert "\n" not in message
+        if "memory budget" in message:
+            assert "parameters" in message and "stack(" in message, message
+            return
         assert "nested too deeply" in message, message
         assert str(MAX_INLINED_DEPTH) in message
         return

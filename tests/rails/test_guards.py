@@ -75,7 +75,7 @@ def test_a_well_typed_module_passes(tmp_path: Path) -> None:
                     case _:
                         assert_never(step)
             """,
-            '"ReturnStep"',
+            '"ReturnStep',  # the kinds left out, first in the message
         ),
     ],
 )

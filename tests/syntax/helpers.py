@@ -41,7 +41,7 @@ def assert_consistent(text: str, result: ParseResult) -> None:
         assert index.span(span.start, span.end) == span, span
 
     for diagnostic in result.diagnostics:
-        assert diagnostic.code == "QVR001"
+        assert diagnostic.code in ("QVR001", "QVR010")  # syntax errors, older surfaces
         assert "internal" not in diagnostic.message, diagnostic.message
         check(diagnostic.span)
         for related in diagnostic.related:
@@ -53,7 +53,8 @@ def assert_consistent(text: str, result: ParseResult) -> None:
     for decl in result.module.decls:
         for node in nodes(decl):
             check(node.span)  # type: ignore[attr-defined]
-            if isinstance(node, ast.Name):
+            if isinstance(node, ast.Name) and node.span.end > node.span.start:
+                # (an empty name is one an older surface implies: `kernel f` is role=kernel)
                 assert text[node.span.start : node.span.end] == node.text
             for child in nodes_below(node):
                 assert node.span.covers(child.span), (node, child)  # type: ignore[attr-defined]

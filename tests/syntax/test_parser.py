@@ -94,7 +94,16 @@ def test_missing_size_keeps_the_object() -> None:
     assert source(text, result.diagnostics[0].span) == "FinSet"
 
 
-@pytest.mark.parametrize("size", ["0", "2.5", "-3", "n", "1e3"])
+def test_a_size_given_by_a_name_is_a_constructor_application() -> None:
+    # quivers' grammar takes `FinSet N` with N an identifier (a size parameter)
+    result = parse("object Token : FinSet n")
+    assert not result.diagnostics
+    body = result.module.decls[0].body
+    assert isinstance(body, ast.ObjCtor)
+    assert [a.raw for a in body.args] == ["n"]
+
+
+@pytest.mark.parametrize("size", ["0", "2.5", "-3", "1e3"])
 def test_bad_size_is_reported_and_kept_as_none(size: str) -> None:
     text = f"object Token : FinSet {size}"
     result = parse(text)
@@ -463,12 +472,18 @@ def test_garbage_head_keeps_its_indented_lines_quiet() -> None:
             "expected ',' or ']' after 'kernel', found name 'scale'",
             "scale",
         ),
-        ("object A FinSet 3", "expected ':' after 'object A', found name 'FinSet'", "FinSet"),
-        ("export", "unexpected end of line: expected a name after 'export'", "export"),
-        ("let = 3", "expected a name after 'let', found '='", "="),
+        # quivers 0.15 on declares several objects at once (`object A, B : ...`)
         (
+            "object A FinSet 3",
+            "expected ':' or ',' after 'object A', found name 'FinSet'",
+            "FinSet",
+        ),
+        # and exports any morphism expression
+        ("export", "unexpected end of line: expected an expression after 'export'", "export"),
+        ("let = 3", "expected a name after 'let', found '='", "="),
+        (  # a program's header may end in an option block
             "program p : A -> B ~",
-            "expected end of line after the codomain of program p, found '~'",
+            "expected '[' or end of line after the codomain of program p, found '~'",
             "~",
         ),
         (

@@ -21,9 +21,16 @@ export function strictSetting(): boolean {
   return section().get<boolean>("strict", false);
 }
 
+/** `qvr.run.memoryBudget` ("8GB", "512MB"); null when unset (the server's default). */
+export function memoryBudgetSetting(): string | null {
+  return section().get<string>("run.memoryBudget", "").trim() || null;
+}
+
 /** The server's settings object, as sent at initialize and on change. */
-export function serverConfiguration(): { qvr: { strict: boolean } } {
-  return { qvr: { strict: strictSetting() } };
+export function serverConfiguration(): {
+  qvr: { strict: boolean; run: { memoryBudget: string | null } };
+} {
+  return { qvr: { strict: strictSetting(), run: { memoryBudget: memoryBudgetSetting() } } };
 }
 
 export function diagramFormatSetting(): DiagramFormat {

@@ -48,7 +48,7 @@ export class ServerManager implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration("qvr.server")) {
           void this.restart();
-        } else if (event.affectsConfiguration("qvr.strict")) {
+        } else if (event.affectsConfiguration("qvr.strict") || event.affectsConfiguration("qvr.run")) {
           this.client
             ?.sendNotification(DidChangeConfigurationNotification.type, { settings: serverConfiguration() })
             .catch((error: unknown) => this.log.appendLine(`Could not send the settings: ${String(error)}`));

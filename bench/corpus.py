@@ -1,0 +1,95 @@
+"""How much real QVR qvr reads: the shared corpus by era.
+
+For each era of the language (../shared/corpus/MANIFEST.tsv), the files
+that a quivers grammar from 0.11 on accepts (quivers' own parsers, see
+tests/conformance/oracle.py), those qvr parses with no syntax error
+(QVR001), and those qvr checks with no error at all. The `of 0.11+`
+columns count only the files quivers 0.11+ accepts: the goal is that they
+are all there. Files quivers accepts only before 0.11 (E1, E2) should get
+an era diagnostic each, never a syntax error.
+
+    .venv/bin/python bench/corpus.py [--files]   (--files: list each file that misses)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from qvr_core.check import check
+from tests.conformance import oracle
+from tests.conformance.shared import corpus
+
+ERAS = ("E1", "E2", "E3", "E3'", "E4", "E5")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", action="store_true", help="list the files that miss a column")
+    args = ap.parse_args()
+    files = corpus()
+    if not files:
+        print("no corpus: ../shared/corpus not found (set QVR_SHARED)")
+        return 2
+    try:
+        oracle.parsers()
+        have_oracle = True
+    except oracle.OracleUnavailable as exc:
+        print(f"(quivers' parsers unavailable: {exc}; the 0.11+ columns are empty)")
+        have_oracle = False
+    counts: dict[str, Counter[str]] = {era: Counter() for era in ERAS}
+    misses: list[str] = []
+    for f in files:
+        text = f.text()
+        modern = have_oracle and oracle.modern(oracle.accepted_by(text))
+        module = check(text)
+        codes = [d.code for d in module.diagnostics if d.is_error]
+        parsed = "QVR001" not in codes and "QVR000" not in codes
+        clean = not codes
+        row = counts[f.era]
+        row["files"] += 1
+        row["modern"] += modern
+        row["parsed"] += parsed
+        row["clean"] += clean
+        row["modern parsed"] += modern and parsed
+        row["modern clean"] += modern and clean
+        if args.files and (not parsed or (modern and not clean)):
+            first = next(d for d in module.diagnostics if d.is_error)
+            where = f"{first.span.start_line + 1}:{first.span.start_col + 1}"
+            misses.append(f"{f.era:4} {f.name}:{where} {first.code} {first.message[:90]}")
+    columns = ("era", "files", "0.11+", "parse", "of 0.11+", "check", "of 0.11+")
+    widths = (5, 6, 6, 6, 9, 6, 9)
+    print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    total: Counter[str] = Counter()
+    for era in ERAS:
+        total.update(counts[era])
+        _row(era, counts[era], widths)
+    _row("all", total, widths)
+    print(
+        "0.11+: quivers 0.11 .. 0.25.2 accepts; parse: no QVR001; check: no error;"
+        " 'of 0.11+': among the 0.11+ files"
+    )
+    for line in misses:
+        print(line)
+    return 0
+
+
+def _row(era: str, c: Counter[str], widths: tuple[int, ...]) -> None:
+    cells = (
+        era,
+        str(c["files"]),
+        str(c["modern"]),
+        str(c["parsed"]),
+        f"{c['modern parsed']}/{c['modern']}",
+        str(c["clean"]),
+        f"{c['modern clean']}/{c['modern']}",
+    )
+    print(" ".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""What the checker does not check yet: names only, and one QVR011 saying so.
+
+quivers' language is larger than what qvr types (the seeds' dialect). For the
+rest (declaration kinds such as `deduction` or `effect`, object expressions
+beyond products of names, programs with family steps, plates, options and
+data variables) the checker still declares the names they define and records
+the names they use, so that navigation works and nothing downstream reports
+a false "undefined"; and it says once per declaration, at information level,
+that the rest is not checked. One root cause, one diagnostic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from qvr_core import rules
+from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
+from qvr_core.check.module import SymbolKind
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+if TYPE_CHECKING:
+    from qvr_core.check.context import Context
+    from qvr_core.check.programs import ProgramChecker
+
+_SEED_OPS = frozenset({"+", "-", "*", "/"})
+_KNOWN_FUNCS = frozenset(UNARY_FUNCS + BINARY_FUNCS)
+_SEED_ARITH = (ast.Number, ast.Var, ast.Unary, ast.Binary, ast.Apply)
+
+
+def note(ctx: Context, span: Span, what: str) -> None:
+    """The one information diagnostic of a declaration the checker does not check."""
+    ctx.report(rules.NOT_CHECKED, f"{what} is not checked yet (names only)", span)
+
+
+def declared_names(decl: ast.Decl) -> tuple[ast.Name, ...]:
+    """The top-level names a declaration declares (an export declares none)."""
+    if isinstance(decl, ast.ExportDecl):
+        return ()
+    if isinstance(decl, ast.ObjectDecl | ast.MorphismDecl | ast.OtherDecl):
+        return decl.names
+    return (decl.name,)
+
+
+def names_in(node: object) -> Iterator[ast.Name]:
+    """Every Name under a node (iteratively), in no particular order."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Name):
+            yield item
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif type(item) is not Span and dataclasses.is_dataclass(item):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+
+
+def refer(ctx: Context, node: object, skip: frozenset[int] = frozenset()) -> None:
+    """Record every name under `node` that is a top-level declaration as a use of it."""
+    top = ctx.top
+    for name in names_in(node):
+        if id(name) not in skip and name.text in top:
+            ctx.ref(name.span, SymbolKey(name.text))
+
+
+def check_other(ctx: Context, decl: ast.OtherDecl) -> None:
+    """A declaration kind the checker does not model: its uses of top-level names."""
+    own = frozenset(id(n) for n in decl.names)
+    refer(ctx, decl.clause, own)
+    keyword = decl.clause.keyword.text if decl.clause.keyword else decl.clause.kind
+    if decl.clause.kind == "pragma":
+        return
+    label = f"{keyword} {decl.name.text}" if decl.names else keyword
+    note(ctx, decl.name.span, label)
+
+
+# ---------------------------------------------------------------- programs
+
+
+def program_reason(pc: ProgramChecker) -> str | None:
+    """Why a program needs more than the seeds' checks (None: the checker types it)."""
+    decl = pc.decl
+    if not isinstance(decl.dom, ast.TypeRef) or not isinstance(decl.cod, ast.TypeRef):
+        return "its domain or codomain"
+    if decl.param_kinds or decl.options:
+        return "its typed parameters or options"
+    bound: set[str] = {p.text for p in decl.params or ()}
+    used: list[ast.Name] = []
+    for step in decl.steps:
+        why = _step_reason(pc, step, used)
+        if why:
+            return why
+        if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.LetStep):
+            bound.add(step.target.text)
+        elif isinstance(step, ast.DestructureStep):
+            bound.update(t.text for t in step.targets)
+    from qvr_core.check.context import suggest
+
+    for name in used:
+        n = name.text
+        if n in bound or n in pc.ctx.top:
+            continue
+        if not suggest(n, sorted(bound)):
+            return f"its data variable '{n}'"
+    return None
+
+
+def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> str | None:
+    if isinstance(step, ast.MarginalizeStep | ast.CallStep | ast.ScoreStep):
+        return f"its {_kind(step)} step"
+    if isinstance(step, ast.SampleStep | ast.ObserveStep):
+        if step.more_targets or step.options:
+            return "its step options"
+        if isinstance(step, ast.SampleStep) and step.plate is not None:
+            return "its plates"
+        if isinstance(step, ast.ObserveStep) and not isinstance(step.declared, ast.TypeRef):
+            return "its plates"
+        source = step.source
+        if isinstance(source, ast.Call):
+            if is_family(pc.ctx, source.callee):
+                return f"its family step {source.callee.text}(...)"
+            if source.callee.text not in COMBINATORS:
+                # a declared morphism takes named values: the checker says so of any other (QVR407)
+                morphism = isinstance(pc.ctx.top.get(source.callee.text), ast.MorphismDecl)
+                for a in (*source.args, *source.kwargs):
+                    if isinstance(a, ast.NameRef):
+                        used.append(a.name)
+                    elif not (morphism and isinstance(a, ast.Literal | ast.Number | ast.Var)):
+                        return "its step arguments"
+        if _has_unchecked_expr(source):
+            return "its step source"
+        return None
+    if isinstance(step, ast.LetStep | ast.DestructureStep):
+        for node in _arith_nodes(step.value):
+            if not isinstance(node, _SEED_ARITH):
+                return "its expressions"
+            if isinstance(node, ast.Binary) and node.op not in _SEED_OPS:
+                return "its expressions"
+            if isinstance(node, ast.Unary) and node.op != "-":
+                return "its expressions"
+            # a declared morphism applied in a let is the checker's to report (QVR408)
+            if (
+                isinstance(node, ast.Apply)
+                and node.func.text not in _KNOWN_FUNCS
+                and not isinstance(pc.ctx.top.get(node.func.text), ast.MorphismDecl)
+            ):
+                return f"its function {node.func.text}"
+            if isinstance(node, ast.Var):
+                used.append(node.name)
+        return None
+    if isinstance(step, ast.ReturnStep):
+        if step.labels:
+            return "its labelled return"
+        used.extend(step.values)
+    return None
+
+
+def _kind(step: ast.Step) -> str:
+    return type(step).__name__.removesuffix("Step").lower()
+
+
+def is_family(ctx: Context, callee: ast.Name) -> bool:
+    """A distribution family applied in a step: a family of the builtin registry that
+    the file does not shadow. Any other undeclared name is undefined, capitalised or not
+    (the registry holds every family quivers has, so `Normall` is a typo, not a family)."""
+    n = callee.text
+    return n not in ctx.top and n in FAMILIES
+
+
+def _has_unchecked_expr(expr: object) -> bool:
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.Method):
+            return True
+        if isinstance(e, ast.Compose):
+            if e.op != ">>":
+                return True
+            stack += [e.left, e.right]
+        elif isinstance(e, ast.Tensor):
+            stack += [e.left, e.right]
+        elif isinstance(e, ast.Call):
+            for a in e.args:
+                if isinstance(a, ast.ListArg | ast.IndexArg) or (
+                    isinstance(a, ast.Literal) and a.kind == "string"
+                ):
+                    return True
+                stack.append(a)
+            for kw in e.kwargs:
+                if not isinstance(kw.value, ast.Literal):
+                    return True
+    return False
+
+
+def expr_reason(expr: ast.Expr) -> bool:
+    """Whether a morphism expression uses what the checker does not type yet."""
+    return _has_unchecked_expr(expr)
+
+
+def _arith_nodes(node: object) -> Iterator[object]:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, ast.Binary):
+            stack += [item.left, item.right]
+        elif isinstance(item, ast.Unary):
+            stack.append(item.operand)
+        elif isinstance(item, ast.Apply):
+            stack.extend(item.args)
+
+
+def structural(pc: ProgramChecker, reason: str) -> None:
+    """Names only: bind what the steps bind, resolve what they use; unbound names are
+    data variables (quivers binds them at fit time). One QVR011 on the program."""
+    ctx = pc.ctx
+    decl = pc.decl
+    refer(ctx, (decl.dom, decl.cod, decl.param_kinds, decl.options))
+    for p in decl.params or ():
+        pc._define(p, SymbolKind.PARAM, p.span, None, is_input=True)
+    data: set[str] = set()
+    _steps(pc, decl.steps, data)
+    note(ctx, decl.name.span, f"program {decl.name.text} ({reason})")
+
+
+def _steps(pc: ProgramChecker, steps: tuple[ast.Step, ...], data: set[str]) -> None:
+    for step in steps:
+        if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
+            plate = step.plate if not isinstance(step, ast.ObserveStep) else step.declared
+            refer(pc.ctx, (plate, step.options))
+            _source(pc, step.source, data)
+            targets = (step.target, *getattr(step, "more_targets", ()))
+            kind = SymbolKind.OBSERVE if isinstance(step, ast.ObserveStep) else SymbolKind.SAMPLE
+            for t in targets:
+                pc._define(t, kind, step.span, None)
+            if isinstance(step, ast.MarginalizeStep):
+                _steps(pc, step.steps, data)
+        elif isinstance(step, ast.LetStep | ast.ScoreStep):
+            _value(pc, step.value, data, frozenset())
+            pc._define(step.target, SymbolKind.LOCAL, step.span, None)
+        elif isinstance(step, ast.DestructureStep):
+            _value(pc, step.value, data, frozenset())
+            for t in step.targets:
+                pc._define(t, SymbolKind.LOCAL, step.span, None)
+        elif isinstance(step, ast.CallStep):
+            _callee(pc, step.callee)
+            for a in step.args:
+                _value(pc, a, data, frozenset())
+            pc._define(step.target, SymbolKind.LOCAL, step.span, None)
+        elif isinstance(step, ast.ReturnStep):
+            for n in step.values:
+                _use(pc, n, data)
+
+
+def _callee(pc: ProgramChecker, name: ast.Name) -> None:
+    n = name.text
+    if n in pc.locals:
+        _use(pc, name, set())
+    elif n in pc.ctx.top:
+        pc.ctx.ref(name.span, SymbolKey(n))
+    elif n[:1].isupper():  # not a family of the registry (is_family), nor declared
+        pc.ctx.undefined(name, "family", FAMILIES)
+
+
+def _source(pc: ProgramChecker, expr: object, data: set[str]) -> None:
+    """A step's source: callees are declarations or families; arguments are values."""
+    if isinstance(expr, ast.Call):
+        if not is_family(pc.ctx, expr.callee):
+            _callee(pc, expr.callee)
+        for a in (*expr.args, *(kw.value for kw in expr.kwargs)):
+            _argument(pc, a, data)
+    elif isinstance(expr, ast.NameRef):
+        if not is_family(pc.ctx, expr.name):
+            _callee(pc, expr.name)
+    elif isinstance(expr, ast.Compose | ast.Tensor):
+        _source(pc, expr.left, data)
+        _source(pc, expr.right, data)
+    elif isinstance(expr, ast.Method):
+        _source(pc, expr.receiver, data)
+
+
+def _argument(pc: ProgramChecker, arg: object, data: set[str]) -> None:
+    if isinstance(arg, ast.NameRef):
+        _use(pc, arg.name, data)
+    elif isinstance(arg, ast.Call):
+        _source(pc, arg, data)
+    elif isinstance(arg, ast.ListArg):
+        for item in arg.items:
+            _argument(pc, item, data)
+    elif isinstance(arg, ast.IndexArg):
+        _use(pc, arg.name, data)
+        _index(pc, arg.index, data)
+    elif isinstance(arg, ast.Compose | ast.Tensor | ast.Method):
+        _source(pc, arg, data)
+
+
+def _index(pc: ProgramChecker, index: object, data: set[str]) -> None:
+    """An index is a plate (an object) or a bound value."""
+    for name in names_in(index):
+        if name.text in pc.locals:
+            _use(pc, name, data)
+        elif name.text in pc.ctx.top:
+            pc.ctx.ref(name.span, SymbolKey(name.text))
+
+
+def _use(pc: ProgramChecker, name: ast.Name, data: set[str]) -> None:
+    n = name.text
+    if n in pc.locals:
+        pc.ctx.ref(name.span, SymbolKey(n, pc.scope))
+        pc._use(n)
+        return
+    if n in pc.ctx.top:
+        pc.ctx.ref(name.span, SymbolKey(n))
+        return
+    # a data variable, bound when the program is fitted: its first use defines it
+    pc._define(name, SymbolKind.PARAM, name.span, None, is_input=True)
+    data.add(n)
+
+
+def _value(pc: ProgramChecker, node: object, data: set[str], bound: frozenset[str]) -> None:
+    """Names in an arithmetic value: locals, data variables, functions, lambda and
+    factor binders (local to the expression)."""
+    stack: list[tuple[object, frozenset[str]]] = [(node, bound)]
+    while stack:
+        item, inner = stack.pop()
+        if isinstance(item, ast.Var):
+            if item.name.text not in inner:
+                _use(pc, item.name, data)
+        elif isinstance(item, ast.Binary):
+            stack += [(item.left, inner), (item.right, inner)]
+        elif isinstance(item, ast.Unary):
+            stack.append((item.operand, inner))
+        elif isinstance(item, ast.Apply):
+            if item.func.text in pc.ctx.top:
+                pc.ctx.ref(item.func.span, SymbolKey(item.func.text))
+            stack += [(a, inner) for a in item.args]
+        elif isinstance(item, ast.Index):
+            stack.append((item.base, inner))
+            stack += [(a, inner) for a in item.indices]
+        elif isinstance(item, ast.MethodCall):
+            stack.append((item.receiver, inner))
+            stack += [(a, inner) for a in item.args]
+        elif isinstance(item, ast.ListExpr):
+            stack += [(a, inner) for a in item.items]
+        elif isinstance(item, ast.Lambda):
+            stack.append((item.body, inner | {item.param.text}))
+        elif isinstance(item, ast.Factor):
+            names = inner | {n.text for n, _ in item.binders}
+            refer(pc.ctx, tuple(obj for _, obj in item.binders))
+            if item.body is not None:
+                stack.append((item.body, names))
+            stack += [(value, names) for _, value in item.cases]
