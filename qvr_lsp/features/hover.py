@@ -1,126 +1,17 @@
-"""Hover: the inferred type and dimensions of the name or sub-expression under the cursor.
-
-Plain Markdown that Neovim's floating window renders as well as VS Code: a
-fenced `qvr` block with the declaration (or `expression : type`), the
-dimensions (`FwdHidden * BwdHidden = R^(64+64)`), the checker's note (a
-bidirectional branch reads right to left), the doc comment and where the
-name is declared. Everything shown is read from the CheckedModule.
-"""
+"""Hover over the protocol: `qvr_core.ide.hover` computes the text, this converts it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
-from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq, dims_text, sum_text
-from qvr_core.ide.builtins_info import builtin_at
-from qvr_core.syntax.span import Span
+from qvr_core.ide.hover import hover_at
 from qvr_lsp import capabilities
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
-
-KIND_WORDS = {
-    SymbolKind.OBJECT: "object",
-    SymbolKind.MORPHISM: "morphism",
-    SymbolKind.LET: "let",
-    SymbolKind.PROGRAM: "program",
-    SymbolKind.PARAM: "parameter",
-    SymbolKind.SAMPLE: "sampled site",
-    SymbolKind.OBSERVE: "observed site",
-    SymbolKind.LOCAL: "local value",
-    SymbolKind.DECLARATION: "declaration",
-}
-
-
-@dataclass(frozen=True)
-class HoverText:
-    markdown: str
-    plain: str
-    span: Span
-
-
-def hover_at(module: CheckedModule, offset: int) -> HoverText | None:
-    """What to show at `offset`: the symbol named there, else the narrowest typed node."""
-    typed = module.type_at(offset)
-    ref = module.symbols.reference_at(offset)
-    if ref is not None:
-        note = typed.note if typed is not None and typed.span == ref.span else ""
-        return _symbol_hover(ref.symbol, ref.span, note)
-    builtin = builtin_at(module, offset)
-    if typed is not None:
-        head = f"{typed.label} : {_label(typed.type)}"
-        doc = f"`{builtin[0].signature}`: {builtin[0].doc}" if builtin is not None else None
-        return _compose(head, _dimensions(typed.type), typed.note, doc, None, typed.span)
-    if builtin is not None:
-        info, span = builtin
-        return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
-    return None
-
-
-def _symbol_hover(symbol: Symbol, span: Span, note: str) -> HoverText:
-    head = symbol.detail or f"{symbol.kind.value} {symbol.name}"
-    kind = KIND_WORDS.get(symbol.kind, symbol.kind.value)
-    where = f"{kind} declared on line {symbol.span.start_line + 1}"
-    if symbol.scope is not None:
-        where += f" in program {symbol.scope}"
-    return _compose(head, _dimensions(symbol.type), note, symbol.doc, where, span)
-
-
-def _compose(
-    head: str, dims: list[str], note: str, doc: str | None, where: str | None, span: Span
-) -> HoverText:
-    md = [f"```qvr\n{head}\n```"]
-    plain = [head]
-    if dims:
-        md.append("\n".join(f"- {d}" for d in dims))
-        plain.append("\n".join(d.replace("`", "") for d in dims))
-    if note:
-        md.append(f"*{note}*")
-        plain.append(note)
-    if doc:
-        md.append(doc)
-        plain.append(doc)
-    if where:
-        md.append(f"*{where}*")
-        plain.append(where)
-    return HoverText("\n\n".join(md), "\n\n".join(plain), span)
-
-
-def _label(t: object) -> str:
-    if isinstance(t, ObjectType):
-        return t.describe()
-    return getattr(t, "label", str(t))
-
-
-def _dimensions(t: object) -> list[str]:
-    """One line per value the type involves: `label = dims` (and the sum for products)."""
-    if t is None:
-        return []
-    if isinstance(t, Arrow):
-        return [f"input: {_value(t.dom)}", f"output: {_value(t.cod)}"]
-    if isinstance(t, Group):
-        member = t.member
-        return [
-            f"{t.count} independent copies, each {_value(member.dom)} to {_value(member.cod)}",
-        ]
-    if isinstance(t, ObjectType):
-        return [f"`{t.name} = {dims_text(t)}`"]
-    return [_value(t)]  # type: ignore[arg-type]  # the value types are left
-
-
-def _value(t: Product | Seq | Scalar) -> str:
-    if isinstance(t, Scalar):
-        return "`scalar` (a plain number; broadcasts)"
-    text = f"`{t.label} = {dims_text(t)}`"
-    elem = t.elem if isinstance(t, Seq) else t
-    if len(elem.factors) > 1 and elem.continuous:
-        text += f" ({sum_text(elem)})"
-    return text
 
 
 def register(server: QvrLanguageServer) -> None:
