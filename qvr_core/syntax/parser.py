@@ -404,6 +404,11 @@ def place_again(
     change in length if the one before it starts after the line of the change.
     `prefix` is `common_prefix(old_text, text)` when the caller has it already.
     """
+    if "\r" in old_text or "\r" in text:
+        # segments are cut from the unified text; counting lines below must see a lone
+        # `\r` as the line end it is (unifying keeps offsets, not always the prefix)
+        old_text, text = unify_line_ends(old_text), unify_line_ends(text)
+        prefix = None
     if prefix is None:
         prefix = common_prefix(old_text, text)
     suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -126,3 +127,15 @@ def test_segments_parse_to_the_same_tree_as_the_whole_text(data: st.DataObject) 
     moved = [p.segment.moved(s) if (s := p.shifter()) else p.segment for p in again]
     assert [p.start for p in again] == [p.start for p in fresh]
     assert join(text, moved) == expected
+
+
+@pytest.mark.parametrize("edit", ["\r", "x\r", "\r\n"])
+def test_a_lone_carriage_return_removed_moves_later_segments_up_a_line(edit: str) -> None:
+    """A lone `\\r` is a line end: taking it out of an earlier text moves what follows."""
+    text = "object A : Real 4\nobject B : Real 4\nmorphism f : A -> B [role=kernel] ~ Normal\n"
+    earlier = edit + text
+    placed_earlier = place_segments(earlier, {})
+    known = {p.segment.text: p.segment for p in placed_earlier}
+    again = place_again(earlier, placed_earlier, text, known)
+    moved = [p.segment.moved(s) if (s := p.shifter()) else p.segment for p in again]
+    assert join(text, moved) == parse(text)
