@@ -1,4 +1,4 @@
-"""The `qvr` command line: check, diagram, run, fmt, explain, lsp.
+"""The `qvr` command line: check, diagram, run, fmt, migrate, explain, lsp.
 
 Each subcommand is a module with `add_arguments(parser)` and `main(args)`.
 They are imported here by name, so a broken one fails `qvr` loudly instead
@@ -14,7 +14,7 @@ import sys
 from typing import Protocol
 
 from qvr_core import __version__
-from qvr_core.cli import check, diagram, explain, fmt, run
+from qvr_core.cli import check, diagram, explain, fmt, migrate, run
 from qvr_lsp import cli as lsp
 
 
@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[Subcommand, str]] = {
     "diagram": (diagram, "draw a model as Mermaid, DOT or SVG"),
     "run": (run, "fit a program with SVI or NUTS, or sample its prior"),
     "fmt": (fmt, "format files in the canonical layout"),
+    "migrate": (migrate, "rewrite files in the syntax of a later quivers"),
     "explain": (explain, "explain a diagnostic code, with an example"),
     "lsp": (lsp, "start the language server"),
 }

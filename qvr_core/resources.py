@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +126,8 @@ def parse_size(value: object) -> int:
 
 def format_bytes(n: int | float) -> str:
     """`12.3 GB`, `512 MB`: decimal units, three significant digits."""
+    if isinstance(n, int) and n >= 10**21:
+        return f"{_scientific(n)} bytes"  # past EB: no float holds it, no unit helps
     n = float(n)
     for unit in ("bytes", "KB", "MB", "GB", "TB", "PB", "EB"):
         if n < 1000 or unit == "EB":
@@ -135,7 +137,21 @@ def format_bytes(n: int | float) -> str:
 
 
 def _count(n: int) -> str:
-    return f"{n:,}" if n < 10**15 else f"{n:.3g}"
+    return f"{n:,}" if n < 10**15 else _scientific(n)
+
+
+def _scientific(n: int) -> str:
+    """`2.05e+301` for a positive integer of any size, in integer arithmetic: a chain of
+    stacks can count more parameters than a float holds or `str()` will print."""
+    exponent = int((n.bit_length() - 1) * 0.30102999566398)  # at most log10(n)
+    digits = n // 10 ** max(exponent - 3, 0)  # 4 or more leading digits
+    while digits >= 10_000:
+        digits //= 10
+        exponent += 1
+    rounded = (digits + 5) // 10  # three significant digits
+    if rounded == 1000:
+        rounded, exponent = 100, exponent + 1
+    return f"{rounded / 100:.3g}e+{exponent:02d}"
 
 
 # ------------------------------------------------------------------ results
@@ -343,6 +359,8 @@ class Model:
         parameter, with gradients and optimiser state) sizes the needs recorded.
         The names of the declarations reached are left in `reached`.
         """
+        for owner, call in self._unsized_stacks(roots):
+            self._size_stack(owner, call, bytes_each)
         self.reached = set()
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
@@ -396,13 +414,66 @@ class Model:
                 _leaf_reason(info.name, info, leaf),
             )
 
+    def _size_stack(self, owner: object, call: ast.Call, bytes_each: int) -> None:
+        """Parameters of one copy of a stack's body (its inner stacks sized already)."""
+        body = call.args[0]
+        assert isinstance(body, ast.Expr)  # the checker typed this stack's body
+        self._params[id(call)] = self.parameters([(owner, body)], bytes_each)
+        self._reached[id(call)] = self.reached
+
+    def _direct_stacks(
+        self, roots: Sequence[tuple[object, ast.Arg]]
+    ) -> list[tuple[object, ast.Call]]:
+        """The stack calls these expressions reach without entering another stack's body."""
+        found: list[tuple[object, ast.Call]] = []
+        seen: set[str] = set()
+        todo = list(roots)
+        while todo:
+            owner, e = todo.pop()
+            if isinstance(e, ast.NameRef):
+                name = e.name.text
+                if name not in seen and (body := self._body(name)) is not None:
+                    seen.add(name)
+                    todo.extend((body[0], x) for x in body[1])
+            elif isinstance(e, ast.Compose | ast.Tensor):
+                todo += [(owner, e.left), (owner, e.right)]
+            elif isinstance(e, ast.Call):
+                if e.callee.text == "stack":
+                    found.append((owner, e))
+                else:
+                    todo.extend((owner, a) for a in e.args if not isinstance(a, ast.Literal))
+        return found
+
+    def _unsized_stacks(
+        self, roots: Sequence[tuple[object, ast.Arg]]
+    ) -> list[tuple[object, ast.Call]]:
+        """Stack calls not sized yet, each after the stacks inside its body: sizing them in
+        this order never nests, so a chain of a thousand stacks costs no recursion."""
+        order: list[tuple[object, ast.Call]] = []
+        entered: set[int] = set()
+        work = [(False, owner, call) for owner, call in self._direct_stacks(roots)]
+        while work:
+            expanded, owner, call = work.pop()
+            if id(call) in self._params:
+                continue
+            if expanded:
+                order.append((owner, call))
+                self._params[id(call)] = -1  # placed; sized by the caller in this order
+                continue
+            if id(call) in entered:
+                continue  # a cycle (reported by the checker) or already on the way
+            entered.add(id(call))
+            work.append((True, owner, call))
+            body = call.args[0]
+            if not isinstance(body, ast.Literal):
+                work.extend((False, o, c) for o, c in self._direct_stacks([(owner, body)]))
+        for _, call in order:
+            del self._params[id(call)]
+        return order
+
     def _stack(self, owner: object, call: ast.Call, bytes_each: int, reached: set[str]) -> int:
         if id(call) not in self._params:
-            body = call.args[0]
-            assert isinstance(body, ast.Expr)  # the checker typed this stack's body
-            one = self.parameters([(owner, body)], bytes_each)
-            self._params[id(call)] = one
-            self._reached[id(call)] = self.reached
+            self._size_stack(owner, call, bytes_each)
         one = self._params[id(call)]
         reached |= self._reached[id(call)]
         n = _times(call)

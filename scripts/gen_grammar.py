@@ -1,9 +1,12 @@
-"""Write the builtin-name regexes of the VS Code TextMate grammar from qvr's registries.
+"""Write the keyword and builtin-name regexes of the VS Code TextMate grammar from qvr's
+registries.
 
-The grammar (`vscode-extension/syntaxes/qvr.tmLanguage.json`) highlights families,
-type constructors, combinators, arithmetic builtins, option keys, roles and option
-values by name. Those names come from `qvr_core.builtins` and the checker's option
-tables; this script rewrites each such `\\b(a|b|...)\\b` pattern in place and leaves
+The grammar (`vscode-extension/syntaxes/qvr.tmLanguage.json`) highlights keywords,
+declaration kinds, families, type constructors, combinators, arithmetic builtins,
+option keys, roles and option values by name. Those names come from the lexer's
+keyword tables (`qvr_core.syntax.layout`), `qvr_core.builtins` and the checker's
+option tables; this script rewrites each such `\\b(a|b|...)\\b` pattern (and the
+`^\\s*(kind)\\s+(name)` pattern of the declaration kinds) in place and leaves
 everything else as it is. `--check` exits 1 when the committed grammar is stale
 (`tests/builtins/test_grammar.py` runs it).
 
@@ -23,12 +26,21 @@ sys.path.insert(0, str(ROOT))
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, OBJECT_CONSTRUCTORS  # noqa: E402
 from qvr_core.check.context import OPTION_KEYS, PARAM_SOURCES, ROLES  # noqa: E402
+from qvr_core.syntax.layout import (  # noqa: E402
+    CONTROL_KEYWORDS,
+    DECLARATION_KEYWORDS,
+    DECLARATION_KINDS,
+)
 
 GRAMMAR = ROOT / "vscode-extension" / "syntaxes" / "qvr.tmLanguage.json"
 OPTION_SCOPE = "variable.parameter.option.qvr"
+KIND_SCOPE = "storage.type.declaration.qvr"  # capture 1 of the declaration-kind pattern
+NAME = "([A-Za-z_][A-Za-z0-9_]*)"
 
 #: scope of a `{"name": scope, "match": "\\b(...)\\b"}` pattern -> the names it matches
 WORDS: dict[str, Iterable[str]] = {
+    "storage.type.qvr": DECLARATION_KEYWORDS,
+    "keyword.control.qvr": CONTROL_KEYWORDS,
     "support.function.combinator.qvr": COMBINATORS,
     "support.function.builtin.qvr": FUNCTIONS,
     "support.type.constructor.qvr": OBJECT_CONSTRUCTORS,
@@ -69,7 +81,10 @@ def generate(grammar: dict[str, Any]) -> dict[str, Any]:
         ):
             p["match"] = rf"\b({alternation(OPTION_KEYS)})\s*(=)"
             found.add("option keys")
-    missing = {*WORDS, "option keys"} - found
+        elif scope is None and p.get("captures", {}).get("1", {}).get("name") == KIND_SCOPE:
+            p["match"] = rf"^\s*({alternation(DECLARATION_KINDS)})\s+{NAME}"
+            found.add("declaration kinds")
+    missing = {*WORDS, "option keys", "declaration kinds"} - found
     if missing:
         raise SystemExit(f"{GRAMMAR}: no pattern for {', '.join(sorted(missing))}")
     return grammar

@@ -4,7 +4,9 @@ Plain Markdown that Neovim's floating window renders as well as VS Code: a
 fenced `qvr` block with the declaration (or `expression : type`), the
 dimensions (`FwdHidden * BwdHidden = R^(64+64)`), the checker's note (a
 bidirectional branch reads right to left), the doc comment and where the
-name is declared. Everything shown is read from the CheckedModule; the
+name is declared. Everything shown is read from the CheckedModule. On the
+first line of the first declaration it also says the era of quivers the file is
+written for (`qvr_core.era`), so a reader knows which dialect they are in. The
 answer is a plain value (`HoverText`) that `qvr_lsp/features/hover.py` converts.
 """
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq, dims_text, sum_text
+from qvr_core.era import era
 from qvr_core.ide.builtins_info import builtin_at
 from qvr_core.syntax.span import Span
 
@@ -40,7 +43,16 @@ class HoverText:
 
 
 def hover_at(module: CheckedModule, offset: int) -> HoverText | None:
-    """What to show at `offset`: the symbol named there, else the narrowest typed node."""
+    """What to show at `offset`: the symbol named there, else the narrowest typed node,
+    and the file's era on the first line of its first declaration."""
+    found = _hover(module, offset)
+    note = era_note(module, offset)
+    if note is None:
+        return found
+    return note if found is None else _with(found, note)
+
+
+def _hover(module: CheckedModule, offset: int) -> HoverText | None:
     typed = module.type_at(offset)
     ref = module.symbols.reference_at(offset)
     if ref is not None:
@@ -55,6 +67,28 @@ def hover_at(module: CheckedModule, offset: int) -> HoverText | None:
         info, span = builtin
         return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
     return None
+
+
+def era_note(module: CheckedModule, offset: int) -> HoverText | None:
+    """`written for quivers 0.11-0.14 (top-level let)`, when `offset` is on the first
+    line of the file's first declaration."""
+    decls = module.ast.decls
+    if not decls:
+        return None
+    first = decls[0].span
+    line_end = module.source.find("\n", first.start)
+    end = min(first.end, len(module.source) if line_end < 0 else line_end)
+    if not first.start <= offset <= end:
+        return None
+    note = f"written for {era(module.ast, module.diagnostics, module.source).label}"
+    col = first.start_col + end - first.start
+    span = Span(first.start, end, first.start_line, first.start_col, first.start_line, col)
+    return HoverText(f"*{note}*", note, span)
+
+
+def _with(found: HoverText, note: HoverText) -> HoverText:
+    markdown = f"{found.markdown}\n\n{note.markdown}"
+    return HoverText(markdown, f"{found.plain}\n\n{note.plain}", found.span)
 
 
 def _symbol_hover(symbol: Symbol, span: Span, note: str) -> HoverText:

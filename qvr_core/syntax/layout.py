@@ -68,17 +68,22 @@ SOFT_KEYWORDS.update(
     dict.fromkeys(("embed", "continuous", "kernel", "latent", "stochastic", "discrete"), "ROLE")
 )
 
+#: The declaration kinds of quivers' grammar beyond object/morphism/define/program
+#: (soft keywords: each may be a name elsewhere). The TextMate grammar highlights them
+#: where they start a line (scripts/gen_grammar.py).
+DECLARATION_KINDS = (
+    "index", "family", "effect", "instance", "handler", "composition", "category", "rule",
+    "schema", "bundle", "contraction", "deduction", "signature", "encoder", "decoder", "loss",
+)
+#: Words that start a declaration wherever they stand (the grammar's `storage.type`).
+DECLARATION_KEYWORDS = ("object", "morphism", "let", "define", "program")
+#: Words of program steps, `where` blocks and exports (the grammar's `keyword.control`).
+CONTROL_KEYWORDS = ("sample", "observe", "marginalize", "score", "return", "export", "where")
+
 #: Words that start a top-level statement when they begin a line at column 0.
 #: Such a line always starts a new statement (it closes an unclosed bracket), so
 #: the text can be cut before it (`segment_starts`).
-TOP_WORDS = frozenset(
-    (
-        *KEYWORDS,
-        "define", "index", "family", "effect", "instance", "handler", "composition", "category",
-        "rule", "schema", "bundle", "contraction", "deduction", "signature", "encoder", "decoder",
-        "loss",
-    )
-)
+TOP_WORDS = frozenset((*KEYWORDS, "define", *DECLARATION_KINDS))
 
 PUNCTUATION: dict[str, str] = {
     "->": "ARROW",

@@ -27,6 +27,14 @@ from qvr_core.ide.rename import BUILTIN_NAMES
 from qvr_core.ide.signature import signature_help
 from qvr_core.ide.tokens import TokenType, semantic_tokens
 from qvr_core.syntax import builder
+from qvr_core.syntax.layout import (
+    CONTROL_KEYWORDS,
+    DECLARATION_KEYWORDS,
+    DECLARATION_KINDS,
+    KEYWORDS,
+    SOFT_KEYWORDS,
+    TOP_WORDS,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAMMAR = ROOT / "vscode-extension" / "syntaxes" / "qvr.tmLanguage.json"
@@ -139,6 +147,31 @@ def test_grammar_regex_matches_exactly_the_registry_names(scope: str, names: dic
     words = {*EVERY_NAME, "Normal2", "Foo", "fanout"}
     matched = {w for w in words if regex.fullmatch(w)}
     assert matched == set(names)
+
+
+def test_grammar_keywords_are_the_lexers_keywords() -> None:
+    """Every reserved or soft keyword that starts a declaration or a step is highlighted,
+    each declaration kind only where it starts a line (it may name a morphism elsewhere)."""
+    assert set(KEYWORDS) <= {*DECLARATION_KEYWORDS, *CONTROL_KEYWORDS}
+    assert {*DECLARATION_KEYWORDS, *CONTROL_KEYWORDS} - set(KEYWORDS) <= set(SOFT_KEYWORDS)
+    assert set(DECLARATION_KINDS) <= set(SOFT_KEYWORDS) and set(DECLARATION_KINDS) <= TOP_WORDS
+    words = {*DECLARATION_KEYWORDS, *CONTROL_KEYWORDS, *DECLARATION_KINDS, "defined", "rules"}
+    for scope, names in (
+        ("storage.type.qvr", DECLARATION_KEYWORDS),
+        ("keyword.control.qvr", CONTROL_KEYWORDS),
+    ):
+        regex = re.compile(_match_of(scope))
+        assert {w for w in words if regex.fullmatch(w)} == set(names)
+    (kinds,) = [
+        p["match"]
+        for p in json.loads(GRAMMAR.read_text(encoding="utf-8"))["repository"]["declarations"][
+            "patterns"
+        ]
+        if p["captures"]["1"]["name"] == "storage.type.declaration.qvr"
+    ]
+    kind = re.compile(kinds)
+    assert {w for w in words if kind.match(f"    {w} name")} == set(DECLARATION_KINDS)
+    assert kind.match("loss >> head") is None
 
 
 def test_the_family_catalogue_page_is_fresh() -> None:

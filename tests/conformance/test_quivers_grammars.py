@@ -5,7 +5,10 @@
 (b) every example in examples/ is accepted by the quivers grammar of its era
     (or uses qvr's one named extension, which qvr reports);
 (c) `qvr fmt` keeps the dialect: its output is accepted by every quivers
-    grammar that accepted its input.
+    grammar that accepted its input; `qvr migrate --to current` output, and
+    its formatting, are accepted by quivers HEAD's grammar (but for what
+    migrate names as left as written: 0.11-0.14 forms that 0.15 dropped),
+    over the corpus files some v0.11+ grammar accepts and over examples/.
 
 The corpus is read from ../shared (tests/conformance/shared.py); the tests
 skip with the reason when it or quivers' parsers cannot be had.
@@ -20,6 +23,7 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.format.formatter import format_text
+from qvr_core.migrate import migrate_text
 from qvr_core.syntax.parser import parse
 from tests.conformance import oracle
 from tests.conformance.shared import CorpusFile, corpus
@@ -81,6 +85,22 @@ def test_older_files_get_era_diagnostics_not_crashes(f: CorpusFile | None) -> No
     assert not [d for d in module.diagnostics if d.code == "QVR000"]
 
 
+def _in_quivers_syntax(text: str) -> str:
+    """`text` with qvr's one extension (`let (a, b) = value`, reported as QVR012, which no
+    quivers grammar accepts) written as a plain `let` of its first name."""
+    extension = [d for d in check(text).diagnostics if d.code == "QVR012"]
+    if not extension:
+        return text
+    lines = text.split("\n")
+    for d in extension:
+        line = lines[d.span.start_line]
+        names = line[line.index("(") + 1 : line.index(")")].split(",")
+        value = line.split("=", 1)[1]
+        indent = line[: len(line) - len(line.lstrip())]
+        lines[d.span.start_line] = f"{indent}let {names[0].strip()} = {value.strip()}"
+    return "\n".join(lines)
+
+
 def _skip_if_oracle_unavailable() -> None:
     try:
         oracle.parsers()
@@ -97,18 +117,7 @@ def _examples() -> list[Path]:
 def test_b_every_example_is_accepted_by_a_quivers_grammar(path: Path) -> None:
     _skip_if_oracle_unavailable()
     text = path.read_text(encoding="utf-8")
-    extension = [d for d in check(text).diagnostics if d.code == "QVR012"]
-    if extension:
-        # qvr's one extension (`let (a, b) = value`): reported, and the only thing
-        # quivers' grammars reject in the file
-        lines = text.split("\n")
-        for d in extension:
-            line = lines[d.span.start_line]
-            names = line[line.index("(") + 1 : line.index(")")].split(",")
-            value = line.split("=", 1)[1]
-            indent = line[: len(line) - len(line.lstrip())]
-            lines[d.span.start_line] = f"{indent}let {names[0].strip()} = {value.strip()}"
-        text = "\n".join(lines)
+    text = _in_quivers_syntax(text)
     accepted = oracle.accepted_by(text)
     assert oracle.modern(accepted), f"{path.name}: accepted only by {accepted}"
 
@@ -133,3 +142,45 @@ def test_c_formatting_the_examples_keeps_their_grammar(path: Path) -> None:
     result = format_text(text)
     assert result.ok, result.refused
     assert set(before) <= set(oracle.accepted_by(result.text))
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + text[end:]
+    return text
+
+
+def _head_accepts_but_what_is_left(text: str) -> None:
+    """HEAD's grammar accepts `text` once the constructs `qvr migrate` names as left as
+    written (0.11-0.14 forms 0.15 dropped) are cut out."""
+    left = migrate_text(text, "current").left
+    kept = _without(text, [(x.span.start, x.span.end) for x in left])
+    assert oracle.accepts("HEAD", kept), [(x.span.start_line + 1, x.message) for x in left]
+
+
+@pytest.mark.parametrize("f", MODERN or [None], ids=_ids)
+def test_c_migrating_and_formatting_are_accepted_by_quivers_head(f: CorpusFile | None) -> None:
+    _skip_if_unavailable()
+    assert f is not None
+    result = migrate_text(f.text(), "current")
+    assert result.ok, result.refused
+    _head_accepts_but_what_is_left(result.text)
+    assert migrate_text(result.text, "current").text == result.text  # idempotent
+    formatted = format_text(result.text)
+    assert formatted.ok, formatted.refused
+    _head_accepts_but_what_is_left(formatted.text)
+    # in either order
+    either = migrate_text(format_text(f.text()).text, "current")
+    assert either.ok, either.refused
+    _head_accepts_but_what_is_left(either.text)
+
+
+@pytest.mark.parametrize("path", _examples(), ids=lambda p: p.name)
+def test_c_migrated_and_formatted_examples_are_accepted_by_quivers_head(path: Path) -> None:
+    _skip_if_oracle_unavailable()
+    result = migrate_text(path.read_text(encoding="utf-8"), "current")
+    assert result.ok and not result.left, (result.refused, result.left)
+    assert oracle.accepts("HEAD", _in_quivers_syntax(result.text))
+    formatted = format_text(result.text)
+    assert formatted.ok, formatted.refused
+    assert oracle.accepts("HEAD", _in_quivers_syntax(formatted.text))

@@ -34,4 +34,11 @@ def test_a_sub_expression_covers_exactly_itself() -> None:
 
 
 def test_nothing_under_a_keyword() -> None:
-    assert hover_at(MODULE, at(BIRNN, "object") + 1) is None
+    assert hover_at(MODULE, at(BIRNN, "object", occurrence=1) + 1) is None
+
+
+def test_the_first_declaration_line_says_the_era_of_the_file() -> None:
+    found = hover_at(MODULE, at(BIRNN, "object") + 1)
+    assert found is not None
+    assert found.plain.startswith("written for quivers")
+    assert found.span.start == 0 and found.span.start_line == found.span.end_line

@@ -26,6 +26,8 @@ ADVERTISED = {
     "rename, prepareRename": lambda c: isinstance(c.rename_provider, lsp.RenameOptions)
     and c.rename_provider.prepare_provider,
     "code actions": lambda c: c.code_action_provider,
+    "migrate file (source action)": lambda c: "source.migrate"
+    in c.code_action_provider.code_action_kinds,
     "inlay hints": lambda c: c.inlay_hint_provider,
     "signature help": lambda c: "(" in c.signature_help_provider.trigger_characters,
     "semantic tokens (full, range)": lambda c: c.semantic_tokens_provider.full

@@ -41,6 +41,8 @@ SKELETON = [
     "qvr_core/builtins/__init__.py",
     "qvr_core/datafile.py",
     "qvr_core/files.py",
+    "qvr_core/era.py",
+    "qvr_core/migrate.py",
 ]
 
 # (module to add, its import): each breaks one rule of docs/architecture.md.

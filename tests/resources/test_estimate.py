@@ -212,3 +212,23 @@ def test_parse_size_refuses_with_a_message_never_a_crash(value: object) -> None:
 
 def test_the_runtime_uses_four_byte_floats_as_the_model_assumes() -> None:
     assert torch.get_default_dtype() == torch.float32
+
+
+def test_a_chain_of_stacks_deeper_than_the_recursion_limit_is_sized_exactly() -> None:
+    def chain(n: int) -> str:
+        lines = ["object A : Real 4", "morphism f : A -> A [role=kernel] ~ Normal", "let l0 = f"]
+        lines += [f"let l{i} = stack(l{i - 1}, 2)" for i in range(1, n)]
+        lines += ["program p : A -> A", f"    sample h <- l{n - 1}", "    return h", "export p"]
+        return "\n".join(lines) + "\n"
+
+    one = estimate(check(chain(1)), "p").parameters  # f alone
+    assert estimate(check(chain(500)), "p").parameters == one * 2**499
+
+
+def test_counts_past_what_a_float_holds_are_written_in_scientific_notation() -> None:
+    from qvr_core.resources import format_bytes
+
+    assert format_bytes(2**1000) == "1.07e+301 bytes"
+    assert format_bytes(3 * 10**20) == "300 EB"
+    assert format_bytes(999_999 * 10**20) == "1e+26 bytes"
+    assert format_bytes(2**70_000).endswith("e+21072 bytes")  # more digits than str() prints

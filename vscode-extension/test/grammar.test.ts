@@ -111,6 +111,36 @@ describe("QVR grammar", () => {
     assert.equal(scopeOf(source, "export"), "keyword.control.export.qvr");
   });
 
+  it("marks the keywords and declaration kinds of quivers 0.15 and later", () => {
+    const source = [
+      "define backbone = identity(Token)",
+      "    where",
+      "program lda(alpha : Real) : Word -> Word",
+      "    marginalize z : Topic <- Categorical(theta) [over=Doc]",
+      "        observe w : Word <- Categorical(phi[z])",
+      "    score penalty = 0.5 * alpha",
+      "    return w",
+      "deduction CCG : Term -> Term",
+      "    rule fwd_app : span(I, K, A) |- span(I, J, A)",
+      "effect Choice",
+      "let loss = head >> loss_fn",
+    ].join("\n");
+    assert.equal(scopeOf(source, "define"), "storage.type.define.qvr");
+    assert.equal(scopeOf(source, "backbone"), "variable.other.definition.qvr");
+    assert.equal(scopeOf(source, "where"), "keyword.control.qvr");
+    assert.equal(scopeOf(source, "marginalize"), "keyword.control.marginalize.qvr");
+    assert.equal(scopeOf(source, "z"), "variable.other.site.qvr");
+    assert.equal(scopeOf(source, "score"), "keyword.control.score.qvr");
+    assert.equal(scopeOf(source, "penalty"), "variable.other.site.qvr");
+    assert.equal(scopeOf(source, "deduction"), "storage.type.declaration.qvr");
+    assert.equal(scopeOf(source, "CCG"), "entity.name.declaration.qvr");
+    assert.equal(scopeOf(source, "rule"), "storage.type.declaration.qvr");
+    assert.equal(scopeOf(source, "fwd_app"), "entity.name.declaration.qvr");
+    assert.equal(scopeOf(source, "effect"), "storage.type.declaration.qvr");
+    // a declaration kind is a keyword only where it starts a declaration: `loss` here is a name
+    assert.equal(scopeOf(source, "loss"), "variable.other.definition.qvr");
+  });
+
   it("separates doc comments from comments, including after code", () => {
     const source = "#! The token vocabulary.\nobject Token : FinSet 256  # a finite set\n# plain";
     assert.equal(scopeOf(source, "#! The token vocabulary."), "comment.line.documentation.qvr");

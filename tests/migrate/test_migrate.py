@@ -1,0 +1,94 @@
+"""`qvr_core.migrate` and `qvr_core.era`: rewrites between eras, comments kept, and the
+era a file is written for."""
+
+from __future__ import annotations
+
+import pytest
+
+from qvr_core.edits import apply_edits
+from qvr_core.era import era
+from qvr_core.migrate import era_of, migrate_text
+from qvr_core.syntax.parser import parse
+
+LET_FILE = """\
+# a model written for quivers 0.12
+object A : FinSet 3  # three states
+object B : FinSet 2
+
+let f = identity(A)  # kept comment
+
+rule combine(X, Y) : A, B => A
+export f
+"""
+
+
+def test_top_level_let_becomes_define_and_comments_stay() -> None:
+    result = migrate_text(LET_FILE, "current")
+    assert result.ok and not result.left
+    assert "define f = identity(A)  # kept comment" in result.text
+    assert "rule combine(X, Y) : A, B |- A" in result.text
+    assert result.text.replace("define", "let").replace("|-", "=>") == LET_FILE
+
+
+def test_migrating_twice_changes_nothing_more() -> None:
+    once = migrate_text(LET_FILE).text
+    assert migrate_text(once).text == once
+
+
+def test_older_surfaces_are_rewritten_by_their_quick_fixes() -> None:
+    text = "# old\nobject Term : 16\n"
+    parsed = parse(text)
+    (older,) = [d for d in parsed.diagnostics if d.code == "QVR010"]
+    fixed = apply_edits(text, list(older.fixes[0].edits))
+    assert migrate_text(text).text == fixed == "# old\nobject Term : FinSet 16\n"
+
+
+def test_forms_quivers_015_dropped_are_left_and_named() -> None:
+    text = "composition log_prob as algebra\nobject A : FinSet 2\n"
+    result = migrate_text(text)
+    assert result.ok and result.text == text
+    (left,) = result.left
+    assert left.span.start_line == 0 and "composition ... as" in left.message
+
+
+def test_a_file_that_does_not_parse_is_refused_with_its_line() -> None:
+    text = "object A : FinSet 3\nmorphism f : A A\n"
+    result = migrate_text(text)
+    assert not result.ok and result.text == text
+    assert "line 2" in (result.refused or "")
+
+
+def test_unknown_target_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match=r"0\.15"):
+        migrate_text(LET_FILE, "0.9")
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        (LET_FILE, "quivers 0.11-0.14 (top-level let, `rule ... =>`)"),
+        ("object A : FinSet 3\ndefine f = identity(A)\n", "quivers 0.15+ (define)"),
+        ("object A, B : FinSet 3\n", "quivers 0.15+ (multi-name declarations)"),
+        ("object A : 8\n", "quivers 0.1-0.10 (an older surface)"),
+        ("object A : FinSet 3\n", "quivers 0.11+ (nothing era-specific)"),
+        (
+            "object A : FinSet 3\nprogram p(x : Real) : A -> A\n    let y <- g(x)\n    return y\n",
+            "quivers 0.19+ (call steps)",
+        ),
+    ],
+)
+def test_the_era_a_file_is_written_for(text: str, label: str) -> None:
+    assert era_of(text).label == label
+
+
+def test_constructs_of_eras_no_release_shares_are_mixed() -> None:
+    text = "object A : FinSet 3\nlet f = identity(A)\ndefine g = identity(A)\n"
+    found = era_of(text)
+    assert found.mixed
+    assert found.label == "mixed quivers eras (top-level let: 0.11-0.14; define: 0.15+)"
+
+
+def test_era_reads_the_parse_it_is_given() -> None:
+    parsed = parse("object A : 8\n")
+    assert era(parsed.module, parsed.diagnostics, "object A : 8\n").older
+    assert not era(parsed.module, [], "object A : 8\n").older
