@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from qvr_core.check import check
+from qvr_core.syntax import ast
 from tests.conformance import oracle
 from tests.conformance.shared import corpus
 
@@ -57,12 +58,19 @@ def main() -> int:
         row["clean"] += clean
         row["modern parsed"] += modern and parsed
         row["modern clean"] += modern and clean
+        if modern:
+            declared = [d for d in module.ast.decls if isinstance(d, ast.ProgramDecl)]
+            row["programs"] += len(declared)
+            row["typed"] += sum(
+                d.name.text in module.programs or d.name.text in module.models for d in declared
+            )
+            row["models"] += sum(d.name.text in module.models for d in declared)
         if args.files and (not parsed or (modern and not clean)):
             first = next(d for d in module.diagnostics if d.is_error)
             where = f"{first.span.start_line + 1}:{first.span.start_col + 1}"
             misses.append(f"{f.era:4} {f.name}:{where} {first.code} {first.message[:90]}")
-    columns = ("era", "files", "0.11+", "parse", "of 0.11+", "check", "of 0.11+")
-    widths = (5, 6, 6, 6, 9, 6, 9)
+    columns = ("era", "files", "0.11+", "parse", "of 0.11+", "check", "of 0.11+", "typed")
+    widths = (5, 6, 6, 6, 9, 6, 9, 14)
     print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
     total: Counter[str] = Counter()
     for era in ERAS:
@@ -72,6 +80,10 @@ def main() -> int:
     print(
         "0.11+: quivers 0.11 .. 0.25.2 accepts; parse: no QVR001; check: no error;"
         " 'of 0.11+': among the 0.11+ files"
+    )
+    print(
+        "typed: programs of the 0.11+ files the checker types (not names only, QVR011) of"
+        " all their programs; in parentheses those typed as Bayesian models"
     )
     for line in misses:
         print(line)
@@ -87,6 +99,7 @@ def _row(era: str, c: Counter[str], widths: tuple[int, ...]) -> None:
         f"{c['modern parsed']}/{c['modern']}",
         str(c["clean"]),
         f"{c['modern clean']}/{c['modern']}",
+        f"{c['typed']}/{c['programs']} ({c['models']})",
     )
     print(" ".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))
 

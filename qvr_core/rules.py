@@ -377,8 +377,9 @@ UNKNOWN_OPTION = Rule(
     summary="an option or keyword argument that does not exist",
     explanation=(
         "Morphisms accept a fixed set of options (`role`, `scale`, ...), `scan` accepts "
-        "`reverse=`, and other calls take no keyword arguments. An unknown key is most "
-        "likely a typo: the message suggests the closest ones."
+        "`reverse=`, program steps accept `over`, `iid_over`, `via` and `reduction` (as "
+        "quivers documents them), and other calls take no keyword arguments. An unknown "
+        "key is most likely a typo: the message suggests the closest ones."
     ),
     fixes=("Correct the spelling, or remove the option.",),
     example="QVR303_unknown_option.qvr",
@@ -482,6 +483,72 @@ GROUP_AS_MORPHISM = Rule(
     ),
     fixes=("Use `fan(head)` to run every copy, or one copy such as `head_0`.",),
     example="QVR310_group_as_morphism.qvr",
+)
+
+FAMILY_ARGUMENTS = Rule(
+    code="QVR311",
+    name="family-arguments",
+    severity=ERROR,
+    summary="a family step whose arguments do not match the family's parameters",
+    explanation=(
+        "`sample x <- Family(args)` binds its arguments to the family's parameters as the "
+        "registry of builtins lists them: positional arguments in order, keywords by name "
+        "(`Normal(loc, scale)`, `HalfCauchy(scale=5.0)`). Too many arguments, an unknown "
+        "keyword, one given twice or a required one missing leaves the draw undefined. A "
+        "vector parameter may have its entries spread (`Dirichlet(1.0, 2.0, 3.0)`)."
+    ),
+    fixes=("Give the parameters the message shows, by position or by name.",),
+    example="QVR311_family_arguments.qvr",
+)
+
+ARGUMENT_CONSTRAINT = Rule(
+    code="QVR312",
+    name="argument-outside-constraint",
+    severity=ERROR,
+    summary="a number outside the values its family parameter takes (`HalfCauchy(-1.0)`)",
+    explanation=(
+        "Each family parameter takes values of one set: a scale is positive, a probability "
+        "lies in [0, 1], a count is a whole number, `Uniform`'s `low` is below its `high`. "
+        "A literal outside that set makes the distribution invalid, which quivers would "
+        "only find when the model runs."
+    ),
+    fixes=("Write a value inside the set the message names.",),
+    example="QVR312_argument_constraint.qvr",
+)
+
+ARGUMENT_PLATE = Rule(
+    code="QVR313",
+    name="argument-plate-mismatch",
+    severity=ERROR,
+    summary="a family argument of the wrong size or over the wrong plate",
+    explanation=(
+        "A site written on a plate (`sample theta : School <- Normal(mu, tau)`) draws one "
+        "value per index of the plate, so each argument is a number, a value over that "
+        "plate (or the plates `iid_over` and `over` add), or a gather that picks one entry "
+        "per index (`alpha[group]`). A value over another plate has no entry to pair with "
+        "each draw. Likewise a vector argument has as many entries as a draw (`over=K` or "
+        "the values of a marginalised coordinate say how many)."
+    ),
+    fixes=(
+        "Index the argument so it has one entry per index of the site's plate.",
+        "Put the step on the argument's plate, or give a vector of the right size.",
+    ),
+    example="QVR313_argument_plate.qvr",
+)
+
+FAMILY_SUPPORT = Rule(
+    code="QVR314",
+    name="family-support-object",
+    severity=ERROR,
+    summary="a discrete family on a continuous object (`observe y : Real 1 <- Poisson(..)`)",
+    explanation=(
+        "The continuous object written after `:` is the space a site's values lie in; a "
+        "family drawing whole numbers or categories (Poisson, Bernoulli, Categorical, ...) "
+        "has no values there. A finite set after `:` is a plate (one draw per element) and "
+        "fits every family."
+    ),
+    fixes=("Use a continuous family, or write the finite set the values index.",),
+    example="QVR314_family_support.qvr",
 )
 
 # ----------------------------------------------------------------- 4: programs
@@ -598,7 +665,24 @@ MORPHISM_CALL_IN_LET = Rule(
     example="QVR408_morphism_call_in_let.qvr",
 )
 
+INDEX_PLATE = Rule(
+    code="QVR409",
+    name="index-plate-mismatch",
+    severity=ERROR,
+    summary="a gather `theta[i]` whose index does not range over the plate it indexes",
+    explanation=(
+        "`theta[cls]` picks, for each value of `cls`, an entry of `theta` along its first "
+        "plate, so `cls` must range over that plate: a `Categorical` over it, or the plate "
+        "itself (`theta[School]`). An index over another finite set, a real-valued index or "
+        "more indices than `theta` has plates picks entries that do not exist. Data "
+        "variables used as indices are checked when the data is bound."
+    ),
+    fixes=("Index by a value over the same plate, or gather a value over the index's plate.",),
+    example="QVR409_index_plate.qvr",
+)
+
 # ------------------------------------------------------------------ 5: exports
+
 
 NO_EXPORT = Rule(
     code="QVR501",

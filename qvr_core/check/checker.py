@@ -18,6 +18,7 @@ from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
 from qvr_core.check.expressions import infer
 from qvr_core.check.frames import Frame, Names
+from qvr_core.check.model import Model
 from qvr_core.check.module import (
     CheckedModule,
     LetInfo,
@@ -387,6 +388,7 @@ def build_module(
         # in the order of the declarations (lets and programs are typed on demand)
         lets={k: v for k in top if isinstance(v := lets.get(k), LetInfo)},
         programs={k: v for k in top if isinstance(v := programs.get(k), ProgramInfo)},
+        models={k: v for k in top if isinstance(v := programs.get(k), Model)},
         exports=run.exports,
         expr_types=facts.expr_types,
         reversed_scans=frozenset(facts.reversed_scans),
@@ -618,6 +620,8 @@ def _top_symbol(
     if isinstance(info_p, ProgramInfo):
         t4 = info_p.type or info_p.header
     detail = f"program {n} : {t4.label}" if t4 is not None else f"program {n}"
+    if isinstance(info_p, Model):  # a Bayesian model: its header as written
+        detail = _first_line(text, d.header_span).removesuffix(":").strip()
     return Symbol(n, SymbolKind.PROGRAM, span, d.span, None, t4, doc, detail)
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
 
-from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
+from qvr_core.check.model import Model
+from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Severity
 from qvr_core.syntax import ast
 from qvr_core.syntax.ast import Call, Expr  # the field `ast` hides the module in the class
@@ -31,6 +32,7 @@ class SymbolKind(StrEnum):
     SAMPLE = "sample"  # a sampled site
     OBSERVE = "observe"  # an observed site
     LOCAL = "local"  # a program-local `let` value
+    DATA = "data"  # a data variable: a name bound from the data when the model is fitted
     DECLARATION = "declaration"  # a declaration kind the checker does not model yet
 
 
@@ -43,7 +45,7 @@ class Symbol:
     span: Span  # the defining name
     decl_span: Span  # the whole declaration or step
     scope: str | None
-    type: Arrow | ValueType | ObjectType | Group | None
+    type: Arrow | ValueType | ObjectType | Group | Plated | None
     doc: str | None = None
     detail: str = ""  # one-line signature as the user would write it
 
@@ -62,7 +64,7 @@ class TypedSpan:
     """The inferred type of the syntax node at `span`, for hover and inlay hints."""
 
     span: Span
-    type: Arrow | ValueType | ObjectType | Group
+    type: Arrow | ValueType | ObjectType | Group | Plated
     label: str  # the source text of the node, e.g. "fan(forward_path, backward_path)"
     note: str = ""  # extra facts shown in hover ("reads right to left")
 
@@ -183,6 +185,9 @@ class CheckedModule:
     diagnostics: tuple[Diagnostic, ...]
     strict: bool = False
     lines: LineIndex = field(default_factory=lambda: LineIndex(""), compare=False)
+    #: Bayesian programs (family steps, plates, data variables), by name: see check/model.py.
+    #: A program is in `programs` (the seeds' kind, applying morphisms) or here, not both.
+    models: Mapping[str, Model] = field(default_factory=dict)
 
     def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
         """Nothing to do: every table is built (see PendingModule). True when built."""

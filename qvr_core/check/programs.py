@@ -23,6 +23,7 @@ from qvr_core.check.matching import (
     related_objects,
     reordered,
 )
+from qvr_core.check.model_steps import ModelChecker, model_reason
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
 from qvr_core.check.unchecked import program_reason, structural
@@ -60,7 +61,10 @@ class ProgramChecker:
         decl = self.decl
         reason = program_reason(self)
         if reason is not None:
-            structural(self, reason)
+            why = model_reason(self)
+            if why is None:
+                return ModelChecker(self).run()  # type: ignore[return-value]  # env.programs holds it; build_module sorts Models out
+            structural(self, reason if why == "its step source" else why)
             return None
         dom = resolve_type(self.ctx, decl.dom)
         cod = resolve_type(self.ctx, decl.cod)
@@ -246,7 +250,11 @@ class ProgramChecker:
             value = self._feed(t, arg_type, producer, consumer, source.span)
         if isinstance(step, ast.ObserveStep) and step.declared is not None:
             declared = resolve_type(self.ctx, step.declared)
-            if declared is not None and value is not None:
+            if (
+                declared is not None
+                and value is not None
+                and not _plate_annotation(declared, value)
+            ):
                 value = self._declared(
                     value, declared, step.declared.span, step.target.text, consumer
                 )
@@ -656,6 +664,19 @@ class ProgramChecker:
                     f"'{name}' is bound but never used in program {self.scope}",
                     loc.name.span,
                 )
+
+
+def _plate_annotation(declared: Product, value: ValueType) -> bool:
+    """`observe y : Resp <- head(h)` with Resp a finite set other than what `head` gives:
+    quivers reads `: Resp` as the plate of the observations (one row per element of
+    Resp), not as the observed value's type."""
+    elem = value.elem if isinstance(value, Seq) else value
+    return (
+        len(declared.factors) == 1
+        and declared.discrete
+        and isinstance(elem, Product)
+        and elem.names != declared.names
+    )
 
 
 def _is_application(source: ast.Expr) -> bool:

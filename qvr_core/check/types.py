@@ -187,3 +187,109 @@ def sum_text(t: Product) -> str:
     if len(sizes) == 1:
         return str(sizes[0])
     return f"{' + '.join(map(str, sizes))} = {sum(sizes)}"
+
+
+# ------------------------------------------------------------------ model values
+
+#: How hover and messages write one entry of a model value, by support kind.
+_ELEMENT_WORDS = {
+    "real": "R",
+    "positive": "R+",
+    "nonnegative": "R>=0",
+    "unit_interval": "[0, 1]",
+    "interval": "R",
+    "greater_than": "R",
+    "greater_than_eq": "R",
+    "simplex": "Simplex",
+    "real_vector": "R",
+    "positive_vector": "R+",
+    "real_matrix": "R",
+    "lower_cholesky": "Cholesky",
+    "corr_cholesky": "CorrCholesky",
+    "positive_definite": "SPD",
+    "nonnegative_integer": "N",
+    "positive_integer": "N+",
+    "integer_interval": "N",
+    "index": "FinSet",
+    "ordinal": "FinSet",
+    "boolean": "FinSet 2",
+    "one_hot": "OneHot",
+}
+
+
+@dataclass(frozen=True)
+class Element:
+    """One entry of a model value: the set it lies in (a support kind of
+    `qvr_core.builtins.constraints`) and the shape of one draw (`()` for a number).
+
+    `of` names the finite object a discrete index ranges over (`Component` for a
+    `Categorical` whose probabilities are a Component-simplex), when known.
+    An axis of unknown size is -1 (it comes from data at fit time).
+    """
+
+    kind: str
+    event: tuple[int, ...] = ()
+    of: str | None = None
+
+    @property
+    def discrete(self) -> bool:
+        return self.kind in (
+            "nonnegative_integer",
+            "positive_integer",
+            "integer_interval",
+            "index",
+            "ordinal",
+            "boolean",
+            "one_hot",
+        )
+
+    @property
+    def label(self) -> str:
+        word = _ELEMENT_WORDS.get(self.kind, self.kind)
+        if self.kind in ("index", "ordinal"):
+            return self.of or "FinSet"
+        if not self.event:
+            return word
+        sizes = "x".join("?" if n < 0 else str(n) for n in self.event)
+        if self.kind == "simplex":
+            return f"Simplex {sizes}"
+        return f"{word}^{sizes}" if len(self.event) == 1 else f"{word}^({sizes})"
+
+
+REAL_NUMBER = Element("real")
+
+
+@dataclass(frozen=True)
+class Plated:
+    """A value of a Bayesian model: one `element` for each index of its plates.
+
+    `sample theta : School <- Normal(mu, tau)` is `School -> R`: a vector over the
+    finite set School. Plates are finite objects, outermost first. `data_plates`
+    says the value also runs over axes that only the data fixes (a gather along a
+    data index, `alpha[group]`): their sizes are known at fit time.
+    """
+
+    plates: tuple[ObjectType, ...]
+    element: Element = REAL_NUMBER
+    data_plates: bool = False
+
+    @property
+    def label(self) -> str:
+        names = [p.name for p in self.plates]
+        if self.data_plates:
+            names.append("rows")
+        if not names:
+            return self.element.label
+        return f"{' * '.join(names)} -> {self.element.label}"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Plate sizes then the event shape (-1 for an axis the data sizes)."""
+        return tuple(p.size for p in self.plates) + self.element.event
+
+    @property
+    def discrete(self) -> bool:
+        return self.element.discrete
+
+    def __str__(self) -> str:
+        return self.label

@@ -17,6 +17,7 @@ import networkx as nx
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.graph.builder import GraphBuilder
+from qvr_core.graph.models import draw_model
 from qvr_core.graph.nodes import Cluster, Node
 from qvr_core.graph.programs import draw_let, draw_program
 from qvr_core.syntax import ast
@@ -44,13 +45,18 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
         for decl in module.ast.decls:
             n = decl.name.text
             program = module.programs.get(n)
+            model = module.models.get(n)
             let = module.lets.get(n)
             if program is not None and program.decl is decl:
                 draw_program(b, program)
+            elif model is not None and model.decl is decl:
+                draw_model(b, model)
             elif let is not None and let.decl is decl and n not in used:
                 draw_let(b, let)
     elif name in module.programs:
         draw_program(b, module.programs[name])
+    elif name in module.models:
+        draw_model(b, module.models[name])
     elif name in module.lets:
         draw_let(b, module.lets[name])
     else:
@@ -64,7 +70,11 @@ def drawable_names(module: CheckedModule) -> list[str]:
         d.name.text
         for d in module.ast.decls
         if isinstance(d, ast.ProgramDecl | ast.LetDecl)
-        and (d.name.text in module.programs or d.name.text in module.lets)
+        and (
+            d.name.text in module.programs
+            or d.name.text in module.models
+            or d.name.text in module.lets
+        )
     ]
 
 

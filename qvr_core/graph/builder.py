@@ -95,6 +95,15 @@ class GraphBuilder:
         finally:
             self._clusters.pop()
 
+    @contextmanager
+    def inside(self, ident: str) -> Iterator[str]:
+        """Add to a cluster made earlier (a plate box its sites come back to)."""
+        self._clusters.append(ident)
+        try:
+            yield ident
+        finally:
+            self._clusters.pop()
+
     def node(
         self,
         segments: tuple[str, ...],

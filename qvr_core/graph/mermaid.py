@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import networkx as nx
 
-from qvr_core.graph.build import graph_edges, graph_nodes
-from qvr_core.graph.nodes import Node, NodeKind
+from qvr_core.graph.build import graph_clusters, graph_edges, graph_nodes
+from qvr_core.graph.nodes import Cluster, ClusterKind, Node, NodeKind
 
 # Opening and closing brackets of each kind's shape.
 SHAPES: dict[NodeKind, tuple[str, str]] = {
@@ -41,12 +41,53 @@ def to_mermaid(graph: nx.DiGraph) -> str:
         lines.append(f"    {_node(nodes[source])} {arrow} {_node(nodes[target])}")
         linked.update((source, target))
     lines += [f"    {_node(n)}" for n in nodes.values() if n.id not in linked]
+    lines += _boxes(graph, nodes)
     for kind, style in CLASS_DEFS.items():
         members = [n.id for n in nodes.values() if n.kind is kind]
         if members:
             lines.append(f"    classDef {kind.value} {style}")
             lines.append(f"    class {','.join(members)} {kind.value}")
     return "\n".join(lines) + "\n"
+
+
+#: Clusters Mermaid draws as subgraphs: a model's plates and marginalised scopes.
+BOXED = (ClusterKind.PLATE, ClusterKind.MARGINAL)
+
+
+def _boxes(graph: nx.DiGraph, nodes: dict[str, Node]) -> list[str]:
+    """`subgraph` blocks for plates and marginalised scopes, nested as in the graph."""
+    clusters = {c.id: c for c in graph_clusters(graph)}
+    boxed = {i for i, c in clusters.items() if c.kind in BOXED}
+    if not boxed:
+        return []
+
+    def boxed_parent(c: Cluster) -> str | None:
+        parent = c.parent
+        while parent is not None and parent not in boxed:
+            parent = clusters[parent].parent
+        return parent
+
+    children: dict[str | None, list[Cluster]] = {}
+    for i in boxed:
+        children.setdefault(boxed_parent(clusters[i]), []).append(clusters[i])
+    members: dict[str, list[str]] = {}
+    for n in nodes.values():
+        if n.cluster in boxed:
+            members.setdefault(n.cluster, []).append(n.id)
+    order = list(clusters)
+    lines: list[str] = []
+
+    def emit(c: Cluster, depth: int) -> None:
+        pad = "    " * depth
+        lines.append(f'{pad}subgraph {c.id}["{escape(c.label)}"]')
+        lines.extend(f"{pad}    {m}" for m in members.get(c.id, []))
+        for child in sorted(children.get(c.id, []), key=lambda k: order.index(k.id)):
+            emit(child, depth + 1)
+        lines.append(f"{pad}end")
+
+    for c in sorted(children.get(None, []), key=lambda k: order.index(k.id)):
+        emit(c, 1)
+    return lines
 
 
 def _node(node: Node) -> str:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq, dims_text
+from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, Scalar, Seq, dims_text
 from qvr_core.syntax.span import Span
 
 # First segments that Mermaid's flowchart lexer reads as keywords (checked against
@@ -50,6 +50,8 @@ class NodeKind(StrEnum):
 class ClusterKind(StrEnum):
     PROGRAM = "program"
     LET = "let"
+    PLATE = "plate"  # the sites of a Bayesian model drawn once per index of a finite set
+    MARGINAL = "marginalize"  # the body of a `marginalize` block: its coordinate summed out
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,8 @@ class Node:
 
 @dataclass(frozen=True)
 class Cluster:
-    """A program, or a let drawn where it is used: a box around its nodes."""
+    """A program, a let drawn where it is used, a plate or a marginalised scope: a box
+    around its nodes."""
 
     id: str
     kind: ClusterKind
@@ -88,7 +91,7 @@ class Cluster:
         return f"{self.kind.value} {self.name}{typed}"
 
 
-TypeLike = Arrow | Group | Product | Seq | Scalar | ObjectType
+TypeLike = Arrow | Group | Product | Seq | Scalar | ObjectType | Plated
 
 
 def type_label(t: TypeLike | None) -> str:
@@ -105,6 +108,8 @@ def type_dims(t: TypeLike | None) -> str:
         return f"{dims_text(t.dom)} -> {dims_text(t.cod)}"
     if isinstance(t, Group):
         return f"{t.count} x ({type_dims(t.member)})"
+    if isinstance(t, Plated):
+        return "x".join("?" if n < 0 else str(n) for n in t.shape) or "scalar"
     return dims_text(t)
 
 

@@ -19,6 +19,7 @@ from enum import StrEnum
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS
 from qvr_core.builtins.families import codomain_words
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
+from qvr_core.check.model import REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import Group
 from qvr_core.ide.builtins_info import describe
@@ -29,7 +30,9 @@ from qvr_core.ide.completion_context import Context, Where
 MAX_ITEMS = 200
 TOP_KEYWORDS = ("object", "morphism", "let", "program", "export")
 STEP_KEYWORDS = ("sample", "observe", "let", "return")
-LOCAL_KINDS = frozenset({SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL})
+LOCAL_KINDS = frozenset(
+    {SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL, SymbolKind.DATA}
+)
 CALLABLE_KINDS = frozenset({SymbolKind.MORPHISM, SymbolKind.LET, SymbolKind.PROGRAM})
 
 
@@ -38,6 +41,9 @@ class Word(StrEnum):
 
     KEYWORD = "keyword"
     OPTION = "option"
+    STEP_OPTION = "step option"
+    PARAMETER = "family parameter"
+    REDUCTION = "reduction"
     OPTION_VALUE = "option value"
     FAMILY = "family"
     CONSTRUCTOR = "constructor"
@@ -88,7 +94,22 @@ def candidates(
             )
             for f in KERNEL_FAMILIES
         ]
+    elif where is Where.STEP_OPTION_KEY:
+        keys = [k for k in STEP_OPTIONS if k not in context.present]
+        found += _words(keys, Word.STEP_OPTION, "step option", insert_suffix="=")
+    elif where is Where.STEP_OPTION_VALUE:
+        if context.option == "reduction":
+            found += _words(REDUCTIONS, Word.REDUCTION, "reduction")
+        elif context.option in ("over", "iid_over"):
+            found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
+        elif context.option == "via":
+            found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
     elif where is Where.CALLABLE:
+        found += [
+            Candidate(f, Word.FAMILY, f"family {FAMILIES[f].signature()}", "2", _doc(f))
+            for f in FAMILIES
+            if FAMILIES[f].stochastic
+        ]
         found += _from(
             symbols,
             lambda s: (
@@ -102,6 +123,19 @@ def candidates(
         found += _from(symbols, lambda s: s.kind in CALLABLE_KINDS and s.name != context.declaring)
     elif where in (Where.BOUND, Where.ARITH):
         found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
+        family = FAMILIES.get(context.callee or "")
+        if family is not None:  # the family's parameters, by keyword
+            found += [
+                Candidate(
+                    f"{p.name}=",
+                    Word.PARAMETER,
+                    f"{family.name} parameter: {p.constraint.describe()}",
+                    "1",
+                    p.doc or None,
+                    insert=f"{p.name}=",
+                )
+                for p in dict.fromkeys(q for schema in family.schemas for q in schema)
+            ]
         if where is Where.ARITH:
             found += _builtins(FUNCTIONS, Word.FUNCTION)
     elif where is Where.EXPORT:
@@ -137,7 +171,7 @@ def _bound_in(program: str | None, cursor_line: int) -> Callable[[Symbol], bool]
     def predicate(s: Symbol) -> bool:
         if program is None or s.scope != program or s.kind not in LOCAL_KINDS:
             return False
-        return s.kind is SymbolKind.PARAM or s.span.start_line < cursor_line
+        return s.kind in (SymbolKind.PARAM, SymbolKind.DATA) or s.span.start_line < cursor_line
 
     return predicate
 

@@ -34,7 +34,9 @@ class Where(StrEnum):
     OPTION_KEY = "option-key"  # inside `[...]` after `[` or `,`
     OPTION_VALUE = "option-value"  # inside `[...]` after `key=`
     FAMILY = "family"  # after `~`
-    CALLABLE = "callable"  # after `<-` in a step: morphisms, lets, programs
+    CALLABLE = "callable"  # after `<-` in a step: families, morphisms, lets, programs
+    STEP_OPTION_KEY = "step-option-key"  # inside a step's `[...]` after `[` or `,`
+    STEP_OPTION_VALUE = "step-option-value"  # inside a step's `[...]` after `key=`
     LET_EXPR = "let-expr"  # in a top-level let's expression: combinators and morphisms
     BOUND = "bound"  # a program's bound names (call arguments, return)
     ARITH = "arith"  # a step's `let` arithmetic: bound names and builtin functions
@@ -49,6 +51,7 @@ class Context:
     option: str | None = None  # the option key whose value is being typed
     declaring: str | None = None  # the name the current declaration defines
     present: tuple[str, ...] = ()  # option keys already given in the block
+    callee: str | None = None  # the name whose call's arguments are being typed
 
 
 def classify(text: str, offset: int) -> Context:
@@ -136,20 +139,54 @@ def _open_call(tokens: list[Token]) -> tuple[int, int] | None:
 def _step(tokens: list[Token], prefix: str, program: str) -> Context:
     kinds = _types(tokens)
     first, last = kinds[0], kinds[-1]
-    if first in ("SAMPLE", "OBSERVE") and "LARROW" in kinds:
+    if tokens[0].text == "marginalize":  # a soft keyword: a NAME token
+        first = "MARGINALIZE"
+    if first in ("SAMPLE", "OBSERVE", "MARGINALIZE") and "LARROW" in kinds:
         after = tokens[kinds.index("LARROW") + 1 :]
-        if _open_call(after) is not None:
-            return Context(Where.BOUND, prefix, program)
+        opened = _open_call(after)
+        if opened is not None:
+            i = opened[0]
+            callee = after[i - 1].text if i > 0 and after[i - 1].type == "NAME" else None
+            return Context(Where.BOUND, prefix, program, callee=callee)
         if not after:
             return Context(Where.CALLABLE, prefix, program)
+        options = _step_options(after, prefix, program)
+        if options is not None:
+            return options
         return Context(Where.NOTHING, prefix, program)
-    if first == "OBSERVE" and "COLON" in kinds and last in ("COLON", "STAR"):
+    if (
+        first in ("SAMPLE", "OBSERVE", "MARGINALIZE")
+        and "COLON" in kinds
+        and last in ("COLON", "STAR")
+    ):
         return Context(Where.TYPE, prefix, program)
     if first == "LET" and "EQUAL" in kinds and last in _OPERATOR_TOKENS:
         return Context(Where.ARITH, prefix, program)
     if first == "RETURN" and last in ("RETURN", "LPAR", "COMMA"):
         return Context(Where.BOUND, prefix, program)
     return Context(Where.NOTHING, prefix, program)
+
+
+def _step_options(after: list[Token], prefix: str, program: str) -> Context | None:
+    """Inside the `[...]` after a step's source: an option key, or a key's value."""
+    kinds = _types(after)
+    if "LSQB" not in kinds:
+        return None
+    opened = len(kinds) - 1 - kinds[::-1].index("LSQB")
+    inside = after[opened + 1 :]
+    if "RSQB" in _types(inside):
+        return None
+    last = kinds[-1]
+    present = tuple(
+        t.text
+        for t, following in pairwise(inside)
+        if t.type == "NAME" and following.type == "EQUAL"
+    )
+    if last in ("LSQB", "COMMA"):
+        return Context(Where.STEP_OPTION_KEY, prefix, program, present=present)
+    if last == "EQUAL" and len(inside) >= 2 and inside[-2].type == "NAME":
+        return Context(Where.STEP_OPTION_VALUE, prefix, program, option=inside[-2].text)
+    return None
 
 
 _OPERATOR_TOKENS = frozenset({"EQUAL", "PLUS", "MINUS", "STAR", "SLASH", "LPAR", "COMMA"})

@@ -15,7 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
-from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq, dims_text, sum_text
+from qvr_core.check.types import (
+    Arrow,
+    Group,
+    ObjectType,
+    Plated,
+    Product,
+    Scalar,
+    Seq,
+    dims_text,
+    sum_text,
+)
 from qvr_core.era import era
 from qvr_core.ide.builtins_info import builtin_at
 from qvr_core.syntax.span import Span
@@ -29,8 +39,13 @@ KIND_WORDS = {
     SymbolKind.SAMPLE: "sampled site",
     SymbolKind.OBSERVE: "observed site",
     SymbolKind.LOCAL: "local value",
+    SymbolKind.DATA: "data variable",
     SymbolKind.DECLARATION: "declaration",
 }
+
+
+_DATA_NOTE = "data: no step binds it; its value comes from the data when the model is fitted"
+_OBSERVED_NOTE = "its value is data: the observations bound when the model is fitted"
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,11 @@ def _symbol_hover(symbol: Symbol, span: Span, note: str) -> HoverText:
     head = symbol.detail or f"{symbol.kind.value} {symbol.name}"
     kind = KIND_WORDS.get(symbol.kind, symbol.kind.value)
     where = f"{kind} declared on line {symbol.span.start_line + 1}"
+    if symbol.kind is SymbolKind.DATA:
+        where = f"{kind}, first read on line {symbol.span.start_line + 1}"
+        note = note or _DATA_NOTE
+    elif symbol.kind is SymbolKind.OBSERVE:
+        note = note or _OBSERVED_NOTE
     if symbol.scope is not None:
         where += f" in program {symbol.scope}"
     return _compose(head, _dimensions(symbol.type), note, symbol.doc, where, span)
@@ -139,7 +159,18 @@ def _dimensions(t: object) -> list[str]:
         ]
     if isinstance(t, ObjectType):
         return [f"`{t.name} = {dims_text(t)}`"]
+    if isinstance(t, Plated):
+        return [_plated(t)]
     return [_value(t)]  # type: ignore[arg-type]  # the value types are left
+
+
+def _plated(t: Plated) -> str:
+    """`School -> R`: one real number per School (8)."""
+    over = [f"{p.name} ({p.size if p.size >= 0 else 'chosen by the caller'})" for p in t.plates]
+    if t.data_plates:
+        over.append("data row (the data fixes how many)")
+    each = f"`{t.element.label}`"
+    return f"one {each} per {' x '.join(over)}" if over else f"one {each}"
 
 
 def _value(t: Product | Seq | Scalar) -> str:

@@ -1,7 +1,8 @@
 """Inlay hints: the facts the checker inferred, shown where the user did not write them.
 
 - the type after each `let NAME` (top-level lets and program-local values),
-- the type after each `sample` site,
+- the type after each `sample` site (a Bayesian model's: where no `: Plate`
+  is written),
 - the reading direction of each branch of a bidirectional `fan` (the
   convention that feeds the second branch the sequence reversed),
 - both sides' dimensions where two products match by dimension (QVR203).
@@ -44,6 +45,7 @@ def inlay_hints(module: CheckedModule, start: int = 0, end: int | None = None) -
     hints = [
         *_let_hints(module),
         *_program_hints(module),
+        *_model_hints(module),
         *_direction_hints(module),
         *_dimension_hints(module),
     ]
@@ -75,6 +77,19 @@ def _program_hints(module: CheckedModule) -> Iterable[InlayHint]:
         if info is None or info.decl is not decl:
             continue
         yield from _step_hints(info)
+
+
+def _model_hints(module: CheckedModule) -> Iterable[InlayHint]:
+    """A Bayesian model's lets and the sites whose step writes no `: Plate`."""
+    for model in module.models.values():
+        for step in model.steps:
+            node = step.step
+            if step.type is None or (
+                isinstance(node, ast.SampleStep | ast.MarginalizeStep) and node.plate is not None
+            ):
+                continue
+            if isinstance(node, ast.SampleStep | ast.MarginalizeStep | ast.LetStep):
+                yield InlayHint(node.target.span.end, f": {step.type.label}", HintKind.TYPE)
 
 
 def _step_hints(info: ProgramInfo) -> Iterable[InlayHint]:

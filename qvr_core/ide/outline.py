@@ -81,6 +81,8 @@ def _item(
 ) -> OutlineItem:
     span = whole if whole.covers(name_span) else name_span
     label = type_label(symbol.type) if symbol is not None else None
+    if kind is SymbolKind.DATA:  # bound from the data at fit time: the outline says so
+        label = f"data: {label}" if label else "data"
     detail = label or (symbol.detail if symbol is not None else None)
     return OutlineItem(name or "?", kind, span, name_span, detail, children)
 

@@ -99,7 +99,7 @@ def call_site(text: str, offset: int) -> CallSite | None:
         return None
     first = line.tokens[0]
     in_program = first.type in ("SAMPLE", "OBSERVE", "RETURN") or (
-        first.type == "LET" and line.indent > 0
+        line.indent > 0 and (first.type == "LET" or first.text in ("marginalize", "score"))
     )
     call = calls[-1]
     return CallSite(call.callee, call.index, call.keyword, in_program)  # type: ignore[arg-type]  # calls: frames with a callee

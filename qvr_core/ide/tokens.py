@@ -61,6 +61,7 @@ _BY_KIND = {
     SymbolKind.SAMPLE: TokenType.SITE,
     SymbolKind.OBSERVE: TokenType.SITE,
     SymbolKind.LOCAL: TokenType.LOCAL,
+    SymbolKind.DATA: TokenType.PARAMETER,  # bound from outside the program, as a parameter is
 }
 _SITE_MODIFIER = {
     SymbolKind.SAMPLE: TokenModifier.SAMPLED,
@@ -125,6 +126,8 @@ def classify(node: object) -> list[SemanticToken]:
             return [SemanticToken(span, TokenType.VALUE)]
         case ast.MorphismDecl(family=ast.Name(text=text, span=span)) if text in FAMILIES:
             return [SemanticToken(span, TokenType.FAMILY)]
+        case ast.Call(callee=ast.Name(text=text, span=span)) if text in FAMILIES:
+            return [SemanticToken(span, TokenType.FAMILY)]  # a family step `Normal(0.0, 1.0)`
         case ast.Call(callee=name) | ast.Apply(func=name) if name.text in _FUNCTIONS:
             return [SemanticToken(name.span, TokenType.BUILTIN_FUNCTION)]
     return []

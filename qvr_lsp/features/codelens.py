@@ -48,4 +48,9 @@ def register(server: QvrLanguageServer) -> None:
                 lenses.append(lsp.CodeLens(rng, run))
             draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
             lenses.append(lsp.CodeLens(rng, draw))
-        return lenses
+        for model in analysis.module.models.values():  # Bayesian models: their plate diagram
+            rng = analysis.positions.range(model.decl.header_span)
+            rng = lsp.Range(rng.start, rng.start)
+            draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=[uri, model.name])
+            lenses.append(lsp.CodeLens(rng, draw))
+        return sorted(lenses, key=lambda lens: (lens.range.start.line, lens.range.start.character))

@@ -29,6 +29,7 @@ SYMBOL_KIND = {
     SymbolKind.SAMPLE: lsp.SymbolKind.Variable,
     SymbolKind.OBSERVE: lsp.SymbolKind.Event,
     SymbolKind.LOCAL: lsp.SymbolKind.Variable,
+    SymbolKind.DATA: lsp.SymbolKind.Field,
     SymbolKind.DECLARATION: lsp.SymbolKind.Namespace,
     RETURN: lsp.SymbolKind.Key,
 }

@@ -236,7 +236,7 @@ def test_an_unchecked_declaration_says_so_once_and_its_names_are_declared() -> N
     assert all(not d.is_error for d in module.diagnostics)
 
 
-def test_a_bayesian_program_is_checked_for_names_only_with_data_variables() -> None:
+def test_a_bayesian_program_is_typed_with_its_free_names_as_data_variables() -> None:
     text = (
         "object Obs : FinSet 4\n"
         "program reg : Obs -> Obs\n"
@@ -248,12 +248,12 @@ def test_a_bayesian_program_is_checked_for_names_only_with_data_variables() -> N
         "export reg\n"
     )
     module = check(text)
-    assert [d.code for d in module.diagnostics] == ["QVR011"]
-    (info,) = module.diagnostics
-    assert "program reg" in info.message
+    assert [d.code for d in module.diagnostics] == []
     # the sites are bound (navigation works), the free names are data
     names = {s.name for s in module.symbols.symbols if s.scope == "reg"}
     assert {"mu", "sigma", "m", "y", "beta", "x"} <= names
+    model = module.models["reg"]
+    assert {d.name for d in model.data} == {"beta", "x", "y"}
 
 
 def test_a_family_is_a_family_of_the_registry_and_any_other_callee_is_undefined() -> None:

@@ -1,9 +1,10 @@
 // Parses Mermaid flowcharts with mermaid's own parser, without a browser.
 //
 // stdin:  a JSON object {name: text, ...}
-// stdout: a JSON object {name: {ok, type, error, vertices, edges}} where
-//         vertices maps each node id to its label and edges lists
-//         [start, end, label] as mermaid itself understood them.
+// stdout: a JSON object {name: {ok, type, error, vertices, edges, subgraphs}} where
+//         vertices maps each node id to its label, edges lists
+//         [start, end, label] and subgraphs [id, title, member ids] as mermaid
+//         itself understood them.
 // Exit status 0 when every text parsed, 1 otherwise.
 // mermaid sanitises labels with DOMPurify, which needs a DOM: jsdom provides it.
 import { JSDOM } from "jsdom";
@@ -21,7 +22,8 @@ async function parse(text) {
   const vertices = {};
   for (const [id, vertex] of diagram.db.getVertices()) vertices[id] = vertex.text;
   const edges = diagram.db.getEdges().map((e) => [e.start, e.end, e.text ?? ""]);
-  return { ok: true, type: parsed.diagramType, error: null, vertices, edges };
+  const subgraphs = (diagram.db.getSubGraphs?.() ?? []).map((g) => [g.id, g.title, g.nodes]);
+  return { ok: true, type: parsed.diagramType, error: null, vertices, edges, subgraphs };
 }
 
 const chunks = [];

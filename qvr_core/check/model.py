@@ -1,0 +1,156 @@
+"""The model view of a Bayesian program: what the runtime compiles it from.
+
+A program built from family steps (`sample tau <- HalfCauchy(5.0)`,
+`observe y : School <- Normal(theta, sigma)`), `let`/`score` arithmetic,
+`marginalize` scopes and data variables is checked into a `Model`: its steps
+in source order, each site with its family, its arguments bound to the
+family's parameters (`qvr_core.builtins.bind`), its plates, options and the
+marginalised scopes it sits in; the program's typed parameters; and its data
+variables, the names bound from the data when the model is fitted (observed
+targets and free names the steps read, as quivers' host-data channel binds
+them). Every fact here is final: the runtime, graph and editor read it and
+re-derive nothing.
+
+Shapes: a site's value is a `Plated` (types.py): one element of the family's
+support per index of its plates (`theta : School -> R`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from qvr_core.check.types import Plated, Product
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+SiteKind = Literal["sample", "observe", "marginalize"]
+#: Step options quivers documents for sample / observe / marginalize steps.
+STEP_OPTIONS = ("over", "iid_over", "via", "reduction")
+#: `reduction=` values: how a marginalised coordinate is integrated out.
+REDUCTIONS = ("logsumexp", "sum", "mean", "max")
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A family argument bound to its parameter.
+
+    `literal` is the number (or list of numbers) when the argument is written
+    as one; otherwise `name` is the local, program parameter or data variable
+    it reads, and `index` the names of a gather `theta[cls]` (objects or values).
+    """
+
+    param: str
+    span: Span
+    literal: float | tuple[float, ...] | None = None
+    name: str | None = None
+    index: tuple[str, ...] = ()
+    type: Plated | None = None
+
+
+@dataclass(frozen=True)
+class Site:
+    """A random variable: a `sample`, an `observe` or a `marginalize` step.
+
+    `family` is a builtin family's name; for a draw from another program
+    (`sample v <- random_intercepts(Subject, 1.0)`) it is None and `callee`
+    names what is called, with `call_args` as written.
+
+    `plates` are the batch axes of a draw, outermost first: the finite sets of
+    the `: A` annotation, then `iid_over`, then (for a family whose draw is a
+    number) the `over` axes, then plates the arguments bring when the step
+    writes none. For a vector family, `over` names the axes of one draw
+    (`type.element.event` has their sizes). For a `marginalize`, `plates` are
+    its grouping plates (`over=G`) and the annotation is the set its
+    coordinate ranges over (`type.element.of`); `reduction` is how it is
+    summed out. An observe inside a grouped marginalize maps its rows into the
+    grouping plate through the data variable `via`.
+
+    `scope` names the enclosing marginalised coordinates, outermost first; a
+    gather by one of them (`mu[cls]`) picks the entry of the value being
+    enumerated, so it adds no plate. `type.data_plates` says the value also
+    runs over rows only the data sizes (a gather along a data index).
+    """
+
+    name: str
+    kind: SiteKind
+    step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep
+    family: str | None
+    args: tuple[Argument, ...]
+    plates: tuple[str, ...]
+    over: tuple[str, ...] = ()
+    via: str | None = None
+    reduction: str | None = None
+    scope: tuple[str, ...] = ()
+    type: Plated | None = None
+    callee: str | None = None
+    call_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Let:
+    """A deterministic value (`let x = ...`) or a log-density term (`score s = ...`)."""
+
+    name: str
+    kind: Literal["let", "score"]
+    step: ast.LetStep | ast.ScoreStep
+    uses: tuple[str, ...]  # the names its expression reads, in order, without repeats
+    scope: tuple[str, ...] = ()
+    type: Plated | None = None
+
+
+Step = Site | Let
+
+
+@dataclass(frozen=True)
+class DataVariable:
+    """A name bound from the data at fit time.
+
+    `observed`: the target of an observe step (its value is the observation);
+    otherwise a free name a step reads (a covariate, or an index such as
+    `group` in `alpha[group]`, then `indexes` names the plate it indexes).
+    """
+
+    name: str
+    span: Span  # where it is first bound or read
+    observed: bool
+    type: Plated | None = None
+    indexes: str | None = None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A program parameter: `alpha : Real` (a hyperparameter value), `G : FinSet`
+    (a plate the caller chooses), or an untyped name (`kind` None)."""
+
+    name: str
+    span: Span
+    kind: str | None
+
+
+@dataclass(frozen=True)
+class Model:
+    """The checked model of one program (see the module docstring)."""
+
+    name: str
+    decl: ast.ProgramDecl
+    dom: Product | None
+    cod: Product | None
+    params: tuple[Parameter, ...]
+    steps: tuple[Step, ...]  # in source order; a marginalize's body follows its site
+    data: tuple[DataVariable, ...]
+    returns: tuple[str, ...]
+
+    @property
+    def sites(self) -> tuple[Site, ...]:
+        return tuple(s for s in self.steps if isinstance(s, Site))
+
+    @property
+    def observed(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.data if d.observed)
+
+    def site(self, name: str) -> Site | None:
+        return next((s for s in self.sites if s.name == name), None)
+
+    def data_variable(self, name: str) -> DataVariable | None:
+        return next((d for d in self.data if d.name == name), None)

@@ -1,0 +1,973 @@
+"""Checking a Bayesian program: family steps, plates, data variables, scopes.
+
+quivers' meaning, as its guides give it: `sample v : A <- F(args)` draws one
+F-distributed value per index of the finite set A (a plate); `observe r : N
+<- F(args)` scores the data bound to `r` at fit time, one row per index of N;
+`over=` names a vector family's event axes (for a number-valued family they
+are further plates), `iid_over=` batch plates; `marginalize c : K <- F(args)`
+sums the coordinate `c` out of its indented body (`over=G` groups the rows of
+each observe by its `via=idx`); a name no step binds is a data variable.
+
+What this module knows it types; `model_reason` says what it does not, and
+such a program keeps the names-only check (unchecked.py) with one QVR011.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from qvr_core import rules
+from qvr_core.builtins import FAMILIES, FUNCTIONS, Family, Param, bind
+from qvr_core.builtins.constraints import Constraint
+from qvr_core.check.context import SymbolKey
+from qvr_core.check.declarations import resolve_type
+from qvr_core.check.model import (
+    REDUCTIONS,
+    STEP_OPTIONS,
+    Argument,
+    DataVariable,
+    Let,
+    Model,
+    Parameter,
+    Site,
+    Step,
+)
+from qvr_core.check.module import SymbolKind
+from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
+from qvr_core.check.unchecked import is_family
+from qvr_core.diagnostics import Related
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+if TYPE_CHECKING:
+    from qvr_core.check.programs import ProgramChecker
+
+#: Parameter kinds of a typed program parameter: values, and plates the caller picks.
+VALUE_KINDS = ("Real", "Nat", "Int")
+PLATE_KINDS = ("FinSet", "Space", "Object")
+_ARITH_OPS = frozenset({"+", "-", "*", "/"})
+#: The elementwise constraint of a vector constraint, to test a literal against.
+_ELEMENTWISE = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
+_INDEX_KINDS = ("index", "ordinal", "boolean", "nonnegative_integer", "integer_interval")
+
+
+# ---------------------------------------------------------------- what it types
+
+
+def model_reason(pc: ProgramChecker) -> str | None:
+    """Why this checker cannot type the program (None: it can)."""
+    decl = pc.decl
+    ctx = pc.ctx
+    if not isinstance(decl.dom, ast.TypeRef) or not isinstance(decl.cod, ast.TypeRef):
+        return "its domain or codomain"
+    if decl.options:
+        return "its options"
+    for kind in decl.param_kinds:
+        if kind is not None and not (
+            isinstance(kind, ast.TypeRef)
+            and len(kind.factors) == 1
+            and kind.factors[0].text in (*VALUE_KINDS, *PLATE_KINDS)
+        ):
+            return "its typed parameters"
+    families = 0
+    for step in _all_steps(decl.steps):
+        if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
+            if getattr(step, "more_targets", ()):
+                return "its step with several targets"
+            plate = step.declared if isinstance(step, ast.ObserveStep) else step.plate
+            if plate is not None and not isinstance(plate, ast.TypeRef):
+                return "its plates"
+            for o in step.options:
+                if not isinstance(o.value, ast.Literal | ast.ValueList):
+                    return "its step options"
+            source = step.source
+            if not isinstance(source, ast.Call):
+                return "its step source"
+            if is_family(ctx, source.callee):
+                families += 1
+                if not all(_family_arg(a) for a in (*source.args, *source.kwargs)):
+                    return "its family arguments"
+            elif isinstance(ctx.top.get(source.callee.text), ast.ProgramDecl):
+                if source.kwargs or not all(
+                    isinstance(a, ast.Literal | ast.NameRef) for a in source.args
+                ):
+                    return "its program call"
+            else:
+                return "its step source"
+        elif isinstance(step, ast.LetStep | ast.ScoreStep):
+            why = _arith_reason(step.value)
+            if why:
+                return why
+        elif not isinstance(step, ast.ReturnStep):
+            return f"its {type(step).__name__.removesuffix('Step').lower()} step"
+    return None if families else "its steps"
+
+
+def _all_steps(steps: tuple[ast.Step, ...]) -> Iterator[ast.Step]:
+    for step in steps:
+        yield step
+        if isinstance(step, ast.MarginalizeStep):
+            yield from _all_steps(step.steps)
+
+
+def _family_arg(arg: object) -> bool:
+    if isinstance(arg, ast.KeywordArg):
+        arg = arg.value
+    if isinstance(arg, ast.Literal):
+        return arg.kind in ("int", "float", "name")  # a keyword's name value is a Literal
+    if isinstance(arg, ast.NameRef):
+        return True
+    if isinstance(arg, ast.IndexArg):
+        return isinstance(arg.index, ast.TypeRef)
+    if isinstance(arg, ast.ListArg):
+        return all(isinstance(i, ast.Literal) and i.kind in ("int", "float") for i in arg.items)
+    return False
+
+
+def _arith_reason(node: ast.Arith) -> str | None:
+    stack: list[object] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Number | ast.Var):
+            continue
+        if isinstance(item, ast.Unary) and item.op == "-":
+            stack.append(item.operand)
+        elif isinstance(item, ast.Binary) and item.op in _ARITH_OPS:
+            stack += [item.left, item.right]
+        elif isinstance(item, ast.Apply) and item.func.text in FUNCTIONS:
+            stack.extend(item.args)
+        elif isinstance(item, ast.Apply):
+            return f"its function {item.func.text}"
+        elif isinstance(item, ast.Index) and all(isinstance(i, ast.Var) for i in item.indices):
+            continue
+        else:
+            return "its expressions"
+    return None
+
+
+# ---------------------------------------------------------------- typing
+
+
+@dataclass
+class _Scope:
+    """An enclosing `marginalize`: its coordinate and grouping plates."""
+
+    name: str
+    plates: tuple[ObjectType, ...]
+
+
+class ModelChecker:
+    """Types one Bayesian program into a `Model` (its diagnostics into the context)."""
+
+    def __init__(self, pc: ProgramChecker) -> None:
+        self.pc = pc
+        self.ctx = pc.ctx
+        self.env = pc.env
+        self.decl = pc.decl
+        self.params: dict[str, Parameter] = {}
+        self.plate_params: set[str] = set()
+        self.data: dict[str, DataVariable] = {}
+        self.steps: list[Step] = []
+        self.marginal: set[str] = set()  # coordinates summed out (their gathers add no plate)
+
+    def run(self) -> Model:
+        decl = self.decl
+        self._parameters()
+        # model_reason admits only a product of names on either side
+        assert isinstance(decl.dom, ast.TypeRef) and isinstance(decl.cod, ast.TypeRef)
+        dom = self._header(decl.dom)
+        cod = self._header(decl.cod)
+        returns: tuple[str, ...] = ()
+        for step in decl.steps:
+            if isinstance(step, ast.ReturnStep):
+                if returns:
+                    self.ctx.report(rules.MISPLACED_RETURN, "a program returns once", step.span)
+                    continue
+                for n in step.values:
+                    self._read(n)
+                returns = tuple(n.text for n in step.values)
+            else:
+                if returns:
+                    self.ctx.report(
+                        rules.MISPLACED_RETURN,
+                        "this step comes after the program's return",
+                        step.span,
+                    )
+                self._step(step, ())
+        if not returns:
+            self.ctx.report(
+                rules.MISPLACED_RETURN,
+                f"program {self.pc.scope} has no return: end it with `return NAME`",
+                decl.name.span,
+                related=(Related(decl.header_span, "program header"),),
+            )
+        self.pc._unused_locals()
+        return Model(
+            name=self.pc.scope,
+            decl=decl,
+            dom=dom,
+            cod=cod,
+            params=tuple(self.params.values()),
+            steps=tuple(self.steps),
+            data=tuple(self.data.values()),
+            returns=returns,
+        )
+
+    # ------------------------------------------------------------ header
+
+    def _parameters(self) -> None:
+        decl = self.decl
+        kinds = decl.param_kinds or (None,) * len(decl.params or ())
+        for name, kind in zip(decl.params or (), kinds, strict=False):
+            word = kind.factors[0].text if isinstance(kind, ast.TypeRef) else None
+            self.params[name.text] = Parameter(name.text, name.span, word)
+            t: Plated | None = None
+            if word in PLATE_KINDS:
+                self.plate_params.add(name.text)
+            elif word in VALUE_KINDS:
+                t = Plated(())
+            self.pc._define(name, SymbolKind.PARAM, name.span, t, is_input=True)  # type: ignore[arg-type]  # a model's locals hold Plated values
+            if word in PLATE_KINDS:
+                self.pc._use(name.text)  # a plate parameter is used by the header or steps
+
+    def _header(self, ref: ast.TypeRef) -> Product | None:
+        if any(f.text in self.plate_params for f in ref.factors):
+            for f in ref.factors:
+                self._object_name(f)
+            return None
+        return resolve_type(self.ctx, ref)
+
+    # ------------------------------------------------------------ steps
+
+    def _step(self, step: ast.Step, scope: tuple[_Scope, ...]) -> None:
+        if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
+            self._site(step, scope)
+        elif isinstance(step, ast.LetStep | ast.ScoreStep):
+            t = self._arith(step.value)
+            kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
+            self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
+            if kind == "score":
+                self.pc._use(step.target.text)  # a score term is used by the joint density
+            uses = tuple(dict.fromkeys(n.text for n in _vars(step.value)))
+            names = tuple(s.name for s in scope)
+            self.steps.append(Let(step.target.text, kind, step, uses, names, t))
+
+    def _site(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        scope: tuple[_Scope, ...],
+    ) -> None:
+        source = step.source
+        assert isinstance(source, ast.Call)
+        kind = (
+            "observe"
+            if isinstance(step, ast.ObserveStep)
+            else "marginalize"
+            if isinstance(step, ast.MarginalizeStep)
+            else "sample"
+        )
+        annotation = step.declared if isinstance(step, ast.ObserveStep) else step.plate
+        assert annotation is None or isinstance(annotation, ast.TypeRef)  # model_reason: names
+        opts = self._options(step, kind, scope)
+        if is_family(self.ctx, source.callee):
+            site = self._family_site(step, kind, FAMILIES[source.callee.text], annotation, opts)
+        else:
+            site = self._call_site(step, kind, source, annotation)
+        site = replace(site, scope=tuple(s.name for s in scope))
+        target = step.target
+        if kind == "observe":
+            self._observed(target, step.span, site.type)
+        else:
+            self._bind_target(target, SymbolKind.SAMPLE, step.span, site.type)
+        self.steps.append(site)
+        if isinstance(step, ast.MarginalizeStep):
+            self.marginal.add(target.text)
+            inner = (*scope, _Scope(target.text, opts.over))
+            for s in step.steps:
+                self._step(s, inner)
+
+    def _bind_target(
+        self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None
+    ) -> None:
+        """Bind a step's target; a name read earlier as data cannot be bound after."""
+        known = self.data.get(target.text)
+        if known is not None and not known.observed:
+            self.ctx.report(
+                rules.REBOUND_VARIABLE,
+                f"'{target.text}' is read before this step binds it, so that read is a data "
+                "variable: move this step above the first read, or choose another name",
+                target.span,
+                related=(Related(known.span, f"'{target.text}' is first read here"),),
+            )
+            self.ctx.ref(target.span, SymbolKey(target.text, self.pc.scope))
+            return
+        self.pc._define(target, kind, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
+
+    def _observed(self, target: ast.Name, span: Span, t: Plated | None) -> None:
+        """An observed target is a data variable: its value is bound at fit time."""
+        n = target.text
+        known = self.data.get(n)
+        if known is not None and not known.observed:  # read as data before this step
+            self.data[n] = replace(known, observed=True, type=t)
+            self.ctx.ref(target.span, SymbolKey(n, self.pc.scope))
+            return
+        self.pc._define(target, SymbolKind.OBSERVE, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
+        if n not in self.data:
+            self.data[n] = DataVariable(n, target.span, True, t)
+
+    # ------------------------------------------------------------ options
+
+    def _options(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        kind: str,
+        scope: tuple[_Scope, ...],
+    ) -> _Options:
+        out = _Options()
+        seen: dict[str, ast.Option] = {}
+        for o in step.options:
+            key = o.key.text
+            if key in seen:
+                self.ctx.report(
+                    rules.DUPLICATE_OPTION,
+                    f"option {key} is given twice",
+                    o.span,
+                    related=(Related(seen[key].span, "first given here"),),
+                )
+                continue
+            seen[key] = o
+            if key not in STEP_OPTIONS:
+                self.ctx.did_you_mean(
+                    rules.UNKNOWN_OPTION,
+                    f"unknown step option '{key}'",
+                    o.key.span,
+                    key,
+                    STEP_OPTIONS,
+                    otherwise=f": a {kind} step takes {', '.join(STEP_OPTIONS)}",
+                )
+                continue
+            values = o.value.items if isinstance(o.value, ast.ValueList) else (o.value,)
+            if key in ("over", "iid_over"):
+                plates = tuple(p for v in values if (p := self._option_plate(key, v)) is not None)
+                if key == "over":
+                    out.over = plates
+                else:
+                    out.iid_over = plates
+            elif key == "via":
+                out.via = self._via(o, values, kind, scope)
+            elif key == "reduction":
+                out.reduction = self._reduction(o, values, kind)
+        return out
+
+    def _option_plate(self, key: str, value: object) -> ObjectType | None:
+        if not isinstance(value, ast.Literal) or value.kind != "name":
+            span = getattr(value, "span", None)
+            if span is not None:
+                self.ctx.report(
+                    rules.INVALID_OPTION_VALUE,
+                    f"{key} names objects (axes), not {self.ctx.source(span)}",
+                    span,
+                )
+            return None
+        name = str(value.value)
+        if name in ("dom", "cod"):
+            return None  # the header's side: no plate of its own here
+        if name in self.plate_params:
+            self._read_param(name, value.span)
+            return ObjectType(name, "finset", -1)
+        obj = self.ctx.objects.get(name)
+        if obj is None:
+            self.ctx.did_you_mean(
+                rules.INVALID_OPTION_VALUE,
+                f"{key}={name}: '{name}' is not a declared object",
+                value.span,
+                name,
+                list(self.ctx.objects),
+            )
+            return None
+        self.ctx.ref(value.span, SymbolKey(name))
+        return obj
+
+    def _via(
+        self, o: ast.Option, values: tuple[object, ...], kind: str, scope: tuple[_Scope, ...]
+    ) -> str | None:
+        grouped = next((s for s in reversed(scope) if s.plates), None)
+        if kind != "observe" or grouped is None:
+            self.ctx.report(
+                rules.OPTION_NOT_APPLICABLE,
+                "via= names how the rows of an observe map into the grouping plate of an "
+                "enclosing `marginalize ... [over=G]`; this step has none",
+                o.span,
+            )
+            return None
+        value = values[0] if len(values) == 1 else None
+        if not isinstance(value, ast.Literal) or value.kind != "name":
+            self.ctx.report(rules.INVALID_OPTION_VALUE, "via= takes one name", o.span)
+            return None
+        name = ast.Name(str(value.value), value.span)
+        self._read(name, indexes=grouped.plates[0].name)
+        return name.text
+
+    def _reduction(self, o: ast.Option, values: tuple[object, ...], kind: str) -> str | None:
+        if kind != "marginalize":
+            self.ctx.report(
+                rules.OPTION_NOT_APPLICABLE,
+                "reduction= says how a `marginalize` sums its coordinate out; "
+                f"a {kind} step has no coordinate to sum out",
+                o.span,
+            )
+            return None
+        value = values[0] if len(values) == 1 else None
+        word = str(value.value) if isinstance(value, ast.Literal) else None
+        if word not in REDUCTIONS:
+            span = value.span if isinstance(value, ast.Literal) else o.span
+            self.ctx.did_you_mean(
+                rules.INVALID_OPTION_VALUE,
+                f"reduction={word or self.ctx.source(span)} is not a reduction",
+                span,
+                word or "",
+                REDUCTIONS,
+                otherwise=f": use one of {', '.join(REDUCTIONS)}",
+            )
+            return None
+        return word
+
+    # ------------------------------------------------------------ family sites
+
+    def _family_site(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        kind: str,
+        family: Family,
+        annotation: ast.TypeRef | None,
+        opts: _Options,
+    ) -> Site:
+        call = step.source
+        assert isinstance(call, ast.Call)
+        plates, spaces = self._annotation(annotation)
+        if family.event_rank and opts.over:  # `: K` beside `over=K` restates the event axis
+            plates = tuple(p for p in plates if p not in opts.over)
+        value_set: ObjectType | None = None
+        if kind == "marginalize" and family.support.kind in _INDEX_KINDS and plates:
+            value_set, plates = plates[0], plates[1:]  # `marginalize c : K <- Categorical(..)`
+        args = self._bind(family, call)
+        # the plates: annotation, iid_over, a marginalize's grouping, a number family's over
+        event_axes: tuple[ObjectType, ...] = ()
+        extra = opts.iid_over
+        if kind == "marginalize" or family.event_rank == 0:
+            extra = (*extra, *opts.over)
+        else:
+            event_axes = opts.over
+            if event_axes and len(event_axes) != family.event_rank:
+                self.ctx.report(
+                    rules.INVALID_OPTION_VALUE,
+                    f"over= names {len(event_axes)} axes but a draw of {family.name} has "
+                    f"{family.event_rank}",
+                    step.options[0].span,
+                )
+                event_axes = ()
+        for p in extra:
+            if p not in plates:
+                plates = (*plates, p)
+        explicit = bool(annotation is not None or opts.over or opts.iid_over)
+        # number families broadcast over their arguments' plates when nothing is written
+        data_rows = False
+        allowed = {p.name for p in (*plates, *event_axes)}  # a vector's own axis too
+        for a in args:
+            if a.type is None:
+                continue
+            if a.type.data_plates:  # its axes are the data's: known when it is bound
+                data_rows = True
+                continue
+            for p in a.type.plates:
+                if p.name in allowed:
+                    continue
+                if explicit and kind != "marginalize" and not opts.via and p.size >= 0:
+                    self._plate_mismatch(step, a, p, plates)
+                    continue
+                plates = (*plates, p)
+                allowed.add(p.name)
+        element = self._element(step, family, args, event_axes, spaces, value_set, plates)
+        self._check_literals(family, args)
+        self._check_support(family, spaces, annotation)
+        t = Plated(plates, element, data_rows and not explicit)
+        self.ctx.record_type(step.target.span, t)
+        return Site(
+            name=step.target.text,
+            kind=kind,  # type: ignore[arg-type]  # one of the site kinds, as the step's keyword
+            step=step,
+            family=family.name,
+            args=args,
+            plates=tuple(p.name for p in plates),
+            over=tuple(p.name for p in opts.over),
+            via=opts.via,
+            reduction=opts.reduction,
+            type=t,
+        )
+
+    def _annotation(
+        self, ref: ast.TypeRef | None
+    ) -> tuple[tuple[ObjectType, ...], tuple[ObjectType, ...]]:
+        """The plates (finite sets) and the value spaces (continuous objects) a `: T` names."""
+        if ref is None:
+            return (), ()
+        plates: list[ObjectType] = []
+        spaces: list[ObjectType] = []
+        for f in ref.factors:
+            for obj in self._object_name(f):
+                (plates if obj.discrete else spaces).append(obj)
+        return tuple(plates), tuple(spaces)
+
+    def _object_name(self, name: ast.Name) -> tuple[ObjectType, ...]:
+        n = name.text
+        if n in self.plate_params:
+            self._read_param(n, name.span)
+            return (ObjectType(n, "finset", -1),)
+        if n in self.ctx.objects:
+            self.ctx.ref(name.span, SymbolKey(n))
+            return (self.ctx.objects[n],)
+        if n in self.ctx.aliases:
+            self.ctx.ref(name.span, SymbolKey(n))
+            return self.ctx.aliases[n].factors
+        if n in self.ctx.object_decls:
+            self.ctx.ref(name.span, SymbolKey(n))
+            return ()
+        if n.isdigit():
+            return ()
+        self.ctx.undefined(name, "object", list(self.ctx.object_decls))
+        return ()
+
+    def _read_param(self, n: str, span: Span) -> None:
+        self.ctx.ref(span, SymbolKey(n, self.pc.scope))
+        self.pc._use(n)
+
+    def _bind(self, family: Family, call: ast.Call) -> tuple[Argument, ...]:
+        """The arguments bound to the family's parameters (`Dirichlet(1.0, 2.0, 3.0)`
+        spreads a vector parameter's entries), each typed."""
+        positional = list(call.args)
+        schema = family.params
+        if (
+            len(schema) == 1
+            and schema[0].rank >= 1
+            and len(positional) > 1
+            and all(isinstance(a, ast.Literal) for a in positional)
+        ):
+            items = tuple(positional)
+            span = self.ctx.lines.span(items[0].span.start, items[-1].span.end)
+            positional = [ast.ListArg(items, span)]
+        keywords = {kw.key.text: kw.value for kw in call.kwargs}
+        bound = bind(family, positional, keywords)
+        if isinstance(bound, str):
+            sig = family.signature()
+            message = bound if sig in bound else f"{bound}: {sig}"
+            self.ctx.report(rules.FAMILY_ARGUMENTS, message, call.span)
+            for a in (*positional, *keywords.values()):
+                self._argument(None, a)
+            return ()
+        params, values = bound
+        by_name = {p.name: p for p in params}
+        return tuple(self._argument(by_name[name], node) for name, node in values.items())
+
+    def _argument(self, param: Param | None, node: object) -> Argument:
+        name = param.name if param is not None else ""
+        span: Span = node.span  # type: ignore[attr-defined]  # every argument node has a span
+        if isinstance(node, ast.Literal) and node.kind == "name":
+            node = ast.NameRef(ast.Name(str(node.value), span), span)
+        if isinstance(node, ast.Literal):
+            return Argument(name, span, literal=float(node.value), type=Plated(()))
+        if isinstance(node, ast.ListArg):
+            values = tuple(float(i.value) for i in node.items)  # type: ignore[union-attr]  # numbers only (model_reason)
+            return Argument(
+                name, span, literal=values, type=Plated((), Element("real_vector", (len(values),)))
+            )
+        if isinstance(node, ast.NameRef):
+            t = self._read(node.name)
+            if t is not None:
+                self.ctx.record_type(span, t)
+            return Argument(name, span, name=node.name.text, type=t)
+        assert isinstance(node, ast.IndexArg)
+        base = self._read(node.name)
+        index = node.index
+        assert isinstance(index, ast.TypeRef)
+        t = self._gather(node.name, base, index.factors, span)
+        if t is not None:
+            self.ctx.record_type(span, t)
+        return Argument(
+            name, span, name=node.name.text, index=tuple(f.text for f in index.factors), type=t
+        )
+
+    # ------------------------------------------------------------ gathers
+
+    def _gather(
+        self, base_name: ast.Name, base: Plated | None, indices: tuple[ast.Name, ...], span: Span
+    ) -> Plated | None:
+        """`theta[cls]`: one index per leading plate of `theta`. An object name restates
+        the plate; a discrete value picks an entry of it (its own plates replace the
+        plate, except a marginalised coordinate, summed out); a data variable gathers
+        along rows the data fixes."""
+        if base is None:
+            for i in indices:
+                self._index_name(i, None)
+            return None
+        if base.data_plates and not base.plates:
+            for i in indices:
+                self._index_name(i, None)
+            return base
+        if len(indices) > len(base.plates):
+            for i in indices:
+                self._index_name(i, None)
+            self.ctx.report(
+                rules.INDEX_PLATE,
+                f"{base_name.text} : {base.label} has {len(base.plates)} plate"
+                f"{'s' if len(base.plates) != 1 else ''} to index, not {len(indices)}",
+                span,
+            )
+            return None
+        plates: list[ObjectType] = []
+        data = base.data_plates
+        for i, plate in zip(indices, base.plates, strict=False):
+            got = self._index_name(i, plate)
+            if got is None:
+                continue
+            if isinstance(got, ObjectType):
+                if got.name != plate.name and got.size >= 0 and plate.size >= 0:
+                    self._index_mismatch(base_name, base, i, plate, f"the plate {got.name}")
+                plates.append(plate)
+                continue
+            idx_t, idx_name = got
+            if idx_t is None or (idx_t.data_plates and not idx_t.plates):
+                data = True
+                continue
+            if not idx_t.discrete:  # a real-valued index contracts along the plate
+                plates.extend(p for p in idx_t.plates if p not in plates and p != plate)
+                data = data or idx_t.data_plates
+                continue
+            of = idx_t.element.of
+            if of is not None and of != plate.name and plate.size >= 0:
+                size = self.ctx.objects.get(of)
+                if size is None or size.size != plate.size or of not in self.ctx.objects:
+                    self._index_mismatch(base_name, base, i, plate, f"{of}")
+            if idx_name in self.marginal:
+                continue
+            for p in idx_t.plates:
+                if p not in plates:
+                    plates.append(p)
+            data = data or idx_t.data_plates
+        rest = base.plates[len(indices) :]
+        return Plated((*plates, *(p for p in rest if p not in plates)), base.element, data)
+
+    def _index_name(
+        self, name: ast.Name, plate: ObjectType | None
+    ) -> ObjectType | tuple[Plated | None, str] | None:
+        n = name.text
+        if n in self.pc.locals or n in self.data:
+            return self._read(name, indexes=plate.name if plate else None), n
+        if n in self.plate_params:
+            self._read_param(n, name.span)
+            return ObjectType(n, "finset", -1)
+        if n in self.ctx.objects:
+            self.ctx.ref(name.span, SymbolKey(n))
+            return self.ctx.objects[n]
+        return self._read(name, indexes=plate.name if plate else None), n
+
+    def _index_mismatch(
+        self, base_name: ast.Name, base: Plated, index: ast.Name, plate: ObjectType, what: str
+    ) -> None:
+        self.ctx.report(
+            rules.INDEX_PLATE,
+            f"{base_name.text} : {base.label} is indexed by {index.text}, which ranges over "
+            f"{what}, not {plate.name}",
+            index.span,
+            related=self._object_related(plate.name),
+        )
+
+    def _object_related(self, name: str) -> tuple[Related, ...]:
+        decl = self.ctx.object_decls.get(name)
+        return (Related(decl.name.span, f"{name} is declared here"),) if decl else ()
+
+    # ------------------------------------------------------------ element types
+
+    def _element(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        family: Family,
+        args: tuple[Argument, ...],
+        event_axes: tuple[ObjectType, ...],
+        spaces: tuple[ObjectType, ...],
+        value_set: ObjectType | None,
+        plates: tuple[ObjectType, ...],
+    ) -> Element:
+        support = family.support
+        if support.kind in ("index", "ordinal"):
+            of = value_set.name if value_set is not None else None
+            for a in args:
+                t = a.type
+                if t is None or not t.element.event:
+                    continue
+                got = t.element.of
+                n = t.element.event[-1]
+                if value_set is not None and n >= 0 and value_set.size >= 0 and n != value_set.size:
+                    self.ctx.report(
+                        rules.ARGUMENT_PLATE,
+                        f"{a.param}={self.ctx.source(a.span)} is {t.element.label}, but "
+                        f"{step.target.text} ranges over {value_set.name} ({value_set.size})",
+                        a.span,
+                    )
+                if of is None:
+                    of = got
+            return Element(support.kind, (), of)
+        if family.event_rank == 0:
+            return Element(support.kind)
+        sizes: list[int] = [p.size for p in event_axes]
+        of = event_axes[0].name if event_axes else None
+        if not sizes:
+            shapes = {a.param: a.type.element.event for a in args if a.type is not None}
+            try:
+                sizes = list(family.event_shape(shapes))
+            except ValueError:
+                space = next((s for s in spaces if s.size > 1), None)
+                if space is not None:
+                    sizes = [space.size] * family.event_rank
+                elif plates and family.event_rank == 1:
+                    sizes = [-1]
+                else:
+                    sizes = [-1] * family.event_rank
+        for a in args:
+            if a.type is None or not a.type.element.event or not sizes:
+                continue
+            n = a.type.element.event[-1]
+            if n >= 0 and sizes[-1] >= 0 and n != sizes[-1]:
+                self.ctx.report(
+                    rules.ARGUMENT_PLATE,
+                    f"{a.param}={self.ctx.source(a.span)} has {n} entries, but a draw of "
+                    f"{family.name} here has {sizes[-1]}"
+                    + (f" (over={event_axes[-1].name})" if event_axes else ""),
+                    a.span,
+                )
+        return Element(support.kind, tuple(sizes), of)
+
+    def _check_literals(self, family: Family, args: tuple[Argument, ...]) -> None:
+        """A number outside its parameter's constraint (`HalfCauchy(-1.0)`)."""
+        bounds = {a.param: a.literal for a in args if isinstance(a.literal, float)}
+        for a in args:
+            param = family.param(a.param)
+            if param is None or a.literal is None:
+                continue
+            constraint = param.constraint
+            if constraint.kind in _ELEMENTWISE:
+                constraint = Constraint(_ELEMENTWISE[constraint.kind])
+            values = a.literal if isinstance(a.literal, tuple) else (a.literal,)
+            for v in values:
+                if constraint.admits(v, bounds) is False:
+                    self.ctx.report(
+                        rules.ARGUMENT_CONSTRAINT,
+                        f"{param.name} of {family.name} must be {param.constraint.describe()}"
+                        f", not {self.ctx.source(a.span) if len(values) == 1 else _number(v)}",
+                        a.span,
+                    )
+                    break
+
+    def _check_support(
+        self, family: Family, spaces: tuple[ObjectType, ...], annotation: ast.TypeRef | None
+    ) -> None:
+        """A family whose values are not values of the continuous object written after `:`."""
+        for space in spaces:
+            if family.discrete and not space.discrete:
+                self.ctx.report(
+                    rules.FAMILY_SUPPORT,
+                    f"{family.name} draws discrete values ({family.support.describe()}), but "
+                    f"{space.name} is "
+                    f"{space.describe()}, a continuous object: use a finite set, or a "
+                    "continuous family",
+                    annotation.span if annotation is not None else Span(0, 0, 0, 0, 0, 0),
+                    related=self._object_related(space.name),
+                )
+                return
+
+    def _plate_mismatch(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        a: Argument,
+        plate: ObjectType,
+        plates: tuple[ObjectType, ...],
+    ) -> None:
+        where = " * ".join(p.name for p in plates) or "no plate"
+        self.ctx.report(
+            rules.ARGUMENT_PLATE,
+            f"{a.param}={self.ctx.source(a.span)} is over {plate.name}, but "
+            f"{step.target.text} is over {where}: index it (`{self.ctx.source(a.span)}[...]`) "
+            "or put the step on that plate",
+            a.span,
+            related=self._object_related(plate.name),
+        )
+
+    # ------------------------------------------------------------ program calls
+
+    def _call_site(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        kind: str,
+        call: ast.Call,
+        annotation: ast.TypeRef | None,
+    ) -> Site:
+        """`sample v <- template(Subject, 1.0)`: the template's returned value, its plate
+        parameters replaced by the objects passed."""
+        callee = call.callee.text
+        self.ctx.ref(call.callee.span, SymbolKey(callee))
+        self.env.program_type(callee)
+        model = self.env.programs.get(callee)
+        self._annotation(annotation)
+        written: list[str] = []
+        t: Plated | None = None
+        actual: dict[str, ObjectType] = {}
+        params = model.params if isinstance(model, Model) else ()
+        if isinstance(model, Model) and len(call.args) != len(params):
+            self.ctx.report(
+                rules.ARGUMENT_COUNT,
+                f"{callee} takes {len(params)} argument{'s' if len(params) != 1 else ''} "
+                f"({', '.join(p.name for p in params)}), not {len(call.args)}",
+                call.span,
+            )
+        for i, a in enumerate(call.args):
+            written.append(self.ctx.source(a.span))
+            param = params[i] if i < len(params) else None
+            if isinstance(a, ast.NameRef):
+                if param is not None and param.kind in PLATE_KINDS:
+                    objs = self._object_name(a.name)
+                    if objs:
+                        actual[param.name] = objs[0]
+                else:
+                    self._read(a.name)
+        if isinstance(model, Model) and model.returns:
+            ret = model.returns[0]
+            found = next(
+                (s.type for s in model.steps if s.name == ret and s.type is not None), None
+            )
+            if found is not None:
+                t = replace(
+                    found,
+                    plates=tuple(actual.get(p.name, p) if p.size < 0 else p for p in found.plates),
+                )
+                self.ctx.record_type(step.target.span, t)
+        return Site(
+            name=step.target.text,
+            kind=kind,  # type: ignore[arg-type]  # one of the site kinds, as the step's keyword
+            step=step,
+            family=None,
+            args=(),
+            plates=tuple(p.name for p in t.plates) if t else (),
+            type=t,
+            callee=callee,
+            call_args=tuple(written),
+        )
+
+    # ------------------------------------------------------------ values
+
+    def _read(self, name: ast.Name, indexes: str | None = None) -> Plated | None:
+        """The type of a value read by name: a local, a program parameter, or a data
+        variable (a name no step binds, bound from the data at fit time)."""
+        n = name.text
+        pc = self.pc
+        if n in pc.locals:
+            self.ctx.ref(name.span, SymbolKey(n, pc.scope))
+            pc._use(n)
+            t: object = pc.locals[n].type  # a model's locals hold Plated values
+            if n in self.data and indexes and self.data[n].indexes is None:
+                self.data[n] = replace(self.data[n], indexes=indexes)
+            return t if isinstance(t, Plated) else None
+        if n in self.ctx.top:
+            self.ctx.ref(name.span, SymbolKey(n))
+            decl = self.ctx.top[n]
+            if isinstance(decl, ast.ObjectDecl):
+                return None
+            kind = type(decl).__name__.removesuffix("Decl").lower()
+            self.ctx.report(
+                rules.WRONG_KIND,
+                f"'{n}' is a {kind}, not a value: bind its result with a sample step first",
+                name.span,
+            )
+            return None
+        element = Element("index", (), indexes) if indexes else REAL_NUMBER
+        t = Plated((), element, data_plates=True)
+        pc._define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]  # as above
+        pc._use(n)
+        self.data[n] = DataVariable(n, name.span, False, t, indexes)
+        return t
+
+    def _arith(self, node: ast.Arith) -> Plated | None:
+        t = self._arith_node(node)
+        if t is not None:
+            self.ctx.record_type(node.span, t)
+        return t
+
+    def _arith_node(self, node: ast.Arith) -> Plated | None:
+        if isinstance(node, ast.Number):
+            return Plated(())
+        if isinstance(node, ast.Var):
+            return self._read(node.name)
+        if isinstance(node, ast.Unary):
+            return self._arith(node.operand)
+        if isinstance(node, ast.Binary):
+            left = self._arith(node.left)
+            right = self._arith(node.right)
+            return _broadcast(left, right)
+        if isinstance(node, ast.Apply):
+            fn = FUNCTIONS[node.func.text]
+            types = [self._arith(a) for a in node.args]
+            if len(node.args) != fn.arity:
+                self.ctx.report(
+                    rules.ARGUMENT_COUNT,
+                    f"{fn.name} takes {fn.arity} value{'s' if fn.arity != 1 else ''}: "
+                    f"{fn.name}({', '.join(fn.params)})",
+                    node.span,
+                )
+                return None
+            out = types[0]
+            for t in types[1:]:
+                out = _broadcast(out, t)
+            return out
+        if isinstance(node, ast.Index):
+            base = self._read(node.base.name)
+            names = tuple(i.name for i in node.indices if isinstance(i, ast.Var))
+            return self._gather(node.base.name, base, names, node.span)
+        return None
+
+
+@dataclass
+class _Options:
+    over: tuple[ObjectType, ...] = ()
+    iid_over: tuple[ObjectType, ...] = ()
+    via: str | None = None
+    reduction: str | None = None
+
+
+def _broadcast(a: Plated | None, b: Plated | None) -> Plated | None:
+    """Arithmetic of two model values: their plates united, numbers broadcast."""
+    if a is None or b is None:
+        return None
+    plates = (*a.plates, *(p for p in b.plates if p not in a.plates))
+    event = a.element.event if len(a.element.event) >= len(b.element.event) else b.element.event
+    return Plated(plates, Element("real", event), a.data_plates or b.data_plates)
+
+
+def _vars(node: object) -> Iterator[ast.Name]:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Var):
+            yield item.name
+        elif isinstance(item, ast.Binary):
+            stack += [item.right, item.left]
+        elif isinstance(item, ast.Unary):
+            stack.append(item.operand)
+        elif isinstance(item, ast.Apply):
+            stack.extend(reversed(item.args))
+        elif isinstance(item, ast.Index):
+            stack.extend(reversed(item.indices))
+            stack.append(item.base)
+
+
+def _number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(v)
