@@ -3,12 +3,15 @@
 For each era of the language (../shared/corpus/MANIFEST.tsv), the files
 that a quivers grammar from 0.11 on accepts (quivers' own parsers, see
 tests/conformance/oracle.py), those qvr parses with no syntax error
-(QVR001), and those qvr checks with no error at all. The `of 0.11+`
+(QVR001), those qvr checks with no error at all, and those that run
+under `qvr run --method prior` (its first export, a few draws, no data
+file: a model that reads data names cannot, and counts as not running). The `of 0.11+`
 columns count only the files quivers 0.11+ accepts: the goal is that they
 are all there. Files quivers accepts only before 0.11 (E1, E2) should get
 an era diagnostic each, never a syntax error.
 
-    .venv/bin/python bench/corpus.py [--files]   (--files: list each file that misses)
+    .venv/bin/python bench/corpus.py [--files] [--no-run]
+        (--files: list each file that misses; --no-run: skip the prior column)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ ERAS = ("E1", "E2", "E3", "E3'", "E4", "E5")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", action="store_true", help="list the files that miss a column")
+    ap.add_argument("--no-run", action="store_true", help="skip the `--method prior` column")
     args = ap.parse_args()
     files = corpus()
     if not files:
@@ -65,12 +69,29 @@ def main() -> int:
                 d.name.text in module.programs or d.name.text in module.models for d in declared
             )
             row["models"] += sum(d.name.text in module.models for d in declared)
+        if clean and not args.no_run:
+            why = _prior_failure(text)
+            row["prior"] += why is None
+            row["modern prior"] += modern and why is None
+            if args.files and modern and why is not None:
+                misses.append(f"{f.era:4} {f.name}: prior: {why[:110]}")
         if args.files and (not parsed or (modern and not clean)):
             first = next(d for d in module.diagnostics if d.is_error)
             where = f"{first.span.start_line + 1}:{first.span.start_col + 1}"
             misses.append(f"{f.era:4} {f.name}:{where} {first.code} {first.message[:90]}")
-    columns = ("era", "files", "0.11+", "parse", "of 0.11+", "check", "of 0.11+", "typed")
-    widths = (5, 6, 6, 6, 9, 6, 9, 14)
+    columns = (
+        "era",
+        "files",
+        "0.11+",
+        "parse",
+        "of 0.11+",
+        "check",
+        "of 0.11+",
+        "prior",
+        "of 0.11+",
+        "typed",
+    )
+    widths = (5, 6, 6, 6, 9, 6, 9, 6, 9, 14)
     print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
     total: Counter[str] = Counter()
     for era in ERAS:
@@ -79,7 +100,7 @@ def main() -> int:
     _row("all", total, widths)
     print(
         "0.11+: quivers 0.11 .. 0.25.2 accepts; parse: no QVR001; check: no error;"
-        " 'of 0.11+': among the 0.11+ files"
+        " prior: `qvr run --method prior` runs it; 'of 0.11+': among the 0.11+ files"
     )
     print(
         "typed: programs of the 0.11+ files the checker types (not names only, QVR011) of"
@@ -88,6 +109,20 @@ def main() -> int:
     for line in misses:
         print(line)
     return 0
+
+
+def _prior_failure(text: str) -> str | None:
+    """Why `qvr run --method prior` does not run the file (None: it runs)."""
+    from qvr_core.inference.errors import InferenceError
+    from qvr_core.inference.job import run_inference
+
+    try:
+        run_inference(text, method="prior", steps=2, batch=2, seq_len=3)
+    except InferenceError as e:
+        return str(e).splitlines()[0]
+    except Exception as e:  # a crash is a miss too; say what it was
+        return f"{type(e).__name__}: {e}".splitlines()[0]
+    return None
 
 
 def _row(era: str, c: Counter[str], widths: tuple[int, ...]) -> None:
@@ -99,6 +134,8 @@ def _row(era: str, c: Counter[str], widths: tuple[int, ...]) -> None:
         f"{c['modern parsed']}/{c['modern']}",
         str(c["clean"]),
         f"{c['modern clean']}/{c['modern']}",
+        str(c["prior"]),
+        f"{c['modern prior']}/{c['modern']}",
         f"{c['typed']}/{c['programs']} ({c['models']})",
     )
     print(" ".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))

@@ -1,9 +1,21 @@
 """Inference speed: qvr against the same model written by hand in Pyro, in one run.
 
-    .venv/bin/python bench/inference_speed.py [--batch 64] [--seq-len 32] [--threads N]
-        [--denormals both|kept|flushed]
+    .venv/bin/python bench/inference_speed.py [--model all|rnn|eight_schools] [--batch 64]
+        [--seq-len 32] [--threads N] [--denormals both|kept|flushed]
+        [--warmup 500] [--draws 1000] [--chains 3]
 
-Model: the gallery's vanilla RNN LM (examples/vanilla_rnn_lm.qvr). The Pyro
+Two models.
+
+Eight schools (non-centred, examples/models/eight_schools_noncentered.qvr, the
+classic data): whole NUTS runs, qvr's MCMC on the compiled model program against
+Pyro's NUTS on the same model written in Pyro (with and without its JIT), the
+same warmup and draws, one torch thread for both (what `qvr run` uses for model
+programs). Chains alternate between the samplers, each seeded; effective samples
+are computed by the same function (qvr's, Stan's estimator) on both samples, and
+the figure is the smallest ESS over mu, tau and every theta_raw per second of CPU
+time (wall time beside it: on a shared machine it also counts waiting).
+
+The vanilla RNN LM: the gallery's (examples/vanilla_rnn_lm.qvr). The Pyro
 version computes the same density: the hidden state h is scored along the
 canonical path (every cell application before the last replaced by its mean,
 h ~ Normal(cell(x_L, h_{L-1}), 0.1)), the next token is Categorical(lm_head(h)).
@@ -148,8 +160,100 @@ def compare(
     return name, statistics.median(a), statistics.median(b)
 
 
+EIGHT_Y = [28.0, 8, -3, 7, -1, 1, 18, 12]
+EIGHT_SIGMA = [15.0, 10, 16, 11, 9, 11, 10, 18]
+
+
+def pyro_eight_schools(sigma: torch.Tensor, y: torch.Tensor) -> None:
+    mu = pyro.sample("mu", dist.Normal(0.0, 5.0))
+    tau = pyro.sample("tau", dist.HalfCauchy(5.0))
+    with pyro.plate("school", 8):
+        theta_raw = pyro.sample("theta_raw", dist.Normal(0.0, 1.0))
+        pyro.sample("y", dist.Normal(mu + tau * theta_raw, sigma), obs=y)
+
+
+def min_ess(samples: dict[str, torch.Tensor]) -> float:
+    """The smallest effective sample size over every element of the sites (one chain)."""
+    from qvr_core.inference.diagnostics import effective_sample_size
+
+    return min(
+        float(effective_sample_size(s.reshape(1, s.shape[0], -1)).min()) for s in samples.values()
+    )
+
+
+def eight_schools(args: argparse.Namespace) -> None:
+    from pyro.infer import MCMC as PyroMCMC
+    from pyro.infer import NUTS as PyroNUTS
+
+    from qvr_core.check import check
+    from qvr_core.inference.mcmc import MCMC
+    from qvr_core.inference.nuts import NUTSKernel
+    from qvr_core.runtime.model import compile_model
+
+    torch.set_num_threads(1)
+    source = (ROOT / "examples" / "models" / "eight_schools_noncentered.qvr").read_text()
+    model = compile_model(check(source), "eight_schools")
+    sigma, y = torch.tensor(EIGHT_SIGMA), torch.tensor(EIGHT_Y)
+    data, obs = {"sigma": sigma}, {"y": y}
+    model.run(data, obs)
+
+    def qvr_chain(seed: int) -> tuple[dict[str, torch.Tensor], int]:
+        torch.manual_seed(seed)
+        result = MCMC(NUTSKernel(), args.warmup, args.draws).run(model, data, obs)
+        return {k: v[0] for k, v in result.samples.items()}, int(result.divergence_counts.sum())
+
+    def pyro_chain(seed: int, jit: bool) -> tuple[dict[str, torch.Tensor], int]:
+        pyro.set_rng_seed(seed)
+        kernel = PyroNUTS(pyro_eight_schools, jit_compile=jit, ignore_jit_warnings=True)
+        mcmc = PyroMCMC(kernel, args.draws, args.warmup, disable_progbar=True)
+        mcmc.run(sigma, y)
+        diverging = mcmc.diagnostics()["divergences"]["chain 0"]
+        return {k: v.detach() for k, v in mcmc.get_samples().items()}, len(diverging)
+
+    samplers = {
+        "qvr": qvr_chain,
+        "pyro": lambda seed: pyro_chain(seed, False),
+        "pyro jit": lambda seed: pyro_chain(seed, True),
+    }
+    rows: dict[str, list[tuple[float, float, float, int, float, float]]] = {k: [] for k in samplers}
+    for chain in range(args.chains):
+        for name, run in samplers.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            samples, divergences = run(chain)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            ess = min_ess(samples)
+            mu, tau = float(samples["mu"].mean()), float(samples["tau"].mean())
+            rows[name].append((ess, cpu, wall, divergences, mu, tau))
+    print(
+        f"eight schools (non-centred), NUTS, {args.warmup} warmup + {args.draws} draws, "
+        f"{args.chains} chain(s) each, 1 torch thread"
+    )
+    print(
+        f"{'':10}{'min ESS':>9}{'cpu s':>8}{'wall s':>8}{'ESS/cpu s':>11}{'ESS/wall s':>11}"
+        f"{'diverg.':>9}{'mu':>8}{'tau':>8}"
+    )
+    per_cpu = {}
+    for name, rs in rows.items():
+        ess = sum(r[0] for r in rs)
+        cpu, wall = sum(r[1] for r in rs), sum(r[2] for r in rs)
+        per_cpu[name] = ess / cpu
+        print(
+            f"{name:10}{ess / len(rs):9.0f}{cpu / len(rs):8.1f}{wall / len(rs):8.1f}"
+            f"{ess / cpu:11.1f}{ess / wall:11.1f}{sum(r[3] for r in rs):9d}"
+            f"{statistics.mean(r[4] for r in rs):8.2f}{statistics.mean(r[5] for r in rs):8.2f}"
+        )
+    for name in ("pyro", "pyro jit"):
+        print(
+            f"qvr / {name}: {per_cpu['qvr'] / per_cpu[name]:.2f}x effective samples per cpu second"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", choices=("all", "rnn", "eight_schools"), default="all")
+    parser.add_argument("--warmup", type=int, default=500, help="eight schools: NUTS warmup")
+    parser.add_argument("--draws", type=int, default=1000, help="eight schools: NUTS draws")
+    parser.add_argument("--chains", type=int, default=3, help="eight schools: chains per sampler")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--seq-len", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=7)
@@ -162,6 +266,13 @@ def main() -> None:
         help="time with denormal floats kept, flushed to zero (what `qvr run` does), or both",
     )
     args = parser.parse_args()
+    if args.model in ("all", "eight_schools"):
+        threads = torch.get_num_threads()
+        eight_schools(args)
+        torch.set_num_threads(threads)
+        if args.model == "eight_schools":
+            return
+        print()
     if args.threads:
         torch.set_num_threads(args.threads)
     pyro.set_rng_seed(0)

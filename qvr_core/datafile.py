@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA_SUFFIXES = (".pt", ".npz", ".csv")
+DATA_SUFFIXES = (".pt", ".npz", ".csv", ".json")
 MAX_DATA_BYTES = 1 << 30
 
 

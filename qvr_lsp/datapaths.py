@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 
-DATA_SUFFIXES = (".pt", ".npz", ".csv")
+from qvr_core.datafile import DATA_SUFFIXES
 
 
 class DataPathError(ValueError):

@@ -1,6 +1,6 @@
 """`qvr.diagram`: the core's diagram of a document, with node ranges in protocol positions.
 
-Result: `{format, text, nodes: [{id, label, kind, type, dims, range}]}`; each
+Result: `{format, text, nodes: [{id, label, kind, type, dims, errors, range}]}`; each
 node id is the id used in `text`, so a client can map a click on a drawn
 node back to its source range.
 """
@@ -70,6 +70,7 @@ def _node_json(node: Node, positions: TextPositions) -> dict[str, Any]:
         "kind": node.kind.value,
         "type": node.type,
         "dims": node.dims,
+        "errors": list(node.errors),
         "range": None
         if rng is None
         else {

@@ -28,3 +28,8 @@ if [ -f vscode-extension/package.json ]; then
     echo "== VS Code extension tests"
     (cd vscode-extension && npm test)
 fi
+
+if [ -f vscode-extension/package.json ]; then
+    echo "== the extension in a real VS Code (code-server, headless Chromium)"
+    bash scripts/vscode_e2e/run.sh
+fi

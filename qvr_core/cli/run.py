@@ -59,7 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seq-len", type=_field("seq_len"), default=d.seq_len, help="synthetic sequence length"
     )
-    parser.add_argument("--data", help="a .pt, .npz or .csv file with 'x' and observed sites")
+    parser.add_argument(
+        "--data",
+        help="a .pt, .npz, .csv or .json file: x and the observed sites (a model program:"
+        " its data names and observed sites)",
+    )
     parser.add_argument(
         "--memory-budget",
         help="refuse a run estimated to need more (e.g. 4GB; default: half the available memory)",
@@ -184,7 +188,11 @@ def format_summary(s: dict[str, Any]) -> str:
                 f"    {site}: r_hat {_fmt(s['r_hat'][site], '.3f')}, "
                 f"ess {_fmt(s['ess'][site], '.1f')}"
             )
-    else:
+    if "posterior" in s:
+        lines.append("  posterior mean (sd):")
+        for site, d in s["posterior"].items():
+            lines.append(f"    {site}: {_moments(d['mean'], d['sd'])}")
+    if s["method"] == "prior":
         for site, d in s["sites"].items():
             shape = "x".join(str(n) for n in d["shape"]) or "scalar"
             if "mean" in d:
@@ -198,6 +206,22 @@ def format_summary(s: dict[str, Any]) -> str:
                 )
             lines.append(f"  {d['kind']} {site} ({d['support']}, {shape}): {desc}")
     return "\n".join(lines)
+
+
+def _moments(mean: Any, sd: Any, shown: int = 8) -> str:
+    """`4.37 (3.3)` for a number, `[1.2 (0.4), ...]` for a vector (the first few entries)."""
+    if not isinstance(mean, list):
+        return f"{_fmt(mean)} ({_fmt(sd, '.3g')})"
+    flat_mean, flat_sd = _flatten(mean), _flatten(sd)
+    parts = [f"{_fmt(m)} ({_fmt(v, '.3g')})" for m, v in zip(flat_mean, flat_sd, strict=False)]
+    more = f", ... {len(parts) - shown} more" if len(parts) > shown else ""
+    return "[" + ", ".join(parts[:shown]) + more + "]"
+
+
+def _flatten(v: Any) -> list[Any]:
+    if not isinstance(v, list):
+        return [v]
+    return [x for item in v for x in _flatten(item)]
 
 
 class _StopOnInterrupt:

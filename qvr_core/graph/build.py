@@ -1,7 +1,7 @@
 """One networkx dataflow graph of a checked module: the single source of every diagram.
 
 Nodes carry `label`, `kind` (a `NodeKind`), `type`, `dims`, `span`, `cluster`,
-`detail` and `order`; edges carry `reversed` and `label` ("right to left" on
+`detail`, `order` and `errors` (marks.py); edges carry `reversed` and `label` ("right to left" on
 the branch of a bidirectional fan that reads its sequence backwards, and into
 a `scan(..., reverse=true)`). `graph.graph["clusters"]` maps cluster ids to
 `Cluster`s (programs, and lets drawn where they are used).
@@ -17,6 +17,7 @@ import networkx as nx
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.graph.builder import GraphBuilder
+from qvr_core.graph.marks import mark_errors
 from qvr_core.graph.models import draw_model
 from qvr_core.graph.nodes import Cluster, Node
 from qvr_core.graph.programs import draw_let, draw_program
@@ -61,6 +62,7 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
         draw_let(b, module.lets[name])
     else:
         raise UnknownDiagramName(name, drawable_names(module))
+    mark_errors(b.graph, module.diagnostics)
     return b.graph
 
 
@@ -91,6 +93,7 @@ def graph_nodes(graph: nx.DiGraph) -> list[Node]:
             span=data["span"],
             cluster=data["cluster"],
             detail=data["detail"],
+            errors=data.get("errors", ()),
         )
         for ident, data in ordered
     ]

@@ -1,7 +1,8 @@
 """Graphviz DOT: programs and lets as nested clusters, nodes labelled with types and dimensions.
 
 Sampled sites are ellipses, observed ones shaded (as in PyMC's model graphs);
-the right-to-left branch of a bidirectional fan is a labelled dashed edge.
+the right-to-left branch of a bidirectional fan is a labelled dashed edge;
+a node with errors has a thick dashed red border and its messages as tooltip.
 Every id and label is quoted and escaped, so any name the user writes is safe.
 """
 
@@ -23,6 +24,9 @@ NODE_STYLE: dict[NodeKind, str] = {
     NodeKind.VALUE: 'shape=box, style="dashed"',
     NodeKind.OUTPUT: 'shape=invtrapezium, style="filled", fillcolor="#eef4fb"',
 }
+
+# Added to the style of a node with errors (which is also dashed).
+ERROR_STYLE = 'color="#d32f2f", penwidth=2.5'
 
 
 def to_dot(graph: nx.DiGraph, title: str = "qvr") -> str:
@@ -57,7 +61,7 @@ def _body(
 ) -> list[str]:
     pad = "    " * depth
     lines = [
-        f"{pad}{quote(n.id)} [label={quote(node_label(n))}, {NODE_STYLE[n.kind]}];"
+        f"{pad}{quote(n.id)} [label={quote(node_label(n))}, {_node_style(n)}];"
         for n in members[cluster]
     ]
     for c in children[cluster]:
@@ -68,6 +72,19 @@ def _body(
         lines += _body(c.id, members, children, depth + 1)
         lines.append(f"{pad}}}")
     return lines
+
+
+def _node_style(node: Node) -> str:
+    """The kind's style; a node with errors also gets a thick dashed red border (readable
+    without colour) and its messages as the SVG tooltip."""
+    style = NODE_STYLE[node.kind]
+    if not node.errors:
+        return style
+    if 'style="' in style:
+        style = style.replace('style="', 'style="dashed,', 1)
+    else:
+        style += ', style="dashed"'
+    return f"{style}, {ERROR_STYLE}, tooltip={quote(chr(10).join(node.errors))}"
 
 
 def node_label(node: Node) -> str:

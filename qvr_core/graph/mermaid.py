@@ -2,7 +2,8 @@
 
 `flowchart LR`, one `a["label"] --> b["label"]` line per edge in reading
 order, sites drawn as circles (observed ones doubled and shaded), the branch
-that reads its sequence right to left labelled on its edge.
+that reads its sequence right to left labelled on its edge, nodes with
+errors in the `error` class (a thick dashed red border).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ CLASS_DEFS: dict[NodeKind, str] = {
     NodeKind.OBSERVE: "fill:#d9d9d9,stroke:#333333",
 }
 
+# Nodes with errors: a thick dashed red border (dashed, so it reads without colour too).
+ERROR_CLASS = "error"
+ERROR_STYLE = "stroke:#d32f2f,stroke-width:3px,stroke-dasharray:6 3"
+
 # Characters that would end a quoted label or start markup, as Mermaid entity codes.
 _ESCAPES = {'"': "#quot;", "#": "#35;", "<": "#lt;", ">": "#gt;"}
 
@@ -47,6 +52,10 @@ def to_mermaid(graph: nx.DiGraph) -> str:
         if members:
             lines.append(f"    classDef {kind.value} {style}")
             lines.append(f"    class {','.join(members)} {kind.value}")
+    marked = [n.id for n in nodes.values() if n.errors]
+    if marked:
+        lines.append(f"    classDef {ERROR_CLASS} {ERROR_STYLE}")
+        lines.append(f"    class {','.join(marked)} {ERROR_CLASS}")
     return "\n".join(lines) + "\n"
 
 

@@ -66,6 +66,7 @@ class Node:
     span: Span | None
     cluster: str | None  # innermost program or let cluster
     detail: str = ""  # a kernel's family, a value's formula
+    errors: tuple[str, ...] = ()  # "QVRnnn: message" of the errors at this node (marks.py)
 
     @property
     def observed(self) -> bool:

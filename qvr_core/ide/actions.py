@@ -26,3 +26,20 @@ def quick_fixes(module: CheckedModule, start: int, end: int) -> list[QuickFix]:
         if d.span.start <= end and start <= d.span.end
         for f in d.fixes
     ]
+
+
+def fix_all(module: CheckedModule) -> list[QuickFix]:
+    """Every preferred fix of the module, in diagnostic order, leaving out any whose edits
+    overlap an earlier one's (both could not apply; the next check offers it again)."""
+    chosen: list[QuickFix] = []
+    taken: list[tuple[int, int]] = []
+    for d in module.diagnostics:
+        fix = next((f for f in d.fixes if f.preferred), None)
+        if fix is None:
+            continue
+        spans = [(e.span.start, e.span.end) for e in fix.edits]
+        if any((s < te and ts < e) or s == e == ts == te for s, e in spans for ts, te in taken):
+            continue
+        chosen.append(QuickFix(d, fix))
+        taken += spans
+    return chosen

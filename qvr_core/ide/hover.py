@@ -6,7 +6,9 @@ dimensions (`FwdHidden * BwdHidden = R^(64+64)`), the checker's note (a
 bidirectional branch reads right to left), the doc comment and where the
 name is declared. Everything shown is read from the CheckedModule. On the
 first line of the first declaration it also says the era of quivers the file is
-written for (`qvr_core.era`), so a reader knows which dialect they are in. The
+written for (`qvr_core.era`), so a reader knows which dialect they are in. For a
+let that does not type-check it shows the type of each part that does and the
+errors in one line each (`qvr_core.ide.known`). The
 answer is a plain value (`HoverText`) that `qvr_lsp/features/hover.py` converts.
 """
 
@@ -28,6 +30,7 @@ from qvr_core.check.types import (
 )
 from qvr_core.era import era
 from qvr_core.ide.builtins_info import builtin_at
+from qvr_core.ide.known import PartialKnowledge, known_parts
 from qvr_core.syntax.span import Span
 
 KIND_WORDS = {
@@ -72,7 +75,12 @@ def _hover(module: CheckedModule, offset: int) -> HoverText | None:
     ref = module.symbols.reference_at(offset)
     if ref is not None:
         note = typed.note if typed is not None and typed.span == ref.span else ""
-        return _symbol_hover(ref.symbol, ref.span, note)
+        found = _symbol_hover(ref.symbol, ref.span, note)
+        if ref.symbol.type is None and ref.symbol.kind is SymbolKind.LET:
+            known = known_parts(module, ref.symbol.decl_span)
+            if known is not None:
+                return _with_known_parts(found, known)
+        return found
     builtin = builtin_at(module, offset)
     if typed is not None:
         head = f"{typed.label} : {_label(typed.type)}"
@@ -118,6 +126,33 @@ def _symbol_hover(symbol: Symbol, span: Span, note: str) -> HoverText:
     if symbol.scope is not None:
         where += f" in program {symbol.scope}"
     return _compose(head, _dimensions(symbol.type), note, symbol.doc, where, span)
+
+
+def _with_known_parts(found: HoverText, known: PartialKnowledge) -> HoverText:
+    """The declaration's hover, then what type-checks of it, then what does not."""
+    md = [f"- `{_short(p.text)}` : {_arrow_dims(p.type)}" for p in known.parts]
+    plain = [f"- {_short(p.text)} : {_arrow_dims(p.type).replace('`', '')}" for p in known.parts]
+    md += [f"- **✗** {problem}" for problem in known.problems]
+    plain += [f"- ✗ {problem}" for problem in known.problems]
+    head_md, _, rest_md = found.markdown.partition("\n\n")
+    head_plain, _, rest_plain = found.plain.partition("\n\n")
+    markdown = "\n\n".join(x for x in (head_md, "Its parts:\n" + "\n".join(md), rest_md) if x)
+    plain_text = "\n\n".join(
+        x for x in (head_plain, "Its parts:\n" + "\n".join(plain), rest_plain) if x
+    )
+    return HoverText(markdown, plain_text, found.span)
+
+
+def _arrow_dims(t: Arrow | Group) -> str:
+    """`input -> output` with dimensions on one line."""
+    if isinstance(t, Arrow):
+        return f"{_value(t.dom)} → {_value(t.cod)}"
+    return _dimensions(t)[0]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _compose(

@@ -1,6 +1,6 @@
 """Reading a data set for `qvr run --data` and the server's `qvr.runInference`.
 
-Three formats, all holding the program input under the key `x` and one entry
+Four formats, all holding the program input under the key `x` and one entry
 per observed site, each with the batch on the first axis:
 
 - `.pt`: a dict of tensors saved with `torch.save`, read with
@@ -10,6 +10,8 @@ per observed site, each with the batch on the first axis:
   quantized or complex tensor is refused by name);
 - `.npz`: arrays saved with `numpy.savez`, same keys, read without pickles
   (`allow_pickle=False`: an object array is refused);
+- `.json`: one object whose values are numbers or rectangular nested lists of
+  numbers (whole numbers are read as integers, so they can index);
 - `.csv`: UTF-8 (a byte-order mark is allowed), a header row, then one row
   per example. A column is named after its key (`x`, `next_token`) when the
   key holds one number per example, or `key[i]` / `key[i,j]` for the
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -74,6 +77,8 @@ def read_data(data: DataFile | str | Path) -> dict[str, torch.Tensor]:
             arrays = _read_npz(file)
         elif suffix == ".csv":
             arrays = _read_csv(file)
+        elif suffix == ".json":
+            arrays = _read_json(file)
         else:
             raise InferenceError(
                 f"{name}: unknown data format '{suffix}' (use {', '.join(DATA_SUFFIXES)})"
@@ -120,6 +125,38 @@ def _read_npz(file: DataFile) -> dict[str, torch.Tensor]:
                 a = a.astype(np.int64)  # torch has no uint16..uint64 arithmetic
             out[k] = torch.from_numpy(np.ascontiguousarray(a))
     return out
+
+
+def _read_json(file: DataFile) -> dict[str, torch.Tensor]:
+    """A JSON object of numbers and rectangular nested lists of numbers, by key."""
+    try:
+        obj = json.loads(file.content.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InferenceError(f"{file.name}: not JSON: {_first_line(e)}") from None
+    if not isinstance(obj, dict):
+        raise InferenceError(f"{file.name}: expected a JSON object of arrays by name")
+    out = {}
+    for key, value in obj.items():
+        whole = _all_ints(value)
+        try:
+            a = np.asarray(value, dtype=np.int64 if whole else np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise InferenceError(
+                f"{file.name}: '{key}' must be a number or a rectangular list of numbers"
+            ) from None
+        out[key] = torch.from_numpy(a)
+    return out
+
+
+def _all_ints(value: object) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, bool) or not isinstance(v, int):
+            return False
+    return True
 
 
 def _check_numbers(t: torch.Tensor, key: str, name: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.distributions.transforms import Transform
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.sites import (
@@ -31,7 +32,7 @@ from qvr_core.inference.sites import (
     check_site_names,
     latent_names,
     reduce_to_batch,
-    transform_for,
+    site_transform,
 )
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -68,11 +69,11 @@ class AutoNormalGuide(nn.Module):
         self.log_scales = nn.ParameterDict()
         self._dtype, self._device = _model_dtype(model)
         self._support: dict[str, str] = {}
+        self._transforms: dict[str, Transform | None] = {}
         self._sites: dict[str, LatentSite] = {}  # sites whose parameters exist
         for name in latent_names(model, self.observed_names):
-            support = model.site_support(name)
-            transform_for(name, support)  # discrete latents fail here, at construction
-            self._support[name] = support
+            self._transforms[name] = site_transform(model, name)  # discrete ones fail here
+            self._support[name] = model.site_support(name)
             shape = model.site_event_shape(name)
             if shape is not None:
                 self._create(name, tuple(shape))
@@ -92,7 +93,7 @@ class AutoNormalGuide(nn.Module):
 
     def _create(self, name: str, event_shape: tuple[int, ...]) -> None:
         support = self._support[name]
-        site = LatentSite(name, support, event_shape, transform_for(name, support))
+        site = LatentSite(name, support, event_shape, self._transforms[name])
         self._sites[name] = site
         ushape = site.unconstrained_shape
         self.locs[_key(name)] = nn.Parameter(

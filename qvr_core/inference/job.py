@@ -125,6 +125,8 @@ def run_inference(
     method = args.method
     with _user_errors():
         checked, name = _check(source, path, args.program)
+        if _model_decl(checked, name) is not None:
+            return _model(checked, name, args, data, data_root, on_progress, should_stop)
         info = checked.programs[name]
         observed = [s.name for s in info.sites if s.kind == "observe"]
         loaded = None if data is None else _read(data, data_root, observed, checked, name)
@@ -244,12 +246,49 @@ def _check(source: str, path: str | None, program: str | None) -> tuple[Any, str
         raise InferenceError(
             f"'{name}' is not exported; exports: {', '.join(checked.exports) or 'none'}"
         )
+    if _model_decl(checked, name) is not None:
+        return checked, str(name)
     if name not in checked.programs or checked.programs[name].type is None:
         raise InferenceError(
             f"'{name}' is a let, not a program: inference needs a program with sample or "
             "observe steps"
         )
     return checked, str(name)
+
+
+def _model_decl(checked: Any, name: str) -> Any:
+    from qvr_core.runnable import model_program
+
+    return model_program(checked, name)
+
+
+def _model(
+    checked: Any,
+    name: str,
+    args: Any,
+    data: DataFile | str | Path | None,
+    data_root: str | Path | None,
+    on_progress: ProgressFn | None,
+    should_stop: StopFn | None,
+) -> dict[str, Any]:
+    """A model program's run (see `qvr_core.inference.model_job`)."""
+    from qvr_core.inference.model_job import run_model, split_data, synthetic
+    from qvr_core.runtime.model import compile_model
+
+    torch.manual_seed(args.seed)
+    model = compile_model(checked, name)
+    if data is None:
+        x, observations = split_data(model, synthetic(model, args.seed), "synthetic data")
+    else:
+        file = data if isinstance(data, DataFile) else resolve_data_path(data, data_root)
+        shown = file.name if isinstance(file, DataFile) else str(file)
+        x, observations = split_data(model, read_data(file), shown)
+    if args.method == "prior":
+        observations = {}
+    head = {"method": args.method, "program": name, "data": _data_name(data), "batch": 1}
+    run = _Run(model, x, observations, head, args.steps, on_progress, should_stop)
+    with _flush_denormals():
+        return run_model(run, args.method, args.lr, args.max_tree_depth)
 
 
 def _compile(checked: Any, path: str | None, name: str, seed: int, budget: int) -> Any:
@@ -301,7 +340,7 @@ class _Run:
     """What every method needs: the model, its data, the summary head and the callbacks."""
 
     model: Any
-    x: torch.Tensor
+    x: torch.Tensor | dict[str, torch.Tensor]  # a program's input; a model's data by name
     observations: dict[str, torch.Tensor]
     head: dict[str, Any]
     steps: int

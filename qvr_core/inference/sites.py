@@ -62,6 +62,21 @@ def transform_for(site: str, support: str) -> Transform | None:
     return biject_to(_CONSTRAINTS[support])
 
 
+def site_transform(model: Any, name: str) -> Transform | None:
+    """The bijection R^n -> the site's support: from the model's torch constraint when it
+    reports one (`site_constraint`, model programs), else from its support name."""
+    constraint_of = getattr(model, "site_constraint", None)
+    if not callable(constraint_of):
+        return transform_for(name, model.site_support(name))
+    c = constraint_of(name)
+    if c.is_discrete:
+        return transform_for(name, "finset")
+    base = c.base_constraint if isinstance(c, constraints.independent) else c
+    if isinstance(base, constraints._Real):
+        return None
+    return biject_to(c)
+
+
 def batch_shape(model: Any, x: Any) -> tuple[int, ...]:
     """The leading axes every site value carries for input `x`."""
     custom = getattr(model, "batch_shape", None)
@@ -152,7 +167,7 @@ def make_sites(
     """LatentSite records for `names`, shapes taken from example `values`."""
     sites = []
     for name in names:
-        transform = transform_for(name, model.site_support(name))
+        transform = site_transform(model, name)
         if name not in values:
             raise InferenceError(f"the program produced no value for site '{name}'")
         sites.append(

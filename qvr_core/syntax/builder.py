@@ -12,6 +12,7 @@ the parser reports it and drops that line.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -62,6 +63,8 @@ class Era(NamedTuple):
     message: str
     span: Span
     rewrite: Callable[[Callable[[Span], str]], str] | None
+    #: other older constructs on the same line that have no rewrite: (message, span)
+    notes: tuple[tuple[str, Span], ...] = ()
 
 
 class _Plate(NamedTuple):
@@ -241,6 +244,11 @@ class TreeBuilder(Transformer[Token, Any]):
             family_args,
             init,
         )
+
+    def morphism_decl_axes(self, c: Children) -> Era:
+        axes = cover(c[-4], c[-1])
+        decl = dataclasses.replace(self.morphism_decl(c[:-4]), span=cover(c[0], c[-1]))
+        return Era(decl, _AXES_MESSAGE, axes, None)
 
     def init(self, c: Children) -> _Paren:
         return _Paren(_bare(c[1]), cover(c[0], c[1].span))
@@ -639,9 +647,12 @@ class TreeBuilder(Transformer[Token, Any]):
         dom, cod = _bare(rest[1]), _bare(rest[3])
         options: tuple[ast.Option, ...] = ()
         family_init = None
+        axes = None
         for extra in rest[4:]:
             if type(extra) is _Options:
                 options = options + extra.items
+            elif type(extra) is _Axes:
+                axes = extra
             else:
                 family_init = extra
         role = _ERA_ROLES.get(role_tok.text, role_tok.text)
@@ -670,12 +681,98 @@ class TreeBuilder(Transformer[Token, Any]):
             text = f"morphism {name.text} : {src(dom.span)} -> {src(cod.span)} [{', '.join(opts)}]"
             if family_init is not None:
                 text += " " + src(family_init.span)
+            if axes is not None:
+                text += " " + src(axes.span)
             return text
 
-        return Era(decl, message, span, rewrite)
+        notes = () if axes is None else ((_AXES_MESSAGE, axes.span),)
+        return Era(decl, message, span, rewrite, notes)
 
     def era_replicas(self, c: Children) -> Children:
         return c
+
+    def era_axes(self, c: Children) -> _Axes:
+        return _Axes(c[2], cover(c[0], c[3]))
+
+    def era_program_size(self, c: Children) -> Era:
+        size_tok = next(t for t in c if type(t) is Token and t.type == "INT")
+        at = c.index(size_tok)
+        size = parse_int(size_tok.text) or None
+        ctor = _synthetic("FinSet", size_tok.span)
+        cod = ast.SizedObject(ctor, size, size_tok.span, size_tok.span)
+        header = self.program_header([*c[:at], _Paren(cod, size_tok.span), *c[at + 1 :]])
+        message = (
+            f"`-> {size_tok.text}` (a bare cardinality as a program's codomain) is quivers "
+            f"0.1-0.10's; since 0.11 it is the finite set `FinSet {size_tok.text}`"
+        )
+        text = f"FinSet {size_tok.text}"
+        return Era(header, message, size_tok.span, lambda src: text)
+
+    def era_observe_via(self, c: Children) -> Era:
+        first = c[1]
+        targets = first.names if type(first) is _Targets else (_name(first),)
+        target, plate = targets[0], c[2].node
+        source = _bare(c[6])
+        options = c[7].items if len(c) == 8 else ()
+        span = cover(c[0], _last(c))
+        step = ast.ObserveStep(target, plate, source, span, targets[1:], options)
+        via = cover(c[3], c[4])
+        message = (
+            f"`via {c[4].text}` (the index of a response plate into a grouping plate) is "
+            "quivers 0.5-0.10's; no release since 0.11 has it, so it is not rewritten"
+        )
+        return Era(step, message, via, None)
+
+    def era_observe_for(self, c: Children) -> Era:
+        target, source, plate = _name(c[1]), _bare(c[6]), _bare(c[10])
+        span = cover(c[0], _last(c))
+        step = ast.ObserveStep(target, plate, source, span)
+        message = (
+            f"`observe {target.text}[{c[3].text}] ~ ... for {c[3].text} in ...` is a form of "
+            "quivers 0.4's development (no release's grammar has it); since 0.11 a plate is "
+            f"written `observe {target.text} : Plate <- ...`"
+        )
+        dist, plate_span = c[6].span, c[10].span
+
+        def rewrite(src: Callable[[Span], str]) -> str:
+            return f"observe {target.text} : {src(plate_span)} <- {src(dist)}"
+
+        return Era(step, message, span, rewrite)
+
+    def era_draw_plate(self, c: Children) -> Era:
+        target, plate = _name(c[1]), _bare(c[3])
+        cod = c[5]
+        source = _bare(c[7])
+        options = c[8].items if len(c) == 9 else ()
+        span = cover(c[0], _last(c))
+        step = ast.SampleStep(target, source, span, (), plate, options)
+        unit = type(cod) is Token and cod.text == "1"
+        message = (
+            f"`draw {target.text} : Plate -> ... ~ f` (a plate draw of quivers 0.4's "
+            "development, which no release's grammar has) is "
+            f"`sample {target.text} : Plate <- f` since 0.11"
+        )
+        if not unit:
+            message += "; a draw of more than one value per level is not rewritten"
+            return Era(step, message, span, None)
+        plate_span, tail = c[3].span, c[7].span
+        opts = c[8].span if len(c) == 9 else None
+
+        def rewrite(src: Callable[[Span], str]) -> str:
+            text = f"sample {target.text} : {src(plate_span)} <- {src(tail)}"
+            return text + (" " + src(opts) if opts is not None else "")
+
+        return Era(step, message, span, rewrite)
+
+    def era_marginalize_bare(self, c: Children) -> Era:
+        target = _name(c[1])
+        span = cover(c[0], c[1])
+        message = (
+            f"a bare `marginalize {target.text}` is a form of quivers 0.4's development (no "
+            "release's grammar has it); since 0.11 a marginalize names its latent's family, "
+            "`marginalize z : T <- F(...)`, with its scope indented below; not rewritten"
+        )
+        return Era(None, message, span, None)  # it names a site bound above: binds nothing
 
     # ------------------------------------------------------ generic clauses
 
@@ -699,6 +796,17 @@ class TreeBuilder(Transformer[Token, Any]):
 
     def arith_args(self, c: Children) -> Children:
         return c[::2]
+
+
+class _Axes(NamedTuple):
+    names: Children
+    span: Span
+
+
+_AXES_MESSAGE = (
+    "`over (...)` (the axes a matrix family's prior binds) is quivers 0.5-0.10's; no "
+    "release since 0.11 has it, so it is not rewritten"
+)
 
 
 #: quivers 0.1-0.10's role keywords and the role each declares today.

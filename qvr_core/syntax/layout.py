@@ -50,7 +50,7 @@ SOFT_KEYWORDS: dict[str, str] = {
         "var_init", "recurrent", "attention", "structure", "primitive", "factor", "binder_select",
         "body", "binds", "constructor", "resumes", "perform", "resume", "handle", "case",
         "motive", "if", "then", "else", "construct", "lacks", "not", "true", "false", "unit",
-        "type", "output", "draw", "quantale",
+        "type", "output", "draw", "quantale", "via",
     )
 }
 #: quivers' object constructors (keywords in its grammar), and the role words that

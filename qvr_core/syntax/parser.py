@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, TypeGuard
 
@@ -53,6 +54,9 @@ from qvr_core.syntax.span import Span, unify_line_ends
 
 if TYPE_CHECKING:
     from lark.parsers.lalr_parser_state import ParseConf
+
+#: How an older surface is rewritten: from the source of a span, the new text.
+_Rewrite = Callable[[Callable[[Span], str]], str]
 
 #: Deepest expression nesting accepted: brackets, calls and changes of operator.
 #: A chain of one operator (`a >> b >> c`, `x + y - z`) is one level, however long.
@@ -542,6 +546,8 @@ class _FileParser:
             clause: ast.Clause = self._with_body(head, chunk.body)[0] if chunk.body else head
             return ast.OtherDecl(clause, chunk.doc, cover(clause.span, span))
         decl: ast.Decl = head
+        if type(decl) is ast.LetDecl and _spans_lines(chunk.head.tokens):
+            self._multiline_let(decl, chunk.head.tokens)
         if chunk.body:  # a `where` block, or lines that belong to no body
             decl = self._with_body(decl, chunk.body)[0]
         if type(decl) is ast.ObjectDecl:
@@ -572,9 +578,68 @@ class _FileParser:
             "is indented, without braces, one atom list or rule per line; its rules are "
             "not read"
         )
-        at = cover(tokens[brace], tokens[-1])
-        self.diagnostics.append(make(rules.OLDER_SURFACE, message, at))
+        # on the whole declaration: `qvr migrate` leaves all of it as written
+        self.diagnostics.append(make(rules.OLDER_SURFACE, message, span))
         return ast.OtherDecl(dataclasses.replace(head, span=span), chunk.doc, span)
+
+    def _braced_scope(
+        self, line: LogicalLine, below: list[LogicalLine]
+    ) -> ast.MarginalizeStep | None:
+        """`marginalize z : T <- F(..) [over G] in { steps }` (quivers 0.4-0.10): the
+        scope in braces, since 0.11 indented below without them. Its steps are parsed
+        (their names are bound); one diagnostic names the era, and its rewrite drops
+        the braces when the header is one line and `over` is absent."""
+        tokens = [*line.tokens, *(t for more in below for t in more.tokens)]
+        if tokens[-1].type != "RBRACE":
+            return None
+        at = next(
+            (k for k in range(1, len(tokens) - 1)
+             if tokens[k].text == "in" and tokens[k + 1].type == "LBRACE"),
+            None,
+        )
+        if at is None:
+            return None
+        head = tokens[:at]
+        over = None
+        if len(head) > 2 and head[-2].text == "over" and head[-1].type == "NAME":
+            over = head[-1]
+            head = head[:-2]
+        try:
+            step = _run(self.tables["step"], head)
+        except Exception:
+            return None
+        if type(step) is not ast.MarginalizeStep:
+            return None
+        brace, close = tokens[at + 1], tokens[-1]
+        inner = _physical_lines(tokens[at + 2 : -1])
+        steps = tuple(self._block(inner, "step")) if inner else ()
+        span = cover(tokens[0], close)
+        message = (
+            "a braced `marginalize ... in { ... }` scope is quivers 0.4-0.10's; since 0.11 "
+            "its steps are indented below the `marginalize` line, without braces"
+        )
+        if over is not None:
+            message += f", and `over {over.text}` is its option `[over={over.text}]`"
+        rewrite = None
+        simple = (
+            over is None
+            and brace.start_line == head[-1].start_line
+            and inner
+            and inner[0].tokens[0].start_line > brace.start_line
+            and close.start_line > inner[-1].tokens[-1].start_line
+            and all(more.indent > line.indent for more in inner)
+        )
+        if simple:
+            body = self.text[brace.end - self.offset : close.start - self.offset].rstrip()
+            rewrite = lambda src: body  # noqa: E731
+        end = head[-1]  # the fix replaces from the end of the header to the `}`
+        at_span = span
+        if simple:
+            col = end.start_col + len(end.text)
+            at_span = Span(end.end, close.end, end.start_line, col, close.start_line,
+                           close.start_col + 1)
+        self._era(Era(None, message, at_span, rewrite))
+        return dataclasses.replace(step, steps=steps, span=span)
 
     def _block(self, lines: list[LogicalLine], start: str) -> list[Any]:
         """The nodes of a block of lines at one indentation; deeper lines belong to the
@@ -590,10 +655,23 @@ class _FileParser:
             children = lines[i + 1 : j]
             if line.indent < base:
                 self._misaligned(line, base, start)
+            if start == "step" and line.tokens[0].text == "marginalize":
+                group, after = children, j
+                if j < len(lines) and [t.type for t in lines[j].tokens] == ["RBRACE"]:
+                    group, after = [*children, lines[j]], j + 1  # the `}` below, at its indent
+                braced = self._braced_scope(line, group)
+                if braced is not None:
+                    out.append(braced)
+                    i = after
+                    continue
             joined = None
             if children and not self._parses(line, start):
-                joined = self._continued(line, children, start)  # `factor ... in` + its body
+                # `factor ... in` + its body; an older surface is reported here (the line
+                # alone was not)
+                joined = self._continued(line, children, start, report=True)
             if joined is not None:
+                if line.tokens[-1].text == "in":
+                    self._factor_body_below(line, children)
                 out.append(joined)
                 i = j
                 continue
@@ -644,7 +722,9 @@ class _FileParser:
             return False
         return True
 
-    def _continued(self, line: LogicalLine, lines: list[LogicalLine], start: str) -> object:
+    def _continued(
+        self, line: LogicalLine, lines: list[LogicalLine], start: str, report: bool = False
+    ) -> object:
         """The line and the deeper lines below it parsed as one (`factor ... in` and its
         body on the next line), or None when that does not parse either."""
         tokens = [*line.tokens, *(t for more in lines for t in more.tokens)]
@@ -654,7 +734,9 @@ class _FileParser:
             return None
         except Exception:
             return None
-        return node.node if type(node) is Era else node
+        if type(node) is Era:
+            return self._era(node) if report else node.node
+        return node
 
     def _misaligned(self, line: LogicalLine, base: int, start: str) -> None:
         if start == "step":
@@ -719,7 +801,52 @@ class _FileParser:
             fixes = (Fix("Rewrite in the syntax of quivers 0.11 and later",
                          (TextEdit(era.span, text),), True),)
         self.diagnostics.append(make(rules.OLDER_SURFACE, era.message, era.span, fixes=fixes))
+        for message, span in era.notes:
+            self.diagnostics.append(make(rules.OLDER_SURFACE, message, span))
         return era.node
+
+    def _multiline_let(self, decl: ast.LetDecl, tokens: list[Token]) -> None:
+        """`let g = parser(` with its arguments on the lines below: quivers 0.2-0.10 read
+        a declaration on across lines while a bracket was open; no grammar since 0.11
+        does, so the rewrite puts it on one line."""
+        keyword = tokens[0].text
+        message = (
+            f"a `{keyword}` continued over several lines is quivers 0.2-0.10's; since 0.11 "
+            "a top-level declaration is written on one line"
+        )
+        span = cover(tokens[0], tokens[-1])
+        self._era(Era(decl, message, span, self._one_line_rewrite(tokens)))
+
+    def _factor_body_below(self, line: LogicalLine, body: list[LogicalLine]) -> None:
+        """`let s = factor v : V in` with its body on the line below: quivers 0.6-0.10;
+        since 0.11 the body follows `in` on the same line (or is a `{ ... }` of cases)."""
+        tokens = [*line.tokens, *(t for more in body for t in more.tokens)]
+        message = (
+            "a `factor ... in` body on the line below is quivers 0.6-0.10's; since 0.11 it "
+            "follows `in` on the same line"
+        )
+        span = cover(tokens[0], tokens[-1])
+        self._era(Era(None, message, span, self._one_line_rewrite(tokens)))
+
+    def _one_line_rewrite(self, tokens: list[Token]) -> _Rewrite | None:
+        """A rewrite putting `tokens` (one construct over several lines) on one line, or
+        None when a comment between them would be lost."""
+        text = self.text
+        base = self.offset
+        parts = [tokens[0].text]
+        for prev, tok in pairwise(tokens):
+            gap = text[prev.end - base : tok.start - base]
+            if "\n" not in gap:
+                parts.append(gap)
+            elif "#" in gap:
+                return None
+            elif prev.type == "COMMA" and tok.type in CLOSERS:
+                parts.pop()  # the trailing comma of an argument per line
+            elif prev.type not in OPENERS and tok.type not in CLOSERS:
+                parts.append(" ")
+            parts.append(tok.text)
+        joined = "".join(parts)
+        return lambda src: joined
 
     def _source(self, span: Span) -> str:
         return self.text[span.start - self.offset : span.end - self.offset]
@@ -780,6 +907,26 @@ class _FileParser:
                     f" found '{shorten(raw)}'"
                 )
         self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span))
+
+
+def _physical_lines(tokens: list[Token]) -> list[LogicalLine]:
+    """`tokens` (the inside of a braced block) cut back into lines: a new line starts on
+    each new physical line where no bracket is open."""
+    lines: list[LogicalLine] = []
+    depth = 0
+    for tok in tokens:
+        if depth == 0 and (not lines or tok.start_line != lines[-1].tokens[-1].start_line):
+            lines.append(LogicalLine(tok.start_col))
+        lines[-1].tokens.append(tok)
+        if tok.type in OPENERS:
+            depth += 1
+        elif tok.type in CLOSERS and depth:
+            depth -= 1
+    return lines
+
+
+def _spans_lines(tokens: list[Token]) -> bool:
+    return tokens[0].start_line != tokens[-1].start_line
 
 
 def _end_at(span: Span, lines: list[LogicalLine]) -> Span:

@@ -1,15 +1,15 @@
-"""Quick fixes: the checker's fixes for the diagnostics in the requested range, as code actions;
-and one source action, "Migrate file to quivers 0.15+ syntax" (`qvr_core.migrate`, as
-`qvr migrate`).
+"""Code actions: the checker's quick fixes for the diagnostics in the requested range; the
+refactors extract and inline (`qvr_core.ide.refactor`); `source.fixAll`, every preferred fix;
+and "Migrate file to quivers 0.15+ syntax" (`qvr_core.migrate`, as `qvr migrate`).
 
 Each quick fix carries its diagnostic (so the client links them), is of kind
 `quickfix`, is preferred when the checker marked the fix so (the one a
 single keystroke applies), and edits the document at the analysed version.
 
-The migration (kind `source.migrate`) is offered only when the client asks for
-source actions by kind (VS Code's "Source Action..." menu, `only: ["source"]`):
-it rewrites the whole file, so it is no lightbulb at every cursor, and it is
-computed in a thread (it parses the file again), never on the event loop.
+The source actions (`source.fixAll`, `source.migrate`) are offered only when the client asks
+for them by kind (VS Code's "Source Action..." menu, `only: ["source"]`): they rewrite the
+whole file, so they are no lightbulb at every cursor. The migration is computed in a thread
+(it parses the file again), never on the event loop.
 """
 
 from __future__ import annotations
@@ -21,35 +21,43 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
 from qvr_core.format.diff import diff_edits
-from qvr_core.ide.actions import quick_fixes
+from qvr_core.ide.actions import QuickFix, fix_all, quick_fixes
+from qvr_core.ide.refactor import extract, inline
 from qvr_core.migrate import migrate_text
 from qvr_lsp import capabilities
+from qvr_lsp.analysis import Analysis
 from qvr_lsp.convert import to_lsp_diagnostic
 from qvr_lsp.features._current import current_analysis, workspace_edit
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
-    from qvr_lsp.analysis import Analysis
     from qvr_lsp.server import QvrLanguageServer
 
 QUICKFIX = lsp.CodeActionKind.QuickFix
+EXTRACT = lsp.CodeActionKind.RefactorExtract
+INLINE = lsp.CodeActionKind.RefactorInline
+FIX_ALL = lsp.CodeActionKind.SourceFixAll
 MIGRATE = f"{lsp.CodeActionKind.Source.value}.migrate"
 MIGRATE_TITLE = "Migrate file to quivers 0.15+ syntax (define, ...)"
 
 
 def wants(kind: str, context: lsp.CodeActionContext | None) -> bool:
-    """False when the client asked only for other kinds (`only: ["refactor"]`)."""
+    """Whether the client asked for `kind`: it named it, or a kind it belongs to
+    (`refactor` includes `refactor.extract`), or it named none."""
     only = context.only if context is not None else None
-    return not only or any(k == kind or kind.startswith(f"{k}.") for k in only)
-
-
-def wants_quickfixes(context: lsp.CodeActionContext | None) -> bool:
-    return wants(QUICKFIX, context)
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
 
 
 def asked_for(kind: str, context: lsp.CodeActionContext | None) -> bool:
-    """True when the client named `kind` (or a kind above it, `source`) in `only`."""
-    return bool(context is not None and context.only) and wants(kind, context)
+    """Whether the client named `kind` or a kind it belongs to: source actions change the
+    whole file, so they are given only when asked for (VS Code's Source Action menu, on save)."""
+    only = context.only if context is not None else None
+    return bool(only) and wants(kind, context)
+
+
+def wants_quickfixes(context: lsp.CodeActionContext | None) -> bool:
+    """False when the client asked only for other kinds (`only: ["refactor"]`)."""
+    return wants(QUICKFIX, context)
 
 
 def literal_actions(caps: lsp.ClientCapabilities | None) -> bool:
@@ -64,7 +72,7 @@ def preferred_support(caps: lsp.ClientCapabilities | None) -> bool:
 
 
 def register(server: QvrLanguageServer) -> None:
-    options = lsp.CodeActionOptions(code_action_kinds=[QUICKFIX, MIGRATE])
+    options = lsp.CodeActionOptions(code_action_kinds=[QUICKFIX, EXTRACT, INLINE, FIX_ALL, MIGRATE])
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)
     @guarded(list)
@@ -72,39 +80,54 @@ def register(server: QvrLanguageServer) -> None:
         caps = server.caps
         if not literal_actions(caps):
             return []
-        quick, migrate = wants_quickfixes(params.context), asked_for(MIGRATE, params.context)
-        if not (quick or migrate):
-            return []
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return []
-        actions = []
-        if migrate:
-            actions += await _migration(server, analysis)
-        if not quick:
-            return actions
+        module = analysis.checked
         start, end = analysis.positions.offsets(params.range)
-        related = capabilities.related_information(caps)
-        preferred = preferred_support(caps)
-        unnecessary = capabilities.unnecessary_tag(caps)
-        for found in quick_fixes(analysis.checked, start, end):
-            diagnostic = to_lsp_diagnostic(
-                found.diagnostic,
-                analysis.positions,
-                analysis.uri,
-                related_information=related,
-                unnecessary_tag=unnecessary,
-            )
-            actions.append(
-                lsp.CodeAction(
-                    title=found.fix.title,
-                    kind=QUICKFIX,
-                    diagnostics=[diagnostic],
-                    is_preferred=(found.fix.preferred and preferred) or None,
-                    edit=workspace_edit(server, analysis, found.fix.edits),
-                )
-            )
+        actions: list[lsp.CodeAction] = []
+        if wants(QUICKFIX, params.context):
+            fixes = quick_fixes(module, start, end)
+            actions += [_quick_fix(server, analysis, found) for found in fixes]
+        if wants(EXTRACT, params.context):
+            extracted = extract(module, start, end)
+            if extracted is not None:
+                edit = workspace_edit(server, analysis, extracted.edits)
+                actions.append(lsp.CodeAction(title=extracted.title, kind=EXTRACT, edit=edit))
+        if wants(INLINE, params.context):
+            inlined = inline(module, start)
+            if inlined is not None:
+                edit = workspace_edit(server, analysis, inlined.edits)
+                actions.append(lsp.CodeAction(title=inlined.title, kind=INLINE, edit=edit))
+        if asked_for(FIX_ALL, params.context):
+            every = fix_all(module)
+            if every:
+                edits = [e for found in every for e in found.fix.edits]
+                title = f"Fix all: apply {len(every)} preferred fix{'es' if len(every) > 1 else ''}"
+                edit = workspace_edit(server, analysis, edits)
+                actions.append(lsp.CodeAction(title=title, kind=FIX_ALL, edit=edit))
+        if asked_for(MIGRATE, params.context):
+            actions += await _migration(server, analysis)
         return actions
+
+    def _quick_fix(
+        server: QvrLanguageServer, analysis: Analysis, found: QuickFix
+    ) -> lsp.CodeAction:
+        caps = server.caps
+        diagnostic = to_lsp_diagnostic(
+            found.diagnostic,
+            analysis.positions,
+            analysis.uri,
+            related_information=capabilities.related_information(caps),
+            unnecessary_tag=capabilities.unnecessary_tag(caps),
+        )
+        return lsp.CodeAction(
+            title=found.fix.title,
+            kind=QUICKFIX,
+            diagnostics=[diagnostic],
+            is_preferred=(found.fix.preferred and preferred_support(caps)) or None,
+            edit=workspace_edit(server, analysis, found.fix.edits),
+        )
 
 
 async def _migration(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.CodeAction]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from qvr_core.runnable import runnable_programs
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
@@ -37,20 +38,18 @@ def register(server: QvrLanguageServer) -> None:
         if analysis is None or analysis.module is None:
             return []
         lenses: list[lsp.CodeLens] = []
-        programs = sorted(analysis.module.programs.values(), key=lambda p: p.decl.span.start)
-        for program in programs:
-            header = program.decl.header_span
-            rng = analysis.positions.range(header)
+        module = analysis.module
+        runnable = runnable_programs(module)
+        decls = {p.name: p.decl for p in module.programs.values()}
+        decls |= {m.name: m.decl for m in module.models.values()} | runnable
+        for name, decl in sorted(decls.items(), key=lambda item: item[1].span.start):
+            rng = analysis.positions.range(decl.header_span)
             rng = lsp.Range(rng.start, rng.start)  # the lens sits on the header line
-            arguments = [uri, program.name]
-            if program.name in analysis.module.exports:  # what a run can load
+            arguments = [uri, name]
+            if name in module.exports and name in runnable:  # what a run can load
                 run = lsp.Command("Run inference", RUN_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, run))
-            draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
-            lenses.append(lsp.CodeLens(rng, draw))
-        for model in analysis.module.models.values():  # Bayesian models: their plate diagram
-            rng = analysis.positions.range(model.decl.header_span)
-            rng = lsp.Range(rng.start, rng.start)
-            draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=[uri, model.name])
-            lenses.append(lsp.CodeLens(rng, draw))
-        return sorted(lenses, key=lambda lens: (lens.range.start.line, lens.range.start.character))
+            if name in module.programs or name in module.models:  # what the diagram draws
+                draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
+                lenses.append(lsp.CodeLens(rng, draw))
+        return lenses

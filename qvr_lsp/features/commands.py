@@ -23,6 +23,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.uris import to_fs_path
 
 from qvr_core.datafile import DataFile, DataFileError, read_file
+from qvr_core.runnable import runnable_programs
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.command_sources import current_source
 from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
@@ -111,13 +112,14 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
             f"{first.message})",
             "source",
         )
-    runnable = [n for n in module.exports if n in module.programs]
+    programs = runnable_programs(module)
+    runnable = [n for n in module.exports if n in programs]
     if wanted is None:
         if not runnable:
             raise CommandError("the file exports no program to run: add `export NAME`", "invalid")
         return runnable[0]
-    if wanted not in module.programs:
-        choices = ", ".join(module.programs) or "none"
+    if wanted not in programs:
+        choices = ", ".join(programs) or "none"
         raise CommandError(f"no program named '{wanted}' (programs: {choices})", "invalid")
     if wanted not in runnable:
         raise CommandError(

@@ -1,10 +1,14 @@
-"""Publish the checker's diagnostics for every analysis of a current text, with its version."""
+"""Publish the checker's diagnostics for every analysis of a current text, with its version.
+
+A client that pulls diagnostics (pull_diagnostics.py) is not pushed to.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
 
 from qvr_lsp import capabilities
 from qvr_lsp.analysis import Analysis
@@ -12,6 +16,11 @@ from qvr_lsp.convert import to_lsp_diagnostic
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
+
+
+def client_pulls(caps: lsp.ClientCapabilities | None) -> bool:
+    """Whether the client asks for diagnostics itself (LSP 3.17 pull)."""
+    return caps is not None and get_capability(caps, "text_document.diagnostic", None) is not None
 
 
 def lsp_diagnostics(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.Diagnostic]:
@@ -33,6 +42,8 @@ def lsp_diagnostics(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.D
 
 def register(server: QvrLanguageServer) -> None:
     def publish(analysis: Analysis) -> None:
+        if client_pulls(server.caps):
+            return  # the client asks for them (pull_diagnostics.py)
         params = lsp.PublishDiagnosticsParams(
             uri=analysis.uri,
             diagnostics=lsp_diagnostics(server, analysis),
@@ -41,7 +52,8 @@ def register(server: QvrLanguageServer) -> None:
         server.text_document_publish_diagnostics(params)
 
     def clear(uri: str) -> None:
-        server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+        if not client_pulls(server.caps):
+            server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
     server.analyzer.on_analysis(publish)
     server.analyzer.on_close(clear)

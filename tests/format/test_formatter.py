@@ -163,15 +163,25 @@ def test_blank_lines_collapse_and_vanish_at_the_start_of_file_and_body() -> None
     )
 
 
+# (a `let` continued over lines is quivers 0.2-0.10's, an older surface: quivers 0.11+
+# continue only an option block, one option per line)
 def test_a_multi_line_declaration_is_joined() -> None:
-    text = "let x = fan(\n      a,\n   b)\n"
-    assert format_source(text) == "let x = fan(a, b)\n"
+    text = "morphism f : A -> A [\n    role=kernel,\n    scale=0.1,\n] ~ Normal\n"
+    assert format_source(text) == "morphism f : A -> A [role=kernel, scale=0.1] ~ Normal\n"
 
 
 def test_a_multi_line_declaration_with_comments_inside_is_kept_as_written() -> None:
-    text = "let x = fan(a,  # the first branch\n    b)  # done\nlet y = x\n"
+    text = (
+        "morphism f : A -> A [\n    role=kernel,  # the first\n    scale=0.1,\n] ~ Normal"
+        "  # done\n\nlet y = f\n"
+    )
     result = format_text(text)
     assert result.ok and result.text == text
+
+
+def test_a_let_continued_over_lines_is_an_older_surface_fmt_names() -> None:
+    result = format_text("let x = fan(\n      a,\n   b)\n")
+    assert not result.ok and "older surface" in (result.refused or "")
 
 
 def test_an_indented_doc_like_comment_does_not_become_a_doc_comment() -> None:

@@ -95,3 +95,23 @@ async def test_a_family_shows_its_parameters_values_and_where_it_fits(client):
 async def test_a_type_constructor_shows_its_documentation(client):
     value = await hover_text(client, "vanilla_rnn_lm.qvr", "FinSet")
     assert "FinSet N" in value and "finite set" in value
+
+
+async def test_an_ill_typed_let_shows_its_typed_parts_and_the_mismatch(client):
+    value = await hover_text(client, "errors/QVR201_dimension_mismatch.qvr", "backbone =")
+    assert "```qvr\nlet backbone\n```" in value
+    parts = value.split("Its parts:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert parts[0] == (
+        "- `fan(forward_path, backward_path)` : `[Token] = [FinSet 256]` → "
+        "`FwdHidden * BwdHidden = R^(64+64)` (64 + 64 = 128)"
+    )
+    assert parts[1] == "- `combine` : `Combined = R^96` → `Combined = R^96`"
+    (mismatch,) = [line for line in parts if "✗" in line]
+    assert "QVR201" in mismatch and "128" in mismatch and "96" in mismatch
+    assert "declared on line 17" in value
+
+
+async def test_an_ill_typed_let_with_an_undefined_name_shows_what_resolves(client):
+    value = await hover_text(client, "errors/QVR101_undefined_name.qvr", "backbone =")
+    assert "- `tok_embed` : `Token = FinSet 256` → `Embedded = R^64`" in value
+    assert "QVR101: undefined name 'cel'" in value

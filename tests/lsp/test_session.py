@@ -34,6 +34,15 @@ async def test_initialization_options_set_strictness(strict_client):
     assert d.severity == lsp.DiagnosticSeverity.Error
 
 
+async def pulled(client: RecordingClient, uri: str) -> list[lsp.Diagnostic]:
+    """The diagnostics of the document's current text, asked for (LSP 3.17 pull)."""
+    report = await client.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri))
+    )
+    assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
+    return list(report.items)
+
+
 @pytest_lsp.fixture(config=CONFIG)
 async def utf8_client(lsp_client: RecordingClient):
     """Neovim 0.11 offers UTF-8 first; the server must take it and count bytes."""
@@ -48,8 +57,8 @@ async def test_utf8_is_negotiated_and_used_for_ranges_and_edits(utf8_client):
     text = "# é😀 before\nlet m = tok # ü😀\n"
     uri = fresh_uri("utf8")
     open_document(utf8_client, uri, text)
-    params = await diagnostics_for(utf8_client, uri, 1)
-    (d,) = [d for d in params.diagnostics if d.code == "QVR101"]
+    # Neovim 0.10+ pulls diagnostics (and is not pushed to).
+    (d,) = [d for d in await pulled(utf8_client, uri) if d.code == "QVR101"]
     assert d.range.start == lsp.Position(1, 8) and d.range.end == lsp.Position(1, 11)
 
     # An edit after the astral character on line 0, in bytes: "# é😀 " is 1+1+2+4+1 = 9 bytes.
@@ -64,9 +73,9 @@ async def test_utf8_is_negotiated_and_used_for_ranges_and_edits(utf8_client):
             ],
         )
     )
-    params = await diagnostics_for(utf8_client, uri, 2)
+    diagnostics = await pulled(utf8_client, uri)
     # Now `tok` is an object declared on the inserted line, and `let m` moved to line 2.
-    found = {(d.code, d.range.start.line, d.range.start.character) for d in params.diagnostics}
+    found = {(d.code, d.range.start.line, d.range.start.character) for d in diagnostics}
     assert found == {("QVR103", 2, 4), ("QVR104", 2, 8)}
     status = await utf8_client.protocol.send_request_async("qvr/serverStatus", None)
     assert status.encoding == "utf-8"

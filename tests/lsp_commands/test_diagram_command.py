@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp_commands.conftest import open_file, plain
+from tests.lsp_commands.conftest import EXAMPLES, open_file, plain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -32,6 +32,17 @@ async def test_diagram_returns_mermaid_text_and_nodes_with_ranges(client, worksp
     line = path.read_text().splitlines()[h["range"]["start"]["line"]]
     assert line.strip() == "sample h <- backbone"
     assert h["range"]["start"]["character"] == line.index("sample")
+
+
+async def test_nodes_with_errors_carry_their_messages(client, workspace):
+    path = workspace / "mismatch.qvr"
+    path.write_text((EXAMPLES / "errors" / "QVR201_dimension_mismatch.qvr").read_text())
+    uri = open_file(client, path)
+    result = await execute(client, "qvr.diagram", {"uri": uri, "format": "mermaid"})
+    marked = {n["label"]: n["errors"] for n in result["nodes"] if n["errors"]}
+    assert list(marked) == ["combine"]
+    assert marked["combine"][0].startswith("QVR201: cannot compose")
+    assert "class bidirectional_rnn_lm.h.backbone.combine error" in result["text"]
 
 
 async def test_diagram_of_one_program_as_dot(client, workspace):

@@ -26,7 +26,9 @@ async def actions_for(client, uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.
         lsp.CodeActionParams(
             text_document=doc(uri),
             range=diagnostic.range,
-            context=lsp.CodeActionContext(diagnostics=[diagnostic]),
+            context=lsp.CodeActionContext(
+                diagnostics=[diagnostic], only=[lsp.CodeActionKind.QuickFix]
+            ),
         )
     )
     return [a for a in result or [] if isinstance(a, lsp.CodeAction)]

@@ -51,6 +51,54 @@ def test_forms_quivers_015_dropped_are_left_and_named() -> None:
     assert left.span.start_line == 0 and "composition ... as" in left.message
 
 
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            "object A : FinSet 2\nobject B : FinSet 3\n"
+            "latent W : A -> B ~ MatrixNormal(0.0, 1.0, 1.0) over (dom, cod)\n",
+            "over (dom, cod)",
+        ),
+        (
+            "object R : FinSet 2\nobject G : FinSet 2\nprogram p : R -> R\n"
+            "    observe y : R via idx <- Normal(0.0, 1.0)\n    return y\n",
+            "via idx",
+        ),
+        (
+            "object R : FinSet 2\nprogram p : R -> R\n"
+            "    observe y : R <- Bernoulli(0.5)\n    marginalize y\n    return y\n",
+            "marginalize y",
+        ),
+    ],
+)
+def test_older_constructs_with_no_spelling_today_are_named_once(text: str, named: str) -> None:
+    """One QVR010 each, with no fix; migrate rewrites the rest and names exactly them."""
+    parsed = parse(text)
+    assert not [d for d in parsed.diagnostics if d.code == "QVR001"]
+    unfixable = [d for d in parsed.diagnostics if d.code == "QVR010" and not d.fixes]
+    assert len(unfixable) == 1 and "quivers 0." in unfixable[0].message
+    result = migrate_text(text)
+    assert result.ok
+    (left,) = result.left
+    assert result.text[left.span.start : left.span.end] == named
+    assert "morphism W : A -> B [role=latent]" in result.text or "latent" not in text
+
+
+def test_a_braced_scope_with_over_is_named_whole_and_its_steps_bind() -> None:
+    text = (
+        "object R : FinSet 4\nobject C : FinSet 2\nobject I : FinSet 2\nprogram p : R -> R\n"
+        "    marginalize c : C <- Categorical(probs)\n        over I\n        in {\n"
+        "            observe y : R <- Normal(0.0, 1.0)\n        }\n    return y\n"
+    )
+    parsed = parse(text)
+    assert [d.code for d in parsed.diagnostics] == ["QVR010"]
+    assert "[over=I]" in parsed.diagnostics[0].message
+    (program,) = [d for d in parsed.module.decls if d.name.text == "p"]
+    assert [type(s).__name__ for s in program.steps[0].steps] == ["ObserveStep"]
+    (left,) = migrate_text(text).left
+    assert left.span.start_line == 4 and left.span.end_line == 8
+
+
 def test_a_file_that_does_not_parse_is_refused_with_its_line() -> None:
     text = "object A : FinSet 3\nmorphism f : A A\n"
     result = migrate_text(text)

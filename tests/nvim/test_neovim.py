@@ -2,7 +2,8 @@
 
 Neovim loads tests/nvim/init.lua (the configuration the README's Neovim section gives),
 opens a file with a dimension error, waits for the diagnostic, asks for a
-hover, and writes what it saw to JSON; every wait is bounded.
+hover (on a sub-expression and on a let that does not type-check), pulls
+diagnostics when this Neovim can, and writes what it saw to JSON; every wait is bounded.
 """
 
 from __future__ import annotations
@@ -24,15 +25,14 @@ TIMEOUT_MS = 30000
 pytestmark = pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed")
 
 
-def run_neovim(tmp_path: Path, hover_line: int, hover_col: int) -> dict:
+def run_neovim(tmp_path: Path, hovers: list[tuple[int, int]]) -> dict:
     out = tmp_path / "result.json"
     env = {
         **os.environ,
         "QVR_LSP_CMD": f"{sys.executable} -m qvr_lsp",
         "QVR_NVIM_OUT": str(out),
         "QVR_NVIM_FILE": str(FILE),
-        "QVR_HOVER_LINE": str(hover_line),
-        "QVR_HOVER_COL": str(hover_col),
+        "QVR_HOVERS": ";".join(f"{line}:{col}" for line, col in hovers),
         "QVR_TIMEOUT_MS": str(TIMEOUT_MS),
         # Keep Neovim's state, log and shada out of the user's home.
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
@@ -52,7 +52,9 @@ def run_neovim(tmp_path: Path, hover_line: int, hover_col: int) -> dict:
 def test_neovim_shows_the_dimension_error_and_hover(tmp_path: Path):
     lines = FILE.read_text(encoding="utf-8").splitlines()
     line = next(i for i, text in enumerate(lines) if text.startswith("let backbone"))
-    result = run_neovim(tmp_path, line, lines[line].index("fan(") + 1)
+    fan = (line, lines[line].index("fan(") + 1)
+    backbone = (line, lines[line].index("backbone") + 2)
+    result = run_neovim(tmp_path, [fan, backbone])
 
     assert "error" not in result, result.get("error")
     assert result["filetype"] == "qvr"
@@ -62,7 +64,20 @@ def test_neovim_shows_the_dimension_error_and_hover(tmp_path: Path):
     assert mismatch["severity"] == 1  # vim.diagnostic.severity.ERROR
     assert mismatch["lnum"] == line
 
-    hover = result["hover"]
+    hover, ill_typed = result["hovers"]
     assert hover["kind"] == "markdown"
     assert "fan(forward_path, backward_path) : [Token] -> FwdHidden * BwdHidden" in hover["value"]
     assert "`FwdHidden * BwdHidden = R^(64+64)`" in hover["value"]
+
+    # The let that does not type-check: each part's dimensions and the mismatch in one line.
+    assert "Its parts:" in ill_typed["value"]
+    assert "(64 + 64 = 128)" in ill_typed["value"] and "`Combined = R^96`" in ill_typed["value"]
+    (mismatch_line,) = [x for x in ill_typed["value"].splitlines() if "QVR201" in x]
+    assert "128" in mismatch_line and "96" in mismatch_line
+
+    # Pull diagnostics where this Neovim has them (0.10+); Debian's 0.7 is pushed to.
+    assert result["server_pulls"]
+    if result["pull_supported"]:
+        assert result["pulled"]["kind"] == "full" and "QVR201" in result["pulled"]["codes"]
+    else:
+        assert "pulled" not in result

@@ -33,6 +33,7 @@ SKELETON = [
     "qvr_core/check/__init__.py",
     "qvr_core/resources.py",
     "qvr_core/run_arguments.py",
+    "qvr_core/runnable.py",
     "qvr_core/syntax/__init__.py",
     "qvr_core/diagnostics.py",
     "qvr_core/rules.py",

@@ -89,8 +89,7 @@ def test_arithmetic_beyond_the_seeds() -> None:
         "    let b = x -> x * 2.0\n"
         "    let c = not (u < v) && w >= 1.0\n"
         '    let d = "text"\n'
-        "    let e = factor v : Verb in\n"
-        "        delta[v] + 1.0\n"
+        "    let e = factor v : Verb in delta[v] + 1.0\n"
         "    return e\n"
     )
     (program,) = clean(text).decls
@@ -179,6 +178,31 @@ def test_declarations_with_bodies_nest_their_lines() -> None:
             "sample y <- Normal(0.0, 1.0)",
         ),
         ("program p : A -> A\n    draw y ~ f\n    return y", "sample y <- f"),
+        (
+            "program p (G : FinSet) : G -> 1\n    sample v : G <- Normal(0.0, 1.0)\n    return v",
+            "FinSet 1",
+        ),
+        (
+            "let g = parser(\n    rules=[a, b],\n    start=S,\n)\nexport g",
+            "let g = parser(rules=[a, b], start=S)",
+        ),
+        (
+            "program p : A -> A\n    let e = factor v : V in\n        d[v] + 1.0\n    return e",
+            "let e = factor v : V in d[v] + 1.0",
+        ),
+        (
+            "program p : A -> A\n    marginalize z : A <- Bernoulli(q) in {\n"
+            "        observe y : A <- Poisson(z)\n    }\n    return y",
+            "\n        observe y : A <- Poisson(z)",
+        ),
+        (
+            "program p : A -> A\n    draw x : A -> 1 ~ prior\n    return x",
+            "sample x : A <- prior",
+        ),
+        (
+            "program p : A -> A\n    observe y[n] ~ Bernoulli(q) for n in R\n    return y",
+            "observe y : R <- Bernoulli(q)",
+        ),
         (
             "program p : A -> A\n    observe y ~ Normal(m, s)\n    return y",
             "observe y <- Normal(m, s)",

@@ -1,6 +1,6 @@
 // Bundles the extension (Node, CommonJS), the two webview scripts (browser IIFEs that
 // carry mermaid and Graphviz, so nothing is fetched at run time) and, with --tests,
-// the node:test files.
+// the node:test files (--e2e: the end-to-end test in a real VS Code).
 import * as esbuild from "esbuild";
 import { readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -19,14 +19,15 @@ const common = {
   legalComments: "linked",
 };
 
-const targets = args.has("--tests")
+const testDir = args.has("--e2e") ? "e2e" : "test";
+const targets = args.has("--tests") || args.has("--e2e")
   ? [
       {
         ...common,
-        entryPoints: readdirSync(join(root, "test"))
-          .filter((name) => name.endsWith(".test.ts"))
-          .map((name) => join("test", name)),
-        outdir: "out/test",
+        entryPoints: readdirSync(join(root, testDir))
+          .filter((name) => name.endsWith(".test.ts") || name.endsWith(".e2e.ts"))
+          .map((name) => join(testDir, name)),
+        outdir: `out/${testDir}`,
         platform: "node",
         format: "cjs",
         target: "node20",
@@ -56,7 +57,7 @@ const targets = args.has("--tests")
       },
     ];
 
-if (args.has("--tests")) rmSync(join(root, "out", "test"), { recursive: true, force: true });
+if (args.has("--tests") || args.has("--e2e")) rmSync(join(root, "out", testDir), { recursive: true, force: true });
 else rmSync(join(root, "dist"), { recursive: true, force: true });
 
 if (args.has("--watch")) {

@@ -93,20 +93,20 @@ describe("parseDiagramResult", () => {
       format: "mermaid",
       text: "flowchart LR\n  a --> b",
       nodes: [
-        { id: "a", label: "a", type: "morphism", range },
+        { id: "a", label: "a", type: "morphism", range, errors: ["QVR201: cannot compose", 7] },
         { id: "b", label: "b", type: "site", range: null },
         { label: "no id" },
         null,
-        { id: "c", range: { start: {} } },
+        { id: "c", range: { start: {} }, errors: "not a list" },
       ],
     });
     assert.deepEqual(result, {
       format: "mermaid",
       text: "flowchart LR\n  a --> b",
       nodes: [
-        { id: "a", label: "a", type: "morphism", range },
-        { id: "b", label: "b", type: "site", range: null },
-        { id: "c", label: "c", type: "", range: null },
+        { id: "a", label: "a", type: "morphism", range, errors: ["QVR201: cannot compose"] },
+        { id: "b", label: "b", type: "site", range: null, errors: [] },
+        { id: "c", label: "c", type: "", range: null, errors: [] },
       ],
     });
   });

@@ -235,6 +235,68 @@ describe("webviews in headless Chromium", { skip, timeout: 240_000 }, () => {
     await page.close();
   });
 
+  it("fits the drawing to the panel, zooms and pans, and draws in the theme's colours", async () => {
+    const page = await openDiagramPage("vscode-dark");
+    await drawAndRead(page, diagrams.mermaid, "mermaid");
+    const fitted = await page.evaluate(() => {
+      const main = document.getElementById("diagram")!.getBoundingClientRect();
+      const drawing = document.querySelector("#diagram svg > g")!.getBoundingClientRect();
+      return { width: main.width, height: main.height, drawingWidth: drawing.width, drawingHeight: drawing.height };
+    });
+    // The panel below the toolbar is the drawing's, and the drawing fills it in one direction.
+    assert.ok(fitted.height > 500, `the diagram area takes the panel's height (${fitted.height})`);
+    assert.ok(
+      fitted.drawingWidth > 0.85 * fitted.width || fitted.drawingHeight > 0.85 * fitted.height,
+      `fitted: ${JSON.stringify(fitted)}`,
+    );
+    assert.equal(await page.textContent("#zoom-level"), "100%");
+    const viewBox = async (): Promise<string | null> => page.getAttribute("#diagram svg", "viewBox");
+    const fit = await viewBox();
+    await page.click("#zoom-in");
+    assert.equal(await page.textContent("#zoom-level"), "140%");
+    const box = await page.locator("#diagram").boundingBox();
+    assert.ok(box);
+    await page.mouse.move(box.x + 200, box.y + 200);
+    await page.mouse.down();
+    await page.mouse.move(box.x + 260, box.y + 230, { steps: 4 });
+    await page.mouse.up();
+    const panned = await viewBox();
+    assert.notEqual(panned, fit);
+    assert.deepEqual((await posted(page)).filter((m) => m.type === "reveal"), [], "a drag is not a click");
+    await page.mouse.wheel(0, 200);
+    assert.equal(await page.textContent("#zoom-level"), "122%");
+    await page.click("#zoom-fit");
+    assert.equal(await viewBox(), fit);
+    // The theme's colours, not the renderer's: text in the foreground colour.
+    const colours = await page.evaluate(() => {
+      const label = document.querySelector("#diagram svg g.node.qvr-linked .nodeLabel, #diagram svg g.node.qvr-linked text")!;
+      const sample = document.querySelector("#diagram svg g.node.sample circle")!;
+      return { label: getComputedStyle(label).color, sample: getComputedStyle(sample).fill };
+    });
+    assert.equal(colours.label, "rgb(204, 204, 204)");
+    assert.notEqual(colours.sample, "rgb(255, 255, 255)", "no light fill left on a dark theme");
+    await page.close();
+  });
+
+  it("marks nodes with errors and shows their message over the node", async () => {
+    const page = await openDiagramPage("vscode-light");
+    const message = "QVR201: cannot compose: fan(forward_path, backward_path) produces 128 but combine expects 96";
+    const nodes = diagrams.dot.nodes.map((n) => (n.label.split("\n")[0] === "combine" ? { ...n, errors: [message] } : n));
+    await drawAndRead(page, { ...diagrams.dot, nodes }, "dot");
+    const marked = page.locator("#diagram svg g.node.qvr-error");
+    assert.equal(await marked.count(), 1);
+    assert.match((await marked.textContent()) ?? "", /combine/);
+    assert.match((await page.textContent("#status")) ?? "", /1 node has errors/);
+    await marked.hover();
+    const tooltip = page.locator("#tooltip");
+    await tooltip.waitFor({ state: "visible" });
+    assert.equal(await tooltip.textContent(), message);
+    await page.screenshot({ path: path.join(screenshots, "diagram-error-mark.png"), fullPage: true });
+    await page.mouse.move(1, 1);
+    await tooltip.waitFor({ state: "hidden" });
+    await page.close();
+  });
+
   it("keeps the last drawing and shows the error when a diagram does not parse", async () => {
     const page = await openDiagramPage("vscode-light");
     await drawAndRead(page, diagrams.mermaid, "mermaid");

@@ -1,9 +1,9 @@
 // Parses Mermaid flowcharts with mermaid's own parser, without a browser.
 //
 // stdin:  a JSON object {name: text, ...}
-// stdout: a JSON object {name: {ok, type, error, vertices, edges, subgraphs}} where
-//         vertices maps each node id to its label, edges lists
-//         [start, end, label] and subgraphs [id, title, member ids] as mermaid
+// stdout: a JSON object {name: {ok, type, error, vertices, classes, edges, subgraphs}}
+//         where vertices maps each node id to its label, classes to its classes, edges
+//         lists [start, end, label] and subgraphs [id, title, member ids] as mermaid
 //         itself understood them.
 // Exit status 0 when every text parsed, 1 otherwise.
 // mermaid sanitises labels with DOMPurify, which needs a DOM: jsdom provides it.
@@ -20,10 +20,14 @@ async function parse(text) {
   const parsed = await mermaid.parse(text);
   const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
   const vertices = {};
-  for (const [id, vertex] of diagram.db.getVertices()) vertices[id] = vertex.text;
+  const classes = {};
+  for (const [id, vertex] of diagram.db.getVertices()) {
+    vertices[id] = vertex.text;
+    classes[id] = vertex.classes ?? [];
+  }
   const edges = diagram.db.getEdges().map((e) => [e.start, e.end, e.text ?? ""]);
   const subgraphs = (diagram.db.getSubGraphs?.() ?? []).map((g) => [g.id, g.title, g.nodes]);
-  return { ok: true, type: parsed.diagramType, error: null, vertices, edges, subgraphs };
+  return { ok: true, type: parsed.diagramType, error: null, vertices, classes, edges, subgraphs };
 }
 
 const chunks = [];

@@ -7,12 +7,19 @@ import type { DiagramNode, Range } from "../../src/shared/protocol";
 
 const MERMAID_NODE_ID = /(?:^|-)flowchart-(.+)-\d+$/;
 
-export function linkNodes(svg: SVGSVGElement, nodes: readonly DiagramNode[], onReveal: (range: Range) => void): number {
+/** Finds the server's node of a drawn node group. */
+export type NodeFinder = (group: Element) => DiagramNode | undefined;
+
+export function nodeFinder(nodes: readonly DiagramNode[]): NodeFinder {
   const byId = new Map(nodes.map((node) => [node.id, node]));
   const byLabel = uniqueLabels(nodes);
+  return (group) => findNode(group, byId, byLabel);
+}
+
+export function linkNodes(svg: SVGSVGElement, find: NodeFinder, onReveal: (range: Range) => void): number {
   let linked = 0;
   for (const group of Array.from(svg.querySelectorAll("g.node"))) {
-    const node = findNode(group, byId, byLabel);
+    const node = find(group);
     if (node?.range == null) continue;
     const range = node.range;
     group.classList.add("qvr-linked");

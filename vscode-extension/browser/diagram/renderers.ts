@@ -8,8 +8,8 @@ let mermaidReady = false;
 let viz: Promise<Viz> | undefined;
 
 /**
- * Both renderers draw in their light style; dark themes invert the finished drawing
- * (media/webview.css). Mermaid's dark theme would leave light text on the light fills
+ * Both renderers draw in their light style; media/webview.css recolours the finished
+ * drawing with the theme's colours. Mermaid's dark theme would leave light text on the light fills
  * that a diagram's own classDefs choose.
  */
 export async function renderMermaid(text: string, nonce: string): Promise<string> {

@@ -28,6 +28,8 @@ export interface DiagramNode {
   label: string;
   type: string;
   range: Range | null;
+  /** "QVRnnn: message" of each error at this node (empty when none). */
+  errors: string[];
 }
 
 /** Result of `qvr.diagram`. */
@@ -110,6 +112,9 @@ export function isInferenceMethod(value: unknown): value is InferenceMethod {
   return typeof value === "string" && (INFERENCE_METHODS as readonly string[]).includes(value);
 }
 
+/** The most error messages a node's tooltip shows (the server sends at most five). */
+const MAX_NODE_ERRORS = 5;
+
 /**
  * Checks a `qvr.diagram` result before it reaches the webview. Nodes that are
  * malformed are dropped; a node without a usable range is kept but not clickable.
@@ -121,13 +126,16 @@ export function parseDiagramResult(raw: unknown): DiagramResult | undefined {
   const parsedNodes: DiagramNode[] = [];
   for (const node of Array.isArray(nodes) ? nodes : []) {
     if (typeof node !== "object" || node === null) continue;
-    const { id, label, type, range } = node as Record<string, unknown>;
+    const { id, label, type, range, errors } = node as Record<string, unknown>;
     if (typeof id !== "string") continue;
     parsedNodes.push({
       id,
       label: typeof label === "string" ? label : id,
       type: typeof type === "string" ? type : "",
       range: isRange(range) ? range : null,
+      errors: Array.isArray(errors)
+        ? errors.filter((e): e is string => typeof e === "string").slice(0, MAX_NODE_ERRORS)
+        : [],
     });
   }
   return { format, text, nodes: parsedNodes };

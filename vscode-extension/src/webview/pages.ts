@@ -12,9 +12,16 @@ export function renderDiagramPage(assets: WebviewAssets, format: DiagramFormat, 
     bodyData: { format },
     bodyHtml: `<header class="toolbar">
   <label>Renderer <select id="format">${option("mermaid", "Mermaid")}${option("dot", "Graphviz")}</select></label>
+  <span class="zoom" role="group" aria-label="Zoom">
+    <button id="zoom-out" type="button" title="Zoom out (-)" aria-label="Zoom out">−</button>
+    <span id="zoom-level" aria-live="polite">100%</span>
+    <button id="zoom-in" type="button" title="Zoom in (+)" aria-label="Zoom in">+</button>
+    <button id="zoom-fit" type="button" title="Fit to the panel (0)">Fit</button>
+  </span>
   <span id="status" role="status">${escapeHtml(`Loading the diagram of ${documentName}…`)}</span>
 </header>
-<main id="diagram" aria-label="Model diagram"></main>`,
+<main id="diagram" aria-label="Model diagram: drag to pan, wheel to zoom" tabindex="0"></main>
+<div id="tooltip" role="tooltip" hidden></div>`,
   });
 }
 

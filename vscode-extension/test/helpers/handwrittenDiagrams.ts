@@ -11,6 +11,7 @@ function node(id: string, label: string, type: string, line: number, character: 
     label,
     type,
     range: { start: { line, character }, end: { line, character: character + id.length } },
+    errors: [],
   };
 }
 

@@ -1,0 +1,74 @@
+"""Exact enumeration for `marginalize z : G <- Categorical(probs) [over=..]` scopes.
+
+The scope's discrete value is summed out: for each value k of the family's finite
+support, the scope's steps run with z = k, and the scope contributes
+
+    sum over groups g of  log sum_k exp( log p(z_g = k) + sum of the scope's terms in g )
+
+The annotation names the values z takes (`z : Component`); the groups are the
+`over=G` axis, one z per entry of G (with an observe on G itself, the per-row
+mixture), or, without `over`, one z for everything (the global mixture). A term inside the scope is
+put into its group by its own plate when that is the group plate, by the
+observe's `[via=idx]` map from its rows to the groups, or summed when there are no
+groups. Scopes nest: an inner scope's contribution is a term of the outer one,
+so a chain of scopes is an exact (if exponential in depth) enumeration.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import distributions as D
+
+from qvr_core.runtime.errors import QvrRuntimeError
+
+
+def support_values(dist: D.Distribution, where: str) -> torch.Tensor:
+    """The K values of a finite family, shape (K, 1, ...) against its batch axes."""
+    try:
+        return dist.enumerate_support(expand=False)
+    except NotImplementedError:
+        raise QvrRuntimeError(
+            f"{where}: only a family with finitely many values (Categorical, Bernoulli, "
+            "Binomial) can be summed out exactly"
+        ) from None
+
+
+def to_groups(
+    term: torch.Tensor, groups: tuple[int, ...], via: torch.Tensor | None, where: str
+) -> torch.Tensor:
+    """One scope term, per element, reduced to the scope's group shape."""
+    if not groups:
+        return term.sum()
+    (m,) = groups if len(groups) == 1 else (None,)
+    if via is not None:
+        if m is None:
+            raise QvrRuntimeError(f"{where}: `via` needs a marginalize over one plate axis")
+        rows = via.reshape(-1)
+        if rows.is_floating_point():
+            rows = rows.round().long()
+        if rows.numel() and (int(rows.min()) < 0 or int(rows.max()) >= m):
+            raise QvrRuntimeError(f"{where}: the `via` map holds a group outside 0..{m - 1}")
+        per_row = (
+            term.reshape(rows.shape[0], -1).sum(-1) if term.dim() else term.expand(rows.shape[0])
+        )
+        if per_row.shape[0] != rows.shape[0]:
+            raise QvrRuntimeError(
+                f"{where}: the `via` map has {rows.shape[0]} rows but the observed value has "
+                f"{per_row.shape[0]}"
+            )
+        return torch.zeros(m, dtype=per_row.dtype).index_add(0, rows, per_row)
+    n = len(groups)
+    if tuple(term.shape[:n]) == groups:
+        return term.reshape(*groups, -1).sum(-1) if term.dim() > n else term
+    raise QvrRuntimeError(
+        f"{where}: a term of shape {tuple(term.shape)} inside a marginalize over groups "
+        f"{groups}: give the observe the group plate, or `[via=idx]` mapping its rows to groups"
+    )
+
+
+def combine(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch.Tensor:
+    """logsumexp over k of (log p(k) + terms_k), per group (the caller sums the groups)."""
+    stacked = torch.stack(
+        torch.broadcast_tensors(*(lp + t for lp, t in zip(log_prior, terms, strict=True))), 0
+    )
+    return torch.logsumexp(stacked, 0)

@@ -1,0 +1,265 @@
+"""Pull diagnostics (LSP 3.17): `textDocument/diagnostic` for a document, and
+`workspace/diagnostic` for the workspace's `.qvr` files that are not open.
+
+They complement the pushed diagnostics (features/diagnostics.py): a client that
+pulls (it says so in `textDocument.diagnostic`) is not also pushed to, since
+VS Code keeps pulled and pushed diagnostics apart and would list each twice.
+
+A document's report is the diagnostics of the analysis of its current text;
+its result id names that analysis (version, edit sequence, settings
+generation), so a client asking again about an unchanged text is told
+"unchanged". A file on disk is read through `qvr_core.files` (regular files
+only, no link out of the workspace, at most `LARGE_DOCUMENT_CHARS`) and
+checked in a thread; its result id is its modification time and size with
+the settings generation, and its diagnostics are cached under it. When an
+open document's diagnostics change after the client pulled them (new
+settings, a first check that outlasted the pull's wait), the server sends
+`workspace/diagnostic/refresh`, and the client asks again. The scan
+is bounded (`workspace_symbols.MAX_FILES`, `SCAN_SECONDS`). When nothing
+changed since the client's last pull, the answer is held (the protocol's
+long poll) until a file changes, or `HOLD_SECONDS` pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
+from pygls.uris import from_fs_path, to_fs_path
+
+from qvr_core import files
+from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, Analysis, analyze
+from qvr_lsp.documents import Document
+from qvr_lsp.features.diagnostics import client_pulls, lsp_diagnostics
+from qvr_lsp.features.workspace_symbols import FileIndex, _roots
+from qvr_lsp.guard import guarded
+
+if TYPE_CHECKING:
+    from qvr_lsp.server import QvrLanguageServer
+
+log = logging.getLogger(__name__)
+
+IDENTIFIER = "qvr"
+#: The result id of an open document whose first check has not finished.
+PENDING = "pending"
+#: One scan of the workspace checks files for at most this long, and reports what it has.
+SCAN_SECONDS = 10.0
+#: An unchanged workspace is looked at again this often while its answer is held ...
+POLL_SECONDS = 2.0
+#: ... for at most this long.
+HOLD_SECONDS = 30.0
+#: A document whose diagnostics changed after they were pulled is refreshed this much later.
+REFRESH_DELAY_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class FileReport:
+    result_id: str
+    items: list[lsp.Diagnostic]
+
+
+class DiskDiagnostics:
+    """Diagnostics of `.qvr` files on disk, cached by (mtime, size, settings generation)."""
+
+    def __init__(self, server: QvrLanguageServer) -> None:
+        self.server = server
+        self.index = FileIndex()
+        self._cache: dict[str, FileReport] = {}
+        self._skipped: dict[str, str] = {}
+
+    def stamps(self, open_paths: set[str]) -> dict[str, tuple[str, str]]:
+        """{uri: (path, result id)} of the workspace's closed `.qvr` files (stat only)."""
+        roots = _roots(self.server)
+        out: dict[str, tuple[str, str]] = {}
+        for path in self.index.files(roots, time.monotonic() + SCAN_SECONDS):
+            if os.path.realpath(path) in open_paths:
+                continue
+            result_id = self.stamp(path, roots)
+            if result_id is not None:
+                out[from_fs_path(path) or path] = (path, result_id)
+        return out
+
+    def stamp(self, path: str, roots: list[str]) -> str | None:
+        """The file's result id, or None when it may not be read (logged once)."""
+        try:
+            _real, st = files.regular_file(path, roots)
+        except files.UnreadableFile as exc:
+            self._skip(path, exc.reason)
+            return None
+        return f"{st.st_mtime_ns}:{st.st_size}:{self.server.analyzer.generation}"
+
+    def report(self, uri: str, path: str, result_id: str) -> FileReport | None:
+        """The file's diagnostics (checked now unless cached); None when it is skipped."""
+        cached = self._cache.get(uri)
+        if cached is not None and cached.result_id == result_id:
+            return cached
+        roots = _roots(self.server)
+        try:
+            _real, st = files.regular_file(path, roots)
+            if st.st_size > LARGE_DOCUMENT_CHARS:
+                raise files.UnreadableFile(path, "too large to check unopened")
+            text = files.read_text(path, roots)
+        except files.UnreadableFile as exc:
+            self._skip(path, exc.reason)
+            return None
+        analyzer = self.server.analyzer
+        doc = Document(uri, 0, text, 0, encoding=self.server.encoding)
+        analysis = analyze(doc, analyzer.strict, analyzer.generation, None, analyzer.memory_budget)
+        report = FileReport(result_id, lsp_diagnostics(self.server, analysis))
+        self._cache[uri] = report
+        return report
+
+    def forget_missing(self, present: set[str]) -> None:
+        for uri in [u for u in self._cache if u not in present]:
+            del self._cache[uri]
+
+    def _skip(self, path: str, reason: str) -> None:
+        if self._skipped.get(path) != reason:
+            self._skipped[path] = reason
+            log.warning("workspace diagnostics: skipped %s: %s", path, reason)
+
+
+def _open_paths(server: QvrLanguageServer) -> set[str]:
+    paths = (to_fs_path(doc.uri) for doc in server.documents)
+    return {os.path.realpath(p) for p in paths if p}
+
+
+def refresh_support(caps: lsp.ClientCapabilities | None) -> bool:
+    path = "workspace.diagnostics.refresh_support"
+    return caps is not None and bool(get_capability(caps, path, False))
+
+
+def result_id(analysis: Analysis) -> str:
+    """Names one analysis: the document's version and edit sequence, the settings generation."""
+    return f"{analysis.version}:{analysis.seq}:{analysis.generation}"
+
+
+def register(server: QvrLanguageServer) -> None:
+    disk = DiskDiagnostics(server)
+    #: uri -> the result id last answered for it: an analysis that lands later (new
+    #: settings, a first check slower than a pull waits) makes the client ask again.
+    answered: dict[str, str] = {}
+    refresh_pending = False
+
+    def stale() -> bool:
+        for uri, given in answered.items():
+            snap = server.snapshot(uri)
+            if snap is not None and snap.newest is not None and result_id(snap.newest) != given:
+                return True
+        return False
+
+    def refresh() -> None:
+        nonlocal refresh_pending
+        refresh_pending = False
+        if stale():
+            server.workspace_diagnostic_refresh(None)
+
+    def on_analysis(analysis: Analysis) -> None:
+        nonlocal refresh_pending
+        caps = server.caps
+        if not (client_pulls(caps) and refresh_support(caps)) or refresh_pending:
+            return
+        given = answered.get(analysis.uri)
+        if given is not None and given != result_id(analysis):
+            # Soon, not at once: the pull that is waiting for this analysis may answer it.
+            refresh_pending = True
+            asyncio.get_running_loop().call_later(REFRESH_DELAY_SECONDS, refresh)
+
+    server.analyzer.on_analysis(on_analysis)
+
+    def forget(uri: str) -> None:
+        answered.pop(uri, None)
+
+    server.analyzer.on_close(forget)
+    options = lsp.DiagnosticOptions(
+        identifier=IDENTIFIER, inter_file_dependencies=False, workspace_diagnostics=True
+    )
+
+    @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, options)
+    @guarded()
+    async def document_diagnostic(
+        params: lsp.DocumentDiagnosticParams,
+    ) -> lsp.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        snap = await server.settled(uri)
+        if snap is None and server.documents.get(uri) is None:
+            return await asyncio.to_thread(_unopened, disk, uri, params.previous_result_id)
+        if snap is None or snap.newest is None:
+            # Open but not checked yet: nothing to say now; its check will refresh.
+            answered[uri] = PENDING
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=PENDING)
+        analysis = snap.newest
+        given = answered[uri] = result_id(analysis)
+        if params.previous_result_id == given:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=given)
+        return lsp.RelatedFullDocumentDiagnosticReport(
+            items=lsp_diagnostics(server, analysis), result_id=given
+        )
+
+    @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
+    @guarded()
+    async def workspace_diagnostic(
+        params: lsp.WorkspaceDiagnosticParams,
+    ) -> lsp.WorkspaceDiagnosticReport:
+        previous = {p.uri: p.value for p in params.previous_result_ids}
+        held_until = time.monotonic() + HOLD_SECONDS
+        while True:
+            stamps = await asyncio.to_thread(disk.stamps, _open_paths(server))
+            changed = {u: s for u, s in stamps.items() if previous.get(u) != s[1]}
+            if changed or time.monotonic() >= held_until:
+                break
+            await asyncio.sleep(POLL_SECONDS)
+        disk.forget_missing(set(stamps))
+        items = await asyncio.to_thread(_reports, disk, stamps, previous)
+        return lsp.WorkspaceDiagnosticReport(items=items)
+
+
+def _unopened(
+    disk: DiskDiagnostics, uri: str, previous: str | None
+) -> lsp.DocumentDiagnosticReport:
+    """A document the client asks about without opening it: read from disk if it may be."""
+    path = to_fs_path(uri)
+    report = None
+    roots = _roots(disk.server)
+    result_id = disk.stamp(path, roots) if path and path.endswith(".qvr") and roots else None
+    if path and result_id is not None:
+        if previous == result_id:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        report = disk.report(uri, path, result_id)
+    if report is None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+    return lsp.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+
+
+def _reports(
+    disk: DiskDiagnostics, stamps: dict[str, tuple[str, str]], previous: dict[str, str]
+) -> list[lsp.WorkspaceDocumentDiagnosticReport]:
+    deadline = time.monotonic() + SCAN_SECONDS
+    items: list[lsp.WorkspaceDocumentDiagnosticReport] = []
+    for uri, (path, result_id) in stamps.items():
+        if previous.get(uri) == result_id:
+            items.append(
+                lsp.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=uri, result_id=result_id, version=None
+                )
+            )
+            continue
+        if time.monotonic() > deadline:
+            log.warning(
+                "workspace diagnostics: stopped after %g s; the rest next time", SCAN_SECONDS
+            )
+            break
+        report = disk.report(uri, path, result_id)
+        if report is not None:
+            items.append(
+                lsp.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=report.items, result_id=report.result_id, version=None
+                )
+            )
+    return items

@@ -1,0 +1,66 @@
+"""The model examples under examples/models check, read their data and run every method.
+
+Short runs (the gallery pages show the long ones); the linear regression, whose data
+was drawn with alpha 1.5, beta 2.0 and sigma 0.7 (examples/models/generate_data.py),
+must find them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from qvr_core.check import check
+from qvr_core.diagnostics import Severity
+from qvr_core.inference.job import run_inference
+from tests.conftest import EXAMPLES
+
+MODELS = EXAMPLES / "models"
+#: example file -> its data file
+DATA = {
+    "eight_schools_noncentered": "eight_schools",
+    "eight_schools_centered": "eight_schools",
+    "linear_regression": "linear_regression",
+    "hierarchical_logistic": "hierarchical_logistic",
+    "gaussian_mixture": "gaussian_mixture",
+    "hmm": "hmm",
+}
+
+
+def test_every_model_example_is_listed() -> None:
+    assert {p.stem for p in MODELS.glob("*.qvr")} == set(DATA)
+    assert {p.stem for p in MODELS.glob("*.json")} == set(DATA.values())
+
+
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_the_example_checks_without_errors_or_warnings(name: str) -> None:
+    checked = check((MODELS / f"{name}.qvr").read_text(encoding="utf-8"))
+    assert checked.ok
+    loud = [d for d in checked.diagnostics if d.severity in (Severity.ERROR, Severity.WARNING)]
+    assert loud == []
+
+
+@pytest.mark.parametrize("method", ["prior", "svi", "nuts"])
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_the_example_runs_on_its_data(name: str, method: str) -> None:
+    source = (MODELS / f"{name}.qvr").read_text(encoding="utf-8")
+    data = MODELS / f"{DATA[name]}.json"
+    steps = {"prior": 20, "svi": 20, "nuts": 6}[method]
+    summary = run_inference(
+        source, path=name, method=method, steps=steps, lr=0.05, data=data, max_tree_depth=3
+    )
+    assert summary["steps"] == steps
+    assert all(math.isfinite(v) for v in summary["losses"])
+
+
+def test_linear_regression_finds_the_coefficients_it_was_drawn_with() -> None:
+    source = (MODELS / "linear_regression.qvr").read_text(encoding="utf-8")
+    summary = run_inference(
+        source, method="nuts", steps=300, seed=0, data=MODELS / "linear_regression.json"
+    )
+    post = summary["posterior"]
+    assert summary["divergences"] == 0
+    for site, truth in (("alpha", 1.5), ("beta", 2.0), ("sigma", 0.7)):
+        mean, sd = post[site]["mean"], post[site]["sd"]
+        assert abs(mean - truth) < 3 * sd, f"{site}: {mean:.3f} +- {sd:.3f}, drawn with {truth}"

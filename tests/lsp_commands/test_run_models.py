@@ -1,0 +1,62 @@
+"""The editor runs model programs: a code lens offers the run, and `qvr.runInference`
+reads the data file (JSON here) and fits the program in the worker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.lsp_commands.conftest import open_file
+from tests.lsp_commands.test_run_inference import failure, run
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SCHOOLS = (
+    "object School : FinSet 8\n\n"
+    "program schools : School -> School\n"
+    "    sample mu <- Normal(0.0, 5.0)\n"
+    "    sample tau <- HalfCauchy(5.0)\n"
+    "    sample theta_raw : School <- Normal(0.0, 1.0)\n"
+    "    let theta = mu + tau * theta_raw\n"
+    "    observe y : School <- Normal(theta, sigma)\n"
+    "    return theta\n\n"
+    "export schools\n"
+)
+DATA = {"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]}
+
+
+def write(workspace) -> str:  # type: ignore[no-untyped-def]
+    (workspace / "schools.qvr").write_text(SCHOOLS, encoding="utf-8")
+    (workspace / "data" / "schools.json").write_text(json.dumps(DATA), encoding="utf-8")
+    return (workspace / "schools.qvr").as_uri()
+
+
+async def test_a_code_lens_offers_to_run_a_model_program(client, workspace):
+    write(workspace)
+    uri = open_file(client, workspace / "schools.qvr")
+    lenses = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(lsp.TextDocumentIdentifier(uri))
+    )
+    runs = [lens for lens in lenses if lens.command and lens.command.title == "Run inference"]
+    assert [list(lens.command.arguments) for lens in runs] == [[uri, "schools"]]
+    assert runs[0].range.start.line == 2
+
+
+async def test_the_editor_fits_a_model_program_to_a_json_data_file(client, workspace):
+    uri = write(workspace)
+    args = {"uri": uri, "method": "nuts", "steps": 20, "data": "data/schools.json"}
+    summary = await run(client, args)
+    assert summary["status"] == "completed" and summary["program"] == "schools"
+    assert set(summary["posterior"]) == {"mu", "tau", "theta_raw"}
+    assert summary["data"].endswith("schools.json")
+
+
+async def test_missing_data_names_the_key(client, workspace):
+    uri = write(workspace)
+    (workspace / "data" / "half.json").write_text(json.dumps({"y": DATA["y"]}))
+    error = await failure(
+        client, {"uri": uri, "method": "svi", "steps": 2, "data": "data/half.json"}
+    )
+    assert error.data["kind"] == "inference" and "missing 'sigma' (line 8)" in str(error)

@@ -1,0 +1,250 @@
+// End to end in a real VS Code (code-server 4.100.3 = VS Code 1.100.3) driven by
+// headless Chromium: our packaged .vsix against this checkout's language server,
+// checked through the workbench a user sees. Screenshots of each step go to
+// QVR_E2E_SHOTS (default out/e2e-screenshots).
+//   QVR_CODE_SERVER=<install dir> npm run e2e     (scripts/vscode_e2e/run.sh sets it up)
+import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium } from "playwright-core";
+import { CodeServer } from "./codeServer";
+import { Workbench } from "./workbench";
+
+const extensionRoot = path.resolve(__dirname, "..", "..");
+const repoRoot = path.resolve(extensionRoot, "..");
+const examples = path.join(repoRoot, "examples");
+const CHROMIUM = process.env.QVR_CHROMIUM ?? "/usr/bin/chromium";
+const SHOTS = process.env.QVR_E2E_SHOTS ?? path.join(extensionRoot, "out", "e2e-screenshots");
+const SERVER = path.join(repoRoot, ".venv", "bin", "qvr-lsp");
+/** The first check after opening a file starts Python and the server: allow for a busy machine. */
+const FIRST_CHECK_MS = 120_000;
+
+const MESSY = `object   Token:FinSet 256
+object Embedded : Real   64
+object Hidden:Real 128
+morphism tok_embed : Token->Embedded [role = embed]
+morphism cell : Embedded*Hidden -> Hidden [role=kernel,scale=0.1] ~Normal
+morphism lm_head : Hidden -> Token [role=kernel] ~ Categorical
+let backbone = tok_embed>>scan(cell)
+program messy : Token -> Token
+    sample h <- backbone
+    observe next_token : Token <- lm_head(h)
+    return next_token
+export messy
+`;
+
+const installDir = process.env.QVR_CODE_SERVER ?? "";
+const vsix = process.env.QVR_VSIX ?? path.join(extensionRoot, "qvr.vsix");
+
+describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
+  let codeServer: CodeServer;
+  let browser: Browser;
+  let wb: Workbench;
+  const started = Date.now();
+
+  before(async () => {
+    assert.ok(installDir !== "", "QVR_CODE_SERVER names code-server's install directory (scripts/vscode_e2e/run.sh)");
+    assert.ok(existsSync(vsix), `the packaged extension ${vsix} exists (npm run package)`);
+    assert.ok(existsSync(SERVER), `the language server ${SERVER} exists (./dev setup)`);
+    codeServer = new CodeServer({
+      installDir,
+      vsix,
+      workspaceFiles: {
+        errors: path.join(examples, "errors"),
+        "vanilla_rnn_lm.qvr": path.join(examples, "vanilla_rnn_lm.qvr"),
+        "bidirectional_rnn_lm.qvr": path.join(examples, "bidirectional_rnn_lm.qvr"),
+      },
+      settings: {
+        "workbench.colorTheme": "Default Dark Modern",
+        "qvr.server.path": SERVER,
+        // Long enough to be cancelled while it runs (some 20 steps a second on a busy machine).
+        "qvr.inference.steps": 1000,
+        "qvr.inference.method": "svi",
+      },
+    });
+    await codeServer.start();
+    writeFileSync(path.join(codeServer.workspace, "messy.qvr"), MESSY);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    wb = new Workbench(page, SHOTS);
+    await page.goto(codeServer.url);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await page.locator(".explorer-folders-view .monaco-list-row").first().waitFor({ timeout: 60_000 });
+    console.log(`# workbench up after ${((Date.now() - started) / 1000).toFixed(1)}s; screenshots in ${SHOTS}`);
+  });
+
+  after(async () => {
+    try {
+      if (wb !== undefined) await wb.screenshot("final").catch(() => undefined);
+      await browser?.close();
+    } finally {
+      await codeServer?.stop();
+      console.log(`# end to end took ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    }
+  });
+
+  it("underlines the mismatch and lists it in Problems with its related lines", async () => {
+    await wb.openFile("QVR201_dimension_mismatch.qvr");
+    const squiggle = wb.activeEditor().locator(".squiggly-error").first();
+    await squiggle.waitFor({ state: "attached", timeout: FIRST_CHECK_MS });
+    await wb.screenshot("squiggle");
+    await wb.page.keyboard.press("Control+Shift+M");
+    const rows = wb.page.locator(".markers-panel .monaco-list-row");
+    // The panel lists every file of the workspace (workspace diagnostics): filter to this one.
+    await wb.filterProblems("cannot compose");
+    await rows.filter({ hasText: "Combined is declared here as Real 96" }).first().waitFor({ timeout: 30_000 });
+    const text = (await rows.allInnerTexts()).join("\n");
+    assert.match(text, /cannot compose: fan\(forward_path, backward_path\) produces FwdHidden \* BwdHidden/);
+    assert.match(text, /QVR201/);
+    assert.match(text, /FwdHidden is declared here as Real 64/);
+    // Pulled, not also pushed: the error is listed once.
+    assert.equal(text.match(/cannot compose: fan\(forward_path/g)?.length, 1, text);
+    await wb.screenshot("problems-with-related-lines");
+    // Workspace diagnostics: a file that was never opened has its problems listed too.
+    await wb.filterProblems("the scan cell must have the form");
+    await rows.filter({ hasText: "QVR204_bad_scan_cell.qvr" }).first().waitFor({ timeout: 60_000 });
+    await wb.filterProblems("");
+    await wb.screenshot("problems-of-unopened-files");
+    await wb.page.keyboard.press("Control+J"); // close the panel again
+  });
+
+  it("hovers show types with dimensions", async () => {
+    const fan = await wb.hover("let forward_path", "forward_path", "FwdHidden");
+    assert.match(fan, /let forward_path/);
+    await wb.screenshot("hover-let");
+    const combine = await wb.hover("let backbone", "combine", "Combined");
+    assert.match(combine, /96/);
+    await wb.screenshot("hover-composition");
+    // The let that does not type-check: the type of each part that does, and the mismatch.
+    const backbone = await wb.hover("let backbone", "backbone", "Its parts");
+    assert.match(backbone, /fan\(forward_path, backward_path\) : \[Token\] = \[FinSet 256\] → FwdHidden \* BwdHidden = R\^\(64\+64\) \(64 \+ 64 = 128\)/);
+    assert.match(backbone, /combine : Combined = R\^96 → Combined = R\^96/);
+    assert.match(backbone, /QVR201: cannot compose: .* 128\) but combine expects Combined \(96\)/);
+    await wb.screenshot("hover-ill-typed-let");
+    await wb.dismissHover();
+  });
+
+  it("completes morphism names in a let", async () => {
+    await wb.openFile("vanilla_rnn_lm.qvr");
+    await wb.activeEditor().locator(".squiggly-error, .view-line").first().waitFor();
+    await wb.clickWord("let backbone", "backbone");
+    await wb.page.keyboard.press("End");
+    await wb.page.keyboard.press("Enter");
+    await wb.page.keyboard.type("let extra = tok_");
+    await wb.page.keyboard.press("Control+Space");
+    const item = wb.page.locator(".suggest-widget .monaco-list-row", { hasText: "tok_embed" }).first();
+    await item.waitFor({ timeout: 30_000 });
+    await wb.screenshot("completion");
+    await wb.page.keyboard.press("Enter");
+    await wb.waitForLine((line) => line.startsWith("let extra = tok_embed"), "completed to tok_embed");
+    await wb.command("File: Revert File");
+    await wb.waitForLine((line) => line.startsWith("let backbone"), "after the revert");
+  });
+
+  it("applies the did-you-mean quick fix", async () => {
+    await wb.openFile("QVR101_undefined_name.qvr");
+    await wb.activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: FIRST_CHECK_MS });
+    await wb.clickWord("let backbone", "cel)");
+    await wb.page.keyboard.press("Control+.");
+    const fix = wb.page.locator(".action-widget .monaco-list-row", { hasText: "cell" }).first();
+    await fix.waitFor({ timeout: 30_000 });
+    await wb.screenshot("quick-fix-menu");
+    await wb.chooseAction(fix);
+    await wb.waitForLine((line) => line.includes("scan(cell)"), "with the fix applied");
+    await wb.activeEditor().locator(".squiggly-error").first().waitFor({ state: "detached", timeout: 30_000 });
+    await wb.screenshot("quick-fix-applied");
+  });
+
+  it("extracts a sub-expression into a new let from the Refactor menu", async () => {
+    await wb.openFile("bidirectional_rnn_lm.qvr");
+    // Checked once its inlay hints show.
+    await wb.waitForLine((line) => line.startsWith("let forward_path: [Token] -> FwdHidden"), "with its type", FIRST_CHECK_MS);
+    await wb.clickWord("let backbone", "forward_path,");
+    await wb.page.keyboard.press("Control+Shift+R");
+    const extract = wb.page.locator(".action-widget .monaco-list-row", { hasText: "into `let extracted`" }).first();
+    await extract.waitFor({ timeout: 30_000 });
+    await wb.screenshot("refactor-menu");
+    await wb.chooseAction(extract);
+    await wb.waitForLine((line) => line.startsWith("let extracted") && line.endsWith("= fan(forward_path, backward_path)"), "extracted");
+    await wb.waitForLine((line) => line.startsWith("let backbone") && line.includes("= extracted >> combine"), "using it");
+    await wb.screenshot("refactor-extracted");
+    await wb.command("File: Revert File");
+    await wb.waitForLine((line) => line.includes("= fan(forward_path, backward_path) >> combine"), "after the revert");
+  });
+
+  it("formats a document to the canonical layout", async () => {
+    await wb.openFile("messy.qvr");
+    await wb.waitForLine((line) => line.startsWith("object   Token:FinSet"), "as written");
+    await wb.waitForLine((line) => line.startsWith("let backbone: [Token] -> Hidden"), "checked", FIRST_CHECK_MS);
+    await wb.command("Format Document");
+    const lines = await wb.waitForLine((line) => line === "object Token : FinSet 256", "formatted");
+    // The inlay hint shows the let's type between its name and "=".
+    assert.ok(
+      lines.some((line) => line.startsWith("let backbone") && line.endsWith("= tok_embed >> scan(cell)")),
+      lines.join("\n"),
+    );
+    await wb.screenshot("formatted");
+  });
+
+  it("draws the diagram with Mermaid and Graphviz; a clicked node moves the cursor", async () => {
+    await wb.openFile("QVR201_dimension_mismatch.qvr");
+    await wb.page.keyboard.press("Control+B"); // the side bar closed: room for the diagram
+    await wb.page.keyboard.press("Control+Home");
+    await wb.waitForCursorLine(1);
+    await wb.command("QVR: Show Diagram");
+    const mermaid = await wb.webviewFrame("svg.qvr-mermaid g.node.qvr-linked", FIRST_CHECK_MS);
+    // The composition that fails is marked, with the diagnostic's message over it.
+    const marked = mermaid.locator("g.node.qvr-error");
+    assert.equal(await marked.count(), 1);
+    assert.match((await marked.textContent()) ?? "", /combine/);
+    await marked.hover();
+    const tooltip = mermaid.locator("#tooltip", { hasText: "QVR201: cannot compose" });
+    await tooltip.waitFor({ state: "visible" });
+    await wb.screenshot("diagram-mermaid-error-marked");
+    // Fitted: the drawing spans the panel's width or height.
+    const fitted = await mermaid.evaluate(() => {
+      const area = document.getElementById("diagram")!.getBoundingClientRect();
+      const drawing = document.querySelector("#diagram svg > g")!.getBoundingClientRect();
+      return drawing.width > 0.85 * area.width || drawing.height > 0.85 * area.height;
+    });
+    assert.ok(fitted, "the diagram fills its panel");
+    await mermaid.locator("g.node.qvr-linked", { hasText: "combine" }).first().click();
+    await wb.waitForCursorLine(17);
+    await mermaid.locator("#format").selectOption("dot");
+    const graphviz = await wb.webviewFrame("svg.qvr-graphviz g.node.qvr-linked");
+    assert.equal(await graphviz.locator("g.node.qvr-error").count(), 1);
+    await graphviz.locator("#zoom-in").click();
+    await graphviz.locator("#zoom-level", { hasText: "140%" }).waitFor();
+    await wb.screenshot("diagram-graphviz-zoomed");
+    await graphviz.locator("#zoom-fit").click();
+    await wb.focusEditor("QVR201_dimension_mismatch.qvr");
+    await wb.page.keyboard.press("Control+Home");
+    await wb.waitForCursorLine(1);
+    await graphviz.locator("g.node.qvr-linked", { hasText: "lm_head" }).first().click();
+    await wb.waitForCursorLine(21);
+    await wb.screenshot("diagram-graphviz", wb.groupWithTab("Diagram"));
+  });
+
+  it("runs inference with a progress notification and a loss chart, and cancels it", async () => {
+    await wb.openFile("vanilla_rnn_lm.qvr");
+    await wb.command("QVR: Run Inference");
+    const toast = wb.page.locator(".notification-toast", { hasText: "QVR SVI" }).first();
+    await toast.waitFor({ timeout: 30_000 });
+    await wb.page.locator(".notification-toast", { hasText: /step \d+\/1000, loss/ }).first().waitFor({ timeout: FIRST_CHECK_MS });
+    const chart = await wb.webviewFrame("#chart svg path.loss");
+    // A curve: wait for a tenth of the run and at least three points.
+    await chart.waitForFunction(() => {
+      const d = document.querySelector("#chart svg path.loss")?.getAttribute("d") ?? "";
+      const step = Number(/step (\d+)\//.exec(document.getElementById("status")?.textContent ?? "")?.[1] ?? 0);
+      return (d.match(/[ML]/g) ?? []).length >= 3 && step >= 100;
+    }, undefined, { timeout: 120_000 });
+    assert.match(await chart.locator("#status").innerText(), /step \d+\/1000, loss/);
+    await wb.screenshot("inference-running");
+    await toast.hover();
+    await toast.locator(".monaco-button", { hasText: "Cancel" }).first().click();
+    await chart.locator("#status", { hasText: "Cancelled." }).waitFor({ timeout: 30_000 });
+    await toast.waitFor({ state: "detached", timeout: 30_000 });
+    await wb.screenshot("inference-cancelled");
+  });
+});
