@@ -53,7 +53,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pyro
+try:
+    import pyro
+except ImportError as missing:  # the baseline is not a test dependency
+    raise SystemExit(
+        "bench/inference_speed.py compares against Pyro, which is in the bench extra: "
+        "install it with `.venv/bin/pip install -c constraints.txt -e '.[bench]'`"
+    ) from missing
 import pyro.distributions as dist
 import torch
 from pyro.infer import SVI as PyroSVI

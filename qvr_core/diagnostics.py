@@ -83,4 +83,4 @@ def make(rule: Rule, message: str, span: Span, **kwargs: object) -> Diagnostic:
     """A diagnostic of `rule`, with its default severity and tags unless given."""
     severity = kwargs.pop("severity", None) or rule.severity
     kwargs.setdefault("unnecessary", rule.unnecessary)
-    return Diagnostic(rule.code, severity, message, span, **kwargs)  # type: ignore[arg-type]
+    return Diagnostic(rule.code, severity, message, span, **kwargs)  # type: ignore[arg-type]  # kwargs: Diagnostic's optional fields

@@ -80,7 +80,7 @@ def form_of_0_14(clause: ast.Clause, text: str) -> str | None:
     (`rule ... => S`, now `|- S`) or dropped (`composition c as ...`, `decoder d over ...`)."""
     head = text[clause.span.start : clause.span.end].split("\n", 1)[0]
     if clause.kind == "rule" and len(clause.parts) >= 2:
-        gap = text[clause.parts[-2].span.end : clause.parts[-1].span.start]  # type: ignore[attr-defined]
+        gap = text[clause.parts[-2].span.end : clause.parts[-1].span.start]  # type: ignore[attr-defined]  # parts: nodes, each with a span
         if "=>" in gap:
             return "`rule ... =>`"
     if clause.kind == "composition" and _COMPOSITION_AS.match(head):

@@ -115,7 +115,7 @@ def _clause_0_14(clause: ast.Clause, text: str, edits: list[TextEdit], left: lis
             Left(clause.span, f"{form} is quivers 0.11-0.14's; 0.15 and later have no such form")
         )
         return
-    before, last = clause.parts[-2].span, clause.parts[-1].span  # type: ignore[attr-defined]
+    before, last = clause.parts[-2].span, clause.parts[-1].span  # type: ignore[attr-defined]  # parts: nodes, each with a span
     at = text.find("=>", before.end, last.start)
     col = before.end_col + at - before.end
     edits.append(TextEdit(Span(at, at + 2, before.end_line, col, before.end_line, col + 2), "|-"))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -361,11 +361,11 @@ class Model:
         """
         for owner, call in self._unsized_stacks(roots):
             self._size_stack(owner, call, bytes_each)
-        self.reached: set[str] = set()
+        self.reached = set()
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
         seen_decls: set[str] = set()
-        todo: list[tuple[object, ast.Expr | ast.Literal]] = list(roots)
+        todo: list[tuple[object, ast.Arg]] = list(roots)
         while todo:
             owner, e = todo.pop()
             if isinstance(e, ast.NameRef):
@@ -399,7 +399,8 @@ class Model:
     def _base(self, key: str) -> str:
         found = self._morphism(key)
         assert found is not None
-        return found[0].name
+        name: str = found[0].name
+        return name
 
     def _leaf_need(self, info: Any, owner: object, bytes_each: int) -> None:
         leaf = self.leaf(info.name)
@@ -416,12 +417,12 @@ class Model:
     def _size_stack(self, owner: object, call: ast.Call, bytes_each: int) -> None:
         """Parameters of one copy of a stack's body (its inner stacks sized already)."""
         body = call.args[0]
-        assert not isinstance(body, ast.Literal)
+        assert isinstance(body, ast.Expr)  # the checker typed this stack's body
         self._params[id(call)] = self.parameters([(owner, body)], bytes_each)
         self._reached[id(call)] = self.reached
 
     def _direct_stacks(
-        self, roots: list[tuple[object, ast.Expr | ast.Literal]]
+        self, roots: Sequence[tuple[object, ast.Arg]]
     ) -> list[tuple[object, ast.Call]]:
         """The stack calls these expressions reach without entering another stack's body."""
         found: list[tuple[object, ast.Call]] = []
@@ -444,7 +445,7 @@ class Model:
         return found
 
     def _unsized_stacks(
-        self, roots: list[tuple[object, ast.Expr | ast.Literal]]
+        self, roots: Sequence[tuple[object, ast.Arg]]
     ) -> list[tuple[object, ast.Call]]:
         """Stack calls not sized yet, each after the stacks inside its body: sizing them in
         this order never nests, so a chain of a thousand stacks costs no recursion."""
@@ -518,14 +519,14 @@ class Model:
                 else:
                     self._program(name, seq, seq_len)
 
-    def cost(self, owner: object, e: ast.Expr | ast.Literal, seq: bool, seq_len: int) -> _Cost:
+    def cost(self, owner: object, e: ast.Arg, seq: bool, seq_len: int) -> _Cost:
         """Activations of `e` applied once (per example) to a sequence (`seq`) or a value."""
         key = (id(e), seq, seq_len)
         if key not in self._costs:
             self._costs[key] = self._cost(owner, e, seq, seq_len)
         return self._costs[key]
 
-    def _cost(self, owner: object, e: ast.Expr | ast.Literal, seq: bool, seq_len: int) -> _Cost:
+    def _cost(self, owner: object, e: ast.Arg, seq: bool, seq_len: int) -> _Cost:
         if isinstance(e, ast.NameRef):
             return self._named(owner, e, seq, seq_len)
         if isinstance(e, ast.Compose):  # a long chain is a deep tree: walk it in a loop
@@ -590,7 +591,7 @@ class Model:
 
     def _call(self, owner: object, e: ast.Call, seq: bool, seq_len: int) -> _Cost:
         name = e.callee.text
-        args = [a for a in e.args if not isinstance(a, ast.Literal)]
+        args = [a for a in e.args if isinstance(a, ast.Expr)]
         if name == "scan" and args:
             cell = self.cost(owner, args[0], False, seq_len)
             steps = seq_len if seq else 1
@@ -627,7 +628,7 @@ class Model:
 
 def _names(e: ast.Expr) -> Iterator[str]:
     """The names an expression refers to (without following them)."""
-    todo: list[ast.Expr | ast.Literal] = [e]
+    todo: list[ast.Arg] = [e]
     while todo:
         x = todo.pop()
         if isinstance(x, ast.NameRef):
@@ -645,7 +646,7 @@ def _chain(e: ast.Expr, kind: type) -> list[ast.Expr]:
     while todo:
         x = todo.pop()
         if isinstance(x, kind):
-            todo += [x.right, x.left]  # type: ignore[attr-defined]
+            todo += [x.right, x.left]  # type: ignore[union-attr]  # kind: Compose or Tensor
         else:
             out.append(x)
     return out
@@ -663,7 +664,7 @@ def _call_label(e: ast.Call) -> str:
     return f"{e.callee.text}({', '.join(args)})"
 
 
-def _short(e: ast.Expr) -> str:
+def _short(e: ast.Arg) -> str:
     if isinstance(e, ast.NameRef):
         return e.name.text
     if isinstance(e, ast.Call):

@@ -136,7 +136,9 @@ def _whole(value: object, key: str, low: int, high: int, text: bool) -> int:
     )
     if isinstance(value, str) and text:
         digits = value.strip().replace("_", "")
-        if not digits.lstrip("+-").isdigit() or len(digits) > 40:
+        unsigned = digits[1:] if digits.startswith(("+", "-")) else digits
+        # isdecimal, not isdigit: int() refuses digits such as '²' that isdigit accepts
+        if not unsigned.isdecimal() or len(digits) > 40:
             raise bad
         value = int(digits)
     if isinstance(value, float):

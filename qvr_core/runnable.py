@@ -52,7 +52,7 @@ def is_model_program(decl: ast.ProgramDecl, declared: set[str]) -> bool:
 
 def model_program(checked: object, name: str) -> ast.ProgramDecl | None:
     """The program `name` of a checked module when it is a model program."""
-    module: ast.Module = checked.ast  # type: ignore[attr-defined]
+    module: ast.Module = checked.ast  # type: ignore[attr-defined]  # checked: a CheckedModule, typed object here
     declared = _declared(module)
     for decl in module.decls:
         if isinstance(decl, ast.ProgramDecl) and decl.name.text == name:
@@ -62,8 +62,8 @@ def model_program(checked: object, name: str) -> ast.ProgramDecl | None:
 
 def runnable_programs(checked: object) -> dict[str, ast.ProgramDecl]:
     """Every program either runtime can run, by name, in source order."""
-    module: ast.Module = checked.ast  # type: ignore[attr-defined]
-    typed = checked.programs  # type: ignore[attr-defined]
+    module: ast.Module = checked.ast  # type: ignore[attr-defined]  # checked: a CheckedModule, typed object here
+    typed = checked.programs  # type: ignore[attr-defined]  # checked: a CheckedModule, typed object here
     declared = _declared(module)
     out: dict[str, ast.ProgramDecl] = {}
     for decl in module.decls:

@@ -14,8 +14,6 @@ never add it.
 import os as _os
 import sys as _sys
 
-__version__ = "0.1.0"
-
 
 def _drop_working_directory() -> None:
     """Under `python -m`, take the working directory off `sys.path` (unless it holds qvr).
@@ -37,3 +35,5 @@ def _drop_working_directory() -> None:
 
 
 _drop_working_directory()
+
+from qvr_core import __version__ as __version__  # noqa: E402  # after the path is safe

@@ -67,6 +67,12 @@ class Analysis:
     large: bool = False  # diagnostics only (see LARGE_DOCUMENT_CHARS); module is None
 
     @property
+    def checked(self) -> CheckedModule:
+        """The module, for the analyses queries are given (`ready` or current ones have one)."""
+        assert self.module is not None, "a query was given an analysis the core failed on"
+        return self.module
+
+    @property
     def ready(self) -> bool:
         """True when the module's tables are built, so that queries do not wait."""
         return self.module is not None and self.module.ready

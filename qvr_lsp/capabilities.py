@@ -19,7 +19,7 @@ def markdown_hover(caps: lsp.ClientCapabilities | None) -> bool:
 def markdown_completion_docs(caps: lsp.ClientCapabilities | None) -> bool:
     path = "text_document.completion.completion_item.documentation_format"
     formats = get_capability(caps, path, None) if caps else None
-    return bool(formats) and lsp.MarkupKind.Markdown in formats
+    return formats is not None and lsp.MarkupKind.Markdown in formats
 
 
 def hierarchical_symbols(caps: lsp.ClientCapabilities | None) -> bool:

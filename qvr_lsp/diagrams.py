@@ -55,7 +55,7 @@ def _draw(module: Any, name: str | None, fmt: str) -> Diagram:
     from qvr_core.graph import SvgRenderError, UnknownDiagramName, draw
 
     try:
-        return draw(module, name=name, format=fmt, svg_timeout=SVG_TIMEOUT_SECONDS)  # type: ignore[arg-type]
+        return draw(module, name=name, format=fmt, svg_timeout=SVG_TIMEOUT_SECONDS)  # type: ignore[arg-type]  # draw checks fmt
     except UnknownDiagramName as exc:
         raise CommandError(str(exc), "invalid") from exc
     except SvgRenderError as exc:

@@ -49,7 +49,7 @@ def guarded(empty: Callable[[], Any] | None = None) -> Callable[[F], F]:
                 except Exception as exc:
                     return fallback(exc)
 
-            return async_wrapper  # type: ignore[return-value]
+            return async_wrapper  # type: ignore[return-value]  # wraps handler: same signature
 
         @functools.wraps(handler)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -58,6 +58,6 @@ def guarded(empty: Callable[[], Any] | None = None) -> Callable[[F], F]:
             except Exception as exc:
                 return fallback(exc)
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]  # wraps handler: same signature
 
     return decorate

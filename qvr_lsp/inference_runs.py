@@ -204,7 +204,8 @@ class InferenceRuns:
         self._processes.add(proc)
         progress.worker_pid = proc.pid
         stderr_tail: deque[str] = deque(maxlen=40)
-        drain = asyncio.ensure_future(_drain(proc.stderr, stderr_tail))  # type: ignore[arg-type]
+        assert proc.stderr is not None  # stderr=PIPE
+        drain = asyncio.ensure_future(_drain(proc.stderr, stderr_tail))
         deadline = time.monotonic() + limits.timeout_seconds
 
         def stop_reason() -> str | None:

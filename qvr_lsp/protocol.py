@@ -182,13 +182,14 @@ class AnsweringProtocol(LanguageServerProtocol):
         """A body that did not decode: ParseError with id null (its id is unknowable)."""
         log.warning("unreadable message: %s", error)
         detail = str(error)[:200] or type(error).__name__
-        self._send_response(None, error=lsp.ResponseError(code=PARSE_ERROR, message=detail))
+        answer = lsp.ResponseError(code=PARSE_ERROR, message=detail)
+        self._send_response(None, error=answer)  # type: ignore[arg-type]  # id null, per JSON-RPC
 
 
 def _canonical_uris(message: Any) -> None:
     """Rewrite the document URIs of an incoming request or notification in place."""
     params = getattr(message, "params", None)
-    document = getattr(params, "text_document", None)
+    document: Any = getattr(params, "text_document", None)
     if isinstance(getattr(document, "uri", None), str):
         document.uri = canonical_uri(document.uri)
     if isinstance(params, lsp.ExecuteCommandParams) and params.command.startswith("qvr."):

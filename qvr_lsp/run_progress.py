@@ -107,7 +107,7 @@ class RunProgress:
         """Send the last point if throttling held it back."""
         if self.points and self._reported < len(self.points):
             step, loss = self.points[-1]
-            self._report(int(step), loss)  # type: ignore[arg-type]
+            self._report(int(step), loss)  # type: ignore[arg-type]  # a step is never None
 
     def end(self, message: str) -> None:
         if self._enabled:

@@ -128,7 +128,7 @@ class QvrProtocol(AnsweringProtocol):
             return (yield from super().lsp_exit(*args))
         if (handler := self.fm.features.get(lsp.EXIT)) is not None:
             yield handler, args, None
-        self._server.shutdown()
+        self._server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
         return None
 
     @lsp_method(lsp.SHUTDOWN)

@@ -42,7 +42,7 @@ class Settings:
             out = replace(out, strict=strict)
         budget = _memory_budget(section)
         if budget is not _UNSET:
-            out = replace(out, memory_budget=budget)  # type: ignore[arg-type]
+            out = replace(out, memory_budget=budget)  # type: ignore[arg-type]  # not _UNSET: int | None
         return out
 
 

@@ -84,7 +84,7 @@ def _data_file(name: object, encoded: object) -> Any:
     """The data file the server read, from its bytes (None without data)."""
     if encoded is None:
         return None
-    from qvr_core.inference.data import DataFile
+    from qvr_core.datafile import DataFile
 
     return DataFile(str(name), base64.b64decode(str(encoded), validate=True))
 

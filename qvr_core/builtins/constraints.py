@@ -130,20 +130,21 @@ class Constraint:
             case "unit_interval":
                 return 0 <= value <= 1
             case "interval":
-                return low <= value <= high  # type: ignore[operator]
+                return low <= value <= high  # type: ignore[operator]  # bounds resolved above
             case "greater_than":
-                return value > low  # type: ignore[operator]
+                return value > low  # type: ignore[operator]  # bounds resolved above
             case "greater_than_eq":
-                return value >= low  # type: ignore[operator]
+                return value >= low  # type: ignore[operator]  # bounds resolved above
             case "nonnegative_integer":
                 return whole and value >= 0
             case "positive_integer":
                 return whole and value >= 1
             case "integer_interval":
-                return whole and low <= value <= high  # type: ignore[operator]
+                return whole and low <= value <= high  # type: ignore[operator]  # bounds resolved above
             case "boolean":
                 return value in (0, 1)
-        return None  # index, ordinal: their bound is a vector's length
+            case _:
+                return None  # index, ordinal: their bound is a vector's length
 
 
 def _resolve(bound: Bound, bounds: Mapping[str, float] | None) -> float | None:

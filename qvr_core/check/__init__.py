@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import TYPE_CHECKING
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.collector import collector_paused
+
+if TYPE_CHECKING:
+    from qvr_core.syntax.parser import ParseResult
 
 __all__ = ["CheckedModule", "check"]
 
@@ -41,7 +45,7 @@ def check(text: str, *, strict: bool = False, memory_budget: int | None = None) 
             return _internal_error(text, parsed, exc, strict)
 
 
-def _internal_error(text: str, parsed: object, exc: Exception, strict: bool) -> CheckedModule:
+def _internal_error(text: str, parsed: ParseResult, exc: Exception, strict: bool) -> CheckedModule:
     from qvr_core import rules
     from qvr_core.check.checker import check_parsed
     from qvr_core.diagnostics import make
@@ -50,7 +54,7 @@ def _internal_error(text: str, parsed: object, exc: Exception, strict: bool) -> 
 
     lines = LineIndex(text)
     empty = ast.Module((), (), lines.span(0, len(text)))
-    module = check_parsed(text, empty, parsed.diagnostics, strict=strict)  # type: ignore[attr-defined]
+    module = check_parsed(text, empty, parsed.diagnostics, strict=strict)
     note = make(
         rules.INTERNAL_ERROR,
         f"internal checker error ({type(exc).__name__}: {exc}); please report it",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import rules
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
@@ -41,6 +41,9 @@ from qvr_core.syntax.span import LineIndex, Span
 
 #: A lookup that records no dependency, even in a `Names` (the whole-module passes use it).
 _peek = dict.get
+
+
+_R = TypeVar("_R")
 
 
 class Reuse(Protocol):
@@ -78,7 +81,7 @@ class Env:
     def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]:
         return self.ctx.frame.locals
 
-    def in_frame(self, decl: ast.Decl, compute: Callable[..., object], *args: object) -> object:
+    def in_frame(self, decl: ast.Decl, compute: Callable[..., _R], *args: object) -> _R:
         """`compute(*args)` recorded in a new frame for `decl`, or a reused frame's result."""
         frame = self.reuse.frame(decl)
         if frame is None:
@@ -91,7 +94,8 @@ class Env:
                 self.stack.pop()
                 self.ctx.enter(previous)
         self.frames[id(decl)] = (decl, frame)
-        return frame.result
+        result: _R = frame.result  # a reused frame holds what `compute` gave for this decl
+        return result
 
     # ------------------------------------------------------------ names
 
@@ -145,7 +149,7 @@ class Env:
             return info
         return None
 
-    def _cycle_guarded(self, name: ast.Name, typer: object) -> Arrow | None:
+    def _cycle_guarded(self, name: ast.Name, typer: Callable[[str], Arrow | None]) -> Arrow | None:
         n = name.text
         if n in self.chain:
             for frame in self.stack:  # what they record depends on where the check started
@@ -155,7 +159,7 @@ class Env:
                 rules.CYCLIC_DEFINITION, f"'{n}' is defined in terms of itself: {loop}", name.span
             )
             return None
-        t = typer(n)  # type: ignore[operator]
+        t = typer(n)
         if t is not None:
             self.ctx.record_type(name.span, t)
         return t
@@ -219,7 +223,7 @@ class Env:
             if e.callee.text == "scan":
                 found.append(e)
                 return True
-            hits = [self._scans(a, found, seen) for a in e.args if not isinstance(a, ast.Literal)]
+            hits = [self._scans(a, found, seen) for a in e.args if isinstance(a, ast.Expr)]
             return any(hits)
         if isinstance(e, ast.Compose):
             # the sequence reaches a later part only if the earlier ones passed it on
@@ -293,21 +297,23 @@ def run_passes(
     early = len(globals_.diagnostics)
     later = []
     for d in decls:
-        kind = type(d)
-        if kind is ast.MorphismDecl:
-            if _peek(top, d.name.text) is d:
-                info = env.in_frame(d, check_morphism, ctx, d)
-                if info is not None:
-                    env.morphisms[d.name.text] = info  # type: ignore[assignment]
-                    for more in d.more_names:  # `morphism f, g : ...`: one signature each
-                        if _peek(top, more.text) is d:
-                            env.morphisms[more.text] = dataclasses.replace(
-                                info, name=more.text
-                            )  # type: ignore[assignment]
-        elif kind is ast.LetDecl or kind is ast.ProgramDecl:
-            later.append(d)
-        elif kind is ast.OtherDecl:
-            env.in_frame(d, check_other, ctx, d)
+        match d:
+            case ast.MorphismDecl():
+                if _peek(top, d.name.text) is d:
+                    info = env.in_frame(d, check_morphism, ctx, d)
+                    if info is not None:
+                        env.morphisms[d.name.text] = info
+                        for more in d.more_names:  # `morphism f, g : ...`: one signature each
+                            if _peek(top, more.text) is d:
+                                env.morphisms[more.text] = dataclasses.replace(info, name=more.text)
+            case ast.LetDecl() | ast.ProgramDecl():
+                later.append(d)
+            case ast.OtherDecl():
+                env.in_frame(d, check_other, ctx, d)
+            case ast.ObjectDecl() | ast.ExportDecl():
+                pass  # objects are checked above, exports after the programs
+            case _:
+                assert_never(d)
     declared = [d for d in later if _peek(top, d.name.text) is d]
     # what a declaration uses first, so typing never follows a chain of uses (nesting.py)
     for d in dependency_order(declared, top):
@@ -389,7 +395,7 @@ def build_module(
         reversed_branches=facts.reversed_branches,
         symbols=_symbols(text, top, ctx, morphisms, lets, programs, facts),
         typed_spans=tuple(
-            TypedSpan(span, t, label, note)  # type: ignore[arg-type]
+            TypedSpan(span, t, label, note)  # type: ignore[arg-type]  # recorded from typed values
             for span, (t, label, note) in sorted(facts.typed.items(), key=lambda kv: kv[0].start)
         ),
         diagnostics=run.diagnostics,
@@ -414,7 +420,7 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
             first = _peek(ctx.top, n)
             if first is not None:
                 first_name = next((m for m in declared_names(first) if m.text == n), None)
-                where = ctx.real(first, (first_name or first.name).span)  # type: ignore[union-attr]
+                where = ctx.real(first, (first_name or first.name).span)
                 ctx.report(
                     rules.DUPLICATE_DECLARATION,
                     f"'{n}' is already declared on line {where.start_line + 1}",
@@ -435,8 +441,11 @@ def _collect(ctx: Context, decls: tuple[ast.Decl, ...]) -> None:
 
 def replicate_members(d: ast.MorphismDecl) -> list[str]:
     for o in d.options:
-        if o.key.text == "replicate" and o.value.kind == "int" and 0 < int(o.value.value) <= 4096:
-            return [f"{d.name.text}_{i}" for i in range(int(o.value.value))]
+        v = o.value
+        if o.key.text != "replicate" or not isinstance(v, ast.Literal) or v.kind != "int":
+            continue
+        if 0 < int(v.value) <= 4096:
+            return [f"{d.name.text}_{i}" for i in range(int(v.value))]
     return []
 
 
@@ -562,7 +571,7 @@ def _symbols(
         refs.append(Reference(span, sym, definition))
     for key, sym in symbols.items():
         if (sym.span.start, sym.span.end) not in seen and sym.span.start >= 0:
-            group = top[key.name].name  # type: ignore[union-attr]
+            group = top[key.name].name
             if key.scope is None and key.name != group.text and sym.span == group.span:
                 continue  # replicate members share their group's name span
             seen.add((sym.span.start, sym.span.end))
@@ -590,11 +599,11 @@ def _top_symbol(
         if info is not None:
             # the bare name of a replicated morphism is its group; a copy is one morphism
             is_group = n == d.name.text and info.replicate
-            t2 = Group(info.type, info.replicate) if is_group else info.type  # type: ignore[arg-type]
+            t2 = Group(info.type, info.replicate) if is_group else info.type  # type: ignore[arg-type]  # replicate: an int
         detail = _first_line(text, d.span)
         if n != d.name.text:
             detail = f"{n}: copy of {detail}"
-        return Symbol(n, SymbolKind.MORPHISM, span, d.span, None, t2, doc, detail)  # type: ignore[arg-type]
+        return Symbol(n, SymbolKind.MORPHISM, span, d.span, None, t2, doc, detail)  # type: ignore[arg-type]  # t2: a type
     if isinstance(d, ast.LetDecl):
         info_l = lets.get(n)
         t3 = info_l.type if isinstance(info_l, LetInfo) else None

@@ -22,6 +22,7 @@ from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_
 from qvr_core.check.unchecked import note, refer
 from qvr_core.diagnostics import Fix, Related, TextEdit
 from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
 
 # ------------------------------------------------------------------ objects
 
@@ -211,7 +212,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         scale=float(scale) if isinstance(scale, int | float) else None,
         replicate=int(replicate) if isinstance(replicate, int) else None,
         param_source=str(opts.get("param_source", "mlp")),
-        hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[arg-type]
+        hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[call-overload]  # _options kept an int
         rank=int(rank) if isinstance(rank, int) else None,
     )
 
@@ -256,7 +257,7 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
     return out
 
 
-def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object:
+def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> Span:
     """The span of `, key=value` so removing it leaves a well-formed block."""
     start = o.span.start
     text = ctx.text
@@ -271,6 +272,8 @@ def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> obje
 def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object | None:
     key, v = o.key.text, o.value
     name = decl.name.text
+    if not isinstance(v, ast.Literal):
+        return None  # not reached: unchecked_morphism leaves such a morphism names-only
 
     def bad(expect: str) -> None:
         ctx.report(
@@ -407,7 +410,7 @@ def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Produc
     """The family must have a morphism form, and each codomain factor must hold its values
     (one distribution per factor, as the runtime draws them)."""
     spec = FAMILY_TABLE[family]
-    span = decl.family.span  # type: ignore[union-attr]
+    span = decl.family.span  # type: ignore[union-attr]  # `family` is its text
     name = decl.name.text
     if spec.kernel is not None and all(spec.fits(f.kind, f.size) for f in cod.factors):
         return
@@ -465,13 +468,13 @@ def _check_kernel_options(
             )
         else:
             limit = min(dom.width, _param_width(family, cod))
-            if int(opts["rank"]) >= limit:  # type: ignore[arg-type]
+            if int(opts["rank"]) >= limit:  # type: ignore[call-overload]  # _options kept an int
                 ctx.report(
                     rules.INVALID_OPTION_VALUE,
                     f"rank {opts['rank']} of morphism {name} must be below min(input "
                     f"{dom.width}, output {_param_width(family, cod)}) = {limit} to be a "
                     "low-rank factorisation",
-                    by_key["rank"].value.span,
+                    (by_key["rank"].value or by_key["rank"]).span,
                 )
     if "hidden_dim" in opts and source == "linear":
         ctx.report(

@@ -8,7 +8,7 @@ is applied pointwise, `[A] -> [B]`; so `tok_embed >> scan(cell)` is
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from qvr_core import rules
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
@@ -28,21 +28,26 @@ EXPR_BUILTINS = frozenset({"parser", "ccg", "lambek", "chart_fold", "cup", "cap"
 
 def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
     """The type of a morphism expression, recorded for hover; None after an error."""
-    if isinstance(expr, ast.NameRef):
-        t = env.name_type(expr.name)
-    elif isinstance(expr, ast.Compose):
-        t = _compose(env, expr)
-    elif isinstance(expr, ast.Tensor):
-        t = _tensor(env, expr)
-    elif isinstance(expr, ast.Call):
-        t = _call(env, expr)
-    else:  # a literal where a morphism is expected
-        env.ctx.report(
-            rules.WRONG_KIND,
-            f"expected a morphism, found {env.ctx.source(expr.span)}",
-            expr.span,
-        )
-        return None
+    match expr:
+        case ast.NameRef():
+            t = env.name_type(expr.name)
+        case ast.Compose():
+            t = _compose(env, expr)
+        case ast.Tensor():
+            t = _tensor(env, expr)
+        case ast.Call():
+            t = _call(env, expr)
+        case ast.Literal():  # a literal where a morphism is expected
+            env.ctx.report(
+                rules.WRONG_KIND,
+                f"expected a morphism, found {env.ctx.source(expr.span)}",
+                expr.span,
+            )
+            return None
+        case ast.Method():
+            return None  # not reached: expr_reason leaves a let with a method names-only
+        case _:
+            assert_never(expr)
     if t is not None:
         env.ctx.expr_types[expr] = t
         env.ctx.record_type(expr.span, t)
@@ -64,7 +69,7 @@ def arrow(env: Env, expr: ast.Expr, where: str) -> Arrow | None:
     return t
 
 
-def text(env: Env, expr: ast.Expr | ast.Literal) -> str:
+def text(env: Env, expr: ast.Arg) -> str:
     return env.ctx.source(expr.span)
 
 
@@ -89,11 +94,11 @@ def _compose(env: Env, expr: ast.Compose) -> Arrow | None:
     return t
 
 
-def _spine(expr: ast.Compose | ast.Tensor, kind: type) -> list:
+def _spine(expr: ast.Compose | ast.Tensor, kind: type) -> list[ast.Compose | ast.Tensor]:
     """`expr` and the nodes of its kind down its left side, outermost first."""
     spine = [expr]
-    while type(spine[-1].left) is kind:
-        spine.append(spine[-1].left)
+    while isinstance(left := spine[-1].left, ast.Compose | ast.Tensor) and type(left) is kind:
+        spine.append(left)
     return spine
 
 
@@ -133,7 +138,7 @@ def compose_types(
 
 
 def lift(t: Product | Seq | object) -> Seq:
-    return t if isinstance(t, Seq) else Seq(t)  # type: ignore[arg-type]
+    return t if isinstance(t, Seq) else Seq(t)  # type: ignore[arg-type]  # callers pass a Product
 
 
 # ----------------------------------------------------------------- tensor
@@ -152,7 +157,7 @@ def _tensor(env: Env, expr: ast.Tensor) -> Arrow | None:
     return t
 
 
-def _pair(env: Env, expr: ast.Tensor, left: Arrow, right: Arrow) -> Arrow | None:
+def _pair(env: Env, expr: ast.Compose | ast.Tensor, left: Arrow, right: Arrow) -> Arrow | None:
     parts = (left.dom, left.cod, right.dom, right.cod)
     if not all(isinstance(p, Product) for p in parts):
         bad = expr.left if any(isinstance(p, Seq) for p in (left.dom, left.cod)) else expr.right
@@ -164,7 +169,7 @@ def _pair(env: Env, expr: ast.Tensor, left: Arrow, right: Arrow) -> Arrow | None
             bad.span,
         )
         return None
-    return Arrow(product(left.dom, right.dom), product(left.cod, right.cod))  # type: ignore[arg-type]
+    return Arrow(product(left.dom, right.dom), product(left.cod, right.cod))  # type: ignore[arg-type]  # Products, checked above
 
 
 def product(*ps: Product) -> Product:
@@ -235,10 +240,10 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
             rules.ARGUMENT_COUNT, "fan needs branches: fan(f, g, ...) or fan(group)", call.span
         )
         return None
-    exprs = [a for a in call.args if not isinstance(a, ast.Literal)]
+    exprs = [a for a in call.args if isinstance(a, ast.Expr)]
     for a in call.args:
-        if isinstance(a, ast.Literal):
-            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {a.raw}", a.span)
+        if not isinstance(a, ast.Expr):
+            env.ctx.report(rules.WRONG_KIND, f"fan takes morphisms, not {text(env, a)}", a.span)
     if len(exprs) == 1:
         t = infer(env, exprs[0])
         if isinstance(t, Group):
@@ -252,12 +257,12 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
     types: list[Arrow | None] = [arrow(env, e, "a fan branch") for e in exprs]
     if any(t is None for t in types):
         return None
-    arrows: list[Arrow] = types  # type: ignore[assignment]
+    arrows: list[Arrow] = types  # type: ignore[assignment]  # no None, checked above
     first = arrows[0].dom
     for e, t in zip(exprs[1:], arrows[1:], strict=True):
         if not _same_domain(first, t.dom):
             branches = "; ".join(
-                f"{text(env, x)} takes {a.dom.label} ({dims_text(a.dom)})"  # type: ignore[arg-type]
+                f"{text(env, x)} takes {a.dom.label} ({dims_text(a.dom)})"
                 for x, a in zip(exprs, arrows, strict=True)
             )
             env.ctx.report(
@@ -268,9 +273,9 @@ def _fan(env: Env, call: ast.Call) -> Arrow | None:
             return None
     cods = [a.cod for a in arrows]
     if all(isinstance(c, Product) for c in cods):
-        result = Arrow(first, product(*cods))  # type: ignore[arg-type]
+        result = Arrow(first, product(*cods))  # type: ignore[arg-type]  # all Products
     elif all(isinstance(c, Seq) for c in cods):
-        result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]
+        result = Arrow(first, Seq(product(*(c.elem for c in cods))))  # type: ignore[union-attr]  # all Seqs
     else:
         env.ctx.report(
             rules.SEQUENCE_MISMATCH,
@@ -309,19 +314,22 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     if not _positional(env, call, 1, "scan(cell) or scan(cell, reverse=true)"):
         return None
     for kw in call.kwargs:
+        v = kw.value
         if kw.key.text == "reverse":
-            if kw.value.kind != "bool":
+            if not isinstance(v, ast.Literal) or v.kind != "bool":
                 env.ctx.report(
                     rules.INVALID_OPTION_VALUE,
-                    f"reverse must be true or false, not {kw.value.raw}",
-                    kw.value.span,
+                    f"reverse must be true or false, not {text(env, v)}",
+                    v.span,
                 )
-            elif kw.value.value:
+            elif v.value:
                 env.ctx.reversed_scans.add(call)
     cell_node = call.args[0]
-    if isinstance(cell_node, ast.Literal):
+    if not isinstance(cell_node, ast.Expr):
         env.ctx.report(
-            rules.WRONG_KIND, f"scan needs a cell morphism, not {cell_node.raw}", cell_node.span
+            rules.WRONG_KIND,
+            f"scan needs a cell morphism, not {text(env, cell_node)}",
+            cell_node.span,
         )
         return None
     cell = arrow(env, cell_node, "scan")
@@ -393,10 +401,10 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
         env.ctx.report(
             rules.BAD_STACK_BODY, f"{name} needs a number of copies, not {text(env, n)}", n.span
         )
-    if isinstance(body_node, ast.Literal):
+    if not isinstance(body_node, ast.Expr):
         env.ctx.report(
             rules.WRONG_KIND,
-            f"{name} needs a morphism body, not {body_node.raw}",
+            f"{name} needs a morphism body, not {text(env, body_node)}",
             body_node.span,
         )
         return None
@@ -427,7 +435,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
 
 
 def _dims(t: object) -> str:
-    return dims_text(t) if isinstance(t, Product | Seq) else "?"  # type: ignore[arg-type]
+    return dims_text(t) if isinstance(t, Product | Seq) else "?"
 
 
 def _identity(env: Env, call: ast.Call) -> Arrow | None:

@@ -67,7 +67,7 @@ class Current:
         self.frame = frame
 
 
-class Names(dict):  # type: ignore[type-arg]
+class Names(dict):  # type: ignore[type-arg]  # str -> a declaration or its info
     """A name table that notes, in the current frame, every name looked up in it."""
 
     def __init__(self, owner: Current) -> None:
@@ -79,25 +79,25 @@ class Names(dict):  # type: ignore[type-arg]
         return super().get(key, default)
 
     def __contains__(self, key: object) -> bool:
-        self.owner.frame.deps.add(key)  # type: ignore[arg-type]
+        self.owner.frame.deps.add(key)  # type: ignore[arg-type]  # a name (str) in practice
         return super().__contains__(key)
 
     def __getitem__(self, key: str) -> Any:
         self.owner.frame.deps.add(key)
         return super().__getitem__(key)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):  # type: ignore[no-untyped-def]  # dict's own signature
         self.owner.frame.namespace = True
         return super().__iter__()
 
-    def keys(self):  # type: ignore[no-untyped-def]
+    def keys(self):  # type: ignore[no-untyped-def]  # dict's own signature
         self.owner.frame.namespace = True
         return super().keys()
 
-    def values(self):  # type: ignore[no-untyped-def]
+    def values(self):  # type: ignore[no-untyped-def]  # dict's own signature
         self.owner.frame.namespace = True
         return super().values()
 
-    def items(self):  # type: ignore[no-untyped-def]
+    def items(self):  # type: ignore[no-untyped-def]  # dict's own signature
         self.owner.frame.namespace = True
         return super().items()

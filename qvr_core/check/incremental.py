@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from qvr_core.check.checker import (
     Env,
@@ -48,6 +48,8 @@ from qvr_core.syntax import ast
 from qvr_core.syntax.parser import Placed, Segment, common_prefix, place_again, place_segments
 from qvr_core.syntax.shift import Shifter, positionless
 from qvr_core.syntax.span import LineIndex, unify_line_ends
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +291,7 @@ def _declared(decls: Iterable[ast.Decl]) -> list[str]:
     for d in decls:
         if type(d) is ast.ExportDecl:
             continue
-        names.append(d.name.text)  # type: ignore[union-attr]
+        names.append(d.name.text)
         if type(d) is ast.MorphismDecl and d.options:
             names += replicate_members(d)
     return names
@@ -322,8 +324,8 @@ def _aliases_of(names: set[str], declares: list[_Declares]) -> set[str]:
     grew = True
     while grew:
         grew = False
-        for alias, named in uses.items():
-            if alias not in found and not named.isdisjoint(names | found):
+        for alias, parts in uses.items():
+            if alias not in found and not parts.isdisjoint(names | found):
                 found.add(alias)
                 grew = True
     return found
@@ -398,7 +400,7 @@ class _Builder:
         comments = tuple(c for seg in segments for c in seg.comments)
         module = ast.Module(decls, comments, self.ctx.lines.span(0, len(self.text)))
 
-        def real(value: object) -> object:
+        def real(value: _T) -> _T:
             decl = getattr(value, "decl", value)
             shift = moved.get(id(decl))
             return value if shift is None else shift(value)
@@ -425,7 +427,7 @@ class _Builder:
             lets,
             programs,
             top,
-            facts,  # type: ignore[arg-type]
+            facts,
         )
 
 

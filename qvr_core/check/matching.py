@@ -131,11 +131,12 @@ def _dimension_fixes(
     if produced.continuous and expected.continuous:
         for target, other in ((expected, produced), (produced, expected)):
             decl = _single_sized_decl(ctx, target)
-            if decl is not None and decl.body.size_span is not None:  # type: ignore[union-attr]
+            body = decl.body if decl is not None else None
+            if isinstance(body, ast.SizedObject) and body.size_span is not None:
                 fixes.append(
                     Fix(
-                        f"Change {target.label} to {decl.body.constructor.text} {other.dim}",  # type: ignore[union-attr]
-                        (TextEdit(decl.body.size_span, str(other.dim)),),  # type: ignore[union-attr]
+                        f"Change {target.label} to {body.constructor.text} {other.dim}",
+                        (TextEdit(body.size_span, str(other.dim)),),
                     )
                 )
         if sides.projection_at is not None:

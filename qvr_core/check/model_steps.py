@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, Family, Param, bind
@@ -35,7 +35,7 @@ from qvr_core.check.model import (
     Step,
 )
 from qvr_core.check.module import SymbolKind
-from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated
+from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
 from qvr_core.check.unchecked import is_family
 from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
@@ -175,6 +175,8 @@ class ModelChecker:
     def run(self) -> Model:
         decl = self.decl
         self._parameters()
+        # model_reason admits only a product of names on either side
+        assert isinstance(decl.dom, ast.TypeRef) and isinstance(decl.cod, ast.TypeRef)
         dom = self._header(decl.dom)
         cod = self._header(decl.cod)
         returns: tuple[str, ...] = ()
@@ -226,11 +228,11 @@ class ModelChecker:
                 self.plate_params.add(name.text)
             elif word in VALUE_KINDS:
                 t = Plated(())
-            self.pc._define(name, SymbolKind.PARAM, name.span, t, is_input=True)  # type: ignore[arg-type]
+            self.pc._define(name, SymbolKind.PARAM, name.span, t, is_input=True)  # type: ignore[arg-type]  # a model's locals hold Plated values
             if word in PLATE_KINDS:
                 self.pc._use(name.text)  # a plate parameter is used by the header or steps
 
-    def _header(self, ref: ast.TypeRef) -> object:
+    def _header(self, ref: ast.TypeRef) -> Product | None:
         if any(f.text in self.plate_params for f in ref.factors):
             for f in ref.factors:
                 self._object_name(f)
@@ -244,7 +246,7 @@ class ModelChecker:
             self._site(step, scope)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             t = self._arith(step.value)
-            kind = "score" if isinstance(step, ast.ScoreStep) else "let"
+            kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
             self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if kind == "score":
                 self.pc._use(step.target.text)  # a score term is used by the joint density
@@ -267,6 +269,7 @@ class ModelChecker:
             else "sample"
         )
         annotation = step.declared if isinstance(step, ast.ObserveStep) else step.plate
+        assert annotation is None or isinstance(annotation, ast.TypeRef)  # model_reason: names
         opts = self._options(step, kind, scope)
         if is_family(self.ctx, source.callee):
             site = self._family_site(step, kind, FAMILIES[source.callee.text], annotation, opts)
@@ -300,7 +303,7 @@ class ModelChecker:
             )
             self.ctx.ref(target.span, SymbolKey(target.text, self.pc.scope))
             return
-        self.pc._define(target, kind, span, t)  # type: ignore[arg-type]
+        self.pc._define(target, kind, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
 
     def _observed(self, target: ast.Name, span: Span, t: Plated | None) -> None:
         """An observed target is a data variable: its value is bound at fit time."""
@@ -310,7 +313,7 @@ class ModelChecker:
             self.data[n] = replace(known, observed=True, type=t)
             self.ctx.ref(target.span, SymbolKey(n, self.pc.scope))
             return
-        self.pc._define(target, SymbolKind.OBSERVE, span, t)  # type: ignore[arg-type]
+        self.pc._define(target, SymbolKind.OBSERVE, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
         if n not in self.data:
             self.data[n] = DataVariable(n, target.span, True, t)
 
@@ -493,7 +496,7 @@ class ModelChecker:
         self.ctx.record_type(step.target.span, t)
         return Site(
             name=step.target.text,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,  # type: ignore[arg-type]  # one of the site kinds, as the step's keyword
             step=step,
             family=family.name,
             args=args,
@@ -553,7 +556,7 @@ class ModelChecker:
         ):
             items = tuple(positional)
             span = self.ctx.lines.span(items[0].span.start, items[-1].span.end)
-            positional = [ast.ListArg(items, span)]  # type: ignore[arg-type]
+            positional = [ast.ListArg(items, span)]
         keywords = {kw.key.text: kw.value for kw in call.kwargs}
         bound = bind(family, positional, keywords)
         if isinstance(bound, str):
@@ -569,13 +572,13 @@ class ModelChecker:
 
     def _argument(self, param: Param | None, node: object) -> Argument:
         name = param.name if param is not None else ""
-        span: Span = node.span  # type: ignore[attr-defined]
+        span: Span = node.span  # type: ignore[attr-defined]  # every argument node has a span
         if isinstance(node, ast.Literal) and node.kind == "name":
             node = ast.NameRef(ast.Name(str(node.value), span), span)
         if isinstance(node, ast.Literal):
             return Argument(name, span, literal=float(node.value), type=Plated(()))
         if isinstance(node, ast.ListArg):
-            values = tuple(float(i.value) for i in node.items)  # type: ignore[union-attr]
+            values = tuple(float(i.value) for i in node.items)  # type: ignore[union-attr]  # numbers only (model_reason)
             return Argument(
                 name, span, literal=values, type=Plated((), Element("real_vector", (len(values),)))
             )
@@ -688,7 +691,7 @@ class ModelChecker:
 
     def _element(
         self,
-        step: ast.Step,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
         family: Family,
         args: tuple[Argument, ...],
         event_axes: tuple[ObjectType, ...],
@@ -709,7 +712,7 @@ class ModelChecker:
                     self.ctx.report(
                         rules.ARGUMENT_PLATE,
                         f"{a.param}={self.ctx.source(a.span)} is {t.element.label}, but "
-                        f"{step.target.text} ranges over {value_set.name} ({value_set.size})",  # type: ignore[attr-defined]
+                        f"{step.target.text} ranges over {value_set.name} ({value_set.size})",
                         a.span,
                     )
                 if of is None:
@@ -757,7 +760,7 @@ class ModelChecker:
                 constraint = Constraint(_ELEMENTWISE[constraint.kind])
             values = a.literal if isinstance(a.literal, tuple) else (a.literal,)
             for v in values:
-                if constraint.admits(v, bounds) is False:  # type: ignore[arg-type]
+                if constraint.admits(v, bounds) is False:
                     self.ctx.report(
                         rules.ARGUMENT_CONSTRAINT,
                         f"{param.name} of {family.name} must be {param.constraint.describe()}"
@@ -784,7 +787,11 @@ class ModelChecker:
                 return
 
     def _plate_mismatch(
-        self, step: ast.Step, a: Argument, plate: ObjectType, plates: tuple[ObjectType, ...]
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        a: Argument,
+        plate: ObjectType,
+        plates: tuple[ObjectType, ...],
     ) -> None:
         where = " * ".join(p.name for p in plates) or "no plate"
         self.ctx.report(
@@ -846,7 +853,7 @@ class ModelChecker:
                 self.ctx.record_type(step.target.span, t)
         return Site(
             name=step.target.text,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,  # type: ignore[arg-type]  # one of the site kinds, as the step's keyword
             step=step,
             family=None,
             args=(),
@@ -866,7 +873,7 @@ class ModelChecker:
         if n in pc.locals:
             self.ctx.ref(name.span, SymbolKey(n, pc.scope))
             pc._use(n)
-            t = pc.locals[n].type
+            t: object = pc.locals[n].type  # a model's locals hold Plated values
             if n in self.data and indexes and self.data[n].indexes is None:
                 self.data[n] = replace(self.data[n], indexes=indexes)
             return t if isinstance(t, Plated) else None
@@ -884,7 +891,7 @@ class ModelChecker:
             return None
         element = Element("index", (), indexes) if indexes else REAL_NUMBER
         t = Plated((), element, data_plates=True)
-        pc._define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]
+        pc._define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]  # as above
         pc._use(n)
         self.data[n] = DataVariable(n, name.span, False, t, indexes)
         return t

@@ -19,6 +19,7 @@ from qvr_core.check.model import Model
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Severity
 from qvr_core.syntax import ast
+from qvr_core.syntax.ast import Call, Expr  # the field `ast` hides the module in the class
 from qvr_core.syntax.span import LineIndex, Span
 
 
@@ -174,11 +175,11 @@ class CheckedModule:
     lets: Mapping[str, LetInfo]
     programs: Mapping[str, ProgramInfo]
     exports: tuple[str, ...]
-    expr_types: Mapping[ast.Expr, Arrow | Group]  # every morphism sub-expression
-    reversed_scans: frozenset[ast.Call]  # `scan(..., reverse=true)` calls: read right to left
+    expr_types: Mapping[Expr, Arrow | Group]  # every morphism sub-expression
+    reversed_scans: frozenset[Call]  # `scan(..., reverse=true)` calls: read right to left
     # Bidirectional convention: `fan` call -> indices of the branches that are fed the
     # input sequence reversed (the second branch of `fan(p, q)` when both scan it).
-    reversed_branches: Mapping[ast.Call, frozenset[int]]
+    reversed_branches: Mapping[Call, frozenset[int]]
     symbols: SymbolTable
     typed_spans: tuple[TypedSpan, ...]  # sorted by start
     diagnostics: tuple[Diagnostic, ...]
@@ -257,6 +258,9 @@ class PendingModule(CheckedModule):
     when `materialize` is called, off the path of the diagnostics).
     """
 
+    _lock: threading.Lock
+    _build: Callable[[Callable[[], bool]], CheckedModule] | None
+
     def __init__(
         self,
         source: str,
@@ -270,9 +274,8 @@ class PendingModule(CheckedModule):
         put(self, "_lock", threading.Lock())
         put(self, "_build", build)
         if build is None:  # every table given, as `dataclasses.replace` does
-            CheckedModule.__init__(
-                self, source=source, diagnostics=diagnostics, strict=strict, lines=lines, **tables
-            )  # type: ignore[arg-type]
+            given = dict(tables, source=source, diagnostics=diagnostics, strict=strict, lines=lines)
+            CheckedModule.__init__(self, **given)  # type: ignore[arg-type]  # every field, as given
             return
         put(self, "source", source)
         put(self, "diagnostics", diagnostics)

@@ -15,6 +15,7 @@ diagram folds a let into one node and the runtime refuses to compile
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from qvr_core.syntax import ast
 
@@ -36,12 +37,13 @@ def _roots(decl: Uses) -> Iterator[ast.Expr]:
 
 
 def _children(node: object) -> tuple[object, ...]:
-    kind = type(node)
-    if kind is ast.Compose or kind is ast.Tensor:
-        return (node.left, node.right)  # type: ignore[attr-defined]
-    if kind is ast.Call:
-        return node.args  # type: ignore[attr-defined]
-    return ()
+    match node:
+        case ast.Compose() | ast.Tensor():
+            return (node.left, node.right)
+        case ast.Call():
+            return node.args
+        case _:
+            return ()
 
 
 def _used_names(decl: Uses) -> Iterator[str]:
@@ -50,13 +52,13 @@ def _used_names(decl: Uses) -> Iterator[str]:
     while stack:
         node = stack.pop()
         if type(node) is ast.NameRef:
-            yield node.name.text  # type: ignore[attr-defined]
+            yield node.name.text
         elif type(node) is ast.Call:
-            yield node.callee.text  # type: ignore[attr-defined]
+            yield node.callee.text
         stack.extend(_children(node))
 
 
-def dependency_order(decls: list[Uses], top: dict[str, object]) -> list[Uses]:
+def dependency_order(decls: list[Uses], top: dict[str, Any]) -> list[Uses]:
     """`decls` with every let or program after the ones (in `decls`) it uses.
 
     A depth-first walk with its own stack; in a cycle the order is where the
@@ -83,14 +85,14 @@ def dependency_order(decls: list[Uses], top: dict[str, object]) -> list[Uses]:
     return order
 
 
-def _uses(decl: Uses, top: dict[str, object], wanted: set[int]) -> Iterator[Uses]:
+def _uses(decl: Uses, top: dict[str, Any], wanted: set[int]) -> Iterator[Uses]:
     for name in _used_names(decl):
         dep = dict.get(top, name)  # a plain lookup: the checker's tables note none here
         if id(dep) in wanted:
-            yield dep  # type: ignore[misc]
+            yield dep  # type: ignore[misc]  # its id is one of `decls`, so not None
 
 
-def inlined_depths(decls: list[Uses], top: dict[str, object]) -> dict[str, int]:
+def inlined_depths(decls: list[Uses], top: dict[str, Any]) -> dict[str, int]:
     """For each let and program (by name): its depth with what it uses put in place.
 
     A name of a let or program counts as one level plus that declaration's
@@ -104,9 +106,9 @@ def inlined_depths(decls: list[Uses], top: dict[str, object]) -> dict[str, int]:
             while stack:
                 node, level = stack.pop()
                 if type(node) is ast.NameRef:
-                    level += depths.get(node.name.text, 0)  # type: ignore[attr-defined]
+                    level += depths.get(node.name.text, 0)
                 elif type(node) is ast.Call:
-                    level += depths.get(node.callee.text, 0)  # type: ignore[attr-defined]
+                    level += depths.get(node.callee.text, 0)
                 deepest = max(deepest, level)
                 stack.extend((child, level + 1) for child in _children(node))
         depths[decl.name.text] = deepest

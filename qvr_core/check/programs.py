@@ -9,7 +9,7 @@ step sees the same input type.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from qvr_core import rules
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey
@@ -63,7 +63,7 @@ class ProgramChecker:
         if reason is not None:
             why = model_reason(self)
             if why is None:
-                return ModelChecker(self).run()  # type: ignore[return-value]
+                return ModelChecker(self).run()  # type: ignore[return-value]  # env.programs holds it; build_module sorts Models out
             structural(self, reason if why == "its step source" else why)
             return None
         dom = resolve_type(self.ctx, decl.dom)
@@ -85,20 +85,26 @@ class ProgramChecker:
                     "this step comes after the program's return",
                     _first_line(step),
                 )
-            if isinstance(step, ast.SampleStep | ast.ObserveStep):
-                site = self._site(step, dom, lifted)
-                if site is not None:
-                    sites.append(site)
-            elif isinstance(step, ast.LetStep):
-                self._define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
-            elif isinstance(step, ast.DestructureStep):
-                self._destructure(step)
-            elif isinstance(step, ast.ReturnStep):
-                if returns is not None:
-                    self.ctx.report(rules.MISPLACED_RETURN, "a program returns once", step.span)
-                    continue
-                returns = tuple(n.text for n in step.values)
-                returned = self._return(step, cod)
+            match step:
+                case ast.SampleStep() | ast.ObserveStep():
+                    site = self._site(step, dom, lifted)
+                    if site is not None:
+                        sites.append(site)
+                case ast.LetStep():
+                    value = self.arith(step.value)
+                    self._define(step.target, SymbolKind.LOCAL, step.span, value)
+                case ast.DestructureStep():
+                    self._destructure(step)
+                case ast.ReturnStep():
+                    if returns is not None:
+                        self.ctx.report(rules.MISPLACED_RETURN, "a program returns once", step.span)
+                        continue
+                    returns = tuple(n.text for n in step.values)
+                    returned = self._return(step, cod)
+                case ast.MarginalizeStep() | ast.CallStep() | ast.ScoreStep():
+                    pass  # not reached: program_reason leaves these to the names-only check
+                case _:
+                    assert_never(step)
         if returns is None:
             end = self.decl.header_span
             self.ctx.report(
@@ -174,7 +180,7 @@ class ProgramChecker:
         for step, t in self.sources.items():
             if t is None or not isinstance(t.dom, Seq):
                 continue
-            source = step.source  # type: ignore[union-attr]
+            source = step.source  # type: ignore[union-attr]  # sources: sample/observe steps
             if not _is_application(source):
                 return True
             assert isinstance(source, ast.Call)
@@ -186,6 +192,8 @@ class ProgramChecker:
         decl = self.decl
         if decl.params is None:
             return ()
+        # program_reason sent every other domain to the names-only check
+        assert isinstance(decl.dom, ast.TypeRef)
         written = decl.dom.factors
         if len(decl.params) != len(written):
             first, last = decl.params[0].span if decl.params else decl.name.span, None
@@ -309,7 +317,7 @@ class ProgramChecker:
                 call.span,
             )
             return tuple(names), None, producer
-        return tuple(names), product(*types), producer  # type: ignore[arg-type]
+        return tuple(names), product(*types), producer  # type: ignore[arg-type]  # Products, checked above
 
     def _feed(
         self, t: Arrow, arg: ValueType, producer: str, consumer: str, span: Span
@@ -342,7 +350,7 @@ class ProgramChecker:
                     rules.SEQUENCE_MISMATCH, f"{consumer} would make a sequence of sequences", span
                 )
                 return None
-            return Seq(t.cod)  # type: ignore[arg-type]
+            return Seq(t.cod)  # type: ignore[arg-type]  # not a Seq, checked above
         return t.cod if match(self.ctx, arg, t.dom, span, sides) else None
 
     def _declared(
@@ -474,7 +482,7 @@ class ProgramChecker:
     def _split(self, t: ValueType, n: int) -> list[ValueType] | None:
         if isinstance(t, Seq):
             inner = self._split(t.elem, n)
-            return None if inner is None else [Seq(p) for p in inner]  # type: ignore[arg-type]
+            return None if inner is None else [Seq(p) for p in inner]  # type: ignore[arg-type]  # t.elem splits into Products
         if not isinstance(t, Product):
             return None
         if len(t.written) == n:
@@ -498,7 +506,7 @@ class ProgramChecker:
         looked = [self.lookup(n) for n in step.values]  # every name, so each counts as used
         if not looked or any(t is None for t in looked):
             return None
-        types: list[ValueType] = looked  # type: ignore[assignment]
+        types: list[ValueType] = looked  # type: ignore[assignment]  # no None, checked above
         written = self.ctx.source(step.span).removeprefix("return").strip()
         what = f"return {written}"
         if len(types) == 1 and isinstance(types[0], Seq):
@@ -514,7 +522,7 @@ class ProgramChecker:
                 step.span,
             )
             return None
-        got = product(*types)  # type: ignore[arg-type]
+        got = product(*types)  # type: ignore[arg-type]  # Products, checked above
         ok = self._same(got, cod, step.span, f"the header of {self.scope} says {cod.label}", what)
         return cod if ok else None
 
@@ -527,28 +535,35 @@ class ProgramChecker:
         return t
 
     def _arith(self, node: ast.Arith) -> ValueType | None:
-        if isinstance(node, ast.Number):
-            return Scalar()
-        if isinstance(node, ast.Var):
-            return self.lookup(node.name)
-        if isinstance(node, ast.Unary):
-            return self.arith(node.operand)
-        if isinstance(node, ast.Binary):
-            # a loop along the left spine: `a + b + c ...` does not recurse per operator
-            spine = [node]
-            while isinstance(spine[-1].left, ast.Binary):
-                spine.append(spine[-1].left)
-            left = self.arith(spine[-1].left)
-            for b in reversed(spine):
-                right = self.arith(b.right)
-                verb = OP_VERBS.get(b.op, b.op)
-                left = self._combine(verb, b.left, left, b.right, right, b)
-                if b is not node and left is not None:
-                    self.ctx.record_type(b.span, left)
-            return left
-        if isinstance(node, ast.Apply):
-            return self._apply(node)
-        return None
+        match node:
+            case ast.Number():
+                return Scalar()
+            case ast.Var():
+                return self.lookup(node.name)
+            case ast.Unary():
+                return self.arith(node.operand)
+            case ast.Binary():
+                # a loop along the left spine: `a + b + c ...` does not recurse per operator
+                spine = [node]
+                while isinstance(spine[-1].left, ast.Binary):
+                    spine.append(spine[-1].left)
+                left = self.arith(spine[-1].left)
+                for b in reversed(spine):
+                    right = self.arith(b.right)
+                    verb = OP_VERBS.get(b.op, b.op)
+                    left = self._combine(verb, b.left, left, b.right, right, b)
+                    if b is not node and left is not None:
+                        self.ctx.record_type(b.span, left)
+                return left
+            case ast.Apply():
+                return self._apply(node)
+            case (
+                ast.Literal() | ast.Index() | ast.MethodCall() | ast.ListExpr() | ast.Lambda()
+                | ast.Factor()
+            ):
+                return None  # quivers' values: program_reason leaves them to the names-only check
+            case _:
+                assert_never(node)
 
     def _apply(self, node: ast.Apply) -> ValueType | None:
         name = node.func.text
@@ -578,12 +593,12 @@ class ProgramChecker:
                 f"{', '.join(UNARY_FUNCS + BINARY_FUNCS)}",
                 node.span,
             )
-            for a in node.args:
-                self.arith(a)
+            for arg in node.args:
+                self.arith(arg)
             return None
         self.ctx.undefined(node.func, "function", UNARY_FUNCS + BINARY_FUNCS)
-        for a in node.args:
-            self.arith(a)
+        for arg in node.args:
+            self.arith(arg)
         return None
 
     def _continuous(self, node: ast.Arith, t: ValueType | None) -> ValueType | None:
@@ -625,13 +640,13 @@ class ProgramChecker:
             return None
         le = left.elem if isinstance(left, Seq) else left
         re_ = right.elem if isinstance(right, Seq) else right
-        if le.dim != re_.dim:  # type: ignore[union-attr]
+        if le.dim != re_.dim:
             self.ctx.report(
                 rules.ARITHMETIC_DIMENSIONS,
                 f"cannot {verb} {self._desc(lnode, left)} and {self._desc(rnode, right)}: "
                 "arithmetic needs equal dimensions or a number",
                 node.span,
-                related=related_objects(self.ctx, le, re_),  # type: ignore[arg-type]
+                related=related_objects(self.ctx, le, re_),
             )
             return None
         return left

@@ -49,12 +49,11 @@ def names_in(node: object) -> Iterator[ast.Name]:
     stack = [node]
     while stack:
         item = stack.pop()
-        kind = type(item)
-        if kind is ast.Name:
-            yield item  # type: ignore[misc]
-        elif kind is tuple:
-            stack.extend(item)  # type: ignore[arg-type]
-        elif kind is not Span and dataclasses.is_dataclass(item):
+        if isinstance(item, ast.Name):
+            yield item
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif type(item) is not Span and dataclasses.is_dataclass(item):
             stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
 
 

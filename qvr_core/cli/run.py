@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     so an argument out of range is one line and exit status 2, never a traceback.
     """
     d = RunArguments()
-    parser.error = _usage_error  # type: ignore[method-assign]
+    parser.error = _usage_error  # type: ignore[method-assign]  # exit status 2, one line
     parser.add_argument("file", help="the .qvr source file")
     parser.add_argument("--program", help="the exported program to run (default: the first)")
     parser.add_argument("--method", default=d.method, help=f"{', '.join(METHODS)}; default svi")
@@ -346,7 +346,7 @@ def main(args: argparse.Namespace) -> int:
         print(format_summary(summary))
     if results is not None:
         try:
-            written = results.write(output)
+            written = results.write(str(output))
         except (OSError, ValueError) as e:
             print(f"qvr run: cannot write {output}: {e}", file=sys.stderr)
             return 1

@@ -30,11 +30,11 @@ def same_tree(before: object, after: object) -> bool:
         if kind is not type(y):
             return False
         if kind is tuple:
-            if len(x) != len(y):  # type: ignore[arg-type]
+            if len(x) != len(y):  # type: ignore[arg-type]  # x, y: tuples (kind checked)
                 return False
-            stack.extend(zip(x, y, strict=True))  # type: ignore[call-overload]
+            stack.extend(zip(x, y, strict=True))  # type: ignore[call-overload]  # as above
             continue
-        names = _fields(kind)
+        names = _fields(kind)  # type: ignore[arg-type]  # mypy: object.__hash__ unbound
         if names is None:
             if x != y:
                 return False

@@ -7,6 +7,8 @@ never elsewhere: `(a >> b) @ c` keeps its parentheses, `((a))` loses them.
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from qvr_core.syntax import ast
 
 INDENT = "    "
@@ -66,7 +68,10 @@ def declaration(decl: ast.Decl) -> str:
             return text
         case ast.ExportDecl():
             return f"export {expr(decl.expr) if decl.expr is not None else decl.name.text}"
-    raise Unprintable(f"not a declaration the printer knows: {type(decl).__name__}")
+        case ast.OtherDecl():
+            raise Unprintable(f"a {decl.clause.kind} declaration")
+        case _:
+            assert_never(decl)
 
 
 def step(node: ast.Step) -> str:
@@ -95,15 +100,22 @@ def step(node: ast.Step) -> str:
             if len(node.values) == 1:
                 return f"return {node.values[0].text}"
             return "return (" + ", ".join(v.text for v in node.values) + ")"
-    raise Unprintable(f"not a step: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
-def _draw(keyword: str, node: object, plate: object, opts: tuple[ast.Option, ...]) -> str:
-    targets = (node.target, *getattr(node, "more_targets", ()))  # type: ignore[attr-defined]
+def _draw(
+    keyword: str,
+    node: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+    plate: ast.ObjectExpr | None,
+    opts: tuple[ast.Option, ...],
+) -> str:
+    more = () if isinstance(node, ast.MarginalizeStep) else node.more_targets
+    targets = (node.target, *more)
     text = f"{keyword} {targets[0].text if len(targets) == 1 else '(' + _names(targets) + ')'}"
     if plate is not None:
         text += f" : {obj(plate)}"
-    text += f" <- {expr(node.source)}"  # type: ignore[attr-defined]
+    text += f" <- {expr(node.source)}"
     if opts:
         text += " " + options(opts)
     return text
@@ -121,7 +133,7 @@ def typeref(t: ast.TypeRef) -> str:
     return " * ".join(f.text for f in t.factors)
 
 
-def obj(node: object) -> str:
+def obj(node: ast.ObjectExpr) -> str:
     """An object expression."""
     match node:
         case ast.TypeRef():
@@ -147,10 +159,11 @@ def obj(node: object) -> str:
             left = _wrap(obj(node.left), _obj_level(node.left) < level)
             right = _wrap(obj(node.right), _obj_level(node.right) <= level)
             return f"{left} {node.op} {right}"
-    raise Unprintable(f"not an object expression: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
-def param_kind(kind: object) -> str:
+def param_kind(kind: ast.ObjectExpr) -> str:
     return obj(kind)
 
 
@@ -172,7 +185,7 @@ def option(o: ast.Option | ast.KeywordArg) -> str:
     return f"{o.key.text}={value(o.value)}"
 
 
-def value(v: object) -> str:
+def value(v: ast.Literal | ast.ValueList | ast.ValueCall | ast.Arg) -> str:
     match v:
         case ast.Literal():
             return v.raw
@@ -180,10 +193,11 @@ def value(v: object) -> str:
             return "[" + ", ".join(value(i) for i in v.items) + "]"
         case ast.ValueCall():
             return f"{v.func.text}({', '.join(value(i) for i in v.args)})"
-    return expr(v)  # type: ignore[arg-type]
+        case _:
+            return expr(v)
 
 
-def expr(node: object) -> str:
+def expr(node: ast.Arg) -> str:
     """A morphism expression (or a literal argument)."""
     match node:
         case ast.NameRef():
@@ -208,17 +222,19 @@ def expr(node: object) -> str:
             kind = type(node)
             level = _EXPR_PRECEDENCE[kind]
             rights = []
-            while type(node) is kind:
-                op = node.op if isinstance(node, ast.Compose) else "@"
-                right = _wrap(expr(node.right), _expr_level(node.right) <= level)
+            chain: ast.Expr = node
+            while isinstance(chain, ast.Compose | ast.Tensor) and type(chain) is kind:
+                op = chain.op if isinstance(chain, ast.Compose) else "@"
+                right = _wrap(expr(chain.right), _expr_level(chain.right) <= level)
                 rights.append(f" {op} {right}")
-                node = node.left
-            first = _wrap(expr(node), _expr_level(node) < level)
+                chain = chain.left
+            first = _wrap(expr(chain), _expr_level(chain) < level)
             return first + "".join(reversed(rights))
-    raise Unprintable(f"not an expression: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
-def arith(node: object) -> str:
+def arith(node: ast.Arith) -> str:
     """A program `let` value."""
     match node:
         case ast.Number():
@@ -246,13 +262,17 @@ def arith(node: object) -> str:
             # a loop along the left spine of one precedence level, as for expressions
             level = _ARITH_PRECEDENCE[node.op]
             parts = []
-            while type(node) is ast.Binary and _ARITH_PRECEDENCE[node.op] == level:
-                right = _wrap(arith(node.right), _arith_level(node.right) <= level)
-                parts.append(f" {node.op} {right}")
-                node = node.left
-            first = _wrap(arith(node), _arith_level(node) < level)
+            chain: ast.Arith = node
+            while isinstance(chain, ast.Binary) and _ARITH_PRECEDENCE[chain.op] == level:
+                right = _wrap(arith(chain.right), _arith_level(chain.right) <= level)
+                parts.append(f" {chain.op} {right}")
+                chain = chain.left
+            first = _wrap(arith(chain), _arith_level(chain) < level)
             return first + "".join(reversed(parts))
-    raise Unprintable(f"not arithmetic: {type(node).__name__}")
+        case ast.Lambda() | ast.Factor():
+            raise Unprintable(f"a {type(node).__name__.lower()} value")
+        case _:
+            assert_never(node)
 
 
 def _expr_level(node: object) -> int:

@@ -44,7 +44,7 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
     if name is None:
         used = _referenced_names(module)
         for decl in module.ast.decls:
-            n = decl.name.text  # type: ignore[union-attr]
+            n = decl.name.text
             program = module.programs.get(n)
             model = module.models.get(n)
             let = module.lets.get(n)
@@ -113,7 +113,7 @@ def _referenced_names(module: CheckedModule) -> set[str]:
     """Names used inside another let or program (combinator bodies included)."""
     found: set[str] = set()
 
-    def walk(root: ast.Expr | ast.Literal) -> None:
+    def walk(root: ast.Arg) -> None:
         stack = [root]  # its own stack: no depth of nesting overflows Python's
         while stack:
             e = stack.pop()

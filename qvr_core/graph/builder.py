@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import networkx as nx
 
@@ -26,6 +27,7 @@ from qvr_core.graph.nodes import (
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
+_D = TypeVar("_D", ast.LetDecl, ast.ProgramDecl)
 #: Lets drawn inside lets at most this many clusters deep (deeper ones are folded).
 MAX_DRAWN_LETS = 16
 
@@ -54,15 +56,16 @@ class GraphBuilder:
         if len(self.expanding) >= MAX_DRAWN_LETS:
             return False
         if self._depths is None:
-            decls = [*self._lets.values(), *self._programs.values()]
+            decls: list[ast.LetDecl | ast.ProgramDecl] = [*self._lets.values()]
+            decls += self._programs.values()
             top = {d.name.text: d for d in decls}
-            self._depths = inlined_depths(decls, top)  # type: ignore[arg-type]
+            self._depths = inlined_depths(decls, top)
         return self._depths.get(let, 0) <= MAX_INLINED_DEPTH
 
     # ------------------------------------------------------------ lookups
 
     def let_decl(self, name: str) -> ast.LetDecl | None:
-        return self._lets.get(name)  # type: ignore[return-value]
+        return self._lets.get(name)
 
     def is_program(self, name: str) -> bool:
         return name in self._programs
@@ -151,10 +154,10 @@ class GraphBuilder:
         )
 
 
-def _first_decls(module: CheckedModule, kind: type) -> dict[str, ast.Decl]:
+def _first_decls(module: CheckedModule, kind: type[_D]) -> dict[str, _D]:
     """Declarations by name, the first one winning as in the checker."""
-    out: dict[str, ast.Decl] = {}
+    out: dict[str, _D] = {}
     for d in module.ast.decls:
-        if isinstance(d, kind) and d.name.text not in out:  # type: ignore[attr-defined]
-            out[d.name.text] = d  # type: ignore[attr-defined]
+        if isinstance(d, kind) and d.name.text not in out:
+            out[d.name.text] = d
     return out

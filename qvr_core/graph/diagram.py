@@ -40,6 +40,8 @@ def draw(
         title = name or "qvr"
         text = to_dot(graph, title)
         if format == "svg":
-            kwargs = {} if svg_timeout is None else {"timeout": svg_timeout}
-            text = render_svg(text, **kwargs)
+            if svg_timeout is None:
+                text = render_svg(text)
+            else:
+                text = render_svg(text, timeout=svg_timeout)
     return Diagram(format, text, tuple(graph_nodes(graph)))

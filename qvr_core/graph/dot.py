@@ -47,7 +47,7 @@ def to_dot(graph: nx.DiGraph, title: str = "qvr") -> str:
     ]
     lines += _body(None, members, children, depth=1)
     for source, target, data in graph_edges(graph):
-        attrs = f' [label={quote(data["label"])}, style="dashed"]' if data["reversed"] else ""
+        attrs = f' [label={quote(str(data["label"]))}, style="dashed"]' if data["reversed"] else ""
         lines.append(f"    {quote(source)} -> {quote(target)}{attrs};")
     lines.append("}")
     return "\n".join(lines) + "\n"

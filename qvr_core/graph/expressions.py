@@ -170,7 +170,7 @@ def _fan(
     """Every branch reads the same input; the bidirectional branch reads it right to left."""
     join = b.ids.make(*prefix, "fan")
     inner = tuple(join.split("."))
-    branches = [a for a in call.args if not isinstance(a, ast.Literal)]
+    branches = [a for a in call.args if isinstance(a, ast.Expr)]
     group = _group(b, branches)
     exits: list[str] = []
     if group is not None:

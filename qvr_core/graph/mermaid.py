@@ -82,7 +82,7 @@ def _boxes(graph: nx.DiGraph, nodes: dict[str, Node]) -> list[str]:
     members: dict[str, list[str]] = {}
     for n in nodes.values():
         if n.cluster in boxed:
-            members.setdefault(n.cluster, []).append(n.id)  # type: ignore[arg-type]
+            members.setdefault(n.cluster, []).append(n.id)
     order = list(clusters)
     lines: list[str] = []
 

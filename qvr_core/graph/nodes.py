@@ -96,7 +96,9 @@ TypeLike = Arrow | Group | Product | Seq | Scalar | ObjectType | Plated
 
 
 def type_label(t: TypeLike | None) -> str:
-    return "" if t is None else t.label
+    if t is None:
+        return ""
+    return t.name if isinstance(t, ObjectType) else t.label
 
 
 def type_dims(t: TypeLike | None) -> str:

@@ -42,7 +42,7 @@ def _declaration_folds(module: ast.Module) -> list[FoldingRange]:
 
 def _comment_folds(module: ast.Module, text: str) -> list[FoldingRange]:
     """Runs of two or more comments, each alone on its line, on consecutive lines."""
-    folds = []
+    folds: list[FoldingRange] = []
     run: list[int] = []
     for comment in module.comments:
         line_start = comment.span.start - comment.span.start_col

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.types import Arrow, Group
 from qvr_core.diagnostics import Severity
-from qvr_core.ide.walk import children
+from qvr_core.ide.walk import Node, children
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
@@ -57,12 +57,12 @@ def known_parts(module: CheckedModule, decl_span: Span) -> PartialKnowledge | No
     if not problems:
         return None
     parts: list[KnownPart] = []
-    stack: list[object] = [decl.expr]
+    stack: list[Node] = [decl.expr]
     while stack and len(parts) < MAX_PARTS:
         node = stack.pop()
-        typed = module.expr_types.get(node) if isinstance(node, ast.Expr) else None  # type: ignore[arg-type]
+        typed = module.expr_types.get(node) if isinstance(node, ast.Expr) else None
         if typed is not None:
-            span = node.span  # type: ignore[attr-defined]
+            span = node.span
             parts.append(KnownPart(module.source[span.start : span.end], typed, span))
         else:
             stack.extend(reversed(children(node)))

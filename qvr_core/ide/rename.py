@@ -139,10 +139,10 @@ def _check_collisions(module: CheckedModule, symbol: Symbol, new_name: str) -> N
         group = _group_owning(module, name)
         if group is not None and group != symbol.name:
             raise RenameError(f"'{name}' is a copy of the replicated morphism '{group}'")
-        other = taken.get(name)
-        if other is not None and other not in (symbol, *_copies(module, symbol)):
-            line = other.span.start_line + 1
-            raise RenameError(f"'{name}' is already declared ({other.kind.value}, line {line})")
+        holder = taken.get(name)
+        if holder is not None and holder not in (symbol, *_copies(module, symbol)):
+            line = holder.span.start_line + 1
+            raise RenameError(f"'{name}' is already declared ({holder.kind.value}, line {line})")
 
 
 def _group_owning(module: CheckedModule, name: str) -> str | None:

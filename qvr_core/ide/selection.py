@@ -7,7 +7,9 @@ the program, the file.
 
 from __future__ import annotations
 
-from qvr_core.ide.walk import children
+from collections.abc import Iterable
+
+from qvr_core.ide.walk import Node, children
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
@@ -19,22 +21,22 @@ def selection_chain(module: ast.Module, offset: int) -> list[Span]:
         if comment.span.start <= offset <= comment.span.end:
             outward.append(comment.span)
             return _innermost_first(outward)
-    node: object | None = _pick(module.decls, offset)
+    node: Node | None = _pick(module.decls, offset)
     while node is not None:
         if isinstance(node, ast.ProgramDecl):
             outward.append(node.span)
             if node.header_span.start <= offset <= node.header_span.end:
                 outward.append(node.header_span)
         else:
-            outward.append(node.span)  # type: ignore[attr-defined]
+            outward.append(node.span)
         node = _pick(children(node), offset)
     return _innermost_first(outward)
 
 
-def _pick(nodes: object, offset: int) -> object | None:
+def _pick(nodes: Iterable[Node], offset: int) -> Node | None:
     """The node containing the offset; one starting there wins over one ending there."""
     touching = None
-    for node in nodes:  # type: ignore[attr-defined]
+    for node in nodes:
         span: Span = node.span
         if span.start <= offset < span.end:
             return node

@@ -82,7 +82,7 @@ def call_site(text: str, offset: int) -> CallSite | None:
     for tok in line.tokens:
         if tok.type in ("LPAR", "LSQB"):
             named = tok.type == "LPAR" and previous is not None and previous.type == "NAME"
-            frames.append(_Frame(previous.text if named else None))  # type: ignore[union-attr]
+            frames.append(_Frame(previous.text if named and previous is not None else None))
         elif tok.type in ("RPAR", "RSQB"):
             if frames:
                 frames.pop()
@@ -102,7 +102,7 @@ def call_site(text: str, offset: int) -> CallSite | None:
         line.indent > 0 and (first.type == "LET" or first.text in ("marginalize", "score"))
     )
     call = calls[-1]
-    return CallSite(call.callee, call.index, call.keyword, in_program)  # type: ignore[arg-type]
+    return CallSite(call.callee, call.index, call.keyword, in_program)  # type: ignore[arg-type]  # calls: frames with a callee
 
 
 def _last_line(prefix: str) -> LogicalLine | None:

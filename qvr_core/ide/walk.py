@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import Protocol
 
 from qvr_core.syntax.span import Span
 
-Node = object
+
+class Node(Protocol):
+    """A syntax node, as far as walking needs one."""
+
+    @property
+    def span(self) -> Span: ...
 
 
 #: Per class: the names of its fields, when it is a dataclass with a `span` (a node).
@@ -31,7 +37,10 @@ def _node_fields(kind: type) -> tuple[str, ...] | None:
 
 
 def _is_node(value: object) -> bool:
-    return _node_fields(type(value)) is not None and isinstance(value.span, Span)  # type: ignore[attr-defined]
+    if _node_fields(type(value)) is None:
+        return False
+    span = value.span  # type: ignore[attr-defined]  # a dataclass with a span field
+    return isinstance(span, Span)
 
 
 def children(node: Node) -> list[Node]:
@@ -44,7 +53,7 @@ def children(node: Node) -> list[Node]:
             found.extend(item for item in value if _is_node(item))
         elif _is_node(value):
             found.append(value)
-    found.sort(key=lambda n: n.span.start)  # type: ignore[attr-defined]
+    found.sort(key=lambda n: n.span.start)
     return found
 
 

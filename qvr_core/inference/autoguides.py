@@ -142,7 +142,8 @@ class _JointGuide(nn.Module):
         bshape = tuple(batch_shape(self.model, x))
         if not self._sites:
             return torch.zeros(bshape or (1,), dtype=self._dtype, device=self._device)
-        parts, log_det = [], 0.0
+        parts: list[torch.Tensor] = []
+        log_det: torch.Tensor | float = 0.0
         for site in self._sites:
             if site.name not in values:
                 raise InferenceError(f"guide.log_prob: no value for latent site '{site.name}'")

@@ -45,6 +45,10 @@ from qvr_core.inference.mcmc import MCMCResult, _ChainRecord, _result, sample_ch
 from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.sites import FlatLayout, ProgramLike
 
+_Job = tuple[Any, ...]  # (model, x, observations, kernel, num_warmup, num_samples), pickled
+_Event = tuple[Any, ...]  # (kind, ...payload) sent by a chain process
+_Events = queue.Queue[tuple[int, _Event | None]]
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what makes `qvr_core` importable
 DEFAULT_CHAINS = 4
 POLL_SECONDS = 0.05
@@ -126,7 +130,7 @@ def _complete_first(records: list[_ChainRecord | None]) -> list[_ChainRecord]:
 
 
 def _here(
-    job: tuple, seeds: list[int], progress: _Progress, should_stop: Callable[[], bool] | None
+    job: _Job, seeds: list[int], progress: _Progress, should_stop: Callable[[], bool] | None
 ) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
     model, x, observations, kernel, num_warmup, num_samples = job
     records: list[_ChainRecord | None] = []
@@ -140,7 +144,7 @@ def _here(
             kernel,
             num_warmup,
             num_samples,
-            on_step=lambda u, c=c: progress(u, c),
+            on_step=_bound(progress, c),
             should_stop=should_stop,
             layout=layout,
         )
@@ -151,7 +155,7 @@ def _here(
 
 
 def _in_processes(
-    job: tuple,
+    job: _Job,
     seeds: list[int],
     processes: int,
     progress: _Progress,
@@ -162,7 +166,7 @@ def _in_processes(
     except (pickle.PicklingError, TypeError, AttributeError):
         return _here(job, seeds, progress, should_stop)  # a program that cannot travel
     threads = max(1, torch.get_num_threads() // processes)
-    events: queue.Queue[tuple[int, tuple | None]] = queue.Queue()
+    events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []
     records: list[_ChainRecord | None] = [None] * len(seeds)
     layout: FlatLayout | None = None
@@ -209,7 +213,7 @@ def _in_processes(
                 child.wait()
 
 
-def _start_child(index: int, events: queue.Queue) -> subprocess.Popen[bytes]:
+def _start_child(index: int, events: _Events) -> subprocess.Popen[bytes]:
     """`python -P -m qvr_core.inference.chain_process`, its output read by a thread.
 
     A process of its own rather than multiprocessing's spawn, which re-runs the
@@ -232,7 +236,7 @@ def _start_child(index: int, events: queue.Queue) -> subprocess.Popen[bytes]:
     return child
 
 
-def _read_events(index: int, stream: IO[bytes], events: queue.Queue) -> None:
+def _read_events(index: int, stream: IO[bytes], events: _Events) -> None:
     try:
         while (frame := _read_frame(stream)) is not None:
             events.put((index, pickle.loads(frame)))
@@ -256,7 +260,7 @@ def _crash(code: int) -> InferenceError:
     )
 
 
-def _child_error(event: tuple) -> Exception:
+def _child_error(event: _Event) -> Exception:
     _, kind, message = event
     if kind == "InferenceError":
         return InferenceError(message)
@@ -300,7 +304,7 @@ def child_main() -> int:
     """
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints cannot corrupt events
-    source = sys.stdin.buffer.raw  # unbuffered: the watcher below holds no lock at exit
+    source: IO[bytes] = sys.stdin.buffer.raw  # type: ignore[union-attr]  # a BufferedReader's raw file; unbuffered: the watcher below holds no lock at exit
     frame = _read_frame(source)
     if frame is None:
         return 2
@@ -317,7 +321,7 @@ def child_main() -> int:
     threading.Thread(target=watch, daemon=True).start()
     lock = threading.Lock()
 
-    def emit(event: tuple) -> None:
+    def emit(event: _Event) -> None:
         with lock:
             _write_frame(out, pickle.dumps(event))
             out.flush()
@@ -336,7 +340,7 @@ def child_main() -> int:
                 kernel,
                 num_warmup,
                 num_samples,
-                on_step=lambda u, c=c: emit(("step", u, c)),
+                on_step=_bound(lambda u, c: emit(("step", u, c)), c),
                 should_stop=stop.is_set,
                 layout=layout,
             )
@@ -360,3 +364,8 @@ def _die_with_parent(parent: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(3)
+
+
+def _bound(report: Callable[[float, int], None], chain: int) -> Callable[[float], None]:
+    """`report` with the chain's index filled in (one closure per chain, not per loop)."""
+    return lambda potential: report(potential, chain)

@@ -42,10 +42,10 @@ from typing import Any
 import torch
 
 from qvr_core.check.types import Seq
+from qvr_core.datafile import DataFile
 from qvr_core.inference.autoguides import GUIDES
 from qvr_core.inference.chains import run_chains
 from qvr_core.inference.data import (
-    DataFile,
     conform,
     read_data,
     resolve_data_path,
@@ -363,7 +363,7 @@ class _Run:
     """What every method needs: the model, its data, the summary head and the callbacks."""
 
     model: Any
-    x: torch.Tensor
+    x: torch.Tensor | dict[str, torch.Tensor]  # a program's input; a model's data by name
     observations: dict[str, torch.Tensor]
     head: dict[str, Any]
     steps: int
@@ -411,7 +411,7 @@ def _svi(run: _Run, lr: float, guide_name: str = "normal") -> dict[str, Any]:
         try:
             loss = svi.step(x, observations)
         except NonFiniteLossError as e:
-            e.summary = summary(True)  # type: ignore[attr-defined]
+            e.summary = summary(True)  # type: ignore[attr-defined]  # the run so far, for the caller
             raise
         losses.append(loss)
         run.report(step, run.steps, loss)

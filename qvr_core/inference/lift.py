@@ -27,13 +27,13 @@ import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.sites import check_site_names, latent_names, transform_for
+from qvr_core.inference.sites import ProgramLike, check_site_names, latent_names, transform_for
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -97,7 +97,7 @@ class LiftedProgram(nn.Module):
 
     def site_support(self, name: str) -> str:
         self._check(name)
-        return self.inner.site_support(name) if name in self.additional else "real"
+        return self._program.site_support(name) if name in self.additional else "real"
 
     def site_event_shape(self, name: str) -> tuple[int, ...]:
         self._check(name)
@@ -112,7 +112,13 @@ class LiftedProgram(nn.Module):
         if name not in self.site_names:
             raise InferenceError(f"the lifted program has no site '{name}'")
 
-    def _split(self, values: Mapping[str, torch.Tensor]) -> tuple[dict, dict]:
+    @property
+    def _program(self) -> ProgramLike:
+        return cast(ProgramLike, self.inner)  # a module that follows the program protocol
+
+    def _split(
+        self, values: Mapping[str, torch.Tensor]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         theta = {n: values[n] for n in self.param_names if n in values}
         rest = {n: v for n, v in values.items() if n not in theta}
         return theta, rest
@@ -125,7 +131,7 @@ class LiftedProgram(nn.Module):
             for name, value in theta.items():
                 for owner, attr in self._slots[name]:
                     saved.append((owner, attr, owner._parameters[attr]))
-                    owner._parameters[attr] = value
+                    owner._parameters[attr] = value  # type: ignore[assignment]  # restored below
             yield
         finally:
             for owner, attr, original in reversed(saved):
@@ -191,7 +197,7 @@ class LiftedProgram(nn.Module):
         """Where MCMC starts: the current parameters and a forward draw of the extra latents."""
         params = dict(self.inner.named_parameters())
         theta = {n: params[n].detach().clone() for n in self.param_names}
-        drawn = self.inner.run(x, observations).values
+        drawn = self._program.run(x, observations).values
         for name, shape in self.additional.items():
             _check_shape(name, shape, tuple(drawn[name].shape))
         return {**theta, **{n: drawn[n].detach() for n in self.additional}}
@@ -223,18 +229,19 @@ def bayesian_lift_parameters(
         raise InferenceError(f"prior_scale must be positive, got {prior_scale}")
     observations = dict(observations or {})
     additional = dict(additional_latents or {})
-    check_site_names(model, observations, "observed name")
-    check_site_names(model, additional, "additional latent")
+    program = cast(ProgramLike, model)  # a module that follows the program protocol
+    check_site_names(program, observations, "observed name")
+    check_site_names(program, additional, "additional latent")
     both = sorted(set(observations) & set(additional))
     if both:
         raise InferenceError(
             f"{', '.join(repr(n) for n in both)} cannot be both observed and an additional latent"
         )
     for name in additional:
-        transform_for(name, model.site_support(name))  # discrete latents are refused
+        transform_for(name, program.site_support(name))  # discrete latents are refused
     with torch.no_grad():
-        drawn = model.run(x, observations).values
-    free = [n for n in latent_names(model, observations) if n not in additional]
+        drawn = program.run(x, observations).values
+    free = [n for n in latent_names(program, observations) if n not in additional]
     if free:
         hint = ", ".join(f"'{n}': {tuple(drawn[n].shape)}" for n in free if n in drawn)
         raise InferenceError(

@@ -13,7 +13,7 @@ the program's `initial_values`, which the lifted program of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,7 +182,9 @@ class MCMC:
         return _result(layout, records)
 
 
-def _initial_values(model: ProgramLike, x: Any, observations: dict) -> dict[str, torch.Tensor]:
+def _initial_values(
+    model: ProgramLike, x: Any, observations: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
     custom = getattr(model, "initial_values", None)
     with torch.no_grad():
         if callable(custom):
@@ -274,7 +276,9 @@ def _result(layout: FlatLayout, records: list[_ChainRecord]) -> MCMCResult:
                     samples[name][c, d] = v
                 log_dens[c, d] = -r.potentials[d] - float(log_det)
 
-    def per_chain(values: Callable[[_ChainRecord], list], dtype: torch.dtype) -> torch.Tensor:
+    def per_chain(
+        values: Callable[[_ChainRecord], Sequence[float]], dtype: torch.dtype
+    ) -> torch.Tensor:
         return torch.tensor([values(r)[:n] for r in kept], dtype=dtype).reshape(len(kept), n)
 
     result = MCMCResult(

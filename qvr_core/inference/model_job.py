@@ -172,7 +172,7 @@ def _svi(run: Any, lr: float) -> dict[str, Any]:
         try:
             loss = svi.step(x, obs)
         except NonFiniteLossError as e:
-            e.summary = {**run.head, "steps": len(losses), **_series(losses, 0.0)}  # type: ignore[attr-defined]
+            e.summary = {**run.head, "steps": len(losses), **_series(losses, 0.0)}  # type: ignore[attr-defined]  # the job reports the run so far
             raise
         losses.append(loss)
         run.report(step, run.steps, loss)

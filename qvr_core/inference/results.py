@@ -60,7 +60,8 @@ class RunResults:
             warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
             import arviz as az
 
-            return az.from_dict(**{g: dict(v) for g, v in self.groups.items() if v})
+            groups = {g: dict(v) for g, v in self.groups.items() if v}
+            return az.from_dict(**groups)  # type: ignore[arg-type]  # one keyword per group, each a dict
 
     def write(self, path: str | Path) -> Path:
         """Write the results; returns the path written.
@@ -76,7 +77,7 @@ class RunResults:
         path = path.with_suffix(".npz")
         arrays = {f"{g}/{k}": v for g, values in self.groups.items() for k, v in values.items()}
         with path.open("wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle
         return path
 
 

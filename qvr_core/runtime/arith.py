@@ -13,6 +13,7 @@ from functools import reduce
 import torch
 import torch.nn.functional as F
 
+from qvr_core.runtime.errors import QvrError
 from qvr_core.syntax import ast
 
 Value = torch.Tensor | float
@@ -61,6 +62,9 @@ def _eval(node: ast.Arith, env: Mapping[str, torch.Tensor]) -> Value:
         for b in reversed(spine):
             value = _OPS[b.op](value, _eval(b.right, env))
         return value
+    if not isinstance(node, ast.Apply):
+        # the checker leaves programs with quivers' other values names-only: none runs
+        raise QvrError(f"a {type(node).__name__} value cannot run")
     args = [_eval(a, env) for a in node.args]
     name = node.func.text
     if name in UNARY:

@@ -10,7 +10,7 @@ runs the cell at its mean for every step but the last, which scores.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import nn
@@ -84,7 +84,7 @@ class Compose(Chain):
         self.parts = nn.ModuleList(parts)
 
     def chain(self) -> Sequence[Morphism]:
-        return list(self.parts)  # type: ignore[arg-type]
+        return list(self.parts)  # type: ignore[arg-type]  # a ModuleList of Morphisms
 
 
 class Stack(Compose):
@@ -134,7 +134,7 @@ class Parallel(Morphism):
         self.branches = nn.ModuleList(branches)
 
     def parts(self) -> list[Morphism]:
-        return list(self.branches)  # type: ignore[arg-type]
+        return list(self.branches)  # type: ignore[arg-type]  # a ModuleList of Morphisms
 
     def value_support(self) -> str | None:
         """The branches' common narrower support; None unless every branch has the same."""
@@ -254,7 +254,7 @@ class Definition(Morphism):
     (`morphisms.<name>.<parameter>`).
     """
 
-    def __init__(self, label: str, body: Morphism, leaves: dict[str, Morphism]) -> None:
+    def __init__(self, label: str, body: Morphism, leaves: Mapping[str, Morphism]) -> None:
         super().__init__(Arrow(body.dom, body.cod), label)
         self.morphisms = NameTable(dict(sorted(leaves.items())))
         self.body = body

@@ -58,7 +58,7 @@ class Compiler:
         self._lets: dict[tuple[str, str], Morphism] = {}
         self._programs: dict[tuple[str, str], ProgramModule] = {}
         top = {d.name.text: d for d in checked.ast.decls if isinstance(d, Uses)}
-        self._depths = inlined_depths(list(top.values()), top)  # type: ignore[arg-type]
+        self._depths = inlined_depths(list(top.values()), top)
 
     def _within_depth(self, name: str) -> None:
         """Refuse a program or let whose forward pass would nest deeper than documented."""
@@ -124,7 +124,7 @@ class Compiler:
 
     # -------------------------------------------------------- expressions
 
-    def expr(self, node: ast.Expr | ast.Literal, suffix: str = "") -> Morphism:
+    def expr(self, node: ast.Arg, suffix: str = "") -> Morphism:
         if isinstance(node, ast.NameRef):
             return self._name(node.name.text, suffix)
         if isinstance(node, ast.Compose):
@@ -134,7 +134,7 @@ class Compiler:
             return TensorProduct(self._arrow(node), self._label(node), parts)
         if isinstance(node, ast.Call):
             return self._call(node, suffix)
-        raise QvrError(f"expected a morphism, found {node.raw}")
+        raise QvrError(f"expected a morphism, found {self._label(node)}")
 
     def _name(self, name: str, suffix: str) -> Morphism:
         resolved = self.checked.resolve_morphism(name)
@@ -184,7 +184,7 @@ class Compiler:
         return Identity(t, self._label(node))
 
     def _fan(self, node: ast.Call, t: Arrow, suffix: str) -> Morphism:
-        args = [a for a in node.args if not isinstance(a, ast.Literal)]
+        args = [a for a in node.args if isinstance(a, ast.Expr)]
         group = self.checked.expr_types.get(args[0]) if len(args) == 1 else None
         if isinstance(group, Group):
             assert isinstance(args[0], ast.NameRef)
@@ -224,7 +224,7 @@ class Compiler:
             raise QvrError(f"{self._label(node)}: the checker recorded no type for it")
         return t
 
-    def _label(self, node: ast.Expr) -> str:
+    def _label(self, node: ast.Arg) -> str:
         return self.checked.source[node.span.start : node.span.end]
 
 
@@ -256,7 +256,7 @@ COMBINATOR_BUILDERS: dict[str, Callable[[Compiler, ast.Call, Arrow, str], Morphi
 }
 
 
-def _count(node: ast.Expr | ast.Literal) -> int:
+def _count(node: ast.Arg) -> int:
     assert isinstance(node, ast.Literal) and node.kind == "int"
     return int(node.value)
 

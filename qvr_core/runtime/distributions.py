@@ -160,7 +160,7 @@ class BetaBinomial(D.Distribution):
         a, b = self.concentration1, self.concentration0
         return self.total_count * a / (a + b)
 
-    def sample(self, sample_shape: torch.Size | tuple[int, ...] = ()) -> torch.Tensor:
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
         with torch.no_grad():
             p = D.Beta(self.concentration1, self.concentration0).sample(sample_shape)
             return D.Binomial(self.total_count.expand_as(p), probs=p).sample()
@@ -208,7 +208,7 @@ class HurdlePoisson(D.Distribution):
         lp = torch.where(value == 0, zero, positive)
         return torch.where((value >= 0) & (value == value.floor()), lp, -math.inf)
 
-    def sample(self, sample_shape: torch.Size | tuple[int, ...] = ()) -> torch.Tensor:
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
         shape = self._extended_shape(torch.Size(sample_shape))
         with torch.no_grad():
             rate = self.rate.expand(shape)
@@ -223,7 +223,9 @@ class HurdlePoisson(D.Distribution):
             return torch.where(zero, torch.zeros_like(draw), draw)
 
 
-def _ordinal(cdf: Callable[[torch.Tensor], torch.Tensor], eta: torch.Tensor, cuts: torch.Tensor):
+def _ordinal(
+    cdf: Callable[[torch.Tensor], torch.Tensor], eta: torch.Tensor, cuts: torch.Tensor
+) -> D.Categorical:
     """Categories 0 .. K between K cutpoints: P(y <= k) = cdf(cuts[k] - eta)."""
     below = cdf(cuts - eta.unsqueeze(-1))
     zero, one = torch.zeros_like(below[..., :1]), torch.ones_like(below[..., :1])
@@ -265,7 +267,7 @@ class _SymmetricInverse(T.Transform):
         return -(d + 1) * torch.linalg.slogdet(x).logabsdet
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         return 2
 
 
@@ -288,7 +290,8 @@ def _matrix_normal(
         *torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]), rows * cols, rows * cols
     )
     flat = D.MultivariateNormal(loc.reshape(*loc.shape[:-2], rows * cols), scale_tril=tril)
-    return D.TransformedDistribution(flat, T.ReshapeTransform((rows * cols,), (rows, cols)))
+    reshape = T.ReshapeTransform(torch.Size((rows * cols,)), torch.Size((rows, cols)))
+    return D.TransformedDistribution(flat, reshape)
 
 
 def _categorical(a: Args) -> D.Distribution:
@@ -394,7 +397,8 @@ def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:
             vector = bound(c.high)
             assert isinstance(vector, torch.Tensor)
             return C.integer_interval(0, vector.shape[-1] - (c.kind == "index"))
-    return _FIXED[c.kind]
+        case _:
+            return _FIXED[c.kind]
 
 
 _FIXED: dict[str, C.Constraint] = {

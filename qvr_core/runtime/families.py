@@ -156,7 +156,7 @@ class Dirichlet(Family):
         self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
     ) -> torch.Tensor:
         parts = zip(self._alphas(params), self._split(value), strict=True)
-        return sum(D.Dirichlet(a, validate_args=False).log_prob(v) for a, v in parts)  # type: ignore[return-value]
+        return sum(D.Dirichlet(a, validate_args=False).log_prob(v) for a, v in parts)
 
 
 class Categorical(Family):
@@ -185,7 +185,7 @@ class Categorical(Family):
         self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
     ) -> torch.Tensor:
         parts = zip(self._logits(params), self._unpack(value), strict=True)
-        return sum(  # type: ignore[return-value]
+        return sum(
             D.Categorical(logits=lg, validate_args=False).log_prob(v.long()) for lg, v in parts
         )
 
@@ -213,7 +213,7 @@ class Bernoulli(Categorical):
         self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
     ) -> torch.Tensor:
         parts = zip(self._logits(params), self._unpack(value), strict=True)
-        return sum(  # type: ignore[return-value]
+        return sum(
             D.Bernoulli(logits=lg, validate_args=False).log_prob(v.to(lg.dtype)) for lg, v in parts
         )
 

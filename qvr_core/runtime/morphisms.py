@@ -243,7 +243,7 @@ class Kernel(Leaf):
         if not self.family.uses_scale:
             return None
         if self.fixed_scale is not None:
-            return self.fixed_std
+            return self.fixed_std  # type: ignore[return-value]  # a buffer: a tensor
         return F.softplus(self.raw_scale)
 
     def params(self, x: torch.Tensor) -> torch.Tensor:

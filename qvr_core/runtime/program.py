@@ -82,9 +82,9 @@ class ProgramModule(Morphism):
             body = repr(module).replace("\n", "\n  ")
             lines.append(f"  morphisms.{key}: {body}")
         for s in self.info.sites:
-            module = self.steps[s.name]
+            step: Morphism = self.steps[s.name]  # type: ignore[assignment]  # steps: Morphisms
             args = "" if s.args is None else f" applied to ({', '.join(s.args)})"
-            lines.append(f"  {s.kind} {s.name} <- {module.label}{args} : {module.cod.label}")
+            lines.append(f"  {s.kind} {s.name} <- {step.label}{args} : {step.cod.label}")
         lines.append(")")
         return "\n".join(lines)
 
@@ -107,7 +107,7 @@ class ProgramModule(Morphism):
         """`real`, `positive`, `unit`, `simplex` or `finset`; `mixed` for mixed products."""
         kinds = {f.kind for f in elem(self.site_type(name)).factors}
         if kinds == {"real"}:  # a family narrower than its Real object (`~ LogNormal`)
-            return self.steps[name].value_support() or "real"  # type: ignore[operator]
+            return self.steps[name].value_support() or "real"  # type: ignore[operator]  # a Morphism
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
@@ -123,7 +123,7 @@ class ProgramModule(Morphism):
 
     @property
     def stochastic(self) -> bool:
-        return any(m.stochastic for m in self.steps.values())  # type: ignore[union-attr]
+        return any(m.stochastic for m in self.steps.values())
 
     # ------------------------------------------------------------ running
 
@@ -139,7 +139,7 @@ class ProgramModule(Morphism):
         clamp = self._clamp(x, values, observations)
         return self._execute(x, clamp, mean=False, score=True)
 
-    def rsample(  # type: ignore[override]
+    def rsample(
         self, x: torch.Tensor, observations: Mapping[str, torch.Tensor] | None = None
     ) -> torch.Tensor:
         """The returned value(s), packed by the product convention; observations clamped."""
@@ -147,7 +147,7 @@ class ProgramModule(Morphism):
         clamp = self._clamp(x, None, observations)
         return self._execute(x, clamp, mean=False, score=False).output
 
-    def forward(  # type: ignore[override]
+    def forward(
         self, x: torch.Tensor, observations: Mapping[str, torch.Tensor] | None = None
     ) -> torch.Tensor:
         return self.rsample(x, observations)
@@ -258,7 +258,7 @@ class ProgramModule(Morphism):
         score: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         site = self._sites[name]
-        module: Morphism = self.steps[name]  # type: ignore[assignment]
+        module: Morphism = self.steps[name]  # type: ignore[assignment]  # steps: Morphisms
         inp = x if site.args is None else self._pack(list(site.args), env)
         if name in clamp:
             value = clamp[name]

@@ -172,7 +172,7 @@ class Tensor:
 class ListArg:
     """`[a, 1.0]` as an argument of a family or morphism in a step."""
 
-    items: tuple[Expr | Literal | ListArg | IndexArg, ...]
+    items: tuple[Arg, ...]
     span: Span
 
 
@@ -200,7 +200,7 @@ class Method:
 
     receiver: Expr
     method: Name
-    args: tuple[Expr | Literal | ListArg | IndexArg, ...] | None
+    args: tuple[Arg, ...] | None
     span: Span
 
 
@@ -216,12 +216,15 @@ class Call:
     """
 
     callee: Name
-    args: tuple[Expr | Literal | ListArg | IndexArg, ...]
+    args: tuple[Arg, ...]
     kwargs: tuple[KeywordArg, ...]
     span: Span
 
 
 Expr = NameRef | Compose | Tensor | Call | Method
+
+#: What a call or a method takes as a positional argument.
+Arg = Expr | Literal | ListArg | IndexArg
 
 
 # ---------------------------------------------------- program arithmetic
@@ -313,8 +316,10 @@ class Factor:
     span: Span
 
 
-Arith = Number | Var | Unary | Binary | Apply | Literal | Index | MethodCall | ListExpr | Lambda
-Arith = Arith | Factor
+Arith = (
+    Number | Var | Unary | Binary | Apply | Literal | Index | MethodCall | ListExpr | Lambda
+    | Factor
+)
 
 
 # ---------------------------------------------------------- program steps
@@ -407,8 +412,10 @@ class ReturnStep:
     labels: tuple[Name, ...] = ()
 
 
-Step = SampleStep | ObserveStep | LetStep | DestructureStep | ReturnStep
-Step = Step | MarginalizeStep | CallStep | ScoreStep
+Step = (
+    SampleStep | ObserveStep | LetStep | DestructureStep | ReturnStep | MarginalizeStep | CallStep
+    | ScoreStep
+)
 
 
 # ----------------------------------------------------------- declarations
@@ -525,9 +532,16 @@ class OtherDecl:
 
     @property
     def name(self) -> Name:
-        """Its first declared name, else its keyword (a pragma declares nothing)."""
+        """Its first declared name, else its keyword (a pragma declares nothing), else
+        its kind, empty at its start (so every declaration has a place to report at)."""
         c = self.clause
-        return c.names[0] if c.names else c.keyword  # type: ignore[return-value]
+        if c.names:
+            return c.names[0]
+        if c.keyword is not None:
+            return c.keyword
+        at = c.span
+        start = Span(at.start, at.start, at.start_line, at.start_col, at.start_line, at.start_col)
+        return Name(c.kind, start)
 
     @property
     def names(self) -> tuple[Name, ...]:
@@ -558,7 +572,7 @@ def _node_hash(self: object) -> int:
     Later stages key facts by node (`expr_types[expr]`); the generated hash
     would walk the subtree on every lookup. Equality stays structural.
     """
-    span = self.span  # type: ignore[attr-defined]
+    span = self.span  # type: ignore[attr-defined]  # set below on node classes only
     return hash((type(self).__name__, span.start, span.end))
 
 
@@ -610,4 +624,4 @@ for _node in (
     Comment,
     Module,
 ):
-    _node.__hash__ = _node_hash  # type: ignore[method-assign]
+    _node.__hash__ = _node_hash  # type: ignore[method-assign]  # once, at import

@@ -30,6 +30,10 @@ SIZED_CONSTRUCTORS = frozenset(OBJECT_CONSTRUCTORS)
 _MAX_INT_DIGITS = 4000
 
 
+#: A rule's children as lark passes them: tokens, nodes, and the NamedTuples below.
+Children = list[Any]
+
+
 class NodeError(Exception):
     """A syntax problem found while building a node."""
 
@@ -134,7 +138,7 @@ def _name(tok: Token) -> ast.Name:
     return ast.Name(text, Span(start, start + len(text), line, col, line, col + len(text)))
 
 
-def _last(children: list) -> Token | Span:
+def _last(children: Children) -> Token | Span:
     last = children[-1]
     while type(last) is list or (type(last) is tuple and type(last) is not Token):
         last = last[-1]
@@ -147,12 +151,12 @@ def _start(child: Any) -> Token | Span:
     return child if type(child) is Token else child.span
 
 
-class TreeBuilder(Transformer):
+class TreeBuilder(Transformer[Token, Any]):
     """Callbacks named after grammar.lark's rules and aliases; each gets the rule's children."""
 
     # ------------------------------------------------------- declarations
 
-    def object_decl(self, c: list) -> ast.ObjectDecl:
+    def object_decl(self, c: Children) -> ast.ObjectDecl:
         body = _bare(c[3])
         if (
             type(body) is ast.TypeRef
@@ -163,18 +167,18 @@ class TreeBuilder(Transformer):
         names = c[1]
         return ast.ObjectDecl(names[0], body, None, cover(c[0], c[3].span), names[1:])
 
-    def obj_name(self, c: list) -> ast.TypeRef:
+    def obj_name(self, c: Children) -> ast.TypeRef:
         name = _name(c[0])
         return ast.TypeRef((name,), name.span)
 
-    def obj_binary(self, c: list) -> Any:
+    def obj_binary(self, c: Children) -> Any:
         left, op, right = c
         span = cover(left.span, right.span)
         if op.text == "*" and type(left) is ast.TypeRef and type(right) is ast.TypeRef:
             return ast.TypeRef(left.factors + right.factors, span)
         return ast.ObjBinary(op.text, _bare(left), _bare(right), span)
 
-    def obj_ctor(self, c: list) -> Any:
+    def obj_ctor(self, c: Children) -> Any:
         head, args = c[0], c[1]
         options: tuple[ast.Option, ...] = c[2] if len(c) == 3 else ()
         span = cover(head, _last(c))
@@ -190,22 +194,22 @@ class TreeBuilder(Transformer):
         literals = tuple(self.literal(toks) for toks in args)
         return ast.ObjCtor(_name(head), literals, options, span)
 
-    def ctor_args(self, c: list) -> list:
+    def ctor_args(self, c: Children) -> Children:
         return c
 
-    def ctor_arg(self, c: list) -> list:
+    def ctor_arg(self, c: Children) -> Children:
         return c
 
-    def ctor_options(self, c: list) -> tuple[ast.Option, ...]:
+    def ctor_options(self, c: Children) -> tuple[ast.Option, ...]:
         return tuple(c[1])
 
-    def obj_apply(self, c: list) -> ast.ObjApply:
+    def obj_apply(self, c: Children) -> ast.ObjApply:
         return ast.ObjApply(_name(c[0]), tuple(c[2]), cover(c[0], c[-1]))
 
-    def obj_args(self, c: list) -> list:
+    def obj_args(self, c: Children) -> Children:
         return [_bare(a) for a in c[::2]]
 
-    def obj_kwarg(self, c: list) -> ast.Option:
+    def obj_kwarg(self, c: Children) -> ast.Option:
         if len(c) == 3:
             value: Any = self.literal(c[2:])
         else:
@@ -213,10 +217,10 @@ class TreeBuilder(Transformer):
             value = ast.ValueList(items, cover(c[2], c[4]))
         return ast.Option(_name(c[0]), value, cover(c[0], _last(c)))
 
-    def enum_set(self, c: list) -> ast.EnumSet:
+    def enum_set(self, c: Children) -> ast.EnumSet:
         return ast.EnumSet(tuple(c[1]), cover(c[0], c[2]))
 
-    def morphism_decl(self, c: list) -> ast.MorphismDecl:
+    def morphism_decl(self, c: Children) -> ast.MorphismDecl:
         options: tuple[ast.Option, ...] = ()
         options_span = None
         family = family_args = init = None
@@ -241,50 +245,51 @@ class TreeBuilder(Transformer):
             init,
         )
 
-    def morphism_decl_axes(self, c: list) -> Era:
+    def morphism_decl_axes(self, c: Children) -> Era:
         axes = cover(c[-4], c[-1])
         decl = dataclasses.replace(self.morphism_decl(c[:-4]), span=cover(c[0], c[-1]))
         return Era(decl, _AXES_MESSAGE, axes, None)
 
-    def init(self, c: list) -> _Paren:
+    def init(self, c: Children) -> _Paren:
         return _Paren(_bare(c[1]), cover(c[0], c[1].span))
 
-    def options(self, c: list) -> _Options:
+    def options(self, c: Children) -> _Options:
         items = tuple(c[1]) if len(c) == 3 else ()
         return _Options(items, cover(c[0], c[-1]))
 
-    def option_list(self, c: list) -> list[ast.Option]:
+    def option_list(self, c: Children) -> list[ast.Option]:
         return c[::2]
 
-    def option(self, c: list) -> ast.Option:
+    def option(self, c: Children) -> ast.Option:
         return ast.Option(_name(c[0]), c[2], cover(c[0], c[2].span))
 
-    def flag_option(self, c: list) -> ast.Option:
+    def flag_option(self, c: Children) -> ast.Option:
         name = _name(c[0])
         return ast.Option(name, None, name.span)
 
-    def string_literal(self, c: list) -> ast.Literal:
+    def string_literal(self, c: Children) -> ast.Literal:
         tok = c[0]
         return ast.Literal("string", tok.text, _unquote(tok.text), tok.span)
 
-    def value_list(self, c: list) -> ast.ValueList:
+    def value_list(self, c: Children) -> ast.ValueList:
         items = tuple(c[1]) if len(c) == 3 else ()
         return ast.ValueList(items, cover(c[0], c[-1]))
 
-    def value_call(self, c: list) -> ast.ValueCall:
+    def value_call(self, c: Children) -> ast.ValueCall:
         items = tuple(c[2]) if len(c) == 4 else ()
         return ast.ValueCall(_name(c[0]), items, cover(c[0], c[-1]))
 
-    def value_items(self, c: list) -> list:
+    def value_items(self, c: Children) -> Children:
         return c[::2]
 
-    def let_decl(self, c: list) -> ast.LetDecl:
+    def let_decl(self, c: Children) -> ast.LetDecl:
         return ast.LetDecl(_name(c[1]), _bare(c[3]), None, cover(c[0], _last(c)), c[0].text)
 
-    def where(self, c: list) -> Token:
-        return c[0]
+    def where(self, c: Children) -> Token:
+        tok: Token = c[0]
+        return tok
 
-    def program_header(self, c: list) -> Header:
+    def program_header(self, c: Children) -> Header:
         params = kinds = None
         options: tuple[ast.Option, ...] = ()
         rest = c[2:]
@@ -301,32 +306,32 @@ class TreeBuilder(Transformer):
             _name(c[1]), params, dom, cod, cover(c[0], _last(c)), kinds or (), options
         )
 
-    def params(self, c: list) -> list:
+    def params(self, c: Children) -> Children:
         return c[1] if len(c) == 3 else []
 
-    def param_list(self, c: list) -> list:
+    def param_list(self, c: Children) -> Children:
         return [p if type(p) is tuple else (_name(p), None) for p in c[::2]]
 
-    def typed_param(self, c: list) -> tuple:
+    def typed_param(self, c: Children) -> tuple[ast.Name, ast.ObjectExpr]:
         return (_name(c[0]), c[2])
 
-    def kind_name(self, c: list) -> ast.TypeRef:
+    def kind_name(self, c: Children) -> ast.TypeRef:
         return self.obj_name(c)
 
-    def kind_mor(self, c: list) -> ast.ObjApply:
+    def kind_mor(self, c: Children) -> ast.ObjApply:
         return ast.ObjApply(_name(c[0]), (_bare(c[2]), _bare(c[4])), cover(c[0], c[5]))
 
-    def export_decl(self, c: list) -> ast.ExportDecl:
+    def export_decl(self, c: Children) -> ast.ExportDecl:
         expr = _bare(c[1])
         span = cover(c[0], c[1].span)
         if type(expr) is ast.NameRef:
             return ast.ExportDecl(expr.name, span)
         return ast.ExportDecl(_first_name(expr), span, expr)
 
-    def name_list(self, c: list) -> tuple[ast.Name, ...]:
+    def name_list(self, c: Children) -> tuple[ast.Name, ...]:
         return tuple(_name(t) for t in c[::2])
 
-    def literal(self, c: list) -> ast.Literal:
+    def literal(self, c: Children) -> ast.Literal:
         tok = c[-1]
         span = cover(c[0], tok)
         if tok.type in ("TRUE", "FALSE"):
@@ -349,26 +354,26 @@ class TreeBuilder(Transformer):
 
     # ----------------------------------------------- morphism expressions
 
-    def compose(self, c: list) -> ast.Compose:
+    def compose(self, c: Children) -> ast.Compose:
         return ast.Compose(_bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span), c[1].text)
 
-    def method(self, c: list) -> ast.Method:
+    def method(self, c: Children) -> ast.Method:
         args = None
         if len(c) > 3:
             args = tuple(_bare(a) for a in c[4]) if len(c) == 6 else ()
         return ast.Method(_bare(c[0]), _name(c[2]), args, cover(c[0].span, _last(c)))
 
-    def tensor(self, c: list) -> ast.Tensor:
+    def tensor(self, c: Children) -> ast.Tensor:
         return ast.Tensor(_bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span))
 
-    def name_ref(self, c: list) -> ast.NameRef:
+    def name_ref(self, c: Children) -> ast.NameRef:
         name = _name(c[0])
         return ast.NameRef(name, name.span)
 
-    def paren(self, c: list) -> _Paren:
+    def paren(self, c: Children) -> _Paren:
         return _Paren(_bare(c[1]), cover(c[0], c[2]))
 
-    def call(self, c: list) -> ast.Call:
+    def call(self, c: Children) -> ast.Call:
         positional: list[ast.Expr | ast.Literal] = []
         keywords: list[ast.KeywordArg] = []
         for child in c[2] if len(c) == 4 else ():
@@ -388,75 +393,75 @@ class TreeBuilder(Transformer):
             positional.append(arg)
         return ast.Call(_name(c[0]), tuple(positional), tuple(keywords), cover(c[0], c[-1]))
 
-    def args(self, c: list) -> list:
+    def args(self, c: Children) -> Children:
         return c[::2]
 
-    def kwarg(self, c: list) -> ast.KeywordArg:
+    def kwarg(self, c: Children) -> ast.KeywordArg:
         return ast.KeywordArg(_name(c[0]), _bare(c[2]), cover(c[0], c[2].span))
 
-    def list_arg(self, c: list) -> ast.ListArg:
+    def list_arg(self, c: Children) -> ast.ListArg:
         items = tuple(_bare(a) for a in c[1]) if len(c) == 3 else ()
         return ast.ListArg(items, cover(c[0], c[-1]))
 
-    def index_arg(self, c: list) -> ast.IndexArg:
+    def index_arg(self, c: Children) -> ast.IndexArg:
         return ast.IndexArg(_name(c[0]), _bare(c[2]), cover(c[0], c[3]))
 
     # ------------------------------------------------------ program steps
 
-    def sample_step(self, c: list) -> ast.SampleStep:
+    def sample_step(self, c: Children) -> ast.SampleStep:
         targets, plate, source, options, span = _draw(c)
         return ast.SampleStep(targets[0], source, span, targets[1:], plate, options)
 
-    def observe_step(self, c: list) -> ast.ObserveStep:
+    def observe_step(self, c: Children) -> ast.ObserveStep:
         targets, plate, source, options, span = _draw(c)
         return ast.ObserveStep(targets[0], plate, source, span, targets[1:], options)
 
-    def marginalize_step(self, c: list) -> ast.MarginalizeStep:
+    def marginalize_step(self, c: Children) -> ast.MarginalizeStep:
         targets, plate, source, options, span = _draw(c)
         return ast.MarginalizeStep(targets[0], plate, source, options, (), span, span)
 
-    def plate(self, c: list) -> _Plate:
+    def plate(self, c: Children) -> _Plate:
         return _Plate(_bare(c[1]), cover(c[0], c[1].span))
 
-    def target_tuple(self, c: list) -> _Targets:
+    def target_tuple(self, c: Children) -> _Targets:
         return _Targets(c[1], cover(c[0], c[2]))
 
-    def call_step(self, c: list) -> ast.CallStep:
+    def call_step(self, c: Children) -> ast.CallStep:
         args = ()
         if type(c[-2]) is list:
             args = tuple(_bare(a) for a in c[-2])
         return ast.CallStep(_name(c[1]), _name(c[3]), args, cover(c[0], c[-1]))
 
-    def static_args(self, c: list) -> Any:
+    def static_args(self, c: Children) -> Any:
         return c
 
-    def score_step(self, c: list) -> ast.ScoreStep:
+    def score_step(self, c: Children) -> ast.ScoreStep:
         return ast.ScoreStep(_name(c[1]), _bare(c[3]), cover(c[0], c[3].span))
 
-    def let_step(self, c: list) -> ast.LetStep:
+    def let_step(self, c: Children) -> ast.LetStep:
         return ast.LetStep(_name(c[1]), _bare(c[3]), cover(c[0], c[3].span))
 
-    def destructure_step(self, c: list) -> ast.DestructureStep:
+    def destructure_step(self, c: Children) -> ast.DestructureStep:
         return ast.DestructureStep(c[2], _bare(c[5]), cover(c[0], c[5].span))
 
-    def return_one(self, c: list) -> ast.ReturnStep:
+    def return_one(self, c: Children) -> ast.ReturnStep:
         return ast.ReturnStep((_name(c[1]),), cover(c[0], c[1]))
 
-    def return_many(self, c: list) -> ast.ReturnStep:
+    def return_many(self, c: Children) -> ast.ReturnStep:
         return ast.ReturnStep(c[2], cover(c[0], c[3]))
 
-    def return_labelled(self, c: list) -> ast.ReturnStep:
+    def return_labelled(self, c: Children) -> ast.ReturnStep:
         labels = tuple(pair[0] for pair in c[2])
         values = tuple(pair[1] for pair in c[2])
         return ast.ReturnStep(values, cover(c[0], c[3]), labels)
 
-    def labels(self, c: list) -> list:
+    def labels(self, c: Children) -> Children:
         return c[::2]
 
-    def label(self, c: list) -> tuple:
+    def label(self, c: Children) -> tuple[ast.Name, ast.Name]:
         return (_name(c[0]), _name(c[2]))
 
-    def bare_bind(self, c: list) -> Era:
+    def bare_bind(self, c: Children) -> Era:
         target = _name(c[0])
         plate = c[1].node if type(c[1]) is _Plate else None
         rest = c[2:] if plate is not None else c[1:]
@@ -470,7 +475,7 @@ class TreeBuilder(Transformer):
         )
         return Era(step, message, span, lambda src: "sample " + src(span))
 
-    def era_draw(self, c: list) -> Era:
+    def era_draw(self, c: Children) -> Era:
         target, source = _name(c[1]), _bare(c[3])
         options = c[4].items if len(c) == 5 else ()
         span = cover(c[0], _last(c))
@@ -484,7 +489,7 @@ class TreeBuilder(Transformer):
 
         return Era(step, message, span, rewrite)
 
-    def era_observe(self, c: list) -> Era:
+    def era_observe(self, c: Children) -> Era:
         targets, plate, source, options, span = _draw(c)
         step = ast.ObserveStep(targets[0], plate, source, span, targets[1:], options)
         message = "`observe y ~ F(...)` is quivers 0.1-0.4's `observe y <- F(...)`"
@@ -497,7 +502,7 @@ class TreeBuilder(Transformer):
 
         return Era(step, message, span, rewrite)
 
-    def era_object_equal(self, c: list) -> Era:
+    def era_object_equal(self, c: Children) -> Era:
         names = c[1]
         body = _bare(c[3])
         span = cover(c[0], c[3].span)
@@ -512,13 +517,13 @@ class TreeBuilder(Transformer):
 
         return Era(decl, message, span, rewrite)
 
-    def era_output(self, c: list) -> Era:
+    def era_output(self, c: Children) -> Era:
         name = _name(c[1])
         span = cover(c[0], c[1])
         message = f"`output {name.text}` is quivers 0.1-0.4's `export {name.text}`"
         return Era(ast.ExportDecl(name, span), message, span, lambda src: f"export {name.text}")
 
-    def era_schema(self, c: list) -> Era:
+    def era_schema(self, c: Children) -> Era:
         clause = _clause("schema", c)
         open_, close = c[2], c[4]
         span = clause.span
@@ -534,7 +539,7 @@ class TreeBuilder(Transformer):
 
         return Era(clause, message, span, rewrite)
 
-    def era_quantale(self, c: list) -> Era:
+    def era_quantale(self, c: Children) -> Era:
         name = _name(c[1])
         span = cover(c[0], c[1])
         clause = ast.Clause("composition", _name(c[0]), (name,), (name,), (), span)
@@ -544,7 +549,7 @@ class TreeBuilder(Transformer):
         )
         return Era(clause, message, span, lambda src: f"composition {name.text}")
 
-    def output_step(self, c: list) -> Era:
+    def output_step(self, c: Children) -> Era:
         name = _name(c[1])
         span = cover(c[0], c[1])
         message = "`output` is quivers 0.1-0.4's `return`"
@@ -552,55 +557,56 @@ class TreeBuilder(Transformer):
 
     # --------------------------------------------------------- arithmetic
 
-    def binary(self, c: list) -> ast.Binary:
+    def binary(self, c: Children) -> ast.Binary:
         return ast.Binary(c[1].text, _bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span))
 
-    def negate(self, c: list) -> ast.Unary:
+    def negate(self, c: Children) -> ast.Unary:
         return ast.Unary(c[0].text, _bare(c[1]), cover(c[0], c[1].span))
 
-    def cmp_op(self, c: list) -> Token:
-        return c[0]
+    def cmp_op(self, c: Children) -> Token:
+        tok: Token = c[0]
+        return tok
 
-    def index(self, c: list) -> ast.Index:
+    def index(self, c: Children) -> ast.Index:
         base = self.var(c[:1])
         return ast.Index(base, tuple(_bare(a) for a in c[2]), cover(c[0], c[3]))
 
-    def method_call(self, c: list) -> ast.MethodCall:
+    def method_call(self, c: Children) -> ast.MethodCall:
         args = tuple(_bare(a) for a in c[4]) if len(c) == 6 else ()
         return ast.MethodCall(self.var(c[:1]), _name(c[2]), args, cover(c[0], c[-1]))
 
-    def list_(self, c: list) -> ast.ListExpr:
+    def list_(self, c: Children) -> ast.ListExpr:
         items = tuple(_bare(a) for a in c[1]) if len(c) == 3 else ()
         return ast.ListExpr(items, cover(c[0], c[-1]))
 
-    def tuple_(self, c: list) -> ast.ListExpr:
+    def tuple_(self, c: Children) -> ast.ListExpr:
         items = (_bare(c[1]), *(_bare(a) for a in c[3]))
         return ast.ListExpr(items, cover(c[0], c[-1]), True)
 
-    def lambda_(self, c: list) -> ast.Lambda:
+    def lambda_(self, c: Children) -> ast.Lambda:
         return ast.Lambda(_name(c[0]), _bare(c[2]), cover(c[0], c[2].span))
 
-    def factor(self, c: list) -> ast.Factor:
+    def factor(self, c: Children) -> ast.Factor:
         binders = tuple(c[1])
         if len(c) == 4:
             return ast.Factor(binders, _bare(c[3]), (), cover(c[0], c[3].span))
         return ast.Factor(binders, None, tuple(c[4]), cover(c[0], c[5]))
 
-    def factor_binders(self, c: list) -> list:
+    def factor_binders(self, c: Children) -> Children:
         return c[::2]
 
-    def factor_binder(self, c: list) -> tuple:
+    def factor_binder(self, c: Children) -> tuple[ast.Name, ast.ObjectExpr]:
         return (_name(c[0]), _bare(c[2]))
 
-    def factor_cases(self, c: list) -> list:
+    def factor_cases(self, c: Children) -> Children:
         return c[::2]
 
-    def factor_case(self, c: list) -> tuple:
+    def factor_case(self, c: Children) -> tuple[ast.Literal, ast.Arith]:
         return (self.literal(c[:1]), _bare(c[2]))
 
     # ------------------------------------------------------ older surfaces
 
-    def era_type(self, c: list) -> Era:
+    def era_type(self, c: Children) -> Era:
         name, ctor, size_tok = _name(c[1]), _name(c[3]), c[4]
         size = parse_int(size_tok.text) or None
         modern = "Real" if ctor.text == "Euclidean" else ctor.text
@@ -615,7 +621,7 @@ class TreeBuilder(Transformer):
         text = f"object {name.text} : {modern} {size_tok.text}"
         return Era(decl, message, span, lambda src: text)
 
-    def era_object(self, c: list) -> Era:
+    def era_object(self, c: Children) -> Era:
         names, size_tok = c[1], c[3]
         name = names[0]
         span = cover(c[0], size_tok)
@@ -631,7 +637,7 @@ class TreeBuilder(Transformer):
         text = f"object {written} : FinSet {size_tok.text}"
         return Era(decl, message, span, lambda src: text)
 
-    def era_role_decl(self, c: list) -> Era:
+    def era_role_decl(self, c: Children) -> Era:
         role_tok, name = c[0], _name(c[1])
         rest = c[2:]
         replicas = None
@@ -682,13 +688,13 @@ class TreeBuilder(Transformer):
         notes = () if axes is None else ((_AXES_MESSAGE, axes.span),)
         return Era(decl, message, span, rewrite, notes)
 
-    def era_replicas(self, c: list) -> list:
+    def era_replicas(self, c: Children) -> Children:
         return c
 
-    def era_axes(self, c: list) -> _Axes:
+    def era_axes(self, c: Children) -> _Axes:
         return _Axes(c[2], cover(c[0], c[3]))
 
-    def era_program_size(self, c: list) -> Era:
+    def era_program_size(self, c: Children) -> Era:
         size_tok = next(t for t in c if type(t) is Token and t.type == "INT")
         at = c.index(size_tok)
         size = parse_int(size_tok.text) or None
@@ -702,7 +708,7 @@ class TreeBuilder(Transformer):
         text = f"FinSet {size_tok.text}"
         return Era(header, message, size_tok.span, lambda src: text)
 
-    def era_observe_via(self, c: list) -> Era:
+    def era_observe_via(self, c: Children) -> Era:
         first = c[1]
         targets = first.names if type(first) is _Targets else (_name(first),)
         target, plate = targets[0], c[2].node
@@ -717,7 +723,7 @@ class TreeBuilder(Transformer):
         )
         return Era(step, message, via, None)
 
-    def era_observe_for(self, c: list) -> Era:
+    def era_observe_for(self, c: Children) -> Era:
         target, source, plate = _name(c[1]), _bare(c[6]), _bare(c[10])
         span = cover(c[0], _last(c))
         step = ast.ObserveStep(target, plate, source, span)
@@ -733,7 +739,7 @@ class TreeBuilder(Transformer):
 
         return Era(step, message, span, rewrite)
 
-    def era_draw_plate(self, c: list) -> Era:
+    def era_draw_plate(self, c: Children) -> Era:
         target, plate = _name(c[1]), _bare(c[3])
         cod = c[5]
         source = _bare(c[7])
@@ -758,7 +764,7 @@ class TreeBuilder(Transformer):
 
         return Era(step, message, span, rewrite)
 
-    def era_marginalize_bare(self, c: list) -> Era:
+    def era_marginalize_bare(self, c: Children) -> Era:
         target = _name(c[1])
         span = cover(c[0], c[1])
         message = (
@@ -776,24 +782,24 @@ class TreeBuilder(Transformer):
             return lambda c: _clause(kind, c)
         raise AttributeError(name)
 
-    def number(self, c: list) -> ast.Number:
+    def number(self, c: Children) -> ast.Number:
         tok = c[0]
         return ast.Number(float(tok.text), tok.text, tok.span)
 
-    def var(self, c: list) -> ast.Var:
+    def var(self, c: Children) -> ast.Var:
         name = _name(c[0])
         return ast.Var(name, name.span)
 
-    def apply(self, c: list) -> ast.Apply:
+    def apply(self, c: Children) -> ast.Apply:
         args = tuple(_bare(arg) for arg in c[2]) if len(c) == 4 else ()
         return ast.Apply(_name(c[0]), args, cover(c[0], c[-1]))
 
-    def arith_args(self, c: list) -> list:
+    def arith_args(self, c: Children) -> Children:
         return c[::2]
 
 
 class _Axes(NamedTuple):
-    names: list
+    names: Children
     span: Span
 
 
@@ -831,7 +837,11 @@ def _init(node: _Paren) -> tuple[ast.Name | None, ast.Call | None, ast.Expr | No
     return None, None, expr
 
 
-def _draw(c: list) -> tuple:
+def _draw(
+    c: Children,
+) -> tuple[
+    tuple[ast.Name, ...], ast.ObjectExpr | None, ast.Expr, tuple[ast.Option, ...], Span
+]:
     """The parts of a sample/observe/marginalize line: targets, plate, source, options."""
     first = c[1]
     targets = first.names if type(first) is _Targets else (_name(first),)
@@ -869,7 +879,7 @@ def _first_name(expr: Any) -> ast.Name:
     return expr.name
 
 
-def _flatten(children: list, out: list) -> None:
+def _flatten(children: Children, out: list[object]) -> None:
     for child in children:
         kind = type(child)
         if kind is Token:
@@ -906,14 +916,14 @@ _TRANSPARENT = frozenset(
 )
 
 
-def _clause(kind: str, c: list) -> ast.Clause:
+def _clause(kind: str, c: Children) -> ast.Clause:
     first = c[0]
     keyword = None
     start = 0
     if type(first) is Token and first.type not in _VALUE_TOKENS and first.type != "NAME":
         keyword = _name(first)  # a keyword, or `#[` of a pragma
         start = 1
-    parts: list = []
+    parts: list[object] = []
     _flatten(c[start:], parts)
     names: tuple[ast.Name, ...] = ()
     declares = _DECLARES.get(kind)

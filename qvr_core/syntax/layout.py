@@ -410,7 +410,9 @@ def _comment_start(line: str) -> int:
     return -1
 
 
-def _tokenize(code: str, offset: int, line: int, out: LogicalLine, problems: list) -> None:
+def _tokenize(
+    code: str, offset: int, line: int, out: LogicalLine, problems: list[Diagnostic]
+) -> None:
     """Append the tokens of one physical line's code (comment removed) to `out`.
 
     `findall` and a running column, rather than match objects, because this
@@ -471,7 +473,7 @@ def _depth_after(depth: int, tokens: list[Token]) -> int:
     return depth
 
 
-def _report_bad(bad: list[Token], problems: list) -> None:
+def _report_bad(bad: list[Token], problems: list[Diagnostic]) -> None:
     """One diagnostic per run of adjacent stray characters, a bounded number per line."""
     runs = [[bad[0]]]
     for tok in bad[1:]:
@@ -500,7 +502,7 @@ def _show_char(ch: str) -> str:
     return f"U+{ord(ch):04X}"
 
 
-def _group(lines: list[LogicalLine], problems: list) -> list[Chunk]:
+def _group(lines: list[LogicalLine], problems: list[Diagnostic]) -> list[Chunk]:
     """Group logical lines into declarations; indented lines belong to the declaration
     above them when it can have a body (the parser nests them by indentation)."""
     chunks: list[Chunk] = []
@@ -533,7 +535,7 @@ def takes_body(head: LogicalLine) -> bool:
     return True
 
 
-def _report_orphans(orphans: list[LogicalLine], problems: list) -> None:
+def _report_orphans(orphans: list[LogicalLine], problems: list[Diagnostic]) -> None:
     if not orphans:
         return
     span = cover(orphans[0].tokens[0], orphans[-1].tokens[-1])

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, TypeGuard
 
 from lark import Lark
 from lark.lexer import Lexer
@@ -136,7 +136,7 @@ class _NoLexer(Lexer):
     def __init__(self, conf: object) -> None:
         pass
 
-    def lex(self, lexer_state: object, parser_state: object):  # pragma: no cover
+    def lex(self, lexer_state: object, parser_state: object) -> NoReturn:  # pragma: no cover
         raise NotImplementedError("tokens come from qvr_core.syntax.layout")
 
 
@@ -150,7 +150,7 @@ class _Tables:
     """
 
     actions: tuple[dict[str, int], ...]
-    rules: tuple[tuple[int, Callable[[list], object] | None, str], ...]
+    rules: tuple[tuple[int, Callable[[list[Any]], object] | None, str], ...]
     start: int
     end: int
 
@@ -186,10 +186,10 @@ def _cache_path() -> str | None:
     return os.path.join(folder, f"grammar-py{sys.version_info[0]}{sys.version_info[1]}.lark")
 
 
-def _rekey(conf: ParseConf) -> _Tables:
+def _rekey(conf: ParseConf[int]) -> _Tables:
     """Lark's tables (keyed by grammar objects and lark tokens) as a `_Tables`."""
     rule_index: dict[object, int] = {}
-    rules: list[tuple[int, Callable[[list], object] | None, str]] = []
+    rules: list[tuple[int, Callable[[list[Any]], object] | None, str]] = []
     actions: list[dict[str, int]] = [{} for _ in range(max(conf.states) + 1)]
     for state, row in conf.states.items():
         for symbol, (_action, arg) in row.items():
@@ -219,7 +219,7 @@ def _run(tables: _Tables, tokens: list[Token]) -> object:
     actions, rules, end = tables.actions, tables.rules, tables.end
     state = tables.start
     states = [state]
-    values: list = []
+    values: list[Any] = []
     last = tokens[-1]
     eof = make_token("$END", "", last.end, last.start_line, last.end_col)
     soft = SOFT_KEYWORDS.get
@@ -300,7 +300,7 @@ def parse(text: str) -> ParseResult:
         return failed(text, exc)
 
 
-def failed(text: str, exc: Exception) -> ParseResult:
+def failed(text: object, exc: Exception) -> ParseResult:
     """What a bug in the parser leaves: an empty module and a QVR000 asking for a report."""
     span = Span(0, 0, 0, 0, 0, 0)
     message = f"internal parser error ({type(exc).__name__}: {exc}); please report it"
@@ -522,9 +522,9 @@ class _FileParser:
         braced = self._braced_deduction(chunk)
         if braced is not None:
             return braced
-        head = self._line(chunk.head, "decl")
+        head: ast.Decl | Header | ast.Clause | None = self._line(chunk.head, "decl")
         span = cover(chunk.head.tokens[0], chunk.last_token)
-        if type(head) is Header:
+        if isinstance(head, Header):
             steps = self._block(chunk.body, "step") if chunk.body else []
             return ast.ProgramDecl(
                 head.name,
@@ -542,19 +542,19 @@ class _FileParser:
             if chunk.body and chunk.keyword == "PROGRAM":
                 self._block(chunk.body, "step")  # still report the body's errors
             return None
-        if type(head) is ast.Clause:
-            if chunk.body:
-                head = self._with_body(head, chunk.body)[0]
-            return ast.OtherDecl(head, chunk.doc, cover(head.span, span))
-        if type(head) is ast.LetDecl and _spans_lines(chunk.head.tokens):
-            self._multiline_let(head, chunk.head.tokens)
+        if isinstance(head, ast.Clause):
+            clause: ast.Clause = self._with_body(head, chunk.body)[0] if chunk.body else head
+            return ast.OtherDecl(clause, chunk.doc, cover(clause.span, span))
+        decl: ast.Decl = head
+        if type(decl) is ast.LetDecl and _spans_lines(chunk.head.tokens):
+            self._multiline_let(decl, chunk.head.tokens)
         if chunk.body:  # a `where` block, or lines that belong to no body
-            head = self._with_body(head, chunk.body)[0]
-        if type(head) is ast.ObjectDecl:
-            self._check_size(head)
-        if chunk.doc is not None and not isinstance(head, ast.ExportDecl):
-            head = dataclasses.replace(head, doc=chunk.doc)
-        return head
+            decl = self._with_body(decl, chunk.body)[0]
+        if type(decl) is ast.ObjectDecl:
+            self._check_size(decl)
+        if chunk.doc is not None and not isinstance(decl, ast.ExportDecl):
+            decl = dataclasses.replace(decl, doc=chunk.doc)
+        return decl
 
     def _braced_deduction(self, chunk: Chunk) -> ast.OtherDecl | None:
         """`deduction D : A -> B { ... }` (quivers 0.5-0.10): the braces make one logical
@@ -641,10 +641,10 @@ class _FileParser:
         self._era(Era(None, message, at_span, rewrite))
         return dataclasses.replace(step, steps=steps, span=span)
 
-    def _block(self, lines: list[LogicalLine], start: str) -> list:
+    def _block(self, lines: list[LogicalLine], start: str) -> list[Any]:
         """The nodes of a block of lines at one indentation; deeper lines belong to the
         line above them (its body, or a continuation of it)."""
-        out = []
+        out: list[Any] = []
         base = lines[0].indent
         i = 0
         while i < len(lines):
@@ -676,7 +676,7 @@ class _FileParser:
                 i = j
                 continue
             node = self._line(line, start)
-            siblings: list = []
+            siblings: list[Any] = []
             if node is not None and children:
                 node, siblings = self._with_body(node, children, line, start)
             elif children:
@@ -689,22 +689,21 @@ class _FileParser:
 
     def _with_body(
         self,
-        node: object,
+        node: Any,
         lines: list[LogicalLine],
         line: LogicalLine | None = None,
         start: str = "decl",
-    ) -> tuple[object, list]:
+    ) -> tuple[Any, list[Any]]:
         """`node` with the indented lines below it as its body: its steps, its `where`
         definitions, its entries; or, for a line that has no body, its continuation.
         Lines that are neither come back as siblings (after a diagnostic)."""
-        kind = type(node)
-        if kind is ast.MarginalizeStep:
+        if isinstance(node, ast.MarginalizeStep):
             steps = tuple(self._block(lines, "step"))
             return dataclasses.replace(node, steps=steps, span=_end_at(node.span, lines)), []
-        if kind is ast.LetDecl and _ends_with_where(node, self):
+        if isinstance(node, ast.LetDecl) and _ends_with_where(node, self):
             where = tuple(self._block(lines, "where_line"))
             return dataclasses.replace(node, where=where, span=_end_at(node.span, lines)), []
-        if kind is ast.Clause and node.kind in BODIES:
+        if isinstance(node, ast.Clause) and node.kind in BODIES:
             body = tuple(self._block(lines, BODIES[node.kind]))
             return dataclasses.replace(node, body=body, span=_end_at(node.span, lines)), []
         if line is None:
@@ -759,7 +758,7 @@ class _FileParser:
         )
         self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span))
 
-    def _line(self, line: LogicalLine, start: str):
+    def _line(self, line: LogicalLine, start: str) -> Any:
         """Parse one logical line; on a syntax error report it and return None."""
         tokens = line.tokens
         tables = self.tables[start]
@@ -955,35 +954,45 @@ def _nesting_bound(tokens: list[Token]) -> int:
     return sum(1 for tok in tokens if tok.type in _NESTING_TOKENS)
 
 
-_LEAVES = (ast.Name, ast.NameRef, ast.Literal, ast.Number, ast.Var)
+class _Spanned(Protocol):
+    """A syntax node, as far as the depth check needs one."""
+
+    @property
+    def span(self) -> Span: ...
 
 
-def _children(node: object) -> tuple:
-    kind = type(node)
-    if kind in (ast.Compose, ast.Tensor, ast.Binary):
-        return (node.left, node.right)  # type: ignore[attr-defined]
-    if kind in (ast.Call, ast.Apply):
-        return node.args  # type: ignore[attr-defined]
-    if kind is ast.Unary:
-        return (node.operand,)  # type: ignore[attr-defined]
-    if kind in (ast.SampleStep, ast.ObserveStep):
-        return (node.source,)  # type: ignore[attr-defined]
-    if kind in (ast.LetStep, ast.DestructureStep):
-        return (node.value,)  # type: ignore[attr-defined]
-    if kind is ast.LetDecl:
-        return (node.expr,)  # type: ignore[attr-defined]
-    if kind in _LEAVES:
-        return ()
-    if dataclasses.is_dataclass(node):
-        out: list = []
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if type(value) is tuple:
-                out.extend(v for v in value if dataclasses.is_dataclass(v))
-            elif dataclasses.is_dataclass(value) and type(value) is not Span:
-                out.append(value)
-        return tuple(out)
-    return ()
+def _children(node: object) -> tuple[_Spanned, ...]:
+    match node:
+        case ast.Compose() | ast.Tensor() | ast.Binary():
+            return (node.left, node.right)
+        case ast.Call() | ast.Apply():
+            return node.args
+        case ast.Unary():
+            return (node.operand,)
+        case ast.SampleStep() | ast.ObserveStep():
+            return (node.source,)
+        case ast.LetStep() | ast.DestructureStep():
+            return (node.value,)
+        case ast.LetDecl():
+            return (node.expr,)
+        case ast.Name() | ast.NameRef() | ast.Literal() | ast.Number() | ast.Var():
+            return ()
+        case _ if dataclasses.is_dataclass(node):
+            # quivers' other constructs: every node among the fields
+            out: list[_Spanned] = []
+            for f in dataclasses.fields(node):
+                value = getattr(node, f.name)
+                if type(value) is tuple:
+                    out.extend(v for v in value if _is_node(v))
+                elif _is_node(value):
+                    out.append(value)
+            return tuple(out)
+        case _:
+            return ()
+
+
+def _is_node(value: object) -> TypeGuard[_Spanned]:
+    return dataclasses.is_dataclass(value) and type(value) is not Span
 
 
 _CHAINS = (ast.Compose, ast.Tensor)
@@ -999,11 +1008,11 @@ def _continues(parent: object, child: object) -> bool:
     if kind in _CHAINS:
         return True
     if kind is ast.Binary:
-        return _ARITH_LEVEL.get(parent.op) == _ARITH_LEVEL.get(child.op)  # type: ignore[attr-defined]
+        return _ARITH_LEVEL.get(parent.op) == _ARITH_LEVEL.get(child.op)  # type: ignore[attr-defined]  # both Binary
     return False
 
 
-def _too_deep(root: object) -> tuple[bool, object] | None:
+def _too_deep(root: object) -> tuple[bool, _Spanned] | None:
     """The leftmost node nested more than MAX_DEPTH levels, or more than MAX_TREE_DEPTH
     tree levels, below `root`: (True, node) for the first, (False, node) for the second.
 

@@ -148,4 +148,5 @@ def _mover(kind: type) -> Callable[[Shifter, dict[str, Any]], Any]:
     )
     namespace: dict[str, Any] = {"new": _new, "put": _set, "kind": kind}
     exec(compile(source, f"<mover of {kind.__name__}>", "exec"), namespace)
-    return namespace["move"]
+    move: Callable[[Shifter, dict[str, Any]], Any] = namespace["move"]
+    return move

@@ -83,24 +83,24 @@ def register(server: QvrLanguageServer) -> None:
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return []
-        module = analysis.module
+        module = analysis.checked
         start, end = analysis.positions.offsets(params.range)
-        actions = []
+        actions: list[lsp.CodeAction] = []
         if wants(QUICKFIX, params.context):
-            fixes = quick_fixes(module, start, end)  # type: ignore[arg-type]
+            fixes = quick_fixes(module, start, end)
             actions += [_quick_fix(server, analysis, found) for found in fixes]
         if wants(EXTRACT, params.context):
-            extracted = extract(module, start, end)  # type: ignore[arg-type]
+            extracted = extract(module, start, end)
             if extracted is not None:
                 edit = workspace_edit(server, analysis, extracted.edits)
                 actions.append(lsp.CodeAction(title=extracted.title, kind=EXTRACT, edit=edit))
         if wants(INLINE, params.context):
-            inlined = inline(module, start)  # type: ignore[arg-type]
+            inlined = inline(module, start)
             if inlined is not None:
                 edit = workspace_edit(server, analysis, inlined.edits)
                 actions.append(lsp.CodeAction(title=inlined.title, kind=INLINE, edit=edit))
         if asked_for(FIX_ALL, params.context):
-            every = fix_all(module)  # type: ignore[arg-type]
+            every = fix_all(module)
             if every:
                 edits = [e for found in every for e in found.fix.edits]
                 title = f"Fix all: apply {len(every)} preferred fix{'es' if len(every) > 1 else ''}"

@@ -52,12 +52,12 @@ def register(server: QvrLanguageServer) -> None:
     # `*args` stays unannotated: pygls would take an annotated first parameter for the server.
     @server.command(DIAGRAM)
     @_command_guard(DIAGRAM)
-    async def diagram(*args) -> dict[str, Any]:
+    async def diagram(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
         return await diagram_result(server, args)
 
     @server.command(RUN_INFERENCE)
     @_command_guard(RUN_INFERENCE)
-    async def run_inference(*args) -> dict[str, Any]:
+    async def run_inference(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
         request = InferenceRequest.from_arguments(args)
         token = server.command_progress_tokens.pop(server.protocol.msg_id, None)
         cancelled = _request_cancelled(server)
@@ -95,7 +95,9 @@ def _request_cancelled(server: QvrLanguageServer) -> Callable[[], bool]:
     is already running, so the run asks the request's future.
     """
     protocol = server.protocol
-    future = protocol._request_futures.get(protocol.msg_id)  # pygls keeps no public handle
+    msg_id = protocol.msg_id
+    # pygls keeps no public handle on the request's future
+    future = protocol._request_futures.get(msg_id) if msg_id is not None else None
     if future is None:
         return lambda: False
     return future.cancelled
@@ -143,6 +145,8 @@ def _data_path(server: QvrLanguageServer, request: InferenceRequest) -> Path:
     if root and root not in folders:
         folders.insert(0, root)
     try:
-        return resolve_data_path(request.run.data, workspace_roots(folders, request.uri))
+        data = request.run.data
+        assert data is not None  # _data_file asks only for a run with data
+        return resolve_data_path(data, workspace_roots(folders, request.uri))
     except DataPathError as exc:
         raise CommandError(str(exc), "data") from exc

@@ -1,42 +1,25 @@
-"""Completion by context: the cursor's context from the core's tokens, names from its symbols.
+"""Completion over the protocol: `qvr_core.ide.completion` finds the candidates, this converts them.
 
 Candidates come from the newest analysis and the last good one together
-(while the user types, the newest text rarely parses), so names declared
-before the edit are offered while the edited line is broken. Builtin names
-(roles, families, options, combinators, functions, constructors) are the
-core's own tables.
+(while the user types, the newest text rarely parses).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS
-from qvr_core.builtins.families import codomain_words
-from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
-from qvr_core.check.model import REDUCTIONS, STEP_OPTIONS
-from qvr_core.check.module import Symbol, SymbolKind
-from qvr_core.check.types import Group
-from qvr_core.ide.builtins_info import describe
+from qvr_core.check.module import SymbolKind
+from qvr_core.ide.completion import Candidate, Word, candidates, narrow
+from qvr_core.ide.completion_context import classify
 from qvr_lsp import capabilities
-from qvr_lsp.analysis import Analysis
-from qvr_lsp.features._completion_context import Context, Where, classify
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
 
 TRIGGER_CHARACTERS = ["~", "[", "(", ",", "=", ":", "-", ">", "*", "@"]
-#: Above this many candidates the list is narrowed by the typed prefix and marked
-#: incomplete, so the client asks again as the prefix grows (large files).
-MAX_ITEMS = 200
-TOP_KEYWORDS = ("object", "morphism", "let", "program", "export")
-STEP_KEYWORDS = ("sample", "observe", "let", "return")
 
 ITEM_KIND = {
     SymbolKind.OBJECT: lsp.CompletionItemKind.Struct,
@@ -49,196 +32,35 @@ ITEM_KIND = {
     SymbolKind.LOCAL: lsp.CompletionItemKind.Variable,
     SymbolKind.DATA: lsp.CompletionItemKind.Field,
     SymbolKind.DECLARATION: lsp.CompletionItemKind.Reference,
+    Word.KEYWORD: lsp.CompletionItemKind.Keyword,
+    Word.OPTION: lsp.CompletionItemKind.Property,
+    Word.STEP_OPTION: lsp.CompletionItemKind.Property,
+    Word.PARAMETER: lsp.CompletionItemKind.Property,
+    Word.REDUCTION: lsp.CompletionItemKind.EnumMember,
+    Word.OPTION_VALUE: lsp.CompletionItemKind.EnumMember,
+    Word.FAMILY: lsp.CompletionItemKind.EnumMember,
+    Word.CONSTRUCTOR: lsp.CompletionItemKind.TypeParameter,
+    Word.COMBINATOR: lsp.CompletionItemKind.Operator,
+    Word.FUNCTION: lsp.CompletionItemKind.Function,
 }
-LOCAL_KINDS = frozenset(
-    {SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL, SymbolKind.DATA}
-)
-CALLABLE_KINDS = frozenset({SymbolKind.MORPHISM, SymbolKind.LET, SymbolKind.PROGRAM})
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One thing that may be written here; cheap, so large files can be narrowed first."""
-
-    label: str
-    kind: lsp.CompletionItemKind
-    detail: str
-    rank: str = "1"  # sorts before the label: 0 local names, 1 declarations, 2 builtins
-    doc: str | None = None
-    insert: str | None = None
-
-    def item(self, markdown: bool) -> lsp.CompletionItem:
-        doc = capabilities.markup(markdown, self.doc, self.doc) if self.doc else None
-        return lsp.CompletionItem(
-            self.label,
-            kind=self.kind,
-            detail=self.detail,
-            documentation=doc,
-            insert_text=self.insert,
-            sort_text=f"{self.rank}{self.label}",
-        )
-
-
-def candidates(context: Context, analyses: list[Analysis], cursor_line: int) -> list[Candidate]:
-    """What may be written in `context`; `cursor_line` keeps a program's names bound above it."""
-    where = context.where
-    symbols = _symbols(analyses)
-    found: list[Candidate] = []
-    if where is Where.TOP_KEYWORD:
-        found += _words(TOP_KEYWORDS, lsp.CompletionItemKind.Keyword, "keyword")
-    elif where is Where.STEP_KEYWORD:
-        found += _words(STEP_KEYWORDS, lsp.CompletionItemKind.Keyword, "keyword")
-    elif where is Where.TYPE:
-        found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
-    elif where is Where.OBJECT_BODY:
-        found += _builtins(OBJECT_CONSTRUCTORS, lsp.CompletionItemKind.TypeParameter)
-        found += _from(
-            symbols, lambda s: s.kind is SymbolKind.OBJECT and s.name != context.declaring
-        )
-    elif where is Where.OPTION_KEY:
-        keys = [k for k in OPTION_KEYS if k not in context.present]
-        found += _words(keys, lsp.CompletionItemKind.Property, "option", insert_suffix="=")
-    elif where is Where.OPTION_VALUE:
-        values = OPTION_VALUES.get(context.option or "", ())
-        found += _words(values, lsp.CompletionItemKind.EnumMember, context.option or "value")
-    elif where is Where.FAMILY:
-        found += [
-            Candidate(
-                f,
-                lsp.CompletionItemKind.EnumMember,
-                f"family: needs {codomain_words(FAMILIES[f])}",
-                "2",
-                _doc(f),
-            )
-            for f in KERNEL_FAMILIES
-        ]
-    elif where is Where.STEP_OPTION_KEY:
-        keys = [k for k in STEP_OPTIONS if k not in context.present]
-        found += _words(keys, lsp.CompletionItemKind.Property, "step option", insert_suffix="=")
-    elif where is Where.STEP_OPTION_VALUE:
-        if context.option == "reduction":
-            found += _words(REDUCTIONS, lsp.CompletionItemKind.EnumMember, "reduction")
-        elif context.option in ("over", "iid_over"):
-            found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
-        elif context.option == "via":
-            found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
-    elif where is Where.CALLABLE:
-        found += [
-            Candidate(
-                f,
-                lsp.CompletionItemKind.EnumMember,
-                f"family {FAMILIES[f].signature()}",
-                "2",
-                _doc(f),
-            )
-            for f in FAMILIES
-            if FAMILIES[f].stochastic
-        ]
-        found += _from(
-            symbols,
-            lambda s: (
-                s.kind in CALLABLE_KINDS
-                and not isinstance(s.type, Group)
-                and s.name != context.program
-            ),
-        )
-    elif where is Where.LET_EXPR:
-        found += _builtins(COMBINATORS, lsp.CompletionItemKind.Operator)
-        found += _from(symbols, lambda s: s.kind in CALLABLE_KINDS and s.name != context.declaring)
-    elif where in (Where.BOUND, Where.ARITH):
-        found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
-        family = FAMILIES.get(context.callee or "")
-        if family is not None:  # the family's parameters, by keyword
-            found += [
-                Candidate(
-                    f"{p.name}=",
-                    lsp.CompletionItemKind.Property,
-                    f"{family.name} parameter: {p.constraint.describe()}",
-                    "1",
-                    p.doc or None,
-                    insert=f"{p.name}=",
-                )
-                for p in dict.fromkeys(q for schema in family.schemas for q in schema)
-            ]
-        if where is Where.ARITH:
-            found += _builtins(FUNCTIONS, lsp.CompletionItemKind.Function)
-    elif where is Where.EXPORT:
-        found += _from(symbols, lambda s: s.kind in (SymbolKind.PROGRAM, SymbolKind.LET))
-    return found
 
 
 def completion_list(found: list[Candidate], prefix: str, markdown: bool) -> lsp.CompletionList:
-    """All candidates, or (above MAX_ITEMS) those matching the prefix, marked incomplete."""
-    if len(found) <= MAX_ITEMS:
-        return lsp.CompletionList(is_incomplete=False, items=[c.item(markdown) for c in found])
-    pattern = re.compile(".*?".join(map(re.escape, prefix)), re.IGNORECASE)
-    narrowed = [c for c in found if pattern.search(c.label)][:MAX_ITEMS]
-    return lsp.CompletionList(is_incomplete=True, items=[c.item(markdown) for c in narrowed])
+    """The candidates (narrowed by the prefix when there are many) as the protocol's list."""
+    kept, cut = narrow(found, prefix)
+    return lsp.CompletionList(is_incomplete=cut, items=[_item(c, markdown) for c in kept])
 
 
-def _symbols(analyses: list[Analysis]) -> list[Symbol]:
-    """Every symbol of the analyses, newest first, one per (name, scope)."""
-    modules = [a.module for a in analyses if a.module is not None]
-    if len(modules) == 1:
-        return list(modules[0].symbols.symbols)
-    seen: set[tuple[str, str | None]] = set()
-    out: list[Symbol] = []
-    for module in modules:
-        for s in module.symbols.symbols:
-            key = (s.name, s.scope)
-            if key not in seen:
-                seen.add(key)
-                out.append(s)
-    return out
-
-
-def _bound_in(program: str | None, cursor_line: int) -> Callable[[Symbol], bool]:
-    def predicate(s: Symbol) -> bool:
-        if program is None or s.scope != program or s.kind not in LOCAL_KINDS:
-            return False
-        return s.kind in (SymbolKind.PARAM, SymbolKind.DATA) or s.span.start_line < cursor_line
-
-    return predicate
-
-
-def _from(
-    symbols: Iterable[Symbol], keep: Callable[[Symbol], bool], rank: str = "1"
-) -> list[Candidate]:
-    return [
-        Candidate(
-            s.name,
-            ITEM_KIND.get(s.kind, lsp.CompletionItemKind.Text),
-            s.detail or s.kind.value,
-            rank,
-            s.doc,
-        )
-        for s in symbols
-        if keep(s)
-    ]
-
-
-def _doc(name: str) -> str | None:
-    info = describe(name)
-    return f"`{info.signature}`\n\n{info.doc}" if info is not None else None
-
-
-def _builtins(names: Iterable[str], kind: lsp.CompletionItemKind) -> list[Candidate]:
-    """Builtin names with their registry signature as detail and documentation."""
-    found = []
-    for name in names:
-        info = describe(name)
-        assert info is not None, name
-        found.append(Candidate(name, kind, f"{info.kind}: {info.signature}", "2", info.doc))
-    return found
-
-
-def _words(
-    words: Iterable[str], kind: lsp.CompletionItemKind, detail: str, insert_suffix: str = ""
-) -> list[Candidate]:
-    return [
-        Candidate(w, kind, detail, "2", insert=f"{w}{insert_suffix}" if insert_suffix else None)
-        for w in words
-    ]
+def _item(c: Candidate, markdown: bool) -> lsp.CompletionItem:
+    doc = capabilities.markup(markdown, c.doc, c.doc) if c.doc else None
+    return lsp.CompletionItem(
+        c.label,
+        kind=ITEM_KIND.get(c.kind, lsp.CompletionItemKind.Text),
+        detail=c.detail,
+        documentation=doc,
+        insert_text=c.insert,
+        sort_text=f"{c.rank}{c.label}",
+    )
 
 
 def register(server: QvrLanguageServer) -> None:
@@ -253,5 +75,6 @@ def register(server: QvrLanguageServer) -> None:
         offset = snap.document.positions.offset(params.position)
         context = classify(snap.document.text, offset)
         markdown = capabilities.markdown_completion_docs(server.caps)
-        found = candidates(context, snap.for_queries(), params.position.line)
+        modules = [a.module for a in snap.for_queries() if a.module is not None]
+        found = candidates(context, modules, params.position.line)
         return completion_list(found, context.prefix, markdown)

@@ -27,10 +27,10 @@ def register(server: QvrLanguageServer) -> None:
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return []
-        module = analysis.module
+        module = analysis.checked
         ranges = [
             lsp.FoldingRange(start_line=r.start_line, end_line=r.end_line, kind=KIND[r.kind])
-            for r in folding_ranges(module.ast, analysis.text)  # type: ignore[union-attr]
+            for r in folding_ranges(module.ast, analysis.text)
         ]
         return ranges[: _limit(server.caps)]
 

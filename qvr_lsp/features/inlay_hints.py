@@ -34,5 +34,5 @@ def register(server: QvrLanguageServer) -> None:
                 padding_left=h.pad_left or None,
                 padding_right=h.pad_right or None,
             )
-            for h in inlay_hints(analysis.module, start, end)  # type: ignore[arg-type]
+            for h in inlay_hints(analysis.checked, start, end)
         ]

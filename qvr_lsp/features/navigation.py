@@ -27,7 +27,7 @@ async def reference_under_cursor(
     if snap is None:
         return None
     for analysis in snap.for_queries():
-        ref = analysis.module.symbols.reference_at(analysis.positions.offset(position))  # type: ignore[union-attr]
+        ref = analysis.checked.symbols.reference_at(analysis.positions.offset(position))
         if ref is not None:
             return analysis, ref
     return None
@@ -50,8 +50,8 @@ def register(server: QvrLanguageServer) -> None:
         if found is None:
             return []
         analysis, ref = found
-        include = params.context.include_declaration if params.context else True
-        uses = analysis.module.symbols.references_to(ref.symbol, include)  # type: ignore[union-attr]
+        include = params.context.include_declaration
+        uses = analysis.checked.symbols.references_to(ref.symbol, include)
         return [lsp.Location(analysis.uri, analysis.positions.range(r.span)) for r in uses]
 
     write, read = lsp.DocumentHighlightKind.Write, lsp.DocumentHighlightKind.Read
@@ -63,7 +63,7 @@ def register(server: QvrLanguageServer) -> None:
         if found is None:
             return []
         analysis, ref = found
-        uses = analysis.module.symbols.references_to(ref.symbol)  # type: ignore[union-attr]
+        uses = analysis.checked.symbols.references_to(ref.symbol)
         return [
             lsp.DocumentHighlight(
                 analysis.positions.range(r.span),

@@ -172,7 +172,11 @@ def register(server: QvrLanguageServer) -> None:
             asyncio.get_running_loop().call_later(REFRESH_DELAY_SECONDS, refresh)
 
     server.analyzer.on_analysis(on_analysis)
-    server.analyzer.on_close(lambda uri: answered.pop(uri, None))
+
+    def forget(uri: str) -> None:
+        answered.pop(uri, None)
+
+    server.analyzer.on_close(forget)
     options = lsp.DiagnosticOptions(
         identifier=IDENTIFIER, inter_file_dependencies=False, workspace_diagnostics=True
     )

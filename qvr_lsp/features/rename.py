@@ -40,7 +40,7 @@ def register(server: QvrLanguageServer) -> None:
             return NOT_READY
         offset = analysis.positions.offset(params.position)
         try:
-            target = prepare_rename(analysis.module, offset)  # type: ignore[arg-type]
+            target = prepare_rename(analysis.checked, offset)
         except RenameError as refusal:
             return str(refusal)
         return lsp.PrepareRenamePlaceholder(
@@ -54,7 +54,7 @@ def register(server: QvrLanguageServer) -> None:
             return NOT_READY
         offset = analysis.positions.offset(params.position)
         try:
-            edits = rename(analysis.module, offset, params.new_name)  # type: ignore[arg-type]
+            edits = rename(analysis.checked, offset, params.new_name)
         except RenameError as refusal:
             return str(refusal)
         return workspace_edit(server, analysis, edits)

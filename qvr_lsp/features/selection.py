@@ -24,9 +24,10 @@ def register(server: QvrLanguageServer) -> None:
         positions = analysis.positions
         answers = []
         for position in params.positions:
-            chain = selection_chain(analysis.module.ast, positions.offset(position))  # type: ignore[union-attr]
+            chain = selection_chain(analysis.checked.ast, positions.offset(position))
             parent: lsp.SelectionRange | None = None
             for span in reversed(chain):
                 parent = lsp.SelectionRange(range=positions.range(span), parent=parent)
+            assert parent is not None  # the chain always holds the file's span
             answers.append(parent)
         return answers

@@ -124,7 +124,7 @@ def register(server: QvrLanguageServer) -> None:
         if analysis is None:
             return lsp.SemanticTokens(data=[])
         # off the event loop: a large file has tens of thousands of tokens
-        data = await asyncio.to_thread(_data, analysis.module, analysis.positions)
+        data = await asyncio.to_thread(_data, analysis.checked, analysis.positions)
         return lsp.SemanticTokens(data=data)
 
     @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
@@ -134,5 +134,5 @@ def register(server: QvrLanguageServer) -> None:
         if analysis is None:
             return lsp.SemanticTokens(data=[])
         start, end = analysis.positions.offsets(params.range)
-        data = await asyncio.to_thread(_data, analysis.module, analysis.positions, start, end)
+        data = await asyncio.to_thread(_data, analysis.checked, analysis.positions, start, end)
         return lsp.SemanticTokens(data=data)

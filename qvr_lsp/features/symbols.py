@@ -1,9 +1,7 @@
-"""Document symbols: objects, morphisms, lets and programs with their steps, as a tree.
+"""Document symbols: `qvr_core.ide.outline` computes the tree, this converts it.
 
-The tree follows the syntax tree's declarations (so a duplicate declaration
-still shows where it is) and takes each name's detail from the symbol
-table. Clients without hierarchical support get the same symbols flat,
-with the program as container.
+Clients without hierarchical support get the same symbols flat, with the
+program as container.
 """
 
 from __future__ import annotations
@@ -13,10 +11,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
-from qvr_core.check.types import ObjectType
-from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.check.module import CheckedModule, SymbolKind
+from qvr_core.ide.outline import RETURN, OutlineItem, outline
 from qvr_lsp import capabilities
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.guard import guarded
@@ -35,95 +31,25 @@ SYMBOL_KIND = {
     SymbolKind.LOCAL: lsp.SymbolKind.Variable,
     SymbolKind.DATA: lsp.SymbolKind.Field,
     SymbolKind.DECLARATION: lsp.SymbolKind.Namespace,
-}
-DECL_KIND = {
-    ast.ObjectDecl: SymbolKind.OBJECT,
-    ast.MorphismDecl: SymbolKind.MORPHISM,
-    ast.LetDecl: SymbolKind.LET,
-    ast.ProgramDecl: SymbolKind.PROGRAM,
-    ast.OtherDecl: SymbolKind.DECLARATION,
+    RETURN: lsp.SymbolKind.Key,
 }
 
 
 def document_symbols(module: CheckedModule, positions: TextPositions) -> list[lsp.DocumentSymbol]:
-    """The hierarchical outline of a checked module."""
-    table = {(s.name, s.scope, s.span): s for s in module.symbols.symbols}
-    out: list[lsp.DocumentSymbol] = []
-    for decl in module.ast.decls:
-        kind = DECL_KIND.get(type(decl))
-        if kind is None or (isinstance(decl, ast.OtherDecl) and not decl.names):
-            continue  # exports and pragmas declare nothing
-        name = decl.name  # type: ignore[union-attr]
-        symbol = table.get((name.text, None, name.span))
-        children = _steps(decl, module, positions) if isinstance(decl, ast.ProgramDecl) else None
-        out.append(_node(name.text, kind, symbol, decl.span, name.span, positions, children))
-    return out
+    """The hierarchical outline of a checked module, as the protocol's symbols."""
+    return [_symbol(item, positions) for item in outline(module)]
 
 
-def _steps(
-    decl: ast.ProgramDecl, module: CheckedModule, positions: TextPositions
-) -> list[lsp.DocumentSymbol]:
-    """A program's parameters and steps, in source order."""
-    program = decl.name.text
-    locals_ = sorted(
-        (s for s in module.symbols.symbols if s.scope == program and decl.span.covers(s.span)),
-        key=lambda s: s.span.start,
-    )
-    nodes = [
-        (s.span.start, _node(s.name, s.kind, s, s.decl_span, s.span, positions)) for s in locals_
-    ]
-    for step in decl.steps:
-        if isinstance(step, ast.ReturnStep):
-            returned = ", ".join(v.text for v in step.values)
-            node = lsp.DocumentSymbol(
-                name="return",
-                kind=lsp.SymbolKind.Key,
-                range=positions.range(step.span),
-                selection_range=positions.range(step.span),
-                detail=returned,
-            )
-            nodes.append((step.span.start, node))
-    return [n for _, n in sorted(nodes, key=lambda pair: pair[0])]
-
-
-def _node(
-    name: str,
-    kind: SymbolKind,
-    symbol: Symbol | None,
-    whole: Span,
-    name_span: Span,
-    positions: TextPositions,
-    children: list[lsp.DocumentSymbol] | None = None,
-) -> lsp.DocumentSymbol:
-    selection = positions.range(name_span)
-    rng = positions.range(whole)
-    if not _contains(rng, selection):
-        rng = selection
-    label = type_label(symbol.type) if symbol is not None else None
-    if kind is SymbolKind.DATA:  # bound from the data at fit time: the outline says so
-        label = f"data: {label}" if label else "data"
+def _symbol(item: OutlineItem, positions: TextPositions) -> lsp.DocumentSymbol:
+    children = item.children
     return lsp.DocumentSymbol(
-        name=name or "?",
-        kind=SYMBOL_KIND[kind],
-        range=rng,
-        selection_range=selection,
-        detail=label or (symbol.detail if symbol is not None else None),
-        children=children,
+        name=item.name,
+        kind=SYMBOL_KIND[item.kind],
+        range=positions.range(item.span),
+        selection_range=positions.range(item.name_span),
+        detail=item.detail,
+        children=None if children is None else [_symbol(c, positions) for c in children],
     )
-
-
-def type_label(t: object) -> str | None:
-    """A type as the user writes it: `[Token] -> State`, `FinSet 256` for a base object."""
-    if isinstance(t, ObjectType):
-        return t.describe()
-    return getattr(t, "label", None)
-
-
-def _contains(outer: lsp.Range, inner: lsp.Range) -> bool:
-    def key(p: lsp.Position) -> tuple[int, int]:
-        return p.line, p.character
-
-    return key(outer.start) <= key(inner.start) and key(inner.end) <= key(outer.end)
 
 
 def flatten(

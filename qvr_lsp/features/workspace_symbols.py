@@ -18,10 +18,11 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from qvr_core import files
+from qvr_core.ide.outline import DECL_KIND
 from qvr_core.syntax import ast
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
 from qvr_lsp.convert import TextPositions
-from qvr_lsp.features.symbols import DECL_KIND, SYMBOL_KIND
+from qvr_lsp.features.symbols import SYMBOL_KIND
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def declarations(module: ast.Module, positions: TextPositions) -> list[Entry]:
     for decl in module.decls:
         kind = DECL_KIND.get(type(decl))
         if kind is not None:
-            name = decl.name  # type: ignore[union-attr]
+            name = decl.name
             out.append(Entry(name.text, SYMBOL_KIND[kind], positions.range(name.span)))
     return out
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qvr_core.cli.main import main
+from qvr_cli.main import main
 from qvr_core.cli.report import WINDOW
 
 CR_FILE = "object A : Real 3\r\rmorphism f : A -> A [role=kernel] ~ Normal\r\rexport f\r"

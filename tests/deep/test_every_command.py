@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from qvr_cli.main import main
 from qvr_core.check import check
 from qvr_core.check.nesting import MAX_INLINED_DEPTH
-from qvr_core.cli.main import main
 
 HEAD = ["object A : Real 4", "morphism f : A -> A [role=kernel] ~ Normal"]
 BODIES = ["{prev} >> f", "f >> {prev}", "{prev} >> (f >> f)", "({prev})", "stack({prev}, 2)"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qvr_core.cli.main import main
+from qvr_cli.main import main
 
 MESSY = "object A:Real 2\nexport A\n"
 CANONICAL = "object A : Real 2\n\nexport A\n"

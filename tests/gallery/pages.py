@@ -113,7 +113,7 @@ def draw_mermaid(model: str) -> str:
         [
             sys.executable,
             "-m",
-            "qvr_core.cli.main",
+            "qvr_cli",
             "diagram",
             str(example_path(model).relative_to(ROOT)),
             "--format",

@@ -98,7 +98,7 @@ def test_every_example_checks_clean_on_the_command_line() -> None:
     files = sorted(str(p.relative_to(ROOT)) for p in EXAMPLES.glob("*.qvr"))
     assert {f"examples/{m}.qvr" for m in MODELS} <= set(files)
     proc = subprocess.run(
-        [sys.executable, "-m", "qvr_core.cli.main", "check", *files],
+        [sys.executable, "-m", "qvr_cli", "check", *files],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from qvr_core.cli.main import main
+from qvr_cli.main import main
 from tests.graph.conftest import EXAMPLES
 
 VANILLA = str(EXAMPLES / "vanilla_rnn_lm.qvr")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from qvr_core.check import check
+from qvr_core.ide.completion_context import Where, classify
 from qvr_core.ide.inlay import inlay_hints
 from qvr_core.ide.signature import signature_help
-from qvr_lsp.features._completion_context import Where, classify
 from tests.check.test_models import EIGHT_SCHOOLS, MIXTURE
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qvr_core.cli.main import main
+from qvr_cli.main import main
 
 OLD = "# kept\nobject A : FinSet 3\nlet f = identity(A)  # kept too\nexport f\n"
 NEW = "# kept\nobject A : FinSet 3\ndefine f = identity(A)  # kept too\nexport f\n"

@@ -31,7 +31,7 @@ def qvr_run(*args: str, limit: int | None = ADDRESS_SPACE, cwd: Path | None = No
 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "qvr_core.cli.main", "run", *args],
+        [sys.executable, "-m", "qvr_cli", "run", *args],
         capture_output=True,
         text=True,
         timeout=300,

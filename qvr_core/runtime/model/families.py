@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import distributions as D
@@ -86,7 +87,7 @@ def distribution(
         if cache is not None:
             cache[key] = (names, shape)
     else:
-        names, shape = known  # type: ignore[misc]
+        names, shape = known  # type: ignore[misc]  # the cache holds (names, shape) pairs
         bound = _rebind(names, positional, keywords)
     args = _complete(family, bound, shape.event_size)
     try:
@@ -218,7 +219,7 @@ def _bind(
         if first is not None and first.rank == 1 and len(positional) > 1 and not keywords:
             return {first.name: torch.stack(torch.broadcast_tensors(*positional), -1)}
         raise QvrRuntimeError(f"{where}: {result}")
-    return dict(result[1])
+    return dict(cast("dict[str, torch.Tensor]", result[1]))  # bind returns the tensors given
 
 
 def _complete(
@@ -246,8 +247,8 @@ class _Where:
     def __str__(self) -> str:
         step = self.step
         kind = type(step).__name__.removesuffix("Step").lower()
-        line = step.span.start_line + 1  # type: ignore[attr-defined]
-        return f"line {line}, {kind} {step.target.text}"  # type: ignore[attr-defined]
+        line = step.span.start_line + 1  # type: ignore[attr-defined]  # every step node has a span
+        return f"line {line}, {kind} {step.target.text}"  # type: ignore[attr-defined]  # a family step names its target
 
 
 def _first_line(e: Exception) -> str:

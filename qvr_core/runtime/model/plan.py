@@ -59,7 +59,7 @@ OBJECT_KINDS = ("FinSet", "Space", "Object", "Nat")
 
 def plan(checked: object, decl: ast.ProgramDecl) -> ModelPlan:
     """Read a model program's sites and data names, refusing what qvr cannot run yet."""
-    module: ast.Module = checked.ast  # type: ignore[attr-defined]
+    module: ast.Module = checked.ast  # type: ignore[attr-defined]  # checked: a CheckedModule, typed object here
     programs = {d.name.text: d for d in module.decls if isinstance(d, ast.ProgramDecl)}
     walker = _Walker(
         object_sizes(checked), {n.text for d in module.decls for n in _declared(d)}, programs
@@ -104,7 +104,7 @@ class _Walker:
         self.uses: dict[str, ast.Name] = {}
         self.templates: dict[str, ast.ProgramDecl] = {}
 
-    def walk(self, steps, scope, bound, prefix, sizes, depth) -> None:  # type: ignore[no-untyped-def]
+    def walk(self, steps, scope, bound, prefix, sizes, depth) -> None:
         for step in steps:
             line = step.span.start_line + 1
             if not isinstance(step, _RUNNABLE):
@@ -147,7 +147,7 @@ class _Walker:
         )
         return self.programs.get(name) if name is not None else None
 
-    def call(self, step, bound, prefix, sizes, depth) -> None:  # type: ignore[no-untyped-def]
+    def call(self, step, bound, prefix, sizes, depth) -> None:
         """`sample v <- template(args)`: the template's steps, its sites named `v$z`."""
         decl = self._template(step)
         assert decl is not None
@@ -178,7 +178,7 @@ class _Walker:
                     )
                 inner[param.text] = sizes[obj]
             else:
-                _record_uses(ast.LetStep(param, arg, step.span), bound, self.uses, sizes, self.top)  # type: ignore[arg-type]
+                _record_uses(ast.LetStep(param, arg, step.span), bound, self.uses, sizes, self.top)  # type: ignore[arg-type]  # an argument is an expression here
                 local.add(param.text)
         self.templates[decl.name.text] = decl
         self.walk(decl.steps, None, local, f"{prefix}{step.target.text}$", inner, depth + 1)
@@ -196,7 +196,7 @@ def _object_arg(arg: object) -> str | None:
 _FUNCS = set(UNARY) | set(BINARY) | set(METHODS) | set(FUNCTIONS)
 
 
-def _record_uses(step, bound, uses, sizes, top) -> None:  # type: ignore[no-untyped-def]
+def _record_uses(step, bound, uses, sizes, top) -> None:
     """Names the step reads that nothing bound so far: data names."""
     parts: list[object] = []
     if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
@@ -216,7 +216,7 @@ def _record_uses(step, bound, uses, sizes, top) -> None:  # type: ignore[no-unty
         uses.setdefault(n, name)
 
 
-def _names(root: object):  # type: ignore[no-untyped-def]
+def _names(root: object):
     """(name, role) for every Name under `root`: a callee, an option key, or a use."""
     stack: list[tuple[object, str]] = [(root, "use")]
     while stack:
@@ -252,7 +252,7 @@ def _declared(decl: object) -> tuple[ast.Name, ...]:
     names = getattr(decl, "names", None)
     if names is not None:
         return tuple(names)
-    return (decl.name,)  # type: ignore[attr-defined]
+    return (decl.name,)  # type: ignore[attr-defined]  # every other declaration has one name
 
 
 def _kind_name(kind: object) -> str | None:

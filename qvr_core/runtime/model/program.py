@@ -83,7 +83,8 @@ class ModelProgram(nn.Module):
         self._kinds = {s.name: s.kind for s in model_plan.sites}
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
-        self._cache: dict[str, dict] = {}  # per template prefix, per step: binding and shape
+        # per template prefix, per step: binding and shape
+        self._cache: dict[str, dict[Any, Any]] = {}
 
     # -- the protocol ---------------------------------------------------------
 
@@ -183,7 +184,11 @@ class _Pass:
     """One evaluation of the steps (draw: sites without a value are drawn; else scored)."""
 
     def __init__(
-        self, model: ModelProgram, data: dict[str, torch.Tensor], given: dict, draw: bool
+        self,
+        model: ModelProgram,
+        data: dict[str, torch.Tensor],
+        given: dict[str, torch.Tensor],
+        draw: bool,
     ) -> None:
         self.model, self.plan, self.data, self.given, self.draw = (
             model,
@@ -293,7 +298,7 @@ class _Pass:
             cache = self.model._cache.setdefault(self.prefix, {})  # a template call: its own plates
             dist = distribution(step, self.lookup, self.sizes, plate, cache=cache)
         finally:
-            if saved is not None:
+            if saved is not None and scope is not None:
                 self.env[scope.name] = saved
         value = self.given.get(name)
         if value is None:
@@ -311,7 +316,7 @@ class _Pass:
         else:
             value = self._conform(value, dist, step, plate is not None)
             dist = self._fit(dist, value)
-        self.model._constraints[name] = dist.support
+        self.model._constraints[name] = dist.support  # type: ignore[assignment]  # why: every family sets its support; the stub's base allows None
         self.model._shapes[name] = tuple(value.shape)
         self.values[name] = value
         self.env[local] = value
@@ -320,7 +325,7 @@ class _Pass:
     def _conform(
         self, value: torch.Tensor, dist: Any, step: ast.Step, strict: bool
     ) -> torch.Tensor:
-        name = step.target.text  # type: ignore[attr-defined]
+        name = step.target.text  # type: ignore[union-attr]  # why: only sample and observe steps are conformed
         value = torch.as_tensor(value)
         if not value.is_floating_point():
             value = value.to(torch.get_default_dtype())
@@ -412,7 +417,7 @@ class _Pass:
         sizes = dict(self.sizes)
         for (param, kind), arg in zip(template_params(decl), args, strict=True):
             if kind in OBJECT_KINDS:
-                obj = arg.name.text if isinstance(arg, ast.NameRef) else str(arg.value)  # type: ignore[union-attr]
+                obj = arg.name.text if isinstance(arg, ast.NameRef) else str(arg.value)  # type: ignore[union-attr]  # an object argument is a name or a number
                 sizes[param.text] = self.sizes[obj]
             else:
                 env[param.text] = argument(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -178,7 +179,8 @@ class _Evaluator:
         name = node.func.text
         args = [self.eval(a) for a in node.args]
         if len(args) == 1 and name in _REDUCE:
-            return _REDUCE[name](args[0], dim=tuple(range(args[0].dim())) or None)
+            dims = tuple(range(args[0].dim())) or None  # None: a 0-d tensor, reduce it whole
+            return _REDUCE[name](args[0], dim=dims)  # type: ignore[arg-type]  # why: torch takes None; its stub does not say so
         if len(args) == 1 and name in UNARY:
             return UNARY[name](args[0])
         if len(args) == 2 and name in BINARY:
@@ -200,10 +202,10 @@ def gather(
     base: torch.Tensor,
     base_name: str,
     indices: tuple[object, ...],
-    index_value: Callable[[object], torch.Tensor | None],
+    index_value: Callable[[Any], torch.Tensor | None],
 ) -> torch.Tensor:
     """`base[i, j, ...]`: entry-wise gather along the leading axes, checking every index."""
-    keys: list[object] = []
+    keys: list[Any] = []
     for axis, node in enumerate(indices):
         value = index_value(node)
         if value is None:  # a plate name: every entry along this axis

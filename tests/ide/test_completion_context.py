@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qvr_lsp.features._completion_context import Where, classify
+from qvr_core.ide.completion_context import Where, classify
 
 PROGRAM = "program p (x) : Token -> Token\n    sample h <- backbone\n"
 
@@ -71,14 +71,12 @@ def test_only_text_before_the_cursor_counts():
 
 
 def test_large_candidate_lists_are_narrowed_by_the_prefix():
-    from lsprotocol import types as lsp
+    from qvr_core.ide.completion import MAX_ITEMS, Candidate, Word, narrow
 
-    from qvr_lsp.features.completion import MAX_ITEMS, Candidate, completion_list
-
-    found = [Candidate(f"name_{i}", lsp.CompletionItemKind.Function, "") for i in range(3000)]
-    small = completion_list(found[:10], "", markdown=True)
-    assert not small.is_incomplete and len(small.items) == 10
-    narrowed = completion_list(found, "NM_299", markdown=True)  # a subsequence, any case
-    labels = [i.label for i in narrowed.items]
-    assert narrowed.is_incomplete and len(labels) <= MAX_ITEMS
+    found = [Candidate(f"name_{i}", Word.FUNCTION, "") for i in range(3000)]
+    small, cut = narrow(found[:10], "")
+    assert not cut and len(small) == 10
+    narrowed, cut = narrow(found, "NM_299")  # a subsequence, any case
+    labels = [c.label for c in narrowed]
+    assert cut and len(labels) <= MAX_ITEMS
     assert "name_299" in labels and "name_1" not in labels

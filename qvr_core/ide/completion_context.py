@@ -80,7 +80,8 @@ def classify(text: str, offset: int) -> Context:
         if indented and chunk is not None and chunk.keyword == "PROGRAM":
             return Context(Where.STEP_KEYWORD, prefix, program)
         return Context(Where.NOTHING if indented else Where.TOP_KEYWORD, prefix)
-    if program is not None and logical is not None and logical is not chunk.head:  # type: ignore[union-attr]
+    head = chunk.head if chunk is not None else None
+    if program is not None and logical is not None and logical is not head:
         return _step(tokens, prefix, program)
     return _declaration(tokens, prefix)
 

@@ -1,0 +1,29 @@
+"""The `qvr` entry point imports every subcommand by name, and none of them loads torch or pygls."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from qvr_cli.main import SUBCOMMANDS, main
+from tests.conftest import ROOT
+
+
+def test_help_lists_every_subcommand(capsys) -> None:
+    try:
+        main(["--help"])
+    except SystemExit as stop:
+        assert stop.code == 0
+    out = capsys.readouterr().out
+    for name in SUBCOMMANDS:
+        assert f"    {name} " in out
+
+
+def test_the_entry_point_imports_neither_torch_nor_the_server() -> None:
+    code = (
+        "import sys\n"
+        "import qvr_cli.main\n"
+        "loaded = {'torch', 'pygls', 'qvr_lsp.server'} & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)

@@ -1,0 +1,133 @@
+"""The layer contract in pyproject.toml ([tool.importlinter]) fails on an import that breaks it.
+
+`./dev test` runs `lint-imports` on the real tree; here the same contracts run
+on a skeleton of the packages with one bad import added, to show each kind
+of rule is enforced (and that the skeleton without it passes).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+SKELETON = [
+    "qvr_cli/__init__.py",
+    "qvr_lsp/__init__.py",
+    "qvr_core/__init__.py",
+    "qvr_core/cli/__init__.py",
+    "qvr_core/inference/__init__.py",
+    "qvr_core/dsl.py",
+    "qvr_core/runtime/__init__.py",
+    "qvr_core/graph/__init__.py",
+    "qvr_core/ide/__init__.py",
+    "qvr_core/format/__init__.py",
+    "qvr_core/check/__init__.py",
+    "qvr_core/resources.py",
+    "qvr_core/run_arguments.py",
+    "qvr_core/runnable.py",
+    "qvr_core/syntax/__init__.py",
+    "qvr_core/diagnostics.py",
+    "qvr_core/rules.py",
+    "qvr_core/edits.py",
+    "qvr_core/collector.py",
+    "qvr_core/builtins/__init__.py",
+    "qvr_core/datafile.py",
+    "qvr_core/files.py",
+    "qvr_core/era.py",
+    "qvr_core/migrate.py",
+]
+
+# (module to add, its import): each breaks one rule of docs/architecture.md.
+VIOLATIONS = {
+    "syntax imports check": ("qvr_core/syntax/bad.py", "from qvr_core.check import x"),
+    "check imports the runtime": ("qvr_core/check/bad.py", "import qvr_core.runtime"),
+    "graph imports ide": ("qvr_core/graph/bad.py", "from qvr_core.ide import x"),
+    "runtime imports inference lazily": (
+        "qvr_core/runtime/bad.py",
+        "def f():\n    import qvr_core.inference",
+    ),
+    "the core imports the server": ("qvr_core/bad.py", "import qvr_lsp"),
+    "the server imports the command line": ("qvr_lsp/bad.py", "import qvr_cli"),
+    "check imports torch": ("qvr_core/check/bad.py", "import torch"),
+    "ide imports numpy": ("qvr_core/ide/bad.py", "import numpy as np"),
+    "the core imports pygls": ("qvr_core/syntax/bad.py", "from pygls import server"),
+    "the builtins import the checker": ("qvr_core/builtins/bad.py", "import qvr_core.check"),
+}
+
+
+def lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    """`lint-imports` with the project's contracts over the packages found in `tree`."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def skeleton(tmp_path: Path) -> Path:
+    for name in SKELETON:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('"""skeleton"""\n', encoding="utf-8")
+    return tmp_path
+
+
+def test_the_skeleton_keeps_every_contract(tmp_path: Path) -> None:
+    result = lint(skeleton(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize("rule", sorted(VIOLATIONS))
+def test_a_bad_import_breaks_a_contract(tmp_path: Path, rule: str) -> None:
+    name, source = VIOLATIONS[rule]
+    tree = skeleton(tmp_path)
+    (tree / name).write_text(source + "\n", encoding="utf-8")
+    result = lint(tree)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 broken" in result.stdout, result.stdout
+    assert name.removesuffix(".py").replace("/", ".") in result.stdout
+
+
+def string_imports(path: Path) -> list[str]:
+    """The first argument of every `import_module(...)` or `__import__(...)` call, as source."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("import_module", "__import__"):
+                found.append(ast.unparse(node.args[0]))
+    return found
+
+
+def test_no_package_imports_another_by_string() -> None:
+    """Imports by string hide edges from the contracts; only two load their own package."""
+    by_module = {}
+    for package in ("qvr_core", "qvr_lsp", "qvr_cli"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if found := string_imports(path):
+                by_module[path.relative_to(ROOT).as_posix()] = found
+    assert by_module == {
+        # lazy exports of its own submodules, so importing the package skips torch
+        "qvr_core/runtime/__init__.py": ["_EXPORTS[name]"],
+        # every module of qvr_lsp.features registers itself
+        "qvr_lsp/features/__init__.py": ["f'{__name__}.{name}'"],
+    }
+    from qvr_core import runtime
+
+    assert all(m.startswith("qvr_core.runtime.") for m in runtime._EXPORTS.values())
