@@ -32,7 +32,7 @@ def test_the_file_qvr_run_writes_gives_az_summary_the_printed_numbers(tmp_path: 
         [
             sys.executable,
             "-m",
-            "qvr_core.cli.main",
+            "qvr_cli.main",
             "run",
             str(source),
             "--method",
