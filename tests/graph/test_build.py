@@ -64,6 +64,14 @@ def test_vanilla_rnn_lm_reads_as_the_seed_diagram() -> None:
     assert g.nodes[f"{p}.h.backbone.scan_cell"]["label"] == "scan(cell)"
 
 
+def test_linear_regression_is_one_observed_kernel() -> None:
+    g = build_graph(checked("linear_regression.qvr"))
+    p = "linear_regression"
+    chain = [f"{p}.input", f"{p}.y.likelihood.reg", f"{p}.y", f"{p}.output"]
+    assert kinds(g) == dict(zip(chain, [IN, M, OBS, OUT], strict=True))
+    assert edges(g) == set(itertools.pairwise(chain))
+
+
 def test_bidirectional_fan_shows_its_right_to_left_branch() -> None:
     g = build_graph(checked("bidirectional_rnn_lm.qvr"))
     p = "bidirectional_rnn_lm"
@@ -576,6 +584,7 @@ def test_every_example_has_its_own_graph_test() -> None:
         "rlstm_lm",
         "bert_mlm",
         "mogrifier_rlstm_lm",
+        "linear_regression",
     }
     assert {p.stem for p in EXAMPLES.glob("*.qvr")} == pinned
 
