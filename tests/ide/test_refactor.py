@@ -34,8 +34,11 @@ def test_extracting_any_typed_sub_expression_keeps_the_diagnostics(path) -> None
     text = path.read_text()
     module = check(text)
     before = _codes(text)
+    composites = list(_composites(text))
+    if not composites:
+        pytest.skip(f"{path.name} has no composite expression to extract")
     tried = 0
-    for expr in _composites(text):
+    for expr in composites:
         found = extract(module, expr.span.start, expr.span.end)
         if found is None:
             continue
