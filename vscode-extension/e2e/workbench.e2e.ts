@@ -166,7 +166,12 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await extract.waitFor({ timeout: 30_000 });
     await wb.screenshot("refactor-menu");
     await wb.chooseAction(extract);
-    await wb.waitForLine((line) => line.startsWith("let extracted") && line.endsWith("= fan(forward_path, backward_path)"), "extracted");
+    // the editor shows inlay hints inline (the fan's → / ← directions, the let's type)
+    const withoutHints = (line: string) => line.replace(/[→←\s]/gu, "");
+    await wb.waitForLine(
+      (line) => line.startsWith("let extracted") && withoutHints(line).endsWith("=fan(forward_path,backward_path)"),
+      "extracted",
+    );
     await wb.waitForLine((line) => line.startsWith("let backbone") && line.includes("= extracted >> combine"), "using it");
     await wb.screenshot("refactor-extracted");
     await wb.command("File: Revert File");
