@@ -160,6 +160,8 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await wb.openFile("bidirectional_rnn_lm.qvr");
     // Checked once its inlay hints show.
     await wb.waitForLine((line) => line.startsWith("let forward_path: [Token] -> FwdHidden"), "with its type", FIRST_CHECK_MS);
+    // and its fan's direction hints: they move the words, so click only once they are drawn
+    await wb.waitForLine((line) => line.startsWith("let backbone") && line.includes("→"), "with its hints", FIRST_CHECK_MS);
     await wb.clickWord("let backbone", "forward_path,");
     await wb.page.keyboard.press("Control+Shift+R");
     const extract = wb.page.locator(".action-widget .monaco-list-row", { hasText: "into `let extracted`" }).first();
