@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.datafile import DataFile
-from qvr_lsp.children import PACKAGE_ROOT, python_module
+from qvr_lsp.children import PACKAGE_ROOT, STOP_GRACE_SECONDS, python_module, stop_child
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_progress import RunProgress
@@ -46,7 +46,6 @@ log = logging.getLogger("qvr_lsp")
 DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_MEMORY_MB = 4096
 POLL_SECONDS = 0.05
-STOP_GRACE_SECONDS = 2.0
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
 #: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
 #: is never imported in place of the real one.
@@ -229,7 +228,7 @@ class InferenceRuns:
             await asyncio.wait_for(drain, STOP_GRACE_SECONDS)
             raise _crash_error(returncode, stderr_tail, limits)
         finally:
-            await _stop(proc)
+            await stop_child(proc)
             drain.cancel()
             self._processes.discard(proc)
 
@@ -304,20 +303,6 @@ async def _drain(stream: asyncio.StreamReader, tail: deque[str]) -> None:
         text = line.decode("utf-8", "replace").rstrip()
         tail.append(text)
         log.debug("inference worker: %s", text)
-
-
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """Terminate, then kill, and reap: when this returns the process is gone."""
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.terminate()
-    try:
-        await asyncio.wait_for(proc.wait(), STOP_GRACE_SECONDS)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
 
 
 # ------------------------------------------------------------------ errors

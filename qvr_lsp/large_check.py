@@ -14,16 +14,14 @@ folding, the outline...) decline large documents; see `analysis.LARGE_DOCUMENT_C
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import pickle
 import sys
 from collections.abc import Callable
 
 from qvr_core.diagnostics import Diagnostic
-from qvr_lsp.children import PACKAGE_ROOT, python_module
+from qvr_lsp.children import PACKAGE_ROOT, python_module, stop_child
 
 POLL_SECONDS = 0.1
-STOP_GRACE_SECONDS = 2.0
 
 
 async def check_in_child(
@@ -54,21 +52,7 @@ async def check_in_child(
         # unpickling many diagnostics is work for a thread, not the event loop
         return await asyncio.to_thread(pickle.loads, out)
     finally:
-        await _stop(proc)
-
-
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """Terminate, then kill, and reap: when this returns the process is gone."""
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.terminate()
-    try:
-        await asyncio.wait_for(proc.wait(), STOP_GRACE_SECONDS)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
+        await stop_child(proc)
 
 
 def main() -> int:

@@ -181,7 +181,7 @@ def run_inference(
                     return _svi(run, args.lr, args.guide)
                 if method == "nuts":
                     return _nuts(run, args.max_tree_depth, args.chains, args.seed)
-                return _prior(run)
+                return draw_prior(run)
         except MemoryError:
             raise _out_of_memory(need, budget) from None
         except RuntimeError as e:
@@ -400,7 +400,7 @@ def _svi(run: _Run, lr: float, guide_name: str = "normal") -> dict[str, Any]:
             "steps": len(losses),
             "lr": lr,
             "guide": guide_name,
-            **_series(losses, seconds),  # the loss is -ELBO
+            **loss_series(losses, seconds),  # the loss is -ELBO
             "posterior": _guide_posterior(run, guide) if losses else None,
             "stopped": stopped,
         }
@@ -494,7 +494,7 @@ def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
         "r_hat_max": max((v for v in r_hat.values() if v is not None), default=None),
         "ess_min": min((v for v in ess.values() if v is not None), default=None),
         "posterior": posterior,
-        **_series(traces[0], seconds),  # the first chain's potential energy
+        **loss_series(traces[0], seconds),  # the first chain's potential energy
         "traces": traces,  # every chain's, warmup included
         "steps_per_second": sum(len(t) for t in traces) / seconds if seconds > 0 else None,
         "stopped": result.stopped,
@@ -547,7 +547,7 @@ def posterior_summary(result: MCMCResult, max_tree_depth: int) -> dict[str, Any]
     return summarize(draws, stats).to_dict()
 
 
-def _series(losses: list[float], seconds: float) -> dict[str, Any]:
+def loss_series(losses: list[float], seconds: float) -> dict[str, Any]:
     """The loss series and its timing, the part every method's summary shares."""
     return {
         "initial_loss": losses[0] if losses else None,
@@ -558,8 +558,9 @@ def _series(losses: list[float], seconds: float) -> dict[str, Any]:
     }
 
 
-def _prior(run: _Run) -> dict[str, Any]:
-    """Forward runs under the current parameters (the seed's 'true' ones without data)."""
+def draw_prior(run: _Run) -> dict[str, Any]:
+    """Forward runs under the current parameters (the seed's 'true' ones without data); a
+    model program's run too (its log joint is one number, so mean and sum agree)."""
     model = run.model
     draws: dict[str, list[torch.Tensor]] = {n: [] for n in model.site_names}
     losses: list[float] = []
@@ -585,7 +586,7 @@ def _prior(run: _Run) -> dict[str, Any]:
         **run.head,
         "steps": len(losses),
         "sites": sites,
-        **_series(losses, seconds),
+        **loss_series(losses, seconds),
         "stopped": stopped,
     }
 

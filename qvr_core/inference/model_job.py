@@ -26,6 +26,7 @@ import torch
 from qvr_core.inference.elbo import ELBO
 from qvr_core.inference.errors import InferenceError, NonFiniteLossError
 from qvr_core.inference.guide import AutoNormalGuide
+from qvr_core.inference.job import draw_prior, loss_series
 from qvr_core.inference.mcmc import MCMC
 from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.svi import SVI
@@ -90,7 +91,7 @@ def run_model(run: Any, method: str, lr: float, depth: int) -> dict[str, Any]:
             return _nuts(run, depth)
         if method == "svi":
             return _svi(run, lr)
-        return _prior(run)
+        return draw_prior(run)
 
 
 @contextmanager
@@ -152,7 +153,7 @@ def _nuts(run: Any, depth: int) -> dict[str, Any]:
         "r_hat_max": max((v["r_hat"] for v in posterior.values() if v["r_hat"]), default=None),
         "ess_min": min(ess, default=None),
         "posterior": posterior,
-        **_series(losses, seconds),
+        **loss_series(losses, seconds),
         "stopped": result.stopped,
     }
 
@@ -172,7 +173,7 @@ def _svi(run: Any, lr: float) -> dict[str, Any]:
         try:
             loss = svi.step(x, obs)
         except NonFiniteLossError as e:
-            e.summary = {**run.head, "steps": len(losses), **_series(losses, 0.0)}  # type: ignore[attr-defined]  # the job reports the run so far
+            e.summary = {**run.head, "steps": len(losses), **loss_series(losses, 0.0)}  # type: ignore[attr-defined]  # the job reports the run so far
             raise
         losses.append(loss)
         run.report(step, run.steps, loss)
@@ -187,47 +188,7 @@ def _svi(run: Any, lr: float) -> dict[str, Any]:
         "steps": len(losses),
         "lr": lr,
         "posterior": posterior,
-        **_series(losses, seconds),
-        "stopped": stopped,
-    }
-
-
-def _prior(run: Any) -> dict[str, Any]:
-    model = run.model
-    draws: dict[str, list[torch.Tensor]] = {n: [] for n in model.site_names}
-    losses: list[float] = []
-    start = time.perf_counter()
-    stopped = False
-    with torch.no_grad():
-        for step in range(1, run.steps + 1):
-            if run.stop_requested():
-                stopped = True
-                break
-            result = model.run(run.x)
-            for n in model.site_names:
-                draws[n].append(result.values[n])
-            losses.append(-float(result.log_joint.sum()))
-            run.report(step, run.steps, losses[-1])
-    seconds = time.perf_counter() - start
-    sites = {}
-    for n, vs in draws.items():
-        if not vs:
-            continue
-        v = torch.stack(vs).to(torch.float64)
-        sites[n] = {
-            "kind": model.site_kind(n),
-            "support": model.site_support(n),
-            "shape": list(v.shape[1:]),
-            "mean": float(v.mean()),
-            "sd": float(v.std()) if v.numel() > 1 else 0.0,
-            "min": float(v.min()),
-            "max": float(v.max()),
-        }
-    return {
-        **run.head,
-        "steps": len(losses),
-        "sites": sites,
-        **_series(losses, seconds),
+        **loss_series(losses, seconds),
         "stopped": stopped,
     }
 
@@ -241,13 +202,3 @@ def _moments(s: torch.Tensor) -> dict[str, Any]:
 
 def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
-
-
-def _series(losses: list[float], seconds: float) -> dict[str, Any]:
-    return {
-        "initial_loss": losses[0] if losses else None,
-        "final_loss": losses[-1] if losses else None,
-        "losses": losses,
-        "seconds": seconds,
-        "steps_per_second": len(losses) / seconds if seconds > 0 else None,
-    }

@@ -12,20 +12,9 @@ from qvr_core.cli import run as cli_run
 from qvr_core.datafile import DataFile
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.job import run_inference
+from tests.eight_schools import SOURCE
 
-SCHOOLS = """
-object School : FinSet 8
-
-program eight_schools : School -> School
-    sample mu <- Normal(0.0, 5.0)
-    sample tau <- HalfCauchy(5.0)
-    sample theta_raw : School <- Normal(0.0, 1.0)
-    let theta = mu + tau * theta_raw
-    observe y : School <- Normal(theta, sigma)
-    return theta
-
-export eight_schools
-"""
+SCHOOLS = SOURCE
 DATA = {"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]}
 NO_DATA_NAMES = """
 object Day : FinSet 12

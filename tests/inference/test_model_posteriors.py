@@ -21,6 +21,7 @@ from qvr_core.inference.mcmc import MCMC
 from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.svi import SVI
 from qvr_core.runtime.model import ModelProgram, compile_model
+from tests.eight_schools import SIGMA, SOURCE, Y
 
 
 def model(source: str, name: str) -> ModelProgram:
@@ -135,21 +136,7 @@ def test_svi_recovers_the_conjugate_posterior(case) -> None:  # type: ignore[no-
     assert abs(float(draws.std()) - sd) < 0.15 * sd
 
 
-EIGHT_SCHOOLS = """
-object School : FinSet 8
-
-program eight_schools : School -> School
-    sample mu <- Normal(0.0, 5.0)
-    sample tau <- HalfCauchy(5.0)
-    sample theta_raw : School <- Normal(0.0, 1.0)
-    let theta = mu + tau * theta_raw
-    observe y : School <- Normal(theta, sigma)
-    return theta
-
-export eight_schools
-"""
-Y = torch.tensor([28.0, 8, -3, 7, -1, 1, 18, 12])
-SIGMA = torch.tensor([15.0, 10, 16, 11, 9, 11, 10, 18])
+EIGHT_SCHOOLS = SOURCE
 
 
 def pyro_eight_schools(warmup: int, draws: int) -> tuple[dict[str, torch.Tensor], dict]:

@@ -10,22 +10,9 @@ from torch import distributions as D
 from qvr_core.check import check
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model import compile_model
+from tests.eight_schools import SIGMA, SOURCE, Y
 
-EIGHT = """
-object School : FinSet 8
-
-program eight_schools : School -> School
-    sample mu <- Normal(0.0, 5.0)
-    sample tau <- HalfCauchy(5.0)
-    sample theta_raw : School <- Normal(0.0, 1.0)
-    let theta = mu + tau * theta_raw
-    observe y : School <- Normal(theta, sigma)
-    return theta
-
-export eight_schools
-"""
-Y = torch.tensor([28.0, 8, -3, 7, -1, 1, 18, 12])
-SIGMA = torch.tensor([15.0, 10, 16, 11, 9, 11, 10, 18])
+EIGHT = SOURCE
 
 
 def model(source: str, name: str):  # type: ignore[no-untyped-def]
