@@ -1,8 +1,8 @@
 """Inference speed: qvr against the same model written by hand in Pyro, in one run.
 
-    .venv/bin/python bench/inference_speed.py [--model all|rnn|eight_schools] [--batch 64]
-        [--seq-len 32] [--threads N] [--denormals both|kept|flushed]
-        [--warmup 500] [--draws 1000] [--chains 3]
+    .venv/bin/python bench/inference_speed.py [--model all|rnn|eight_schools|chains]
+        [--batch 64] [--seq-len 32] [--threads N] [--denormals both|kept|flushed]
+        [--warmup 500] [--draws 1000] [--chains 3] [--steps 1000]
 
 Two models.
 
@@ -31,7 +31,7 @@ Timed:
 - for attribution, the model alone (log joint and backward, no inference code):
   the compiled qvr program against the same function in plain torch.
 
-`--chains` measures instead what running NUTS chains in parallel processes
+`--model chains` measures what running NUTS chains in parallel processes
 buys: the wall time of 4 chains run by `run_chains` (one process per core)
 against the same 4 chains one after another in this process (1 chain x 4),
 on the lifted linear regression of examples/linear_regression.qvr; the
@@ -256,7 +256,9 @@ def eight_schools(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", choices=("all", "rnn", "eight_schools"), default="all")
+    parser.add_argument(
+        "--model", choices=("all", "rnn", "eight_schools", "chains"), default="all"
+    )
     parser.add_argument("--warmup", type=int, default=500, help="eight schools: NUTS warmup")
     parser.add_argument("--draws", type=int, default=1000, help="eight schools: NUTS draws")
     parser.add_argument("--chains", type=int, default=3, help="eight schools: chains per sampler")
@@ -272,9 +274,8 @@ def main() -> None:
         help="time with denormal floats kept, flushed to zero (what `qvr run` does), or both",
     )
     parser.add_argument(
-        "--chains", action="store_true", help="time 4 parallel chains against 1 chain x 4"
+        "--steps", type=int, default=1000, help="chains: NUTS iterations per chain"
     )
-    parser.add_argument("--steps", type=int, default=1000, help="NUTS iterations per chain")
     args = parser.parse_args()
     if args.model in ("all", "eight_schools"):
         threads = torch.get_num_threads()
@@ -283,11 +284,13 @@ def main() -> None:
         if args.model == "eight_schools":
             return
         print()
+    if args.model in ("all", "chains"):
+        chains_speed(args.steps, args.rounds)
+        if args.model == "chains":
+            return
+        print()
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.chains:
-        chains_speed(args.steps, args.rounds)
-        return
     pyro.set_rng_seed(0)
     torch.distributions.Distribution.set_default_validate_args(False)
     pyro.enable_validation(False)
