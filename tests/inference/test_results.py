@@ -15,6 +15,8 @@ import pytest
 from qvr_core.inference import results as results_module
 from qvr_core.inference.results import RunResults, fit
 
+from tests.eight_schools import SOURCE as EIGHT_SCHOOLS
+
 from .qvr_sources import REGRESSION
 
 with warnings.catch_warnings():
@@ -72,6 +74,46 @@ def test_the_file_qvr_run_writes_gives_az_summary_the_printed_numbers(tmp_path: 
     assert idata.observed_data["y"].shape == (8, 1)
     assert int(idata.sample_stats["diverging"].sum()) == json.loads(done.stdout)["divergences"]
     assert az.bfmi(idata) == pytest.approx(printed["e_bfmi"], rel=1e-9)
+
+
+def test_eight_schools_in_four_chains_gives_az_summary_the_printed_numbers(tmp_path: Path) -> None:
+    source = tmp_path / "schools.qvr"
+    source.write_text(EIGHT_SCHOOLS)
+    data = tmp_path / "schools.json"
+    data.write_text(
+        json.dumps({"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]})
+    )
+    out = tmp_path / "schools.nc"
+    argv = ["run", str(source), "--method", "nuts", "--steps", "200", "--data", str(data)]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qvr_cli.main",
+            *argv,
+            "--json",
+            "--output",
+            str(out),
+            "--predictive",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["chains"] == 4
+    idata = az.from_netcdf(out)
+    assert idata.posterior.sizes["chain"] == 4 and idata.posterior.sizes["draw"] == 100
+    assert idata.posterior["theta_raw"].shape == (4, 100, 8)
+    assert idata.observed_data["y"].shape == (8,) and idata.constant_data["sigma"].shape == (8,)
+    assert idata.posterior_predictive["y"].shape == (4, 100, 8)
+    table = az.summary(idata, round_to="none")
+    for row in summary["posterior"]["rows"]:
+        expected = table.loc[row["label"]]
+        for key in ("mean", "sd", "ess_bulk", "ess_tail", "r_hat"):
+            assert row[key] == pytest.approx(expected[key], rel=1e-6), (row["label"], key)
 
 
 def test_without_arviz_the_draws_go_to_an_npz(tmp_path: Path, monkeypatch) -> None:
