@@ -110,3 +110,19 @@ def test_fit_returns_the_summary_and_the_inference_data() -> None:
     assert {"prior_predictive", "observed_data", "constant_data"} <= set(idata.groups())
     assert idata.prior_predictive["y"].shape == (1, 5, 3, 1)
     assert result.summary["method"] == "prior" and result.summary["steps"] == 5
+
+
+def test_the_vanilla_rnn_lm_in_four_chains_gives_arviz_s_numbers() -> None:
+    source = (Path(__file__).resolve().parents[2] / "examples" / "vanilla_rnn_lm.qvr").read_text()
+    result = fit(source, method="nuts", steps=8, batch=2, seq_len=3, max_tree_depth=2)
+    printed = result.summary["posterior"]
+    assert result.summary["chains"] == 4 and printed["chains"] == 4 and printed["draws"] == 4
+    posterior = result.inference_data().posterior
+    # ArviZ on just the elements the table shows (its summary of every weight takes minutes).
+    shown = {
+        row["label"]: posterior[row["site"]].values[(..., *row["index"])] for row in printed["rows"]
+    }
+    assert len(shown) == len(printed["rows"]) > 12 and all(
+        v.shape == (4, 4) for v in shown.values()
+    )
+    assert_az_summary_is(printed, az.from_dict(posterior=shown))
