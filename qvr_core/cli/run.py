@@ -149,6 +149,15 @@ class ProgressLine:
         self.start: float | None = None  # set at the first report: compiling is not a step
         self.last_draw = 0.0
         self.width = 0
+        self.draws = ""  # a NUTS run's draws per chain and worst R-hat so far
+
+    def update(self, live: dict[str, Any]) -> None:
+        """A NUTS run's draws so far (`qvr_core.inference.live`): shown after the step."""
+        sites = (live.get("posterior") or {}).get("sites", {}).values()
+        worst = [v for s in sites if isinstance(v := s.get("r_hat_max"), float) and v == v]
+        self.draws = f"  draws/chain {','.join(str(n) for n in live['draws'])}" + (
+            f"  r_hat max {max(worst):.3f}" if worst else ""
+        )
 
     def __call__(self, step: int, total: int, loss: float) -> None:
         now = time.perf_counter()
@@ -157,7 +166,10 @@ class ProgressLine:
         done = step - self.first
         rate = done / (now - self.start) if done else math.nan
         label = "loss" if self.method == "svi" else "-log p"
-        text = f"{self.method} step {step}/{total}  {label} {loss:.4g}  {_fmt(rate, '.1f')} steps/s"
+        text = (
+            f"{self.method} step {step}/{total}  {label} {loss:.4g}  "
+            f"{_fmt(rate, '.1f')} steps/s{self.draws}"
+        )
         if self.tty:
             if step < total and now - self.last_draw < 0.1:
                 return
@@ -293,6 +305,7 @@ def main(args: argparse.Namespace) -> int:
                 data=run_args.data,
                 **run_args.job_arguments(),
                 on_progress=progress,
+                on_update=progress.update,
                 should_stop=stop.event.is_set,
                 results=results,
                 predictive=bool(getattr(args, "predictive", False)),

@@ -10,9 +10,11 @@ took, so a model with thousands of elements does not spend its run summarising):
      "traces": [{"label": "mu", "chains": [[[0, 1.2], [1, 0.9], ...], ...]}, ...],
      "posterior": <summary.summarize of the draws so far> | None}
 
-The table is computed over the chains that have at least `MIN_DRAWS` draws,
-each cut to the shortest of them (chains run two at a time on two cores, so the
-last ones start late); it is None until one chain has that many. The traces are
+The table is computed over the chains that have at least half as many draws
+as the longest (and `MIN_DRAWS`), each cut to the shortest of them: chains run
+two at a time on two cores, so the last ones start late, and a chain that has
+just started would cut the others short. It is None until a chain has
+`MIN_DRAWS` draws. The traces are
 the first `TRACE_SCALARS` elements in the table's order, each chain thinned to
 at most `TRACE_POINTS` evenly spaced draws (the first and the newest kept).
 """
@@ -89,7 +91,9 @@ class LiveDraws:
         return {}
 
     def _posterior(self) -> dict[str, Any] | None:
-        ready = [c for c in range(self.chains) if len(self.stats[c]) >= MIN_DRAWS]
+        counts = [len(s) for s in self.stats]
+        least = max(MIN_DRAWS, max(counts) // 2)
+        ready = [c for c in range(self.chains) if counts[c] >= least]
         if not ready:
             return None
         n = min(len(self.stats[c]) for c in ready)

@@ -108,3 +108,15 @@ def test_ctrl_c_stops_cleanly_with_the_summary(regression_file) -> None:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == cli_run.EXIT_INTERRUPTED, err
     assert "[stopped]" in out and "loss:" in out
+
+
+def test_the_progress_line_shows_each_chain_s_draws_and_the_worst_r_hat() -> None:
+    stream = io.StringIO()
+    line = cli_run.ProgressLine("nuts", stream)
+    line.update({"draws": [200, 13, 0, 0], "posterior": None})
+    line(10, 10, 3.5)
+    assert "draws/chain 200,13,0,0" in stream.getvalue() and "r_hat" not in stream.getvalue()
+    sites = {"mu": {"r_hat_max": 1.0123}, "tau": {"r_hat_max": float("nan")}, "z": {}}
+    line.update({"draws": [200, 200, 0, 0], "posterior": {"sites": sites}})
+    line(20, 20, 3.5)
+    assert stream.getvalue().splitlines()[-1].endswith("draws/chain 200,200,0,0  r_hat max 1.012")

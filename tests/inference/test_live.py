@@ -57,7 +57,7 @@ def test_no_table_until_a_chain_has_enough_draws_then_over_the_chains_that_do() 
         live.add(0, draw(rng))
     for _ in range(5):
         live.add(1, draw(rng, diverging=True))
-    live.add(2, draw(rng))  # too few: left out
+    live.add(2, draw(rng))  # fewer than half the longest chain's: left out
     posterior = live.snapshot()["posterior"]
     assert posterior["chains"] == 2 and posterior["draws"] == 5  # cut to the shortest
     assert posterior["divergences_per_chain"] == [0, 5]
