@@ -73,9 +73,9 @@ def terminals() -> str:
     for kind in sorted(set(SOFT_KEYWORDS.values()) - {"CTOR"}):
         out.append(f"{kind}: /\\x01{kind}/")  # a control character: never in the file
     out += [
-        r'NAME: /[A-Za-z_][A-Za-z0-9_]*/',
-        r'FLOAT.2: /\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+/',
-        r'INT: /\d+/',
+        r"NAME: /[A-Za-z_][A-Za-z0-9_]*/",
+        r"FLOAT.2: /\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+/",
+        r"INT: /\d+/",
         r'STRING: /"(?:[^"\\]|\\.)*"/',
     ]
     return "\n".join(out) + "\n"

@@ -63,9 +63,7 @@ OLDER_SURFACE = Rule(
         "file written for them is understood, and says once per construct which era it "
         "belongs to. quivers 0.11 and later do not accept it."
     ),
-    fixes=(
-        "Rewrite the construct in the syntax of quivers 0.11 and later.",
-    ),
+    fixes=("Rewrite the construct in the syntax of quivers 0.11 and later.",),
     example="QVR010_older_surface.qvr",
     quick_fixes=("Rewrite in the syntax of quivers 0.11 and later, where the rewrite is known.",),
 )

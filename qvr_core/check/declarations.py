@@ -30,8 +30,15 @@ from qvr_core.syntax.span import Span
 #: quivers' object constructors that qvr does not type yet (its own are CONSTRUCTORS).
 OTHER_CONSTRUCTORS = frozenset(
     (
-        "Sphere", "Ball", "CholeskyFactor", "Covariance", "Correlation", "Orthogonal", "Stiefel",
-        "LowerTriangular", "Diagonal",
+        "Sphere",
+        "Ball",
+        "CholeskyFactor",
+        "Covariance",
+        "Correlation",
+        "Orthogonal",
+        "Stiefel",
+        "LowerTriangular",
+        "Diagonal",
     )
 )
 
@@ -143,9 +150,7 @@ def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
             decl = ctx.top.get(f.text)
             if decl is not None:
                 kind = type(decl).__name__.removesuffix("Decl").lower()
-                ctx.report(
-                    rules.WRONG_KIND, f"'{f.text}' is a {kind}, not an object", f.span
-                )
+                ctx.report(rules.WRONG_KIND, f"'{f.text}' is a {kind}, not an object", f.span)
             else:
                 ctx.undefined(f, "object", list(ctx.object_decls))
             continue

@@ -275,9 +275,7 @@ class _Plan:
         for p in self.placed:
             kept = entries[p.segment.text].segment
             placed.append(p if p.reused and kept is p.segment else Placed(kept, *p[1:3], True))
-        return _State(
-            entries, self.identity, env.ctx.strict, text, placed, self.declared
-        )
+        return _State(entries, self.identity, env.ctx.strict, text, placed, self.declared)
 
 
 def _frame_of(env: Env, decl: ast.Decl) -> Frame | None:

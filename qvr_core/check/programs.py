@@ -558,7 +558,11 @@ class ProgramChecker:
             case ast.Apply():
                 return self._apply(node)
             case (
-                ast.Literal() | ast.Index() | ast.MethodCall() | ast.ListExpr() | ast.Lambda()
+                ast.Literal()
+                | ast.Index()
+                | ast.MethodCall()
+                | ast.ListExpr()
+                | ast.Lambda()
                 | ast.Factor()
             ):
                 return None  # quivers' values: program_reason leaves them to the names-only check

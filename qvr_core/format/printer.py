@@ -58,10 +58,14 @@ def declaration(decl: ast.Decl) -> str:
             params = ""
             if decl.params is not None:
                 kinds = decl.param_kinds or (None,) * len(decl.params)
-                params = " (" + ", ".join(
-                    p.text if k is None else f"{p.text} : {param_kind(k)}"
-                    for p, k in zip(decl.params, kinds, strict=True)
-                ) + ")"
+                params = (
+                    " ("
+                    + ", ".join(
+                        p.text if k is None else f"{p.text} : {param_kind(k)}"
+                        for p, k in zip(decl.params, kinds, strict=True)
+                    )
+                    + ")"
+                )
             text = f"program {decl.name.text}{params} : {obj(decl.dom)} -> {obj(decl.cod)}"
             if decl.options:
                 text += " " + options(decl.options)

@@ -63,9 +63,7 @@ class Candidate:
     insert: str | None = None
 
 
-def candidates(
-    context: Context, modules: list[CheckedModule], cursor_line: int
-) -> list[Candidate]:
+def candidates(context: Context, modules: list[CheckedModule], cursor_line: int) -> list[Candidate]:
     """What may be written in `context`; `cursor_line` keeps a program's names bound above it."""
     where = context.where
     symbols = _symbols(modules)
@@ -89,9 +87,7 @@ def candidates(
         found += _words(values, Word.OPTION_VALUE, context.option or "value")
     elif where is Where.FAMILY:
         found += [
-            Candidate(
-                f, Word.FAMILY, f"family: needs {codomain_words(FAMILIES[f])}", "2", _doc(f)
-            )
+            Candidate(f, Word.FAMILY, f"family: needs {codomain_words(FAMILIES[f])}", "2", _doc(f))
             for f in KERNEL_FAMILIES
         ]
     elif where is Where.STEP_OPTION_KEY:
@@ -180,9 +176,7 @@ def _from(
     symbols: Iterable[Symbol], keep: Callable[[Symbol], bool], rank: str = "1"
 ) -> list[Candidate]:
     return [
-        Candidate(s.name, s.kind, s.detail or s.kind.value, rank, s.doc)
-        for s in symbols
-        if keep(s)
+        Candidate(s.name, s.kind, s.detail or s.kind.value, rank, s.doc) for s in symbols if keep(s)
     ]
 
 

@@ -317,7 +317,16 @@ class Factor:
 
 
 Arith = (
-    Number | Var | Unary | Binary | Apply | Literal | Index | MethodCall | ListExpr | Lambda
+    Number
+    | Var
+    | Unary
+    | Binary
+    | Apply
+    | Literal
+    | Index
+    | MethodCall
+    | ListExpr
+    | Lambda
     | Factor
 )
 
@@ -413,7 +422,13 @@ class ReturnStep:
 
 
 Step = (
-    SampleStep | ObserveStep | LetStep | DestructureStep | ReturnStep | MarginalizeStep | CallStep
+    SampleStep
+    | ObserveStep
+    | LetStep
+    | DestructureStep
+    | ReturnStep
+    | MarginalizeStep
+    | CallStep
     | ScoreStep
 )
 

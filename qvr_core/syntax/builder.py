@@ -302,9 +302,7 @@ class TreeBuilder(Transformer[Token, Any]):
             options = rest[-1].items
             rest = rest[:-1]
         dom, cod = _bare(rest[1]), _bare(rest[3])
-        return Header(
-            _name(c[1]), params, dom, cod, cover(c[0], _last(c)), kinds or (), options
-        )
+        return Header(_name(c[1]), params, dom, cod, cover(c[0], _last(c)), kinds or (), options)
 
     def params(self, c: Children) -> Children:
         return c[1] if len(c) == 3 else []
@@ -496,8 +494,10 @@ class TreeBuilder(Transformer[Token, Any]):
         tilde = next(t for t in c if type(t) is Token and t.type == "TILDE")
 
         def rewrite(src: Callable[[Span], str]) -> str:
-            return src(Span(span.start, tilde.start, 0, 0, 0, 0)) + "<-" + src(
-                Span(tilde.end, span.end, 0, 0, 0, 0)
+            return (
+                src(Span(span.start, tilde.start, 0, 0, 0, 0))
+                + "<-"
+                + src(Span(tilde.end, span.end, 0, 0, 0, 0))
             )
 
         return Era(step, message, span, rewrite)
@@ -511,8 +511,10 @@ class TreeBuilder(Transformer[Token, Any]):
         equal = c[2]
 
         def rewrite(src: Callable[[Span], str]) -> str:
-            return src(Span(span.start, equal.start, 0, 0, 0, 0)) + ":" + src(
-                Span(equal.end, span.end, 0, 0, 0, 0)
+            return (
+                src(Span(span.start, equal.start, 0, 0, 0, 0))
+                + ":"
+                + src(Span(equal.end, span.end, 0, 0, 0, 0))
             )
 
         return Era(decl, message, span, rewrite)
@@ -543,10 +545,7 @@ class TreeBuilder(Transformer[Token, Any]):
         name = _name(c[1])
         span = cover(c[0], c[1])
         clause = ast.Clause("composition", _name(c[0]), (name,), (name,), (), span)
-        message = (
-            f"`quantale {name.text}` is quivers 0.1-0.4's `composition {name.text}` "
-            "(0.11 on)"
-        )
+        message = f"`quantale {name.text}` is quivers 0.1-0.4's `composition {name.text}` (0.11 on)"
         return Era(clause, message, span, lambda src: f"composition {name.text}")
 
     def output_step(self, c: Children) -> Era:
@@ -823,8 +822,9 @@ _ERA_ROLES = {
 def _synthetic(text: str, at: Span) -> ast.Name:
     """A name an older surface implies but does not write (`kernel f` is `role=kernel`):
     empty, at the start of what implies it."""
-    return ast.Name(text, Span(at.start, at.start, at.start_line, at.start_col,
-                                at.start_line, at.start_col))
+    return ast.Name(
+        text, Span(at.start, at.start, at.start_line, at.start_col, at.start_line, at.start_col)
+    )
 
 
 def _init(node: _Paren) -> tuple[ast.Name | None, ast.Call | None, ast.Expr | None]:
@@ -839,9 +839,7 @@ def _init(node: _Paren) -> tuple[ast.Name | None, ast.Call | None, ast.Expr | No
 
 def _draw(
     c: Children,
-) -> tuple[
-    tuple[ast.Name, ...], ast.ObjectExpr | None, ast.Expr, tuple[ast.Option, ...], Span
-]:
+) -> tuple[tuple[ast.Name, ...], ast.ObjectExpr | None, ast.Expr, tuple[ast.Option, ...], Span]:
     """The parts of a sample/observe/marginalize line: targets, plate, source, options."""
     first = c[1]
     targets = first.names if type(first) is _Targets else (_name(first),)
@@ -906,11 +904,36 @@ def _flatten(children: Children, out: list[object]) -> None:
 #: Helper rules whose parts belong to the clause around them.
 _TRANSPARENT = frozenset(
     {
-        "premises", "entails", "schema_params", "contraction_inputs", "pragma_entries",
-        "value_params", "static_list", "static_items", "index_terms", "row_entries",
-        "words", "lex_category", "binds", "scoped", "rule_args", "clause_params", "values",
-        "signature_type", "sort_kind", "edge_arrow", "grade", "op_mode", "line_pragma",
-        "type", "type_product", "type_atom", "static_item", "index_term", "row", "sort",
+        "premises",
+        "entails",
+        "schema_params",
+        "contraction_inputs",
+        "pragma_entries",
+        "value_params",
+        "static_list",
+        "static_items",
+        "index_terms",
+        "row_entries",
+        "words",
+        "lex_category",
+        "binds",
+        "scoped",
+        "rule_args",
+        "clause_params",
+        "values",
+        "signature_type",
+        "sort_kind",
+        "edge_arrow",
+        "grade",
+        "op_mode",
+        "line_pragma",
+        "type",
+        "type_product",
+        "type_atom",
+        "static_item",
+        "index_term",
+        "row",
+        "sort",
         "effect_ref",
     }
 )

@@ -42,15 +42,76 @@ NON_PROGRAM_DECLS = frozenset({"OBJECT", "MORPHISM", "LET", "EXPORT"})
 SOFT_KEYWORDS: dict[str, str] = {
     word: word.upper()
     for word in (
-        "define", "where", "marginalize", "score", "index", "family", "effect", "instance",
-        "handler", "composition", "category", "rule", "schema", "bundle", "contraction",
-        "deduction", "signature", "encoder", "decoder", "loss", "for", "as", "in", "from", "with",
-        "over", "atoms", "binders", "lexicon", "sorts", "constructors", "vertex_kinds",
-        "edge_kinds", "dim", "iterations", "readout", "op", "init", "message", "update",
-        "var_init", "recurrent", "attention", "structure", "primitive", "factor", "binder_select",
-        "body", "binds", "constructor", "resumes", "perform", "resume", "handle", "case",
-        "motive", "if", "then", "else", "construct", "lacks", "not", "true", "false", "unit",
-        "type", "output", "draw", "quantale", "via",
+        "define",
+        "where",
+        "marginalize",
+        "score",
+        "index",
+        "family",
+        "effect",
+        "instance",
+        "handler",
+        "composition",
+        "category",
+        "rule",
+        "schema",
+        "bundle",
+        "contraction",
+        "deduction",
+        "signature",
+        "encoder",
+        "decoder",
+        "loss",
+        "for",
+        "as",
+        "in",
+        "from",
+        "with",
+        "over",
+        "atoms",
+        "binders",
+        "lexicon",
+        "sorts",
+        "constructors",
+        "vertex_kinds",
+        "edge_kinds",
+        "dim",
+        "iterations",
+        "readout",
+        "op",
+        "init",
+        "message",
+        "update",
+        "var_init",
+        "recurrent",
+        "attention",
+        "structure",
+        "primitive",
+        "factor",
+        "binder_select",
+        "body",
+        "binds",
+        "constructor",
+        "resumes",
+        "perform",
+        "resume",
+        "handle",
+        "case",
+        "motive",
+        "if",
+        "then",
+        "else",
+        "construct",
+        "lacks",
+        "not",
+        "true",
+        "false",
+        "unit",
+        "type",
+        "output",
+        "draw",
+        "quantale",
+        "via",
     )
 }
 #: quivers' object constructors (keywords in its grammar), and the role words that
@@ -58,8 +119,20 @@ SOFT_KEYWORDS: dict[str, str] = {
 SOFT_KEYWORDS.update(
     dict.fromkeys(
         (
-            "FinSet", "Real", "Positive", "Unit", "Simplex", "Sphere", "Ball", "CholeskyFactor",
-            "Covariance", "Correlation", "Orthogonal", "Stiefel", "LowerTriangular", "Diagonal",
+            "FinSet",
+            "Real",
+            "Positive",
+            "Unit",
+            "Simplex",
+            "Sphere",
+            "Ball",
+            "CholeskyFactor",
+            "Covariance",
+            "Correlation",
+            "Orthogonal",
+            "Stiefel",
+            "LowerTriangular",
+            "Diagonal",
         ),
         "CTOR",
     )
@@ -72,8 +145,22 @@ SOFT_KEYWORDS.update(
 #: (soft keywords: each may be a name elsewhere). The TextMate grammar highlights them
 #: where they start a line (scripts/gen_grammar.py).
 DECLARATION_KINDS = (
-    "index", "family", "effect", "instance", "handler", "composition", "category", "rule",
-    "schema", "bundle", "contraction", "deduction", "signature", "encoder", "decoder", "loss",
+    "index",
+    "family",
+    "effect",
+    "instance",
+    "handler",
+    "composition",
+    "category",
+    "rule",
+    "schema",
+    "bundle",
+    "contraction",
+    "deduction",
+    "signature",
+    "encoder",
+    "decoder",
+    "loss",
 )
 #: Words that start a declaration wherever they stand (the grammar's `storage.type`).
 DECLARATION_KEYWORDS = ("object", "morphism", "let", "define", "program")
@@ -275,9 +362,7 @@ def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
     for line_no, raw in enumerate(text.split("\n"), first_line):
         line = raw[:-1] if raw.endswith("\r") else raw
         hash_at = line.find("#")
-        if hash_at >= 0 and (
-            line.startswith(("#[", "#!["), hash_at) or '"' in line[:hash_at]
-        ):
+        if hash_at >= 0 and (line.startswith(("#[", "#!["), hash_at) or '"' in line[:hash_at]):
             hash_at = _comment_start(line)
         code = line if hash_at < 0 else line[:hash_at]
         blank = not code or code.isspace()
@@ -293,9 +378,7 @@ def split(text: str, offset: int = 0, first_line: int = 0) -> Layout:
 
 
 #: A line starting with a keyword at column 0 always starts a new statement.
-_KEYWORD_LINE = re.compile(
-    r"^(?:(?:" + "|".join(sorted(TOP_WORDS)) + r")\b|#!?\[)", re.MULTILINE
-)
+_KEYWORD_LINE = re.compile(r"^(?:(?:" + "|".join(sorted(TOP_WORDS)) + r")\b|#!?\[)", re.MULTILINE)
 #: A line holding no code: blanks and at most a comment (a subset of what `split`
 #: treats as blank, so that a segment never starts in the middle of a statement).
 _NO_CODE = re.compile(r"[ \t\r\f\v]*(?:#.*)?")

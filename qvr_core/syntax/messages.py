@@ -57,8 +57,20 @@ _CONTINUATIONS = frozenset({"STAR", "RSHIFT", "AT", "PLUS", "MINUS", "SLASH", "L
 #: comparisons): never named in a message when anything else is expected.
 _QUIET = frozenset(
     {
-        "BACKSLASH", "TRANS", "LSHIFT", "KLEISLI", "DOT", "PERCENT", "EQEQ", "NOTEQ", "LESS",
-        "LESSEQ", "MORE", "MOREEQ", "ANDAND", "OROR",
+        "BACKSLASH",
+        "TRANS",
+        "LSHIFT",
+        "KLEISLI",
+        "DOT",
+        "PERCENT",
+        "EQEQ",
+        "NOTEQ",
+        "LESS",
+        "LESSEQ",
+        "MORE",
+        "MOREEQ",
+        "ANDAND",
+        "OROR",
     }
 )
 #: After an object expression (where `\\` is possible) `+`, `/` and `(` are quiet too.

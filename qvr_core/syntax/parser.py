@@ -593,8 +593,11 @@ class _FileParser:
         if tokens[-1].type != "RBRACE":
             return None
         at = next(
-            (k for k in range(1, len(tokens) - 1)
-             if tokens[k].text == "in" and tokens[k + 1].type == "LBRACE"),
+            (
+                k
+                for k in range(1, len(tokens) - 1)
+                if tokens[k].text == "in" and tokens[k + 1].type == "LBRACE"
+            ),
             None,
         )
         if at is None:
@@ -636,8 +639,9 @@ class _FileParser:
         at_span = span
         if simple:
             col = end.start_col + len(end.text)
-            at_span = Span(end.end, close.end, end.start_line, col, close.start_line,
-                           close.start_col + 1)
+            at_span = Span(
+                end.end, close.end, end.start_line, col, close.start_line, close.start_col + 1
+            )
         self._era(Era(None, message, at_span, rewrite))
         return dataclasses.replace(step, steps=steps, span=span)
 
@@ -798,8 +802,13 @@ class _FileParser:
         fixes: tuple[Fix, ...] = ()
         if era.rewrite is not None:
             text = era.rewrite(self._source)
-            fixes = (Fix("Rewrite in the syntax of quivers 0.11 and later",
-                         (TextEdit(era.span, text),), True),)
+            fixes = (
+                Fix(
+                    "Rewrite in the syntax of quivers 0.11 and later",
+                    (TextEdit(era.span, text),),
+                    True,
+                ),
+            )
         self.diagnostics.append(make(rules.OLDER_SURFACE, era.message, era.span, fixes=fixes))
         for message, span in era.notes:
             self.diagnostics.append(make(rules.OLDER_SURFACE, message, span))

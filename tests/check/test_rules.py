@@ -116,7 +116,5 @@ def test_the_bare_code_check_sees_a_bare_code_but_not_a_docstring(tmp_path: Path
 def test_every_rule_is_raised_somewhere() -> None:
     text = "\n".join(p.read_text(encoding="utf-8") for p in sources())
     constant = {id(v): k for k, v in vars(rules).items() if isinstance(v, Rule)}
-    unused = [
-        r.code for r in rules.RULES if not re.search(rf"\brules\.{constant[id(r)]}\b", text)
-    ]
+    unused = [r.code for r in rules.RULES if not re.search(rf"\brules\.{constant[id(r)]}\b", text)]
     assert unused == []

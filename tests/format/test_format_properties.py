@@ -40,8 +40,17 @@ def mutated(draw: st.DrawFn) -> str:
         line = lines[i]
         action = draw(
             st.sampled_from(
-                ["spaces", "squeeze", "blank", "trailing_comment", "comment_line", "paren",
-                 "split", "trailing_blanks", "token"]
+                [
+                    "spaces",
+                    "squeeze",
+                    "blank",
+                    "trailing_comment",
+                    "comment_line",
+                    "paren",
+                    "split",
+                    "trailing_blanks",
+                    "token",
+                ]
             )
         )
         code = line.split("#", 1)[0]

@@ -23,15 +23,18 @@ ADVERTISED = {
     "document symbols": lambda c: c.document_symbol_provider,
     "workspace symbols": lambda c: c.workspace_symbol_provider,
     "completion": lambda c: c.completion_provider,
-    "rename, prepareRename": lambda c: isinstance(c.rename_provider, lsp.RenameOptions)
-    and c.rename_provider.prepare_provider,
+    "rename, prepareRename": lambda c: (
+        isinstance(c.rename_provider, lsp.RenameOptions) and c.rename_provider.prepare_provider
+    ),
     "code actions": lambda c: c.code_action_provider,
-    "migrate file (source action)": lambda c: "source.migrate"
-    in c.code_action_provider.code_action_kinds,
+    "migrate file (source action)": lambda c: (
+        "source.migrate" in c.code_action_provider.code_action_kinds
+    ),
     "inlay hints": lambda c: c.inlay_hint_provider,
     "signature help": lambda c: "(" in c.signature_help_provider.trigger_characters,
-    "semantic tokens (full, range)": lambda c: c.semantic_tokens_provider.full
-    and c.semantic_tokens_provider.range,
+    "semantic tokens (full, range)": lambda c: (
+        c.semantic_tokens_provider.full and c.semantic_tokens_provider.range
+    ),
     "formatting": lambda c: c.document_formatting_provider,
     "range formatting": lambda c: c.document_range_formatting_provider,
     "folding ranges": lambda c: c.folding_range_provider,

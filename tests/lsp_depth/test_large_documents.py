@@ -57,14 +57,10 @@ async def test_a_large_document_gets_diagnostics_only_and_one_notice(client):
     ident = doc(uri)
     at = lsp.Position(3, 10)
     assert await client.text_document_hover_async(lsp.HoverParams(ident, at)) is None
-    tokens = await client.text_document_semantic_tokens_full_async(
-        lsp.SemanticTokensParams(ident)
-    )
+    tokens = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(ident))
     assert tokens is None or not tokens.data
     assert not await client.text_document_folding_range_async(lsp.FoldingRangeParams(ident))
-    assert not await client.text_document_document_symbol_async(
-        lsp.DocumentSymbolParams(ident)
-    )
+    assert not await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(ident))
     assert not await client.text_document_inlay_hint_async(
         lsp.InlayHintParams(ident, lsp.Range(lsp.Position(0, 0), lsp.Position(40, 0)))
     )

@@ -315,9 +315,7 @@ def test_a_typo_in_a_seed_program_is_still_an_unbound_variable() -> None:
 
 def test_a_morphism_with_a_family_needs_no_role() -> None:
     text = (
-        "object A : Real 2\nobject B : Real 3\n"
-        "morphism f : A -> B ~ Normal\n"
-        "let m = f\nexport m\n"
+        "object A : Real 2\nobject B : Real 3\nmorphism f : A -> B ~ Normal\nlet m = f\nexport m\n"
     )
     assert codes(text) == []
 
