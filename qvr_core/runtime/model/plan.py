@@ -10,6 +10,7 @@ which the data supplies at fit time (quivers' host-data channel).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS
@@ -104,7 +105,15 @@ class _Walker:
         self.uses: dict[str, ast.Name] = {}
         self.templates: dict[str, ast.ProgramDecl] = {}
 
-    def walk(self, steps, scope, bound, prefix, sizes, depth) -> None:
+    def walk(
+        self,
+        steps: tuple[ast.Step, ...],
+        scope: str | None,
+        bound: set[str],
+        prefix: str,
+        sizes: dict[str, int],
+        depth: int,
+    ) -> None:
         for step in steps:
             line = step.span.start_line + 1
             if not isinstance(step, _RUNNABLE):
@@ -147,7 +156,14 @@ class _Walker:
         )
         return self.programs.get(name) if name is not None else None
 
-    def call(self, step, bound, prefix, sizes, depth) -> None:
+    def call(
+        self,
+        step: ast.SampleStep,
+        bound: set[str],
+        prefix: str,
+        sizes: dict[str, int],
+        depth: int,
+    ) -> None:
         """`sample v <- template(args)`: the template's steps, its sites named `v$z`."""
         decl = self._template(step)
         assert decl is not None
@@ -196,7 +212,13 @@ def _object_arg(arg: object) -> str | None:
 _FUNCS = set(UNARY) | set(BINARY) | set(METHODS) | set(FUNCTIONS)
 
 
-def _record_uses(step, bound, uses, sizes, top) -> None:
+def _record_uses(
+    step: ast.Step,
+    bound: set[str],
+    uses: dict[str, ast.Name],
+    sizes: dict[str, int],
+    top: set[str],
+) -> None:
     """Names the step reads that nothing bound so far: data names."""
     parts: list[object] = []
     if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
@@ -216,7 +238,7 @@ def _record_uses(step, bound, uses, sizes, top) -> None:
         uses.setdefault(n, name)
 
 
-def _names(root: object):
+def _names(root: object) -> Iterator[tuple[ast.Name, str]]:
     """(name, role) for every Name under `root`: a callee, an option key, or a use."""
     stack: list[tuple[object, str]] = [(root, "use")]
     while stack:
