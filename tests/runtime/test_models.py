@@ -237,6 +237,65 @@ def test_nested_marginalize_scopes_are_the_forward_algorithm() -> None:
     torch.testing.assert_close(m.log_joint({}, v)[0], want, rtol=1e-5, atol=1e-4)
 
 
+def hmm_source(depth: int, via_let: bool = False) -> str:
+    """An HMM of `depth` nested scopes; `via_let` reads each transition row through a
+    let bound inside the enclosing scope."""
+    lines = [
+        "object State : FinSet 2",
+        "object Symbol : FinSet 3",
+        "object Seq : FinSet 5",
+        "",
+        "program hmm : Seq -> Seq",
+        "    sample start <- Dirichlet(1.0) [over=State]",
+        "    sample trans : State <- Dirichlet(1.0) [over=State, iid_over=State]",
+        "    sample emit : State <- Dirichlet(1.0) [over=Symbol, iid_over=State]",
+        "    marginalize s0 : State <- Categorical(start) [over=Seq]",
+        "        observe o0 : Seq <- Categorical(emit[s0])",
+    ]
+    for t in range(1, depth):
+        pad = "    " * (t + 1)
+        row = f"trans[s{t - 1}]"
+        if via_let:
+            lines.append(f"{pad}let row{t} = {row}")
+            row = f"row{t}"
+        lines.append(f"{pad}marginalize s{t} : State <- Categorical({row}) [over=Seq]")
+        lines.append(f"{pad}    observe o{t} : Seq <- Categorical(emit[s{t}])")
+    return "\n".join([*lines, "    return start", "", "export hmm", ""])
+
+
+def forward_algorithm(v: dict, depth: int) -> torch.Tensor:
+    s, t, e = v["start"], v["trans"], v["emit"]
+    obs = torch.stack([v[f"o{i}"] for i in range(depth)], 1).long()
+    alpha = torch.log(s) + torch.log(e[:, obs[:, 0]]).T
+    for step in range(1, depth):
+        alpha = torch.logsumexp(alpha[:, :, None] + torch.log(t)[None], 1)
+        alpha = alpha + torch.log(e[:, obs[:, step]]).T
+    prior = (
+        D.Dirichlet(torch.ones(2)).log_prob(s)
+        + D.Dirichlet(torch.ones(2)).log_prob(t).sum()
+        + D.Dirichlet(torch.ones(3)).log_prob(e).sum()
+    )
+    return prior + torch.logsumexp(alpha, -1).sum()
+
+
+@pytest.mark.parametrize("via_let", [False, True])
+def test_a_deep_chain_of_scopes_is_summed_in_linear_time(monkeypatch, via_let: bool) -> None:
+    from qvr_core.runtime.model import marginal
+
+    depth = 7
+    torch.manual_seed(3)
+    m = model(hmm_source(depth, via_let), "hmm")
+    v = m.run({}).values
+    calls = []
+    real = marginal.combine
+    monkeypatch.setattr(marginal, "combine", lambda p, t: calls.append(1) or real(p, t))
+    got = m.log_joint({}, v)[0]
+    torch.testing.assert_close(got, forward_algorithm(v, depth), rtol=1e-5, atol=1e-4)
+    # each scope once per value of the state before it (read directly or through a let
+    # bound in the scope around it): 1 + 2 * (depth - 1), not 2 ** depth - 1
+    assert len(calls) == 2 * depth - 1
+
+
 def test_what_cannot_run_yet_is_refused_with_its_line() -> None:
     src = """
 object K : FinSet 3

@@ -11,7 +11,10 @@ mixture), or, without `over`, one z for everything (the global mixture). A term 
 put into its group by its own plate when that is the group plate, by the
 observe's `[via=idx]` map from its rows to the groups, or summed when there are no
 groups. Scopes nest: an inner scope's contribution is a term of the outer one,
-so a chain of scopes is an exact (if exponential in depth) enumeration.
+so a chain of scopes is an exact enumeration; the runtime reuses a scope's sum for
+every path that agrees on the values it depends on (`program._Pass._sum_key`), which
+makes a chain where each scope reads the one before cost what the forward algorithm
+costs.
 """
 
 from __future__ import annotations

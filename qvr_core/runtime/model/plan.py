@@ -220,22 +220,52 @@ def _record_uses(
     top: set[str],
 ) -> None:
     """Names the step reads that nothing bound so far: data names."""
-    parts: list[object] = []
-    if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
-        via = [o.value for o in step.options if o.key.text == "via"]
-        parts = [step.source, via]
-    elif isinstance(step, ast.LetStep | ast.ScoreStep):
-        parts = [step.value]
-    elif isinstance(step, ast.ReturnStep):
-        parts = [step.values]
-    skip: set[int] = set()
-    for name, role in _names(parts):
-        if role == "callee" or role == "key" or id(name) in skip:
+    for name, role in _names(_read_parts(step)):
+        if role == "callee" or role == "key":
             continue
         n = name.text
         if n in bound or n in sizes or n in top or n in FAMILIES or n in _FUNCS:
             continue
         uses.setdefault(n, name)
+
+
+def _read_parts(step: ast.Step) -> list[object]:
+    """The parts of a step whose names it reads (not its sub-steps)."""
+    if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
+        return [step.source, [o.value for o in step.options if o.key.text == "via"]]
+    if isinstance(step, ast.LetStep | ast.ScoreStep):
+        return [step.value]
+    if isinstance(step, ast.ReturnStep):
+        return [step.values]
+    return []
+
+
+def step_reads(step: ast.Step) -> frozenset[str]:
+    """The names one step reads (not its sub-steps')."""
+    return frozenset(n.text for n, role in _names(_read_parts(step)) if role == "use")
+
+
+def scope_reads(step: ast.MarginalizeStep) -> frozenset[str]:
+    """The names a `marginalize` scope reads from outside itself: its prior's and every
+    inner step's, less what the scope binds before reading. The scope's sum depends on
+    nothing else, which lets the runtime reuse it (the forward algorithm's saving)."""
+    reads: set[str] = set()
+
+    def walk(steps: tuple[ast.Step, ...], bound: frozenset[str]) -> None:
+        for s in steps:
+            reads.update(
+                n.text
+                for n, role in _names(_read_parts(s))
+                if role == "use" and n.text not in bound
+            )
+            if isinstance(s, ast.MarginalizeStep):
+                walk(s.steps, bound | {s.target.text})
+            target = getattr(s, "target", None)
+            if isinstance(target, ast.Name):
+                bound = bound | {target.text}
+
+    walk((step,), frozenset())
+    return frozenset(reads)
 
 
 def _names(root: object) -> Iterator[tuple[ast.Name, str]]:

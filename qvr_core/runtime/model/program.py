@@ -28,7 +28,14 @@ from qvr_core.runnable import model_program
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model import marginal
 from qvr_core.runtime.model.families import argument, distribution, family_of
-from qvr_core.runtime.model.plan import OBJECT_KINDS, ModelPlan, plan, template_params
+from qvr_core.runtime.model.plan import (
+    OBJECT_KINDS,
+    ModelPlan,
+    plan,
+    scope_reads,
+    step_reads,
+    template_params,
+)
 from qvr_core.runtime.model.plates import option_axes
 from qvr_core.runtime.model.values import evaluate
 from qvr_core.syntax import ast
@@ -85,6 +92,7 @@ class ModelProgram(nn.Module):
         self._shapes: dict[str, tuple[int, ...]] = {}
         # per template prefix, per step: binding and shape
         self._cache: dict[str, dict[Any, Any]] = {}
+        self._reads: dict[tuple[int, bool], frozenset[str]] = {}  # per step (by identity)
 
     # -- the protocol ---------------------------------------------------------
 
@@ -155,6 +163,24 @@ class ModelProgram(nn.Module):
     def forward(self, x: Any = None) -> Any:
         return self.rsample(x)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_reads"] = {}  # keyed by identity: meaningless in another process
+        return state
+
+    def reads(self, step: ast.Step, whole: bool) -> frozenset[str]:
+        """The names a step reads (`whole`: with its sub-steps, `plan.scope_reads`), once
+        per step: a log joint asks for them every time it sums a scope out."""
+        key = (id(step), whole)
+        reads = self._reads.get(key)
+        if reads is None:
+            if whole and isinstance(step, ast.MarginalizeStep):
+                reads = scope_reads(step)
+            else:
+                reads = step_reads(step)
+            self._reads[key] = reads
+        return reads
+
 
 def _data(x: Any) -> dict[str, torch.Tensor]:
     if x is None:
@@ -203,6 +229,12 @@ class _Pass:
         self.values: dict[str, torch.Tensor] = {}
         self.log_probs: dict[str, torch.Tensor] = {}
         self.output: Any = None
+        # Summing scopes out: the value index each enumerated name has now, the
+        # enumerated names each name bound inside a scope depends on, and each
+        # scope's sum by the enumerated values it depends on (see `_sum_key`).
+        self.enumerated: dict[str, int] = {}
+        self.scoped: dict[str, frozenset[str]] = {}
+        self.sums: dict[tuple[Any, ...], torch.Tensor] = {}
 
     def lookup(self, name: ast.Name) -> torch.Tensor:
         n = name.text
@@ -226,6 +258,9 @@ class _Pass:
 
     def steps(self, steps: tuple[ast.Step, ...], scope: _Scope | None) -> None:
         for step in steps:
+            target = getattr(step, "target", None)
+            if scope is not None and isinstance(target, ast.Name):
+                self.scoped[target.text] = self._depends_on(self.model.reads(step, whole=False))
             if isinstance(step, ast.SampleStep) and _template(self.plan, step) is not None:
                 self.call(step, scope)
             elif isinstance(step, ast.SampleStep | ast.ObserveStep):
@@ -392,20 +427,45 @@ class _Pass:
             self.term(name, dist.log_prob(z), scope, None, step)
             self.steps(step.steps, inner)
             return
-        values = marginal.support_values(dist, where)
-        priors, totals = [], []
-        for k in range(values.shape[0]):
-            inner = _Scope(name, groups)
-            self.env[name] = values[k]
-            self.steps(step.steps, inner)
-            priors.append(dist.log_prob(values[k]))
-            totals.append(inner.total())
-        del self.env[name]
-        contribution = marginal.combine(priors, totals)
+        key = self._sum_key(step)
+        contribution = self.sums.get(key)
+        if contribution is None:
+            values = marginal.support_values(dist, where)
+            priors, totals = [], []
+            for k in range(values.shape[0]):
+                inner = _Scope(name, groups)
+                self.env[name], self.enumerated[name] = values[k], k
+                self.steps(step.steps, inner)
+                priors.append(dist.log_prob(values[k]))
+                totals.append(inner.total())
+            del self.env[name], self.enumerated[name]
+            contribution = self.sums[key] = marginal.combine(priors, totals)
         if scope is None:
             self.log_probs[name] = contribution.sum()
         else:
             scope.terms.append(marginal.to_groups(contribution, scope.groups, None, where))
+
+    def _depends_on(self, reads: frozenset[str]) -> frozenset[str]:
+        """The enumerated names a value computed from `reads` depends on."""
+        deps: set[str] = set()
+        for n in reads:
+            if n in self.enumerated:
+                deps.add(n)
+            elif n in self.scoped:
+                deps |= self.scoped[n]
+        return frozenset(deps)
+
+    def _sum_key(self, step: ast.MarginalizeStep) -> tuple[Any, ...]:
+        """What a scope's sum depends on: the current values of the enumerated names it
+        reads, directly or through names bound in the scopes around it.
+
+        A nested scope that depends only on the scope just outside it (an HMM's
+        step reads the previous state) is then summed once per value of that
+        state, not once per path: K * K per level instead of K ** depth, the
+        forward algorithm's saving."""
+        deps = self._depends_on(self.model.reads(step, whole=True))
+        now = sorted(n for n in deps if n in self.enumerated)  # a scope that ended is no key
+        return (id(step), self.prefix, tuple((n, self.enumerated[n]) for n in now))
 
     def call(self, step: ast.SampleStep, scope: _Scope | None) -> None:
         """`sample v <- template(args)`: its steps in place, its sites named `v$z`, its
