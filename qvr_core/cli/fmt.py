@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from qvr_core.cli.rewrite import write_back
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.format.formatter import format_text
 
@@ -46,14 +47,7 @@ def _file(path: str, check_only: bool) -> int:
     if check_only:
         print(f"would reformat {path}")
         return 1
-    try:
-        with open(path, "w", encoding="utf-8", newline="") as fh:
-            fh.write(result.text)
-    except OSError as exc:
-        print(f"qvr: cannot write {path}: {exc}", file=sys.stderr)
-        return 2
-    print(f"reformatted {path}")
-    return 0
+    return write_back(path, result.text, f"reformatted {path}")
 
 
 def _stdin(check_only: bool) -> int:

@@ -15,6 +15,7 @@ import argparse
 import difflib
 import sys
 
+from qvr_core.cli.rewrite import write_back
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.migrate import TARGETS, Migration, era_of, migrate_text
 
@@ -63,14 +64,7 @@ def _file(path: str, args: argparse.Namespace) -> int:
     if args.diff:
         sys.stdout.writelines(_diff(path, text, result.text))
         return 1
-    try:
-        with open(path, "w", encoding="utf-8", newline="") as fh:
-            fh.write(result.text)
-    except OSError as exc:
-        print(f"qvr: cannot write {path}: {exc}", file=sys.stderr)
-        return 2
-    print(f"migrated {path} (from {era_of(text).label})")
-    return 0
+    return write_back(path, result.text, f"migrated {path} (from {era_of(text).label})")
 
 
 def _stdin(args: argparse.Namespace) -> int:

@@ -36,6 +36,27 @@ KEYWORD_TYPES = frozenset(KEYWORDS.values())
 #: Declarations that never have an indented body.
 NON_PROGRAM_DECLS = frozenset({"OBJECT", "MORPHISM", "LET", "EXPORT"})
 
+#: The declaration kinds of quivers' grammar beyond object/morphism/define/program
+#: (soft keywords: each may be a name elsewhere). The TextMate grammar highlights them
+#: where they start a line (scripts/gen_grammar.py).
+DECLARATION_KINDS = (
+    "index",
+    "family",
+    "effect",
+    "instance",
+    "handler",
+    "composition",
+    "category",
+    "rule",
+    "schema",
+    "bundle",
+    "contraction",
+    "deduction",
+    "signature",
+    "encoder",
+    "decoder",
+    "loss",
+)
 #: Words that are keywords only where the grammar expects them (as in quivers'
 #: grammar, where `index` or `loss` may also name a morphism). The lexer makes
 #: them names; the parser's driver retypes one when its state accepts the keyword.
@@ -46,22 +67,7 @@ SOFT_KEYWORDS: dict[str, str] = {
         "where",
         "marginalize",
         "score",
-        "index",
-        "family",
-        "effect",
-        "instance",
-        "handler",
-        "composition",
-        "category",
-        "rule",
-        "schema",
-        "bundle",
-        "contraction",
-        "deduction",
-        "signature",
-        "encoder",
-        "decoder",
-        "loss",
+        *DECLARATION_KINDS,
         "for",
         "as",
         "in",
@@ -141,27 +147,6 @@ SOFT_KEYWORDS.update(
     dict.fromkeys(("embed", "continuous", "kernel", "latent", "stochastic", "discrete"), "ROLE")
 )
 
-#: The declaration kinds of quivers' grammar beyond object/morphism/define/program
-#: (soft keywords: each may be a name elsewhere). The TextMate grammar highlights them
-#: where they start a line (scripts/gen_grammar.py).
-DECLARATION_KINDS = (
-    "index",
-    "family",
-    "effect",
-    "instance",
-    "handler",
-    "composition",
-    "category",
-    "rule",
-    "schema",
-    "bundle",
-    "contraction",
-    "deduction",
-    "signature",
-    "encoder",
-    "decoder",
-    "loss",
-)
 #: Words that start a declaration wherever they stand (the grammar's `storage.type`).
 DECLARATION_KEYWORDS = ("object", "morphism", "let", "define", "program")
 #: Words of program steps, `where` blocks and exports (the grammar's `keyword.control`).
