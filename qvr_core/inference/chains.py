@@ -34,7 +34,7 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -183,9 +183,32 @@ def _here(
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
 ) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
-    model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
     records: list[_ChainRecord | None] = []
-    for c, seed in enumerate(seeds):
+    layouts: list[FlatLayout] = []
+    chains = _sample(
+        job,
+        list(enumerate(seeds)),
+        lambda c: _bound(progress, c),
+        lambda c: None if draws is None else draws.transition(c),
+        should_stop,
+    )
+    for _, record, layout in chains:
+        records.append(record)
+        layouts.append(layout)
+    return records, layouts[-1] if layouts else None
+
+
+def _sample(
+    job: _Job,
+    chains: list[tuple[int, int]],
+    on_step: Callable[[int], Callable[[float], None]],
+    on_draw: Callable[[int], Callable[[Transition], None] | None],
+    should_stop: Callable[[], bool] | None,
+) -> Iterator[tuple[int, _ChainRecord, FlatLayout]]:
+    """Run the (chain, seed) pairs one after another, here; each chain as it ends, and no
+    more after one that was stopped. `on_step(c)` and `on_draw(c)` give chain c's calls."""
+    model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
+    for c, seed in chains:
         torch.manual_seed(seed)
         record, layout = sample_chain(
             model,
@@ -194,15 +217,14 @@ def _here(
             kernel,
             num_warmup,
             num_samples,
-            on_step=_bound(progress, c),
-            on_draw=None if draws is None else draws.transition(c),
+            on_step=on_step(c),
+            on_draw=on_draw(c),
             should_stop=should_stop,
             layout=layout,
         )
-        records.append(record)
+        yield c, record, layout
         if not record.complete:
-            break
-    return records, layout
+            return
 
 
 def _in_processes(
@@ -385,30 +407,20 @@ def child_main() -> int:
     torch.set_flush_denormal(True)  # as the run that started us does (see job.py)
     try:
         job = pickle.loads(payload)
-        model, x, observations, kernel, num_warmup, num_samples, layout, send = job
+        send = job[-1]  # the parent reads the draws as they come
 
-        def draw(c: int) -> Callable[[Transition], None]:
+        def draw(c: int) -> Callable[[Transition], None] | None:
+            if not send:
+                return None
             return lambda t: emit(
                 ("draw", c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
             )
 
-        for c, seed in mine:
-            torch.manual_seed(seed)
-            record, layout = sample_chain(
-                model,
-                x,
-                observations,
-                kernel,
-                num_warmup,
-                num_samples,
-                on_step=_bound(lambda u, c: emit(("step", u, c)), c),
-                on_draw=draw(c) if send else None,
-                should_stop=stop.is_set,
-                layout=layout,
-            )
+        def step(c: int) -> Callable[[float], None]:
+            return _bound(lambda u, c: emit(("step", u, c)), c)
+
+        for c, record, layout in _sample(job, mine, step, draw, stop.is_set):
             emit(("chain", c, record, layout))
-            if not record.complete:
-                break
     except BaseException as exc:  # everything reaches the parent as one line
         if not isinstance(exc, InferenceError):
             traceback.print_exc(file=sys.stderr)
