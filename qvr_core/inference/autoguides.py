@@ -29,32 +29,24 @@ from torch import distributions as D
 from torch import nn
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.guide import AutoNormalGuide, _model_dtype
+from qvr_core.inference.guide import AutoNormalGuide, Guide
 from qvr_core.inference.sites import (
     LatentSite,
     ProgramLike,
     batch_shape,
-    check_site_names,
     latent_names,
     reduce_to_batch,
     transform_for,
 )
 
 
-class _JointGuide(nn.Module):
+class _JointGuide(Guide):
     """Every latent site as one block of a vector; subclasses give its distribution."""
 
     def __init__(
         self, model: ProgramLike, observed_names: Iterable[str] = (), init_scale: float = 0.1
     ) -> None:
-        super().__init__()
-        if not init_scale > 0:
-            raise InferenceError(f"init_scale must be positive, got {init_scale}")
-        self._model = (model,)  # not a submodule: the guide's parameters are its own
-        self.observed_names = frozenset(observed_names)
-        check_site_names(model, self.observed_names, "observed name")
-        self.init_scale = float(init_scale)
-        self._dtype, self._device = _model_dtype(model)
+        super().__init__(model, observed_names, init_scale)
         self._support: dict[str, str] = {}
         self._sites: list[LatentSite] = []
         shapes: dict[str, tuple[int, ...]] = {}
@@ -68,10 +60,6 @@ class _JointGuide(nn.Module):
         self.size = 0
         if len(shapes) == len(self._support):
             self._build(shapes)
-
-    @property
-    def model(self) -> ProgramLike:
-        return self._model[0]
 
     @property
     def latent_names(self) -> tuple[str, ...]:

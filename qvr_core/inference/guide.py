@@ -51,8 +51,9 @@ def _model_dtype(model: Any) -> tuple[torch.dtype, torch.device]:
     return torch.get_default_dtype(), torch.device("cpu")
 
 
-class AutoNormalGuide(nn.Module):
-    """Mean-field Normal guide: `rsample(x)` -> {site: value}, `log_prob(x, values)` -> (B,)."""
+class Guide(nn.Module):
+    """What every automatic guide keeps: its model (not a submodule: guide.parameters()
+    must not repeat the model's), the observed names, the initial scale, the dtype."""
 
     def __init__(
         self, model: ProgramLike, observed_names: Iterable[str] = (), init_scale: float = 0.1
@@ -60,14 +61,26 @@ class AutoNormalGuide(nn.Module):
         super().__init__()
         if not init_scale > 0:
             raise InferenceError(f"init_scale must be positive, got {init_scale}")
-        # Not a submodule: guide.parameters() must not repeat the model's parameters.
         self._model = (model,)
         self.observed_names = frozenset(observed_names)
         check_site_names(model, self.observed_names, "observed name")
         self.init_scale = float(init_scale)
+        self._dtype, self._device = _model_dtype(model)
+
+    @property
+    def model(self) -> ProgramLike:
+        return self._model[0]
+
+
+class AutoNormalGuide(Guide):
+    """Mean-field Normal guide: `rsample(x)` -> {site: value}, `log_prob(x, values)` -> (B,)."""
+
+    def __init__(
+        self, model: ProgramLike, observed_names: Iterable[str] = (), init_scale: float = 0.1
+    ) -> None:
+        super().__init__(model, observed_names, init_scale)
         self.locs = nn.ParameterDict()
         self.log_scales = nn.ParameterDict()
-        self._dtype, self._device = _model_dtype(model)
         self._support: dict[str, str] = {}
         self._transforms: dict[str, Transform | None] = {}
         self._sites: dict[str, LatentSite] = {}  # sites whose parameters exist
@@ -79,10 +92,6 @@ class AutoNormalGuide(nn.Module):
                 self._create(name, tuple(shape))
         if len({_key(n) for n in self._support}) != len(self._support):
             raise InferenceError("two latent sites map to the same guide parameter name")
-
-    @property
-    def model(self) -> ProgramLike:
-        return self._model[0]
 
     @property
     def latent_names(self) -> tuple[str, ...]:
