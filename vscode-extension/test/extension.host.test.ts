@@ -93,12 +93,19 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
     const outcome = chart.posted[chart.posted.length - 1]!;
     assert.equal(outcome.type, "finished", JSON.stringify(outcome));
     assert.match(String(outcome.summary), /"final_loss"/);
+    // The table's data: the guide's draws, without R-hat or ESS.
+    const posterior = outcome.posterior as { rows: Record<string, unknown>[] } | null;
+    assert.ok(posterior !== null && posterior.rows.length > 0, JSON.stringify(outcome.posterior));
+    assert.ok(posterior.rows.every((row) => typeof row.mean === "number" && !("r_hat" in row)));
     // A view that (re)loads gets the whole run replayed: start, every point, outcome.
     const posted = chart.posted.length;
     chart.receive({ type: "ready" });
     const replay = chart.posted.slice(posted);
-    assert.deepEqual(replay[0], { type: "start", title: "QVR SVI: bidirectional_rnn_lm", total: 8 });
-    assert.equal((replay[1]?.progress as { points: unknown[] }).points.length, 8);
+    assert.deepEqual(replay[0], { type: "start", title: "QVR SVI: bidirectional_rnn_lm", method: "svi", total: 8 });
+    const replayed = replay[1]?.progress as { points: unknown[]; method: string; live?: unknown };
+    assert.equal(replayed.points.length, 8);
+    assert.equal(replayed.method, "svi");
+    assert.equal(replayed.live, undefined, "SVI has no draws to trace");
     assert.deepEqual(replay[2], outcome);
     const ours = vscode.progress.find((p) => p.title === "QVR SVI: bidirectional_rnn_lm")!;
     assert.ok(ours.reports.some((r) => /^step \d+\/8, loss /.test(r.message ?? "")), JSON.stringify(ours.reports));
