@@ -24,7 +24,10 @@ agree before timing anything.
 
 Timed:
 - one SVI step (guide draw, ELBO, backward, Adam step): qvr's AutoNormalGuide +
-  ELBO + SVI against Pyro's AutoNormal + Trace_ELBO + SVI;
+  ELBO + SVI against Pyro's AutoNormal + Trace_ELBO + SVI, and against the same
+  step written by hand in plain torch, without a framework (`HandSVI`: the same
+  mean-field Normal over h, shared across the batch as qvr's guide is, the
+  same ELBO averaged over the batch, the same Adam; goal: qvr at most 1.05x);
 - one NUTS potential-and-gradient evaluation on the lifted model (every weight
   and h latent): qvr's `ProgramPotential` against Pyro's `potential_fn` from
   `initialize_model` with `pyro.ops.integrator.potential_grad`;
@@ -48,10 +51,12 @@ products slow down several times.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 try:
     import pyro
@@ -143,6 +148,35 @@ def pyro_lifted_model(net: HandRNN, x: torch.Tensor, y: torch.Tensor) -> None:
     with pyro.plate("batch", x.shape[0]):
         h = pyro.sample("h", dist.Normal(h_loc(theta, net.gains, x), SCALE).to_event(1))
         pyro.sample("next_token", dist.Categorical(logits=logits(theta, net.gains, h)), obs=y)
+
+
+class HandSVI:
+    """One SVI step of the vanilla RNN LM in plain torch: what a user would write by hand."""
+
+    def __init__(self, net: HandRNN, lr: float) -> None:
+        self.net = net
+        self.theta = dict(net.named_parameters())
+        self.loc = nn.Parameter(torch.zeros(128))
+        self.log_scale = nn.Parameter(torch.full((128,), math.log(0.1)))
+        params = [*net.parameters(), self.loc, self.log_scale]
+        self.optim = torch.optim.Adam(params, lr=lr, foreach=True)
+
+    def step(self, x: torch.Tensor, y: torch.Tensor) -> float:
+        self.optim.zero_grad(set_to_none=True)
+        eps = torch.randn(x.shape[0], 128)
+        h = self.loc + self.log_scale.exp() * eps
+        log_q = (-0.5 * eps**2 - self.log_scale - HALF_LOG_2PI).sum(-1)
+        z = (h - h_loc(self.theta, self.net.gains, x)) / SCALE
+        log_h = (-0.5 * z**2 - math.log(SCALE) - HALF_LOG_2PI).sum(-1)
+        log_y = torch.log_softmax(logits(self.theta, self.net.gains, h), -1)
+        log_p = log_h + log_y.gather(-1, y.reshape(-1, 1)).squeeze(-1)
+        loss = -(log_p - log_q).mean()
+        loss.backward()
+        self.optim.step()
+        return float(loss.detach())
+
+
+HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:
@@ -256,9 +290,7 @@ def eight_schools(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--model", choices=("all", "rnn", "eight_schools", "chains"), default="all"
-    )
+    parser.add_argument("--model", choices=("all", "rnn", "eight_schools", "chains"), default="all")
     parser.add_argument("--warmup", type=int, default=500, help="eight schools: NUTS warmup")
     parser.add_argument("--draws", type=int, default=1000, help="eight schools: NUTS draws")
     parser.add_argument("--chains", type=int, default=3, help="eight schools: chains per sampler")
@@ -273,9 +305,7 @@ def main() -> None:
         default="both",
         help="time with denormal floats kept, flushed to zero (what `qvr run` does), or both",
     )
-    parser.add_argument(
-        "--steps", type=int, default=1000, help="chains: NUTS iterations per chain"
-    )
+    parser.add_argument("--steps", type=int, default=1000, help="chains: NUTS iterations per chain")
     args = parser.parse_args()
     if args.model in ("all", "eight_schools"):
         threads = torch.get_num_threads()
@@ -318,13 +348,17 @@ def main() -> None:
 
     # SVI step.
     guide = AutoNormalGuide(model, observed_names={"next_token"})
-    svi = SVI(
-        model, guide, torch.optim.Adam([*model.parameters(), *guide.parameters()], lr=1e-3), ELBO()
-    )
+    params = [*model.parameters(), *guide.parameters()]
+    svi = SVI(model, guide, torch.optim.Adam(params, lr=1e-3, foreach=True), ELBO())
     pyro.clear_param_store()
     pguide = AutoNormal(pyro_model)
     psvi = PyroSVI(pyro_model, pguide, pyro.optim.Adam({"lr": 1e-3}), Trace_ELBO())
-    cases = [("SVI step", lambda: svi.step(x, obs), lambda: psvi.step(net, x, y))]
+    hand = HandSVI(HandRNN(model), lr=1e-3)
+    flat_y = y.reshape(-1)
+    cases = [
+        ("SVI step / Pyro", lambda: svi.step(x, obs), lambda: psvi.step(net, x, y)),
+        ("SVI step / plain torch", lambda: svi.step(x, obs), lambda: hand.step(x, flat_y)),
+    ]
 
     # NUTS potential and gradient on the lifted model.
     h_shape = tuple(values["h"].shape)
@@ -341,7 +375,7 @@ def main() -> None:
     pz = {n: v.detach() for n, v in init_params.items()}
     cases.append(
         (
-            "NUTS potential + gradient",
+            "NUTS pot.+grad / Pyro",
             lambda: potential(z),
             lambda: potential_grad(potential_fn, pz),
         )
@@ -360,7 +394,7 @@ def main() -> None:
         c = dist.Categorical(logits=logits(theta, net.gains, h_value)).log_prob(y).sum()
         (d + c).backward()
 
-    cases.append(("model alone: log joint+grad", runtime_only, hand_only))
+    cases.append(("model log joint+grad / torch", runtime_only, hand_only))
 
     modes = {"both": (False, True), "kept": (False,), "flushed": (True,)}[args.denormals]
     print(
@@ -371,23 +405,48 @@ def main() -> None:
         torch.set_flush_denormal(flush)
         rows = [compare(name, a, b, args.rounds, args.repeat) for name, a, b in cases]
         print(f"\ndenormal floats {'flushed to zero' if flush else 'kept'}:")
-        print(f"{'':30}{'qvr ms':>10}{'pyro ms':>10}{'qvr/pyro':>10}")
+        print(f"{'qvr against':30}{'qvr ms':>10}{'other ms':>10}{'ratio':>10}")
         for name, a, b in rows:
             print(f"{name:30}{a * 1e3:10.2f}{b * 1e3:10.2f}{a / b:10.2f}")
     torch.set_flush_denormal(False)
-    print("\n(last rows: qvr's compiled runtime against plain torch, no inference code)")
+    print(
+        "\n(plain torch: the same step or function written by hand; the last row has no "
+        "inference code, only the model)"
+    )
 
 
 def chains_speed(steps: int, rounds: int) -> None:
-    """Wall time of 4 chains in parallel processes against the same 4 run one by one."""
-    from qvr_core.inference.chains import default_processes, run_chains
+    """Wall time of 4 chains in parallel processes against the same 4 run one by one, on
+    eight schools (a model program, one torch thread as `qvr run` runs it) and on the
+    lifted linear regression of the seeds' runtime (2 torch threads here)."""
+    from qvr_core.inference.data import read_data
     from qvr_core.inference.job import _check, _compile, _synthetic
-    from qvr_core.inference.nuts import NUTSKernel
+    from qvr_core.inference.model_job import one_thread, split_data
+    from qvr_core.runtime.model import compile_model
+
+    models = ROOT / "examples" / "models"
+    checked, name = _check((models / "eight_schools_noncentered.qvr").read_text(), None, None)
+    schools = compile_model(checked, name)
+    sx, sobs = split_data(schools, read_data(models / "eight_schools.json"), "eight schools")
+    with torch.no_grad():
+        schools.run(sx, sobs)
+    with one_thread():
+        time_chains("eight schools (non-centred)", schools, sx, sobs, steps, rounds)
 
     checked, name = _check((ROOT / "examples" / "linear_regression.qvr").read_text(), None, None)
     model = _compile(checked, None, name, 0, 1 << 32)
     x, observations = _synthetic(model, ["y"], 0, 16, 1)
     lifted, lx, lobs = bayesian_lift_parameters(model, x, observations)
+    print()
+    time_chains("linear regression (lifted)", lifted, lx, lobs, steps, rounds)
+
+
+def time_chains(
+    title: str, model: Any, x: Any, observations: dict, steps: int, rounds: int
+) -> None:
+    from qvr_core.inference.chains import default_processes, run_chains
+    from qvr_core.inference.nuts import NUTSKernel
+
     kernel = NUTSKernel(max_tree_depth=6)
     warmup = steps // 2
     processes = default_processes(4)
@@ -395,7 +454,9 @@ def chains_speed(steps: int, rounds: int) -> None:
 
     def once(procs: int) -> float:
         start = time.perf_counter()
-        run_chains(lifted, lx, lobs, kernel, warmup, steps - warmup, chains=4, processes=procs)
+        run_chains(
+            model, x, observations, kernel, warmup, steps - warmup, chains=4, processes=procs
+        )
         return time.perf_counter() - start
 
     parallel, serial = [], []
@@ -404,7 +465,7 @@ def chains_speed(steps: int, rounds: int) -> None:
         serial.append(once(1))
     p, s = statistics.median(parallel), statistics.median(serial)
     print(
-        f"linear regression, 4 NUTS chains of {steps} iterations, {processes} processes "
+        f"{title}: 4 NUTS chains of {steps} iterations, {processes} processes "
         f"({torch.get_num_threads()} torch threads here), median of {len(parallel)} rounds"
     )
     print(f"{'4 chains in parallel':30}{p:8.2f} s")

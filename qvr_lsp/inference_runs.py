@@ -272,6 +272,8 @@ def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
     if kind == "progress":
         total = event.get("total")
         progress.point(int(event.get("step", 0)), event.get("loss"), int(total) if total else None)
+    elif kind == "update" and isinstance(event.get("live"), dict):
+        progress.update(event["live"])
         return None
     if kind == "result":
         summary = event.get("summary")

@@ -3,7 +3,9 @@
 `$/progress` (begin, reports "step 120/500, loss 3.21" with a percentage,
 end) is sent only to clients that declare `window.workDoneProgress`; the
 `qvr/inferenceProgress` notification carries the loss series so far, so a
-client drawing a chart can redraw from any one message. A long series is
+client drawing a chart can redraw from any one message, and for NUTS the
+latest `live` state the run reported (every chain's traces and the summary
+table of the draws so far, `qvr_core.inference.live`; the run throttles it). A long series is
 thinned to at most `MAX_POINTS` evenly spaced points (the first and the
 newest always kept); the exact series is in the run's summary. Reports are
 throttled; the last point of a run is always sent.
@@ -18,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
+
+from qvr_core.series import evenly_spaced
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
@@ -58,6 +62,7 @@ class RunProgress:
         )
         self._last_sent = 0.0
         self._reported = 0  # points already reported
+        self.live: dict[str, Any] | None = None  # the run's latest draws, as the core made them
 
     async def begin(self, title: str) -> None:
         if self._enabled and not self._client_token:
@@ -103,6 +108,11 @@ class RunProgress:
             self._last_sent = now
             self._report(step, loss)
 
+    def update(self, live: dict[str, Any]) -> None:
+        """The run's draws so far (already throttled by the run): sent at once."""
+        self.live = live
+        self._notify(done=False)
+
     def flush(self) -> None:
         """Send the last point if throttling held it back."""
         if self.points and self._reported < len(self.points):
@@ -139,13 +149,11 @@ class RunProgress:
             "done": done,
             "workerPid": self.worker_pid,
         }
+        if self.live is not None:
+            payload["live"] = self.live
         self.server.protocol.notify(NOTIFICATION, payload)
 
 
 def thin(points: list[list[float | None]], limit: int) -> list[list[float | None]]:
     """At most `limit` evenly spaced points, keeping the first and the last."""
-    n = len(points)
-    if n <= limit:
-        return list(points)
-    picks = sorted({round(i * (n - 1) / (limit - 1)) for i in range(limit)})
-    return [points[i] for i in picks]
+    return [points[i] for i in evenly_spaced(len(points), limit)]

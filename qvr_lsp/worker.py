@@ -11,6 +11,7 @@ arguments; a data file comes as its bytes, `data_name` and base64
 client named); events are JSON lines on stdout:
 
     {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
+    {"event": "update", "live": {...}}   (NUTS: draws so far, see qvr_core.inference.live)
     {"event": "result", "summary": {...}}
     {"event": "error", "kind": "nan" | "inference" | "size" | "memory" | "error", "message": "..."}
 
@@ -70,13 +71,21 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
         event = {"event": "progress", "step": step, "total": total, "loss": loss}
         _emit(protocol, _finite(event))
 
+    def on_update(live: dict[str, Any]) -> None:
+        _emit(protocol, {"event": "update", "live": _finite(live)})
+
     def should_stop() -> bool:
         return os.getppid() != parent  # the server is gone: nobody waits for the result
 
     source = request.pop("source")
     data = _data_file(request.pop("data_name", None), request.pop("data_base64", None))
     return run_inference(
-        source, **request, data=data, on_progress=on_progress, should_stop=should_stop
+        source,
+        **request,
+        data=data,
+        on_progress=on_progress,
+        on_update=on_update,
+        should_stop=should_stop,
     )
 
 

@@ -212,7 +212,7 @@ def format_summary(s: dict[str, Any]) -> str:
             f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])} "
             f"(-ELBO, guide {s.get('guide', 'normal')})"
         )
-        if s.get("posterior") and "rows" in s["posterior"]:
+        if s.get("posterior"):
             lines.append(f"  posterior from {s['posterior']['draws']} draws of the guide:")
             lines.extend(format_table(s["posterior"]))
     elif s["method"] == "nuts":
@@ -225,19 +225,8 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append(
             f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess_bulk min {_fmt(s['ess_min'], '.1f')}"
         )
-        table = bool(s.get("posterior")) and "rows" in s["posterior"]
-        if isinstance(s.get("r_hat"), dict) and not table:  # a model program's run: per site
-            for site in s["r_hat"]:
-                lines.append(
-                    f"    {site}: r_hat {_fmt(s['r_hat'][site], '.3f')}, "
-                    f"ess {_fmt(s['ess'][site], '.1f')}"
-                )
-        if table:
+        if s.get("posterior"):
             lines.extend(format_table(s["posterior"]))
-    if s.get("posterior") and "rows" not in s["posterior"]:  # a model program's moments
-        lines.append("  posterior mean (sd):")
-        for site, d in s["posterior"].items():
-            lines.append(f"    {site}: {_moments(d['mean'], d['sd'])}")
     if s["method"] == "prior":
         for site, d in s["sites"].items():
             shape = "x".join(str(n) for n in d["shape"]) or "scalar"
@@ -252,22 +241,6 @@ def format_summary(s: dict[str, Any]) -> str:
                 )
             lines.append(f"  {d['kind']} {site} ({d['support']}, {shape}): {desc}")
     return "\n".join(lines)
-
-
-def _moments(mean: Any, sd: Any, shown: int = 8) -> str:
-    """`4.37 (3.3)` for a number, `[1.2 (0.4), ...]` for a vector (the first few entries)."""
-    if not isinstance(mean, list):
-        return f"{_fmt(mean)} ({_fmt(sd, '.3g')})"
-    flat_mean, flat_sd = _flatten(mean), _flatten(sd)
-    parts = [f"{_fmt(m)} ({_fmt(v, '.3g')})" for m, v in zip(flat_mean, flat_sd, strict=False)]
-    more = f", ... {len(parts) - shown} more" if len(parts) > shown else ""
-    return "[" + ", ".join(parts[:shown]) + more + "]"
-
-
-def _flatten(v: Any) -> list[Any]:
-    if not isinstance(v, list):
-        return [v]
-    return [x for item in v for x in _flatten(item)]
 
 
 class _StopOnInterrupt:

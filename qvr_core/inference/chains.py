@@ -3,7 +3,8 @@
 `run_chains` splits the chains over `processes` child processes (one per
 usable core by default, never more than the chains); each child runs its
 chains one after another with `mcmc.sample_chain` and sends every iteration's
-potential and, at the end, the chain's record back over a queue. Chain `c`
+potential, every draw after warmup when the caller reads draws as they come
+(`on_draw`), and at the end the chain's record back over a queue. Chain `c`
 is seeded with the `c`-th child of `numpy.random.SeedSequence(seed)`, so a
 chain's draws depend on the run's seed and its index, not on how many
 processes ran them. With one process the chains run here, in this process.
@@ -34,6 +35,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -41,11 +43,18 @@ import numpy as np
 import torch
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.mcmc import MCMCResult, _ChainRecord, _result, sample_chain
-from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.mcmc import (
+    MCMCResult,
+    _ChainRecord,
+    _result,
+    chain_layout,
+    sample_chain,
+)
+from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
 
-_Job = tuple[Any, ...]  # (model, x, observations, kernel, num_warmup, num_samples), pickled
+# (model, x, observations, kernel, num_warmup, num_samples, layout, send_draws), pickled
+_Job = tuple[Any, ...]
 _Event = tuple[Any, ...]  # (kind, ...payload) sent by a chain process
 _Events = queue.Queue[tuple[int, _Event | None]]
 
@@ -54,6 +63,20 @@ DEFAULT_CHAINS = 4
 POLL_SECONDS = 0.05
 JOIN_SECONDS = 2.0
 ProgressFn = Callable[[int, int, float, int], None]  # (done, total, potential, chain)
+
+
+@dataclass(frozen=True)
+class ChainDraw:
+    """One draw after warmup as it arrives: each latent site's value (constrained, float64)
+    and the sampler's statistics of that iteration."""
+
+    values: dict[str, np.ndarray]
+    diverging: bool
+    tree_depth: int
+    energy: float
+
+
+DrawFn = Callable[[int, ChainDraw], None]  # (chain, draw)
 
 
 def usable_cores() -> int:
@@ -86,26 +109,50 @@ def run_chains(
     seed: int = 0,
     processes: int | None = None,
     on_progress: ProgressFn | None = None,
+    on_draw: DrawFn | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> MCMCResult:
     """Run `chains` chains and collect them; `on_progress(done, total, potential, chain)`
-    as iterations finish in any chain (`total` counts all chains' iterations)."""
+    as iterations finish in any chain (`total` counts all chains' iterations);
+    `on_draw(chain, draw)` for every draw after warmup, in the order they arrive."""
     if chains < 1:
         raise InferenceError(f"chains must be at least 1, got {chains}")
     seeds = chain_seeds(seed, chains)
     processes = default_processes(chains) if processes is None else max(1, min(processes, chains))
     total = chains * (num_warmup + num_samples)
     progress = _Progress(total, on_progress)
-    job = (model, x, dict(observations), kernel, num_warmup, num_samples)
+    with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
+        shared = chain_layout(model, x, observations)
+    draws = None if on_draw is None else _DrawReader(shared, on_draw)
+    job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
     if processes == 1:
-        records, layout = _here(job, seeds, progress, should_stop)
+        records, layout = _here(job, seeds, progress, draws, should_stop)
     else:
-        records, layout = _in_processes(job, seeds, processes, progress, should_stop)
+        records, layout = _in_processes(job, seeds, processes, progress, draws, should_stop)
     if layout is None:
         raise InferenceError("the run was stopped before any chain started")
     result = _result(layout, _complete_first(records))
     result.seeds = seeds
     return result
+
+
+class _DrawReader:
+    """Turns a chain's unconstrained position into a `ChainDraw` for `on_draw`."""
+
+    def __init__(self, layout: FlatLayout, on_draw: DrawFn) -> None:
+        self.layout, self.on_draw = layout, on_draw
+
+    def __call__(
+        self, chain: int, z: torch.Tensor, diverging: bool, depth: int, energy: float
+    ) -> None:
+        with torch.no_grad():
+            values, _ = self.layout.unpack(z)
+        arrays = {k: v.detach().to(torch.float64).numpy() for k, v in values.items()}
+        self.on_draw(chain, ChainDraw(arrays, bool(diverging), int(depth), float(energy)))
+
+    def transition(self, chain: int) -> Callable[[Transition], None]:
+        """`sample_chain`'s `on_draw` for chain `chain` run in this process."""
+        return lambda t: self(chain, t.z, t.diverging, t.tree_depth, t.energy)
 
 
 class _Progress:
@@ -130,11 +177,14 @@ def _complete_first(records: list[_ChainRecord | None]) -> list[_ChainRecord]:
 
 
 def _here(
-    job: _Job, seeds: list[int], progress: _Progress, should_stop: Callable[[], bool] | None
+    job: _Job,
+    seeds: list[int],
+    progress: _Progress,
+    draws: _DrawReader | None,
+    should_stop: Callable[[], bool] | None,
 ) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
-    model, x, observations, kernel, num_warmup, num_samples = job
+    model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
     records: list[_ChainRecord | None] = []
-    layout = None
     for c, seed in enumerate(seeds):
         torch.manual_seed(seed)
         record, layout = sample_chain(
@@ -145,6 +195,7 @@ def _here(
             num_warmup,
             num_samples,
             on_step=_bound(progress, c),
+            on_draw=None if draws is None else draws.transition(c),
             should_stop=should_stop,
             layout=layout,
         )
@@ -159,12 +210,13 @@ def _in_processes(
     seeds: list[int],
     processes: int,
     progress: _Progress,
+    draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
 ) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
     try:
         payload = pickle.dumps(job)
     except (pickle.PicklingError, TypeError, AttributeError):
-        return _here(job, seeds, progress, should_stop)  # a program that cannot travel
+        return _here(job, seeds, progress, draws, should_stop)  # a program that cannot travel
     threads = max(1, torch.get_num_threads() // processes)
     events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []
@@ -195,6 +247,9 @@ def _in_processes(
             kind = event[0]
             if kind == "step":
                 progress(event[1], event[2])
+            elif kind == "draw" and draws is not None:
+                _, c, z, diverging, depth, energy = event
+                draws(c, torch.from_numpy(z), diverging, depth, energy)
             elif kind == "chain":
                 _, c, record, chain_layout = event
                 records[c] = record
@@ -329,8 +384,14 @@ def child_main() -> int:
     torch.set_num_threads(threads)
     torch.set_flush_denormal(True)  # as the run that started us does (see job.py)
     try:
-        model, x, observations, kernel, num_warmup, num_samples = pickle.loads(payload)
-        layout = None
+        job = pickle.loads(payload)
+        model, x, observations, kernel, num_warmup, num_samples, layout, send = job
+
+        def draw(c: int) -> Callable[[Transition], None]:
+            return lambda t: emit(
+                ("draw", c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
+            )
+
         for c, seed in mine:
             torch.manual_seed(seed)
             record, layout = sample_chain(
@@ -341,6 +402,7 @@ def child_main() -> int:
                 num_warmup,
                 num_samples,
                 on_step=_bound(lambda u, c: emit(("step", u, c)), c),
+                on_draw=draw(c) if send else None,
                 should_stop=stop.is_set,
                 layout=layout,
             )

@@ -59,6 +59,7 @@ from qvr_core.inference.errors import (
     RunTooLargeError,
 )
 from qvr_core.inference.lift import bayesian_lift_parameters
+from qvr_core.inference.live import LiveDraws
 from qvr_core.inference.mcmc import MCMCResult
 from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.results import RunResults
@@ -78,6 +79,7 @@ from qvr_core.run_arguments import RunArgumentError, validate_run_arguments
 
 METHODS = RUN_METHODS
 ProgressFn = Callable[[int, int, float], None]
+UpdateFn = Callable[[dict[str, Any]], None]
 StopFn = Callable[[], bool]
 
 
@@ -102,6 +104,7 @@ def run_inference(
     should_stop: StopFn | None = None,
     results: RunResults | None = None,
     predictive: bool = False,
+    on_update: UpdateFn | None = None,
 ) -> dict[str, Any]:
     """Check `source`, read and validate the data, size the run, compile, run `method`;
     return the summary dict.
@@ -116,6 +119,8 @@ def run_inference(
 
     `results`, when given, receives the draws (`qvr_core.inference.results`;
     `predictive` adds posterior predictive draws of the observed sites).
+    `on_update`, when given, receives NUTS draws as they arrive: every chain's
+    traces and the summary table so far (`qvr_core.inference.live`).
     """
     try:
         args = validate_run_arguments(
@@ -141,8 +146,9 @@ def run_inference(
     method = args.method
     with _user_errors():
         checked, name = _check(source, path, args.program)
+        calls = _Calls(on_progress, should_stop, on_update, results, predictive)
         if _model_decl(checked, name) is not None:
-            return _model(checked, name, args, data, data_root, on_progress, should_stop)
+            return _model(checked, name, args, data, data_root, calls)
         info = checked.programs[name]
         observed = [s.name for s in info.sites if s.kind == "observe"]
         loaded = None if data is None else _read(data, data_root, observed, checked, name)
@@ -171,8 +177,7 @@ def run_inference(
                 "data": _data_name(data),
                 "batch": int(x.shape[0]),
             }
-            run = _Run(model, x, observations, head, args.steps, on_progress, should_stop)
-            run.results, run.predictive = results, predictive
+            run = _Run(model, x, observations, head, args.steps, calls)
             if results is not None:
                 results.add("observed_data", observations)
                 results.add("constant_data", {"x": x})
@@ -291,11 +296,11 @@ def _model(
     args: Any,
     data: DataFile | str | Path | None,
     data_root: str | Path | None,
-    on_progress: ProgressFn | None,
-    should_stop: StopFn | None,
+    calls: _Calls,
 ) -> dict[str, Any]:
-    """A model program's run (see `qvr_core.inference.model_job`)."""
-    from qvr_core.inference.model_job import run_model, split_data, synthetic
+    """A model program's run: its data by name (`qvr_core.inference.model_job`), then the
+    methods every program has, its sites sampled as they are (no parameters to lift)."""
+    from qvr_core.inference.model_job import one_thread, split_data, synthetic
     from qvr_core.runtime.model import compile_model
 
     torch.manual_seed(args.seed)
@@ -309,9 +314,19 @@ def _model(
     if args.method == "prior":
         observations = {}
     head = {"method": args.method, "program": name, "data": _data_name(data), "batch": 1}
-    run = _Run(model, x, observations, head, args.steps, on_progress, should_stop)
-    with _flush_denormals():
-        return run_model(run, args.method, args.lr, args.max_tree_depth)
+    run = _Run(model, x, observations, head, args.steps, calls)
+    if calls.results is not None:
+        calls.results.add("observed_data", observations)
+        if x:
+            calls.results.add("constant_data", x)
+    with _flush_denormals(), one_thread():
+        with torch.no_grad():
+            model.run(x, observations)  # validates the data, records every site's support
+        if args.method == "nuts":
+            return _nuts(run, args.max_tree_depth, args.chains, args.seed, lift=False)
+        if args.method == "svi":
+            return _svi(run, args.lr, args.guide)
+        return draw_prior(run)
 
 
 def _compile(checked: Any, path: str | None, name: str, seed: int, budget: int) -> Any:
@@ -358,26 +373,46 @@ def _read(
     return conform(x, observations, info.type.dom, types, shown)
 
 
+@dataclass(frozen=True)
+class _Calls:
+    """What the caller of a run asked for besides the summary: callbacks and results."""
+
+    on_progress: ProgressFn | None
+    should_stop: StopFn | None
+    on_update: UpdateFn | None
+    results: RunResults | None  # receives the draws when given
+    predictive: bool  # posterior predictive draws into `results`
+
+
 @dataclass
 class _Run:
-    """What every method needs: the model, its data, the summary head and the callbacks."""
+    """What every method needs: the model, its data, the summary head and the caller's calls."""
 
     model: Any
     x: torch.Tensor | dict[str, torch.Tensor]  # a program's input; a model's data by name
     observations: dict[str, torch.Tensor]
     head: dict[str, Any]
     steps: int
-    on_progress: ProgressFn | None
-    should_stop: StopFn | None
-    results: RunResults | None = None  # receives the draws when given
-    predictive: bool = False  # posterior predictive draws into `results`
+    calls: _Calls
+
+    @property
+    def should_stop(self) -> StopFn | None:
+        return self.calls.should_stop
+
+    @property
+    def results(self) -> RunResults | None:
+        return self.calls.results
+
+    @property
+    def predictive(self) -> bool:
+        return self.calls.predictive
 
     def stop_requested(self) -> bool:
         return self.should_stop is not None and bool(self.should_stop())
 
     def report(self, step: int, total: int, loss: float) -> None:
-        if self.on_progress is not None:
-            self.on_progress(step, total, loss)
+        if self.calls.on_progress is not None:
+            self.calls.on_progress(step, total, loss)
 
 
 def _finite(v: float) -> float | None:
@@ -440,12 +475,19 @@ def _guide_posterior(run: _Run, guide: Any) -> dict[str, Any] | None:
     return summarize(arrays, diagnostics=False).to_dict()
 
 
-def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
+def _nuts(run: _Run, depth: int, chains: int, seed: int, lift: bool = True) -> dict[str, Any]:
+    """NUTS over every latent site; with `lift`, over the program's parameters too (under
+    a Normal(0, 1) prior): the seeds' programs have weights, model programs only sites."""
     model, x, observations = run.model, run.x, run.observations
-    with torch.no_grad():
-        drawn = model.run(x, observations).values
-    extra = {n: tuple(drawn[n].shape) for n in latent_names(model, observations)}
-    lifted, lx, lobs = bayesian_lift_parameters(model, x, observations, additional_latents=extra)
+    if lift:
+        with torch.no_grad():
+            drawn = model.run(x, observations).values
+        extra = {n: tuple(drawn[n].shape) for n in latent_names(model, observations)}
+        lifted, lx, lobs = bayesian_lift_parameters(
+            model, x, observations, additional_latents=extra
+        )
+    else:
+        lifted, lx, lobs = model, x, observations
     num_warmup = run.steps // 2
     num_samples = max(run.steps - num_warmup, 1)
     kernel = NUTSKernel(max_tree_depth=depth)
@@ -457,6 +499,9 @@ def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
         traces[chain].append(potential)
         run.report(i, total, potential)
 
+    live = None
+    if run.calls.on_update is not None:
+        live = LiveDraws(chains, num_warmup, depth, run.calls.on_update)
     start = time.perf_counter()
     result = run_chains(
         lifted,
@@ -468,9 +513,12 @@ def _nuts(run: _Run, depth: int, chains: int, seed: int) -> dict[str, Any]:
         chains=chains,
         seed=seed,
         on_progress=progress,
+        on_draw=None if live is None else live.add,
         should_stop=run.should_stop,
     )
     seconds = time.perf_counter() - start
+    if live is not None:
+        live.send()  # every draw, before the summary
     site_summary = result.summary()
     r_hat = {k: _finite(v["r_hat_max"]) for k, v in site_summary.items()}
     ess = {k: _finite(v["ess_min"]) for k, v in site_summary.items()}

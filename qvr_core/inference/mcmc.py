@@ -192,6 +192,26 @@ def _initial_values(
         return dict(model.run(x, observations).values)
 
 
+def _latent_names(model: ProgramLike, observations: Mapping[str, torch.Tensor]) -> list[str]:
+    names = latent_names(model, observations)
+    if not names:
+        raise InferenceError(
+            "nothing to sample: every stochastic site of the program has data "
+            "(lift the parameters with bayesian_lift_parameters to sample them)"
+        )
+    return names
+
+
+def chain_layout(
+    model: ProgramLike, x: Any, observations: Mapping[str, torch.Tensor]
+) -> FlatLayout:
+    """The unconstrained layout every chain of `model` shares (sites, shapes, supports),
+    from one start of a chain: known before any chain runs, so draws can be read live."""
+    observations = dict(observations)
+    names = _latent_names(model, observations)
+    return FlatLayout(make_sites(model, _initial_values(model, x, observations), names))
+
+
 def sample_chain(
     model: ProgramLike,
     x: Any,
@@ -201,18 +221,15 @@ def sample_chain(
     num_samples: int,
     *,
     on_step: Callable[[float], None] | None = None,
+    on_draw: Callable[[Transition], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     layout: FlatLayout | None = None,
 ) -> tuple[_ChainRecord, FlatLayout]:
     """Warm up and sample one chain under the current torch seed; `on_step(potential)`
-    after every iteration. Stops early (an incomplete record) when `should_stop()`."""
+    after every iteration, `on_draw(transition)` after every one past warmup. Stops
+    early (an incomplete record) when `should_stop()`."""
     observations = dict(observations)
-    names = latent_names(model, observations)
-    if not names:
-        raise InferenceError(
-            "nothing to sample: every stochastic site of the program has data "
-            "(lift the parameters with bayesian_lift_parameters to sample them)"
-        )
+    names = _latent_names(model, observations)
     init = _initial_values(model, x, observations)
     if layout is None:
         layout = FlatLayout(make_sites(model, init, names))
@@ -228,6 +245,8 @@ def sample_chain(
             record.warmup_divergences += int(t.diverging)
         else:
             record.add(t)
+            if on_draw is not None:
+                on_draw(t)
         if on_step is not None:
             on_step(t.potential)
     record.complete = True

@@ -98,8 +98,7 @@ def summarize(
         columns = _columns(x, flat, diagnostics)
         size = flat.shape[1]
         for i in range(min(size, rows_per_site)):
-            index = [int(j) for j in np.unravel_index(i, shape)] if shape else []
-            label = name + (f"[{', '.join(map(str, index))}]" if index else "")
+            index, label = element_label(name, shape, i)
             rows.append(
                 {"site": name, "index": index, "label": label}
                 | {k: float(v[i]) for k, v in columns.items()}
@@ -132,6 +131,12 @@ def summarize(
         summary.sampler = _sampler(stats)
         summary.warnings.extend(_sampler_warnings(summary.sampler, stats))
     return summary
+
+
+def element_label(name: str, shape: tuple[int, ...], i: int) -> tuple[list[int], str]:
+    """The index and row label of a site's `i`-th element in C order (`theta[3]`, `mu`)."""
+    index = [int(j) for j in np.unravel_index(i, shape)] if shape else []
+    return index, name + (f"[{', '.join(map(str, index))}]" if index else "")
 
 
 def _columns(x: np.ndarray, flat: np.ndarray, diagnostics: bool) -> dict[str, np.ndarray]:

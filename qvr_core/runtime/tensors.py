@@ -100,8 +100,10 @@ def join(values: Sequence[torch.Tensor], parts: Sequence[ValueType]) -> torch.Te
     discrete = all(p.discrete for p in products)
     dtype = torch.int64 if discrete else torch.get_default_dtype()
     cols = [columns(v, p).to(dtype) for v, p in zip(values, products, strict=True)]
-    lead = torch.broadcast_shapes(*(c.shape[:-1] for c in cols))
-    cols = [c.expand(*lead, c.shape[-1]) for c in cols]
+    leads = [c.shape[:-1] for c in cols]
+    if any(lead != leads[0] for lead in leads[1:]):  # broadcast_shapes costs ~5% of an RNN step
+        lead = torch.broadcast_shapes(*leads)
+        cols = [c.expand(*lead, c.shape[-1]) for c in cols]
     return torch.cat(cols, dim=-1)
 
 

@@ -86,3 +86,26 @@ def test_one_chain_runs_in_this_process() -> None:
 
     s = run_inference(REGRESSION, method="nuts", steps=12, batch=8, max_tree_depth=3, chains=1)
     assert s["chains"] == 1 and s["steps"] == 12
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_draws_arrive_as_they_are_made_and_are_the_result_s(processes: int) -> None:
+    got: dict[int, list] = {0: [], 1: [], 2: []}
+    result = run_chains(
+        gaussian(),
+        X,
+        {},
+        NUTSKernel(max_tree_depth=4),
+        5,
+        8,
+        chains=3,
+        seed=2,
+        processes=processes,
+        on_draw=lambda c, d: got[c].append(d),
+    )
+    for c in range(3):
+        assert len(got[c]) == 8
+        arrived = np.stack([d.values["z"] for d in got[c]])
+        np.testing.assert_allclose(arrived, result.samples["z"][c].double().numpy(), rtol=1e-6)
+        assert [d.diverging for d in got[c]] == result.diverging[c].tolist()
+        assert [d.tree_depth for d in got[c]] == result.tree_depths[c].tolist()

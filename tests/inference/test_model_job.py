@@ -40,8 +40,10 @@ def test_nuts_with_a_json_data_file_summarises_the_posterior(tmp_path) -> None:
     )
     assert summary["program"] == "eight_schools" and summary["num_samples"] == 60
     post = summary["posterior"]
-    assert post["theta_raw"]["shape"] == [8] and len(post["theta_raw"]["mean"]) == 8
-    assert post["tau"]["shape"] == [] and post["tau"]["mean"] > 0
+    assert post["chains"] == 4 and post["draws"] == 60
+    assert post["sites"]["theta_raw"]["shape"] == [8] and post["sites"]["tau"]["shape"] == []
+    rows = {row["label"]: row for row in post["rows"]}
+    assert rows["tau"]["mean"] > 0 and rows["tau"]["q5"] > 0 and "theta_raw[7]" in rows
     assert summary["divergences"] >= 0 and set(summary["r_hat"]) == {"mu", "tau", "theta_raw"}
 
 
@@ -51,7 +53,8 @@ def test_svi_and_npz_bytes_as_the_server_hands_them_over(tmp_path) -> None:
     data = DataFile("schools.npz", path.read_bytes())
     summary = run_inference(SCHOOLS, method="svi", steps=50, lr=0.05, data=data)
     assert summary["steps"] == 50 and summary["final_loss"] is not None
-    assert set(summary["posterior"]) == {"mu", "tau", "theta_raw"}
+    assert set(summary["posterior"]["sites"]) == {"mu", "tau", "theta_raw"}
+    assert "r_hat" not in summary["posterior"]["rows"][0]  # independent draws of the guide
 
 
 def test_missing_and_unexpected_data_are_named_with_their_lines(tmp_path) -> None:
@@ -72,7 +75,8 @@ def test_a_model_with_data_names_needs_a_data_file() -> None:
 
 def test_without_data_a_model_is_fitted_to_its_own_prior_draw() -> None:
     summary = run_inference(NO_DATA_NAMES, method="svi", steps=30, lr=0.05, seed=3)
-    assert summary["data"] == "synthetic" and summary["posterior"]["rate"]["mean"] > 0
+    rate = summary["posterior"]["rows"][0]
+    assert summary["data"] == "synthetic" and rate["label"] == "rate" and rate["mean"] > 0
 
 
 def test_prior_draws_every_site(tmp_path) -> None:
@@ -99,4 +103,4 @@ def test_qvr_run_prints_posterior_means(tmp_path, capsys) -> None:
     status = cli_run.main(parser.parse_args([*argv, "--data", str(json_file(tmp_path))]))
     out, _ = capsys.readouterr()
     assert status == 0
-    assert "posterior mean (sd):" in out and "theta_raw: [" in out
+    assert "posterior from 200 draws of the guide:" in out and "theta_raw[7]" in out

@@ -49,8 +49,23 @@ async def test_the_editor_fits_a_model_program_to_a_json_data_file(client, works
     args = {"uri": uri, "method": "nuts", "steps": 20, "data": "data/schools.json"}
     summary = await run(client, args)
     assert summary["status"] == "completed" and summary["program"] == "schools"
-    assert set(summary["posterior"]) == {"mu", "tau", "theta_raw"}
+    assert set(summary["posterior"]["sites"]) == {"mu", "tau", "theta_raw"}
+    assert summary["chains"] == 4 and summary["posterior"]["rows"][0]["label"] == "mu"
     assert summary["data"].endswith("schools.json")
+
+
+async def test_a_nuts_run_streams_each_chain_s_draws_and_the_table(client, workspace):
+    uri = write(workspace)
+    after = len(client.inference_progress)
+    args = {"uri": uri, "method": "nuts", "steps": 40, "chains": 2, "data": "data/schools.json"}
+    summary = await run(client, args)
+    notes = [n for n in client.inference_progress[after:] if n["uri"] == uri and "live" in n]
+    assert notes, "no progress carried the run's draws"
+    live = notes[-1]["live"]
+    assert live["chains"] == 2 and live["draws"] == [20, 20] and live["warmup"] == 20
+    assert [t["label"] for t in live["traces"]][:3] == ["mu", "tau", "theta_raw[0]"]
+    assert all(len(t["chains"]) == 2 for t in live["traces"])
+    assert live["posterior"]["rows"] == summary["posterior"]["rows"]
 
 
 async def test_missing_data_names_the_key(client, workspace):

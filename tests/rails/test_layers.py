@@ -43,6 +43,7 @@ SKELETON = [
     "qvr_core/datafile.py",
     "qvr_core/files.py",
     "qvr_core/era.py",
+    "qvr_core/series.py",
     "qvr_core/migrate.py",
 ]
 
