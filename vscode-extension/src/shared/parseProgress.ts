@@ -4,13 +4,13 @@
  * malformed is dropped (a point, a trace, a row, the whole `live` block); nothing
  * throws, and sizes are bounded so a confused server cannot flood the view.
  */
+import { POSTERIOR_COLUMNS } from "./posteriorTable";
 import type {
   FitWarning,
   InferenceProgress,
   LiveDraws,
   LossPoint,
   Posterior,
-  PosteriorColumn,
   PosteriorRow,
   PosteriorSite,
   TracePlot,
@@ -27,17 +27,6 @@ export const MAX_TRACE_POINTS = 200;
 export const MAX_ROWS = 2000;
 const MAX_TEXT = 2000;
 const MAX_LABEL = 200;
-
-export const POSTERIOR_COLUMN_KEYS: readonly PosteriorColumn[] = [
-  "mean",
-  "sd",
-  "q5",
-  "q50",
-  "q95",
-  "ess_bulk",
-  "ess_tail",
-  "r_hat",
-];
 
 type Fields = Record<string, unknown>;
 
@@ -178,7 +167,7 @@ function posteriorRow(raw: unknown): PosteriorRow | undefined {
     label: text(row.label, MAX_LABEL) ?? site,
     index: Array.isArray(row.index) && row.index.every(isNatural) ? [...row.index] : [],
   };
-  for (const key of POSTERIOR_COLUMN_KEYS) {
+  for (const [, key] of POSTERIOR_COLUMNS) {
     if (key in row) parsed[key] = statistic(row[key]);
   }
   return parsed;
