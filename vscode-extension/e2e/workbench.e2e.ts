@@ -4,7 +4,7 @@
 // QVR_E2E_SHOTS (default out/e2e-screenshots).
 //   QVR_CODE_SERVER=<install dir> npm run e2e     (scripts/vscode_e2e/run.sh sets it up)
 import assert from "node:assert/strict";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
@@ -54,6 +54,8 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
         errors: path.join(examples, "errors"),
         "vanilla_rnn_lm.qvr": path.join(examples, "vanilla_rnn_lm.qvr"),
         "bidirectional_rnn_lm.qvr": path.join(examples, "bidirectional_rnn_lm.qvr"),
+        "eight_schools_noncentered.qvr": path.join(examples, "models", "eight_schools_noncentered.qvr"),
+        "eight_schools.json": path.join(examples, "models", "eight_schools.json"),
       },
       settings: {
         "workbench.colorTheme": "Default Dark Modern",
@@ -256,5 +258,71 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await chart.locator("#status", { hasText: "Cancelled." }).waitFor({ timeout: 30_000 });
     await toast.waitFor({ state: "detached", timeout: 30_000 });
     await wb.screenshot("inference-cancelled");
+  });
+
+  it("runs NUTS with a trace plot per scalar, a line per chain, and the posterior table", async () => {
+    // This run's settings, as a user would set them for the workspace.
+    const settings = path.join(codeServer.workspace, ".vscode", "settings.json");
+    mkdirSync(path.dirname(settings), { recursive: true });
+    writeFileSync(
+      settings,
+      JSON.stringify({
+        "qvr.inference.method": "nuts",
+        "qvr.inference.chains": 2,
+        "qvr.inference.steps": 200,
+        "qvr.inference.data": "eight_schools.json",
+      }),
+    );
+    try {
+      await wb.openFile("eight_schools_noncentered.qvr");
+      // VS Code reads a changed settings file when its file watcher reports it, which can
+      // lag on a busy machine: until then the run is the user settings' SVI without the
+      // data file, which fails at once; run again once it has.
+      for (let attempt = 1; ; attempt++) {
+        await wb.command("QVR: Run Inference");
+        const started = wb.page.locator(".notification-toast", { hasText: /QVR NUTS|Inference failed/ }).first();
+        await started.waitFor({ timeout: 30_000 });
+        const text = await started.innerText();
+        if (text.includes("QVR NUTS")) break;
+        assert.ok(attempt < 10 && /reads the data names/.test(text), text);
+        console.log(`# run ${attempt} started before VS Code read the workspace settings; again`);
+        await wb.command("Notifications: Clear All Notifications");
+        await started.waitFor({ state: "detached", timeout: 30_000 });
+      }
+      const view = await wb.webviewFrame("#traces svg.trace polyline", FIRST_CHECK_MS);
+      // The run's end: the summary arrives with the final table.
+      await view.locator("#details:not([hidden])").waitFor({ timeout: 180_000 });
+      assert.match(await view.locator("#draws").innerText(), /^draws per chain: 100, 100 \(warmup 100\)$/);
+      assert.deepEqual(await view.locator("#legend li").allInnerTexts(), ["chain 1", "chain 2"]);
+      const plots = await view.evaluate(() =>
+        Array.from(document.querySelectorAll("#traces svg.trace"), (svg) => ({
+          label: svg.querySelector(".trace-title")?.textContent ?? "",
+          lines: Array.from(svg.querySelectorAll("polyline"), (line) => ({
+            points: (line.getAttribute("points") ?? "").split(" ").length,
+            stroke: getComputedStyle(line).stroke,
+          })),
+        })),
+      );
+      assert.deepEqual(plots.slice(0, 2).map((p) => p.label), ["mu", "tau"]);
+      assert.ok(plots.length >= 3 && plots.length <= 8, JSON.stringify(plots.map((p) => p.label)));
+      for (const plot of plots) {
+        assert.equal(plot.lines.length, 2, `a line per chain in ${plot.label}`);
+        assert.ok(plot.lines.every((l) => l.points >= 50), `${plot.label}: ${plot.lines.map((l) => l.points)}`);
+        assert.notEqual(plot.lines[0]!.stroke, plot.lines[1]!.stroke, `two colours in ${plot.label}`);
+      }
+      const header = await view.locator("#posterior table.posterior thead th").allInnerTexts();
+      assert.deepEqual(header.map((h) => h.trim()), ["", "mean", "sd", "5%", "50%", "95%", "ess_bulk", "ess_tail", "r_hat"]);
+      const labels = await view.locator("#posterior table.posterior tbody th").allInnerTexts();
+      assert.deepEqual(labels.slice(0, 2), ["mu", "tau"]);
+      // 100 draws a chain is short: either warnings with remedies, or none.
+      const warnings = await view.locator("#posterior li.warning").count();
+      const verdict = await view.locator("#posterior .verdict").count();
+      assert.ok((warnings > 0) !== (verdict === 1), `warnings ${warnings}, verdict ${verdict}`);
+      await wb.screenshot("inference-nuts-traces", wb.groupWithTab("QVR NUTS"));
+      await view.locator("#posterior").scrollIntoViewIfNeeded();
+      await wb.screenshot("inference-nuts-table", wb.groupWithTab("QVR NUTS"));
+    } finally {
+      rmSync(settings);
+    }
   });
 });

@@ -49,6 +49,7 @@ export function inferenceDefaults(): InferenceDefaults {
     batch: config.get<number>("inference.batch", 4),
     seqLen: config.get<number>("inference.seqLen", 8),
     chains: config.get<number>("inference.chains", 4),
+    data: config.get<string>("inference.data", "").trim(),
   };
 }
 

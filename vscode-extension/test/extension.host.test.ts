@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ClientCommands, ServerCommands } from "../src/shared/protocol";
+import { ClientCommands, type LiveDraws, type Posterior, ServerCommands } from "../src/shared/protocol";
 import { FakeVscode } from "./helpers/fakeVscode";
 import { fileUri, serverUnavailableReason } from "./helpers/lspServer";
 import { examplesDir, extensionRoot, repoRoot } from "./helpers/paths";
@@ -93,16 +93,58 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
     const outcome = chart.posted[chart.posted.length - 1]!;
     assert.equal(outcome.type, "finished", JSON.stringify(outcome));
     assert.match(String(outcome.summary), /"final_loss"/);
+    // The table's data: the guide's draws, without R-hat or ESS.
+    const posterior = outcome.posterior as { rows: Record<string, unknown>[] } | null;
+    assert.ok(posterior !== null && posterior.rows.length > 0, JSON.stringify(outcome.posterior));
+    assert.ok(posterior.rows.every((row) => typeof row.mean === "number" && !("r_hat" in row)));
     // A view that (re)loads gets the whole run replayed: start, every point, outcome.
     const posted = chart.posted.length;
     chart.receive({ type: "ready" });
     const replay = chart.posted.slice(posted);
-    assert.deepEqual(replay[0], { type: "start", title: "QVR SVI: bidirectional_rnn_lm", total: 8 });
-    assert.equal((replay[1]?.progress as { points: unknown[] }).points.length, 8);
+    assert.deepEqual(replay[0], { type: "start", title: "QVR SVI: bidirectional_rnn_lm", method: "svi", total: 8 });
+    const replayed = replay[1]?.progress as { points: unknown[]; method: string; live?: unknown };
+    assert.equal(replayed.points.length, 8);
+    assert.equal(replayed.method, "svi");
+    assert.equal(replayed.live, undefined, "SVI has no draws to trace");
     assert.deepEqual(replay[2], outcome);
     const ours = vscode.progress.find((p) => p.title === "QVR SVI: bidirectional_rnn_lm")!;
     assert.ok(ours.reports.some((r) => /^step \d+\/8, loss /.test(r.message ?? "")), JSON.stringify(ours.reports));
     assert.ok(vscode.output.some((line) => line.includes('"final_loss"')));
+  });
+
+  it("Run Inference with NUTS sends the view every chain's draws and the table, and replays them", async () => {
+    const nuts = { method: "nuts", chains: 2, steps: 120, data: "examples/models/eight_schools.json" };
+    for (const [key, value] of Object.entries(nuts)) vscode.settings.set(`qvr.inference.${key}`, value);
+    try {
+      await vscode.commands.get(ClientCommands.runInference)!(fileUri(path.join(examplesDir, "models", "eight_schools_noncentered.qvr")));
+      const view = vscode.panels.find((p) => p.viewType === "qvr.inference")!;
+      const start = view.posted.map((m) => m.type).lastIndexOf("start");
+      const lives = view.posted
+        .slice(start)
+        .flatMap((m) => (m.type === "progress" ? [(m.progress as { live?: LiveDraws }).live] : []))
+        .filter((live): live is LiveDraws => live !== undefined);
+      const outcome = view.posted[view.posted.length - 1]!;
+      assert.equal(outcome.type, "finished", JSON.stringify(outcome).slice(0, 500));
+      const live = lives[lives.length - 1]!;
+      assert.deepEqual([live.chains, live.warmup, live.draws], [2, 60, [60, 60]], "the last draws are all of them");
+      assert.deepEqual(live.traces.slice(0, 2).map((t) => t.label), ["mu", "tau"]);
+      for (const trace of live.traces) {
+        assert.deepEqual(trace.chains.map((c) => c.length), [60, 60], trace.label);
+      }
+      assert.ok(live.posterior !== null && live.posterior.rows.some((row) => typeof row.r_hat === "number"));
+      // The finished message carries the summary's table data, R-hat included.
+      const posterior = outcome.posterior as Posterior;
+      assert.deepEqual(posterior.rows.slice(0, 2).map((r) => r.label), ["mu", "tau"]);
+      assert.ok(posterior.rows.every((row) => "r_hat" in row && "ess_bulk" in row));
+      // A view that (re)loads gets the last draws with the curve.
+      const posted = view.posted.length;
+      view.receive({ type: "ready" });
+      const replayed = view.posted.slice(posted).find((m) => m.type === "progress")?.progress as { live?: LiveDraws };
+      assert.deepEqual(replayed.live, live);
+      assert.ok(vscode.output.some((line) => /^ {2}mu\s.*\d\.\d{3}$/m.test(line)), "the table in the output channel");
+    } finally {
+      for (const key of Object.keys(nuts)) vscode.settings.delete(`qvr.inference.${key}`);
+    }
   });
 
   it("cancelling the notification cancels the server's run", async () => {

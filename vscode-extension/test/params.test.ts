@@ -4,12 +4,19 @@ import { parseDiagramArguments } from "../src/diagram/arguments";
 import { type InferenceDefaults, buildInferenceParams, parseInferenceArguments } from "../src/inference/params";
 import { formatPosterior, formatSummary } from "../src/inference/summary";
 
-const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4 };
+const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, data: "" };
 
 describe("inference arguments", () => {
   it("fill every field from the settings when run from the palette", () => {
     const params = buildInferenceParams("file:///m.qvr", defaults, parseInferenceArguments([]));
     assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8, chains: 4 });
+  });
+
+  it("send the data file setting, unless the caller names another", () => {
+    const withData = { ...defaults, data: "examples/models/eight_schools.json" };
+    assert.equal(buildInferenceParams("file:///m.qvr", withData, parseInferenceArguments([])).data, "examples/models/eight_schools.json");
+    const target = parseInferenceArguments([{ uri: "file:///m.qvr", data: "other.json" }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", withData, target).data, "other.json");
   });
 
   it("take the lens's uri, program and overrides", () => {

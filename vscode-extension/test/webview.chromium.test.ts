@@ -12,6 +12,7 @@ import { type DiagramResult, ServerCommands, parseDiagramResult } from "../src/s
 import { type WebviewAssets, createNonce } from "../src/webview/html";
 import { renderDiagramPage, renderLossPage } from "../src/webview/pages";
 import { bidirectionalDot, bidirectionalMermaid } from "./helpers/handwrittenDiagrams";
+import { eightSchoolsLive, nutsProgress, sviPosterior } from "./helpers/liveDraws";
 import { LspServer, fileUri, serverUnavailableReason } from "./helpers/lspServer";
 import { examplesDir, extensionRoot } from "./helpers/paths";
 
@@ -307,25 +308,129 @@ describe("webviews in headless Chromium", { skip, timeout: 240_000 }, () => {
     await page.close();
   });
 
-  it("draws the loss curve from streamed progress", async () => {
+  async function openRunPage(title: string, viewport = { width: 800, height: 500 }): Promise<Page> {
     const assets = pages.assets("loss.js");
-    pages.serve(renderLossPage(assets, "QVR SVI: bidirectional_rnn_lm"), assets.nonce);
-    const page = await browser.newPage({ viewport: { width: 800, height: 500 } });
+    pages.serve(renderLossPage(assets, title), assets.nonce);
+    const page = await browser.newPage({ viewport });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    (page as Page & { qvrErrors?: string[] }).qvrErrors = errors;
     await page.goto(`${pages.origin}/`);
     await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
-    await send(page, { type: "start", title: "QVR SVI: bidirectional_rnn_lm", total: 40 });
+    return page;
+  }
+
+  it("draws the loss curve from streamed progress", async () => {
+    const page = await openRunPage("QVR SVI: bidirectional_rnn_lm");
+    await send(page, { type: "start", title: "QVR SVI: bidirectional_rnn_lm", method: "svi", total: 40 });
     const losses = Array.from({ length: 21 }, (_, i): [number, number] => [i * 2, 6 * Math.exp(-i / 6) + 1]);
     for (let i = 0; i < losses.length; i += 5) {
       const progress = { uri: "file:///m.qvr", runId: "r1", method: "svi", total: 40, points: losses.slice(i, i + 5), done: false };
       await send(page, { type: "progress", progress });
     }
-    await send(page, { type: "finished", summary: '{\n  "final_loss": 1.2\n}' });
+    await send(page, { type: "finished", summary: '{\n  "final_loss": 1.2\n}', posterior: null });
     const d = await page.getAttribute("#chart svg path.loss", "d");
     assert.equal(d?.split(" ").length, losses.length);
     assert.match((await page.textContent("#status")) ?? "", /step 40\/40/);
     assert.match((await page.textContent("#summary")) ?? "", /final_loss/);
     await page.screenshot({ path: path.join(screenshots, "loss.png"), fullPage: true });
     assert.deepEqual(await violations(page), []);
+    await page.close();
+  });
+
+  it("draws a NUTS run's trace plots per chain and its table with warnings, updating as draws arrive", async () => {
+    const page = await openRunPage("QVR NUTS: eight_schools", { width: 1000, height: 900 });
+    await send(page, { type: "start", title: "QVR NUTS: eight_schools", method: "nuts", total: 4000 });
+    // Early draws: traces, but too few draws for a summary yet.
+    await send(page, { type: "progress", progress: nutsProgress({ ...eightSchoolsLive([12, 10, 0, 0]), posterior: null }) });
+    assert.equal(await page.textContent("#draws"), "draws per chain: 12, 10, 0, 0 (warmup 500)");
+    assert.match((await page.textContent("#posterior")) ?? "", /once the chains have enough draws/);
+    assert.equal(await page.locator("#traces svg.trace").count(), 8);
+    assert.equal(await page.locator("#traces svg.trace polyline[points='']").count(), 16, "chains 3 and 4 have no draws yet");
+    // More draws: every chain drawn, and the table of the draws so far.
+    const live = eightSchoolsLive([120, 118, 96, 100]);
+    live.traces[7]!.label = "<img src=x onerror=alert(1)>";
+    live.posterior!.warnings[0]!.remedy = "run <b>longer</b> chains";
+    await send(page, { type: "progress", progress: nutsProgress(live) });
+    assert.equal(await page.textContent("#draws"), "draws per chain: 120, 118, 96, 100 (warmup 500)");
+    const plots = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("#traces svg.trace"), (svg) => ({
+        label: svg.querySelector(".trace-title")?.textContent ?? "",
+        lines: Array.from(svg.querySelectorAll("polyline"), (line) => ({
+          points: (line.getAttribute("points") ?? "").split(" ").length,
+          stroke: getComputedStyle(line).stroke,
+        })),
+        ticks: svg.querySelectorAll("text.tick").length,
+      })),
+    );
+    assert.deepEqual(
+      plots.map((p) => p.label),
+      ["mu", "tau", "theta_raw[0]", "theta_raw[1]", "theta_raw[2]", "theta_raw[3]", "theta_raw[4]", "<img src=x onerror=alert(1)>"],
+    );
+    for (const plot of plots) {
+      assert.deepEqual(plot.lines.map((l) => l.points), [120, 118, 96, 100], plot.label);
+      assert.equal(new Set(plot.lines.map((l) => l.stroke)).size, 4, `a colour per chain in ${plot.label}: ${plot.lines.map((l) => l.stroke)}`);
+      assert.ok(plot.ticks >= 4, "axis ticks");
+    }
+    const legend = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("#legend li"), (li) => [li.textContent, getComputedStyle(li.querySelector("line")!).stroke]),
+    );
+    assert.deepEqual(legend.map(([text]) => text), ["chain 1", "chain 2", "chain 3", "chain 4"]);
+    assert.deepEqual(legend.map(([, stroke]) => stroke), plots[0]!.lines.map((l) => l.stroke), "the legend's colours are the lines'");
+    const header = await page.locator("#posterior table.posterior thead th").allTextContents();
+    assert.deepEqual(header, ["", "mean", "sd", "5%", "50%", "95%", "ess_bulk", "ess_tail", "r_hat"]);
+    const rows = page.locator("#posterior table.posterior tbody tr");
+    assert.equal(await rows.count(), 10);
+    assert.deepEqual(await rows.first().locator("th, td").allTextContents(), ["mu", "4.38", "1.5", "1.98", "4.38", "6.78", "61", "76", "1.042"]);
+    const warning = page.locator("#posterior li.warning");
+    assert.equal(await warning.count(), 1);
+    assert.ok(await warning.isVisible());
+    assert.match((await warning.textContent()) ?? "", /⚠warning: R-hat above 1\.01.*remedy: run <b>longer<\/b> chains/);
+    assert.equal(await page.locator("img, #posterior b").count(), 0, "server text is shown as text");
+    assert.equal(await page.locator("#posterior .verdict").count(), 0);
+    assert.match((await page.textContent("#posterior .sampler")) ?? "", /divergences 0 .* E-BFMI 1\.02, 0\.97, 1\.1, 0\.88/);
+    // The potential energy stays, under the traces and the table.
+    assert.ok(await page.locator("#chart svg path.loss").isVisible());
+    const order = await page.evaluate(() => ["live", "posterior", "chart"].map((id) => document.getElementById(id)!.getBoundingClientRect().top));
+    assert.ok(order[0]! < order[1]! && order[1]! < order[2]!, `traces, table, then the potential: ${order}`);
+    await page.screenshot({ path: path.join(screenshots, "run-nuts-live.png"), fullPage: true });
+    // The final draws converge; a progress without draws keeps them.
+    await send(page, { type: "progress", progress: nutsProgress(eightSchoolsLive([1000, 1000, 1000, 1000], false)) });
+    await send(page, { type: "progress", progress: nutsProgress(undefined) });
+    assert.equal(await page.textContent("#draws"), "draws per chain: 1000, 1000, 1000, 1000 (warmup 500)");
+    assert.equal(await page.textContent("#posterior .verdict"), "no convergence warnings");
+    assert.equal(await page.locator("#posterior li.warning").count(), 0);
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("shows a finished SVI run's loss curve and its table, without R-hat or ESS", async () => {
+    const page = await openRunPage("QVR SVI: regression");
+    await page.evaluate(() => {
+      document.body.classList.add("vscode-dark");
+      document.body.style.setProperty("--vscode-editor-background", "#1e1e1e");
+      document.body.style.setProperty("--vscode-foreground", "#cccccc");
+    });
+    await send(page, { type: "start", title: "QVR SVI: regression", method: "svi", total: 100 });
+    const points = Array.from({ length: 101 }, (_, i): [number, number] => [i, 50 * Math.exp(-i / 20) + 3]);
+    await send(page, { type: "progress", progress: { uri: "file:///r.qvr", runId: 2, method: "svi", total: 100, points, done: true } });
+    assert.equal(await page.locator("#posterior").isVisible(), false, "no table before the run ends");
+    await send(page, { type: "finished", summary: '{\n  "method": "svi"\n}', posterior: sviPosterior() });
+    assert.equal(await page.locator("#live").isVisible(), false);
+    assert.equal(await page.getAttribute("#chart svg path.loss", "d").then((d) => d?.split(" ").length), 101);
+    const header = await page.locator("#posterior table.posterior thead th").allTextContents();
+    assert.deepEqual(header, ["", "mean", "sd", "5%", "50%", "95%"]);
+    const rows = page.locator("#posterior table.posterior tbody tr");
+    assert.equal(await rows.count(), 14);
+    assert.deepEqual(await rows.first().locator("th, td").allTextContents(), ["mu", "4.1", "0.31", "3.6", "4.1", "4.6"]);
+    assert.equal(await rows.last().textContent(), "… 28 more elements of w");
+    assert.equal(await page.locator("#posterior li.warning, #posterior .verdict").count(), 0);
+    const order = await page.evaluate(() => ["chart", "posterior"].map((id) => document.getElementById(id)!.getBoundingClientRect().top));
+    assert.ok(order[0]! < order[1]!, "the loss curve, then the table");
+    await page.screenshot({ path: path.join(screenshots, "run-svi-finished.png"), fullPage: true });
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
     await page.close();
   });
 });

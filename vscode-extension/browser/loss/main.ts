@@ -1,66 +1,83 @@
-/** The loss-chart webview: an SVG line chart drawn from streamed progress. */
-import { type ChartLayout, formatNumber, layoutChart } from "../../src/shared/chart";
-import { LossSeries } from "../../src/shared/lossSeries";
+/**
+ * The run view: the loss curve drawn from streamed progress; for a NUTS run the
+ * trace plots per chain and the posterior table of the draws so far, replaced by
+ * the final summary's table when the run finishes (SVI's too).
+ */
+import { formatNumber } from "../../src/shared/chart";
 import type { FromLossView, ToLossView } from "../../src/shared/messages";
+import { drawsLine } from "../../src/shared/posteriorTable";
+import type { Posterior } from "../../src/shared/protocol";
+import { RunState } from "../../src/shared/runState";
 import { element, vscodeApi } from "../vscodeApi";
+import { drawCurve } from "./lossChart";
+import { drawPosterior, drawPosteriorNote } from "./posterior";
+import { drawLegend, drawTraces } from "./traces";
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 const vscode = vscodeApi<FromLossView>();
 const chart = element("chart", HTMLElement);
 const title = element("title", HTMLElement);
 const status = element("status", HTMLElement);
+const live = element("live", HTMLElement);
+const draws = element("draws", HTMLElement);
+const legend = element("legend", HTMLElement);
+const traces = element("traces", HTMLElement);
+const posterior = element("posterior", HTMLElement);
+const details = element("details", HTMLElement);
 const summary = element("summary", HTMLElement);
 
-let series = new LossSeries();
+let state = new RunState();
 let total = 0;
+let method = "";
+/** The finished run's posterior (null: it has none); undefined while the run goes. */
+let final: Posterior | null | undefined;
 
-function svgElement<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attributes: Record<string, string | number>,
-  text?: string,
-): SVGElementTagNameMap[K] {
-  const created = document.createElementNS(SVG_NS, tag);
-  for (const [name, value] of Object.entries(attributes)) created.setAttribute(name, String(value));
-  if (text !== undefined) created.textContent = text;
-  return created;
+function isMcmc(): boolean {
+  return method === "nuts" || state.live !== undefined;
 }
 
-function drawAxes(svg: SVGSVGElement, layout: ChartLayout): void {
-  const { plot } = layout;
-  const bottom = plot.y + plot.height;
-  for (const tick of layout.yTicks) {
-    svg.append(svgElement("line", { class: "grid", x1: plot.x, x2: plot.x + plot.width, y1: tick.position, y2: tick.position }));
-    svg.append(svgElement("text", { class: "tick y", x: plot.x - 6, y: tick.position }, tick.label));
+function drawLoss(): void {
+  const mcmc = isMcmc();
+  const width = Math.max(320, chart.clientWidth);
+  const height = mcmc ? 200 : Math.max(220, Math.min(480, Math.round(width * 0.5)));
+  const labels = mcmc
+    ? { title: "Potential energy by iteration (all chains)", x: "iteration (all chains)", y: "potential" }
+    : { title: "Loss by step", x: "step", y: "loss" };
+  const layout = drawCurve(chart, state.series.points(), total, height, labels);
+  if (layout.last === undefined) return;
+  const done = state.series.done ? " (done)" : "";
+  status.textContent = mcmc
+    ? `iteration ${layout.last.step}/${total || "?"}, potential ${formatNumber(layout.last.loss)}${done}`
+    : `step ${layout.last.step}/${total || "?"}, loss ${formatNumber(layout.last.loss)}${done}`;
+}
+
+function drawLive(): void {
+  const current = state.live;
+  live.hidden = current === undefined;
+  if (current === undefined) return;
+  draws.textContent = drawsLine(current);
+  drawLegend(legend, current.chains);
+  drawTraces(traces, current);
+}
+
+function drawSummary(): void {
+  const shown = final !== undefined ? final : state.live?.posterior;
+  if (shown !== undefined && shown !== null) {
+    posterior.hidden = false;
+    drawPosterior(posterior, shown, final !== undefined ? "Posterior" : `Posterior of the draws so far`);
+  } else if (final === undefined && state.live !== undefined) {
+    posterior.hidden = false;
+    drawPosteriorNote(posterior, "The summary table appears once the chains have enough draws.");
+  } else {
+    posterior.hidden = true;
+    posterior.replaceChildren();
   }
-  for (const tick of layout.xTicks) {
-    svg.append(svgElement("line", { class: "axis", x1: tick.position, x2: tick.position, y1: bottom, y2: bottom + 4 }));
-    svg.append(svgElement("text", { class: "tick x", x: tick.position, y: bottom + 16 }, tick.label));
-  }
-  svg.append(svgElement("line", { class: "axis", x1: plot.x, x2: plot.x + plot.width, y1: bottom, y2: bottom }));
-  svg.append(svgElement("line", { class: "axis", x1: plot.x, x2: plot.x, y1: plot.y, y2: bottom }));
-  svg.append(svgElement("text", { class: "axis-label", x: plot.x + plot.width / 2, y: bottom + 32 }, "step"));
-  const middle = plot.y + plot.height / 2;
-  svg.append(svgElement("text", { class: "axis-label", x: 14, y: middle, transform: `rotate(-90 14 ${middle})` }, "loss"));
 }
 
 function redraw(): void {
-  const width = Math.max(320, chart.clientWidth);
-  const height = Math.max(220, Math.min(480, Math.round(width * 0.5)));
-  const points = series.points();
-  const layout = layoutChart(points, total, {
-    width,
-    height,
-    margin: { top: 12, right: 24, bottom: 40, left: 64 },
-  });
-  const svg = svgElement("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
-  svg.append(svgElement("title", {}, "Loss by step"));
-  drawAxes(svg, layout);
-  svg.append(svgElement("path", { class: "loss", d: layout.path }));
-  if (layout.last !== undefined) {
-    svg.append(svgElement("circle", { class: "last", cx: layout.last.x, cy: layout.last.y, r: 3 }));
-    status.textContent = `step ${layout.last.step}/${total || "?"}, loss ${formatNumber(layout.last.loss)}${series.done ? " (done)" : ""}`;
-  }
-  chart.replaceChildren(svg);
+  document.body.classList.toggle("mcmc", isMcmc());
+  drawLoss();
+  drawLive();
+  drawSummary();
 }
 
 window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
@@ -68,19 +85,25 @@ window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
   if (typeof message !== "object" || message === null) return;
   switch (message.type) {
     case "start":
-      series = new LossSeries();
+      state = new RunState();
       total = message.total;
+      method = message.method;
+      final = undefined;
       title.textContent = message.title;
       status.textContent = "Starting…";
       status.classList.remove("error");
       summary.textContent = "";
+      details.hidden = true;
       break;
     case "progress":
-      series.add(message.progress);
+      state.add(message.progress);
       total = message.progress.total || total;
+      if (message.progress.method !== "") method = message.progress.method;
       break;
     case "finished":
       summary.textContent = message.summary;
+      details.hidden = false;
+      final = message.posterior;
       break;
     case "failed":
       status.textContent = message.message;
@@ -90,5 +113,11 @@ window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
   redraw();
 });
 
-new ResizeObserver(() => redraw()).observe(chart);
+// Redraw for a new width only: a redraw changes the heights, which must not loop.
+let drawnWidth = 0;
+new ResizeObserver(() => {
+  if (chart.clientWidth === drawnWidth) return;
+  drawnWidth = chart.clientWidth;
+  redraw();
+}).observe(chart);
 vscode.postMessage({ type: "ready" });

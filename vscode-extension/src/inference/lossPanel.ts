@@ -1,25 +1,26 @@
 /**
- * The loss-curve webview of the current inference run. It keeps the run's state
- * on the extension side so that a webview that (re)loads is brought up to date.
+ * The run view of the current inference run: the loss curve, a NUTS run's trace
+ * plots and the posterior table. It keeps the run's state on the extension side
+ * so that a webview that (re)loads is brought up to date.
  */
 import * as vscode from "vscode";
-import { LossSeries } from "../shared/lossSeries";
 import { type ToLossView, parseLossViewMessage } from "../shared/messages";
 import type { InferenceProgress } from "../shared/protocol";
+import { RunState } from "../shared/runState";
 import { webviewAssets, webviewRoots } from "../webview/assets";
 import { renderLossPage } from "../webview/pages";
 
 export class LossPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private start: Extract<ToLossView, { type: "start" }> | undefined;
-  private series = new LossSeries();
+  private state = new RunState();
   private outcome: Extract<ToLossView, { type: "finished" | "failed" }> | undefined;
 
   constructor(private readonly extensionUri: vscode.Uri) {}
 
-  begin(title: string, total: number): void {
-    this.start = { type: "start", title, total };
-    this.series = new LossSeries();
+  begin(title: string, method: string, total: number): void {
+    this.start = { type: "start", title, method, total };
+    this.state = new RunState();
     this.outcome = undefined;
     if (this.panel === undefined) {
       this.panel = this.createPanel(title);
@@ -31,7 +32,7 @@ export class LossPanel implements vscode.Disposable {
   }
 
   progress(progress: InferenceProgress): void {
-    this.series.add(progress);
+    this.state.add(progress);
     void this.panel?.webview.postMessage({ type: "progress", progress } satisfies ToLossView);
   }
 
@@ -61,23 +62,13 @@ export class LossPanel implements vscode.Disposable {
     return panel;
   }
 
-  /** Sends everything known about the run, as one start, one progress and the outcome. */
+  /** Sends everything known about the run, as one start, one progress (with the last draws) and the outcome. */
   private replay(): void {
     const webview = this.panel?.webview;
     if (webview === undefined || this.start === undefined) return;
     void webview.postMessage(this.start);
-    const runId = this.series.runId;
-    if (runId !== undefined) {
-      const progress: InferenceProgress = {
-        uri: "",
-        runId,
-        method: "",
-        total: this.series.total,
-        points: this.series.points(),
-        done: this.series.done,
-      };
-      void webview.postMessage({ type: "progress", progress } satisfies ToLossView);
-    }
+    const progress = this.state.snapshot("");
+    if (progress !== undefined) void webview.postMessage({ type: "progress", progress } satisfies ToLossView);
     if (this.outcome !== undefined) void webview.postMessage(this.outcome);
   }
 }

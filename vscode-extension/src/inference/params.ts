@@ -13,6 +13,8 @@ export interface InferenceDefaults {
   batch: number;
   seqLen: number;
   chains: number;
+  /** A data file, relative to the workspace folder; "" for none. */
+  data: string;
 }
 
 export interface InferenceTarget {
@@ -59,6 +61,7 @@ export function buildInferenceParams(
     batch: defaults.batch,
     seq_len: defaults.seqLen,
     chains: defaults.chains,
+    ...(defaults.data !== "" ? { data: defaults.data } : {}),
     ...target.overrides,
   };
   if (target.program !== undefined) params.program = target.program;

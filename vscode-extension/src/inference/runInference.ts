@@ -11,10 +11,11 @@ import { inferenceDefaults } from "../config";
 import type { ServerManager } from "../server/serverManager";
 import { formatNumber } from "../shared/chart";
 import { errorMessage } from "../shared/errors";
+import { parseInferenceProgress } from "../shared/parseProgress";
 import { type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
 import { buildInferenceParams, parseInferenceArguments } from "./params";
-import { formatPosterior, formatSummary } from "./summary";
+import { formatPosterior, formatSummary, summaryPosterior } from "./summary";
 
 /** How long to wait for the server to confirm a cancellation before giving up on the run. */
 const CANCEL_GRACE_MS = 10_000;
@@ -35,9 +36,10 @@ export class InferenceRunner implements vscode.Disposable {
   ) {
     this.disposables.push(
       server.onDidCreateClient((client) => {
-        client.onNotification(ServerNotifications.inferenceProgress, (progress: InferenceProgress) =>
-          this.onProgress(progress),
-        );
+        client.onNotification(ServerNotifications.inferenceProgress, (raw: unknown) => {
+          const progress = parseInferenceProgress(raw);
+          if (progress !== undefined) this.onProgress(progress);
+        });
       }),
     );
   }
@@ -62,7 +64,7 @@ export class InferenceRunner implements vscode.Disposable {
     }
     const params = buildInferenceParams(client.code2ProtocolConverter.asUri(uri), inferenceDefaults(), target);
     const title = `QVR ${params.method.toUpperCase()}: ${params.program ?? path.basename(uri.path)}`;
-    this.panel.begin(title, params.steps);
+    this.panel.begin(title, params.method, params.steps);
     this.output.appendLine(`${title} (${describeParams(params)})`);
 
     await vscode.window.withProgress(
@@ -117,10 +119,10 @@ export class InferenceRunner implements vscode.Disposable {
         return;
       }
       const table = formatPosterior(summary);
-      const text = table === "" ? formatSummary(summary) : `${table}\n${formatSummary(summary)}`;
-      this.output.appendLine(text);
+      const json = formatSummary(summary);
+      this.output.appendLine(table === "" ? json : `${table}\n${json}`);
       this.output.show(true);
-      this.panel.finish({ type: "finished", summary: text });
+      this.panel.finish({ type: "finished", summary: json, posterior: summaryPosterior(summary) ?? null });
     } catch (error) {
       const message = token.isCancellationRequested ? "Cancelled." : `Inference failed: ${errorMessage(error)}`;
       this.output.appendLine(message);

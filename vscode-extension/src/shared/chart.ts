@@ -27,30 +27,40 @@ export interface ChartLayout {
   last?: { x: number; y: number; step: number; loss: number };
 }
 
-/** Lays out `points` in `box`; the x axis spans at least [0, total]. */
-export function layoutChart(points: readonly ChartPoint[], total: number, box: ChartBox): ChartLayout {
-  const plot = {
+/** The plot area of `box`: what is left inside its margins, at least a pixel each way. */
+export function plotArea(box: ChartBox): ChartLayout["plot"] {
+  return {
     x: box.margin.left,
     y: box.margin.top,
     width: Math.max(1, box.width - box.margin.left - box.margin.right),
     height: Math.max(1, box.height - box.margin.top - box.margin.bottom),
   };
+}
+
+/**
+ * A value axis covering `values` with about `count` nice ticks, widened to the
+ * outer ticks; a flat (or empty) range still gets a visible span.
+ */
+export function valueAxis(values: readonly number[], count: number): { low: number; high: number; ticks: number[] } {
+  let [low, high] = values.length > 0 ? [Math.min(...values), Math.max(...values)] : [0, 1];
+  if (low === high) {
+    const pad = Math.abs(low) * 0.1 || 1;
+    low -= pad;
+    high += pad;
+  }
+  const ticks = niceTicks(low, high, count);
+  return { low: Math.min(low, ticks[0] ?? low), high: Math.max(high, ticks[ticks.length - 1] ?? high), ticks };
+}
+
+/** Lays out `points` in `box`; the x axis spans at least [0, total]. */
+export function layoutChart(points: readonly ChartPoint[], total: number, box: ChartBox): ChartLayout {
+  const plot = plotArea(box);
   const maxStep = Math.max(total, ...points.map((p) => p[0]), 1);
   const minStep = Math.min(0, ...points.map((p) => p[0]));
-  const losses = points.map((p) => p[1]);
-  let [minLoss, maxLoss] = losses.length > 0 ? [Math.min(...losses), Math.max(...losses)] : [0, 1];
-  if (minLoss === maxLoss) {
-    // A flat curve still needs a visible span.
-    const pad = Math.abs(minLoss) * 0.1 || 1;
-    minLoss -= pad;
-    maxLoss += pad;
-  }
-  const yTickValues = niceTicks(minLoss, maxLoss, 5);
-  const yLow = Math.min(minLoss, yTickValues[0] ?? minLoss);
-  const yHigh = Math.max(maxLoss, yTickValues[yTickValues.length - 1] ?? maxLoss);
+  const yAxis = valueAxis(points.map((p) => p[1]), 5);
 
   const x = (step: number): number => plot.x + ((step - minStep) / (maxStep - minStep)) * plot.width;
-  const y = (loss: number): number => plot.y + plot.height - ((loss - yLow) / (yHigh - yLow)) * plot.height;
+  const y = (loss: number): number => plot.y + plot.height - ((loss - yAxis.low) / (yAxis.high - yAxis.low)) * plot.height;
 
   const path = points
     .map((p, i) => `${i === 0 ? "M" : "L"}${round(x(p[0]))},${round(y(p[1]))}`)
@@ -62,7 +72,7 @@ export function layoutChart(points: readonly ChartPoint[], total: number, box: C
     xTicks: niceTicks(minStep, maxStep, 6)
       .filter((v) => v >= minStep && v <= maxStep)
       .map((value) => ({ value, position: round(x(value)), label: formatNumber(value) })),
-    yTicks: yTickValues.map((value) => ({ value, position: round(y(value)), label: formatNumber(value) })),
+    yTicks: yAxis.ticks.map((value) => ({ value, position: round(y(value)), label: formatNumber(value) })),
     last:
       lastPoint === undefined
         ? undefined
@@ -91,6 +101,6 @@ export function formatNumber(value: number): string {
   return String(Number(value.toPrecision(4)));
 }
 
-function round(value: number): number {
+export function round(value: number): number {
   return Math.round(value * 10) / 10;
 }

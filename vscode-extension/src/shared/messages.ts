@@ -6,6 +6,7 @@ import {
   type DiagramFormat,
   type DiagramNode,
   type InferenceProgress,
+  type Posterior,
   type Range,
   isDiagramFormat,
   isRange,
@@ -23,14 +24,15 @@ export type FromDiagramView =
   | { type: "format"; format: DiagramFormat }
   | { type: "renderError"; message: string };
 
-// Extension -> loss-chart webview.
+// Extension -> run webview (the loss curve; a NUTS run's traces; the posterior table).
 export type ToLossView =
-  | { type: "start"; title: string; total: number }
+  | { type: "start"; title: string; method: string; total: number }
   | { type: "progress"; progress: InferenceProgress }
-  | { type: "finished"; summary: string }
+  /** `summary`: the run's summary as JSON text; `posterior`: its table's data (null when it has none). */
+  | { type: "finished"; summary: string; posterior: Posterior | null }
   | { type: "failed"; message: string };
 
-// Loss-chart webview -> extension.
+// Run webview -> extension.
 export type FromLossView = { type: "ready" };
 
 const MAX_ERROR_LENGTH = 2000;

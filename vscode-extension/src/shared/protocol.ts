@@ -72,6 +72,75 @@ export interface InferenceProgress {
   total: number;
   points: LossPoint[];
   done: boolean;
+  /** A NUTS run's draws so far; absent for SVI and prior runs, and before the first draws. */
+  live?: LiveDraws;
+}
+
+/** A trace point: [draw index (0-based, after warmup), value]; value is null when not finite. */
+export type TracePoint = [number, number | null];
+
+/**
+ * One scalar's draws after warmup, per chain (`chains[c]`), thinned by the server
+ * to at most 200 points per chain, the first and last kept.
+ */
+export interface TracePlot {
+  label: string;
+  chains: TracePoint[][];
+}
+
+/** The draws of a NUTS run so far, as `qvr/inferenceProgress` carries them. */
+export interface LiveDraws {
+  /** Chains in the run. */
+  chains: number;
+  /** Warmup iterations per chain (not part of the traces). */
+  warmup: number;
+  /** Draws after warmup so far, per chain (length = chains). */
+  draws: number[];
+  /** Up to 8 scalars: the first rows of the summary (e.g. "mu", "tau", "theta[0]"). */
+  traces: TracePlot[];
+  /** The summary of the draws so far; null until there are enough draws. */
+  posterior: Posterior | null;
+}
+
+/** The columns of the posterior table, as keys of its rows. */
+export type PosteriorColumn = "mean" | "sd" | "q5" | "q50" | "q95" | "ess_bulk" | "ess_tail" | "r_hat";
+
+/** One element of a site (`theta[3]`); a column is absent when the method has none (SVI: no r_hat). */
+export type PosteriorRow = { site: string; label: string; index: number[] } & Partial<
+  Record<PosteriorColumn, number | null>
+>;
+
+/** A site's size, how many of its elements have rows, and (MCMC) its worst diagnostics. */
+export interface PosteriorSite {
+  shape: number[];
+  size: number;
+  shown: number;
+  r_hat_max?: number | null;
+  ess_bulk_min?: number | null;
+  ess_tail_min?: number | null;
+}
+
+/** A reason not to trust the fit, with the usual remedy. */
+export interface FitWarning {
+  kind: string;
+  message: string;
+  remedy: string;
+}
+
+/** `summary.posterior` of a run (qvr_core/inference/summary.py `Summary.to_dict`). */
+export interface Posterior {
+  chains: number;
+  draws: number;
+  rows: PosteriorRow[];
+  /** In the server's order: the table lists each site's rows under it. */
+  sites: Record<string, PosteriorSite>;
+  warnings: FitWarning[];
+  // The sampler's fields (NUTS only).
+  divergences?: number;
+  divergences_per_chain?: number[];
+  tree_depth_saturated?: number;
+  max_tree_depth?: number;
+  e_bfmi?: (number | null)[];
 }
 
 export const ServerCommands = {

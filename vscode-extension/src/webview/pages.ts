@@ -1,4 +1,4 @@
-/** The two webview pages: the live diagram and the inference loss chart. */
+/** The two webview pages: the live diagram and the inference run view. */
 import type { DiagramFormat } from "../shared/protocol";
 import { type WebviewAssets, escapeHtml, renderPage } from "./html";
 
@@ -25,12 +25,21 @@ export function renderDiagramPage(assets: WebviewAssets, format: DiagramFormat, 
   });
 }
 
+/** The run view: the loss curve; for NUTS the trace plots per chain; the posterior table. */
 export function renderLossPage(assets: WebviewAssets, title: string): string {
   return renderPage({
     title,
     assets,
     bodyHtml: `<header class="toolbar"><h1 id="title">${escapeHtml(title)}</h1><span id="status" role="status"></span></header>
+<div id="run">
+<section id="live" aria-label="Draws per chain" hidden>
+  <p id="draws"></p>
+  <ul id="legend" aria-label="Chains"></ul>
+  <div id="traces"></div>
+</section>
 <main id="chart" aria-label="Loss curve"></main>
-<pre id="summary"></pre>`,
+<section id="posterior" aria-label="Posterior summary" hidden></section>
+<details id="details" hidden><summary>Run summary (JSON)</summary><pre id="summary"></pre></details>
+</div>`,
   });
 }
