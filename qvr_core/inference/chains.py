@@ -33,6 +33,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ _Events = queue.Queue[tuple[int, _Event | None]]
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what makes `qvr_core` importable
 DEFAULT_CHAINS = 4
 POLL_SECONDS = 0.05
+BATCH_SECONDS = 0.1  # how long a chain process holds its iterations before sending them
 JOIN_SECONDS = 2.0
 ProgressFn = Callable[[int, int, float, int], None]  # (done, total, potential, chain)
 
@@ -267,11 +269,13 @@ def _in_processes(
                     raise _crash(code)
                 continue
             kind = event[0]
-            if kind == "step":
-                progress(event[1], event[2])
-            elif kind == "draw" and draws is not None:
-                _, c, z, diverging, depth, energy = event
-                draws(c, torch.from_numpy(z), diverging, depth, energy)
+            if kind == "batch":
+                _, steps, drawn = event
+                for c, potential in steps:
+                    progress(potential, c)
+                if draws is not None:
+                    for c, z, diverging, depth, energy in drawn:
+                        draws(c, torch.from_numpy(z), diverging, depth, energy)
             elif kind == "chain":
                 _, c, record, chain_layout = event
                 records[c] = record
@@ -403,6 +407,8 @@ def child_main() -> int:
             _write_frame(out, pickle.dumps(event))
             out.flush()
 
+    outbox = _Outbox(emit)
+
     torch.set_num_threads(threads)
     torch.set_flush_denormal(True)  # as the run that started us does (see job.py)
     try:
@@ -412,16 +418,18 @@ def child_main() -> int:
         def draw(c: int) -> Callable[[Transition], None] | None:
             if not send:
                 return None
-            return lambda t: emit(
-                ("draw", c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
+            return lambda t: outbox.draw(
+                (c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
             )
 
         def step(c: int) -> Callable[[float], None]:
-            return _bound(lambda u, c: emit(("step", u, c)), c)
+            return _bound(outbox.step, c)
 
         for c, record, layout in _sample(job, mine, step, draw, stop.is_set):
+            outbox.flush()
             emit(("chain", c, record, layout))
     except BaseException as exc:  # everything reaches the parent as one line
+        outbox.flush()
         if not isinstance(exc, InferenceError):
             traceback.print_exc(file=sys.stderr)
         emit(("error", type(exc).__name__, str(exc) or type(exc).__name__))
@@ -429,6 +437,32 @@ def child_main() -> int:
     finally:
         out.flush()
     return 0
+
+
+class _Outbox:
+    """A chain process's iterations and draws, sent together every `BATCH_SECONDS`: one
+    write and one wake-up of the parent per batch, not per iteration (the parent shares
+    the cores with the chains)."""
+
+    def __init__(self, emit: Callable[[_Event], None]) -> None:
+        self.emit = emit
+        self.steps: list[tuple[int, float]] = []
+        self.draws: list[tuple[Any, ...]] = []
+        self.sent = time.monotonic()
+
+    def step(self, potential: float, chain: int) -> None:
+        self.steps.append((chain, potential))
+        if time.monotonic() - self.sent >= BATCH_SECONDS:
+            self.flush()
+
+    def draw(self, draw: tuple[Any, ...]) -> None:
+        self.draws.append(draw)
+
+    def flush(self) -> None:
+        if self.steps or self.draws:
+            self.emit(("batch", self.steps, self.draws))
+            self.steps, self.draws = [], []
+        self.sent = time.monotonic()
 
 
 def _die_with_parent(parent: int) -> None:
