@@ -114,15 +114,15 @@ class HandRNN(nn.Module):
 
 
 def layer(theta: dict[str, torch.Tensor], gains: dict[str, float], k: str, v: torch.Tensor):
-    return (v * gains[k]) @ theta[f"{k}_w"].T + theta[f"{k}_b"]
+    return nn.functional.linear(v * gains[k], theta[f"{k}_w"], theta[f"{k}_b"])
 
 
 def h_loc(theta: dict[str, torch.Tensor], gains: dict[str, float], x: torch.Tensor):
     """Mean of the last cell application, earlier cells at their means."""
     e = theta["embed"][x]  # (B, L, 64)
     h = torch.zeros(x.shape[0], 128)
-    for t in range(x.shape[1]):
-        z = torch.tanh(layer(theta, gains, "cell_h", torch.cat([e[:, t], h], dim=-1)))
+    for e_t in e.unbind(1):  # one backward for all steps (slices would each write all of e)
+        z = torch.tanh(layer(theta, gains, "cell_h", torch.cat([e_t, h], dim=-1)))
         h = layer(theta, gains, "cell_o", z)
     return h
 

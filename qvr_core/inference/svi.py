@@ -42,17 +42,31 @@ class SVI:
         self.optim = optim
         self.objective = objective if objective is not None else ELBO()
         self.num_steps = 0
+        self._guide_params = -1  # how many the guide had when last adopted
+        self._stray: list[nn.Parameter] | None = None  # parameters outside the optimiser
 
     def _adopt_new_parameters(self) -> None:
         """Give the optimiser guide parameters created lazily on the first call."""
+        params = _params(self.guide)
+        if len(params) == self._guide_params:
+            return  # none created since the last look (the common case: checked per step)
+        self._guide_params = len(params)
         known = {id(p) for group in self.optim.param_groups for p in group["params"]}
-        new = [p for p in _params(self.guide) if id(p) not in known and p.requires_grad]
+        new = [p for p in params if id(p) not in known and p.requires_grad]
         if new:
             self.optim.add_param_group({"params": new})
+        self._stray = None
 
     def _zero_grad(self) -> None:
+        """Clear every gradient: the optimiser's, and those of parameters it does not hold
+        (a model parameter left out of it would otherwise accumulate across steps)."""
         self.optim.zero_grad(set_to_none=True)
-        for p in _params(self.model) + _params(self.guide):
+        if self._stray is None:
+            known = {id(p) for group in self.optim.param_groups for p in group["params"]}
+            self._stray = [
+                p for p in _params(self.model) + _params(self.guide) if id(p) not in known
+            ]
+        for p in self._stray:
             p.grad = None
 
     def step(self, x: Any, observations: Mapping[str, torch.Tensor] | None = None) -> float:

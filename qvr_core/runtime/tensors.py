@@ -94,12 +94,30 @@ def split(x: torch.Tensor, parts: Sequence[ValueType], whole: ValueType) -> list
 
 def join(values: Sequence[torch.Tensor], parts: Sequence[ValueType]) -> torch.Tensor:
     """Pack values of the given types side by side (the product convention)."""
-    if len(values) == 1:
-        return values[0]
+    return joiner(parts)(values)
+
+
+def joiner(parts: Sequence[ValueType]) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]:
+    """`join` for values of these types, with what the types decide worked out once (a
+    recurrence joins its input and state at every step)."""
     products = [elem(t) for t in parts]
+    indices = [is_index(p) for p in products]
     discrete = all(p.discrete for p in products)
+
+    def pack(values: Sequence[torch.Tensor]) -> torch.Tensor:
+        if len(values) == 1:
+            return values[0]
+        return _pack(values, indices, discrete)
+
+    return pack
+
+
+def _pack(values: Sequence[torch.Tensor], indices: list[bool], discrete: bool) -> torch.Tensor:
     dtype = torch.int64 if discrete else torch.get_default_dtype()
-    cols = [columns(v, p).to(dtype) for v, p in zip(values, products, strict=True)]
+    cols = [
+        (v.unsqueeze(-1) if index else v).to(dtype)
+        for v, index in zip(values, indices, strict=True)
+    ]
     leads = [c.shape[:-1] for c in cols]
     if any(lead != leads[0] for lead in leads[1:]):  # broadcast_shapes costs ~5% of an RNN step
         lead = torch.broadcast_shapes(*leads)
