@@ -38,4 +38,18 @@ _CONSTRUCTORS = (
 )
 
 OBJECT_CONSTRUCTORS: dict[str, ObjectConstructor] = {c.name: c for c in _CONSTRUCTORS}
+
+#: quivers' other object constructors: the parser reads them, the checker does not type
+#: their objects yet (QVR011).
+UNTYPED_CONSTRUCTORS = (
+    "Sphere",
+    "Ball",
+    "CholeskyFactor",
+    "Covariance",
+    "Correlation",
+    "Orthogonal",
+    "Stiefel",
+    "LowerTriangular",
+    "Diagonal",
+)
 BY_KIND: dict[str, ObjectConstructor] = {c.kind: c for c in _CONSTRUCTORS}

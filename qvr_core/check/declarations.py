@@ -7,6 +7,7 @@ import dataclasses
 from qvr_core import rules
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
 from qvr_core.builtins.families import codomain_words, family_for
+from qvr_core.builtins.objects import UNTYPED_CONSTRUCTORS
 from qvr_core.check.context import (
     FAMILIES,
     KERNEL_FAMILIES,
@@ -28,19 +29,7 @@ from qvr_core.syntax.span import Span
 
 
 #: quivers' object constructors that qvr does not type yet (its own are CONSTRUCTORS).
-OTHER_CONSTRUCTORS = frozenset(
-    (
-        "Sphere",
-        "Ball",
-        "CholeskyFactor",
-        "Covariance",
-        "Correlation",
-        "Orthogonal",
-        "Stiefel",
-        "LowerTriangular",
-        "Diagonal",
-    )
-)
+OTHER_CONSTRUCTORS = frozenset(UNTYPED_CONSTRUCTORS)
 
 
 def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:

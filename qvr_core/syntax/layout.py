@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from qvr_core import rules
+from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, UNTYPED_CONSTRUCTORS
 from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.ast import Comment
 from qvr_core.syntax.span import Span, unify_line_ends
@@ -122,27 +123,7 @@ SOFT_KEYWORDS: dict[str, str] = {
 }
 #: quivers' object constructors (keywords in its grammar), and the role words that
 #: declared morphisms in quivers 0.1 - 0.10 (`kernel f : A -> B`).
-SOFT_KEYWORDS.update(
-    dict.fromkeys(
-        (
-            "FinSet",
-            "Real",
-            "Positive",
-            "Unit",
-            "Simplex",
-            "Sphere",
-            "Ball",
-            "CholeskyFactor",
-            "Covariance",
-            "Correlation",
-            "Orthogonal",
-            "Stiefel",
-            "LowerTriangular",
-            "Diagonal",
-        ),
-        "CTOR",
-    )
-)
+SOFT_KEYWORDS.update(dict.fromkeys((*OBJECT_CONSTRUCTORS, *UNTYPED_CONSTRUCTORS), "CTOR"))
 SOFT_KEYWORDS.update(
     dict.fromkeys(("embed", "continuous", "kernel", "latent", "stochastic", "discrete"), "ROLE")
 )
