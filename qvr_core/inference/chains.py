@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import pickle
 import queue
@@ -58,6 +59,8 @@ from qvr_core.inference.sites import FlatLayout, ProgramLike
 _Job = tuple[Any, ...]
 _Event = tuple[Any, ...]  # (kind, ...payload) sent by a chain process
 _Events = queue.Queue[tuple[int, _Event | None]]
+
+log = logging.getLogger(__name__)
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what makes `qvr_core` importable
 DEFAULT_CHAINS = 4
@@ -127,14 +130,20 @@ def run_chains(
         shared = chain_layout(model, x, observations)
     draws = None if on_draw is None else _DrawReader(shared, on_draw)
     job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
+    if processes > 1:
+        try:
+            payload = pickle.dumps(job)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:
+            log.warning("the chains run one after another here: the program cannot travel (%s)", e)
+            processes = 1
     if processes == 1:
         records, layout = _here(job, seeds, progress, draws, should_stop)
     else:
-        records, layout = _in_processes(job, seeds, processes, progress, draws, should_stop)
+        records, layout = _in_processes(payload, seeds, processes, progress, draws, should_stop)
     if layout is None:
         raise InferenceError("the run was stopped before any chain started")
     result = _result(layout, _complete_first(records))
-    result.seeds = seeds
+    result.seeds, result.processes = seeds, processes
     return result
 
 
@@ -230,17 +239,13 @@ def _sample(
 
 
 def _in_processes(
-    job: _Job,
+    payload: bytes,
     seeds: list[int],
     processes: int,
     progress: _Progress,
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
 ) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
-    try:
-        payload = pickle.dumps(job)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return _here(job, seeds, progress, draws, should_stop)  # a program that cannot travel
     threads = max(1, torch.get_num_threads() // processes)
     events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []

@@ -531,6 +531,7 @@ def _nuts(run: _Run, depth: int, chains: int, seed: int, lift: bool = True) -> d
         "steps": sum(len(t) for t in traces),
         "chains": int(result.log_densities.shape[0]) if draws else 0,
         "chains_requested": chains,
+        "processes": result.processes,
         "num_warmup": num_warmup,
         "num_samples": draws,
         "acceptance": _finite(float(result.acceptance_rates.mean())) if draws else None,

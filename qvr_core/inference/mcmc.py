@@ -93,6 +93,7 @@ class MCMCResult:
     energies: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0))
     diverging: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0, dtype=torch.bool))
     seeds: list[int] = field(default_factory=list)
+    processes: int = 1  # the processes the chains ran in (1: in the caller's)
     r_hat: dict[str, torch.Tensor] = field(default_factory=dict)
     ess: dict[str, torch.Tensor] = field(default_factory=dict)
     stopped: bool = False

@@ -18,7 +18,7 @@ from torch import nn
 from qvr_core.check.types import Arrow, Product, Seq, ValueType
 from qvr_core.runtime.containers import NameTable
 from qvr_core.runtime.morphisms import Morphism
-from qvr_core.runtime.tensors import elem, event_shape, join, joiner, split, value_dtype
+from qvr_core.runtime.tensors import Joiner, elem, event_shape, join, split, value_dtype
 
 
 class Lift(Morphism):
@@ -213,7 +213,7 @@ class Scan(Morphism):
         self.reverse = reverse
         self.step_type: Product = elem(arrow.dom)
         self.state_type: Product = elem(cell.cod)
-        self._joiner = joiner([self.step_type, self.state_type])
+        self._joiner = Joiner([self.step_type, self.state_type])
 
     def _steps(self, x: torch.Tensor) -> list[torch.Tensor]:
         xs = list(x.unbind(seq_axis(x, self.dom)))

@@ -94,22 +94,23 @@ def split(x: torch.Tensor, parts: Sequence[ValueType], whole: ValueType) -> list
 
 def join(values: Sequence[torch.Tensor], parts: Sequence[ValueType]) -> torch.Tensor:
     """Pack values of the given types side by side (the product convention)."""
-    return joiner(parts)(values)
+    return Joiner(parts)(values)
 
 
-def joiner(parts: Sequence[ValueType]) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]:
+class Joiner:
     """`join` for values of these types, with what the types decide worked out once (a
-    recurrence joins its input and state at every step)."""
-    products = [elem(t) for t in parts]
-    indices = [is_index(p) for p in products]
-    discrete = all(p.discrete for p in products)
+    recurrence joins its input and state at every step). A class, not a closure, so a
+    compiled program that keeps one still pickles (chains run in other processes)."""
 
-    def pack(values: Sequence[torch.Tensor]) -> torch.Tensor:
+    def __init__(self, parts: Sequence[ValueType]) -> None:
+        products = [elem(t) for t in parts]
+        self.indices = [is_index(p) for p in products]
+        self.discrete = all(p.discrete for p in products)
+
+    def __call__(self, values: Sequence[torch.Tensor]) -> torch.Tensor:
         if len(values) == 1:
             return values[0]
-        return _pack(values, indices, discrete)
-
-    return pack
+        return _pack(values, self.indices, self.discrete)
 
 
 def _pack(values: Sequence[torch.Tensor], indices: list[bool], discrete: bool) -> torch.Tensor:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from qvr_core.inference.nuts import NUTSKernel
 from .toy_models import ScaledNormal
 
 X = torch.zeros(1, 1)
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -109,3 +112,31 @@ def test_draws_arrive_as_they_are_made_and_are_the_result_s(processes: int) -> N
         np.testing.assert_allclose(arrived, result.samples["z"][c].double().numpy(), rtol=1e-6)
         assert [d.diverging for d in got[c]] == result.diverging[c].tolist()
         assert [d.tree_depth for d in got[c]] == result.tree_depths[c].tolist()
+
+
+def test_a_run_says_how_many_processes_its_chains_ran_in() -> None:
+    from .qvr_sources import REGRESSION
+
+    s = run_inference(REGRESSION, method="nuts", steps=6, batch=4, max_tree_depth=2, chains=2)
+    assert s["processes"] == default_processes(2)
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p.name for p in EXAMPLES.glob("*.qvr"))
+    + sorted(f"models/{p.name}" for p in EXAMPLES.glob("models/*.qvr")),
+)
+def test_every_example_s_program_can_travel_to_a_chain_process(path: str) -> None:
+    """Chains run in other processes only when the program pickles (else one by one here)."""
+    from qvr_core.check import check
+    from qvr_core.runnable import runnable_programs
+    from qvr_core.runtime.compile import Compiler
+    from qvr_core.runtime.model import compile_model
+
+    checked = check((EXAMPLES / path).read_text(encoding="utf-8"))
+    for name in runnable_programs(checked):
+        if path.startswith("models/"):
+            program = compile_model(checked, name)
+        else:
+            program = Compiler(checked, path).export(name)
+        pickle.loads(pickle.dumps(program))
