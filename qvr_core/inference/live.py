@@ -57,14 +57,17 @@ class LiveDraws:
         self.report, self.clock = report, clock
         self.values: list[dict[str, list[np.ndarray]]] = [{} for _ in range(chains)]
         self.stats: list[list[tuple[bool, int, float]]] = [[] for _ in range(chains)]
-        self._next = clock() + INTERVAL_SECONDS
+        self._next: float | None = None  # a second after the first draw (not the start:
+        # chain processes take seconds to start, and a snapshot of one draw says nothing)
 
     def add(self, chain: int, draw: ChainDraw) -> None:
         """One draw of `chain`; reports a snapshot when the last one is old enough."""
         for name, value in draw.values.items():
             self.values[chain].setdefault(name, []).append(value)
         self.stats[chain].append((draw.diverging, draw.tree_depth, draw.energy))
-        if self.clock() >= self._next:
+        if self._next is None:
+            self._next = self.clock() + INTERVAL_SECONDS
+        elif self.clock() >= self._next:
             self.send()
 
     def send(self) -> None:
