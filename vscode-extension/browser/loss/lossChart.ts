@@ -1,7 +1,7 @@
 /** The loss curve (SVI) or the potential energy (NUTS, all chains) by step. */
 import { type ChartLayout, layoutChart } from "../../src/shared/chart";
 import type { ChartPoint } from "../../src/shared/protocol";
-import { svgElement } from "./svg";
+import { drawAxesFrame, svgElement } from "./svg";
 
 export interface CurveLabels {
   title: string;
@@ -12,16 +12,7 @@ export interface CurveLabels {
 function drawAxes(svg: SVGSVGElement, layout: ChartLayout, labels: CurveLabels): void {
   const { plot } = layout;
   const bottom = plot.y + plot.height;
-  for (const tick of layout.yTicks) {
-    svg.append(svgElement("line", { class: "grid", x1: plot.x, x2: plot.x + plot.width, y1: tick.position, y2: tick.position }));
-    svg.append(svgElement("text", { class: "tick y", x: plot.x - 6, y: tick.position }, tick.label));
-  }
-  for (const tick of layout.xTicks) {
-    svg.append(svgElement("line", { class: "axis", x1: tick.position, x2: tick.position, y1: bottom, y2: bottom + 4 }));
-    svg.append(svgElement("text", { class: "tick x", x: tick.position, y: bottom + 16 }, tick.label));
-  }
-  svg.append(svgElement("line", { class: "axis", x1: plot.x, x2: plot.x + plot.width, y1: bottom, y2: bottom }));
-  svg.append(svgElement("line", { class: "axis", x1: plot.x, x2: plot.x, y1: plot.y, y2: bottom }));
+  drawAxesFrame(svg, { ...layout, yLabelGap: 6, xTickLength: 4, xLabelDrop: 16 });
   svg.append(svgElement("text", { class: "axis-label", x: plot.x + plot.width / 2, y: bottom + 32 }, labels.x));
   const middle = plot.y + plot.height / 2;
   svg.append(svgElement("text", { class: "axis-label", x: 14, y: middle, transform: `rotate(-90 14 ${middle})` }, labels.y));

@@ -1,7 +1,7 @@
 /** A NUTS run's trace plots: one small plot per scalar, a line per chain, and their legend. */
 import type { LiveDraws, TracePlot } from "../../src/shared/protocol";
 import { layoutTrace } from "../../src/shared/traceChart";
-import { htmlElement, svgElement } from "./svg";
+import { drawAxesFrame, htmlElement, svgElement } from "./svg";
 
 const PLOT_HEIGHT = 150;
 const MIN_PLOT_WIDTH = 260;
@@ -16,22 +16,12 @@ function chainClass(chain: number): string {
 function tracePlot(trace: TracePlot, width: number): SVGSVGElement {
   const layout = layoutTrace(trace, { width, height: PLOT_HEIGHT, margin: { top: 22, right: 10, bottom: 24, left: 52 } });
   const { plot } = layout;
-  const bottom = plot.y + plot.height;
   const svg = svgElement("svg", { class: "trace", width, height: PLOT_HEIGHT, viewBox: `0 0 ${width} ${PLOT_HEIGHT}`, role: "img" });
   svg.dataset.label = trace.label;
   svg.append(svgElement("title", {}, `Trace of ${trace.label} by draw, a line per chain`));
   const missing = layout.missing > 0 ? ` (${layout.missing} draws not finite)` : "";
   svg.append(svgElement("text", { class: "trace-title", x: plot.x, y: 14 }, `${trace.label}${missing}`));
-  for (const tick of layout.yTicks) {
-    svg.append(svgElement("line", { class: "grid", x1: plot.x, x2: plot.x + plot.width, y1: tick.position, y2: tick.position }));
-    svg.append(svgElement("text", { class: "tick y", x: plot.x - 4, y: tick.position }, tick.label));
-  }
-  for (const tick of layout.xTicks) {
-    svg.append(svgElement("line", { class: "axis", x1: tick.position, x2: tick.position, y1: bottom, y2: bottom + 3 }));
-    svg.append(svgElement("text", { class: "tick x", x: tick.position, y: bottom + 14 }, tick.label));
-  }
-  svg.append(svgElement("line", { class: "axis", x1: plot.x, x2: plot.x + plot.width, y1: bottom, y2: bottom }));
-  svg.append(svgElement("line", { class: "axis", x1: plot.x, x2: plot.x, y1: plot.y, y2: bottom }));
+  drawAxesFrame(svg, { ...layout, yLabelGap: 4, xTickLength: 3, xLabelDrop: 14 });
   layout.lines.forEach((points, chain) => {
     const line = svgElement("polyline", { class: chainClass(chain), points });
     line.dataset.chain = String(chain + 1);
