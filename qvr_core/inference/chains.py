@@ -137,12 +137,12 @@ def run_chains(
             log.warning("the chains run one after another here: the program cannot travel (%s)", e)
             processes = 1
     if processes == 1:
-        records, layout = _here(job, seeds, progress, draws, should_stop)
+        records = _here(job, seeds, progress, draws, should_stop)
     else:
-        records, layout = _in_processes(payload, seeds, processes, progress, draws, should_stop)
-    if layout is None:
+        records = _in_processes(payload, seeds, processes, progress, draws, should_stop)
+    if all(r is None for r in records):
         raise InferenceError("the run was stopped before any chain started")
-    result = _result(layout, _complete_first(records))
+    result = _result(shared, _complete_first(records))
     result.seeds, result.processes = seeds, processes
     return result
 
@@ -193,9 +193,7 @@ def _here(
     progress: _Progress,
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
-) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
-    records: list[_ChainRecord | None] = []
-    layouts: list[FlatLayout] = []
+) -> list[_ChainRecord | None]:
     chains = _sample(
         job,
         list(enumerate(seeds)),
@@ -203,10 +201,7 @@ def _here(
         lambda c: None if draws is None else draws.transition(c),
         should_stop,
     )
-    for _, record, layout in chains:
-        records.append(record)
-        layouts.append(layout)
-    return records, layouts[-1] if layouts else None
+    return [record for _, record in chains]
 
 
 def _sample(
@@ -215,13 +210,13 @@ def _sample(
     on_step: Callable[[int], Callable[[float], None]],
     on_draw: Callable[[int], Callable[[Transition], None] | None],
     should_stop: Callable[[], bool] | None,
-) -> Iterator[tuple[int, _ChainRecord, FlatLayout]]:
+) -> Iterator[tuple[int, _ChainRecord]]:
     """Run the (chain, seed) pairs one after another, here; each chain as it ends, and no
     more after one that was stopped. `on_step(c)` and `on_draw(c)` give chain c's calls."""
     model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
     for c, seed in chains:
         torch.manual_seed(seed)
-        record, layout = sample_chain(
+        record, _ = sample_chain(
             model,
             x,
             observations,
@@ -233,7 +228,7 @@ def _sample(
             should_stop=should_stop,
             layout=layout,
         )
-        yield c, record, layout
+        yield c, record
         if not record.complete:
             return
 
@@ -245,12 +240,11 @@ def _in_processes(
     progress: _Progress,
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
-) -> tuple[list[_ChainRecord | None], FlatLayout | None]:
+) -> list[_ChainRecord | None]:
     threads = max(1, torch.get_num_threads() // processes)
     events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []
     records: list[_ChainRecord | None] = [None] * len(seeds)
-    layout: FlatLayout | None = None
     try:
         for p in range(processes):
             mine = [(c, seeds[c]) for c in range(p, len(seeds), processes)]
@@ -282,13 +276,12 @@ def _in_processes(
                     for c, z, diverging, depth, energy in drawn:
                         draws(c, torch.from_numpy(z), diverging, depth, energy)
             elif kind == "chain":
-                _, c, record, chain_layout = event
+                _, c, record = event
                 records[c] = record
-                layout = layout or chain_layout
                 finished += 1
             elif kind == "error":
                 raise _child_error(event)
-        return records, layout
+        return records
     finally:
         _stop_all(children)
         for child in children:
@@ -430,9 +423,9 @@ def child_main() -> int:
         def step(c: int) -> Callable[[float], None]:
             return _bound(outbox.step, c)
 
-        for c, record, layout in _sample(job, mine, step, draw, stop.is_set):
+        for c, record in _sample(job, mine, step, draw, stop.is_set):
             outbox.flush()
-            emit(("chain", c, record, layout))
+            emit(("chain", c, record))
     except BaseException as exc:  # everything reaches the parent as one line
         outbox.flush()
         if not isinstance(exc, InferenceError):

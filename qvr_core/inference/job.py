@@ -178,9 +178,7 @@ def run_inference(
                 "batch": int(x.shape[0]),
             }
             run = _Run(model, x, observations, head, args.steps, calls)
-            if results is not None:
-                results.add("observed_data", observations)
-                results.add("constant_data", {"x": x})
+            run.keep_data()
             with _flush_denormals():
                 if method == "svi":
                     return _svi(run, args.lr, args.guide)
@@ -315,10 +313,7 @@ def _model(
         observations = {}
     head = {"method": args.method, "program": name, "data": _data_name(data), "batch": 1}
     run = _Run(model, x, observations, head, args.steps, calls)
-    if calls.results is not None:
-        calls.results.add("observed_data", observations)
-        if x:
-            calls.results.add("constant_data", x)
+    run.keep_data()
     with _flush_denormals(), one_thread():
         with torch.no_grad():
             model.run(x, observations)  # validates the data, records every site's support
@@ -406,6 +401,16 @@ class _Run:
     @property
     def predictive(self) -> bool:
         return self.calls.predictive
+
+    def keep_data(self) -> None:
+        """The observed sites and the inputs (a program's `x`, a model's data names) into
+        the results, when the caller keeps them."""
+        if self.results is None:
+            return
+        self.results.add("observed_data", self.observations)
+        inputs = self.x if isinstance(self.x, dict) else {"x": self.x}
+        if inputs:
+            self.results.add("constant_data", inputs)
 
     def stop_requested(self) -> bool:
         return self.should_stop is not None and bool(self.should_stop())

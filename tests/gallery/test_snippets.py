@@ -25,6 +25,7 @@ import time
 import pytest
 import torch
 
+from qvr_core.inference import model_job
 from tests.gallery.pages import MODELS, ROOT, Block, page_blocks, page_path
 
 BUDGET_SECONDS = 120
@@ -45,12 +46,8 @@ CASES = _cases()
 
 @pytest.fixture
 def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with model_job.one_thread():
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def run_block(block: Block, model: str, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:

@@ -258,9 +258,11 @@ class _Pass:
 
     def steps(self, steps: tuple[ast.Step, ...], scope: _Scope | None) -> None:
         for step in steps:
-            target = getattr(step, "target", None)
-            if scope is not None and isinstance(target, ast.Name):
-                self.scoped[target.text] = self._depends_on(self.model.reads(step, whole=False))
+            if scope is not None and not self.draw:  # only summing needs what depends on what
+                target = getattr(step, "target", None)
+                if isinstance(target, ast.Name):
+                    reads = self.model.reads(step, whole=False)
+                    self.scoped[target.text] = self._depends_on(reads)
             if isinstance(step, ast.SampleStep) and _template(self.plan, step) is not None:
                 self.call(step, scope)
             elif isinstance(step, ast.SampleStep | ast.ObserveStep):
