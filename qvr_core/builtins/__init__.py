@@ -19,7 +19,7 @@ from qvr_core.builtins.families import (
     Param,
     bind,
 )
-from qvr_core.builtins.functions import FUNCTIONS, Function
+from qvr_core.builtins.functions import FUNCTIONS, METHODS, OPERATORS, Function, Operator
 from qvr_core.builtins.objects import BY_KIND, OBJECT_CONSTRUCTORS, ObjectConstructor
 
 __all__ = [
@@ -28,7 +28,9 @@ __all__ = [
     "FAMILIES",
     "FUNCTIONS",
     "KERNEL_FAMILIES",
+    "METHODS",
     "OBJECT_CONSTRUCTORS",
+    "OPERATORS",
     "Axis",
     "Combinator",
     "Constraint",
@@ -36,6 +38,7 @@ __all__ = [
     "Function",
     "KernelForm",
     "ObjectConstructor",
+    "Operator",
     "Param",
     "bind",
 ]

@@ -1,8 +1,27 @@
-"""The elementwise builtin functions of program `let` arithmetic (`sigmoid(x)`, `min(a, b)`)."""
+"""The builtin functions and operators of program `let` arithmetic, each described once.
+
+The checker types a call from its entry's `shape` (what the result's plates and
+event are), the runtime runs it from the torch implementation keyed by the same
+name (`qvr_core.runtime.functions`), and the editor documents, completes and
+colours it from here; `tests/builtins/test_agreement.py` checks that the runtime
+implements exactly these names.
+
+Shapes:
+- `elementwise`: one result per entry; several arguments broadcast (plates united).
+- `reduce`: the whole value to one number (`sum(theta)`), or along one axis when a
+  method is given it (`theta.sum(0)`).
+- `rowwise`: along the last axis, keeping the shape (`softmax(logits)`).
+
+`min`/`max` with one argument reduce (as quivers' tensor reductions do) and with
+two compare elementwise.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Shape = Literal["elementwise", "reduce", "rowwise"]
 
 
 @dataclass(frozen=True)
@@ -10,33 +29,145 @@ class Function:
     name: str
     params: tuple[str, ...]
     doc: str
+    shape: Shape = "elementwise"
+    method: bool = False  # also written as a method of a value: `theta.sum()`
+    reduces_alone: bool = False  # one argument reduces (`max(x)`); two compare
 
     @property
     def arity(self) -> int:
         return len(self.params)
 
+    def accepts(self, count: int) -> bool:
+        """Whether a call with `count` arguments is this function."""
+        return count == self.arity or (self.reduces_alone and count == 1)
 
-def _unary(name: str, what: str) -> Function:
-    return Function(name, ("x",), f"Elementwise {what} of a value.")
+    @property
+    def in_morphisms(self) -> bool:
+        """Whether a morphism program's `let` may call it: its values carry a batch axis,
+        so only elementwise functions keep their meaning there."""
+        return self.shape == "elementwise"
 
 
-def _binary(name: str, what: str) -> Function:
+def _unary(name: str, what: str, method: bool = False) -> Function:
+    return Function(name, ("x",), f"Elementwise {what} of a value.", method=method)
+
+
+def _reduce(name: str, what: str, method: bool = True) -> Function:
     return Function(
         name,
-        ("a", "b"),
-        f"Elementwise {what} of two values of one dimension (or a value and a number).",
+        ("x",),
+        f"The {what} of every entry of a value, one number (as a method, `x.{name}(axis)` "
+        "reduces one axis).",
+        shape="reduce",
+        method=method,
     )
 
 
+def _rowwise(name: str, what: str) -> Function:
+    return Function(name, ("x",), f"{what}, along the last axis.", shape="rowwise")
+
+
 _FUNCTIONS = (
-    _unary("sigmoid", "logistic sigmoid 1 / (1 + exp(-x))"),
-    _unary("tanh", "hyperbolic tangent"),
-    _unary("exp", "exponential"),
-    _unary("log", "natural logarithm"),
-    _unary("softplus", "softplus log(1 + exp(x))"),
+    _unary("sigmoid", "logistic sigmoid 1 / (1 + exp(-x))", method=True),
+    _unary("tanh", "hyperbolic tangent", method=True),
+    _unary("exp", "exponential", method=True),
+    _unary("expm1", "exp(x) - 1, accurate near 0"),
+    _unary("log", "natural logarithm", method=True),
+    _unary("log1p", "log(1 + x), accurate near 0"),
+    _unary("log2", "base-2 logarithm"),
+    _unary("log10", "base-10 logarithm"),
+    _unary("sqrt", "square root", method=True),
+    _unary("rsqrt", "reciprocal square root 1 / sqrt(x)"),
+    _unary("square", "square", method=True),
+    _unary("abs", "absolute value", method=True),
+    _unary("sign", "sign (-1, 0 or 1)"),
+    _unary("reciprocal", "reciprocal 1 / x"),
+    _unary("sin", "sine"),
+    _unary("cos", "cosine"),
+    _unary("tan", "tangent"),
+    _unary("asin", "inverse sine"),
+    _unary("acos", "inverse cosine"),
+    _unary("atan", "inverse tangent"),
+    _unary("sinh", "hyperbolic sine"),
+    _unary("cosh", "hyperbolic cosine"),
+    _unary("asinh", "inverse hyperbolic sine"),
+    _unary("acosh", "inverse hyperbolic cosine"),
+    _unary("atanh", "inverse hyperbolic tangent"),
+    _unary("floor", "floor"),
+    _unary("ceil", "ceiling"),
+    _unary("round", "rounding to the nearest whole number"),
+    _unary("trunc", "truncation toward zero"),
+    _unary("erf", "error function"),
+    _unary("erfc", "complementary error function"),
+    _unary("erfinv", "inverse error function"),
+    _unary("lgamma", "log of the absolute gamma function"),
+    _unary("digamma", "digamma function (derivative of lgamma)"),
     _unary("relu", "rectifier max(x, 0)"),
-    _binary("min", "minimum"),
-    _binary("max", "maximum"),
+    _unary("softplus", "softplus log(1 + exp(x))"),
+    _unary("logsigmoid", "log of the logistic sigmoid"),
+    _unary("softsign", "softsign x / (1 + |x|)"),
+    _unary("gelu", "Gaussian error linear unit"),
+    _unary("silu", "sigmoid linear unit x * sigmoid(x)"),
+    _unary("elu", "exponential linear unit"),
+    _unary("selu", "scaled exponential linear unit"),
+    _unary("mish", "mish x * tanh(softplus(x))"),
+    _unary("relu6", "rectifier clipped at 6"),
+    _reduce("sum", "sum"),
+    _reduce("mean", "mean"),
+    _reduce("prod", "product"),
+    _reduce("logsumexp", "log of the sum of the exponentials", method=False),
+    _rowwise("softmax", "Softmax"),
+    _rowwise("log_softmax", "Log-softmax"),
+    _rowwise("cumsum", "Cumulative sum"),
+    _rowwise("sort", "Sorted in increasing order"),
+    _rowwise("normalize", "Divided by its sum"),
+    Function(
+        "min",
+        ("a", "b"),
+        "Elementwise minimum of two values of one dimension (or a value and a number); "
+        "with one value, its smallest entry.",
+        reduces_alone=True,
+    ),
+    Function(
+        "max",
+        ("a", "b"),
+        "Elementwise maximum of two values of one dimension (or a value and a number); "
+        "with one value, its largest entry.",
+        reduces_alone=True,
+    ),
+    Function("pow", ("a", "b"), "Elementwise power a ** b."),
 )
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS}
+#: The functions a value's method may call (`theta.sum()`, `x.exp()`).
+METHODS: dict[str, Function] = {f.name: f for f in _FUNCTIONS if f.method}
+
+OperatorKind = Literal["arithmetic", "comparison", "logical"]
+
+
+@dataclass(frozen=True)
+class Operator:
+    symbol: str
+    kind: OperatorKind
+    doc: str
+
+
+_OPERATORS = (
+    Operator("+", "arithmetic", "Sum, elementwise."),
+    Operator("-", "arithmetic", "Difference, elementwise."),
+    Operator("*", "arithmetic", "Product, elementwise."),
+    Operator("/", "arithmetic", "Quotient, elementwise."),
+    Operator("%", "arithmetic", "Remainder (the sign of the divisor), elementwise."),
+    Operator("==", "comparison", "1 where equal, else 0."),
+    Operator("!=", "comparison", "1 where different, else 0."),
+    Operator("<", "comparison", "1 where less, else 0."),
+    Operator("<=", "comparison", "1 where less or equal, else 0."),
+    Operator(">", "comparison", "1 where greater, else 0."),
+    Operator(">=", "comparison", "1 where greater or equal, else 0."),
+    Operator("&&", "logical", "1 where both are non-zero, else 0."),
+    Operator("||", "logical", "1 where either is non-zero, else 0."),
+)
+
+OPERATORS: dict[str, Operator] = {o.symbol: o for o in _OPERATORS}
+#: The operators a morphism program's `let` may use (its checker types these four).
+MORPHISM_OPERATORS = frozenset(o.symbol for o in _OPERATORS if o.kind == "arithmetic") - {"%"}

@@ -35,9 +35,14 @@ COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {
     for c in builtins.COMBINATORS.values()
     if c.keywords
 }
-UNARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 1)
-BINARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 2)
-KEYWORDS = ("object", "morphism", "let", "program", "sample", "observe", "return", "export")
+#: The functions a morphism program's `let` may call (elementwise: its values have a batch axis).
+UNARY_FUNCS = tuple(
+    f.name for f in builtins.FUNCTIONS.values() if f.arity == 1 and f.in_morphisms
+)
+BINARY_FUNCS = tuple(
+    f.name for f in builtins.FUNCTIONS.values() if f.arity == 2 and f.in_morphisms
+)
+KEYWORDS = builtins.RESERVED  # reserved words: never a new name (rename refuses them)
 
 
 class SymbolKey(NamedTuple):

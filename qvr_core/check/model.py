@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from qvr_core.check.terms import Term, refs
 from qvr_core.check.types import Plated, Product
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -85,6 +86,21 @@ class Site:
     type: Plated | None = None
     callee: str | None = None
     call_args: tuple[str, ...] = ()
+    call_values: tuple[Term, ...] = ()  # the arguments as terms (an object by its name)
+    annotated: bool = False  # the step writes its plates (`: A`): a value must have them
+
+    @property
+    def line(self) -> int:
+        """The 1-based line of its step, for messages."""
+        return self.step.span.start_line + 1
+
+    def reads(self) -> tuple[str, ...]:
+        """The names this step reads (its arguments, their indices, `via`), not its body's."""
+        names = [n for a in self.args for n in (a.name, *a.index) if n is not None]
+        names += [n for t in self.call_values for n in refs(t)]
+        if self.via is not None:
+            names.append(self.via)
+        return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)
@@ -95,8 +111,16 @@ class Let:
     kind: Literal["let", "score"]
     step: ast.LetStep | ast.ScoreStep
     uses: tuple[str, ...]  # the names its expression reads, in order, without repeats
+    term: Term  # its expression, as the runtime evaluates it
     scope: tuple[str, ...] = ()
     type: Plated | None = None
+
+    @property
+    def line(self) -> int:
+        return self.step.span.start_line + 1
+
+    def reads(self) -> tuple[str, ...]:
+        return self.uses
 
 
 Step = Site | Let
@@ -140,6 +164,15 @@ class Model:
     steps: tuple[Step, ...]  # in source order; a marginalize's body follows its site
     data: tuple[DataVariable, ...]
     returns: tuple[str, ...]
+    return_labels: tuple[str, ...] = ()  # `return {mu: m, ...}`: the output's keys
+    #: What the checker types but the model runtime cannot run yet, one line each; a
+    #: program with any is refused with them (`qvr_core.runnable`), never run on a guess.
+    runtime_gaps: tuple[str, ...] = ()
+
+    @property
+    def line(self) -> int:
+        """The 1-based line of the program's header, for messages."""
+        return self.decl.span.start_line + 1
 
     @property
     def sites(self) -> tuple[Site, ...]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from qvr_core import rules
-from qvr_core.builtins import FAMILIES, FUNCTIONS, Family, Param, bind
+from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import resolve_type
@@ -35,6 +35,7 @@ from qvr_core.check.model import (
     Step,
 )
 from qvr_core.check.module import SymbolKind
+from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
 from qvr_core.check.unchecked import is_family
 from qvr_core.diagnostics import Related
@@ -127,23 +128,35 @@ def _family_arg(arg: object) -> bool:
 
 
 def _arith_reason(node: ast.Arith) -> str | None:
+    """Why a `let`/`score` expression is not typed: a function, method or construct the
+    registry (`qvr_core.builtins.FUNCTIONS`, `OPERATORS`) does not have."""
     stack: list[object] = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ast.Number | ast.Var):
-            continue
-        if isinstance(item, ast.Unary) and item.op == "-":
-            stack.append(item.operand)
-        elif isinstance(item, ast.Binary) and item.op in _ARITH_OPS:
-            stack += [item.left, item.right]
-        elif isinstance(item, ast.Apply) and item.func.text in FUNCTIONS:
+        if isinstance(item, ast.Apply):
+            fn = FUNCTIONS.get(item.func.text)
+            if fn is None:
+                return f"its function {item.func.text}"
+            if not fn.accepts(len(item.args)):
+                return f"its call of {fn.name} with {len(item.args)} values"
             stack.extend(item.args)
-        elif isinstance(item, ast.Apply):
-            return f"its function {item.func.text}"
-        elif isinstance(item, ast.Index) and all(isinstance(i, ast.Var) for i in item.indices):
-            continue
-        else:
-            return "its expressions"
+        elif isinstance(item, ast.MethodCall):
+            if item.method.text not in METHODS:
+                return f"its method .{item.method.text}()"
+            stack.extend(item.args)
+        elif isinstance(item, ast.Index):
+            if not all(isinstance(i, ast.Var) for i in item.indices):
+                return "its expressions"
+        elif isinstance(item, ast.Binary):
+            if item.op not in OPERATORS:
+                return f"its operator {item.op}"
+            stack += [item.left, item.right]
+        elif isinstance(item, ast.Unary):
+            stack.append(item.operand)
+        elif isinstance(item, ast.ListExpr):
+            stack.extend(item.items)
+    if lower(node, lambda _: False) is None:
+        return "its expressions"
     return None
 
 
@@ -171,6 +184,7 @@ class ModelChecker:
         self.data: dict[str, DataVariable] = {}
         self.steps: list[Step] = []
         self.marginal: set[str] = set()  # coordinates summed out (their gathers add no plate)
+        self.gaps: list[str] = []  # what it types that the model runtime cannot run
 
     def run(self) -> Model:
         decl = self.decl
@@ -180,6 +194,7 @@ class ModelChecker:
         dom = self._header(decl.dom)
         cod = self._header(decl.cod)
         returns: tuple[str, ...] = ()
+        labels: tuple[str, ...] = ()
         for step in decl.steps:
             if isinstance(step, ast.ReturnStep):
                 if returns:
@@ -188,6 +203,7 @@ class ModelChecker:
                 for n in step.values:
                     self._read(n)
                 returns = tuple(n.text for n in step.values)
+                labels = tuple(n.text for n in step.labels)
             else:
                 if returns:
                     self.ctx.report(
@@ -213,6 +229,8 @@ class ModelChecker:
             steps=tuple(self.steps),
             data=tuple(self.data.values()),
             returns=returns,
+            return_labels=labels,
+            runtime_gaps=tuple(self.gaps),
         )
 
     # ------------------------------------------------------------ header
@@ -250,9 +268,11 @@ class ModelChecker:
             self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if kind == "score":
                 self.pc._use(step.target.text)  # a score term is used by the joint density
-            uses = tuple(dict.fromkeys(n.text for n in _vars(step.value)))
+            term = lower(step.value, self._is_plate)
+            assert term is not None  # model_reason admits only what lowers
+            uses = tuple(dict.fromkeys(refs(term)))
             names = tuple(s.name for s in scope)
-            self.steps.append(Let(step.target.text, kind, step, uses, names, t))
+            self.steps.append(Let(step.target.text, kind, step, uses, term, names, t))
 
     def _site(
         self,
@@ -468,6 +488,17 @@ class ModelChecker:
                     step.options[0].span,
                 )
                 event_axes = ()
+        if (
+            kind != "marginalize"
+            and family.event_rank
+            and not event_axes
+            and plates
+            and _sized_by_annotation(family, args)
+        ):
+            # `chol : Dim <- LKJCholesky(eta)`, `w : K <- Dirichlet(1.0)`: no argument
+            # gives the size of a draw, so the annotation's first object does
+            event_axes = (plates[0],) * family.event_rank
+            plates = plates[1:]
         for p in extra:
             if p not in plates:
                 plates = (*plates, p)
@@ -505,6 +536,7 @@ class ModelChecker:
             via=opts.via,
             reduction=opts.reduction,
             type=t,
+            annotated=annotation is not None,
         )
 
     def _annotation(
@@ -641,6 +673,10 @@ class ModelChecker:
                 data = True
                 continue
             if not idx_t.discrete:  # a real-valued index contracts along the plate
+                self.gaps.append(
+                    f"line {span.start_line + 1}: {base_name.text}[{i.text}] contracts along "
+                    f"{plate.name} by a real-valued index, which the model runtime cannot run yet"
+                )
                 plates.extend(p for p in idx_t.plates if p not in plates and p != plate)
                 data = data or idx_t.data_plates
                 continue
@@ -820,6 +856,7 @@ class ModelChecker:
         model = self.env.programs.get(callee)
         self._annotation(annotation)
         written: list[str] = []
+        values: list[Term] = []
         t: Plated | None = None
         actual: dict[str, ObjectType] = {}
         params = model.params if isinstance(model, Model) else ()
@@ -832,6 +869,12 @@ class ModelChecker:
             )
         for i, a in enumerate(call.args):
             written.append(self.ctx.source(a.span))
+            if isinstance(a, ast.NameRef):
+                values.append(Ref(a.name.text, a.span))
+            elif isinstance(a, ast.Literal) and a.kind == "name":
+                values.append(Ref(str(a.value), a.span))
+            elif isinstance(a, ast.Literal) and a.kind in ("int", "float", "bool"):
+                values.append(Num(float(a.value), a.span))
             param = params[i] if i < len(params) else None
             if isinstance(a, ast.NameRef):
                 if param is not None and param.kind in PLATE_KINDS:
@@ -861,6 +904,7 @@ class ModelChecker:
             type=t,
             callee=callee,
             call_args=tuple(written),
+            call_values=tuple(values),
         )
 
     # ------------------------------------------------------------ values
@@ -913,10 +957,12 @@ class ModelChecker:
             left = self._arith(node.left)
             right = self._arith(node.right)
             return _broadcast(left, right)
+        if isinstance(node, ast.Literal):
+            return Plated(())
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
             types = [self._arith(a) for a in node.args]
-            if len(node.args) != fn.arity:
+            if not fn.accepts(len(node.args)):
                 self.ctx.report(
                     rules.ARGUMENT_COUNT,
                     f"{fn.name} takes {fn.arity} value{'s' if fn.arity != 1 else ''}: "
@@ -924,15 +970,51 @@ class ModelChecker:
                     node.span,
                 )
                 return None
+            if fn.shape == "reduce" or (fn.reduces_alone and len(types) == 1):
+                return Plated(()) if all(t is not None for t in types) else None
             out = types[0]
             for t in types[1:]:
                 out = _broadcast(out, t)
             return out
+        if isinstance(node, ast.MethodCall):
+            receiver = self._read(node.receiver.name)
+            if receiver is not None:
+                self.ctx.record_type(node.receiver.span, receiver)
+            for a in node.args:
+                self._arith(a)
+            fn = METHODS[node.method.text]
+            if receiver is None or fn.shape != "reduce":
+                return receiver
+            if not node.args:
+                return Plated(())
+            return _drop_axis(receiver, node.args[0])
+        if isinstance(node, ast.ListExpr):
+            items = [self._arith(i) for i in node.items]
+            out = items[0] if items else Plated(())
+            for t in items[1:]:
+                out = _broadcast(out, t)
+            if out is None:
+                return None
+            return Plated(out.plates, Element("real", (*out.element.event, len(items))))
         if isinstance(node, ast.Index):
             base = self._read(node.base.name)
             names = tuple(i.name for i in node.indices if isinstance(i, ast.Var))
             return self._gather(node.base.name, base, names, node.span)
         return None
+
+    def _is_plate(self, name: str) -> bool:
+        """Whether an index names a plate (`sigma[School]`: every entry), not a value."""
+        return name in self.ctx.objects or name in self.plate_params
+
+
+def _drop_axis(t: Plated, axis_node: ast.Arith) -> Plated:
+    """`x.sum(k)`: the value without its k-th axis (plates first, then the event)."""
+    k = int(float(getattr(axis_node, "value", 0)))
+    if k < len(t.plates):
+        return Plated(t.plates[:k] + t.plates[k + 1 :], t.element, t.data_plates)
+    e = k - len(t.plates)
+    event = t.element.event[:e] + t.element.event[e + 1 :]
+    return Plated(t.plates, Element(t.element.kind, event, t.element.of), t.data_plates)
 
 
 @dataclass
@@ -943,6 +1025,24 @@ class _Options:
     reduction: str | None = None
 
 
+def _sized_by_annotation(family: Family, args: tuple[Argument, ...]) -> bool:
+    """Whether no argument gives the size of one draw of a vector family: a vector
+    parameter given as a number, or an event rule its arguments cannot satisfy. An
+    argument read from the data is sized by the data: it decides nothing here."""
+    if any(a.type is None or a.type.data_plates for a in args):
+        return False
+    for a in args:
+        p = family.param(a.param)
+        if p is not None and p.rank >= 1 and a.type is not None:
+            if len(a.type.element.event) < p.rank:
+                return True
+    try:
+        family.event_shape({a.param: a.type.element.event for a in args if a.type is not None})
+    except ValueError:
+        return True
+    return False
+
+
 def _broadcast(a: Plated | None, b: Plated | None) -> Plated | None:
     """Arithmetic of two model values: their plates united, numbers broadcast."""
     if a is None or b is None:
@@ -950,23 +1050,6 @@ def _broadcast(a: Plated | None, b: Plated | None) -> Plated | None:
     plates = (*a.plates, *(p for p in b.plates if p not in a.plates))
     event = a.element.event if len(a.element.event) >= len(b.element.event) else b.element.event
     return Plated(plates, Element("real", event), a.data_plates or b.data_plates)
-
-
-def _vars(node: object) -> Iterator[ast.Name]:
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, ast.Var):
-            yield item.name
-        elif isinstance(item, ast.Binary):
-            stack += [item.right, item.left]
-        elif isinstance(item, ast.Unary):
-            stack.append(item.operand)
-        elif isinstance(item, ast.Apply):
-            stack.extend(reversed(item.args))
-        elif isinstance(item, ast.Index):
-            stack.extend(reversed(item.indices))
-            stack.append(item.base)
 
 
 def _number(v: float) -> str:

@@ -593,8 +593,8 @@ class ProgramChecker:
             self.ctx.report(
                 rules.MORPHISM_CALL_IN_LET,
                 f"{name}(...) in a let: apply morphisms in a sample step "
-                f"(`sample y <- {name}(...)`); let computes with "
-                f"{', '.join(UNARY_FUNCS + BINARY_FUNCS)}",
+                f"(`sample y <- {name}(...)`); let computes with arithmetic and the "
+                f"elementwise builtins ({', '.join(UNARY_FUNCS[:4])}, ...)",
                 node.span,
             )
             for arg in node.args:

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 
 from qvr_core import rules
-from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, KEYWORDS, UNARY_FUNCS
+from qvr_core.builtins import FUNCTIONS
+from qvr_core.check.context import COMBINATORS, FAMILIES, KEYWORDS
 from qvr_core.check.module import CheckedModule, Reference, Symbol
 from qvr_core.check.types import CONSTRUCTORS
 from qvr_core.diagnostics import TextEdit
@@ -32,7 +33,7 @@ BUILTIN_NAMES: dict[str, str] = {
     **{n: "a type constructor" for n in CONSTRUCTORS},
     **{n: "a combinator" for n in COMBINATORS},
     **{n: "a distribution family" for n in FAMILIES},
-    **{n: "a builtin function" for n in (*UNARY_FUNCS, *BINARY_FUNCS)},
+    **{n: "a builtin function" for n in FUNCTIONS},
     "true": "a boolean literal",
     "false": "a boolean literal",
 }

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS
+from qvr_core import builtins
+from qvr_core.check.context import COMBINATORS, FAMILIES
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import CONSTRUCTORS
 from qvr_core.ide.walk import walk
@@ -67,7 +68,7 @@ _SITE_MODIFIER = {
     SymbolKind.SAMPLE: TokenModifier.SAMPLED,
     SymbolKind.OBSERVE: TokenModifier.OBSERVED,
 }
-_FUNCTIONS = frozenset((*COMBINATORS, *UNARY_FUNCS, *BINARY_FUNCS))
+_FUNCTIONS = frozenset((*COMBINATORS, *builtins.FUNCTIONS))
 
 
 def semantic_tokens(

@@ -20,6 +20,7 @@ from qvr_core.builtins import (
     FUNCTIONS,
     KERNEL_FAMILIES,
     OBJECT_CONSTRUCTORS,
+    OPERATORS,
 )
 from qvr_core.check import check, context, types
 from qvr_core.ide.builtins_info import describe
@@ -55,12 +56,31 @@ def test_runtime_has_a_morphism_form_for_every_kernel_family_and_no_other() -> N
 
 
 def test_runtime_compiles_every_combinator_and_evaluates_every_function() -> None:
-    from qvr_core.runtime.arith import BINARY, UNARY
     from qvr_core.runtime.compile import COMBINATOR_BUILDERS
+    from qvr_core.runtime.functions import (
+        FUNCTION_IMPLEMENTATIONS,
+        OPERATOR_FUNCTIONS,
+        Implementations,
+    )
 
     assert set(COMBINATOR_BUILDERS) == set(COMBINATORS)
-    assert set(UNARY) == {n for n, f in FUNCTIONS.items() if f.arity == 1}
-    assert set(BINARY) == {n for n, f in FUNCTIONS.items() if f.arity == 2}
+    assert set(FUNCTION_IMPLEMENTATIONS) == set(FUNCTIONS)
+    defined = {n for n in vars(Implementations) if not n.startswith("_")}
+    assert defined == set(FUNCTIONS)  # no implementation the registry does not name
+    assert set(OPERATOR_FUNCTIONS) == set(OPERATORS)
+
+
+def test_every_function_runs_on_a_plate_shaped_value_as_its_shape_says() -> None:
+    import torch
+
+    from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS
+
+    x = torch.rand(4, 3) * 0.5 + 0.25
+    for name, fn in FUNCTIONS.items():
+        args = [x] * fn.arity if not fn.reduces_alone else [x]
+        got = FUNCTION_IMPLEMENTATIONS[name](*args)
+        want = () if fn.shape == "reduce" or fn.reduces_alone else (4, 3)
+        assert tuple(got.shape) == want, name
 
 
 def test_checker_parser_and_graph_read_the_registry() -> None:
@@ -70,7 +90,8 @@ def test_checker_parser_and_graph_read_the_registry() -> None:
     assert set(COMBINATOR_RULES) == set(COMBINATORS)
     assert set(context.FAMILIES) == set(FAMILIES)
     assert set(context.COMBINATORS) == set(COMBINATORS)
-    assert set(context.UNARY_FUNCS) | set(context.BINARY_FUNCS) == set(FUNCTIONS)
+    morphism_functions = {n for n, f in FUNCTIONS.items() if f.in_morphisms}
+    assert set(context.UNARY_FUNCS) | set(context.BINARY_FUNCS) == morphism_functions
     assert set(types.CONSTRUCTORS) == set(OBJECT_CONSTRUCTORS)
     assert set(OBJECT_CONSTRUCTORS) == builder.SIZED_CONSTRUCTORS
     assert set(COMBINATORS) > OPAQUE_COMBINATORS

@@ -272,13 +272,34 @@ def test_score_and_let_are_steps_of_the_model() -> None:
 def test_what_the_model_checker_does_not_type_keeps_one_qvr011() -> None:
     text = _program(
         "    sample theta : School <- Normal(0.0, 1.0)\n"
-        "    let total = sum(theta)\n"
+        "    let total = frobnicate(theta)\n"
         "    return total"
     )
     module = check(text)
     assert _loud(module) == ["QVR011"]
-    assert "its function sum" in only(module, "QVR011").message
+    assert "its function frobnicate" in only(module, "QVR011").message
     assert "p" not in module.models
+
+
+def test_registry_functions_are_typed_by_their_shape() -> None:
+    text = _program(
+        "    sample theta : School <- Normal(0.0, 1.0)\n"
+        "    sample sigma <- HalfNormal(1.0)\n"
+        "    let root = sqrt(sigma) + theta\n"
+        "    let total = sum(theta)\n"
+        "    let probs = softmax(theta)\n"
+        "    let big = theta > 0.5\n"
+        "    let m = theta.mean()\n"
+        "    return total"
+    )
+    module = check(text)
+    assert _loud(module) == []
+    lets = {s.name: s for s in module.models["p"].steps if isinstance(s, Let)}
+    assert [p.name for p in lets["root"].type.plates] == ["School"]  # elementwise
+    assert lets["total"].type.plates == ()  # a reduction is one number
+    assert [p.name for p in lets["probs"].type.plates] == ["School"]  # rowwise keeps it
+    assert [p.name for p in lets["big"].type.plates] == ["School"]  # a comparison too
+    assert lets["m"].type.plates == ()
 
 
 def test_a_seed_observe_on_another_finite_set_is_its_plate() -> None:

@@ -75,3 +75,31 @@ async def test_missing_data_names_the_key(client, workspace):
         client, {"uri": uri, "method": "svi", "steps": 2, "data": "data/half.json"}
     )
     assert error.data["kind"] == "inference" and "missing 'sigma' (line 8)" in str(error)
+
+
+async def test_a_program_the_checker_does_not_type_is_refused_with_its_reason(client, workspace):
+    (workspace / "unchecked.qvr").write_text(
+        "object School : FinSet 8\n\n"
+        "program p : School -> School\n"
+        "    sample a <- Normal(0.0, 1.0)\n"
+        "    let b = frobnicate(a)\n"
+        "    observe y : School <- Normal(b, 1.0)\n"
+        "    return b\n\n"
+        "export p\n",
+        encoding="utf-8",
+    )
+    uri = open_file(client, workspace / "unchecked.qvr")
+    error = await failure(client, {"uri": uri, "method": "svi", "steps": 2})
+    assert "its function frobnicate" in str(error) and "QVR011" in str(error)
+
+
+async def test_a_program_with_sqrt_of_a_scale_checks_and_runs(client, workspace):
+    (workspace / "sqrt.qvr").write_text(
+        SCHOOLS.replace("let theta = mu + tau * theta_raw", "let theta = sqrt(tau) + mu"),
+        encoding="utf-8",
+    )
+    (workspace / "data" / "schools.json").write_text(json.dumps(DATA), encoding="utf-8")
+    uri = open_file(client, workspace / "sqrt.qvr")
+    args = {"uri": uri, "method": "svi", "steps": 5, "data": "data/schools.json"}
+    summary = await run(client, args)
+    assert summary["status"] == "completed" and summary["program"] == "schools"

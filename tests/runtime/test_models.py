@@ -285,19 +285,39 @@ def test_a_deep_chain_of_scopes_is_summed_in_linear_time(monkeypatch, via_let: b
     assert len(calls) == 2 * depth - 1
 
 
-def test_what_cannot_run_yet_is_refused_with_its_line() -> None:
+def test_a_sample_inside_a_marginalize_scope_is_scored_under_each_value() -> None:
     src = """
 object K : FinSet 3
 
 program p : K -> K
-    marginalize z <- Categorical(probs)
-        sample w <- Normal(0.0, 1.0)
-    return z
+    marginalize z : K <- Categorical(probs)
+        sample w <- Normal(mu[z], 1.0)
+    return w
+
+export p
+"""
+    m = model(src, "p")
+    assert m.site_names == ("w",)
+    assert m.data_names == ("probs", "mu")
+    probs, mu, w = torch.tensor([0.2, 0.3, 0.5]), torch.tensor([-1.0, 0.0, 2.0]), torch.tensor(0.7)
+    got = m.log_joint({"probs": probs, "mu": mu}, {"w": w})[0]
+    want = torch.logsumexp(probs.log() + D.Normal(mu, 1.0).log_prob(w), 0)
+    torch.testing.assert_close(got, want)
+
+
+def test_a_construct_the_checker_does_not_type_is_refused_with_its_reason() -> None:
+    src = """
+object K : FinSet 3
+
+program p : K -> K
+    sample a <- Normal(0.0, 1.0)
+    let b = frobnicate(a)
+    return b
 
 export p
 """
     checked = check(src)
-    with pytest.raises(QvrError, match="line 6: a sample inside `marginalize z`"):
+    with pytest.raises(QvrError, match="program p .*its function frobnicate.*QVR011"):
         compile_model(checked, "p")
 
 

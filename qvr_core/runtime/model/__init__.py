@@ -7,6 +7,6 @@ site is one tensor shaped by its plates, and the data (observed sites and the
 free data names) is bound by name. See docs/runtime.md, "Model programs".
 """
 
-from qvr_core.runtime.model.program import ModelProgram, compile_model, find_model
+from qvr_core.runtime.model.program import ModelProgram, ModelRun, compile_model
 
-__all__ = ["ModelProgram", "compile_model", "find_model"]
+__all__ = ["ModelProgram", "ModelRun", "compile_model"]

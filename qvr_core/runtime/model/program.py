@@ -1,15 +1,20 @@
-"""`ModelProgram`: a model program as a log joint over named, plate-shaped sites.
+"""`ModelProgram`: the checker's `Model` of a program as a log joint over named sites.
+
+It compiles what was checked (`qvr_core.check.model`): the sites with their
+families, bound arguments, plates and scopes, the `let`/`score` terms, the data
+variables in the checker's order, and the programs it calls as templates
+(`sample v <- random_intercepts(Subject, 1.0)`, their sites named `v$z`). It reads
+no syntax; whatever the checker did not type never reaches it
+(`qvr_core.runnable` refuses the run with the checker's reason).
 
 It speaks the runtime protocol inference uses (docs/architecture.md) with no
-batch axis (`batch_shape(x) == ()`): the input `x` is the dict of data names
-(free names the data gives, such as `sigma` or `group`), `observations` holds the
-observed sites, and every site value is one tensor shaped by its plates.
-`log_joint` returns a `(1,)` tensor: the sum of every site's log-density, the
-`score` factors and each `marginalize` scope's enumerated sum.
-
-Each site's support is its distribution's (`site_constraint`, a torch
-constraint read from the last run), so inference reaches it from R^n through
-`torch.distributions.biject_to`, with the log-det Jacobian.
+batch axis (`batch_shape(x) == ()`): the input `x` is the dict of data names,
+`observations` holds the observed sites, and every site value is one tensor
+shaped by its plates. `log_joint` returns a `(1,)` tensor: the sum of every
+site's log-density, the `score` terms and each `marginalize` scope's enumerated
+sum. Each site's support is its family's in the registry (bounds named by a
+parameter read the arguments of the run), so inference reaches it from R^n
+through `torch.distributions.biject_to`, with the log-det Jacobian.
 """
 
 from __future__ import annotations
@@ -24,33 +29,26 @@ from torch import nn
 from torch.distributions import Distribution, biject_to
 from torch.distributions import constraints as C
 
-from qvr_core.runnable import model_program
+from qvr_core.builtins import FAMILIES
+from qvr_core.check.model import Let, Model, Site, Step
+from qvr_core.check.module import CheckedModule
+from qvr_core.runnable import TEMPLATE_KINDS, runnability
+from qvr_core.runtime.distributions import torch_constraint
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
+from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.model import marginal
-from qvr_core.runtime.model.families import argument, distribution, family_of
-from qvr_core.runtime.model.plan import (
-    OBJECT_KINDS,
-    ModelPlan,
-    plan,
-    scope_reads,
-    step_reads,
-    template_params,
-)
-from qvr_core.runtime.model.plates import option_axes
-from qvr_core.runtime.model.values import evaluate
-from qvr_core.syntax import ast
+from qvr_core.runtime.model.families import axes, distribution, where
+
+#: How deep templates may call templates (a cycle is refused at this depth).
+MAX_TEMPLATE_DEPTH = 16
 
 
-def find_model(checked: Any, name: str) -> ast.ProgramDecl | None:
-    """The program `name` when it is a model program (`qvr_core.runnable` decides)."""
-    return model_program(checked, name)
-
-
-def compile_model(checked: Any, name: str) -> ModelProgram:
-    decl = find_model(checked, name)
-    if decl is None:
-        raise QvrError(f"'{name}' is not a model program")
-    return ModelProgram(plan(checked, decl))
+def compile_model(checked: CheckedModule, name: str) -> ModelProgram:
+    """The model program `name` of a checked module (refused with the checker's reason)."""
+    verdict = runnability(checked, name)
+    if verdict.kind != "model":
+        raise QvrError(verdict.reason or f"'{name}' is not a model program")
+    return ModelProgram(checked, checked.models[name])
 
 
 @dataclass
@@ -61,6 +59,68 @@ class ModelRun:
     log_probs: dict[str, torch.Tensor]
     output: Any
     log_joint: torch.Tensor
+
+
+@dataclass
+class _Node:
+    """A step and, for a `marginalize`, the steps of its scope."""
+
+    step: Step
+    body: list[_Node] = field(default_factory=list)
+
+
+def _nest(steps: tuple[Step, ...]) -> list[_Node]:
+    """The checker's flat steps (each with the scopes around it) as a tree."""
+    root: list[_Node] = []
+    open_scopes: list[tuple[tuple[str, ...], list[_Node]]] = [((), root)]
+    for step in steps:
+        while len(open_scopes) > 1 and open_scopes[-1][0] != step.scope:
+            open_scopes.pop()
+        node = _Node(step)
+        open_scopes[-1][1].append(node)
+        if isinstance(step, Site) and step.kind == "marginalize":
+            open_scopes.append(((*step.scope, step.name), node.body))
+    return root
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """One model (the program or a template it calls) ready to run."""
+
+    model: Model
+    nodes: tuple[_Node, ...]
+    reads: dict[int, frozenset[str]]  # by id of a marginalize site: what its scope reads
+
+
+def _compiled(model: Model) -> _Compiled:
+    nodes = _nest(model.steps)
+    reads: dict[int, frozenset[str]] = {}
+
+    def scope_reads(node: _Node) -> frozenset[str]:
+        """What a scope reads from outside itself: its prior's and every inner step's,
+        less what the scope binds before reading (its sum depends on nothing else)."""
+        out: set[str] = set(node.step.reads())
+        bound = {node.step.name}
+        for inner in node.body:
+            got = scope_reads(inner) if inner.body or _is_scope(inner.step) else None
+            names = got if got is not None else frozenset(inner.step.reads())
+            out |= {n for n in names if n not in bound}
+            bound.add(inner.step.name)
+        reads[id(node.step)] = frozenset(out)
+        return reads[id(node.step)]
+
+    def visit(ns: list[_Node]) -> None:
+        for n in ns:
+            if _is_scope(n.step):
+                scope_reads(n)
+                visit(n.body)
+
+    visit(nodes)
+    return _Compiled(model, tuple(nodes), reads)
+
+
+def _is_scope(step: Step) -> bool:
+    return isinstance(step, Site) and step.kind == "marginalize"
 
 
 def _support_name(c: C.Constraint) -> str:
@@ -81,31 +141,85 @@ def _support_name(c: C.Constraint) -> str:
 class ModelProgram(nn.Module):
     """A compiled model program (see the module docstring)."""
 
-    def __init__(self, model_plan: ModelPlan) -> None:
+    def __init__(self, checked: CheckedModule, model: Model) -> None:
         super().__init__()
-        self.plan = model_plan
-        self.name = model_plan.name
-        self.site_names = model_plan.site_names
-        self.data_names = model_plan.data_names
-        self._kinds = {s.name: s.kind for s in model_plan.sites}
+        self.model = model
+        self.name = model.name
+        self.sizes = {n: o.size for n, o in checked.objects.items() if o.size > 0}
+        self.top = _compiled(model)
+        self.templates: dict[str, _Compiled] = {}
+        self._sites: dict[str, Site] = {}
+        data: dict[str, None] = {}
+        observed: list[str] = []
+        self._expand(checked, model, "", data, observed, 0)
+        self.site_names = tuple(self._sites)
+        self.data_names = tuple(data)
+        self.observed_names = tuple(observed)
+        self._kinds = {n: s.kind for n, s in self._sites.items()}
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
-        # per template prefix, per step: binding and shape
-        self._cache: dict[str, dict[Any, Any]] = {}
-        self._reads: dict[tuple[int, bool], frozenset[str]] = {}  # per step (by identity)
+        # per template call prefix: each site's batch shape and event size
+        self._cache: dict[str, dict[object, object]] = {}
+
+    def _expand(
+        self,
+        checked: CheckedModule,
+        model: Model,
+        prefix: str,
+        data: dict[str, None],
+        observed: list[str],
+        depth: int,
+    ) -> None:
+        """Sites (a template's under `v$`), data names and observed sites, in step order."""
+        if depth > MAX_TEMPLATE_DEPTH:
+            raise QvrError(
+                f"templates call each other more than {MAX_TEMPLATE_DEPTH} deep (a cycle?)"
+            )
+        if not prefix:
+            for p in model.params:
+                data.setdefault(p.name)  # a value parameter is a number the data gives
+        for d in model.data:
+            if not d.observed:
+                data.setdefault(d.name)
+        for step in model.steps:
+            if not isinstance(step, Site) or step.kind == "marginalize":
+                continue
+            if step.callee is None:
+                self._sites[prefix + step.name] = step
+                if step.kind == "observe":
+                    observed.append(prefix + step.name)
+                continue
+            callee = checked.models.get(step.callee)
+            if callee is None:
+                raise QvrError(f"{where(step)}: {step.callee} is not a model program")
+            if callee.name not in self.templates:
+                self.templates[callee.name] = _compiled(callee)
+            self._expand(checked, callee, f"{prefix}{step.name}$", data, observed, depth + 1)
 
     # -- the protocol ---------------------------------------------------------
 
     def batch_shape(self, x: Any) -> tuple[int, ...]:
         return ()
 
+    def site(self, name: str) -> Site:
+        """The checked site behind a site name (a template's as `v$z`)."""
+        return self._sites[name]
+
     def site_kind(self, name: str) -> str:
         return self._kinds[name]
 
     def site_constraint(self, name: str) -> C.Constraint:
+        """The family's support from the registry; one whose bounds are parameters
+        (`Uniform(low, high)`, a `Categorical`'s K) is the last run's."""
+        site = self._sites[name]
+        assert site.family is not None
+        try:
+            return torch_constraint(FAMILIES[site.family].support)
+        except (ValueError, AssertionError, TypeError):
+            pass
         if name not in self._constraints:
             raise QvrRuntimeError(
-                f"the support of site '{name}' is known after a first run of the program",
+                f"the support of site '{name}' depends on its arguments, known after a run",
                 site=name,
             )
         return self._constraints[name]
@@ -165,21 +279,14 @@ class ModelProgram(nn.Module):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_reads"] = {}  # keyed by identity: meaningless in another process
+        state["_cache"] = {}  # keyed by identity: meaningless in another process
         return state
 
-    def reads(self, step: ast.Step, whole: bool) -> frozenset[str]:
-        """The names a step reads (`whole`: with its sub-steps, `plan.scope_reads`), once
-        per step: a log joint asks for them every time it sums a scope out."""
-        key = (id(step), whole)
-        reads = self._reads.get(key)
-        if reads is None:
-            if whole and isinstance(step, ast.MarginalizeStep):
-                reads = scope_reads(step)
-            else:
-                reads = step_reads(step)
-            self._reads[key] = reads
-        return reads
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # identities changed with the copy: the scopes' reads are keyed by them
+        self.top = _compiled(self.model)
+        self.templates = {n: _compiled(c.model) for n, c in self.templates.items()}
 
 
 def _data(x: Any) -> dict[str, torch.Tensor]:
@@ -211,21 +318,16 @@ class _Pass:
 
     def __init__(
         self,
-        model: ModelProgram,
+        program: ModelProgram,
         data: dict[str, torch.Tensor],
         given: dict[str, torch.Tensor],
         draw: bool,
     ) -> None:
-        self.model, self.plan, self.data, self.given, self.draw = (
-            model,
-            model.plan,
-            data,
-            given,
-            draw,
-        )
+        self.program, self.data, self.given, self.draw = program, data, given, draw
+        self.compiled = program.top
         self.env: dict[str, torch.Tensor] = {}
         self.prefix = ""  # `v$` inside `sample v <- template(...)`
-        self.sizes: dict[str, int] = dict(model.plan.sizes)  # plates, template objects too
+        self.sizes: dict[str, int] = dict(program.sizes)  # plates, template objects too
         self.values: dict[str, torch.Tensor] = {}
         self.log_probs: dict[str, torch.Tensor] = {}
         self.output: Any = None
@@ -236,70 +338,57 @@ class _Pass:
         self.scoped: dict[str, frozenset[str]] = {}
         self.sums: dict[tuple[Any, ...], torch.Tensor] = {}
 
-    def lookup(self, name: ast.Name) -> torch.Tensor:
-        n = name.text
-        if n in self.env:
-            return self.env[n]
-        if n in self.data:
-            return self.data[n]
+    def lookup(self, name: str, line: int) -> torch.Tensor:
+        if name in self.env:
+            return self.env[name]
+        if name in self.data:
+            return self.data[name]
         raise QvrRuntimeError(
-            f"program {self.plan.name} needs data '{n}' (line {name.span.start_line + 1}): "
+            f"program {self.program.name} needs data '{name}' (line {line}): "
             f"give it in the data with the observed sites",
-            site=n,
+            site=name,
         )
 
     def run(self) -> ModelRun:
-        self.steps(self.plan.decl.steps, None)
+        self.steps(self.compiled.nodes, None)
+        self.ret(self.compiled.model)
         total = torch.zeros(())
         for lp in self.log_probs.values():
             total = total + lp
         log_probs = {k: v.reshape(1) for k, v in self.log_probs.items()}
         return ModelRun(self.values, log_probs, self.output, total.reshape(1))
 
-    def steps(self, steps: tuple[ast.Step, ...], scope: _Scope | None) -> None:
-        for step in steps:
+    def steps(self, nodes: tuple[_Node, ...] | list[_Node], scope: _Scope | None) -> None:
+        for node in nodes:
+            step = node.step
             if scope is not None and not self.draw:  # only summing needs what depends on what
-                target = getattr(step, "target", None)
-                if isinstance(target, ast.Name):
-                    reads = self.model.reads(step, whole=False)
-                    self.scoped[target.text] = self._depends_on(reads)
-            if isinstance(step, ast.SampleStep) and _template(self.plan, step) is not None:
+                self.scoped[step.name] = self._depends_on(frozenset(step.reads()))
+            if isinstance(step, Let):
+                value = self.arith(step)
+                self.env[step.name] = value
+                if step.kind == "score":
+                    self.term(self.prefix + step.name, value, scope, None, step.line)
+            elif step.kind == "marginalize":
+                self.marginalize(node, scope)
+            elif step.callee is not None:
                 self.call(step, scope)
-            elif isinstance(step, ast.SampleStep | ast.ObserveStep):
+            else:
                 self.site(step, scope)
-            elif isinstance(step, ast.LetStep):
-                self.env[step.target.text] = self.arith(step.value, step)
-            elif isinstance(step, ast.ScoreStep):
-                value = self.arith(step.value, step)
-                self.term(step.target.text, value, scope, None, step)
-            elif isinstance(step, ast.MarginalizeStep):
-                self.marginalize(step, scope)
-            elif isinstance(step, ast.ReturnStep):
-                self.ret(step)
 
-    def arith(self, node: ast.Arith, step: ast.Step) -> torch.Tensor:
+    def arith(self, step: Let) -> torch.Tensor:
         try:
-            return evaluate(node, self.lookup, frozenset(self.sizes))
+            return evaluate(step.term, self.lookup)
         except RuntimeError as e:
             if isinstance(e, QvrRuntimeError):
                 raise
+            shapes = ", ".join(
+                f"{n} {tuple(v.shape)}"
+                for n in step.uses
+                if (v := self.env.get(n, self.data.get(n))) is not None
+            )
             raise QvrRuntimeError(
-                f"line {step.span.start_line + 1}: {_first_line(e)} ({self._shapes_of(node)})"
+                f"line {step.line}: {_first_line(e)} (shapes: {shapes or 'no named values'})"
             ) from None
-
-    def _shapes_of(self, node: object) -> str:
-        from qvr_core.runtime.model.plan import _names
-
-        seen = []
-        for name, role in _names(node):
-            if role == "use" and name.text not in seen:
-                seen.append(name.text)
-        parts = []
-        for n in seen:
-            v = self.env.get(n, self.data.get(n))
-            if v is not None:
-                parts.append(f"{n} {tuple(v.shape)}")
-        return "shapes: " + ", ".join(parts) if parts else "no named values"
 
     def term(
         self,
@@ -307,76 +396,68 @@ class _Pass:
         value: torch.Tensor,
         scope: _Scope | None,
         via: torch.Tensor | None,
-        step: ast.Step,
+        line: int,
     ) -> None:
         """Add one log-density term (elementwise) to the joint or to the scope it is in."""
         if scope is None or self.draw:
             self.log_probs[name] = self.log_probs.get(name, 0) + value.sum()
             return
-        where = f"line {step.span.start_line + 1}"
-        scope.terms.append(marginal.to_groups(value, scope.groups, via, where))
+        scope.terms.append(marginal.to_groups(value, scope.groups, via, f"line {line}"))
 
-    def _via(self, step: ast.Step) -> torch.Tensor | None:
-        for o in getattr(step, "options", ()):
-            if o.key.text == "via" and isinstance(o.value, ast.Literal):
-                return self.lookup(ast.Name(str(o.value.value), o.value.span))
-        return None
+    def _cache(self) -> dict[object, object]:
+        return self.program._cache.setdefault(self.prefix, {})
 
-    def site(self, step: ast.SampleStep | ast.ObserveStep, scope: _Scope | None) -> None:
-        local = step.target.text
-        name = self.prefix + local
-        plate = step.plate if isinstance(step, ast.SampleStep) else step.declared
-        via = self._via(step)
+    def site(self, step: Site, scope: _Scope | None) -> None:
+        name = self.prefix + step.name
+        via = self.lookup(step.via, step.line) if step.via is not None else None
         saved = None
         if scope is not None and scope.drawn is not None and via is not None:
             saved = self.env[scope.name]  # each row reads its group's drawn value
             self.env[scope.name] = scope.drawn[via.long()]
         try:
-            cache = self.model._cache.setdefault(self.prefix, {})  # a template call: its own plates
-            dist = distribution(step, self.lookup, self.sizes, plate, cache=cache)
+            dist = distribution(step, self.lookup, self.sizes, self._cache())
         finally:
             if saved is not None and scope is not None:
                 self.env[scope.name] = saved
         value = self.given.get(name)
         if value is None:
             if not self.draw:
-                observed = isinstance(step, ast.ObserveStep)
+                observed = step.kind == "observe"
                 raise QvrRuntimeError(
-                    f"program {self.plan.name}: no value for the "
-                    f"{'observed site' if observed else 'site'} '{name}' "
-                    f"(line {step.span.start_line + 1})"
+                    f"program {self.program.name}: no value for the "
+                    f"{'observed site' if observed else 'site'} '{name}' (line {step.line})"
                     + ("; give it in the data" if observed else ""),
                     site=name,
                 )
             with torch.no_grad() if not dist.has_rsample else nullcontext():
                 value = dist.rsample() if dist.has_rsample else dist.sample()
         else:
-            value = self._conform(value, dist, step, plate is not None)
+            value = self._conform(value, dist, step)
             dist = self._fit(dist, value)
-        self.model._constraints[name] = dist.support  # type: ignore[assignment]  # why: every family sets its support; the stub's base allows None
-        self.model._shapes[name] = tuple(value.shape)
+        self.program._constraints[name] = dist.support  # type: ignore[assignment]  # why: every family sets its support; the stub's base allows None
+        self.program._shapes[name] = tuple(value.shape)
         self.values[name] = value
-        self.env[local] = value
-        self.term(name, dist.log_prob(value), scope, via, step)
+        self.env[step.name] = value
+        self.term(name, dist.log_prob(value), scope, via, step.line)
 
-    def _conform(
-        self, value: torch.Tensor, dist: Any, step: ast.Step, strict: bool
-    ) -> torch.Tensor:
-        name = step.target.text  # type: ignore[union-attr]  # why: only sample and observe steps are conformed
+    def _conform(self, value: torch.Tensor, dist: Any, step: Site) -> torch.Tensor:
+        """A given value checked against the site's shape (exactly, when the step writes
+        its plates; else it may be wider than the arguments) and its support."""
+        name = self.prefix + step.name
         value = torch.as_tensor(value)
         if not value.is_floating_point():
             value = value.to(torch.get_default_dtype())
         expected = tuple(dist.batch_shape) + tuple(dist.event_shape)
         got = tuple(value.shape)
         ok = got == expected
-        if not ok and not strict:
+        if not ok and not step.annotated:
             try:
                 ok = torch.broadcast_shapes(got, expected) == got
             except RuntimeError:
                 ok = False
         if not ok:
             raise QvrRuntimeError(
-                f"program {self.plan.name}: '{name}' (line {step.span.start_line + 1}) has "
+                f"program {self.program.name}: '{name}' (line {step.line}) has "
                 f"shape {got} but the model gives it shape {expected}",
                 site=name,
                 expected=str(expected),
@@ -389,63 +470,52 @@ class _Pass:
         if inside is not None and not bool(torch.as_tensor(inside).all()):
             bad = value.reshape(-1)[~torch.as_tensor(inside).reshape(-1).expand(value.numel())]
             raise QvrRuntimeError(
-                f"program {self.plan.name}: '{name}' (line {step.span.start_line + 1}) holds "
+                f"program {self.program.name}: '{name}' (line {step.line}) holds "
                 f"{float(bad[0]):g}, outside the support of its family ({dist.support})",
                 site=name,
             )
         return value
 
-    @staticmethod
-    def _fit(dist: Any, value: torch.Tensor) -> Any:
-        """Widen a distribution whose arguments are narrower than its data (no plate)."""
+    def _fit(self, dist: Any, value: torch.Tensor) -> Any:
+        """A distribution whose arguments are narrower than its data (no plate)."""
         batch = value.shape[: value.dim() - len(dist.event_shape)]
         if tuple(batch) != tuple(dist.batch_shape):
             return dist.expand(batch)
         return dist
 
-    def marginalize(self, step: ast.MarginalizeStep, scope: _Scope | None) -> None:
-        sizes = self.sizes
+    def marginalize(self, node: _Node, scope: _Scope | None) -> None:
+        step = node.step
+        assert isinstance(step, Site)
         # `z : K` names the values z takes (as the checker reads it); `over=G` the groups,
         # one z per entry of G; without it, one z for the whole scope.
-        over = {o.key.text: o.value for o in step.options}.get("over")
-        groups = tuple(n for _, n in option_axes(over, sizes))
-        plate = None
-        where = f"line {step.span.start_line + 1}, marginalize {step.target.text}"
-        cache = self.model._cache.setdefault(self.prefix, {})
-        dist = distribution(step, self.lookup, sizes, plate, opts={}, cache=cache)
-        if tuple(dist.batch_shape) != groups:
-            try:
-                dist = dist.expand(torch.Size(torch.broadcast_shapes(dist.batch_shape, groups)))
-            except RuntimeError:
-                raise QvrRuntimeError(
-                    f"{where}: its prior has shape {tuple(dist.batch_shape)}, not the groups "
-                    f"{groups}"
-                ) from None
-        name = step.target.text
-        if self.draw and step.target.text not in self.given:
+        groups = axes(step.over, self.sizes)
+        dist = distribution(step, self.lookup, self.sizes, self._cache())
+        name = step.name
+        here = f"{where(step)}"
+        if self.draw and step.name not in self.given:
             z = dist.sample()
             self.env[name] = z
             inner = _Scope(name, groups, drawn=z)
-            self.term(name, dist.log_prob(z), scope, None, step)
-            self.steps(step.steps, inner)
+            self.term(self.prefix + name, dist.log_prob(z), scope, None, step.line)
+            self.steps(node.body, inner)
             return
         key = self._sum_key(step)
         contribution = self.sums.get(key)
         if contribution is None:
-            values = marginal.support_values(dist, where)
+            values = marginal.support_values(dist, here)
             priors, totals = [], []
             for k in range(values.shape[0]):
                 inner = _Scope(name, groups)
                 self.env[name], self.enumerated[name] = values[k], k
-                self.steps(step.steps, inner)
+                self.steps(node.body, inner)
                 priors.append(dist.log_prob(values[k]))
                 totals.append(inner.total())
             del self.env[name], self.enumerated[name]
             contribution = self.sums[key] = marginal.combine(priors, totals)
         if scope is None:
-            self.log_probs[name] = contribution.sum()
+            self.log_probs[self.prefix + name] = contribution.sum()
         else:
-            scope.terms.append(marginal.to_groups(contribution, scope.groups, None, where))
+            scope.terms.append(marginal.to_groups(contribution, scope.groups, None, here))
 
     def _depends_on(self, reads: frozenset[str]) -> frozenset[str]:
         """The enumerated names a value computed from `reads` depends on."""
@@ -457,7 +527,7 @@ class _Pass:
                 deps |= self.scoped[n]
         return frozenset(deps)
 
-    def _sum_key(self, step: ast.MarginalizeStep) -> tuple[Any, ...]:
+    def _sum_key(self, step: Site) -> tuple[Any, ...]:
         """What a scope's sum depends on: the current values of the enumerated names it
         reads, directly or through names bound in the scopes around it.
 
@@ -465,56 +535,52 @@ class _Pass:
         step reads the previous state) is then summed once per value of that
         state, not once per path: K * K per level instead of K ** depth, the
         forward algorithm's saving."""
-        deps = self._depends_on(self.model.reads(step, whole=True))
+        deps = self._depends_on(self.compiled.reads[id(step)])
         now = sorted(n for n in deps if n in self.enumerated)  # a scope that ended is no key
         return (id(step), self.prefix, tuple((n, self.enumerated[n]) for n in now))
 
-    def call(self, step: ast.SampleStep, scope: _Scope | None) -> None:
+    def call(self, step: Site, scope: _Scope | None) -> None:
         """`sample v <- template(args)`: its steps in place, its sites named `v$z`, its
         objects bound to the objects given, and `v` its returned value."""
-        decl = _template(self.plan, step)
-        assert decl is not None and isinstance(step.source, ast.Call | ast.NameRef)
-        args = step.source.args if isinstance(step.source, ast.Call) else ()
+        assert step.callee is not None
+        template = self.program.templates[step.callee]
         env: dict[str, torch.Tensor] = {}
         sizes = dict(self.sizes)
-        for (param, kind), arg in zip(template_params(decl), args, strict=True):
-            if kind in OBJECT_KINDS:
-                obj = arg.name.text if isinstance(arg, ast.NameRef) else str(arg.value)  # type: ignore[union-attr]  # an object argument is a name or a number
-                sizes[param.text] = self.sizes[obj]
+        for param, arg in zip(template.model.params, step.call_values, strict=True):
+            if param.kind in TEMPLATE_KINDS:
+                obj = getattr(arg, "name", None)
+                if obj is None or obj not in self.sizes:
+                    raise QvrRuntimeError(
+                        f"{where(step)}: '{param.name}' of {step.callee} needs a declared object"
+                    )
+                sizes[param.name] = self.sizes[obj]
             else:
-                env[param.text] = argument(
-                    arg, self.lookup, self.sizes, f"line {step.span.start_line + 1}"
-                )
-        saved = (self.env, self.prefix, self.sizes, self.output)
-        self.env, self.prefix, self.sizes = env, f"{self.prefix}{step.target.text}$", sizes
+                env[param.name] = evaluate(arg, self.lookup)
+        saved = (self.env, self.prefix, self.sizes, self.output, self.compiled)
+        self.env, self.prefix, self.sizes = env, f"{self.prefix}{step.name}$", sizes
+        self.compiled = template
         try:
-            self.steps(decl.steps, scope)
+            self.steps(template.nodes, scope)
+            self.ret(template.model)
             result = self.output
         finally:
-            self.env, self.prefix, self.sizes, self.output = saved
+            self.env, self.prefix, self.sizes, self.output, self.compiled = saved
         if not isinstance(result, torch.Tensor):
             raise QvrRuntimeError(
-                f"line {step.span.start_line + 1}: {decl.name.text} returns more than one value; "
-                "a template used by `sample` returns one"
+                f"{where(step)}: {step.callee} returns more than one value; a template used "
+                "by `sample` returns one"
             )
-        self.env[step.target.text] = result
+        self.env[step.name] = result
 
-    def ret(self, step: ast.ReturnStep) -> None:
-        vals = [self.lookup(v) for v in step.values]
-        if step.labels:
-            self.output = {lab.text: v for lab, v in zip(step.labels, vals, strict=True)}
+    def ret(self, model: Model) -> None:
+        if not model.returns:
+            return
+        vals = [self.lookup(n, model.line) for n in model.returns]
+        labels = model.return_labels
+        if labels:
+            self.output = dict(zip(labels, vals, strict=True))
         else:
             self.output = vals[0] if len(vals) == 1 else tuple(vals)
-
-
-def _template(model_plan: ModelPlan, step: ast.SampleStep) -> ast.ProgramDecl | None:
-    src = step.source
-    name = (
-        src.callee.text
-        if isinstance(src, ast.Call)
-        else getattr(getattr(src, "name", None), "text", None)
-    )
-    return model_plan.templates.get(name) if name is not None else None
 
 
 def _first_line(e: Exception) -> str:
@@ -522,4 +588,4 @@ def _first_line(e: Exception) -> str:
     return lines[0] if lines else type(e).__name__
 
 
-__all__ = ["ModelProgram", "ModelRun", "compile_model", "family_of", "find_model"]
+__all__ = ["ModelProgram", "ModelRun", "compile_model"]

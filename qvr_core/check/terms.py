@@ -1,0 +1,186 @@
+"""Checked arithmetic: the value of a `let`, a `score` or a template argument, as run.
+
+The checker lowers each expression it has typed into these terms, so the runtime
+evaluates what was checked without reading the syntax tree: a name is a `Ref`
+(a local, a program parameter or a data variable), a builtin is a `Call` of a
+name in `qvr_core.builtins.FUNCTIONS` (a method `x.sum(0)` is the same call with
+its `axis`), an operator an `Op` of a symbol in `OPERATORS`, and a gather
+`alpha[group]` a `Gather` whose indices are terms or `None` for every entry of a
+plate (`sigma[School]`). `span` is where the term is written (kept in place by
+the incremental checker like every other fact), `line` its 1-based line for the
+runtime's messages.
+
+`lower` returns None for what the checker does not type; such a program is not
+run (the run is refused with the checker's reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from qvr_core.builtins import FUNCTIONS, METHODS, OPERATORS
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+
+class _Written:
+    span: Span
+
+    @property
+    def line(self) -> int:
+        return self.span.start_line + 1
+
+
+@dataclass(frozen=True)
+class Num(_Written):
+    value: float
+    span: Span
+
+
+@dataclass(frozen=True)
+class Ref(_Written):
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Neg(_Written):
+    operand: Term
+    span: Span
+
+
+@dataclass(frozen=True)
+class Not(_Written):
+    operand: Term
+    span: Span
+
+
+@dataclass(frozen=True)
+class Op(_Written):
+    op: str  # a key of OPERATORS
+    left: Term
+    right: Term
+    span: Span
+
+
+@dataclass(frozen=True)
+class Call(_Written):
+    fn: str  # a key of FUNCTIONS
+    args: tuple[Term, ...]
+    span: Span
+    axis: int | None = None  # `x.sum(0)`: reduce along this axis only
+
+
+@dataclass(frozen=True)
+class Gather(_Written):
+    base: str
+    indices: tuple[Term | None, ...]  # None: every entry of the plate on this axis
+    span: Span
+
+
+@dataclass(frozen=True)
+class Stack(_Written):
+    items: tuple[Term, ...]  # `[a, b]`: a new last axis
+    span: Span
+
+
+Term = Num | Ref | Neg | Not | Op | Call | Gather | Stack
+
+
+def lower(node: ast.Arith, is_plate: Callable[[str], bool]) -> Term | None:
+    """The term of a typed expression; None when it holds what the checker does not type.
+
+    `is_plate(name)` says whether an index names a plate object (`sigma[School]`)."""
+    span = node.span
+    match node:
+        case ast.Number(value=value):
+            return Num(float(value), span)
+        case ast.Literal(kind="int" | "float" | "bool", value=value):
+            return Num(float(value), span)
+        case ast.Var(name=name):
+            return Ref(name.text, span)
+        case ast.Unary(op=op, operand=operand):
+            inner = lower(operand, is_plate)
+            if inner is None:
+                return None
+            return Not(inner, span) if op == "not" else Neg(inner, span)
+        case ast.Binary(op=op) if op in OPERATORS:
+            return _binary(node, is_plate)
+        case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
+            if not FUNCTIONS[func.text].accepts(len(args)):
+                return None
+            items = _all(args, is_plate)
+            return None if items is None else Call(func.text, items, span)
+        case ast.MethodCall(receiver=receiver, method=method, args=args):
+            if method.text not in METHODS or len(args) > 1:
+                return None
+            axis: int | None = None
+            if args:
+                a = args[0]
+                if not isinstance(a, ast.Number) or not float(a.value).is_integer():
+                    return None
+                if METHODS[method.text].shape != "reduce":
+                    return None
+                axis = int(a.value)
+            return Call(method.text, (Ref(receiver.name.text, span),), span, axis)
+        case ast.Index(base=base, indices=indices):
+            out: list[Term | None] = []
+            for i in indices:
+                if isinstance(i, ast.Var) and is_plate(i.name.text):
+                    out.append(None)
+                    continue
+                t = lower(i, is_plate)
+                if t is None:
+                    return None
+                out.append(t)
+            return Gather(base.name.text, tuple(out), span)
+        case ast.ListExpr(items=items, tuple=False):
+            terms = _all(items, is_plate)
+            return None if terms is None else Stack(terms, span)
+        case _:
+            return None
+
+
+def _binary(node: ast.Binary, is_plate: Callable[[str], bool]) -> Term | None:
+    spine = [node]  # along the left spine: a long chain does not recurse per operator
+    while isinstance(spine[-1].left, ast.Binary) and spine[-1].left.op in OPERATORS:
+        spine.append(spine[-1].left)
+    value = lower(spine[-1].left, is_plate)
+    for b in reversed(spine):
+        right = lower(b.right, is_plate)
+        if value is None or right is None:
+            return None
+        value = Op(b.op, value, right, b.span)
+    return value
+
+
+def _all(nodes: tuple[ast.Arith, ...], is_plate: Callable[[str], bool]) -> tuple[Term, ...] | None:
+    out: list[Term] = []
+    for n in nodes:
+        t = lower(n, is_plate)
+        if t is None:
+            return None
+        out.append(t)
+    return tuple(out)
+
+
+def refs(term: Term) -> Iterator[str]:
+    """Every name a term reads, in order of writing (repeats included)."""
+    stack: list[Term] = [term]
+    while stack:
+        t = stack.pop()
+        match t:
+            case Ref(name=name):
+                yield name
+            case Neg(operand=o) | Not(operand=o):
+                stack.append(o)
+            case Op(left=left, right=right):
+                stack += [right, left]
+            case Call(args=args) | Stack(items=args):
+                stack.extend(reversed(args))
+            case Gather(base=base, indices=indices):
+                yield base
+                stack.extend(reversed([i for i in indices if i is not None]))
+            case Num():
+                pass

@@ -1,0 +1,115 @@
+"""The value of a checked term (`qvr_core.check.terms`) on tensors.
+
+Numbers and tensors broadcast as in torch; indices and booleans count as numbers.
+Names are read through `lookup`; functions and operators run from
+`runtime.functions`, keyed by their registry names. A gather `alpha[group]` takes,
+for each entry of the index value, that entry of `alpha` (a `None` index takes
+every entry of that axis), checking every index against the axis it indexes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from qvr_core.check.terms import Call, Gather, Neg, Not, Num, Op, Ref, Stack, Term
+from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
+
+#: Reads a name's value; the line is where the term reading it is written.
+Lookup = Callable[[str, int], torch.Tensor]
+
+
+def real(t: torch.Tensor) -> torch.Tensor:
+    """Indices and booleans count as numbers in arithmetic."""
+    return t if t.is_floating_point() else t.to(torch.get_default_dtype())
+
+
+def number(v: float) -> torch.Tensor:
+    """A number as a tensor; the same one each time (nothing writes into them)."""
+    return _number(float(v), torch.get_default_dtype())
+
+
+@functools.lru_cache(maxsize=4096)
+def _number(v: float, dtype: torch.dtype) -> torch.Tensor:
+    return torch.tensor(v, dtype=dtype)
+
+
+def evaluate(term: Term, lookup: Lookup) -> torch.Tensor:
+    """The value of `term`, its names read through `lookup`."""
+    match term:
+        case Num(value=value):
+            return number(value)
+        case Ref(name=name, line=line):
+            return real(lookup(name, line))
+        case Neg(operand=operand):
+            return -evaluate(operand, lookup)
+        case Not(operand=operand):
+            inner = evaluate(operand, lookup)
+            return torch.logical_not(inner).to(inner.dtype)
+        case Op():
+            return _binary(term, lookup)
+        case Call(fn=fn, args=args, axis=axis):
+            values = [evaluate(a, lookup) for a in args]
+            impl = FUNCTION_IMPLEMENTATIONS[fn]
+            return impl(*values) if axis is None else impl(*values, axis)
+        case Gather(base=base, indices=indices, line=line):
+            return real(gather(lookup(base, line), base, indices, lambda t: evaluate(t, lookup)))
+        case Stack(items=items):
+            return torch.stack(torch.broadcast_tensors(*(evaluate(i, lookup) for i in items)), -1)
+
+
+def _binary(term: Op, lookup: Lookup) -> torch.Tensor:
+    spine = [term]  # along the left spine: a long chain does not recurse per operator
+    while isinstance(spine[-1].left, Op):
+        spine.append(spine[-1].left)
+    value = evaluate(spine[-1].left, lookup)
+    for b in reversed(spine):
+        value = real(OPERATOR_FUNCTIONS[b.op](value, evaluate(b.right, lookup)))
+    return value
+
+
+def gather(
+    base: torch.Tensor,
+    base_name: str,
+    indices: tuple[Any, ...],
+    index_value: Callable[[Any], torch.Tensor],
+) -> torch.Tensor:
+    """`base[i, j, ...]`: entry-wise along the leading axes; a None index takes the axis."""
+    keys: list[Any] = []
+    for axis, node in enumerate(indices):
+        if node is None:  # a plate name: every entry along this axis
+            keys.append(slice(None))
+            continue
+        value = index_value(node)
+        label = _label(node)
+        if axis >= base.dim():
+            raise QvrRuntimeError(
+                f"'{base_name}' has {base.dim()} axes; it cannot take index {axis + 1} ({label})",
+                site=base_name,
+            )
+        if value.is_floating_point():
+            if not bool((value == value.round()).all()):
+                raise QvrRuntimeError(
+                    f"index '{label}' of '{base_name}' must hold whole numbers", site=label
+                )
+            value = value.long()
+        size = base.shape[axis]
+        if value.numel() and (int(value.min()) < 0 or int(value.max()) >= size):
+            bad = int(value[(value < 0) | (value >= size)].reshape(-1)[0])
+            raise QvrRuntimeError(
+                f"index '{label}' holds {bad}, outside 0..{size - 1} for '{base_name}' "
+                f"({size} entries along axis {axis + 1})",
+                site=label,
+            )
+        keys.append(value.long())
+    return base[tuple(keys)]
+
+
+def _label(node: object) -> str:
+    if isinstance(node, Ref):
+        return node.name
+    return type(node).__name__.lower()

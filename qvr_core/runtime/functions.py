@@ -1,0 +1,139 @@
+"""The torch meaning of each builtin function and operator of `qvr_core.builtins`.
+
+Each function is a static method named as its registry entry, so a name is
+written once (in the registry) and looked up here by `getattr`;
+`tests/builtins/test_agreement.py` checks that every registry entry has one and
+nothing else is here. Reductions take the value whole (`axis` None) or along one
+axis; rowwise ones act on the last axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from qvr_core.builtins import FUNCTIONS
+
+Fn = Callable[..., torch.Tensor]
+
+
+def _whole(reduce: Callable[..., torch.Tensor]) -> Fn:
+    def run(x: torch.Tensor, axis: int | None = None) -> torch.Tensor:
+        return reduce(x) if axis is None else reduce(x, axis)
+
+    return run
+
+
+class Implementations:
+    """One static method per builtin function (see the module docstring)."""
+
+    sigmoid = staticmethod(torch.sigmoid)
+    tanh = staticmethod(torch.tanh)
+    exp = staticmethod(torch.exp)
+    expm1 = staticmethod(torch.expm1)
+    log = staticmethod(torch.log)
+    log1p = staticmethod(torch.log1p)
+    log2 = staticmethod(torch.log2)
+    log10 = staticmethod(torch.log10)
+    sqrt = staticmethod(torch.sqrt)
+    rsqrt = staticmethod(torch.rsqrt)
+    square = staticmethod(torch.square)
+    abs = staticmethod(torch.abs)
+    sign = staticmethod(torch.sign)
+    reciprocal = staticmethod(torch.reciprocal)
+    sin = staticmethod(torch.sin)
+    cos = staticmethod(torch.cos)
+    tan = staticmethod(torch.tan)
+    asin = staticmethod(torch.asin)
+    acos = staticmethod(torch.acos)
+    atan = staticmethod(torch.atan)
+    sinh = staticmethod(torch.sinh)
+    cosh = staticmethod(torch.cosh)
+    asinh = staticmethod(torch.asinh)
+    acosh = staticmethod(torch.acosh)
+    atanh = staticmethod(torch.atanh)
+    floor = staticmethod(torch.floor)
+    ceil = staticmethod(torch.ceil)
+    round = staticmethod(torch.round)
+    trunc = staticmethod(torch.trunc)
+    erf = staticmethod(torch.erf)
+    erfc = staticmethod(torch.erfc)
+    erfinv = staticmethod(torch.erfinv)
+    lgamma = staticmethod(torch.lgamma)
+    digamma = staticmethod(torch.digamma)
+    relu = staticmethod(torch.relu)
+    softplus = staticmethod(F.softplus)
+    logsigmoid = staticmethod(F.logsigmoid)
+    softsign = staticmethod(F.softsign)
+    gelu = staticmethod(F.gelu)
+    silu = staticmethod(F.silu)
+    elu = staticmethod(F.elu)
+    selu = staticmethod(F.selu)
+    mish = staticmethod(F.mish)
+    relu6 = staticmethod(F.relu6)
+    sum = staticmethod(_whole(torch.sum))
+    mean = staticmethod(_whole(torch.mean))
+    prod = staticmethod(_whole(torch.prod))
+
+    @staticmethod
+    def logsumexp(x: torch.Tensor, axis: int | None = None) -> torch.Tensor:
+        return torch.logsumexp(x.reshape(-1), 0) if axis is None else torch.logsumexp(x, axis)
+
+    @staticmethod
+    def softmax(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, -1)
+
+    @staticmethod
+    def log_softmax(x: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(x, -1)
+
+    @staticmethod
+    def cumsum(x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, -1)
+
+    @staticmethod
+    def sort(x: torch.Tensor) -> torch.Tensor:
+        return torch.sort(x, -1).values
+
+    @staticmethod
+    def normalize(x: torch.Tensor) -> torch.Tensor:
+        return x / x.sum(-1, keepdim=True)
+
+    @staticmethod
+    def min(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+        if b is None:
+            return torch.amin(a, dim=tuple(range(a.dim()))) if a.dim() else a
+        return torch.minimum(*torch.broadcast_tensors(a, b))
+
+    @staticmethod
+    def max(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+        if b is None:
+            return torch.amax(a, dim=tuple(range(a.dim()))) if a.dim() else a
+        return torch.maximum(*torch.broadcast_tensors(a, b))
+
+    @staticmethod
+    def pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.pow(a, b)
+
+
+#: The torch function of each operator of the registry (`OPERATORS`), by its symbol.
+OPERATOR_FUNCTIONS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "+": torch.add,
+    "-": torch.sub,
+    "*": torch.mul,
+    "/": torch.div,
+    "%": torch.remainder,
+    "==": torch.eq,
+    "!=": torch.ne,
+    "<": torch.lt,
+    "<=": torch.le,
+    ">": torch.gt,
+    ">=": torch.ge,
+    "&&": torch.logical_and,
+    "||": torch.logical_or,
+}
+FUNCTION_IMPLEMENTATIONS: dict[str, Fn] = {
+    name: getattr(Implementations, name) for name in FUNCTIONS
+}
