@@ -7,7 +7,10 @@ checker calls it at a default batch and sequence length and warns (QVR601)
 while the user types. torch is not imported: the model reads only the
 declared morphisms (dimensions and options), the lets' and programs'
 expressions (`stack`, `repeat`, `scan`, replicate groups) and the programs'
-site types.
+site types, with what the builtin registry says of each family's kernel form
+(its network's output width, a learned scale) and each combinator's cost, so a
+new family or combinator is sized from its entry (`tests/resources/
+test_family_parameter_counts.py` holds every one to the compiled module).
 
 What is counted, per method (floats are 4 bytes, indices 8):
 
@@ -35,6 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qvr_core.builtins import COMBINATORS, FAMILIES, Combinator, KernelForm
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -235,12 +239,10 @@ def _feature_width(p: Product) -> int:
     return sum(f.size for f in p.factors)
 
 
-def _param_width(family: str | None, cod: Product) -> int:
-    if family == "Categorical":
-        return sum(f.size for f in cod.factors)
-    if family == "Bernoulli":
-        return len(cod.factors)
-    return cod.width
+def _kernel_form(family: str | None) -> KernelForm | None:
+    """The registry's morphism form of a kernel's family (None for other roles)."""
+    spec = FAMILIES.get(family) if family is not None else None
+    return spec.kernel if spec is not None else None
 
 
 def _rows(p: Product) -> int:
@@ -265,10 +267,10 @@ def _leaf(info: Any) -> _Leaf:
     if info.role == "latent":
         n, m = _rows(dom), sum(f.size for f in cod.factors)
         return _Leaf(n * m, 4 * m, f"a {_count(n)} x {_count(m)} matrix")
-    n_in, n_out = _feature_width(dom), _param_width(info.family, cod)
-    scale = cod.width if info.family in ("Normal", "LogNormal", "LogitNormal") else 0
-    if info.scale is not None:
-        scale = 0
+    form = _kernel_form(info.family)
+    n_in = _feature_width(dom)
+    n_out = form.param_width(cod.factors) if form is not None else cod.width
+    scale = form.held_parameters(cod.factors, info.scale is not None) if form is not None else 0
     if info.param_source == "linear" and info.rank:
         r = info.rank
         params = r * (n_in + n_out) + n_out
@@ -364,6 +366,7 @@ class Model:
         self.reached = set()
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
+        calls: dict[int, Combinator] = {}  # every combinator call, for what it holds itself
         seen_decls: set[str] = set()
         todo: list[tuple[object, ast.Arg]] = list(roots)
         while todo:
@@ -386,15 +389,23 @@ class Model:
             elif isinstance(e, ast.Compose | ast.Tensor):
                 todo += [(owner, e.left), (owner, e.right)]
             elif isinstance(e, ast.Call):
-                if e.callee.text == "stack":
+                combinator = COMBINATORS.get(e.callee.text)
+                if combinator is not None:
+                    calls[id(e)] = combinator
+                if combinator is not None and combinator.cost.fresh_copies:
                     stacks[id(e)] = (owner, e)
                 else:
                     todo.extend((owner, a) for a in e.args if not isinstance(a, ast.Literal))
         total = sum(self.leaf(self._base(b)).parameters for b in bases)
+        total += sum(self.held(c) for c in calls.values())
         for owner, call in stacks.values():
             total += self._stack(owner, call, bytes_each, seen_decls)
         self.reached = seen_decls
         return total
+
+    def held(self, combinator: Combinator) -> int:
+        """Parameters a combinator's own module holds (per call, beside its arguments')."""
+        return combinator.cost.parameters
 
     def _base(self, key: str) -> str:
         found = self._morphism(key)
@@ -438,7 +449,7 @@ class Model:
             elif isinstance(e, ast.Compose | ast.Tensor):
                 todo += [(owner, e.left), (owner, e.right)]
             elif isinstance(e, ast.Call):
-                if e.callee.text == "stack":
+                if _fresh_copies(e):
                     found.append((owner, e))
                 else:
                     todo.extend((owner, a) for a in e.args if not isinstance(a, ast.Literal))
@@ -590,24 +601,26 @@ class Model:
         return out
 
     def _call(self, owner: object, e: ast.Call, seq: bool, seq_len: int) -> _Cost:
-        name = e.callee.text
+        """Activations of a combinator call, by how its registry entry says it runs."""
+        combinator = COMBINATORS.get(e.callee.text)
         args = [a for a in e.args if isinstance(a, ast.Expr)]
-        if name == "scan" and args:
+        if combinator is None or not args:
+            return _Cost(0, 0, seq)
+        runs = combinator.cost.runs
+        if runs == "each_step":
             cell = self.cost(owner, args[0], False, seq_len)
             steps = seq_len if seq else 1
             kept = cell.kept * steps
             self._need(owner, e, kept, f"runs its cell {_count(steps)} times (seq_len)", act=True)
             return _Cost(kept, cell.peak, False)
-        if name in ("stack", "repeat") and args:
+        if runs == "count":
             n = _times(e)
             body = self.cost(owner, args[0], seq, seq_len)
             kept = body.kept * n
-            verb = "copies" if name == "stack" else "applications"
+            verb = "copies" if combinator.cost.fresh_copies else "applications"
             self._need(owner, e, kept, f"keeps the activations of {_count(n)} {verb}", act=True)
             return _Cost(kept, body.peak, body.seq)
-        if name == "fan":
-            return _parallel([self.cost(owner, a, seq, seq_len) for a in args])
-        return _Cost(0, 0, seq)  # identity
+        return _parallel([self.cost(owner, a, seq, seq_len) for a in args])  # "once"
 
     # ------------------------------------------------------------ needs
 
@@ -652,8 +665,17 @@ def _chain(e: ast.Expr, kind: type) -> list[ast.Expr]:
     return out
 
 
+def _fresh_copies(call: ast.Call) -> bool:
+    """Whether the call makes copies with their own parameters (`stack`)."""
+    combinator = COMBINATORS.get(call.callee.text)
+    return combinator is not None and combinator.cost.fresh_copies
+
+
 def _times(call: ast.Call) -> int:
-    lit = call.args[1] if len(call.args) > 1 else None
+    """The count argument of a call (`stack(b, 3)`: 3), where its combinator has one."""
+    combinator = COMBINATORS.get(call.callee.text)
+    index = combinator.count_index if combinator is not None else None
+    lit = call.args[index] if index is not None and len(call.args) > index else None
     if isinstance(lit, ast.Literal) and lit.kind == "int":
         return max(int(lit.value), 0)
     return 1
@@ -789,6 +811,9 @@ class _KeyCounter(Model):
 
     def leaf(self, base: str) -> _Leaf:
         return _ONE
+
+    def held(self, combinator: Combinator) -> int:
+        return 0  # a combinator's own parameters are in its call's module, not a new key
 
 
 _ONE = _Leaf(1, 0, "")

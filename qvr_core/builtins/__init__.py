@@ -8,7 +8,7 @@ TextMate grammar (`scripts/gen_grammar.py`) read these tables;
 This package imports nothing else of qvr, so every layer may read it.
 """
 
-from qvr_core.builtins.combinators import COMBINATORS, Combinator
+from qvr_core.builtins.combinators import COMBINATORS, Combinator, CombinatorCost
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import (
     FAMILIES,
@@ -20,6 +20,7 @@ from qvr_core.builtins.families import (
     bind,
 )
 from qvr_core.builtins.functions import FUNCTIONS, METHODS, OPERATORS, Function, Operator
+from qvr_core.builtins.keywords import RESERVED, STEP_KEYWORDS, TOP_KEYWORDS, Keyword
 from qvr_core.builtins.objects import BY_KIND, OBJECT_CONSTRUCTORS, ObjectConstructor
 
 __all__ = [
@@ -31,12 +32,17 @@ __all__ = [
     "METHODS",
     "OBJECT_CONSTRUCTORS",
     "OPERATORS",
+    "RESERVED",
+    "STEP_KEYWORDS",
+    "TOP_KEYWORDS",
     "Axis",
     "Combinator",
+    "CombinatorCost",
     "Constraint",
     "Family",
     "Function",
     "KernelForm",
+    "Keyword",
     "ObjectConstructor",
     "Operator",
     "Param",

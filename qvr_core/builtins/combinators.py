@@ -1,8 +1,14 @@
-"""The combinators of `let` expressions (`fan`, `scan`, `stack`, `repeat`, `identity`)."""
+"""The combinators of `let` expressions (`fan`, `scan`, `stack`, `repeat`, `identity`).
+
+Each entry also says what a call costs (`CombinatorCost`): the memory estimate
+(`qvr_core.resources`) sizes a call from it, so a new combinator is sized by
+its entry instead of silently costing nothing.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -10,6 +16,21 @@ class CombinatorParam:
     name: str
     doc: str
     kind: str = "morphism"  # what is written there: a "morphism" expression, an "object", a "count"
+
+
+@dataclass(frozen=True)
+class CombinatorCost:
+    """How a call runs its morphism arguments and what parameters it makes, as compiled.
+
+    `runs`: "once", every morphism argument runs once on the input, side by side
+    (`fan`; `identity` has none); "each_step", the first argument runs once per
+    position of the input sequence and the call gives one value (`scan`);
+    "count", the first argument runs `count` times in a row (`stack`, `repeat`).
+    """
+
+    runs: Literal["once", "each_step", "count"]
+    fresh_copies: bool = False  # each of the `count` runs has its own parameters (`stack`)
+    parameters: int = 0  # held by the combinator's own module, per call (none holds any yet)
 
 
 @dataclass(frozen=True)
@@ -21,6 +42,7 @@ class Combinator:
     params: tuple[CombinatorParam, ...]
     result: str  # the signature's tail: ` : [A] -> H`
     doc: str
+    cost: CombinatorCost
     keywords: tuple[tuple[str, tuple[str, ...], str], ...] = ()  # (name, values, default)
     variadic: bool = False  # `fan(f1, ..., fn)`
 
@@ -30,6 +52,11 @@ class Combinator:
             return self.params[min(index, len(self.params) - 1)]
         return self.params[index] if index < len(self.params) else None
 
+    @property
+    def count_index(self) -> int | None:
+        """The position of the count argument (`stack(b, n)`: 1), None without one."""
+        return next((i for i, p in enumerate(self.params) if p.kind == "count"), None)
+
 
 _COMBINATORS = (
     Combinator(
@@ -38,6 +65,7 @@ _COMBINATORS = (
         " : D -> C1 * ... * Cn",
         "Runs every branch on the same input and pairs the results: D -> C1 * ... * Cn. "
         "`fan(head)` with a `replicate=k` morphism runs its k copies.",
+        CombinatorCost("once"),
         variadic=True,
     ),
     Combinator(
@@ -46,6 +74,7 @@ _COMBINATORS = (
         " : [A] -> H",
         "Folds the cell `c : A * H -> H` over a sequence: [A] -> H. "
         "`reverse=true` reads the sequence right to left.",
+        CombinatorCost("each_step"),
         keywords=(("reverse", ("true", "false"), "false"),),
     ),
     Combinator(
@@ -56,6 +85,7 @@ _COMBINATORS = (
         ),
         " : A -> A",
         "n copies of `b : A -> A` in a row, each with its own parameters.",
+        CombinatorCost("count", fresh_copies=True),
     ),
     Combinator(
         "repeat",
@@ -65,12 +95,14 @@ _COMBINATORS = (
         ),
         " : A -> A",
         "`b : A -> A` applied n times, parameters shared.",
+        CombinatorCost("count"),
     ),
     Combinator(
         "identity",
         (CombinatorParam("T", "an object", "object"),),
         " : T -> T",
         "The identity morphism T -> T of an object T.",
+        CombinatorCost("once"),
     ),
 )
 

@@ -101,6 +101,14 @@ class KernelForm:
         """Reads a standard deviation beside the location (fixed or learned)."""
         return self.outputs == "location"
 
+    def held_parameters(self, factors: Sequence[Factor], fixed_scale: bool) -> int:
+        """Parameters the kernel holds beside its network: a learned standard deviation
+        per codomain column, unless `scale=` fixes it. The runtime's kernel makes exactly
+        these, and the memory estimate counts them from here."""
+        if self.learns_scale and not fixed_scale:
+            return sum(f.width for f in factors)
+        return 0
+
 
 @dataclass(frozen=True, eq=False)
 class Family:

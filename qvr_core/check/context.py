@@ -36,12 +36,8 @@ COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {
     if c.keywords
 }
 #: The functions a morphism program's `let` may call (elementwise: its values have a batch axis).
-UNARY_FUNCS = tuple(
-    f.name for f in builtins.FUNCTIONS.values() if f.arity == 1 and f.in_morphisms
-)
-BINARY_FUNCS = tuple(
-    f.name for f in builtins.FUNCTIONS.values() if f.arity == 2 and f.in_morphisms
-)
+UNARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 1 and f.in_morphisms)
+BINARY_FUNCS = tuple(f.name for f in builtins.FUNCTIONS.values() if f.arity == 2 and f.in_morphisms)
 KEYWORDS = builtins.RESERVED  # reserved words: never a new name (rename refuses them)
 
 

@@ -4,8 +4,9 @@ The context comes from `completion_context.classify` (tokens of the text
 before the cursor, which rarely parses while the user types). Candidates come
 from the given checked modules together, newest first (the server passes its
 newest analysis and the last good one), so names declared before an edit are
-offered while the edited line is broken. Builtin names (roles, families,
-options, combinators, functions, constructors) are the core's own tables.
+offered while the edited line is broken. Builtin names (keywords, roles,
+families, options, combinators, functions, constructors) are the core's own
+tables.
 Plain values; `qvr_lsp/features/completion.py` converts them.
 """
 
@@ -16,7 +17,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS
+from qvr_core.builtins import (
+    COMBINATORS,
+    FAMILIES,
+    FUNCTIONS,
+    KERNEL_FAMILIES,
+    OBJECT_CONSTRUCTORS,
+    STEP_KEYWORDS,
+    TOP_KEYWORDS,
+    Keyword,
+)
 from qvr_core.builtins.families import codomain_words
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import REDUCTIONS, STEP_OPTIONS
@@ -28,8 +38,6 @@ from qvr_core.ide.completion_context import Context, Where
 #: Above this many candidates the list is narrowed by the typed prefix and marked
 #: incomplete, so the client asks again as the prefix grows (large files).
 MAX_ITEMS = 200
-TOP_KEYWORDS = ("object", "morphism", "let", "program", "export")
-STEP_KEYWORDS = ("sample", "observe", "let", "return")
 LOCAL_KINDS = frozenset(
     {SymbolKind.PARAM, SymbolKind.SAMPLE, SymbolKind.OBSERVE, SymbolKind.LOCAL, SymbolKind.DATA}
 )
@@ -69,9 +77,9 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
     symbols = _symbols(modules)
     found: list[Candidate] = []
     if where is Where.TOP_KEYWORD:
-        found += _words(TOP_KEYWORDS, Word.KEYWORD, "keyword")
+        found += _keywords(TOP_KEYWORDS)
     elif where is Where.STEP_KEYWORD:
-        found += _words(STEP_KEYWORDS, Word.KEYWORD, "keyword")
+        found += _keywords(STEP_KEYWORDS)
     elif where is Where.TYPE:
         found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
     elif where is Where.OBJECT_BODY:
@@ -193,6 +201,11 @@ def _builtins(names: Iterable[str], kind: Word) -> list[Candidate]:
         assert info is not None, name  # the registry describes every name it lists
         found.append(Candidate(name, kind, f"{info.kind}: {info.signature}", "2", info.doc))
     return found
+
+
+def _keywords(keywords: Iterable[Keyword]) -> list[Candidate]:
+    """The registry's keywords with their one-line doc."""
+    return [Candidate(k.word, Word.KEYWORD, "keyword", "2", k.doc) for k in keywords]
 
 
 def _words(

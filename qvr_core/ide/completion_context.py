@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 
-from qvr_core.builtins import COMBINATORS
+from qvr_core.builtins import COMBINATORS, STEP_KEYWORDS
 from qvr_core.syntax.layout import KEYWORDS, Chunk, LogicalLine, Token, split
 from qvr_core.syntax.span import unify_line_ends
 
@@ -23,6 +23,8 @@ MAX_LOOKBACK_LINES = 400
 
 _IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _DECL_START = re.compile(r"(?:" + "|".join(KEYWORDS) + r")\b")
+#: Step words the lexer leaves as names (soft keywords), read here by their text.
+_SOFT_STEP_WORDS = frozenset(k.word for k in STEP_KEYWORDS if not k.reserved)
 
 
 class Where(StrEnum):
@@ -139,8 +141,8 @@ def _open_call(tokens: list[Token]) -> tuple[int, int] | None:
 def _step(tokens: list[Token], prefix: str, program: str) -> Context:
     kinds = _types(tokens)
     first, last = kinds[0], kinds[-1]
-    if tokens[0].text == "marginalize":  # a soft keyword: a NAME token
-        first = "MARGINALIZE"
+    if first == "NAME" and tokens[0].text in _SOFT_STEP_WORDS:  # `marginalize`, `score`
+        first = tokens[0].text.upper()
     if first in ("SAMPLE", "OBSERVE", "MARGINALIZE") and "LARROW" in kinds:
         after = tokens[kinds.index("LARROW") + 1 :]
         opened = _open_call(after)
@@ -160,7 +162,7 @@ def _step(tokens: list[Token], prefix: str, program: str) -> Context:
         and last in ("COLON", "STAR")
     ):
         return Context(Where.TYPE, prefix, program)
-    if first == "LET" and "EQUAL" in kinds and last in _OPERATOR_TOKENS:
+    if first in ("LET", "SCORE") and "EQUAL" in kinds and last in _OPERATOR_TOKENS:
         return Context(Where.ARITH, prefix, program)
     if first == "RETURN" and last in ("RETURN", "LPAR", "COMMA"):
         return Context(Where.BOUND, prefix, program)

@@ -1,15 +1,18 @@
 """A torch distribution for every family of the registry, keyed by the registry's names.
 
-`TORCH_FAMILIES[name](args, space)` builds the distribution from its argument
+`Factories.<Family>(args, space)` builds the distribution from its argument
 tensors by parameter name (`space` is the size of the object a draw lands in,
-for the families whose draw size is the object's, like `LKJCholesky`).
+for the families whose draw size is the object's, like `LKJCholesky`); code
+reaches it by the registry entry's name, `factory(family.name)`, so no table
+here repeats the registry's names.
 Where torch has the family, it is used as is; where it does not, the family
 is a small composition of torch distributions and transforms, and only the
 Beta-Binomial (which torch lacks in any form) scores with its closed form.
 `torch_constraint` maps the registry's torch-free constraints to torch's.
 
 Adding a family: one entry in `qvr_core.builtins.families` and its factory
-here; `tests/builtins/test_agreement.py` checks the two tables agree.
+here, a method of `Factories` named after it; `tests/builtins/test_agreement.py`
+checks that the two agree.
 """
 
 from __future__ import annotations
@@ -304,73 +307,233 @@ def _lkj(a: Args, space: int | None) -> D.Distribution:
     return D.LKJCholesky(space, a["concentration"])
 
 
-# ---------------------------------------------------------------- the table
+# ---------------------------------------------------------------- the factories
 
+
+class Factories:
+    """The torch factory of each family, named after it: `factory(name)` finds a family's
+    by `getattr`, so the registry's names are written nowhere else.
+
+    Each takes the argument tensors by parameter name and the size of the object a
+    draw lands in (for `LKJCholesky`, whose size is the object's).
+    """
+
+    @staticmethod
+    def Normal(a: Args, space: int | None) -> D.Distribution:
+        return D.Normal(a["loc"], a["scale"])
+
+    @staticmethod
+    def Cauchy(a: Args, space: int | None) -> D.Distribution:
+        return D.Cauchy(a["loc"], a["scale"])
+
+    @staticmethod
+    def StudentT(a: Args, space: int | None) -> D.Distribution:
+        return D.StudentT(a["df"], a["loc"], a["scale"])
+
+    @staticmethod
+    def Laplace(a: Args, space: int | None) -> D.Distribution:
+        return D.Laplace(a["loc"], a["scale"])
+
+    @staticmethod
+    def Logistic(a: Args, space: int | None) -> D.Distribution:
+        return Logistic(a["loc"], a["scale"])
+
+    @staticmethod
+    def Gumbel(a: Args, space: int | None) -> D.Distribution:
+        return D.Gumbel(a["loc"], a["scale"])
+
+    @staticmethod
+    def VonMises(a: Args, space: int | None) -> D.Distribution:
+        return D.VonMises(a["loc"], a["concentration"])
+
+    @staticmethod
+    def MixtureNormal(a: Args, space: int | None) -> D.Distribution:
+        return D.MixtureSameFamily(
+            D.Categorical(probs=a["weights"]), D.Normal(a["loc"], a["scale"])
+        )
+
+    @staticmethod
+    def Uniform(a: Args, space: int | None) -> D.Distribution:
+        return D.Uniform(a["low"], a["high"])
+
+    @staticmethod
+    def TruncatedNormal(a: Args, space: int | None) -> D.Distribution:
+        return TruncatedNormal(a["mu"], a["sigma"], a["low"], a["high"])
+
+    @staticmethod
+    def GeneralizedPareto(a: Args, space: int | None) -> D.Distribution:
+        return D.GeneralizedPareto(a["loc"], a["scale"], a["concentration"])
+
+    @staticmethod
+    def HalfNormal(a: Args, space: int | None) -> D.Distribution:
+        return D.HalfNormal(a["scale"])
+
+    @staticmethod
+    def HalfCauchy(a: Args, space: int | None) -> D.Distribution:
+        return D.HalfCauchy(a["scale"])
+
+    @staticmethod
+    def HalfStudentT(a: Args, space: int | None) -> D.Distribution:
+        return HalfStudentT(a["df"], a["scale"])
+
+    @staticmethod
+    def LogNormal(a: Args, space: int | None) -> D.Distribution:
+        return D.LogNormal(a["loc"], a["scale"])
+
+    @staticmethod
+    def Exponential(a: Args, space: int | None) -> D.Distribution:
+        return D.Exponential(a["rate"])
+
+    @staticmethod
+    def Gamma(a: Args, space: int | None) -> D.Distribution:
+        return D.Gamma(a["concentration"], a["rate"])
+
+    @staticmethod
+    def InverseGamma(a: Args, space: int | None) -> D.Distribution:
+        return D.InverseGamma(a["concentration"], a["rate"])
+
+    @staticmethod
+    def Chi2(a: Args, space: int | None) -> D.Distribution:
+        return D.Chi2(a["df"])
+
+    @staticmethod
+    def Weibull(a: Args, space: int | None) -> D.Distribution:
+        return D.Weibull(a["scale"], a["concentration"])
+
+    @staticmethod
+    def Pareto(a: Args, space: int | None) -> D.Distribution:
+        return D.Pareto(a["scale"], a["alpha"])
+
+    @staticmethod
+    def FisherSnedecor(a: Args, space: int | None) -> D.Distribution:
+        return D.FisherSnedecor(a["df1"], a["df2"])
+
+    @staticmethod
+    def Beta(a: Args, space: int | None) -> D.Distribution:
+        return D.Beta(a["concentration1"], a["concentration0"])
+
+    @staticmethod
+    def Kumaraswamy(a: Args, space: int | None) -> D.Distribution:
+        return D.Kumaraswamy(a["concentration1"], a["concentration0"])
+
+    @staticmethod
+    def LogitNormal(a: Args, space: int | None) -> D.Distribution:
+        return D.TransformedDistribution(D.Normal(a["mu"], a["sigma"]), T.SigmoidTransform())
+
+    @staticmethod
+    def ContinuousBernoulli(a: Args, space: int | None) -> D.Distribution:
+        return D.ContinuousBernoulli(probs=a["probs"])
+
+    @staticmethod
+    def RelaxedBernoulli(a: Args, space: int | None) -> D.Distribution:
+        return D.RelaxedBernoulli(a["temperature"], probs=a["probs"])
+
+    @staticmethod
+    def Bernoulli(a: Args, space: int | None) -> D.Distribution:
+        return D.Bernoulli(probs=a["probs"])
+
+    @staticmethod
+    def Categorical(a: Args, space: int | None) -> D.Distribution:
+        return _categorical(a)
+
+    @staticmethod
+    def Poisson(a: Args, space: int | None) -> D.Distribution:
+        return D.Poisson(a["rate"])
+
+    @staticmethod
+    def Binomial(a: Args, space: int | None) -> D.Distribution:
+        return D.Binomial(a["total_count"], probs=a["probs"])
+
+    @staticmethod
+    def BetaBinomial(a: Args, space: int | None) -> D.Distribution:
+        return BetaBinomial(a["total_count"], a["concentration1"], a["concentration0"])
+
+    @staticmethod
+    def NegativeBinomial(a: Args, space: int | None) -> D.Distribution:
+        return D.NegativeBinomial(a["total_count"], probs=a["probs"])
+
+    @staticmethod
+    def Geometric(a: Args, space: int | None) -> D.Distribution:
+        return D.Geometric(probs=a["probs"])
+
+    @staticmethod
+    def OrderedLogistic(a: Args, space: int | None) -> D.Distribution:
+        return _ordinal(torch.sigmoid, a["predictor"], a["cutpoints"])
+
+    @staticmethod
+    def OrderedProbit(a: Args, space: int | None) -> D.Distribution:
+        return _ordinal(D.Normal(0.0, 1.0).cdf, a["eta"], a["cutpoints"])
+
+    @staticmethod
+    def ZeroInflatedPoisson(a: Args, space: int | None) -> D.Distribution:
+        return _zero_inflated_poisson(a["zero_prob"], a["rate"])
+
+    @staticmethod
+    def HurdlePoisson(a: Args, space: int | None) -> D.Distribution:
+        return HurdlePoisson(a["zero_prob"], a["rate"])
+
+    @staticmethod
+    def OneHotCategorical(a: Args, space: int | None) -> D.Distribution:
+        return D.OneHotCategorical(probs=a["probs"])
+
+    @staticmethod
+    def Dirichlet(a: Args, space: int | None) -> D.Distribution:
+        return D.Dirichlet(a["concentration"])
+
+    @staticmethod
+    def RelaxedOneHotCategorical(a: Args, space: int | None) -> D.Distribution:
+        return D.RelaxedOneHotCategorical(a["temperature"], probs=a["probs"])
+
+    @staticmethod
+    def LogisticNormal(a: Args, space: int | None) -> D.Distribution:
+        return D.LogisticNormal(a["loc"], a["scale"])
+
+    @staticmethod
+    def MultivariateNormal(a: Args, space: int | None) -> D.Distribution:
+        return D.MultivariateNormal(a["loc"], scale_tril=a["scale_tril"])
+
+    @staticmethod
+    def LowRankMVN(a: Args, space: int | None) -> D.Distribution:
+        return D.LowRankMultivariateNormal(a["loc"], a["cov_factor"], a["cov_diag"])
+
+    @staticmethod
+    def LKJCholesky(a: Args, space: int | None) -> D.Distribution:
+        return _lkj(a, space)
+
+    @staticmethod
+    def Wishart(a: Args, space: int | None) -> D.Distribution:
+        return D.Wishart(a["df"], scale_tril=a["scale_tril"])
+
+    @staticmethod
+    def InverseWishart(a: Args, space: int | None) -> D.Distribution:
+        return _inverse_wishart(a["df"], a["scale_tril"])
+
+    @staticmethod
+    def MatrixNormal(a: Args, space: int | None) -> D.Distribution:
+        return _matrix_normal(a["loc"], a["row_covariance"], a["col_covariance"])
+
+
+def factory(name: str) -> Factory | None:
+    """The torch factory of the family named `name`; None for a Dirac family (it has no
+    distribution) or a name that is no family."""
+    if name.startswith("_") or name not in vars(Factories):
+        return None
+    found: Factory = getattr(Factories, name)
+    return found
+
+
+#: Every factory by its family's name (derived from `Factories`, never written out).
 TORCH_FAMILIES: dict[str, Factory] = {
-    "Normal": lambda a, _: D.Normal(a["loc"], a["scale"]),
-    "Cauchy": lambda a, _: D.Cauchy(a["loc"], a["scale"]),
-    "StudentT": lambda a, _: D.StudentT(a["df"], a["loc"], a["scale"]),
-    "Laplace": lambda a, _: D.Laplace(a["loc"], a["scale"]),
-    "Logistic": lambda a, _: Logistic(a["loc"], a["scale"]),
-    "Gumbel": lambda a, _: D.Gumbel(a["loc"], a["scale"]),
-    "VonMises": lambda a, _: D.VonMises(a["loc"], a["concentration"]),
-    "MixtureNormal": lambda a, _: D.MixtureSameFamily(
-        D.Categorical(probs=a["weights"]), D.Normal(a["loc"], a["scale"])
-    ),
-    "Uniform": lambda a, _: D.Uniform(a["low"], a["high"]),
-    "TruncatedNormal": lambda a, _: TruncatedNormal(a["mu"], a["sigma"], a["low"], a["high"]),
-    "GeneralizedPareto": lambda a, _: D.GeneralizedPareto(a["loc"], a["scale"], a["concentration"]),
-    "HalfNormal": lambda a, _: D.HalfNormal(a["scale"]),
-    "HalfCauchy": lambda a, _: D.HalfCauchy(a["scale"]),
-    "HalfStudentT": lambda a, _: HalfStudentT(a["df"], a["scale"]),
-    "LogNormal": lambda a, _: D.LogNormal(a["loc"], a["scale"]),
-    "Exponential": lambda a, _: D.Exponential(a["rate"]),
-    "Gamma": lambda a, _: D.Gamma(a["concentration"], a["rate"]),
-    "InverseGamma": lambda a, _: D.InverseGamma(a["concentration"], a["rate"]),
-    "Chi2": lambda a, _: D.Chi2(a["df"]),
-    "Weibull": lambda a, _: D.Weibull(a["scale"], a["concentration"]),
-    "Pareto": lambda a, _: D.Pareto(a["scale"], a["alpha"]),
-    "FisherSnedecor": lambda a, _: D.FisherSnedecor(a["df1"], a["df2"]),
-    "Beta": lambda a, _: D.Beta(a["concentration1"], a["concentration0"]),
-    "Kumaraswamy": lambda a, _: D.Kumaraswamy(a["concentration1"], a["concentration0"]),
-    "LogitNormal": lambda a, _: D.TransformedDistribution(
-        D.Normal(a["mu"], a["sigma"]), T.SigmoidTransform()
-    ),
-    "ContinuousBernoulli": lambda a, _: D.ContinuousBernoulli(probs=a["probs"]),
-    "RelaxedBernoulli": lambda a, _: D.RelaxedBernoulli(a["temperature"], probs=a["probs"]),
-    "Bernoulli": lambda a, _: D.Bernoulli(probs=a["probs"]),
-    "Categorical": lambda a, _: _categorical(a),
-    "Poisson": lambda a, _: D.Poisson(a["rate"]),
-    "Binomial": lambda a, _: D.Binomial(a["total_count"], probs=a["probs"]),
-    "BetaBinomial": lambda a, _: BetaBinomial(
-        a["total_count"], a["concentration1"], a["concentration0"]
-    ),
-    "NegativeBinomial": lambda a, _: D.NegativeBinomial(a["total_count"], probs=a["probs"]),
-    "Geometric": lambda a, _: D.Geometric(probs=a["probs"]),
-    "OrderedLogistic": lambda a, _: _ordinal(torch.sigmoid, a["predictor"], a["cutpoints"]),
-    "OrderedProbit": lambda a, _: _ordinal(D.Normal(0.0, 1.0).cdf, a["eta"], a["cutpoints"]),
-    "ZeroInflatedPoisson": lambda a, _: _zero_inflated_poisson(a["zero_prob"], a["rate"]),
-    "HurdlePoisson": lambda a, _: HurdlePoisson(a["zero_prob"], a["rate"]),
-    "OneHotCategorical": lambda a, _: D.OneHotCategorical(probs=a["probs"]),
-    "Dirichlet": lambda a, _: D.Dirichlet(a["concentration"]),
-    "RelaxedOneHotCategorical": lambda a, _: D.RelaxedOneHotCategorical(
-        a["temperature"], probs=a["probs"]
-    ),
-    "LogisticNormal": lambda a, _: D.LogisticNormal(a["loc"], a["scale"]),
-    "MultivariateNormal": lambda a, _: D.MultivariateNormal(a["loc"], scale_tril=a["scale_tril"]),
-    "LowRankMVN": lambda a, _: D.LowRankMultivariateNormal(
-        a["loc"], a["cov_factor"], a["cov_diag"]
-    ),
-    "LKJCholesky": _lkj,
-    "Wishart": lambda a, _: D.Wishart(a["df"], scale_tril=a["scale_tril"]),
-    "InverseWishart": lambda a, _: _inverse_wishart(a["df"], a["scale_tril"]),
-    "MatrixNormal": lambda a, _: _matrix_normal(a["loc"], a["row_covariance"], a["col_covariance"]),
+    name: found for name in vars(Factories) if (found := factory(name)) is not None
 }
 
 
 def make_distribution(name: str, args: Args, space: int | None = None) -> D.Distribution:
     """The torch distribution of family `name` with the given argument tensors."""
-    return TORCH_FAMILIES[name](args, space)
+    build = factory(name)
+    if build is None:
+        raise KeyError(f"no torch factory for the family {name!r}")
+    return build(args, space)
 
 
 def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:

@@ -18,6 +18,8 @@ instead of surfacing as a torch constraint error deep inside a kernel.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 from torch import distributions as D
@@ -50,9 +52,15 @@ class Family:
     """Base: a family over the codomain `cod`; `params` is the network output.
 
     What the network outputs and whether a standard deviation is read are the
-    registry's facts (`qvr_core.builtins`, the family's kernel form)."""
+    registry's facts (`qvr_core.builtins`, the family's kernel form). A subclass is
+    named after its family, and that name is its registry key (`name`), so the
+    registry's names are not written again here."""
 
-    name = ""
+    name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = cls.__name__
 
     def __init__(self, cod: Product) -> None:
         self.cod = cod
@@ -86,8 +94,6 @@ class Family:
 
 
 class Normal(Family):
-    name = "Normal"
-
     def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
         assert std is not None
         return D.Normal(params, std.expand_as(params), validate_args=False)
@@ -105,8 +111,6 @@ class Normal(Family):
 
 
 class LogNormal(Normal):
-    name = "LogNormal"
-
     def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
         assert std is not None
         return D.LogNormal(params, std.expand_as(params), validate_args=False)
@@ -117,8 +121,6 @@ class LogNormal(Normal):
 
 
 class LogitNormal(Normal):
-    name = "LogitNormal"
-
     def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
         assert std is not None
         base = D.Normal(params, std.expand_as(params), validate_args=False)
@@ -135,8 +137,6 @@ class LogitNormal(Normal):
 
 class Dirichlet(Family):
     """One Dirichlet per Simplex factor; concentrations `softplus(params) + 1e-3`."""
-
-    name = "Dirichlet"
 
     def _split(self, t: torch.Tensor) -> list[torch.Tensor]:
         return list(torch.split(t, [f.width for f in self.cod.factors], dim=-1))
@@ -161,8 +161,6 @@ class Dirichlet(Family):
 
 class Categorical(Family):
     """Independent categoricals, one per FinSet factor, from one block of logits each."""
-
-    name = "Categorical"
 
     def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
         return list(torch.split(params, [f.size for f in self.cod.factors], dim=-1))
@@ -193,8 +191,6 @@ class Categorical(Family):
 class Bernoulli(Categorical):
     """One logit per `FinSet 2` factor; values are int64 0 or 1."""
 
-    name = "Bernoulli"
-
     def _logits(self, params: torch.Tensor) -> list[torch.Tensor]:
         return list(params.unbind(-1))
 
@@ -220,8 +216,6 @@ class Bernoulli(Categorical):
 
 class Deterministic(Family):
     """A Dirac kernel at the network output, mapped into the codomain's space."""
-
-    name = "Deterministic"
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         return constrain(params, self.cod)
@@ -287,7 +281,7 @@ KERNELS: dict[str, type[Family]] = {
 }
 KERNELS.update(
     {
-        name: type(name, (Parametric,), {"name": name, "__doc__": spec.doc})
+        name: type(name, (Parametric,), {"__doc__": spec.doc})
         for name, spec in REGISTRY.items()
         if spec.kernel is not None and spec.kernel.outputs == "parameters"
     }

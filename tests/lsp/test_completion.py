@@ -108,7 +108,8 @@ async def test_arithmetic_offers_bound_names_and_functions(client):
 
 
 async def test_statement_starts_offer_keywords(client):
-    assert await labels(client, "    ") == {"sample", "observe", "let", "return"}
+    steps = {"sample", "observe", "marginalize", "score", "let", "return"}
+    assert await labels(client, "    ") == steps
     assert await labels(client, "\nmor") == {"object", "morphism", "let", "program", "export"}
 
 
