@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qvr_core import rules
+from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Model
 from qvr_core.check.module import CheckedModule
 from qvr_core.syntax import ast
 
 RuntimeKind = Literal["model", "morphism"]
 #: Program parameter kinds that make a model program a template: the caller picks them.
-TEMPLATE_KINDS = ("FinSet", "Space", "Object", "Nat")
+TEMPLATE_KINDS = PLATE_KINDS
 
 
 @dataclass(frozen=True)

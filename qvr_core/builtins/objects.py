@@ -53,3 +53,17 @@ UNTYPED_CONSTRUCTORS = (
     "Diagonal",
 )
 BY_KIND: dict[str, ObjectConstructor] = {c.kind: c for c in _CONSTRUCTORS}
+
+#: The kinds a Bayesian program's parameter is written with (`program p(G : FinSet, s : Real)`):
+#: a value the caller, or else the data, gives; or a plate the caller picks, which makes
+#: the program a template run through a program that calls it.
+PARAMETER_KINDS: dict[str, str] = {
+    "Real": "value",
+    "Nat": "value",
+    "Int": "value",
+    "FinSet": "plate",
+    "Space": "plate",
+    "Object": "plate",
+}
+VALUE_KINDS = tuple(k for k, role in PARAMETER_KINDS.items() if role == "value")
+PLATE_KINDS = tuple(k for k, role in PARAMETER_KINDS.items() if role == "plate")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
+from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import resolve_type
@@ -45,9 +46,6 @@ from qvr_core.syntax.span import Span
 if TYPE_CHECKING:
     from qvr_core.check.programs import ProgramChecker
 
-#: Parameter kinds of a typed program parameter: values, and plates the caller picks.
-VALUE_KINDS = ("Real", "Nat", "Int")
-PLATE_KINDS = ("FinSet", "Space", "Object")
 _ARITH_OPS = frozenset({"+", "-", "*", "/"})
 #: The elementwise constraint of a vector constraint, to test a literal against.
 _ELEMENTWISE = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
