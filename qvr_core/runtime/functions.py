@@ -105,13 +105,13 @@ class Implementations:
     def min(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
         if b is None:
             return torch.amin(a, dim=tuple(range(a.dim()))) if a.dim() else a
-        return torch.minimum(*torch.broadcast_tensors(a, b))
+        return torch.minimum(a, b)  # broadcasts; a 0-d number may stay on the CPU
 
     @staticmethod
     def max(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
         if b is None:
             return torch.amax(a, dim=tuple(range(a.dim()))) if a.dim() else a
-        return torch.maximum(*torch.broadcast_tensors(a, b))
+        return torch.maximum(a, b)
 
     @staticmethod
     def pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -4,7 +4,9 @@ A program runs its steps in order. Each `sample`/`observe` step is a site
 whose morphism is a submodule, both `steps[name]` and `_step_<name>`; its
 input is the program input (`sample h <- backbone`) or the named values
 packed side by side (`lm_head(h)`). `let` steps compute values,
-`let (a, b) = v` splits one, `return` packs the result.
+`let (a, b) = v` splits one, `return` packs the result. The steps are the
+checker's, lowered (`qvr_core.check.lowered.Program`): a let's value is a
+checked term, run by `runtime.evaluate`.
 
 Parameters are named after the declared morphisms: the `morphisms` table
 is registered first, so `named_parameters()` yields
@@ -19,11 +21,12 @@ from dataclasses import dataclass
 
 import torch
 
-from qvr_core.check.module import ProgramInfo, SiteInfo
+from qvr_core.check.lowered import Destructure, LetValue, Program, Return, Site
+from qvr_core.check.terms import Term
 from qvr_core.check.types import Seq, ValueType
-from qvr_core.runtime.arith import evaluate
 from qvr_core.runtime.containers import NameTable
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.morphisms import Leaf, Morphism, runtime_errors
 from qvr_core.runtime.tensors import (
     batch_shape,
@@ -35,7 +38,6 @@ from qvr_core.runtime.tensors import (
     split,
     validate,
 )
-from qvr_core.syntax import ast
 
 
 @dataclass
@@ -61,14 +63,14 @@ class ProgramModule(Morphism):
 
     def __init__(
         self,
-        info: ProgramInfo,
+        info: Program,
         sites: Mapping[str, Morphism],
         leaves: Mapping[str, Leaf],
     ) -> None:
         assert info.type is not None, "compile only checked programs"
         super().__init__(info.type, info.name)
         self.info = info
-        self._sites: dict[str, SiteInfo] = {s.name: s for s in info.sites}
+        self._sites: dict[str, Site] = {s.name: s for s in info.sites}
         self.morphisms = NameTable(dict(sorted(leaves.items())))
         self.steps = NameTable(dict(sites))
         for name, module in sites.items():
@@ -191,7 +193,7 @@ class ProgramModule(Morphism):
 
     # ------------------------------------------------------------ internals
 
-    def _site(self, name: str) -> SiteInfo:
+    def _site(self, name: str) -> Site:
         if name not in self._sites:
             raise QvrRuntimeError(
                 f"{self.label} has no site '{name}'; its sites are {', '.join(self.site_names)}",
@@ -225,26 +227,29 @@ class ProgramModule(Morphism):
         values: dict[str, torch.Tensor] = {}
         log_probs: dict[str, torch.Tensor] = {}
         output: torch.Tensor | None = None
-        for step in self.info.decl.steps:
-            if isinstance(step, ast.SampleStep | ast.ObserveStep):
-                name = step.target.text
-                with runtime_errors(f"{self.label}: site '{name}'", site=name):
-                    v, lp = self._site_step(name, x, env, clamp, mean, score)
-                env[name] = values[name] = v
-                if lp is not None:
-                    log_probs[name] = lp
-            elif isinstance(step, ast.LetStep):
-                with runtime_errors(f"{self.label}: let {step.target.text}"):
-                    env[step.target.text] = evaluate(step.value, env)
-            elif isinstance(step, ast.DestructureStep):
-                targets = [t.text for t in step.targets]
-                types = [self.info.values[t] for t in targets]
-                with runtime_errors(f"{self.label}: let ({', '.join(targets)})"):
-                    whole = evaluate(step.value, env)
-                    env.update(zip(targets, split(whole, types, product_of(types)), strict=True))
-            elif isinstance(step, ast.ReturnStep):
-                output = self._pack([v.text for v in step.values], env)
-                break
+        for step in self.info.steps:
+            match step:
+                case Site(name=name):
+                    with runtime_errors(f"{self.label}: site '{name}'", site=name):
+                        v, lp = self._site_step(name, x, env, clamp, mean, score)
+                    env[name] = values[name] = v
+                    if lp is not None:
+                        log_probs[name] = lp
+                case LetValue(target=target, value=value):
+                    assert value is not None, "the compiler refuses a let that cannot run"
+                    with runtime_errors(f"{self.label}: let {target}"):
+                        env[target] = _evaluate(value, env)
+                case Destructure(targets=targets, value=value):
+                    assert value is not None, "the compiler refuses a let that cannot run"
+                    types = [self.info.values[t] for t in targets]
+                    with runtime_errors(f"{self.label}: let ({', '.join(targets)})"):
+                        whole = _evaluate(value, env)
+                        env.update(
+                            zip(targets, split(whole, types, product_of(types)), strict=True)
+                        )
+                case Return(names=returned):
+                    output = self._pack(list(returned), env)
+                    break
         assert output is not None, "the checker guarantees a return"
         return RunResult(values, log_probs, output, batch_shape(x, self.dom))
 
@@ -268,3 +273,8 @@ class ProgramModule(Morphism):
 
     def _pack(self, names: list[str], env: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return join([env[n] for n in names], [self.info.values[n] for n in names])
+
+
+def _evaluate(term: Term, env: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    """A let's value: its names read from the values computed so far."""
+    return evaluate(term, lambda name, _line: env[name])

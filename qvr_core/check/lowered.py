@@ -1,0 +1,290 @@
+"""What the morphism runtime compiles, lowered from a checked module: no syntax nodes.
+
+`lower_module(checked)` turns the checker's facts about the lets and the
+morphism programs (`lets`, `programs`, `expr_types`, `reversed_scans`,
+`reversed_branches`) into plain values, so `qvr_core.runtime` compiles from
+these and never reads the syntax tree:
+
+- a morphism expression is a `Named` morphism, let or program, a `Composed`
+  or `Tensored` pair, a `Combinator` call with its morphism arguments, its
+  integer arguments (`stack(blk, 3)`) and the checker's facts about it, or an
+  `Opaque` part that is no morphism expression; each carries its source text
+  (`label`) and, when the checker recorded one, its type;
+- a program is its steps in order: `Site` (`sample`/`observe`), `LetValue`
+  and `Destructure` (their value a checked term, `qvr_core.check.terms`),
+  `Return`.
+
+It is computed on demand (the runtime calls it once per compiler), never while
+checking, so an editor's re-checks do not pay for it. Everything here is
+iterative: a long chain of `>>` does not recurse per operator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from qvr_core.builtins import COMBINATORS
+from qvr_core.check.module import CheckedModule, ProgramInfo
+from qvr_core.check.nesting import Uses, inlined_depths
+from qvr_core.check.terms import Term, lower
+from qvr_core.check.types import Arrow, Group, ValueType
+from qvr_core.syntax import ast
+
+# ------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True)
+class Named:
+    """A declared morphism (or a replicated copy, `head_2`), a let or a program, by name."""
+
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Composed:
+    """`left >> right`; `type` is None where the checker recorded no arrow."""
+
+    type: Arrow | None
+    label: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Tensored:
+    """`left @ right`."""
+
+    type: Arrow | None
+    label: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Combinator:
+    """A combinator call (`scan`, `fan`, `stack`, `repeat`, `identity`).
+
+    `parts` are its arguments that are morphism expressions, `counts` its integer
+    arguments, each in order of writing."""
+
+    name: str
+    type: Arrow | None
+    label: str
+    parts: tuple[Expr, ...]
+    counts: tuple[int, ...] = ()
+    reverse: bool = False  # a scan that reads right to left
+    reversed_branches: frozenset[int] = frozenset()  # fan branches fed the reversed input
+    group: str | None = None  # fan's one argument, when it names a replicate group
+    ordinal: int | None = None  # a `stack`: which of the file's stacks (numbers copies' keys)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A part that is no morphism expression the runtime compiles (a method call)."""
+
+    label: str
+
+
+Expr = Named | Composed | Tensored | Combinator | Opaque
+
+
+# --------------------------------------------------------------- programs
+
+
+@dataclass(frozen=True)
+class Site:
+    """A `sample` or `observe` step: its morphism applied to the program input
+    (`args` None) or to the named values packed side by side."""
+
+    name: str
+    kind: str  # "sample" | "observe"
+    source: Expr
+    args: tuple[str, ...] | None
+    value_type: ValueType | None
+
+
+@dataclass(frozen=True)
+class LetValue:
+    """`let target = value`; `value` is None when it holds what the checker does not type."""
+
+    target: str
+    value: Term | None
+    line: int  # 1-based
+
+
+@dataclass(frozen=True)
+class Destructure:
+    """`let (a, b) = value`: the value split into the targets' types."""
+
+    targets: tuple[str, ...]
+    value: Term | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Return:
+    names: tuple[str, ...]
+
+
+Step = Site | LetValue | Destructure | Return
+
+
+@dataclass(frozen=True)
+class Program:
+    """A morphism program as it runs: the checker's types, and its steps up to its return."""
+
+    name: str
+    type: Arrow | None  # None when the body has errors
+    params: tuple[tuple[str, ValueType], ...]  # named inputs; empty without PARAMS
+    values: Mapping[str, ValueType]  # every local value's type (params, sites, lets)
+    returns: tuple[str, ...]
+    steps: tuple[Step, ...]
+    sites: tuple[Site, ...]  # the `Site`s of `steps`, in order
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """The lets and morphism programs of a module, and how deeply each nests."""
+
+    lets: Mapping[str, Expr]
+    programs: Mapping[str, Program]
+    # each let's and program's depth with what it uses put in place (see check/nesting.py)
+    depths: Mapping[str, int]
+
+
+def lower_module(checked: CheckedModule) -> Lowered:
+    """The lets and programs of `checked` without syntax (linear in the file)."""
+    lowering = _Lowering(checked)
+    lets = {name: lowering.expr(info.decl.expr) for name, info in checked.lets.items()}
+    programs = {name: lowering.program(info) for name, info in checked.programs.items()}
+    top = {d.name.text: d for d in checked.ast.decls if isinstance(d, Uses)}
+    return Lowered(lets, programs, inlined_depths(list(top.values()), top))
+
+
+class _Lowering:
+    def __init__(self, checked: CheckedModule) -> None:
+        self.checked = checked
+        self.stacks = {c: j for j, c in enumerate(_stack_calls(checked.ast))}
+
+    def label(self, node: ast.Arg) -> str:
+        return self.checked.source[node.span.start : node.span.end]
+
+    def arrow(self, node: ast.Expr) -> Arrow | None:
+        t = self.checked.expr_types.get(node)
+        return t if isinstance(t, Arrow) else None
+
+    def expr(self, root: ast.Arg) -> Expr:
+        """The lowered expression, children before parents on an explicit stack."""
+        done: dict[int, Expr] = {}
+        stack: list[tuple[ast.Arg, bool]] = [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            kids = _children(node)
+            if not ready and kids:
+                stack.append((node, True))
+                stack.extend((k, False) for k in kids if id(k) not in done)
+                continue
+            done[id(node)] = self.one(node, [done[id(k)] for k in kids])
+        return done[id(root)]
+
+    def one(self, node: ast.Arg, parts: list[Expr]) -> Expr:
+        label = self.label(node)
+        match node:
+            case ast.NameRef(name=name):
+                return Named(name.text, label)
+            case ast.Compose():
+                return Composed(self.arrow(node), label, parts[0], parts[1])
+            case ast.Tensor():
+                return Tensored(self.arrow(node), label, parts[0], parts[1])
+            case ast.Call():
+                return self.call(node, label, parts)
+            case _:
+                return Opaque(label)
+
+    def call(self, node: ast.Call, label: str, parts: list[Expr]) -> Expr:
+        counts = tuple(
+            int(a.value) for a in node.args if isinstance(a, ast.Literal) and a.kind == "int"
+        )
+        exprs = [a for a in node.args if isinstance(a, ast.Expr)]
+        group: str | None = None
+        one = exprs[0] if len(exprs) == 1 else None
+        if isinstance(one, ast.NameRef) and isinstance(self.checked.expr_types.get(one), Group):
+            group = one.name.text
+        return Combinator(
+            node.callee.text,
+            self.arrow(node),
+            label,
+            tuple(parts),
+            counts,
+            reverse=node in self.checked.reversed_scans,
+            reversed_branches=frozenset(self.checked.reversed_branches.get(node, frozenset())),
+            group=group,
+            ordinal=self.stacks.get(node),
+        )
+
+    def program(self, info: ProgramInfo) -> Program:
+        sites = {s.name: s for s in info.sites}
+        steps: list[Step] = []
+        for step in info.decl.steps:
+            line = step.span.start_line + 1
+            match step:
+                case ast.SampleStep() | ast.ObserveStep():
+                    site = sites[step.target.text]
+                    source = self.expr(site.source)
+                    steps.append(Site(site.name, site.kind, source, site.args, site.value_type))
+                case ast.LetStep():
+                    steps.append(LetValue(step.target.text, _term(step.value), line))
+                case ast.DestructureStep():
+                    targets = tuple(t.text for t in step.targets)
+                    steps.append(Destructure(targets, _term(step.value), line))
+                case ast.ReturnStep():
+                    steps.append(Return(tuple(v.text for v in step.values)))
+                    break
+                case _:  # model steps make a Model (check/model.py), never a ProgramInfo
+                    pass
+        found = tuple(s for s in steps if isinstance(s, Site))
+        return Program(
+            info.name, info.type, info.params, info.values, info.returns, tuple(steps), found
+        )
+
+
+def _term(node: ast.Arith) -> Term | None:
+    return lower(node, lambda _: False)  # a morphism program has no plates
+
+
+def _children(node: ast.Arg) -> tuple[ast.Arg, ...]:
+    """The sub-expressions a lowered node is made of (a call's: its morphism arguments)."""
+    match node:
+        case ast.Compose() | ast.Tensor():
+            return (node.left, node.right)
+        case ast.Call():
+            return tuple(a for a in node.args if isinstance(a, ast.Expr))
+        case _:
+            return ()
+
+
+def _stack_calls(module: ast.Module) -> list[ast.Call]:
+    """Every call in the file of a combinator whose copies have their own parameters
+    (`stack`), in source order: numbers the copies' keys."""
+    found = [n for n in _walk(module) if isinstance(n, ast.Call) and _fresh_copies(n)]
+    return sorted(found, key=lambda c: c.span.start)
+
+
+def _fresh_copies(call: ast.Call) -> bool:
+    combinator = COMBINATORS.get(call.callee.text)
+    return combinator is not None and combinator.cost.fresh_copies
+
+
+def _walk(root: object) -> Iterator[object]:
+    """Every syntax node under `root` (its own stack: no depth overflows Python's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(reversed(node))
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            yield node
+            stack.extend(getattr(node, f.name) for f in reversed(dataclasses.fields(node)))
