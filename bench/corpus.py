@@ -114,7 +114,7 @@ def main() -> int:
 def _prior_failure(text: str) -> str | None:
     """Why `qvr run --method prior` does not run the file (None: it runs)."""
     from qvr_core.inference.errors import InferenceError
-    from qvr_core.inference.job import run_inference
+    from qvr_core.runs.run import run_inference
 
     try:
         run_inference(text, method="prior", steps=2, batch=2, seq_len=3)

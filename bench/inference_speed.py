@@ -419,9 +419,10 @@ def chains_speed(steps: int, rounds: int) -> None:
     """Wall time of 4 chains in parallel processes against the same 4 run one by one, on
     eight schools (a model program, one torch thread as `qvr run` runs it) and on the
     lifted linear regression of the seeds' runtime (2 torch threads here)."""
-    from qvr_core.inference.data import read_data
-    from qvr_core.inference.job import _check, _compile, _synthetic
-    from qvr_core.inference.model_job import one_thread, split_data
+    from qvr_core.runs.data import read_data
+    from qvr_core.runs.model_data import one_thread, split_data
+    from qvr_core.runs.prepare import _compile, _synthetic
+    from qvr_core.runs.prepare import checked_program as _check
     from qvr_core.runtime.model import compile_model
 
     models = ROOT / "examples" / "models"

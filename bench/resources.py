@@ -42,7 +42,7 @@ CHILD = r"""
 import json, resource, sys
 import torch
 from qvr_core.check import check
-from qvr_core.inference.job import run_inference
+from qvr_core.runs.run import run_inference
 from qvr_core.resources import estimate
 source, kwargs = json.loads(sys.stdin.read())
 torch.set_num_threads(1)

@@ -3,7 +3,7 @@
 The language server reads the file a run asks for inside the workspace and
 hands the bytes to the worker, so the worker never opens a path a client
 named and what it parses is what the server checked (no time-of-check to
-time-of-use gap). `qvr_core.inference.data` parses and validates the bytes.
+time-of-use gap). `qvr_core.runs.data` parses and validates the bytes.
 """
 
 from __future__ import annotations

@@ -4,6 +4,17 @@
     model = prog.morphism          # the default export, compiled
     model.rsample(prompts)
 
+    models = load("examples/models/linear_regression.qvr")
+    regression = models["linear_regression"]    # a model program (ModelProgram)
+    regression.log_joint(data, values)          # data by name, every site's value
+    fitted = models.fit("linear_regression", method="nuts", data="data.json")
+    fitted.run.posterior                         # the table `qvr run` prints
+
+An export compiles on the runtime that runs it (`qvr_core.runnable`): a seed
+program or a let to a morphism (`runtime.compile`), a model program to a
+`ModelProgram` (`runtime.model`). `Program.fit` runs a program as `qvr run`
+does (`qvr_core.runs`).
+
 A source with errors raises `QvrError` listing the checker's diagnostics
 (`file:line:col: CODE message`). torch is imported when a model is
 compiled, not when this module is.
@@ -13,13 +24,16 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from qvr_core.runnable import runnability
 from qvr_core.runtime.errors import QvrError, format_diagnostics
 
 if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
+    from qvr_core.runs.fit import Fit
     from qvr_core.runtime.compile import Compiler
+    from qvr_core.runtime.model import ModelProgram
     from qvr_core.runtime.morphisms import Morphism
 
 __all__ = ["Program", "QvrError", "load", "loads"]
@@ -41,34 +55,54 @@ class Program:
             )
         self.module = module
         self.path = path
-        self._compiled: dict[str, Morphism] = {}
+        self._compiled: dict[str, Morphism | ModelProgram] = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
         return self.module.exports
 
     @property
-    def morphism(self) -> Morphism:
+    def morphism(self) -> Morphism | ModelProgram:
         """The default (first) export, compiled."""
         name = self.module.default_export
         if name is None:
             raise QvrError(f"{self.path or 'the source'} exports nothing: add `export NAME`")
         return self[name]
 
-    def __getitem__(self, name: str) -> Morphism:
+    def __getitem__(self, name: str) -> Morphism | ModelProgram:
         if name not in self.module.exports:
             raise KeyError(
                 f"'{name}' is not exported; exports: {', '.join(self.module.exports) or 'none'}"
             )
         if name not in self._compiled:
-            self._compiled[name] = self._compiler.export(name)
+            self._compiled[name] = self._compile(name)
         return self._compiled[name]
 
-    def get(self, name: str, default: Morphism | None = None) -> Morphism | None:
+    def get(
+        self, name: str, default: Morphism | ModelProgram | None = None
+    ) -> Morphism | ModelProgram | None:
         return self[name] if name in self.module.exports else default
 
     def __contains__(self, name: object) -> bool:
         return name in self.module.exports
+
+    def fit(self, name: str | None = None, **arguments: Any) -> Fit:
+        """Run program `name` (default: the first export) as `qvr run` does, keeping its
+        draws: `method`, `steps`, `data`, ... are `qvr_core.runs.run_program`'s arguments.
+        The result's `run` is the typed summary, `inference_data()` the draws."""
+        from qvr_core.runs.fit import fit
+
+        return fit(self.module.source, path=self.path, program=name, **arguments)
+
+    def _compile(self, name: str) -> Morphism | ModelProgram:
+        verdict = runnability(self.module, name)
+        if verdict.kind == "model":
+            from qvr_core.runtime.model import compile_model
+
+            return compile_model(self.module, name)
+        if verdict.kind is None and name not in self.module.lets and verdict.reason:
+            raise QvrError(verdict.reason)
+        return self._compiler.export(name)
 
     @cached_property
     def _compiler(self) -> Compiler:

@@ -54,7 +54,7 @@ class RunArguments:
     memory_budget: int | None = None  # bytes; None: the default budget
 
     def job_arguments(self) -> dict[str, Any]:
-        """What `qvr_core.inference.job.run_inference` takes besides the source and data."""
+        """What `qvr_core.runs.run.run_program` takes besides the source and data."""
         return {
             "program": self.program,
             "method": self.method,

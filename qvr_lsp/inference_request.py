@@ -57,7 +57,7 @@ class InferenceRequest:
         )
 
     def job_arguments(self, budget: int | None = None) -> dict[str, Any]:
-        """What `qvr_core.inference.job.run_inference` takes besides the source and data.
+        """What `qvr_core.runs.run.run_program` takes besides the source and data.
 
         `budget` (bytes, the server's setting) caps the request's own budget.
         """

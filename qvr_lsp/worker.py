@@ -3,16 +3,16 @@
 A crash, an out-of-memory or a runaway run then costs the run, never the
 language server, and the server stops a run by ending this process. This is
 the only part of `qvr_lsp` that imports torch (through
-`qvr_core.inference.job`).
+`qvr_core.runs`).
 
-Protocol: the request is one JSON object on stdin (`run_inference`'s
+Protocol: the request is one JSON object on stdin (`qvr_core.runs.run_program`'s
 arguments; a data file comes as its bytes, `data_name` and base64
 `data_base64`, read once by the server: the worker never opens a path the
 client named); events are JSON lines on stdout:
 
     {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
     {"event": "update", "live": {...}}   (NUTS: draws so far, see qvr_core.inference.live)
-    {"event": "result", "summary": {...}}
+    {"event": "result", "summary": {...}}   (RunSummary.to_json())
     {"event": "error", "kind": "nan" | "inference" | "size" | "memory" | "error", "message": "..."}
 
 Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
@@ -32,6 +32,8 @@ import threading
 import time
 import traceback
 from typing import IO, Any
+
+from qvr_core.datafile import DataFile
 
 MIB = 1024 * 1024
 #: The server's process id, set by the server (a parent that died before the
@@ -65,7 +67,7 @@ def main() -> int:
 
 
 def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, Any]:
-    from qvr_core.inference.job import run_inference
+    from qvr_core.runs.run import run_program
 
     def on_progress(step: int, total: int, loss: float) -> None:
         event = {"event": "progress", "step": step, "total": total, "loss": loss}
@@ -79,7 +81,7 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
 
     source = request.pop("source")
     data = _data_file(request.pop("data_name", None), request.pop("data_base64", None))
-    return run_inference(
+    summary = run_program(
         source,
         **request,
         data=data,
@@ -87,14 +89,13 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
         on_update=on_update,
         should_stop=should_stop,
     )
+    return summary.to_json()
 
 
-def _data_file(name: object, encoded: object) -> Any:
+def _data_file(name: object, encoded: object) -> DataFile | None:
     """The data file the server read, from its bytes (None without data)."""
     if encoded is None:
         return None
-    from qvr_core.datafile import DataFile
-
     return DataFile(str(name), base64.b64decode(str(encoded), validate=True))
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Literal
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
-from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
 from qvr_core.builtins.constraints import Constraint
+from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.model import (
@@ -1031,9 +1031,8 @@ def _sized_by_annotation(family: Family, args: tuple[Argument, ...]) -> bool:
         return False
     for a in args:
         p = family.param(a.param)
-        if p is not None and p.rank >= 1 and a.type is not None:
-            if len(a.type.element.event) < p.rank:
-                return True
+        if p is not None and a.type is not None and len(a.type.element.event) < p.rank:
+            return True
     try:
         family.event_shape({a.param: a.type.element.event for a in args if a.type is not None})
     except ValueError:

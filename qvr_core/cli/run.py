@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from qvr_core.cli.fit_table import format_table
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
@@ -33,6 +33,9 @@ from qvr_core.run_arguments import (
     RunArguments,
     validate_run_arguments,
 )
+
+if TYPE_CHECKING:
+    from qvr_core.runs.summary import RunSummary
 
 EXIT_INTERRUPTED = 130
 EXIT_USAGE = 2
@@ -212,46 +215,42 @@ def _chains(n: int) -> str:
     return f"{n} chain" if n == 1 else f"{n} chains"
 
 
-def format_summary(s: dict[str, Any]) -> str:
+def format_summary(s: RunSummary) -> str:
     """The human-readable summary printed at the end of a run."""
     lines = [
-        f"{s['program']}: {s['method']} on {s['data']} data (batch {s['batch']}), "
-        f"{s['steps']} steps in {s['seconds']:.2f} s ({_fmt(s['steps_per_second'], '.1f')} steps/s)"
-        + ("  [stopped]" if s.get("stopped") else "")
+        f"{s.program}: {s.method} on {s.data} data (batch {s.batch}), "
+        f"{s.steps} steps in {s.seconds:.2f} s ({_fmt(s.steps_per_second, '.1f')} steps/s)"
+        + ("  [stopped]" if s.stopped else "")
     ]
-    if s["method"] == "svi":
+    posterior = s.posterior.to_dict() if s.posterior is not None else None
+    if s.svi is not None:
         lines.append(
-            f"  loss: {_fmt(s['initial_loss'])} -> {_fmt(s['final_loss'])} "
-            f"(-ELBO, guide {s.get('guide', 'normal')})"
+            f"  loss: {_fmt(s.initial_loss)} -> {_fmt(s.final_loss)} (-ELBO, guide {s.svi.guide})"
         )
-        if s.get("posterior"):
-            lines.append(f"  posterior from {s['posterior']['draws']} draws of the guide:")
-            lines.extend(format_table(s["posterior"]))
-    elif s["method"] == "nuts":
+        if posterior is not None:
+            lines.append(f"  posterior from {posterior['draws']} draws of the guide:")
+            lines.extend(format_table(posterior))
+    elif s.nuts is not None:
+        n = s.nuts
         lines.append(
-            f"  {_chains(s.get('chains', 1))} x (warmup {s['num_warmup']}, "
-            f"draws {s['num_samples']}), "
-            f"acceptance {_fmt(s['acceptance'], '.2f')}, divergences {s['divergences']}, "
-            f"step size {_fmt(s['step_size'], '.3g')}"
+            f"  {_chains(n.chains)} x (warmup {n.num_warmup}, draws {n.num_samples}), "
+            f"acceptance {_fmt(n.acceptance, '.2f')}, divergences {n.divergences}, "
+            f"step size {_fmt(n.step_size, '.3g')}"
         )
         lines.append(
-            f"  r_hat max {_fmt(s['r_hat_max'], '.3f')}, ess_bulk min {_fmt(s['ess_min'], '.1f')}"
+            f"  r_hat max {_fmt(n.r_hat_max, '.3f')}, ess_bulk min {_fmt(n.ess_min, '.1f')}"
         )
-        if s.get("posterior"):
-            lines.extend(format_table(s["posterior"]))
-    if s["method"] == "prior":
-        for site, d in s["sites"].items():
-            shape = "x".join(str(n) for n in d["shape"]) or "scalar"
-            if "mean" in d:
-                desc = (
-                    f"mean {d['mean']:.4g}, sd {d['sd']:.4g}, "
-                    f"range [{d['min']:.4g}, {d['max']:.4g}]"
-                )
-            else:
-                desc = "most frequent " + ", ".join(
-                    f"{m['value']} ({m['fraction']:.0%})" for m in d["most_frequent"]
-                )
-            lines.append(f"  {d['kind']} {site} ({d['support']}, {shape}): {desc}")
+        if posterior is not None:
+            lines.extend(format_table(posterior))
+    for site, d in (s.sites or {}).items():
+        shape = "x".join(str(n) for n in d.shape) or "scalar"
+        if d.most_frequent is None:
+            desc = f"mean {d.mean:.4g}, sd {d.sd:.4g}, range [{d.min:.4g}, {d.max:.4g}]"
+        else:
+            desc = "most frequent " + ", ".join(
+                f"{m.value} ({m.fraction:.0%})" for m in d.most_frequent
+            )
+        lines.append(f"  {d.kind} {site} ({d.support}, {shape}): {desc}")
     return "\n".join(lines)
 
 
@@ -291,15 +290,15 @@ def main(args: argparse.Namespace) -> int:
         print(f"qvr run: cannot read {args.file}: {e.reason}", file=sys.stderr)
         return 1
     from qvr_core.inference.errors import InferenceError, NonFiniteLossError
-    from qvr_core.inference.job import run_inference
     from qvr_core.inference.results import RunResults
+    from qvr_core.runs.run import run_program
 
     output = getattr(args, "output", None)
     results = RunResults() if output else None
     progress = ProgressLine(run_args.method)
     try:
         with _StopOnInterrupt() as stop:
-            summary = run_inference(
+            summary = run_program(
                 source,
                 path=args.file,
                 data=run_args.data,
@@ -327,7 +326,7 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     progress.finish()
     if args.json:
-        print(json.dumps(_json_safe(summary)))
+        print(json.dumps(_json_safe(summary.to_json())))
     else:
         print(format_summary(summary))
     if results is not None:
@@ -338,7 +337,7 @@ def main(args: argparse.Namespace) -> int:
             return 1
         kind = "InferenceData (netCDF)" if written.suffix != ".npz" else "arrays (.npz)"
         print(f"qvr run: wrote {kind} to {written}", file=sys.stderr)
-    return EXIT_INTERRUPTED if summary.get("stopped") else 0
+    return EXIT_INTERRUPTED if summary.stopped else 0
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m qvr_core.cli.run FILE`

@@ -1,6 +1,6 @@
 """A run's draws kept for later: ArviZ InferenceData, or a plain `.npz` without ArviZ.
 
-`run_inference(..., results=RunResults())` fills the groups ArviZ users
+`qvr_core.runs.run_program(..., results=RunResults())` fills the groups ArviZ users
 expect: `posterior` (NUTS draws, or a guide's draws for SVI), `sample_stats`
 (per draw: `diverging`, `tree_depth`, `energy`, `n_steps`, `lp`),
 `posterior_predictive` (with `predictive=True`: the observed sites drawn again
@@ -8,9 +8,9 @@ under each posterior draw), `prior` and `prior_predictive` (`method="prior"`),
 `observed_data` and `constant_data` (the input `x`). Arrays of the draw groups
 are `(chain, draw, *shape)`.
 
-`fit(source, ...)` is the Python entry point: the summary `qvr run` prints and
-these results, which `Fit.inference_data()` turns into `arviz.InferenceData`
-(the object `qvr run --output run.nc` writes).
+`qvr_core.runs.fit(source, ...)` is the Python entry point: the summary `qvr run`
+prints and these results, which `inference_data()` turns into
+`arviz.InferenceData` (the object `qvr run --output run.nc` writes).
 """
 
 from __future__ import annotations
@@ -79,23 +79,3 @@ class RunResults:
         with path.open("wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle
         return path
-
-
-@dataclass
-class Fit:
-    """What `fit` returns: the run's summary and its results."""
-
-    summary: dict[str, Any]
-    results: RunResults
-
-    def inference_data(self) -> Any:
-        return self.results.inference_data()
-
-
-def fit(source: str, *, predictive: bool = False, **arguments: Any) -> Fit:
-    """Run `source` as `qvr run` does (`run_inference`'s arguments) and keep the draws."""
-    from qvr_core.inference.job import run_inference
-
-    results = RunResults()
-    summary = run_inference(source, results=results, predictive=predictive, **arguments)
-    return Fit(summary, results)

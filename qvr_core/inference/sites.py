@@ -13,7 +13,7 @@ may override it with a `batch_shape(x)` method (the lifted program of
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -31,10 +31,15 @@ _CONSTRAINTS = {
 
 
 class ProgramLike(Protocol):
-    """What inference needs from a model (see docs/architecture.md, "Runtime protocol")."""
+    """What inference needs from a model (see docs/architecture.md, "Runtime protocol"):
+    a compiled seed program (`runtime.program.ProgramModule`), a model program
+    (`runtime.model.ModelProgram`) or a lifted one (`lift.LiftedProgram`); its
+    `parameters()` (an `nn.Module`'s) are what SVI fits besides the guide."""
 
-    site_names: tuple[str, ...]
+    @property
+    def site_names(self) -> tuple[str, ...]: ...
 
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
     def site_kind(self, name: str) -> str: ...
     def site_support(self, name: str) -> str: ...
     def site_event_shape(self, name: str) -> tuple[int, ...] | None: ...

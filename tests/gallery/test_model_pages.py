@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from qvr_core.inference.job import run_inference
+from qvr_core.runs.run import run_inference
 from tests.gallery.pages import GALLERY, ROOT, page_blocks
 
 MODELS = ROOT / "examples" / "models"

@@ -25,7 +25,7 @@ import time
 import pytest
 import torch
 
-from qvr_core.inference import model_job
+from qvr_core.runs import model_data as model_job
 from tests.gallery.pages import MODELS, ROOT, Block, page_blocks, page_path
 
 BUDGET_SECONDS = 120

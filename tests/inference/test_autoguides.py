@@ -15,7 +15,7 @@ from qvr_core.inference.autoguides import (
     AutoLowRankMultivariateNormalGuide,
     AutoMultivariateNormalGuide,
 )
-from qvr_core.inference.job import run_inference
+from qvr_core.runs.run import run_inference
 
 from .conftest import ROOT
 from .toy_models import Site, ToyProgram

@@ -12,8 +12,8 @@ import torch
 
 from qvr_core.inference import InferenceError
 from qvr_core.inference.chains import chain_seeds, default_processes, run_chains
-from qvr_core.inference.job import run_inference
 from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.runs.run import run_inference
 
 from .toy_models import ScaledNormal
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from qvr_core.inference import InferenceError, NonFiniteLossError
-from qvr_core.inference.job import run_inference
+from qvr_core.runs.run import run_inference
 
 from .conftest import ROOT
 from .qvr_sources import REGRESSION

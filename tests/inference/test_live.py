@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from qvr_core.inference.chains import ChainDraw
-from qvr_core.inference.job import run_inference
 from qvr_core.inference.live import INTERVAL_SECONDS, TRACE_POINTS, TRACE_SCALARS, LiveDraws
 from qvr_core.inference.summary import SamplerStats, summarize
+from qvr_core.runs.run import run_inference
 from tests.eight_schools import SOURCE
 
 DATA = {"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]}

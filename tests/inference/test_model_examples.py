@@ -13,7 +13,7 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.diagnostics import Severity
-from qvr_core.inference.job import run_inference
+from qvr_core.runs.run import run_inference
 from tests.conftest import EXAMPLES
 
 MODELS = EXAMPLES / "models"

@@ -117,7 +117,7 @@ IDS = [c[1] for c in CASES]
 def test_nuts_recovers_the_conjugate_posterior(case) -> None:  # type: ignore[no-untyped-def]
     source, name, site, data, mean, sd = case
     m = model(source, name)
-    observed = next(s.name for s in m.plan.sites if s.kind == "observe")
+    observed = m.observed_names[0]
     result = nuts(m, {}, {observed: data}, warmup=200, draws=600)
     assert int(result.divergence_counts.sum()) == 0
     ess = result.summary()[site]["ess_min"]
@@ -128,7 +128,7 @@ def test_nuts_recovers_the_conjugate_posterior(case) -> None:  # type: ignore[no
 def test_svi_recovers_the_conjugate_posterior(case) -> None:  # type: ignore[no-untyped-def]
     source, name, site, data, mean, sd = case
     m = model(source, name)
-    observed = next(s.name for s in m.plan.sites if s.kind == "observe")
+    observed = m.observed_names[0]
     draws = svi_draws(m, {observed: data}, site)
     # A Normal guide in unconstrained space (logit for Beta, log for Gamma) is not the
     # exact posterior family there: its mean is within a tenth of a posterior sd.

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from qvr_core.inference import results as results_module
-from qvr_core.inference.results import RunResults, fit
+from qvr_core.inference.results import RunResults
+from qvr_core.runs import fit
 from tests.eight_schools import SOURCE as EIGHT_SCHOOLS
 
 from .qvr_sources import REGRESSION

@@ -26,6 +26,7 @@ SKELETON = [
     "qvr_core/cli/__init__.py",
     "qvr_core/inference/__init__.py",
     "qvr_core/dsl.py",
+    "qvr_core/runs/__init__.py",
     "qvr_core/runtime/__init__.py",
     "qvr_core/graph/__init__.py",
     "qvr_core/ide/__init__.py",
@@ -62,6 +63,11 @@ VIOLATIONS = {
     "ide imports numpy": ("qvr_core/ide/bad.py", "import numpy as np"),
     "the core imports pygls": ("qvr_core/syntax/bad.py", "from pygls import server"),
     "the builtins import the checker": ("qvr_core/builtins/bad.py", "import qvr_core.check"),
+    # the runtime compiles the checker's output (check/lowered.py), never syntax nodes
+    "the runtime imports the syntax tree": (
+        "qvr_core/runtime/bad.py",
+        "from qvr_core.syntax import ast",
+    ),
 }
 
 

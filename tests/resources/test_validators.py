@@ -20,7 +20,6 @@ from hypothesis.extra import numpy as hnp
 from qvr_core.check import check
 from qvr_core.check.types import Seq
 from qvr_core.datafile import DataFile
-from qvr_core.inference.data import conform, read_data
 from qvr_core.inference.errors import InferenceError
 from qvr_core.run_arguments import (
     FIELDS,
@@ -31,6 +30,7 @@ from qvr_core.run_arguments import (
     RunArgumentError,
     validate_run_arguments,
 )
+from qvr_core.runs.data import conform, read_data
 
 from .hostile import SMALL
 

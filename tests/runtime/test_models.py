@@ -317,7 +317,7 @@ program p : K -> K
 export p
 """
     checked = check(src)
-    with pytest.raises(QvrError, match="program p .*its function frobnicate.*QVR011"):
+    with pytest.raises(QvrError, match=r"program p .*its function frobnicate.*QVR011"):
         compile_model(checked, "p")
 
 

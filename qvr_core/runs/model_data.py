@@ -1,51 +1,58 @@
-"""The data of a model program's run (priors, plates, data by name), for `run_inference`.
+"""The data of a model program's run: its data names and observed sites, by name.
 
 A model program's data is a dict by name: its observed sites and its data names
 (the free names its steps read, `sigma`, `group`, `x`). Without a data file, a
 model that needs no data names is fitted to a synthetic data set: the observed
 sites drawn from the prior under `seed`, as the gallery's "Try it" does. The
-methods are the job's (`qvr_core.inference.job`): NUTS chains over every latent
-site, SVI with any guide, prior draws; all on one torch thread (`one_thread`).
+methods are every program's (`qvr_core.runs.methods`), all on one torch
+thread (`one_thread`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
 
 import torch
 
 from qvr_core.inference.errors import InferenceError
-
-#: Draws of the fitted guide that the SVI summary is computed from.
-GUIDE_DRAWS = 500
+from qvr_core.runtime.model import ModelProgram
 
 
 def split_data(
-    model: Any, data: dict[str, torch.Tensor] | None, source: str
+    program: ModelProgram, data: Mapping[str, torch.Tensor] | None, source: str
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """(data names, observed sites) from a data set, refusing missing or unknown keys."""
-    observed = [s.name for s in model.plan.sites if s.kind == "observe"]
-    needed = [*model.data_names, *observed]
-    data = dict(data or {})
-    missing = [k for k in needed if k not in data]
-    unknown = sorted(set(data) - set(needed))
+    observed = list(program.observed_names)
+    needed = [*program.data_names, *observed]
+    given = dict(data or {})
+    missing = [k for k in needed if k not in given]
+    unknown = sorted(set(given) - set(needed))
     if missing or unknown:
         parts = []
         if missing:
-            where = {n: model.plan.data_uses[n].span.start_line + 1 for n in model.data_names}
-            where.update({s.name: s.step.span.start_line + 1 for s in model.plan.sites})
-            parts.append("missing " + ", ".join(f"'{k}' (line {where[k]})" for k in missing))
+            where = _lines(program)
+            parts.append(
+                "missing "
+                + ", ".join(f"'{k}' (line {where[k]})" if k in where else f"'{k}'" for k in missing)
+            )
         if unknown:
             parts.append(f"unexpected {', '.join(repr(k) for k in unknown)}")
         raise InferenceError(
-            f"{source}: {'; '.join(parts)}. Program {model.name} reads "
-            + (f"the data names {', '.join(model.data_names)} and " if model.data_names else "")
+            f"{source}: {'; '.join(parts)}. Program {program.name} reads "
+            + (f"the data names {', '.join(program.data_names)} and " if program.data_names else "")
             + f"the observed sites {', '.join(observed) or '(none)'}"
         )
-    x = {k: _tensor(data[k]) for k in model.data_names}
-    return x, {k: _tensor(data[k]) for k in observed}
+    x = {k: _tensor(given[k]) for k in program.data_names}
+    return x, {k: _tensor(given[k]) for k in observed}
+
+
+def _lines(program: ModelProgram) -> dict[str, int]:
+    """The 1-based line of each data name (where first read) and each site (its step)."""
+    model = program.model
+    where = {d.name: d.span.start_line + 1 for d in model.data}
+    where.update({s.name: s.step.span.start_line + 1 for s in model.sites})
+    return where
 
 
 def _tensor(t: torch.Tensor) -> torch.Tensor:
@@ -54,18 +61,18 @@ def _tensor(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.get_default_dtype()) if t.is_floating_point() else t.long()
 
 
-def synthetic(model: Any, seed: int) -> dict[str, torch.Tensor]:
+def synthetic(program: ModelProgram, seed: int) -> dict[str, torch.Tensor]:
     """Observed sites drawn from the prior under `seed` (a model without data names)."""
-    if model.data_names:
+    if program.data_names:
         raise InferenceError(
-            f"program {model.name} reads the data names {', '.join(model.data_names)}: "
+            f"program {program.name} reads the data names {', '.join(program.data_names)}: "
             "give a data file (--data) that holds them"
         )
     torch.manual_seed(seed)
     with torch.no_grad():
-        values = model.run({}).values
+        values = program.run({}).values
     torch.manual_seed(seed + 1)
-    return {s.name: values[s.name].detach() for s in model.plan.sites if s.kind == "observe"}
+    return {n: values[n].detach() for n in program.observed_names}
 
 
 @contextmanager

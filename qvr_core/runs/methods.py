@@ -1,0 +1,383 @@
+"""The three methods of a run, each from a prepared program to a `RunSummary`.
+
+- `run_svi`: `steps` SVI steps with a guide (`guide`: AutoNormal by default,
+  or one of `inference.autoguides.GUIDES`) and Adam(`lr`), fitting the
+  program's parameters and the guide together, as in the seeds; the
+  summary's `posterior` is the table of `GUIDE_DRAWS` draws from the fitted
+  guide.
+- `run_nuts`: NUTS over a target's latents (`lift_parameters` makes a seed
+  program's weights latents under a Normal(0, 1) prior; a model program is
+  its own target), `chains` chains of `steps` iterations each, the first half
+  warmup, in parallel processes (`inference.chains.run_chains`); the
+  summary's `posterior` is the table of `inference.summary.summarize` with
+  its convergence warnings.
+- `run_prior`: `steps` forward runs of the program, summarised per site.
+
+The algorithms are `qvr_core.inference`'s; this module drives them, reports
+progress, honours a stop request and keeps the draws in `RunResults`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+import torch
+from torch import nn
+
+from qvr_core.inference.autoguides import GUIDES
+from qvr_core.inference.chains import run_chains
+from qvr_core.inference.elbo import ELBO
+from qvr_core.inference.errors import NonFiniteLossError
+from qvr_core.inference.lift import LiftedProgram, bayesian_lift_parameters
+from qvr_core.inference.live import LiveDraws
+from qvr_core.inference.mcmc import MCMCResult
+from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.results import RunResults
+from qvr_core.inference.sites import ProgramLike, latent_names
+from qvr_core.inference.summary import SamplerStats, Summary, summarize
+from qvr_core.inference.svi import SVI
+from qvr_core.runs.summary import (
+    Frequency,
+    Method,
+    NutsStats,
+    RunSummary,
+    SiteDraws,
+    SviFit,
+    finite,
+)
+from qvr_core.runtime.program import ProgramModule
+
+#: Draws of the fitted guide that the SVI summary is computed from.
+GUIDE_DRAWS = 200
+
+#: A program's input: a seed program's batched tensor, a model program's data by name.
+Input = torch.Tensor | dict[str, torch.Tensor]
+ProgressFn = Callable[[int, int, float], None]
+UpdateFn = Callable[[dict[str, Any]], None]
+StopFn = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What the caller of a run asked for besides the summary: callbacks and results."""
+
+    on_progress: ProgressFn | None = None  # (step, total, loss) after every step
+    should_stop: StopFn | None = None  # true: end the run cleanly, `stopped` set
+    on_update: UpdateFn | None = None  # NUTS draws so far (`inference.live`)
+    results: RunResults | None = None  # receives the draws when given
+    predictive: bool = False  # posterior predictive draws into `results`
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every method needs: the program, its data, the summary's head, the calls."""
+
+    method: Method
+    name: str  # the program's
+    data: str  # "synthetic", or the data file's name
+    program: ProgramLike
+    x: Input
+    observations: dict[str, torch.Tensor]
+    steps: int
+    calls: Calls
+
+    @property
+    def batch(self) -> int:
+        return int(self.x.shape[0]) if isinstance(self.x, torch.Tensor) else 1
+
+    @property
+    def results(self) -> RunResults | None:
+        return self.calls.results
+
+    def keep_data(self) -> None:
+        """The observed sites and the inputs (a program's `x`, a model's data names) into
+        the results, when the caller keeps them."""
+        if self.results is None:
+            return
+        self.results.add("observed_data", self.observations)
+        inputs = self.x if isinstance(self.x, dict) else {"x": self.x}
+        if inputs:
+            self.results.add("constant_data", inputs)
+
+    def stop_requested(self) -> bool:
+        return self.calls.should_stop is not None and bool(self.calls.should_stop())
+
+    def report(self, step: int, total: int, loss: float) -> None:
+        if self.calls.on_progress is not None:
+            self.calls.on_progress(step, total, loss)
+
+    def summary(
+        self,
+        losses: list[float],
+        seconds: float,
+        stopped: bool,
+        *,
+        steps: int | None = None,
+        posterior: Summary | None = None,
+        svi: SviFit | None = None,
+        nuts: NutsStats | None = None,
+        sites: dict[str, SiteDraws] | None = None,
+    ) -> RunSummary:
+        """The summary of this job (`steps`: one per loss unless given)."""
+        return RunSummary(
+            method=self.method,
+            program=self.name,
+            data=self.data,
+            batch=self.batch,
+            steps=len(losses) if steps is None else steps,
+            losses=tuple(losses),
+            seconds=seconds,
+            stopped=stopped,
+            posterior=posterior,
+            svi=svi,
+            nuts=nuts,
+            sites=sites,
+        )
+
+
+# ------------------------------------------------------------------ SVI
+
+
+class _Guide(Protocol):
+    """What the SVI summary needs of a fitted guide (`inference.autoguides.GUIDES`)."""
+
+    def rsample(self, x: Any) -> dict[str, torch.Tensor]: ...
+    def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]: ...
+
+
+def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
+    program, x, observations = job.program, job.x, job.observations
+    module = GUIDES[guide_name](program, observed_names=set(observations))
+    guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
+    params = list(program.parameters()) + list(guide.parameters())
+    optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
+    svi = SVI(program, module, optim, ELBO(num_particles=1))
+    losses: list[float] = []
+    start = time.perf_counter()
+
+    def summary(stopped: bool) -> RunSummary:
+        seconds = time.perf_counter() - start
+        posterior = _guide_posterior(job, guide) if losses else None
+        return job.summary(  # the loss is -ELBO
+            losses, seconds, stopped, posterior=posterior, svi=SviFit(lr, guide_name)
+        )
+
+    for step in range(1, job.steps + 1):
+        if job.stop_requested():
+            return summary(True)
+        try:
+            loss = svi.step(x, observations)
+        except NonFiniteLossError as e:
+            e.summary = summary(True).to_json()  # type: ignore[attr-defined]  # the run so far, for the caller
+            raise
+        losses.append(loss)
+        job.report(step, job.steps, loss)
+    return summary(False)
+
+
+def _guide_posterior(job: Job, guide: _Guide) -> Summary | None:
+    """The summary table of `GUIDE_DRAWS` draws from the fitted guide (independent draws:
+    no R-hat or ESS), which also go to the results' posterior group as one chain."""
+    draws: dict[str, list[torch.Tensor]] = {}
+    with torch.no_grad():
+        for _ in range(GUIDE_DRAWS):
+            for name, value in guide.rsample(job.x).items():
+                draws.setdefault(name, []).append(value.detach())
+    if not draws:
+        return None
+    stacked = {n: torch.stack(v)[None] for n, v in draws.items()}  # (chain 1, draw, ...)
+    if job.results is not None:
+        job.results.add("posterior", stacked)
+        if job.calls.predictive:
+            job.results.add("posterior_predictive", _predictive(job.program, job.x, stacked, job))
+    arrays = {n: v.to(torch.float64).numpy() for n, v in stacked.items()}
+    return summarize(arrays, diagnostics=False)
+
+
+# ------------------------------------------------------------------ NUTS
+
+
+def lift_parameters(
+    program: ProgramModule, x: torch.Tensor, observations: dict[str, torch.Tensor]
+) -> tuple[LiftedProgram, torch.Tensor, dict[str, torch.Tensor]]:
+    """A seed program's NUTS target: its parameters (Normal(0, 1) prior) and every
+    latent site, shaped as one forward run draws them; the input stays as it is."""
+    with torch.no_grad():
+        drawn = program.run(x, observations).values
+    extra = {n: tuple(drawn[n].shape) for n in latent_names(program, observations)}
+    lifted, _, lifted_observations = bayesian_lift_parameters(
+        program, x, observations, additional_latents=extra
+    )
+    return lifted, x, lifted_observations
+
+
+def run_nuts(
+    job: Job,
+    target: ProgramLike,
+    x: Input,
+    observations: dict[str, torch.Tensor],
+    *,
+    depth: int,
+    chains: int,
+    seed: int,
+) -> RunSummary:
+    """NUTS over every latent of `target` (the job's program, or its lifted form)."""
+    num_warmup = job.steps // 2
+    num_samples = max(job.steps - num_warmup, 1)
+    kernel = NUTSKernel(max_tree_depth=depth)
+    traces: list[list[float]] = [[] for _ in range(chains)]
+
+    def progress(i: int, total: int, potential: float, chain: int) -> None:
+        if not math.isfinite(potential):
+            raise NonFiniteLossError(i, potential, what="potential energy")
+        traces[chain].append(potential)
+        job.report(i, total, potential)
+
+    live = None
+    if job.calls.on_update is not None:
+        live = LiveDraws(chains, num_warmup, depth, job.calls.on_update)
+    start = time.perf_counter()
+    result = run_chains(
+        target,
+        x,
+        observations,
+        kernel,
+        num_warmup,
+        num_samples,
+        chains=chains,
+        seed=seed,
+        on_progress=progress,
+        on_draw=None if live is None else live.add,
+        should_stop=job.calls.should_stop,
+    )
+    seconds = time.perf_counter() - start
+    if live is not None:
+        live.send()  # every draw, before the summary
+    site_summary = result.summary()
+    draws = int(result.log_densities.shape[1]) if result.log_densities.dim() == 2 else 0
+    if job.results is not None and draws:
+        _keep_nuts(job, result, target, x)
+    stats = NutsStats(
+        chains=int(result.log_densities.shape[0]) if draws else 0,
+        chains_requested=chains,
+        processes=result.processes,
+        num_warmup=num_warmup,
+        num_samples=draws,
+        acceptance=finite(float(result.acceptance_rates.mean())) if draws else None,
+        divergences=int(result.divergence_counts.sum()) if draws else 0,
+        warmup_divergences=int(result.warmup_divergence_counts.sum()),
+        step_size=finite(float(result.step_sizes.mean())) if draws else None,
+        r_hat={k: finite(v["r_hat_max"]) for k, v in site_summary.items()},
+        ess={k: finite(v["ess_min"]) for k, v in site_summary.items()},
+        traces=tuple(tuple(t) for t in traces),
+    )
+    return job.summary(
+        traces[0],  # the first chain's potential energy
+        seconds,
+        result.stopped,
+        steps=sum(len(t) for t in traces),
+        posterior=posterior_summary(result, depth) if draws else None,
+        nuts=stats,
+    )
+
+
+def _keep_nuts(job: Job, result: MCMCResult, target: ProgramLike, x: Input) -> None:
+    """The draws, their statistics and, with `predictive`, the observed sites drawn again."""
+    assert job.results is not None
+    job.results.add("posterior", result.samples)
+    job.results.add(
+        "sample_stats",
+        {
+            "diverging": result.diverging,
+            "tree_depth": result.tree_depths,
+            "energy": result.energies,
+            "n_steps": result.num_leapfrog_steps,
+            "lp": result.log_densities,
+        },
+    )
+    if job.calls.predictive:
+        job.results.add("posterior_predictive", _predictive(target, x, result.samples, job))
+
+
+def _predictive(
+    program: ProgramLike, x: Input, samples: dict[str, torch.Tensor], job: Job
+) -> dict[str, torch.Tensor]:
+    """Each observed site drawn under each draw of `samples` (`(chain, draw, ...)`)."""
+    names = list(job.observations)
+    chains, draws = next(iter(samples.values())).shape[:2]
+    out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
+    with torch.no_grad():
+        for c in range(chains):
+            for d in range(draws):
+                values = program.run(x, None, {k: v[c, d] for k, v in samples.items()}).values
+                for n in names:
+                    out[n].append(values[n])
+    return {n: torch.stack(v).reshape(chains, draws, *v[0].shape) for n, v in out.items()}
+
+
+def posterior_summary(result: MCMCResult, max_tree_depth: int) -> Summary:
+    """The summary table and warnings of NUTS draws (`summary.summarize`)."""
+    stats = SamplerStats(
+        diverging=result.diverging.numpy(),
+        tree_depth=result.tree_depths.numpy(),
+        energy=result.energies.numpy(),
+        max_tree_depth=max_tree_depth,
+    )
+    draws = {k: v.detach().to(torch.float64).numpy() for k, v in result.samples.items()}
+    return summarize(draws, stats)
+
+
+# ------------------------------------------------------------------ prior
+
+
+def run_prior(job: Job) -> RunSummary:
+    """Forward runs under the current parameters (the seed's 'true' ones without data); a
+    model program's run too (its log joint is one number, so mean and sum agree)."""
+    program = job.program
+    draws: dict[str, list[torch.Tensor]] = {n: [] for n in program.site_names}
+    losses: list[float] = []
+    start = time.perf_counter()
+    stopped = False
+    with torch.no_grad():
+        for step in range(1, job.steps + 1):
+            if job.stop_requested():
+                stopped = True
+                break
+            result = program.run(job.x)
+            for n in program.site_names:
+                draws[n].append(result.values[n])
+            losses.append(-float(result.log_joint.mean()))
+            job.report(step, job.steps, losses[-1])
+    seconds = time.perf_counter() - start
+    sites = {n: _describe(program, n, vs) for n, vs in draws.items() if vs}
+    if job.results is not None and losses:
+        kept = {n: torch.stack(vs)[None] for n, vs in draws.items() if vs}
+        for kind, group in (("sample", "prior"), ("observe", "prior_predictive")):
+            job.results.add(group, {n: v for n, v in kept.items() if program.site_kind(n) == kind})
+    return job.summary(losses, seconds, stopped, sites=sites)
+
+
+def _describe(program: ProgramLike, name: str, values: list[torch.Tensor]) -> SiteDraws:
+    v = torch.stack(values)
+    kind, support = program.site_kind(name), program.site_support(name)
+    shape = tuple(int(n) for n in v.shape[1:])
+    if v.is_floating_point():
+        f = v.to(torch.float64)
+        return SiteDraws(
+            kind,
+            support,
+            shape,
+            mean=float(f.mean()),
+            sd=float(f.std()) if f.numel() > 1 else 0.0,
+            min=float(f.min()),
+            max=float(f.max()),
+        )
+    counts = torch.bincount(v.reshape(-1).clamp(min=0))
+    top = torch.argsort(counts, descending=True)[:5]
+    total = int(v.numel())
+    frequent = tuple(Frequency(int(i), int(counts[i]) / total) for i in top if counts[i] > 0)
+    return SiteDraws(kind, support, shape, most_frequent=frequent)

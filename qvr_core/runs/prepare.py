@@ -1,0 +1,239 @@
+"""A run made ready: the source checked, the program picked, the data read and
+validated, the run sized against the memory budget, the program compiled.
+
+`qvr_core.runnable.runnability` decides which runtime runs the program: a
+seed program (morphisms, kernels, networks, a batch axis) compiles with
+`runtime.compile.Compiler`, a model program (family steps, plates, data
+names) with `runtime.model.compile_model`; a program neither runs is refused
+with the checker's reason.
+
+Without data a seed program gets the gallery's "Try it" recipe: under `seed`,
+every parameter drawn as `randn * 0.3`, inputs from `example_input(batch,
+seq_len)` and the observed sites forward-sampled; then the parameters drawn
+again under `seed + 1`, to be fitted. With data (`qvr_core.runs.data` reads
+the formats) it fits its own initialisation (under `seed`) to the file's `x`
+and observed sites. A model program's data is by name (`runs.model_data`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import torch
+
+from qvr_core.check import check
+from qvr_core.check.module import CheckedModule, ProgramInfo
+from qvr_core.check.types import Seq
+from qvr_core.datafile import DataFile
+from qvr_core.inference.errors import InferenceError
+from qvr_core.run_arguments import RunArguments
+from qvr_core.runnable import RuntimeKind, runnability
+from qvr_core.runs.data import conform, read_data, resolve_data_path, select
+from qvr_core.runs.methods import Input
+from qvr_core.runs.model_data import one_thread, split_data, synthetic
+from qvr_core.runs.sizing import Sizing, budget_of, size_run
+from qvr_core.runs.summary import Method
+from qvr_core.runtime.compile import Compiler
+from qvr_core.runtime.errors import format_diagnostics
+from qvr_core.runtime.model import ModelProgram, compile_model
+from qvr_core.runtime.program import ProgramModule
+
+#: Where a run's data comes from: a path, the bytes of a file already read
+#: (`DataFile`, what the language server hands over), or None for synthetic data.
+DataSource = DataFile | str | Path | None
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A program ready to run: compiled, with its input and observations."""
+
+    name: str
+    kind: RuntimeKind
+    method: Method
+    program: ProgramModule | ModelProgram
+    x: Input  # a seed program's batched input; a model program's data names
+    observations: dict[str, torch.Tensor]
+    data: str  # "synthetic", or the data file's name
+    sizing: Sizing | None  # the estimate it was admitted under (seed programs)
+
+
+def checked_program(
+    source: str, path: str | None, program: str | None
+) -> tuple[CheckedModule, str]:
+    """The checked source and the exported program to run, or an InferenceError saying
+    why not (errors in the source, nothing exported, a let, a program neither runtime
+    runs)."""
+    checked = check(source)
+    where = path or "the source"
+    if not checked.ok:
+        raise InferenceError(f"{where} has errors:\n" + format_diagnostics(checked.errors, path))
+    name = program if program is not None else checked.default_export
+    if name is None:
+        raise InferenceError(f"{where} exports nothing: add `export NAME`")
+    if name not in checked.exports:
+        raise InferenceError(
+            f"'{name}' is not exported; exports: {', '.join(checked.exports) or 'none'}"
+        )
+    return checked, name
+
+
+def prepare(
+    source: str,
+    arguments: RunArguments,
+    *,
+    path: str | None = None,
+    data: DataSource = None,
+    data_root: str | Path | None = None,
+    memory_budget: int | None = None,
+) -> PreparedRun:
+    """Check, pick, read, size and compile: everything before the first step."""
+    checked, name = checked_program(source, path, arguments.program)
+    verdict = runnability(checked, name)
+    if verdict.kind is None:
+        raise InferenceError(verdict.reason or f"program {name} cannot run")
+    if verdict.kind == "model":
+        return _model(checked, name, arguments, data, data_root)
+    budget = budget_of(memory_budget)
+    return _morphism(checked, path, name, arguments, data, data_root, budget)
+
+
+def method_of(arguments: RunArguments) -> Method:
+    method = arguments.method
+    if method not in ("svi", "nuts", "prior"):  # validate_run_arguments refused it already
+        raise InferenceError(f"method must be one of svi, nuts, prior, not {method!r}")
+    return cast(Method, method)
+
+
+def data_name(data: DataSource) -> str:
+    if data is None:
+        return "synthetic"
+    return data.name if isinstance(data, DataFile) else str(data)
+
+
+def _file(data: DataFile | str | Path, root: str | Path | None) -> tuple[DataFile | Path, str]:
+    """The data to read and its name in messages."""
+    file = data if isinstance(data, DataFile) else resolve_data_path(data, root)
+    return file, file.name if isinstance(file, DataFile) else str(file)
+
+
+# ------------------------------------------------------------ seed programs
+
+
+def _morphism(
+    checked: CheckedModule,
+    path: str | None,
+    name: str,
+    arguments: RunArguments,
+    data: DataSource,
+    data_root: str | Path | None,
+    budget: int,
+) -> PreparedRun:
+    info = checked.programs[name]
+    observed = [s.name for s in info.sites if s.kind == "observe"]
+    loaded = None if data is None else _read(data, data_root, observed, info)
+    if loaded is not None:
+        n, length = _data_shape(loaded[0], info)
+    else:
+        n, length = arguments.batch, arguments.seq_len
+    sizing = size_run(
+        checked,
+        name,
+        method=arguments.method,
+        batch=n,
+        seq_len=length,
+        steps=arguments.steps,
+        chains=arguments.chains,
+        budget=budget,
+    )
+    with sizing.guard():
+        program = _compile(checked, path, name, arguments.seed, budget)
+        if loaded is None:
+            x, observations = _synthetic(program, observed, arguments.seed, n, length)
+        else:
+            x, observations = loaded
+    return PreparedRun(
+        name, "morphism", method_of(arguments), program, x, observations, data_name(data), sizing
+    )
+
+
+def _compile(
+    checked: CheckedModule, path: str | None, name: str, seed: int, budget: int
+) -> ProgramModule:
+    torch.manual_seed(seed)  # the compiled initialisation is part of the run's seed
+    program = Compiler(checked, path, memory_budget=budget).export(name)
+    assert isinstance(program, ProgramModule), "runnability said: a program"
+    return program
+
+
+def _data_shape(x: torch.Tensor, info: ProgramInfo) -> tuple[int, int]:
+    """The batch and sequence length of validated data."""
+    assert info.type is not None  # runnability: the program type-checks
+    length = int(x.shape[1]) if isinstance(info.type.dom, Seq) else 1
+    return int(x.shape[0]), max(length, 1)
+
+
+def _reinit(program: ProgramModule) -> None:
+    with torch.no_grad():
+        for p in program.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+
+
+def _synthetic(
+    program: ProgramModule, observed: list[str], seed: int, batch: int, seq_len: int
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The seeds' recipe: true parameters under `seed`, data, fresh parameters under seed+1."""
+    torch.manual_seed(seed)
+    _reinit(program)
+    x = program.example_input(batch, seq_len)
+    with torch.no_grad():
+        values = program.run(x).values
+    observations = {n: values[n].detach() for n in observed}
+    torch.manual_seed(seed + 1)
+    _reinit(program)
+    return x, observations
+
+
+def _read(
+    data: DataFile | str | Path,
+    root: str | Path | None,
+    observed: list[str],
+    info: ProgramInfo,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The data, read once and validated against the program's types."""
+    file, shown = _file(data, root)
+    x, observations = select(read_data(file), observed, shown)
+    assert info.type is not None  # runnability: the program type-checks
+    types = {
+        s.name: s.value_type
+        for s in info.sites
+        if s.kind == "observe" and s.value_type is not None  # all of them: it type-checks
+    }
+    return conform(x, observations, info.type.dom, types, shown)
+
+
+# ------------------------------------------------------------ model programs
+
+
+def _model(
+    checked: CheckedModule,
+    name: str,
+    arguments: RunArguments,
+    data: DataSource,
+    data_root: str | Path | None,
+) -> PreparedRun:
+    """A model program's data by name (`runs.model_data`); no parameters to initialise."""
+    torch.manual_seed(arguments.seed)
+    program = compile_model(checked, name)
+    if data is None:
+        x, observations = split_data(program, synthetic(program, arguments.seed), "synthetic data")
+    else:
+        file, shown = _file(data, data_root)
+        x, observations = split_data(program, read_data(file), shown)
+    method = method_of(arguments)
+    if method == "prior":
+        observations = {}
+    with one_thread(), torch.no_grad():
+        program.run(x, observations)  # validates the data, records every site's support
+    return PreparedRun(name, "model", method, program, x, observations, data_name(data), None)

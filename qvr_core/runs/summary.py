@@ -1,0 +1,178 @@
+"""What one run produced, typed: `RunSummary`, and its JSON form (`to_json`).
+
+The JSON form is what `qvr run --json` prints, what the language server's
+worker sends in its `result` event and what the editor's run view reads; its
+keys and their order are part of that protocol. NaN stays NaN there: the
+callers' JSON writers turn it into null.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from qvr_core.inference.summary import FitWarning, Summary
+
+Method = Literal["svi", "nuts", "prior"]
+
+
+def finite(v: float) -> float | None:
+    """`v`, or None when it is NaN or infinite."""
+    return v if math.isfinite(v) else None
+
+
+@dataclass(frozen=True)
+class SviFit:
+    """What an SVI run was asked for besides the steps."""
+
+    lr: float
+    guide: str
+
+
+@dataclass(frozen=True)
+class NutsStats:
+    """The sampler's statistics over every chain (None where a number is not finite)."""
+
+    chains: int  # chains that produced draws
+    chains_requested: int
+    processes: int  # the processes the chains ran in
+    num_warmup: int
+    num_samples: int  # draws per chain after warmup
+    acceptance: float | None
+    divergences: int  # after warmup
+    warmup_divergences: int
+    step_size: float | None
+    r_hat: Mapping[str, float | None]  # worst R-hat per site
+    ess: Mapping[str, float | None]  # least bulk ESS per site
+    traces: tuple[tuple[float, ...], ...]  # every chain's potential energy, warmup included
+
+    @property
+    def r_hat_max(self) -> float | None:
+        return max((v for v in self.r_hat.values() if v is not None), default=None)
+
+    @property
+    def ess_min(self) -> float | None:
+        return min((v for v in self.ess.values() if v is not None), default=None)
+
+
+@dataclass(frozen=True)
+class Frequency:
+    """How often a discrete site took `value` over the prior draws."""
+
+    value: int
+    fraction: float
+
+
+@dataclass(frozen=True)
+class SiteDraws:
+    """A site's prior draws in a few numbers: moments and range of a continuous value,
+    the most frequent values of a discrete one."""
+
+    kind: str
+    support: str
+    shape: tuple[int, ...]
+    mean: float | None = None
+    sd: float | None = None
+    min: float | None = None
+    max: float | None = None
+    most_frequent: tuple[Frequency, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "support": self.support, "shape": [*self.shape]}
+        if self.most_frequent is None:
+            out.update(mean=self.mean, sd=self.sd, min=self.min, max=self.max)
+        else:
+            out["most_frequent"] = [
+                {"value": f.value, "fraction": f.fraction} for f in self.most_frequent
+            ]
+        return out
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run of `program` by `method`: the loss series (SVI's -ELBO, NUTS's first chain's
+    potential energy, the prior draws' -log joint), the posterior table with its warnings,
+    and what only one method has (`svi`, `nuts`, `sites`)."""
+
+    method: Method
+    program: str
+    data: str  # "synthetic", or the data file's name
+    batch: int
+    steps: int  # SVI steps, NUTS iterations over every chain, prior draws
+    losses: tuple[float, ...]
+    seconds: float
+    stopped: bool  # asked to stop, or stopped by a non-finite loss
+    posterior: Summary | None = None  # SVI: the guide's draws; NUTS: the chains'
+    svi: SviFit | None = None
+    nuts: NutsStats | None = None
+    sites: Mapping[str, SiteDraws] | None = None  # prior: every site's draws
+
+    @property
+    def warnings(self) -> tuple[FitWarning, ...]:
+        """Reasons not to trust the fit (convergence, divergences, tree depth, E-BFMI)."""
+        return () if self.posterior is None else tuple(self.posterior.warnings)
+
+    @property
+    def initial_loss(self) -> float | None:
+        return self.losses[0] if self.losses else None
+
+    @property
+    def final_loss(self) -> float | None:
+        return self.losses[-1] if self.losses else None
+
+    @property
+    def steps_per_second(self) -> float | None:
+        return self.steps / self.seconds if self.seconds > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as `qvr run --json` prints it and the worker sends it."""
+        out: dict[str, Any] = {
+            "method": self.method,
+            "program": self.program,
+            "data": self.data,
+            "batch": self.batch,
+            "steps": self.steps,
+        }
+        if self.svi is not None:
+            out.update(lr=self.svi.lr, guide=self.svi.guide)
+            out.update(self._loss_json())
+            out["posterior"] = self._posterior_json()
+        elif self.nuts is not None:
+            n = self.nuts
+            out.update(
+                chains=n.chains,
+                chains_requested=n.chains_requested,
+                processes=n.processes,
+                num_warmup=n.num_warmup,
+                num_samples=n.num_samples,
+                acceptance=n.acceptance,
+                divergences=n.divergences,
+                warmup_divergences=n.warmup_divergences,
+                step_size=n.step_size,
+                r_hat=dict(n.r_hat),
+                ess=dict(n.ess),
+                r_hat_max=n.r_hat_max,
+                ess_min=n.ess_min,
+                posterior=self._posterior_json(),
+            )
+            out.update(self._loss_json())
+            out["traces"] = [list(t) for t in n.traces]
+        else:
+            out["sites"] = {k: v.to_json() for k, v in (self.sites or {}).items()}
+            out.update(self._loss_json())
+        out["stopped"] = self.stopped
+        return out
+
+    def _loss_json(self) -> dict[str, Any]:
+        return {
+            "initial_loss": self.initial_loss,
+            "final_loss": self.final_loss,
+            "losses": list(self.losses),
+            "seconds": self.seconds,
+            "steps_per_second": self.steps_per_second,
+        }
+
+    def _posterior_json(self) -> dict[str, Any] | None:
+        return None if self.posterior is None else self.posterior.to_dict()
