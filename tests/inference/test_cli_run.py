@@ -120,3 +120,39 @@ def test_the_progress_line_shows_each_chain_s_draws_and_the_worst_r_hat() -> Non
     line.update({"draws": [200, 200, 0, 0], "posterior": {"sites": sites}})
     line(20, 20, 3.5)
     assert stream.getvalue().splitlines()[-1].endswith("draws/chain 200,200,0,0  r_hat max 1.012")
+
+
+def test_a_program_the_checker_does_not_type_is_refused_with_its_reason(tmp_path, capsys) -> None:
+    path = tmp_path / "unchecked.qvr"
+    path.write_text(
+        "object Row : FinSet 5\n\n"
+        "program p : Row -> Row\n"
+        "    sample a <- Normal(0.0, 1.0)\n"
+        "    let b = frobnicate(a)\n"
+        "    observe y : Row <- Normal(b, 1.0)\n"
+        "    return b\n\n"
+        "export p\n",
+        encoding="utf-8",
+    )
+    assert cli_run.main(parse(str(path), "--method", "prior", "--steps", "2")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("qvr run: error:") and "Traceback" not in err
+    assert "its function frobnicate" in err and "QVR011" in err
+
+
+def test_a_model_with_sqrt_of_a_scale_checks_and_runs(tmp_path, capsys) -> None:
+    path = tmp_path / "sqrt.qvr"
+    path.write_text(
+        "object Row : FinSet 5\n\n"
+        "program p : Row -> Row\n"
+        "    sample alpha <- Normal(0.0, 1.0)\n"
+        "    sample sigma <- HalfNormal(1.0)\n"
+        "    let mu = sqrt(sigma) + alpha\n"
+        "    observe y : Row <- Normal(mu, 1.0)\n"
+        "    return mu\n\n"
+        "export p\n",
+        encoding="utf-8",
+    )
+    assert cli_run.main(parse(str(path), "--method", "svi", "--steps", "5", "--json")) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["program"] == "p" and summary["method"] == "svi"
