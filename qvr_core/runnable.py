@@ -58,7 +58,7 @@ def runnability(checked: CheckedModule, name: str) -> Runnability:
         if info.type is not None:
             return Runnability(name, "morphism")
         return Runnability(name, None, f"program {name} does not type-check")
-    decl = _program(checked, name)
+    decl = program_decl(checked, name)
     if decl is None:
         what = "a let" if name in checked.lets else "not a program"
         return Runnability(
@@ -78,11 +78,6 @@ def runnable_programs(checked: CheckedModule) -> dict[str, ast.ProgramDecl]:
     return out
 
 
-def model_of(checked: CheckedModule, name: str) -> Model | None:
-    """The checked model of program `name` when it runs on the model runtime."""
-    return checked.models.get(name) if runnability(checked, name).kind == "model" else None
-
-
 def _model_gap(checked: CheckedModule, model: Model, seen: set[str]) -> str | None:
     """Why a checked model cannot run: a gap of its own or of a program it calls."""
     if model.runtime_gaps:
@@ -93,7 +88,7 @@ def _model_gap(checked: CheckedModule, model: Model, seen: set[str]) -> str | No
             continue
         callee = checked.models.get(site.callee)
         if callee is None:
-            decl = _program(checked, site.callee)
+            decl = program_decl(checked, site.callee)
             what = _unchecked_reason(checked, decl) if decl is not None else "not a program"
             return (
                 f"program {model.name} calls {site.callee} (line {site.line}), which cannot "
@@ -105,7 +100,8 @@ def _model_gap(checked: CheckedModule, model: Model, seen: set[str]) -> str | No
     return None
 
 
-def _program(checked: CheckedModule, name: str) -> ast.ProgramDecl | None:
+def program_decl(checked: CheckedModule, name: str) -> ast.ProgramDecl | None:
+    """The declaration of program `name`, typed or not; None when it is no program."""
     return next(
         (d for d in checked.ast.decls if isinstance(d, ast.ProgramDecl) and d.name.text == name),
         None,

@@ -67,6 +67,16 @@ def _rowwise(name: str, what: str) -> Function:
     return Function(name, ("x",), f"{what}, along the last axis.", shape="rowwise")
 
 
+def _extreme(name: str, what: str, entry: str) -> Function:
+    return Function(
+        name,
+        ("a", "b"),
+        f"Elementwise {what} of two values of one dimension (or a value and a number); "
+        f"with one value, its {entry} entry.",
+        reduces_alone=True,
+    )
+
+
 _FUNCTIONS = (
     _unary("sigmoid", "logistic sigmoid 1 / (1 + exp(-x))", method=True),
     _unary("tanh", "hyperbolic tangent", method=True),
@@ -121,20 +131,8 @@ _FUNCTIONS = (
     _rowwise("cumsum", "Cumulative sum"),
     _rowwise("sort", "Sorted in increasing order"),
     _rowwise("normalize", "Divided by its sum"),
-    Function(
-        "min",
-        ("a", "b"),
-        "Elementwise minimum of two values of one dimension (or a value and a number); "
-        "with one value, its smallest entry.",
-        reduces_alone=True,
-    ),
-    Function(
-        "max",
-        ("a", "b"),
-        "Elementwise maximum of two values of one dimension (or a value and a number); "
-        "with one value, its largest entry.",
-        reduces_alone=True,
-    ),
+    _extreme("min", "minimum", "smallest"),
+    _extreme("max", "maximum", "largest"),
     Function("pow", ("a", "b"), "Elementwise power a ** b."),
 )
 

@@ -45,13 +45,8 @@ class Ref(_Written):
 
 
 @dataclass(frozen=True)
-class Neg(_Written):
-    operand: Term
-    span: Span
-
-
-@dataclass(frozen=True)
-class Not(_Written):
+class Unary(_Written):
+    op: str  # "-" or "not"
     operand: Term
     span: Span
 
@@ -85,7 +80,7 @@ class Stack(_Written):
     span: Span
 
 
-Term = Num | Ref | Neg | Not | Op | Call | Gather | Stack
+Term = Num | Ref | Unary | Op | Call | Gather | Stack
 
 
 def lower(node: ast.Arith, is_plate: Callable[[str], bool]) -> Term | None:
@@ -104,7 +99,7 @@ def lower(node: ast.Arith, is_plate: Callable[[str], bool]) -> Term | None:
             inner = lower(operand, is_plate)
             if inner is None:
                 return None
-            return Not(inner, span) if op == "not" else Neg(inner, span)
+            return Unary(op, inner, span)
         case ast.Binary(op=op) if op in OPERATORS:
             return _binary(node, is_plate)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
@@ -173,7 +168,7 @@ def refs(term: Term) -> Iterator[str]:
         match t:
             case Ref(name=name):
                 yield name
-            case Neg(operand=o) | Not(operand=o):
+            case Unary(operand=o):
                 stack.append(o)
             case Op(left=left, right=right):
                 stack += [right, left]

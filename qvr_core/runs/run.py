@@ -23,6 +23,7 @@ import torch
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
+from qvr_core.inference.sites import ProgramLike
 from qvr_core.run_arguments import RunArgumentError, RunArguments, validate_run_arguments
 from qvr_core.runs.methods import (
     Calls,
@@ -136,23 +137,16 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
         if job.method == "svi":
             return run_svi(job, arguments.lr, arguments.guide)
         if job.method == "nuts":
+            target: ProgramLike = program
+            x, observations = job.x, job.observations
             if isinstance(program, ProgramModule):  # its weights become latents
                 assert isinstance(job.x, torch.Tensor)
                 target, x, observations = lift_parameters(program, job.x, job.observations)
-                return run_nuts(
-                    job,
-                    target,
-                    x,
-                    observations,
-                    depth=arguments.max_tree_depth,
-                    chains=arguments.chains,
-                    seed=arguments.seed,
-                )
             return run_nuts(
                 job,
-                program,
-                job.x,
-                job.observations,
+                target,
+                x,
+                observations,
                 depth=arguments.max_tree_depth,
                 chains=arguments.chains,
                 seed=arguments.seed,

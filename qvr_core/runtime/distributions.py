@@ -530,7 +530,7 @@ TORCH_FAMILIES: dict[str, Factory] = {
 
 def make_distribution(name: str, args: Args, space: int | None = None) -> D.Distribution:
     """The torch distribution of family `name` with the given argument tensors."""
-    build = factory(name)
+    build = TORCH_FAMILIES.get(name)  # a site's every evaluation: one dict look-up
     if build is None:
         raise KeyError(f"no torch factory for the family {name!r}")
     return build(args, space)

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from qvr_core.check.terms import Call, Gather, Neg, Not, Num, Op, Ref, Stack, Term
+from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
 
@@ -45,11 +45,9 @@ def evaluate(term: Term, lookup: Lookup) -> torch.Tensor:
             return number(value)
         case Ref(name=name, line=line):
             return real(lookup(name, line))
-        case Neg(operand=operand):
-            return -evaluate(operand, lookup)
-        case Not(operand=operand):
+        case Unary(op=op, operand=operand):
             inner = evaluate(operand, lookup)
-            return torch.logical_not(inner).to(inner.dtype)
+            return torch.logical_not(inner).to(inner.dtype) if op == "not" else -inner
         case Op():
             return _binary(term, lookup)
         case Call(fn=fn, args=args, axis=axis):

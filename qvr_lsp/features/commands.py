@@ -23,8 +23,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.uris import to_fs_path
 
 from qvr_core.datafile import DataFile, DataFileError, read_file
-from qvr_core.runnable import runnability, runnable_programs
-from qvr_core.syntax import ast
+from qvr_core.runnable import program_decl, runnability, runnable_programs
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.command_sources import current_source
 from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
@@ -116,20 +115,14 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
     programs = runnable_programs(module)
     runnable = [n for n in module.exports if n in programs]
     if wanted is None:
-        if not runnable:
-            refused = next(
-                (r for n in module.exports if (r := runnability(module, n)).reason), None
-            )
-            if (
-                refused is not None
-                and refused.reason is not None
-                and _is_program(module, refused.name)
-            ):
-                raise CommandError(refused.reason, "invalid")
+        if runnable:
+            return runnable[0]
+        # an exported program that cannot run says why; else there is nothing to run
+        wanted = next((n for n in module.exports if program_decl(module, n) is not None), None)
+        if wanted is None:
             raise CommandError("the file exports no program to run: add `export NAME`", "invalid")
-        return runnable[0]
     if wanted not in programs:
-        if _is_program(module, wanted):
+        if program_decl(module, wanted) is not None:
             reason = runnability(module, wanted).reason
             raise CommandError(reason or f"program {wanted} cannot run", "invalid")
         choices = ", ".join(programs) or "none"
@@ -139,10 +132,6 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
             f"program {wanted} is not exported: add `export {wanted}` to run it", "invalid"
         )
     return wanted
-
-
-def _is_program(module: CheckedModule, name: str) -> bool:
-    return any(isinstance(d, ast.ProgramDecl) and d.name.text == name for d in module.ast.decls)
 
 
 async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> DataFile | None:

@@ -63,24 +63,44 @@ class ModelRun:
 
 @dataclass
 class _Node:
-    """A step and, for a `marginalize`, the steps of its scope."""
+    """A step with what it reads, and for a `marginalize` the steps of its scope and what
+    the whole scope reads from outside itself (its sum depends on nothing else)."""
 
     step: Step
+    reads: frozenset[str]
     body: list[_Node] = field(default_factory=list)
+    scope_reads: frozenset[str] = frozenset()
 
 
-def _nest(steps: tuple[Step, ...]) -> list[_Node]:
-    """The checker's flat steps (each with the scopes around it) as a tree."""
+def _nest(steps: tuple[Step, ...]) -> tuple[_Node, ...]:
+    """The checker's flat steps (each with the scopes around it) as a tree, each node
+    knowing what it reads: a log joint asks for that at every step of every scope."""
     root: list[_Node] = []
     open_scopes: list[tuple[tuple[str, ...], list[_Node]]] = [((), root)]
     for step in steps:
         while len(open_scopes) > 1 and open_scopes[-1][0] != step.scope:
             open_scopes.pop()
-        node = _Node(step)
+        node = _Node(step, frozenset(step.reads()))
         open_scopes[-1][1].append(node)
-        if isinstance(step, Site) and step.kind == "marginalize":
+        if _is_scope(step):
             open_scopes.append(((*step.scope, step.name), node.body))
-    return root
+    for node in root:
+        if _is_scope(node.step):
+            _scope_reads(node)
+    return tuple(root)
+
+
+def _scope_reads(node: _Node) -> frozenset[str]:
+    """What a scope reads from outside itself: its prior's and every inner step's, less
+    what the scope binds before reading (nested scopes filled in on the way)."""
+    out = set(node.reads)
+    bound = {node.step.name}
+    for inner in node.body:
+        names = _scope_reads(inner) if _is_scope(inner.step) else inner.reads
+        out |= names - bound
+        bound.add(inner.step.name)
+    node.scope_reads = frozenset(out)
+    return node.scope_reads
 
 
 @dataclass(frozen=True)
@@ -89,34 +109,10 @@ class _Compiled:
 
     model: Model
     nodes: tuple[_Node, ...]
-    reads: dict[int, frozenset[str]]  # by id of a marginalize site: what its scope reads
 
 
 def _compiled(model: Model) -> _Compiled:
-    nodes = _nest(model.steps)
-    reads: dict[int, frozenset[str]] = {}
-
-    def scope_reads(node: _Node) -> frozenset[str]:
-        """What a scope reads from outside itself: its prior's and every inner step's,
-        less what the scope binds before reading (its sum depends on nothing else)."""
-        out: set[str] = set(node.step.reads())
-        bound = {node.step.name}
-        for inner in node.body:
-            got = scope_reads(inner) if inner.body or _is_scope(inner.step) else None
-            names = got if got is not None else frozenset(inner.step.reads())
-            out |= {n for n in names if n not in bound}
-            bound.add(inner.step.name)
-        reads[id(node.step)] = frozenset(out)
-        return reads[id(node.step)]
-
-    def visit(ns: list[_Node]) -> None:
-        for n in ns:
-            if _is_scope(n.step):
-                scope_reads(n)
-                visit(n.body)
-
-    visit(nodes)
-    return _Compiled(model, tuple(nodes), reads)
+    return _Compiled(model, _nest(model.steps))
 
 
 def _is_scope(step: Step) -> bool:
@@ -156,6 +152,9 @@ class ModelProgram(nn.Module):
         self.data_names = tuple(data)
         self.observed_names = tuple(observed)
         self._kinds = {n: s.kind for n, s in self._sites.items()}
+        # the registry's support where it has no bounds named by a parameter; the others
+        # are recorded by each run (`_Pass.site`)
+        self._static = {n: c for n, s in self._sites.items() if (c := _static_support(s))}
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
         # per template call prefix: each site's batch shape and event size
@@ -211,12 +210,9 @@ class ModelProgram(nn.Module):
     def site_constraint(self, name: str) -> C.Constraint:
         """The family's support from the registry; one whose bounds are parameters
         (`Uniform(low, high)`, a `Categorical`'s K) is the last run's."""
-        site = self._sites[name]
-        assert site.family is not None
-        try:
-            return torch_constraint(FAMILIES[site.family].support)
-        except (ValueError, AssertionError, TypeError):
-            pass
+        static = self._static.get(name)
+        if static is not None:
+            return static
         if name not in self._constraints:
             raise QvrRuntimeError(
                 f"the support of site '{name}' depends on its arguments, known after a run",
@@ -281,12 +277,6 @@ class ModelProgram(nn.Module):
         state = self.__dict__.copy()
         state["_cache"] = {}  # keyed by identity: meaningless in another process
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        # identities changed with the copy: the scopes' reads are keyed by them
-        self.top = _compiled(self.model)
-        self.templates = {n: _compiled(c.model) for n, c in self.templates.items()}
 
 
 def _data(x: Any) -> dict[str, torch.Tensor]:
@@ -362,7 +352,7 @@ class _Pass:
         for node in nodes:
             step = node.step
             if scope is not None and not self.draw:  # only summing needs what depends on what
-                self.scoped[step.name] = self._depends_on(frozenset(step.reads()))
+                self.scoped[step.name] = self._depends_on(node.reads)
             if isinstance(step, Let):
                 value = self.arith(step)
                 self.env[step.name] = value
@@ -499,7 +489,7 @@ class _Pass:
             self.term(self.prefix + name, dist.log_prob(z), scope, None, step.line)
             self.steps(node.body, inner)
             return
-        key = self._sum_key(step)
+        key = self._sum_key(node)
         contribution = self.sums.get(key)
         if contribution is None:
             values = marginal.support_values(dist, here)
@@ -527,7 +517,7 @@ class _Pass:
                 deps |= self.scoped[n]
         return frozenset(deps)
 
-    def _sum_key(self, step: Site) -> tuple[Any, ...]:
+    def _sum_key(self, node: _Node) -> tuple[Any, ...]:
         """What a scope's sum depends on: the current values of the enumerated names it
         reads, directly or through names bound in the scopes around it.
 
@@ -535,9 +525,9 @@ class _Pass:
         step reads the previous state) is then summed once per value of that
         state, not once per path: K * K per level instead of K ** depth, the
         forward algorithm's saving."""
-        deps = self._depends_on(self.compiled.reads[id(step)])
+        deps = self._depends_on(node.scope_reads)
         now = sorted(n for n in deps if n in self.enumerated)  # a scope that ended is no key
-        return (id(step), self.prefix, tuple((n, self.enumerated[n]) for n in now))
+        return (id(node), self.prefix, tuple((n, self.enumerated[n]) for n in now))
 
     def call(self, step: Site, scope: _Scope | None) -> None:
         """`sample v <- template(args)`: its steps in place, its sites named `v$z`, its
@@ -581,6 +571,15 @@ class _Pass:
             self.output = dict(zip(labels, vals, strict=True))
         else:
             self.output = vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def _static_support(site: Site) -> C.Constraint | None:
+    """The torch constraint of a site's family support, when no argument bounds it."""
+    assert site.family is not None
+    try:
+        return torch_constraint(FAMILIES[site.family].support)
+    except ValueError:  # a bound named by a parameter: known once the arguments are
+        return None
 
 
 def _first_line(e: Exception) -> str:
