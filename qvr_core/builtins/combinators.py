@@ -44,7 +44,14 @@ class Combinator:
     doc: str
     cost: CombinatorCost
     keywords: tuple[tuple[str, tuple[str, ...], str], ...] = ()  # (name, values, default)
-    variadic: bool = False  # `fan(f1, ..., fn)`
+    variadic: bool = False  # `fan(f1, ..., fn)`: branches on one input, results joined
+    #: argument counts quivers accepts that qvr does not type yet (names only, QVR011)
+    untyped_arities: tuple[int, ...] = ()
+
+    @property
+    def folds_a_sequence(self) -> bool:
+        """Whether a call reads its input sequence position by position (`scan`)."""
+        return self.cost.runs == "each_step"
 
     def param_at(self, index: int) -> CombinatorParam | None:
         """The parameter of the index-th positional argument (None past the last)."""
@@ -96,6 +103,7 @@ _COMBINATORS = (
         " : A -> A",
         "`b : A -> A` applied n times, parameters shared.",
         CombinatorCost("count"),
+        untyped_arities=(1,),  # quivers' `repeat(b)`, whose count the program sets
     ),
     Combinator(
         "identity",

@@ -53,6 +53,10 @@ UNTYPED_CONSTRUCTORS = (
     "Diagonal",
 )
 BY_KIND: dict[str, ObjectConstructor] = {c.kind: c for c in _CONSTRUCTORS}
+#: The constructor of finite sets: plates, and the values an index takes.
+FINSET = BY_KIND["finset"].name
+#: quivers 0.1-0.4's constructor names, by the name they have since 0.11.
+LEGACY_CONSTRUCTORS: dict[str, str] = {"Euclidean": "Real"}
 
 #: The kinds a Bayesian program's parameter is written with (`program p(G : FinSet, s : Real)`):
 #: a value the caller, or else the data, gives; or a plate the caller picks, which makes

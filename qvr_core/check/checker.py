@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, assert_never
 
-from qvr_core import rules
+from qvr_core import builtins, rules
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
 from qvr_core.check.expressions import infer
@@ -220,7 +220,8 @@ class Env:
         cycle, and the language server leaves cycles to a rare collection.)
         """
         if isinstance(e, ast.Call):
-            if e.callee.text == "scan":
+            combinator = builtins.COMBINATORS.get(e.callee.text)
+            if combinator is not None and combinator.folds_a_sequence:
                 found.append(e)
                 return True
             hits = [self._scans(a, found, seen) for a in e.args if isinstance(a, ast.Expr)]

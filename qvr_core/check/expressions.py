@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never
 
-from qvr_core import rules
+from qvr_core import builtins, rules
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
@@ -185,7 +185,11 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
     if (
         name in EXPR_BUILTINS
         or isinstance(decl, ast.OtherDecl)
-        or (name == "repeat" and len(call.args) == 1 and decl is None)
+        or (
+            name in builtins.COMBINATORS
+            and len(call.args) in builtins.COMBINATORS[name].untyped_arities
+            and decl is None
+        )
     ):
         refer(env.ctx, call)
         not_checked(env.ctx, call.callee.span, f"{name}(...)")
@@ -332,7 +336,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
             cell_node.span,
         )
         return None
-    cell = arrow(env, cell_node, "scan")
+    cell = arrow(env, cell_node, call.callee.text)
     if cell is None:
         return None
     cname = text(env, cell_node)
@@ -356,7 +360,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     head = _leading(env, dom, len(dom.factors) - k)
     if tail.names != state.names:
         if tail.continuous and state.continuous and tail.dim == state.dim:
-            sides = Sides(f"the state of {cname}", "its input", verb="scan")
+            sides = Sides(f"the state of {cname}", "its input", verb=call.callee.text)
             match(env.ctx, state, tail, cell_node.span, sides)
         else:
             env.ctx.report(
@@ -454,10 +458,16 @@ def _identity(env: Env, call: ast.Call) -> Arrow | None:
 
 
 #: The typing rule of each combinator of the registry (`qvr_core.builtins.COMBINATORS`).
+class _Rules:
+    """The typing rule of each combinator, named after it (a missing one fails below)."""
+
+    fan = staticmethod(_fan)
+    scan = staticmethod(_scan)
+    stack = staticmethod(_stack_repeat)
+    repeat = staticmethod(_stack_repeat)
+    identity = staticmethod(_identity)
+
+
 COMBINATOR_RULES: dict[str, Callable[[Env, ast.Call], Arrow | Group | None]] = {
-    "fan": _fan,
-    "scan": _scan,
-    "stack": _stack_repeat,
-    "repeat": _stack_repeat,
-    "identity": _identity,
+    name: getattr(_Rules, name) for name in COMBINATORS
 }

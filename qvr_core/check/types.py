@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS
+from qvr_core.builtins.objects import BY_KIND, FINSET, OBJECT_CONSTRUCTORS
 
 CONSTRUCTORS: dict[str, str] = {c.name: c.kind for c in OBJECT_CONSTRUCTORS.values()}
 KIND_TO_CONSTRUCTOR = {kind: ctor for ctor, kind in CONSTRUCTORS.items()}
@@ -200,7 +200,7 @@ _ELEMENT_WORDS = {
     "interval": "R",
     "greater_than": "R",
     "greater_than_eq": "R",
-    "simplex": "Simplex",
+    "simplex": BY_KIND["simplex"].name,
     "real_vector": "R",
     "positive_vector": "R+",
     "real_matrix": "R",
@@ -210,9 +210,9 @@ _ELEMENT_WORDS = {
     "nonnegative_integer": "N",
     "positive_integer": "N+",
     "integer_interval": "N",
-    "index": "FinSet",
-    "ordinal": "FinSet",
-    "boolean": "FinSet 2",
+    "index": FINSET,
+    "ordinal": FINSET,
+    "boolean": f"{FINSET} 2",
     "one_hot": "OneHot",
 }
 
@@ -247,7 +247,7 @@ class Element:
     def label(self) -> str:
         word = _ELEMENT_WORDS.get(self.kind, self.kind)
         if self.kind in ("index", "ordinal"):
-            return self.of or "FinSet"
+            return self.of or FINSET
         if not self.event:
             return word
         sizes = "x".join("?" if n < 0 else str(n) for n in self.event)

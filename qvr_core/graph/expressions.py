@@ -151,7 +151,8 @@ def _call(
     reversed_: bool,
 ) -> list[str]:
     callee = call.callee.text
-    if callee == "fan":
+    combinator = COMBINATORS.get(callee)
+    if combinator is not None and combinator.variadic:  # branches on one input
         return _fan(b, call, sources, prefix, reversed_)
     t = b.module.expr_types.get(call)
     kind = NodeKind.COMBINATOR if callee in OPAQUE_COMBINATORS else NodeKind.MORPHISM
@@ -168,7 +169,7 @@ def _fan(
     reversed_: bool,
 ) -> list[str]:
     """Every branch reads the same input; the bidirectional branch reads it right to left."""
-    join = b.ids.make(*prefix, "fan")
+    join = b.ids.make(*prefix, call.callee.text)
     inner = tuple(join.split("."))
     branches = [a for a in call.args if isinstance(a, ast.Expr)]
     group = _group(b, branches)
@@ -190,7 +191,7 @@ def _fan(
         backwards = b.module.reversed_branches.get(call, frozenset())
         for i, branch in enumerate(branches):
             exits += expand(b, branch, sources, inner, reversed_ or i in backwards)
-    b.add(join, "fan", NodeKind.COMBINATOR, b.module.expr_types.get(call), call.span)
+    b.add(join, call.callee.text, NodeKind.COMBINATOR, b.module.expr_types.get(call), call.span)
     b.edges(exits, join)
     return [join]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from qvr_core.builtins import COMBINATORS
 from qvr_core.check import lowered as ir
 from qvr_core.check.lowered import lower_module
 from qvr_core.check.module import CheckedModule, MorphismInfo
@@ -248,12 +249,9 @@ def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
 
 
 #: How each combinator of the registry (`qvr_core.builtins.COMBINATORS`) is compiled.
+#: The builder of combinator `c` is the method `Compiler._c` (a missing one fails here).
 COMBINATOR_BUILDERS: dict[str, Callable[[Compiler, ir.Combinator, Arrow, str], Morphism]] = {
-    "fan": Compiler._fan,
-    "scan": Compiler._scan,
-    "stack": Compiler._stack,
-    "repeat": Compiler._repeat,
-    "identity": Compiler._identity,
+    name: getattr(Compiler, f"_{name}") for name in COMBINATORS
 }
 
 

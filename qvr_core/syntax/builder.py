@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from lark import Transformer
 
-from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS
+from qvr_core.builtins.objects import FINSET, LEGACY_CONSTRUCTORS, OBJECT_CONSTRUCTORS
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import Token, cover
 from qvr_core.syntax.span import Span
@@ -608,7 +608,7 @@ class TreeBuilder(Transformer[Token, Any]):
     def era_type(self, c: Children) -> Era:
         name, ctor, size_tok = _name(c[1]), _name(c[3]), c[4]
         size = parse_int(size_tok.text) or None
-        modern = "Real" if ctor.text == "Euclidean" else ctor.text
+        modern = LEGACY_CONSTRUCTORS.get(ctor.text, ctor.text)
         span = cover(c[0], size_tok)
         ctor_name = ctor if modern == ctor.text else _synthetic(modern, ctor.span)
         body = ast.SizedObject(ctor_name, size, size_tok.span, cover(c[3], size_tok))
@@ -624,7 +624,7 @@ class TreeBuilder(Transformer[Token, Any]):
         names, size_tok = c[1], c[3]
         name = names[0]
         span = cover(c[0], size_tok)
-        ctor = _synthetic("FinSet", size_tok.span)
+        ctor = _synthetic(FINSET, size_tok.span)
         size = parse_int(size_tok.text) or None
         body = ast.SizedObject(ctor, size, size_tok.span, size_tok.span)
         decl = ast.ObjectDecl(name, body, None, span, names[1:])
@@ -697,7 +697,7 @@ class TreeBuilder(Transformer[Token, Any]):
         size_tok = next(t for t in c if type(t) is Token and t.type == "INT")
         at = c.index(size_tok)
         size = parse_int(size_tok.text) or None
-        ctor = _synthetic("FinSet", size_tok.span)
+        ctor = _synthetic(FINSET, size_tok.span)
         cod = ast.SizedObject(ctor, size, size_tok.span, size_tok.span)
         header = self.program_header([*c[:at], _Paren(cod, size_tok.span), *c[at + 1 :]])
         message = (

@@ -31,6 +31,7 @@ from lark import Lark
 from lark.lexer import Lexer
 
 from qvr_core import rules
+from qvr_core.builtins.objects import FINSET
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from qvr_core.syntax import ast
@@ -887,7 +888,7 @@ class _FileParser:
 
     def _check_size(self, decl: ast.ObjectDecl) -> None:
         body = decl.body
-        if type(body) is ast.ObjCtor and body.constructor.text == "FinSet" and len(body.args) > 1:
+        if type(body) is ast.ObjCtor and body.constructor.text == FINSET and len(body.args) > 1:
             extra = body.args[1]
             raw = shorten(extra.raw)
             found = f"name '{raw}'" if extra.kind == "name" else f"number {raw}"
