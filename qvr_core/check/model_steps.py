@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
 from qvr_core.builtins.constraints import Constraint
-from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
+from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.model import (
@@ -59,7 +59,7 @@ def model_reason(pc: ProgramChecker) -> str | None:
     """Why this checker cannot type the program (None: it can)."""
     decl = pc.decl
     ctx = pc.ctx
-    if not isinstance(decl.dom, ast.TypeRef) or not isinstance(decl.cod, ast.TypeRef):
+    if not (_header_typed(decl.dom) and _header_typed(decl.cod)):
         return "its domain or codomain"
     if decl.options:
         return "its options"
@@ -102,6 +102,14 @@ def model_reason(pc: ProgramChecker) -> str | None:
         elif not isinstance(step, ast.ReturnStep):
             return f"its {type(step).__name__.removesuffix('Step').lower()} step"
     return None if families else "its steps"
+
+
+def _header_typed(side: object) -> bool:
+    """A header side the model checker types: a product of names (`School`, `A * B`) or
+    an unnamed sized object of a known constructor (`1`, `FinSet 3`)."""
+    if isinstance(side, ast.SizedObject):
+        return side.size is not None and side.constructor.text in OBJECT_CONSTRUCTORS
+    return isinstance(side, ast.TypeRef)
 
 
 def _all_steps(steps: tuple[ast.Step, ...]) -> Iterator[ast.Step]:
@@ -187,8 +195,9 @@ class ModelChecker:
     def run(self) -> Model:
         decl = self.decl
         self._parameters()
-        # model_reason admits only a product of names on either side
-        assert isinstance(decl.dom, ast.TypeRef) and isinstance(decl.cod, ast.TypeRef)
+        # model_reason admits a product of names or a sized object on either side
+        assert isinstance(decl.dom, ast.TypeRef | ast.SizedObject)
+        assert isinstance(decl.cod, ast.TypeRef | ast.SizedObject)
         dom = self._header(decl.dom)
         cod = self._header(decl.cod)
         returns: tuple[str, ...] = ()
@@ -248,7 +257,12 @@ class ModelChecker:
             if word in PLATE_KINDS:
                 self.pc._use(name.text)  # a plate parameter is used by the header or steps
 
-    def _header(self, ref: ast.TypeRef) -> Product | None:
+    def _header(self, ref: ast.TypeRef | ast.SizedObject) -> Product | None:
+        if isinstance(ref, ast.SizedObject):  # `G -> 1`: an unnamed object, as written
+            assert ref.size is not None  # model_reason: a sized object of a known constructor
+            kind = OBJECT_CONSTRUCTORS[ref.constructor.text].kind
+            written = self.ctx.source(ref.span)
+            return Product((ObjectType(written, kind, ref.size),), (written,))
         if any(f.text in self.plate_params for f in ref.factors):
             for f in ref.factors:
                 self._object_name(f)

@@ -367,3 +367,16 @@ def test_a_template_call_inlines_fresh_sites_under_its_target() -> None:
 def test_a_template_is_not_run_on_its_own() -> None:
     with pytest.raises(QvrError, match="template over 'G' \\(FinSet\\)"):
         model(TEMPLATES.replace("export crossed", "export random_intercepts"), "random_intercepts")
+
+
+def test_a_template_with_an_unnamed_codomain_is_typed_and_runs_through_its_caller() -> None:
+    src = TEMPLATES.replace(
+        "program random_intercepts(G : FinSet, scale : Real) : G -> G",
+        "program random_intercepts(G : FinSet, scale : Real) : G -> 1",
+    )
+    checked = check(src)
+    assert "random_intercepts" in checked.models  # typed, not names only (QVR011)
+    assert [d.code for d in checked.diagnostics if d.code == "QVR011"] == []
+    m = compile_model(checked, "crossed")
+    run = m.run({}, {"y": torch.zeros(5)})
+    assert run.values["by_subject$v"].shape == (4,) and run.values["by_verb$v"].shape == (3,)
