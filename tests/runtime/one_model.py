@@ -99,6 +99,7 @@ def agreement(checked: CheckedModule, name: str) -> list[str]:
         problems.append(
             f"the diagram's sites {nodes} != the checker's {[s.name for s in model.sites]}"
         )
+    static = {n: program.site_event_shape(n) for n, _ in sites}  # before any run
     try:
         run = _forward(program, synthetic_data(checked, model))
     except InvalidDraws:
@@ -111,6 +112,10 @@ def agreement(checked: CheckedModule, name: str) -> list[str]:
     scored |= {s.name for s in model.sites if s.kind == "marginalize"}
     if not {n for n, _ in sites} <= set(run.log_probs) <= scored | _template_terms(checked, model):
         problems.append(f"the run scored {sorted(run.log_probs)}, the checker has {sorted(scored)}")
+    for n, shape in static.items():
+        got = run.values.get(n)
+        if shape is not None and got is not None and tuple(got.shape) != shape:
+            problems.append(f"{n}: the run drew shape {tuple(got.shape)}, statically {shape}")
     for n, site in sites:
         value = run.values.get(n)
         if value is None or site.type is None or "$" in n:

@@ -155,6 +155,12 @@ class ModelProgram(nn.Module):
         # the registry's support where it has no bounds named by a parameter; the others
         # are recorded by each run (`_Pass.site`)
         self._static = {n: c for n, s in self._sites.items() if (c := _static_support(s))}
+        # the checker's shape where it sizes every axis; the others are recorded by each run
+        self._static_shapes = {
+            n: shape
+            for n, s in self._sites.items()
+            if "$" not in n and (shape := _static_shape(s, self.sizes)) is not None
+        }
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
         # per template call prefix: each site's batch shape and event size
@@ -224,7 +230,9 @@ class ModelProgram(nn.Module):
         return _support_name(self.site_constraint(name))
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
-        return self._shapes.get(name)
+        """The value's shape (no batch axis here): the checker's when it sizes it, else the
+        last run's (an axis only the data sizes), else None (a guide then sizes it)."""
+        return self._static_shapes.get(name, self._shapes.get(name))
 
     def run(
         self,
@@ -580,6 +588,18 @@ def _static_support(site: Site) -> C.Constraint | None:
         return torch_constraint(FAMILIES[site.family].support)
     except ValueError:  # a bound named by a parameter: known once the arguments are
         return None
+
+
+def _static_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
+    """A site's value shape from its checked type: its plates' sizes (a one-entry object
+    adds no axis), then one draw's axes; None when the data or a caller sizes an axis, or
+    a draw has several axes (a matrix family's shape is the runtime's to give)."""
+    t = site.type
+    if t is None or t.data_plates or len(t.element.event) > 1:
+        return None
+    if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
+        return None
+    return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
 
 
 def _first_line(e: Exception) -> str:
