@@ -95,11 +95,12 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     const rows = wb.page.locator(".markers-panel .monaco-list-row");
     // The panel lists every file of the workspace (workspace diagnostics): filter to this one.
     await wb.filterProblems("cannot compose");
-    await rows.filter({ hasText: "Combined is declared here as Real 96" }).first().waitFor({ timeout: 30_000 });
-    const text = (await rows.allInnerTexts()).join("\n");
-    assert.match(text, /cannot compose: fan\(forward_path, backward_path\) produces FwdHidden \* BwdHidden/);
-    assert.match(text, /QVR201/);
-    assert.match(text, /FwdHidden is declared here as Real 64/);
+    const text = await wb.problemsShowing([
+      /cannot compose: fan\(forward_path, backward_path\) produces FwdHidden \* BwdHidden/,
+      /QVR201/,
+      /Combined is declared here as Real 96/,
+      /FwdHidden is declared here as Real 64/,
+    ]);
     // Pulled, not also pushed: the error is listed once.
     assert.equal(text.match(/cannot compose: fan\(forward_path/g)?.length, 1, text);
     await wb.screenshot("problems-with-related-lines");
@@ -162,9 +163,9 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     await wb.openFile("bidirectional_rnn_lm.qvr");
     // Checked once its inlay hints show.
     await wb.waitForLine((line) => line.startsWith("let forward_path: [Token] -> FwdHidden"), "with its type", FIRST_CHECK_MS);
-    // and its fan's direction hints: they move the words, so click only once they are drawn
-    await wb.waitForLine((line) => line.startsWith("let backbone") && line.includes("→"), "with its hints", FIRST_CHECK_MS);
-    await wb.clickWord("let backbone", "forward_path,");
+    // Inlay hints move the words as they are drawn: place the cursor by position, inside
+    // `forward_path` of `let backbone = fan(forward_path, ...` (line 15), not by a click.
+    await wb.goTo(15, 22);
     await wb.page.keyboard.press("Control+Shift+R");
     const extract = wb.page.locator(".action-widget .monaco-list-row", { hasText: "into `let extracted`" }).first();
     await extract.waitFor({ timeout: 30_000 });

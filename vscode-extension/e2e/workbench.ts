@@ -158,6 +158,23 @@ export class Workbench {
     await this.page.mouse.click(x, y);
   }
 
+  /**
+   * Puts the cursor at a line and column (1-based) through Go to Line (Ctrl+G), and
+   * waits for the status bar to show it there. Unlike a click it cannot land beside
+   * the word while inlay hints are still being laid out.
+   */
+  async goTo(line: number, column: number): Promise<void> {
+    await this.page.keyboard.press("Control+G");
+    const input = this.quickInput();
+    await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+    await input.fill(`:${line}:${column}`);
+    await this.page.keyboard.press("Enter");
+    await input.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+    await this.page
+      .locator("#status\\.editor\\.selection", { hasText: `Ln ${line}, Col ${column}` })
+      .waitFor({ timeout: STEP_TIMEOUT_MS });
+  }
+
   /** Gives the keyboard back to the editor of `name` (e.g. from a webview) by clicking its tab. */
   async focusEditor(name: string): Promise<void> {
     await this.page.locator(`.tab[aria-label*="${name}"]`).first().click();
@@ -172,6 +189,23 @@ export class Workbench {
     const filter = this.page.locator('.panel input[placeholder^="Filter"]').first();
     await filter.waitFor({ timeout: STEP_TIMEOUT_MS });
     await filter.fill(text);
+  }
+
+  /**
+   * The Problems rows' text once every pattern shows at the same time. The panel
+   * re-renders as workspace diagnostics arrive and its filter settles, so one read
+   * right after a row appears can catch a half-drawn list: read until it is whole.
+   */
+  async problemsShowing(patterns: RegExp[], timeoutMs = STEP_TIMEOUT_MS): Promise<string> {
+    const rows = this.page.locator(".markers-panel .monaco-list-row");
+    const deadline = Date.now() + timeoutMs;
+    let text = "";
+    while (Date.now() < deadline) {
+      text = (await rows.allInnerTexts()).join("\n");
+      if (patterns.every((pattern) => pattern.test(text))) return text;
+      await this.page.waitForTimeout(200);
+    }
+    throw new Error(`the Problems panel never showed ${patterns.map(String).join(", ")} together; last:\n${text}`);
   }
 
   /** "Ln 17, Col 52" from the status bar. */
