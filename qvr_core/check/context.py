@@ -185,7 +185,10 @@ class Context:
         self.typed[span] = (type_, self.source(span), note)
 
     def source(self, span: Span) -> str:
-        return self.text[span.start : span.end]
+        """The source under `span` as quoted in a message or a hover: on one line, its
+        runs of whitespace (line breaks and indentation included) one space, so a
+        wrapped expression never breaks a diagnostic's single line."""
+        return " ".join(self.text[span.start : span.end].split())
 
     def related_decl(self, span: Span | None, message: str) -> tuple[Related, ...]:
         return (Related(span, message),) if span is not None else ()

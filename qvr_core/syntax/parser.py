@@ -496,6 +496,7 @@ class _FileParser:
         self.offset = offset
         self.line = line
         self.diagnostics: list[Diagnostic] = []
+        self.blocks = 0  # indented blocks open around the line being parsed
         self.tables = _tables()
         #: start states where a line's first name is an older surface's, rarely meant
         self.strict_starts = {self.tables["decl"].start, self.tables["step"].start}
@@ -648,7 +649,24 @@ class _FileParser:
 
     def _block(self, lines: list[LogicalLine], start: str) -> list[Any]:
         """The nodes of a block of lines at one indentation; deeper lines belong to the
-        line above them (its body, or a continuation of it)."""
+        line above them (its body, or a continuation of it). Blocks nest (`marginalize`
+        in `marginalize`) at most MAX_DEPTH deep: every later stage walks them
+        recursively, so a deeper one is one located error, not a recursion failure."""
+        if self.blocks >= MAX_DEPTH:
+            first = lines[0].tokens
+            message = (
+                f"statements nested too deeply (more than {MAX_DEPTH} indented levels):"
+                " move the inner steps out of this scope"
+            )
+            self.diagnostics.append(make(rules.SYNTAX_ERROR, message, cover(first[0], first[-1])))
+            return []
+        self.blocks += 1
+        try:
+            return self._block_lines(lines, start)
+        finally:
+            self.blocks -= 1
+
+    def _block_lines(self, lines: list[LogicalLine], start: str) -> list[Any]:
         out: list[Any] = []
         base = lines[0].indent
         i = 0
