@@ -5,6 +5,8 @@ records its resident memory, runs 3 steps of `run_inference` (the budget
 check passes: it is raised to 1 PB) and records its peak resident memory;
 the figure printed is peak minus baseline next to the model's estimate, and
 their ratio (estimate / measured: above 1 the model errs on the safe side).
+Seed programs are sized by `qvr_core.resources`, model programs (plates,
+`marginalize` scopes) by `qvr_core.model_resources`.
 
 Then the checker: `check` on generated files of 5,000 and 50,000 lines with
 QVR601's pass (sizing every exported program) and with it switched off, the
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tests.resources.hostile import BASE  # noqa: E402
+from tests.resources.hostile_models import PLATE, nested  # noqa: E402
 
 CONFIGS = [
     ("vanilla svi b16 L8", "examples/vanilla_rnn_lm.qvr", {"batch": 16, "seq_len": 8}),
@@ -36,6 +39,12 @@ CONFIGS = [
     ("Hidden 1,000,000 svi", BASE.format(hidden=1_000_000, middle=""), {}),
     ("stack(step, 2000) svi", BASE.format(hidden=16, middle="stack(step, 2000) >> "), {}),
     ("repeat(step, 20000) svi", BASE.format(hidden=16, middle="repeat(step, 20000) >> "), {}),
+    ("model hmm svi", "examples/models/hmm.qvr", {"steps": 20}),
+    ("model plate 100,000 svi", PLATE.format(size=100_000), {}),
+    ("model plate 100,000 nuts", PLATE.format(size=100_000), {"method": "nuts", "steps": 40}),
+    ("model plate 1,000,000 prior", PLATE.format(size=1_000_000), {"method": "prior"}),
+    ("model 10 scopes x 10 svi", nested(10), {}),
+    ("model 6 scopes x 100,000 svi", nested(6, points=100_000), {}),
 ]
 
 CHILD = r"""
@@ -43,14 +52,19 @@ import json, resource, sys
 import torch
 from qvr_core.check import check
 from qvr_core.runs.run import run_inference
+from qvr_core.model_resources import estimate_model
 from qvr_core.resources import estimate
 source, kwargs = json.loads(sys.stdin.read())
 torch.set_num_threads(1)
 module = check(source)
 name = module.default_export
 args = {"steps": 3, **kwargs}
-need = estimate(module, name, method=args.get("method", "svi"), batch=args.get("batch", 16),
-                seq_len=args.get("seq_len", 8), steps=args["steps"])
+if name in module.models:  # one chain: the chains' processes are not this one's memory
+    args["chains"] = 1
+    need = estimate_model(module, name, method=args.get("method", "svi"), steps=args["steps"])
+else:
+    need = estimate(module, name, method=args.get("method", "svi"), batch=args.get("batch", 16),
+                    seq_len=args.get("seq_len", 8), steps=args["steps"])
 with open("/proc/self/statm") as f:
     base = int(f.read().split()[1]) * resource.getpagesize()
 run_inference(source, memory_budget=1 << 50, **args)

@@ -26,8 +26,12 @@ What is counted, per method (floats are 4 bytes, indices 8):
 - torch's own working memory in a run, a constant (`RUNTIME_BYTES`).
 
 It is an estimate of the peak (measured against the real runs by
-`bench/bench_resources.py`), meant to tell a run that fits from one that
+`bench/resources.py`), meant to tell a run that fits from one that
 cannot (25 TB, a billion applications), not to predict to the megabyte.
+
+A model program (family steps, plates, `marginalize` scopes, data names) is
+sized by `qvr_core.model_resources`, from the checker's `Model`, into the same
+`Estimate` and `Need`s (`kind="model"`), so that its refusal reads like this one.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from qvr_core.builtins import COMBINATORS, FAMILIES, Combinator, KernelForm
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
+from qvr_core.units import format_bytes, format_count
 
 FLOAT_BYTES = 4
 INDEX_BYTES = 8
@@ -128,36 +133,6 @@ def parse_size(value: object) -> int:
     return int(scaled)
 
 
-def format_bytes(n: int | float) -> str:
-    """`12.3 GB`, `512 MB`: decimal units, three significant digits."""
-    if isinstance(n, int) and n >= 10**21:
-        return f"{_scientific(n)} bytes"  # past EB: no float holds it, no unit helps
-    n = float(n)
-    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB", "EB"):
-        if n < 1000 or unit == "EB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _count(n: int) -> str:
-    return f"{n:,}" if n < 10**15 else _scientific(n)
-
-
-def _scientific(n: int) -> str:
-    """`2.05e+301` for a positive integer of any size, in integer arithmetic: a chain of
-    stacks can count more parameters than a float holds or `str()` will print."""
-    exponent = int((n.bit_length() - 1) * 0.30102999566398)  # at most log10(n)
-    digits = n // 10 ** max(exponent - 3, 0)  # 4 or more leading digits
-    while digits >= 10_000:
-        digits //= 10
-        exponent += 1
-    rounded = (digits + 5) // 10  # three significant digits
-    if rounded == 1000:
-        rounded, exponent = 100, exponent + 1
-    return f"{rounded / 100:.3g}e+{exponent:02d}"
-
-
 # ------------------------------------------------------------------ results
 
 
@@ -190,10 +165,26 @@ class Estimate:
     data_bytes: int
     needs: tuple[Need, ...] = field(repr=False)
     reached: frozenset[str] = field(default=frozenset(), repr=False)  # declarations it uses
+    #: "morphism" (a seed program: batch, sequence length, parameters) or "model" (a model
+    #: program, `qvr_core.model_resources`: no batch, `parameters` counts its latent values)
+    kind: str = "morphism"
+    chains: int = 1  # NUTS chains run side by side (each holds its own copy)
 
     @property
     def total(self) -> int:
         return self.parameter_bytes + self.activation_bytes + self.data_bytes + RUNTIME_BYTES
+
+    def setting(self) -> str:
+        """The run it sizes, in words: `svi at batch 16, seq_len 8 (1,234 parameters)`, or
+        for a model program `nuts in 4 chains (1,000 latent values)`."""
+        if self.kind == "model":
+            chains = f" in {self.chains} chains" if self.chains > 1 else ""
+            latent = "latent value" if self.parameters == 1 else "latent values"
+            return f"{self.method}{chains} ({format_count(self.parameters)} {latent})"
+        return (
+            f"{self.method} at batch {self.batch}, seq_len {self.seq_len} "
+            f"({format_count(self.parameters)} parameters)"
+        )
 
     def culprit(self, budget: int, kind: str | None = None) -> Need | None:
         """The most specific need (of `kind`, if given) that is over `budget` by itself, else
@@ -210,9 +201,7 @@ class Estimate:
         why = f": {culprit.describe()}" if culprit is not None else ""
         return (
             f"program {self.program} needs about {format_bytes(self.total)} for "
-            f"{self.method} at batch {self.batch}, seq_len {self.seq_len} "
-            f"({_count(self.parameters)} parameters), over the memory budget of "
-            f"{format_bytes(budget)}{why}"
+            f"{self.setting()}, over the memory budget of {format_bytes(budget)}{why}"
         )
 
 
@@ -263,10 +252,12 @@ def _leaf(info: Any) -> _Leaf:
     cod: Product = info.type.cod if not isinstance(info.type.cod, Seq) else info.type.cod.elem
     if info.role == "embed":
         rows = _rows(dom)
-        return _Leaf(rows * cod.width, 3 * cod.width, f"a table of {_count(rows)} x {cod.width}")
+        return _Leaf(
+            rows * cod.width, 3 * cod.width, f"a table of {format_count(rows)} x {cod.width}"
+        )
     if info.role == "latent":
         n, m = _rows(dom), sum(f.size for f in cod.factors)
-        return _Leaf(n * m, 4 * m, f"a {_count(n)} x {_count(m)} matrix")
+        return _Leaf(n * m, 4 * m, f"a {format_count(n)} x {format_count(m)} matrix")
     form = _kernel_form(info.family)
     n_in = _feature_width(dom)
     n_out = form.param_width(cod.factors) if form is not None else cod.width
@@ -282,12 +273,12 @@ def _leaf(info: Any) -> _Leaf:
         params = n_in * h + h + h * n_out + n_out
         floats, net = n_in + 3 * h, f"hidden {h}"
     floats += 2 * n_out + 2 * cod.width  # the network output; a draw and its noise
-    reason = f"input {_count(n_in)}, {net}, output {_count(n_out)}"
+    reason = f"input {format_count(n_in)}, {net}, output {format_count(n_out)}"
     return _Leaf(params + scale, floats, reason)
 
 
 def _leaf_reason(name: str, info: Any, leaf: _Leaf) -> str:
-    return f"has {_count(leaf.parameters)} parameters ({info.type.label}: {leaf.reason})"
+    return f"has {format_count(leaf.parameters)} parameters ({info.type.label}: {leaf.reason})"
 
 
 # ------------------------------------------------------------------ the walk
@@ -492,7 +483,7 @@ class Model:
             owner,
             call,
             n * one * bytes_each,
-            f"makes {_count(n)} copies of {_count(one)} parameters each",
+            f"makes {format_count(n)} copies of {format_count(one)} parameters each",
         )
         return n * one
 
@@ -611,14 +602,18 @@ class Model:
             cell = self.cost(owner, args[0], False, seq_len)
             steps = seq_len if seq else 1
             kept = cell.kept * steps
-            self._need(owner, e, kept, f"runs its cell {_count(steps)} times (seq_len)", act=True)
+            self._need(
+                owner, e, kept, f"runs its cell {format_count(steps)} times (seq_len)", act=True
+            )
             return _Cost(kept, cell.peak, False)
         if runs == "count":
             n = _times(e)
             body = self.cost(owner, args[0], seq, seq_len)
             kept = body.kept * n
             verb = "copies" if combinator.cost.fresh_copies else "applications"
-            self._need(owner, e, kept, f"keeps the activations of {_count(n)} {verb}", act=True)
+            self._need(
+                owner, e, kept, f"keeps the activations of {format_count(n)} {verb}", act=True
+            )
             return _Cost(kept, body.peak, body.seq)
         return _parallel([self.cost(owner, a, seq, seq_len) for a in args])  # "once"
 
@@ -765,7 +760,10 @@ def estimate(
         size = parameters + latent * batch
         param_bytes = chains * (size * FLOAT_BYTES * (_NUTS_COPIES + 4 * draws) + overhead)
         act_bytes = chains * cost.kept * batch * FLOAT_BYTES * 2
-        what = f"keeps {_count(draws)} draws of {_count(size)} values (parameters and latents)"
+        what = (
+            f"keeps {format_count(draws)} draws of {format_count(size)} values"
+            " (parameters and latents)"
+        )
         if chains > 1:
             what += f" in each of {chains} chains"
         m.needs[("nuts", 0)] = Need(
@@ -781,7 +779,7 @@ def estimate(
             prog.decl.name.span,
             prog.decl,
             kept,
-            f"keeps {_count(steps)} draws of every site at batch {batch}",
+            f"keeps {format_count(steps)} draws of every site at batch {batch}",
             "draws",
         )
     return Estimate(

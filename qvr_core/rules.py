@@ -736,15 +736,20 @@ PROGRAM_TOO_LARGE = Rule(
     severity=WARNING,
     summary="an exported program too large to run within the memory budget",
     explanation=(
-        "Before a run allocates anything, qvr sizes it from the checked module: parameters, "
-        "optimiser state and the activations of a forward pass at the run's batch and "
-        "sequence length. A program whose default run needs more than the memory budget "
-        "(half the machine's available memory unless `qvr.run.memoryBudget` or "
-        "`--memory-budget` says otherwise) would be refused, so the checker says so while "
-        "you type, at the declaration that makes it large."
+        "Before a run allocates anything, qvr sizes it from the checked module. A program "
+        "of morphisms needs its parameters, optimiser state and the activations of a "
+        "forward pass at the run's batch and sequence length; a model program needs every "
+        "site's values over its plates, each `marginalize` body once for every value it "
+        "sums over (nested scopes that one step reads multiply), and what the method keeps "
+        "of the latent values (the guide and its draws, every NUTS draw). A program whose "
+        "default run needs more than the memory budget (half the machine's available "
+        "memory unless `qvr.run.memoryBudget` or `--memory-budget` says otherwise) would "
+        "be refused, so the checker says so while you type, at the declaration that makes "
+        "it large."
     ),
     fixes=(
-        "Make the named dimension, replicate, stack or repeat count smaller.",
+        "Make the named dimension, plate, replicate, stack or repeat count smaller.",
+        "Sum out fewer values, or nest fewer `marginalize` scopes whose values one step reads.",
         "Raise the memory budget if the machine really has the memory.",
     ),
     example="QVR601_too_large.qvr",

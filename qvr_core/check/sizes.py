@@ -1,11 +1,14 @@
 """QVR601: a program too large to run, reported while the user types.
 
 A whole-module pass, run after the others when nothing is an error: each
-exported program is sized by `qvr_core.resources` for an SVI run at the
-command line's default batch and sequence length, and a program over the
-memory budget gets a warning at the declaration that needs the most (a
-morphism with a huge dimension, a `stack` of many copies, a `repeat` of
-many applications), with the program as related information.
+exported program is sized for an SVI run as `qvr run` would size it (a seed
+program by `qvr_core.resources` at the command line's default batch and
+sequence length, a model program by `qvr_core.model_resources` from its
+plates, enumerated scopes and latent values), and a program over the memory
+budget gets a warning at the declaration that needs the most (a morphism with
+a huge dimension, a `stack` of many copies, a `repeat` of many applications, a
+site over a huge plate, a `marginalize` whose body runs too many times), with
+the program as related information.
 """
 
 from __future__ import annotations
@@ -16,16 +19,20 @@ from functools import lru_cache
 from typing import Any
 
 from qvr_core import rules
+from qvr_core.builtins.objects import PLATE_KINDS
+from qvr_core.check.model import Model as CheckedModel
 from qvr_core.check.module import LetInfo, ProgramInfo
 from qvr_core.diagnostics import Diagnostic, Related, make
+from qvr_core.model_resources import estimate_model
 from qvr_core.resources import (
     CHECK_BATCH,
     CHECK_SEQ_LEN,
+    Estimate,
     Model,
     default_budget,
     estimate,
-    format_bytes,
 )
+from qvr_core.units import format_bytes
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +52,15 @@ class _Tables:
         self.programs = {
             k: v for k, v in programs.items() if isinstance(v, ProgramInfo) and v.type is not None
         }
+        self.models = {k: v for k, v in programs.items() if isinstance(v, CheckedModel)}
+
+
+class _ModelTables:
+    """The checker's tables as `model_resources.estimate_model` reads them."""
+
+    def __init__(self, models: dict[str, CheckedModel], objects: Any) -> None:
+        self.models = models
+        self.objects = dict(objects.items())
 
 
 # An editor re-checks on every keystroke, and the checker keeps the infos of declarations an
@@ -86,7 +102,11 @@ def size_warnings(
     tables = _Tables(env.morphisms, env.lets, env.programs)
     found: dict[tuple[int, int], Diagnostic] = {}
     shared = Model(tables.morphisms, tables.lets, tables.programs)  # linear over all exports
+    models = _ModelTables(tables.models, ctx.objects) if tables.models else None
     for name in exports:
+        if models is not None and name in models.models:
+            _model_warning(ctx, models, name, limit, found)
+            continue
         prog = tables.programs.get(name)
         if prog is None:
             continue
@@ -104,20 +124,51 @@ def size_warnings(
         except Exception:  # a bug in sizing must not cost the other diagnostics
             log.exception("sizing program %s failed", name)
             continue
-        culprit = need.culprit(limit)
-        if culprit is None:
-            continue
-        span = ctx.real(culprit.owner, culprit.span)
-        if (span.start, span.end) in found:
-            continue
-        message = (
-            f"{culprit.label} {culprit.reason}: program {name} would need about "
-            f"{format_bytes(need.total)} for an SVI run at batch {CHECK_BATCH}, seq_len "
-            f"{CHECK_SEQ_LEN}, over the memory budget of {format_bytes(limit)}, so a run "
-            "at these sizes is refused"
-        )
-        where = ctx.real(prog.decl, prog.decl.name.span)
-        found[(span.start, span.end)] = make(
-            rules.PROGRAM_TOO_LARGE, message, span, related=(Related(where, f"program {name}"),)
-        )
+        run = f"for an SVI run at batch {CHECK_BATCH}, seq_len {CHECK_SEQ_LEN}"
+        _warn(ctx, need, prog.decl, name, limit, run, "a run at these sizes", found)
     return list(found.values())
+
+
+def _model_warning(
+    ctx: Any, tables: _ModelTables, name: str, limit: int, found: dict[tuple[int, int], Diagnostic]
+) -> None:
+    """QVR601 for model program `name` when an SVI run of it is over `limit` bytes."""
+    model = tables.models[name]
+    if model.runtime_gaps or any(p.kind in PLATE_KINDS for p in model.params):
+        return  # not run (the run says why): a template, or what the runtime lacks
+    try:
+        need = estimate_model(tables, name, method="svi")
+    except Exception:  # a bug in sizing must not cost the other diagnostics
+        log.exception("sizing model program %s failed", name)
+        return
+    if need.total <= limit:
+        return
+    _warn(ctx, need, model.decl, name, limit, "for an SVI run", "a run", found)
+
+
+def _warn(
+    ctx: Any,
+    need: Estimate,
+    decl: Any,
+    name: str,
+    limit: int,
+    run: str,
+    refused: str,
+    found: dict[tuple[int, int], Diagnostic],
+) -> None:
+    """The warning at the declaration that needs the most (once per place)."""
+    culprit = need.culprit(limit)
+    if culprit is None:
+        return
+    span = ctx.real(culprit.owner, culprit.span)
+    if (span.start, span.end) in found:
+        return
+    message = (
+        f"{culprit.label} {culprit.reason}: program {name} would need about "
+        f"{format_bytes(need.total)} {run}, over the memory budget of {format_bytes(limit)}, "
+        f"so {refused} is refused"
+    )
+    where = ctx.real(decl, decl.name.span)
+    found[(span.start, span.end)] = make(
+        rules.PROGRAM_TOO_LARGE, message, span, related=(Related(where, f"program {name}"),)
+    )

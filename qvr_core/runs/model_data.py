@@ -1,11 +1,14 @@
 """The data of a model program's run: its data names and observed sites, by name.
 
 A model program's data is a dict by name: its observed sites and its data names
-(the free names its steps read, `sigma`, `group`, `x`). Without a data file, a
-model that needs no data names is fitted to a synthetic data set: the observed
-sites drawn from the prior under `seed`, as the gallery's "Try it" does. The
-methods are every program's (`qvr_core.runs.methods`), all on one torch
-thread (`one_thread`).
+(the free names its steps read, `sigma`, `group`, `x`). A site whose step writes
+its plates (`observe y : School`) takes a value of exactly their shape, and a
+data name read as a number argument of it must broadcast to them: an extra axis
+is refused naming the key and the shape expected, never fitted as more
+observations. Without a data file, a model that needs no data names is fitted
+to a synthetic data set: the observed sites drawn from the prior under `seed`,
+as the gallery's "Try it" does. The methods are every program's
+(`qvr_core.runs.methods`), all on one torch thread (`one_thread`).
 """
 
 from __future__ import annotations
@@ -15,14 +18,21 @@ from contextlib import contextmanager
 
 import torch
 
+from qvr_core.builtins import FAMILIES
+from qvr_core.check.model import Site
+from qvr_core.datafile import quoted, quoted_list
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runtime.model import ModelProgram
+from qvr_core.runtime.model.families import axes
 
 
 def split_data(
     program: ModelProgram, data: Mapping[str, torch.Tensor] | None, source: str
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """(data names, observed sites) from a data set, refusing missing or unknown keys."""
+    """(data names, observed sites) from a data set, refusing missing or unknown keys and
+    values whose shapes do not fit the plates their steps write.
+
+    `source` names the data in messages, already printable."""
     observed = list(program.observed_names)
     needed = [*program.data_names, *observed]
     given = dict(data or {})
@@ -34,17 +44,86 @@ def split_data(
             where = _lines(program)
             parts.append(
                 "missing "
-                + ", ".join(f"'{k}' (line {where[k]})" if k in where else f"'{k}'" for k in missing)
+                + ", ".join(
+                    f"{quoted(k)} (line {where[k]})" if k in where else quoted(k) for k in missing
+                )
             )
         if unknown:
-            parts.append(f"unexpected {', '.join(repr(k) for k in unknown)}")
+            parts.append(f"unexpected {quoted_list(unknown)}")
         raise InferenceError(
             f"{source}: {'; '.join(parts)}. Program {program.name} reads "
             + (f"the data names {', '.join(program.data_names)} and " if program.data_names else "")
             + f"the observed sites {', '.join(observed) or '(none)'}"
         )
+    check_shapes(program, given, source)
     x = {k: _tensor(given[k]) for k in program.data_names}
     return x, {k: _tensor(given[k]) for k in observed}
+
+
+def check_shapes(program: ModelProgram, given: Mapping[str, torch.Tensor], source: str) -> None:
+    """Refuse a value that would reshape a plate its step writes: an observed site's value
+    must have exactly the plates' shape (then one draw's axes), and a data name read as
+    a number argument of such a step must broadcast to the plates."""
+    for name in program.site_names:
+        if "$" in name:  # a template's site: its plates are the caller's
+            continue
+        site = program.site(name)
+        shape = declared_shape(site, program.sizes)
+        if shape is None or site.scope:
+            continue
+        step = _step(site)
+        value = given.get(name) if site.kind == "observe" else None
+        if value is not None and tuple(value.shape) != shape:
+            raise InferenceError(
+                f"{source}: data {quoted(name)} has shape {_shape(value.shape)} but {step} "
+                f"(line {site.line}) needs {_shape(shape)}"
+            )
+        assert site.type is not None  # declared_shape: the checker typed it
+        plates = shape[: len(shape) - len(site.type.element.event)]
+        for a in site.args:
+            if a.name is None or a.index or a.name not in program.data_names:
+                continue
+            data = given.get(a.name)
+            param = FAMILIES[site.family].param(a.param) if site.family else None
+            if data is None or param is None or param.rank:
+                continue
+            if not _broadcasts(tuple(data.shape), plates):
+                raise InferenceError(
+                    f"{source}: data {quoted(a.name)} has shape {_shape(data.shape)} but "
+                    f"{step} (line {site.line}) needs its {a.param} {_shape(data.shape)} to "
+                    f"broadcast to its plates {_shape(plates)}"
+                )
+
+
+def declared_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
+    """The shape of a site's value when its step writes its plates (`observe y : School`)
+    and the checker sizes every axis: the plates' sizes (a one-entry object adds no
+    axis), then one draw's axes. None otherwise: the data or the arguments size it."""
+    t = site.type
+    if not site.annotated or t is None or t.data_plates or len(t.element.event) > 1:
+        return None
+    if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
+        return None
+    return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
+
+
+def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether `shape` broadcasts to `target` without widening it."""
+    if len(shape) > len(target):
+        return False
+    return all(n in (1, m) for n, m in zip(reversed(shape), reversed(target), strict=False))
+
+
+def _step(site: Site) -> str:
+    """`observe y : School`: the step as written, for messages."""
+    t = site.type
+    plates = " * ".join(p.name for p in t.plates) if t is not None else ""
+    return f"{site.kind} {site.name} : {plates or (t.label if t is not None else '?')}"
+
+
+def _shape(shape: tuple[int, ...] | torch.Size) -> str:
+    dims = tuple(int(n) for n in shape)
+    return str(dims)
 
 
 def _lines(program: ModelProgram) -> dict[str, int]:

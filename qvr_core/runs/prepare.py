@@ -26,14 +26,14 @@ import torch
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.types import Seq
-from qvr_core.datafile import DataFile
+from qvr_core.datafile import DataFile, printable
 from qvr_core.inference.errors import InferenceError
 from qvr_core.run_arguments import RunArguments
 from qvr_core.runnable import RuntimeKind, runnability
 from qvr_core.runs.data import conform, read_data, resolve_data_path, select
 from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, split_data, synthetic
-from qvr_core.runs.sizing import Sizing, budget_of, size_run
+from qvr_core.runs.sizing import Sizing, budget_of, size_model_run, size_run
 from qvr_core.runs.summary import Method
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import format_diagnostics
@@ -56,7 +56,7 @@ class PreparedRun:
     x: Input  # a seed program's batched input; a model program's data names
     observations: dict[str, torch.Tensor]
     data: str  # "synthetic", or the data file's name
-    sizing: Sizing | None  # the estimate it was admitted under (seed programs)
+    sizing: Sizing | None  # the estimate it was admitted under
 
 
 def checked_program(
@@ -93,9 +93,9 @@ def prepare(
     verdict = runnability(checked, name)
     if verdict.kind is None:
         raise InferenceError(verdict.reason or f"program {name} cannot run")
-    if verdict.kind == "model":
-        return _model(checked, name, arguments, data, data_root)
     budget = budget_of(memory_budget)
+    if verdict.kind == "model":
+        return _model(checked, name, arguments, data, data_root, budget)
     return _morphism(checked, path, name, arguments, data, data_root, budget)
 
 
@@ -111,9 +111,9 @@ def data_name(data: DataSource) -> str:
 
 
 def _file(data: DataFile | str | Path, root: str | Path | None) -> tuple[DataFile | Path, str]:
-    """The data to read and its name in messages."""
+    """The data to read and its name in messages (printable: a file name is the user's)."""
     file = data if isinstance(data, DataFile) else resolve_data_path(data, root)
-    return file, file.name if isinstance(file, DataFile) else str(file)
+    return file, printable(file.name if isinstance(file, DataFile) else str(file), 320)
 
 
 # ------------------------------------------------------------ seed programs
@@ -130,7 +130,7 @@ def _morphism(
 ) -> PreparedRun:
     info = checked.programs[name]
     observed = [s.name for s in info.sites if s.kind == "observe"]
-    loaded = None if data is None else _read(data, data_root, observed, info)
+    loaded = None if data is None else _read(data, data_root, observed, info, budget)
     if loaded is not None:
         n, length = _data_shape(loaded[0], info)
     else:
@@ -198,10 +198,12 @@ def _read(
     root: str | Path | None,
     observed: list[str],
     info: ProgramInfo,
+    budget: int,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The data, read once and validated against the program's types."""
+    """The data, read once within the memory budget and validated against the program's
+    types."""
     file, shown = _file(data, root)
-    x, observations = select(read_data(file), observed, shown)
+    x, observations = select(read_data(file, budget), observed, shown)
     assert info.type is not None  # runnability: the program type-checks
     types = {
         s.name: s.value_type
@@ -220,18 +222,36 @@ def _model(
     arguments: RunArguments,
     data: DataSource,
     data_root: str | Path | None,
+    budget: int,
 ) -> PreparedRun:
-    """A model program's data by name (`runs.model_data`); no parameters to initialise."""
-    torch.manual_seed(arguments.seed)
-    program = compile_model(checked, name)
-    if data is None:
-        x, observations = split_data(program, synthetic(program, arguments.seed), "synthetic data")
-    else:
+    """A model program's data by name (`runs.model_data`); no parameters to initialise.
+
+    The data is read first, within the memory budget (`read_data` sizes it before
+    decoding), so the run can be sized with the data's sizes before it is compiled."""
+    arrays: dict[str, torch.Tensor] | None = None
+    shown = "synthetic data"
+    if data is not None:
         file, shown = _file(data, data_root)
-        x, observations = split_data(program, read_data(file), shown)
-    method = method_of(arguments)
-    if method == "prior":
-        observations = {}
-    with one_thread(), torch.no_grad():
-        program.run(x, observations)  # validates the data against the sites' shapes and supports
-    return PreparedRun(name, "model", method, program, x, observations, data_name(data), None)
+        arrays = read_data(file, budget)
+    sizing = size_model_run(
+        checked,
+        name,
+        method=arguments.method,
+        steps=arguments.steps,
+        chains=arguments.chains,
+        budget=budget,
+        data=arrays,
+    )
+    with sizing.guard():
+        torch.manual_seed(arguments.seed)
+        program = compile_model(checked, name)
+        if arrays is None:
+            arrays = synthetic(program, arguments.seed)
+        x, observations = split_data(program, arrays, shown)
+        del arrays
+        method = method_of(arguments)
+        if method == "prior":
+            observations = {}
+        with one_thread(), torch.no_grad():
+            program.run(x, observations)  # validates the data against the sites' shapes, supports
+    return PreparedRun(name, "model", method, program, x, observations, data_name(data), sizing)

@@ -1,29 +1,33 @@
 """A run sized against the memory budget before anything is allocated, and an
 out-of-memory failure while it runs told in the estimate's words.
 
-The estimate is `qvr_core.resources`' (parameters with optimiser state,
-activations at this batch and length, what the method keeps): a run over the
-budget is refused with `RunTooLargeError`; a run that still runs out of memory
-(the machine had less to give than the budget) ends with `RunOutOfMemoryError`
-naming what is big.
+A seed program's estimate is `qvr_core.resources`' (parameters with optimiser
+state, activations at this batch and length, what the method keeps), a model
+program's `qvr_core.model_resources`' (its plates, its enumerated scopes, what
+the method keeps of its latent values, the data): a run over the budget is
+refused with `RunTooLargeError`, one line naming the declaration that needs the
+most; a run that still runs out of memory (the machine had less to give than
+the budget) ends with `RunOutOfMemoryError` naming what is big.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.inference.errors import RunOutOfMemoryError, RunTooLargeError
+from qvr_core.model_resources import estimate_model
 from qvr_core.resources import (
     Estimate,
     MemoryBudgetError,
     check_budget,
     default_budget,
     estimate,
-    format_bytes,
 )
+from qvr_core.units import format_bytes
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,7 @@ class Sizing:
         what = f"; what is big: {culprit.describe()}" if culprit is not None else ""
         return RunOutOfMemoryError(
             f"the run ran out of memory: program {need.program} needs about "
-            f"{format_bytes(need.total)} for {need.method} at batch {need.batch}, "
-            f"seq_len {need.seq_len}{what}"
+            f"{format_bytes(need.total)} for {need.setting()}{what}"
         )
 
 
@@ -79,10 +82,49 @@ def size_run(
     need = estimate(
         checked, name, method=method, batch=batch, seq_len=seq_len, steps=steps, chains=parallel
     )
+    return _admitted(need, budget, "lower those sizes or raise the memory budget")
+
+
+def size_model_run(
+    checked: CheckedModule,
+    name: str,
+    *,
+    method: str,
+    steps: int,
+    chains: int,
+    budget: int,
+    data: Mapping[str, Any] | None = None,
+) -> Sizing:
+    """The estimate of one run of model program `name`, refused when over `budget`: from
+    its checked `Model` (its plates, enumerated scopes and what `method` keeps) and the
+    data read for it (tensors by name; None for synthetic data), whose sizes also size
+    the axes only the data fixes. Call it before the program is compiled."""
+    arrays = list((data or {}).values())
+    need = estimate_model(
+        checked,
+        name,
+        method=method,
+        steps=steps,
+        chains=chains,
+        data_bytes=sum(_nbytes(a) for a in arrays),
+        rows=max((_numel(a) for a in arrays), default=None),
+    )
+    return _admitted(need, budget, "make it smaller or raise the memory budget")
+
+
+def _numel(a: Any) -> int:
+    return int(getattr(a, "numel", lambda: 1)())
+
+
+def _nbytes(a: Any) -> int:
+    return _numel(a) * int(getattr(a, "element_size", lambda: 8)())
+
+
+def _admitted(need: Estimate, budget: int, advice: str) -> Sizing:
     try:
         check_budget(need, budget)
     except MemoryBudgetError as e:
-        raise RunTooLargeError(f"{e}; lower those sizes or raise the memory budget") from None
+        raise RunTooLargeError(f"{e}; {advice}") from None
     return Sizing(need, budget)
 
 

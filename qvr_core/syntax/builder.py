@@ -28,6 +28,8 @@ SIZED_CONSTRUCTORS = frozenset(OBJECT_CONSTRUCTORS)
 
 # Python refuses to convert integers longer than this (sys.int_info.default_max_str_digits).
 _MAX_INT_DIGITS = 4000
+#: The largest size of an object: one axis of a tensor (torch's sizes are int64).
+MAX_OBJECT_SIZE = 2**63 - 1
 
 
 #: A rule's children as lark passes them: tokens, nodes, and the NamedTuples below.
@@ -133,6 +135,13 @@ def parse_int(text: str) -> int | None:
     return int(text) if len(text) <= _MAX_INT_DIGITS else None
 
 
+def object_size(text: str) -> int | None:
+    """An object's size (`FinSet 8`, `Real 64`), or None when it is 0 or larger than
+    MAX_OBJECT_SIZE: sizes index tensors' axes, which torch counts in 64 bits."""
+    value = parse_int(text)
+    return value if value is not None and 0 < value <= MAX_OBJECT_SIZE else None
+
+
 def _name(tok: Token) -> ast.Name:
     _, text, start, line, col = tok
     return ast.Name(text, Span(start, start + len(text), line, col, line, col + len(text)))
@@ -188,8 +197,7 @@ class TreeBuilder(Transformer[Token, Any]):
             if size_tok.type != "NAME":
                 size = None
                 if len(toks) == 1 and size_tok.type == "INT":
-                    value = parse_int(size_tok.text)
-                    size = value if value else None
+                    size = object_size(size_tok.text)
                 return ast.SizedObject(_name(head), size, cover(toks[0], size_tok), span)
         literals = tuple(self.literal(toks) for toks in args)
         return ast.ObjCtor(_name(head), literals, options, span)
@@ -607,7 +615,7 @@ class TreeBuilder(Transformer[Token, Any]):
 
     def era_type(self, c: Children) -> Era:
         name, ctor, size_tok = _name(c[1]), _name(c[3]), c[4]
-        size = parse_int(size_tok.text) or None
+        size = object_size(size_tok.text)
         modern = LEGACY_CONSTRUCTORS.get(ctor.text, ctor.text)
         span = cover(c[0], size_tok)
         ctor_name = ctor if modern == ctor.text else _synthetic(modern, ctor.span)
@@ -625,7 +633,7 @@ class TreeBuilder(Transformer[Token, Any]):
         name = names[0]
         span = cover(c[0], size_tok)
         ctor = _synthetic(FINSET, size_tok.span)
-        size = parse_int(size_tok.text) or None
+        size = object_size(size_tok.text)
         body = ast.SizedObject(ctor, size, size_tok.span, size_tok.span)
         decl = ast.ObjectDecl(name, body, None, span, names[1:])
         written = ", ".join(n.text for n in names)
@@ -696,7 +704,7 @@ class TreeBuilder(Transformer[Token, Any]):
     def era_program_size(self, c: Children) -> Era:
         size_tok = next(t for t in c if type(t) is Token and t.type == "INT")
         at = c.index(size_tok)
-        size = parse_int(size_tok.text) or None
+        size = object_size(size_tok.text)
         ctor = _synthetic(FINSET, size_tok.span)
         cod = ast.SizedObject(ctor, size, size_tok.span, size_tok.span)
         header = self.program_header([*c[:at], _Paren(cod, size_tok.span), *c[at + 1 :]])

@@ -35,7 +35,7 @@ from qvr_core.builtins.objects import FINSET
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from qvr_core.syntax import ast
-from qvr_core.syntax.builder import Era, Header, NodeError, TreeBuilder
+from qvr_core.syntax.builder import MAX_OBJECT_SIZE, Era, Header, NodeError, TreeBuilder
 from qvr_core.syntax.layout import (
     CLOSERS,
     KEYWORD_TYPES,
@@ -928,7 +928,10 @@ class _FileParser:
             span = body.size_span
             raw = self.text[span.start - self.offset : span.end - self.offset]
             if raw.isdigit() and raw.strip("0"):
-                message = f"the size of object {decl.name.text} is too large ({len(raw)} digits)"
+                message = (
+                    f"the size of object {decl.name.text} is too large ({len(raw)} digits;"
+                    f" at most {MAX_OBJECT_SIZE:,}, the most entries a tensor axis holds)"
+                )
             else:
                 message = (
                     f"the size of object {decl.name.text} must be a positive integer,"

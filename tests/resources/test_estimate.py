@@ -18,9 +18,9 @@ from qvr_core.resources import (
     check_budget,
     estimate,
     exported_programs,
-    format_bytes,
     parse_size,
 )
+from qvr_core.units import format_bytes
 
 from .hostile import HUGE, REPEAT, SMALL, STACK
 
@@ -226,7 +226,7 @@ def test_a_chain_of_stacks_deeper_than_the_recursion_limit_is_sized_exactly() ->
 
 
 def test_counts_past_what_a_float_holds_are_written_in_scientific_notation() -> None:
-    from qvr_core.resources import format_bytes
+    from qvr_core.units import format_bytes
 
     assert format_bytes(2**1000) == "1.07e+301 bytes"
     assert format_bytes(3 * 10**20) == "300 EB"

@@ -119,7 +119,7 @@ def test_bad_size_is_reported_and_kept_as_none(size: str) -> None:
 def test_huge_size_is_too_large_not_a_crash() -> None:
     text = "object Token : FinSet " + "9" * 5000
     message, covered = one_error(text)
-    assert message == "the size of object Token is too large (5000 digits)"
+    assert message.startswith("the size of object Token is too large (5000 digits;")
     assert covered == "9" * 5000
 
 
@@ -755,3 +755,20 @@ def test_the_grammar_cache_is_rebuilt_when_broken_and_skipped_when_unwritable(
             assert parser_module.parse(text) == expected
         finally:
             parser_module._tables.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("size", "ok"),
+    [("9223372036854775807", True), ("9223372036854775808", False), ("1" + "0" * 30, False)],
+)
+def test_an_object_size_fits_a_tensor_axis(size: str, ok: bool) -> None:
+    """Sizes index tensors' axes (int64): a larger one is refused where it is written,
+    not by torch when a run expands a draw over it (issue 24's fuzzer)."""
+    text = f"object Region : FinSet {size}"
+    result = parse(text)
+    if ok:
+        assert result.diagnostics == ()
+        return
+    message, covered = one_error(text)
+    assert message.startswith(f"the size of object Region is too large ({len(size)} digits")
+    assert covered == size

@@ -15,25 +15,79 @@ so a chain of scopes is an exact enumeration; the runtime reuses a scope's sum f
 every path that agrees on the values it depends on (`program._Pass._sum_key`), which
 makes a chain where each scope reads the one before cost what the forward algorithm
 costs.
+
+A run is sized before it starts (`qvr_core.model_resources`); a support only the
+run's arguments size (a Binomial's `total_count` from the data) is guarded here: a
+sum whose enumeration would keep more than the memory budget is refused before
+its values are made, never left to end in `std::bad_alloc`.
 """
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import torch
 from torch import distributions as D
 
+from qvr_core.model_resources import enumeration_bytes
+from qvr_core.resources import default_budget
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.units import format_bytes
+
+
+@lru_cache(maxsize=1)
+def enumeration_budget() -> int:
+    """The most one sum may keep: the default memory budget, read once per process."""
+    return default_budget()
 
 
 def support_values(dist: D.Distribution, where: str) -> torch.Tensor:
-    """The K values of a finite family, shape (K, 1, ...) against its batch axes."""
+    """The K values of a finite family, shape (K, 1, ...) against its batch axes.
+
+    Refused (QvrRuntimeError) when summing over them would keep more than
+    `enumeration_budget()`: the scope runs once per value, over its groups."""
+    count = _support_count(dist)
+    if count is not None:
+        _admit(count, dist, where)
     try:
-        return dist.enumerate_support(expand=False)
+        values = dist.enumerate_support(expand=False)
     except NotImplementedError:
         raise QvrRuntimeError(
             f"{where}: only a family with finitely many values (Categorical, Bernoulli, "
             "Binomial) can be summed out exactly"
         ) from None
+    if count is None:
+        _admit(int(values.shape[0]), dist, where)
+    return values
+
+
+def _support_count(dist: D.Distribution) -> int | None:
+    """How many values a finite family has, read from its arguments (None: not known
+    before its support is made)."""
+    if isinstance(dist, D.Independent):
+        return _support_count(dist.base_dist)
+    if isinstance(dist, D.Bernoulli):
+        return 2
+    if isinstance(dist, D.Categorical | D.OneHotCategorical):
+        return int(dist.param_shape[-1])
+    if isinstance(dist, D.Binomial):
+        count = dist.total_count
+        return int(count.max()) + 1 if count.numel() else 1
+    return None
+
+
+def _admit(count: int, dist: D.Distribution, where: str) -> None:
+    groups = math.prod(dist.batch_shape)
+    need = enumeration_bytes(count, groups)
+    budget = enumeration_budget()
+    if need > budget:
+        raise QvrRuntimeError(
+            f"{where}: summing it out runs its scope once for each of {count:,} values"
+            + (f" in each of {groups:,} groups" if groups > 1 else "")
+            + f", which needs about {format_bytes(need)}, over the memory budget of "
+            f"{format_bytes(budget)}"
+        )
 
 
 def to_groups(
