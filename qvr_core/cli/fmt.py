@@ -1,8 +1,9 @@
 """`qvr fmt FILE... [--check]`: the canonical layout, the same formatter as the editor's.
 
 Exit status: 0 when nothing is left to do; 1 with `--check` when a file
-would change; 2 when a file cannot be read or written or does not parse (it
-is then left untouched). `-` reads standard input and writes the result to
+would change; 2 when a file cannot be read or written, does not parse, or
+changed while it was being formatted (it is then left untouched; the write is
+atomic, see `rewrite.write_back`). `-` reads standard input and writes the result to
 standard output, for editors that pipe a buffer through a formatter.
 """
 
@@ -47,7 +48,7 @@ def _file(path: str, check_only: bool) -> int:
     if check_only:
         print(f"would reformat {path}")
         return 1
-    return write_back(path, result.text, f"reformatted {path}")
+    return write_back(path, result.text, f"reformatted {path}", original=text)
 
 
 def _stdin(check_only: bool) -> int:

@@ -2,8 +2,9 @@
 older quivers in today's syntax (`qvr_core.migrate`), comments and layout kept.
 
 Exit status: 0 when nothing is left to do; 1 with `--check` or `--diff` when a
-file would change; 2 when a file cannot be read or written or does not parse
-(it is then left untouched). `-` reads standard input and writes the result to
+file would change; 2 when a file cannot be read or written, does not parse, or
+changed while it was being migrated (it is then left untouched; the write is
+atomic, see `rewrite.write_back`). `-` reads standard input and writes the result to
 standard output. An older construct with no known rewrite is named on standard
 error and left as written, and so is syntax newer than `--to 0.15` (it is not
 rewritten back).
@@ -64,7 +65,9 @@ def _file(path: str, args: argparse.Namespace) -> int:
     if args.diff:
         sys.stdout.writelines(_diff(path, text, result.text))
         return 1
-    return write_back(path, result.text, f"migrated {path} (from {era_of(text).label})")
+    return write_back(
+        path, result.text, f"migrated {path} (from {era_of(text).label})", original=text
+    )
 
 
 def _stdin(args: argparse.Namespace) -> int:

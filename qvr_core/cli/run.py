@@ -6,9 +6,13 @@
 
 Progress goes to stderr (one updating line on a terminal, a line every tenth
 of the run otherwise); the summary goes to stdout, as text or, with `--json`,
-as one JSON object (NaN and infinities become null). The first Ctrl-C stops
-the run cleanly and prints the summary so far (exit status 130); a second one
-aborts. Errors print one clear message and exit with status 1.
+as one JSON object (NaN and infinities become null). The first Ctrl-C (or
+SIGTERM) stops the run cleanly, every chain of it: the summary so far is
+printed, marked partial ("stopped after N of M draws"), `--output` gets the
+draws so far with the attribute `status` "partial", and the exit status is
+130 (143 for SIGTERM); a second one aborts. Errors print one clear message and
+exit with status 1; an `--output` that cannot be written is refused before the
+run starts (exit status 2).
 
 torch is imported only when the command runs, so `qvr --help` stays fast.
 """
@@ -18,14 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
+import stat
 import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from qvr_core.cli.fit_table import format_table
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.files import UnreadableFile, command_line_roots, kind_of, read_text
 from qvr_core.run_arguments import (
     GUIDES,
     METHODS,
@@ -37,8 +43,9 @@ from qvr_core.run_arguments import (
 if TYPE_CHECKING:
     from qvr_core.runs.summary import RunSummary
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_USAGE = 2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -215,13 +222,18 @@ def _chains(n: int) -> str:
     return f"{n} chain" if n == 1 else f"{n} chains"
 
 
-def format_summary(s: RunSummary) -> str:
-    """The human-readable summary printed at the end of a run."""
+def format_summary(s: RunSummary, requested: int | None = None) -> str:
+    """The human-readable summary printed at the end of a run (`requested`: the steps the
+    run was asked for, which a stopped run names: "stopped after N of M draws")."""
     lines = [
         f"{s.program}: {s.method} on {s.data} data (batch {s.batch}), "
         f"{s.steps} steps in {s.seconds:.2f} s ({_fmt(s.steps_per_second, '.1f')} steps/s)"
         + ("  [stopped]" if s.stopped else "")
     ]
+    if s.stopped and requested is not None:
+        from qvr_core.runs.summary import stopped_after
+
+        lines.append(f"  partial: {stopped_after(s, requested)}")
     posterior = s.posterior.to_dict() if s.posterior is not None else None
     if s.svi is not None:
         lines.append(
@@ -254,27 +266,74 @@ def format_summary(s: RunSummary) -> str:
     return "\n".join(lines)
 
 
-class _StopOnInterrupt:
-    """First Ctrl-C asks the run to stop; a second one interrupts for real."""
+class _StopOnSignal:
+    """The first Ctrl-C (SIGINT) or SIGTERM asks the run to stop; a second one aborts.
+
+    `signum` is the first one's, for the exit status (128 + its number). The chain
+    processes get a terminal's Ctrl-C too and leave it to this process (see
+    `qvr_core.inference.chains`).
+    """
 
     def __init__(self) -> None:
         self.event = threading.Event()
-        self.previous: Any = None
+        self.signum: int | None = None
+        self.previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _StopOnInterrupt:
+    def __enter__(self) -> _StopOnSignal:
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in STOP_SIGNALS:
+                self.previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.event.is_set():
             raise KeyboardInterrupt
+        self.signum = signum
         self.event.set()
-        sys.stderr.write("\nstopping after this step (Ctrl-C again to abort)\n")
+        again = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        sys.stderr.write(f"\nstopping after this step ({again} again to abort)\n")
+        sys.stderr.flush()
+
+    @property
+    def exit_status(self) -> int:
+        """128 + the signal that stopped the run (130 when none did)."""
+        return EXIT_INTERRUPTED if self.signum is None else 128 + self.signum
 
     def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
+        self.previous = {}
+
+
+def check_output(path: str) -> str | None:
+    """Why `--output path` cannot be written, or None: checked before the run starts, so a
+    long run does not end in "cannot write". The file written may have `.npz` for a
+    suffix (`RunResults.destination`)."""
+    from qvr_core.inference.results import RunResults
+
+    if not path or path.endswith(os.sep):
+        return f"{path or 'an empty path'} names a folder, not a file"
+    target = RunResults.destination(path)
+    shown = str(target) if str(target) != path else path
+    try:
+        status = os.stat(target)
+    except FileNotFoundError:
+        status = None
+    except OSError as e:
+        return f"{shown}: {e.strerror or e}"
+    if status is not None:
+        if stat.S_ISDIR(status.st_mode):
+            return f"{shown} is a folder, not a file"
+        if not stat.S_ISREG(status.st_mode):
+            return f"{shown} is {kind_of(status.st_mode)}, not a regular file"
+        if not os.access(target, os.W_OK):
+            return f"{shown} is not writable"
+    folder = os.path.dirname(os.path.realpath(target)) or "."
+    if not os.path.isdir(folder):
+        return f"{shown}: the folder {os.path.dirname(str(target)) or '.'} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{shown}: the folder {folder} is not writable"
+    return None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -284,11 +343,26 @@ def main(args: argparse.Namespace) -> int:
     except RunArgumentError as e:
         print(f"qvr run: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    output = getattr(args, "output", None)
+    if output is not None:
+        why = check_output(str(output))
+        if why is not None:
+            print(f"qvr run: error: --output {why}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         source = read_text(args.file, command_line_roots(args.file), universal_newlines=True)
     except UnreadableFile as e:
         print(f"qvr run: cannot read {args.file}: {e.reason}", file=sys.stderr)
         return 1
+    with _StopOnSignal() as stop:  # from here to the file written: a signal stops, not kills
+        try:
+            return _run(args, run_args, source, stop)
+        except KeyboardInterrupt:  # a second signal
+            print("qvr run: aborted", file=sys.stderr)
+            return stop.exit_status
+
+
+def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _StopOnSignal) -> int:
     from qvr_core.inference.errors import InferenceError, NonFiniteLossError
     from qvr_core.inference.results import RunResults
     from qvr_core.runs.run import run_program
@@ -297,18 +371,17 @@ def main(args: argparse.Namespace) -> int:
     results = RunResults() if output else None
     progress = ProgressLine(run_args.method)
     try:
-        with _StopOnInterrupt() as stop:
-            summary = run_program(
-                source,
-                path=args.file,
-                data=run_args.data,
-                **run_args.job_arguments(),
-                on_progress=progress,
-                on_update=progress.update,
-                should_stop=stop.event.is_set,
-                results=results,
-                predictive=bool(getattr(args, "predictive", False)),
-            )
+        summary = run_program(
+            source,
+            path=args.file,
+            data=run_args.data,
+            **run_args.job_arguments(),
+            on_progress=progress,
+            on_update=progress.update,
+            should_stop=stop.event.is_set,
+            results=results,
+            predictive=bool(getattr(args, "predictive", False)),
+        )
     except NonFiniteLossError as e:
         progress.finish()
         print(f"qvr run: {e}", file=sys.stderr)
@@ -320,23 +393,24 @@ def main(args: argparse.Namespace) -> int:
         progress.finish()
         print(f"qvr run: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        progress.finish()
-        print("qvr run: aborted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    progress.finish()
+    finally:
+        progress.finish()  # the line ends before anything else is printed
     if args.json:
         print(json.dumps(_json_safe(summary.to_json())))
     else:
-        print(format_summary(summary))
-    if results is not None:
+        print(format_summary(summary, run_args.steps))
+    sys.stdout.flush()
+    if results is not None:  # `run_program` marked it partial or complete
         try:
             written = results.write(str(output))
         except (OSError, ValueError) as e:
             print(f"qvr run: cannot write {output}: {e}", file=sys.stderr)
             return 1
         kind = "InferenceData (netCDF)" if written.suffix != ".npz" else "arrays (.npz)"
-        print(f"qvr run: wrote {kind} to {written}", file=sys.stderr)
+        partial = ", partial" if summary.stopped else ""
+        print(f"qvr run: wrote {kind}{partial} to {written}", file=sys.stderr)
+    if stop.signum is not None:
+        return stop.exit_status
     return EXIT_INTERRUPTED if summary.stopped else 0
 
 

@@ -15,14 +15,24 @@ thread pools can deadlock, and multiprocessing's spawn re-runs the caller's
 main script), given the pickled program and data on stdin; they share this
 process's torch threads between them. Stopping: `should_stop()` is polled
 while the chains run; closing a child's stdin tells it to stop after its
-current iteration; the complete chains (or the longest chain so far) come
-back with `stopped=True`. A child dies with its parent on Linux
+current iteration; every chain's draws so far come back with `stopped=True`
+(see `mcmc.kept_chains`). A child dies with its parent on Linux
 (`PR_SET_PDEATHSIG`), so a killed worker takes its chains with it; children
 inherit the parent's address-space limit, so each is held to it.
+
+Signals: a terminal's Ctrl-C reaches the whole process group, chains too.
+Children start with SIGINT and SIGTERM blocked (so no signal lands before
+they are ready), then ignore SIGINT (the parent decides: it stops them by
+closing their input) and take SIGTERM as a request to stop after the current
+iteration, as if their input had closed. An error in a child reaches the
+parent as the same exception (class, message, attributes; pickled), so a run
+with chains in processes fails as the same run in one process does; the
+child's traceback rides along as a note, shown only if nobody handles it.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
 import logging
@@ -67,6 +77,8 @@ DEFAULT_CHAINS = 4
 POLL_SECONDS = 0.05
 BATCH_SECONDS = 0.1  # how long a chain process holds its iterations before sending them
 JOIN_SECONDS = 2.0
+#: Blocked while a chain process starts; the child installs its own handling, then unblocks.
+CHILD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 ProgressFn = Callable[[int, int, float, int], None]  # (done, total, potential, chain)
 
 
@@ -140,9 +152,9 @@ def run_chains(
         records = _here(job, seeds, progress, draws, should_stop)
     else:
         records = _in_processes(payload, seeds, processes, progress, draws, should_stop)
-    if all(r is None for r in records):
-        raise InferenceError("the run was stopped before any chain started")
-    result = _result(shared, _complete_first(records))
+    got = [r for r in records if r is not None]
+    stopped = len(got) < len(records) or not all(r.complete for r in got)
+    result = _result(shared, got, stopped=stopped)
     result.seeds, result.processes = seeds, processes
     return result
 
@@ -174,17 +186,6 @@ class _Progress:
         self.done += 1
         if self.report is not None:
             self.report(self.done, self.total, potential, chain)
-
-
-def _complete_first(records: list[_ChainRecord | None]) -> list[_ChainRecord]:
-    """The chains in order; after a stop the complete ones, or else the longest one."""
-    got = [r for r in records if r is not None]
-    if all(r.complete for r in got) and len(got) == len(records):
-        return got
-    complete = [r for r in got if r.complete]
-    if complete:
-        return [*complete, _ChainRecord()]  # an incomplete one marks the result as stopped
-    return sorted(got, key=lambda r: -len(r.zs))[:1] or [_ChainRecord()]
 
 
 def _here(
@@ -245,17 +246,20 @@ def _in_processes(
     events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []
     records: list[_ChainRecord | None] = [None] * len(seeds)
+    stopping = False
     try:
         for p in range(processes):
             mine = [(c, seeds[c]) for c in range(p, len(seeds), processes)]
             child = _start_child(p, events)
             children.append(child)
             assert child.stdin is not None
-            _write_frame(child.stdin, pickle.dumps((payload, mine, threads, os.getpid())))
-            child.stdin.flush()
+            with contextlib.suppress(BrokenPipeError):  # it died at once: its end says why
+                _write_frame(child.stdin, pickle.dumps((payload, mine, threads, os.getpid())))
+                child.stdin.flush()
         finished = ended = 0
         while finished < len(seeds) and ended < len(children):
-            if should_stop is not None and should_stop():
+            if not stopping and should_stop is not None and should_stop():
+                stopping = True
                 _stop_all(children)
             try:
                 p, event = events.get(timeout=POLL_SECONDS)
@@ -264,7 +268,7 @@ def _in_processes(
             if event is None:  # a child closed its output
                 ended += 1
                 code = children[p].wait()
-                if code != 0:
+                if code != 0 and not stopping:  # while stopping, a chain cut short is expected
                     raise _crash(code)
                 continue
             kind = event[0]
@@ -297,18 +301,23 @@ def _start_child(index: int, events: _Events) -> subprocess.Popen[bytes]:
 
     A process of its own rather than multiprocessing's spawn, which re-runs the
     main script of the caller (a script without `if __name__ == "__main__"`
-    would start its run again in every child).
+    would start its run again in every child). It starts with `CHILD_SIGNALS`
+    blocked (a signal mask survives fork and exec): a Ctrl-C while it imports
+    torch waits for `child_main`, which ignores it, instead of printing a
+    traceback. Only this thread's mask changes, for the moment of the start;
+    a signal for this process meanwhile goes to another thread or waits.
     """
     env = dict(os.environ)
     paths = [str(PACKAGE_ROOT), *env.get("PYTHONPATH", "").split(os.pathsep)]
     env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(paths) if os.path.isabs(p))
-    child = subprocess.Popen(
-        [sys.executable, "-P", "-m", "qvr_core.inference.chain_process"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-        cwd=PACKAGE_ROOT,
-    )
+    with _blocked(CHILD_SIGNALS):
+        child = subprocess.Popen(
+            [sys.executable, "-P", "-m", "qvr_core.inference.chain_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=PACKAGE_ROOT,
+        )
     assert child.stdout is not None
     reader = threading.Thread(target=_read_events, args=(index, child.stdout, events), daemon=True)
     reader.start()
@@ -321,6 +330,19 @@ def _read_events(index: int, stream: IO[bytes], events: _Events) -> None:
             events.put((index, pickle.loads(frame)))
     finally:
         events.put((index, None))
+
+
+@contextlib.contextmanager
+def _blocked(signals: frozenset[signal.Signals]) -> Iterator[None]:
+    """`signals` blocked in this thread for the block (where the platform has masks)."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not on POSIX
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
@@ -339,13 +361,41 @@ def _crash(code: int) -> InferenceError:
     )
 
 
-def _child_error(event: _Event) -> Exception:
-    _, kind, message = event
-    if kind == "InferenceError":
-        return InferenceError(message)
-    if kind == "MemoryError":
-        return MemoryError(message)
-    return RuntimeError(message)
+def _child_error(event: _Event) -> BaseException:
+    """The exception a chain process sent: the same class, message and attributes as it
+    raised there (the same run in one process raises that), its traceback as a note."""
+    _, kind, message, *rest = event
+    pickled, where = [*rest, None, None][:2]
+    exc: BaseException | None = None
+    if pickled is not None:
+        try:
+            exc = pickle.loads(pickled)
+        except Exception:  # any failure to rebuild it falls back to the name
+            exc = None
+    if not isinstance(exc, BaseException):
+        exc = _by_name(kind, message)
+    if where and hasattr(exc, "add_note"):
+        exc.add_note(f"in a chain process:\n{where.rstrip()}")
+    return exc
+
+
+def _by_name(kind: str, message: str) -> BaseException:
+    """An exception of the class named `kind` where it is one of ours or a builtin."""
+    from qvr_core.inference import errors
+    from qvr_core.runtime import errors as runtime_errors
+
+    for module in (errors, runtime_errors):
+        cls = getattr(module, kind, None)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            try:
+                return cls(message)
+            except TypeError:
+                break
+    builtin = getattr(builtins, kind, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception):
+        with contextlib.suppress(TypeError):
+            return builtin(message)
+    return InferenceError(f"a chain failed: {kind}: {message}")
 
 
 def _write_frame(stream: IO[bytes], data: bytes) -> None:
@@ -379,8 +429,11 @@ def child_main() -> int:
     """A chain process: read the job from stdin, run its chains, write events to stdout.
 
     The rest of stdin is watched: its end (the parent closed it, or died)
-    asks the chains to stop after the current iteration.
+    asks the chains to stop after the current iteration, and so does SIGTERM;
+    SIGINT is ignored (the parent stops the chains; see the module docstring).
     """
+    stop = threading.Event()
+    _take_signals(stop)
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints cannot corrupt events
     source: IO[bytes] = sys.stdin.buffer.raw  # type: ignore[union-attr]  # a BufferedReader's raw file; unbuffered: the watcher below holds no lock at exit
@@ -389,7 +442,6 @@ def child_main() -> int:
         return 2
     payload, mine, threads, parent = pickle.loads(frame)
     _die_with_parent(parent)
-    stop = threading.Event()
 
     def watch() -> None:
         with contextlib.suppress(OSError):
@@ -426,11 +478,9 @@ def child_main() -> int:
         for c, record in _sample(job, mine, step, draw, stop.is_set):
             outbox.flush()
             emit(("chain", c, record))
-    except BaseException as exc:  # everything reaches the parent as one line
+    except BaseException as exc:  # everything reaches the parent, which raises it again
         outbox.flush()
-        if not isinstance(exc, InferenceError):
-            traceback.print_exc(file=sys.stderr)
-        emit(("error", type(exc).__name__, str(exc) or type(exc).__name__))
+        emit(_error_event(exc))
         return 1
     finally:
         out.flush()
@@ -461,6 +511,30 @@ class _Outbox:
             self.emit(("batch", self.steps, self.draws))
             self.steps, self.draws = [], []
         self.sent = time.monotonic()
+
+
+def _take_signals(stop: threading.Event) -> None:
+    """Ignore SIGINT, stop on SIGTERM, then let the signals blocked at the start in."""
+    if threading.current_thread() is not threading.main_thread():  # pragma: no cover
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a pending Ctrl-C is dropped with it
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, CHILD_SIGNALS)
+
+
+def _error_event(exc: BaseException) -> _Event:
+    """("error", class name, message, the pickled exception or None, its traceback)."""
+    message = str(exc) or type(exc).__name__
+    pickled: bytes | None = None
+    try:
+        data = pickle.dumps(exc)
+        pickle.loads(data)  # it must come back whole in the parent
+        pickled = data
+    except Exception:  # anything unpicklable goes by name
+        pass
+    where = "".join(traceback.format_exception(exc))
+    return ("error", type(exc).__name__, message, pickled, where)
 
 
 def _die_with_parent(parent: int) -> None:

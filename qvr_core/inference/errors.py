@@ -6,6 +6,8 @@ its message without a traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class InferenceError(Exception):
     """A problem with the model, the data or the settings of an inference run."""
@@ -22,6 +24,11 @@ class NonFiniteLossError(InferenceError):
             "Try a smaller learning rate, a smaller init scale, or check the data "
             "for out-of-range values."
         )
+        self.what = what
+
+    def __reduce__(self) -> tuple[type[NonFiniteLossError], tuple[Any, ...], dict[str, Any]]:
+        # rebuilt from its arguments (not its message) when it crosses from a chain process
+        return type(self), (self.step, self.value, self.what), dict(self.__dict__)
 
 
 class RunTooLargeError(InferenceError):

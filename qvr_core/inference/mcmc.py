@@ -149,8 +149,7 @@ class MCMC:
         """Warm up and sample every chain; `on_progress(iteration, total, potential)`.
 
         When `should_stop()` turns true the run ends early and the result holds
-        the complete chains (or the draws of the first chain so far) with
-        `stopped=True`.
+        the draws so far (`kept_chains`) with `stopped=True`.
         """
         observations = dict(observations or {})
         total = self.num_chains * (self.num_warmup + self.num_samples)
@@ -278,10 +277,27 @@ class _ChainRecord:
         self.step_size = t.step_size
 
 
-def _result(layout: FlatLayout, records: list[_ChainRecord]) -> MCMCResult:
-    stopped = not all(r.complete for r in records)
-    kept = [r for r in records if r.complete] or records[:1]
-    n = min(len(r.zs) for r in kept)
+def kept_chains(records: Sequence[_ChainRecord]) -> list[_ChainRecord]:
+    """The chains a result is made of: all of them when every one is complete; after a
+    stop, those with at least half as many draws as the longest (each is then cut to the
+    shortest of them), so that chains stopped together are kept together while a chain
+    that had barely started does not cut the others short; none without a draw."""
+    if records and all(r.complete for r in records):
+        return list(records)
+    longest = max((len(r.zs) for r in records), default=0)
+    if longest == 0:
+        return []
+    return [r for r in records if 2 * len(r.zs) >= longest]
+
+
+def _result(
+    layout: FlatLayout, records: Sequence[_ChainRecord], *, stopped: bool | None = None
+) -> MCMCResult:
+    """The result of the chains' records (`stopped`: unless every record is complete)."""
+    if stopped is None:
+        stopped = not all(r.complete for r in records)
+    kept = kept_chains(records)
+    n = min((len(r.zs) for r in kept), default=0)
     if n == 0:
         kept = []
     samples = {s.name: torch.zeros(len(kept), n, *s.shape) for s in layout.sites}

@@ -11,12 +11,25 @@ are `(chain, draw, *shape)`.
 `qvr_core.runs.fit(source, ...)` is the Python entry point: the summary `qvr run`
 prints and these results, which `inference_data()` turns into
 `arviz.InferenceData` (the object `qvr run --output run.nc` writes).
+
+`attrs` describe the run as a whole; `run_program` sets `status` ("complete",
+or "partial" for a run stopped early: a Ctrl-C, SIGTERM or stop request),
+`partial` (1 or 0), `method`, `steps` and `steps_requested`, and for NUTS
+`draws` and `draws_requested` per chain. They become every group's
+attributes in netCDF and `attrs/NAME` entries in an `.npz`.
+
+The file is written beside its destination under a temporary name, then
+renamed over it: a run interrupted while writing, or a full disk, leaves the
+file that was there (or none), never half of one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from collections.abc import Mapping
+import os
+import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +59,7 @@ class RunResults:
     """The groups of one run, by name: variable -> array."""
 
     groups: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    attrs: dict[str, str | int | float] = field(default_factory=dict)
 
     def add(self, group: str, values: Mapping[str, Any]) -> None:
         if group not in DRAW_GROUPS + DATA_GROUPS:
@@ -61,7 +75,18 @@ class RunResults:
             import arviz as az
 
             groups = {g: dict(v) for g, v in self.groups.items() if v}
-            return az.from_dict(**groups)  # type: ignore[arg-type]  # one keyword per group, each a dict
+            idata = az.from_dict(**groups)  # type: ignore[arg-type]  # one keyword per group, each a dict
+        for group in idata.groups():
+            idata[group].attrs.update(self.attrs)
+        return idata
+
+    @staticmethod
+    def destination(path: str | Path) -> Path:
+        """The file `write(path)` writes: `path`, or `path` with `.npz` for arrays."""
+        path = Path(path)
+        if path.suffix != ".npz" and have_arviz():
+            return path
+        return path.with_suffix(".npz")
 
     def write(self, path: str | Path) -> Path:
         """Write the results; returns the path written.
@@ -70,12 +95,43 @@ class RunResults:
         becomes `.npz`), gets one array per `group/variable`; otherwise the file
         is InferenceData in netCDF, which `arviz.from_netcdf` opens.
         """
-        path = Path(path)
-        if path.suffix != ".npz" and have_arviz():
-            self.inference_data().to_netcdf(str(path))
+        path = self.destination(path)
+        if path.suffix != ".npz":
+            idata = self.inference_data()
+            _replace(path, lambda temporary: idata.to_netcdf(temporary))
             return path
-        path = path.with_suffix(".npz")
         arrays = {f"{g}/{k}": v for g, values in self.groups.items() for k, v in values.items()}
-        with path.open("wb") as f:
-            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle
+        arrays.update({f"attrs/{k}": np.asarray(v) for k, v in self.attrs.items()})
+
+        def save(temporary: str) -> None:
+            with open(temporary, "wb") as f:
+                np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle
+
+        _replace(path, save)
         return path
+
+
+def _replace(path: Path, write: Callable[[str], object]) -> None:
+    """`write(temporary)` a file beside `path`, then rename it over `path` (a link's target
+    is replaced, the link kept). Nothing is left behind when writing fails."""
+    target = Path(os.path.realpath(path))
+    temporary = _new_file(target)
+    try:
+        write(temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _new_file(target: Path) -> str:
+    """An empty new file beside `target`, its mode as any new file's (0666 less the umask)."""
+    for _ in range(100):
+        name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return str(name)
+    raise FileExistsError(f"no free temporary name beside {target}")

@@ -38,8 +38,9 @@ from qvr_core.runs.methods import (
 )
 from qvr_core.runs.model_data import one_thread
 from qvr_core.runs.prepare import DataSource, PreparedRun, prepare
-from qvr_core.runs.summary import RunSummary
+from qvr_core.runs.summary import RunSummary, run_attributes
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
+from qvr_core.runtime.model.program import draws_stay_in_support
 from qvr_core.runtime.program import ProgramModule
 
 
@@ -77,7 +78,9 @@ def run_program(
     allocated.
 
     `results`, when given, receives the draws (`qvr_core.inference.results`;
-    `predictive` adds posterior predictive draws of the observed sites).
+    `predictive` adds posterior predictive draws of the observed sites) and, in its
+    `attrs`, whether they are complete or a stopped run's draws so far
+    (`summary.run_attributes`).
     `on_update`, when given, receives NUTS draws as they arrive: every chain's
     traces and the summary table so far (`qvr_core.inference.live`).
     """
@@ -106,7 +109,10 @@ def run_program(
             data_root=data_root,
             memory_budget=memory_budget,
         )
-        return execute(prepared, arguments, calls)
+        summary = execute(prepared, arguments, calls)
+    if results is not None:  # a stopped run's draws are marked partial
+        results.attrs.update(run_attributes(summary, arguments.steps))
+    return summary
 
 
 def run_inference(source: str, **arguments: Any) -> dict[str, Any]:
@@ -151,7 +157,8 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
                 chains=arguments.chains,
                 seed=arguments.seed,
             )
-        return run_prior(job)
+        with draws_stay_in_support():  # a draw outside its support is reported, by site
+            return run_prior(job)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

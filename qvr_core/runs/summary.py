@@ -4,6 +4,10 @@ The JSON form is what `qvr run --json` prints, what the language server's
 worker sends in its `result` event and what the editor's run view reads; its
 keys and their order are part of that protocol. NaN stays NaN there: the
 callers' JSON writers turn it into null.
+
+A stopped run (`stopped`) is partial: `stopped_after` says how far it got ("stopped
+after 120 of 500 draws per chain"), `run_attributes` is what its results file
+says of it (`status` "partial" or "complete").
 """
 
 from __future__ import annotations
@@ -176,3 +180,43 @@ class RunSummary:
 
     def _posterior_json(self) -> dict[str, Any] | None:
         return None if self.posterior is None else self.posterior.to_dict()
+
+
+def stopped_after(s: RunSummary, requested: int) -> str:
+    """`stopped after 120 of 500 draws per chain`: how far a stopped run got."""
+    if s.nuts is not None:
+        n = s.nuts
+        wanted = max(requested - requested // 2, 1)
+        if n.num_samples == 0:
+            return (
+                f"stopped during warmup after {s.steps} of "
+                f"{n.chains_requested * requested} iterations: no draws"
+            )
+        chains = (
+            ""
+            if n.chains == n.chains_requested
+            else f" ({n.chains} of {n.chains_requested} chains)"
+        )
+        return f"stopped after {n.num_samples} of {wanted} draws per chain{chains}"
+    unit = "steps" if s.method == "svi" else "draws"
+    return f"stopped after {s.steps} of {requested} {unit}"
+
+
+def run_attributes(s: RunSummary, requested: int) -> dict[str, str | int]:
+    """What `--output` says of the run as a whole: `status` ("complete" or "partial"),
+    `partial` (1 or 0), the steps done and asked for, and NUTS's draws per chain."""
+    out: dict[str, str | int] = {
+        "status": "partial" if s.stopped else "complete",
+        "partial": int(s.stopped),
+        "method": s.method,
+        "steps": s.steps,
+        "steps_requested": requested,
+    }
+    if s.nuts is not None:
+        out["steps_requested"] = requested * s.nuts.chains_requested
+        out["draws"] = s.nuts.num_samples
+        out["draws_requested"] = max(requested - requested // 2, 1)
+        out["chains"] = s.nuts.chains
+    if s.stopped:
+        out["stopped"] = stopped_after(s, requested)
+    return out

@@ -59,7 +59,9 @@ def test_stopping_stops_every_chain_and_keeps_what_is_complete() -> None:
         should_stop=lambda: len(seen) >= 60,
     )
     assert result.stopped and len(seen) < 4 * 2005
-    assert result.samples["z"].shape[0] == 1  # the longest chain so far
+    # every chain's draws so far: the two running (chains 2 and 3 never started), less one
+    # that has under half the draws of the other (its process started later)
+    assert result.samples["z"].shape[0] in (1, 2)
 
 
 def test_a_failing_chain_is_an_inference_error_in_the_parent() -> None:

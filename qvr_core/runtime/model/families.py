@@ -14,6 +14,7 @@ with the arguments' own shapes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import torch
@@ -96,6 +97,9 @@ def distribution(
         if batch and batch != target:
             target = torch.broadcast_shapes(target, batch)
     except (RuntimeError, ValueError) as e:
+        outside = _argument_outside(site, family, args, e)
+        if outside is not None:
+            raise QvrRuntimeError(outside, site=site.name) from None
         shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in args.items())
         raise QvrRuntimeError(
             f"{where(site)}: the arguments of {family.name} do not fit together or with the "
@@ -132,6 +136,37 @@ def _complete(
         if v is not None and p.rank == 1 and v.dim() == 0 and size is not None:
             out[p.name] = v.expand(size)
     return out
+
+
+_OUTSIDE = re.compile(
+    r"Expected parameter (?P<param>\w+) .*? to satisfy the constraint (?P<constraint>.+?), "
+    r"but found invalid values",
+    re.DOTALL,
+)
+
+
+def _argument_outside(
+    site: Site, family: Family, args: Mapping[str, torch.Tensor], e: Exception
+) -> str | None:
+    """`line 7, sample x: the scale of LogNormal is 0, outside what it allows (...)` when
+    torch refused an argument's value (a drawn scale of 0, a probability below 0), else
+    None."""
+    match = _OUTSIDE.search(str(e)) if isinstance(e, ValueError) else None
+    if match is None:
+        return None
+    param, constraint = match["param"], match["constraint"]
+    value = args.get(param)
+    shown = ""
+    if value is not None and value.numel():
+        f = value.detach().to(torch.float64)
+        shown = (
+            f" is {float(f.reshape(-1)[0]):g}"
+            if f.numel() == 1
+            else f" ranges over [{float(f.min()):g}, {float(f.max()):g}]"
+        )
+    return (
+        f"{where(site)}: the {param} of {family.name}{shown}, outside what it allows ({constraint})"
+    )
 
 
 def _first_line(e: Exception) -> str:

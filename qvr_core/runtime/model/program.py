@@ -15,12 +15,21 @@ site's log-density, the `score` terms and each `marginalize` scope's enumerated
 sum. Each site's support is its family's in the registry (bounds named by a
 parameter read the arguments of the run), so inference reaches it from R^n
 through `torch.distributions.biject_to`, with the log-det Jacobian.
+
+A draw can leave its family's support in floating point (`LogNormal(0, s)`
+under a heavy-tailed `s` underflows to 0 or overflows to inf). `run` treats it
+as the samplers treat a point outside the support: the value is kept and its
+log-density is -inf (a chain's start, a guide's sizes, synthetic latents and
+predictive draws go on). Inside `draws_stay_in_support()` (the prior method)
+such a draw is a `QvrRuntimeError` naming the site, its line, the value drawn
+and the arguments; never torch's `ValueError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import nullcontext
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +50,31 @@ from qvr_core.runtime.model.families import axes, distribution, where
 
 #: How deep templates may call templates (a cycle is refused at this depth).
 MAX_TEMPLATE_DEPTH = 16
+
+_STRICT: ContextVar[bool] = ContextVar("qvr_draws_stay_in_support", default=False)
+
+
+@contextmanager
+def draws_stay_in_support() -> Iterator[None]:
+    """In this block a model program's draw outside its family's support raises a
+    `QvrRuntimeError` that names the site (the prior method reports it), instead of
+    being kept with log-density -inf."""
+    token = _STRICT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
+
+
+@contextmanager
+def _unvalidated() -> Iterator[None]:
+    """torch's argument and value checks off for the block (then as they were)."""
+    previous = Distribution._validate_args
+    Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        Distribution.set_default_validate_args(previous)
 
 
 def compile_model(checked: CheckedModule, name: str) -> ModelProgram:
@@ -125,13 +159,21 @@ def _support_name(c: C.Constraint) -> str:
     base = c.base_constraint if isinstance(c, C.independent) else c
     if isinstance(base, C._Real):
         return "real"
-    if isinstance(base, C._GreaterThan | C._GreaterThanEq) and float(base.lower_bound) == 0.0:
+    if isinstance(base, C._GreaterThan | C._GreaterThanEq) and _all_zero(base.lower_bound):
         return "positive"
     if base is C.unit_interval:
         return "unit"
     if base is C.simplex:
         return "simplex"
     return type(base).__name__.lstrip("_").lower()
+
+
+def _all_zero(bound: object) -> bool:
+    """A constraint's bound is zero everywhere: a number, or a tensor of any shape (a
+    Pareto's support starts at its scale, which can vary over a plate)."""
+    if isinstance(bound, torch.Tensor):
+        return bool((bound == 0).all())
+    return bool(bound == 0)
 
 
 class ModelProgram(nn.Module):
@@ -249,12 +291,8 @@ class ModelProgram(nn.Module):
 
         Arguments and values are not validated here (a run validates them first): this
         is the function NUTS and SVI call thousands of times."""
-        previous = Distribution._validate_args
-        Distribution.set_default_validate_args(False)
-        try:
+        with _unvalidated():
             return _Pass(self, _data(x), dict(values), draw=False).run().log_joint
-        finally:
-            Distribution.set_default_validate_args(previous)
 
     def rsample(self, x: Any = None, observations: Mapping[str, torch.Tensor] | None = None) -> Any:
         return self.run(x, observations).output
@@ -322,6 +360,7 @@ class _Pass:
         draw: bool,
     ) -> None:
         self.program, self.data, self.given, self.draw = program, data, given, draw
+        self.strict = draw and _STRICT.get()  # a draw outside its support raises
         self.compiled = program.top
         self.env: dict[str, torch.Tensor] = {}
         self.prefix = ""  # `v$` inside `sample v <- template(...)`
@@ -429,14 +468,16 @@ class _Pass:
                 )
             with torch.no_grad() if not dist.has_rsample else nullcontext():
                 value = dist.rsample() if dist.has_rsample else dist.sample()
+            log_prob = self._drawn_log_prob(step, name, dist, value)
         else:
             value = self._conform(value, dist, step)
             dist = self._fit(dist, value)
+            log_prob = dist.log_prob(value)
         self.program._constraints[name] = dist.support  # type: ignore[assignment]  # why: every family sets its support; the stub's base allows None
         self.program._shapes[name] = tuple(value.shape)
         self.values[name] = value
         self.env[step.name] = value
-        self.term(name, dist.log_prob(value), scope, via, step.line)
+        self.term(name, log_prob, scope, via, step.line)
 
     def _conform(self, value: torch.Tensor, dist: Any, step: Site) -> torch.Tensor:
         """A given value checked against the site's shape (exactly, when the step writes
@@ -473,6 +514,52 @@ class _Pass:
                 site=name,
             )
         return value
+
+    def _drawn_log_prob(
+        self, step: Site, name: str, dist: Any, value: torch.Tensor
+    ) -> torch.Tensor:
+        """The log-density of a value just drawn; -inf where the draw left the family's
+        support (torch's check would raise a ValueError), or under `draws_stay_in_support`
+        a QvrRuntimeError that says which value left which support at which site."""
+        try:
+            inside = torch.as_tensor(dist.support.check(value)).to(torch.bool)
+        except NotImplementedError:
+            return dist.log_prob(value)
+        if bool(inside.all()):
+            return dist.log_prob(value)
+        if not self.strict:
+            for d in _nested(dist):  # made for this draw: its value is not checked again
+                d._validate_args = False
+            try:
+                log_prob = dist.log_prob(value)
+            except ValueError:  # a check this does not reach: the sum is -inf either way
+                log_prob = torch.full(dist.batch_shape, -torch.inf)
+            return torch.where(inside, log_prob, torch.full_like(log_prob, -torch.inf))
+        assert step.family is not None
+        raise QvrRuntimeError(
+            f"{where(step)}: a draw of {step.family} left its support "
+            f"({_support_name(dist.support)}): it drew {_first_outside(value, inside)}"
+            f"{self._arguments(step)}. A heavy-tailed prior above it (HalfCauchy, StudentT, "
+            "Cauchy) can draw arguments this far out; a lighter-tailed one, or a bound on "
+            "the scale, keeps the draws finite",
+            site=name,
+        )
+
+    def _arguments(self, step: Site) -> str:
+        """`, with s = 3.1e+04`: the named arguments of a site as this run has them."""
+        parts = []
+        for a in step.args:
+            if a.name is None or a.index:
+                continue
+            v = self.env.get(a.name, self.data.get(a.name))
+            if not isinstance(v, torch.Tensor) or not v.numel():
+                continue
+            f = v.detach().to(torch.float64)
+            if f.numel() == 1:
+                parts.append(f"{a.name} = {float(f):.4g}")
+            else:
+                parts.append(f"{a.name} in [{float(f.min()):.4g}, {float(f.max()):.4g}]")
+        return f" with {', '.join(parts)}" if parts else ""
 
     def _fit(self, dist: Any, value: torch.Tensor) -> Any:
         """A distribution whose arguments are narrower than its data (no plate)."""
@@ -607,4 +694,24 @@ def _first_line(e: Exception) -> str:
     return lines[0] if lines else type(e).__name__
 
 
-__all__ = ["ModelProgram", "ModelRun", "compile_model"]
+def _nested(dist: Distribution) -> Iterator[Distribution]:
+    """A distribution and those it is made of (base, components, mixture)."""
+    yield dist
+    for attr in ("base_dist", "component_distribution", "mixture_distribution"):
+        inner = getattr(dist, attr, None)
+        if isinstance(inner, Distribution):
+            yield from _nested(inner)
+
+
+def _first_outside(value: torch.Tensor, inside: torch.Tensor) -> str:
+    """The first value (or draw of a vector family) outside the support, in words."""
+    outside = ~inside.to(torch.bool)
+    if tuple(outside.shape) == tuple(value.shape):
+        return f"{float(value[outside].reshape(-1)[0]):g}"
+    rows = value.reshape(*outside.shape, -1) if outside.dim() else value.reshape(1, -1)
+    row = rows[outside.reshape(rows.shape[:-1])][0] if outside.dim() else rows[0]
+    shown = ", ".join(f"{float(v):g}" for v in row[:6]) + (", ..." if row.numel() > 6 else "")
+    return f"[{shown}]"
+
+
+__all__ = ["ModelProgram", "ModelRun", "compile_model", "draws_stay_in_support"]
