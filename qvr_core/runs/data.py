@@ -206,7 +206,7 @@ def _read_npz(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
                 a = a.astype(a.dtype.newbyteorder("="))
             if a.dtype.kind == "u" and a.dtype.itemsize > 1:
                 a = a.astype(np.int64)  # torch has no uint16..uint64 arithmetic
-            out[m.key] = torch.from_numpy(np.ascontiguousarray(a))
+            out[m.key] = torch.from_numpy(np.require(a, requirements="C"))
     return out
 
 

@@ -55,15 +55,20 @@ def split_data(
             + (f"the data names {', '.join(program.data_names)} and " if program.data_names else "")
             + f"the observed sites {', '.join(observed) or '(none)'}"
         )
-    check_shapes(program, given, source)
+    given = check_shapes(program, given, source)
     x = {k: _tensor(given[k]) for k in program.data_names}
     return x, {k: _tensor(given[k]) for k in observed}
 
 
-def check_shapes(program: ModelProgram, given: Mapping[str, torch.Tensor], source: str) -> None:
-    """Refuse a value that would reshape a plate its step writes: an observed site's value
-    must have exactly the plates' shape (then one draw's axes), and a data name read as
-    a number argument of such a step must broadcast to the plates."""
+def check_shapes(
+    program: ModelProgram, given: Mapping[str, torch.Tensor], source: str
+) -> dict[str, torch.Tensor]:
+    """`given`, refusing a value that would reshape a plate its step writes: an observed
+    site's value must have exactly the plates' shape (then one draw's axes), and a data
+    name read as a number argument of such a step must broadcast to the plates. A value
+    written with an axis for a one-entry plate (`[28.0]` for `FinSet 1`) is that shape
+    exactly, as written: it comes back without the axis the runtime does not make."""
+    given = dict(given)
     for name in program.site_names:
         if "$" in name:  # a template's site: its plates are the caller's
             continue
@@ -73,6 +78,8 @@ def check_shapes(program: ModelProgram, given: Mapping[str, torch.Tensor], sourc
             continue
         step = _step(site)
         value = given.get(name) if site.kind == "observe" else None
+        if value is not None and tuple(value.shape) == written_shape(site, program.sizes):
+            value = given[name] = value.reshape(shape)
         if value is not None and tuple(value.shape) != shape:
             raise InferenceError(
                 f"{source}: data {quoted(name)} has shape {_shape(value.shape)} but {step} "
@@ -93,6 +100,7 @@ def check_shapes(program: ModelProgram, given: Mapping[str, torch.Tensor], sourc
                     f"{step} (line {site.line}) needs its {a.param} {_shape(data.shape)} to "
                     f"broadcast to its plates {_shape(plates)}"
                 )
+    return given
 
 
 def declared_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
@@ -105,6 +113,12 @@ def declared_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | No
     if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
         return None
     return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
+
+
+def written_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:
+    """A site's shape with an axis for every plate its step writes, one-entry ones too."""
+    assert site.type is not None
+    return (*(sizes[p.name] for p in site.type.plates), *site.type.element.event)
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

@@ -506,3 +506,32 @@ def test_any_bytes_at_any_budget_give_tensors_or_one_line(
     else:
         for t in arrays.values():
             assert t.layout == torch.strided and t.is_contiguous()
+
+
+ONE_SCHOOL = """object School : FinSet 1
+program m : School -> School
+    sample mu <- Normal(0.0, 5.0)
+    observe y : School <- Normal(mu, 1.0)
+    return mu
+export m
+"""
+
+
+@pytest.mark.parametrize("y", [28.0, [28.0]], ids=["scalar", "one-entry-axis"])
+def test_a_one_entry_plate_takes_its_value_with_or_without_the_axis(y: object) -> None:
+    """`observe y : School` over `FinSet 1`: `[28.0]` (the plate's axis written out) and
+    `28.0` are the same one observation; a longer list still reshapes the plate."""
+    data = DataFile("one.json", json.dumps({"y": y}).encode())
+    run = prepare(ONE_SCHOOL, arguments(method="svi"), data=data)
+    assert tuple(run.observations["y"].shape) == ()
+    wrong = DataFile("two.json", json.dumps({"y": [28.0, 1.0]}).encode())
+    with pytest.raises(InferenceError, match=r"data 'y' has shape \(2,\) but observe y"):
+        prepare(ONE_SCHOOL, arguments(method="svi"), data=wrong)
+
+
+def test_an_npz_scalar_keeps_its_shape(tmp_path: Path) -> None:
+    """`np.savez(y=np.float64(28))` is a 0-d array: read back as shape (), as .pt and
+    JSON scalars are (it came back as (1,))."""
+    path = tmp_path / "scalar.npz"
+    np.savez(path, y=np.array(28.0))
+    assert tuple(read_data(path)["y"].shape) == ()
