@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from qvr_core.units import format_bytes
+
 DATA_SUFFIXES = (".pt", ".npz", ".csv", ".json")
 MAX_DATA_BYTES = 1 << 30
 #: The most characters of one name a message shows (a key can be any length).
@@ -93,8 +95,6 @@ def read_file(
     shown = printable(str(p), limit=4 * MAX_SHOWN)
     over = f"the limit of {limit:,} bytes"
     if budget is not None and budget < limit:
-        from qvr_core.units import format_bytes
-
         limit, over = budget, f"the memory budget of {format_bytes(budget)}"
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
