@@ -45,6 +45,7 @@ SKELETON = [
     "qvr_core/files.py",
     "qvr_core/era.py",
     "qvr_core/series.py",
+    "qvr_core/units.py",
     "qvr_core/migrate.py",
 ]
 
