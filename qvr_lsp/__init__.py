@@ -4,34 +4,62 @@ It converts positions and types between the protocol and `qvr_core` and runs
 analyses off the event loop; every answer is a function of the core's
 `CheckedModule`. Importing it never imports torch.
 
-`python -m qvr_lsp` started in a workspace puts the workspace first on
-`sys.path`, so a `cattrs.py` or `argparse.py` there would run inside the
-server. Before anything else is imported, such an entry is dropped (see
-`_drop_working_directory`); `python -P -m qvr_lsp` and the `qvr-lsp` script
-never add it.
+Nothing the server imports may come from the workspace. Editors start the
+server with the workspace as its working directory, and `python -m qvr_lsp`
+puts that directory first on `sys.path`, so a `cattrs.py`, `argparse.py` or
+`qvr_core/` there would run inside the server:
+
+- started with `-m`, this package takes the working directory (and `''`) off
+  `sys.path` before anything else is imported (`_drop_working_directory`);
+- the server's start (`cli.main`, for `qvr-lsp`, `qvr lsp` and `-m` alike)
+  does it again, so no later import (pygls, lark, the feature modules) can
+  come from there whatever the launch;
+- `python -m qvr_lsp` cannot protect itself from a `qvr_lsp/` package in the
+  working directory, which Python finds before this one: editors start the
+  `qvr-lsp` script (whose `sys.path[0]` is its own folder) or `python -P -m
+  qvr_lsp` (`-P`: the working directory never on the path), as the VS Code
+  extension and the documented Neovim setup do.
+
+The working directory is kept when it is the folder this package was found
+in (running from a checkout of qvr itself).
 """
 
 import os as _os
 import sys as _sys
 
 
-def _drop_working_directory() -> None:
-    """Under `python -m`, take the working directory off `sys.path` (unless it holds qvr).
+def safe_path(entries: list[str], cwd: str, home: str) -> list[str]:
+    """`entries` without the working directory: `''`, relative entries (they name folders
+    of the working directory) and entries that are `cwd`, unless that is `home`."""
+    if cwd and cwd == home:
+        return list(entries)  # a checkout of qvr: its folder is the install
+    kept = []
+    for entry in entries:
+        if not entry or not _os.path.isabs(entry):
+            continue
+        try:
+            real = _os.path.realpath(entry)
+        except (OSError, ValueError):
+            continue
+        if real != cwd:
+            kept.append(entry)
+    return kept
 
-    Only a `-m` launch is changed: a script that imports `qvr_lsp` keeps its
-    own directory on the path. The entry is kept when it is the directory this
-    package was found in (running from a checkout of qvr itself).
+
+def _drop_working_directory(always: bool = False) -> None:
+    """Take the working directory off `sys.path` (unless it holds qvr itself).
+
+    At import only a `-m` launch is changed (unless `always`): a script that
+    imports `qvr_lsp` keeps its own directory on the path.
     """
-    if _sys.flags.safe_path or _sys.argv[:1] != ["-m"]:
+    if not always and (_sys.flags.safe_path or _sys.argv[:1] != ["-m"]):
         return
     try:
         cwd = _os.path.realpath(_os.getcwd())
     except OSError:  # the working directory was removed: "" names nothing useful either
         cwd = ""
     home = _os.path.realpath(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))
-    if cwd == home:
-        return
-    _sys.path[:] = [e for e in _sys.path if e and _os.path.realpath(e) != cwd]
+    _sys.path[:] = safe_path(_sys.path, cwd, home)
 
 
 _drop_working_directory()

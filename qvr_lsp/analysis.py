@@ -12,8 +12,18 @@ An analysis is announced as soon as its diagnostics are known; the rest of
 its module (types at positions, symbols) is built once typing pauses or a
 request needs it, and dropped if a newer text comes first. A request that
 needs positions to agree with the text calls `settled()`, which skips the
-debounce and waits (bounded) for the analysis of the current text and its
-tables; `available()` builds the tables of what is known without waiting.
+debounce and waits (bounded) for the analysis of the text the document had
+when the request came (or a newer one) and its tables; `available()` builds
+the tables of what is known without waiting.
+
+Under a flood of edits (a paste replayed, a macro, a formatter on save in
+another tool) the goal of a request never moves: edits that arrive while it
+waits do not make it wait for their analyses too, so it waits for at most one
+check (besides one already running) and one build of the tables. Checks of a
+flooded document are coalesced: only the newest text is checked, when the
+edits pause or a request asks, and the texts in between never are (a check
+made while edits keep coming would be superseded before it could be
+announced; the CPU goes to the requests instead).
 """
 
 from __future__ import annotations
@@ -42,6 +52,8 @@ log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.05
 #: Typing pause after which the tables of the newest analysis are built unasked.
 BUILD_DELAY_SECONDS = 0.3
+#: A request that waits for a pause in typing (`Analyzer.quiet`) waits at most this long.
+QUIET_MOST_SECONDS = 0.2
 SETTLE_TIMEOUT_SECONDS = 2.0
 ANALYSIS_TIMEOUT_SECONDS = 20.0
 #: Above this many characters a document is large: its diagnostics come from a check in a
@@ -229,6 +241,14 @@ class _Entry:
         self.checker = IncrementalChecker()
 
 
+@dataclass
+class _Build:
+    """The tables of one analysis being built in a thread, and how many requests wait."""
+
+    waiters: int = 0
+    job: asyncio.Future[bool] = field(init=False)  # set once the thread has it
+
+
 Listener = Callable[[Analysis], None]
 CloseListener = Callable[[str], None]
 
@@ -247,7 +267,7 @@ class Analyzer:
     ) -> None:
         self.documents = documents
         self.collector = collector
-        self._building: dict[int, asyncio.Future[bool]] = {}  # by Analysis.seq
+        self._building: dict[int, _Build] = {}  # by Analysis.seq
         self.build_delay = build_delay
         self.debounce = debounce
         self.strict = False
@@ -317,14 +337,24 @@ class Analyzer:
         return Snapshot(doc, entry.newest, entry.good, entry.ready)
 
     async def settled(self, uri: str, timeout: float = SETTLE_TIMEOUT_SECONDS) -> Snapshot | None:
-        """A snapshot whose newest analysis is of the current text, if that is ready in time."""
+        """A snapshot whose newest analysis is of the text `uri` has now (or of a newer one),
+        with its tables built, if that is ready in time.
+
+        The goal is the text of this moment: edits that arrive while the request
+        waits do not move it (under a flood of edits the request would otherwise
+        wait for analyses of texts newer than its own, and time out).
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        doc = self.documents.get(uri)
+        if doc is None:
+            return None
+        target = doc.seq
         while True:
             snap = self.snapshot(uri)
             if snap is None:
                 return snap
-            if snap.current:
+            if snap.newest is not None and snap.newest.seq >= target:
                 return await self._built(uri, snap)
             entry = self._entries.get(uri)
             if entry is None:
@@ -342,17 +372,21 @@ class Analyzer:
             except TimeoutError:
                 return self.snapshot(uri)
 
-    async def quiet(self, uri: str, seconds: float = BUILD_DELAY_SECONDS) -> None:
-        """Wait until `uri` has not been edited for `seconds`.
+    async def quiet(
+        self, uri: str, seconds: float = BUILD_DELAY_SECONDS, most: float = QUIET_MOST_SECONDS
+    ) -> None:
+        """Wait until `uri` has not been edited for `seconds`, or `most` seconds have passed.
 
         Requests that walk the whole file (semantic tokens, the outline) wait
         for a pause in typing: an editor sends them after every edit and
         cancels the stale ones, so during a burst they would only take the
-        CPU the next edit's diagnostics need.
+        CPU the next edit's diagnostics need. Under edits that never pause the
+        wait ends after `most`: the request is then answered for its own text.
         """
         loop = asyncio.get_running_loop()
+        give_up = loop.time() + max(most, 0.0)
         while (entry := self._entries.get(uri)) is not None:
-            remaining = entry.last_edit + seconds - loop.time()
+            remaining = min(entry.last_edit + seconds, give_up) - loop.time()
             if remaining <= 0:
                 return
             await asyncio.sleep(remaining)
@@ -361,18 +395,18 @@ class Analyzer:
         """What is known now, with its tables built, without waiting for the current
         text's analysis (completion answers from the last analysis at once)."""
         snap = self.snapshot(uri)
-        return None if snap is None else await self._built(uri, snap, only_current=False)
+        return None if snap is None else await self._built(uri, snap)
 
-    async def _built(self, uri: str, snap: Snapshot, only_current: bool = True) -> Snapshot | None:
-        """`snap` once the tables of its analyses are built (unless its text is superseded)."""
+    async def _built(self, uri: str, snap: Snapshot) -> Snapshot | None:
+        """`snap` once the tables of its analyses are built (a request waits for them)."""
         entry = self._entries.get(uri)
         if entry is None:
             return snap
         newest, good = snap.newest, snap.good
         if newest is not None and not newest.ready:
-            await self._materialize(entry, newest, only_current=only_current)
+            await self._materialize(entry, newest, requested=True)
         if good is not None and good is not newest and not good.ready:
-            await self._materialize(entry, good, only_current=False)  # asked for while broken
+            await self._materialize(entry, good, requested=True)  # asked for while broken
         return self.snapshot(uri)
 
     # -------------------------------------------------------------- worker
@@ -443,45 +477,64 @@ class Analyzer:
 
     async def _build_after_pause(self, entry: _Entry, analysis: Analysis) -> None:
         await asyncio.sleep(self.build_delay)
-        await self._materialize(entry, analysis)
+        await self._materialize(entry, analysis, requested=False)
 
-    async def _materialize(
-        self, entry: _Entry, analysis: Analysis, *, only_current: bool = True
-    ) -> None:
+    async def _materialize(self, entry: _Entry, analysis: Analysis, *, requested: bool) -> None:
         """Build the module's tables off the event loop, for the requests to come.
 
-        Unless `only_current` is false (the last good analysis, asked for while
-        the text does not parse), given up as soon as a newer text arrives:
-        its analysis comes first, and requests wait for that one anyway.
+        Unasked (after a pause in typing), the build is given up as soon as a
+        newer text arrives: its analysis comes first. A request's build goes on
+        while a request waits for it, whatever is typed meanwhile (the request
+        is about that text); once no request waits and the text is no longer
+        current, it is given up too. Requests that come together share one build.
         """
-        if analysis.module is None or (only_current and not self._is_current_text(analysis)):
+        if analysis.module is None or analysis.ready:
+            if analysis.ready:
+                entry.built(analysis)
+            return
+        if not requested and not self._is_current_text(analysis):
             return
         running = self._building.get(analysis.seq)
         if running is not None:  # requests come in bursts: one build, one thread, for all
-            with contextlib.suppress(Exception):
-                await asyncio.shield(running)
+            running.waiters += requested
+            try:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(running.job)
+            finally:
+                running.waiters -= requested
             if analysis.ready:
                 entry.built(analysis)
                 return
-            if only_current and not self._is_current_text(analysis):
+            if not requested and not self._is_current_text(analysis):
                 return  # it was given up for a newer text
         loop = asyncio.get_running_loop()
-        stale = partial(self._is_stale, analysis) if only_current else None
+        build = _Build(waiters=int(requested))
+        stale = partial(self._abandoned, analysis, build)
         job = loop.run_in_executor(self._executor, analysis.module.materialize, stale)
-        self._building[analysis.seq] = job
-        job.add_done_callback(lambda _: self._building.pop(analysis.seq, None))
+        build.job = job
+        seq = analysis.seq
+        self._building[seq] = build
+
+        def forget(_: object) -> None:
+            if self._building.get(seq) is build:
+                del self._building[seq]
+
+        job.add_done_callback(forget)
         try:
             built = await asyncio.shield(job)
         except Exception:  # materialize falls back on its own; this is belt and braces
             log.exception("building the tables of %s failed", analysis.uri)
             return
+        finally:
+            build.waiters -= requested
         if built:
             entry.built(analysis)
             if self.collector is not None:
                 self.collector.analysed()
 
-    def _is_stale(self, analysis: Analysis) -> bool:
-        return not self._is_current_text(analysis)
+    def _abandoned(self, analysis: Analysis, build: _Build) -> bool:
+        """Whether a build may stop: no request waits for it and a newer text came."""
+        return build.waiters <= 0 and not self._is_current_text(analysis)
 
     async def _run_large(self, doc: Document, entry: _Entry) -> Analysis | None:
         """Diagnostics only, from a child process; None when a newer text came first."""
@@ -497,7 +550,8 @@ class Analyzer:
 
         try:
             diagnostics = await asyncio.wait_for(
-                check_in_child(doc.text, self.strict, stale), ANALYSIS_TIMEOUT_SECONDS * 3
+                check_in_child(doc.text, self.strict, stale, memory_budget=self.memory_budget),
+                ANALYSIS_TIMEOUT_SECONDS * 3,
             )
         except TimeoutError:
             why = "the check of this large file took too long"

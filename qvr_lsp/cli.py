@@ -7,6 +7,10 @@ import logging
 import sys
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: How long a thread holds the GIL before one that waits gets it (Python's default: 5 ms).
+#: The event loop wants it back after every read and write while analyses run in
+#: threads; at 5 ms a wait, a flood of edits queued requests for seconds.
+SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +37,11 @@ def main(args: argparse.Namespace) -> int:
         if address is None:
             print(f"qvr-lsp: --tcp expects HOST:PORT, not {args.tcp!r}", file=sys.stderr)
             return 2
+    import qvr_lsp
+
+    qvr_lsp._drop_working_directory(always=True)  # nothing imported from here on comes from it
     _configure_logging(args.log_level, args.log_file)
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)  # this process is the server's alone
     from qvr_lsp.memory import Collector
     from qvr_lsp.server import QvrLanguageServer
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -23,6 +24,7 @@ UTF16 = lsp.PositionEncodingKind.Utf16
 UTF32 = lsp.PositionEncodingKind.Utf32
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_PLUS_ONE = (1).__add__
 _ASCII = re.compile(r"[\x00-\x7f]*")
 
 
@@ -58,12 +60,21 @@ class TextPositions:
     def __init__(self, text: str, encoding: lsp.PositionEncodingKind = UTF16) -> None:
         self.text = text
         self.encoding = encoding
-        self.line_starts = [0]
-        self.line_ends = []  # offset of each line's terminator (or the end of the text)
-        for m in _LINE_BREAK.finditer(text):
-            self.line_ends.append(m.start())
-            self.line_starts.append(m.end())
-        self.line_ends.append(len(text))
+        self.line_starts: list[int]
+        self.line_ends: list[int]  # offset of each line's terminator (or the end of the text)
+        if "\r" in text:
+            self.line_starts, self.line_ends = [0], []
+            for m in _LINE_BREAK.finditer(text):
+                self.line_ends.append(m.start())
+                self.line_starts.append(m.end())
+            self.line_ends.append(len(text))
+        else:
+            # only `\n`: the same tables, built in C (a 5,000-line text is edited on the
+            # event loop, and this ran as a Python loop over its lines at every edit)
+            ends = list(accumulate(map(_PLUS_ONE, map(len, text.split("\n"))), initial=-1))
+            self.line_starts = list(map(_PLUS_ONE, ends[:-1]))
+            self.line_ends = ends[1:]
+            self.line_ends[-1] = len(text)
         self._plain_lines: dict[int, bool] = {}
 
     @property

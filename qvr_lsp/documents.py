@@ -38,6 +38,12 @@ class Document:
         """Position conversion for this text (built once, on first use)."""
         return TextPositions(self.text, self.encoding)
 
+    def built_positions(self) -> TextPositions | None:
+        """`positions` if built already, else None (never building them, never waiting for
+        the thread that may be building them: `cached_property` holds a lock meanwhile)."""
+        found = self.__dict__.get("positions")
+        return found if isinstance(found, TextPositions) else None
+
 
 def is_qvr_document(uri: str, language_id: str) -> bool:
     """Whether an opened document is QVR: its languageId is `qvr` (VS Code's language,
@@ -76,8 +82,11 @@ class DocumentStore:
         if doc is None:
             return None
         text = doc.text
-        for change in changes:
-            text = apply_change(text, change, self.encoding)
+        for i, change in enumerate(changes):
+            # the first change reads the positions the document built already, if it did
+            # (an analysis in a thread builds them): one pass over a large text fewer
+            positions = doc.built_positions() if i == 0 and doc.encoding == self.encoding else None
+            text = apply_change(text, change, self.encoding, positions)
         new = Document(uri, version, text, self._next(), doc.language_id, self.encoding)
         self._docs[uri] = new
         return new
@@ -97,10 +106,16 @@ class DocumentStore:
 
 
 def apply_change(
-    text: str, change: lsp.TextDocumentContentChangeEvent, encoding: lsp.PositionEncodingKind
+    text: str,
+    change: lsp.TextDocumentContentChangeEvent,
+    encoding: lsp.PositionEncodingKind,
+    positions: TextPositions | None = None,
 ) -> str:
-    """One content change: a range replacement, or the whole text when it has no range."""
+    """One content change: a range replacement, or the whole text when it has no range.
+
+    `positions`, when given, are those of `text` (built already, or kept for later).
+    """
     if isinstance(change, lsp.TextDocumentContentChangePartial):
-        start, end = TextPositions(text, encoding).offsets(change.range)
+        start, end = (positions or TextPositions(text, encoding)).offsets(change.range)
         return text[:start] + change.text + text[end:]
     return change.text

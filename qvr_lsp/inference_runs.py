@@ -12,13 +12,17 @@ server does, even if the server is killed (see `worker._die_with_parent`).
 
 Limits come from the environment (`QVR_INFERENCE_TIMEOUT_SECONDS`,
 `QVR_INFERENCE_MEMORY_MB`); a request may ask for less, never more.
+
+A run waiting for a worker holds nothing but its request: its data file is
+read when its worker starts, held once for every run of the same file
+(`run_data`), and the request and the data are written to the worker by a
+thread (the JSON line, then the raw bytes), never encoded on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import base64
 import contextlib
 import itertools
 import json
@@ -28,13 +32,22 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.datafile import DataFile
-from qvr_lsp.children import PACKAGE_ROOT, STOP_GRACE_SECONDS, python_module, stop_child
+from qvr_core.datafile import DataFile, DataFileError
+from qvr_lsp.children import (
+    PACKAGE_ROOT,
+    STOP_GRACE_SECONDS,
+    child_environment,
+    python_module,
+    stop_child,
+    write_all,
+)
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
+from qvr_lsp.run_data import DataFiles, DataSource
 from qvr_lsp.run_progress import RunProgress
 from qvr_lsp.worker_slots import WorkerSlots
 
@@ -47,6 +60,8 @@ DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_MEMORY_MB = 4096
 POLL_SECONDS = 0.05
 EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
+#: The request and the data go to a worker in pieces of this size.
+TRANSFER_CHUNK_BYTES = 1 << 20
 #: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
 #: is never imported in place of the real one.
 WORKER_COMMAND = python_module("qvr_lsp.worker")
@@ -89,6 +104,12 @@ class InferenceRuns:
         self._ids = itertools.count(1)
         #: at most this many workers at once (one per core by default); more runs wait
         self.slots = WorkerSlots()
+        #: the data files of the runs starting now, each held once
+        self.data = DataFiles()
+        #: writes requests and data to workers (a thread each, never the event loop)
+        self._transfers = ThreadPoolExecutor(
+            max(2, self.slots.size), thread_name_prefix="qvr-transfer"
+        )
         atexit.register(self.kill_all)
 
     def ensure_free(self, uri: str) -> None:
@@ -106,7 +127,7 @@ class InferenceRuns:
         request: InferenceRequest,
         source: str,
         program: str,
-        data: DataFile | None,
+        data: DataSource | None,
         cancelled: Callable[[], bool],
         source_path: str | None = None,
         progress_token: str | int | None = None,
@@ -115,6 +136,7 @@ class InferenceRuns:
 
         `progress_token` is the request's workDoneToken: progress is reported on
         it instead of on a token the server creates, so the client shows one bar.
+        `data` is read when the run's worker starts (see run_data.py).
         """
         uri = request.uri
         self.ensure_free(uri)
@@ -137,10 +159,9 @@ class InferenceRuns:
                 "path": source_path,
                 **request.job_arguments(self.server.settings.memory_budget),
                 "program": program,
-                **_data_fields(data),
                 "memory_mb": limits.memory_mb,
             }
-            summary = await self._in_turn(payload, progress, limits, cancelled)
+            summary = await self._in_turn(payload, data, progress, limits, cancelled)
             outcome = "done"
         except _Stopped as stop:
             outcome = stop.kind
@@ -165,6 +186,7 @@ class InferenceRuns:
     async def _in_turn(
         self,
         payload: dict[str, Any],
+        data: DataSource | None,
         progress: RunProgress,
         limits: RunLimits,
         cancelled: Callable[[], bool],
@@ -179,28 +201,60 @@ class InferenceRuns:
         if reason is not None:
             raise _Stopped(reason)
         try:
-            return await self._supervise(payload, progress, limits, cancelled)
+            return await self._supervise(payload, data, progress, limits, cancelled)
         finally:
             self.slots.release(count)
 
     async def _supervise(
         self,
         payload: dict[str, Any],
+        source: DataSource | None,
         progress: RunProgress,
         limits: RunLimits,
         cancelled: Callable[[], bool],
     ) -> dict[str, Any]:
-        proc = await asyncio.create_subprocess_exec(
-            *WORKER_COMMAND,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=_worker_environment(),
-            cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
-            limit=EVENT_LINE_LIMIT,
-            start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
-        )
+        """Start the worker, hand it the request and the data, and follow its events."""
+        data: DataFile | None = None
+        release: Callable[[], None] = _nothing
+        if source is not None:
+            try:  # read now that the run starts, shared with the other runs of the file
+                data, release = await self.data.acquire(source)
+            except DataFileError as exc:
+                raise CommandError(str(exc), "data") from exc
+        try:
+            reading, writing = os.pipe()
+        except BaseException:
+            release()
+            raise
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *WORKER_COMMAND,
+                stdin=reading,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=_worker_environment(),
+                cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
+                limit=EVENT_LINE_LIMIT,
+                start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
+            )
+        except BaseException:
+            os.close(writing)
+            release()
+            raise
+        finally:
+            os.close(reading)
         self._processes.add(proc)
+        loop = asyncio.get_running_loop()
+        try:
+            transfer = loop.run_in_executor(self._transfers, _send_request, writing, payload, data)
+        except BaseException:  # the server is stopping: no thread to write with
+            os.close(writing)
+            release()
+            self._processes.discard(proc)
+            await stop_child(proc)
+            raise
+        transfer.add_done_callback(lambda _: release())  # the worker has the bytes now
+        del data  # held by the transfer until it is done, then let go
         progress.worker_pid = proc.pid
         stderr_tail: deque[str] = deque(maxlen=40)
         assert proc.stderr is not None  # stderr=PIPE
@@ -213,10 +267,7 @@ class InferenceRuns:
             return "timeout" if time.monotonic() > deadline else None
 
         try:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(json.dumps(payload).encode())
-            await proc.stdin.drain()
-            proc.stdin.close()
+            assert proc.stdout is not None
             while True:
                 line = await _readline(proc.stdout, stop_reason)
                 if not line:
@@ -231,12 +282,16 @@ class InferenceRuns:
             await stop_child(proc)
             drain.cancel()
             self._processes.discard(proc)
+            # the worker is gone: a transfer still writing fails at once (a broken pipe)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(transfer), STOP_GRACE_SECONDS)
 
     def kill_all(self) -> None:
         """At exit: no worker outlives the server."""
         for proc in list(self._processes):
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
+        self._transfers.shutdown(wait=False, cancel_futures=True)
 
 
 # ------------------------------------------------------------------ events
@@ -254,11 +309,19 @@ def _processes(payload: dict[str, Any]) -> int:
     return max(1, min(int(payload.get("chains") or 1), cores))
 
 
-def _data_fields(data: DataFile | None) -> dict[str, Any]:
-    """The data file's bytes for the worker: it never opens the path itself."""
-    if data is None:
-        return {}
-    return {"data_name": data.name, "data_base64": base64.b64encode(data.content).decode()}
+def _nothing() -> None:
+    return None
+
+
+def _send_request(fd: int, payload: dict[str, Any], data: DataFile | None) -> None:
+    """In a thread: the request's JSON line, then the data's raw bytes (`worker.read_request`),
+    written to the worker's stdin in pieces, never copied whole; `fd` is closed at the end."""
+    request = dict(payload)
+    if data is not None:
+        request["data_name"] = data.name
+        request["data_size"] = len(data.content)
+    line = json.dumps(request).encode() + b"\n"
+    write_all(fd, line, data.content if data is not None else b"", chunk=TRANSFER_CHUNK_BYTES)
 
 
 def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
@@ -346,19 +409,8 @@ def _end_message(outcome: str, seconds: float) -> str:
 
 
 def _worker_environment() -> dict[str, str]:
-    """The server's environment, with this package importable even when not installed.
-
-    Relative `PYTHONPATH` entries are dropped: they would name folders of
-    whatever directory the worker starts in.
-    """
-    env = dict(os.environ)
-    given = env.get("PYTHONPATH", "").split(os.pathsep)
-    paths = [str(PACKAGE_ROOT), *(p for p in given if os.path.isabs(p))]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONSAFEPATH"] = "1"  # what -P does, for any Python the run itself may start
-    env["QVR_SERVER_PID"] = str(os.getpid())  # the worker ends when this process does
-    return env
+    """The server's environment for a worker (`children.child_environment`)."""
+    return child_environment()
 
 
 def _env_number(name: str, default: float) -> float:

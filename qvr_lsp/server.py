@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
+import sys
+import threading
 from collections.abc import Generator
-from typing import Any
+from typing import Any, BinaryIO
 
+import attrs
 from lsprotocol import types as lsp
+from pygls.io_ import StdoutWriter, run_async
 from pygls.protocol import lsp_method
 
 from qvr_lsp import __version__
 from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
+from qvr_lsp.command_errors import plain
 from qvr_lsp.convert import UTF16, encoding_of
 from qvr_lsp.documents import DocumentStore, is_qvr_document
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
 from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
+from qvr_lsp.scans import Scans
 from qvr_lsp.settings import Settings
 
 log = logging.getLogger("qvr_lsp")
@@ -91,7 +99,7 @@ class QvrProtocol(AnsweringProtocol):
         args: tuple[Any, ...] | None = None,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
-        """pygls's, forgetting the handler's future once it is done.
+        """pygls's, forgetting the handler's future once it is done, its exception taken.
 
         pygls 2.1 files the future of every notification and of every step of a
         generator handler under a fresh id in `_request_futures` and removes
@@ -102,9 +110,20 @@ class QvrProtocol(AnsweringProtocol):
         def done(future: Any) -> None:
             if self._request_futures.get(msg_id) is future:
                 del self._request_futures[msg_id]
+            if not future.cancelled() and (exc := future.exception()) is not None:
+                # taken here: pygls drops the outcome of a step of a cancelled request (a
+                # queued run that ends "cancelled"), which asyncio then logged as "never
+                # retrieved", a traceback per run
+                log.debug("%s ended with %r", getattr(handler, "__name__", handler), exc)
             callback(future)
 
         super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """pygls's, with the message of an error in plain text (`command_errors.plain`)."""
+        if attrs.has(type(error)) and isinstance(getattr(error, "message", None), str):
+            error = attrs.evolve(error, message=plain(error.message))
+        super()._send_response(msg_id, result, error)
 
     def _send_data(self, data: Any) -> None:
         """Drop messages after `exit`: the stream is closed, and a failed write would be
@@ -165,6 +184,8 @@ class QvrLanguageServer(AnsweringServer):
         #: executeCommand request id -> the workDoneToken the client sent with it
         self.command_progress_tokens: dict[Any, str | int] = {}
         self.analyzer = Analyzer(self.documents, debounce=debounce)
+        #: workspace scans (workspace symbols and diagnostics): one thread, shared, cancellable
+        self.scans = Scans()
         self.settings = Settings()
         self.encoding: lsp.PositionEncodingKind = UTF16
         self._register_lifecycle()
@@ -172,12 +193,56 @@ class QvrLanguageServer(AnsweringServer):
 
         self.feature_modules = register_all(self)
 
+    # ------------------------------------------------------------ stdio
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls's stdio server, reading the client's pipe on the event loop itself.
+
+        pygls reads every header line and body with a call in its thread pool:
+        three trips between threads per message, each waiting for the GIL
+        while analyses run in other threads, so a flood of edits kept requests
+        queued behind them. A pipe (how editors start a server) is read by the
+        loop with asyncio's own transport instead; anything else (a file) goes
+        the pygls way.
+        """
+        source = stdin or sys.stdin.buffer
+        if os.name != "posix" or not _is_pipe(source):  # Windows: pygls's own way
+            super()._start_io_async(stdin, stdout)
+            return
+        stop = self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            reader = await PipeReader.open(source)
+            await run_async(
+                stop_event=stop,
+                reader=reader,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
+
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
+
     # ------------------------------------------------------ for features
 
     @property
     def caps(self) -> lsp.ClientCapabilities | None:
         """The client's capabilities (None before `initialize`)."""
         return getattr(self.protocol, "client_capabilities", None)
+
+    def window_show_message(self, params: lsp.ShowMessageParams) -> None:
+        """pygls's, in plain text: notifications render Markdown links (see `plain`)."""
+        super().window_show_message(attrs.evolve(params, message=plain(params.message)))
 
     def snapshot(self, uri: str) -> Snapshot | None:
         """What is known about `uri` now (no waiting); None when it is not open."""
@@ -215,6 +280,7 @@ class QvrLanguageServer(AnsweringServer):
         @guarded()
         def shutdown(params: None) -> None:
             self.analyzer.shutdown()
+            self.scans.shutdown()
 
     def stop_work(self) -> None:
         """At `exit`: kill the inference workers and drop the analyses, without waiting."""
@@ -222,6 +288,7 @@ class QvrLanguageServer(AnsweringServer):
         if runs is not None:
             runs.kill_all()
         self.analyzer.shutdown()
+        self.scans.shutdown()
         if _loop_running():  # handlers cancelled as the loop ends are not errors
             asyncio.get_running_loop().set_exception_handler(_ignore_cancelled)
 
@@ -270,6 +337,45 @@ class QvrLanguageServer(AnsweringServer):
         if doc is not None:
             item = lsp.TextDocumentItem(doc.uri, doc.language_id, doc.version, doc.text)
             self.workspace.put_text_document(item)
+
+
+class PipeReader:
+    """The client's pipe as pygls's reader wants it (`readline`, `readexactly`; b"" at the end)."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    @classmethod
+    async def open(cls, pipe: BinaryIO) -> PipeReader:
+        loop = asyncio.get_running_loop()
+        stream = asyncio.StreamReader(limit=1 << 20)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
+        return cls(stream)
+
+    async def readline(self) -> bytes:
+        # The loop turns before the next message is read, as it did with pygls's reader:
+        # a request handled just now starts (and sees the document as it was when it
+        # came) before an edit that followed it in the pipe is applied.
+        await asyncio.sleep(0)
+        try:
+            return await self.stream.readline()
+        except ValueError:  # a header line over the limit: not a message we can read
+            return b""
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return b""
+
+
+def _is_pipe(stream: BinaryIO) -> bool:
+    """Whether `stream` is a pipe, a socket or a terminal (what asyncio can read)."""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, AttributeError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 def _ignore_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

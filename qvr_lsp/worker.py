@@ -5,10 +5,12 @@ language server, and the server stops a run by ending this process. This is
 the only part of `qvr_lsp` that imports torch (through
 `qvr_core.runs`).
 
-Protocol: the request is one JSON object on stdin (`qvr_core.runs.run_program`'s
-arguments; a data file comes as its bytes, `data_name` and base64
-`data_base64`, read once by the server: the worker never opens a path the
-client named); events are JSON lines on stdout:
+Protocol: the request is one JSON object on the first line of stdin
+(`qvr_core.runs.run_program`'s arguments). A data file comes as its bytes,
+read once by the server (the worker never opens a path the client named):
+`data_name` and `data_size` in the request, and exactly `data_size` raw
+bytes after its line (older servers sent them base64 in `data_base64`,
+which is still read). Events are JSON lines on stdout:
 
     {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
     {"event": "update", "live": {...}}   (NUTS: draws so far, see qvr_core.inference.live)
@@ -21,34 +23,38 @@ Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
 from __future__ import annotations
 
 import base64
-import ctypes
 import json
 import math
 import os
 import resource
-import signal
 import sys
-import threading
-import time
 import traceback
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from qvr_core.datafile import DataFile
+from qvr_lsp import lifeline
+from qvr_lsp.lifeline import (  # noqa: F401  # the names this module has always had
+    EXIT_ORPHANED,
+    MIB,
+    PARENT_POLL_SECONDS,
+    PR_SET_PDEATHSIG,
+    SERVER_PID_VARIABLE,
+)
 
-MIB = 1024 * 1024
-#: The server's process id, set by the server (a parent that died before the
-#: worker looked would otherwise go unnoticed).
-SERVER_PID_VARIABLE = "QVR_SERVER_PID"
-PR_SET_PDEATHSIG = 1
-PARENT_POLL_SECONDS = 0.25
-EXIT_ORPHANED = 3
+#: How much lower than the server a run is scheduled: the user typing comes first.
+NICENESS = 10
+_die_with_parent = lifeline.die_with_parent
+_set_parent_death_signal = lifeline.set_parent_death_signal
+_watch_parent = lifeline.watch_parent
+_server_pid = lifeline.server_pid
 
 
 def main() -> int:
     parent = _die_with_parent()
+    lifeline.lower_priority(NICENESS)
     protocol = _protocol_stream()
     try:
-        request = json.loads(sys.stdin.read())
+        request = read_request(sys.stdin.buffer)
     except ValueError as exc:
         _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
         return 2
@@ -80,7 +86,11 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
         return os.getppid() != parent  # the server is gone: nobody waits for the result
 
     source = request.pop("source")
-    data = _data_file(request.pop("data_name", None), request.pop("data_base64", None))
+    data = _data_file(
+        request.pop("data_name", None),
+        request.pop("data_base64", None),
+        request.pop("data_bytes", None),
+    )
     summary = run_program(
         source,
         **request,
@@ -92,52 +102,37 @@ def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, A
     return summary.to_json()
 
 
-def _data_file(name: object, encoded: object) -> DataFile | None:
+def read_request(stream: BinaryIO) -> dict[str, Any]:
+    """The request: its JSON line, then `data_size` raw bytes of data when it says so.
+
+    The raw bytes are kept as `data_bytes`; a request of the older form (one
+    JSON object, data in base64) is read as it is.
+    """
+    line = stream.readline()
+    try:
+        request = json.loads(line)
+    except ValueError:  # an object over several lines: the older form, whole
+        request = json.loads(line + stream.read())
+    if not isinstance(request, dict):
+        raise ValueError("the request is not a JSON object")
+    size = request.pop("data_size", None)
+    if size is not None:
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ValueError(f"data_size must be a byte count, not {size!r}")
+        content = stream.read(size)
+        if len(content) != size:
+            raise ValueError(f"the data ended after {len(content):,} of {size:,} bytes")
+        request["data_bytes"] = content
+    return request
+
+
+def _data_file(name: object, encoded: object, raw: object = None) -> DataFile | None:
     """The data file the server read, from its bytes (None without data)."""
+    if isinstance(raw, bytes):
+        return DataFile(str(name), raw)
     if encoded is None:
         return None
     return DataFile(str(name), base64.b64decode(str(encoded), validate=True))
-
-
-def _die_with_parent() -> int:
-    """End this process when the server ends, however it ends (even by SIGKILL).
-
-    Nobody would read the result, and a run can take minutes of full CPU per
-    step. On Linux the kernel sends SIGKILL when the parent dies
-    (`PR_SET_PDEATHSIG`); everywhere a watchdog thread notices that the
-    parent changed. Returns the server's process id.
-    """
-    parent = _server_pid()
-    _set_parent_death_signal()
-    if os.getppid() != parent:  # it died before the signal was armed
-        os._exit(EXIT_ORPHANED)
-    watchdog = threading.Thread(
-        target=_watch_parent, args=(parent,), name="qvr-parent-watchdog", daemon=True
-    )
-    watchdog.start()
-    return parent
-
-
-def _server_pid() -> int:
-    value = os.environ.get(SERVER_PID_VARIABLE, "")
-    return int(value) if value.isdigit() else os.getppid()
-
-
-def _set_parent_death_signal() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # no libc to call: the watchdog still works
-        pass
-
-
-def _watch_parent(parent: int, interval: float = PARENT_POLL_SECONDS) -> None:
-    while True:
-        time.sleep(interval)
-        if os.getppid() != parent:
-            os._exit(EXIT_ORPHANED)
 
 
 def _protocol_stream() -> IO[str]:
@@ -162,13 +157,7 @@ def _plain(value: Any) -> Any:
 
 def _limit_memory(megabytes: object) -> None:
     """Cap the address space, so a run that would exhaust memory fails with MemoryError."""
-    if not isinstance(megabytes, int) or megabytes <= 0:
-        return
-    limit = megabytes * MIB
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    lifeline.limit_memory(megabytes)
 
 
 def _memory_error() -> dict[str, Any]:

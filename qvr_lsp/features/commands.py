@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.uris import to_fs_path
 
-from qvr_core.datafile import DataFile, DataFileError, read_file
+from qvr_core.datafile import DataFileError
 from qvr_core.runnable import program_decl, runnability, runnable_programs
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.command_sources import current_source
@@ -30,6 +30,7 @@ from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
 from qvr_lsp.diagrams import diagram_result
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.inference_runs import InferenceRuns
+from qvr_lsp.run_data import DataSource, check_data_file
 
 if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
@@ -39,7 +40,8 @@ log = logging.getLogger("qvr_lsp")
 
 DIAGRAM = "qvr.diagram"
 RUN_INFERENCE = "qvr.runInference"
-#: The largest data file the server reads and hands to a worker (base64 in one JSON line).
+#: The largest data file the server reads and hands to a worker (its raw bytes, when the
+#: run starts; see run_data.py).
 MAX_TRANSFER_BYTES = 256 << 20
 
 Handler = Callable[..., Awaitable[Any]]
@@ -134,13 +136,14 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
     return wanted
 
 
-async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> DataFile | None:
-    """The data file, read once here: the worker gets its bytes, never the path."""
+async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> DataSource | None:
+    """The data file, checked here (refused at once) and read when the run starts: the
+    worker gets its bytes, never the path."""
     if request.run.data is None:
         return None
     path = _data_path(server, request)
     try:
-        return await asyncio.to_thread(read_file, path, MAX_TRANSFER_BYTES)
+        return await asyncio.to_thread(check_data_file, path, MAX_TRANSFER_BYTES)
     except DataFileError as exc:
         raise CommandError(str(exc), "data") from exc
 

@@ -15,9 +15,15 @@ the settings generation, and its diagnostics are cached under it. When an
 open document's diagnostics change after the client pulled them (new
 settings, a first check that outlasted the pull's wait), the server sends
 `workspace/diagnostic/refresh`, and the client asks again. The scan
-is bounded (`workspace_symbols.MAX_FILES`, `SCAN_SECONDS`). When nothing
+is bounded (`scans.MAX_FILES`, `SCAN_SECONDS`). When nothing
 changed since the client's last pull, the answer is held (the protocol's
 long poll) until a file changes, or `HOLD_SECONDS` pass.
+
+Listing and checking the files on disk runs in the server's scan thread
+(`qvr_lsp.scans`), never in the default thread pool: a listing is shared by
+the requests that want it while it runs, and a scan stops between two files
+once its request is cancelled (a client that pulls again cancels the held
+pull); the files it checked stay cached for the next one.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
@@ -37,8 +44,9 @@ from qvr_core import files
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, Analysis, analyze
 from qvr_lsp.documents import Document
 from qvr_lsp.features.diagnostics import client_pulls, lsp_diagnostics
-from qvr_lsp.features.workspace_symbols import FileIndex, _roots
+from qvr_lsp.features.workspace_symbols import _roots
 from qvr_lsp.guard import guarded
+from qvr_lsp.scans import Cancel, list_files
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
@@ -69,37 +77,48 @@ class DiskDiagnostics:
 
     def __init__(self, server: QvrLanguageServer) -> None:
         self.server = server
-        self.index = FileIndex()
         self._cache: dict[str, FileReport] = {}
         self._skipped: dict[str, str] = {}
+        self.checked = 0  # files checked so far (a cached report is not checked again)
 
-    def stamps(self, open_paths: set[str]) -> dict[str, tuple[str, str]]:
-        """{uri: (path, result id)} of the workspace's closed `.qvr` files (stat only)."""
-        roots = _roots(self.server)
+    def stamps(
+        self, roots: list[str], open_paths: set[str], generation: int, cancel: Cancel
+    ) -> dict[str, tuple[str, str]]:
+        """{uri: (path, result id)} of the workspace's closed `.qvr` files (stat only).
+
+        In the scan thread; stops between two files when `cancel` is set.
+        """
         out: dict[str, tuple[str, str]] = {}
-        for path in self.index.files(roots, time.monotonic() + SCAN_SECONDS):
-            if os.path.realpath(path) in open_paths:
+        open_names = {os.path.basename(p) for p in open_paths}
+        for path in list_files(roots, cancel, time.monotonic() + SCAN_SECONDS):
+            cancel.check()
+            if os.path.basename(path) in open_names and os.path.realpath(path) in open_paths:
                 continue
-            result_id = self.stamp(path, roots)
+            result_id = self.stamp(path, roots, generation)
             if result_id is not None:
                 out[from_fs_path(path) or path] = (path, result_id)
         return out
 
-    def stamp(self, path: str, roots: list[str]) -> str | None:
+    def stamp(self, path: str, roots: list[str], generation: int | None = None) -> str | None:
         """The file's result id, or None when it may not be read (logged once)."""
         try:
             _real, st = files.regular_file(path, roots)
         except files.UnreadableFile as exc:
             self._skip(path, exc.reason)
             return None
-        return f"{st.st_mtime_ns}:{st.st_size}:{self.server.analyzer.generation}"
+        if generation is None:
+            generation = self.server.analyzer.generation
+        return f"{st.st_mtime_ns}:{st.st_size}:{generation}"
 
-    def report(self, uri: str, path: str, result_id: str) -> FileReport | None:
+    def report(
+        self, uri: str, path: str, result_id: str, roots: list[str] | None = None
+    ) -> FileReport | None:
         """The file's diagnostics (checked now unless cached); None when it is skipped."""
         cached = self._cache.get(uri)
         if cached is not None and cached.result_id == result_id:
             return cached
-        roots = _roots(self.server)
+        if roots is None:
+            roots = _roots(self.server)
         try:
             _real, st = files.regular_file(path, roots)
             if st.st_size > LARGE_DOCUMENT_CHARS:
@@ -113,11 +132,13 @@ class DiskDiagnostics:
         analysis = analyze(doc, analyzer.strict, analyzer.generation, None, analyzer.memory_budget)
         report = FileReport(result_id, lsp_diagnostics(self.server, analysis))
         self._cache[uri] = report
+        self.checked += 1
         return report
 
     def forget_missing(self, present: set[str]) -> None:
-        for uri in [u for u in self._cache if u not in present]:
-            del self._cache[uri]
+        for uri in list(self._cache):  # a copy: the scan thread may be adding to it
+            if uri not in present:
+                self._cache.pop(uri, None)
 
     def _skip(self, path: str, reason: str) -> None:
         if self._skipped.get(path) != reason:
@@ -189,7 +210,12 @@ def register(server: QvrLanguageServer) -> None:
         uri = params.text_document.uri
         snap = await server.settled(uri)
         if snap is None and server.documents.get(uri) is None:
-            return await asyncio.to_thread(_unopened, disk, uri, params.previous_result_id)
+            previous = params.previous_result_id
+            roots = _roots(server)
+            return await server.scans.run(
+                ("unopened", uri, previous, server.analyzer.generation),
+                partial(_unopened, disk, uri, previous, roots),
+            )
         if snap is None or snap.newest is None:
             # Open but not checked yet: nothing to say now; its check will refresh.
             answered[uri] = PENDING
@@ -210,36 +236,48 @@ def register(server: QvrLanguageServer) -> None:
         previous = {p.uri: p.value for p in params.previous_result_ids}
         held_until = time.monotonic() + HOLD_SECONDS
         while True:
-            stamps = await asyncio.to_thread(disk.stamps, _open_paths(server))
+            roots = _roots(server)
+            open_paths = _open_paths(server)
+            generation = server.analyzer.generation
+            # shared with any other pull that wants the same listing now
+            key = ("workspace stamps", tuple(roots), frozenset(open_paths), generation)
+            work = partial(disk.stamps, roots, open_paths, generation)
+            stamps = await server.scans.run(key, work)
             changed = {u: s for u, s in stamps.items() if previous.get(u) != s[1]}
             if changed or time.monotonic() >= held_until:
                 break
             await asyncio.sleep(POLL_SECONDS)
         disk.forget_missing(set(stamps))
-        items = await asyncio.to_thread(_reports, disk, stamps, previous)
+        items = await server.scans.run(None, partial(_reports, disk, roots, stamps, previous))
         return lsp.WorkspaceDiagnosticReport(items=items)
 
 
 def _unopened(
-    disk: DiskDiagnostics, uri: str, previous: str | None
+    disk: DiskDiagnostics, uri: str, previous: str | None, roots: list[str], cancel: Cancel
 ) -> lsp.DocumentDiagnosticReport:
     """A document the client asks about without opening it: read from disk if it may be."""
     path = to_fs_path(uri)
     report = None
-    roots = _roots(disk.server)
     result_id = disk.stamp(path, roots) if path and path.endswith(".qvr") and roots else None
     if path and result_id is not None:
         if previous == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        report = disk.report(uri, path, result_id)
+        cancel.check()
+        report = disk.report(uri, path, result_id, roots)
     if report is None:
         return lsp.RelatedFullDocumentDiagnosticReport(items=[])
     return lsp.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
 
 
 def _reports(
-    disk: DiskDiagnostics, stamps: dict[str, tuple[str, str]], previous: dict[str, str]
+    disk: DiskDiagnostics,
+    roots: list[str],
+    stamps: dict[str, tuple[str, str]],
+    previous: dict[str, str],
+    cancel: Cancel,
 ) -> list[lsp.WorkspaceDocumentDiagnosticReport]:
+    """In the scan thread: a report per file, checking those not cached; stops between two
+    files when `cancel` is set (what it checked stays cached)."""
     deadline = time.monotonic() + SCAN_SECONDS
     items: list[lsp.WorkspaceDocumentDiagnosticReport] = []
     for uri, (path, result_id) in stamps.items():
@@ -250,12 +288,13 @@ def _reports(
                 )
             )
             continue
+        cancel.check()
         if time.monotonic() > deadline:
             log.warning(
                 "workspace diagnostics: stopped after %g s; the rest next time", SCAN_SECONDS
             )
             break
-        report = disk.report(uri, path, result_id)
+        report = disk.report(uri, path, result_id, roots)
         if report is not None:
             items.append(
                 lsp.WorkspaceFullDocumentDiagnosticReport(

@@ -1,17 +1,23 @@
 """Workspace symbols: top-level declarations of the open documents and the workspace's `.qvr` files.
 
-Files that are not open are found and parsed only when the client asks,
-in a thread, and their symbols are cached by modification time and size; an
-open document answers from its own analysis (its unsaved text).
+Files that are not open are found and parsed only when the client asks, in
+the server's scan thread (`qvr_lsp.scans`), and their symbols are cached by
+modification time and size; an open document answers from its own analysis
+(its unsaved text). An editor sends a request per keystroke in Ctrl+T and
+cancels the one before: the scan is shared by the requests that come while
+it runs, stops between two files once none waits for it, and the next one
+reads only what it had not. Matching the query against the symbols found
+is done in that thread too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
@@ -24,6 +30,7 @@ from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features.symbols import SYMBOL_KIND
 from qvr_lsp.guard import guarded
+from qvr_lsp.scans import MAX_FILES, SKIPPED_DIRS, Cancel, list_files
 
 if TYPE_CHECKING:
     from lsprotocol.types import PositionEncodingKind
@@ -32,11 +39,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_FILES = 5000
+__all__ = ["MAX_FILES", "SKIPPED_DIRS", "Entry", "FileIndex", "declarations", "matches"]
+
 MAX_RESULTS = 1000
 #: A scan of the workspace answers with what it found by then.
 SCAN_SECONDS = 5.0
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "site-packages"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,11 @@ def matches(query: str, name: str) -> bool:
     return all(ch in it for ch in query.lower())
 
 
+def matcher(query: str) -> re.Pattern[str]:
+    """`matches(query, name)` as a compiled search (ten thousand files have many names)."""
+    return re.compile(".*?".join(re.escape(ch) for ch in query), re.IGNORECASE | re.DOTALL)
+
+
 class FileIndex:
     """Declarations of `.qvr` files on disk, parsed on demand and cached by (mtime, size).
 
@@ -73,16 +85,12 @@ class FileIndex:
     def __init__(self) -> None:
         self._cache: dict[str, tuple[tuple[int, int], list[Entry]]] = {}
         self._skipped: dict[str, str] = {}
+        self.parsed = 0  # files parsed so far (a cached file is not parsed again)
 
-    def files(self, roots: list[str], deadline: float = float("inf")) -> list[str]:
-        found: list[str] = []
-        for root in roots:
-            for folder, dirs, names in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-                found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".qvr")]
-                if len(found) >= MAX_FILES or time.monotonic() > deadline:
-                    return found[:MAX_FILES]
-        return found
+    def files(
+        self, roots: list[str], deadline: float = float("inf"), cancel: Cancel | None = None
+    ) -> list[str]:
+        return list_files(roots, cancel or Cancel(), deadline)
 
     def entries(self, path: str, roots: list[str], encoding: PositionEncodingKind) -> list[Entry]:
         try:
@@ -102,6 +110,7 @@ class FileIndex:
 
         entries = declarations(parse(text).module, TextPositions(text, encoding))
         self._cache[path] = (stamp, entries)
+        self.parsed += 1
         return entries
 
     def _skip(self, path: str, reason: str) -> None:
@@ -111,35 +120,55 @@ class FileIndex:
             log.warning("workspace symbols: skipped %s: %s", path, reason)
 
 
-def _roots(server: QvrLanguageServer) -> list[str]:
-    uris = [f.uri for f in server.workspace.folders.values()] or [server.workspace.root_uri]
-    paths = [to_fs_path(u) for u in uris if u]
-    return [p for p in dict.fromkeys(paths) if p and os.path.isdir(p)]
+#: One file's symbols: its real path, its URI and its declarations.
+Scanned = tuple[str, str, list[Entry]]
+
+
+def scan(
+    index: FileIndex, roots: list[str], encoding: PositionEncodingKind, cancel: Cancel
+) -> list[Scanned]:
+    """In the scan thread: every file's symbols; what is found within `SCAN_SECONDS` when
+    the tree is huge. Stops between two files when `cancel` is set."""
+    deadline = time.monotonic() + SCAN_SECONDS
+    out: list[Scanned] = []
+    for path in index.files(roots, deadline, cancel):
+        cancel.check()
+        if time.monotonic() > deadline:
+            log.warning("workspace symbols: stopped after %g s; results are partial", SCAN_SECONDS)
+            break
+        uri = from_fs_path(path) or path
+        out.append((path, uri, index.entries(path, roots, encoding)))
+    return out
+
+
+def select(
+    scanned: list[Scanned], open_paths: set[str], query: str, most: int, cancel: Cancel
+) -> list[lsp.SymbolInformation]:
+    """In the scan thread: the symbols of the files that are not open matching `query`."""
+    wanted = matcher(query)
+    open_names = {os.path.basename(p) for p in open_paths}
+    out: list[lsp.SymbolInformation] = []
+    for path, uri, entries in scanned:
+        cancel.check()
+        if os.path.basename(path) in open_names and os.path.realpath(path) in open_paths:
+            continue  # open: its own text answered
+        for e in entries:
+            if wanted.search(e.name):
+                location = lsp.Location(uri, e.range)
+                out.append(lsp.SymbolInformation(name=e.name, kind=e.kind, location=location))
+                if len(out) >= most:
+                    return out
+    return out
 
 
 def register(server: QvrLanguageServer) -> None:
     index = FileIndex()
 
-    def on_disk(roots: list[str], open_paths: set[str]) -> list[tuple[str, Entry]]:
-        """The files' symbols; what is found within `SCAN_SECONDS` when the tree is huge."""
-        deadline = time.monotonic() + SCAN_SECONDS
-        out = []
-        for path in index.files(roots, deadline):
-            if time.monotonic() > deadline:
-                log.warning(
-                    "workspace symbols: stopped after %g s; results are partial", SCAN_SECONDS
-                )
-                break
-            if os.path.realpath(path) in open_paths:
-                continue
-            uri = from_fs_path(path) or path
-            out += [(uri, e) for e in index.entries(path, roots, server.encoding)]
-        return out
-
     @server.feature(lsp.WORKSPACE_SYMBOL)
     @guarded(list)
     async def workspace_symbol(params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
-        found: list[tuple[str, Entry]] = []
+        query = params.query or ""
+        answer: list[lsp.SymbolInformation] = []
         open_paths: set[str] = set()
         for doc in server.documents:
             path = to_fs_path(doc.uri)
@@ -148,12 +177,26 @@ def register(server: QvrLanguageServer) -> None:
             snap = await server.available(doc.uri)
             analysis = snap.structural() if snap is not None else None
             if analysis is not None and analysis.module is not None:
-                entries = declarations(analysis.module.ast, analysis.positions)
-                found += [(doc.uri, e) for e in entries]
-        found += await asyncio.to_thread(on_disk, _roots(server), open_paths)
-        query = params.query or ""
-        return [
-            lsp.SymbolInformation(name=e.name, kind=e.kind, location=lsp.Location(uri, e.range))
-            for uri, e in found
-            if matches(query, e.name)
-        ][:MAX_RESULTS]
+                for e in declarations(analysis.module.ast, analysis.positions):
+                    if matches(query, e.name):
+                        location = lsp.Location(doc.uri, e.range)
+                        answer.append(
+                            lsp.SymbolInformation(name=e.name, kind=e.kind, location=location)
+                        )
+        roots = _roots(server)
+        if not roots or len(answer) >= MAX_RESULTS:
+            return answer[:MAX_RESULTS]
+        encoding = server.encoding
+        # one scan for every request that comes while it runs (each keystroke in Ctrl+T)
+        scanned = await server.scans.run(
+            ("workspace symbols", tuple(roots), encoding), partial(scan, index, roots, encoding)
+        )
+        most = MAX_RESULTS - len(answer)
+        answer += await server.scans.run(None, partial(select, scanned, open_paths, query, most))
+        return answer
+
+
+def _roots(server: QvrLanguageServer) -> list[str]:
+    uris = [f.uri for f in server.workspace.folders.values()] or [server.workspace.root_uri]
+    paths = [to_fs_path(u) for u in uris if u]
+    return [p for p in dict.fromkeys(paths) if p and os.path.isdir(p)]
