@@ -55,6 +55,12 @@ def split_data(
             + (f"the data names {', '.join(program.data_names)} and " if program.data_names else "")
             + f"the observed sites {', '.join(observed) or '(none)'}"
         )
+    empty = [k for k in needed if _numel(given[k]) == 0]
+    if empty:
+        raise InferenceError(
+            f"{source}: {quoted_list(empty)} {'has' if len(empty) == 1 else 'have'} no values "
+            "(an empty array): a data name or an observed site needs at least one"
+        )
     given = check_shapes(program, given, source)
     x = {k: _tensor(given[k]) for k in program.data_names}
     return x, {k: _tensor(given[k]) for k in observed}
@@ -113,6 +119,11 @@ def declared_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | No
     if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
         return None
     return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
+
+
+def _numel(value: object) -> int:
+    """How many numbers a data value holds (a number holds one)."""
+    return int(value.numel()) if isinstance(value, torch.Tensor) else 1
 
 
 def written_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:

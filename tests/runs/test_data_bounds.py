@@ -535,3 +535,13 @@ def test_an_npz_scalar_keeps_its_shape(tmp_path: Path) -> None:
     path = tmp_path / "scalar.npz"
     np.savez(path, y=np.array(28.0))
     assert tuple(read_data(path)["y"].shape) == ()
+
+
+def test_an_empty_array_for_a_data_name_is_refused_naming_it() -> None:
+    """The fuzzer's cases: an empty `sigma` reached a reduction, a guide or a support
+    check inside torch and escaped as IndexError or RuntimeError."""
+    source = SCHOOLS.read_text(encoding="utf-8")
+    data = json.loads((SCHOOLS.parent / "eight_schools.json").read_text(encoding="utf-8"))
+    data["sigma"] = []
+    with pytest.raises(InferenceError, match=r"'sigma' has no values \(an empty array\)"):
+        prepare(source, arguments(method="svi"), data=DataFile("e.json", json.dumps(data).encode()))

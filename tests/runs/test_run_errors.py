@@ -280,3 +280,17 @@ def test_a_support_bound_that_varies_over_a_plate_is_named_not_a_traceback(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     assert "observe obs5 (greaterthaneq, 4)" in done.stdout or method == "svi"
+
+
+def test_arguments_torch_indexes_past_are_one_located_line(tmp_path: Path) -> None:
+    """A MixtureNormal over a one-entry plate: torch's IndexError becomes the site's line."""
+    path = tmp_path / "mixture.qvr"
+    path.write_text(
+        "object Trial : FinSet 1\nprogram p : Trial -> Trial\n"
+        "    sample theta <- MixtureNormal([1.0], -95.1, 1.5) [over=Trial]\n"
+        "    return theta\nexport p\n",
+        encoding="utf-8",
+    )
+    done = qvr("run", str(path), "--method", "prior", "--steps", "2")
+    assert done.returncode == 1
+    assert_one_line(done, "line 3, sample theta: the arguments of MixtureNormal do not fit")

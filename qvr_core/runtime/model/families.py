@@ -96,7 +96,7 @@ def distribution(
         target = tuple(dist.batch_shape)
         if batch and batch != target:
             target = torch.broadcast_shapes(target, batch)
-    except (RuntimeError, ValueError) as e:
+    except (RuntimeError, ValueError, IndexError) as e:  # torch says a shape is off in all three
         outside = _argument_outside(site, family, args, e)
         if outside is not None:
             raise QvrRuntimeError(outside, site=site.name) from None
