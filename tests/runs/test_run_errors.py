@@ -294,3 +294,20 @@ def test_arguments_torch_indexes_past_are_one_located_line(tmp_path: Path) -> No
     done = qvr("run", str(path), "--method", "prior", "--steps", "2")
     assert done.returncode == 1
     assert_one_line(done, "line 3, sample theta: the arguments of MixtureNormal do not fit")
+
+
+def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -> None:
+    """Pareto(1e300, a) draws inf: inside the Pareto's own support check, but its inner
+    Exponential refused the transformed value with torch's ValueError."""
+    path = tmp_path / "pareto.qvr"
+    path.write_text(
+        "object Region : FinSet 64\nprogram p : Region -> Region\n"
+        "    sample theta : Region <- Pareto(1e300, 0.401)\n"
+        "    sample sigma <- Logistic(loc=-83152.311, scale=2.011)\n"
+        "    return sigma\nexport p\n",
+        encoding="utf-8",
+    )
+    prior = qvr("run", str(path), "--method", "prior", "--steps", "2")
+    assert_one_line(prior, "line 3, sample theta: a draw of Pareto left its support")
+    svi = qvr("run", str(path), "--method", "svi", "--steps", "2")
+    assert "Traceback" not in svi.stdout + svi.stderr

@@ -526,7 +526,10 @@ class _Pass:
         except NotImplementedError:
             return dist.log_prob(value)
         if bool(inside.all()):
-            return dist.log_prob(value)
+            try:
+                return dist.log_prob(value)
+            except ValueError:  # a nested family's own check (a Pareto's Exponential):
+                inside = torch.zeros_like(inside)  # the value left its support in there
         if not self.strict:
             for d in _nested(dist):  # made for this draw: its value is not checked again
                 d._validate_args = False
