@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -86,12 +87,32 @@ def read_file(
     path: str | Path, limit: int = MAX_DATA_BYTES, *, budget: int | None = None
 ) -> DataFile:
     """Read a regular file whole (not a FIFO or a device), refusing one over `limit` bytes
-    or, given a memory `budget`, over the budget (the bytes alone would not fit it).
+    or, given a memory `budget`, over the budget (the bytes alone would not fit it)."""
+    p = Path(path)
+    with _opened(p, limit, budget) as (f, size, limit, over, shown):
+        content = _read_up_to(f, size, limit)
+    if len(content) > limit:
+        raise DataFileTooLargeError(f"data file {shown} grew over {over} while read")
+    return DataFile(str(p), content)
+
+
+def check_file(path: str | Path, limit: int = MAX_DATA_BYTES) -> int:
+    """The size of a file `read_file` would read now, without reading it (what a server
+    checks when a run is asked for, to refuse at once); DataFileError otherwise."""
+    with _opened(Path(path), limit, None) as (_, size, _, _, _):
+        return size
+
+
+@contextmanager
+def _opened(
+    p: Path, limit: int, budget: int | None
+) -> Iterator[tuple[BinaryIO, int, int, str, str]]:
+    """The file open for reading, checked to be regular and within `limit` (or the budget):
+    (file, size, the limit that applies, how it is named, the path as shown).
 
     Opened non-blocking and checked with fstat on the open descriptor, so a
     FIFO cannot block the reader and the file checked is the file read.
     """
-    p = Path(path)
     shown = printable(str(p), limit=4 * MAX_SHOWN)
     over = f"the limit of {limit:,} bytes"
     if budget is not None and budget < limit:
@@ -107,14 +128,11 @@ def read_file(
         if info.st_size > limit:
             raise DataFileTooLargeError(f"data file {shown} is {info.st_size:,} bytes, over {over}")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            content = _read_up_to(f, info.st_size, limit)
+            yield f, info.st_size, limit, over, shown
     except OSError as e:
         raise DataFileError(f"cannot read data file {shown}: {e.strerror or e}") from None
     finally:
         os.close(fd)
-    if len(content) > limit:
-        raise DataFileTooLargeError(f"data file {shown} grew over {over} while read")
-    return DataFile(str(p), content)
 
 
 def _read_up_to(f: BinaryIO, size: int, limit: int) -> bytes:

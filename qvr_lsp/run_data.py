@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from qvr_core.datafile import DataFile, DataFileError, read_file
+from qvr_core.datafile import DataFile, DataFileError, check_file, read_file
 
 
 @dataclass(frozen=True)
@@ -46,28 +45,8 @@ class DataSource:
 
 
 def check_data_file(path: Path, limit: int) -> DataSource:
-    """`path` as `read_file` would accept it, without reading it (DataFileError otherwise).
-
-    Opened non-blocking and checked with fstat on the open descriptor, as
-    `read_file` does, so a FIFO cannot block the server here either.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise DataFileError(f"cannot read data file {path}: {e.strerror or e}") from None
-    try:
-        info = os.fstat(fd)
-    except OSError as e:
-        raise DataFileError(f"cannot read data file {path}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise DataFileError(f"data file {path} is not a regular file")
-    if info.st_size > limit:
-        raise DataFileError(
-            f"data file {path} is {info.st_size:,} bytes, over the limit of {limit:,}"
-        )
-    return DataSource(path, info.st_size, limit)
+    """`path` as `read_file` would accept it, without reading it (DataFileError otherwise)."""
+    return DataSource(path, check_file(path, limit), limit)
 
 
 Key = tuple[str, int, int, int, int]

@@ -19,6 +19,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from bench.generated import generate
 from qvr_lsp import analysis as analysis_module
 from qvr_lsp.analysis import Analyzer
 from qvr_lsp.documents import DocumentStore
@@ -32,28 +33,6 @@ WAIT = 120.0
 
 def whole(text: str) -> list[lsp.TextDocumentContentChangeEvent]:
     return [lsp.TextDocumentContentChangeWholeDocument(text=text)]
-
-
-def generate(lines: int) -> str:
-    """A valid file of about `lines` lines (as `bench/generated.py` makes them)."""
-    out = ["object Token : FinSet 256", "object Embedded : Real 64", "object Hidden : Real 64", ""]
-    i = 0
-    while len(out) < lines - 1:
-        out += [
-            f"#! Block {i}: an embedding, a cell and a head.",
-            f"morphism embed_{i} : Token -> Embedded [role=embed]",
-            f"morphism cell_{i} : Embedded * Hidden -> Hidden [role=kernel, scale=0.1] ~ Normal",
-            f"morphism head_{i} : Hidden -> Token [role=kernel] ~ Categorical",
-            f"let backbone_{i} = embed_{i} >> scan(cell_{i})",
-            f"program lm_{i} : Token -> Token",
-            f"    sample h <- backbone_{i}",
-            f"    observe next_token : Token <- head_{i}(h)",
-            "    return next_token",
-            f"export lm_{i}",
-            "",
-        ]
-        i += 1
-    return "\n".join(out) + "\n"
 
 
 class Edits:

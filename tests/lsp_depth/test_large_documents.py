@@ -15,8 +15,8 @@ from tests.lsp_depth.support import doc, opened
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-def large_text() -> str:
-    """Just over the limit, with one error near the end."""
+def large_text(chars: int = LARGE_DOCUMENT_CHARS) -> str:
+    """Just over `chars` (by default the limit), with one error near the end."""
     block = (
         "morphism embed_{i} : Token -> Hidden [role=embed]\n"
         "let path_{i} = embed_{i} >> cell\n"
@@ -24,14 +24,17 @@ def large_text() -> str:
         "    sample h <- path_{i}\n"
         "    return h\n"
     )
-    lines = ["object Token : FinSet 8", "object Hidden : Real 4"]
-    lines.append("morphism cell : Hidden -> Hidden [role=kernel] ~ Normal")
-    text = "\n".join(lines) + "\n"
-    i = 0
-    while len(text) <= LARGE_DOCUMENT_CHARS:
-        text += block.format(i=i)
+    head = (
+        "object Token : FinSet 8\nobject Hidden : Real 4\n"
+        "morphism cell : Hidden -> Hidden [role=kernel] ~ Normal\n"
+    )
+    parts, size, i = [head], len(head), 0
+    while size <= chars:
+        part = block.format(i=i)
+        parts.append(part)
+        size += len(part)
         i += 1
-    return text + "let broken = embed_0 >> missing\n"
+    return "".join(parts) + "let broken = embed_0 >> missing\n"
 
 
 def notices(client) -> list[str]:

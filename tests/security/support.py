@@ -126,6 +126,11 @@ async def ended_within(pid: int, seconds: float) -> bool:
 
 def workers_of(server_pid: int) -> list[int]:
     """The live inference workers whose parent is `server_pid` (from /proc)."""
+    return children_of(server_pid, b"qvr_lsp.worker")
+
+
+def children_of(server_pid: int, marker: bytes) -> list[int]:
+    """The live children of `server_pid` whose command line holds `marker` (from /proc)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -137,6 +142,6 @@ def workers_of(server_pid: int) -> list[int]:
                 command = fh.read()
         except OSError:
             continue
-        if fields[0] != "Z" and int(fields[1]) == server_pid and b"qvr_lsp.worker" in command:
+        if fields[0] != "Z" and int(fields[1]) == server_pid and marker in command:
             found.append(int(entry))
     return found

@@ -22,48 +22,11 @@ from lsprotocol import types as lsp
 
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
 from qvr_lsp.large_check import check_in_child
-from tests.security.support import ended_within, gone_within, served
+from tests.lsp_depth.test_large_documents import large_text
+from tests.security.support import children_of, ended_within, gone_within, served
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0
-
-
-def large_text(chars: int) -> str:
-    block = (
-        "morphism embed_{i} : Token -> Hidden [role=embed]\n"
-        "let path_{i} = embed_{i} >> cell\n"
-        "program p_{i} : Token -> Hidden\n"
-        "    sample h <- path_{i}\n"
-        "    return h\n"
-    )
-    head = (
-        "object Token : FinSet 8\nobject Hidden : Real 4\n"
-        "morphism cell : Hidden -> Hidden [role=kernel] ~ Normal\n"
-    )
-    parts, size, i = [head], len(head), 0
-    while size <= chars:
-        part = block.format(i=i)
-        parts.append(part)
-        size += len(part)
-        i += 1
-    return "".join(parts) + "let broken = embed_0 >> missing\n"
-
-
-def children_of(server_pid: int, marker: bytes) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                command = fh.read()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[1]) == server_pid and marker in command:
-            found.append(int(entry))
-    return found
 
 
 def address_space_limit(pid: int) -> str:
