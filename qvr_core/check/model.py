@@ -38,7 +38,9 @@ class Argument:
 
     `literal` is the number (or list of numbers) when the argument is written
     as one; otherwise `name` is the local, program parameter or data variable
-    it reads, and `index` the names of a gather `theta[cls]` (objects or values).
+    it reads, and `index` the names of a gather `theta[cls]` (objects or values),
+    `index_plates` the plate of `theta` each of them reads (empty for data, whose
+    axes the checker does not know).
     """
 
     param: str
@@ -46,6 +48,7 @@ class Argument:
     literal: float | tuple[float, ...] | None = None
     name: str | None = None
     index: tuple[str, ...] = ()
+    index_plates: tuple[str, ...] = ()
     type: Plated | None = None
 
 

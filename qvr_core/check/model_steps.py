@@ -280,7 +280,7 @@ class ModelChecker:
             self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if kind == "score":
                 self.pc._use(step.target.text)  # a score term is used by the joint density
-            term = lower(step.value, self._is_plate)
+            term = lower(step.value, self._is_plate, self._plates_of)
             assert term is not None  # model_reason admits only what lowers
             uses = tuple(dict.fromkeys(refs(term)))
             names = tuple(s.name for s in scope)
@@ -638,8 +638,14 @@ class ModelChecker:
         t = self._gather(node.name, base, index.factors, span)
         if t is not None:
             self.ctx.record_type(span, t)
+        plates = tuple(p.name for p in base.plates) if base is not None else ()
         return Argument(
-            name, span, name=node.name.text, index=tuple(f.text for f in index.factors), type=t
+            name,
+            span,
+            name=node.name.text,
+            index=tuple(f.text for f in index.factors),
+            index_plates=plates[: len(index.factors)],
+            type=t,
         )
 
     # ------------------------------------------------------------ gathers
@@ -1013,6 +1019,12 @@ class ModelChecker:
             names = tuple(i.name for i in node.indices if isinstance(i, ast.Var))
             return self._gather(node.base.name, base, names, node.span)
         return None
+
+    def _plates_of(self, name: str) -> tuple[str, ...]:
+        """The plates of a local the checker typed (none for data and parameters)."""
+        local = self.pc.locals.get(name)
+        t: object = local.type if local is not None else None  # a model's locals hold Plated
+        return tuple(p.name for p in t.plates) if isinstance(t, Plated) else ()
 
     def _is_plate(self, name: str) -> bool:
         """Whether an index names a plate (`sigma[School]`: every entry), not a value."""

@@ -72,6 +72,9 @@ class Gather(_Written):
     base: str
     indices: tuple[Term | None, ...]  # None: every entry of the plate on this axis
     span: Span
+    # the plate of `base` each index reads, as the checker typed it (empty when unknown,
+    # as for data): a one-entry plate has no tensor axis, and the runtime must know that
+    plates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,10 +86,15 @@ class Stack(_Written):
 Term = Num | Ref | Unary | Op | Call | Gather | Stack
 
 
-def lower(node: ast.Arith, is_plate: Callable[[str], bool]) -> Term | None:
+def lower(
+    node: ast.Arith,
+    is_plate: Callable[[str], bool],
+    plates_of: Callable[[str], tuple[str, ...]] = lambda _: (),
+) -> Term | None:
     """The term of a typed expression; None when it holds what the checker does not type.
 
-    `is_plate(name)` says whether an index names a plate object (`sigma[School]`)."""
+    `is_plate(name)` says whether an index names a plate object (`sigma[School]`);
+    `plates_of(name)` the plates of a value the checker typed, outermost first."""
     span = node.span
     match node:
         case ast.Number(value=value):
@@ -96,16 +104,16 @@ def lower(node: ast.Arith, is_plate: Callable[[str], bool]) -> Term | None:
         case ast.Var(name=name):
             return Ref(name.text, span)
         case ast.Unary(op=op, operand=operand):
-            inner = lower(operand, is_plate)
+            inner = lower(operand, is_plate, plates_of)
             if inner is None:
                 return None
             return Unary(op, inner, span)
         case ast.Binary(op=op) if op in OPERATORS:
-            return _binary(node, is_plate)
+            return _binary(node, is_plate, plates_of)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
             if not FUNCTIONS[func.text].accepts(len(args)):
                 return None
-            items = _all(args, is_plate)
+            items = _all(args, is_plate, plates_of)
             return None if items is None else Call(func.text, items, span)
         case ast.MethodCall(receiver=receiver, method=method, args=args):
             if method.text not in METHODS or len(args) > 1:
@@ -125,35 +133,44 @@ def lower(node: ast.Arith, is_plate: Callable[[str], bool]) -> Term | None:
                 if isinstance(i, ast.Var) and is_plate(i.name.text):
                     out.append(None)
                     continue
-                t = lower(i, is_plate)
+                t = lower(i, is_plate, plates_of)
                 if t is None:
                     return None
                 out.append(t)
-            return Gather(base.name.text, tuple(out), span)
+            plates = plates_of(base.name.text)[: len(out)]
+            return Gather(base.name.text, tuple(out), span, plates)
         case ast.ListExpr(items=items, tuple=False):
-            terms = _all(items, is_plate)
+            terms = _all(items, is_plate, plates_of)
             return None if terms is None else Stack(terms, span)
         case _:
             return None
 
 
-def _binary(node: ast.Binary, is_plate: Callable[[str], bool]) -> Term | None:
+def _binary(
+    node: ast.Binary,
+    is_plate: Callable[[str], bool],
+    plates_of: Callable[[str], tuple[str, ...]],
+) -> Term | None:
     spine = [node]  # along the left spine: a long chain does not recurse per operator
     while isinstance(spine[-1].left, ast.Binary) and spine[-1].left.op in OPERATORS:
         spine.append(spine[-1].left)
-    value = lower(spine[-1].left, is_plate)
+    value = lower(spine[-1].left, is_plate, plates_of)
     for b in reversed(spine):
-        right = lower(b.right, is_plate)
+        right = lower(b.right, is_plate, plates_of)
         if value is None or right is None:
             return None
         value = Op(b.op, value, right, b.span)
     return value
 
 
-def _all(nodes: tuple[ast.Arith, ...], is_plate: Callable[[str], bool]) -> tuple[Term, ...] | None:
+def _all(
+    nodes: tuple[ast.Arith, ...],
+    is_plate: Callable[[str], bool],
+    plates_of: Callable[[str], tuple[str, ...]],
+) -> tuple[Term, ...] | None:
     out: list[Term] = []
     for n in nodes:
-        t = lower(n, is_plate)
+        t = lower(n, is_plate, plates_of)
         if t is None:
             return None
         out.append(t)

@@ -10,7 +10,8 @@ every entry of that axis), checking every index against the axis it indexes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -21,6 +22,8 @@ from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTI
 
 #: Reads a name's value; the line is where the term reading it is written.
 Lookup = Callable[[str, int], torch.Tensor]
+
+EMPTY: Mapping[str, int] = MappingProxyType({})
 
 
 def real(t: torch.Tensor) -> torch.Tensor:
@@ -38,35 +41,40 @@ def _number(v: float, dtype: torch.dtype) -> torch.Tensor:
     return torch.tensor(v, dtype=dtype)
 
 
-def evaluate(term: Term, lookup: Lookup) -> torch.Tensor:
-    """The value of `term`, its names read through `lookup`."""
+def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> torch.Tensor:
+    """The value of `term`, its names read through `lookup`; `sizes` are the plates'
+    (a gather over a one-entry plate reads no axis)."""
     match term:
         case Num(value=value):
             return number(value)
         case Ref(name=name, line=line):
             return real(lookup(name, line))
         case Unary(op=op, operand=operand):
-            inner = evaluate(operand, lookup)
+            inner = evaluate(operand, lookup, sizes)
             return torch.logical_not(inner).to(inner.dtype) if op == "not" else -inner
         case Op():
-            return _binary(term, lookup)
+            return _binary(term, lookup, sizes)
         case Call(fn=fn, args=args, axis=axis):
-            values = [evaluate(a, lookup) for a in args]
+            values = [evaluate(a, lookup, sizes) for a in args]
             impl = FUNCTION_IMPLEMENTATIONS[fn]
             return impl(*values) if axis is None else impl(*values, axis)
-        case Gather(base=base, indices=indices, line=line):
-            return real(gather(lookup(base, line), base, indices, lambda t: evaluate(t, lookup)))
+        case Gather(base=base, indices=indices, line=line, plates=plates):
+            one = tuple(sizes.get(p) == 1 for p in plates)
+            read = lookup(base, line)
+            return real(gather(read, base, indices, lambda t: evaluate(t, lookup, sizes), one))
         case Stack(items=items):
-            return torch.stack(torch.broadcast_tensors(*(evaluate(i, lookup) for i in items)), -1)
+            return torch.stack(
+                torch.broadcast_tensors(*(evaluate(i, lookup, sizes) for i in items)), -1
+            )
 
 
-def _binary(term: Op, lookup: Lookup) -> torch.Tensor:
+def _binary(term: Op, lookup: Lookup, sizes: Mapping[str, int]) -> torch.Tensor:
     spine = [term]  # along the left spine: a long chain does not recurse per operator
     while isinstance(spine[-1].left, Op):
         spine.append(spine[-1].left)
-    value = evaluate(spine[-1].left, lookup)
+    value = evaluate(spine[-1].left, lookup, sizes)
     for b in reversed(spine):
-        value = real(OPERATOR_FUNCTIONS[b.op](value, evaluate(b.right, lookup)))
+        value = real(OPERATOR_FUNCTIONS[b.op](value, evaluate(b.right, lookup, sizes)))
     return value
 
 
@@ -75,10 +83,20 @@ def gather(
     base_name: str,
     indices: tuple[Any, ...],
     index_value: Callable[[Any], torch.Tensor],
+    one_entry: tuple[bool, ...] = (),
 ) -> torch.Tensor:
-    """`base[i, j, ...]`: entry-wise along the leading axes; a None index takes the axis."""
+    """`base[i, j, ...]`: entry-wise along the leading axes; a None index takes the axis.
+
+    `one_entry[k]` says that the k-th index reads a one-entry plate, which has no tensor
+    axis: a plate name there takes nothing, and a value is gathered from the axis put
+    back (so its entries are checked and its shape kept)."""
     keys: list[Any] = []
-    for axis, node in enumerate(indices):
+    for k, node in enumerate(indices):
+        axis = len(keys)
+        if k < len(one_entry) and one_entry[k]:
+            if node is None:
+                continue
+            base = base.unsqueeze(axis)
         if node is None:  # a plate name: every entry along this axis
             keys.append(slice(None))
             continue

@@ -380,3 +380,35 @@ def test_a_template_with_an_unnamed_codomain_is_typed_and_runs_through_its_calle
     m = compile_model(checked, "crossed")
     run = m.run({}, {"y": torch.zeros(5)})
     assert run.values["by_subject$v"].shape == (4,) and run.values["by_verb$v"].shape == (3,)
+
+
+ONE_STATE = """
+object County : FinSet 4
+object State : FinSet 1
+
+program p : County -> County
+    sample start <- Dirichlet(1.0) [over=State]
+    sample emit : State <- Dirichlet(1.0) [over=County, iid_over=State]
+    marginalize s : State <- Categorical(start) [over=County]
+        {body}
+    return o
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "observe o : County <- Categorical(emit[s])",
+        "let e = emit[s]\n        observe o : County <- Categorical(e)",
+    ],
+    ids=["argument", "let"],
+)
+def test_a_value_gathers_a_one_entry_plate_that_has_no_axis(body: str) -> None:
+    """`State : FinSet 1` has no tensor axis; `emit[s]` reads the one row, not the
+    County axis (found by the fuzzer: 'index 2 is out of bounds for dimension 1')."""
+    m = model(ONE_STATE.format(body=body), "p")
+    emit = torch.tensor([0.1, 0.2, 0.3, 0.4])
+    o = torch.tensor([2, 3, 3, 0])
+    got = m.log_joint({}, {"start": torch.ones(1), "emit": emit, "o": o})
+    want = D.Dirichlet(torch.ones(4)).log_prob(emit) + torch.log(emit[o]).sum()
+    torch.testing.assert_close(got[0], want)

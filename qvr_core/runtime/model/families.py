@@ -67,7 +67,8 @@ def argument(a: Argument, lookup: Lookup, sizes: Mapping[str, int], line: int) -
     if not a.index:
         return real(lookup(a.name, line))
     indices = tuple(None if i in sizes else Ref(i, a.span) for i in a.index)
-    return real(gather(lookup(a.name, line), a.name, indices, lambda r: lookup(r.name, line)))
+    one = tuple(sizes.get(p) == 1 for p in a.index_plates)
+    return real(gather(lookup(a.name, line), a.name, indices, lambda r: lookup(r.name, line), one))
 
 
 def distribution(

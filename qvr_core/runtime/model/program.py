@@ -414,7 +414,7 @@ class _Pass:
 
     def arith(self, step: Let) -> torch.Tensor:
         try:
-            return evaluate(step.term, self.lookup)
+            return evaluate(step.term, self.lookup, self.sizes)
         except RuntimeError as e:
             if isinstance(e, QvrRuntimeError):
                 raise
@@ -643,7 +643,7 @@ class _Pass:
                     )
                 sizes[param.name] = self.sizes[obj]
             else:
-                env[param.name] = evaluate(arg, self.lookup)
+                env[param.name] = evaluate(arg, self.lookup, self.sizes)
         saved = (self.env, self.prefix, self.sizes, self.output, self.compiled)
         self.env, self.prefix, self.sizes = env, f"{self.prefix}{step.name}$", sizes
         self.compiled = template
