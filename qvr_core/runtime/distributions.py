@@ -226,6 +226,28 @@ class HurdlePoisson(D.Distribution):
             return torch.where(zero, torch.zeros_like(draw), draw)
 
 
+class VonMises(D.VonMises):
+    """torch's von Mises, whose rejection sampler never accepts once the concentration is
+    so large that its proposal degenerates in floating point (it loops forever at 1e20).
+    Past `NORMAL_PAST` a draw is the normal approximation N(loc, 1/concentration) wrapped
+    to [-pi, pi): its error is of order 1/concentration, below float32's resolution."""
+
+    NORMAL_PAST = 1e6
+
+    @torch.no_grad()
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        large = self.concentration > self.NORMAL_PAST
+        if not bool(large.any()):
+            return super().sample(torch.Size(sample_shape))
+        shape = self._extended_shape(torch.Size(sample_shape))
+        bounded = torch.where(large, torch.ones_like(self.concentration), self.concentration)
+        exact = D.VonMises(self.loc, bounded, validate_args=False).sample(torch.Size(sample_shape))
+        noise = torch.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
+        normal = self.loc + noise * self.concentration.clamp(min=1.0).rsqrt()
+        wrapped = torch.remainder(normal + math.pi, 2 * math.pi) - math.pi
+        return torch.where(large.expand(shape), wrapped, exact)
+
+
 def _ordinal(
     cdf: Callable[[torch.Tensor], torch.Tensor], eta: torch.Tensor, cuts: torch.Tensor
 ) -> D.Categorical:
@@ -344,7 +366,7 @@ class Factories:
 
     @staticmethod
     def VonMises(a: Args, space: int | None) -> D.Distribution:
-        return D.VonMises(a["loc"], a["concentration"])
+        return VonMises(a["loc"], a["concentration"])
 
     @staticmethod
     def MixtureNormal(a: Args, space: int | None) -> D.Distribution:

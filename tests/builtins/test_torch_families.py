@@ -169,3 +169,19 @@ def test_mixture_normal_scores_the_weighted_sum_of_its_components() -> None:
     x = torch.tensor([-1.0, 0.5, 3.0])
     expected = (w * D.Normal(loc, scale).log_prob(x.unsqueeze(-1)).exp()).sum(-1).log()
     assert torch.allclose(dist.log_prob(x), expected)
+
+
+def test_von_mises_draws_at_a_huge_concentration_end_and_sit_at_the_mean() -> None:
+    """torch's rejection sampler never accepts at concentration 1e20 (the fuzzer's hang);
+    past 1e6 a draw is the wrapped normal approximation, below that torch's own."""
+    loc = torch.tensor([3.1, -1.0, 0.5])
+    concentration = torch.tensor([1e20, 1e8, 2.0])
+    dist = make_distribution("VonMises", {"loc": loc, "concentration": concentration})
+    torch.manual_seed(0)
+    draws = dist.sample((4000,))
+    assert draws.shape == (4000, 3)
+    assert bool(((draws >= -torch.pi) & (draws < torch.pi)).all())
+    torch.testing.assert_close(draws[:, 0], loc[0].expand(4000), atol=1e-6, rtol=0)
+    assert float((draws[:, 1] - loc[1]).std()) == pytest.approx(1e-4, rel=0.1)
+    circular_mean = torch.atan2(draws[:, 2].sin().mean(), draws[:, 2].cos().mean())
+    assert float(circular_mean) == pytest.approx(0.5, abs=0.05)
