@@ -94,6 +94,22 @@ def test_log_prob_of_a_draw_is_the_density_it_was_drawn_with() -> None:
         torch.testing.assert_close(guide.log_prob(x, values), log_q)
 
 
+@pytest.mark.parametrize(
+    "guide_type", [AutoMultivariateNormalGuide, AutoLowRankMultivariateNormalGuide]
+)
+def test_draws_without_their_density_follow_the_guides_distribution(guide_type) -> None:
+    """`rsample` (the summary's 200 draws) skips the density and, for the low-rank guide,
+    the capacitance factorisation; its draws must still have the guide's mean and
+    covariance."""
+    guide, _ = fitted(guide_type, steps=300)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        z = guide.rsample(torch.zeros(20000, 1))["z"]
+    q = guide.distribution()
+    torch.testing.assert_close(z.mean(0), q.mean.detach(), atol=0.01, rtol=0)
+    torch.testing.assert_close(z.T.cov(), q.covariance_matrix.detach(), atol=0.01, rtol=0)
+
+
 def test_bad_rank_is_refused() -> None:
     with pytest.raises(InferenceError, match="rank"):
         AutoLowRankMultivariateNormalGuide(SumOfTwo(), {"y"}, rank=0)
