@@ -149,15 +149,23 @@ class Env:
             return info
         return None
 
+    def cyclic(self, name: ast.Name) -> bool:
+        """Whether `name` is being typed right now (a use inside its own definition, directly
+        or through others): reported at `name`, and the frames on the way marked volatile."""
+        n = name.text
+        if n not in self.chain:
+            return False
+        for frame in self.stack:  # what they record depends on where the check started
+            frame.volatile = True
+        loop = " -> ".join((*self.chain[self.chain.index(n) :], n))
+        self.ctx.report(
+            rules.CYCLIC_DEFINITION, f"'{n}' is defined in terms of itself: {loop}", name.span
+        )
+        return True
+
     def _cycle_guarded(self, name: ast.Name, typer: Callable[[str], Arrow | None]) -> Arrow | None:
         n = name.text
-        if n in self.chain:
-            for frame in self.stack:  # what they record depends on where the check started
-                frame.volatile = True
-            loop = " -> ".join((*self.chain[self.chain.index(n) :], n))
-            self.ctx.report(
-                rules.CYCLIC_DEFINITION, f"'{n}' is defined in terms of itself: {loop}", name.span
-            )
+        if self.cyclic(name):
             return None
         t = typer(n)
         if t is not None:

@@ -870,7 +870,8 @@ class ModelChecker:
         parameters replaced by the objects passed."""
         callee = call.callee.text
         self.ctx.ref(call.callee.span, SymbolKey(callee))
-        self.env.program_type(callee)
+        if not self.env.cyclic(call.callee):  # a template that calls itself has no end
+            self.env.program_type(callee)
         model = self.env.programs.get(callee)
         self._annotation(annotation)
         written: list[str] = []

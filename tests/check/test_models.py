@@ -152,6 +152,22 @@ def test_a_program_call_substitutes_its_plate_parameter() -> None:
     assert theta.type is not None and theta.type.label == "School -> R"
 
 
+def test_a_template_that_calls_itself_is_a_cycle_not_a_recursion_error() -> None:
+    """The fuzzer's case: the checker typed the callee while typing it, without end."""
+    text = (
+        "object Point : FinSet 3\n\n"
+        "program effects(spread : Real, G : FinSet) : G -> G\n"
+        "    sample z : G <- Normal(0.0, spread)\n"
+        "    sample v <- effects(1.0, Point)\n"
+        "    return z\n"
+    )
+    module = check(text)
+    (cycle,) = [d for d in module.diagnostics if d.code == "QVR105"]
+    assert "'effects' is defined in terms of itself: effects -> effects" in cycle.message
+    assert cycle.span.start_line == 4
+    assert not [d for d in module.diagnostics if d.code == "QVR000"]
+
+
 def test_wrong_family_arguments_are_qvr311() -> None:
     text = _program("    sample mu <- Normal(0.0, 1.0, 2.0)\n    return mu")
     d = only(check(text), "QVR311")
