@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 from torch import distributions as D
@@ -35,8 +35,25 @@ Factory = Callable[[Args, "int | None"], D.Distribution]
 # ---------------------------------------------------------------- compositions
 
 
-class HalfStudentT(D.TransformedDistribution):
+class _Rebuilt(D.Distribution):
+    """`expand` by building the family again on expanded parameters: torch asks every
+    subclass with a constructor of its own for an `expand`, and the runtime expands a
+    family over plates and observed values (`PARAMS`: the constructor's arguments, in
+    order, each kept as an attribute of that name)."""
+
+    PARAMS: ClassVar[tuple[str, ...]]
+
+    def expand(
+        self, batch_shape: torch.Size | list[int] | tuple[int, ...], _instance: Any = None
+    ) -> Any:
+        shape = torch.Size(batch_shape)
+        return type(self)(*(getattr(self, p).expand(shape) for p in self.PARAMS))
+
+
+class HalfStudentT(_Rebuilt, D.TransformedDistribution):
     """|x| for x ~ StudentT(df, 0, scale), as torch builds HalfCauchy from Cauchy."""
+
+    PARAMS = ("df", "scale")
 
     support = C.nonnegative
     has_rsample = True
@@ -56,8 +73,10 @@ class HalfStudentT(D.TransformedDistribution):
         return torch.zeros_like(self.scale)
 
 
-class Logistic(D.TransformedDistribution):
+class Logistic(_Rebuilt, D.TransformedDistribution):
     """loc + scale * logit(u) for u ~ Uniform(0, 1)."""
+
+    PARAMS = ("loc", "scale")
 
     support = C.real
     has_rsample = True
@@ -102,9 +121,11 @@ class _StandardNormalQuantile(T.Transform):
         return -self._std.log_prob(z)
 
 
-class TruncatedNormal(D.TransformedDistribution):
+class TruncatedNormal(_Rebuilt, D.TransformedDistribution):
     """Normal(mu, sigma) restricted to [low, high]: a uniform draw between the bounds'
     Normal CDF values pushed through the Normal quantile (inverse-CDF sampling)."""
+
+    PARAMS = ("mu", "sigma", "low", "high")
 
     has_rsample = True
 
@@ -129,12 +150,14 @@ class TruncatedNormal(D.TransformedDistribution):
         return C.interval(self.low, self.high)
 
 
-class BetaBinomial(D.Distribution):
+class BetaBinomial(_Rebuilt, D.Distribution):
     """Binomial(total_count, p) with p ~ Beta(concentration1, concentration0), p summed out.
 
     torch has no Beta-Binomial (nor a Dirichlet-multinomial), so this scores with its
     closed form, log C(n, k) + log B(k + a, n - k + b) - log B(a, b), and samples the
     two stages with torch's Beta and Binomial."""
+
+    PARAMS = ("total_count", "concentration1", "concentration0")
 
     arg_constraints: ClassVar[dict[str, C.Constraint]] = {
         "total_count": C.nonnegative_integer,
@@ -180,12 +203,14 @@ class BetaBinomial(D.Distribution):
         return torch.where(inside, lp, -math.inf)
 
 
-class HurdlePoisson(D.Distribution):
+class HurdlePoisson(_Rebuilt, D.Distribution):
     """0 with probability `zero_prob`, else a zero-truncated Poisson(rate).
 
     torch has no truncation for discrete families: the density is torch's Poisson
     log-density renormalised over k >= 1, and draws of the positive part are torch
     Poisson draws redrawn while 0 (few, unless the rate is tiny)."""
+
+    PARAMS = ("zero_prob", "rate")
 
     arg_constraints: ClassVar[dict[str, C.Constraint]] = {
         "zero_prob": C.unit_interval,

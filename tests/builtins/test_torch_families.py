@@ -185,3 +185,18 @@ def test_von_mises_draws_at_a_huge_concentration_end_and_sit_at_the_mean() -> No
     assert float((draws[:, 1] - loc[1]).std()) == pytest.approx(1e-4, rel=0.1)
     circular_mean = torch.atan2(draws[:, 2].sin().mean(), draws[:, 2].cos().mean())
     assert float(circular_mean) == pytest.approx(0.5, abs=0.05)
+
+
+@pytest.mark.parametrize("name", STOCHASTIC)
+def test_every_family_expands_over_new_batch_axes(name: str) -> None:
+    """The runtime expands a family to its plates and to observed values; torch asks
+    each subclass with its own constructor for an `expand` (the fuzzer's HalfStudentT)."""
+    try:
+        dist = make_distribution(name, _args(name))
+    except Exception as e:  # LKJCholesky needs its object's size
+        pytest.skip(f"{name} is built with its object: {e}")
+    wider = dist.expand((2, *dist.batch_shape))
+    assert type(wider) is type(dist)
+    assert tuple(wider.batch_shape) == (2, *dist.batch_shape)
+    draw = wider.sample()
+    torch.testing.assert_close(wider.log_prob(draw)[1], dist.log_prob(draw[1]))
