@@ -8,6 +8,7 @@ to document symbols (a tree, or flat for clients without hierarchy).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -44,6 +45,10 @@ class OutlineItem:
 def outline(module: CheckedModule) -> list[OutlineItem]:
     """The hierarchical outline of a checked module."""
     table = {(s.name, s.scope, s.span): s for s in module.symbols.symbols}
+    scoped: dict[str, list[Symbol]] = {}  # one pass: a file has hundreds of programs
+    for s in module.symbols.symbols:
+        if s.scope is not None:
+            scoped.setdefault(s.scope, []).append(s)
     out: list[OutlineItem] = []
     for decl in module.ast.decls:
         kind = DECL_KIND.get(type(decl))
@@ -51,18 +56,16 @@ def outline(module: CheckedModule) -> list[OutlineItem]:
             continue  # exports and pragmas declare nothing
         name = decl.name
         symbol = table.get((name.text, None, name.span))
-        children = _steps(decl, module) if isinstance(decl, ast.ProgramDecl) else None
+        children = (
+            _steps(decl, scoped.get(name.text, ())) if isinstance(decl, ast.ProgramDecl) else None
+        )
         out.append(_item(name.text, kind, symbol, decl.span, name.span, children))
     return out
 
 
-def _steps(decl: ast.ProgramDecl, module: CheckedModule) -> tuple[OutlineItem, ...]:
-    """A program's parameters and steps, in source order."""
-    program = decl.name.text
-    locals_ = sorted(
-        (s for s in module.symbols.symbols if s.scope == program and decl.span.covers(s.span)),
-        key=lambda s: s.span.start,
-    )
+def _steps(decl: ast.ProgramDecl, symbols: Iterable[Symbol]) -> tuple[OutlineItem, ...]:
+    """A program's parameters and steps (`symbols`: those of its scope), in source order."""
+    locals_ = sorted((s for s in symbols if decl.span.covers(s.span)), key=lambda s: s.span.start)
     items = [_item(s.name, s.kind, s, s.decl_span, s.span) for s in locals_]
     for step in decl.steps:
         if isinstance(step, ast.ReturnStep):
