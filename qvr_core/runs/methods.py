@@ -31,7 +31,7 @@ from torch import nn
 from qvr_core.inference.autoguides import GUIDES
 from qvr_core.inference.chains import run_chains
 from qvr_core.inference.elbo import ELBO
-from qvr_core.inference.errors import NonFiniteLossError
+from qvr_core.inference.errors import InferenceError, NonFiniteLossError
 from qvr_core.inference.lift import LiftedProgram, bayesian_lift_parameters
 from qvr_core.inference.live import LiveDraws
 from qvr_core.inference.mcmc import MCMCResult
@@ -154,6 +154,11 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
     module = GUIDES[guide_name](program, observed_names=set(observations))
     guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
     params = list(program.parameters()) + list(guide.parameters())
+    if not params and not latent_names(program, observations):
+        raise InferenceError(
+            f"program {job.name}: SVI has nothing to fit (every site is observed and it has no "
+            "parameters, so its density is fixed); `--method prior` scores it"
+        )
     optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
     svi = SVI(program, module, optim, ELBO(num_particles=1))
     losses: list[float] = []

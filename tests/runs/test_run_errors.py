@@ -311,3 +311,56 @@ def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -
     assert_one_line(prior, "line 3, sample theta: a draw of Pareto left its support")
     svi = qvr("run", str(path), "--method", "svi", "--steps", "2")
     assert "Traceback" not in svi.stdout + svi.stderr
+
+
+def test_arguments_that_fit_only_until_a_draw_are_one_located_line(tmp_path: Path) -> None:
+    """The fuzzer's MixtureNormal whose means (data, 4096 x 1) build but cannot be drawn
+    with its five weights: torch's RuntimeError from `sample` is the site's line."""
+    path = tmp_path / "mixture.qvr"
+    path.write_text(
+        "object State : FinSet 4\nprogram p : State -> State\n"
+        "    sample w <- MixtureNormal(v3, v4, [1.1, 0.5, 1.1, 3.1, 0.8])\n"
+        "    return w\nexport p\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "data.json"
+    data.write_text('{"v3": [0.1, 0.2, 0.3, 0.2, 0.2], "v4": ' + str([[0.5]] * 64) + "}")
+    done = qvr("run", str(path), "--data", str(data), "--method", "prior", "--steps", "2")
+    assert done.returncode == 1
+    assert_one_line(done, "line 3, sample w: the arguments of MixtureNormal do not fit together")
+
+
+def test_observed_matrices_outside_the_support_name_a_whole_matrix(tmp_path: Path) -> None:
+    """An InverseWishart observation checks one flag per matrix; the message shows the
+    first matrix outside (it expanded the flags to the entries and failed)."""
+    path = tmp_path / "wishart.qvr"
+    path.write_text(
+        "object Component : FinSet 3\nprogram p : Component -> Component\n"
+        "    sample a <- Normal(0.0, 1.0)\n"
+        "    observe k : Component <- InverseWishart(3.8, m)\n"
+        "    return a\nexport p\n",
+        encoding="utf-8",
+    )
+    bad = [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 5.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]]
+    data = tmp_path / "data.json"
+    data.write_text(str({"m": [[1.0, 0.5], [0.5, 1.0]], "k": bad}).replace("'", '"'))
+    done = qvr("run", str(path), "--data", str(data), "--method", "svi", "--steps", "2")
+    assert done.returncode == 1
+    assert_one_line(done, "'k' (line 4) holds [1, 5, 0, 1], outside the support")
+
+
+def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
+    """Every site observed and no parameters: Adam got an empty list and raised."""
+    path = tmp_path / "fixed.qvr"
+    path.write_text(
+        "object School : FinSet 5\nprogram m : School -> School\n"
+        "    let eta = 0.5 - x\n"
+        "    observe y <- Pareto(alpha=0.44, scale=2.0)\n"
+        "    return eta\nexport m\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "data.json"
+    data.write_text('{"x": [0.1, 0.2, 0.3, 0.4, 0.5], "y": 4.6}')
+    done = qvr("run", str(path), "--data", str(data), "--method", "svi", "--steps", "1")
+    assert done.returncode == 1
+    assert_one_line(done, "program m: SVI has nothing to fit")

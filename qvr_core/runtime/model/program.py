@@ -466,13 +466,19 @@ class _Pass:
                     + ("; give it in the data" if observed else ""),
                     site=name,
                 )
-            with torch.no_grad() if not dist.has_rsample else nullcontext():
-                value = dist.rsample() if dist.has_rsample else dist.sample()
+            try:
+                with torch.no_grad() if not dist.has_rsample else nullcontext():
+                    value = dist.rsample() if dist.has_rsample else dist.sample()
+            except (RuntimeError, IndexError) as e:  # torch finds the shapes off only here
+                raise _unfit(step, dist, e) from None
             log_prob = self._drawn_log_prob(step, name, dist, value)
         else:
             value = self._conform(value, dist, step)
             dist = self._fit(dist, value)
-            log_prob = dist.log_prob(value)
+            try:
+                log_prob = dist.log_prob(value)
+            except (RuntimeError, IndexError) as e:
+                raise _unfit(step, dist, e) from None
         self.program._constraints[name] = dist.support  # type: ignore[assignment]  # why: every family sets its support; the stub's base allows None
         self.program._shapes[name] = tuple(value.shape)
         self.values[name] = value
@@ -507,10 +513,10 @@ class _Pass:
         except NotImplementedError:
             inside = None
         if inside is not None and not bool(torch.as_tensor(inside).all()):
-            bad = value.reshape(-1)[~torch.as_tensor(inside).reshape(-1).expand(value.numel())]
+            bad = _first_outside(value, torch.as_tensor(inside))  # a vector family: a row
             raise QvrRuntimeError(
                 f"program {self.program.name}: '{name}' (line {step.line}) holds "
-                f"{float(bad[0]):g}, outside the support of its family ({dist.support})",
+                f"{bad}, outside the support of its family ({dist.support})",
                 site=name,
             )
         return value
@@ -690,6 +696,16 @@ def _static_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | Non
     if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
         return None
     return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
+
+
+def _unfit(step: Site, dist: Distribution, e: Exception) -> QvrRuntimeError:
+    """torch's shape error on drawing or scoring, as the site's line with its shapes."""
+    shapes = f"batch {tuple(dist.batch_shape)}, event {tuple(dist.event_shape)}"
+    return QvrRuntimeError(
+        f"{where(step)}: the arguments of {step.family or step.callee} do not fit together "
+        f"({shapes}): {_first_line(e)}",
+        site=step.name,
+    )
 
 
 def _first_line(e: Exception) -> str:
