@@ -154,10 +154,10 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
     module = GUIDES[guide_name](program, observed_names=set(observations))
     guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
     params = list(program.parameters()) + list(guide.parameters())
-    if not params and not latent_names(program, observations):
-        raise InferenceError(
-            f"program {job.name}: SVI has nothing to fit (every site is observed and it has no "
-            "parameters, so its density is fixed); `--method prior` scores it"
+    if not latent_names(program, observations) and not any(True for _ in program.parameters()):
+        raise InferenceError(  # the guide may hold an empty vector: nothing reaches the loss
+            f"program {job.name}: SVI has nothing to fit (no latent site and no parameters: "
+            "its density is fixed); `--method prior` scores it"
         )
     optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
     svi = SVI(program, module, optim, ELBO(num_particles=1))

@@ -361,6 +361,18 @@ def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
     )
     data = tmp_path / "data.json"
     data.write_text('{"x": [0.1, 0.2, 0.3, 0.4, 0.5], "y": 4.6}')
-    done = qvr("run", str(path), "--data", str(data), "--method", "svi", "--steps", "1")
-    assert done.returncode == 1
-    assert_one_line(done, "program m: SVI has nothing to fit")
+    for guide in ("normal", "delta"):  # the delta guide holds an empty vector of locations
+        done = qvr(
+            "run",
+            str(path),
+            "--data",
+            str(data),
+            "--method",
+            "svi",
+            "--steps",
+            "1",
+            "--guide",
+            guide,
+        )
+        assert done.returncode == 1
+        assert_one_line(done, "program m: SVI has nothing to fit")
