@@ -22,6 +22,7 @@ from torch.distributions import biject_to, constraints
 from torch.distributions.transforms import Transform
 
 from qvr_core.inference.errors import InferenceError
+from qvr_core.runtime.distributions import bijection
 
 _CONSTRAINTS = {
     "positive": constraints.positive,
@@ -79,7 +80,7 @@ def site_transform(model: Any, name: str) -> Transform | None:
     base = c.base_constraint if isinstance(c, constraints.independent) else c
     if isinstance(base, constraints._Real):
         return None
-    return biject_to(c)
+    return bijection(name, c)
 
 
 def batch_shape(model: Any, x: Any) -> tuple[int, ...]:

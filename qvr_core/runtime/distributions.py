@@ -27,6 +27,7 @@ from torch.distributions import constraints as C
 from torch.distributions import transforms as T
 
 from qvr_core.builtins.constraints import Constraint
+from qvr_core.runtime.errors import QvrRuntimeError
 
 Args = Mapping[str, torch.Tensor]
 Factory = Callable[[Args, "int | None"], D.Distribution]
@@ -581,6 +582,21 @@ def make_distribution(name: str, args: Args, space: int | None = None) -> D.Dist
     if build is None:
         raise KeyError(f"no torch factory for the family {name!r}")
     return build(args, space)
+
+
+def bijection(site: str, c: C.Constraint) -> T.Transform:
+    """The one-to-one map from unconstrained space onto a latent site's support, which NUTS
+    and SVI move in. torch has none for positive-definite matrices (its `transform_to` there
+    is not one-to-one), so a latent Wishart is refused naming the site."""
+    try:
+        return D.biject_to(c)
+    except NotImplementedError:
+        raise QvrRuntimeError(
+            f"site '{site}': NUTS and SVI move a latent through a one-to-one map onto its "
+            f"support, and torch has none for {type(c).__name__.strip('_')}; observe '{site}' "
+            "or run --method prior",
+            site=site,
+        ) from None
 
 
 def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:

@@ -376,3 +376,60 @@ def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
         )
         assert done.returncode == 1
         assert_one_line(done, "program m: SVI has nothing to fit")
+
+
+def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(tmp_path: Path) -> None:
+    """torch has no one-to-one map onto positive-definite matrices (biject_to raised
+    NotImplementedError from the chain's start)."""
+    path = tmp_path / "wishart.qvr"
+    path.write_text(
+        "object Row : FinSet 8\nprogram p : Row -> Row\n"
+        "    sample w <- Wishart(8.1, m)\n"
+        "    sample mu <- Cauchy(0.9, 0.95)\n"
+        "    return mu\nexport p\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "data.json"
+    data.write_text('{"m": [[1.0, 0.0], [0.5, 1.0]]}')  # a Cholesky factor
+    for method in ("nuts", "svi"):
+        done = qvr("run", str(path), "--data", str(data), "--method", method, "--steps", "4")
+        assert done.returncode == 1
+        assert_one_line(done, "site 'w': NUTS and SVI move a latent through a one-to-one map")
+
+
+def test_an_observation_a_nested_family_cannot_score_is_located_or_minus_infinity(
+    tmp_path: Path,
+) -> None:
+    """Pareto(1e300, a) draws inf for its synthesised observation; scoring it asks the inner
+    Exponential about nan. The prior run names the site; NUTS reads -inf, as for a draw
+    outside the support, and says the start is not finite."""
+    path = tmp_path / "pareto.qvr"
+    path.write_text(
+        "object Obs : FinSet 9\nprogram p : Obs -> Obs\n"
+        "    sample alpha <- Chi2(0.879)\n"
+        "    observe y <- Pareto(1e300, 0.502)\n"
+        "    return alpha\nexport p\n",
+        encoding="utf-8",
+    )
+    nuts = qvr("run", str(path), "--method", "nuts", "--steps", "4", "--chains", "1")
+    assert nuts.returncode == 1
+    assert_one_line(nuts, "not finite at the initial point")
+
+
+def test_a_via_over_one_entry_groups_reads_the_one_drawn_value(tmp_path: Path) -> None:
+    """`over=Component` with one entry has no axis; `via=item` indexed a 0-d tensor."""
+    path = tmp_path / "via.qvr"
+    path.write_text(
+        "object Component : FinSet 1\nprogram m : Component -> Component\n"
+        "    sample tau <- HalfNormal(3.0)\n"
+        "    sample weights <- Dirichlet(9.1) [over=Component]\n"
+        "    marginalize z : Component <- Categorical(weights) [over=Component, reduction=sum]\n"
+        "        observe k : Component <- Beta(concentration0=tau, concentration1=0.8) [via=item]\n"
+        "    return tau\nexport m\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "data.json"
+    data.write_text('{"item": [0], "k": [0.47]}')
+    done = qvr("run", str(path), "--data", str(data), "--method", "prior", "--steps", "3")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr

@@ -35,14 +35,14 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.distributions import Distribution, biject_to
+from torch.distributions import Distribution
 from torch.distributions import constraints as C
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
-from qvr_core.runtime.distributions import torch_constraint
+from qvr_core.runtime.distributions import bijection, torch_constraint
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.model import marginal
@@ -311,7 +311,7 @@ class ModelProgram(nn.Module):
                 c = self.site_constraint(name)
                 if c.is_discrete:
                     continue
-                t = biject_to(c)
+                t = bijection(name, c)
                 shape = t.inverse_shape(drawn[name].shape)
                 drawn[name] = t(torch.rand(shape, dtype=drawn[name].dtype) * 4 - 2)
         return drawn
@@ -450,7 +450,8 @@ class _Pass:
         saved = None
         if scope is not None and scope.drawn is not None and via is not None:
             saved = self.env[scope.name]  # each row reads its group's drawn value
-            self.env[scope.name] = scope.drawn[via.long()]
+            drawn = scope.drawn  # one-entry groups have no axis: one value for every row
+            self.env[scope.name] = drawn[via.long()] if scope.groups else drawn.expand(via.shape)
         try:
             dist = distribution(step, self.lookup, self.sizes, self._cache())
         finally:
@@ -479,6 +480,14 @@ class _Pass:
                 log_prob = dist.log_prob(value)
             except (RuntimeError, IndexError) as e:
                 raise _unfit(step, dist, e) from None
+            except ValueError as e:  # a nested family refused what its transforms made of it
+                if self.strict:
+                    raise QvrRuntimeError(
+                        f"{where(step)}: {step.family} cannot score '{name}' with the "
+                        f"arguments drawn: {_first_line(e)}",
+                        site=name,
+                    ) from None
+                log_prob = torch.full(dist.batch_shape, -torch.inf)  # as a sampler treats it
         self.program._constraints[name] = dist.support  # type: ignore[assignment]  # why: every family sets its support; the stub's base allows None
         self.program._shapes[name] = tuple(value.shape)
         self.values[name] = value
