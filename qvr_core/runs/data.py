@@ -69,6 +69,7 @@ from qvr_core.runs.data_sizes import (
     npz_members,
     npz_need,
     pt_need,
+    shown_error,
 )
 from qvr_core.units import format_bytes
 
@@ -149,13 +150,8 @@ def read_data(data: DataFile | str | Path, budget: int | None = None) -> dict[st
             "give a smaller data file"
         ) from None
     except Exception as e:  # a corrupt file: say which, without a traceback
-        raise InferenceError(f"cannot read {shown}: {_first_line(e)}") from e
+        raise InferenceError(f"cannot read {shown}: {shown_error(e)}") from e
     return arrays
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return printable(text[0], 200) if text else type(e).__name__
 
 
 def _read_pt(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
@@ -240,7 +236,7 @@ def _read_json(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
     try:
         obj = json.loads(file.content.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InferenceError(f"{shown}: not JSON: {_first_line(e)}") from None
+        raise InferenceError(f"{shown}: not JSON: {shown_error(e)}") from None
     if not isinstance(obj, dict):
         raise InferenceError(f"{shown}: expected a JSON object of arrays by name")
     out = {}

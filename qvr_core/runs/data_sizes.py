@@ -33,6 +33,7 @@ from numpy.lib import format as npy
 
 from qvr_core.datafile import printable, quoted
 from qvr_core.inference.errors import InferenceError, RunTooLargeError
+from qvr_core.runtime.errors import first_line
 from qvr_core.units import format_bytes
 
 #: Per number, besides the number as read: the run's copy of it (8 bytes at most: an
@@ -137,7 +138,7 @@ def npz_members(archive: zipfile.ZipFile, name: str) -> list[NpyMember]:
                 shape, fortran_order, dtype = read(f)
             except (ValueError, OSError, EOFError) as e:
                 raise InferenceError(
-                    f"{shown}: {quoted(key)} is not a .npy array ({_first_line(e)})"
+                    f"{shown}: {quoted(key)} is not a .npy array ({shown_error(e)})"
                 ) from None
         if dtype.hasobject:
             raise InferenceError(
@@ -192,7 +193,7 @@ def pt_need(content: bytes, name: str, budget: int) -> Need:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
-        raise InferenceError(f"cannot read {shown}: {_first_line(e)}") from None
+        raise InferenceError(f"cannot read {shown}: {shown_error(e)}") from None
     records = sum(i.file_size for i in infos)
     pickled = sum(i.file_size for i in infos if i.filename.endswith(".pkl"))
     biggest = max(infos, key=lambda i: i.file_size, default=None)
@@ -267,9 +268,9 @@ def json_need(content: bytes) -> Need:
     return Need(total, f"up to {numbers:,} numbers in {format_bytes(len(content))} of JSON")
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return printable(text[0], limit=200) if text else type(e).__name__
+def shown_error(e: BaseException) -> str:
+    """An exception's first line, safe to print (it may quote a file's bytes)."""
+    return printable(first_line(e), limit=200)
 
 
 __all__ = [
@@ -283,5 +284,6 @@ __all__ = [
     "npz_members",
     "npz_need",
     "pt_need",
+    "shown_error",
     "text_bytes",
 ]

@@ -51,3 +51,9 @@ def format_diagnostics(diagnostics: Sequence[Diagnostic], path: str | None = Non
         f"{where}:{d.span.start_line + 1}:{d.span.start_col + 1}: {d.code} {d.message}"
         for d in diagnostics
     )
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (torch's run to several), else its class."""
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__

@@ -24,7 +24,7 @@ from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Site
 from qvr_core.check.terms import Ref
 from qvr_core.runtime.distributions import make_distribution
-from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import Lookup, gather, number, real
 
 
@@ -104,7 +104,7 @@ def distribution(
         shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in args.items())
         raise QvrRuntimeError(
             f"{where(site)}: the arguments of {family.name} do not fit together or with the "
-            f"plates {batch}: {shapes} ({_first_line(e)})",
+            f"plates {batch}: {shapes} ({first_line(e)})",
             site=site.name,
         ) from None
     if target != tuple(dist.batch_shape):
@@ -168,8 +168,3 @@ def _argument_outside(
     return (
         f"{where(site)}: the {param} of {family.name}{shown}, outside what it allows ({constraint})"
     )
-
-
-def _first_line(e: Exception) -> str:
-    lines = str(e).strip().splitlines()
-    return lines[0] if lines else type(e).__name__

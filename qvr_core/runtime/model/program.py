@@ -43,7 +43,7 @@ from qvr_core.check.model import Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
 from qvr_core.runtime.distributions import bijection, torch_constraint
-from qvr_core.runtime.errors import QvrError, QvrRuntimeError
+from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.model import marginal
 from qvr_core.runtime.model.families import axes, distribution, where
@@ -424,7 +424,7 @@ class _Pass:
                 if (v := self.env.get(n, self.data.get(n))) is not None
             )
             raise QvrRuntimeError(
-                f"line {step.line}: {_first_line(e)} (shapes: {shapes or 'no named values'})"
+                f"line {step.line}: {first_line(e)} (shapes: {shapes or 'no named values'})"
             ) from None
 
     def term(
@@ -484,7 +484,7 @@ class _Pass:
                 if self.strict:
                     raise QvrRuntimeError(
                         f"{where(step)}: {step.family} cannot score '{name}' with the "
-                        f"arguments drawn: {_first_line(e)}",
+                        f"arguments drawn: {first_line(e)}",
                         site=name,
                     ) from None
                 log_prob = torch.full(dist.batch_shape, -torch.inf)  # as a sampler treats it
@@ -712,14 +712,9 @@ def _unfit(step: Site, dist: Distribution, e: Exception) -> QvrRuntimeError:
     shapes = f"batch {tuple(dist.batch_shape)}, event {tuple(dist.event_shape)}"
     return QvrRuntimeError(
         f"{where(step)}: the arguments of {step.family or step.callee} do not fit together "
-        f"({shapes}): {_first_line(e)}",
+        f"({shapes}): {first_line(e)}",
         site=step.name,
     )
-
-
-def _first_line(e: Exception) -> str:
-    lines = str(e).strip().splitlines()
-    return lines[0] if lines else type(e).__name__
 
 
 def _nested(dist: Distribution) -> Iterator[Distribution]:
