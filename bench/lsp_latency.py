@@ -29,6 +29,7 @@ from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generated import generate
+from lsp_documents import edit_document, open_document
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "examples" / "bidirectional_rnn_lm.qvr"
@@ -74,16 +75,10 @@ class Session:
         return self.arrived[(uri, version)]
 
     def open(self, uri: str, text: str) -> None:
-        item = lsp.TextDocumentItem(uri=uri, language_id="qvr", version=1, text=text)
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=item))
+        open_document(self.client, uri, text)
 
     def edit(self, uri: str, version: int, rng: lsp.Range, text: str) -> None:
-        self.client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
-                content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=text)],
-            )
-        )
+        edit_document(self.client, uri, version, rng, text)
 
 
 def bare_start(runs: int) -> tuple[list[float], list[float]]:

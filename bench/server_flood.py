@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from generated import generate  # noqa: E402
+from lsp_documents import edit_document, open_document  # noqa: E402
 
 from tests.lsp_commands.conftest import TINY  # noqa: E402
 
@@ -126,16 +127,10 @@ class Session:
         await self.client.stop()
 
     def open(self, uri: str, text: str) -> None:
-        item = lsp.TextDocumentItem(uri=uri, language_id="qvr", version=1, text=text)
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=item))
+        open_document(self.client, uri, text)
 
     def edit(self, uri: str, version: int, rng: lsp.Range, text: str) -> None:
-        self.client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
-                content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=text)],
-            )
-        )
+        edit_document(self.client, uri, version, rng, text)
 
     async def diagnostics(self, uri: str, version: int, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
