@@ -52,15 +52,15 @@ async def test_run_inference_in_a_workspace_with_a_torch_py_imports_none(hostile
     assert planted(marker) == []
 
 
+def server_help(root: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """`python [flags] -m qvr_lsp --help` started in `root`, as an editor would start it."""
+    command = [sys.executable, *flags, "-m", "qvr_lsp", "--help"]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=60)
+
+
 def test_python_m_qvr_lsp_started_in_the_workspace_imports_none(hostile):
     root, marker = hostile
-    done = subprocess.run(
-        [sys.executable, "-m", "qvr_lsp", "--help"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = server_help(root)
     assert done.returncode == 0, done.stderr
     assert "language server" in done.stdout
     assert planted(marker) == []
@@ -116,13 +116,7 @@ def test_the_qvr_lsp_script_in_a_workspace_with_a_qvr_lsp_package_runs_the_real_
 def test_python_safe_path_m_qvr_lsp_in_such_a_workspace_runs_the_real_one(shadowing):
     """The other launch editors use: `python -P -m qvr_lsp` (the VS Code extension's)."""
     root, marker = shadowing
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "qvr_lsp", "--help"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = server_help(root, "-P")
     assert done.returncode == 0, done.stderr
     assert "language server" in done.stdout
     assert planted(marker) == []
