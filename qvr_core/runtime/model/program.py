@@ -44,7 +44,7 @@ from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
 from qvr_core.runtime.distributions import bijection, torch_constraint
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
-from qvr_core.runtime.evaluate import evaluate
+from qvr_core.runtime.evaluate import evaluate, gather
 from qvr_core.runtime.model import marginal
 from qvr_core.runtime.model.families import axes, distribution, where
 
@@ -450,8 +450,10 @@ class _Pass:
         saved = None
         if scope is not None and scope.drawn is not None and via is not None:
             saved = self.env[scope.name]  # each row reads its group's drawn value
-            drawn = scope.drawn  # one-entry groups have no axis: one value for every row
-            self.env[scope.name] = drawn[via.long()] if scope.groups else drawn.expand(via.shape)
+            one_entry = (not scope.groups,)  # one-entry groups have no axis, as in a gather
+            self.env[scope.name] = gather(
+                scope.drawn, scope.name, (via.long(),), lambda v: v, one_entry
+            )
         try:
             dist = distribution(step, self.lookup, self.sizes, self._cache())
         finally:
