@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, Combinator, KernelForm
+from qvr_core.check.expressions import learned_init
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -357,7 +358,7 @@ class Model:
         self.reached = set()
         bases: set[str] = set()
         stacks: dict[int, tuple[object, ast.Call]] = {}
-        calls: dict[int, Combinator] = {}  # every combinator call, for what it holds itself
+        calls: dict[int, tuple[Combinator, ast.Call]] = {}  # for what each holds itself
         seen_decls: set[str] = set()
         todo: list[tuple[object, ast.Arg]] = list(roots)
         while todo:
@@ -382,21 +383,36 @@ class Model:
             elif isinstance(e, ast.Call):
                 combinator = COMBINATORS.get(e.callee.text)
                 if combinator is not None:
-                    calls[id(e)] = combinator
+                    calls[id(e)] = (combinator, e)
                 if combinator is not None and combinator.cost.fresh_copies:
                     stacks[id(e)] = (owner, e)
                 else:
                     todo.extend((owner, a) for a in e.args if not isinstance(a, ast.Literal))
         total = sum(self.leaf(self._base(b)).parameters for b in bases)
-        total += sum(self.held(c) for c in calls.values())
+        total += sum(self.held(c, call) for c, call in calls.values())
         for owner, call in stacks.values():
             total += self._stack(owner, call, bytes_each, seen_decls)
         self.reached = seen_decls
         return total
 
-    def held(self, combinator: Combinator) -> int:
-        """Parameters a combinator's own module holds (per call, beside its arguments')."""
-        return combinator.cost.parameters
+    def held(self, combinator: Combinator, call: ast.Call) -> int:
+        """Parameters a combinator's own module holds (per call, beside its arguments'):
+        a scan with `init=learned` holds its first state."""
+        learned = any(kw.key.text == "init" and learned_init(kw) is True for kw in call.kwargs)
+        return combinator.cost.parameters + (self._state_width(call) if learned else 0)
+
+    def _state_width(self, call: ast.Call) -> int:
+        """The width of a scan cell's codomain, from the type its declaration was given."""
+        cell = call.args[0] if call.args else None
+        if not isinstance(cell, ast.NameRef):
+            return 0
+        name = cell.name.text
+        found = self._morphism(name)
+        info: Any = found[0] if found is not None else self.programs.get(name)
+        info = info if info is not None else self.lets.get(name)
+        t = getattr(info, "type", None) or getattr(info, "header", None)
+        cod = getattr(t, "cod", None)
+        return int(cod.dim) if isinstance(cod, Product) else 0
 
     def _base(self, key: str) -> str:
         found = self._morphism(key)
@@ -605,7 +621,7 @@ class Model:
             self._need(
                 owner, e, kept, f"runs its cell {format_count(steps)} times (seq_len)", act=True
             )
-            return _Cost(kept, cell.peak, False)
+            return _Cost(kept, cell.peak, seq and combinator.cost.keeps_positions)
         if runs == "count":
             n = _times(e)
             body = self.cost(owner, args[0], seq, seq_len)
@@ -810,7 +826,7 @@ class _KeyCounter(Model):
     def leaf(self, base: str) -> _Leaf:
         return _ONE
 
-    def held(self, combinator: Combinator) -> int:
+    def held(self, combinator: Combinator, call: ast.Call) -> int:
         return 0  # a combinator's own parameters are in its call's module, not a new key
 
 

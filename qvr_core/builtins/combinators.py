@@ -30,6 +30,7 @@ class CombinatorCost:
 
     runs: Literal["once", "each_step", "count"]
     fresh_copies: bool = False  # each of the `count` runs has its own parameters (`stack`)
+    keeps_positions: bool = False  # "each_step" keeping every step's value (`scanl`)
     parameters: int = 0  # held by the combinator's own module, per call (none holds any yet)
 
 
@@ -65,6 +66,13 @@ class Combinator:
         return next((i for i, p in enumerate(self.params) if p.kind == "count"), None)
 
 
+#: `scan`/`scanl` keywords. quivers' grammar parses `init=` on `scan` only; the rest is
+#: qvr's own spelling (the checker's QVR012 hint says so).
+_SCAN_KEYWORDS = (
+    ("reverse", ("true", "false"), "false"),
+    ("init", ("zeros", "learned"), "zeros"),
+)
+
 _COMBINATORS = (
     Combinator(
         "fan",
@@ -79,10 +87,23 @@ _COMBINATORS = (
         "scan",
         (CombinatorParam("c", "the cell, A * H -> H"),),
         " : [A] -> H",
-        "Folds the cell `c : A * H -> H` over a sequence: [A] -> H. "
-        "`reverse=true` reads the sequence right to left.",
+        "Folds the cell `c : A * H -> H` over a sequence: [A] -> H, the last state. "
+        "`init=learned` starts from a learned state instead of zeros; "
+        "`reverse=true` (qvr only) reads the sequence right to left.",
         CombinatorCost("each_step"),
-        keywords=(("reverse", ("true", "false"), "false"),),
+        keywords=_SCAN_KEYWORDS,
+    ),
+    Combinator(
+        "scanl",
+        (CombinatorParam("c", "the cell, A * H -> H"),),
+        " : [A] -> [H]",
+        "Runs the cell `c : A * H -> H` along a sequence and keeps every state: [A] -> [H], "
+        "the state after reading position t at position t (a tagger, a language model "
+        "trained on every position, an encoder per token). Reading right to left (the "
+        "second branch of a bidirectional fan), position t holds the state after reading "
+        "positions L-1 down to t.",
+        CombinatorCost("each_step", keeps_positions=True),
+        keywords=_SCAN_KEYWORDS,
     ),
     Combinator(
         "stack",

@@ -315,11 +315,15 @@ def _bidirectional(env: Env, call: ast.Call, exprs: list[ast.Expr], arrows: list
 
 
 def _scan(env: Env, call: ast.Call) -> Arrow | None:
-    if not _positional(env, call, 1, "scan(cell) or scan(cell, reverse=true)"):
+    """`scan(cell)`, the last state, and `scanl(cell)`, every state: both need a cell
+    `A * H -> H`."""
+    name = call.callee.text
+    if not _positional(env, call, 1, f"{name}(cell), {name}(cell, init=learned)"):
         return None
     for kw in call.kwargs:
         v = kw.value
         if kw.key.text == "reverse":
+            _extension(env, kw, f"`{name}(..., reverse=...)`")
             if not isinstance(v, ast.Literal) or v.kind != "bool":
                 env.ctx.report(
                     rules.INVALID_OPTION_VALUE,
@@ -328,6 +332,15 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
                 )
             elif v.value:
                 env.ctx.reversed_scans.add(call)
+        elif kw.key.text == "init":
+            if name != "scan":
+                _extension(env, kw, f"`{name}(..., init=...)`")
+            if learned_init(kw) is None:
+                env.ctx.report(
+                    rules.INVALID_OPTION_VALUE,
+                    f"init must be zeros or learned, not {text(env, v)}",
+                    v.span,
+                )
     cell_node = call.args[0]
     if not isinstance(cell_node, ast.Expr):
         env.ctx.report(
@@ -371,7 +384,26 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
                 cell_node.span,
             )
             return None
-    return Arrow(Seq(head), state)
+    return Arrow(Seq(head), Seq(state) if name == "scanl" else state)
+
+
+def learned_init(kw: ast.KeywordArg) -> bool | None:
+    """What `init=` says: True for `learned`, False for `zeros`, None for anything else."""
+    v = kw.value
+    word = (
+        v.name.text if isinstance(v, ast.NameRef) else v.raw if isinstance(v, ast.Literal) else ""
+    )
+    return word == "learned" if word in ("learned", "zeros") else None
+
+
+def _extension(env: Env, kw: ast.KeywordArg, spelling: str) -> None:
+    """QVR012: a keyword quivers' grammars do not parse on this call."""
+    env.ctx.hint_or_error(
+        rules.QVR_EXTENSION,
+        f"{spelling} is a qvr extension: quivers' grammars do not parse it "
+        "(an error under --strict)",
+        kw.span,
+    )
 
 
 def _leading(env: Env, dom: Product, n: int) -> Product:
@@ -463,6 +495,7 @@ class _Rules:
 
     fan = staticmethod(_fan)
     scan = staticmethod(_scan)
+    scanl = staticmethod(_scan)
     stack = staticmethod(_stack_repeat)
     repeat = staticmethod(_stack_repeat)
     identity = staticmethod(_identity)

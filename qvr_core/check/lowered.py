@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS
+from qvr_core.check.expressions import learned_init
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.nesting import Uses, inlined_depths
 from qvr_core.check.terms import Term, lower
@@ -79,6 +80,7 @@ class Combinator:
     reversed_branches: frozenset[int] = frozenset()  # fan branches fed the reversed input
     group: str | None = None  # fan's one argument, when it names a replicate group
     ordinal: int | None = None  # a `stack`: which of the file's stacks (numbers copies' keys)
+    learned_init: bool = False  # a scan starting from a learned state (`init=learned`)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class Site:
     source: Expr
     args: tuple[str, ...] | None
     value_type: ValueType | None
+    parts: tuple[str, ...] = ()  # a tuple site's names, its value split into them
 
 
 @dataclass(frozen=True)
@@ -223,18 +226,23 @@ class _Lowering:
             reversed_branches=frozenset(self.checked.reversed_branches.get(node, frozenset())),
             group=group,
             ordinal=self.stacks.get(node),
+            learned_init=any(
+                kw.key.text == "init" and learned_init(kw) is True for kw in node.kwargs
+            ),
         )
 
     def program(self, info: ProgramInfo) -> Program:
-        sites = {s.name: s for s in info.sites}
+        sites = {id(s.step): s for s in info.sites}
         steps: list[Step] = []
         for step in info.decl.steps:
             line = step.span.start_line + 1
             match step:
                 case ast.SampleStep() | ast.ObserveStep():
-                    site = sites[step.target.text]
+                    site = sites[id(step)]
                     source = self.expr(site.source)
-                    steps.append(Site(site.name, site.kind, source, site.args, site.value_type))
+                    steps.append(
+                        Site(site.name, site.kind, source, site.args, site.value_type, site.parts)
+                    )
                 case ast.LetStep():
                     steps.append(LetValue(step.target.text, _term(step.value), line))
                 case ast.DestructureStep():

@@ -149,6 +149,9 @@ class SiteInfo:
     args: tuple[str, ...] | None  # named values it is applied to; None = the program input
     morphism_type: Arrow | None
     value_type: ValueType | None
+    # a tuple site `sample (a, b) <- f(x)`: the names its value is split into, in order
+    # (its own name is then `(a, b)`); empty for a site bound to one name
+    parts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,8 @@ class ProgramChecker:
         for step in self.decl.steps:
             if isinstance(step, ast.SampleStep | ast.ObserveStep):
                 self._source_arrow(step.source)
-                self._define(step.target, _site_kind(step), step.span, None)
+                for t in (step.target, *step.more_targets):
+                    self._define(t, _site_kind(step), step.span, None)
             elif isinstance(step, ast.LetStep):
                 self._define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
             elif isinstance(step, ast.DestructureStep):
@@ -258,16 +259,48 @@ class ProgramChecker:
                 value = self._declared(
                     value, declared, step.declared.span, step.target.text, consumer
                 )
-        self._define(step.target, _site_kind(step), step.span, value)
+        targets = (step.target, *step.more_targets)
+        parts = self._bind_site(step, targets, value)
         return SiteInfo(
-            name=step.target.text,
+            name=site_name(step),
             kind="observe" if isinstance(step, ast.ObserveStep) else "sample",
             step=step,
             source=morph,
             args=args,
             morphism_type=t,
             value_type=value,
+            parts=tuple(n.text for n in targets) if parts else (),
         )
+
+    def _bind_site(
+        self,
+        step: ast.SampleStep | ast.ObserveStep,
+        targets: tuple[ast.Name, ...],
+        value: ValueType | None,
+    ) -> bool:
+        """Bind a site's names; a tuple site (`sample (a, b) <- f(x)`, quivers' spelling)
+        splits its one value into the names, as the product's factors are written."""
+        kind = _site_kind(step)
+        if len(targets) == 1:
+            self._define(step.target, kind, step.span, value)
+            return False
+        parts: list[ValueType | None] = [None] * len(targets)
+        if value is not None:
+            split = self._split(value, len(targets))
+            if split is None:
+                names = ", ".join(t.text for t in targets)
+                self.ctx.report(
+                    rules.UNPACKING_COUNT,
+                    f"cannot split the value of {self.ctx.source(step.source.span)} : "
+                    f"{value.label} ({_dims_or_number(value)}) into {len(targets)} values "
+                    f"({names})",
+                    step.source.span,
+                )
+            else:
+                parts = list(split)
+        for target, part in zip(targets, parts, strict=True):
+            self._define(target, kind, step.span, part)
+        return True
 
     def _program_input(self, dom: Product, lifted: bool) -> ValueType | None:
         if self.decl.params is not None:
@@ -470,8 +503,7 @@ class ProgramChecker:
                 self.ctx.report(
                     rules.UNPACKING_COUNT,
                     f"cannot split {self.ctx.source(step.value.span)} : {t.label} "
-                    f"({dims_text(t) if not isinstance(t, Scalar) else 'a number'}) into "
-                    f"{n} values",
+                    f"({_dims_or_number(t)}) into {n} values",
                     step.value.span,
                 )
             else:
@@ -685,6 +717,17 @@ def _plate_annotation(declared: Product, value: ValueType) -> bool:
 
 def _is_application(source: ast.Expr) -> bool:
     return isinstance(source, ast.Call) and source.callee.text not in COMBINATORS
+
+
+def site_name(step: ast.SampleStep | ast.ObserveStep) -> str:
+    """A site's name: its target, or `(a, b)` for a tuple site."""
+    if not step.more_targets:
+        return step.target.text
+    return "(" + ", ".join(t.text for t in (step.target, *step.more_targets)) + ")"
+
+
+def _dims_or_number(t: ValueType) -> str:
+    return "a number" if isinstance(t, Scalar) else dims_text(t)
 
 
 def _site_kind(step: ast.SampleStep | ast.ObserveStep) -> SymbolKind:

@@ -92,7 +92,9 @@ def program_reason(pc: ProgramChecker) -> str | None:
         why = _step_reason(pc, step, used)
         if why:
             return why
-        if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.LetStep):
+        if isinstance(step, ast.SampleStep | ast.ObserveStep):
+            bound.update(t.text for t in (step.target, *step.more_targets))
+        elif isinstance(step, ast.LetStep):
             bound.add(step.target.text)
         elif isinstance(step, ast.DestructureStep):
             bound.update(t.text for t in step.targets)
@@ -111,7 +113,7 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
     if isinstance(step, ast.MarginalizeStep | ast.CallStep | ast.ScoreStep):
         return f"its {_kind(step)} step"
     if isinstance(step, ast.SampleStep | ast.ObserveStep):
-        if step.more_targets or step.options:
+        if step.options:
             return "its step options"
         if isinstance(step, ast.SampleStep) and step.plate is not None:
             return "its plates"

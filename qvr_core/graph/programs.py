@@ -97,7 +97,8 @@ def _site(
         exits = expand(b, step.source, inputs, inner)
     node = b.node(inner, site.name, kind, site.value_type, step.span)
     b.edges(exits, node)
-    values.setdefault(site.name, node)
+    for name in site.parts or (site.name,):  # a tuple site's names all read its node
+        values.setdefault(name, node)
 
 
 def _value(

@@ -194,6 +194,32 @@ class Fan(Parallel):
         flipped = torch.flip(x, dims=(seq_axis(x, self.dom),))
         return [flipped if i in self.reversed_branches else x for i in range(len(self.branches))]
 
+    def _realign(self, values: list[torch.Tensor]) -> list[torch.Tensor]:
+        """A reversed branch that keeps every position (`scanl`) wrote position t of the
+        flipped input at t: flip it back so that position t describes the same token."""
+        if not self.reversed_branches or not isinstance(self.cod, Seq):
+            return values
+        return [
+            torch.flip(v, dims=(seq_axis(v, b.cod),)) if i in self.reversed_branches else v
+            for i, (b, v) in enumerate(zip(self.parts(), values, strict=True))
+        ]
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        pairs = zip(self.parts(), self.inputs(x), strict=True)
+        return self._join(self._realign([b._rsample(xi) for b, xi in pairs]))
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        pairs = zip(self.parts(), self.inputs(x), strict=True)
+        return self._join(self._realign([b._mean(xi) for b, xi in pairs]))
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        parts = self.parts()
+        values = self._realign(split(value, [b.cod for b in parts], self.cod))
+        scores = [
+            b._log_prob(xi, vi) for b, xi, vi in zip(parts, self.inputs(x), values, strict=True)
+        ]
+        return torch.stack(torch.broadcast_tensors(*scores)).sum(0)
+
 
 def seq_axis(x: torch.Tensor, t: ValueType) -> int:
     """The L axis of a packed sequence value (just before the columns, if any)."""
@@ -204,16 +230,28 @@ class Scan(Morphism):
     """`scan(c)`: h0 = 0, then h = c(concat(x_t, h)) for each t; returns the final h.
 
     With `reverse` (written, or the bidirectional convention the checker
-    applied) t runs from L-1 down to 0.
+    applied) t runs from L-1 down to 0. With `learned_init` (quivers'
+    `init=learned`) h0 is a parameter, zeros at first, instead of zeros.
     """
 
-    def __init__(self, arrow: Arrow, label: str, cell: Morphism, reverse: bool) -> None:
+    def __init__(
+        self,
+        arrow: Arrow,
+        label: str,
+        cell: Morphism,
+        reverse: bool,
+        learned_init: bool = False,
+    ) -> None:
         super().__init__(arrow, label)
         self.cell = cell
         self.reverse = reverse
         self.step_type: Product = elem(arrow.dom)
         self.state_type: Product = elem(cell.cod)
         self._joiner = Joiner([self.step_type, self.state_type])
+        self.init: nn.Parameter | None = None
+        if learned_init:
+            shape = event_shape(self.state_type)
+            self.init = nn.Parameter(torch.zeros(shape, dtype=value_dtype(self.state_type)))
 
     def _steps(self, x: torch.Tensor) -> list[torch.Tensor]:
         xs = list(x.unbind(seq_axis(x, self.dom)))
@@ -221,6 +259,8 @@ class Scan(Morphism):
 
     def _h0(self, x: torch.Tensor) -> torch.Tensor:
         shape = (*x.shape[: seq_axis(x, self.dom)], *event_shape(self.state_type))
+        if self.init is not None:
+            return self.init.to(x.device).expand(shape)
         return torch.zeros(shape, dtype=value_dtype(self.state_type), device=x.device)
 
     def _input(self, x_t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
@@ -246,6 +286,51 @@ class Scan(Morphism):
         for x_t in steps[:-1]:
             h = self.cell._mean(self._input(x_t, h))
         return self.cell._log_prob(self._input(steps[-1], h), value)
+
+
+class ScanAll(Scan):
+    """`scanl(c)`: the states of `scan(c)` at every position, `(..., L, *state)`.
+
+    Position t holds the state after reading position t; reading right to
+    left, the state after reading L-1 down to t. Its log-density is the exact
+    joint density of the state chain: each h_t scored under c(x_t, h_{t-1})
+    with h_{t-1} the value's own previous state, all positions at once.
+    """
+
+    def _axis(self, x: torch.Tensor) -> int:
+        return seq_axis(x, self.dom)
+
+    def _states(self, x: torch.Tensor, step: str) -> torch.Tensor:
+        h = self._h0(x)
+        cell = self.cell._mean if step == "mean" else self.cell._rsample
+        states = []
+        for x_t in self._steps(x):
+            h = cell(self._input(x_t, h))
+            states.append(h)
+        if self.reverse:
+            states.reverse()
+        axis = self._axis(x)
+        if not states:
+            shape = (*x.shape[:axis], 0, *event_shape(self.state_type))
+            return torch.zeros(shape, dtype=value_dtype(self.state_type), device=x.device)
+        return torch.stack(states, dim=axis)
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return self._states(x, "rsample")
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self._states(x, "mean")
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        axis = self._axis(x)
+        if x.shape[axis] == 0:
+            return self._zeros(x)
+        h0 = self._h0(x).unsqueeze(axis)
+        if self.reverse:  # h_t follows h_{t+1}; the last position follows h0
+            previous = torch.cat([value.narrow(axis, 1, value.shape[axis] - 1), h0], axis)
+        else:
+            previous = torch.cat([h0, value.narrow(axis, 0, value.shape[axis] - 1)], axis)
+        return self.cell._log_prob(self._input(x, previous), value).sum(-1)
 
 
 class Definition(Morphism):

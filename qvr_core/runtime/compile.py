@@ -32,6 +32,7 @@ from qvr_core.runtime.combinators import (
     Lift,
     Repeat,
     Scan,
+    ScanAll,
     Stack,
     TensorProduct,
 )
@@ -170,7 +171,11 @@ class Compiler:
 
     def _scan(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         cell = self.expr(node.parts[0], suffix)
-        return Scan(t, node.label, cell, reverse=node.reverse)
+        return Scan(t, node.label, cell, node.reverse, node.learned_init)
+
+    def _scanl(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
+        cell = self.expr(node.parts[0], suffix)
+        return ScanAll(t, node.label, cell, node.reverse, node.learned_init)
 
     def _stack(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         j = node.ordinal

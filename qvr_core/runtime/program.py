@@ -229,24 +229,23 @@ class ProgramModule(Morphism):
         output: torch.Tensor | None = None
         for step in self.info.steps:
             match step:
-                case Site(name=name):
+                case Site(name=name, parts=parts):
                     with runtime_errors(f"{self.label}: site '{name}'", site=name):
                         v, lp = self._site_step(name, x, env, clamp, mean, score)
                     env[name] = values[name] = v
                     if lp is not None:
                         log_probs[name] = lp
+                    if parts:  # a tuple site: its value split into its names
+                        env.update(zip(parts, self._split(v, parts), strict=True))
                 case LetValue(target=target, value=value):
                     assert value is not None, "the compiler refuses a let that cannot run"
                     with runtime_errors(f"{self.label}: let {target}"):
                         env[target] = _evaluate(value, env)
                 case Destructure(targets=targets, value=value):
                     assert value is not None, "the compiler refuses a let that cannot run"
-                    types = [self.info.values[t] for t in targets]
                     with runtime_errors(f"{self.label}: let ({', '.join(targets)})"):
                         whole = _evaluate(value, env)
-                        env.update(
-                            zip(targets, split(whole, types, product_of(types)), strict=True)
-                        )
+                        env.update(zip(targets, self._split(whole, targets), strict=True))
                 case Return(names=returned):
                     output = self._pack(list(returned), env)
                     break
@@ -270,6 +269,11 @@ class ProgramModule(Morphism):
         else:
             value = module._mean(inp) if mean else module._rsample(inp)
         return value, (module._log_prob(inp, value) if score else None)
+
+    def _split(self, whole: torch.Tensor, names: tuple[str, ...]) -> list[torch.Tensor]:
+        """One packed value cut into the parts the checker typed for `names`."""
+        types = [self.info.values[n] for n in names]
+        return split(whole, types, product_of(types))
 
     def _pack(self, names: list[str], env: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return join([env[n] for n in names], [self.info.values[n] for n in names])

@@ -39,9 +39,6 @@ SECTIONS = ("Overview", "QVR source", "Walkthrough", "Diagram", "Try it")
 #: deliberate (its page explains it); everything else checks without a word
 ALLOWED = {
     "bidirectional_rnn_lm": ["QVR203"],
-    # `let (a, b) = state`: qvr's named extension, a hint (docs/language.md)
-    "rlstm_lm": ["QVR012", "QVR012"],
-    "mogrifier_rlstm_lm": ["QVR012", "QVR012", "QVR012"],
 }
 
 parametrize_models = pytest.mark.parametrize("model", MODELS)

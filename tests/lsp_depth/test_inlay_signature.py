@@ -59,7 +59,7 @@ async def test_dimensions_where_products_match_by_dimension(client):
 async def test_hints_in_a_program_with_locals(client):
     text = example("rlstm_lm.qvr")
     labels = [h.label for h in await hints(client, text, "inlay-rlstm")]
-    assert labels.count(": Hidden") >= 10 and ": [Token] -> State" in labels
+    assert labels.count(": Hidden") >= 10 and ": [Token] -> [State]" in labels
 
 
 async def signature(client, uri: str, text: str) -> lsp.SignatureHelp | None:
@@ -82,7 +82,7 @@ def active(help_: lsp.SignatureHelp) -> str:
         ("let both = fan(forward_path, ", "fan(f1, f2) : D -> C1 * C2", "f2"),
         (
             "let back = scan(bwd_cell, reverse=",
-            "scan(c, reverse=false) : [A] -> H",
+            "scan(c, reverse=false, init=zeros) : [A] -> H",
             "reverse=false",
         ),
         ("let deep = stack(combine, ", "stack(b, n) : A -> A", "n"),

@@ -81,12 +81,13 @@ def test_every_kernel_family_is_covered() -> None:
 #: arguments' parameters shows in the count.
 COMBINATOR_USES = {
     "fan": "fan(f, g, f)",
-    "scan": "scan(c)",
+    "scan": "scan(c, init=learned)",  # the learned first state is the scan's own
+    "scanl": "scanl(c)",
     "stack": "stack(f >> g, 3)",
     "repeat": "repeat(f >> g, 3)",
     "identity": "f >> identity(A) >> g",
 }
-_RESULTS = {"fan": "A * A * A"}
+_RESULTS = {"fan": "A * A * A", "scanl": "A"}
 
 
 def combinator_program(name: str) -> str:
