@@ -269,6 +269,8 @@ def _leaf(info: Any) -> _Leaf:
         floats, net = n_in + r, f"rank {r}"
     elif info.param_source == "linear":
         params, floats, net = n_in * n_out + n_out, n_in, "linear"
+    elif info.param_source == "layer_norm":  # a gain and a bias per entry
+        params, floats, net = 2 * n_out, 2 * n_in, "layer norm"
     else:
         h = info.hidden_dim
         params = n_in * h + h + h * n_out + n_out

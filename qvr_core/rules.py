@@ -277,6 +277,25 @@ FAN_DOMAINS = Rule(
     example="QVR206_fan_domains.qvr",
 )
 
+ATTENTION_MISMATCH = Rule(
+    code="QVR211",
+    name="attention-mismatch",
+    severity=ERROR,
+    summary="the query, key and value maps of `attention` do not fit together",
+    explanation=(
+        "`attention(query, key, value)` is multi-head scaled dot-product attention over a "
+        "sequence: head i compares query_i of each position with key_i of every position, "
+        "so the three arguments must be groups of one head count (`replicate=h`), the "
+        "queries and keys must have one codomain (its dimension is d_k), and all three "
+        "must read the sequence's element type."
+    ),
+    fixes=(
+        "Declare the three maps with the same `replicate=` count.",
+        "Give the query and key maps the same codomain object.",
+    ),
+    example="QVR211_attention_mismatch.qvr",
+)
+
 ARITHMETIC_DIMENSIONS = Rule(
     code="QVR207",
     name="arithmetic-dimensions",

@@ -106,6 +106,20 @@ _COMBINATORS = (
         keywords=_SCAN_KEYWORDS,
     ),
     Combinator(
+        "attention",
+        (
+            CombinatorParam("query", "the query maps, A -> K, one per head"),
+            CombinatorParam("key", "the key maps, A -> K, one per head"),
+            CombinatorParam("value", "the value maps, A -> V, one per head"),
+        ),
+        " : [A] -> [V * ... * V]",
+        "Multi-head scaled dot-product self-attention over a sequence: head i weighs every "
+        "position's value_i by softmax(query_i . key_i / sqrt(d_k)) and the heads are put "
+        "side by side, [A] -> [V * ... * V]. Give three `replicate=h` groups for h heads "
+        "(d_k is the key codomain's dimension); padded positions get no weight.",
+        CombinatorCost("once"),
+    ),
+    Combinator(
         "stack",
         (
             CombinatorParam("b", "the body, A -> A"),

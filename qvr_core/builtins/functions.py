@@ -43,9 +43,10 @@ class Function:
 
     @property
     def in_morphisms(self) -> bool:
-        """Whether a morphism program's `let` may call it: its values carry a batch axis,
-        so only elementwise functions keep their meaning there."""
-        return self.shape == "elementwise"
+        """Whether a morphism program's `let` may call it: its values carry a batch axis
+        (and a position axis), so only functions of one entry or of the last axis keep
+        their meaning there."""
+        return self.shape in ("elementwise", "rowwise")
 
 
 def _unary(name: str, what: str, method: bool = False) -> Function:
@@ -131,6 +132,11 @@ _FUNCTIONS = (
     _rowwise("cumsum", "Cumulative sum"),
     _rowwise("sort", "Sorted in increasing order"),
     _rowwise("normalize", "Divided by its sum"),
+    _rowwise(
+        "layer_norm",
+        "Shifted to mean 0 and scaled to variance 1 (LayerNorm without gain or bias; "
+        "param_source=layer_norm on a morphism learns them)",
+    ),
     _extreme("min", "minimum", "smallest"),
     _extreme("max", "maximum", "largest"),
     Function("pow", ("a", "b"), "Elementwise power a ** b."),

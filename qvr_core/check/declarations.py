@@ -300,7 +300,7 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
         return int(v.value)
     if key == "param_source":
         if v.kind != "name" or v.value not in PARAM_SOURCES:
-            bad("mlp or linear")
+            bad(", ".join(PARAM_SOURCES[:-1]) + " or " + PARAM_SOURCES[-1])
             return None
         return v.value
     return None
@@ -470,11 +470,20 @@ def _check_kernel_options(
                     "low-rank factorisation",
                     (by_key["rank"].value or by_key["rank"]).span,
                 )
-    if "hidden_dim" in opts and source == "linear":
+    if source == "layer_norm" and dom.width != _param_width(family, cod):
+        ctx.report(
+            rules.INVALID_OPTION_VALUE,
+            f"param_source=layer_norm normalises its input and scales each entry by its own "
+            f"gain and bias, so morphism {name} must give as many numbers as it reads: "
+            f"{dom.label} has {dom.width}, {family or 'its family'} needs "
+            f"{_param_width(family, cod)}",
+            (by_key["param_source"].value or by_key["param_source"]).span,
+        )
+    if "hidden_dim" in opts and source in ("linear", "layer_norm"):
         ctx.report(
             rules.OPTION_NOT_APPLICABLE,
             f"option hidden_dim sizes the mlp hidden layer; morphism {name} uses "
-            "param_source=linear",
+            f"param_source={source}",
             by_key["hidden_dim"].span,
         )
 

@@ -406,6 +406,78 @@ def _extension(env: Env, kw: ast.KeywordArg, spelling: str) -> None:
     )
 
 
+def _attend(env: Env, call: ast.Call) -> Arrow | None:
+    """`attention(q, k, v)`: h heads of `q, k : A -> K`, `v : A -> V`, [A] -> [V * ... * V]."""
+    if not _positional(env, call, 3, "attention(query, key, value)"):
+        return None
+    roles = ("query", "key", "value")
+    heads: list[tuple[ast.Expr, Arrow, int]] = []
+    for role, a in zip(roles, call.args, strict=True):
+        if not isinstance(a, ast.Expr):
+            env.ctx.report(
+                rules.WRONG_KIND,
+                f"attention's {role} must be morphisms, not {text(env, a)}",
+                a.span,
+            )
+            return None
+        t = infer(env, a)
+        if t is None:
+            return None
+        member, count = (t.member, t.count) if isinstance(t, Group) else (t, 1)
+        if not isinstance(member.dom, Product) or not isinstance(member.cod, Product):
+            env.ctx.report(
+                rules.ATTENTION_MISMATCH,
+                f"attention's {role} maps read and give single values per position, but "
+                f"{text(env, a)} has type {member.label}",
+                a.span,
+            )
+            return None
+        if not member.cod.continuous:
+            env.ctx.report(
+                rules.ATTENTION_MISMATCH,
+                f"attention's {role} maps must give real vectors, but {text(env, a)} gives "
+                f"{member.cod.label} ({dims_text(member.cod)})",
+                a.span,
+            )
+            return None
+        heads.append((a, member, count))
+    (q_node, q, hq), (k_node, k, hk), (v_node, v, hv) = heads
+    if not hq == hk == hv:
+        counts = ", ".join(f"{text(env, n)} has {h}" for n, _, h in heads)
+        env.ctx.report(
+            rules.ATTENTION_MISMATCH,
+            f"attention needs one head count for query, key and value, but {counts} "
+            "(declare them with the same replicate=)",
+            call.span,
+        )
+        return None
+    for node, member in ((k_node, k), (v_node, v)):
+        if member.dom.names != q.dom.names:  # type: ignore[union-attr]  # Products, checked
+            env.ctx.report(
+                rules.ATTENTION_MISMATCH,
+                f"self-attention reads one sequence, but {text(env, q_node)} reads "
+                f"{q.dom.label} and {text(env, node)} reads {member.dom.label}",
+                node.span,
+            )
+            return None
+    if q.cod.names != k.cod.names:  # type: ignore[union-attr]  # Products, checked
+        env.ctx.report(
+            rules.ATTENTION_MISMATCH,
+            f"queries and keys are compared by a dot product, but {text(env, q_node)} gives "
+            f"{q.cod.label} ({dims_text(q.cod)}) and {text(env, k_node)} gives "
+            f"{k.cod.label} ({dims_text(k.cod)})",
+            k_node.span,
+        )
+        return None
+    result = Arrow(Seq(q.dom), Seq(product(*([v.cod] * hv))))  # type: ignore[arg-type]  # Products
+    env.ctx.record_type(
+        call.callee.span,
+        result,
+        f"{hq} head{'s' if hq > 1 else ''}, d_k = {dims_text(q.cod)}",
+    )
+    return result
+
+
 def _leading(env: Env, dom: Product, n: int) -> Product:
     """The first n flattened factors, named as written when alias boundaries allow."""
     written: list[str] = []
@@ -447,7 +519,12 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
     body = arrow(env, body_node, name)
     if body is None:
         return None
-    dom, cod = body.dom, body.cod
+    dom: object = body.dom
+    cod: object = body.cod
+    if isinstance(dom, Seq) and isinstance(cod, Seq):  # a block over a whole sequence
+        dom, cod = dom.elem, cod.elem
+    elif isinstance(dom, Seq) or isinstance(cod, Seq):
+        dom = cod = None  # one side a sequence: reported below
     if isinstance(dom, Product) and isinstance(cod, Product):
         if dom.names == cod.names:
             return body
@@ -464,7 +541,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
         rules.BAD_STACK_BODY,
         f"{name} chains copies of its body, so the body must be A -> A, but "
         f"{text(env, body_node)} has type {body.label} "
-        f"({_dims(dom)} -> {_dims(cod)})",
+        f"({_dims(body.dom)} -> {_dims(body.cod)})",
         body_node.span,
     )
     return None
@@ -496,6 +573,7 @@ class _Rules:
     fan = staticmethod(_fan)
     scan = staticmethod(_scan)
     scanl = staticmethod(_scan)
+    attention = staticmethod(_attend)
     stack = staticmethod(_stack_repeat)
     repeat = staticmethod(_stack_repeat)
     identity = staticmethod(_identity)

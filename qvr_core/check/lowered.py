@@ -146,6 +146,7 @@ class Program:
     returns: tuple[str, ...]
     steps: tuple[Step, ...]
     sites: tuple[Site, ...]  # the `Site`s of `steps`, in order
+    data: tuple[str, ...] = ()  # data names: positions to pick, given with the observations
 
 
 @dataclass(frozen=True)
@@ -255,7 +256,14 @@ class _Lowering:
                     pass
         found = tuple(s for s in steps if isinstance(s, Site))
         return Program(
-            info.name, info.type, info.params, info.values, info.returns, tuple(steps), found
+            info.name,
+            info.type,
+            info.params,
+            info.values,
+            info.returns,
+            tuple(steps),
+            found,
+            info.data,
         )
 
 

@@ -164,6 +164,9 @@ class ProgramInfo:
     sites: tuple[SiteInfo, ...]
     values: Mapping[str, ValueType]  # every local value's type (params, sites, lets)
     returns: tuple[str, ...]
+    # data names: free names that pick positions (`h[pred_positions]`), given with the
+    # observations when the program runs
+    data: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ class ProgramChecker:
         self.scope = decl.name.text
         self.locals: dict[str, Local] = {}
         self.sources: dict[ast.Step, Arrow | None] = {}
+        self.data: dict[str, None] = {}  # data names, in order of first use
 
     # ------------------------------------------------------------- entry
 
@@ -127,6 +128,7 @@ class ProgramChecker:
             sites=tuple(sites),
             values={n: loc.type for n, loc in self.locals.items() if loc.type is not None},
             returns=returns or (),
+            data=tuple(self.data),
         )
 
     def _steps_without_types(self) -> None:
@@ -589,17 +591,49 @@ class ProgramChecker:
                 return left
             case ast.Apply():
                 return self._apply(node)
-            case (
-                ast.Literal()
-                | ast.Index()
-                | ast.MethodCall()
-                | ast.ListExpr()
-                | ast.Lambda()
-                | ast.Factor()
-            ):
+            case ast.Index():
+                return self._position(node)
+            case ast.Literal() | ast.MethodCall() | ast.ListExpr() | ast.Lambda() | ast.Factor():
                 return None  # quivers' values: program_reason leaves them to the names-only check
             case _:
                 assert_never(node)
+
+    def _position(self, node: ast.Index) -> ValueType | None:
+        """`h[0]`: the value at one position of a sequence; `h[picks]`: the values at the
+        positions a data name holds (one row of positions per example), a sequence."""
+        base = self.lookup(node.base.name)
+        index = node.indices[0]
+        if base is None:
+            return None
+        if not isinstance(base, Seq):
+            self.ctx.report(
+                rules.SEQUENCE_MISMATCH,
+                f"{node.base.name.text} is one value {base.label}, not a sequence: only a "
+                "sequence is indexed by position",
+                node.base.span,
+            )
+            return None
+        if isinstance(index, ast.Number):
+            return base.elem
+        assert isinstance(index, ast.Var)  # program_reason leaves other indices names-only
+        name = index.name
+        if name.text in self.locals or name.text in self.ctx.top:
+            self.ctx.report(
+                rules.WRONG_KIND,
+                f"positions are picked by a whole number or by a data name, not by "
+                f"'{name.text}', which the program binds: rename one of them",
+                name.span,
+            )
+            return None
+        self.data.setdefault(name.text)
+        key = SymbolKey(name.text, self.scope)
+        if key not in self.env.locals:
+            self.env.locals[key] = (SymbolKind.DATA, name.span, node.span, None)
+            self.ctx.ref(name.span, key, definition=True)
+        else:
+            self.ctx.ref(name.span, key)
+        self.ctx.record_type(name.span, base, "data: positions to pick, one row per example")
+        return base
 
     def _apply(self, node: ast.Apply) -> ValueType | None:
         name = node.func.text

@@ -134,6 +134,8 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
         if _has_unchecked_expr(source):
             return "its step source"
         return None
+    if isinstance(step, ast.LetStep) and isinstance(step.value, ast.Index):
+        return _position_reason(step.value, used)
     if isinstance(step, ast.LetStep | ast.DestructureStep):
         for node in _arith_nodes(step.value):
             if not isinstance(node, _SEED_ARITH):
@@ -156,6 +158,20 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
         if step.labels:
             return "its labelled return"
         used.extend(step.values)
+    return None
+
+
+def _position_reason(node: ast.Index, used: list[ast.Name]) -> str | None:
+    """`let y = h[0]` or `let y = h[positions]`: one value of a sequence, or those at
+    positions a data name gives. The index is not a use of a bound value: a free index
+    name is the program's data."""
+    if len(node.indices) != 1:
+        return "its expressions"
+    index = node.indices[0]
+    whole = isinstance(index, ast.Number) and float(index.value).is_integer()
+    if not (whole or isinstance(index, ast.Var)):
+        return "its expressions"
+    used.append(node.base.name)
     return None
 
 

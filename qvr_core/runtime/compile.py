@@ -25,6 +25,7 @@ from qvr_core.check.lowered import lower_module
 from qvr_core.check.module import CheckedModule, MorphismInfo
 from qvr_core.check.nesting import MAX_INLINED_DEPTH
 from qvr_core.check.types import Arrow, Seq
+from qvr_core.runtime.attention import Attention
 from qvr_core.runtime.combinators import (
     Compose,
     Definition,
@@ -176,6 +177,20 @@ class Compiler:
     def _scanl(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         cell = self.expr(node.parts[0], suffix)
         return ScanAll(t, node.label, cell, node.reverse, node.learned_init)
+
+    def _attention(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
+        """Each of query, key, value as its heads: a replicate group's copies in order,
+        or one morphism (one head)."""
+        heads = [self._heads(part, suffix) for part in node.parts]
+        return Attention(t, node.label, *heads)
+
+    def _heads(self, part: ir.Expr, suffix: str) -> list[Morphism]:
+        if isinstance(part, ir.Named):
+            resolved = self.checked.resolve_morphism(part.name)
+            if resolved is not None and resolved[0].replicate and resolved[1] is None:
+                info, count = resolved[0], resolved[0].replicate
+                return [self.leaf(info, i, suffix) for i in range(count)]
+        return [self.expr(part, suffix)]
 
     def _stack(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         j = node.ordinal

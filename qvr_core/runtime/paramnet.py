@@ -2,7 +2,8 @@
 
 `mlp` (the default) is one tanh hidden layer of `hidden_dim` units; `linear`
 is affine, optionally low rank (W = L R, as in the Mogrifier's factorised
-Q and R matrices) so wide inputs cost `rank * (in + out)` weights.
+Q and R matrices) so wide inputs cost `rank * (in + out)` weights;
+`layer_norm` is a LayerNorm with a learned gain and bias per entry.
 
 Weights are stored at unit scale and divided by sqrt(fan-in) in the forward
 pass (the "NTK" parameterisation). A layer's output then has the same scale
@@ -70,6 +71,19 @@ class LowRankAffine(nn.Module):
         return f"in_features={self.right.shape[1]}, out_features={out}, rank={rank}"
 
 
+class LayerNorm(nn.Module):
+    """`(x - mean) / sqrt(var + 1e-5) * weight + bias` over the last axis, as
+    `torch.nn.LayerNorm` computes it (weight 1 and bias 0 at first): the gain and
+    bias a Transformer's residual blocks learn."""
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
 def make_paramnet(
     in_features: int,
     out_features: int,
@@ -78,6 +92,9 @@ def make_paramnet(
     rank: int | None = None,
 ) -> nn.Module:
     """The network a `[param_source=..., hidden_dim=..., rank=...]` option block asks for."""
+    if source == "layer_norm":
+        assert in_features == out_features, "the checker refuses a layer_norm that resizes"
+        return LayerNorm(in_features)
     if source == "linear":
         if rank:
             return LowRankAffine(in_features, out_features, rank)

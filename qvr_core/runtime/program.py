@@ -22,8 +22,10 @@ from dataclasses import dataclass
 import torch
 
 from qvr_core.check.lowered import Destructure, LetValue, Program, Return, Site
-from qvr_core.check.terms import Term
+from qvr_core.check.terms import Gather, Num, Ref, Term
 from qvr_core.check.types import Seq, ValueType
+from qvr_core.runtime.attention import Padded, lengths_of, unpad
+from qvr_core.runtime.combinators import Lift, seq_axis
 from qvr_core.runtime.containers import NameTable
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.evaluate import evaluate
@@ -131,30 +133,38 @@ class ProgramModule(Morphism):
 
     def run(
         self,
-        x: torch.Tensor,
-        observations: Mapping[str, torch.Tensor] | None = None,
-        values: Mapping[str, torch.Tensor] | None = None,
+        x: torch.Tensor | Padded,
+        observations: Mapping[str, Observed] | None = None,
+        values: Mapping[str, Observed] | None = None,
     ) -> RunResult:
         """Run once: sites in `values` or `observations` are scored at the given value
-        (observations win), the others drawn and scored."""
+        (observations win), the others drawn and scored. Data names (`h[picks]`) are
+        read from `observations` too; `Padded(x, lengths)` marks padded positions."""
+        x, lengths = unpad(x)
         x = self.check_input(x)
-        clamp = self._clamp(x, values, observations)
-        return self._execute(x, clamp, mean=False, score=True)
+        clamp, data = self._clamp(x, values, observations)
+        with lengths_of(x, lengths, self._seq_axis(x)):
+            return self._execute(x, clamp, mean=False, score=True, data=data)
 
     def rsample(
-        self, x: torch.Tensor, observations: Mapping[str, torch.Tensor] | None = None
+        self, x: torch.Tensor | Padded, observations: Mapping[str, Observed] | None = None
     ) -> torch.Tensor:
         """The returned value(s), packed by the product convention; observations clamped."""
+        x, lengths = unpad(x)
         x = self.check_input(x)
-        clamp = self._clamp(x, None, observations)
-        return self._execute(x, clamp, mean=False, score=False).output
+        clamp, data = self._clamp(x, None, observations)
+        with lengths_of(x, lengths, self._seq_axis(x)):
+            return self._execute(x, clamp, mean=False, score=False, data=data).output
 
     def forward(
-        self, x: torch.Tensor, observations: Mapping[str, torch.Tensor] | None = None
+        self, x: torch.Tensor | Padded, observations: Mapping[str, Observed] | None = None
     ) -> torch.Tensor:
         return self.rsample(x, observations)
 
-    def log_joint(self, x: torch.Tensor, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    def _seq_axis(self, x: torch.Tensor) -> int:
+        return seq_axis(x, self.dom) if isinstance(self.dom, Seq) else x.ndim
+
+    def log_joint(self, x: torch.Tensor | Padded, values: Mapping[str, Observed]) -> torch.Tensor:
         """Sum over sites of each site's canonical-path log-density at `values`, `(B,)`.
 
         Sites missing from `values` are drawn, so pass every stochastic site
@@ -204,21 +214,63 @@ class ProgramModule(Morphism):
     def _clamp(
         self,
         x: torch.Tensor,
-        values: Mapping[str, torch.Tensor] | None,
-        observations: Mapping[str, torch.Tensor] | None,
-    ) -> dict[str, torch.Tensor]:
+        values: Mapping[str, Observed] | None,
+        observations: Mapping[str, Observed] | None,
+    ) -> tuple[dict[str, Observed], dict[str, torch.Tensor]]:
+        """The given sites' values, checked against their types, and the data names'."""
         batch = batch_shape(x, self.dom)
         given = {**(values or {}), **(observations or {})}
-        out: dict[str, torch.Tensor] = {}
+        out: dict[str, Observed] = {}
+        data: dict[str, torch.Tensor] = {}
         for name, v in given.items():
+            if name in self.info.data and name not in self._sites:
+                data[name] = _positions(v, name, self.label)
+                continue
             t = self.site_type(self._site(name).name)
-            out[name] = validate(v, t, f"{self.label}: site '{name}'", batch=batch, site=name)
-        return out
+            what = f"{self.label}: site '{name}'"
+            if isinstance(v, Masked):
+                out[name] = Masked(validate(v.values, t, what, batch=batch, site=name), v.mask)
+                self._check_mask(name, out[name])  # type: ignore[arg-type]  # a Masked
+            else:
+                out[name] = validate(v, t, what, batch=batch, site=name)
+        missing = [n for n in self.info.data if n not in data]
+        if missing:
+            raise QvrRuntimeError(
+                f"{self.label} picks positions by the data name{'s' if len(missing) > 1 else ''}"
+                f" {', '.join(missing)}: pass {'them' if len(missing) > 1 else 'it'} with the "
+                "observations (whole numbers, one row of positions per example)",
+                site=missing[0],
+            )
+        return out, data
+
+    def _check_mask(self, name: str, given: Masked) -> None:
+        """A mask marks which positions of a per-position site are observed."""
+        if not isinstance(self.site_type(name), Seq) or not isinstance(self.steps[name], Lift):
+            raise QvrRuntimeError(
+                f"{self.label}: site '{name}' has one value per example, not one per "
+                "position: a mask applies to a site observed at every position",
+                site=name,
+            )
+        values, mask = given.values, torch.as_tensor(given.mask)
+        axis = seq_axis(values, self.site_type(name))
+        if mask.dtype != torch.bool or tuple(mask.shape) != tuple(values.shape[: axis + 1]):
+            raise QvrRuntimeError(
+                f"{self.label}: the mask of site '{name}' must be booleans of shape "
+                f"{tuple(values.shape[: axis + 1])} (one per position), got {mask.dtype} of "
+                f"shape {tuple(mask.shape)}",
+                site=name,
+            )
 
     def _execute(
-        self, x: torch.Tensor, clamp: Mapping[str, torch.Tensor], *, mean: bool, score: bool
+        self,
+        x: torch.Tensor,
+        clamp: Mapping[str, Observed],
+        *,
+        mean: bool,
+        score: bool,
+        data: Mapping[str, torch.Tensor] | None = None,
     ) -> RunResult:
-        env: dict[str, torch.Tensor] = {}
+        env: dict[str, torch.Tensor] = dict(data or {})
         if self.info.params:
             names = [n for n, _ in self.info.params]
             env.update(
@@ -240,7 +292,7 @@ class ProgramModule(Morphism):
                 case LetValue(target=target, value=value):
                     assert value is not None, "the compiler refuses a let that cannot run"
                     with runtime_errors(f"{self.label}: let {target}"):
-                        env[target] = _evaluate(value, env)
+                        env[target] = self._let(target, value, env)
                 case Destructure(targets=targets, value=value):
                     assert value is not None, "the compiler refuses a let that cannot run"
                     with runtime_errors(f"{self.label}: let ({', '.join(targets)})"):
@@ -257,18 +309,37 @@ class ProgramModule(Morphism):
         name: str,
         x: torch.Tensor,
         env: Mapping[str, torch.Tensor],
-        clamp: Mapping[str, torch.Tensor],
+        clamp: Mapping[str, Observed],
         mean: bool,
         score: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         site = self._sites[name]
         module: Morphism = self.steps[name]  # type: ignore[assignment]  # steps: Morphisms
         inp = x if site.args is None else self._pack(list(site.args), env)
-        if name in clamp:
-            value = clamp[name]
-        else:
-            value = module._mean(inp) if mean else module._rsample(inp)
-        return value, (module._log_prob(inp, value) if score else None)
+        given = clamp.get(name)
+        if isinstance(given, Masked):  # only the marked positions are observed and scored
+            assert isinstance(module, Lift)  # _check_mask
+            drawn = module._mean(inp) if mean else module._rsample(inp)
+            mask = given.mask.to(drawn.device)
+            where = mask.reshape(*mask.shape, *([1] * (drawn.ndim - mask.ndim)))
+            value = torch.where(where, given.values, drawn)
+            if not score:
+                return value, None
+            per_position = module.inner._log_prob(inp, value)
+            return value, (per_position * mask).sum(-1)
+        if given is None:
+            given = module._mean(inp) if mean else module._rsample(inp)
+        return given, (module._log_prob(inp, given) if score else None)
+
+    def _let(self, target: str, value: Term, env: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """A let's value; `h[0]` and `h[picks]` read positions of a sequence."""
+        if isinstance(value, Gather) and len(value.indices) == 1:
+            base_type = self.info.values.get(value.base)
+            if isinstance(base_type, Seq):
+                index = value.indices[0]
+                assert isinstance(index, Num | Ref)  # the checker types no other
+                return at_positions(env[value.base], base_type, index, env, value.base)
+        return _evaluate(value, env)
 
     def _split(self, whole: torch.Tensor, names: tuple[str, ...]) -> list[torch.Tensor]:
         """One packed value cut into the parts the checker typed for `names`."""
@@ -277,6 +348,64 @@ class ProgramModule(Morphism):
 
     def _pack(self, names: list[str], env: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return join([env[n] for n in names], [self.info.values[n] for n in names])
+
+
+@dataclass(frozen=True)
+class Masked:
+    """Observations of a per-position site at some positions only: `values` `(B, L)`
+    (anything at unmarked positions), `mask` `(B, L)` booleans, True where observed.
+    Only the marked positions are scored (BERT's masked tokens, padded batches)."""
+
+    values: torch.Tensor
+    mask: torch.Tensor
+
+
+Observed = torch.Tensor | Masked
+
+
+def _positions(v: object, name: str, label: str) -> torch.Tensor:
+    """A data name's positions: whole numbers."""
+    if not isinstance(v, torch.Tensor) or v.is_floating_point() or v.dtype == torch.bool:
+        got = v.dtype if isinstance(v, torch.Tensor) else type(v).__name__
+        raise QvrRuntimeError(
+            f"{label}: data '{name}' picks positions, so it must hold whole numbers "
+            f"(an integer tensor), got {got}",
+            site=name,
+        )
+    return v.long()
+
+
+def at_positions(
+    base: torch.Tensor, t: Seq, index: Num | Ref, env: Mapping[str, torch.Tensor], name: str
+) -> torch.Tensor:
+    """`h[0]`: position 0 of each sequence; `h[picks]` with `picks` `(B, P)` (or `(P,)`
+    for every example): the P positions of each sequence, in order, `(B, P, ...)`."""
+    axis = seq_axis(base, t)
+    size = base.shape[axis]
+    if isinstance(index, Num):
+        i = int(index.value)
+        if not 0 <= i < size:
+            raise QvrRuntimeError(f"position {i} of '{name}' is outside 0..{size - 1}", site=name)
+        return base.select(axis, i)
+    picks = env[index.name].to(base.device)
+    if picks.numel() and (int(picks.min()) < 0 or int(picks.max()) >= size):
+        bad = int(picks[(picks < 0) | (picks >= size)].reshape(-1)[0])
+        raise QvrRuntimeError(
+            f"data '{index.name}' holds position {bad}, outside 0..{size - 1} for '{name}'",
+            site=index.name,
+        )
+    batch = base.shape[:axis]
+    if picks.dim() == 1:
+        picks = picks.expand(*batch, picks.shape[0])
+    if tuple(picks.shape[:-1]) != tuple(batch):
+        raise QvrRuntimeError(
+            f"data '{index.name}' has shape {tuple(picks.shape)}: one row of positions per "
+            f"example of '{name}' needs {tuple(batch)} + (P,)",
+            site=index.name,
+        )
+    event = base.shape[axis + 1 :]
+    expanded = picks.reshape(*picks.shape, *([1] * len(event))).expand(*picks.shape, *event)
+    return torch.gather(base, axis, expanded)
 
 
 def _evaluate(term: Term, env: Mapping[str, torch.Tensor]) -> torch.Tensor:

@@ -73,9 +73,9 @@ def test_explicit_reverse_is_not_overridden_by_the_convention() -> None:
 def test_program_cell_in_scan_splits_input_from_state() -> None:
     module = check((EXAMPLES / "rlstm_lm.qvr").read_text())
     assert module.lets["encoder"].type is not None
-    assert module.lets["encoder"].type.label == "[Token] -> State"
+    assert module.lets["encoder"].type.label == "[Token] -> [State]"  # scanl: every state
     cell = module.programs["rlstm_cell"]
-    assert cell.type is not None and cell.type.label == "Embedded * State -> State"
+    assert cell.type is not None and cell.type.label == "Embedded * Hidden * Hidden -> State"
     assert dict(cell.values)["c"].label == "Hidden"
 
 
