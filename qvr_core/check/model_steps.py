@@ -505,10 +505,10 @@ class ModelChecker:
             and family.event_rank
             and not event_axes
             and plates
-            and _sized_by_annotation(family, args)
+            and _annotation_is_event(family, args, plates[0])
         ):
-            # `chol : Dim <- LKJCholesky(eta)`, `w : K <- Dirichlet(1.0)`: no argument
-            # gives the size of a draw, so the annotation's first object does
+            # `chol : Dim <- LKJCholesky(eta)`, `w : K <- Dirichlet(1.0)`: the
+            # annotation's first object is the axis of one draw
             event_axes = (plates[0],) * family.event_rank
             plates = plates[1:]
         for p in extra:
@@ -1050,21 +1050,25 @@ class _Options:
     reduction: str | None = None
 
 
-def _sized_by_annotation(family: Family, args: tuple[Argument, ...]) -> bool:
-    """Whether no argument gives the size of one draw of a vector family: a vector
-    parameter given as a number, or an event rule its arguments cannot satisfy. An
-    argument read from the data is sized by the data: it decides nothing here."""
-    if any(a.type is None or a.type.data_plates for a in args):
-        return False
+def _annotation_is_event(family: Family, args: tuple[Argument, ...], axis: ObjectType) -> bool:
+    """Whether `v : K <- F(args)` (a vector family, no `over=`) names the axis of one
+    draw, as quivers reads it: yes, unless the arguments fix a draw of another size.
+    `pi : K <- Dirichlet(alpha)` is one K-simplex point whether `alpha` is a number, a
+    list of |K| entries or read from the data (its extent is the one K gives it);
+    `pc : Item <- Dirichlet(1.0, 2.0, 3.0)` is a three-simplex point per item."""
+    shapes: dict[str, tuple[int, ...]] = {}
     for a in args:
         p = family.param(a.param)
-        if p is not None and a.type is not None and len(a.type.element.event) < p.rank:
-            return True
+        if a.type is None or a.type.data_plates:
+            return True  # untyped, or sized by the data: it fixes no size here
+        if p is not None and len(a.type.element.event) < p.rank:
+            return True  # a number for a vector parameter: spread to the draw's size
+        shapes[a.param] = a.type.element.event
     try:
-        family.event_shape({a.param: a.type.element.event for a in args if a.type is not None})
+        natural = family.event_shape(shapes)
     except ValueError:
         return True
-    return False
+    return any(n < 0 for n in natural) or natural == (axis.size,) * len(natural)
 
 
 def _broadcast(a: Plated | None, b: Plated | None) -> Plated | None:

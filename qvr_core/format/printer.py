@@ -92,6 +92,8 @@ def step(node: ast.Step) -> str:
         case ast.ScoreStep():
             return f"score {node.target.text} = {arith(node.value)}"
         case ast.CallStep():
+            if node.static is not None or node.constructs:
+                raise Unprintable("a call with static or `construct` arguments")
             args = ", ".join(arith(a) for a in node.args)
             return f"let {node.target.text} <- {node.callee.text}({args})"
         case ast.DestructureStep():

@@ -377,12 +377,18 @@ class MarginalizeStep:
 
 @dataclass(frozen=True)
 class CallStep:
-    """`let y <- f(a, 2.0)`: a call of a typed computation (quivers 0.19 on)."""
+    """`let y <- f(a, 2.0)`: a call of a typed computation (quivers 0.19 on).
+
+    `args` are its arithmetic arguments. quivers' HEAD also takes static arguments
+    (`f[Real](..)`, kept in `static`) and `construct C(..) as T(..)` values (kept in
+    `constructs`): clauses the checker leaves names-only, so that no call is refused."""
 
     target: Name
     callee: Name
     args: tuple[Arith, ...]
     span: Span
+    static: Clause | None = None
+    constructs: tuple[Clause, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -433,13 +433,19 @@ class TreeBuilder(Transformer[Token, Any]):
         return _Targets(c[1], cover(c[0], c[2]))
 
     def call_step(self, c: Children) -> ast.CallStep:
-        args = ()
-        if type(c[-2]) is list:
-            args = tuple(_bare(a) for a in c[-2])
-        return ast.CallStep(_name(c[1]), _name(c[3]), args, cover(c[0], c[-1]))
+        values = [_bare(a) for a in c[-2]] if type(c[-2]) is list else []
+        static = c[4] if type(c[4]) is ast.Clause else None
+        return ast.CallStep(
+            _name(c[1]),
+            _name(c[3]),
+            tuple(v for v in values if type(v) is not ast.Clause),
+            cover(c[0], c[-1]),
+            static,
+            tuple(v for v in values if type(v) is ast.Clause),
+        )
 
-    def static_args(self, c: Children) -> Any:
-        return c
+    def call_args(self, c: Children) -> Children:
+        return c[::2]
 
     def score_step(self, c: Children) -> ast.ScoreStep:
         return ast.ScoreStep(_name(c[1]), _bare(c[3]), cover(c[0], c[3].span))
