@@ -230,7 +230,8 @@ def bayesian_lift_parameters(
     observations = dict(observations or {})
     additional = dict(additional_latents or {})
     program = cast(ProgramLike, model)  # a module that follows the program protocol
-    check_site_names(program, observations, "observed name")
+    data = set(getattr(getattr(program, "info", None), "data", ()))  # `h[picks]`'s picks
+    check_site_names(program, [n for n in observations if n not in data], "observed name")
     check_site_names(program, additional, "additional latent")
     both = sorted(set(observations) & set(additional))
     if both:
