@@ -159,11 +159,13 @@ def test_encoder_decoder_splits_at_tensor_and_fans_over_replicate_group() -> Non
 def test_rlstm_cell_program_draws_its_values_and_the_lm_scans_it() -> None:
     g = build_graph(checked("rlstm_lm.qvr"))
     c, lm = "rlstm_cell", "rlstm_lm"
+    # the tuple site `sample (h, _c) <- encoder` is one node named after its
+    # pattern; the names it binds are read through it, not drawn on their own
+    st = f"{lm}._h___c_"
     assert kinds(g) == {
         f"{c}.x": IN,
-        f"{c}.state": IN,
-        f"{c}.h_prev": V,
-        f"{c}.c_prev": V,
+        f"{c}.h_prev": IN,
+        f"{c}.c_prev": IN,
         f"{c}.i_pre.gate_i": M,
         f"{c}.i_pre": S,
         f"{c}.j_pre.gate_j": M,
@@ -180,18 +182,14 @@ def test_rlstm_cell_program_draws_its_values_and_the_lm_scans_it() -> None:
         f"{c}.h": V,
         f"{c}.output": OUT,
         f"{lm}.input": IN,
-        f"{lm}.state.encoder.tok_embed": M,
-        f"{lm}.state.encoder.scan_rlstm_cell": C,
-        f"{lm}.state": S,
-        f"{lm}.h": V,
-        f"{lm}._c": V,
-        f"{lm}.next_token.lm_head": M,
-        f"{lm}.next_token": OBS,
+        f"{st}.encoder.tok_embed": M,
+        f"{st}.encoder.scanl_rlstm_cell": C,
+        st: S,
+        f"{lm}.next_tokens.lm_head": M,
+        f"{lm}.next_tokens": OBS,
         f"{lm}.output": OUT,
     }
     assert edges(g) == {
-        (f"{c}.state", f"{c}.h_prev"),
-        (f"{c}.state", f"{c}.c_prev"),
         (f"{c}.x", f"{c}.i_pre.gate_i"),
         (f"{c}.h_prev", f"{c}.i_pre.gate_i"),
         (f"{c}.i_pre.gate_i", f"{c}.i_pre"),
@@ -216,16 +214,19 @@ def test_rlstm_cell_program_draws_its_values_and_the_lm_scans_it() -> None:
         (f"{c}.c", f"{c}.h"),
         (f"{c}.h", f"{c}.output"),
         (f"{c}.c", f"{c}.output"),
-        (f"{lm}.input", f"{lm}.state.encoder.tok_embed"),
-        (f"{lm}.state.encoder.tok_embed", f"{lm}.state.encoder.scan_rlstm_cell"),
-        (f"{lm}.state.encoder.scan_rlstm_cell", f"{lm}.state"),
-        (f"{lm}.state", f"{lm}.h"),
-        (f"{lm}.state", f"{lm}._c"),
-        (f"{lm}.h", f"{lm}.next_token.lm_head"),
-        (f"{lm}.next_token.lm_head", f"{lm}.next_token"),
-        (f"{lm}.next_token", f"{lm}.output"),
+        (f"{lm}.input", f"{st}.encoder.tok_embed"),
+        (f"{st}.encoder.tok_embed", f"{st}.encoder.scanl_rlstm_cell"),
+        (f"{st}.encoder.scanl_rlstm_cell", st),
+        (st, f"{lm}.next_tokens.lm_head"),
+        (f"{lm}.next_tokens.lm_head", f"{lm}.next_tokens"),
+        (f"{lm}.next_tokens", f"{lm}.output"),
     }
     assert g.nodes[f"{c}.c"]["detail"] == "= f * c_prev + min(i, 1 - f) * j"
+    assert g.nodes[st]["label"] == "(h, _c)"
+    # scanl keeps a state per position, so the site and the observation are sequences
+    assert g.nodes[f"{st}.encoder.scanl_rlstm_cell"]["type"] == "[Embedded] -> [State]"
+    assert g.nodes[st]["type"] == "[State]"
+    assert g.nodes[f"{lm}.next_tokens"]["type"] == "[Token]"
 
 
 # ---------------------------------------------------------------- facts
@@ -474,7 +475,11 @@ def test_bert_mlm_reads_both_ways_and_fans_its_heads_over_two_values() -> None:
 def test_mogrifier_repeats_a_program_applied_to_two_values() -> None:
     g = build_graph(checked("mogrifier_rlstm_lm.qvr"))
     r, c, lm = "mog_round", "mog_rlstm_cell", "mogrifier_rlstm_lm"
-    rep = f"{c}.modulated.mogrify.repeat_mog_round"
+    # `sample (x_mod, h_mod) <- mogrify(x, h_prev)`: one site node for the pair,
+    # read by every gate that reads either half
+    mod = f"{c}._x_mod__h_mod_"
+    rep = f"{mod}.mogrify.repeat_mog_round"
+    st = f"{lm}._h___c_"
     assert kinds(g) == {
         f"{r}.x": IN,
         f"{r}.h": IN,
@@ -486,13 +491,10 @@ def test_mogrifier_repeats_a_program_applied_to_two_values() -> None:
         f"{r}.h_next": V,
         f"{r}.output": OUT,
         f"{c}.x": IN,
-        f"{c}.state": IN,
-        f"{c}.h_prev": V,
-        f"{c}.c_prev": V,
+        f"{c}.h_prev": IN,
+        f"{c}.c_prev": IN,
         rep: C,
-        f"{c}.modulated": S,
-        f"{c}.x_mod": V,
-        f"{c}.h_mod": V,
+        mod: S,
         f"{c}.i_pre.gate_i": M,
         f"{c}.i_pre": S,
         f"{c}.j_pre.gate_j": M,
@@ -509,13 +511,11 @@ def test_mogrifier_repeats_a_program_applied_to_two_values() -> None:
         f"{c}.h": V,
         f"{c}.output": OUT,
         f"{lm}.input": IN,
-        f"{lm}.state.encoder.tok_embed": M,
-        f"{lm}.state.encoder.scan_mog_rlstm_cell": C,
-        f"{lm}.state": S,
-        f"{lm}.h": V,
-        f"{lm}._c": V,
-        f"{lm}.next_token.lm_head": M,
-        f"{lm}.next_token": OBS,
+        f"{st}.encoder.tok_embed": M,
+        f"{st}.encoder.scanl_mog_rlstm_cell": C,
+        st: S,
+        f"{lm}.next_tokens.lm_head": M,
+        f"{lm}.next_tokens": OBS,
         f"{lm}.output": OUT,
     }
     assert edges(g) == {
@@ -529,25 +529,19 @@ def test_mogrifier_repeats_a_program_applied_to_two_values() -> None:
         (f"{r}.h", f"{r}.h_next"),
         (f"{r}.x_next", f"{r}.output"),
         (f"{r}.h_next", f"{r}.output"),
-        (f"{c}.state", f"{c}.h_prev"),
-        (f"{c}.state", f"{c}.c_prev"),
         (f"{c}.x", rep),
         (f"{c}.h_prev", rep),
-        (rep, f"{c}.modulated"),
-        (f"{c}.modulated", f"{c}.x_mod"),
-        (f"{c}.modulated", f"{c}.h_mod"),
-        (f"{c}.x_mod", f"{c}.i_pre.gate_i"),
-        (f"{c}.h_mod", f"{c}.i_pre.gate_i"),
+        (rep, mod),
+        (mod, f"{c}.i_pre.gate_i"),
         (f"{c}.i_pre.gate_i", f"{c}.i_pre"),
-        (f"{c}.x_mod", f"{c}.j_pre.gate_j"),
-        (f"{c}.h_mod", f"{c}.j_pre.gate_j"),
+        (mod, f"{c}.j_pre.gate_j"),
         (f"{c}.j_pre.gate_j", f"{c}.j_pre"),
         (f"{c}.i_pre", f"{c}.i"),
         (f"{c}.j_pre", f"{c}.j"),
         (f"{c}.i", f"{c}.ij"),
         (f"{c}.j", f"{c}.ij"),
         (f"{c}.ij", f"{c}.f_pre.gate_f"),
-        (f"{c}.h_mod", f"{c}.f_pre.gate_f"),
+        (mod, f"{c}.f_pre.gate_f"),
         (f"{c}.f_pre.gate_f", f"{c}.f_pre"),
         (f"{c}.f_pre", f"{c}.f"),
         (f"{c}.f", f"{c}.c"),
@@ -560,19 +554,21 @@ def test_mogrifier_repeats_a_program_applied_to_two_values() -> None:
         (f"{c}.c", f"{c}.h"),
         (f"{c}.h", f"{c}.output"),
         (f"{c}.c", f"{c}.output"),
-        (f"{lm}.input", f"{lm}.state.encoder.tok_embed"),
-        (f"{lm}.state.encoder.tok_embed", f"{lm}.state.encoder.scan_mog_rlstm_cell"),
-        (f"{lm}.state.encoder.scan_mog_rlstm_cell", f"{lm}.state"),
-        (f"{lm}.state", f"{lm}.h"),
-        (f"{lm}.state", f"{lm}._c"),
-        (f"{lm}.h", f"{lm}.next_token.lm_head"),
-        (f"{lm}.next_token.lm_head", f"{lm}.next_token"),
-        (f"{lm}.next_token", f"{lm}.output"),
+        (f"{lm}.input", f"{st}.encoder.tok_embed"),
+        (f"{st}.encoder.tok_embed", f"{st}.encoder.scanl_mog_rlstm_cell"),
+        (f"{st}.encoder.scanl_mog_rlstm_cell", st),
+        (st, f"{lm}.next_tokens.lm_head"),
+        (f"{lm}.next_tokens.lm_head", f"{lm}.next_tokens"),
+        (f"{lm}.next_tokens", f"{lm}.output"),
     }
     assert g.nodes[rep]["label"] == "repeat(mog_round, 2)"
-    assert g.graph["clusters"][f"{c}.modulated.mogrify"].label == (
+    assert g.nodes[mod]["label"] == "(x_mod, h_mod)"
+    assert g.nodes[mod]["type"] == "Embedded * Hidden"
+    assert g.graph["clusters"][f"{mod}.mogrify"].label == (
         "let mogrify : Embedded * Hidden -> Embedded * Hidden"
     )
+    assert g.nodes[st]["type"] == "[State]"
+    assert g.nodes[f"{lm}.next_tokens"]["type"] == "[Token]"
 
 
 def test_every_example_has_its_own_graph_test() -> None:

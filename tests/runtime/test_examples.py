@@ -53,33 +53,59 @@ def mlp(i: int, o: int, h: int = 64) -> int:
             "rlstm_lm.qvr",
             256 * 32 + 2 * (96 * 64 + 64) + (128 * 64 + 64) + (64 * 64 + 64) + mlp(64, 256),
         ),
+        # the RLSTM's plus Q and R at rank 8: left, right and a bias each
+        (
+            "mogrifier_rlstm_lm.qvr",
+            256 * 32
+            + 2 * (96 * 64 + 64)
+            + (128 * 64 + 64)
+            + (64 * 64 + 64)
+            + mlp(64, 256)
+            + (32 * 8 + 8 * 64 + 32)
+            + (64 * 8 + 8 * 32 + 64),
+        ),
     ],
 )
 def test_parameter_counts(name: str, count: int) -> None:
     assert n_params(model_of(name)) == count
 
 
+#: the per-position language models: a state and a next token at each of the 8 positions
+PER_POSITION = {"(h, _c)": (4, 8, 128), "next_tokens": (4, 8)}
+
+
 @pytest.mark.parametrize(
-    ("name", "x_shape", "sites"),
+    ("name", "x_shape", "sites", "sequences"),
     [
-        ("vanilla_rnn_lm.qvr", (4, 8), {"h": (4, 128), "next_token": (4,)}),
-        ("bidirectional_rnn_lm.qvr", (4, 8), {"h": (4, 128), "masked_token": (4,)}),
-        ("encoder_decoder.qvr", (4, 2), {"z": (4, 64), "c": (4, 64), "next_target": (4,)}),
-        ("rlstm_lm.qvr", (4, 8), {"state": (4, 128), "next_token": (4,)}),
+        ("vanilla_rnn_lm.qvr", (4, 8), {"h": (4, 128), "next_token": (4,)}, set()),
+        ("bidirectional_rnn_lm.qvr", (4, 8), {"h": (4, 128), "masked_token": (4,)}, set()),
+        (
+            "encoder_decoder.qvr",
+            (4, 2),
+            {"z": (4, 64), "c": (4, 64), "next_target": (4,)},
+            set(),
+        ),
+        ("rlstm_lm.qvr", (4, 8), PER_POSITION, set(PER_POSITION)),
+        ("mogrifier_rlstm_lm.qvr", (4, 8), PER_POSITION, set(PER_POSITION)),
     ],
 )
-def test_example_shapes(name: str, x_shape: tuple[int, ...], sites: dict[str, tuple]) -> None:
+def test_example_shapes(
+    name: str, x_shape: tuple[int, ...], sites: dict[str, tuple], sequences: set[str]
+) -> None:
     model = model_of(name)
     x = model.example_input(4, 8, torch.Generator().manual_seed(1))
     assert tuple(x.shape) == x_shape and x.dtype == torch.int64
     result = model.run(x)
     assert {k: tuple(v.shape) for k, v in result.values.items()} == sites
+    # one log-density per example: a sequence site sums its positions
     assert all(lp.shape == (4,) for lp in result.log_probs.values())
     assert model.site_names == tuple(sites)
-    out = model.rsample(x)
-    assert out.shape == (4,) and out.dtype == torch.int64
+    (observed,) = [s for s in sites if model.site_kind(s) == "observe"]
+    out = model.rsample(x)  # every example returns its observation
+    assert tuple(out.shape) == sites[observed] and out.dtype == torch.int64
     for site, shape in sites.items():
-        assert model.site_event_shape(site) == shape[1:]
+        # a sequence site's shape depends on the input's length, so it has no fixed event shape
+        assert model.site_event_shape(site) == (None if site in sequences else shape[1:])
     first = model.site_names[0]
     assert tuple(model.steps[first].rsample(x).shape) == sites[first]
 
@@ -154,18 +180,26 @@ def test_rlstm_cell_program_matches_the_reference_cell() -> None:
     x = torch.randint(0, 256, (2, 5))
     e = m["tok_embed"].table[x]
     h = c = torch.zeros(2, 64)
+    states = []
     for t in range(5):
         i = torch.sigmoid(m["gate_i"].mean(torch.cat([e[:, t], h], -1)))
         j = torch.tanh(m["gate_j"].mean(torch.cat([e[:, t], h], -1)))
         f = torch.sigmoid(m["gate_f"].mean(torch.cat([i * j, h], -1)))
         c = f * c + torch.minimum(i, 1 - f) * j
         h = torch.sigmoid(m["gate_o"].mean(c)) * torch.tanh(c)
-    expected = torch.cat([h, c], -1)
-    assert torch.allclose(model._step_state.rsample(x), expected, atol=1e-5)
-    assert torch.allclose(model._step_state.mean(x), expected, atol=1e-5)
-    # a program-valued state is a let, so it scores 0; the head scores the token
+        states.append(torch.cat([h, c], -1))
+    expected = torch.stack(states, 1)  # scanl: the state after each position, (2, 5, 128)
+    step = model.steps["(h, _c)"]
+    assert torch.allclose(step.rsample(x), expected, atol=1e-5)
+    assert torch.allclose(step.mean(x), expected, atol=1e-5)
+    # the head reads h, the first 64 numbers of each position's state
     values = model.run(x).values
-    assert torch.equal(model.run(x, values=values).log_probs["state"], torch.zeros(2))
+    logits = m["lm_head"].params(expected[..., :64])
+    lp = torch.log_softmax(logits, -1).gather(-1, values["next_tokens"][..., None])[..., 0]
+    scored = model.run(x, values=values).log_probs
+    assert torch.allclose(scored["next_tokens"], lp.sum(-1), atol=1e-4)
+    # every site of the cell is a Dirac, so the state chain scores 0
+    assert torch.equal(scored["(h, _c)"], torch.zeros(2))
 
 
 def test_encoder_decoder_wires_tensor_stack_and_fan() -> None:
