@@ -4,14 +4,18 @@ Two runtimes run programs: the seeds' (`runtime/compile.py`: morphisms, kernels,
 networks, a batch axis) compiles a typed `ProgramInfo`, and the model runtime
 (`runtime/model/`: family steps with arguments, plates, data names,
 `marginalize`) compiles the checker's `Model`. A program the checker did not
-type runs on neither: it is refused with the checker's own reason (its QVR011),
-never run on a guess. `runnability` decides once, without torch, for `qvr run`,
-the inference job, the Python API and the language server's run command and
-code lenses.
+type runs on neither: it is refused with the checker's own reason (its QVR011)
+and the line of the construct that binds names of its own (`own_binding`: a call
+step, a `factor` comprehension, a lambda, a deduction read as a value), before
+any data is read, so those names are never asked for as data; never run on a
+guess. `runnability` decides once, without torch, for `qvr run`, the inference
+job, the Python API and the language server's run command and code lenses.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +24,7 @@ from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Model
 from qvr_core.check.module import CheckedModule
 from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
 
 RuntimeKind = Literal["model", "morphism"]
 #: Program parameter kinds that make a model program a template: the caller picks them.
@@ -109,11 +114,57 @@ def program_decl(checked: CheckedModule, name: str) -> ast.ProgramDecl | None:
 
 
 def _unchecked_reason(checked: CheckedModule, decl: ast.ProgramDecl) -> str:
-    """The checker's QVR011 on the program, which says what it does not type."""
+    """The checker's QVR011 on the program, which says what it does not type, with the
+    line of the construct that binds names of its own where there is one (`own_binding`).
+    The run stops here, before it reads data: those names are never asked for as data."""
     for d in checked.diagnostics:
         if d.code == rules.NOT_CHECKED.code and d.span == decl.name.span:
+            found = own_binding(checked, decl)
+            at = f": line {found[0]}, {found[1]}" if found is not None else ""
             return (
-                f"{d.message} ({d.code}): qvr runs only what it checks; "
+                f"{d.message} ({d.code}){at}; qvr runs only what it checks; "
                 f"`qvr explain {d.code}` says more"
             )
     return f"program {decl.name.text} is not checked, so it cannot run"
+
+
+def own_binding(checked: CheckedModule, decl: ast.ProgramDecl) -> tuple[int, str] | None:
+    """The first construct of program `decl` (in source order) that binds names of its
+    own, a call step's target, a `factor` comprehension's or a lambda's variables, or
+    reads a declaration the checker does not model (`parse(PCFG, ..)` reads the deduction
+    PCFG): its 1-based line and what it is, in words. Names bound there belong to the
+    program, never to its data."""
+    others = {n.text: d for d in checked.ast.decls if isinstance(d, ast.OtherDecl) for n in d.names}
+    for node in _in_order(decl.steps):
+        found = _binding(node, others)
+        if found is not None:
+            return found[0].start_line + 1, found[1]
+    return None
+
+
+def _binding(node: object, others: dict[str, ast.OtherDecl]) -> tuple[Span, str] | None:
+    if isinstance(node, ast.CallStep):
+        return node.span, f"the call step that binds '{node.target.text}'"
+    if isinstance(node, ast.Factor):
+        names = ", ".join(f"'{n.text}'" for n, _ in node.binders)
+        return node.span, f"the `factor` comprehension over {names}"
+    if isinstance(node, ast.Lambda):
+        return node.span, f"the lambda of '{node.param.text}'"
+    if isinstance(node, ast.Var | ast.NameRef) and node.name.text in others:
+        other = others[node.name.text]
+        kind = other.clause.keyword.text if other.clause.keyword else other.clause.kind
+        line = other.span.start_line + 1
+        return node.span, f"'{node.name.text}' is the {kind} of line {line}, not a value"
+    return None
+
+
+def _in_order(node: object) -> Iterator[object]:
+    """Every syntax node under `node`, depth first, in source order."""
+    stack: list[object] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            stack.extend(reversed(item))
+        elif type(item) is not Span and dataclasses.is_dataclass(item):
+            yield item
+            stack.extend(reversed([getattr(item, f.name) for f in dataclasses.fields(item)]))

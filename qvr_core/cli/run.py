@@ -39,6 +39,7 @@ from qvr_core.run_arguments import (
     RunArguments,
     validate_run_arguments,
 )
+from qvr_core.runtime.errors import first_line
 
 if TYPE_CHECKING:
     from qvr_core.runs.summary import RunSummary
@@ -362,6 +363,18 @@ def main(args: argparse.Namespace) -> int:
             return stop.exit_status
 
 
+def unexpected(e: BaseException) -> str:
+    """The line for an error no part of the run turned into the user's words: a bug of
+    qvr's (or torch failing where qvr did not expect it) to report, with its first line,
+    which says more than the traceback's last frames to whoever reads the report."""
+    if isinstance(e, MemoryError):
+        return "error: the run ran out of memory (give it less data, or a smaller --batch)"
+    return (
+        f"internal error: {type(e).__name__}: {first_line(e)} "
+        "(please report it with the .qvr file and the command)"
+    )
+
+
 def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _StopOnSignal) -> int:
     from qvr_core.inference.errors import InferenceError, NonFiniteLossError
     from qvr_core.inference.results import RunResults
@@ -392,6 +405,10 @@ def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _S
     except InferenceError as e:
         progress.finish()
         print(f"qvr run: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # qvr's own bug: still one line, never a traceback
+        progress.finish()
+        print(f"qvr run: {unexpected(e)}", file=sys.stderr)
         return 1
     finally:
         progress.finish()  # the line ends before anything else is printed

@@ -28,6 +28,9 @@ iteration, as if their input had closed. An error in a child reaches the
 parent as the same exception (class, message, attributes; pickled), so a run
 with chains in processes fails as the same run in one process does; the
 child's traceback rides along as a note, shown only if nobody handles it.
+torch's own errors from the model become a `ChainError` (the chain, the
+iteration, torch's first line) before they leave `_sample`, which both ways
+of running share, so they read the same from a child as from here.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
 from qvr_core.inference.mcmc import (
     MCMCResult,
     _ChainRecord,
@@ -64,6 +67,7 @@ from qvr_core.inference.mcmc import (
 )
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
+from qvr_core.runtime.errors import first_line
 
 # (model, x, observations, kernel, num_warmup, num_samples, layout, send_draws), pickled
 _Job = tuple[Any, ...]
@@ -178,6 +182,17 @@ class _DrawReader:
         return lambda t: self(chain, t.z, t.diverging, t.tree_depth, t.energy)
 
 
+class _Counted:
+    """A chain's `on_step` that counts the iterations done, for `ChainError`."""
+
+    def __init__(self, report: Callable[[float], None]) -> None:
+        self.report, self.done = report, 0
+
+    def __call__(self, potential: float) -> None:
+        self.done += 1
+        self.report(potential)
+
+
 class _Progress:
     def __init__(self, total: int, report: ProgressFn | None) -> None:
         self.total, self.report, self.done = total, report, 0
@@ -213,22 +228,33 @@ def _sample(
     should_stop: Callable[[], bool] | None,
 ) -> Iterator[tuple[int, _ChainRecord]]:
     """Run the (chain, seed) pairs one after another, here; each chain as it ends, and no
-    more after one that was stopped. `on_step(c)` and `on_draw(c)` give chain c's calls."""
+    more after one that was stopped. `on_step(c)` and `on_draw(c)` give chain c's calls.
+
+    torch's own errors from the model (a RuntimeError of a Cholesky factor at a point
+    the sampler reached) become a `ChainError` naming the chain and the iteration, here
+    as in a chain process, so both runs fail with the same line; errors already in the
+    user's words (ours, the runtime's) go on as they are."""
     model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
     for c, seed in chains:
         torch.manual_seed(seed)
-        record, _ = sample_chain(
-            model,
-            x,
-            observations,
-            kernel,
-            num_warmup,
-            num_samples,
-            on_step=on_step(c),
-            on_draw=on_draw(c),
-            should_stop=should_stop,
-            layout=layout,
-        )
+        steps = _Counted(on_step(c))
+        try:
+            record, _ = sample_chain(
+                model,
+                x,
+                observations,
+                kernel,
+                num_warmup,
+                num_samples,
+                on_step=steps,
+                on_draw=on_draw(c),
+                should_stop=should_stop,
+                layout=layout,
+            )
+        except Exception as e:
+            if not is_torch_error(e):
+                raise
+            raise ChainError(c, steps.done + 1, num_warmup, first_line(e)) from e
         yield c, record
         if not record.complete:
             return

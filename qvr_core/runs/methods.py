@@ -31,7 +31,7 @@ from torch import nn
 from qvr_core.inference.autoguides import GUIDES
 from qvr_core.inference.chains import run_chains
 from qvr_core.inference.elbo import ELBO
-from qvr_core.inference.errors import InferenceError, NonFiniteLossError
+from qvr_core.inference.errors import InferenceError, NonFiniteLossError, is_torch_error
 from qvr_core.inference.lift import LiftedProgram, bayesian_lift_parameters
 from qvr_core.inference.live import LiveDraws
 from qvr_core.inference.mcmc import MCMCResult
@@ -49,6 +49,7 @@ from qvr_core.runs.summary import (
     SviFit,
     finite,
 )
+from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.program import ProgramModule
 
 #: Draws of the fitted guide that the SVI summary is computed from.
@@ -179,6 +180,13 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
         except NonFiniteLossError as e:
             e.summary = summary(True).to_json()  # type: ignore[attr-defined]  # the run so far, for the caller
             raise
+        except Exception as e:  # torch's own, as a NUTS chain reports it (`ChainError`)
+            if not is_torch_error(e):
+                raise
+            raise InferenceError(
+                f"SVI step {step}: the model's log density failed where the guide drew: "
+                f"{first_line(e)}"
+            ) from e
         losses.append(loss)
         job.report(step, job.steps, loss)
     return summary(False)

@@ -6,9 +6,17 @@ for the families whose draw size is the object's, like `LKJCholesky`); code
 reaches it by the registry entry's name, `factory(family.name)`, so no table
 here repeats the registry's names.
 Where torch has the family, it is used as is; where it does not, the family
-is a small composition of torch distributions and transforms, and only the
-Beta-Binomial (which torch lacks in any form) scores with its closed form.
-`torch_constraint` maps the registry's torch-free constraints to torch's.
+is a small composition of torch distributions and transforms. Three score with
+their closed form: the Beta-Binomial (which torch lacks in any form), and the
+Logistic and the Kumaraswamy, whose compositions score -inf in float32 where the
+density is not 0. `torch_constraint` maps the registry's torch-free constraints
+to torch's.
+
+Numbers at the edge of a float32: `make_distribution` takes an argument that
+rounded onto the edge of what it may take (a scale that underflowed to 0, a
+probability that rounded to 1) as the nearest float inside, `into_support` does
+the same for a draw, and `within_floats` counts a draw that overflowed to inf as
+outside its support.
 
 Adding a family: one entry in `qvr_core.builtins.families` and its factory
 here, a method of `Factories` named after it; `tests/builtins/test_agreement.py`
@@ -26,6 +34,7 @@ from torch import distributions as D
 from torch.distributions import constraints as C
 from torch.distributions import transforms as T
 
+from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.runtime.errors import QvrRuntimeError
 
@@ -94,6 +103,15 @@ class Logistic(_Rebuilt, D.TransformedDistribution):
         transforms = [T.SigmoidTransform().inv, T.AffineTransform(loc, scale)]
         super().__init__(base, transforms, validate_args=validate_args)
 
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        """The closed form -z - 2 softplus(-z) - log scale, z = (value - loc) / scale: the
+        composition's score is -inf past about 17 scales out in float32 (the sigmoid rounds
+        to 1, outside the base Uniform), where the density is small but not 0."""
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        return -z - 2 * torch.nn.functional.softplus(-z) - torch.log(self.scale)
+
     @property
     def mean(self) -> torch.Tensor:
         return self.loc
@@ -101,6 +119,25 @@ class Logistic(_Rebuilt, D.TransformedDistribution):
     @property
     def mode(self) -> torch.Tensor:
         return self.loc
+
+
+class Kumaraswamy(D.Kumaraswamy):
+    """torch's, scored in closed form, log a + log b + (a - 1) log x + (b - 1) log(1 - x^a)
+    with 1 - x^a as -expm1(a log x): torch's composition rounds x^a to 0 or 1 near the
+    ends of (0, 1) in float32 and scores -inf there, so a fit to data near 0 or 1 started
+    with no finite log density."""
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        a, b = self.concentration1, self.concentration0
+        log_x = torch.log(value)
+        return (
+            torch.log(a)
+            + torch.log(b)
+            + (a - 1) * log_x
+            + (b - 1) * torch.log(-torch.expm1(a * log_x))
+        )
 
 
 class _StandardNormalQuantile(T.Transform):
@@ -462,7 +499,7 @@ class Factories:
 
     @staticmethod
     def Kumaraswamy(a: Args, space: int | None) -> D.Distribution:
-        return D.Kumaraswamy(a["concentration1"], a["concentration0"])
+        return Kumaraswamy(a["concentration1"], a["concentration0"])
 
     @staticmethod
     def LogitNormal(a: Args, space: int | None) -> D.Distribution:
@@ -577,11 +614,95 @@ TORCH_FAMILIES: dict[str, Factory] = {
 
 
 def make_distribution(name: str, args: Args, space: int | None = None) -> D.Distribution:
-    """The torch distribution of family `name` with the given argument tensors."""
+    """The torch distribution of family `name` with the given argument tensors.
+
+    An argument that rounded onto the edge of what it may take stands for a number
+    inside, which torch's check refuses: a positive scale that underflowed to 0
+    (`exp(-90.0)` in float32) is taken as the smallest normal float, a probability that
+    rounded to 1 (`d / (d + exp(-20.0))`) as the float below 1 (`off_the_edges`). Only
+    a refusal pays for that look, since NUTS builds each site's distribution thousands
+    of times."""
     build = TORCH_FAMILIES.get(name)  # a site's every evaluation: one dict look-up
     if build is None:
         raise KeyError(f"no torch factory for the family {name!r}")
-    return build(args, space)
+    try:
+        return build(args, space)
+    except ValueError:
+        lifted = off_the_edges(name, args)
+        if lifted is None:
+            raise
+        return build(lifted, space)
+
+
+#: Registry constraint kinds whose values lie strictly inside what torch takes for some
+#: family: above 0, and (a probability) between 0 and 1.
+_EDGES = {"positive": C.positive, "positive_vector": C.positive, "unit_interval": C.unit_interval}
+
+
+def off_the_edges(name: str, args: Args) -> dict[str, torch.Tensor] | None:
+    """`args` with every number of a positive parameter of family `name` that is 0, and
+    of a probability that is 0 or 1, moved just inside (`into_support`); None when there
+    is none (nothing to change)."""
+    family = FAMILIES.get(name)
+    if family is None:
+        return None
+    out = dict(args)
+    for key, value in args.items():
+        param = family.param(key)
+        edge = _EDGES.get(param.constraint.kind) if param is not None else None
+        if edge is not None:
+            out[key] = into_support(value, edge)
+    return out if any(out[k] is not args[k] for k in out) else None
+
+
+def into_support(value: torch.Tensor, support: C.Constraint | None) -> torch.Tensor:
+    """A continuous draw that rounded onto a bound of its support moved to the nearest
+    float inside: a Weibull or LogNormal draw that underflowed to 0 becomes the smallest
+    normal float (torch's own Gamma clamps its draws so), a Beta or Kumaraswamy draw of
+    exactly 1 the float below it. Such a value has probability 0, yet torch scores it
+    -inf or NaN (a support check refuses 0 for a positive family), which would fail the
+    run or synthesised data on a rounding. Any other value comes back as it is (and any
+    value where there is no support to read)."""
+    if support is None or not value.is_floating_point() or support.is_discrete:
+        return value
+    base = support.base_constraint if isinstance(support, C.independent) else support
+    if isinstance(base, C._GreaterThan):
+        return _above(value, base.lower_bound)
+    if isinstance(base, C._Interval):
+        return _below(_above(value, base.lower_bound), base.upper_bound)
+    return value
+
+
+def within_floats(value: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
+    """`inside` (a support's check of `value`, one flag per draw) and each draw finite:
+    torch's supports take inf for a positive or a real value, yet a draw of inf is one
+    that overflowed, and scores -inf or NaN."""
+    finite = torch.isfinite(value)
+    if finite.dim() > inside.dim():  # a vector or matrix family: one flag per draw
+        finite = finite.flatten(inside.dim()).all(-1)
+    return inside & finite
+
+
+def _above(value: torch.Tensor, low: float | torch.Tensor) -> torch.Tensor:
+    """`value` with its entries from `low` up to the next normal float above it moved to
+    that float: at 0 that takes in the denormals, which a run that flushes them (see
+    `runs.run.flush_denormals`) reads as 0."""
+    bound = torch.as_tensor(low, dtype=value.dtype)
+    tiny = torch.finfo(value.dtype).tiny
+    up = torch.where(bound == 0, tiny, torch.nextafter(bound, torch.full_like(bound, math.inf)))
+    at = (value >= bound) & (value < up)
+    if not bool(at.any()):
+        return value
+    return torch.where(at, up, value)
+
+
+def _below(value: torch.Tensor, high: float | torch.Tensor) -> torch.Tensor:
+    """`value` with its entries equal to `high` moved down to the float below it."""
+    bound = torch.as_tensor(high, dtype=value.dtype)
+    at = value == bound
+    if not bool(at.any()):
+        return value
+    return torch.where(at, torch.nextafter(bound, torch.full_like(bound, -math.inf)), value)
 
 
 def bijection(site: str, c: C.Constraint) -> T.Transform:

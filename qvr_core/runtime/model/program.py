@@ -42,7 +42,12 @@ from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
-from qvr_core.runtime.distributions import bijection, torch_constraint
+from qvr_core.runtime.distributions import (
+    bijection,
+    into_support,
+    torch_constraint,
+    within_floats,
+)
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import evaluate, gather
 from qvr_core.runtime.model import marginal
@@ -474,6 +479,7 @@ class _Pass:
                     value = dist.rsample() if dist.has_rsample else dist.sample()
             except (RuntimeError, IndexError) as e:  # torch finds the shapes off only here
                 raise _unfit(step, dist, e) from None
+            value = into_support(value, dist.support)  # a draw rounded onto a bound
             log_prob = self._drawn_log_prob(step, name, dist, value)
         else:
             value = self._conform(value, dist, step)
@@ -542,6 +548,7 @@ class _Pass:
             inside = torch.as_tensor(dist.support.check(value)).to(torch.bool)
         except NotImplementedError:
             return dist.log_prob(value)
+        inside = within_floats(value, inside)  # an overflow to inf left it too
         if bool(inside.all()):
             try:
                 return dist.log_prob(value)
