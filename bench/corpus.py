@@ -1,4 +1,4 @@
-"""How much real QVR qvr reads: the shared corpus by era.
+"""How much real QVR qvr reads and runs: the shared corpus by era.
 
 For each era of the language (../shared/corpus/MANIFEST.tsv), the files
 that a quivers grammar from 0.11 on accepts (quivers' own parsers, see
@@ -10,15 +10,36 @@ columns count only the files quivers 0.11+ accepts: the goal is that they
 are all there. Files quivers accepts only before 0.11 (E1, E2) should get
 an era diagnostic each, never a syntax error.
 
+With `--runs` (issue #26: every program in a real file checks, runs and fits)
+it then runs every exported program of every 0.11+ file through `qvr run`,
+one subprocess a run (`--jobs` at a time, each killed after `--timeout`
+seconds): `--method prior`, a short NUTS (200 iterations, 2 chains) and a
+short SVI (200 steps), with a data file written by `qvr data`
+(`qvr_core.runs.synthesise`) where the program reads data names. It prints,
+by era, the files that export a program, those with a runnable export and no
+check error, those where prior, NUTS and SVI all finish for every exported
+program, and those where a run printed a Python traceback; then each failure
+with its first error line, and the failures grouped by that line.
+
     .venv/bin/python bench/corpus.py [--files] [--no-run]
         (--files: list each file that misses; --no-run: skip the prior column)
+    .venv/bin/python bench/corpus.py --no-run --runs [--jobs N] [--timeout S] [--only TEXT]
+        (the long part: about an hour at --jobs 2 on two cores)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import signal
+import subprocess
 import sys
-from collections import Counter
+import tempfile
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,16 +47,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from qvr_core.check import check
 from qvr_core.syntax import ast
 from tests.conformance import oracle
-from tests.conformance.shared import corpus
+from tests.conformance.shared import CorpusFile, corpus
 
 ERAS = ("E1", "E2", "E3", "E3'", "E4", "E5")
+ROOT = Path(__file__).resolve().parents[1]
+#: The runs of `--runs`: each method with the arguments of its short run.
+RUNS: dict[str, tuple[str, ...]] = {
+    "prior": ("--steps", "100"),
+    "nuts": ("--steps", "200", "--chains", "2"),
+    "svi": ("--steps", "200"),
+}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", action="store_true", help="list the files that miss a column")
     ap.add_argument("--no-run", action="store_true", help="skip the `--method prior` column")
+    ap.add_argument(
+        "--runs", action="store_true", help="run every exported program: prior, NUTS, SVI"
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="runs at a time (default 1)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds a run (default 600)")
+    ap.add_argument("--only", default="", help="with --runs: only files whose name has this")
+    ap.add_argument(
+        "--child", nargs=3, metavar=("FILE", "PROGRAM", "METHOD"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
+    if args.child:
+        return _child(*args.child)
     files = corpus()
     if not files:
         print("no corpus: ../shared/corpus not found (set QVR_SHARED)")
@@ -108,6 +147,12 @@ def main() -> int:
     )
     for line in misses:
         print(line)
+    if args.runs and have_oracle:
+        chosen = [f for f in files if args.only in f.name]
+        _runs(chosen, max(args.jobs, 1), args.timeout)
+    elif args.runs:
+        print("--runs needs quivers' parsers to pick the 0.11+ files")
+        return 2
     return 0
 
 
@@ -139,6 +184,189 @@ def _row(era: str, c: Counter[str], widths: tuple[int, ...]) -> None:
         f"{c['typed']}/{c['programs']} ({c['models']})",
     )
     print(" ".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))
+
+
+# ------------------------------------------------------------------ --runs
+
+
+@dataclass
+class FileRuns:
+    """What running one file's exported programs gave."""
+
+    era: str
+    name: str
+    path: Path
+    programs: list[str]
+    runnable: bool  # no check error and an exported program that runs
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # program, method, line
+    finished: Counter[str] = field(default_factory=Counter)  # method -> programs that finished
+    traceback: bool = False
+
+
+def _runs(files: list[CorpusFile], jobs: int, timeout: float) -> None:
+    """Run every exported program of the 0.11+ files; print the table and the failures."""
+    from qvr_core.runnable import program_decl, runnability
+
+    table: list[FileRuns] = []
+    work: list[tuple[FileRuns, Path, str, str]] = []
+    for f in files:
+        text = f.text()
+        if not oracle.modern(oracle.accepted_by(text)):
+            continue
+        module = check(text)
+        programs = [n for n in module.exports if program_decl(module, n) is not None]
+        runnable = module.ok and any(runnability(module, n).ok for n in programs)
+        row = FileRuns(f.era, f.name, f.path, programs, runnable)
+        table.append(row)
+        work += [(row, f.path, p, m) for p in programs for m in RUNS]
+    started = time.perf_counter()
+    print(f"running {len(work)} runs of {len(table)} files, {jobs} at a time", file=sys.stderr)
+
+    def one(item: tuple[FileRuns, Path, str, str]) -> tuple[FileRuns, str, str, int, str]:
+        row, path, program, method = item
+        status, stderr = _spawn(path, program, method, timeout)
+        return row, program, method, status, stderr
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for i, (row, program, method, status, stderr) in enumerate(pool.map(one, work), 1):
+            row.traceback |= "Traceback" in stderr
+            if status == 0:
+                row.finished[method] += 1
+            else:
+                row.failures.append((program, method, _first_error(stderr, status, timeout)))
+            spent = time.perf_counter() - started
+            verdict = "ok" if status == 0 else row.failures[-1][2][:80]
+            print(
+                f"[{i}/{len(work)} {spent:.0f}s] {row.name} {program} {method}: {verdict}",
+                file=sys.stderr,
+            )
+    _print_runs(table)
+
+
+def _spawn(path: Path, program: str, method: str, timeout: float) -> tuple[int, str]:
+    """Run this script's child mode in its own session; on timeout kill it and its chains."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", str(path), program, method]
+    with subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,  # its own process group: the NUTS chains go with it
+    ) as proc:
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, stderr = proc.communicate()
+            return -1, stderr
+    return proc.returncode, stderr
+
+
+def _child(path: str, program: str, method: str) -> int:
+    """One run as a user makes it: `qvr data` first where the program reads data names,
+    then `qvr run` on that file."""
+    from qvr_cli.main import main as qvr
+    from qvr_core.runnable import runnability
+    from qvr_core.runtime.model import compile_model
+
+    run = ["run", path, "--program", program, "--method", method, *RUNS[method]]
+    module = check(Path(path).read_text(encoding="utf-8"))
+    verdict = runnability(module, program) if module.ok else None
+    if verdict is None or verdict.kind != "model" or not compile_model(module, program).data_names:
+        return qvr(run)
+    with tempfile.TemporaryDirectory(prefix="qvr-corpus-") as folder:
+        data = str(Path(folder) / "data.npz")
+        status = qvr(["data", path, "--program", program, "-o", data])
+        return status if status else qvr([*run, "--data", data])
+
+
+#: What a line of a run's progress looks like (not an error).
+_PROGRESS = re.compile(r"^(svi|nuts|prior) step \d+/\d+|^\[[#.]+\]")
+
+
+def _first_error(stderr: str, status: int, timeout: float) -> str:
+    """The first line that says what went wrong (with the next when it ends in a colon), or
+    a traceback's last line."""
+    if status == -1:
+        return f"timed out after {timeout:.0f} s"
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    if any(ln.startswith("Traceback") for ln in lines):
+        return f"traceback: {lines[-1]}"
+    for i, line in enumerate(lines):
+        if _PROGRESS.match(line) or line.startswith("stopping after"):
+            continue
+        if line.endswith(":") and i + 1 < len(lines):
+            return f"{line} {lines[i + 1]}"
+        return line
+    return f"exit status {status}, nothing on stderr"
+
+
+def _print_runs(table: list[FileRuns]) -> None:
+    columns = ("era", "0.11+", "export", "runnable", "prior", "nuts", "svi", "all 3", "traceback")
+    widths = (5, 6, 7, 9, 6, 6, 6, 6, 10)
+    print()
+    print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    for era in (*ERAS, "all"):
+        rows = [r for r in table if era in ("all", r.era)]
+        if not rows and era != "all":
+            continue
+        exporting = [r for r in rows if r.programs]
+
+        def every(r: FileRuns, *methods: str) -> bool:
+            return all(r.finished[m] == len(r.programs) for m in methods)
+
+        cells = (
+            era,
+            len(rows),
+            len(exporting),
+            sum(r.runnable for r in exporting),
+            sum(every(r, "prior") for r in exporting),
+            sum(every(r, "nuts") for r in exporting),
+            sum(every(r, "svi") for r in exporting),
+            sum(every(r, *RUNS) for r in exporting),
+            sum(r.traceback for r in rows),
+        )
+        print(" ".join(f"{c!s:>{w}}" for c, w in zip(cells, widths, strict=True)))
+    print(
+        "export: files that export a program; runnable: a runnable export and no check error;"
+        " prior/nuts/svi: that run finishes for every exported program; all 3: all of them;"
+        " traceback: a run printed a Python traceback"
+    )
+    failed = [r for r in table if r.failures]
+    if not failed:
+        return
+    runs = sum(len(r.failures) for r in failed)
+    print(f"\nfailures, by file ({runs} runs of {len(failed)} files):")
+    groups: dict[str, list[str]] = defaultdict(list)
+    for r in failed:
+        print(f"{r.era:4} {r.name}")
+        for program, methods, line in _merged(r):
+            print(f"       {program} {', '.join(methods)}: {line.replace(str(r.path), 'FILE')}")
+            groups[_group(line, r.path, program)].append(
+                f"{r.name} {program}: {', '.join(methods)}"
+            )
+    print("\nby first error line (paths, the program's name and numbers masked):")
+    for line, where in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"{len(where):4}  {line}")
+        for w in where:
+            print(f"        {w}")
+
+
+def _merged(r: FileRuns) -> list[tuple[str, list[str], str]]:
+    """A file's failures, one entry per program and first error line, with its methods."""
+    merged: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for program, method, line in r.failures:
+        merged[(program, line)].append(method)
+    return [(program, methods, line) for (program, line), methods in merged.items()]
+
+
+def _group(line: str, path: Path, program: str) -> str:
+    """A failure's line with what differs from file to file (paths, names, numbers) masked."""
+    line = line.replace(str(path), "FILE")
+    line = re.sub(rf"\b{re.escape(program)}\b", "PROGRAM", line)
+    return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", line)
 
 
 if __name__ == "__main__":

@@ -1,1 +1,2 @@
-"""The core's subcommands of `qvr` (check, diagram, run, fmt, explain); `qvr_cli` assembles them."""
+"""The core's subcommands of `qvr` (check, diagram, run, data, fmt, explain); `qvr_cli`
+assembles them."""

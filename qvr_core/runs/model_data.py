@@ -22,6 +22,7 @@ from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Site
 from qvr_core.datafile import quoted, quoted_list
 from qvr_core.inference.errors import InferenceError
+from qvr_core.runs.synthesise import missing_data_hint
 from qvr_core.runtime.model import ModelProgram
 from qvr_core.runtime.model.families import axes
 
@@ -170,7 +171,7 @@ def synthetic(program: ModelProgram, seed: int) -> dict[str, torch.Tensor]:
     if program.data_names:
         raise InferenceError(
             f"program {program.name} reads the data names {', '.join(program.data_names)}: "
-            "give a data file (--data) that holds them"
+            "give a data file (--data) that holds them; " + missing_data_hint(program.name)
         )
     torch.manual_seed(seed)
     with torch.no_grad():
