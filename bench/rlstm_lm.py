@@ -17,7 +17,8 @@ and 64 held-out texts of 17 tokens; input `text[:, :-1]`, targets
   loss is the negative log-likelihood, summed over positions and averaged
   over the batch).
 - PyTorch: `nn.Embedding`, the seed's `RLSTMCell`
-  (../shared/seeds/rlstm_mogrifier_notes.txt, copied below) run along the
+  (../shared/seeds/rlstm_mogrifier_notes.txt, as copied in
+  tests/runtime/test_recurrent_seeds.py) run along the
   text, and a head shaped like `lm_head`'s parameter network (64 -> 64 tanh
   -> 256 logits); the same loss written directly.
 
@@ -54,6 +55,7 @@ from qvr_core.dsl import load  # noqa: E402
 from qvr_core.inference import ELBO, SVI, AutoNormalGuide  # noqa: E402
 from qvr_core.runtime.program import ProgramModule  # noqa: E402
 from tests.gallery.pages import page_blocks  # noqa: E402
+from tests.runtime.test_recurrent_seeds import RLSTMCell, seed_states  # noqa: E402
 
 PAGE = "rlstm_lm"
 TRAIN_TEXTS, HELD_OUT_TEXTS, TEXT_LENGTH = 256, 64, 17
@@ -78,42 +80,6 @@ def page_corpus() -> Callable[[int, int, int], Tensor]:
 # ------------------------------------------------------------ the seed's cell
 
 
-class RLSTMCell(nn.Module):
-    """The seed's cell as written there (only formatting differs)."""
-
-    def __init__(self, input_size: int, hidden_size: int) -> None:
-        super().__init__()
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-
-        self.linear1 = nn.Linear(input_size + hidden_size, hidden_size * 2)
-        self.linear2 = nn.Linear(hidden_size * 2, hidden_size)
-        self.linear3 = nn.Linear(hidden_size, hidden_size)
-
-    def forward(
-        self, input: Tensor, hidden: tuple[Tensor, Tensor] | None = None
-    ) -> tuple[Tensor, Tensor]:
-        if hidden is None:
-            h_prev = input.new_zeros(input.size(0), self.hidden_size)
-            c_prev = input.new_zeros(input.size(0), self.hidden_size)
-        else:
-            h_prev, c_prev = hidden
-
-        ij_gates = self.linear1(torch.cat([input, h_prev], dim=-1))
-        i, j = torch.chunk(ij_gates, chunks=2, dim=1)
-        i, j = torch.sigmoid(i), torch.tanh(j)
-
-        f = self.linear2(torch.cat([i * j, h_prev], dim=-1))
-        f = torch.sigmoid(f)
-
-        c = f * c_prev + torch.min(i, 1 - f) * j
-
-        o = torch.sigmoid(self.linear3(c))
-        h = o * torch.tanh(c)
-
-        return h, c
-
-
 class ReferenceLM(nn.Module):
     """Embedding, the seed's cell at every position, `lm_head`'s shape of MLP."""
 
@@ -126,12 +92,8 @@ class ReferenceLM(nn.Module):
 
     def loss(self, tokens: Tensor, targets: Tensor) -> Tensor:
         """Negative log-likelihood of the next tokens, summed over positions, mean over texts."""
-        hidden: tuple[Tensor, Tensor] | None = None
-        hs = []
-        for e_t in self.embed(tokens).unbind(1):
-            hidden = self.cell(e_t, hidden)
-            hs.append(hidden[0])
-        logits = self.out(torch.tanh(self.hidden(torch.stack(hs, 1))))
+        h, _ = seed_states(self.cell, self.embed(tokens))
+        logits = self.out(torch.tanh(self.hidden(h)))
         lp = torch.log_softmax(logits, -1).gather(-1, targets[..., None])[..., 0]
         return -lp.sum(-1).mean()
 

@@ -341,13 +341,8 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
                     f"init must be zeros or learned, not {text(env, v)}",
                     v.span,
                 )
-    cell_node = call.args[0]
-    if not isinstance(cell_node, ast.Expr):
-        env.ctx.report(
-            rules.WRONG_KIND,
-            f"scan needs a cell morphism, not {text(env, cell_node)}",
-            cell_node.span,
-        )
+    cell_node = _morphism_arg(env, call.args[0], f"{name} needs a cell morphism")
+    if cell_node is None:
         return None
     cell = arrow(env, cell_node, call.callee.text)
     if cell is None:
@@ -387,6 +382,14 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     return Arrow(Seq(head), Seq(state) if name == "scanl" else state)
 
 
+def _morphism_arg(env: Env, arg: ast.Arg, need: str) -> ast.Expr | None:
+    """A combinator's argument that must be a morphism expression; QVR104 otherwise."""
+    if isinstance(arg, ast.Expr):
+        return arg
+    env.ctx.report(rules.WRONG_KIND, f"{need}, not {text(env, arg)}", arg.span)
+    return None
+
+
 def learned_init(kw: ast.KeywordArg) -> bool | None:
     """What `init=` says: True for `learned`, False for `zeros`, None for anything else."""
     v = kw.value
@@ -412,13 +415,9 @@ def _attend(env: Env, call: ast.Call) -> Arrow | None:
         return None
     roles = ("query", "key", "value")
     heads: list[tuple[ast.Expr, Arrow, int]] = []
-    for role, a in zip(roles, call.args, strict=True):
-        if not isinstance(a, ast.Expr):
-            env.ctx.report(
-                rules.WRONG_KIND,
-                f"attention's {role} must be morphisms, not {text(env, a)}",
-                a.span,
-            )
+    for role, arg in zip(roles, call.args, strict=True):
+        a = _morphism_arg(env, arg, f"attention's {role} must be morphisms")
+        if a is None:
             return None
         t = infer(env, a)
         if t is None:
@@ -497,7 +496,7 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
     name = call.callee.text
     if not _positional(env, call, 2, f"{name}(body, n)"):
         return None
-    body_node, n = call.args
+    written, n = call.args
     if isinstance(n, ast.Literal):
         if n.kind != "int" or int(n.value) < 1:
             env.ctx.report(
@@ -509,12 +508,8 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
         env.ctx.report(
             rules.BAD_STACK_BODY, f"{name} needs a number of copies, not {text(env, n)}", n.span
         )
-    if not isinstance(body_node, ast.Expr):
-        env.ctx.report(
-            rules.WRONG_KIND,
-            f"{name} needs a morphism body, not {text(env, body_node)}",
-            body_node.span,
-        )
+    body_node = _morphism_arg(env, written, f"{name} needs a morphism body")
+    if body_node is None:
         return None
     body = arrow(env, body_node, name)
     if body is None:

@@ -98,7 +98,7 @@ class RunResults:
         path = self.destination(path)
         if path.suffix != ".npz":
             idata = self.inference_data()
-            _replace(path, lambda temporary: idata.to_netcdf(temporary))
+            write_replacing(path, lambda temporary: idata.to_netcdf(temporary))
             return path
         arrays = {f"{g}/{k}": v for g, values in self.groups.items() for k, v in values.items()}
         arrays.update({f"attrs/{k}": np.asarray(v) for k, v in self.attrs.items()})
@@ -107,11 +107,11 @@ class RunResults:
             with open(temporary, "wb") as f:
                 np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle
 
-        _replace(path, save)
+        write_replacing(path, save)
         return path
 
 
-def _replace(path: Path, write: Callable[[str], object]) -> None:
+def write_replacing(path: Path, write: Callable[[str], object]) -> None:
     """`write(temporary)` a file beside `path`, then rename it over `path` (a link's target
     is replaced, the link kept). Nothing is left behind when writing fails."""
     target = Path(os.path.realpath(path))

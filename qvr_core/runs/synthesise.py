@@ -30,8 +30,6 @@ lacks its data ends with, naming `qvr data`, which writes such a file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +43,7 @@ from qvr_core.builtins.families import Param
 from qvr_core.check.model import DataVariable, Let, Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.results import write_replacing
 from qvr_core.runnable import runnability
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
@@ -125,8 +124,8 @@ def synthesise(
 
 
 def write_data(data: SynthesisedData, path: str | Path) -> Path:
-    """Save `data` at `path` (`.npz` or `.json`, by its suffix), atomically: a temporary
-    file in the same folder renamed over it, so a reader never sees half a file."""
+    """Save `data` at `path` (`.npz` or `.json`, by its suffix), atomically as a run's
+    `--output` is written (`results.write_replacing`), so a reader never sees half a file."""
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix not in SUFFIXES:
@@ -134,19 +133,18 @@ def write_data(data: SynthesisedData, path: str | Path) -> Path:
             f"{target}: write a {' or '.join(SUFFIXES)} file ({target.suffix or 'no suffix'} "
             "is not one)"
         )
-    fd, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=suffix, dir=target.parent if str(target.parent) else "."
-    )
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if suffix == ".npz":
+    if suffix == ".npz":
+
+        def save(temporary: str) -> None:
+            with open(temporary, "wb") as f:
                 np.savez(f, **data.arrays())  # type: ignore[arg-type]  # numpy's stub: kwargs of arrays
-            else:
-                f.write(_json(data).encode("utf-8"))
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+
+    else:
+
+        def save(temporary: str) -> None:
+            Path(temporary).write_text(_json(data), encoding="utf-8")
+
+    write_replacing(target, save)
     return target
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -99,7 +100,13 @@ class Attention(Morphism):
         self.queries = nn.ModuleList(queries)
         self.keys = nn.ModuleList(keys)
         self.values = nn.ModuleList(values)
-        self.last_weights: torch.Tensor | None = None
+        self._weights: list[torch.Tensor] = []  # per head, of the last forward pass
+
+    @property
+    def last_weights(self) -> torch.Tensor | None:
+        """`(batch, heads, L, L)` of the last forward pass, stacked when asked for (not
+        on every training step)."""
+        return torch.stack(self._weights, -3) if self._weights else None
 
     @property
     def heads(self) -> int:
@@ -109,16 +116,19 @@ class Attention(Morphism):
         axis = x.ndim - 1 - len(event_shape(elem(self.dom)))
         mask = key_mask(tuple(x.shape[:axis]), x.shape[axis], x.device)
         outs, weights = [], []
-        for q, k, v in zip(self.queries, self.keys, self.values, strict=True):
-            run = (lambda m, t: m._rsample(t)) if draw else (lambda m, t: m._mean(t))
-            query, key, value = run(q, x), run(k, x), run(v, x)
+        heads = cast(
+            "Iterator[tuple[Morphism, Morphism, Morphism]]",
+            zip(self.queries, self.keys, self.values, strict=True),
+        )
+        for maps in heads:
+            query, key, value = (m._rsample(x) if draw else m._mean(x) for m in maps)
             scores = query @ key.transpose(-1, -2) / math.sqrt(key.shape[-1])
             if mask is not None:  # padded keys: exp(min - max) is exactly 0
                 scores = scores.masked_fill(~mask[..., None, :], torch.finfo(scores.dtype).min)
             w = torch.softmax(scores, -1)
             outs.append(w @ value)
-            weights.append(w)
-        self.last_weights = torch.stack(weights, -3).detach()
+            weights.append(w.detach())
+        self._weights = weights
         return torch.cat(outs, -1)
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:

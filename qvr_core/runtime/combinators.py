@@ -10,7 +10,7 @@ runs the cell at its mean for every step but the last, which scores.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -300,9 +300,10 @@ class ScanAll(Scan):
     def _axis(self, x: torch.Tensor) -> int:
         return seq_axis(x, self.dom)
 
-    def _states(self, x: torch.Tensor, step: str) -> torch.Tensor:
+    def _states(
+        self, x: torch.Tensor, cell: Callable[[torch.Tensor], torch.Tensor]
+    ) -> torch.Tensor:
         h = self._h0(x)
-        cell = self.cell._mean if step == "mean" else self.cell._rsample
         states = []
         for x_t in self._steps(x):
             h = cell(self._input(x_t, h))
@@ -316,10 +317,10 @@ class ScanAll(Scan):
         return torch.stack(states, dim=axis)
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        return self._states(x, "rsample")
+        return self._states(x, self.cell._rsample)
 
     def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        return self._states(x, "mean")
+        return self._states(x, self.cell._mean)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         axis = self._axis(x)

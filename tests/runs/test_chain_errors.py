@@ -4,10 +4,7 @@ any error nothing turned into words) as one line, never a traceback."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from qvr_core.inference.chains import _child_error, _error_event, run_chains
 from qvr_core.inference.errors import ChainError, InferenceError
 from qvr_core.inference.nuts import NUTSKernel
 from tests.inference.toy_models import ScaledNormal
+from tests.runs.cli import qvr
 
 ROOT = Path(__file__).resolve().parents[2]
 X = torch.zeros(1, 1)
@@ -115,29 +113,27 @@ ModelProgram.log_joint = log_joint
 """
 
 
-def qvr(*args: str, fault: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(fault)}
-    return subprocess.run(
-        [sys.executable, "-m", "qvr_cli.main", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-    )
-
-
-def test_qvr_run_prints_a_chain_process_failure_as_one_located_line(tmp_path: Path) -> None:
+@pytest.fixture
+def faulty(tmp_path: Path) -> tuple[Path, Path]:
+    """The model file, and a folder whose `sitecustomize.py` makes its log density raise
+    torch's Cholesky error in every process that runs it."""
     fault = tmp_path / "fault"
     fault.mkdir()
     (fault / "sitecustomize.py").write_text(FAULT, encoding="utf-8")
     path = tmp_path / "m.qvr"
     path.write_text(MODEL, encoding="utf-8")
+    return path, fault
+
+
+def test_qvr_run_prints_a_chain_process_failure_as_one_located_line(
+    tmp_path: Path, faulty: tuple[Path, Path]
+) -> None:
+    path, fault = faulty
     data = tmp_path / "y.json"
     data.write_text('{"y": 0.5}', encoding="utf-8")
     done = qvr(
         "run", str(path), "--data", str(data), "--method", "nuts", "--steps", "10",
-        "--chains", "2", fault=fault,
+        "--chains", "2", pythonpath=fault,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
@@ -154,13 +150,9 @@ def test_an_error_nothing_put_in_words_is_one_line_to_report() -> None:
     assert unexpected(MemoryError()).startswith("error: the run ran out of memory")
 
 
-def test_an_svi_step_s_torch_error_names_the_step(tmp_path: Path) -> None:
-    fault = tmp_path / "fault"
-    fault.mkdir()
-    (fault / "sitecustomize.py").write_text(FAULT, encoding="utf-8")
-    path = tmp_path / "m.qvr"
-    path.write_text(MODEL, encoding="utf-8")
-    done = qvr("run", str(path), "--method", "svi", "--steps", "5", fault=fault)
+def test_an_svi_step_s_torch_error_names_the_step(faulty: tuple[Path, Path]) -> None:
+    path, fault = faulty
+    done = qvr("run", str(path), "--method", "svi", "--steps", "5", pythonpath=fault)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     line = done.stderr.strip().splitlines()[-1]

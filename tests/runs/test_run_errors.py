@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import pickle
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from qvr_core.runs.run import run_program
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model.program import compile_model, draws_stay_in_support
 from tests.conftest import EXAMPLES
+from tests.runs.cli import qvr
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -52,17 +52,6 @@ program heavy : One -> One
 
 export heavy
 """
-
-
-def qvr(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "qvr_cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], *expected: str) -> str:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ from qvr_core.runs.data import read_data
 from qvr_core.runs.run import run_program
 from qvr_core.runs.synthesise import missing_data_hint, synthesise, write_data
 from tests.conftest import EXAMPLES
+from tests.runs.cli import qvr
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted((EXAMPLES / "models").glob("*.qvr"))
@@ -38,16 +37,6 @@ program counts(n : Nat, a : Real) : K -> K
 
 export counts
 """
-
-
-def qvr(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "qvr_cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
 
 
 def _written(source: str, tmp_path: Path, name: str, suffix: str = ".npz") -> Path:
