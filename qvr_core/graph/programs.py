@@ -142,4 +142,6 @@ def _names(node: ast.Arith) -> list[str]:
             stack += (n.right, n.left)
         elif isinstance(n, ast.Apply):
             stack += reversed(n.args)
+        elif isinstance(n, ast.Index):  # `h[0]`, `h[picks]`: reads h (picks is data)
+            found.setdefault(n.base.name.text)
     return list(found)

@@ -388,15 +388,12 @@ def test_files_with_errors_still_draw_what_was_checked(path) -> None:
     assert nx.is_directed_acyclic_graph(g)
 
 
-def test_bert_mlm_reads_both_ways_and_fans_its_heads_over_two_values() -> None:
+def test_bert_mlm_stacks_attention_blocks_and_reads_positions_of_its_encoding() -> None:
     g = build_graph(checked("bert_mlm.qvr"))
-    p, enc = "bert_mlm", "bert_mlm.h.encoder"
-    fwd, bwd = f"{enc}.fan.forward_path", f"{enc}.fan.backward_path"
-    qp, mlm = f"{p}.q.query_path", f"{p}.masked_tokens.mlm"
-    heads = [f"{mlm}.fan.mlm_head_{i}" for i in range(3)]
-    ei, eq = "embed_input", "embed_query"
+    p, blk, ei = "bert_mlm", "encoder_block", "embed_input"
+    att = f"{blk}.a.self_attention"
     assert kinds(g) == {
-        **{f"{ei}.{n}": IN for n in ("t", "s", "p", "_slot")},
+        **{f"{ei}.{n}": IN for n in ("t", "s", "p")},
         f"{ei}.te.tok_embed": M,
         f"{ei}.te": S,
         f"{ei}.se.seg_embed": M,
@@ -405,71 +402,84 @@ def test_bert_mlm_reads_both_ways_and_fans_its_heads_over_two_values() -> None:
         f"{ei}.pe": S,
         f"{ei}.e": V,
         f"{ei}.output": OUT,
-        **{f"{eq}.{n}": IN for n in ("_t", "_s", "p", "slot")},
-        f"{eq}.ke.slot_embed": M,
-        f"{eq}.ke": S,
-        f"{eq}.pe.pos_embed": M,
-        f"{eq}.pe": S,
-        f"{eq}.e": V,
-        f"{eq}.output": OUT,
+        f"{blk}.x": IN,
+        f"{att}.attention_w_q": C,
+        f"{att}.w_o": M,
+        f"{blk}.a": S,
+        f"{blk}.r": V,
+        f"{blk}.y.norm_1": M,
+        f"{blk}.y": S,
+        f"{blk}.f.ffn_1": M,
+        f"{blk}.f": S,
+        f"{blk}.g": V,
+        f"{blk}.f_out.ffn_2": M,
+        f"{blk}.f_out": S,
+        f"{blk}.r_2": V,
+        f"{blk}.out.norm_2": M,
+        f"{blk}.out": S,
+        f"{blk}.output": OUT,
         f"{p}.input": IN,
-        f"{fwd}.embed_input": M,
-        f"{fwd}.scan_fwd_cell": C,
-        f"{bwd}.embed_input": M,
-        f"{bwd}.scan_bwd_cell": C,
-        f"{enc}.fan": C,
-        f"{enc}.combine": M,
+        f"{p}.h.encoder.embed_input": M,
+        f"{p}.h.encoder.stack_encoder_block": C,
         f"{p}.h": S,
-        f"{qp}.embed_query": M,
-        f"{qp}.scan_query_cell": C,
-        f"{p}.q": S,
-        **{h: M for h in heads},
-        f"{mlm}.fan": C,
+        f"{p}.picked": V,
+        f"{p}.m.mlm_dense": M,
+        f"{p}.m": S,
+        f"{p}.m_act": V,
+        f"{p}.m_norm.mlm_norm": M,
+        f"{p}.m_norm": S,
+        f"{p}.masked_tokens.mlm_out": M,
         f"{p}.masked_tokens": OBS,
-        f"{p}.is_next.nsp_head": M,
+        f"{p}.cls": V,
+        f"{p}.n.nsp_hidden": M,
+        f"{p}.n": S,
+        f"{p}.n_act": V,
+        f"{p}.is_next.nsp_out": M,
         f"{p}.is_next": OBS,
         f"{p}.output": OUT,
     }
-    assert edges(g) == {
-        (f"{ei}.t", f"{ei}.te.tok_embed"),
-        (f"{ei}.s", f"{ei}.se.seg_embed"),
-        (f"{ei}.p", f"{ei}.pe.pos_embed"),
-        (f"{ei}.te.tok_embed", f"{ei}.te"),
-        (f"{ei}.se.seg_embed", f"{ei}.se"),
-        (f"{ei}.pe.pos_embed", f"{ei}.pe"),
-        (f"{ei}.te", f"{ei}.e"),
-        (f"{ei}.se", f"{ei}.e"),
-        (f"{ei}.pe", f"{ei}.e"),
-        (f"{ei}.e", f"{ei}.output"),
-        (f"{eq}.slot", f"{eq}.ke.slot_embed"),
-        (f"{eq}.p", f"{eq}.pe.pos_embed"),
-        (f"{eq}.ke.slot_embed", f"{eq}.ke"),
-        (f"{eq}.pe.pos_embed", f"{eq}.pe"),
-        (f"{eq}.ke", f"{eq}.e"),
-        (f"{eq}.pe", f"{eq}.e"),
-        (f"{eq}.e", f"{eq}.output"),
-        (f"{p}.input", f"{fwd}.embed_input"),
-        (f"{p}.input", f"{bwd}.embed_input"),
-        (f"{p}.input", f"{qp}.embed_query"),
-        (f"{fwd}.embed_input", f"{fwd}.scan_fwd_cell"),
-        (f"{bwd}.embed_input", f"{bwd}.scan_bwd_cell"),
-        (f"{fwd}.scan_fwd_cell", f"{enc}.fan"),
-        (f"{bwd}.scan_bwd_cell", f"{enc}.fan"),
-        (f"{enc}.fan", f"{enc}.combine"),
-        (f"{enc}.combine", f"{p}.h"),
-        (f"{qp}.embed_query", f"{qp}.scan_query_cell"),
-        (f"{qp}.scan_query_cell", f"{p}.q"),
-        *((f"{p}.h", h) for h in heads),
-        *((f"{p}.q", h) for h in heads),
-        *((h, f"{mlm}.fan") for h in heads),
-        (f"{mlm}.fan", f"{p}.masked_tokens"),
-        (f"{p}.h", f"{p}.is_next.nsp_head"),
-        (f"{p}.is_next.nsp_head", f"{p}.is_next"),
-        (f"{p}.masked_tokens", f"{p}.output"),
-        (f"{p}.is_next", f"{p}.output"),
+    assert {e for e in edges(g) if e[0].startswith(f"{blk}.")} == {
+        (f"{blk}.x", f"{att}.attention_w_q"),
+        (f"{att}.attention_w_q", f"{att}.w_o"),
+        (f"{att}.w_o", f"{blk}.a"),
+        (f"{blk}.x", f"{blk}.r"),  # the residual sums
+        (f"{blk}.a", f"{blk}.r"),
+        (f"{blk}.r", f"{blk}.y.norm_1"),
+        (f"{blk}.y.norm_1", f"{blk}.y"),
+        (f"{blk}.y", f"{blk}.f.ffn_1"),
+        (f"{blk}.f.ffn_1", f"{blk}.f"),
+        (f"{blk}.f", f"{blk}.g"),
+        (f"{blk}.g", f"{blk}.f_out.ffn_2"),
+        (f"{blk}.f_out.ffn_2", f"{blk}.f_out"),
+        (f"{blk}.y", f"{blk}.r_2"),
+        (f"{blk}.f_out", f"{blk}.r_2"),
+        (f"{blk}.r_2", f"{blk}.out.norm_2"),
+        (f"{blk}.out.norm_2", f"{blk}.out"),
+        (f"{blk}.out", f"{blk}.output"),
     }
-    assert reversed_edges(g) == {(f"{p}.input", f"{bwd}.embed_input")}
-    assert g.nodes[f"{fwd}.embed_input"]["detail"] == "program"
+    assert {e for e in edges(g) if e[0].startswith(f"{p}.")} == {
+        (f"{p}.input", f"{p}.h.encoder.embed_input"),
+        (f"{p}.h.encoder.embed_input", f"{p}.h.encoder.stack_encoder_block"),
+        (f"{p}.h.encoder.stack_encoder_block", f"{p}.h"),
+        (f"{p}.h", f"{p}.picked"),  # h[pred_positions]
+        (f"{p}.picked", f"{p}.m.mlm_dense"),
+        (f"{p}.m.mlm_dense", f"{p}.m"),
+        (f"{p}.m", f"{p}.m_act"),
+        (f"{p}.m_act", f"{p}.m_norm.mlm_norm"),
+        (f"{p}.m_norm.mlm_norm", f"{p}.m_norm"),
+        (f"{p}.m_norm", f"{p}.masked_tokens.mlm_out"),
+        (f"{p}.masked_tokens.mlm_out", f"{p}.masked_tokens"),
+        (f"{p}.h", f"{p}.cls"),  # h[0]
+        (f"{p}.cls", f"{p}.n.nsp_hidden"),
+        (f"{p}.n.nsp_hidden", f"{p}.n"),
+        (f"{p}.n", f"{p}.n_act"),
+        (f"{p}.n_act", f"{p}.is_next.nsp_out"),
+        (f"{p}.is_next.nsp_out", f"{p}.is_next"),
+        (f"{p}.h", f"{p}.output"),
+    }
+    assert g.nodes[f"{att}.attention_w_q"]["label"] == "attention(w_q, w_k, w_v)"
+    assert g.nodes[f"{att}.attention_w_q"]["type"] == "[Hidden] -> [Head * Head]"
+    assert reversed_edges(g) == set()
 
 
 def test_mogrifier_repeats_a_program_applied_to_two_values() -> None:
