@@ -1051,7 +1051,7 @@ class _Options:
 
 
 def _annotation_is_event(family: Family, args: tuple[Argument, ...], axis: ObjectType) -> bool:
-    """Whether `v : K <- F(args)` (a vector family, no `over=`) names the axis of one
+    """Whether `v : K <- F(args)` (a family with an event, no `over=`) names the axis of one
     draw, as quivers reads it: yes, unless the arguments fix a draw of another size.
     `pi : K <- Dirichlet(alpha)` is one K-simplex point whether `alpha` is a number, a
     list of |K| entries or read from the data (its extent is the one K gives it);
@@ -1060,7 +1060,10 @@ def _annotation_is_event(family: Family, args: tuple[Argument, ...], axis: Objec
     for a in args:
         p = family.param(a.param)
         if a.type is None or a.type.data_plates:
-            return True  # untyped, or sized by the data: it fixes no size here
+            # untyped, or sized by the data: a vector's extent is then the one the
+            # annotation gives it; a matrix read from the data (`InverseWishart(nu, m)`)
+            # is sized by it, and the annotation is its plate
+            return family.event_rank == 1
         if p is not None and len(a.type.element.event) < p.rank:
             return True  # a number for a vector parameter: spread to the draw's size
         shapes[a.param] = a.type.element.event
