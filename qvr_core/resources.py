@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qvr_core.builtins import COMBINATORS, FAMILIES, Combinator, KernelForm
+from qvr_core.builtins import COMBINATORS, FAMILIES, LAYER_NORM, Combinator, KernelForm
 from qvr_core.check.expressions import learned_init
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
@@ -269,7 +269,7 @@ def _leaf(info: Any) -> _Leaf:
         floats, net = n_in + r, f"rank {r}"
     elif info.param_source == "linear":
         params, floats, net = n_in * n_out + n_out, n_in, "linear"
-    elif info.param_source == "layer_norm":  # a gain and a bias per entry
+    elif info.param_source == LAYER_NORM.name:  # a gain and a bias per entry
         params, floats, net = 2 * n_out, 2 * n_in, "layer norm"
     else:
         h = info.hidden_dim

@@ -281,9 +281,9 @@ ATTENTION_MISMATCH = Rule(
     code="QVR211",
     name="attention-mismatch",
     severity=ERROR,
-    summary="the query, key and value maps of `attention` do not fit together",
+    summary="the query, key and value maps of `multihead` do not fit together",
     explanation=(
-        "`attention(query, key, value)` is multi-head scaled dot-product attention over a "
+        "`multihead(query, key, value)` is multi-head scaled dot-product attention over a "
         "sequence: head i compares query_i of each position with key_i of every position, "
         "so the three arguments must be groups of one head count (`replicate=h`), the "
         "queries and keys must have one codomain (its dimension is d_k), and all three "

@@ -22,6 +22,7 @@ from qvr_core.builtins.families import (
 from qvr_core.builtins.functions import FUNCTIONS, METHODS, OPERATORS, Function, Operator
 from qvr_core.builtins.keywords import RESERVED, STEP_KEYWORDS, TOP_KEYWORDS, Keyword
 from qvr_core.builtins.objects import BY_KIND, OBJECT_CONSTRUCTORS, ObjectConstructor
+from qvr_core.builtins.param_sources import LAYER_NORM, PARAM_SOURCES, ParamSource
 
 __all__ = [
     "BY_KIND",
@@ -29,9 +30,11 @@ __all__ = [
     "FAMILIES",
     "FUNCTIONS",
     "KERNEL_FAMILIES",
+    "LAYER_NORM",
     "METHODS",
     "OBJECT_CONSTRUCTORS",
     "OPERATORS",
+    "PARAM_SOURCES",
     "RESERVED",
     "STEP_KEYWORDS",
     "TOP_KEYWORDS",
@@ -46,5 +49,6 @@ __all__ = [
     "ObjectConstructor",
     "Operator",
     "Param",
+    "ParamSource",
     "bind",
 ]

@@ -45,6 +45,8 @@ class Combinator:
     doc: str
     cost: CombinatorCost
     keywords: tuple[tuple[str, tuple[str, ...], str], ...] = ()  # (name, values, default)
+    #: the keywords quivers' grammars parse on this call (the others are qvr's: QVR012)
+    quivers_keywords: tuple[str, ...] = ()
     variadic: bool = False  # `fan(f1, ..., fn)`: branches on one input, results joined
     #: argument counts quivers accepts that qvr does not type yet (names only, QVR011)
     untyped_arities: tuple[int, ...] = ()
@@ -92,6 +94,7 @@ _COMBINATORS = (
         "`reverse=true` (qvr only) reads the sequence right to left.",
         CombinatorCost("each_step"),
         keywords=_SCAN_KEYWORDS,
+        quivers_keywords=("init",),
     ),
     Combinator(
         "scanl",
@@ -106,7 +109,7 @@ _COMBINATORS = (
         keywords=_SCAN_KEYWORDS,
     ),
     Combinator(
-        "attention",
+        "multihead",
         (
             CombinatorParam("query", "the query maps, A -> K, one per head"),
             CombinatorParam("key", "the key maps, A -> K, one per head"),

@@ -26,7 +26,7 @@ COMBINATORS = tuple(builtins.COMBINATORS)
 FAMILIES = tuple(builtins.FAMILIES)
 KERNEL_FAMILIES = builtins.KERNEL_FAMILIES  # those that can follow `~` on a morphism
 OPTION_KEYS = ("role", "scale", "replicate", "param_source", "hidden_dim", "rank")
-PARAM_SOURCES = ("mlp", "linear", "layer_norm")
+PARAM_SOURCES = tuple(builtins.PARAM_SOURCES)
 #: Options whose values are names from a fixed set (the others are numbers).
 OPTION_VALUES: dict[str, tuple[str, ...]] = {"role": ROLES, "param_source": PARAM_SOURCES}
 #: Keyword arguments each combinator accepts, with their literal values.

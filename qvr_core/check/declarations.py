@@ -8,6 +8,8 @@ from qvr_core import rules
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
 from qvr_core.builtins.families import codomain_words, family_for
 from qvr_core.builtins.objects import UNTYPED_CONSTRUCTORS
+from qvr_core.builtins.param_sources import LINEAR, MLP
+from qvr_core.builtins.param_sources import PARAM_SOURCES as SOURCES
 from qvr_core.check.context import (
     FAMILIES,
     KERNEL_FAMILIES,
@@ -451,9 +453,9 @@ def _check_kernel_options(
             "has no scale",
             by_key["scale"].span,
         )
-    source = opts.get("param_source", "mlp")
+    source = SOURCES.get(str(opts.get("param_source")), MLP)
     if "rank" in opts:
-        if source != "linear":
+        if source is not LINEAR:
             ctx.report(
                 rules.OPTION_NOT_APPLICABLE,
                 f"option rank factorises a linear parameter network: add param_source=linear "
@@ -470,7 +472,7 @@ def _check_kernel_options(
                     "low-rank factorisation",
                     (by_key["rank"].value or by_key["rank"]).span,
                 )
-    if source == "layer_norm" and dom.width != _param_width(family, cod):
+    if source.keeps_width and dom.width != _param_width(family, cod):
         ctx.report(
             rules.INVALID_OPTION_VALUE,
             f"param_source=layer_norm normalises its input and scales each entry by its own "
@@ -479,11 +481,11 @@ def _check_kernel_options(
             f"{_param_width(family, cod)}",
             (by_key["param_source"].value or by_key["param_source"]).span,
         )
-    if "hidden_dim" in opts and source in ("linear", "layer_norm"):
+    if "hidden_dim" in opts and not source.hidden_layer:
         ctx.report(
             rules.OPTION_NOT_APPLICABLE,
             f"option hidden_dim sizes the mlp hidden layer; morphism {name} uses "
-            f"param_source={source}",
+            f"param_source={source.name}",
             by_key["hidden_dim"].span,
         )
 

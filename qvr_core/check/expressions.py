@@ -318,12 +318,14 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
     """`scan(cell)`, the last state, and `scanl(cell)`, every state: both need a cell
     `A * H -> H`."""
     name = call.callee.text
+    combinator = builtins.COMBINATORS[name]
     if not _positional(env, call, 1, f"{name}(cell), {name}(cell, init=learned)"):
         return None
     for kw in call.kwargs:
         v = kw.value
+        if kw.key.text not in combinator.quivers_keywords:
+            _extension(env, kw, f"`{name}(..., {kw.key.text}=...)`")
         if kw.key.text == "reverse":
-            _extension(env, kw, f"`{name}(..., reverse=...)`")
             if not isinstance(v, ast.Literal) or v.kind != "bool":
                 env.ctx.report(
                     rules.INVALID_OPTION_VALUE,
@@ -332,15 +334,12 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
                 )
             elif v.value:
                 env.ctx.reversed_scans.add(call)
-        elif kw.key.text == "init":
-            if name != "scan":
-                _extension(env, kw, f"`{name}(..., init=...)`")
-            if learned_init(kw) is None:
-                env.ctx.report(
-                    rules.INVALID_OPTION_VALUE,
-                    f"init must be zeros or learned, not {text(env, v)}",
-                    v.span,
-                )
+        elif kw.key.text == "init" and learned_init(kw) is None:
+            env.ctx.report(
+                rules.INVALID_OPTION_VALUE,
+                f"init must be zeros or learned, not {text(env, v)}",
+                v.span,
+            )
     cell_node = _morphism_arg(env, call.args[0], f"{name} needs a cell morphism")
     if cell_node is None:
         return None
@@ -379,7 +378,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
                 cell_node.span,
             )
             return None
-    return Arrow(Seq(head), Seq(state) if name == "scanl" else state)
+    return Arrow(Seq(head), Seq(state) if combinator.cost.keeps_positions else state)
 
 
 def _morphism_arg(env: Env, arg: ast.Arg, need: str) -> ast.Expr | None:
@@ -409,14 +408,14 @@ def _extension(env: Env, kw: ast.KeywordArg, spelling: str) -> None:
     )
 
 
-def _attend(env: Env, call: ast.Call) -> Arrow | None:
-    """`attention(q, k, v)`: h heads of `q, k : A -> K`, `v : A -> V`, [A] -> [V * ... * V]."""
-    if not _positional(env, call, 3, "attention(query, key, value)"):
+def _multihead(env: Env, call: ast.Call) -> Arrow | None:
+    """`multihead(q, k, v)`: h heads of `q, k : A -> K`, `v : A -> V`, [A] -> [V * ... * V]."""
+    if not _positional(env, call, 3, "multihead(query, key, value)"):
         return None
     roles = ("query", "key", "value")
     heads: list[tuple[ast.Expr, Arrow, int]] = []
     for role, arg in zip(roles, call.args, strict=True):
-        a = _morphism_arg(env, arg, f"attention's {role} must be morphisms")
+        a = _morphism_arg(env, arg, f"multihead's {role} must be morphisms")
         if a is None:
             return None
         t = infer(env, a)
@@ -426,7 +425,7 @@ def _attend(env: Env, call: ast.Call) -> Arrow | None:
         if not isinstance(member.dom, Product) or not isinstance(member.cod, Product):
             env.ctx.report(
                 rules.ATTENTION_MISMATCH,
-                f"attention's {role} maps read and give single values per position, but "
+                f"multihead's {role} maps read and give single values per position, but "
                 f"{text(env, a)} has type {member.label}",
                 a.span,
             )
@@ -434,7 +433,7 @@ def _attend(env: Env, call: ast.Call) -> Arrow | None:
         if not member.cod.continuous:
             env.ctx.report(
                 rules.ATTENTION_MISMATCH,
-                f"attention's {role} maps must give real vectors, but {text(env, a)} gives "
+                f"multihead's {role} maps must give real vectors, but {text(env, a)} gives "
                 f"{member.cod.label} ({dims_text(member.cod)})",
                 a.span,
             )
@@ -445,7 +444,7 @@ def _attend(env: Env, call: ast.Call) -> Arrow | None:
         counts = ", ".join(f"{text(env, n)} has {h}" for n, _, h in heads)
         env.ctx.report(
             rules.ATTENTION_MISMATCH,
-            f"attention needs one head count for query, key and value, but {counts} "
+            f"multihead needs one head count for query, key and value, but {counts} "
             "(declare them with the same replicate=)",
             call.span,
         )
@@ -568,7 +567,7 @@ class _Rules:
     fan = staticmethod(_fan)
     scan = staticmethod(_scan)
     scanl = staticmethod(_scan)
-    attention = staticmethod(_attend)
+    multihead = staticmethod(_multihead)
     stack = staticmethod(_stack_repeat)
     repeat = staticmethod(_stack_repeat)
     identity = staticmethod(_identity)

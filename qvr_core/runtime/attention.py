@@ -1,8 +1,8 @@
-"""`attention(q, k, v)`: multi-head scaled dot-product self-attention, and padding.
+"""`multihead(q, k, v)`: multi-head scaled dot-product self-attention, and padding.
 
 Head i maps every position with its query, key and value morphisms, weighs the
 values of all positions by softmax(q_i . k_i / sqrt(d_k)) and the heads' results
-are put side by side (the product convention), so `attention(wq, wk, wv) >> wo` is a
+are put side by side (the product convention), so `multihead(wq, wk, wv) >> wo` is a
 Transformer's multi-head attention. Positions past a sequence's length get no
 weight: a run on `Padded(x, lengths)` sets the lengths for every attention it
 reaches (a context variable, as `torch.autocast` does for dtypes, so the
@@ -86,7 +86,7 @@ def key_mask(batch: tuple[int, ...], size: int, device: torch.device) -> torch.T
 
 
 class Attention(Morphism):
-    """`attention(q, k, v)` over `[A]`: h heads, `[A] -> [V * ... * V]`."""
+    """`multihead(q, k, v)` over `[A]`: h heads, `[A] -> [V * ... * V]`."""
 
     def __init__(
         self,

@@ -178,7 +178,7 @@ class Compiler:
         cell = self.expr(node.parts[0], suffix)
         return ScanAll(t, node.label, cell, node.reverse, node.learned_init)
 
-    def _attention(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
+    def _multihead(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         """Each of query, key, value as its heads: a replicate group's copies in order,
         or one morphism (one head)."""
         heads = [self._heads(part, suffix) for part in node.parts]

@@ -20,6 +20,8 @@ import math
 import torch
 from torch import nn
 
+from qvr_core.builtins import LAYER_NORM
+
 
 class Affine(nn.Module):
     """`x W^T / sqrt(in) + b`: parameters `weight` (out, in) ~ N(0, 1) and `bias` (out,) = 0."""
@@ -92,7 +94,7 @@ def make_paramnet(
     rank: int | None = None,
 ) -> nn.Module:
     """The network a `[param_source=..., hidden_dim=..., rank=...]` option block asks for."""
-    if source == "layer_norm":
+    if source == LAYER_NORM.name:
         assert in_features == out_features, "the checker refuses a layer_norm that resizes"
         return LayerNorm(in_features)
     if source == "linear":

@@ -403,7 +403,7 @@ def test_bert_mlm_stacks_attention_blocks_and_reads_positions_of_its_encoding() 
         f"{ei}.e": V,
         f"{ei}.output": OUT,
         f"{blk}.x": IN,
-        f"{att}.attention_w_q": C,
+        f"{att}.multihead_w_q": C,
         f"{att}.w_o": M,
         f"{blk}.a": S,
         f"{blk}.r": V,
@@ -439,8 +439,8 @@ def test_bert_mlm_stacks_attention_blocks_and_reads_positions_of_its_encoding() 
         f"{p}.output": OUT,
     }
     assert {e for e in edges(g) if e[0].startswith(f"{blk}.")} == {
-        (f"{blk}.x", f"{att}.attention_w_q"),
-        (f"{att}.attention_w_q", f"{att}.w_o"),
+        (f"{blk}.x", f"{att}.multihead_w_q"),
+        (f"{att}.multihead_w_q", f"{att}.w_o"),
         (f"{att}.w_o", f"{blk}.a"),
         (f"{blk}.x", f"{blk}.r"),  # the residual sums
         (f"{blk}.a", f"{blk}.r"),
@@ -477,8 +477,8 @@ def test_bert_mlm_stacks_attention_blocks_and_reads_positions_of_its_encoding() 
         (f"{p}.is_next.nsp_out", f"{p}.is_next"),
         (f"{p}.h", f"{p}.output"),
     }
-    assert g.nodes[f"{att}.attention_w_q"]["label"] == "attention(w_q, w_k, w_v)"
-    assert g.nodes[f"{att}.attention_w_q"]["type"] == "[Hidden] -> [Head * Head]"
+    assert g.nodes[f"{att}.multihead_w_q"]["label"] == "multihead(w_q, w_k, w_v)"
+    assert g.nodes[f"{att}.multihead_w_q"]["type"] == "[Hidden] -> [Head * Head]"
     assert reversed_edges(g) == set()
 
 

@@ -83,12 +83,12 @@ COMBINATOR_USES = {
     "fan": "fan(f, g, f)",
     "scan": "scan(c, init=learned)",  # the learned first state is the scan's own
     "scanl": "scanl(c)",
-    "attention": "attention(f, g, f) >> f",  # one head each: f is shared, g is not
+    "multihead": "multihead(f, g, f) >> f",  # one head each: f is shared, g is not
     "stack": "stack(f >> g, 3)",
     "repeat": "repeat(f >> g, 3)",
     "identity": "f >> identity(A) >> g",
 }
-_RESULTS = {"fan": "A * A * A", "scanl": "A", "attention": "A"}
+_RESULTS = {"fan": "A * A * A", "scanl": "A", "multihead": "A"}
 
 
 def combinator_program(name: str) -> str:
