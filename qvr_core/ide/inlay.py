@@ -94,8 +94,10 @@ def _model_hints(module: CheckedModule) -> Iterable[InlayHint]:
 
 def _step_hints(info: ProgramInfo) -> Iterable[InlayHint]:
     for step in info.decl.steps:
-        if isinstance(step, ast.SampleStep | ast.LetStep):
-            targets: tuple[ast.Name, ...] = (step.target,)
+        if isinstance(step, ast.SampleStep):
+            targets: tuple[ast.Name, ...] = (step.target, *step.more_targets)  # `(h, c)`
+        elif isinstance(step, ast.LetStep):
+            targets = (step.target,)
         elif isinstance(step, ast.DestructureStep):
             targets = step.targets
         else:

@@ -19,8 +19,8 @@ def test_programs_and_comment_blocks_fold() -> None:
     text = example("rlstm_lm.qvr")
     assert folds(text) == [
         (0, 5, FoldKind.COMMENT),  # the header comment
-        (20, 32, FoldKind.REGION),  # program rlstm_cell (its doc comment stays visible)
-        (36, 40, FoldKind.REGION),  # program rlstm_lm
+        (20, 31, FoldKind.REGION),  # program rlstm_cell (its doc comment stays visible)
+        (35, 38, FoldKind.REGION),  # program rlstm_lm
     ]
 
 

@@ -32,9 +32,9 @@ def test_type_after_each_sample_site_and_program_let() -> None:
     hints = hints_by_text(example("rlstm_lm.qvr"))
     assert hints["sample i_pre"] == ": Hidden"
     assert hints["let ij"] == ": Hidden"
-    assert hints["let (h_prev"] == ": Hidden"
-    assert hints["let (h_prev, c_prev"] == ": Hidden"
-    assert hints["sample state"] == ": State"
+    assert hints["sample (h"] == ": [Hidden]"  # each name of a tuple site
+    assert hints["sample (h, _c"] == ": [Hidden]"
+    assert hints["define encoder"] == ": [Token] -> [State]"
 
 
 def test_observe_sites_have_no_hint_since_their_type_is_written() -> None:

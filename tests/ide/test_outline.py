@@ -15,14 +15,14 @@ def test_declarations_with_their_kinds_and_types() -> None:
     assert top["Token"].kind is SymbolKind.OBJECT
     assert top["Token"].detail == "FinSet 256"
     assert top["gate_i"].kind is SymbolKind.MORPHISM
-    assert top["encoder"].detail == "[Token] -> State"
+    assert top["encoder"].detail == "[Token] -> [State]"
 
 
 def test_a_program_lists_its_parameters_and_steps_in_order_inside_it() -> None:
     cell = next(item for item in outline(check(RLSTM)) if item.name == "rlstm_cell")
     assert cell.kind is SymbolKind.PROGRAM and cell.children is not None
     names = [c.name for c in cell.children]
-    assert names[:4] == ["x", "state", "h_prev", "c_prev"]
+    assert names[:4] == ["x", "h_prev", "c_prev", "i_pre"]
     assert cell.children[-1].kind == RETURN
     starts = [c.name_span.start for c in cell.children]
     assert starts == sorted(starts)

@@ -47,10 +47,10 @@ def test_program_local_rename_stays_in_its_program() -> None:
     text = example("rlstm_lm.qvr")
     cell_h = at(text, "h", within="let h = sigmoid")
     after = renamed(text, cell_h, "hidden")
-    cell, lm = after.split("let encoder")
+    cell, lm = after.split("define encoder")
     assert "let hidden = sigmoid(o_pre) * tanh(c)" in cell
     assert "return (hidden, c)" in cell
-    assert "let (h, _c) = state" in lm and "lm_head(h)" in lm
+    assert "sample (h, _c) <- encoder" in lm and "lm_head(h)" in lm
 
 
 def test_renaming_a_replicated_morphism_renames_its_copies() -> None:

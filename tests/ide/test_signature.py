@@ -30,11 +30,21 @@ def typing(suffix: str) -> tuple[str, int]:
     [
         ("\nlet bi = fan(", "fan(f1, f2) : D -> C1 * C2", "f1"),
         ("\nlet bi = fan(encoder, encoder, ", "fan(f1, f2, f3) : D -> C1 * C2 * C3", "f3"),
-        ("\nlet bi = scan(", "scan(c, reverse=false) : [A] -> H", "c"),
+        ("\nlet bi = scan(", "scan(c, reverse=false, init=zeros) : [A] -> H", "c"),
         (
             "\nlet bi = scan(rlstm_cell, reverse=",
-            "scan(c, reverse=false) : [A] -> H",
+            "scan(c, reverse=false, init=zeros) : [A] -> H",
             "reverse=false",
+        ),
+        (
+            "\nlet bi = scanl(rlstm_cell, init=",
+            "scanl(c, reverse=false, init=zeros) : [A] -> [H]",
+            "init=zeros",
+        ),
+        (
+            "\nlet bi = multihead(gate_o, ",
+            "multihead(query, key, value) : [A] -> [V * ... * V]",
+            "key",
         ),
         ("\nlet bi = stack(gate_o, ", "stack(b, n) : A -> A", "n"),
         ("\nlet bi = repeat(", "repeat(b, n) : A -> A", "b"),
@@ -55,11 +65,14 @@ def test_morphism_call_in_a_program_has_one_parameter_per_factor() -> None:
 
 def test_program_call_names_its_parameters_and_shows_its_doc() -> None:
     text, offset = typing(
-        "\nprogram p (x, s) : Embedded * State -> State\n    sample y <- rlstm_cell(x, "
+        "\nprogram p (x, h, c) : Embedded * Hidden * Hidden -> State\n"
+        "    sample y <- rlstm_cell(x, "
     )
     help_ = signature_help(text, offset, MODULE)
     assert help_ is not None
-    assert help_.signature.label == "rlstm_cell(x: Embedded, state: State) -> State"
+    assert help_.signature.label == (
+        "rlstm_cell(x: Embedded, h_prev: Hidden, c_prev: Hidden) -> State"
+    )
     assert help_.active_parameter == 1
     assert help_.signature.doc.startswith("One RLSTM step")
 

@@ -43,10 +43,12 @@ RLSTM = example("rlstm_lm.qvr")
         (ENC, "Normal", "morphism encode", (T.FAMILY, set())),
         (ENC, "FinSet", "object Source", (T.BUILTIN_TYPE, set())),
         (ENC, "fan", "let attend", (T.BUILTIN_FUNCTION, set())),
-        (RLSTM, "state", "program rlstm_cell", (T.PARAMETER, {M.DECLARATION})),
+        (RLSTM, "h_prev", "program rlstm_cell", (T.PARAMETER, {M.DECLARATION})),
         (RLSTM, "ij", "let ij", (T.LOCAL, {M.DECLARATION})),
         (RLSTM, "sigmoid", "let i =", (T.BUILTIN_FUNCTION, set())),
-        (RLSTM, "rlstm_cell", "scan(", (T.PROGRAM, {M.DOCUMENTED})),
+        (RLSTM, "rlstm_cell", "scanl(", (T.PROGRAM, {M.DOCUMENTED})),
+        (RLSTM, "scanl", "define encoder", (T.BUILTIN_FUNCTION, set())),
+        (RLSTM, "_c", "sample (h", (T.SITE, {M.DECLARATION, M.SAMPLED})),
     ],
 )
 def test_classification(text: str, needle: str, within: str, expected) -> None:

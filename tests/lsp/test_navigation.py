@@ -99,11 +99,11 @@ async def test_document_symbols_are_a_tree_of_declarations_and_steps(client):
     assert top["Token"].kind == lsp.SymbolKind.Struct
     assert top["gate_i"].kind == lsp.SymbolKind.Function
     assert top["Token"].detail == "FinSet 256"
-    assert top["encoder"].detail == "[Token] -> State"
+    assert top["encoder"].detail == "[Token] -> [State]"
     cell = top["rlstm_cell"]
     assert cell.kind == lsp.SymbolKind.Module
     children = [c.name for c in cell.children]
-    assert children[:4] == ["x", "state", "h_prev", "c_prev"]
+    assert children[:4] == ["x", "h_prev", "c_prev", "i_pre"]
     assert children[-1] == "return"
     assert "c" in children and "o_pre" in children
     for child in cell.children:

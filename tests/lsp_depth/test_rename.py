@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -47,10 +49,14 @@ async def test_prepare_rename_gives_the_name_and_its_range(client):
 async def test_rename_round_trips_on_every_example(client, path):
     text = path.read_text()
     uri, _ = await opened(client, text, f"round-{path.stem}")
-    first_let = position_of(text, "\nlet ", delta=5)  # the first top-level let
-    name = text[text.index("\nlet ") + 5 :].split(" ", 1)[0]
+    # the first top-level let (`define` in quivers 0.15 and later)
+    found = re.search(r"\n(let|define) ", text)
+    assert found is not None
+    keyword = found.group(1)
+    first_let = position_of(text, found.group(0), delta=len(found.group(0)))
+    name = text[found.end() :].split(" ", 1)[0]
     there = await rename(client, uri, text, first_let, "renamed_thing")
-    assert "renamed_thing" in there and f"let {name} " not in there
+    assert "renamed_thing" in there and f"{keyword} {name} " not in there
     uri2, published = await opened(client, there, f"round-{path.stem}-b")
     assert errors(published) == []
     back = await rename(client, uri2, there, first_let, name)
