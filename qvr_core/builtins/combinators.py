@@ -48,6 +48,8 @@ class Combinator:
     #: the keywords quivers' grammars parse on this call (the others are qvr's: QVR012)
     quivers_keywords: tuple[str, ...] = ()
     variadic: bool = False  # `fan(f1, ..., fn)`: branches on one input, results joined
+    #: which attention a call is (the checker's typing and the runtime's masks read it)
+    attention: Literal["self", "causal", "cross"] | None = None
     #: argument counts quivers accepts that qvr does not type yet (names only, QVR011)
     untyped_arities: tuple[int, ...] = ()
 
@@ -73,6 +75,12 @@ class Combinator:
 _SCAN_KEYWORDS = (
     ("reverse", ("true", "false"), "false"),
     ("init", ("zeros", "learned"), "zeros"),
+)
+
+_ATTENTION_PARAMS = (
+    CombinatorParam("query", "the query maps, A -> K, one per head"),
+    CombinatorParam("key", "the key maps, A -> K, one per head"),
+    CombinatorParam("value", "the value maps, A -> V, one per head"),
 )
 
 _COMBINATORS = (
@@ -110,17 +118,41 @@ _COMBINATORS = (
     ),
     Combinator(
         "multihead",
-        (
-            CombinatorParam("query", "the query maps, A -> K, one per head"),
-            CombinatorParam("key", "the key maps, A -> K, one per head"),
-            CombinatorParam("value", "the value maps, A -> V, one per head"),
-        ),
+        _ATTENTION_PARAMS,
         " : [A] -> [V * ... * V]",
         "Multi-head scaled dot-product self-attention over a sequence: head i weighs every "
         "position's value_i by softmax(query_i . key_i / sqrt(d_k)) and the heads are put "
         "side by side, [A] -> [V * ... * V]. Give three `replicate=h` groups for h heads "
         "(d_k is the key codomain's dimension); padded positions get no weight.",
         CombinatorCost("once"),
+        attention="self",
+    ),
+    Combinator(
+        "causal_multihead",
+        _ATTENTION_PARAMS,
+        " : [A] -> [V * ... * V]",
+        "Multi-head self-attention in which position t sees positions 0..t only (a "
+        "decoder's masked self-attention: what it predicts at t cannot read the future), "
+        "[A] -> [V * ... * V]. Padding needs no key mask here: padded positions come after "
+        "every real one.",
+        CombinatorCost("once"),
+        attention="causal",
+    ),
+    Combinator(
+        "cross_multihead",
+        (
+            CombinatorParam("query", "the query maps, Q -> K, one per head"),
+            CombinatorParam("key", "the key maps, M -> K, one per head (read the memory)"),
+            CombinatorParam("value", "the value maps, M -> V, one per head (read the memory)"),
+        ),
+        " : [Q * M] -> [V * ... * V]",
+        "Multi-head cross-attention: the queries come from one sequence (a decoder's states "
+        "Q), keys and values from another (the encoder's states M, the memory), paired "
+        "position by position as a call `f(y, memory)` pairs them: [Q * M] -> [V * ... * V]. "
+        "Both are padded to one length; memory positions past the input's lengths get no "
+        "weight.",
+        CombinatorCost("once"),
+        attention="cross",
     ),
     Combinator(
         "stack",

@@ -409,13 +409,17 @@ def _extension(env: Env, kw: ast.KeywordArg, spelling: str) -> None:
 
 
 def _multihead(env: Env, call: ast.Call) -> Arrow | None:
-    """`multihead(q, k, v)`: h heads of `q, k : A -> K`, `v : A -> V`, [A] -> [V * ... * V]."""
-    if not _positional(env, call, 3, "multihead(query, key, value)"):
+    """`multihead(q, k, v)` and `causal_multihead`: h heads of `q, k : A -> K`,
+    `v : A -> V`, [A] -> [V * ... * V]; `cross_multihead`: `q : Q -> K` reads the
+    queries' sequence and `k, v` the memory's, [Q * M] -> [V * ... * V]."""
+    name = call.callee.text
+    kind = builtins.COMBINATORS[name].attention
+    if not _positional(env, call, 3, f"{name}(query, key, value)"):
         return None
     roles = ("query", "key", "value")
     heads: list[tuple[ast.Expr, Arrow, int]] = []
     for role, arg in zip(roles, call.args, strict=True):
-        a = _morphism_arg(env, arg, f"multihead's {role} must be morphisms")
+        a = _morphism_arg(env, arg, f"{name}'s {role} must be morphisms")
         if a is None:
             return None
         t = infer(env, a)
@@ -425,7 +429,7 @@ def _multihead(env: Env, call: ast.Call) -> Arrow | None:
         if not isinstance(member.dom, Product) or not isinstance(member.cod, Product):
             env.ctx.report(
                 rules.ATTENTION_MISMATCH,
-                f"multihead's {role} maps read and give single values per position, but "
+                f"{name}'s {role} maps read and give single values per position, but "
                 f"{text(env, a)} has type {member.label}",
                 a.span,
             )
@@ -433,7 +437,7 @@ def _multihead(env: Env, call: ast.Call) -> Arrow | None:
         if not member.cod.continuous:
             env.ctx.report(
                 rules.ATTENTION_MISMATCH,
-                f"multihead's {role} maps must give real vectors, but {text(env, a)} gives "
+                f"{name}'s {role} maps must give real vectors, but {text(env, a)} gives "
                 f"{member.cod.label} ({dims_text(member.cod)})",
                 a.span,
             )
@@ -444,17 +448,22 @@ def _multihead(env: Env, call: ast.Call) -> Arrow | None:
         counts = ", ".join(f"{text(env, n)} has {h}" for n, _, h in heads)
         env.ctx.report(
             rules.ATTENTION_MISMATCH,
-            f"multihead needs one head count for query, key and value, but {counts} "
+            f"{name} needs one head count for query, key and value, but {counts} "
             "(declare them with the same replicate=)",
             call.span,
         )
         return None
+    # keys and values read one sequence: the input's (self-attention) or the memory's
+    read, reader = (k, k_node) if kind == "cross" else (q, q_node)
     for node, member in ((k_node, k), (v_node, v)):
-        if member.dom.names != q.dom.names:  # type: ignore[union-attr]  # Products, checked
+        if member.dom.names != read.dom.names:  # type: ignore[union-attr]  # Products, checked
+            what = "self-attention reads one sequence"
+            if kind == "cross":
+                what = "keys and values read one memory"
             env.ctx.report(
                 rules.ATTENTION_MISMATCH,
-                f"self-attention reads one sequence, but {text(env, q_node)} reads "
-                f"{q.dom.label} and {text(env, node)} reads {member.dom.label}",
+                f"{what}, but {text(env, reader)} reads {read.dom.label} and "
+                f"{text(env, node)} reads {member.dom.label}",
                 node.span,
             )
             return None
@@ -467,12 +476,14 @@ def _multihead(env: Env, call: ast.Call) -> Arrow | None:
             k_node.span,
         )
         return None
-    result = Arrow(Seq(q.dom), Seq(product(*([v.cod] * hv))))  # type: ignore[arg-type]  # Products
-    env.ctx.record_type(
-        call.callee.span,
-        result,
-        f"{hq} head{'s' if hq > 1 else ''}, d_k = {dims_text(q.cod)}",
-    )
+    dom = product(q.dom, k.dom) if kind == "cross" else q.dom  # type: ignore[arg-type]  # Products
+    result = Arrow(Seq(dom), Seq(product(*([v.cod] * hv))))  # type: ignore[arg-type]  # Products
+    note = f"{hq} head{'s' if hq > 1 else ''}, d_k = {dims_text(q.cod)}"
+    if kind == "causal":
+        note += ", position t sees positions 0..t"
+    elif kind == "cross":
+        note += f", queries read {q.dom.label}, keys and values the memory {k.dom.label}"
+    env.ctx.record_type(call.callee.span, result, note)
     return result
 
 
@@ -568,6 +579,8 @@ class _Rules:
     scan = staticmethod(_scan)
     scanl = staticmethod(_scan)
     multihead = staticmethod(_multihead)
+    causal_multihead = staticmethod(_multihead)
+    cross_multihead = staticmethod(_multihead)
     stack = staticmethod(_stack_repeat)
     repeat = staticmethod(_stack_repeat)
     identity = staticmethod(_identity)

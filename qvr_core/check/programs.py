@@ -344,11 +344,14 @@ class ProgramChecker:
             return tuple(names), None, producer
         if len(types) == 1:
             return tuple(names), types[0], producer
+        if all(isinstance(t, Seq) for t in types):  # zipped position by position, as fan does
+            elems = [t.elem for t in types]  # type: ignore[union-attr]  # Seqs, checked
+            return tuple(names), Seq(product(*elems)), producer
         if any(isinstance(t, Seq | Scalar) for t in types):
             self.ctx.report(
                 rules.SEQUENCE_MISMATCH,
-                f"{call.callee.text} pairs its arguments into one value; sequences and "
-                "numbers cannot be paired",
+                f"{call.callee.text} pairs its arguments into one value; a sequence pairs "
+                "only with sequences, and numbers cannot be paired",
                 call.span,
             )
             return tuple(names), None, producer
@@ -543,8 +546,8 @@ class ProgramChecker:
         types: list[ValueType] = looked  # type: ignore[assignment]  # no None, checked above
         written = self.ctx.source(step.span).removeprefix("return").strip()
         what = f"return {written}"
-        if len(types) == 1 and isinstance(types[0], Seq):
-            elem = types[0].elem
+        if all(isinstance(t, Seq) for t in types):  # one sequence, or several zipped
+            elem = product(*(t.elem for t in types))  # type: ignore[union-attr]  # Seqs, checked
             ok = self._same(
                 elem, cod, step.span, f"the header of {self.scope} says {cod.label}", what
             )

@@ -18,6 +18,7 @@ from torch import nn
 from qvr_core.check.types import Arrow, Product, Seq, ValueType
 from qvr_core.runtime.containers import NameTable
 from qvr_core.runtime.morphisms import Morphism
+from qvr_core.runtime.padding import lengths_for
 from qvr_core.runtime.tensors import Joiner, elem, event_shape, join, split, value_dtype
 
 
@@ -232,6 +233,9 @@ class Scan(Morphism):
     With `reverse` (written, or the bidirectional convention the checker
     applied) t runs from L-1 down to 0. With `learned_init` (quivers'
     `init=learned`) h0 is a parameter, zeros at first, instead of zeros.
+    On a `Padded` input each example is read within its length: the state
+    stops changing after its last real position, and read right to left it
+    starts at that position, not in the padding.
     """
 
     def __init__(
@@ -253,12 +257,20 @@ class Scan(Morphism):
             shape = event_shape(self.state_type)
             self.init = nn.Parameter(torch.zeros(shape, dtype=value_dtype(self.state_type)))
 
-    def _steps(self, x: torch.Tensor) -> list[torch.Tensor]:
-        xs = list(x.unbind(seq_axis(x, self.dom)))
-        return xs[::-1] if self.reverse else xs
+    def _axis(self, x: torch.Tensor) -> int:
+        return seq_axis(x, self.dom)
+
+    def _reading(self, x: torch.Tensor) -> _Reading:
+        """The order this scan reads x's positions in, given the lengths in effect."""
+        axis = self._axis(x)
+        lengths = lengths_for(tuple(x.shape[:axis]), x.shape[axis])
+        return _Reading(x.shape[axis], axis, self.reverse, lengths)
+
+    def _steps(self, x: torch.Tensor, reading: _Reading) -> list[torch.Tensor]:
+        return list(reading.to_steps(x, x.ndim - 1 - reading.axis).unbind(reading.axis))
 
     def _h0(self, x: torch.Tensor) -> torch.Tensor:
-        shape = (*x.shape[: seq_axis(x, self.dom)], *event_shape(self.state_type))
+        shape = (*x.shape[: self._axis(x)], *event_shape(self.state_type))
         if self.init is not None:
             return self.init.to(x.device).expand(shape)
         return torch.zeros(shape, dtype=value_dtype(self.state_type), device=x.device)
@@ -266,55 +278,69 @@ class Scan(Morphism):
     def _input(self, x_t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         return self._joiner([x_t, h])
 
-    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+    def _run(
+        self, x: torch.Tensor, cell: Callable[[torch.Tensor], torch.Tensor]
+    ) -> tuple[list[torch.Tensor], _Reading]:
+        """The state after each step, in reading order; padding steps keep the state."""
+        reading = self._reading(x)
         h = self._h0(x)
-        for x_t in self._steps(x):
-            h = self.cell._rsample(self._input(x_t, h))
-        return h
+        states = []
+        event = len(event_shape(self.state_type))
+        for s, x_s in enumerate(self._steps(x, reading)):
+            h = reading.keep_past_end(s, cell(self._input(x_s, h)), h, event)
+            states.append(h)
+        return states, reading
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        states, _ = self._run(x, self.cell._rsample)
+        return states[-1] if states else self._h0(x)
 
     def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        h = self._h0(x)
-        for x_t in self._steps(x):
-            h = self.cell._mean(self._input(x_t, h))
-        return h
+        states, _ = self._run(x, self.cell._mean)
+        return states[-1] if states else self._h0(x)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        steps = self._steps(x)
+        """The final state scored under the cell's step at each example's last real
+        position (the state before it computed, as `_mean` computes it)."""
+        reading = self._reading(x)
+        steps = self._steps(x, reading)
         if not steps:
             return self._zeros(x)
-        h = self._h0(x)
-        for x_t in steps[:-1]:
-            h = self.cell._mean(self._input(x_t, h))
-        return self.cell._log_prob(self._input(steps[-1], h), value)
+        states, _ = self._run(x, self.cell._mean)
+        before = [self._h0(x), *states[:-1]]
+        if reading.lengths is None:
+            return self.cell._log_prob(self._input(steps[-1], before[-1]), value)
+        inputs = torch.stack(
+            [self._input(x_s, h) for x_s, h in zip(steps, before, strict=True)], reading.axis
+        )
+        last = (reading.lengths - 1).reshape(
+            *reading.lengths.shape, 1, *[1] * (inputs.ndim - reading.axis - 1)
+        )
+        last = last.expand(*inputs.shape[: reading.axis], 1, *inputs.shape[reading.axis + 1 :])
+        final_input = inputs.gather(reading.axis, last).squeeze(reading.axis)
+        return self.cell._log_prob(final_input, value)
 
 
 class ScanAll(Scan):
     """`scanl(c)`: the states of `scan(c)` at every position, `(..., L, *state)`.
 
     Position t holds the state after reading position t; reading right to
-    left, the state after reading L-1 down to t. Its log-density is the exact
-    joint density of the state chain: each h_t scored under c(x_t, h_{t-1})
-    with h_{t-1} the value's own previous state, all positions at once.
+    left, the state after reading L-1 down to t (within each example's length
+    on a `Padded` input). Its log-density is the exact joint density of the
+    state chain: each h_t scored under c(x_t, h_{t-1}) with h_{t-1} the value's
+    own previous state, all positions at once; padded positions are not scored.
     """
-
-    def _axis(self, x: torch.Tensor) -> int:
-        return seq_axis(x, self.dom)
 
     def _states(
         self, x: torch.Tensor, cell: Callable[[torch.Tensor], torch.Tensor]
     ) -> torch.Tensor:
-        h = self._h0(x)
-        states = []
-        for x_t in self._steps(x):
-            h = cell(self._input(x_t, h))
-            states.append(h)
-        if self.reverse:
-            states.reverse()
-        axis = self._axis(x)
+        states, reading = self._run(x, cell)
+        axis = reading.axis
         if not states:
             shape = (*x.shape[:axis], 0, *event_shape(self.state_type))
             return torch.zeros(shape, dtype=value_dtype(self.state_type), device=x.device)
-        return torch.stack(states, dim=axis)
+        stacked = torch.stack(states, dim=axis)
+        return reading.to_positions(stacked, len(event_shape(self.state_type)))
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
         return self._states(x, self.cell._rsample)
@@ -323,15 +349,68 @@ class ScanAll(Scan):
         return self._states(x, self.cell._mean)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        axis = self._axis(x)
+        reading = self._reading(x)
+        axis = reading.axis
         if x.shape[axis] == 0:
             return self._zeros(x)
+        event = len(event_shape(self.state_type))
+        xs = reading.to_steps(x, x.ndim - 1 - axis)
+        ordered = reading.to_steps(value, event)  # h_s in reading order
         h0 = self._h0(x).unsqueeze(axis)
-        if self.reverse:  # h_t follows h_{t+1}; the last position follows h0
-            previous = torch.cat([value.narrow(axis, 1, value.shape[axis] - 1), h0], axis)
-        else:
-            previous = torch.cat([h0, value.narrow(axis, 0, value.shape[axis] - 1)], axis)
-        return self.cell._log_prob(self._input(x, previous), value).sum(-1)
+        previous = torch.cat([h0, ordered.narrow(axis, 0, ordered.shape[axis] - 1)], axis)
+        scores = self.cell._log_prob(self._input(xs, previous), ordered)
+        if reading.lengths is not None:
+            scores = scores.masked_fill(~reading.real(), 0.0)
+        return scores.sum(-1)
+
+
+class _Reading:
+    """In which order a scan reads the L positions of a batch of sequences: left to right
+    or right to left, each example within its length when some are padded."""
+
+    def __init__(self, size: int, axis: int, reverse: bool, lengths: torch.Tensor | None):
+        self.size, self.axis, self.reverse, self.lengths = size, axis, reverse, lengths
+
+    def real(self) -> torch.Tensor:
+        """`(..., L)`: which reading steps read a real position."""
+        assert self.lengths is not None
+        steps = torch.arange(self.size, device=self.lengths.device)
+        return steps < self.lengths[..., None]
+
+    def _order(self) -> torch.Tensor | None:
+        """`(..., L)`: the position read at each step (its own inverse), None for the
+        identity or a plain flip."""
+        if self.lengths is None or not self.reverse:
+            return None
+        steps = torch.arange(self.size, device=self.lengths.device)
+        return torch.where(self.real(), self.lengths[..., None] - 1 - steps, steps)
+
+    def _permute(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
+        if not self.reverse:
+            return v
+        order = self._order()
+        if order is None:
+            return v.flip(self.axis)
+        index = order.reshape(*order.shape, *[1] * trailing)
+        index = index.expand(*v.shape[: self.axis], self.size, *v.shape[self.axis + 1 :])
+        return v.gather(self.axis, index)
+
+    def to_steps(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
+        """A per-position tensor (`trailing` axes after L) in reading order."""
+        return self._permute(v, trailing)
+
+    def to_positions(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
+        """A per-step tensor back in position order (the permutation is an involution)."""
+        return self._permute(v, trailing)
+
+    def keep_past_end(
+        self, step: int, new: torch.Tensor, old: torch.Tensor, trailing: int
+    ) -> torch.Tensor:
+        """The new state where step reads a real position, the old one in the padding."""
+        if self.lengths is None:
+            return new
+        real = (step < self.lengths).reshape(*self.lengths.shape, *[1] * trailing)
+        return torch.where(real, new, old)
 
 
 class Definition(Morphism):

@@ -180,9 +180,13 @@ class Compiler:
 
     def _multihead(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         """Each of query, key, value as its heads: a replicate group's copies in order,
-        or one morphism (one head)."""
+        or one morphism (one head); the registry says which attention it is."""
         heads = [self._heads(part, suffix) for part in node.parts]
-        return Attention(t, node.label, *heads)
+        kind = COMBINATORS[node.name].attention or "self"
+        return Attention(t, node.label, *heads, kind=kind)
+
+    _causal_multihead = _multihead
+    _cross_multihead = _multihead
 
     def _heads(self, part: ir.Expr, suffix: str) -> list[Morphism]:
         if isinstance(part, ir.Named):

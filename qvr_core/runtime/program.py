@@ -24,12 +24,12 @@ import torch
 from qvr_core.check.lowered import Destructure, LetValue, Program, Return, Site
 from qvr_core.check.terms import Gather, Num, Ref, Term
 from qvr_core.check.types import Seq, ValueType
-from qvr_core.runtime.attention import Padded, lengths_of, unpad
 from qvr_core.runtime.combinators import Lift, seq_axis
 from qvr_core.runtime.containers import NameTable
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.morphisms import Leaf, Morphism, runtime_errors
+from qvr_core.runtime.padding import Padded, lengths_of, unpad
 from qvr_core.runtime.tensors import (
     batch_shape,
     elem,

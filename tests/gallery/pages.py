@@ -26,6 +26,7 @@ MODELS = (
     "rlstm_lm",
     "mogrifier_rlstm_lm",
     "bert_mlm",
+    "transformer_seq2seq",
 )
 
 _FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)\s*$")
