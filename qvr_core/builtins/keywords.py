@@ -25,6 +25,11 @@ TOP_KEYWORDS: tuple[Keyword, ...] = (
     Keyword("object", "Declares an object, a space of values: `object H : Real 64`."),
     Keyword("morphism", "Declares a morphism: `morphism f : A -> B [role=kernel] ~ Normal`."),
     Keyword("let", "Names a morphism expression: `let h = f >> g`."),
+    Keyword(
+        "define",
+        "Names a morphism expression, as let did before quivers 0.15: `define h = f >> g`.",
+        reserved=False,
+    ),
     Keyword("program", "Declares a program: a header, then one indented step per line."),
     Keyword("export", "Makes a program or let runnable: `export p`."),
 )

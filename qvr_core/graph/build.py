@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import networkx as nx
 
-from qvr_core.check.module import CheckedModule
+from qvr_core.builtins import COMBINATORS
+from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.graph.builder import GraphBuilder
+from qvr_core.graph.expressions import source_text
 from qvr_core.graph.marks import mark_errors
 from qvr_core.graph.models import draw_model
-from qvr_core.graph.nodes import Cluster, Node
+from qvr_core.graph.nodes import Cluster, ClusterKind, Node
 from qvr_core.graph.programs import draw_let, draw_program
 from qvr_core.syntax import ast
 
@@ -38,18 +40,22 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
     """The dataflow of program or let `name`, or of the whole module.
 
     The whole module is every program plus every let that nothing else uses
-    (lets that are used are drawn inside their users).
+    (lets that are used are drawn inside their users). A program that is the
+    block of a `stack` or `repeat` is drawn inside a box named after the call
+    (`stack(encoder_block, 2)`): the call stays one node where it is used, and
+    the box says what it repeats.
     """
     b = GraphBuilder(module)
     if name is None:
         used = _referenced_names(module)
+        blocks = _count_blocks(module)
         for decl in module.ast.decls:
             n = decl.name.text
             program = module.programs.get(n)
             model = module.models.get(n)
             let = module.lets.get(n)
             if program is not None and program.decl is decl:
-                draw_program(b, program)
+                _draw_block_or_program(b, program, blocks.get(n, []))
             elif model is not None and model.decl is decl:
                 draw_model(b, model)
             elif let is not None and let.decl is decl and n not in used:
@@ -107,6 +113,50 @@ def graph_edges(graph: nx.DiGraph) -> list[tuple[str, str, dict[str, object]]]:
 
 def graph_clusters(graph: nx.DiGraph) -> list[Cluster]:
     return list(graph.graph["clusters"].values())
+
+
+def _draw_block_or_program(b: GraphBuilder, program: ProgramInfo, calls: list[ast.Call]) -> None:
+    """The program, inside a box for the `stack`/`repeat` calls that repeat it (if any)."""
+    if not calls:
+        draw_program(b, program)
+        return
+    first = calls[0]
+    label = "; ".join(dict.fromkeys(source_text(b, c) for c in calls))
+    t = b.module.expr_types.get(first)
+    segment = f"{first.callee.text}_{program.name}"
+    with b.cluster((segment,), ClusterKind.COPIES, label, t, first.span):
+        draw_program(b, program)
+
+
+def _count_blocks(module: CheckedModule) -> dict[str, list[ast.Call]]:
+    """The `stack`/`repeat` calls whose block is a program, by program, in source order."""
+    found: dict[str, list[ast.Call]] = {}
+    roots: list[ast.Arg] = []
+    for decl in module.ast.decls:
+        if isinstance(decl, ast.LetDecl):
+            roots.append(decl.expr)
+        elif isinstance(decl, ast.ProgramDecl):
+            roots += [
+                s.source for s in decl.steps if isinstance(s, ast.SampleStep | ast.ObserveStep)
+            ]
+    stack = list(reversed(roots))  # its own stack: no depth of nesting overflows Python's
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.Compose | ast.Tensor):
+            stack += (e.right, e.left)
+        elif isinstance(e, ast.Call):
+            combinator = COMBINATORS.get(e.callee.text)
+            body = e.args[0] if e.args else None
+            if (
+                combinator is not None
+                and combinator.cost.runs == "count"
+                and isinstance(body, ast.NameRef)
+                and body.name.text in module.programs
+                and module.resolve_morphism(body.name.text) is None
+            ):
+                found.setdefault(body.name.text, []).append(e)
+            stack += reversed(e.args)
+    return found
 
 
 def _referenced_names(module: CheckedModule) -> set[str]:

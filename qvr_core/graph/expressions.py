@@ -3,7 +3,9 @@
 `expand(builder, expr, sources, prefix)` draws `expr` fed by the nodes in
 `sources` and returns the nodes its result leaves from. A let used by name is
 drawn inline, inside a cluster of its own, so that two uses never share nodes
-(each use is its own flow of data). Types come from the checker's
+(each use is its own flow of data). A combinator call is one node; an
+attention call (`multihead`) is labelled with its kind and the checker's note
+on the callee (`2 heads, d_k = ...`). Types come from the checker's
 `expr_types`; nothing here infers one.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from qvr_core.builtins import COMBINATORS
+from qvr_core.builtins import COMBINATORS, Combinator
 from qvr_core.check.module import MorphismInfo
 from qvr_core.check.types import Arrow, Group
 from qvr_core.graph.builder import GraphBuilder
@@ -22,6 +24,12 @@ from qvr_core.syntax import ast
 OPAQUE_COMBINATORS = frozenset(n for n, c in COMBINATORS.items() if not c.variadic)
 #: The detail of a let drawn as one node (see `GraphBuilder.drawn_in_place`).
 FOLDED = "let, folded: nested too deeply to draw in place"
+#: How an attention node names its kind (the registry's `Combinator.attention`).
+ATTENTION_WORDS = {
+    "self": "self-attention",
+    "causal": "causal self-attention",
+    "cross": "cross-attention",
+}
 
 
 def expand(
@@ -156,9 +164,21 @@ def _call(
         return _fan(b, call, sources, prefix, reversed_)
     t = b.module.expr_types.get(call)
     kind = NodeKind.COMBINATOR if callee in OPAQUE_COMBINATORS else NodeKind.MORPHISM
-    node = b.node((*prefix, _call_segment(call)), source_text(b, call), kind, t, call.span)
+    label = source_text(b, call)
+    if combinator is not None and combinator.attention is not None:
+        label = _attention_label(b, call, combinator, label)
+    node = b.node((*prefix, _call_segment(call)), label, kind, t, call.span)
     b.edges(sources, node, reversed_ or call in b.module.reversed_scans)
     return [node]
+
+
+def _attention_label(b: GraphBuilder, call: ast.Call, combinator: Combinator, text: str) -> str:
+    """`multihead(w_q, w_k, w_v): self-attention, 2 heads, d_k = ...`: the call, its kind
+    and what the checker noted on the callee (heads and key size), as hover shows it."""
+    words = ATTENTION_WORDS.get(combinator.attention or "", "attention")
+    typed = b.module.type_at(call.callee.span.start)
+    note = typed.note if typed is not None and typed.span == call.callee.span else ""
+    return f"{text}: {words}, {note}" if note else f"{text}: {words}"
 
 
 def _fan(

@@ -59,30 +59,35 @@ def to_mermaid(graph: nx.DiGraph) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: Clusters Mermaid draws as subgraphs: a model's plates and marginalised scopes.
-BOXED = (ClusterKind.PLATE, ClusterKind.MARGINAL)
+#: Clusters Mermaid draws as subgraphs: a model's plates and marginalised scopes, and
+#: the program a `stack` or `repeat` repeats.
+BOXED = (ClusterKind.PLATE, ClusterKind.MARGINAL, ClusterKind.COPIES)
 
 
 def _boxes(graph: nx.DiGraph, nodes: dict[str, Node]) -> list[str]:
-    """`subgraph` blocks for plates and marginalised scopes, nested as in the graph."""
+    """`subgraph` blocks for plates, marginalised scopes and stacked blocks, nested as in
+    the graph; a node belongs to the innermost box around its cluster."""
     clusters = {c.id: c for c in graph_clusters(graph)}
     boxed = {i for i, c in clusters.items() if c.kind in BOXED}
     if not boxed:
         return []
 
     def boxed_parent(c: Cluster) -> str | None:
-        parent = c.parent
-        while parent is not None and parent not in boxed:
-            parent = clusters[parent].parent
-        return parent
+        return innermost_box(c.parent)
+
+    def innermost_box(cluster: str | None) -> str | None:
+        while cluster is not None and cluster not in boxed:
+            cluster = clusters[cluster].parent
+        return cluster
 
     children: dict[str | None, list[Cluster]] = {}
     for i in boxed:
         children.setdefault(boxed_parent(clusters[i]), []).append(clusters[i])
     members: dict[str, list[str]] = {}
     for n in nodes.values():
-        if n.cluster in boxed:
-            members.setdefault(n.cluster, []).append(n.id)
+        box = innermost_box(n.cluster)
+        if box is not None:
+            members.setdefault(box, []).append(n.id)
     order = list(clusters)
     lines: list[str] = []
 

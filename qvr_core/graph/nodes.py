@@ -52,6 +52,9 @@ class ClusterKind(StrEnum):
     LET = "let"
     PLATE = "plate"  # the sites of a Bayesian model drawn once per index of a finite set
     MARGINAL = "marginalize"  # the body of a `marginalize` block: its coordinate summed out
+    #: the box around a program that `stack(block, n)` or `repeat(block, n)` repeats,
+    #: named after the call (n copies in a row, own or shared parameters)
+    COPIES = "copies"
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class Cluster:
     @property
     def label(self) -> str:
         typed = f" : {self.type}" if self.type else ""
+        if self.kind is ClusterKind.COPIES:  # its name is the call: `stack(block, 2)`
+            return f"{self.name}{typed}"
         return f"{self.kind.value} {self.name}{typed}"
 
 

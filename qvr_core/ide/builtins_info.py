@@ -1,9 +1,11 @@
 """What a builtin name means, for hover, completion and signature help, from the registry.
 
-A family, type constructor, combinator or arithmetic builtin is described
-once in `qvr_core.builtins`; this turns an entry into the signature and text
-an editor shows, and finds the builtin name under the cursor (by where it
-stands in the syntax tree, as semantic tokens classify it).
+A family, type constructor, combinator, arithmetic builtin or param source
+is described once in `qvr_core.builtins`; this turns an entry into the
+signature and text an editor shows, and finds the builtin name under the
+cursor (by where it stands in the syntax tree, as semantic tokens classify
+it). A param source is named only as the value of a morphism's
+`param_source=` option (`layer_norm` there is the network, not the function).
 """
 
 from __future__ import annotations
@@ -11,18 +13,29 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, OBJECT_CONSTRUCTORS, Family
+from qvr_core.builtins import (
+    COMBINATORS,
+    FAMILIES,
+    FUNCTIONS,
+    OBJECT_CONSTRUCTORS,
+    PARAM_SOURCES,
+    Family,
+)
 from qvr_core.builtins.families import codomain_words
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
 from qvr_core.ide.walk import walk
+from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
+
+#: The morphism option whose value names a param source (`[param_source=layer_norm]`).
+PARAM_SOURCE_OPTION = "param_source"
 
 
 @dataclass(frozen=True)
 class BuiltinDoc:
     name: str
-    kind: str  # "family" | "type constructor" | "combinator" | "builtin function"
+    kind: str  # "family" | "type constructor" | "combinator" | "builtin function" | "param source"
     signature: str
     doc: str
 
@@ -46,6 +59,26 @@ def describe(name: str) -> BuiltinDoc | None:
         fn = FUNCTIONS[name]
         return BuiltinDoc(name, "builtin function", f"{name}({', '.join(fn.params)})", fn.doc)
     return None
+
+
+def describe_param_source(name: str) -> BuiltinDoc | None:
+    """What `param_source=name` builds, or None if no param source has that name."""
+    source = PARAM_SOURCES.get(name)
+    if source is None:
+        return None
+    lines = [
+        f"{source.doc[:1].upper()}{source.doc[1:]}: the network from a kernel's input to "
+        "its family's parameters."
+    ]
+    if source.hidden_layer:
+        lines.append("Its hidden layer is sized by `hidden_dim=`.")
+    if source.keeps_width:
+        lines.append(
+            "It gives as many numbers as it reads: the family's parameters are as wide as "
+            "the input."
+        )
+    doc = " ".join(lines)
+    return BuiltinDoc(name, "param source", f"{PARAM_SOURCE_OPTION}={name}", doc)
 
 
 def family_text(f: Family) -> str:
@@ -77,14 +110,28 @@ _KINDS = {TokenType.FAMILY, TokenType.BUILTIN_TYPE, TokenType.BUILTIN_FUNCTION}
 
 def builtin_at(module: CheckedModule, offset: int) -> tuple[BuiltinDoc, Span] | None:
     """The builtin name at `offset` (a family after `~`, a type constructor, a combinator or
-    arithmetic builtin being called) with its span."""
+    arithmetic builtin being called, a `param_source=` value) with its span."""
     decls = module.ast.decls
     i = bisect_right(decls, offset, key=lambda d: d.span.start) - 1
     if i < 0 or not decls[i].span.start <= offset <= decls[i].span.end:
         return None
     for node in walk(decls[i]):
+        source = _param_source_at(node, offset)
+        if source is not None:
+            return source
         for token in classify(node):
             if token.type in _KINDS and token.span.start <= offset <= token.span.end:
                 doc = describe(module.source[token.span.start : token.span.end])
                 return (doc, token.span) if doc is not None else None
+    return None
+
+
+def _param_source_at(node: object, offset: int) -> tuple[BuiltinDoc, Span] | None:
+    """The param source named by a `param_source=` option at `offset`."""
+    match node:
+        case ast.Option(key=key, value=ast.Literal(kind="name", value=str(name), span=span)) if (
+            key.text == PARAM_SOURCE_OPTION and span.start <= offset <= span.end
+        ):
+            doc = describe_param_source(name)
+            return (doc, span) if doc is not None else None
     return None

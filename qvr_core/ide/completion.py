@@ -32,7 +32,7 @@ from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import Group
-from qvr_core.ide.builtins_info import describe
+from qvr_core.ide.builtins_info import PARAM_SOURCE_OPTION, describe, describe_param_source
 from qvr_core.ide.completion_context import Context, Where
 
 #: Above this many candidates the list is narrowed by the typed prefix and marked
@@ -92,7 +92,10 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
         found += _words(keys, Word.OPTION, "option", insert_suffix="=")
     elif where is Where.OPTION_VALUE:
         values = OPTION_VALUES.get(context.option or "", ())
-        found += _words(values, Word.OPTION_VALUE, context.option or "value")
+        if context.option == PARAM_SOURCE_OPTION:  # the registry's param sources, documented
+            found += _param_sources(values)
+        else:
+            found += _words(values, Word.OPTION_VALUE, context.option or "value")
     elif where is Where.FAMILY:
         found += [
             Candidate(f, Word.FAMILY, f"family: needs {codomain_words(FAMILIES[f])}", "2", _doc(f))
@@ -200,6 +203,16 @@ def _builtins(names: Iterable[str], kind: Word) -> list[Candidate]:
         info = describe(name)
         assert info is not None, name  # the registry describes every name it lists
         found.append(Candidate(name, kind, f"{info.kind}: {info.signature}", "2", info.doc))
+    return found
+
+
+def _param_sources(names: Iterable[str]) -> list[Candidate]:
+    """`param_source=` values with their registry doc (what network each builds)."""
+    found = []
+    for name in names:
+        info = describe_param_source(name)
+        assert info is not None, name  # the option's values are the registry's
+        found.append(Candidate(name, Word.OPTION_VALUE, info.kind, "2", info.doc))
     return found
 
 

@@ -15,16 +15,27 @@ from enum import StrEnum
 from itertools import pairwise
 
 from qvr_core.builtins import COMBINATORS, STEP_KEYWORDS
-from qvr_core.syntax.layout import KEYWORDS, Chunk, LogicalLine, Token, split
+from qvr_core.syntax.layout import (
+    DECLARATION_KEYWORDS,
+    KEYWORDS,
+    Chunk,
+    LogicalLine,
+    Token,
+    split,
+)
 from qvr_core.syntax.span import unify_line_ends
 
 #: How far back to look for the line that starts the cursor's declaration.
 MAX_LOOKBACK_LINES = 400
 
 _IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-_DECL_START = re.compile(r"(?:" + "|".join(KEYWORDS) + r")\b")
+_DECL_START = re.compile(
+    r"(?:" + "|".join(dict.fromkeys((*KEYWORDS, *DECLARATION_KEYWORDS))) + r")\b"
+)
 #: Step words the lexer leaves as names (soft keywords), read here by their text.
 _SOFT_STEP_WORDS = frozenset(k.word for k in STEP_KEYWORDS if not k.reserved)
+#: Declaration words the lexer leaves as names (`define`), read here by their text.
+_SOFT_DECLARATION_WORDS = frozenset(w for w in DECLARATION_KEYWORDS if w not in KEYWORDS)
 
 
 class Where(StrEnum):
@@ -197,6 +208,8 @@ _OPERATOR_TOKENS = frozenset({"EQUAL", "PLUS", "MINUS", "STAR", "SLASH", "LPAR",
 def _declaration(tokens: list[Token], prefix: str) -> Context:
     kinds = _types(tokens)
     first, last = kinds[0], kinds[-1]
+    if first == "NAME" and tokens[0].text in _SOFT_DECLARATION_WORDS:
+        first = "LET"  # `define x = multihead(...)` is a let by another word
     declaring = tokens[1].text if len(tokens) > 1 and kinds[1] == "NAME" else None
     if first == "OBJECT" and "COLON" in kinds:
         if last == "COLON":

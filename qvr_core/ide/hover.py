@@ -75,6 +75,7 @@ def _hover(module: CheckedModule, offset: int) -> HoverText | None:
     ref = module.symbols.reference_at(offset)
     if ref is not None:
         note = typed.note if typed is not None and typed.span == ref.span else ""
+        note = note or _tuple_part(module, ref.symbol)
         found = _symbol_hover(ref.symbol, ref.span, note)
         if ref.symbol.type is None and ref.symbol.kind is SymbolKind.LET:
             known = known_parts(module, ref.symbol.decl_span)
@@ -90,6 +91,20 @@ def _hover(module: CheckedModule, offset: int) -> HoverText | None:
         info, span = builtin
         return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
     return None
+
+
+def _tuple_part(module: CheckedModule, symbol: Symbol) -> str:
+    """`part 2 of 2 of the tuple site (h, c) : [State]`: where a name of a tuple site
+    takes its value from."""
+    if symbol.kind not in (SymbolKind.SAMPLE, SymbolKind.OBSERVE) or symbol.scope is None:
+        return ""
+    program = module.programs.get(symbol.scope)
+    for site in program.sites if program is not None else ():
+        if symbol.name in site.parts:
+            whole = f" : {site.value_type.label}" if site.value_type is not None else ""
+            index = site.parts.index(symbol.name) + 1
+            return f"part {index} of {len(site.parts)} of the tuple site {site.name}{whole}"
+    return ""
 
 
 def era_note(module: CheckedModule, offset: int) -> HoverText | None:

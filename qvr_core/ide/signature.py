@@ -6,11 +6,13 @@ cursor: comments and bracket continuations are handled as the parser
 handles them); what the callee means comes from the checked module, which
 may be the last analysis that parsed.
 
-Covered: the combinators `fan`, `scan`, `stack`, `repeat`, `identity`;
-morphisms, lets and programs applied to named values in program steps; the
-arithmetic builtins (`sigmoid(x)`, `min(a, b)`) in program `let`s; and family
-calls in program steps (`Normal(loc, scale)`). Builtins are read from the
-registry (`qvr_core.builtins`).
+Covered: every combinator of the registry (`fan`, `scan`, `scanl`, `stack`,
+`repeat`, `identity`, the attention calls `multihead(query, key, value)` and
+their kin), in `let` and `define` alike; morphisms, lets and programs applied
+to named values in program steps; the arithmetic builtins (`sigmoid(x)`,
+`layer_norm(x)`, `min(a, b)`) in program `let`s; and family calls in program
+steps (`Normal(loc, scale)`). Builtins are read from the registry
+(`qvr_core.builtins`).
 """
 
 from __future__ import annotations

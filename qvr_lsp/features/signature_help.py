@@ -1,4 +1,4 @@
-"""Signature help in `fan(`, `scan(`, `stack(`, `repeat(`, morphism calls in programs, builtins.
+"""Signature help in combinator calls (`scanl(`, `multihead(`...), program calls, builtins.
 
 The call is found in the current text (it rarely parses while being typed);
 what the callee is comes from the last analysis that parsed.

@@ -477,8 +477,15 @@ def test_bert_mlm_stacks_attention_blocks_and_reads_positions_of_its_encoding() 
         (f"{p}.is_next.nsp_out", f"{p}.is_next"),
         (f"{p}.h", f"{p}.output"),
     }
-    assert g.nodes[f"{att}.multihead_w_q"]["label"] == "multihead(w_q, w_k, w_v)"
+    # the attention is labelled with its kind and the checker's note (heads, key size)
+    label = g.nodes[f"{att}.multihead_w_q"]["label"]
+    assert label.startswith("multihead(w_q, w_k, w_v): self-attention, 2 heads, d_k = ")
     assert g.nodes[f"{att}.multihead_w_q"]["type"] == "[Hidden] -> [Head * Head]"
+    # the stacked block is drawn inside a box named after its stack
+    clusters = g.graph["clusters"]
+    box = clusters[clusters[blk].parent]
+    assert (box.kind, box.name) == (ClusterKind.COPIES, "stack(encoder_block, 2)")
+    assert box.type == "[Hidden] -> [Hidden]"
     assert reversed_edges(g) == set()
 
 

@@ -110,7 +110,8 @@ async def test_arithmetic_offers_bound_names_and_functions(client):
 async def test_statement_starts_offer_keywords(client):
     steps = {"sample", "observe", "marginalize", "score", "let", "return"}
     assert await labels(client, "    ") == steps
-    assert await labels(client, "\nmor") == {"object", "morphism", "let", "program", "export"}
+    tops = {"object", "morphism", "let", "define", "program", "export"}
+    assert await labels(client, "\nmor") == tops
 
 
 async def test_export_offers_programs_and_lets(client):

@@ -214,7 +214,7 @@ def test_cross_attention_types_and_mismatches() -> None:
     assert not ok.errors
     hover = [t for t in ok.typed_spans if "d_k" in t.note]
     assert len(hover) == 1 and str(hover[0].type) == "[A * M] -> [K * K]"
-    assert hover[0].note == "2 heads, d_k = R^2, queries read A, keys and values the memory M"
+    assert hover[0].note == "2 heads, d_k = 2, queries read A, keys and values the memory M"
     bad = check(CROSS.format(value="A"))
     assert [d.code for d in bad.errors] == ["QVR211"]
     assert "keys and values read one memory" in bad.errors[0].message
