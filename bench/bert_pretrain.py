@@ -21,11 +21,25 @@ the same batch for both models.
   dropout 0, the same sizes) trained with d2l's loss (masked-token
   cross-entropy averaged over the real picks, plus the NSP cross-entropy).
 
-Both use Adam with the same learning rate and `torch.manual_seed(seed)` before
-their weights are made. Accuracy is measured on 512 held-out pairs drawn with
-a fixed seed: masked tokens over the real picks, NSP over the pairs. Time per
-step is the median wall time of a training step (forward, backward, Adam),
-the two models alternating step by step so load affects both alike.
+Each side keeps its own objective. They weigh the two tasks differently: the
+log-likelihood sums a pair's picks (1 to 3), d2l averages over the batch's
+picks, so in qvr's gradient NSP has a smaller share of the encoder's Adam
+steps, and d2l trained on qvr's objective loses NSP accuracy as qvr does.
+
+Both start as PyTorch's layer defaults start (`Affine` draws its weights as
+`nn.Linear` does; tables N(0, 1) as `nn.Embedding`; LayerNorm 1 and 0) from
+`torch.manual_seed(seed)`, and both train with Adam (betas 0.9, 0.999, eps
+1e-8, no weight decay) at the same learning rate, in function space: qvr's
+dense layers store their weights at unit scale and multiply by 1/sqrt(fan-in)
+in the forward pass, so Adam on the stored weight would step the layer's
+effective weight sqrt(fan-in) times less than d2l's `nn.Linear`;
+`param_groups` gives those weights `lr * sqrt(fan-in)`, which makes each
+qvr step the step d2l's Adam takes (qvr_core/runtime/paramnet.py).
+
+Accuracy is measured on 512 held-out pairs drawn with a fixed seed: masked
+tokens over the real picks, NSP over the pairs. Time per step is the median
+wall time of a training step (forward, backward, Adam), the two models
+alternating step by step so load affects both alike.
 """
 
 from __future__ import annotations
@@ -48,6 +62,7 @@ sys.path.insert(0, str(ROOT))
 from qvr_core.dsl import load  # noqa: E402
 from qvr_core.inference import ELBO, SVI, AutoNormalGuide  # noqa: E402
 from qvr_core.runtime.attention import Padded  # noqa: E402
+from qvr_core.runtime.paramnet import param_groups  # noqa: E402
 from qvr_core.runtime.program import Masked, ProgramModule  # noqa: E402
 from tests.gallery.pages import page_blocks  # noqa: E402
 from tests.runtime.test_bert_d2l import BERTModel  # noqa: E402
@@ -108,7 +123,7 @@ class Trainer:
 
 def qvr_trainer(model: ProgramModule, lr: float) -> Trainer:
     guide = AutoNormalGuide(model, observed_names={"masked_tokens", "is_next"})
-    optim = torch.optim.Adam(list(model.parameters()) + list(guide.parameters()), lr=lr)
+    optim = torch.optim.Adam(param_groups([model, guide], lr), lr=lr)
     svi = SVI(model, guide, optim, ELBO(num_particles=1))
 
     def step(batch: Batch) -> float:
@@ -176,7 +191,10 @@ def main() -> int:
         f"data: docs/gallery/{PAGE}.md's pretraining_batch, a fresh batch of {args.batch} "
         f"pairs per step; {HELD_OUT} held-out pairs (seed {HELD_OUT_SEED})"
     )
-    print(f"{args.steps} steps, Adam lr {args.lr}, seed {args.seed}, {args.threads} thread(s)")
+    print(
+        f"{args.steps} steps, Adam lr {args.lr} (qvr's unit-scale dense weights: lr * "
+        f"sqrt(fan-in), the steps of nn.Linear's), seed {args.seed}, {args.threads} thread(s)"
+    )
     print(f"{'step':>6} {'qvr MLM':>8} {'qvr NSP':>8} {'d2l MLM':>8} {'d2l NSP':>8}")
 
     def report(n: int) -> dict[str, tuple[float, float]]:

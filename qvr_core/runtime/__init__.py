@@ -15,6 +15,7 @@ _EXPORTS = {
     "Morphism": "qvr_core.runtime.morphisms",
     "ProgramModule": "qvr_core.runtime.program",
     "RunResult": "qvr_core.runtime.program",
+    "param_groups": "qvr_core.runtime.paramnet",
     "QvrError": "qvr_core.runtime.errors",
     "QvrRuntimeError": "qvr_core.runtime.errors",
 }
