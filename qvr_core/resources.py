@@ -263,6 +263,10 @@ def _leaf(info: Any) -> _Leaf:
     n_in = _feature_width(dom)
     n_out = form.param_width(cod.factors) if form is not None else cod.width
     scale = form.held_parameters(cod.factors, info.scale is not None) if form is not None else 0
+    if info.given is not None:  # `~ F(args)`: the network gives only what is left out
+        n_out, scale = len(info.network) * cod.width, 0
+        if not n_out:
+            return _Leaf(0, 2 * cod.width, "every parameter given")
     if info.param_source == "linear" and info.rank:
         r = info.rank
         params = r * (n_in + n_out) + n_out

@@ -506,13 +506,18 @@ FAMILY_ARGUMENTS = Rule(
     code="QVR311",
     name="family-arguments",
     severity=ERROR,
-    summary="a family step whose arguments do not match the family's parameters",
+    summary="a family step or morphism family whose arguments do not match its parameters",
     explanation=(
         "`sample x <- Family(args)` binds its arguments to the family's parameters as the "
         "registry of builtins lists them: positional arguments in order, keywords by name "
         "(`Normal(loc, scale)`, `HalfCauchy(scale=5.0)`). Too many arguments, an unknown "
         "keyword, one given twice or a required one missing leaves the draw undefined. A "
-        "vector parameter may have its entries spread (`Dirichlet(1.0, 2.0, 3.0)`)."
+        "vector parameter may have its entries spread (`Dirichlet(1.0, 2.0, 3.0)`). "
+        "`morphism k : A -> B ~ Family(args)` binds them the same way and fixes those "
+        "parameters (as does an option named after one, `[temperature=0.5]`); the ones left "
+        "out come from the morphism's parameter network, which gives numbers, and the vector "
+        "of a family whose draw is one vector, but never a parameter that bounds the draws "
+        "(a Pareto's `scale`): give that one."
     ),
     fixes=("Give the parameters the message shows, by position or by name.",),
     example="QVR311_family_arguments.qvr",

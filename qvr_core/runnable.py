@@ -23,6 +23,7 @@ from qvr_core import rules
 from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Model
 from qvr_core.check.module import CheckedModule
+from qvr_core.check.unchecked import declared_names
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
@@ -62,7 +63,7 @@ def runnability(checked: CheckedModule, name: str) -> Runnability:
     if info is not None:
         if info.type is not None:
             return Runnability(name, "morphism")
-        return Runnability(name, None, f"program {name} does not type-check")
+        return Runnability(name, None, untyped_reason(checked, info.decl))
     decl = program_decl(checked, name)
     if decl is None:
         what = "a let" if name in checked.lets else "not a program"
@@ -126,6 +127,45 @@ def _unchecked_reason(checked: CheckedModule, decl: ast.ProgramDecl) -> str:
                 f"`qvr explain {d.code}` says more"
             )
     return f"program {decl.name.text} is not checked, so it cannot run"
+
+
+def untyped_reason(checked: CheckedModule, decl: ast.ProgramDecl) -> str:
+    """Why a program the checker read as a seed program has no type, naming the construct:
+    the first declaration it uses that the checker does not type (its QVR011, which says
+    what), else the first error inside the program, else the first error of a declaration
+    it uses. A run never guesses past any of them."""
+    head = f"program {decl.name.text} does not type-check"
+    by_name = {n.text: d for d in checked.ast.decls for n in declared_names(d)}
+    notes = {d.span: d for d in checked.diagnostics if d.code == rules.NOT_CHECKED.code}
+    errors = [d for d in checked.diagnostics if d.is_error]
+    used: list[tuple[ast.Name, ast.Decl]] = []
+    for node in _in_order((decl.dom, decl.cod, decl.steps)):
+        if isinstance(node, ast.Name) and node.text in by_name:
+            target = by_name[node.text]
+            if target is not decl and all(target is not t for _, t in used):
+                used.append((node, target))
+    for name, target in used:
+        for n in declared_names(target):
+            note = notes.get(n.span)
+            if note is not None:
+                return (
+                    f"{head}: line {name.span.start_line + 1} uses '{name.text}', and "
+                    f"{note.message} ({note.code}); qvr runs only what it checks"
+                )
+    inside = [d for d in errors if decl.span.start <= d.span.start < decl.span.end]
+    if inside:
+        d = inside[0]
+        return f"{head}: line {d.span.start_line + 1}: {d.message} ({d.code})"
+    for name, target in used:
+        found = next(
+            (d for d in errors if target.span.start <= d.span.start < target.span.end), None
+        )
+        if found is not None:
+            return (
+                f"{head}: line {name.span.start_line + 1} uses '{name.text}', which has an "
+                f"error at line {found.span.start_line + 1}: {found.message} ({found.code})"
+            )
+    return head
 
 
 def own_binding(checked: CheckedModule, decl: ast.ProgramDecl) -> tuple[int, str] | None:

@@ -35,7 +35,9 @@ parameter has a default: as in quivers, a call gives each one.
 object they land in; a vector or matrix draw takes its size from the arguments named
 (or from the object). **Morphism**: whether it can follow `~` on a `role=kernel`
 morphism, whose parameter network then gives its parameters (see
-`docs/language.md`).
+`docs/language.md`). With arguments, `~ F(args)`, every family whose values are
+numbers or one vector (not a count, not a matrix) can: the arguments fix those
+parameters and the network gives the rest.
 
 | family | parameters | values | draw | morphism |
 |---|---|---|---|---|

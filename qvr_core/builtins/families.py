@@ -15,7 +15,7 @@ family registry); `Deterministic` is qvr's own Dirac kernel.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -50,6 +50,10 @@ class Param:
     #: A network's output for a positive parameter is softplus + this: shape parameters
     #: (degrees of freedom, concentrations) keep 0.1, as quivers does, so draws stay finite.
     network_floor: float = 1e-6
+    #: Why a parameter network must not give it (`~ F(args)` must), where that is so: a
+    #: value a network can reach would make the draws or their stand-in not finite, or
+    #: move the support.
+    given_only: str = ""
 
     @property
     def rank(self) -> int:
@@ -132,7 +136,9 @@ class Family:
         if self.kernel is not None and self.kernel.outputs == "parameters":
             ok = (
                 self.kernel.per_column == len(self.params)
-                and all(p.constraint.kind in _NETWORK_KINDS for p in self.params)
+                and all(
+                    p.constraint.kind in _NETWORK_KINDS and not p.given_only for p in self.params
+                )
                 and not isinstance(self.support.low, str)
                 and not isinstance(self.support.high, str)
             )
@@ -196,10 +202,15 @@ class Family:
 
 
 def bind(
-    family: Family, positional: Sequence[object], keywords: Mapping[str, object]
+    family: Family,
+    positional: Sequence[object],
+    keywords: Mapping[str, object],
+    *,
+    partial: bool = False,
 ) -> tuple[tuple[Param, ...], dict[str, object]] | str:
     """Match a call's arguments to one of the family's schemas: positional arguments by
-    order, keywords by name. Returns (the schema, {parameter: argument}) or a message."""
+    order, keywords by name. Returns (the schema, {parameter: argument}) or a message.
+    `partial`: a parameter may be left out (a morphism's network gives it)."""
     if not family.schemas:
         if positional or keywords:
             return f"{family.name} takes no arguments"
@@ -220,11 +231,80 @@ def bind(
             continue
         bound.update(keywords)
         missing = [p.name for p in schema if p.name not in bound and p.default is None]
-        if missing:
+        if missing and not partial:
             problems.append(f"{family.name} is missing {', '.join(missing)}")
             continue
         return schema, bound
     return problems[0]
+
+
+#: Vector parameters a network can give (softmax into a probability vector, softplus into
+#: positive entries), for a family whose draw is one vector the parameter spans.
+_NETWORK_VECTOR_KINDS = ("simplex", "real_vector", "positive_vector")
+
+
+def network_parameters(
+    family: Family, schema: Sequence[Param], given: Collection[str]
+) -> tuple[Param, ...] | str:
+    """The parameters of `schema` a morphism's parameter network gives when its
+    declaration gives the others (`~ F(args)`), or why the network cannot give them.
+
+    quivers reads `morphism k : A -> B ~ F(args)` so: the literal arguments are F's
+    parameters, fixed when the morphism is declared (its transpilers draw
+    `F(args)` at every `sample x <- k`), and an option named after a parameter
+    (`[temperature=0.5]`) fixes it too; the parameters left out are what its
+    conditional family learns from the input. The network can give a number
+    parameter (one output per codomain coordinate, mapped into its constraint) and,
+    for a family whose draw is one vector, a vector parameter spanning that draw;
+    not a matrix, and not a parameter that bounds the support (a Pareto's `scale`):
+    a draw's support must not move with the input, or no codomain holds it."""
+    bounds = {b for b in (family.support.low, family.support.high) if isinstance(b, str)}
+    out: list[Param] = []
+    for p in schema:
+        if p.name in given:
+            continue
+        if p.name in bounds:
+            return (
+                f"the values of {family.name} are bounded by its {p.name}, which a parameter "
+                f"network cannot move: give {p.name}"
+            )
+        spans_draw = (
+            family.event_rank == 1
+            and p.rank == 1
+            and p.constraint.kind in _NETWORK_VECTOR_KINDS
+            and family.event[0].offset == 0
+            and any(name == p.name for name, _ in family.event[0].sources)
+        )
+        if p.given_only:
+            return f"{p.name} of {family.name} must be given: {p.given_only}"
+        if not (spans_draw or (p.rank == 0 and p.constraint.kind in _NETWORK_KINDS)):
+            return (
+                f"{p.name} of {family.name} is {p.constraint.describe()}, which a parameter "
+                f"network does not give: give {p.name}"
+            )
+        out.append(p)
+    return tuple(out)
+
+
+def given_support(family: Family, given: Mapping[str, object]) -> Constraint:
+    """The family's support with each bound that names a parameter replaced by the number
+    given for it (`Pareto(1.0, 2.0)`: x >= 1); a bound given one number per coordinate
+    is their hull (the lowest low, the highest high)."""
+
+    def resolve(
+        bound: float | str | None, pick: Callable[[Sequence[float]], float]
+    ) -> float | str | None:
+        if not isinstance(bound, str):
+            return bound
+        value = given.get(bound)
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, tuple) and value and all(isinstance(v, int | float) for v in value):
+            return float(pick([float(v) for v in value]))
+        return bound
+
+    c = family.support
+    return Constraint(c.kind, resolve(c.low, min), resolve(c.high, max))
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -243,6 +323,7 @@ _SCALE = _p("scale", POSITIVE, "scale (> 0)")
 _C1 = Param("concentration1", POSITIVE, "first shape, alpha (> 0)", network_floor=0.1)
 _C0 = Param("concentration0", POSITIVE, "second shape, beta (> 0)", network_floor=0.1)
 _PROBS = _p("probs", UNIT, "probability of 1, in [0, 1]")
+_HEAVY = "where a network's output is small, the draws or their mean are not finite"
 _LAST = Axis((("loc", -1),))
 
 #: Parameter constraints a network's output is mapped into (softplus, sigmoid).
@@ -358,7 +439,18 @@ _CATALOGUE: tuple[Family, ...] = (
     ),
     Family(
         "GeneralizedPareto",
-        ((_LOC, _SCALE, _p("concentration", REAL, "tail shape")),),
+        (
+            (
+                _LOC,
+                _SCALE,
+                Param(
+                    "concentration",
+                    REAL,
+                    "tail shape",
+                    given_only="its sign decides whether the values are bounded above",
+                ),
+            ),
+        ),
         _c("greater_than_eq", "loc"),
         "Generalized Pareto (peaks over a threshold `loc`); bounded above when "
         "`concentration` < 0.",
@@ -459,7 +551,12 @@ _CATALOGUE: tuple[Family, ...] = (
     ),
     Family(
         "FisherSnedecor",
-        ((_p("df1", POSITIVE, "numerator df"), _p("df2", POSITIVE, "denominator df")),),
+        (
+            (
+                Param("df1", POSITIVE, "numerator df", given_only=_HEAVY),
+                Param("df2", POSITIVE, "denominator df", given_only=_HEAVY),
+            ),
+        ),
         POSITIVE,
         "F distribution: a ratio of scaled chi-squared variables.",
         {"df1": 4.0, "df2": 6.0},
@@ -475,7 +572,12 @@ _CATALOGUE: tuple[Family, ...] = (
     ),
     Family(
         "Kumaraswamy",
-        ((_C1, _C0),),
+        (
+            (
+                Param("concentration1", POSITIVE, _C1.doc, given_only=_HEAVY),
+                Param("concentration0", POSITIVE, _C0.doc, given_only=_HEAVY),
+            ),
+        ),
         UNIT,
         "Kumaraswamy: Beta-like on (0, 1) with a closed-form CDF.",
         {"concentration1": 2.0, "concentration0": 3.0},

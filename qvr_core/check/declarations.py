@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from itertools import product
+from typing import Literal
 
 from qvr_core import rules
+from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
-from qvr_core.builtins.families import codomain_words, family_for
+from qvr_core.builtins.families import (
+    Family,
+    Param,
+    bind,
+    codomain_words,
+    family_for,
+    given_support,
+    network_parameters,
+)
 from qvr_core.builtins.objects import UNTYPED_CONSTRUCTORS
 from qvr_core.builtins.param_sources import LINEAR, MLP
 from qvr_core.builtins.param_sources import PARAM_SOURCES as SOURCES
@@ -20,7 +31,7 @@ from qvr_core.check.context import (
     SymbolKey,
     suggest,
 )
-from qvr_core.check.module import MorphismInfo
+from qvr_core.check.module import Given, MorphismInfo
 from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_text
 from qvr_core.check.unchecked import note, refer
 from qvr_core.diagnostics import Fix, Related, TextEdit
@@ -160,17 +171,82 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
     """What in a morphism declaration the checker does not type yet, if anything."""
     if type(decl.dom) is not ast.TypeRef or type(decl.cod) is not ast.TypeRef:
         return "its domain or codomain"
-    if decl.init is not None or decl.family_args is not None:
+    if decl.init is not None:
         return "its initialiser"
     family = decl.family.text if decl.family else None
     if family is not None and family not in FAMILIES and not suggest(family, FAMILIES):
-        return f"family {family}"
+        return f"family {family}, which the registry of families does not have"
+    spec = FAMILY_TABLE.get(family) if family is not None else None
     for o in decl.options:
-        if o.key.text not in OPTION_KEYS and not suggest(o.key.text, OPTION_KEYS):
-            return f"option {o.key.text}"
+        key = o.key.text
+        if spec is not None and key not in OPTION_KEYS and spec.param(key) is not None:
+            if not _is_number(o.value):
+                return f"option {key}, a parameter of {spec.name} given as a name"
+            continue
+        if key in _AXIS_OPTIONS:
+            return (
+                f"option {key}: it names axes of one {family or 'family'} draw, but a "
+                "morphism's draw is one value of its codomain, which qvr does not split "
+                "into axes"
+            )
+        if key not in OPTION_KEYS and not suggest(key, OPTION_KEYS):
+            return f"option {key}"
         if type(o.value) is not ast.Literal or o.value.kind == "string":
-            return f"option {o.key.text}"
+            return f"option {key}"
+    if decl.family_args is not None and spec is not None:
+        return _unchecked_arguments(decl, spec)
     return None
+
+
+#: quivers' axis-role options (`over=`, `iid=`): which axes of a draw are its event.
+_AXIS_OPTIONS = ("over", "iid", "iid_over")
+
+
+def _unchecked_arguments(decl: ast.MorphismDecl, spec: Family) -> str | None:
+    """What in `~ F(args)` the checker does not type: a prior on a latent morphism's
+    tensor, a discrete or matrix family's fixed draws, an argument that is not a number
+    or a list of them (a name quivers binds when it fits the model)."""
+    roles = [o.value for o in decl.options if o.key.text == "role"]
+    if any(isinstance(r, ast.Literal) and r.value == "latent" for r in roles):
+        return f"its prior ~ {spec.name}(...) on the latent tensor"
+    if spec.discrete:
+        return f"~ {spec.name}(...): a discrete family with arguments"
+    if spec.event_rank >= 2:
+        return f"~ {spec.name}(...): its draw is a matrix"
+    call = decl.family_args
+    assert call is not None
+    for arg in (*call.args, *(kw.value for kw in call.kwargs)):
+        if not _literal_value(arg):
+            if isinstance(arg, ast.Literal | ast.NameRef):
+                what = f"'{arg.value if isinstance(arg, ast.Literal) else arg.name.text}'"
+            else:
+                what = "an expression"
+            return f"its argument {what} to {spec.name}, not a number or a list of numbers"
+    return None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, ast.Literal) and value.kind in ("int", "float")
+
+
+def _float(node: object) -> float:
+    """A number literal's value (after `_literal_value` said it is one)."""
+    assert isinstance(node, ast.Literal) and not isinstance(node.value, str)
+    return float(node.value)
+
+
+def _literal_value(node: object) -> bool:
+    """A number, a list of numbers or a list of such lists (a matrix)."""
+    if _is_number(node):
+        return True
+    if isinstance(node, ast.ListArg) and node.items:
+        if all(_is_number(i) for i in node.items):
+            return True
+        return all(
+            isinstance(i, ast.ListArg) and i.items and all(_is_number(j) for j in i.items)
+            for i in node.items
+        )
+    return False
 
 
 def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
@@ -194,8 +270,12 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     if dom is None or cod is None:
         return None
     arrow = Arrow(dom, cod)
+    given: Fixed | None = None
     if role is not None:
-        _check_role(ctx, decl, str(role), family, dom, cod, opts)
+        checked = _check_role(ctx, decl, str(role), family, dom, cod, opts)
+        if checked is False:
+            return None  # `~ F(args)` in error (reported): no distribution to run
+        given = checked
     scale = opts.get("scale")
     rank = opts.get("rank")
     replicate = opts.get("replicate")
@@ -210,6 +290,8 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         param_source=str(opts.get("param_source", "mlp")),
         hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[call-overload]  # _options kept an int
         rank=int(rank) if isinstance(rank, int) else None,
+        given=given.values if given is not None else None,
+        network=given.network if given is not None else (),
     )
 
 
@@ -237,6 +319,8 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
             )
             continue
         seen[key] = o
+        if key not in OPTION_KEYS and _parameter_option(decl, key):
+            continue  # fixes a parameter of the family: `_given` reads it
         if key not in OPTION_KEYS:
             ctx.did_you_mean(
                 rules.UNKNOWN_OPTION,
@@ -251,6 +335,13 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         if value is not None:
             out[key] = value
     return out
+
+
+def _parameter_option(decl: ast.MorphismDecl, key: str) -> bool:
+    """`[temperature=0.5] ~ RelaxedBernoulli`: an option named after a parameter of the
+    declared family fixes that parameter, as quivers' compiler and transpilers read it."""
+    spec = FAMILY_TABLE.get(decl.family.text) if decl.family is not None else None
+    return spec is not None and spec.param(key) is not None
 
 
 def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> Span:
@@ -338,7 +429,9 @@ def _check_role(
     dom: Product,
     cod: Product,
     opts: dict[str, object],
-) -> None:
+) -> Fixed | Literal[False] | None:
+    """Check what the role asks of the declaration; for a kernel, its given parameters
+    (`~ F(args)`, False when they are in error), else None."""
     name = decl.name.text
     kernel_only = ("scale", "param_source", "hidden_dim", "rank")
     if role != "kernel":
@@ -381,6 +474,7 @@ def _check_role(
                     ref.span,
                 )
     elif role == "kernel":
+        given: Fixed | None = None
         if decl.family is None:
             ctx.report(
                 rules.MISSING_FAMILY,
@@ -389,9 +483,15 @@ def _check_role(
                 decl.name.span,
                 fixes=_add_family(ctx, decl, cod),
             )
+        elif family is not None and _gives_parameters(decl, FAMILY_TABLE[family]):
+            given = _given(ctx, decl, FAMILY_TABLE[family], cod)
+            if given is None:
+                return False
         elif family is not None:
             _check_family(ctx, decl, family, cod)
-        _check_kernel_options(ctx, decl, family, dom, cod, opts)
+        _check_kernel_options(ctx, decl, family, dom, cod, opts, given)
+        return given
+    return None
 
 
 def _add_family(ctx: Context, decl: ast.MorphismDecl, cod: Product) -> tuple[Fix, ...]:
@@ -417,10 +517,16 @@ def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Produc
         else ()
     )
     if spec.kernel is None:
+        # a declaration that gives every parameter needs no network (`_given`)
+        given = (
+            f"; or give its parameters, ~ {spec.signature()}"
+            if not spec.discrete and spec.event_rank < 2
+            else ""
+        )
         ctx.report(
             rules.FAMILY_CODOMAIN,
             f"{family} cannot be the family of morphism {name}: a parameter network drives "
-            f"only {', '.join(KERNEL_FAMILIES)}",
+            f"only {', '.join(KERNEL_FAMILIES)}{given}",
             span,
             fixes=fixes,
         )
@@ -442,10 +548,22 @@ def _check_kernel_options(
     dom: Product,
     cod: Product,
     opts: dict[str, object],
+    given: Fixed | None,
 ) -> None:
     by_key = {o.key.text: o for o in decl.options}
     name = decl.name.text
     form = FAMILY_TABLE[family].kernel if family is not None else None
+    width = len(given.network) * cod.width if given is not None else _param_width(family, cod)
+    if given is not None and not given.network:
+        for key in ("param_source", "hidden_dim", "rank"):
+            if key in opts:
+                ctx.report(
+                    rules.OPTION_NOT_APPLICABLE,
+                    f"option {key} configures a parameter network, and morphism {name} has "
+                    f"none: its declaration gives every parameter of {family}",
+                    by_key[key].span,
+                )
+        return
     if "scale" in opts and family is not None and not (form and form.scale_option):
         ctx.report(
             rules.OPTION_NOT_APPLICABLE,
@@ -463,22 +581,21 @@ def _check_kernel_options(
                 by_key["rank"].span,
             )
         else:
-            limit = min(dom.width, _param_width(family, cod))
+            limit = min(dom.width, width)
             if int(opts["rank"]) >= limit:  # type: ignore[call-overload]  # _options kept an int
                 ctx.report(
                     rules.INVALID_OPTION_VALUE,
                     f"rank {opts['rank']} of morphism {name} must be below min(input "
-                    f"{dom.width}, output {_param_width(family, cod)}) = {limit} to be a "
+                    f"{dom.width}, output {width}) = {limit} to be a "
                     "low-rank factorisation",
                     (by_key["rank"].value or by_key["rank"]).span,
                 )
-    if source.keeps_width and dom.width != _param_width(family, cod):
+    if source.keeps_width and dom.width != width:
         ctx.report(
             rules.INVALID_OPTION_VALUE,
             f"param_source=layer_norm normalises its input and scales each entry by its own "
             f"gain and bias, so morphism {name} must give as many numbers as it reads: "
-            f"{dom.label} has {dom.width}, {family or 'its family'} needs "
-            f"{_param_width(family, cod)}",
+            f"{dom.label} has {dom.width}, {family or 'its family'} needs {width}",
             (by_key["param_source"].value or by_key["param_source"]).span,
         )
     if "hidden_dim" in opts and not source.hidden_layer:
@@ -494,3 +611,253 @@ def _param_width(family: str | None, cod: Product) -> int:
     """How many numbers the parameter network outputs (its output width)."""
     form = FAMILY_TABLE[family].kernel if family is not None else None
     return form.param_width(cod.factors) if form is not None else cod.width
+
+
+# ------------------------------------------------------- `~ F(args)` on a morphism
+
+
+@dataclasses.dataclass(frozen=True)
+class Fixed:
+    """The parameters a morphism's declaration gives its family (`values`, in the
+    schema's order) and those its parameter network gives (`network`)."""
+
+    values: tuple[tuple[str, Given], ...]
+    network: tuple[str, ...]
+
+
+def _gives_parameters(decl: ast.MorphismDecl, spec: Family) -> bool:
+    """`~ F(args)`, or an option named after a parameter of F: the declaration fixes
+    parameters of its family (quivers' `~ Cauchy(0.0, 1.0)`, `[temperature=0.5]`)."""
+    return decl.family_args is not None or any(
+        o.key.text not in OPTION_KEYS and spec.param(o.key.text) is not None for o in decl.options
+    )
+
+
+def _given(ctx: Context, decl: ast.MorphismDecl, spec: Family, cod: Product) -> Fixed | None:
+    """Type `~ F(args)` on a kernel morphism (None after an error, reported).
+
+    The arguments bind to F's parameters as a family step's do (positional in order,
+    keywords by name, a vector's entries spread), and so do the options named after a
+    parameter, and `scale=` on a Normal (its fixed standard deviation); a number
+    parameter takes one number for every codomain coordinate or one per coordinate.
+    Each value must lie in its parameter's constraint, the network must be able to give
+    the parameters left out (`network_parameters`), and the draw, with the support
+    the given bounds fix, must be a value of the codomain: one number per coordinate,
+    or for a vector family one vector filling a codomain of one object."""
+    name = decl.name.text
+    call = decl.family_args
+    span = call.span if call is not None else decl.family.span  # type: ignore[union-attr]  # a kernel with a family
+    positional: list[object] = list(call.args) if call is not None else []
+    keywords: dict[str, object] = {kw.key.text: kw.value for kw in call.kwargs} if call else {}
+    schema0 = spec.params
+    if (
+        len(schema0) == 1
+        and schema0[0].rank >= 1
+        and len(positional) > 1
+        and all(_is_number(a) for a in positional)
+    ):
+        items = tuple(positional)
+        first, last = items[0].span, items[-1].span  # type: ignore[attr-defined]  # literals
+        positional = [ast.ListArg(items, ctx.lines.span(first.start, last.end))]  # type: ignore[arg-type]  # numbers
+    form = spec.kernel
+    for o in decl.options:
+        key = o.key.text
+        by_option = key not in OPTION_KEYS or (key == "scale" and form and form.scale_option)
+        if not (by_option and spec.param(key) is not None and o.value is not None):
+            continue
+        if key in keywords:
+            ctx.report(
+                rules.FAMILY_ARGUMENTS,
+                f"{spec.name}: '{key}' is given twice, as an option of morphism {name} and as "
+                "an argument",
+                o.span,
+            )
+            return None
+        keywords[key] = o.value
+    bound = bind(spec, positional, keywords, partial=True)
+    if isinstance(bound, str):
+        sig = spec.signature()
+        ctx.report(rules.FAMILY_ARGUMENTS, bound if sig in bound else f"{bound}: {sig}", span)
+        return None
+    schema, nodes = bound
+    values: dict[str, Given] = {}
+    for param in schema:
+        if param.name in nodes:
+            value = _given_value(ctx, spec, param, nodes[param.name], cod)
+            if value is None:
+                return None
+            values[param.name] = value
+    network = network_parameters(spec, schema, values)
+    if isinstance(network, str):
+        ctx.report(rules.FAMILY_ARGUMENTS, f"morphism {name} ~ {spec.name}: {network}", span)
+        return None
+    if not _check_given_literals(ctx, spec, values, nodes):
+        return None
+    if not _check_given_draw(ctx, decl, spec, values, cod):
+        return None
+    return Fixed(
+        tuple((p.name, values[p.name]) for p in schema if p.name in values),
+        tuple(p.name for p in network),
+    )
+
+
+def _given_value(
+    ctx: Context, spec: Family, param: Param, node: object, cod: Product
+) -> Given | None:
+    """The literal of one parameter in its shape: a number, a list (one number per
+    coordinate, or a vector parameter) or a matrix; None after an error, reported."""
+    span: Span = node.span  # type: ignore[attr-defined]  # every argument node has one
+    written = ctx.source(span)
+    value: Given
+    if _is_number(node):
+        value = _float(node)
+    elif isinstance(node, ast.ListArg) and all(_is_number(i) for i in node.items):
+        value = tuple(_float(i) for i in node.items)
+    else:
+        assert isinstance(node, ast.ListArg)
+        rows = [tuple(_float(j) for j in getattr(i, "items", ())) for i in node.items]
+        if len({len(r) for r in rows}) != 1:
+            ctx.report(
+                rules.FAMILY_ARGUMENTS, f"{param.name}={written}: its rows differ in length", span
+            )
+            return None
+        value = tuple(rows)
+    depth = 0 if isinstance(value, float) else (2 if isinstance(value[0], tuple) else 1)
+    ok = depth == param.rank
+    if param.rank == 0 and depth == 1:  # one number per coordinate of the draw
+        ok = spec.event_rank == 0 and len(value) == cod.width  # type: ignore[arg-type]  # a list
+        if not ok:
+            ctx.report(
+                rules.ARGUMENT_PLATE,
+                f"{param.name} of {spec.name} is a number: give one for all coordinates, or "
+                f"one per coordinate of {cod.label} ({cod.width}), not {len(value)} numbers",  # type: ignore[arg-type]  # a list
+                span,
+            )
+            return None
+    elif param.rank == 1 and depth == 0:  # a number spread over the draw's entries
+        ok = spec.event_rank == 1 and param.constraint.kind != "simplex"
+    if not ok:
+        ctx.report(
+            rules.FAMILY_ARGUMENTS,
+            f"{param.name} of {spec.name} is {param.constraint.describe()}, not {written}",
+            span,
+        )
+        return None
+    return value
+
+
+#: Vector and matrix kinds whose entries each lie in a number constraint.
+_ENTRYWISE = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
+
+
+def _check_given_literals(
+    ctx: Context, spec: Family, values: dict[str, Given], nodes: dict[str, object]
+) -> bool:
+    """Every given number inside its parameter's constraint (`Cauchy(0.0, -1.0)`), a
+    probability vector summing to 1, a Cholesky factor lower-triangular with a positive
+    diagonal. Reports the first violation of each parameter; False when there was one."""
+    numbers = {k: v for k, v in values.items() if isinstance(v, float)}
+    ok = True
+    for pname, value in values.items():
+        param = spec.param(pname)
+        assert param is not None
+        span: Span = nodes[pname].span  # type: ignore[attr-defined]  # argument nodes have spans
+        kind = param.constraint.kind
+        entries: list[float] = []
+        if isinstance(value, float):
+            entries = [value]
+        else:
+            for v in value:
+                entries.extend(v if isinstance(v, tuple) else (v,))
+        constraint = param.constraint
+        if kind in _ENTRYWISE or (param.rank == 0 and not isinstance(value, float)):
+            constraint = Constraint(_ENTRYWISE.get(kind, kind))
+        bad: str | None = None
+        for v in entries:
+            if constraint.admits(v, numbers) is False:
+                bad = _number(v) if len(entries) > 1 else ctx.source(span)
+                break
+        if bad is None and kind == "simplex" and isinstance(value, tuple):
+            flat = [float(v) for v in value]  # type: ignore[arg-type]  # a vector
+            if any(v < 0 for v in flat) or abs(sum(flat) - 1.0) > 1e-6:
+                bad = ctx.source(span)
+        if bad is None and kind == "lower_cholesky" and isinstance(value, tuple):
+            rows = [r for r in value if isinstance(r, tuple)]
+            square = len(rows) == len(value) and all(len(r) == len(rows) for r in rows)
+            if not square or any(
+                (j > i and r[j] != 0) or (j == i and r[j] <= 0)
+                for i, r in enumerate(rows)
+                for j in range(len(r))
+            ):
+                bad = ctx.source(span)
+        if bad is not None:
+            ctx.report(
+                rules.ARGUMENT_CONSTRAINT,
+                f"{pname} of {spec.name} must be {param.constraint.describe()}, not {bad}",
+                span,
+            )
+            ok = False
+    low, high = spec.support.low, spec.support.high
+    if ok and isinstance(low, str) and isinstance(high, str) and low in values and high in values:
+        lows, highs = _entries(values[low]), _entries(values[high])
+        pairs = zip(lows, highs, strict=True) if len(lows) == len(highs) else product(lows, highs)
+        if any(a >= b for a, b in pairs):
+            span = nodes[high].span  # type: ignore[attr-defined]  # argument nodes have spans
+            ctx.report(
+                rules.ARGUMENT_CONSTRAINT,
+                f"{high} of {spec.name} must be above its {low}, "
+                f"{ctx.source(nodes[low].span)}, not {ctx.source(span)}",  # type: ignore[attr-defined]  # as above
+                span,
+            )
+            ok = False
+    return ok
+
+
+def _entries(value: Given) -> list[float]:
+    """A given number, or the numbers of a list of them, one per coordinate."""
+    return [value] if isinstance(value, float) else [v for v in value if isinstance(v, float)]
+
+
+def _check_given_draw(
+    ctx: Context, decl: ast.MorphismDecl, spec: Family, values: dict[str, Given], cod: Product
+) -> bool:
+    """A draw with the given parameters must be a value of the codomain: each coordinate
+    for a number family (its support, bounds given, fits each factor), the whole of a
+    one-object codomain for a vector family. False after an error, reported."""
+    span = decl.family.span  # type: ignore[union-attr]  # a kernel with a family
+    name = decl.name.text
+    support = given_support(spec, values)
+    if spec.event_rank == 1:
+        shapes = {
+            k: ((len(v), len(v[0])) if isinstance(v[0], tuple) else (len(v),))
+            for k, v in values.items()
+            if isinstance(v, tuple)
+        }
+        try:
+            (size,) = spec.event_shape(shapes, cod.width)
+        except ValueError:
+            size = cod.width
+        if len(cod.factors) != 1 or size != cod.width:
+            ctx.report(
+                rules.FAMILY_CODOMAIN,
+                f"a draw of {spec.name} here is one vector of {size}, so the codomain of "
+                f"morphism {name} must be one object of {size}, not {cod.label} "
+                f"({dims_text(cod)})",
+                span,
+            )
+            return False
+    if spec.event_rank == 1:  # a vector of real (or positive) entries fits a Real object
+        support = Constraint(_ENTRYWISE.get(support.kind, support.kind))
+    if all(support.fits(f.kind, f.size) for f in cod.factors):
+        return True
+    ctx.report(
+        rules.FAMILY_CODOMAIN,
+        f"{spec.name} here draws {support.describe()}, but morphism {name} has codomain "
+        f"{cod.label} ({dims_text(cod)})",
+        span,
+    )
+    return False
+
+
+def _number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(v)

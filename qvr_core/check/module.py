@@ -108,6 +108,11 @@ class SymbolTable:
         return None
 
 
+#: A family parameter a morphism's declaration fixes: a number (every coordinate), one
+#: number per codomain coordinate, a vector or a matrix.
+Given = float | tuple[float, ...] | tuple[tuple[float, ...], ...]
+
+
 @dataclass(frozen=True)
 class MorphismInfo:
     """A declared morphism with its validated options."""
@@ -122,6 +127,11 @@ class MorphismInfo:
     param_source: str = "mlp"
     hidden_dim: int = 64
     rank: int | None = None
+    #: `~ F(args)` (or an option named after a parameter of F): the parameters it fixes,
+    #: in the schema's order, and those its parameter network gives; None for `~ F`,
+    #: whose network gives what F's kernel form says.
+    given: tuple[tuple[str, Given], ...] | None = None
+    network: tuple[str, ...] = ()
 
     @property
     def members(self) -> tuple[str, ...]:

@@ -269,6 +269,8 @@ def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
             hidden_dim=info.hidden_dim,
             rank=info.rank,
             scale=info.scale,
+            given=info.given,
+            network=info.network,
         )
     raise QvrError(f"morphism {info.name} has no role the runtime can compile ({info.role})")
 

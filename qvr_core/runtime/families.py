@@ -18,6 +18,8 @@ instead of surfacing as a torch constraint error deep inside a kernel.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
@@ -26,8 +28,9 @@ from torch import distributions as D
 
 from qvr_core.builtins.families import FAMILIES as REGISTRY
 from qvr_core.builtins.families import Param
+from qvr_core.check.module import Given as GivenValue
 from qvr_core.check.types import Product
-from qvr_core.runtime.distributions import make_distribution
+from qvr_core.runtime.distributions import into_support, make_distribution, torch_constraint
 from qvr_core.runtime.tensors import is_index
 
 
@@ -255,16 +258,98 @@ class Parametric(Family):
         return self.dist(params).log_prob(value).sum(-1)
 
 
+class Given(Family):
+    """`~ F(args)` on a morphism: the parameters its declaration gives are fixed numbers
+    (quivers' transpilers draw `F(args)` at every `sample x <- k`); the network gives
+    the others, one output per codomain coordinate for each, mapped into its
+    constraint, as `Parametric` does for them all. A number family draws every
+    coordinate of the codomain independently; a vector family (a Dirichlet, a
+    relaxed one-hot) draws one vector filling a codomain of one object.
+
+    Values given per coordinate broadcast against the coordinates; a draw keeps to the
+    support the given bounds fix (`into_support`), and a value outside it scores
+    -inf (torch's own density is not 0 there, a Pareto's below its scale)."""
+
+    def __init__(
+        self,
+        family: str,
+        cod: Product,
+        given: Sequence[tuple[str, GivenValue]],
+        network: Sequence[str],
+    ) -> None:
+        self.cod = cod
+        self.spec = REGISTRY[family]
+        self.given = {k: torch.tensor(v, dtype=torch.get_default_dtype()) for k, v in given}
+        self.network: tuple[Param, ...] = tuple(
+            p for p in self.spec.params if p.name in set(network)
+        )
+        self.event = cod.width if self.spec.event_rank else None
+        self.constraint = torch_constraint(self.spec.support, self.given)
+        # a value inside the support, scored in place of one outside (then masked to -inf):
+        # torch's checks refuse such a value instead of scoring it 0
+        to = D.biject_to(self.constraint)
+        self.inside = to(torch.zeros(to.inverse_shape((cod.width,))))
+
+    @property
+    def uses_scale(self) -> bool:
+        return False
+
+    @property
+    def param_width(self) -> int:
+        return len(self.network) * self.cod.width
+
+    def dist(self, params: torch.Tensor) -> D.Distribution:
+        args = {k: v.to(params) for k, v in self.given.items()}
+        if self.network:
+            chunks = torch.split(params, self.cod.width, dim=-1)
+            args.update({p.name: _into(p, c) for p, c in zip(self.network, chunks, strict=True)})
+        for k, v in args.items():  # a number spread over a vector parameter's entries
+            param = self.spec.param(k)
+            if self.event is not None and param is not None and param.rank == 1 and not v.dim():
+                args[k] = v.expand(self.event)
+        batch = (
+            params.shape[:-1] if self.event is not None else (*params.shape[:-1], self.cod.width)
+        )
+        return make_distribution(self.spec.name, args).expand(batch)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        d = self.dist(params)
+        value = d.rsample() if d.has_rsample else d.sample()
+        return into_support(value, self.constraint)
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return stand_in(self.dist(params))
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        d = self.dist(params)
+        inside = self.constraint.check(value)
+        where = inside if self.event is None else inside.unsqueeze(-1)
+        lp = d.log_prob(torch.where(where, value, self.inside.to(value)))
+        lp = torch.where(inside, lp, -math.inf)
+        return lp if self.event is not None else lp.sum(-1)
+
+
 def _into(param: Param, raw: torch.Tensor) -> torch.Tensor:
-    """A network's output mapped into the parameter's constraint."""
+    """A network's output mapped into the parameter's constraint (a probability vector by
+    softmax over the draw's entries)."""
     kind = param.constraint.kind
-    if kind == "positive":
+    if kind in ("positive", "positive_vector"):
         return F.softplus(raw) + param.network_floor
+    if kind == "simplex":
+        return torch.softmax(raw, dim=-1)
     return torch.sigmoid(raw) if kind == "unit_interval" else raw
 
 
 def stand_in(d: D.Distribution) -> torch.Tensor:
-    """The mean where it is finite, else the mode."""
+    """The mean where it is finite, else the mode; for the relaxed (Concrete) families,
+    which torch gives neither, the draw at zero noise, `sigmoid(logits / temperature)`
+    (a relaxed Bernoulli's median) and `softmax(logits / temperature)`."""
+    if isinstance(d, D.RelaxedBernoulli):
+        return torch.sigmoid(d.logits / d.temperature)
+    if isinstance(d, D.RelaxedOneHotCategorical):
+        return torch.softmax(d.logits / d.temperature, dim=-1)
     try:
         mean = d.mean
     except NotImplementedError:

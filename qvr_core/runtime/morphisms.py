@@ -19,17 +19,19 @@ over a sequence axis free.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 from torch import distributions as D
 from torch import nn
+from torch.distributions import constraints as C
 
+from qvr_core.check.module import Given as GivenValue
 from qvr_core.check.types import Arrow, Product, ValueType
 from qvr_core.runtime.errors import QvrRuntimeError
-from qvr_core.runtime.families import constrain, make_family
+from qvr_core.runtime.families import Given, constrain, make_family
 from qvr_core.runtime.paramnet import make_paramnet
 from qvr_core.runtime.tensors import (
     batch_shape,
@@ -120,6 +122,11 @@ class Morphism(nn.Module):
         is a Real object (`~ LogNormal` on `Real`); None when the codomain's kinds say it."""
         return None
 
+    def value_constraint(self) -> C.Constraint | None:
+        """The exact support of every draw where no name of `value_support` says it: an
+        interval its declaration's numbers bound (`~ Pareto(1.0, 2.0)`: x >= 1)."""
+        return None
+
     def rsample(self, x: torch.Tensor) -> torch.Tensor:
         x = self.check_input(x)
         with runtime_errors(self.label, x, self.dom):
@@ -205,7 +212,10 @@ class Kernel(Leaf):
     """`role=kernel ~ F`: a parameter network maps the input's features to F's parameters.
 
     Normal-like families use the fixed `scale` when given, else a learned
-    per-dimension deviation `softplus(raw_scale)`.
+    per-dimension deviation `softplus(raw_scale)`. `~ F(args)` (`given`: the parameters
+    the declaration fixes, `network`: those the network gives) is the `Given` family;
+    when the declaration fixes them all there is no network, and every input has the
+    same distribution.
     """
 
     def __init__(
@@ -218,12 +228,20 @@ class Kernel(Leaf):
         hidden_dim: int = 64,
         rank: int | None = None,
         scale: float | None = None,
+        given: Sequence[tuple[str, GivenValue]] | None = None,
+        network: Sequence[str] = (),
     ) -> None:
         super().__init__(key, arrow)
-        self.family = make_family(family, self.cod_p)
-        self.net = make_paramnet(
-            feature_width(self.dom_p), self.family.param_width, param_source, hidden_dim, rank
+        self.family = (
+            make_family(family, self.cod_p)
+            if given is None
+            else Given(family, self.cod_p, given, network)
         )
+        self.net: nn.Module | None = None
+        if self.family.param_width:
+            self.net = make_paramnet(
+                feature_width(self.dom_p), self.family.param_width, param_source, hidden_dim, rank
+            )
         self.fixed_scale = scale
         if self.family.uses_scale and scale is not None:
             self.register_buffer("fixed_std", torch.tensor(float(scale)), persistent=False)
@@ -235,9 +253,19 @@ class Kernel(Leaf):
         return self.family.stochastic
 
     def value_support(self) -> str | None:
+        if isinstance(self.family, Given):
+            name, _ = _named_support(self.family.constraint)
+            return None if name is None or {f.kind for f in self.cod_p.factors} == {name} else name
         if {f.kind for f in self.cod_p.factors} != {"real"}:
             return None
         return _SITE_SUPPORT.get(self.family.spec.support.kind)
+
+    def value_constraint(self) -> C.Constraint | None:
+        if not isinstance(self.family, Given):
+            return None
+        c = self.family.constraint
+        _, exact = _named_support(c)
+        return None if exact else c
 
     def std(self) -> torch.Tensor | None:
         if not self.family.uses_scale:
@@ -247,8 +275,13 @@ class Kernel(Leaf):
         return F.softplus(self.raw_scale)
 
     def params(self, x: torch.Tensor) -> torch.Tensor:
-        """The parameter network's output for input x (logits, locations, ...)."""
-        return self.net(features(x, self.dom_p))
+        """The parameter network's output for input x (logits, locations, ...); without a
+        network, no numbers for each input."""
+        if self.net is None:
+            shape = (*batch_shape(x, self.dom), 0)
+            return torch.zeros(shape, dtype=torch.get_default_dtype(), device=x.device)
+        out: torch.Tensor = self.net(features(x, self.dom_p))
+        return out
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
         return self.family.rsample(self.params(x), self.std())
@@ -258,6 +291,33 @@ class Kernel(Leaf):
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         return self.family.log_prob(self.params(x), self.std(), value)
+
+
+def _named_support(c: C.Constraint) -> tuple[str | None, bool]:
+    """The tightest support `value_support` names (None: real) that holds every value of
+    `c`, and whether it is exactly `c`. A Pareto above its scale 1 lies in `positive`
+    but is not all of it: inference moves such a latent exactly where it reads the
+    program's `site_constraint` (SVI's guide), else in `positive`, where the kernel
+    scores the values below 1 -inf."""
+    base = c.base_constraint if isinstance(c, C.independent) else c
+    if isinstance(base, C._Real):
+        return None, True
+    if base is C.simplex:
+        return "simplex", True
+    if base is C.unit_interval:
+        return "unit", True
+    low = getattr(base, "lower_bound", None)
+    high = getattr(base, "upper_bound", None)
+    if low is None or not _all(low, lambda t: t >= 0):
+        return None, False
+    if high is not None and _all(high, lambda t: t <= 1):
+        return "unit", _all(low, lambda t: t == 0) and _all(high, lambda t: t == 1)
+    return "positive", high is None and _all(low, lambda t: t == 0)
+
+
+def _all(bound: object, test: Callable[[torch.Tensor], torch.Tensor]) -> bool:
+    """`test` holds for a bound, a number or every entry of a tensor."""
+    return bool(test(torch.as_tensor(bound)).all())
 
 
 class Latent(Leaf):

@@ -16,10 +16,11 @@ the morphism (see `docs/runtime.md`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import torch
+from torch.distributions import constraints as C
 
 from qvr_core.check.lowered import Destructure, LetValue, Program, Return, Site
 from qvr_core.check.terms import Gather, Num, Ref, Term
@@ -40,6 +41,15 @@ from qvr_core.runtime.tensors import (
     split,
     validate,
 )
+
+#: The torch constraint of each name `site_support` gives (as inference maps them).
+_BY_SUPPORT: dict[str, C.Constraint] = {
+    "real": C.real,
+    "positive": C.positive,
+    "unit": C.unit_interval,
+    "simplex": C.simplex,
+    "finset": C.nonnegative_integer,
+}
 
 
 @dataclass
@@ -77,6 +87,8 @@ class ProgramModule(Morphism):
         self.steps = NameTable(dict(sites))
         for name, module in sites.items():
             self.add_module(f"_step_{name}", module)
+        if any(m.value_constraint() is not None for m in sites.values()):
+            self.site_constraint = self._site_constraint
 
     def __repr__(self) -> str:
         """The declared morphisms in full and one line per step (the `_step_` aliases
@@ -113,6 +125,29 @@ class ProgramModule(Morphism):
         if kinds == {"real"}:  # a family narrower than its Real object (`~ LogNormal`)
             return self.steps[name].value_support() or "real"  # type: ignore[operator]  # a Morphism
         return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    #: Set (to `_site_constraint`) when a step's draws lie in an interval its
+    #: declaration's numbers bound (`~ Pareto(1.0, 2.0)`: x >= 1), narrower than the
+    #: support `site_support` names: inference then maps each latent onto its exact
+    #: support by its torch constraint where it reads one, as for a model program.
+    site_constraint: Callable[[str], C.Constraint] | None = None
+
+    def _exact(self, name: str) -> C.Constraint | None:
+        step: Morphism = self.steps[name]  # type: ignore[assignment]  # steps: Morphisms
+        return step.value_constraint()
+
+    def _site_constraint(self, name: str) -> C.Constraint:
+        exact = self._exact(name)
+        if exact is not None:
+            return exact
+        support = self.site_support(name)
+        if support not in _BY_SUPPORT:
+            raise QvrRuntimeError(
+                f"site '{name}' mixes discrete and continuous factors and has no data: only "
+                "its continuous part could be inferred; split it into two sites or observe it",
+                site=name,
+            )
+        return _BY_SUPPORT[support]
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
         """Shape without the batch axis; None when it depends on the sequence length."""
