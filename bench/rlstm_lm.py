@@ -22,9 +22,11 @@ and 64 held-out texts of 17 tokens; input `text[:, :-1]`, targets
   text, and a head shaped like `lm_head`'s parameter network (64 -> 64 tanh
   -> 256 logits); the same loss written directly.
 
-Both use Adam with the same learning rate, the same number of steps, the same
-batches (one seeded index stream) and `torch.manual_seed(seed)` before their
-weights are made. By default each model starts from its own initialisation
+Both use Adam with the same learning rate (for qvr through `param_groups`,
+which scales each dense layer's rate by sqrt(fan-in) so Adam moves its
+effective weights as it moves an `nn.Linear`'s), the same number of steps,
+the same batches (one seeded index stream) and `torch.manual_seed(seed)`
+before their weights are made. By default each model starts from its own initialisation
 (qvr's unit-scale weights divided by sqrt(fan-in), PyTorch's layer defaults);
 `--same-init` copies the compiled model's starting weights into the PyTorch
 model instead, so the two start as one function and differ only in how the
@@ -53,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from qvr_core.dsl import load  # noqa: E402
 from qvr_core.inference import ELBO, SVI, AutoNormalGuide  # noqa: E402
+from qvr_core.runtime import param_groups  # noqa: E402
 from qvr_core.runtime.program import ProgramModule  # noqa: E402
 from tests.gallery.pages import page_blocks  # noqa: E402
 from tests.runtime.test_recurrent_seeds import RLSTMCell, seed_states  # noqa: E402
@@ -145,7 +148,7 @@ class Trainer:
 
 def qvr_trainer(model: ProgramModule, lr: float) -> Trainer:
     guide = AutoNormalGuide(model, observed_names={"next_tokens"})
-    optim = torch.optim.Adam(list(model.parameters()) + list(guide.parameters()), lr=lr)
+    optim = torch.optim.Adam(param_groups([model, guide], lr))
     svi = SVI(model, guide, optim, ELBO(num_particles=1))
     return Trainer(
         lambda x, y: svi.step(x, {"next_tokens": y}),
