@@ -478,7 +478,8 @@ def _multihead(env: Env, call: ast.Call) -> Arrow | None:
         return None
     dom = product(q.dom, k.dom) if kind == "cross" else q.dom  # type: ignore[arg-type]  # Products
     result = Arrow(Seq(dom), Seq(product(*([v.cod] * hv))))  # type: ignore[arg-type]  # Products
-    note = f"{hq} head{'s' if hq > 1 else ''}, d_k = {q.cod.dim}"
+    d_k = q.cod.dim  # type: ignore[union-attr]  # a Product, checked above
+    note = f"{hq} head{'s' if hq > 1 else ''}, d_k = {d_k}"
     if kind == "causal":
         note += ", position t sees positions 0..t"
     elif kind == "cross":

@@ -264,6 +264,13 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
                 f"{m.value} ({m.fraction:.0%})" for m in d.most_frequent
             )
         lines.append(f"  {d.kind} {site} ({d.support}, {shape}): {desc}")
+    if s.attention:
+        count = len(s.attention)
+        lines.append(
+            f"  attention weights of the first example recorded for {count} attention"
+            f"{'s' if count > 1 else ''} ({s.attention[0].basis}): in --json, --output and "
+            "the editor's run view"
+        )
     return "\n".join(lines)
 
 

@@ -56,7 +56,8 @@ def transform_for(site: str, support: str) -> Transform | None:
         raise InferenceError(
             f"site '{site}' is discrete (a FinSet value) and has no data: gradient-based "
             f"inference cannot treat it as a latent. Observe it (pass '{site}' in the "
-            "observations / observed_names) or sum it out in the model."
+            "observations / observed_names) or sum it out: a model program's discrete "
+            "sites with finitely many values are (`inference.discrete.summed_out`)"
         )
     if support == "mixed":
         raise InferenceError(

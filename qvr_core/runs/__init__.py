@@ -8,6 +8,8 @@ One job per module, in the order a run goes:
   by name), size the run against the memory budget (`sizing`), compile;
 - `methods`: SVI, NUTS or prior draws over the prepared program, with the
   algorithms of `qvr_core.inference`;
+- `attention_record`: after the method, each attention's weights for the first
+  example (what the editor's run view draws);
 - `summary`: `RunSummary`, what a run produced, and its JSON form;
 - `run`: `run_program` (prepare, then execute) and `run_inference` (its JSON
   form); `fit`: `fit(source, ...)`, a run with its draws kept.

@@ -13,6 +13,10 @@
   its convergence warnings.
 - `run_prior`: `steps` forward runs of the program, summarised per site.
 
+For SVI and NUTS a model program's discrete latent sites are summed out and drawn
+back from their posterior given each draw (`inference.discrete`); with nothing
+continuous left, both give exact draws.
+
 The algorithms are `qvr_core.inference`'s; this module drives them, reports
 progress, honours a stop request and keeps the draws in `RunResults`.
 """
@@ -23,6 +27,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, cast
 
 import torch
@@ -30,6 +35,15 @@ from torch import nn
 
 from qvr_core.inference.autoguides import GUIDES
 from qvr_core.inference.chains import run_chains
+from qvr_core.inference.discrete import (
+    ExactPosterior,
+    WithDiscreteDraws,
+    exact_draws,
+    has_continuous_latents,
+    log_evidence,
+    summed_out,
+    with_discrete_draws,
+)
 from qvr_core.inference.elbo import ELBO
 from qvr_core.inference.errors import InferenceError, NonFiniteLossError, is_torch_error
 from qvr_core.inference.lift import LiftedProgram, bayesian_lift_parameters
@@ -40,7 +54,17 @@ from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import ProgramLike, latent_names
 from qvr_core.inference.summary import SamplerStats, Summary, summarize
 from qvr_core.inference.svi import SVI
+from qvr_core.runs.attention_record import (
+    NUTS_DRAWS,
+    PRIOR_BASIS,
+    SVI_BASIS,
+    attention_data,
+    has_attention,
+    nuts_basis,
+    record_attention,
+)
 from qvr_core.runs.summary import (
+    AttentionWeights,
     Frequency,
     Method,
     NutsStats,
@@ -50,6 +74,7 @@ from qvr_core.runs.summary import (
     finite,
 )
 from qvr_core.runtime.errors import first_line
+from qvr_core.runtime.model.enumerate import SummedModel
 from qvr_core.runtime.program import ProgramModule
 
 #: Draws of the fitted guide that the SVI summary is computed from.
@@ -122,6 +147,7 @@ class Job:
         svi: SviFit | None = None,
         nuts: NutsStats | None = None,
         sites: dict[str, SiteDraws] | None = None,
+        attention: tuple[AttentionWeights, ...] = (),
     ) -> RunSummary:
         """The summary of this job (`steps`: one per loss unless given)."""
         return RunSummary(
@@ -137,7 +163,24 @@ class Job:
             svi=svi,
             nuts=nuts,
             sites=sites,
+            attention=attention,
         )
+
+    def attention(
+        self,
+        runner: ProgramLike,
+        x: Input,
+        observations: dict[str, torch.Tensor],
+        values: list[dict[str, torch.Tensor]],
+        basis: str,
+    ) -> tuple[AttentionWeights, ...]:
+        """The attention weights of the first example (`runs.attention_record`), one
+        forward pass of `runner` per entry of `values`; kept in the results too."""
+        passes = [partial(runner.run, x, observations, v) for v in values]
+        records = record_attention(self.program, passes, x, basis)
+        if records and self.results is not None:
+            self.results.add("constant_data", attention_data(records))
+        return records
 
 
 # ------------------------------------------------------------------ SVI
@@ -151,7 +194,10 @@ class _Guide(Protocol):
 
 
 def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
-    program, x, observations = job.program, job.x, job.observations
+    x, observations = job.x, job.observations
+    program = summed_out(job.program, observations)  # discrete latents summed out exactly
+    if isinstance(program, SummedModel) and not has_continuous_latents(program, observations):
+        return _exact_svi(job, program, lr, guide_name)
     module = GUIDES[guide_name](program, observed_names=set(observations))
     guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
     params = list(program.parameters()) + list(guide.parameters())
@@ -165,11 +211,22 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
     losses: list[float] = []
     start = time.perf_counter()
 
-    def summary(stopped: bool) -> RunSummary:
+    def summary(stopped: bool, attention_too: bool = True) -> RunSummary:
         seconds = time.perf_counter() - start
-        posterior = _guide_posterior(job, guide) if losses else None
+        drawn = WithDiscreteDraws(guide, program, x, observations)  # the summed sites too
+        posterior, means = _guide_posterior(job, drawn) if losses else (None, {})
+        attention = (
+            job.attention(program, x, observations, [means], SVI_BASIS)
+            if losses and attention_too
+            else ()
+        )
         return job.summary(  # the loss is -ELBO
-            losses, seconds, stopped, posterior=posterior, svi=SviFit(lr, guide_name)
+            losses,
+            seconds,
+            stopped,
+            posterior=posterior,
+            svi=SviFit(lr, guide_name),
+            attention=attention,
         )
 
     for step in range(1, job.steps + 1):
@@ -178,7 +235,7 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
         try:
             loss = svi.step(x, observations)
         except NonFiniteLossError as e:
-            e.summary = summary(True).to_json()  # type: ignore[attr-defined]  # the run so far, for the caller
+            e.summary = summary(True, attention_too=False).to_json()  # type: ignore[attr-defined]  # the run so far, for the caller
             raise
         except Exception as e:  # torch's own, as a NUTS chain reports it (`ChainError`)
             if not is_torch_error(e):
@@ -192,23 +249,44 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
     return summary(False)
 
 
-def _guide_posterior(job: Job, guide: _Guide) -> Summary | None:
+def _exact_svi(job: Job, program: SummedModel, lr: float, guide_name: str) -> RunSummary:
+    """SVI with nothing continuous to fit: every latent is summed out, so the ELBO's
+    optimum, log p(data), is reached exactly in one evaluation (the one loss), and the
+    posterior table is of `GUIDE_DRAWS` exact draws of the discrete sites."""
+    start = time.perf_counter()
+    loss = 0.0 - float(log_evidence(program, job.x, job.observations))  # never -0.0
+    if not math.isfinite(loss):
+        raise NonFiniteLossError(1, loss)
+    job.report(1, 1, loss)
+    posterior, _ = _guide_posterior(job, ExactPosterior(program, job.observations))
+    seconds = time.perf_counter() - start
+    return job.summary([loss], seconds, False, posterior=posterior, svi=SviFit(lr, guide_name))
+
+
+def _guide_posterior(job: Job, guide: _Guide) -> tuple[Summary | None, dict[str, torch.Tensor]]:
     """The summary table of `GUIDE_DRAWS` draws from the fitted guide (independent draws:
-    no R-hat or ESS), which also go to the results' posterior group as one chain."""
+    no R-hat or ESS), which also go to the results' posterior group as one chain, and
+    each continuous latent's mean over them."""
     draws: dict[str, list[torch.Tensor]] = {}
     with torch.no_grad():
         for _ in range(GUIDE_DRAWS):
             for name, value in guide.rsample(job.x).items():
                 draws.setdefault(name, []).append(value.detach())
     if not draws:
-        return None
+        return None, {}
     stacked = {n: torch.stack(v)[None] for n, v in draws.items()}  # (chain 1, draw, ...)
     if job.results is not None:
         job.results.add("posterior", stacked)
         if job.calls.predictive:
             job.results.add("posterior_predictive", _predictive(job.program, job.x, stacked, job))
     arrays = {n: v.to(torch.float64).numpy() for n, v in stacked.items()}
-    return summarize(arrays, diagnostics=False)
+    return summarize(arrays, diagnostics=False), _means(stacked)
+
+
+def _means(draws: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Each continuous site's mean over its draws `(chain, draw, ...)`; a discrete site
+    has no mean and is left to be drawn."""
+    return {n: v.mean((0, 1)) for n, v in draws.items() if v.is_floating_point()}
 
 
 # ------------------------------------------------------------------ NUTS
@@ -238,8 +316,12 @@ def run_nuts(
     chains: int,
     seed: int,
 ) -> RunSummary:
-    """NUTS over every latent of `target` (the job's program, or its lifted form)."""
-    num_warmup = job.steps // 2
+    """NUTS over every latent of `target` (the job's program, or its lifted form), its
+    discrete sites summed out and drawn back given each draw; exact draws of them when
+    nothing continuous is left (`inference.discrete`)."""
+    target = summed_out(target, observations)
+    exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
+    num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
     num_samples = max(job.steps - num_warmup, 1)
     kernel = NUTSKernel(max_tree_depth=depth)
     traces: list[list[float]] = [[] for _ in range(chains)]
@@ -252,21 +334,34 @@ def run_nuts(
 
     live = None
     if job.calls.on_update is not None:
-        live = LiveDraws(chains, num_warmup, depth, job.calls.on_update)
+        live = LiveDraws(chains, 0 if exact else num_warmup, depth, job.calls.on_update)
     start = time.perf_counter()
-    result = run_chains(
-        target,
-        x,
-        observations,
-        kernel,
-        num_warmup,
-        num_samples,
-        chains=chains,
-        seed=seed,
-        on_progress=progress,
-        on_draw=None if live is None else live.add,
-        should_stop=job.calls.should_stop,
-    )
+    if isinstance(target, SummedModel) and exact:
+        result = exact_draws(
+            target,
+            x,
+            observations,
+            chains=chains,
+            draws=num_samples,
+            seed=seed,
+            on_progress=progress,
+            should_stop=job.calls.should_stop,
+        )
+    else:
+        result = run_chains(
+            target,
+            x,
+            observations,
+            kernel,
+            num_warmup,
+            num_samples,
+            chains=chains,
+            seed=seed,
+            on_progress=progress,
+            on_draw=None if live is None else live.add,
+            should_stop=job.calls.should_stop,
+        )
+        result = with_discrete_draws(result, target, x, observations)
     seconds = time.perf_counter() - start
     if live is not None:
         live.send()  # every draw, before the summary
@@ -278,7 +373,7 @@ def run_nuts(
         chains=int(result.log_densities.shape[0]) if draws else 0,
         chains_requested=chains,
         processes=result.processes,
-        num_warmup=num_warmup,
+        num_warmup=0 if exact else num_warmup,
         num_samples=draws,
         acceptance=finite(float(result.acceptance_rates.mean())) if draws else None,
         divergences=int(result.divergence_counts.sum()) if draws else 0,
@@ -293,9 +388,27 @@ def run_nuts(
         seconds,
         result.stopped,
         steps=sum(len(t) for t in traces),
-        posterior=posterior_summary(result, depth) if draws else None,
+        posterior=posterior_summary(result, depth, sampled=not exact) if draws else None,
         nuts=stats,
+        attention=_nuts_attention(job, target, x, observations, result.samples, draws),
     )
+
+
+def _nuts_attention(
+    job: Job,
+    target: ProgramLike,
+    x: Input,
+    observations: dict[str, torch.Tensor],
+    samples: dict[str, torch.Tensor],
+    draws: int,
+) -> tuple[AttentionWeights, ...]:
+    """The attention weights averaged over `NUTS_DRAWS` evenly spaced draws of the first
+    chain (`runs.attention_record` says why)."""
+    if not draws:
+        return ()
+    picks = sorted({round(i * (draws - 1) / max(NUTS_DRAWS - 1, 1)) for i in range(NUTS_DRAWS)})
+    values = [{k: v[0, d] for k, v in samples.items()} for d in picks]
+    return job.attention(target, x, observations, values, nuts_basis(len(picks)))
 
 
 def _keep_nuts(job: Job, result: MCMCResult, target: ProgramLike, x: Input) -> None:
@@ -332,15 +445,18 @@ def _predictive(
     return {n: torch.stack(v).reshape(chains, draws, *v[0].shape) for n, v in out.items()}
 
 
-def posterior_summary(result: MCMCResult, max_tree_depth: int) -> Summary:
-    """The summary table and warnings of NUTS draws (`summary.summarize`)."""
+def posterior_summary(result: MCMCResult, max_tree_depth: int, sampled: bool = True) -> Summary:
+    """The summary table and warnings of NUTS draws (`summary.summarize`); of exact draws
+    (`sampled` false) without the sampler's statistics, there being no sampler."""
+    draws = {k: v.detach().to(torch.float64).numpy() for k, v in result.samples.items()}
+    if not sampled:
+        return summarize(draws)
     stats = SamplerStats(
         diverging=result.diverging.numpy(),
         tree_depth=result.tree_depths.numpy(),
         energy=result.energies.numpy(),
         max_tree_depth=max_tree_depth,
     )
-    draws = {k: v.detach().to(torch.float64).numpy() for k, v in result.samples.items()}
     return summarize(draws, stats)
 
 
@@ -371,7 +487,12 @@ def run_prior(job: Job) -> RunSummary:
         kept = {n: torch.stack(vs)[None] for n, vs in draws.items() if vs}
         for kind, group in (("sample", "prior"), ("observe", "prior_predictive")):
             job.results.add(group, {n: v for n, v in kept.items() if program.site_kind(n) == kind})
-    return job.summary(losses, seconds, stopped, sites=sites)
+    attention: tuple[AttentionWeights, ...] = ()
+    if losses and has_attention(program):
+        observed = [n for n in program.site_names if program.site_kind(n) == "observe"]
+        latent = {n: torch.stack(draws[n])[None] for n in latent_names(program, observed)}
+        attention = job.attention(program, job.x, {}, [_means(latent)], PRIOR_BASIS)
+    return job.summary(losses, seconds, stopped, sites=sites, attention=attention)
 
 
 def _describe(program: ProgramLike, name: str, values: list[torch.Tensor]) -> SiteDraws:

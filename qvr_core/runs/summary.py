@@ -95,10 +95,50 @@ class SiteDraws:
 
 
 @dataclass(frozen=True)
+class AttentionWeights:
+    """One attention module's weights for the first example (`runs.attention_record`):
+    `weights[h][q][k]`, how much query position q of head h looked at key position k.
+
+    `queries` and `keys` are the example's real lengths (padding cut off); `weights`
+    holds at most the first `MAX_HEADS` heads and `MAX_POSITIONS` positions of each
+    axis. `tokens`, when the input is discrete and the attention runs over its
+    positions, is the input at each shown position, as text.
+    """
+
+    label: str  # "self_attention in encoder_block 1 of 2"
+    site: str  # the program and step that apply it: "encoder_block.a"
+    combinator: str  # "multihead(w_q, w_k, w_v)"
+    kind: str  # "self", "causal" or "cross"
+    heads: int  # the module's heads, shown or not
+    queries: int
+    keys: int
+    basis: str  # what the weights were computed under (the method's choice)
+    weights: tuple[tuple[tuple[float, ...], ...], ...]
+    tokens: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Weights to 4 decimals: a view cannot show more, and the JSON stays small."""
+        return {
+            "label": self.label,
+            "site": self.site,
+            "combinator": self.combinator,
+            "kind": self.kind,
+            "example": 0,
+            "basis": self.basis,
+            "heads": self.heads,
+            "queries": self.queries,
+            "keys": self.keys,
+            "tokens": None if self.tokens is None else list(self.tokens),
+            "weights": [[[round(w, 4) for w in row] for row in head] for head in self.weights],
+        }
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """One run of `program` by `method`: the loss series (SVI's -ELBO, NUTS's first chain's
     potential energy, the prior draws' -log joint), the posterior table with its warnings,
-    and what only one method has (`svi`, `nuts`, `sites`)."""
+    what only one method has (`svi`, `nuts`, `sites`) and, for a program with attention,
+    the weights of its first example (`attention`)."""
 
     method: Method
     program: str
@@ -112,6 +152,7 @@ class RunSummary:
     svi: SviFit | None = None
     nuts: NutsStats | None = None
     sites: Mapping[str, SiteDraws] | None = None  # prior: every site's draws
+    attention: tuple[AttentionWeights, ...] = ()  # each attention's, for the first example
 
     @property
     def warnings(self) -> tuple[FitWarning, ...]:
@@ -166,6 +207,8 @@ class RunSummary:
         else:
             out["sites"] = {k: v.to_json() for k, v in (self.sites or {}).items()}
             out.update(self._loss_json())
+        if self.attention:
+            out["attention"] = [a.to_json() for a in self.attention]
         out["stopped"] = self.stopped
         return out
 

@@ -181,9 +181,9 @@ class Compiler:
     def _multihead(self, node: ir.Combinator, t: Arrow, suffix: str) -> Morphism:
         """Each of query, key, value as its heads: a replicate group's copies in order,
         or one morphism (one head); the registry says which attention it is."""
-        heads = [self._heads(part, suffix) for part in node.parts]
+        queries, keys, values = (self._heads(part, suffix) for part in node.parts)
         kind = COMBINATORS[node.name].attention or "self"
-        return Attention(t, node.label, *heads, kind=kind)
+        return Attention(t, node.label, queries, keys, values, kind=kind)
 
     _causal_multihead = _multihead
     _cross_multihead = _multihead

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, type Page, chromium } from "playwright-core";
 import type { ToDiagramView, ToLossView } from "../src/shared/messages";
-import { type DiagramResult, ServerCommands, parseDiagramResult } from "../src/shared/protocol";
+import { type AttentionMap, type DiagramResult, ServerCommands, parseDiagramResult } from "../src/shared/protocol";
 import { type WebviewAssets, createNonce } from "../src/webview/html";
 import { renderDiagramPage, renderLossPage } from "../src/webview/pages";
 import { bidirectionalDot, bidirectionalMermaid } from "./helpers/handwrittenDiagrams";
@@ -429,6 +429,72 @@ describe("webviews in headless Chromium", { skip, timeout: 240_000 }, () => {
     const order = await page.evaluate(() => ["chart", "posterior"].map((id) => document.getElementById(id)!.getBoundingClientRect().top));
     assert.ok(order[0]! < order[1]!, "the loss curve, then the table");
     await page.screenshot({ path: path.join(screenshots, "run-svi-finished.png"), fullPage: true });
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("draws each attention as a heatmap per head on one colour scale, its labels as text", async () => {
+    const page = await openRunPage("QVR SVI: bert_mlm", { width: 1000, height: 900 });
+    await send(page, { type: "start", title: "QVR SVI: bert_mlm", method: "svi", total: 3 });
+    assert.equal(await page.locator("#attention").isVisible(), false, "nothing before the run ends");
+    // Two heads over 13 real positions: head 1 looks at the next position, head 2 at all alike.
+    const n = 13;
+    const grid = (f: (q: number, k: number) => number): number[][] =>
+      Array.from({ length: n }, (_, q) => Array.from({ length: n }, (_, k) => f(q, k)));
+    const map = (label: string, block: number): AttentionMap => ({
+      label,
+      site: "encoder_block.a",
+      combinator: "multihead(w_q, w_k, w_v)",
+      kind: "self",
+      basis: "fitted parameters, latent sites at their mean under the guide",
+      heads: 2,
+      queries: n,
+      keys: n,
+      tokens: Array.from({ length: n }, (_, i) => (i === 1 ? "<b>x</b>" : `(${i + 3}, 0, ${i})`)),
+      weights: [grid((q, k) => (k === (q + block) % n ? 0.9 : 0.1 / (n - 1))), grid(() => 1 / n)],
+    });
+    const attention = [map("<img src=x onerror=alert(1)> in encoder_block 1 of 2", 1), map("self_attention in encoder_block 2 of 2", 2)];
+    await send(page, { type: "finished", summary: '{\n  "method": "svi"\n}', posterior: null, attention });
+    assert.ok(await page.locator("#attention").isVisible());
+    assert.deepEqual(await page.locator("#attention .attention-label").allTextContents(), [
+      "<img src=x onerror=alert(1)> in encoder_block 1 of 2",
+      "self_attention in encoder_block 2 of 2",
+    ]);
+    assert.equal(await page.locator("#attention img, #attention b").count(), 0, "server text is shown as text");
+    assert.match((await page.locator("#attention .attention-note").first().textContent()) ?? "", /encoder_block\.a · multihead\(w_q, w_k, w_v\) · self-attention · 2 heads · 13 queries × 13 keys/);
+    const figures = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("#attention figure.attention-map"), (figure) => ({
+        heads: Array.from(figure.querySelectorAll("svg.heatmap"), (svg) => ({
+          title: svg.querySelector(".head-title")?.textContent ?? "",
+          cells: svg.querySelectorAll("rect.cell").length,
+          strongest: Array.from(svg.querySelectorAll("rect.cell"))
+            .filter((rect) => rect.getAttribute("fill-opacity") === "1")
+            .map((rect) => `${(rect as SVGRectElement).dataset.query}>${(rect as SVGRectElement).dataset.key}`)
+            .slice(0, 2),
+          fill: getComputedStyle(svg.querySelector("rect.cell")!).fill,
+          ticks: svg.querySelectorAll("text.tick").length,
+        })),
+        scale: Array.from(figure.querySelectorAll("svg.heat-scale text.tick"), (text) => text.textContent),
+      })),
+    );
+    assert.equal(figures.length, 2);
+    for (const [i, figure] of figures.entries()) {
+      assert.deepEqual(figure.heads.map((h) => [h.title, h.cells]), [["head 1", n * n], ["head 2", n * n]]);
+      assert.deepEqual(figure.heads[0]!.strongest, i === 0 ? ["0>1", "1>2"] : ["0>2", "1>3"], "the strongest weight is painted in full");
+      assert.deepEqual(figure.scale, ["0", "0.225", "0.45", "0.675", "0.9"]);
+      for (const head of figure.heads) {
+        assert.equal(head.fill, "rgb(26, 115, 232)", "the chart colour (the theme's charts.blue in VS Code)");
+        assert.ok(head.ticks >= 14, "position labels on both axes");
+      }
+    }
+    await page.locator("#attention svg.heatmap rect.cell[data-head='0'][data-query='1'][data-key='2']").first().hover();
+    assert.equal(await page.locator("#attention .attention-readout").first().textContent(), "head 1: query 1 (<b>x</b>) → key 2 ((5, 0, 2)): 0.9");
+    await page.screenshot({ path: path.join(screenshots, "run-attention.png"), fullPage: true });
+    // A new run clears them.
+    await send(page, { type: "start", title: "QVR SVI: bert_mlm", method: "svi", total: 3 });
+    assert.equal(await page.locator("#attention").isVisible(), false);
+    assert.equal(await page.locator("#attention figure").count(), 0);
     assert.deepEqual(await violations(page), []);
     assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
     await page.close();

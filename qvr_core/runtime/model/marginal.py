@@ -16,6 +16,10 @@ every path that agrees on the values it depends on (`program._Pass._sum_key`), w
 makes a chain where each scope reads the one before cost what the forward algorithm
 costs.
 
+A discrete `sample` site without data is summed out the same way for NUTS and SVI
+(`enumerate.py`): a scope over the steps that read it, its plates the groups; the
+runs of such a sum are bounded (`admit_runs`, `MAX_RUNS`).
+
 A run is sized before it starts (`qvr_core.model_resources`); a support only the
 run's arguments size (a Binomial's `total_count` from the data) is guarded here: a
 sum whose enumeration would keep more than the memory budget is refused before
@@ -123,9 +127,41 @@ def to_groups(
     )
 
 
-def combine(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch.Tensor:
-    """logsumexp over k of (log p(k) + terms_k), per group (the caller sums the groups)."""
-    stacked = torch.stack(
+def per_value(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch.Tensor:
+    """log p(k) + terms_k stacked over k, per group: shape (K, *groups)."""
+    return torch.stack(
         torch.broadcast_tensors(*(lp + t for lp, t in zip(log_prior, terms, strict=True))), 0
     )
-    return torch.logsumexp(stacked, 0)
+
+
+def combine(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch.Tensor:
+    """logsumexp over k of (log p(k) + terms_k), per group (the caller sums the groups)."""
+    return torch.logsumexp(per_value(log_prior, terms), 0)
+
+
+#: The most times one log density may run the steps that read a summed discrete site:
+#: its values times the values of the summed sites its sum depends on (2**10: ten coins
+#: read by one observe, a 32-state HMM's K * K). Each run of the steps is Python, about
+#: 0.3 ms (measured with its gradient), so at this bound one density takes about 0.35 s
+#: and a NUTS iteration at the default tree depth (up to 64 densities) some 20 s: a sum
+#: past it is a model to write another way (observe the site, fewer values, fewer sites
+#: read together), not one to wait for. The sum is refused before it runs.
+MAX_RUNS = 1024
+
+
+def admit_runs(count: int, outer: dict[str, int], where: str) -> None:
+    """Refuse (QvrRuntimeError, one line) a summed site whose steps would run more than
+    `MAX_RUNS` times per log density: `count` values, for each of the values of the
+    summed sites `outer` (name -> values) its sum depends on."""
+    runs = count * math.prod(outer.values())
+    if runs <= MAX_RUNS:
+        return
+    given = ""
+    if outer:
+        names = ", ".join(sorted(outer)[:4]) + (", ..." if len(outer) > 4 else "")
+        given = f" for each of the {math.prod(outer.values()):,} values of {names} it depends on"
+    raise QvrRuntimeError(
+        f"{where}: summing out this discrete site runs the steps that read it {runs:,} times "
+        f"per log density ({count:,} values{given}), over the limit of {MAX_RUNS:,}: observe "
+        "it, give it fewer values, or make fewer summed sites depend on each other"
+    )

@@ -103,12 +103,16 @@ class ModelRun:
 @dataclass
 class _Node:
     """A step with what it reads, and for a `marginalize` the steps of its scope and what
-    the whole scope reads from outside itself (its sum depends on nothing else)."""
+    the whole scope reads from outside itself (its sum depends on nothing else).
+
+    `summed`: a discrete `sample` site summed out as a scope over the steps that read it
+    (`qvr_core.runtime.model.enumerate`), one value per entry of its plates."""
 
     step: Step
     reads: frozenset[str]
     body: list[_Node] = field(default_factory=list)
     scope_reads: frozenset[str] = frozenset()
+    summed: bool = False
 
 
 def _nest(steps: tuple[Step, ...]) -> tuple[_Node, ...]:
@@ -135,7 +139,7 @@ def _scope_reads(node: _Node) -> frozenset[str]:
     out = set(node.reads)
     bound = {node.step.name}
     for inner in node.body:
-        names = _scope_reads(inner) if _is_scope(inner.step) else inner.reads
+        names = _scope_reads(inner) if _is_scope(inner.step) or inner.summed else inner.reads
         out |= names - bound
         bound.add(inner.step.name)
     node.scope_reads = frozenset(out)
@@ -355,7 +359,10 @@ class _Scope:
 
 
 class _Pass:
-    """One evaluation of the steps (draw: sites without a value are drawn; else scored)."""
+    """One evaluation of the steps (draw: sites without a value are drawn; else scored).
+
+    `trees`: the program's and its templates' trees to run instead of the compiled ones
+    (their discrete sites summed out, `qvr_core.runtime.model.enumerate`)."""
 
     def __init__(
         self,
@@ -363,10 +370,11 @@ class _Pass:
         data: dict[str, torch.Tensor],
         given: dict[str, torch.Tensor],
         draw: bool,
+        trees: tuple[_Compiled, Mapping[str, _Compiled]] | None = None,
     ) -> None:
         self.program, self.data, self.given, self.draw = program, data, given, draw
         self.strict = draw and _STRICT.get()  # a draw outside its support raises
-        self.compiled = program.top
+        self.compiled, self.templates = trees or (program.top, program.templates)
         self.env: dict[str, torch.Tensor] = {}
         self.prefix = ""  # `v$` inside `sample v <- template(...)`
         self.sizes: dict[str, int] = dict(program.sizes)  # plates, template objects too
@@ -379,6 +387,10 @@ class _Pass:
         self.enumerated: dict[str, int] = {}
         self.scoped: dict[str, frozenset[str]] = {}
         self.sums: dict[tuple[Any, ...], torch.Tensor] = {}
+        # a summed site's values and, per value, log p(k) + what its scope adds (its
+        # posterior, before normalising), by its sum's key: kept when not None
+        self.weights: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor]] | None = None
+        self.counts: dict[str, int] = {}  # how many values each enumerated name has
 
     def lookup(self, name: str, line: int) -> torch.Tensor:
         if name in self.env:
@@ -393,7 +405,8 @@ class _Pass:
 
     def run(self) -> ModelRun:
         self.steps(self.compiled.nodes, None)
-        self.ret(self.compiled.model)
+        if self.draw:  # a log joint returns no value (a summed site's is not one value)
+            self.ret(self.compiled.model)
         total = torch.zeros(())
         for lp in self.log_probs.values():
             total = total + lp
@@ -403,14 +416,14 @@ class _Pass:
     def steps(self, nodes: tuple[_Node, ...] | list[_Node], scope: _Scope | None) -> None:
         for node in nodes:
             step = node.step
-            if scope is not None and not self.draw:  # only summing needs what depends on what
-                self.scoped[step.name] = self._depends_on(node.reads)
+            if not self.draw and (scope is not None or self.enumerated):  # only summing needs
+                self.scoped[step.name] = self._depends_on(node.reads)  # what depends on what
             if isinstance(step, Let):
                 value = self.arith(step)
                 self.env[step.name] = value
                 if step.kind == "score":
                     self.term(self.prefix + step.name, value, scope, None, step.line)
-            elif step.kind == "marginalize":
+            elif step.kind == "marginalize" or node.summed:
                 self.marginalize(node, scope)
             elif step.callee is not None:
                 self.call(step, scope)
@@ -598,10 +611,15 @@ class _Pass:
     def marginalize(self, node: _Node, scope: _Scope | None) -> None:
         step = node.step
         assert isinstance(step, Site)
-        # `z : K` names the values z takes (as the checker reads it); `over=G` the groups,
-        # one z per entry of G; without it, one z for the whole scope.
-        groups = axes(step.over, self.sizes)
+        if node.summed and self.prefix + step.name in self.given:
+            self.site(step, scope)  # a summed site given a value: scored, then what reads it
+            self.steps(node.body, scope)
+            return
         dist = distribution(step, self.lookup, self.sizes, self._cache())
+        # `z : K` names the values z takes (as the checker reads it); `over=G` the groups,
+        # one z per entry of G; without it, one z for the whole scope. A summed site has
+        # one value per entry of its plates: its draws' axes are the groups.
+        groups = tuple(dist.batch_shape) if node.summed else axes(step.over, self.sizes)
         name = step.name
         here = f"{where(step)}"
         if self.draw and step.name not in self.given:
@@ -615,7 +633,10 @@ class _Pass:
         contribution = self.sums.get(key)
         if contribution is None:
             values = marginal.support_values(dist, here)
+            if node.summed:  # its steps run once per value and values of what it reads
+                marginal.admit_runs(values.shape[0], {n: self.counts[n] for n, _ in key[2]}, here)
             priors, totals = [], []
+            self.counts[name] = values.shape[0]
             for k in range(values.shape[0]):
                 inner = _Scope(name, groups)
                 self.env[name], self.enumerated[name] = values[k], k
@@ -624,6 +645,8 @@ class _Pass:
                 totals.append(inner.total())
             del self.env[name], self.enumerated[name]
             contribution = self.sums[key] = marginal.combine(priors, totals)
+            if node.summed and self.weights is not None:
+                self.weights[key] = (values, marginal.per_value(priors, totals))
         if scope is None:
             self.log_probs[self.prefix + name] = contribution.sum()
         else:
@@ -655,7 +678,7 @@ class _Pass:
         """`sample v <- template(args)`: its steps in place, its sites named `v$z`, its
         objects bound to the objects given, and `v` its returned value."""
         assert step.callee is not None
-        template = self.program.templates[step.callee]
+        template = self.templates[step.callee]
         env: dict[str, torch.Tensor] = {}
         sizes = dict(self.sizes)
         for param, arg in zip(template.model.params, step.call_values, strict=True):

@@ -1,7 +1,8 @@
 /**
  * The run view: the loss curve drawn from streamed progress; for a NUTS run the
  * trace plots per chain and the posterior table of the draws so far, replaced by
- * the final summary's table when the run finishes (SVI's too).
+ * the final summary's table when the run finishes (SVI's too); then, for a program
+ * with attention, the heatmaps of its weights.
  */
 import { formatNumber } from "../../src/shared/chart";
 import type { FromLossView, ToLossView } from "../../src/shared/messages";
@@ -9,6 +10,7 @@ import { drawsLine } from "../../src/shared/posteriorTable";
 import type { Posterior } from "../../src/shared/protocol";
 import { RunState } from "../../src/shared/runState";
 import { element, vscodeApi } from "../vscodeApi";
+import { drawAttention } from "./attention";
 import { drawCurve } from "./lossChart";
 import { drawPosterior, drawPosteriorNote } from "./posterior";
 import { drawLegend, drawTraces } from "./traces";
@@ -22,6 +24,7 @@ const draws = element("draws", HTMLElement);
 const legend = element("legend", HTMLElement);
 const traces = element("traces", HTMLElement);
 const posterior = element("posterior", HTMLElement);
+const attention = element("attention", HTMLElement);
 const details = element("details", HTMLElement);
 const summary = element("summary", HTMLElement);
 
@@ -94,6 +97,7 @@ window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
       status.classList.remove("error");
       summary.textContent = "";
       details.hidden = true;
+      drawAttention(attention, []);
       break;
     case "progress":
       state.add(message.progress);
@@ -104,6 +108,7 @@ window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
       summary.textContent = message.summary;
       details.hidden = false;
       final = message.posterior;
+      drawAttention(attention, message.attention ?? []); // its size does not follow the width
       break;
     case "failed":
       status.textContent = message.message;

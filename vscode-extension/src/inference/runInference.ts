@@ -15,7 +15,7 @@ import { parseInferenceProgress } from "../shared/parseProgress";
 import { type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
 import { buildInferenceParams, parseInferenceArguments } from "./params";
-import { formatPosterior, formatSummary, summaryPosterior } from "./summary";
+import { formatPosterior, formatSummary, summaryAttention, summaryPosterior } from "./summary";
 
 /** How long to wait for the server to confirm a cancellation before giving up on the run. */
 const CANCEL_GRACE_MS = 10_000;
@@ -122,7 +122,12 @@ export class InferenceRunner implements vscode.Disposable {
       const json = formatSummary(summary);
       this.output.appendLine(table === "" ? json : `${table}\n${json}`);
       this.output.show(true);
-      this.panel.finish({ type: "finished", summary: json, posterior: summaryPosterior(summary) ?? null });
+      this.panel.finish({
+        type: "finished",
+        summary: json,
+        posterior: summaryPosterior(summary) ?? null,
+        attention: summaryAttention(summary),
+      });
     } catch (error) {
       const message = token.isCancellationRequested ? "Cancelled." : `Inference failed: ${errorMessage(error)}`;
       this.output.appendLine(message);

@@ -1,17 +1,36 @@
+import { parseAttention } from "../shared/attentionChart";
 import { parsePosterior } from "../shared/parseProgress";
 import { posteriorTable, posteriorText } from "../shared/posteriorTable";
-import type { Posterior } from "../shared/protocol";
+import type { AttentionMap, Posterior } from "../shared/protocol";
 
 /**
  * The run summary as JSON for the output channel: one line per field, so a
- * 500-step loss series stays one line instead of five hundred.
+ * 500-step loss series stays one line instead of five hundred. The attention
+ * weights (thousands of numbers, drawn in the run view) are left out of it.
  */
 export function formatSummary(summary: unknown): string {
   if (typeof summary !== "object" || summary === null || Array.isArray(summary)) {
     return JSON.stringify(summary, null, 2);
   }
-  const fields = Object.entries(summary).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  const fields = Object.entries(summary).map(
+    ([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(key === "attention" ? withoutWeights(value) : value)}`,
+  );
   return fields.length === 0 ? "{}" : `{\n${fields.join(",\n")}\n}`;
+}
+
+function withoutWeights(attention: unknown): unknown {
+  if (!Array.isArray(attention)) return attention;
+  return attention.map((entry: unknown) => {
+    if (typeof entry !== "object" || entry === null) return entry;
+    const { weights: _weights, tokens: _tokens, ...rest } = entry as Record<string, unknown>;
+    return rest;
+  });
+}
+
+/** The attention weights of a run's summary (`summary.attention`), checked; empty when it has none. */
+export function summaryAttention(summary: unknown): AttentionMap[] {
+  if (typeof summary !== "object" || summary === null) return [];
+  return parseAttention((summary as { attention?: unknown }).attention);
 }
 
 /** The posterior of a run's summary (`summary.posterior`), checked; undefined when it has none. */

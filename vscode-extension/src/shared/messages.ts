@@ -3,6 +3,7 @@
  * webview is untrusted input: it is parsed into these types before it is acted on.
  */
 import {
+  type AttentionMap,
   type DiagramFormat,
   type DiagramNode,
   type InferenceProgress,
@@ -24,12 +25,17 @@ export type FromDiagramView =
   | { type: "format"; format: DiagramFormat }
   | { type: "renderError"; message: string };
 
-// Extension -> run webview (the loss curve; a NUTS run's traces; the posterior table).
+// Extension -> run webview (the loss curve; a NUTS run's traces; the posterior table;
+// the attention heatmaps).
 export type ToLossView =
   | { type: "start"; title: string; method: string; total: number }
   | { type: "progress"; progress: InferenceProgress }
-  /** `summary`: the run's summary as JSON text; `posterior`: its table's data (null when it has none). */
-  | { type: "finished"; summary: string; posterior: Posterior | null }
+  /**
+   * `summary`: the run's summary as JSON text; `posterior`: its table's data (null when it
+   * has none); `attention`: each attention's weights for the first example (absent or
+   * empty: none).
+   */
+  | { type: "finished"; summary: string; posterior: Posterior | null; attention?: AttentionMap[] }
   | { type: "failed"; message: string };
 
 // Run webview -> extension.

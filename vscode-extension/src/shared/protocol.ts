@@ -143,6 +143,32 @@ export interface Posterior {
   e_bfmi?: (number | null)[];
 }
 
+/**
+ * One attention module's weights for the run's first example: an element of the
+ * summary's `attention` (qvr_core/runs/attention_record.py). `weights[h][q][k]` is how
+ * much query position q of head h looks at key position k; the server keeps at most 8
+ * heads and 32 positions per axis, and cuts padding off.
+ */
+export interface AttentionMap {
+  /** Where the source applies it: "self_attention in encoder_block 1 of 2". */
+  label: string;
+  /** The program and step: "encoder_block.a". */
+  site: string;
+  /** "multihead(w_q, w_k, w_v)". */
+  combinator: string;
+  /** "self", "causal" or "cross". */
+  kind: string;
+  /** What the weights were computed under (fitted parameters, a mean over draws, ...). */
+  basis: string;
+  /** The module's heads, and the example's query and key positions, shown or not. */
+  heads: number;
+  queries: number;
+  keys: number;
+  /** The input at each shown position, when it is discrete; null otherwise. */
+  tokens: string[] | null;
+  weights: number[][][];
+}
+
 export const ServerCommands = {
   diagram: "qvr.diagram",
   runInference: "qvr.runInference",
