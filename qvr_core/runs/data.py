@@ -449,7 +449,7 @@ def select(
             parts.append(f"unexpected {quoted_list(unknown)}")
         raise InferenceError(
             f"{source}: {'; '.join(parts)}. The data must hold exactly 'x' (the program "
-            f"input) and the observed sites: {quoted_list(expected)}"
+            f"input), the observed sites and the data names: {quoted_list(expected)}"
         )
     sizes = {k: int(data[k].shape[0]) if data[k].dim() else None for k in expected}
     if len(set(sizes.values())) != 1 or None in sizes.values():
@@ -470,13 +470,15 @@ def conform(
     input_type: ValueType,
     site_types: Mapping[str, ValueType],
     source: str,
+    picked: Iterable[int] = (),
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The input and observations as the program takes them, or an error naming the key.
 
     Types are the checker's (the program's inferred input, each observed
     site's value): FinSet values must be whole numbers in range, a
     `Real 1` value may come as one number per example, and every sequence
-    must have the input's length.
+    must have the input's length, or a number of positions some data name picks
+    (`picked`: a site over `h[picks]` has one value per pick).
     """
     x = _conform(x, input_type, "x", source)
     length = x.shape[1] if isinstance(input_type, Seq) else None
@@ -484,13 +486,33 @@ def conform(
     for key, value in observations.items():
         t = site_types[key]
         v = _conform(value, t, key, source)
-        if isinstance(t, Seq) and length is not None and v.shape[1] != length:
+        allowed = {length, *picked}
+        if isinstance(t, Seq) and length is not None and v.shape[1] not in allowed:
+            picks = " or the number of positions a data name picks" if picked else ""
             raise InferenceError(
                 f"{source}: {quoted(key)} is a sequence of length {v.shape[1]} but 'x' has length "
-                f"{length}"
+                f"{length}{picks}"
             )
         out[key] = v
     return x, out
+
+
+def whole_numbers(value: torch.Tensor, key: str, source: str) -> torch.Tensor:
+    """A data name that picks positions (`h[picks]`), as int64: whole numbers, one row per
+    example (the run checks them against the sequence's length)."""
+    if value.dtype == torch.bool or (
+        value.is_floating_point() and not bool((value == value.round()).all())
+    ):
+        raise InferenceError(
+            f"{source}: {quoted(key)} picks positions, so it must hold whole numbers"
+        )
+    if value.dim() != 2:
+        shape = ", ".join(str(n) for n in value.shape)
+        raise InferenceError(
+            f"{source}: {quoted(key)} has shape ({shape}) but positions are one row per "
+            "example (2 axes: examples, picks)"
+        )
+    return value.long()
 
 
 def _conform(value: torch.Tensor, t: ValueType, key: str, source: str) -> torch.Tensor:

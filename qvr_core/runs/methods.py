@@ -124,8 +124,13 @@ class Job:
         the results, when the caller keeps them."""
         if self.results is None:
             return
-        self.results.add("observed_data", self.observations)
+        sites = set(self.program.site_names)
+        self.results.add(
+            "observed_data", {k: v for k, v in self.observations.items() if k in sites}
+        )
         inputs = self.x if isinstance(self.x, dict) else {"x": self.x}
+        # a seed program's data names (`h[picks]`) are read, not observed
+        inputs = {**inputs, **{k: v for k, v in self.observations.items() if k not in sites}}
         if inputs:
             self.results.add("constant_data", inputs)
 
@@ -198,7 +203,8 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
     program = summed_out(job.program, observations)  # discrete latents summed out exactly
     if isinstance(program, SummedModel) and not has_continuous_latents(program, observations):
         return _exact_svi(job, program, lr, guide_name)
-    module = GUIDES[guide_name](program, observed_names=set(observations))
+    observed = set(observations) & set(program.site_names)  # not the data names (`h[picks]`)
+    module = GUIDES[guide_name](program, observed_names=observed)
     guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
     params = list(program.parameters()) + list(guide.parameters())
     if not latent_names(program, observations) and not any(True for _ in program.parameters()):
@@ -471,12 +477,14 @@ def run_prior(job: Job) -> RunSummary:
     losses: list[float] = []
     start = time.perf_counter()
     stopped = False
+    # data names that pick positions (`h[picks]`) are read; the sites are drawn
+    data = {k: v for k, v in job.observations.items() if k not in program.site_names}
     with torch.no_grad():
         for step in range(1, job.steps + 1):
             if job.stop_requested():
                 stopped = True
                 break
-            result = program.run(job.x)
+            result = program.run(job.x, data)
             for n in program.site_names:
                 draws[n].append(result.values[n])
             losses.append(-float(result.log_joint.mean()))

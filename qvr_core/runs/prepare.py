@@ -30,7 +30,7 @@ from qvr_core.datafile import DataFile, printable
 from qvr_core.inference.errors import InferenceError
 from qvr_core.run_arguments import RunArguments
 from qvr_core.runnable import RuntimeKind, runnability
-from qvr_core.runs.data import conform, read_data, resolve_data_path, select
+from qvr_core.runs.data import conform, read_data, resolve_data_path, select, whole_numbers
 from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, split_data, synthetic
 from qvr_core.runs.sizing import Sizing, budget_of, size_model_run, size_run
@@ -181,13 +181,15 @@ def _reinit(program: ProgramModule) -> None:
 def _synthetic(
     program: ProgramModule, observed: list[str], seed: int, batch: int, seq_len: int
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The seeds' recipe: true parameters under `seed`, data, fresh parameters under seed+1."""
+    """The seeds' recipe: true parameters under `seed`, data, fresh parameters under seed+1.
+    Data names that pick positions get random positions (`example_data`)."""
     torch.manual_seed(seed)
     _reinit(program)
     x = program.example_input(batch, seq_len)
+    data = program.example_data(batch, seq_len)
     with torch.no_grad():
-        values = program.run(x).values
-    observations = {n: values[n].detach() for n in observed}
+        values = program.run(x, data).values
+    observations = {**{n: values[n].detach() for n in observed}, **data}
     torch.manual_seed(seed + 1)
     _reinit(program)
     return x, observations
@@ -201,16 +203,20 @@ def _read(
     budget: int,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The data, read once within the memory budget and validated against the program's
-    types."""
+    types: the input `x`, the observed sites, and the data names that pick positions."""
     file, shown = _file(data, root)
-    x, observations = select(read_data(file, budget), observed, shown)
+    x, given = select(read_data(file, budget), [*observed, *info.data], shown)
     assert info.type is not None  # runnability: the program type-checks
     types = {
         s.name: s.value_type
         for s in info.sites
         if s.kind == "observe" and s.value_type is not None  # all of them: it type-checks
     }
-    return conform(x, observations, info.type.dom, types, shown)
+    positions = {k: whole_numbers(v, k, shown) for k, v in given.items() if k not in types}
+    observations = {k: v for k, v in given.items() if k in types}
+    picked = {int(v.shape[1]) for v in positions.values()}
+    x, observations = conform(x, observations, info.type.dom, types, shown, picked)
+    return x, {**observations, **positions}
 
 
 # ------------------------------------------------------------ model programs

@@ -20,7 +20,8 @@ knows and nothing re-read from the syntax:
   values are integers). A draw that is not finite (a heavy-tailed prior) is
   drawn again under the next seed, then replaced by values in the support;
 - a seed program's input `x` and observed sites: the gallery's "Try it" data
-  at `batch` and `seq_len`.
+  at `batch` and `seq_len`, and random positions for each data name that picks
+  them (`h[picks]`).
 
 `write_data` saves it as `.npz` (numpy, no pickles) or `.json`; both are
 formats `qvr run --data` reads. `missing_data_hint` is the sentence a run that
@@ -448,9 +449,12 @@ def _seed_data(
         for p in program.parameters():
             p.copy_(torch.randn_like(p) * 0.3)
         x = program.example_input(batch, seq_len)
-        values = program.run(x).values
+        data = program.example_data(batch, seq_len)
+        values = program.run(x, data).values
     info = checked.programs[name]
     columns = [Column("x", x.numpy(), f"the input, {info.type.dom if info.type else '?'}")]
+    for key, picks in data.items():
+        columns.append(Column(key, picks.numpy(), "data: positions to pick, one row per example"))
     for site in info.sites:
         if site.kind == "observe" and site.name in values:
             v = values[site.name].detach()

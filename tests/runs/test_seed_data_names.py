@@ -1,0 +1,69 @@
+"""`qvr run` on a seed program that picks positions by a data name (the BERT page).
+
+The data name (`pred_positions` in `h[pred_positions]`) comes with synthetic
+data, from `qvr data`, and from a data file; it is read, not observed (it is
+constant data in the output), and a wrong one is a one-line error naming it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qvr_core.check import check
+from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.results import RunResults
+from qvr_core.runs.run import run_program
+from qvr_core.runs.synthesise import synthesise, write_data
+
+BERT = Path(__file__).resolve().parents[2] / "examples" / "bert_mlm.qvr"
+
+
+def source() -> str:
+    return BERT.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("method", ["prior", "svi", "nuts"])
+def test_synthetic_data_picks_positions(method: str) -> None:
+    summary = run_program(source(), method=method, steps=2, chains=1, batch=4, seq_len=6)
+    assert summary.data == "synthetic"
+    assert summary.steps >= 1
+
+
+def written(tmp_path: Path, **changes: np.ndarray) -> Path:
+    data = synthesise(check(source()), "bert_mlm", batch=4, seq_len=6)
+    arrays = {**data.arrays(), **changes}
+    path = tmp_path / "bert.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+def test_qvr_data_writes_the_positions_and_a_run_reads_them(tmp_path: Path) -> None:
+    data = synthesise(check(source()), "bert_mlm", batch=4, seq_len=6)
+    assert data.arrays()["pred_positions"].shape == (4, 3)
+    path = write_data(data, tmp_path / "bert.npz")
+    results = RunResults()
+    run_program(source(), data=path, steps=2, results=results)
+    groups = results.inference_data()
+    assert "pred_positions" in groups.constant_data
+    assert "pred_positions" not in groups.observed_data
+    assert set(groups.observed_data.data_vars) == {"masked_tokens", "is_next"}
+
+
+@pytest.mark.parametrize(
+    ("picks", "message"),
+    [
+        (np.full((4, 3), 1.5), "'pred_positions' picks positions, so it must hold whole numbers"),
+        (np.zeros((4,), dtype=np.int64), "'pred_positions' has shape (4) but positions are"),
+        (np.full((4, 3), 9, dtype=np.int64), "data 'pred_positions' holds position 9, outside"),
+    ],
+)
+def test_wrong_positions_are_one_line_errors(
+    tmp_path: Path, picks: np.ndarray, message: str
+) -> None:
+    with pytest.raises(InferenceError) as caught:
+        run_program(source(), data=written(tmp_path, pred_positions=picks), steps=2)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
