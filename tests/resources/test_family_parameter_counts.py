@@ -84,16 +84,19 @@ COMBINATOR_USES = {
     "scan": "scan(c, init=learned)",  # the learned first state is the scan's own
     "scanl": "scanl(c)",
     "multihead": "multihead(f, g, f) >> f",  # one head each: f is shared, g is not
+    "causal_multihead": "causal_multihead(f, g, f) >> f",
+    "cross_multihead": "cross_multihead(f, g, f) >> f",  # queries and memory of type A
     "stack": "stack(f >> g, 3)",
     "repeat": "repeat(f >> g, 3)",
     "identity": "f >> identity(A) >> g",
 }
 _RESULTS = {"fan": "A * A * A", "scanl": "A", "multihead": "A"}
+_INPUTS = {"cross_multihead": "AA"}  # a query and a memory per position
 
 
 def combinator_program(name: str) -> str:
     """A program with one site, the let; its input type is the let's (a sequence for scan)."""
-    result = _RESULTS.get(name, "A")
+    result, given = _RESULTS.get(name, "A"), _INPUTS.get(name, "A")
     return f"""\
 object A : Real 3
 object AA : A * A
@@ -104,7 +107,7 @@ morphism c : AA -> A [role=kernel, hidden_dim=3] ~ Normal
 
 let body = {COMBINATOR_USES[name]}
 
-program p : A -> {result}
+program p : {given} -> {result}
     sample y <- body
     return y
 
