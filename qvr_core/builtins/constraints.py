@@ -57,6 +57,12 @@ _FITS: dict[str, frozenset[str]] = {
 }
 
 
+#: discrete kinds with finitely many values but no bound named by a parameter
+_FINITE_KINDS = frozenset({"boolean", "one_hot"})
+#: the constraint of each entry of a vector or matrix kind whose entries are free
+_ENTRY_KINDS = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
+
+
 @dataclass(frozen=True)
 class Constraint:
     """The set a value lies in: a kind and, for intervals, its bounds."""
@@ -77,6 +83,20 @@ class Constraint:
     def rank(self) -> int:
         """0 for numbers, 1 for vectors, 2 for matrices."""
         return _KINDS[self.kind][2]
+
+    @property
+    def finite(self) -> bool:
+        """Finitely many values: discrete and bounded above (a Categorical's K, a
+        Binomial's total_count) or finite by kind (0 or 1, a one-hot vector), so a
+        latent with this support can be summed out exactly."""
+        return self.discrete and (self.high is not None or self.kind in _FINITE_KINDS)
+
+    @property
+    def entry(self) -> Constraint:
+        """What each entry of a value must satisfy: a vector or matrix of positive (real)
+        numbers has positive (real) entries; other kinds constrain the value whole."""
+        kind = _ENTRY_KINDS.get(self.kind)
+        return Constraint(kind) if kind is not None else self
 
     def describe(self) -> str:
         """Words for messages and hover: `a positive number`, `a number in [low, high]`."""

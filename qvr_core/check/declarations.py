@@ -7,7 +7,6 @@ from itertools import product
 from typing import Literal
 
 from qvr_core import rules
-from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
 from qvr_core.builtins.families import (
     Family,
@@ -747,7 +746,6 @@ def _given_value(
 
 
 #: Vector and matrix kinds whose entries each lie in a number constraint.
-_ENTRYWISE = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
 
 
 def _check_given_literals(
@@ -769,9 +767,7 @@ def _check_given_literals(
         else:
             for v in value:
                 entries.extend(v if isinstance(v, tuple) else (v,))
-        constraint = param.constraint
-        if kind in _ENTRYWISE or (param.rank == 0 and not isinstance(value, float)):
-            constraint = Constraint(_ENTRYWISE.get(kind, kind))
+        constraint = param.constraint.entry  # a per-coordinate list: each entry
         bad: str | None = None
         for v in entries:
             if constraint.admits(v, numbers) is False:
@@ -847,7 +843,7 @@ def _check_given_draw(
             )
             return False
     if spec.event_rank == 1:  # a vector of real (or positive) entries fits a Real object
-        support = Constraint(_ENTRYWISE.get(support.kind, support.kind))
+        support = support.entry
     if all(support.fits(f.kind, f.size) for f in cod.factors):
         return True
     ctx.report(

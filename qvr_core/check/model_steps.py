@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Literal
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
-from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import resolve_type
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
 
 _ARITH_OPS = frozenset({"+", "-", "*", "/"})
 #: The elementwise constraint of a vector constraint, to test a literal against.
-_ELEMENTWISE = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
 _INDEX_KINDS = ("index", "ordinal", "boolean", "nonnegative_integer", "integer_interval")
 
 
@@ -809,9 +807,7 @@ class ModelChecker:
             param = family.param(a.param)
             if param is None or a.literal is None:
                 continue
-            constraint = param.constraint
-            if constraint.kind in _ELEMENTWISE:
-                constraint = Constraint(_ELEMENTWISE[constraint.kind])
+            constraint = param.constraint.entry
             values = a.literal if isinstance(a.literal, tuple) else (a.literal,)
             for v in values:
                 if constraint.admits(v, bounds) is False:

@@ -31,9 +31,11 @@ from typing import Any, cast
 
 import torch
 from torch import nn
+from torch.distributions import constraints
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.sites import ProgramLike, check_site_names, latent_names, transform_for
+from qvr_core.runtime.distributions import SITE_SUPPORTS
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -98,6 +100,20 @@ class LiftedProgram(nn.Module):
     def site_support(self, name: str) -> str:
         self._check(name)
         return self._program.site_support(name) if name in self.additional else "real"
+
+    def site_constraint(self, name: str) -> constraints.Constraint:
+        """Where each latent lives: a weight anywhere; an additional latent where the
+        program's site does, exactly when the program says (`~ Pareto(1.0, 2.0)`: above
+        1, not all of `positive`), so NUTS never proposes a value of density 0."""
+        self._check(name)
+        if name not in self.additional:
+            return constraints.real
+        exact = getattr(self.inner, "site_constraint", None)
+        if callable(exact):
+            return cast(constraints.Constraint, exact(name))
+        support = self._program.site_support(name)
+        transform_for(name, support)  # a discrete or mixed latent is refused, by name
+        return SITE_SUPPORTS[support]
 
     def site_event_shape(self, name: str) -> tuple[int, ...]:
         self._check(name)

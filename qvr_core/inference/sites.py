@@ -22,13 +22,7 @@ from torch.distributions import biject_to, constraints
 from torch.distributions.transforms import Transform
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.runtime.distributions import bijection
-
-_CONSTRAINTS = {
-    "positive": constraints.positive,
-    "unit": constraints.unit_interval,
-    "simplex": constraints.simplex,
-}
+from qvr_core.runtime.distributions import SITE_SUPPORTS, bijection
 
 
 class ProgramLike(Protocol):
@@ -64,9 +58,9 @@ def transform_for(site: str, support: str) -> Transform | None:
             f"site '{site}' mixes discrete and continuous factors and has no data: only its "
             "continuous part could be inferred; split it into two sites or observe it"
         )
-    if support not in _CONSTRAINTS:
+    if support not in SITE_SUPPORTS:
         raise InferenceError(f"site '{site}' has an unknown support '{support}'")
-    return biject_to(_CONSTRAINTS[support])
+    return biject_to(SITE_SUPPORTS[support])
 
 
 def site_transform(model: Any, name: str) -> Transform | None:

@@ -119,18 +119,28 @@ class Job:
     def results(self) -> RunResults | None:
         return self.calls.results
 
+    @property
+    def observed(self) -> dict[str, torch.Tensor]:
+        """The observations of the program's sites: what a guide conditions on and the
+        results keep as observed data."""
+        sites = set(self.program.site_names)
+        return {k: v for k, v in self.observations.items() if k in sites}
+
+    @property
+    def data_names(self) -> dict[str, torch.Tensor]:
+        """What the program reads by name besides its sites: a seed program's data names
+        that pick positions (`h[picks]`), given with the observations as `run` takes them."""
+        sites = set(self.program.site_names)
+        return {k: v for k, v in self.observations.items() if k not in sites}
+
     def keep_data(self) -> None:
         """The observed sites and the inputs (a program's `x`, a model's data names) into
         the results, when the caller keeps them."""
         if self.results is None:
             return
-        sites = set(self.program.site_names)
-        self.results.add(
-            "observed_data", {k: v for k, v in self.observations.items() if k in sites}
-        )
+        self.results.add("observed_data", self.observed)
         inputs = self.x if isinstance(self.x, dict) else {"x": self.x}
-        # a seed program's data names (`h[picks]`) are read, not observed
-        inputs = {**inputs, **{k: v for k, v in self.observations.items() if k not in sites}}
+        inputs = {**inputs, **self.data_names}  # read, not observed
         if inputs:
             self.results.add("constant_data", inputs)
 
@@ -203,8 +213,7 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
     program = summed_out(job.program, observations)  # discrete latents summed out exactly
     if isinstance(program, SummedModel) and not has_continuous_latents(program, observations):
         return _exact_svi(job, program, lr, guide_name)
-    observed = set(observations) & set(program.site_names)  # not the data names (`h[picks]`)
-    module = GUIDES[guide_name](program, observed_names=observed)
+    module = GUIDES[guide_name](program, observed_names=set(job.observed))
     guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
     params = list(program.parameters()) + list(guide.parameters())
     if not latent_names(program, observations) and not any(True for _ in program.parameters()):
@@ -477,8 +486,7 @@ def run_prior(job: Job) -> RunSummary:
     losses: list[float] = []
     start = time.perf_counter()
     stopped = False
-    # data names that pick positions (`h[picks]`) are read; the sites are drawn
-    data = {k: v for k, v in job.observations.items() if k not in program.site_names}
+    data = job.data_names  # read; the sites are drawn
     with torch.no_grad():
         for step in range(1, job.steps + 1):
             if job.stop_requested():
@@ -499,7 +507,7 @@ def run_prior(job: Job) -> RunSummary:
     if losses and has_attention(program):
         observed = [n for n in program.site_names if program.site_kind(n) == "observe"]
         latent = {n: torch.stack(draws[n])[None] for n in latent_names(program, observed)}
-        attention = job.attention(program, job.x, {}, [_means(latent)], PRIOR_BASIS)
+        attention = job.attention(program, job.x, data, [_means(latent)], PRIOR_BASIS)
     return job.summary(losses, seconds, stopped, sites=sites, attention=attention)
 
 

@@ -35,6 +35,7 @@ from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, split_data, synthetic
 from qvr_core.runs.sizing import Sizing, budget_of, size_model_run, size_run
 from qvr_core.runs.summary import Method
+from qvr_core.runs.synthesise import reinitialise, seed_program_data
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import format_diagnostics
 from qvr_core.runtime.model import ModelProgram, compile_model
@@ -172,26 +173,14 @@ def _data_shape(x: torch.Tensor, info: ProgramInfo) -> tuple[int, int]:
     return int(x.shape[0]), max(length, 1)
 
 
-def _reinit(program: ProgramModule) -> None:
-    with torch.no_grad():
-        for p in program.parameters():
-            p.copy_(torch.randn_like(p) * 0.3)
-
-
 def _synthetic(
     program: ProgramModule, observed: list[str], seed: int, batch: int, seq_len: int
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The seeds' recipe: true parameters under `seed`, data, fresh parameters under seed+1.
-    Data names that pick positions get random positions (`example_data`)."""
-    torch.manual_seed(seed)
-    _reinit(program)
-    x = program.example_input(batch, seq_len)
-    data = program.example_data(batch, seq_len)
-    with torch.no_grad():
-        values = program.run(x, data).values
-    observations = {**{n: values[n].detach() for n in observed}, **data}
+    """The seeds' recipe: true parameters and data under `seed` (`seed_program_data`),
+    then fresh parameters under seed+1 for the fit to start from."""
+    x, observations = seed_program_data(program, observed, seed, batch, seq_len)
     torch.manual_seed(seed + 1)
-    _reinit(program)
+    reinitialise(program)
     return x, observations
 
 

@@ -437,27 +437,44 @@ def _site_values(
 # ------------------------------------------------------------------ seed programs
 
 
+def reinitialise(program: ProgramModule) -> None:
+    """Every parameter drawn as `randn * 0.3` (the seeds' recipe), from torch's generator."""
+    with torch.no_grad():
+        for p in program.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+
+
+def seed_program_data(
+    program: ProgramModule, observed: list[str], seed: int, batch: int, seq_len: int
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The gallery's "Try it" data under `seed`: parameters drawn afresh, an example input,
+    random positions for each data name that picks them (`example_data`), and the
+    observed sites drawn from the program; the program keeps the drawn parameters."""
+    torch.manual_seed(seed)
+    reinitialise(program)
+    x = program.example_input(batch, seq_len)
+    data = program.example_data(batch, seq_len)
+    with torch.no_grad():
+        values = program.run(x, data).values
+    return x, {**{n: values[n].detach() for n in observed if n in values}, **data}
+
+
 def _seed_data(
     checked: CheckedModule, name: str, seed: int, batch: int, seq_len: int
 ) -> SynthesisedData:
-    """The gallery's "Try it" data: an example input and the observed sites drawn from
-    the program with every parameter drawn as `randn * 0.3`, under `seed`."""
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(seed)
+    """`seed_program_data` as named columns, torch's generator left as it was."""
+    info = checked.programs[name]
+    observed = [s.name for s in info.sites if s.kind == "observe"]
+    with torch.random.fork_rng(devices=[]):
         program = Compiler(checked).export(name)
         assert isinstance(program, ProgramModule), "runnability said: a program"
-        for p in program.parameters():
-            p.copy_(torch.randn_like(p) * 0.3)
-        x = program.example_input(batch, seq_len)
-        data = program.example_data(batch, seq_len)
-        values = program.run(x, data).values
-    info = checked.programs[name]
+        x, given = seed_program_data(program, observed, seed, batch, seq_len)
     columns = [Column("x", x.numpy(), f"the input, {info.type.dom if info.type else '?'}")]
-    for key, picks in data.items():
-        columns.append(Column(key, picks.numpy(), "data: positions to pick, one row per example"))
-    for site in info.sites:
-        if site.kind == "observe" and site.name in values:
-            v = values[site.name].detach()
+    types = {s.name: s.value_type for s in info.sites}
+    for key, v in given.items():
+        if key in types:
             out = v.long().numpy() if not v.is_floating_point() else v.double().numpy()
-            columns.append(Column(site.name, out, f"observed site, {site.value_type}"))
+            columns.append(Column(key, out, f"observed site, {types[key]}"))
+        else:
+            columns.append(Column(key, v.numpy(), "data: positions to pick, one row per example"))
     return SynthesisedData(name, tuple(columns))

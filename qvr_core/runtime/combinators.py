@@ -266,9 +266,6 @@ class Scan(Morphism):
         lengths = lengths_for(tuple(x.shape[:axis]), x.shape[axis])
         return _Reading(x.shape[axis], axis, self.reverse, lengths)
 
-    def _steps(self, x: torch.Tensor, reading: _Reading) -> list[torch.Tensor]:
-        return list(reading.to_steps(x, x.ndim - 1 - reading.axis).unbind(reading.axis))
-
     def _h0(self, x: torch.Tensor) -> torch.Tensor:
         shape = (*x.shape[: self._axis(x)], *event_shape(self.state_type))
         if self.init is not None:
@@ -280,45 +277,35 @@ class Scan(Morphism):
 
     def _run(
         self, x: torch.Tensor, cell: Callable[[torch.Tensor], torch.Tensor]
-    ) -> tuple[list[torch.Tensor], _Reading]:
-        """The state after each step, in reading order; padding steps keep the state."""
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor], _Reading]:
+        """The steps' inputs and the state after each step, in reading order; padding
+        steps keep the state."""
         reading = self._reading(x)
+        xs = reading.reorder(x, x.ndim - 1 - reading.axis).unbind(reading.axis)
         h = self._h0(x)
-        states = []
+        inputs, states = [], []
         event = len(event_shape(self.state_type))
-        for s, x_s in enumerate(self._steps(x, reading)):
-            h = reading.keep_past_end(s, cell(self._input(x_s, h)), h, event)
+        for s, x_s in enumerate(xs):
+            inputs.append(self._input(x_s, h))
+            h = reading.keep_past_end(s, cell(inputs[-1]), h, event)
             states.append(h)
-        return states, reading
+        return inputs, states, reading
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        states, _ = self._run(x, self.cell._rsample)
+        _, states, _ = self._run(x, self.cell._rsample)
         return states[-1] if states else self._h0(x)
 
     def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        states, _ = self._run(x, self.cell._mean)
+        _, states, _ = self._run(x, self.cell._mean)
         return states[-1] if states else self._h0(x)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         """The final state scored under the cell's step at each example's last real
         position (the state before it computed, as `_mean` computes it)."""
-        reading = self._reading(x)
-        steps = self._steps(x, reading)
-        if not steps:
+        inputs, _, reading = self._run(x, self.cell._mean)
+        if not inputs:
             return self._zeros(x)
-        states, _ = self._run(x, self.cell._mean)
-        before = [self._h0(x), *states[:-1]]
-        if reading.lengths is None:
-            return self.cell._log_prob(self._input(steps[-1], before[-1]), value)
-        inputs = torch.stack(
-            [self._input(x_s, h) for x_s, h in zip(steps, before, strict=True)], reading.axis
-        )
-        last = (reading.lengths - 1).reshape(
-            *reading.lengths.shape, 1, *[1] * (inputs.ndim - reading.axis - 1)
-        )
-        last = last.expand(*inputs.shape[: reading.axis], 1, *inputs.shape[reading.axis + 1 :])
-        final_input = inputs.gather(reading.axis, last).squeeze(reading.axis)
-        return self.cell._log_prob(final_input, value)
+        return self.cell._log_prob(reading.last_real(inputs), value)
 
 
 class ScanAll(Scan):
@@ -334,13 +321,13 @@ class ScanAll(Scan):
     def _states(
         self, x: torch.Tensor, cell: Callable[[torch.Tensor], torch.Tensor]
     ) -> torch.Tensor:
-        states, reading = self._run(x, cell)
+        _, states, reading = self._run(x, cell)
         axis = reading.axis
         if not states:
             shape = (*x.shape[:axis], 0, *event_shape(self.state_type))
             return torch.zeros(shape, dtype=value_dtype(self.state_type), device=x.device)
         stacked = torch.stack(states, dim=axis)
-        return reading.to_positions(stacked, len(event_shape(self.state_type)))
+        return reading.reorder(stacked, len(event_shape(self.state_type)))
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
         return self._states(x, self.cell._rsample)
@@ -354,8 +341,8 @@ class ScanAll(Scan):
         if x.shape[axis] == 0:
             return self._zeros(x)
         event = len(event_shape(self.state_type))
-        xs = reading.to_steps(x, x.ndim - 1 - axis)
-        ordered = reading.to_steps(value, event)  # h_s in reading order
+        xs = reading.reorder(x, x.ndim - 1 - axis)
+        ordered = reading.reorder(value, event)  # h_s in reading order
         h0 = self._h0(x).unsqueeze(axis)
         previous = torch.cat([h0, ordered.narrow(axis, 0, ordered.shape[axis] - 1)], axis)
         scores = self.cell._log_prob(self._input(xs, previous), ordered)
@@ -385,7 +372,9 @@ class _Reading:
         steps = torch.arange(self.size, device=self.lengths.device)
         return torch.where(self.real(), self.lengths[..., None] - 1 - steps, steps)
 
-    def _permute(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
+    def reorder(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
+        """A per-position tensor (`trailing` axes after L) in reading order, or a
+        per-step one back in position order: the permutation is its own inverse."""
         if not self.reverse:
             return v
         order = self._order()
@@ -395,13 +384,16 @@ class _Reading:
         index = index.expand(*v.shape[: self.axis], self.size, *v.shape[self.axis + 1 :])
         return v.gather(self.axis, index)
 
-    def to_steps(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
-        """A per-position tensor (`trailing` axes after L) in reading order."""
-        return self._permute(v, trailing)
-
-    def to_positions(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
-        """A per-step tensor back in position order (the permutation is an involution)."""
-        return self._permute(v, trailing)
+    def last_real(self, steps: list[torch.Tensor]) -> torch.Tensor:
+        """Of per-step tensors, each example's at its last real step (the last step
+        when nothing is padded)."""
+        if self.lengths is None:
+            return steps[-1]
+        stacked = torch.stack(steps, self.axis)
+        trailing = stacked.ndim - self.axis - 1
+        last = (self.lengths - 1).reshape(*self.lengths.shape, 1, *[1] * trailing)
+        last = last.expand(*stacked.shape[: self.axis], 1, *stacked.shape[self.axis + 1 :])
+        return stacked.gather(self.axis, last).squeeze(self.axis)
 
     def keep_past_end(
         self, step: int, new: torch.Tensor, old: torch.Tensor, trailing: int

@@ -27,6 +27,7 @@ from qvr_core.check.terms import Gather, Num, Ref, Term
 from qvr_core.check.types import Seq, ValueType
 from qvr_core.runtime.combinators import Lift, seq_axis
 from qvr_core.runtime.containers import NameTable
+from qvr_core.runtime.distributions import SITE_SUPPORTS
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.morphisms import Leaf, Morphism, runtime_errors
@@ -41,16 +42,6 @@ from qvr_core.runtime.tensors import (
     split,
     validate,
 )
-
-#: The torch constraint of each name `site_support` gives (as inference maps them).
-_BY_SUPPORT: dict[str, C.Constraint] = {
-    "real": C.real,
-    "positive": C.positive,
-    "unit": C.unit_interval,
-    "simplex": C.simplex,
-    "finset": C.nonnegative_integer,
-}
-
 
 #: How many positions an example input's data name picks per example (BERT picks
 #: about 15% of 20 positions).
@@ -146,13 +137,13 @@ class ProgramModule(Morphism):
         if exact is not None:
             return exact
         support = self.site_support(name)
-        if support not in _BY_SUPPORT:
+        if support not in SITE_SUPPORTS:
             raise QvrRuntimeError(
                 f"site '{name}' mixes discrete and continuous factors and has no data: only "
                 "its continuous part could be inferred; split it into two sites or observe it",
                 site=name,
             )
-        return _BY_SUPPORT[support]
+        return SITE_SUPPORTS[support]
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
         """Shape without the batch axis; None when it depends on the sequence length."""

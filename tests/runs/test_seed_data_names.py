@@ -30,6 +30,7 @@ def test_synthetic_data_picks_positions(method: str) -> None:
     summary = run_program(source(), method=method, steps=2, chains=1, batch=4, seq_len=6)
     assert summary.data == "synthetic"
     assert summary.steps >= 1
+    assert len(summary.attention) == 2  # the positions reach the weights' passes too
 
 
 def written(tmp_path: Path, **changes: np.ndarray) -> Path:

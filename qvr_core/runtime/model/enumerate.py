@@ -37,7 +37,6 @@ from torch import nn
 from torch.distributions import constraints as C
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.builtins.constraints import Constraint
 from qvr_core.check.model import Site
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model.families import distribution, where
@@ -54,16 +53,7 @@ from qvr_core.runtime.model.program import (
     _unvalidated,
 )
 
-#: Support kinds with finitely many values but no bound named by a parameter.
-_FINITE_WITHOUT_BOUND = frozenset({"boolean", "one_hot"})
-
 Trees = tuple[_Compiled, dict[str, _Compiled]]
-
-
-def finite(support: Constraint) -> bool:
-    """A discrete support with finitely many values: bounded above (a Categorical's K, a
-    Binomial's total_count) or finite by kind (0 or 1, a one-hot vector)."""
-    return support.discrete and (support.high is not None or support.kind in _FINITE_WITHOUT_BOUND)
 
 
 def summable(site: Site) -> bool:
@@ -72,7 +62,7 @@ def summable(site: Site) -> bool:
         site.kind == "sample"
         and site.callee is None
         and site.family is not None
-        and finite(FAMILIES[site.family].support)
+        and FAMILIES[site.family].support.finite
     )
 
 
@@ -330,4 +320,4 @@ def _site(node: _Node) -> Site:
     return node.step
 
 
-__all__ = ["SummedModel", "finite", "summable", "summed_names", "summed_trees"]
+__all__ = ["SummedModel", "summable", "summed_names", "summed_trees"]
