@@ -68,6 +68,7 @@ from qvr_core.inference.mcmc import (
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
 from qvr_core.runtime.errors import first_line
+from qvr_core.runtime.program import Observed
 
 # (model, x, observations, kernel, num_warmup, num_samples, layout, send_draws), pickled
 _Job = tuple[Any, ...]
@@ -121,7 +122,7 @@ def chain_seeds(seed: int, chains: int) -> list[int]:
 def run_chains(
     model: ProgramLike,
     x: Any,
-    observations: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
     kernel: NUTSKernel,
     num_warmup: int,
     num_samples: int,

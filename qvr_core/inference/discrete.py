@@ -30,23 +30,25 @@ from torch import nn
 
 from qvr_core.inference.chains import chain_seeds
 from qvr_core.inference.convergence import ess_bulk, rhat
+from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.mcmc import MCMCResult
 from qvr_core.inference.sites import ProgramLike, latent_names
 from qvr_core.runtime.model import ModelProgram
 from qvr_core.runtime.model.enumerate import SummedModel, summed_names
+from qvr_core.runtime.program import Observed
 
 ProgressFn = Callable[[int, int, float, int], None]  # (done, total, potential, chain)
 
 
-def summed_out(program: ProgramLike, observations: Mapping[str, torch.Tensor]) -> ProgramLike:
+def summed_out(program: ProgramLike, observations: Mapping[str, Observed]) -> ProgramLike:
     """`program` with its discrete latent sites summed out, when it is a model program
     that has some (refused, with the site's line, where one cannot be); else itself."""
     if not isinstance(program, ModelProgram) or not summed_names(program, observations):
         return program
-    return SummedModel(program, observations)
+    return SummedModel(program, model_data(observations))
 
 
-def has_continuous_latents(program: ProgramLike, observations: Mapping[str, torch.Tensor]) -> bool:
+def has_continuous_latents(program: ProgramLike, observations: Mapping[str, Observed]) -> bool:
     """Whether anything is left for NUTS to move once the discrete sites are summed out."""
     return bool(latent_names(program, observations))
 
@@ -54,14 +56,27 @@ def has_continuous_latents(program: ProgramLike, observations: Mapping[str, torc
 def discrete_draws(
     program: ProgramLike,
     x: Any,
-    observations: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
     values: Mapping[str, torch.Tensor],
 ) -> dict[str, torch.Tensor]:
     """One exact posterior draw of the summed sites given the other latents' `values`
     (nothing for a program without summed sites)."""
     if not isinstance(program, SummedModel):
         return {}
-    return program.posterior(x, {**observations, **values})
+    return program.posterior(x, {**model_data(observations), **values})
+
+
+def model_data(observations: Mapping[str, Observed]) -> dict[str, torch.Tensor]:
+    """A model program's observations: whole values (only a seed program's per-position
+    sites take a mask)."""
+    out = {k: v for k, v in observations.items() if isinstance(v, torch.Tensor)}
+    if len(out) != len(observations):
+        masked = ", ".join(sorted(set(observations) - set(out)))
+        raise InferenceError(
+            f"site(s) {masked}: a mask applies to a site observed at every position of a "
+            "sequence; a model program's observations are whole"
+        )
+    return out
 
 
 class WithDiscreteDraws:
@@ -69,7 +84,7 @@ class WithDiscreteDraws:
     exact posterior given the guide's draw (what SVI's posterior table is made of)."""
 
     def __init__(
-        self, guide: Any, program: ProgramLike, x: Any, observations: Mapping[str, torch.Tensor]
+        self, guide: Any, program: ProgramLike, x: Any, observations: Mapping[str, Observed]
     ) -> None:
         self.guide, self.program, self.x, self.observations = guide, program, x, observations
 
@@ -85,8 +100,8 @@ class ExactPosterior:
     """The exact posterior of a program with nothing but summed latents, as a guide
     without parameters: each draw is exact (SVI's posterior table then)."""
 
-    def __init__(self, program: SummedModel, observations: Mapping[str, torch.Tensor]) -> None:
-        self.program, self.observations = program, observations
+    def __init__(self, program: SummedModel, observations: Mapping[str, Observed]) -> None:
+        self.program, self.observations = program, model_data(observations)
 
     def rsample(self, x: Any) -> dict[str, torch.Tensor]:
         return self.program.posterior(x, self.observations)
@@ -99,7 +114,7 @@ def with_discrete_draws(
     result: MCMCResult,
     program: ProgramLike,
     x: Any,
-    observations: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
 ) -> MCMCResult:
     """`result` with each summed site drawn under every draw `(chain, draw, ...)` of the
     continuous sites, in the program's site order, with its R-hat and ESS."""
@@ -122,7 +137,7 @@ def with_discrete_draws(
 def exact_draws(
     program: SummedModel,
     x: Any,
-    observations: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
     *,
     chains: int,
     draws: int,
@@ -133,6 +148,7 @@ def exact_draws(
     """`chains` x `draws` exact posterior draws of the summed sites, when no continuous
     latent is left: each chain seeded as NUTS's would be (`chains.chain_seeds`), the log
     joint of each draw its log density, no warmup and no sampler statistics (NaN)."""
+    observations = model_data(observations)
     per_chain: list[list[dict[str, torch.Tensor]]] = []
     densities: list[list[float]] = []
     total, done, stopped = chains * draws, 0, False
@@ -186,12 +202,12 @@ def exact_draws(
 
 
 def log_evidence(
-    program: SummedModel, x: Any, observations: Mapping[str, torch.Tensor]
+    program: SummedModel, x: Any, observations: Mapping[str, Observed]
 ) -> torch.Tensor:
     """log p(data) with every latent summed out: the log joint with nothing but the data
     given, when no continuous latent is left (SVI's optimum then, reached exactly)."""
     with torch.no_grad():
-        return program.log_joint(x, dict(observations)).sum()
+        return program.log_joint(x, model_data(observations)).sum()
 
 
 def _diagnose(result: MCMCResult, samples: Mapping[str, torch.Tensor]) -> None:

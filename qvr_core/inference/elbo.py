@@ -16,6 +16,7 @@ import torch
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.sites import ProgramLike, batch_shape
+from qvr_core.runtime.program import Observed
 
 
 def draw(guide: Any, x: Any) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
@@ -40,7 +41,7 @@ class ELBO:
         model: ProgramLike,
         guide: Any,
         x: Any,
-        observations: Mapping[str, torch.Tensor] | None = None,
+        observations: Mapping[str, Observed] | None = None,
     ) -> torch.Tensor:
         """The negative ELBO (a scalar tensor with gradients)."""
         observations = dict(observations or {})
@@ -65,7 +66,7 @@ class ELBO:
 
     @staticmethod
     def _one_particle(
-        model: ProgramLike, guide: Any, x: Any, observations: dict[str, torch.Tensor]
+        model: ProgramLike, guide: Any, x: Any, observations: dict[str, Observed]
     ) -> torch.Tensor:
         values, log_q = draw(guide, x)
         clash = sorted(set(values) & set(observations))
@@ -75,7 +76,7 @@ class ELBO:
         return (log_p - log_q).mean()
 
 
-def _can_stack(model: Any, x: Any, observations: Mapping[str, torch.Tensor]) -> bool:
+def _can_stack(model: Any, x: Any, observations: Mapping[str, Observed]) -> bool:
     """True when examples are independent rows of one batch axis shared by x and the data."""
     if not isinstance(x, torch.Tensor) or batch_shape(model, x) != (x.shape[0],):
         return False
@@ -85,5 +86,6 @@ def _can_stack(model: Any, x: Any, observations: Mapping[str, torch.Tensor]) -> 
     )
 
 
-def _stack(t: torch.Tensor, n: int) -> torch.Tensor:
+def _stack(t: Observed, n: int) -> torch.Tensor:
+    assert isinstance(t, torch.Tensor)  # `_can_stack`: only tensors
     return t.repeat(n, *([1] * (t.dim() - 1)))

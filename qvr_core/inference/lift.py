@@ -36,6 +36,7 @@ from torch.distributions import constraints
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.sites import ProgramLike, check_site_names, latent_names, transform_for
 from qvr_core.runtime.distributions import SITE_SUPPORTS
+from qvr_core.runtime.program import Observed
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -182,7 +183,7 @@ class LiftedProgram(nn.Module):
     def run(
         self,
         x: Any,
-        observations: Mapping[str, torch.Tensor] | None = None,
+        observations: Mapping[str, Observed] | None = None,
         values: Mapping[str, torch.Tensor] | None = None,
     ) -> LiftedRun:
         """Draw missing parameters from the prior, then run the inner program under them."""
@@ -203,12 +204,12 @@ class LiftedProgram(nn.Module):
             log_probs[name] = inner.log_probs[name].sum().reshape(1)
         return LiftedRun({**theta, **inner.values}, log_probs, inner.output)
 
-    def rsample(self, x: Any, observations: Mapping[str, torch.Tensor] | None = None) -> Any:
+    def rsample(self, x: Any, observations: Mapping[str, Observed] | None = None) -> Any:
         """A draw of the program's output with parameters from the prior."""
         return self._call(self._prior_theta(), "rsample", x, observations)
 
     def initial_values(
-        self, x: Any, observations: Mapping[str, torch.Tensor] | None = None
+        self, x: Any, observations: Mapping[str, Observed] | None = None
     ) -> dict[str, torch.Tensor]:
         """Where MCMC starts: the current parameters and a forward draw of the extra latents."""
         params = dict(self.inner.named_parameters())
@@ -230,10 +231,10 @@ def _check_shape(name: str, declared: tuple[int, ...], actual: tuple[int, ...]) 
 def bayesian_lift_parameters(
     model: nn.Module,
     x: Any,
-    observations: Mapping[str, torch.Tensor] | None = None,
+    observations: Mapping[str, Observed] | None = None,
     prior_scale: float = 1.0,
     additional_latents: Mapping[str, tuple[int, ...]] | None = None,
-) -> tuple[LiftedProgram, Any, dict[str, torch.Tensor]]:
+) -> tuple[LiftedProgram, Any, dict[str, Observed]]:
     """Return `(lifted, lx, lobs)` for `MCMC.run(lifted, lx, lobs)` or SVI on the weights.
 
     Every unobserved site of `model` must be in `additional_latents` (name -> shape

@@ -29,6 +29,7 @@ from qvr_core.inference.sites import (
     latent_names,
     make_sites,
 )
+from qvr_core.runtime.program import Observed
 
 ProgressFn = Callable[[int, int, float], None]
 
@@ -40,7 +41,7 @@ class ProgramPotential:
         self,
         model: ProgramLike,
         x: Any,
-        observations: Mapping[str, torch.Tensor],
+        observations: Mapping[str, Observed],
         layout: FlatLayout,
     ) -> None:
         self.model, self.x, self.observations, self.layout = model, x, dict(observations), layout
@@ -141,7 +142,7 @@ class MCMC:
         self,
         model: ProgramLike,
         x: Any,
-        observations: Mapping[str, torch.Tensor] | None = None,
+        observations: Mapping[str, Observed] | None = None,
         *,
         on_progress: ProgressFn | None = None,
         should_stop: Callable[[], bool] | None = None,
@@ -183,7 +184,7 @@ class MCMC:
 
 
 def _initial_values(
-    model: ProgramLike, x: Any, observations: dict[str, torch.Tensor]
+    model: ProgramLike, x: Any, observations: dict[str, Observed]
 ) -> dict[str, torch.Tensor]:
     custom = getattr(model, "initial_values", None)
     with torch.no_grad():
@@ -192,7 +193,7 @@ def _initial_values(
         return dict(model.run(x, observations).values)
 
 
-def _latent_names(model: ProgramLike, observations: Mapping[str, torch.Tensor]) -> list[str]:
+def _latent_names(model: ProgramLike, observations: Mapping[str, Observed]) -> list[str]:
     names = latent_names(model, observations)
     if not names:
         raise InferenceError(
@@ -202,9 +203,7 @@ def _latent_names(model: ProgramLike, observations: Mapping[str, torch.Tensor]) 
     return names
 
 
-def chain_layout(
-    model: ProgramLike, x: Any, observations: Mapping[str, torch.Tensor]
-) -> FlatLayout:
+def chain_layout(model: ProgramLike, x: Any, observations: Mapping[str, Observed]) -> FlatLayout:
     """The unconstrained layout every chain of `model` shares (sites, shapes, supports),
     from one start of a chain: known before any chain runs, so draws can be read live."""
     observations = dict(observations)
@@ -215,7 +214,7 @@ def chain_layout(
 def sample_chain(
     model: ProgramLike,
     x: Any,
-    observations: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
     kernel: NUTSKernel,
     num_warmup: int,
     num_samples: int,

@@ -23,6 +23,7 @@ from torch.distributions.transforms import Transform
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runtime.distributions import SITE_SUPPORTS, bijection
+from qvr_core.runtime.padding import unpad
 
 
 class ProgramLike(Protocol):
@@ -39,7 +40,7 @@ class ProgramLike(Protocol):
     def site_support(self, name: str) -> str: ...
     def site_event_shape(self, name: str) -> tuple[int, ...] | None: ...
     def run(self, x: Any, observations: Any = None, values: Any = None) -> Any: ...
-    def log_joint(self, x: Any, values: Mapping[str, torch.Tensor]) -> torch.Tensor: ...
+    def log_joint(self, x: Any, values: Mapping[str, Any]) -> torch.Tensor: ...
 
 
 def transform_for(site: str, support: str) -> Transform | None:
@@ -83,6 +84,7 @@ def batch_shape(model: Any, x: Any) -> tuple[int, ...]:
     custom = getattr(model, "batch_shape", None)
     if callable(custom):
         return tuple(custom(x))
+    x = unpad(x)[0]  # a padded batch: its values carry the batch
     if isinstance(x, torch.Tensor) and x.dim() >= 1:
         return (int(x.shape[0]),)
     return ()

@@ -21,6 +21,7 @@ from torch import nn
 from qvr_core.inference.elbo import ELBO
 from qvr_core.inference.errors import NonFiniteLossError
 from qvr_core.inference.sites import ProgramLike
+from qvr_core.runtime.program import Observed
 
 
 def _params(obj: Any) -> list[nn.Parameter]:
@@ -69,7 +70,7 @@ class SVI:
         for p in self._stray:
             p.grad = None
 
-    def step(self, x: Any, observations: Mapping[str, torch.Tensor] | None = None) -> float:
+    def step(self, x: Any, observations: Mapping[str, Observed] | None = None) -> float:
         """Zero the gradients, compute the loss, back-propagate, step; return the loss."""
         self.num_steps += 1
         self._zero_grad()
@@ -83,8 +84,6 @@ class SVI:
         return value
 
     @torch.no_grad()
-    def evaluate_loss(
-        self, x: Any, observations: Mapping[str, torch.Tensor] | None = None
-    ) -> float:
+    def evaluate_loss(self, x: Any, observations: Mapping[str, Observed] | None = None) -> float:
         """The loss at the current parameters, without a step."""
         return float(self.objective.loss(self.model, self.guide, x, observations))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from qvr_core.runtime.program import ProgramModule
+from qvr_core.runtime.program import Observed, ProgramModule
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Trace:
 def trace(
     model: ProgramModule,
     x: torch.Tensor,
-    observations: Mapping[str, torch.Tensor] | None = None,
+    observations: Mapping[str, Observed] | None = None,
 ) -> Trace:
     """Run `model` once on `x`, clamping observed sites to `observations`."""
     observed = set(observations or {})

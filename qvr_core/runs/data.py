@@ -433,12 +433,17 @@ _READERS: dict[str, Callable[[DataFile, int], dict[str, torch.Tensor]]] = {
 
 
 def select(
-    data: dict[str, torch.Tensor], observed: Iterable[str], source: str
+    data: dict[str, torch.Tensor],
+    observed: Iterable[str],
+    source: str,
+    optional: Iterable[str] = (),
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Split a data set into the input `x` and the observations, refusing missing or
-    unknown keys and inconsistent batch sizes."""
+    """Split a data set into the input `x` and the observations (with those of the
+    `optional` keys it holds), refusing missing or unknown keys and inconsistent batch
+    sizes."""
     observed = list(observed)
-    expected = ["x", *observed]
+    present = [k for k in optional if k in data]
+    expected = ["x", *observed, *present]
     missing = [k for k in expected if k not in data]
     unknown = sorted(set(data) - set(expected))
     if missing or unknown:
@@ -447,9 +452,11 @@ def select(
             parts.append(f"missing {quoted_list(missing)}")
         if unknown:
             parts.append(f"unexpected {quoted_list(unknown)}")
+        may = [k for k in optional if k not in present]
+        also = f", and may hold {quoted_list(may)}" if unknown and may else ""
         raise InferenceError(
             f"{source}: {'; '.join(parts)}. The data must hold exactly 'x' (the program "
-            f"input), the observed sites and the data names: {quoted_list(expected)}"
+            f"input), the observed sites and the data names: {quoted_list(expected)}{also}"
         )
     sizes = {k: int(data[k].shape[0]) if data[k].dim() else None for k in expected}
     if len(set(sizes.values())) != 1 or None in sizes.values():
@@ -461,7 +468,7 @@ def select(
         raise InferenceError(
             f"{source}: the data holds no examples (every entry's first axis has size 0)"
         )
-    return data["x"], {k: data[k] for k in observed}
+    return data["x"], {k: data[k] for k in expected[1:]}
 
 
 def conform(

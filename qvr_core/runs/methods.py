@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, cast
@@ -63,6 +63,7 @@ from qvr_core.runs.attention_record import (
     nuts_basis,
     record_attention,
 )
+from qvr_core.runs.sequence_data import data_keys, observed_values
 from qvr_core.runs.summary import (
     AttentionWeights,
     Frequency,
@@ -75,13 +76,15 @@ from qvr_core.runs.summary import (
 )
 from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.model.enumerate import SummedModel
-from qvr_core.runtime.program import ProgramModule
+from qvr_core.runtime.padding import Padded, unpad
+from qvr_core.runtime.program import Observed, ProgramModule
 
 #: Draws of the fitted guide that the SVI summary is computed from.
 GUIDE_DRAWS = 200
 
-#: A program's input: a seed program's batched tensor, a model program's data by name.
-Input = torch.Tensor | dict[str, torch.Tensor]
+#: A program's input: a seed program's batched tensor (`Padded` when its sequences have
+#: different lengths), a model program's data by name.
+Input = torch.Tensor | Padded | dict[str, torch.Tensor]
 ProgressFn = Callable[[int, int, float], None]
 UpdateFn = Callable[[dict[str, Any]], None]
 StopFn = Callable[[], bool]
@@ -107,20 +110,20 @@ class Job:
     data: str  # "synthetic", or the data file's name
     program: ProgramLike
     x: Input
-    observations: dict[str, torch.Tensor]
+    observations: dict[str, Observed]  # a seed program's may be `Masked`
     steps: int
     calls: Calls
 
     @property
     def batch(self) -> int:
-        return int(self.x.shape[0]) if isinstance(self.x, torch.Tensor) else 1
+        return 1 if isinstance(self.x, dict) else int(unpad(self.x)[0].shape[0])
 
     @property
     def results(self) -> RunResults | None:
         return self.calls.results
 
     @property
-    def observed(self) -> dict[str, torch.Tensor]:
+    def observed(self) -> dict[str, Observed]:
         """The observations of the program's sites: what a guide conditions on and the
         results keep as observed data."""
         sites = set(self.program.site_names)
@@ -131,15 +134,19 @@ class Job:
         """What the program reads by name besides its sites: a seed program's data names
         that pick positions (`h[picks]`), given with the observations as `run` takes them."""
         sites = set(self.program.site_names)
-        return {k: v for k, v in self.observations.items() if k not in sites}
+        return {
+            k: v
+            for k, v in self.observations.items()
+            if k not in sites and isinstance(v, torch.Tensor)  # positions: never masked
+        }
 
     def keep_data(self) -> None:
         """The observed sites and the inputs (a program's `x`, a model's data names) into
         the results, when the caller keeps them."""
         if self.results is None:
             return
-        self.results.add("observed_data", self.observed)
-        inputs = self.x if isinstance(self.x, dict) else {"x": self.x}
+        self.results.add("observed_data", observed_values(self.observed))
+        inputs = self.x if isinstance(self.x, dict) else data_keys(self.x, self.observed)
         inputs = {**inputs, **self.data_names}  # read, not observed
         if inputs:
             self.results.add("constant_data", inputs)
@@ -185,7 +192,7 @@ class Job:
         self,
         runner: ProgramLike,
         x: Input,
-        observations: dict[str, torch.Tensor],
+        observations: Mapping[str, Observed],
         values: list[dict[str, torch.Tensor]],
         basis: str,
     ) -> tuple[AttentionWeights, ...]:
@@ -308,8 +315,8 @@ def _means(draws: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def lift_parameters(
-    program: ProgramModule, x: torch.Tensor, observations: dict[str, torch.Tensor]
-) -> tuple[LiftedProgram, torch.Tensor, dict[str, torch.Tensor]]:
+    program: ProgramModule, x: torch.Tensor | Padded, observations: dict[str, Observed]
+) -> tuple[LiftedProgram, torch.Tensor | Padded, dict[str, Observed]]:
     """A seed program's NUTS target: its parameters (Normal(0, 1) prior) and every
     latent site, shaped as one forward run draws them; the input stays as it is."""
     with torch.no_grad():
@@ -325,7 +332,7 @@ def run_nuts(
     job: Job,
     target: ProgramLike,
     x: Input,
-    observations: dict[str, torch.Tensor],
+    observations: dict[str, Observed],
     *,
     depth: int,
     chains: int,
@@ -413,7 +420,7 @@ def _nuts_attention(
     job: Job,
     target: ProgramLike,
     x: Input,
-    observations: dict[str, torch.Tensor],
+    observations: dict[str, Observed],
     samples: dict[str, torch.Tensor],
     draws: int,
 ) -> tuple[AttentionWeights, ...]:

@@ -33,13 +33,15 @@ from qvr_core.runnable import RuntimeKind, runnability
 from qvr_core.runs.data import conform, read_data, resolve_data_path, select, whole_numbers
 from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, split_data, synthetic
+from qvr_core.runs.sequence_data import SequenceData, optional_keys
 from qvr_core.runs.sizing import Sizing, budget_of, size_model_run, size_run
 from qvr_core.runs.summary import Method
 from qvr_core.runs.synthesise import reinitialise, seed_program_data
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import format_diagnostics
 from qvr_core.runtime.model import ModelProgram, compile_model
-from qvr_core.runtime.program import ProgramModule
+from qvr_core.runtime.padding import Padded, unpad
+from qvr_core.runtime.program import Observed, ProgramModule
 
 #: Where a run's data comes from: a path, the bytes of a file already read
 #: (`DataFile`, what the language server hands over), or None for synthetic data.
@@ -54,8 +56,8 @@ class PreparedRun:
     kind: RuntimeKind
     method: Method
     program: ProgramModule | ModelProgram
-    x: Input  # a seed program's batched input; a model program's data names
-    observations: dict[str, torch.Tensor]
+    x: Input  # a seed program's batched input (maybe padded); a model program's data names
+    observations: dict[str, Observed]  # a seed program's maybe masked
     data: str  # "synthetic", or the data file's name
     sizing: Sizing | None  # the estimate it was admitted under
 
@@ -133,7 +135,7 @@ def _morphism(
     observed = [s.name for s in info.sites if s.kind == "observe"]
     loaded = None if data is None else _read(data, data_root, observed, info, budget)
     if loaded is not None:
-        n, length = _data_shape(loaded[0], info)
+        n, length = _data_shape(unpad(loaded[0])[0], info)
     else:
         n, length = arguments.batch, arguments.seq_len
     sizing = size_run(
@@ -148,6 +150,7 @@ def _morphism(
     )
     with sizing.guard():
         program = _compile(checked, path, name, arguments.seed, budget)
+        x: torch.Tensor | Padded
         if loaded is None:
             x, observations = _synthetic(program, observed, arguments.seed, n, length)
         else:
@@ -175,13 +178,13 @@ def _data_shape(x: torch.Tensor, info: ProgramInfo) -> tuple[int, int]:
 
 def _synthetic(
     program: ProgramModule, observed: list[str], seed: int, batch: int, seq_len: int
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+) -> tuple[torch.Tensor, dict[str, Observed]]:
     """The seeds' recipe: true parameters and data under `seed` (`seed_program_data`),
     then fresh parameters under seed+1 for the fit to start from."""
     x, observations = seed_program_data(program, observed, seed, batch, seq_len)
     torch.manual_seed(seed + 1)
     reinitialise(program)
-    return x, observations
+    return x, dict(observations)
 
 
 def _read(
@@ -190,11 +193,14 @@ def _read(
     observed: list[str],
     info: ProgramInfo,
     budget: int,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+) -> tuple[torch.Tensor | Padded, dict[str, Observed]]:
     """The data, read once within the memory budget and validated against the program's
-    types: the input `x`, the observed sites, and the data names that pick positions."""
+    types: the input `x` (`Padded` with lengths), the observed sites (`Masked` with a
+    mask: `runs.sequence_data`), and the data names that pick positions."""
     file, shown = _file(data, root)
-    x, given = select(read_data(file, budget), [*observed, *info.data], shown)
+    names = [*observed, *info.data]
+    x, given = select(read_data(file, budget), names, shown, optional_keys(observed, names))
+    sequences = SequenceData.take(given, observed, shown)
     assert info.type is not None  # runnability: the program type-checks
     types = {
         s.name: s.value_type
@@ -202,10 +208,11 @@ def _read(
         if s.kind == "observe" and s.value_type is not None  # all of them: it type-checks
     }
     positions = {k: whole_numbers(v, k, shown) for k, v in given.items() if k not in types}
-    observations = {k: v for k, v in given.items() if k in types}
+    observations = sequences.blank({k: v for k, v in given.items() if k in types}, types, shown)
     picked = {int(v.shape[1]) for v in positions.values()}
     x, observations = conform(x, observations, info.type.dom, types, shown, picked)
-    return x, {**observations, **positions}
+    inp, observed_values = sequences.apply(x, observations, shown)
+    return inp, {**observed_values, **positions}
 
 
 # ------------------------------------------------------------ model programs
@@ -249,4 +256,5 @@ def _model(
             observations = {}
         with one_thread(), torch.no_grad():
             program.run(x, observations)  # validates the data against the sites' shapes, supports
-    return PreparedRun(name, "model", method, program, x, observations, data_name(data), sizing)
+    given: dict[str, Observed] = dict(observations)
+    return PreparedRun(name, "model", method, program, x, given, data_name(data), sizing)

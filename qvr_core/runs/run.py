@@ -146,7 +146,7 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
             target: ProgramLike = program
             x, observations = job.x, job.observations
             if isinstance(program, ProgramModule):  # its weights become latents
-                assert isinstance(job.x, torch.Tensor)
+                assert not isinstance(job.x, dict)  # a seed program's input
                 target, x, observations = lift_parameters(program, job.x, job.observations)
             return run_nuts(
                 job,

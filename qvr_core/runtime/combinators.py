@@ -18,7 +18,7 @@ from torch import nn
 from qvr_core.check.types import Arrow, Product, Seq, ValueType
 from qvr_core.runtime.containers import NameTable
 from qvr_core.runtime.morphisms import Morphism
-from qvr_core.runtime.padding import lengths_for
+from qvr_core.runtime.padding import lengths_for, real_positions
 from qvr_core.runtime.tensors import Joiner, elem, event_shape, join, split, value_dtype
 
 
@@ -26,7 +26,8 @@ class Lift(Morphism):
     """A morphism `A -> B` applied pointwise along a sequence: `[A] -> [B]`.
 
     Parts already accept extra leading axes, so draws and means pass the
-    `(B, L, ...)` tensor straight through; the log-density sums over L.
+    `(B, L, ...)` tensor straight through; the log-density sums over L (over each
+    example's real positions on a `Padded` input).
     """
 
     def __init__(self, inner: Morphism) -> None:
@@ -41,7 +42,7 @@ class Lift(Morphism):
         return self.inner._mean(x)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        return self.inner._log_prob(x, value).sum(-1)
+        return real_positions(self.inner._log_prob(x, value)).sum(-1)
 
     def value_support(self) -> str | None:
         return self.inner.value_support()

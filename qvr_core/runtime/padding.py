@@ -3,8 +3,9 @@
 A run on `Padded(x, lengths)` sets the lengths for everything it reaches that
 reads positions (a context variable, as `torch.autocast` does for dtypes, so
 the morphism protocol keeps one tensor argument): attention gives padded keys
-no weight, and a scan stops at each example's last real position and, read
-right to left, starts there.
+no weight, a scan stops at each example's last real position and, read
+right to left, starts there, and per-position observations are scored at the
+real positions only.
 """
 
 from __future__ import annotations
@@ -88,3 +89,10 @@ def key_mask(batch: tuple[int, ...], size: int, device: torch.device) -> torch.T
     if lengths is None:
         return None
     return torch.arange(size, device=device) < lengths[..., None]
+
+
+def real_positions(scores: torch.Tensor) -> torch.Tensor:
+    """Per-position scores `(..., L)` with the padded positions' set to 0 (unchanged when
+    nothing is padded or the sequence is another one): padding is not data."""
+    mask = key_mask(tuple(scores.shape[:-1]), scores.shape[-1], scores.device)
+    return scores if mask is None else scores.masked_fill(~mask, 0.0)

@@ -31,7 +31,7 @@ from qvr_core.runtime.distributions import SITE_SUPPORTS
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.morphisms import Leaf, Morphism, runtime_errors
-from qvr_core.runtime.padding import Padded, lengths_of, unpad
+from qvr_core.runtime.padding import Padded, lengths_of, real_positions, unpad
 from qvr_core.runtime.tensors import (
     batch_shape,
     elem,
@@ -160,10 +160,13 @@ class ProgramModule(Morphism):
         self, batch: int, seq_len: int, generator: torch.Generator | None = None
     ) -> dict[str, torch.Tensor]:
         """Random positions for each data name that picks them (`h[picks]`): `(batch, P)`
-        whole numbers below `seq_len`, P = min(seq_len, EXAMPLE_PICKS)."""
+        whole numbers below `seq_len`, P = min(seq_len, EXAMPLE_PICKS); a random value of
+        its type for each data name a morphism reads (`net(x)`: one per example)."""
         picks = min(seq_len, EXAMPLE_PICKS)
         return {
-            name: torch.randint(0, max(seq_len, 1), (batch, picks), generator=generator)
+            name: example(self.info.values[name], batch, seq_len, generator)
+            if name in self.info.values
+            else torch.randint(0, max(seq_len, 1), (batch, picks), generator=generator)
             for name in self.info.data
         }
 
@@ -266,7 +269,12 @@ class ProgramModule(Morphism):
         data: dict[str, torch.Tensor] = {}
         for name, v in given.items():
             if name in self.info.data and name not in self._sites:
-                data[name] = _positions(v, name, self.label)
+                typed = self.info.values.get(name)  # a morphism's per-example data
+                data[name] = (
+                    _positions(v, name, self.label)
+                    if typed is None
+                    else validate(v, typed, f"{self.label}: data '{name}'", batch=batch, site=name)  # type: ignore[arg-type]  # data is never Masked
+                )
                 continue
             t = self.site_type(self._site(name).name)
             what = f"{self.label}: site '{name}'"
@@ -367,7 +375,7 @@ class ProgramModule(Morphism):
             value = torch.where(where, given.values, drawn)
             if not score:
                 return value, None
-            per_position = module.inner._log_prob(inp, value)
+            per_position = real_positions(module.inner._log_prob(inp, value))
             return value, (per_position * mask).sum(-1)
         if given is None:
             given = module._mean(inp) if mean else module._rsample(inp)
