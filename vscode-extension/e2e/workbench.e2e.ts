@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Frame } from "playwright-core";
 import { CodeServer } from "./codeServer";
 import { Workbench } from "./workbench";
 
@@ -56,6 +56,7 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
         "bidirectional_rnn_lm.qvr": path.join(examples, "bidirectional_rnn_lm.qvr"),
         "eight_schools_noncentered.qvr": path.join(examples, "models", "eight_schools_noncentered.qvr"),
         "eight_schools.json": path.join(examples, "models", "eight_schools.json"),
+        "bert_mlm.qvr": path.join(examples, "bert_mlm.qvr"),
       },
       settings: {
         "workbench.colorTheme": "Default Dark Modern",
@@ -322,6 +323,46 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
       await wb.screenshot("inference-nuts-traces", wb.groupWithTab("QVR NUTS"));
       await view.locator("#posterior").scrollIntoViewIfNeeded();
       await wb.screenshot("inference-nuts-table", wb.groupWithTab("QVR NUTS"));
+    } finally {
+      rmSync(settings);
+    }
+  });
+
+  it("shows the attention weights of a finished run as a heatmap per head", async () => {
+    const settings = path.join(codeServer.workspace, ".vscode", "settings.json");
+    mkdirSync(path.dirname(settings), { recursive: true });
+    writeFileSync(settings, JSON.stringify({ "qvr.inference.steps": 40 }));
+    try {
+      await wb.openFile("bert_mlm.qvr");
+      // As in the NUTS test: until VS Code has read the workspace settings the run has the
+      // user settings' 1,000 steps; cancel that one and run again. Synthetic data (the page's
+      // positions synthesised too); the heatmaps come with the summary.
+      let view: Frame | undefined;
+      for (let attempt = 1; view === undefined; attempt++) {
+        await wb.command("QVR: Run Inference");
+        const long = wb.page.locator(".notification-toast", { hasText: /QVR SVI: bert_mlm\.qvr: step \d+\/1000\b/ }).first();
+        const outcome = await Promise.race([
+          long.waitFor({ timeout: 180_000 }).then(() => undefined, () => undefined),
+          wb.webviewFrame("#attention figure.attention-map", 180_000).catch(() => undefined),
+        ]);
+        if (outcome !== undefined) {
+          view = outcome;
+          break;
+        }
+        assert.ok(attempt < 10 && (await long.count()) > 0, "no attention weights after the run");
+        await long.hover();
+        await long.locator(".monaco-button", { hasText: "Cancel" }).first().click();
+        await long.waitFor({ state: "detached", timeout: 30_000 });
+      }
+      assert.ok(view !== undefined);
+      await view.locator("#attention:not([hidden])").waitFor({ timeout: 30_000 });
+      const labels = await view.locator("#attention .attention-label").allInnerTexts();
+      assert.equal(labels.length, 2, `one map per encoder block: ${JSON.stringify(labels)}`);
+      const note = await view.locator("#attention .attention-note").first().innerText();
+      assert.match(note, /multihead\(w_q, w_k, w_v\) · self-attention · 2 heads · \d+ queries × \d+ keys/);
+      const cells = await view.locator("#attention figure.attention-map").first().locator("rect.cell").count();
+      assert.ok(cells > 0, "the heatmap has cells");
+      await wb.screenshot("inference-attention");
     } finally {
       rmSync(settings);
     }
