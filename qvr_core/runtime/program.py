@@ -270,10 +270,11 @@ class ProgramModule(Morphism):
         for name, v in given.items():
             if name in self.info.data and name not in self._sites:
                 typed = self.info.values.get(name)  # a morphism's per-example data
+                what = f"{self.label}: data '{name}'"
                 data[name] = (
                     _positions(v, name, self.label)
                     if typed is None
-                    else validate(v, typed, f"{self.label}: data '{name}'", batch=batch, site=name)  # type: ignore[arg-type]  # data is never Masked
+                    else validate(v, typed, what, batch=batch, site=name)
                 )
                 continue
             t = self.site_type(self._site(name).name)
