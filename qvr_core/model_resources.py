@@ -8,7 +8,7 @@ that needs the most, as it does a seed program (`qvr_core.resources`, whose
 user types. torch is not imported: sizes are Python integers however large.
 
 How the model runtime lays a run out (`qvr_core.runtime.model`), and what is
-counted for it (floats are 4 bytes):
+counted for it (numbers are 8 bytes: a model program computes in float64):
 
 - every site's value is one tensor over its plates (a one-entry object adds
   no axis) and the axes of one draw: its number of values is the product of
@@ -47,10 +47,12 @@ from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Let, Model, Site, Step
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.check.types import Plated
-from qvr_core.resources import FLOAT_BYTES, Estimate, Need
+from qvr_core.resources import Estimate, Need
 from qvr_core.syntax import ast
 from qvr_core.units import format_count
 
+#: A model program's numbers are float64 (as Stan's), 8 bytes each.
+FLOAT_BYTES = 8
 # Measured on the model runtime (CPU, float32): see the module docstring.
 #: Per value of a site in one log joint: its log-density and its density's intermediates.
 GRAPH_BYTES = 32

@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qvr_core.builtins import COMBINATORS, FAMILIES, LAYER_NORM, Combinator, KernelForm
+from qvr_core.builtins import COMBINATORS, FAMILIES, LAYER_NORM, Combinator
 from qvr_core.check.expressions import learned_init
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
@@ -229,12 +229,6 @@ def _feature_width(p: Product) -> int:
     return sum(f.size for f in p.factors)
 
 
-def _kernel_form(family: str | None) -> KernelForm | None:
-    """The registry's morphism form of a kernel's family (None for other roles)."""
-    spec = FAMILIES.get(family) if family is not None else None
-    return spec.kernel if spec is not None else None
-
-
 def _rows(p: Product) -> int:
     return math.prod(f.size for f in p.factors)
 
@@ -259,10 +253,14 @@ def _leaf(info: Any) -> _Leaf:
     if info.role == "latent":
         n, m = _rows(dom), sum(f.size for f in cod.factors)
         return _Leaf(n * m, 4 * m, f"a {format_count(n)} x {format_count(m)} matrix")
-    form = _kernel_form(info.family)
+    family = FAMILIES.get(info.family) if info.family is not None else None
     n_in = _feature_width(dom)
-    n_out = form.param_width(cod.factors) if form is not None else cod.width
-    scale = form.held_parameters(cod.factors, info.scale is not None) if form is not None else 0
+    n_out, scale = cod.width, 0
+    if family is not None and family.kernel is not None:
+        n_out = family.network_width(cod.factors, info.draw, dict(info.family_options))
+        scale = family.held_parameters(cod.factors, info.scale is not None)
+        if not n_out:  # a GP: its own hyperparameters, no network
+            return _Leaf(scale, 3 * cod.width, f"{scale} hyperparameters, no network")
     if info.given is not None:  # `~ F(args)`: the network gives only what is left out
         n_out, scale = len(info.network) * cod.width, 0
         if not n_out:

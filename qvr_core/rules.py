@@ -156,7 +156,8 @@ WRONG_KIND = Rule(
         "from values. A name that is declared, but as another kind of thing than the "
         "place needs (an object where a morphism goes, a morphism used as a program "
         "value), or a literal where a name is needed (`fan(f, 3)`, `scan(1)`), is "
-        "reported with what it is."
+        "reported with what it is. So is a family that only a morphism can have, drawn "
+        "in a step (`GP`, whose covariance is evaluated at a morphism's input)."
     ),
     fixes=(
         "Use a name of the kind the place needs.",
@@ -380,7 +381,11 @@ FAMILY_CODOMAIN = Rule(
     explanation=(
         "A kernel's family is the distribution of its output, so it must have the "
         "codomain's support: `Categorical` a FinSet, `Normal` a Real, `Dirichlet` a "
-        "Simplex, and so on."
+        "Simplex, and so on. A family whose one draw is a vector or a matrix "
+        "(`MultivariateNormal`, `LowRankMVN`, `Wishart`, `InverseWishart`, `MatrixNormal` "
+        "over two finite sets, `GP`) fills one Real object, a matrix row by row: a K x K "
+        "matrix needs K * K numbers, a matrix over `over=[Row, Col]` |Row| * |Col|, and a "
+        "GP's input splits into one location per number of its codomain."
     ),
     fixes=("Use a family that fits the codomain, or change the codomain.",),
     example="QVR302_wrong_family.qvr",
@@ -412,7 +417,10 @@ INVALID_OPTION_VALUE = Rule(
         "Each option takes values of one kind: a role from `embed`, `kernel`, `latent`; "
         "`param_source` from `mlp`, `linear`; positive numbers for `scale`, whole numbers "
         "for `replicate`, `hidden_dim` and `rank` (a rank below the smaller side of the "
-        "matrix it factorises); `true` or `false` for `reverse`."
+        "matrix it factorises); `true` or `false` for `reverse`. The options a family "
+        "reads itself take its values: a GP's `kernel` is `rbf`, `matern52` or `linear`, "
+        "its `length_scale` and `amplitude` positive numbers, a MatrixNormal's `over` two "
+        "finite sets."
     ),
     fixes=("Give a value of the kind the message names.",),
     example="QVR304_invalid_option_value.qvr",
@@ -441,8 +449,11 @@ OPTION_NOT_APPLICABLE = Rule(
     explanation=(
         "Some options apply only together with others: `scale`, `param_source`, "
         "`hidden_dim` and `rank` configure kernels; `scale` fixes a Normal's standard "
-        "deviation; `rank` factorises a `param_source=linear` network and `hidden_dim` "
-        "sizes an `mlp` one. Given elsewhere they would be silently ignored."
+        "deviation; `rank` factorises a `param_source=linear` network (on a `LowRankMVN` "
+        "kernel it is the rank of the covariance factor, as quivers reads it) and "
+        "`hidden_dim` sizes an `mlp` one; a kernel without a network (every parameter "
+        "given, or a `GP`'s learned own) takes none of them. Given elsewhere they would be "
+        "silently ignored."
     ),
     fixes=("Remove the option, or add what it applies to.",),
     example="QVR306_option_not_applicable.qvr",
@@ -701,6 +712,26 @@ INDEX_PLATE = Rule(
     ),
     fixes=("Index by a value over the same plate, or gather a value over the index's plate.",),
     example="QVR409_index_plate.qvr",
+)
+
+EFFECT_ROW = Rule(
+    code="QVR410",
+    name="effect-row",
+    severity=ERROR,
+    summary="a computation performs an effect its row does not list, or one its interface lacks",
+    explanation=(
+        "A `define` says in its row which effect instances it may use: `!{random, score}` "
+        "lets its body perform on the instances `random` and `score` (`instance random : "
+        "Random`), and a computation it calls may perform only on instances its own row "
+        "lists. Each instance applies an interface with a fixed set of operations: "
+        "`Random` has `sample`, `Score` has `add`."
+    ),
+    fixes=(
+        "Add the instance to the row: `!{random, score}`.",
+        'Use an operation the interface has: `random.sample[Real](site("x"), Normal(0.0, 1.0))`,'
+        " `score.add(weight(w))`.",
+    ),
+    example="QVR410_effect_row.qvr",
 )
 
 # ------------------------------------------------------------------ 5: exports

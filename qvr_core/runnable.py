@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qvr_core import rules
+from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Model
 from qvr_core.check.module import CheckedModule
@@ -84,10 +85,38 @@ def runnable_programs(checked: CheckedModule) -> dict[str, ast.ProgramDecl]:
     return out
 
 
+def _drawn_via(model: Model) -> str | None:
+    """Why an observe's `via=` map cannot be the site it names: one drawn from a
+    continuous family (`sample idx : Resp <- HalfNormal(1.0)`, `[via=idx]`). A via map
+    names each row's group by a whole number, so its values are data (or a discrete
+    draw), never real numbers a sampler moves: quivers 0.25 refuses the program when it
+    compiles it (a fibration is a `Tensor[Int]` over the rows), and its older runtime
+    truncated the draw to a group, which NUTS then moved out of range."""
+    drawn = {s.name: s for s in model.sites if s.callee is None and s.kind != "observe"}
+    groups = {s.name: s.plates for s in model.sites if s.kind == "marginalize"}
+    for step in model.sites:
+        site = drawn.get(step.via) if step.via is not None else None
+        if site is None or site.family is None or FAMILIES[site.family].discrete:
+            continue
+        group = next((p for s in step.scope for p in groups.get(s, ())), None)
+        into = f" in {group}" if group else ""
+        return (
+            f"line {step.line}, observe {step.name}: `via={site.name}` names the {site.kind} "
+            f"site {site.name} (line {site.line}, {site.family}), but a via map gives each "
+            f"row's group{into} as a whole number read from the data; quivers refuses it too "
+            f"(a fibration is a Tensor[Int] over the rows): remove the `{site.kind} "
+            f"{site.name}` step so that {site.name} is read from the data"
+        )
+    return None
+
+
 def _model_gap(checked: CheckedModule, model: Model, seen: set[str]) -> str | None:
     """Why a checked model cannot run: a gap of its own or of a program it calls."""
     if model.runtime_gaps:
         return f"program {model.name}: {model.runtime_gaps[0]}"
+    via = _drawn_via(model)
+    if via is not None:
+        return f"program {model.name}: {via}"
     seen.add(model.name)
     for site in model.sites:
         if site.callee is None or site.callee in seen:

@@ -26,7 +26,8 @@ Generated from the registry (`qvr_core/builtins/families.py`) by
 same text.
 
 The catalogue follows quivers 0.25 (its family schemas and registry). Each family
-has a torch distribution in `qvr_core/runtime/distributions.py`. Parameters are
+has a torch distribution in `qvr_core/runtime/distributions.py`, but `GP`, which only
+a morphism can have (its covariance is evaluated at the morphism's input). Parameters are
 listed in positional order; a call may also name them (`Normal(loc=0.0, scale=1.0)`);
 where a family has two parameterisations, either complete set is accepted. No
 parameter has a default: as in quivers, a call gives each one.
@@ -37,15 +38,18 @@ object they land in; a vector or matrix draw takes its size from the arguments n
 morphism, whose parameter network then gives its parameters (see
 `docs/language.md`). With arguments, `~ F(args)`, every family whose values are
 numbers or one vector (not a count, not a matrix) can: the arguments fix those
-parameters and the network gives the rest.
+parameters and the network gives the rest. A family whose one draw is a vector or a
+matrix fills one Real object, a matrix row by row, as quivers' conditional
+multivariate families do: the network gives each parameter whole (a Cholesky factor
+by its lower triangle), and `GP` learns its own length scale and amplitude.
 
 | family | parameters | values | draw | morphism |
 |---|---|---|---|---|
 """
 
 TAIL = """
-Not in the catalogue yet, from quivers 0.25: `GP` (its parameters are the input
-locations), `Horseshoe` (its marginal density has no closed form or torch
+Not in the catalogue yet, from quivers 0.25: `Horseshoe` (its marginal density has no
+closed form or torch
 counterpart), `LKJCorrelationFactor`, `ZeroOneInflatedBeta`, `PointMass`, and the
 families whose arguments are other distributions (`Mixture`, `Independent`,
 `Transformed`/`Pushforward`, `Truncated`, `Restrict`/`Truncate`, `Normalize`),

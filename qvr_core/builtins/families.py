@@ -15,6 +15,7 @@ family registry); `Deterministic` is qvr's own Dirac kernel.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -83,21 +84,94 @@ class Factor(Protocol):
 
 
 @dataclass(frozen=True)
+class KernelOption:
+    """An option of a morphism's block that its family reads itself, as quivers hands it
+    to the family's constructor, rather than configuring the parameter network:
+    `[rank=2] ~ LowRankMVN` is the rank of the covariance factor, `[kernel=rbf] ~ GP`
+    the covariance function."""
+
+    name: str
+    doc: str
+    default: float | str
+    choices: tuple[str, ...] = ()  # the value is a name from these; else a number
+    whole: bool = False  # a whole number >= 1; else a positive number
+
+
+#: How one draw of a structured kernel fills its codomain, one Real object: a vector of
+#: its numbers, a k x k matrix flattened row-major (k * k numbers), or a matrix over the
+#: two finite sets `over=` names, flattened row-major.
+DrawLayout = Literal["vector", "square_matrix", "axes"]
+
+
+@dataclass(frozen=True)
 class KernelForm:
     """How a morphism's parameter network gives the family's parameters (`~ F` on a
-    morphism): what the network outputs for each codomain factor."""
+    morphism): what the network outputs for each codomain factor.
 
-    outputs: Literal["location", "logits", "logit", "concentration", "value", "parameters"]
+    `structured`: the draw is one vector or matrix filling the codomain (`draw`), and the
+    network gives every parameter whole, shaped by `shapes` (one per canonical parameter,
+    by the draw's axes `n`, `m` and the family's whole-number options, `rank`): as many
+    outputs as its free entries (the lower triangle of a Cholesky factor or covariance).
+    `hyperparameters`: no network; the family holds its own learnable numbers, one per
+    canonical parameter, started at the options of the same names (a GP's length scale)."""
+
+    outputs: Literal[
+        "location",
+        "logits",
+        "logit",
+        "concentration",
+        "value",
+        "parameters",
+        "structured",
+        "hyperparameters",
+    ]
     doc: str
     scale_option: bool = False  # `scale=` fixes the standard deviation
     per_column: int = 1  # "parameters": every parameter, for each column
+    draw: DrawLayout = "vector"
+    shapes: tuple[tuple[str, ...], ...] = ()
+    options: tuple[KernelOption, ...] = ()
+
+    def option(self, name: str) -> KernelOption | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    @property
+    def whole_draw(self) -> bool:
+        """One draw is a single vector or matrix filling the codomain, not a draw per
+        coordinate."""
+        return self.outputs in ("structured", "hyperparameters")
+
+    def draw_shape(self, width: int, axes: Sequence[int] = ()) -> tuple[int, ...] | None:
+        """The shape of one draw into a Real object of `width` numbers, the axes of a
+        matrix over finite sets being `axes`; None when no draw fills that object."""
+        if self.draw == "square_matrix":
+            k = math.isqrt(width)
+            return (k, k) if k * k == width else None
+        if self.draw == "axes":
+            return tuple(axes) if len(axes) == 2 and math.prod(axes) == width else None
+        return (width,)
+
+    def sizes(
+        self, draw: Sequence[int], options: Mapping[str, float | str] | None = None
+    ) -> dict[str, int]:
+        """The sizes `shapes` name: the draw's axes `n` and `m` (its last), and each
+        whole-number option of the family, as given or its default (a LowRankMVN's
+        `rank`)."""
+        sizes = {o.name: int(o.default) for o in self.options if o.whole}
+        given = {k: int(v) for k, v in (options or {}).items() if isinstance(v, int | float)}
+        sizes.update({k: v for k, v in given.items() if k in sizes})
+        sizes["n"], sizes["m"] = draw[0], draw[-1]
+        return sizes
 
     def param_width(self, factors: Sequence[Factor]) -> int:
-        """How many numbers the network outputs for a codomain with these factors."""
+        """How many numbers the network outputs for a codomain with these factors (the
+        forms that draw per coordinate; `Family.network_width` covers every form)."""
         if self.outputs == "logits":
             return sum(f.size for f in factors)
         if self.outputs == "logit":
             return len(factors)
+        if self.whole_draw:
+            raise ValueError("a structured kernel's width needs its draw: Family.network_width")
         return self.per_column * sum(f.width for f in factors)
 
     @property
@@ -128,6 +202,13 @@ class Family:
     example_space: int | None = None  # object size the example needs (LKJCholesky)
     kernel: KernelForm | None = None  # usable as `~ F` on a morphism
     dirac: bool = False  # a point mass, not a torch distribution
+    #: The discrete family a continuous relaxation stands in for (quivers' `relaxes`): a
+    #: `marginalize` over it sums that family's values under its masses at the same
+    #: arguments, and draws from it.
+    relaxes: str | None = None
+    #: Why the family has no distribution outside a morphism, where that is so (a GP's
+    #: covariance is evaluated at its kernel's input locations): no step can draw it.
+    kernel_only: str = ""
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -144,6 +225,10 @@ class Family:
             )
             if not ok:
                 raise ValueError(f"{self.name}: a network can give only number parameters")
+        form = self.kernel
+        structured = form is not None and form.outputs == "structured"
+        if structured and len(form.shapes if form else ()) != len(self.params):
+            raise ValueError(f"{self.name}: a structured kernel shapes every parameter")
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -164,6 +249,12 @@ class Family:
     @property
     def stochastic(self) -> bool:
         return not self.dirac
+
+    @property
+    def has_distribution(self) -> bool:
+        """A torch distribution of its own, which a step can draw (not a Dirac kernel, not a
+        family only a morphism can have)."""
+        return not self.dirac and not self.kernel_only
 
     def signature(self) -> str:
         """`Normal(loc, scale)`; alternatives joined by ` | `."""
@@ -190,6 +281,35 @@ class Family:
                 out.append(space)
         return tuple(out)
 
+    def network_width(
+        self,
+        factors: Sequence[Factor],
+        draw: Sequence[int] = (),
+        options: Mapping[str, float | str] | None = None,
+    ) -> int:
+        """How many numbers a morphism's parameter network outputs for `~ F` into these
+        factors; `draw` is the shape of one draw of a structured kernel and `options` its
+        family options (`rank`). The runtime's kernels make exactly these, and the memory
+        estimate counts them from here."""
+        form = self.kernel
+        assert form is not None, f"{self.name} has no morphism form"
+        if form.outputs == "hyperparameters":
+            return 0
+        if form.outputs != "structured":
+            return form.param_width(factors)
+        sizes = form.sizes(draw, options)
+        shaped = zip(self.params, form.shapes, strict=True)
+        return sum(_free_entries(p, shape, sizes) for p, shape in shaped)
+
+    def held_parameters(self, factors: Sequence[Factor], fixed_scale: bool) -> int:
+        """Parameters a `~ F` kernel holds beside its network: a learned standard deviation
+        per column (`KernelForm.held_parameters`), or a hyperparameter kernel's own."""
+        form = self.kernel
+        assert form is not None, f"{self.name} has no morphism form"
+        if form.outputs == "hyperparameters":
+            return len(self.params)
+        return form.held_parameters(factors, fixed_scale)
+
     def fits(self, object_kind: str, size: int | None = None) -> bool:
         """Whether a draw of this family is a value of one object factor of that kind.
 
@@ -199,6 +319,19 @@ class Family:
         if self.dirac:
             return object_kind != "finset"
         return self.support.fits(object_kind, size)
+
+
+#: Parameter kinds a structured kernel's network gives as the lower triangle of a square
+#: matrix: a Cholesky factor, or the Cholesky factor of a covariance (quivers' way).
+_TRIANGULAR_KINDS = ("lower_cholesky", "positive_definite")
+
+
+def _free_entries(param: Param, shape: Sequence[str], sizes: Mapping[str, int]) -> int:
+    """How many numbers a structured kernel's network gives for one parameter."""
+    dims = [sizes[axis] for axis in shape]
+    if param.constraint.kind in _TRIANGULAR_KINDS:
+        return dims[0] * (dims[0] + 1) // 2
+    return math.prod(dims)
 
 
 def bind(
@@ -325,6 +458,11 @@ _C0 = Param("concentration0", POSITIVE, "second shape, beta (> 0)", network_floo
 _PROBS = _p("probs", UNIT, "probability of 1, in [0, 1]")
 _HEAVY = "where a network's output is small, the draws or their mean are not finite"
 _LAST = Axis((("loc", -1),))
+_TRIL = "(its diagonal through softplus)"
+_WISHART = (
+    "the network gives df (softplus + K, as quivers keeps it above K - 1) and the lower "
+    f"triangle of scale_tril {_TRIL}"
+)
 
 #: Parameter constraints a network's output is mapped into (softplus, sigmoid).
 _NETWORK_KINDS = ("real", "positive", "unit_interval")
@@ -605,6 +743,7 @@ _CATALOGUE: tuple[Family, ...] = (
         "Continuous Bernoulli on [0, 1].",
         {"probs": 0.3},
         kernel=_net(1),
+        relaxes="Bernoulli",
     ),
     Family(
         "RelaxedBernoulli",
@@ -612,6 +751,7 @@ _CATALOGUE: tuple[Family, ...] = (
         UNIT,
         "A Bernoulli relaxed to (0, 1) (binary Concrete / Gumbel-softmax).",
         {"temperature": 0.5, "probs": 0.3},
+        relaxes="Bernoulli",
     ),
     # ---- discrete
     Family(
@@ -766,6 +906,12 @@ _CATALOGUE: tuple[Family, ...] = (
         "Multivariate Gaussian with covariance scale_tril scale_trilᵀ.",
         {"loc": [0.0, 1.0], "scale_tril": [[1.0, 0.0], [0.5, 2.0]]},
         event=(Axis((("loc", -1), ("scale_tril", -1))),),
+        kernel=KernelForm(
+            "structured",
+            "one vector fills the codomain; the network gives its mean and the lower "
+            f"triangle of scale_tril {_TRIL}",
+            shapes=(("n",), ("n", "n")),
+        ),
     ),
     Family(
         "LowRankMVN",
@@ -780,6 +926,21 @@ _CATALOGUE: tuple[Family, ...] = (
         "Multivariate Gaussian with covariance W Wᵀ + diag(D).",
         {"loc": [0.0, 1.0, 2.0], "cov_factor": [[1.0], [0.5], [0.0]], "cov_diag": [1.0, 1.0, 2.0]},
         event=(Axis((("loc", -1), ("cov_diag", -1))),),
+        kernel=KernelForm(
+            "structured",
+            "one vector fills the codomain; the network gives its mean, W (K x rank, "
+            "`rank=`, 2 unless given) and D (softplus)",
+            shapes=(("n",), ("n", "rank"), ("n",)),
+            options=(
+                KernelOption(
+                    "rank",
+                    "the rank of the covariance factor W (Σ = W Wᵀ + diag(D)), as quivers "
+                    "reads it; not a factorisation of the network",
+                    2,
+                    whole=True,
+                ),
+            ),
+        ),
     ),
     # ---- matrices
     Family(
@@ -803,6 +964,12 @@ _CATALOGUE: tuple[Family, ...] = (
         "Wishart over positive-definite K x K matrices.",
         {"df": 4.0, "scale_tril": [[1.0, 0.0], [0.5, 1.0]]},
         event=(Axis((("scale_tril", -2),)), Axis((("scale_tril", -1),))),
+        kernel=KernelForm(
+            "structured",
+            f"one K x K matrix fills the codomain of K * K numbers, row by row; {_WISHART}",
+            draw="square_matrix",
+            shapes=((), ("n", "n")),
+        ),
     ),
     Family(
         "InverseWishart",
@@ -816,6 +983,13 @@ _CATALOGUE: tuple[Family, ...] = (
         "X⁻¹ for X ~ Wishart(df, Ψ⁻¹): a conjugate prior on a covariance.",
         {"df": 5.0, "scale_tril": [[1.0, 0.0], [0.5, 1.0]]},
         event=(Axis((("scale_tril", -2),)), Axis((("scale_tril", -1),))),
+        kernel=KernelForm(
+            "structured",
+            "one K x K matrix fills the codomain of K * K numbers, row by row: the inverse "
+            f"of a Wishart draw whose {_WISHART}",
+            draw="square_matrix",
+            shapes=((), ("n", "n")),
+        ),
     ),
     Family(
         "MatrixNormal",
@@ -837,6 +1011,46 @@ _CATALOGUE: tuple[Family, ...] = (
             Axis((("loc", -2), ("row_covariance", -1))),
             Axis((("loc", -1), ("col_covariance", -1))),
         ),
+        kernel=KernelForm(
+            "structured",
+            "one R x C matrix over the finite sets `over=[Row, Col]` fills the codomain of "
+            "R * C numbers, row by row; the network gives M and the lower triangles of the "
+            f"Cholesky factors of U and V {_TRIL}",
+            draw="axes",
+            shapes=(("n", "m"), ("n", "n"), ("m", "m")),
+        ),
+    ),
+    # ---- a Gaussian process: its covariance is evaluated at the kernel's input
+    Family(
+        "GP",
+        (
+            (
+                _p("length_scale", POSITIVE, "length scale of the covariance function (> 0)"),
+                _p("amplitude", POSITIVE, "amplitude (> 0); it scales the covariance squared"),
+            ),
+        ),
+        REAL_VECTOR,
+        "Gaussian process prior: the N values at N input locations are jointly Normal with "
+        "mean 0 and covariance amplitude² k(x_i, x_j) (+ 1e-6 on the diagonal).",
+        {"length_scale": 1.0, "amplitude": 1.0},
+        event=(Axis(),),
+        kernel=KernelForm(
+            "hyperparameters",
+            "the codomain's N numbers are the process at N locations, the input's features "
+            "split into N equal parts; length_scale and amplitude are learned (softplus), "
+            "started at the options of those names",
+            options=(
+                KernelOption(
+                    "kernel",
+                    "the covariance function; rbf is the squared exponential",
+                    "rbf",
+                    choices=("rbf", "matern52", "linear"),
+                ),
+                KernelOption("length_scale", "the length scale it starts at (> 0)", 1.0),
+                KernelOption("amplitude", "the amplitude it starts at (> 0)", 1.0),
+            ),
+        ),
+        kernel_only="its covariance is evaluated at the locations a morphism's input gives",
     ),
     # ---- qvr's Dirac kernel
     Family(
@@ -862,6 +1076,8 @@ def codomain_words(family: Family) -> str:
 
     if family.dirac:
         return "a continuous codomain"
+    if family.kernel is not None and family.kernel.whole_draw:
+        return _WHOLE_CODOMAINS[family.kernel.draw]
     if family.support.kind == "boolean":
         return "a FinSet 2 codomain"
     # the tightest object first: Simplex, Unit, Positive, Real
@@ -870,6 +1086,14 @@ def codomain_words(family: Family) -> str:
         return "an object qvr does not have yet"
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
     return f"a {listed} codomain"
+
+
+#: The codomain a whole-draw kernel fills, by how its draw is laid out.
+_WHOLE_CODOMAINS: dict[DrawLayout, str] = {
+    "vector": "one Real codomain",
+    "square_matrix": "one Real codomain of K * K numbers (a K x K matrix, row by row)",
+    "axes": "one Real codomain of R * C numbers (the matrix over `over=[Row, Col]`, row by row)",
+}
 
 
 def family_for(factors: Sequence[Factor]) -> str | None:

@@ -14,6 +14,12 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import builtins, rules
+from qvr_core.check.computations import (
+    Computation,
+    check_computation,
+    check_instance,
+    is_computation,
+)
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
 from qvr_core.check.expressions import infer
@@ -68,6 +74,7 @@ class Env:
         self.morphisms: dict[str, MorphismInfo] = Names(ctx.current) if reuse is not None else {}
         self.lets: dict[str, LetInfo | object] = {}
         self.programs: dict[str, ProgramInfo | object | None] = {}
+        self.computations: dict[str, Computation | None] = {}  # typed `define`s, by name
         self.chain: list[str] = []
         self.stack: list[Frame] = []
         self.frames: dict[int, tuple[ast.Decl, Frame]] = {}  # by id(decl), in checking order
@@ -215,6 +222,24 @@ class Env:
             return None
         return info.type or info.header
 
+    def computation(self, n: str) -> Computation | None:
+        """The typed `define` named `n` (checked on first use, in its own frame), or None
+        when there is none, it calls itself, or it has the names-only check."""
+        decl = self.ctx.top.get(n)  # a dependency of the frame asking, cached or not
+        if not (isinstance(decl, ast.OtherDecl) and is_computation(decl)):
+            return None
+        if n not in self.computations:
+            if n in self.chain:  # a computation that calls itself: not one qvr types
+                for frame in self.stack:
+                    frame.volatile = True
+                return None
+            self.chain.append(n)
+            try:
+                self.computations[n] = self.in_frame(decl, check_computation, self, decl)
+            finally:
+                self.chain.pop()
+        return self.computations[n]
+
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]:
         """The scans in an expression (following lets) that consume its input sequence."""
         found: list[ast.Call] = []
@@ -256,6 +281,12 @@ class Env:
                 seen.add(e.name.text)
                 return self._scans(decl.expr, found, seen)
         return False
+
+
+def _check_other(ctx: Context, decl: ast.OtherDecl) -> None:
+    """An instance of a prelude interface is checked whole; other kinds are names only."""
+    if not check_instance(ctx, decl):
+        check_other(ctx, decl)
 
 
 def _check_program(env: Env, decl: ast.ProgramDecl) -> ProgramInfo | None:
@@ -318,7 +349,10 @@ def run_passes(
             case ast.LetDecl() | ast.ProgramDecl():
                 later.append(d)
             case ast.OtherDecl():
-                env.in_frame(d, check_other, ctx, d)
+                if is_computation(d) and _peek(top, d.name.text) is d:
+                    env.computation(d.name.text)
+                else:
+                    env.in_frame(d, _check_other, ctx, d)
             case ast.ObjectDecl() | ast.ExportDecl():
                 pass  # objects are checked above, exports after the programs
             case _:

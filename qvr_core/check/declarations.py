@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from itertools import product
 from typing import Literal
 
@@ -10,6 +11,8 @@ from qvr_core import rules
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
 from qvr_core.builtins.families import (
     Family,
+    KernelForm,
+    KernelOption,
     Param,
     bind,
     codomain_words,
@@ -176,8 +179,13 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
     if family is not None and family not in FAMILIES and not suggest(family, FAMILIES):
         return f"family {family}, which the registry of families does not have"
     spec = FAMILY_TABLE.get(family) if family is not None else None
+    form = spec.kernel if spec is not None else None
     for o in decl.options:
         key = o.key.text
+        if form is not None and (form.option(key) is not None or _axes_option(form, key)):
+            if not isinstance(o.value, ast.Literal | ast.ValueList):
+                return f"option {key}"
+            continue  # the family reads it (`_family_option` checks its value)
         if spec is not None and key not in OPTION_KEYS and spec.param(key) is not None:
             if not _is_number(o.value):
                 return f"option {key}, a parameter of {spec.name} given as a name"
@@ -199,6 +207,13 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
 
 #: quivers' axis-role options (`over=`, `iid=`): which axes of a draw are its event.
 _AXIS_OPTIONS = ("over", "iid", "iid_over")
+#: The option that names the two finite sets a matrix kernel's draw runs over.
+_OVER = _AXIS_OPTIONS[0]
+
+
+def _axes_option(form: KernelForm, key: str) -> bool:
+    """`over=[Row, Col]` on a kernel whose draw is a matrix over two finite sets."""
+    return key == _OVER and form.draw == "axes"
 
 
 def _unchecked_arguments(decl: ast.MorphismDecl, spec: Family) -> str | None:
@@ -270,13 +285,17 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         return None
     arrow = Arrow(dom, cod)
     given: Fixed | None = None
+    drawn: Drawn | None = None
     if role is not None:
         checked = _check_role(ctx, decl, str(role), family, dom, cod, opts)
         if checked is False:
-            return None  # `~ F(args)` in error (reported): no distribution to run
-        given = checked
+            return None  # `~ F(args)` or a whole draw in error (reported): nothing to run
+        if isinstance(checked, Drawn):
+            drawn = checked
+        else:
+            given = checked
     scale = opts.get("scale")
-    rank = opts.get("rank")
+    rank = opts.get("rank") if drawn is None or "rank" not in dict(drawn.options) else None
     replicate = opts.get("replicate")
     return MorphismInfo(
         name=decl.name.text,
@@ -291,6 +310,8 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         rank=int(rank) if isinstance(rank, int) else None,
         given=given.values if given is not None else None,
         network=given.network if given is not None else (),
+        draw=drawn.shape if drawn is not None else (),
+        family_options=drawn.options if drawn is not None else (),
     )
 
 
@@ -318,6 +339,12 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
             )
             continue
         seen[key] = o
+        form = _kernel_form(decl)
+        if form is not None and (form.option(key) is not None or _axes_option(form, key)):
+            value = _family_option(ctx, decl, o, form.option(key))
+            if value is not None:
+                out[key] = value
+            continue
         if key not in OPTION_KEYS and _parameter_option(decl, key):
             continue  # fixes a parameter of the family: `_given` reads it
         if key not in OPTION_KEYS:
@@ -334,6 +361,61 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         if value is not None:
             out[key] = value
     return out
+
+
+def _kernel_form(decl: ast.MorphismDecl) -> KernelForm | None:
+    spec = FAMILY_TABLE.get(decl.family.text) if decl.family is not None else None
+    return spec.kernel if spec is not None else None
+
+
+def _family_option(
+    ctx: Context, decl: ast.MorphismDecl, o: ast.Option, option: KernelOption | None
+) -> object | None:
+    """The value of an option the declared family reads itself (`rank=2` of a LowRankMVN,
+    `kernel=rbf` of a GP; `over=[Row, Col]` of a MatrixNormal, as the finite sets named),
+    or None after an error, reported."""
+    v = o.value
+    family = decl.family.text  # type: ignore[union-attr]  # a family reads it
+    if option is None:  # `over=`: two finite sets, the rows' and the columns'
+        items = v.items if isinstance(v, ast.ValueList) else (v,)
+        axes: list[ObjectType] = []
+        for item in items:
+            if not isinstance(item, ast.Literal):
+                break
+            obj = ctx.objects.get(str(item.value))
+            if obj is None or not obj.discrete:
+                break
+            ctx.ref(item.span, SymbolKey(obj.name))
+            axes.append(obj)
+        if len(axes) == len(items) == 2:
+            return tuple(axes)
+        ctx.report(
+            rules.INVALID_OPTION_VALUE,
+            f"option {o.key.text} of a {family} morphism names the two finite sets its draw "
+            f"runs over, rows then columns (over=[Row, Col]), not {ctx.source(o.span)}",
+            o.span,
+        )
+        return None
+    if isinstance(v, ast.Literal) and option.choices:
+        if v.kind == "name" and v.value in option.choices:
+            return str(v.value)
+        expect = f"{', '.join(option.choices[:-1])} or {option.choices[-1]}"
+    elif isinstance(v, ast.Literal) and option.whole:
+        if v.kind == "int" and int(v.value) >= 1:
+            return int(v.value)
+        expect = "a positive whole number"
+    else:
+        if isinstance(v, ast.Literal) and v.kind in ("int", "float") and float(v.value) > 0:
+            return float(v.value)
+        expect = "a positive number"
+    written = ctx.source(v.span) if v is not None else "nothing"
+    ctx.report(
+        rules.INVALID_OPTION_VALUE,
+        f"option {option.name} of a {family} morphism must be {expect}, not {written}: "
+        f"{option.doc}",
+        v.span if v is not None else o.span,
+    )
+    return None
 
 
 def _parameter_option(decl: ast.MorphismDecl, key: str) -> bool:
@@ -428,9 +510,10 @@ def _check_role(
     dom: Product,
     cod: Product,
     opts: dict[str, object],
-) -> Fixed | Literal[False] | None:
+) -> Fixed | Drawn | Literal[False] | None:
     """Check what the role asks of the declaration; for a kernel, its given parameters
-    (`~ F(args)`, False when they are in error), else None."""
+    (`~ F(args)`) or the shape of its one draw (a whole-draw family), False when they are
+    in error, else None."""
     name = decl.name.text
     kernel_only = ("scale", "param_source", "hidden_dim", "rank")
     if role != "kernel":
@@ -486,11 +569,112 @@ def _check_role(
             given = _given(ctx, decl, FAMILY_TABLE[family], cod)
             if given is None:
                 return False
+        elif family is not None and _whole_draw(FAMILY_TABLE[family]):
+            drawn = _check_whole_draw(ctx, decl, FAMILY_TABLE[family], dom, cod, opts)
+            if drawn is None:
+                return False
+            _check_kernel_options(ctx, decl, family, dom, cod, opts, None, drawn)
+            return drawn
         elif family is not None:
             _check_family(ctx, decl, family, cod)
         _check_kernel_options(ctx, decl, family, dom, cod, opts, given)
         return given
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Drawn:
+    """A whole-draw kernel's checked facts: the shape of its one draw, and the options its
+    family reads, each with its value or default (`MorphismInfo.draw`, `family_options`)."""
+
+    shape: tuple[int, ...]
+    options: tuple[tuple[str, float | str], ...]
+
+
+def _whole_draw(spec: Family) -> bool:
+    return spec.kernel is not None and spec.kernel.whole_draw
+
+
+def _check_whole_draw(
+    ctx: Context,
+    decl: ast.MorphismDecl,
+    spec: Family,
+    dom: Product,
+    cod: Product,
+    opts: dict[str, object],
+) -> Drawn | None:
+    """`~ MultivariateNormal`, `~ Wishart`, `~ GP`, ...: one draw is a vector or a matrix
+    that fills the codomain, one Real object, row by row (quivers' carrier of a matrix
+    is its entries so flattened); a K x K matrix needs K * K numbers, a matrix over
+    `over=[Row, Col]` |Row| * |Col|, and a GP's input splits into one location per number.
+    None after an error, reported."""
+    form = spec.kernel
+    assert form is not None and decl.family is not None
+    span, name, family = decl.family.span, decl.name.text, spec.name
+    axes: tuple[ObjectType, ...] = opts.get(_OVER, ())  # type: ignore[assignment]  # _family_option
+    if form.draw == "axes" and not axes:
+        if not any(o.key.text == _OVER for o in decl.options):  # else reported there
+            ctx.report(
+                rules.FAMILY_CODOMAIN,
+                f"a {family} draw is a matrix over two finite sets: name them, rows then "
+                f"columns, with over=[Row, Col] on morphism {name}",
+                span,
+            )
+        return None
+    sizes = tuple(a.size for a in axes)
+    what = {
+        "vector": "one vector",
+        "square_matrix": "one K x K matrix",
+        "axes": f"one real {' x '.join(map(str, sizes))} matrix over "
+        f"{' and '.join(a.name for a in axes)}",
+    }[form.draw]
+    if len(cod.factors) != 1 or cod.factors[0].kind != "real":
+        if cod.names == tuple(a.name for a in axes):
+            advice = (
+                f"whose values are pairs of indices: make its codomain a Real object of "
+                f"{math.prod(sizes)} numbers, which holds the matrix row by row"
+            )
+        else:
+            advice = "and the draw fills one Real object (a matrix row by row)"
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"a {family} draw is {what}, but morphism {name} has codomain {cod.label} "
+            f"({dims_text(cod)}), {advice}",
+            span,
+        )
+        return None
+    draw = form.draw_shape(cod.width, sizes)
+    if draw is None:
+        need = (
+            "a square number of them (4, 9, 16, ...)"
+            if form.draw == "square_matrix"
+            else f"{math.prod(sizes)} of them"
+        )
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"a {family} draw is {what} held row by row in its codomain, which needs "
+            f"{need}: {cod.label} of morphism {name} has {cod.width}",
+            span,
+        )
+        return None
+    features = sum(f.size for f in dom.factors)  # a FinSet one-hot, a space as it is
+    if form.outputs == "hyperparameters" and features % draw[0]:
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"a {family} kernel draws the process at one location per number of its codomain "
+            f"({draw[0]} for {cod.label}), the input's features split into as many equal "
+            f"parts, and the {features} features of {dom.label} do not split so",
+            span,
+        )
+        return None
+    options = tuple((o.name, _option_or_default(opts, o)) for o in form.options)
+    return Drawn(draw, options)
+
+
+def _option_or_default(opts: dict[str, object], option: KernelOption) -> float | str:
+    value = opts.get(option.name, option.default)
+    assert isinstance(value, int | float | str)
+    return value
 
 
 def _add_family(ctx: Context, decl: ast.MorphismDecl, cod: Product) -> tuple[Fix, ...]:
@@ -548,18 +732,27 @@ def _check_kernel_options(
     cod: Product,
     opts: dict[str, object],
     given: Fixed | None,
+    drawn: Drawn | None = None,
 ) -> None:
     by_key = {o.key.text: o for o in decl.options}
     name = decl.name.text
     form = FAMILY_TABLE[family].kernel if family is not None else None
     width = len(given.network) * cod.width if given is not None else _param_width(family, cod)
-    if given is not None and not given.network:
-        for key in ("param_source", "hidden_dim", "rank"):
-            if key in opts:
+    if drawn is not None and family is not None:
+        width = FAMILY_TABLE[family].network_width(cod.factors, drawn.shape, dict(drawn.options))
+    if (given is not None and not given.network) or (drawn is not None and not width):
+        why = (
+            f"its declaration gives every parameter of {family}"
+            if given is not None
+            else f"{family} learns its own {' and '.join(p.name for p in _params(family))}"
+        )
+        network_keys = ("param_source", "hidden_dim", "rank", *(("scale",) if drawn else ()))
+        for key in network_keys:
+            if key in opts and not (form and form.option(key)):
                 ctx.report(
                     rules.OPTION_NOT_APPLICABLE,
                     f"option {key} configures a parameter network, and morphism {name} has "
-                    f"none: its declaration gives every parameter of {family}",
+                    f"none: {why}",
                     by_key[key].span,
                 )
         return
@@ -571,7 +764,7 @@ def _check_kernel_options(
             by_key["scale"].span,
         )
     source = SOURCES.get(str(opts.get("param_source")), MLP)
-    if "rank" in opts:
+    if "rank" in opts and not (form and form.option("rank")):  # else the family's own rank
         if source is not LINEAR:
             ctx.report(
                 rules.OPTION_NOT_APPLICABLE,
@@ -606,10 +799,16 @@ def _check_kernel_options(
         )
 
 
+def _params(family: str | None) -> tuple[Param, ...]:
+    return FAMILY_TABLE[family].params if family is not None else ()
+
+
 def _param_width(family: str | None, cod: Product) -> int:
     """How many numbers the parameter network outputs (its output width)."""
     form = FAMILY_TABLE[family].kernel if family is not None else None
-    return form.param_width(cod.factors) if form is not None else cod.width
+    if form is None or form.whole_draw:  # a whole draw's width: `Family.network_width`
+        return cod.width
+    return form.param_width(cod.factors)
 
 
 # ------------------------------------------------------- `~ F(args)` on a morphism
@@ -627,8 +826,12 @@ class Fixed:
 def _gives_parameters(decl: ast.MorphismDecl, spec: Family) -> bool:
     """`~ F(args)`, or an option named after a parameter of F: the declaration fixes
     parameters of its family (quivers' `~ Cauchy(0.0, 1.0)`, `[temperature=0.5]`)."""
+    reads = spec.kernel.option if spec.kernel is not None else (lambda _: None)
     return decl.family_args is not None or any(
-        o.key.text not in OPTION_KEYS and spec.param(o.key.text) is not None for o in decl.options
+        o.key.text not in OPTION_KEYS
+        and spec.param(o.key.text) is not None
+        and reads(o.key.text) is None  # a GP's `length_scale=`: where it starts, learned
+        for o in decl.options
     )
 
 
@@ -648,6 +851,18 @@ def _given(ctx: Context, decl: ast.MorphismDecl, spec: Family, cod: Product) -> 
     span = call.span if call is not None else decl.family.span  # type: ignore[union-attr]  # a kernel with a family
     positional: list[object] = list(call.args) if call is not None else []
     keywords: dict[str, object] = {kw.key.text: kw.value for kw in call.kwargs} if call else {}
+    form = spec.kernel
+    if spec.kernel_only:  # a GP: its parameters are learned, from where options start them
+        starts = [o for o in form.options if spec.param(o.name)] if form else []
+        example = f" ([{starts[0].name}={starts[0].default}])" if starts else ""
+        ctx.report(
+            rules.FAMILY_ARGUMENTS,
+            f"morphism {name} ~ {spec.name}: its {', '.join(p.name for p in spec.params)} "
+            f"are learned, not given; an option of the same name says where one starts"
+            f"{example}",
+            span,
+        )
+        return None
     schema0 = spec.params
     if (
         len(schema0) == 1
@@ -658,7 +873,6 @@ def _given(ctx: Context, decl: ast.MorphismDecl, spec: Family, cod: Product) -> 
         items = tuple(positional)
         first, last = items[0].span, items[-1].span  # type: ignore[attr-defined]  # literals
         positional = [ast.ListArg(items, ctx.lines.span(first.start, last.end))]  # type: ignore[arg-type]  # numbers
-    form = spec.kernel
     for o in decl.options:
         key = o.key.text
         by_option = key not in OPTION_KEYS or (key == "scale" and form and form.scale_option)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS
 from qvr_core.check.expressions import learned_init
-from qvr_core.check.module import CheckedModule, ProgramInfo
+from qvr_core.check.module import CheckedModule, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
 from qvr_core.check.terms import Term, lower
 from qvr_core.check.types import Arrow, Group, ValueType
@@ -90,7 +90,22 @@ class Opaque:
     label: str
 
 
-Expr = Named | Composed | Tensored | Combinator | Opaque
+@dataclass(frozen=True)
+class FamilyDraw:
+    """A family step's draw (`Normal(r, 0.5)`, check/family_steps.py): from the site's
+    named values packed side by side (`type.dom`, the types of the values in `parts`) to
+    one draw per coordinate. `given`: the parameters written as numbers; `fed`: the
+    others, each with the position of its value among the site's `args`."""
+
+    family: str
+    type: Arrow
+    label: str
+    parts: tuple[ValueType, ...]
+    given: tuple[tuple[str, float], ...]
+    fed: tuple[tuple[str, int], ...]
+
+
+Expr = Named | Composed | Tensored | Combinator | Opaque | FamilyDraw
 
 
 # --------------------------------------------------------------- programs
@@ -240,7 +255,7 @@ class _Lowering:
             match step:
                 case ast.SampleStep() | ast.ObserveStep():
                     site = sites[id(step)]
-                    source = self.expr(site.source)
+                    source = self.source(site, step, info.values)
                     steps.append(
                         Site(site.name, site.kind, source, site.args, site.value_type, site.parts)
                     )
@@ -265,6 +280,21 @@ class _Lowering:
             found,
             info.data,
         )
+
+    def source(
+        self,
+        site: SiteInfo,
+        step: ast.SampleStep | ast.ObserveStep,
+        values: Mapping[str, ValueType],
+    ) -> Expr:
+        """A site's morphism; a family step's draw from the values it reads."""
+        if site.family is None or site.morphism_type is None or site.args is None:
+            return self.expr(site.source)
+        parts = tuple(values[a] for a in site.args)
+        given = tuple((k, v) for k, v in site.family_args if isinstance(v, float))
+        fed = tuple((k, site.args.index(v)) for k, v in site.family_args if isinstance(v, str))
+        label = self.label(step.source)
+        return FamilyDraw(site.family, site.morphism_type, label, parts, given, fed)
 
 
 def _term(node: ast.Arith) -> Term | None:

@@ -91,6 +91,9 @@ class Site:
     call_args: tuple[str, ...] = ()
     call_values: tuple[Term, ...] = ()  # the arguments as terms (an object by its name)
     annotated: bool = False  # the step writes its plates (`: A`): a value must have them
+    #: A draw inside a computation a call step calls (`let c <- noisy(b)`, whose body draws
+    #: at site("noise")): the call's target. The step is the call step's, for its place.
+    called: str | None = None
 
     @property
     def line(self) -> int:
@@ -108,7 +111,10 @@ class Site:
 
 @dataclass(frozen=True)
 class Let:
-    """A deterministic value (`let x = ...`) or a log-density term (`score s = ...`)."""
+    """A deterministic value (`let x = ...`) or a log-density term (`score s = ...`).
+
+    A call step (`let c <- noisy(b)`) gives one for its target (the returned value) and one
+    score term per weight its callee adds; `called` names the call's target then."""
 
     name: str
     kind: Literal["let", "score"]
@@ -117,6 +123,7 @@ class Let:
     term: Term  # its expression, as the runtime evaluates it
     scope: tuple[str, ...] = ()
     type: Plated | None = None
+    called: str | None = None
 
     @property
     def line(self) -> int:

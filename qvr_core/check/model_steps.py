@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
+from qvr_core.check.call_steps import call_step
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.model import (
@@ -97,9 +98,33 @@ def model_reason(pc: ProgramChecker) -> str | None:
             why = _arith_reason(step.value)
             if why:
                 return why
+        elif isinstance(step, ast.CallStep):
+            why = _call_reason(pc, step)
+            if why:
+                return why
+            families += 1  # its callee's draws and weights are the program's
         elif not isinstance(step, ast.ReturnStep):
             return f"its {type(step).__name__.removesuffix('Step').lower()} step"
+    for step in decl.steps:
+        if isinstance(step, ast.MarginalizeStep) and any(
+            isinstance(s, ast.CallStep) for s in _all_steps(step.steps)
+        ):
+            return "its call step inside a marginalize"
     return None if families else "its steps"
+
+
+def _call_reason(pc: ProgramChecker, step: ast.CallStep) -> str | None:
+    """Why a call step `let c <- f(args)` is not typed: `f` is no computation the checker
+    types (computations.py), or an argument is no arithmetic it types."""
+    if step.static is not None or step.constructs:
+        return "its call step"
+    if pc.env.computation(step.callee.text) is None:
+        return f"its call of {step.callee.text}"
+    for a in step.args:
+        why = _arith_reason(a)
+        if why:
+            return why
+    return None
 
 
 def _header_typed(side: object) -> bool:
@@ -189,6 +214,8 @@ class ModelChecker:
         self.steps: list[Step] = []
         self.marginal: set[str] = set()  # coordinates summed out (their gathers add no plate)
         self.gaps: list[str] = []  # what it types that the model runtime cannot run
+        self.labels: dict[str, int] = {}  # labels drawn at inside called computations: draws
+        self.drawn: dict[str, str] = {}  # the site names of those draws: the callee drawing
 
     def run(self) -> Model:
         decl = self.decl
@@ -272,6 +299,8 @@ class ModelChecker:
     def _step(self, step: ast.Step, scope: tuple[_Scope, ...]) -> None:
         if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
             self._site(step, scope)
+        elif isinstance(step, ast.CallStep):
+            self._call_step(step, scope)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             t = self._arith(step.value)
             kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
@@ -318,10 +347,35 @@ class ModelChecker:
             for s in step.steps:
                 self._step(s, inner)
 
+    def _call_step(self, step: ast.CallStep, scope: tuple[_Scope, ...]) -> None:
+        call_step(self, step, tuple(s.name for s in scope))
+
+    def site_label(self, label: str, step: ast.CallStep) -> str:
+        """The site name of a draw labelled `label` inside a called computation: the label,
+        counted when drawn again (`noise@1`, as quivers replays it). A name the program
+        binds as well would be two values under one name: reported at the call."""
+        n = self.labels.get(label, 0)
+        self.labels[label] = n + 1
+        name = label if n == 0 else f"{label}@{n}"
+        self.drawn[name] = step.callee.text
+        if name in self.pc.locals or name in self.data:
+            self._label_clash(name, step.callee.span)
+        return name
+
+    def _label_clash(self, name: str, span: Span) -> None:
+        self.ctx.report(
+            rules.REBOUND_VARIABLE,
+            f"'{name}' is both a site {self.drawn[name]} draws at and a name of program "
+            f"{self.pc.scope}: rename one of them",
+            span,
+        )
+
     def _bind_target(
         self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None
     ) -> None:
         """Bind a step's target; a name read earlier as data cannot be bound after."""
+        if target.text in self.drawn:
+            self._label_clash(target.text, target.span)
         known = self.data.get(target.text)
         if known is not None and not known.observed:
             self.ctx.report(
@@ -338,6 +392,8 @@ class ModelChecker:
     def _observed(self, target: ast.Name, span: Span, t: Plated | None) -> None:
         """An observed target is a data variable: its value is bound at fit time."""
         n = target.text
+        if n in self.drawn:
+            self._label_clash(n, target.span)
         known = self.data.get(n)
         if known is not None and not known.observed:  # read as data before this step
             self.data[n] = replace(known, observed=True, type=t)
@@ -476,6 +532,13 @@ class ModelChecker:
     ) -> Site:
         call = step.source
         assert isinstance(call, ast.Call)
+        if family.kernel_only:
+            self.ctx.report(
+                rules.WRONG_KIND,
+                f"{family.name} is a morphism's family, not a step's: {family.kernel_only} "
+                f"(declare `morphism k : A -> B ~ {family.name}` and `sample x <- k`)",
+                call.callee.span,
+            )
         plates, spaces = self._annotation(annotation)
         if family.event_rank and opts.over:  # `: K` beside `over=K` restates the event axis
             plates = tuple(p for p in plates if p not in opts.over)
@@ -948,6 +1011,8 @@ class ModelChecker:
                 name.span,
             )
             return None
+        if n in self.drawn:  # a site of a call is no name of the program: not its data either
+            self._label_clash(n, name.span)
         element = Element("index", (), indexes) if indexes else REAL_NUMBER
         t = Plated((), element, data_plates=True)
         pc._define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]  # as above

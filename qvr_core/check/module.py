@@ -132,6 +132,12 @@ class MorphismInfo:
     #: whose network gives what F's kernel form says.
     given: tuple[tuple[str, Given], ...] | None = None
     network: tuple[str, ...] = ()
+    #: A kernel whose one draw is a vector or matrix filling its codomain (`~ Wishart`,
+    #: `~ GP`, the registry's whole-draw kernel forms): the shape of that draw (the codomain
+    #: holds it row by row), and the options its family reads (`rank`, `kernel`), every
+    #: one of them with its value or default.
+    draw: tuple[int, ...] = ()
+    family_options: tuple[tuple[str, float | str], ...] = ()
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -162,6 +168,10 @@ class SiteInfo:
     # a tuple site `sample (a, b) <- f(x)`: the names its value is split into, in order
     # (its own name is then `(a, b)`); empty for a site bound to one name
     parts: tuple[str, ...] = ()
+    # a family step `sample h <- Normal(r, 0.5)` (check/family_steps.py): the family, and
+    # each of its parameters as the number written or the named value (one of `args`)
+    family: str | None = None
+    family_args: tuple[tuple[str, float | str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from qvr_core import rules
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.expressions import arrow, product
+from qvr_core.check.family_steps import FamilyDraw, family_draw
 from qvr_core.check.matching import (
     Sides,
     dimension_facts,
@@ -26,7 +27,7 @@ from qvr_core.check.matching import (
 from qvr_core.check.model_steps import ModelChecker, model_reason
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
-from qvr_core.check.unchecked import program_reason, structural
+from qvr_core.check.unchecked import is_family, program_reason, structural
 from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -55,6 +56,8 @@ class ProgramChecker:
         self.locals: dict[str, Local] = {}
         self.sources: dict[ast.Step, Arrow | None] = {}
         self.data: dict[str, None] = {}  # data names, in order of first use
+        # free names only morphisms read: per-example data of their domain (program_reason)
+        self.fed_data: set[str] = set()
 
     # ------------------------------------------------------------- entry
 
@@ -65,8 +68,9 @@ class ProgramChecker:
             why = model_reason(self)
             if why is None:
                 return ModelChecker(self).run()  # type: ignore[return-value]  # env.programs holds it; build_module sorts Models out
-            structural(self, reason if why == "its step source" else why)
-            return None
+            if program_reason(self, mixed=True) is not None:
+                structural(self, reason if why == "its step source" else why)
+                return None
         dom = resolve_type(self.ctx, decl.dom)
         cod = resolve_type(self.ctx, decl.cod)
         if dom is None or cod is None:
@@ -138,7 +142,12 @@ class ProgramChecker:
                 self._define(p, SymbolKind.PARAM, p.span, None, is_input=True)
         for step in self.decl.steps:
             if isinstance(step, ast.SampleStep | ast.ObserveStep):
-                self._source_arrow(step.source)
+                if not _is_family(self, step):
+                    self._source_arrow(step.source)
+                elif isinstance(step.source, ast.Call):
+                    for a in step.source.args:
+                        if isinstance(a, ast.NameRef):
+                            self.lookup(a.name)
                 for t in (step.target, *step.more_targets):
                     self._define(t, _site_kind(step), step.span, None)
             elif isinstance(step, ast.LetStep):
@@ -152,7 +161,7 @@ class ProgramChecker:
 
     def _type_sources(self) -> None:
         for step in self.decl.steps:
-            if isinstance(step, ast.SampleStep | ast.ObserveStep):
+            if isinstance(step, ast.SampleStep | ast.ObserveStep) and not _is_family(self, step):
                 self.sources[step] = self._source_arrow(step.source)
 
     def _source_arrow(self, source: ast.Expr) -> Arrow | None:
@@ -239,17 +248,27 @@ class ProgramChecker:
         source = step.source
         args: tuple[str, ...] | None = None
         value: ValueType | None = None
-        if _is_application(source):
+        drawn: FamilyDraw | None = None
+        family: str | None = None
+        if _is_family(self, step):
             assert isinstance(source, ast.Call)
-            args, arg_type, producer = self._arguments(source)
-            consumer = source.callee.text
+            family = source.callee.text
+            drawn = family_draw(self, source)
+            args, t = drawn.args, drawn.arrow
+            value = t.cod if t is not None else None
             morph: ast.Expr = ast.NameRef(source.callee, source.callee.span)
+            consumer = source.callee.text
+        elif _is_application(source):
+            assert isinstance(source, ast.Call)
+            args, arg_type, producer = self._arguments(source, t)
+            consumer = source.callee.text
+            morph = ast.NameRef(source.callee, source.callee.span)
         else:
             arg_type = self._program_input(dom, lifted)
             producer = "the program input"
             consumer = self.ctx.source(source.span)
             morph = source
-        if t is not None and arg_type is not None:
+        if drawn is None and t is not None and arg_type is not None:
             value = self._feed(t, arg_type, producer, consumer, source.span)
         if isinstance(step, ast.ObserveStep) and step.declared is not None:
             declared = resolve_type(self.ctx, step.declared)
@@ -272,6 +291,8 @@ class ProgramChecker:
             morphism_type=t,
             value_type=value,
             parts=tuple(n.text for n in targets) if parts else (),
+            family=family,
+            family_args=drawn.params if drawn is not None else (),
         )
 
     def _bind_site(
@@ -304,17 +325,32 @@ class ProgramChecker:
             self._define(target, kind, step.span, part)
         return True
 
+    def _data_argument(self, name: ast.Name, call: ast.Call, callee: Arrow | None, i: int) -> None:
+        """A free name a morphism reads is data bound per example when the program runs
+        (quivers' host data: `observe y : Resp <- net(x)` reads one `x` per row): its type
+        is the morphism's domain, or the factor of it its position takes."""
+        t: ValueType | None = None
+        if callee is not None:
+            n = len(call.args)
+            parts = [callee.dom] if n == 1 else self._split(callee.dom, n)
+            if parts is not None and i < len(parts):
+                t = parts[i]
+        self.data.setdefault(name.text)
+        self._define(name, SymbolKind.DATA, name.span, t, is_input=True)
+
     def _program_input(self, dom: Product, lifted: bool) -> ValueType | None:
         if self.decl.params is not None:
             for p in self.decl.params:
                 self._use(p.text)  # the whole input is consumed
         return Seq(dom) if lifted else dom
 
-    def _arguments(self, call: ast.Call) -> tuple[tuple[str, ...], ValueType | None, str]:
+    def _arguments(
+        self, call: ast.Call, callee: Arrow | None
+    ) -> tuple[tuple[str, ...], ValueType | None, str]:
         names: list[str] = []
         types: list[ValueType] = []
         ok = True
-        for a in call.args:
+        for i, a in enumerate(call.args):
             if not isinstance(a, ast.NameRef):
                 span = a.span
                 self.ctx.report(
@@ -326,6 +362,8 @@ class ProgramChecker:
                 ok = False
                 continue
             names.append(a.name.text)
+            if a.name.text in self.fed_data and a.name.text not in self.locals:
+                self._data_argument(a.name, call, callee, i)
             t = self.lookup(a.name)
             if t is None:
                 ok = False
@@ -750,6 +788,12 @@ def _plate_annotation(declared: Product, value: ValueType) -> bool:
         and isinstance(elem, Product)
         and elem.names != declared.names
     )
+
+
+def _is_family(pc: ProgramChecker, step: ast.SampleStep | ast.ObserveStep) -> bool:
+    """A family step (`Normal(h, 0.5)`): program_reason admitted it (`seed_family`)."""
+    source = step.source
+    return isinstance(source, ast.Call) and is_family(pc.ctx, source.callee)
 
 
 def _is_application(source: ast.Expr) -> bool:

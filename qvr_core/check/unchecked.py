@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from qvr_core import rules
+from qvr_core.builtins import FAMILIES as REGISTRY
+from qvr_core.builtins import bind
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
 from qvr_core.check.module import SymbolKind
 from qvr_core.syntax import ast
@@ -79,8 +81,14 @@ def check_other(ctx: Context, decl: ast.OtherDecl) -> None:
 # ---------------------------------------------------------------- programs
 
 
-def program_reason(pc: ProgramChecker) -> str | None:
-    """Why a program needs more than the seeds' checks (None: the checker types it)."""
+def program_reason(pc: ProgramChecker, mixed: bool = False) -> str | None:
+    """Why a program needs more than the seeds' checks (None: the checker types it).
+
+    `mixed`: the program also applies morphisms, so the model checker cannot type it;
+    the seeds' checker then takes what it can type beside them (quivers' meaning): a
+    number family drawing one coordinate per entry of named values (`Normal(h, 0.5)`,
+    `seed_family`), and a free name that only morphisms read, per-example data of
+    their domain (`observe y : Resp <- net(x)`)."""
     decl = pc.decl
     if not isinstance(decl.dom, ast.TypeRef) or not isinstance(decl.cod, ast.TypeRef):
         return "its domain or codomain"
@@ -88,8 +96,9 @@ def program_reason(pc: ProgramChecker) -> str | None:
         return "its typed parameters or options"
     bound: set[str] = {p.text for p in decl.params or ()}
     used: list[ast.Name] = []
+    fed: list[ast.Name] = []  # the named arguments of morphism applications
     for step in decl.steps:
-        why = _step_reason(pc, step, used)
+        why = _step_reason(pc, step, used, fed if mixed else None)
         if why:
             return why
         if isinstance(step, ast.SampleStep | ast.ObserveStep):
@@ -100,16 +109,21 @@ def program_reason(pc: ProgramChecker) -> str | None:
             bound.update(t.text for t in step.targets)
     from qvr_core.check.context import suggest
 
+    fed_ids = {id(n) for n in fed}
+    only_fed = {n.text for n in fed} - {n.text for n in used if id(n) not in fed_ids}
     for name in used:
         n = name.text
-        if n in bound or n in pc.ctx.top:
+        if n in bound or n in pc.ctx.top or n in only_fed:
             continue
         if not suggest(n, sorted(bound)):
             return f"its data variable '{n}'"
+    pc.fed_data = {n for n in only_fed - bound if n not in pc.ctx.top}
     return None
 
 
-def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> str | None:
+def _step_reason(
+    pc: ProgramChecker, step: ast.Step, used: list[ast.Name], fed: list[ast.Name] | None
+) -> str | None:
     if isinstance(step, ast.MarginalizeStep | ast.CallStep | ast.ScoreStep):
         return f"its {_kind(step)} step"
     if isinstance(step, ast.SampleStep | ast.ObserveStep):
@@ -122,13 +136,18 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
         source = step.source
         if isinstance(source, ast.Call):
             if is_family(pc.ctx, source.callee):
-                return f"its family step {source.callee.text}(...)"
+                if fed is None or not seed_family(source):
+                    return f"its family step {source.callee.text}(...)"
+                used.extend(a.name for a in _family_values(source) if isinstance(a, ast.NameRef))
+                return None
             if source.callee.text not in COMBINATORS:
                 # a declared morphism takes named values: the checker says so of any other (QVR407)
                 morphism = isinstance(pc.ctx.top.get(source.callee.text), ast.MorphismDecl)
                 for a in (*source.args, *source.kwargs):
                     if isinstance(a, ast.NameRef):
                         used.append(a.name)
+                        if fed is not None and source.callee.text in pc.ctx.top:
+                            fed.append(a.name)
                     elif not (morphism and isinstance(a, ast.Literal | ast.Number | ast.Var)):
                         return "its step arguments"
         if _has_unchecked_expr(source):
@@ -159,6 +178,34 @@ def _step_reason(pc: ProgramChecker, step: ast.Step, used: list[ast.Name]) -> st
             return "its labelled return"
         used.extend(step.values)
     return None
+
+
+def seed_family(call: ast.Call) -> bool:
+    """Whether the seeds' checker types this family step (`family_steps.py`): a number
+    family over the reals (one draw per coordinate) whose parameters are numbers, written
+    as numbers or read from named values, at least one of them named (its value's type is
+    theirs: quivers' "the argument's axes being the plate")."""
+    family = REGISTRY[call.callee.text]
+    if family.event_rank or family.discrete or family.dirac:
+        return False
+    if any(p.rank for schema in family.schemas for p in schema):
+        return False
+    values = _family_values(call)
+    if not all(
+        isinstance(a, ast.NameRef) or (isinstance(a, ast.Literal) and a.kind in ("int", "float"))
+        for a in values
+    ):
+        return False
+    bound = bind(family, call.args, {kw.key.text: kw.value for kw in call.kwargs})
+    if not isinstance(bound, str):  # else the checker reports the call
+        bounds = (family.support.low, family.support.high)
+        if any(isinstance(bound[1].get(b), ast.NameRef) for b in bounds if isinstance(b, str)):
+            return False  # a support that moves with the values: no object holds the draws
+    return any(isinstance(a, ast.NameRef) for a in values)
+
+
+def _family_values(call: ast.Call) -> tuple[object, ...]:
+    return (*call.args, *(kw.value for kw in call.kwargs))
 
 
 def _position_reason(node: ast.Index, used: list[ast.Name]) -> str | None:

@@ -264,6 +264,11 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
                 f"{m.value} ({m.fraction:.0%})" for m in d.most_frequent
             )
         lines.append(f"  {d.kind} {site} ({d.support}, {shape}): {desc}")
+    if s.redrawn:
+        lines.append(
+            f"  {s.redrawn} forward run{'s' if s.redrawn > 1 else ''} drawn again: "
+            "their numbers left float64 (the draws above are the prior given that they fit)"
+        )
     if s.attention:
         count = len(s.attention)
         lines.append(

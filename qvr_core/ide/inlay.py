@@ -84,8 +84,13 @@ def _model_hints(module: CheckedModule) -> Iterable[InlayHint]:
     for model in module.models.values():
         for step in model.steps:
             node = step.step
-            if step.type is None or (
-                isinstance(node, ast.SampleStep | ast.MarginalizeStep) and node.plate is not None
+            if (
+                step.type is None
+                or step.called is not None  # put in place at a call step: not written there
+                or (
+                    isinstance(node, ast.SampleStep | ast.MarginalizeStep)
+                    and node.plate is not None
+                )
             ):
                 continue
             if isinstance(node, ast.SampleStep | ast.MarginalizeStep | ast.LetStep):

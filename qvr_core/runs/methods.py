@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol, cast
 
@@ -491,6 +491,7 @@ def run_prior(job: Job) -> RunSummary:
     program = job.program
     draws: dict[str, list[torch.Tensor]] = {n: [] for n in program.site_names}
     losses: list[float] = []
+    redrawn = 0
     start = time.perf_counter()
     stopped = False
     data = job.data_names  # read; the sites are drawn
@@ -500,6 +501,7 @@ def run_prior(job: Job) -> RunSummary:
                 stopped = True
                 break
             result = program.run(job.x, data)
+            redrawn += getattr(result, "redrawn", 0)  # a model run past float64, drawn again
             for n in program.site_names:
                 draws[n].append(result.values[n])
             losses.append(-float(result.log_joint.mean()))
@@ -515,7 +517,8 @@ def run_prior(job: Job) -> RunSummary:
         observed = [n for n in program.site_names if program.site_kind(n) == "observe"]
         latent = {n: torch.stack(draws[n])[None] for n in latent_names(program, observed)}
         attention = job.attention(program, job.x, data, [_means(latent)], PRIOR_BASIS)
-    return job.summary(losses, seconds, stopped, sites=sites, attention=attention)
+    summary = job.summary(losses, seconds, stopped, sites=sites, attention=attention)
+    return replace(summary, redrawn=redrawn)
 
 
 def _describe(program: ProgramLike, name: str, values: list[torch.Tensor]) -> SiteDraws:

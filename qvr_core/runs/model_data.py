@@ -25,6 +25,7 @@ from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.synthesise import missing_data_hint
 from qvr_core.runtime.model import ModelProgram
 from qvr_core.runtime.model.families import axes
+from qvr_core.runtime.model.program import DTYPE
 
 
 def split_data(
@@ -161,9 +162,11 @@ def _lines(program: ModelProgram) -> dict[str, int]:
 
 
 def _tensor(t: torch.Tensor) -> torch.Tensor:
+    """Whole numbers as int64, the others in the dtype model programs compute in (float64:
+    a survival time of 1e-48 read as float32 would be 0, outside its support)."""
     if t.dtype == torch.bool:
         return t.long()
-    return t.to(torch.get_default_dtype()) if t.is_floating_point() else t.long()
+    return t.to(DTYPE) if t.is_floating_point() else t.long()
 
 
 def synthetic(program: ModelProgram, seed: int) -> dict[str, torch.Tensor]:

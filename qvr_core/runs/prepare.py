@@ -42,6 +42,7 @@ from qvr_core.runtime.errors import format_diagnostics
 from qvr_core.runtime.model import ModelProgram, compile_model
 from qvr_core.runtime.padding import Padded, unpad
 from qvr_core.runtime.program import Observed, ProgramModule
+from qvr_core.runtime.tensors import example
 
 #: Where a run's data comes from: a path, the bytes of a file already read
 #: (`DataFile`, what the language server hands over), or None for synthetic data.
@@ -196,7 +197,11 @@ def _read(
 ) -> tuple[torch.Tensor | Padded, dict[str, Observed]]:
     """The data, read once within the memory budget and validated against the program's
     types: the input `x` (`Padded` with lengths), the observed sites (`Masked` with a
-    mask: `runs.sequence_data`), and the data names that pick positions."""
+    mask: `runs.sequence_data`), the data names that pick positions, and those a
+    morphism reads (`net(x)`: one value of their type per example).
+
+    A program that never reads its input takes none from the file; its data name may
+    then be called `x` (quivers' examples do), and its input is a placeholder."""
     file, shown = _file(data, root)
     names = [*observed, *info.data]
     x, given = select(read_data(file, budget), names, shown, optional_keys(observed, names))
@@ -207,12 +212,23 @@ def _read(
         for s in info.sites
         if s.kind == "observe" and s.value_type is not None  # all of them: it type-checks
     }
-    positions = {k: whole_numbers(v, k, shown) for k, v in given.items() if k not in types}
+    typed = {k: info.values[k] for k in info.data if k in info.values}  # read by a morphism
+    positions = {
+        k: whole_numbers(v, k, shown) for k, v in given.items() if k not in types and k not in typed
+    }
     observations = sequences.blank({k: v for k, v in given.items() if k in types}, types, shown)
+    observations.update({k: v for k, v in given.items() if k in typed})
     picked = {int(v.shape[1]) for v in positions.values()}
-    x, observations = conform(x, observations, info.type.dom, types, shown, picked)
+    if "x" in info.data and not _reads_input(info):  # the key is the data name's
+        x = example(info.type.dom, int(x.shape[0]), 1, torch.Generator().manual_seed(0))
+    x, observations = conform(x, observations, info.type.dom, {**types, **typed}, shown, picked)
     inp, observed_values = sequences.apply(x, observations, shown)
     return inp, {**observed_values, **positions}
+
+
+def _reads_input(info: ProgramInfo) -> bool:
+    """Whether a step reads the program's input (a site applied to it, or named inputs)."""
+    return bool(info.params) or any(s.args is None for s in info.sites)
 
 
 # ------------------------------------------------------------ model programs

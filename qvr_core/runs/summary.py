@@ -153,6 +153,7 @@ class RunSummary:
     nuts: NutsStats | None = None
     sites: Mapping[str, SiteDraws] | None = None  # prior: every site's draws
     attention: tuple[AttentionWeights, ...] = ()  # each attention's, for the first example
+    redrawn: int = 0  # prior: forward runs set aside, their numbers past float64
 
     @property
     def warnings(self) -> tuple[FitWarning, ...]:
@@ -206,6 +207,7 @@ class RunSummary:
             out["traces"] = [list(t) for t in n.traces]
         else:
             out["sites"] = {k: v.to_json() for k, v in (self.sites or {}).items()}
+            out["redrawn"] = self.redrawn
             out.update(self._loss_json())
         if self.attention:
             out["attention"] = [a.to_json() for a in self.attention]

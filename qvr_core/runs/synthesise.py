@@ -17,8 +17,12 @@ knows and nothing re-read from the syntax:
 - its observed sites: drawn from the model under those data names, so an
   observation agrees with the data it depends on (a `BetaBinomial` count never
   above its `n_trials`), then cast to the checker's type (a discrete site's
-  values are integers). A draw that is not finite (a heavy-tailed prior) is
-  drawn again under the next seed, then replaced by values in the support;
+  values are integers). A draw that does not look like data (a value past
+  1e6 in size, or a positive one under 1e-6: `PLAUSIBLE`), as a wide or
+  heavy-tailed prior gives, is drawn again under the next seed, up to `DRAWS`
+  seeds: the file is then a prior draw given that it looks like data. Failing
+  that, the first finite draw is kept; a draw that is never finite is replaced
+  by values in the support;
 - a seed program's input `x` and observed sites: the gallery's "Try it" data
   at `batch` and `seq_len`, and random positions for each data name that picks
   them (`h[picks]`).
@@ -376,26 +380,52 @@ def _prior_draw(
     program: ModelProgram, x: dict[str, torch.Tensor], seed: int
 ) -> dict[str, torch.Tensor]:
     """The observed sites of a draw from the model under `seed`, else `seed + 1`, ...: the
-    first draw whose observed values are finite and have a finite log-density (a `Beta`
-    draw rounded to exactly 1 has none), else the last (its non-finite values are then
-    replaced by values in their support). A draw the runtime refuses (an argument pushed
-    out of its support in floating point) is tried again under the next seed; the last
-    refusal is raised. torch's global generator is left as it was."""
+    first draw that looks like data (`_plausible`), else the first whose observed values
+    are finite and have a finite log-density (a `Beta` draw rounded to exactly 1 has
+    none), else the last (its non-finite values are then replaced by values in their
+    support). A draw the runtime refuses (an argument pushed out of its support in
+    floating point) is tried again under the next seed; the last refusal is raised when
+    no draw was had. torch's global generator is left as it was."""
     observed: dict[str, torch.Tensor] = {}
+    finite: dict[str, torch.Tensor] | None = None
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         for k in range(DRAWS):
             torch.manual_seed(seed + k)
             try:
                 values = program.run(x).values
                 observed = {n: values[n].detach() for n in program.observed_names if n in values}
-                if _finite(*observed.values()) and _finite(
+                if not _finite(*observed.values()) or not _finite(
                     program.run(x, observed, values).log_joint
                 ):
-                    break
+                    continue
             except QvrRuntimeError:
-                if k == DRAWS - 1:
+                if k == DRAWS - 1 and finite is None:
                     raise
-    return observed
+                continue
+            if _plausible(program, observed):
+                return observed
+            finite = observed if finite is None else finite
+    return finite if finite is not None else observed
+
+
+#: The magnitudes a synthesised observation keeps to: a prior draw past them (a survival
+#: time of 1e-48 under `exp` of a wide linear predictor, a return of 1e9 under a
+#: heavy-tailed volatility) is a real draw of a wide prior, but no data set a model is
+#: tried on looks like it, and a fit to it tests float64 more than the model.
+PLAUSIBLE = (1e-6, 1e6)
+
+
+def _plausible(program: ModelProgram, observed: Mapping[str, torch.Tensor]) -> bool:
+    """Every observed value is at most `PLAUSIBLE[1]` in size, and a value of a site with
+    positive support at least `PLAUSIBLE[0]`."""
+    low, high = PLAUSIBLE
+    for name, value in observed.items():
+        v = value.double().abs()
+        if bool((v > high).any()):
+            return False
+        if program.site_support(name) == "positive" and bool((v < low).any()):
+            return False
+    return True
 
 
 def _finite(*values: torch.Tensor) -> bool:

@@ -38,6 +38,7 @@ from qvr_core.runtime.combinators import (
     TensorProduct,
 )
 from qvr_core.runtime.errors import QvrError, format_diagnostics
+from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
 
@@ -140,6 +141,10 @@ class Compiler:
                 return self._call(node, suffix)
             case ir.Opaque(label=label):
                 raise QvrError(f"expected a morphism, found {label}")
+            case ir.FamilyDraw():
+                return FamilyDraw(
+                    node.type, node.label, node.family, node.parts, node.given, node.fed
+                )
 
     def _name(self, name: str, suffix: str) -> Morphism:
         resolved = self.checked.resolve_morphism(name)
@@ -271,6 +276,8 @@ def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
             scale=info.scale,
             given=info.given,
             network=info.network,
+            draw=info.draw,
+            family_options=info.family_options,
         )
     raise QvrError(f"morphism {info.name} has no role the runtime can compile ({info.role})")
 

@@ -6,11 +6,12 @@ for the families whose draw size is the object's, like `LKJCholesky`); code
 reaches it by the registry entry's name, `factory(family.name)`, so no table
 here repeats the registry's names.
 Where torch has the family, it is used as is; where it does not, the family
-is a small composition of torch distributions and transforms. Three score with
+is a small composition of torch distributions and transforms. Four score with
 their closed form: the Beta-Binomial (which torch lacks in any form), and the
-Logistic and the Kumaraswamy, whose compositions score -inf in float32 where the
-density is not 0. `torch_constraint` maps the registry's torch-free constraints
-to torch's.
+Logistic, the Kumaraswamy and the Weibull, whose compositions score -inf where the
+density is not 0. The Poisson draws a rate past 2^52 by its normal approximation
+(torch's sampler overflows). `torch_constraint` maps the registry's torch-free
+constraints to torch's.
 
 Numbers at the edge of a float32: `make_distribution` takes an argument that
 rounded onto the edge of what it may take (a scale that underflowed to 0, a
@@ -119,6 +120,50 @@ class Logistic(_Rebuilt, D.TransformedDistribution):
     @property
     def mode(self) -> torch.Tensor:
         return self.loc
+
+
+class Weibull(D.Weibull):
+    """torch's, scored in closed form, log k - log s + (k - 1) log(x / s) - (x / s)^k with
+    (x / s)^k as exp(k log(x / s)): torch's composition raises x / s to the power k and
+    takes the log of that, which underflows to 0 (a score of -inf, a gradient of NaN) for
+    a small x under a large k, as a survival model's synthetic times were."""
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        k = self.concentration
+        log_z = torch.log(value) - torch.log(self.scale)
+        return torch.log(k) - torch.log(self.scale) + (k - 1) * log_z - torch.exp(k * log_z)
+
+
+class Poisson(D.Poisson):
+    """torch's, drawing a rate past `LARGE_RATE` as round(rate + sqrt(rate) * N(0, 1))
+    (its error is of order rate^-1/2, below float64's resolution there): torch's sampler
+    returns -2^63 for a rate of 2^63 or more, which a prior with `exp` of a wide linear
+    predictor reaches. A rate of 0 (the point mass at 0: a zero-inflated rate `z * rate`
+    at z = 0) is scored with a finite gradient: torch's `xlogy` gives NaN there."""
+
+    LARGE_RATE = 2.0**52
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = torch.broadcast_tensors(self.rate, value)
+        positive = rate > 0
+        safe = torch.where(positive, rate, torch.ones_like(rate))
+        at_zero = torch.where(value == 0, 0.0, -math.inf).to(rate.dtype)
+        mass = torch.where(positive, value * torch.log(safe), at_zero)
+        return mass - rate - torch.lgamma(value + 1)
+
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        shape = self._extended_shape(torch.Size(sample_shape))
+        with torch.no_grad():
+            rate = self.rate.expand(shape)
+            large = rate > self.LARGE_RATE
+            if not bool(large.any()):
+                return torch.poisson(rate)
+            near = rate + rate.sqrt() * torch.randn_like(rate)
+            return torch.where(large, near.round(), torch.poisson(rate.clamp(max=self.LARGE_RATE)))
 
 
 class Kumaraswamy(D.Kumaraswamy):
@@ -293,22 +338,33 @@ class VonMises(D.VonMises):
     """torch's von Mises, whose rejection sampler never accepts once the concentration is
     so large that its proposal degenerates in floating point (it loops forever at 1e20).
     Past `NORMAL_PAST` a draw is the normal approximation N(loc, 1/concentration) wrapped
-    to [-pi, pi): its error is of order 1/concentration, below float32's resolution."""
+    to [-pi, pi): its error is of order 1/concentration, below float32's resolution.
+    It never accepts either once the concentration is so small that 1/concentration
+    overflows (a float64 subnormal): below `UNIFORM_BELOW` a draw is uniform on the
+    circle, whose density differs from the von Mises' by a factor within 1 +- 2e-9."""
 
     NORMAL_PAST = 1e6
+    UNIFORM_BELOW = 1e-9
 
     @torch.no_grad()
     def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
         large = self.concentration > self.NORMAL_PAST
-        if not bool(large.any()):
+        small = self.concentration < self.UNIFORM_BELOW
+        if not bool(large.any() or small.any()):
             return super().sample(torch.Size(sample_shape))
         shape = self._extended_shape(torch.Size(sample_shape))
-        bounded = torch.where(large, torch.ones_like(self.concentration), self.concentration)
+        odd = large | small
+        bounded = torch.where(odd, torch.ones_like(self.concentration), self.concentration)
         exact = D.VonMises(self.loc, bounded, validate_args=False).sample(torch.Size(sample_shape))
         noise = torch.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         normal = self.loc + noise * self.concentration.clamp(min=1.0).rsqrt()
         wrapped = torch.remainder(normal + math.pi, 2 * math.pi) - math.pi
-        return torch.where(large.expand(shape), wrapped, exact)
+        uniform = (
+            torch.rand(shape, dtype=self.loc.dtype, device=self.loc.device) * 2 - 1
+        ) * math.pi
+        return torch.where(
+            large.expand(shape), wrapped, torch.where(small.expand(shape), uniform, exact)
+        )
 
 
 def _ordinal(
@@ -362,8 +418,86 @@ class _SymmetricInverse(T.Transform):
 def _inverse_wishart(df: torch.Tensor, scale_tril: torch.Tensor) -> D.Distribution:
     """X^-1 for X ~ Wishart(df, Ψ^-1), where Ψ = scale_tril scale_trilᵀ."""
     psi = scale_tril @ scale_tril.mT
-    wishart = D.Wishart(df, precision_matrix=psi, validate_args=False)
+    return inverted(D.Wishart(df, precision_matrix=psi, validate_args=False))
+
+
+def inverted(wishart: D.Wishart) -> D.Distribution:
+    """The inverse X^-1 of a Wishart draw X: an inverse Wishart with scale the inverse of
+    the Wishart's (its log density log p_W(X^-1) - (d + 1) log |X^-1|, as quivers scores
+    its conditional InverseWishart)."""
     return D.TransformedDistribution(wishart, _SymmetricInverse(), validate_args=False)
+
+
+class FlatPositiveDefinite(C.Constraint):
+    """Symmetric positive-definite `size` x `size` matrices held row by row in `size ** 2`
+    numbers: the support of a Wishart kernel's draw, which fills a Real object."""
+
+    event_dim = 1
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        super().__init__()
+
+    def check(self, value: torch.Tensor) -> torch.Tensor:
+        matrix = value.unflatten(-1, (self.size, self.size))
+        ok: torch.Tensor = C.positive_definite.check(matrix)
+        return ok
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FlatPositiveDefinite) and other.size == self.size
+
+    def __hash__(self) -> int:
+        return hash((FlatPositiveDefinite, self.size))
+
+
+class CholeskyFlatPositiveDefinite(T.Transform):
+    """R^(k(k+1)/2) -> k x k positive-definite matrices held row by row: the entries fill a
+    lower-triangular L, its diagonal through exp, and the value is L Lᵀ. One-to-one (the
+    Cholesky factor with positive diagonal is unique), which torch's `transform_to` onto
+    positive-definite matrices is not, so NUTS and SVI can move a latent Wishart draw.
+
+    log |det J| = k log 2 + sum_i (k - i + 1) u_ii over the diagonal entries u_ii (i from 0):
+    L -> L Lᵀ contributes 2^k prod_i L_ii^(k - i), the exp one more L_ii each."""
+
+    domain = C.independent(C.real, 1)
+    bijective = True
+
+    def __init__(self, size: int, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.size = size
+        self.codomain = FlatPositiveDefinite(size)  # its size is this transform's
+        rows, cols = torch.tril_indices(size, size)
+        self._rows, self._cols = rows, cols
+        on = rows == cols
+        self._on, self._off = on.nonzero().squeeze(-1), (~on).nonzero().squeeze(-1)
+        self._weights = (size - rows[self._on] + 1).to(torch.get_default_dtype())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CholeskyFlatPositiveDefinite) and other.size == self.size
+
+    def _call(self, u: torch.Tensor) -> torch.Tensor:
+        k, on, off = self.size, self._on, self._off
+        tril = u.new_zeros(*u.shape[:-1], k, k)
+        tril[..., self._rows[off], self._cols[off]] = u[..., off]
+        tril[..., self._rows[on], self._cols[on]] = u[..., on].exp()
+        return (tril @ tril.mT).flatten(-2)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        matrix = y.unflatten(-1, (self.size, self.size))
+        tril = torch.linalg.cholesky(0.5 * (matrix + matrix.mT))
+        u = tril[..., self._rows, self._cols].clone()
+        u[..., self._on] = u[..., self._on].log()
+        return u
+
+    def log_abs_det_jacobian(self, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        weights = self._weights.to(u)
+        return self.size * math.log(2.0) + (u[..., self._on] * weights).sum(-1)
+
+    def forward_shape(self, shape: torch.Size | tuple[int, ...]) -> torch.Size:
+        return torch.Size((*shape[:-1], self.size * self.size))
+
+    def inverse_shape(self, shape: torch.Size | tuple[int, ...]) -> torch.Size:
+        return torch.Size((*shape[:-1], self.size * (self.size + 1) // 2))
 
 
 def _matrix_normal(
@@ -483,7 +617,7 @@ class Factories:
 
     @staticmethod
     def Weibull(a: Args, space: int | None) -> D.Distribution:
-        return D.Weibull(a["scale"], a["concentration"])
+        return Weibull(a["scale"], a["concentration"])
 
     @staticmethod
     def Pareto(a: Args, space: int | None) -> D.Distribution:
@@ -523,7 +657,7 @@ class Factories:
 
     @staticmethod
     def Poisson(a: Args, space: int | None) -> D.Distribution:
-        return D.Poisson(a["rate"])
+        return Poisson(a["rate"])
 
     @staticmethod
     def Binomial(a: Args, space: int | None) -> D.Distribution:
@@ -708,7 +842,10 @@ def _below(value: torch.Tensor, high: float | torch.Tensor) -> torch.Tensor:
 def bijection(site: str, c: C.Constraint) -> T.Transform:
     """The one-to-one map from unconstrained space onto a latent site's support, which NUTS
     and SVI move in. torch has none for positive-definite matrices (its `transform_to` there
-    is not one-to-one), so a latent Wishart is refused naming the site."""
+    is not one-to-one), so a latent Wishart step is refused naming the site; a Wishart
+    kernel's draw, held row by row, moves through `CholeskyFlatPositiveDefinite`."""
+    if isinstance(c, FlatPositiveDefinite):
+        return CholeskyFlatPositiveDefinite(c.size)
     try:
         return D.biject_to(c)
     except NotImplementedError:

@@ -19,18 +19,26 @@ instead of surfacing as a torch constraint error deep inside a kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import distributions as D
+from torch.distributions import constraints as C
 
 from qvr_core.builtins.families import FAMILIES as REGISTRY
 from qvr_core.builtins.families import Param
 from qvr_core.check.module import Given as GivenValue
 from qvr_core.check.types import Product
-from qvr_core.runtime.distributions import into_support, make_distribution, torch_constraint
+from qvr_core.runtime.distributions import (
+    FlatPositiveDefinite,
+    into_support,
+    inverted,
+    make_distribution,
+    torch_constraint,
+)
 from qvr_core.runtime.tensors import is_index
 
 
@@ -65,11 +73,18 @@ class Family:
         super().__init_subclass__(**kwargs)
         cls.name = cls.__name__
 
-    def __init__(self, cod: Product) -> None:
+    def __init__(
+        self,
+        cod: Product,
+        draw: Sequence[int] = (),
+        options: Sequence[tuple[str, float | str]] = (),
+    ) -> None:
         self.cod = cod
         self.spec = REGISTRY[self.name]
         assert self.spec.kernel is not None, f"{self.name} has no morphism form"
         self.form = self.spec.kernel
+        self.draw = tuple(draw)  # a whole draw's shape (the checker's); () otherwise
+        self.options = dict(options)
 
     @property
     def stochastic(self) -> bool:
@@ -81,8 +96,25 @@ class Family:
         return self.form.learns_scale
 
     @property
+    def held(self) -> tuple[Param, ...]:
+        """The parameters the kernel holds for the family, learned, and hands it in place
+        of a standard deviation (a GP's length scale and amplitude)."""
+        return self.spec.params if self.form.outputs == "hyperparameters" else ()
+
+    @property
+    def reads_input(self) -> bool:
+        """The family reads the input's features themselves, not a network's output (a
+        GP's locations)."""
+        return self.form.outputs == "hyperparameters"
+
+    @property
     def param_width(self) -> int:
-        return self.form.param_width(self.cod.factors)
+        return self.spec.network_width(self.cod.factors, self.draw, self.options)
+
+    def draw_constraint(self) -> C.Constraint | None:
+        """The exact support of a draw where the codomain's kinds do not say it (a Wishart
+        draw's, positive-definite matrices held row by row); None where they do."""
+        return None
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         raise NotImplementedError
@@ -295,6 +327,14 @@ class Given(Family):
         return False
 
     @property
+    def held(self) -> tuple[Param, ...]:
+        return ()
+
+    @property
+    def reads_input(self) -> bool:
+        return False
+
+    @property
     def param_width(self) -> int:
         return len(self.network) * self.cod.width
 
@@ -359,10 +399,195 @@ def stand_in(d: D.Distribution) -> torch.Tensor:
     return torch.where(torch.isfinite(mean), mean, d.mode)
 
 
+class Whole(Family):
+    """A family whose one draw is a vector or a matrix filling the codomain's one Real
+    object, row by row (a registry's `structured` kernel form, quivers' conditional
+    multivariate families). The network gives each parameter whole, its free entries in
+    the registry's order: a Cholesky factor's lower triangle (the diagonal softplus'd),
+    positive entries softplus'd, the others as they are. `args` are the distribution's
+    arguments; a subclass may map them further (a Wishart's degrees of freedom)."""
+
+    def args(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
+        assert self.form.shapes, f"{self.name}: a structured kernel form"
+        sizes = self.form.sizes(self.draw, self.options)
+        out: dict[str, torch.Tensor] = {}
+        start = 0
+        for p, shape in zip(self.spec.params, self.form.shapes, strict=True):
+            dims = [sizes[axis] for axis in shape]
+            if p.constraint.kind in _TRIANGULAR:
+                count = dims[0] * (dims[0] + 1) // 2
+                out[p.name] = _tril(params[..., start : start + count], dims[0], p.network_floor)
+            else:
+                count = math.prod(dims)
+                chunk = params[..., start : start + count].reshape((*params.shape[:-1], *dims))
+                out[p.name] = _into(p, chunk)
+            start += count
+        return out
+
+    def dist(self, params: torch.Tensor) -> D.Distribution:
+        args = self.args(params)
+        for p in self.spec.params:  # a covariance given as its Cholesky factor, as quivers does
+            if p.constraint.kind == "positive_definite":
+                args[p.name] = args[p.name] @ args[p.name].mT
+        return make_distribution(self.name, args)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self._flat(self.dist(params).rsample())
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        """The mean: the first parameter, the location, of the Gaussian families."""
+        return self._flat(self.args(params)[self.spec.params[0].name])
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params).log_prob(value.unflatten(-1, self.draw))
+
+    def _flat(self, draw: torch.Tensor) -> torch.Tensor:
+        """A draw held as the codomain holds it, row by row."""
+        return draw.flatten(-len(self.draw)) if len(self.draw) > 1 else draw
+
+
+class MultivariateNormal(Whole):
+    """quivers' `ConditionalMultivariateNormal`: the mean and a Cholesky factor per input."""
+
+
+class LowRankMVN(Whole):
+    """quivers' `ConditionalLowRankMVN`: Σ = W Wᵀ + diag(D), W of rank `rank=` (2 unless
+    given) per input."""
+
+
+class MatrixNormal(Whole):
+    """A matrix over the `over=` sets: row-major vec(X) ~ Normal(vec M, U ⊗ V), U and V from
+    the network's Cholesky factors (quivers' `ConditionalMatrixNormal`, whose docstring
+    gives this meaning)."""
+
+
+class Wishart(Whole):
+    """quivers' `ConditionalWishart`: df = softplus + K (above K - 1, where the density is
+    defined) and the scale's Cholesky factor per input; the mean df L Lᵀ is the stand-in."""
+
+    def args(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
+        args = super().args(params)
+        (df,) = (p for p in self.spec.params if p.rank == 0)
+        # quivers: softplus(raw) + K; `_into` added the floor
+        args[df.name] = args[df.name] - df.network_floor + self.draw[-1]
+        return args
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        with warnings.catch_warnings():  # torch draws a singular matrix again, and says so
+            warnings.filterwarnings("ignore", "Singular sample detected")
+            return super().rsample(params, std)
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        args = self.args(params)
+        df, tril = (args[p.name] for p in self.spec.params)
+        return self._flat(df[..., None, None] * (tril @ tril.mT))
+
+    def draw_constraint(self) -> C.Constraint | None:
+        return FlatPositiveDefinite(self.draw[-1])
+
+
+class InverseWishart(Wishart):
+    """quivers' `ConditionalInverseWishart`: the inverse of a Wishart draw of that kernel's
+    parameters (an inverse Wishart of scale Ψ = (L Lᵀ)⁻¹); the stand-in is its mean
+    Ψ / (df - K - 1) where df > K + 1, else its mode Ψ / (df + K + 1)."""
+
+    def dist(self, params: torch.Tensor) -> D.Distribution:
+        args = self.args(params)
+        df, tril = (args[p.name] for p in self.spec.params)
+        return inverted(D.Wishart(df, scale_tril=tril, validate_args=False))
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        args = self.args(params)
+        df, tril = (args[p.name] for p in self.spec.params)
+        k = self.draw[-1]
+        psi = torch.cholesky_inverse(tril)
+        below = torch.where(df > k + 1, df - k - 1, df + k + 1)
+        return self._flat(psi / below[..., None, None])
+
+
+_GP_EPS = 1e-7  # quivers' EPS inside the Matern distance's square root
+GP_JITTER = 1e-6  # quivers' default, added to the covariance's diagonal
+#: Covariance functions of a GP kernel, by the names its `kernel=` option takes (`d2`: the
+#: squared distances, `inner`: the inner products, `ls`: the length scale).
+_GP_COVARIANCES: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "rbf": lambda d2, inner, ls: torch.exp(-0.5 * d2 / ls**2),
+    "matern52": lambda d2, inner, ls: _matern52(d2, ls),
+    "linear": lambda d2, inner, ls: inner,
+}
+
+
+def _matern52(d2: torch.Tensor, ls: torch.Tensor) -> torch.Tensor:
+    """Matern nu = 5/2: (1 + sqrt5 r / l + 5 r^2 / 3 l^2) exp(-sqrt5 r / l), as quivers has it."""
+    scaled = math.sqrt(5.0) * (d2 + _GP_EPS).sqrt() / ls
+    return (1.0 + scaled + 5.0 / 3.0 * d2 / ls**2) * torch.exp(-scaled)
+
+
+class GP(Family):
+    """quivers' `ConditionalGaussianProcess`: the codomain's N numbers are the process at N
+    locations, the input's features split into N equal parts (quivers reads an input of
+    shape (N, D)); mean 0 and covariance amplitude² k(x_i, x_j) + 1e-6 I. `params` are
+    those features, `std` the kernel's held (length scale, amplitude)."""
+
+    def dist(self, params: torch.Tensor, held: torch.Tensor | None) -> D.Distribution:
+        assert held is not None
+        length_scale, amplitude = held.unbind(-1)
+        n = self.draw[0]
+        x = params.unflatten(-1, (n, params.shape[-1] // n))
+        inner = x @ x.mT
+        norms = inner.diagonal(dim1=-2, dim2=-1)
+        d2 = (norms[..., :, None] + norms[..., None, :] - 2.0 * inner).clamp(min=0.0)
+        k = amplitude**2 * _GP_COVARIANCES[str(self.options["kernel"])](d2, inner, length_scale)
+        k = k + GP_JITTER * torch.eye(n, dtype=k.dtype, device=k.device)
+        loc = k.new_zeros(k.shape[:-1])
+        return D.MultivariateNormal(loc, scale_tril=torch.linalg.cholesky(k), validate_args=False)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self.dist(params, std).rsample()
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return params.new_zeros(*params.shape[:-1], self.draw[0])
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params, std).log_prob(value)
+
+
+#: Kinds a structured kernel's network gives as a lower triangle (`_tril`).
+_TRIANGULAR = ("lower_cholesky", "positive_definite")
+
+
+def _tril(raw: torch.Tensor, n: int, floor: float) -> torch.Tensor:
+    """An n x n lower-triangular matrix from its n(n+1)/2 entries, row by row, the diagonal
+    softplus'd above `floor` (quivers' Cholesky factors from a network)."""
+    rows, cols = torch.tril_indices(n, n, device=raw.device)
+    tril = raw.new_zeros(*raw.shape[:-1], n, n)
+    on = rows == cols
+    tril[..., rows[~on], cols[~on]] = raw[..., ~on]
+    tril[..., rows[on], cols[on]] = F.softplus(raw[..., on]) + floor
+    return tril
+
+
 #: The morphism form of each family the registry gives one (`KERNEL_FAMILIES`).
 KERNELS: dict[str, type[Family]] = {
     cls.name: cls
-    for cls in (Normal, LogNormal, LogitNormal, Dirichlet, Categorical, Bernoulli, Deterministic)
+    for cls in (
+        Normal,
+        LogNormal,
+        LogitNormal,
+        Dirichlet,
+        Categorical,
+        Bernoulli,
+        Deterministic,
+        MultivariateNormal,
+        LowRankMVN,
+        MatrixNormal,
+        Wishart,
+        InverseWishart,
+        GP,
+    )
 }
 KERNELS.update(
     {
@@ -373,5 +598,10 @@ KERNELS.update(
 )
 
 
-def make_family(name: str, cod: Product) -> Family:
-    return KERNELS[name](cod)
+def make_family(
+    name: str,
+    cod: Product,
+    draw: Sequence[int] = (),
+    options: Sequence[tuple[str, float | str]] = (),
+) -> Family:
+    return KERNELS[name](cod, draw, options)

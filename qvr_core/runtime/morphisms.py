@@ -230,13 +230,20 @@ class Kernel(Leaf):
         scale: float | None = None,
         given: Sequence[tuple[str, GivenValue]] | None = None,
         network: Sequence[str] = (),
+        draw: Sequence[int] = (),
+        family_options: Sequence[tuple[str, float | str]] = (),
     ) -> None:
         super().__init__(key, arrow)
         self.family = (
-            make_family(family, self.cod_p)
+            make_family(family, self.cod_p, draw, family_options)
             if given is None
             else Given(family, self.cod_p, given, network)
         )
+        options = dict(family_options)
+        for p in self.family.held:  # started where the option of its name says (softplus)
+            start = float(options.get(p.name, 1.0))
+            raw = math.log(math.expm1(start)) if start < 20.0 else start
+            self.register_parameter(f"raw_{p.name}", nn.Parameter(torch.tensor(raw)))
         self.net: nn.Module | None = None
         if self.family.param_width:
             self.net = make_paramnet(
@@ -262,12 +269,18 @@ class Kernel(Leaf):
 
     def value_constraint(self) -> C.Constraint | None:
         if not isinstance(self.family, Given):
-            return None
+            return self.family.draw_constraint()
         c = self.family.constraint
         _, exact = _named_support(c)
         return None if exact else c
 
     def std(self) -> torch.Tensor | None:
+        """The standard deviation a Normal-like family reads; for a family the kernel holds
+        parameters for (a GP), those, positive, in the registry's order."""
+        if self.family.held:
+            raw = torch.stack([getattr(self, f"raw_{p.name}") for p in self.family.held])
+            floors = torch.tensor([p.network_floor for p in self.family.held]).to(raw)
+            return F.softplus(raw) + floors
         if not self.family.uses_scale:
             return None
         if self.fixed_scale is not None:
@@ -277,6 +290,8 @@ class Kernel(Leaf):
     def params(self, x: torch.Tensor) -> torch.Tensor:
         """The parameter network's output for input x (logits, locations, ...); without a
         network, no numbers for each input."""
+        if self.family.reads_input:  # a GP: the locations themselves
+            return features(x, self.dom_p)
         if self.net is None:
             shape = (*batch_shape(x, self.dom), 0)
             return torch.zeros(shape, dtype=torch.get_default_dtype(), device=x.device)

@@ -45,7 +45,7 @@ EVERY_NAME = [*FAMILIES, *OBJECT_CONSTRUCTORS, *COMBINATORS, *FUNCTIONS]
 def test_runtime_has_a_torch_factory_for_every_family_and_no_other() -> None:
     from qvr_core.runtime.distributions import TORCH_FAMILIES
 
-    assert set(TORCH_FAMILIES) == {n for n, f in FAMILIES.items() if not f.dirac}
+    assert set(TORCH_FAMILIES) == {n for n, f in FAMILIES.items() if f.has_distribution}
 
 
 def test_runtime_has_a_morphism_form_for_every_kernel_family_and_no_other() -> None:

@@ -18,12 +18,12 @@ from qvr_core.runtime.families import KERNELS
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_every_family_but_a_dirac_one_has_a_torch_factory(name: str) -> None:
     family = FAMILIES[name]
-    assert (factory(name) is None) is family.dirac
+    assert (factory(name) is None) is not family.has_distribution
 
 
 def test_every_factory_is_named_after_a_family() -> None:
     public = {n for n in vars(Factories) if not n.startswith("_")}
-    assert public == {n for n, f in FAMILIES.items() if not f.dirac}
+    assert public == {n for n, f in FAMILIES.items() if f.has_distribution}
 
 
 def test_a_name_that_is_no_family_finds_no_factory() -> None:

@@ -15,7 +15,7 @@ from qvr_core.runtime.distributions import make_distribution, torch_constraint
 # torch itself re-draws a Wishart sample it finds singular, and says so
 pytestmark = pytest.mark.filterwarnings("ignore:Singular sample detected")
 
-STOCHASTIC = sorted(n for n, f in FAMILIES.items() if not f.dirac)
+STOCHASTIC = sorted(n for n, f in FAMILIES.items() if f.has_distribution)
 
 
 def _args(name: str, batch: tuple[int, ...] = ()) -> dict[str, torch.Tensor]:

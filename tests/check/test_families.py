@@ -93,8 +93,8 @@ def test_a_family_fits_the_objects_that_hold_its_values(family: str, fits: set[s
 
 
 def test_a_family_without_a_morphism_form_is_refused_with_the_fitting_one() -> None:
-    (d,) = _family_errors(_source("Loc", "MultivariateNormal"))
-    assert "MultivariateNormal cannot be the family of morphism head" in d.message
+    (d,) = _family_errors(_source("Loc", "LogisticNormal"))
+    assert "LogisticNormal cannot be the family of morphism head" in d.message
     assert [f.title for f in d.fixes] == ["Change to 'Normal'"]
 
 

@@ -31,17 +31,49 @@ def _object_for(family: Family) -> tuple[str, int, int]:
 def _options(family: Family) -> list[str]:
     """The option sets that change how many parameters a kernel has."""
     assert family.kernel is not None
+    if family.kernel.outputs == "hyperparameters":  # no network: its own numbers only
+        return ["", ", length_scale=0.5"]
     options = ["", ", param_source=linear", ", param_source=linear, rank=1", ", hidden_dim=5"]
     if family.kernel.scale_option:
         options.append(", scale=0.5")
+    if family.kernel.option("rank") is not None:  # the family's own rank (LowRankMVN)
+        options.append(", rank=3")
     return options
 
 
 CASES = [(name, options) for name in KERNEL_FAMILIES for options in _options(FAMILIES[name])]
 
 
+#: The one Real object a whole-draw kernel fills, by its draw's layout, and its options.
+_WHOLE = {
+    "vector": ("Real 3", ""),
+    "square_matrix": ("Real 9", ""),
+    "axes": ("Real 6", ", over=[T, U]"),
+}
+
+
 def kernel_program(family: Family, options: str) -> str:
-    """A program whose one site is a kernel `~ family` into a product of two objects."""
+    """A program whose one site is a kernel `~ family` into a product of two objects (one
+    Real object for a family whose one draw fills it)."""
+    assert family.kernel is not None
+    if family.kernel.whole_draw:
+        ctor, over = _WHOLE[family.kernel.draw]
+        if family.kernel.outputs == "hyperparameters":
+            ctor = "Real 1"  # a GP: one location per number, the input's 7 features
+        return f"""\
+object X : Real 4
+object T : FinSet 3
+object U : FinSet 2
+object YZ : {ctor}
+
+morphism k : X * T -> YZ [role=kernel{over}{options}] ~ {family.name}
+
+program p (x, t) : X * T -> YZ
+    sample y <- k(x, t)
+    return y
+
+export p
+"""
     ctor, first, second = _object_for(family)
     return f"""\
 object X : Real 4

@@ -1,6 +1,9 @@
 """Names a program binds itself (a call step's target, a `factor` comprehension's or a
 lambda's variables) and declarations it reads (`parse(PCFG, ..)`) are never its data: a
-run refuses such a program once, before it reads data, at the construct's line."""
+run refuses such a program once, before it reads data, at the construct's line.
+
+(The call step calls a `define` the checker leaves names-only, a tuple value: a call of
+one it types runs, tests/runtime/test_call_steps.py.)"""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ CALL_STEP = """\
 object Obs : FinSet 4
 
 define shift(x : Real, k : Real) : Real !{} =
-    return x + k
+    let pair = (x, k)
+    return pair[0] + pair[1]
 
 program prog : Obs -> Obs
     sample a <- Normal(0.0, 1.0)
@@ -78,7 +82,7 @@ export prog
 """
 
 CASES = {
-    "call step": (CALL_STEP, "line 8, the call step that binds 'b'", ["b"]),
+    "call step": (CALL_STEP, "line 9, the call step that binds 'b'", ["b"]),
     "factor": (FACTOR, "line 6, the `factor` comprehension over 'c'", ["c"]),
     "lambda": (LAMBDA, "line 5, the lambda of 'z'", ["z"]),
     "parse": (PARSE, "line 10, 'PCFG' is the deduction of line 4, not a value", ["PCFG"]),

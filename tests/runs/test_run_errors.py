@@ -286,12 +286,13 @@ def test_arguments_torch_indexes_past_are_one_located_line(tmp_path: Path) -> No
 
 
 def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -> None:
-    """Pareto(1e300, a) draws inf: inside the Pareto's own support check, but its inner
-    Exponential refused the transformed value with torch's ValueError."""
+    """Pareto(1e308, a) draws inf (float64, where model programs compute; 1e300 did in
+    float32): inside the Pareto's own support check, but its inner Exponential refused
+    the transformed value with torch's ValueError."""
     path = tmp_path / "pareto.qvr"
     path.write_text(
         "object Region : FinSet 64\nprogram p : Region -> Region\n"
-        "    sample theta : Region <- Pareto(1e300, 0.401)\n"
+        "    sample theta : Region <- Pareto(1e308, 0.001)\n"
         "    sample sigma <- Logistic(loc=-83152.311, scale=2.011)\n"
         "    return sigma\nexport p\n",
         encoding="utf-8",
@@ -389,14 +390,14 @@ def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(tmp_path: P
 def test_an_observation_a_nested_family_cannot_score_is_located_or_minus_infinity(
     tmp_path: Path,
 ) -> None:
-    """Pareto(1e300, a) draws inf for its synthesised observation; scoring it asks the inner
+    """Pareto(1e308, a) draws inf for its synthesised observation; scoring it asks the inner
     Exponential about nan. The prior run names the site; NUTS reads -inf, as for a draw
     outside the support, and says the start is not finite."""
     path = tmp_path / "pareto.qvr"
     path.write_text(
         "object Obs : FinSet 9\nprogram p : Obs -> Obs\n"
         "    sample alpha <- Chi2(0.879)\n"
-        "    observe y <- Pareto(1e300, 0.502)\n"
+        "    observe y <- Pareto(1e308, 0.001)\n"
         "    return alpha\nexport p\n",
         encoding="utf-8",
     )

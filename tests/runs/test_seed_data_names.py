@@ -68,3 +68,37 @@ def test_wrong_positions_are_one_line_errors(
         run_program(source(), data=written(tmp_path, pred_positions=picks), steps=2)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+BNN = """\
+object Feature : Real 1
+object Target : Real 1
+object Resp : FinSet 200
+morphism net : Feature -> Target [param_source=mlp, hidden_dim=8] ~ Normal
+program bnn : Resp -> Target
+    observe y : Resp <- net(x)
+    return y
+export bnn
+"""
+
+
+@pytest.mark.parametrize("method", ["prior", "svi", "nuts"])
+def test_a_data_name_a_morphism_reads_comes_from_the_file_by_its_type(
+    tmp_path: Path, method: str
+) -> None:
+    """quivers' bnn: `net(x)` reads `x`, one Feature per example; the program never reads
+    its input, so the file's `x` is the data name, as `qvr data` writes it."""
+    path = write_data(synthesise(check(BNN), "bnn", batch=6, seq_len=1), tmp_path / "bnn.npz")
+    results = RunResults()
+    summary = run_program(BNN, data=path, method=method, steps=4, chains=1, results=results)
+    assert summary.batch == 6
+    assert results.inference_data().constant_data["x"].shape[0] == 6
+
+
+def test_a_data_name_of_the_wrong_type_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "bnn.npz"
+    np.savez(path, x=np.zeros((6, 3)), y=np.zeros((6, 1)))
+    with pytest.raises(
+        InferenceError, match="'x': expected \\(B, 1\\) float32 \\(Feature\\), got \\(6, 3\\)"
+    ):
+        run_program(BNN, data=path, steps=1)

@@ -69,7 +69,7 @@ def test_the_compiled_program_draws_one_point_and_scores_every_y(prior: str) -> 
     data = {"alpha": ALPHA} if "alpha" in prior else {}
     run = program.run(data, observations={"y": Y})
     assert tuple(run.values["pi"].shape) == (3,)
-    assert torch.allclose(run.values["pi"].sum(), torch.tensor(1.0))
+    assert torch.allclose(run.values["pi"].sum().float(), torch.tensor(1.0))
     expected = torch.distributions.Categorical(run.values["pi"]).log_prob(Y).sum()
     assert torch.allclose(run.log_probs["y"], expected.reshape(1))
     assert program.site_event_shape("pi") == (3,)

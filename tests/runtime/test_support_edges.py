@@ -141,12 +141,13 @@ program m : Resp -> Resp
 export m
 """
 
-#: exp(100) is inf in float32: a scale that overflowed draws inf, which is reported.
+#: exp(750) is inf in float64, where model programs compute: a scale that overflowed
+#: draws inf at every run, which is reported once the redraws are spent.
 OVERFLOW = """\
 object Step : FinSet 10
 
 program m : Step -> Step
-    sample h <- Normal(200.0, 1.0)
+    sample h <- Normal(1500.0, 1.0)
     let scale = exp(0.5 * h)
     observe r : Step <- Normal(0.0, scale)
     return h

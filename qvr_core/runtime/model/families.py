@@ -28,6 +28,12 @@ from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import Lookup, gather, number, real
 
 
+class LeftTheFloats(QvrRuntimeError):
+    """An argument or a draw that left float64's range (inf or NaN where the model means a
+    finite number: `exp(0.5 * h)` past h = 1419). A forward run is drawn again instead
+    while such runs are rare (`program.RARE`): a draw off the floats is no draw of the model."""
+
+
 def where(site: Site) -> str:
     """`line 9, observe y`: where a site is, for messages."""
     return f"line {site.line}, {site.kind} {site.name}"
@@ -39,8 +45,19 @@ def axes(names: tuple[str, ...], sizes: Mapping[str, int]) -> tuple[int, ...]:
 
 
 def batch_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:
-    """Independent draws: a marginalize's groups, else the site's plates."""
-    return axes(site.over if site.kind == "marginalize" else site.plates, sizes)
+    """Independent draws: the site's plates (a marginalize's groups: `over=G`, or the
+    annotation of a family whose values it does not name, `z : Resp <-
+    ContinuousBernoulli(p)`, one z per Resp, as quivers replicates it)."""
+    return axes(site.plates, sizes)
+
+
+def summed_family(site: Site) -> Family:
+    """The family a `marginalize` sums and draws: the discrete family a continuous
+    relaxation stands in for (`ContinuousBernoulli(p)`: `Bernoulli(p)`'s 0 and 1 under
+    its masses, as quivers enumerates a relaxation's hard atoms), else its own."""
+    assert site.family is not None
+    family = FAMILIES[site.family]
+    return FAMILIES[family.relaxes] if family.relaxes is not None else family
 
 
 def event_size(site: Site, family: Family, sizes: Mapping[str, int]) -> int | None:
@@ -72,22 +89,32 @@ def argument(a: Argument, lookup: Lookup, sizes: Mapping[str, int], line: int) -
 
 
 def distribution(
-    site: Site, lookup: Lookup, sizes: Mapping[str, int], cache: dict[object, object]
+    site: Site,
+    lookup: Lookup,
+    sizes: Mapping[str, int],
+    cache: dict[object, object],
+    family: Family | None = None,
 ) -> D.Distribution:
-    """The torch distribution of one family site, expanded over its batch axes.
+    """The torch distribution of one family site, expanded over its batch axes; with
+    `family`, that family's at the site's arguments it has (`summed_family`).
 
     `cache` (one per compiled program and template call) keeps what depends only on
     the site: its batch shape and event size. NUTS evaluates the same sites
     thousands of times."""
     assert site.family is not None
-    family = FAMILIES[site.family]
+    family = family or FAMILIES[site.family]
     line = site.line
     if family.dirac:
         raise QvrRuntimeError(f"{where(site)}: {family.name} is a morphism family; use `let`")
-    args = {a.param: argument(a, lookup, sizes, line) for a in site.args}
-    known = cache.get(id(site))  # the site lives as long as the compiled program
+    args = {
+        a.param: argument(a, lookup, sizes, line)
+        for a in site.args
+        if family.param(a.param) is not None
+    }
+    key = (id(site), family.name)  # the site lives as long as the compiled program
+    known = cache.get(key)
     if known is None:
-        known = cache[id(site)] = (batch_shape(site, sizes), event_size(site, family, sizes))
+        known = cache[key] = (batch_shape(site, sizes), event_size(site, family, sizes))
     batch: tuple[int, ...]
     size: int | None
     batch, size = known  # type: ignore[misc]  # why: the cache holds (batch, event size) pairs
@@ -100,7 +127,7 @@ def distribution(
     except (RuntimeError, ValueError, IndexError) as e:  # torch says a shape is off in all three
         outside = _argument_outside(site, family, args, e)
         if outside is not None:
-            raise QvrRuntimeError(outside, site=site.name) from None
+            raise outside from None
         shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in args.items())
         raise QvrRuntimeError(
             f"{where(site)}: the arguments of {family.name} do not fit together or with the "
@@ -148,10 +175,10 @@ _OUTSIDE = re.compile(
 
 def _argument_outside(
     site: Site, family: Family, args: Mapping[str, torch.Tensor], e: Exception
-) -> str | None:
+) -> QvrRuntimeError | None:
     """`line 7, sample x: the scale of LogNormal is 0, outside what it allows (...)` when
     torch refused an argument's value (a drawn scale of 0, a probability below 0), else
-    None."""
+    None; `LeftTheFloats` where the value is inf or NaN (a number past float64)."""
     match = _OUTSIDE.search(str(e)) if isinstance(e, ValueError) else None
     if match is None:
         return None
@@ -165,6 +192,17 @@ def _argument_outside(
             if f.numel() == 1
             else f" ranges over [{float(f.min()):g}, {float(f.max()):g}]"
         )
-    return (
+    message = (
         f"{where(site)}: the {param} of {family.name}{shown}, outside what it allows ({constraint})"
     )
+    if value is not None and not bool(torch.isfinite(value.detach()).all()):
+        return LeftTheFloats(f"{message}: {_PAST_FLOATS}", site=site.name)
+    return QvrRuntimeError(message, site=site.name)
+
+
+#: What a number past float64 says: where it comes from and what keeps it finite.
+_PAST_FLOATS = (
+    "its numbers passed float64's range. A heavy-tailed prior above it (HalfCauchy, "
+    "StudentT, Cauchy), or `exp` of a widely spread value, sends them there; a lighter-tailed "
+    "prior (HalfNormal, Exponential) or a bound on the scale keeps them finite"
+)

@@ -23,6 +23,9 @@ log-density is -inf (a chain's start, a guide's sizes, synthetic latents and
 predictive draws go on). Inside `draws_stay_in_support()` (the prior method)
 such a draw is a `QvrRuntimeError` naming the site, its line, the value drawn
 and the arguments; never torch's `ValueError`.
+
+Every pass computes in float64 (`DTYPE`), as Stan does: its data, the values it
+is given and the values it draws are float64, whatever dtype they came in.
 """
 
 from __future__ import annotations
@@ -51,12 +54,30 @@ from qvr_core.runtime.distributions import (
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import evaluate, gather
 from qvr_core.runtime.model import marginal
-from qvr_core.runtime.model.families import axes, distribution, where
+from qvr_core.runtime.model.families import (
+    LeftTheFloats,
+    axes,
+    distribution,
+    summed_family,
+    where,
+)
 
 #: How deep templates may call templates (a cycle is refused at this depth).
 MAX_TEMPLATE_DEPTH = 16
 
 _STRICT: ContextVar[bool] = ContextVar("qvr_draws_stay_in_support", default=False)
+
+#: A forward run whose numbers left float64 is drawn again while such runs stay rare: at
+#: most one, plus one for every `RARE` runs kept so far (`ModelProgram.run`).
+RARE = 20
+
+#: What a model program computes in, as Stan does: float64. Its tensors are small (a
+#: plate of tens to thousands of numbers), where a step costs Python, not arithmetic
+#: (NUTS on the gallery's models ran as fast), and float32 leaves what models write
+#: every day: `exp(eta)` past eta = 88 is inf, a Weibull draw under a small shape
+#: rounds to 0, a Logistic scored 17 scales out is -inf. Data, given values and the
+#: values drawn are float64 too; a guide's float32 draws are widened as they arrive.
+DTYPE = torch.float64
 
 
 @contextmanager
@@ -69,6 +90,26 @@ def draws_stay_in_support() -> Iterator[None]:
         yield
     finally:
         _STRICT.reset(token)
+
+
+@contextmanager
+def computing_in(dtype: torch.dtype) -> Iterator[None]:
+    """torch's default dtype set to `dtype` for the block (then as it was): the numbers
+    a model program makes (literals, `let` arithmetic, zeros) take it."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def _wide(value: torch.Tensor) -> torch.Tensor:
+    """A floating tensor in `DTYPE` (differentiably: a guide's float32 draw keeps its
+    gradient); integers stay as they are."""
+    if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != DTYPE:
+        return value.to(DTYPE)
+    return value
 
 
 @contextmanager
@@ -98,6 +139,7 @@ class ModelRun:
     log_probs: dict[str, torch.Tensor]
     output: Any
     log_joint: torch.Tensor
+    redrawn: int = 0  # runs drawn before this one and set aside: their numbers left float64
 
 
 @dataclass
@@ -216,6 +258,9 @@ class ModelProgram(nn.Module):
         self._shapes: dict[str, tuple[int, ...]] = {}
         # per template call prefix: each site's batch shape and event size
         self._cache: dict[str, dict[object, object]] = {}
+        # forward runs kept and set aside for leaving float64 (`run`)
+        self._kept = 0
+        self._set_aside = 0
 
     def _expand(
         self,
@@ -291,9 +336,34 @@ class ModelProgram(nn.Module):
         observations: Mapping[str, torch.Tensor] | None = None,
         values: Mapping[str, torch.Tensor] | None = None,
     ) -> ModelRun:
-        """Sites in `values` or `observations` are scored there; the others are drawn."""
+        """Sites in `values` or `observations` are scored there; the others are drawn.
+
+        A run whose numbers leave float64 (`LeftTheFloats`: a scale `exp(0.5 * h)` that
+        is inf) is drawn again while such runs are rare (`RARE`), else refused with its
+        reason; `ModelRun.redrawn` counts the runs set aside. Such a run is no draw of
+        the model (its numbers are not the model's, which are finite); set aside when
+        rare (a heavy-tailed prior's far tail: a prior summary over the others is the
+        prior given that its numbers fit in float64), reported when not (a prior whose
+        draws mostly leave float64 is one to change)."""
         given = {**(values or {}), **(observations or {})}
-        return _Pass(self, _data(x), given, draw=True).run()
+        data = _data(x)
+        redrawn = 0
+        while True:
+            try:
+                out = _Pass(self, data, given, draw=True).run()
+            except LeftTheFloats as e:
+                self._set_aside += 1
+                if self._set_aside > 1 + self._kept // RARE:
+                    total = self._kept + self._set_aside
+                    raise LeftTheFloats(
+                        f"{e} ({self._set_aside} of {total} runs so far left float64)",
+                        site=e.site,
+                    ) from None
+                redrawn += 1
+                continue
+            self._kept += 1
+            out.redrawn = redrawn
+            return out
 
     def log_joint(self, x: Any, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The log joint at `values` (every site); marginalized scopes summed exactly.
@@ -372,7 +442,9 @@ class _Pass:
         draw: bool,
         trees: tuple[_Compiled, Mapping[str, _Compiled]] | None = None,
     ) -> None:
-        self.program, self.data, self.given, self.draw = program, data, given, draw
+        self.program, self.draw = program, draw
+        self.data = {k: _wide(v) for k, v in data.items()}
+        self.given = {k: _wide(v) for k, v in given.items()}
         self.strict = draw and _STRICT.get()  # a draw outside its support raises
         self.compiled, self.templates = trees or (program.top, program.templates)
         self.env: dict[str, torch.Tensor] = {}
@@ -404,6 +476,10 @@ class _Pass:
         )
 
     def run(self) -> ModelRun:
+        with computing_in(DTYPE):
+            return self._run()
+
+    def _run(self) -> ModelRun:
         self.steps(self.compiled.nodes, None)
         if self.draw:  # a log joint returns no value (a summed site's is not one value)
             self.ret(self.compiled.model)
@@ -576,7 +652,8 @@ class _Pass:
                 log_prob = torch.full(dist.batch_shape, -torch.inf)
             return torch.where(inside, log_prob, torch.full_like(log_prob, -torch.inf))
         assert step.family is not None
-        raise QvrRuntimeError(
+        past = not bool(torch.isfinite(value.detach()).all())  # past float64, not a bound
+        raise (LeftTheFloats if past else QvrRuntimeError)(
             f"{where(step)}: a draw of {step.family} left its support "
             f"({_support_name(dist.support)}): it drew {_first_outside(value, inside)}"
             f"{self._arguments(step)}. A heavy-tailed prior above it (HalfCauchy, StudentT, "
@@ -615,11 +692,13 @@ class _Pass:
             self.site(step, scope)  # a summed site given a value: scored, then what reads it
             self.steps(node.body, scope)
             return
-        dist = distribution(step, self.lookup, self.sizes, self._cache())
+        dist = distribution(step, self.lookup, self.sizes, self._cache(), summed_family(step))
         # `z : K` names the values z takes (as the checker reads it); `over=G` the groups,
-        # one z per entry of G; without it, one z for the whole scope. A summed site has
-        # one value per entry of its plates: its draws' axes are the groups.
-        groups = tuple(dist.batch_shape) if node.summed else axes(step.over, self.sizes)
+        # one z per entry of G; without it, one z for the whole scope. A family whose
+        # values the annotation does not name has one z per entry of it (`z : Resp <-
+        # ContinuousBernoulli(p)`): the checker's plates say which. A summed site has one
+        # value per entry of its plates: its draws' axes are the groups.
+        groups = tuple(dist.batch_shape) if node.summed else axes(step.plates, self.sizes)
         name = step.name
         here = f"{where(step)}"
         if self.draw and step.name not in self.given:

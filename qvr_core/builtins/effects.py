@@ -1,0 +1,65 @@
+"""The QIEC prelude's probabilistic effects: what a `define` computation may perform.
+
+quivers' prelude declares the `Random` and `Score` interfaces (no `effect`
+declaration needed): a module writes `instance random : Random` and `instance
+score : Score`, and a computation whose row lists them performs
+`random.sample[Real](site("noise"), Normal(x, 0.1))`, a draw at the sample site
+labelled "noise", and `score.add(weight(w))`, a term `w` added to the log weight.
+Called from a program (`let c <- noisy(b)`), the draw is a site of the program
+under its label and the weight a term of its joint (quivers' QIEC developer note).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qvr_core.builtins.objects import BY_KIND
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of an interface: its static type arguments and value parameters."""
+
+    name: str
+    statics: int  # `sample[Real]`: the type of the value drawn
+    params: tuple[str, ...]
+    doc: str
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A prelude interface, applied by `instance NAME : <name>`."""
+
+    name: str
+    operations: tuple[Operation, ...]
+    doc: str
+
+    def operation(self, name: str) -> Operation | None:
+        return next((op for op in self.operations if op.name == name), None)
+
+
+RANDOM = Effect(
+    "Random",
+    (
+        Operation(
+            "sample",
+            1,
+            ("site", "distribution"),
+            "draw from a distribution at a labelled sample site",
+        ),
+    ),
+    "random choices: each draw is a sample site, named by its label",
+)
+SCORE = Effect(
+    "Score",
+    (Operation("add", 0, ("weight",), "add a log weight to the joint density"),),
+    "conditioning: weights added to the log joint",
+)
+EFFECTS: dict[str, Effect] = {e.name: e for e in (RANDOM, SCORE)}
+
+#: The value constructors of the prelude's operations: `site("x")` names a sample site,
+#: `weight(w)` makes a real number a log weight.
+SITE = "site"
+WEIGHT = "weight"
+#: The value type of a real number (`x : Real`), the one a draw here has.
+REAL_TYPE = BY_KIND["real"].name

@@ -1,0 +1,186 @@
+"""Call steps of a Bayesian program: `let c <- noisy(b)` with `noisy` a typed `define`.
+
+quivers' meaning (its QIEC developer note): the program runs the computation with
+its own `Random` and `Score` instances, so a draw inside it is a site of the
+program under the label it gives (`site("noise")`; a label drawn again in one
+run is counted, `noise@1`), a weight it adds is a term of the joint, and the
+call's target is the value it returns. The checker puts the callee in place in
+the program's `Model` (computations.py types it): a family `Site` per draw, a
+`score` `Let` per weight, a `let` for an argument of a draw that is an
+expression, and a `let` binding the target; nothing new for the runtime, which
+runs these as it runs the program's own steps. Each is placed at the call step.
+
+Every value a computation takes or returns is a number (`Real`): a call reads
+numbers, and its draws have no plates.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qvr_core import rules
+from qvr_core.builtins import FAMILIES
+from qvr_core.check.computations import Bind, Computation, Draw, Invoke, Weigh, substitute
+from qvr_core.check.context import SymbolKey
+from qvr_core.check.model import Argument, Let, Site
+from qvr_core.check.module import SymbolKind
+from qvr_core.check.terms import Num, Ref, Term, lower, refs
+from qvr_core.check.types import Element, Plated
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+if TYPE_CHECKING:
+    from qvr_core.check.model_steps import ModelChecker
+
+NUMBER = Plated(())
+
+
+def call_step(mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> None:
+    """Type `let c <- f(args)` and put `f` in place in the model `mc` builds."""
+    ctx = mc.ctx
+    name = step.callee.text
+    comp = mc.env.computation(name)
+    assert comp is not None  # model_reason: a typed computation
+    ctx.ref(step.callee.span, SymbolKey(name))
+    ok = True
+    args: list[Term] = []
+    for i, a in enumerate(step.args):
+        t = mc._arith(a)
+        param = comp.params[i] if i < len(comp.params) else None
+        if t is not None and param is not None and not _number(t):
+            ctx.report(
+                rules.ARGUMENT_PLATE,
+                f"{param} of {name} is a Real, one number, but {ctx.source(a.span)} is "
+                f"{t.label}: pass one number (index it, or reduce it first)",
+                a.span,
+            )
+            ok = False
+        term = lower(a, mc._is_plate, mc._plates_of)
+        assert term is not None  # model_reason: arithmetic that lowers
+        args.append(term)
+    if len(step.args) != len(comp.params):
+        ctx.report(
+            rules.ARGUMENT_COUNT,
+            f"{name} takes {len(comp.params)} value{'s' if len(comp.params) != 1 else ''} "
+            f"({', '.join(comp.params)}), not {len(step.args)}",
+            step.span,
+        )
+        ok = False
+    t = NUMBER if ok else None
+    result: Term | None = None
+    if ok:
+        result = _Inliner(mc, step, scope).call(comp, args)
+    mc._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
+    if result is not None:
+        value = _rhs(mc, step)
+        let = ast.LetStep(step.target, value, step.span)
+        uses = tuple(dict.fromkeys(refs(result)))
+        mc.steps.append(Let(step.target.text, "let", let, uses, result, scope, t))
+
+
+def _number(t: Plated) -> bool:
+    """One number: no plates, no event axes (a data variable's rows are its own)."""
+    return not t.plates and not t.element.event and not t.element.discrete
+
+
+def _rhs(mc: ModelChecker, step: ast.CallStep) -> ast.Apply:
+    """`noisy(b)` as written: what the steps put in place show as their formula."""
+    span = mc.ctx.lines.span(step.callee.span.start, step.span.end)
+    return ast.Apply(step.callee, step.args, span)
+
+
+class _Inliner:
+    """One call step's callee (and what it calls) as steps of the model."""
+
+    def __init__(self, mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> None:
+        self.mc = mc
+        self.step = step
+        self.scope = scope
+        self.span: Span = step.span
+        self.target = step.target.text
+        self.rhs = _rhs(mc, step)
+        self.types: dict[str, Plated] = {}
+        self.scores = 0
+
+    def call(self, comp: Computation, args: list[Term]) -> Term:
+        names: dict[str, Term] = dict(zip(comp.params, args, strict=True))
+        for line in comp.lines:
+            if isinstance(line, Bind):
+                names[line.local] = substitute(line.term, names, self.span)
+            elif isinstance(line, Draw):
+                site = self._draw(line, names)
+                if line.local is not None:
+                    names[line.local] = Ref(site, self.span)
+            elif isinstance(line, Weigh):
+                self._weigh(substitute(line.term, names, self.span))
+            elif isinstance(line, Invoke):
+                inner = self.mc.env.computation(line.callee)
+                assert inner is not None  # computations.py typed the call
+                values = [substitute(a, names, self.span) for a in line.args]
+                names[line.local] = self.call(inner, values)
+        return substitute(comp.result, names, self.span)
+
+    def _draw(self, line: Draw, names: dict[str, Term]) -> str:
+        name = self.mc.site_label(line.label, self.step)
+        family = FAMILIES[line.family]
+        args = tuple(
+            self._argument(name, param, substitute(term, names, self.span))
+            for param, term in line.args
+        )
+        t = Plated((), Element(family.support.kind))
+        node = ast.SampleStep(
+            ast.Name(name, self.step.target.span),
+            ast.Call(ast.Name(family.name, self.step.callee.span), (), (), self.rhs.span),
+            self.span,
+        )
+        site = Site(
+            name,
+            "sample",
+            node,
+            family.name,
+            args,
+            (),
+            scope=self.scope,
+            type=t,
+            called=self.target,
+        )
+        self.mc.steps.append(site)
+        self.types[name] = t
+        return name
+
+    def _argument(self, site: str, param: str, term: Term) -> Argument:
+        if isinstance(term, Num):
+            return Argument(param, self.span, literal=term.value, type=NUMBER)
+        if isinstance(term, Ref):
+            return Argument(param, self.span, name=term.name, type=self._type(term.name))
+        aux = f"{site}.{param}"  # an expression: a value of its own, which the draw reads
+        self._let(aux, "let", term)
+        return Argument(param, self.span, name=aux, type=NUMBER)
+
+    def _weigh(self, term: Term) -> None:
+        self.scores += 1
+        suffix = "" if self.scores == 1 else f"@{self.scores - 1}"
+        self._let(f"{self.target}.score{suffix}", "score", term)
+
+    def _let(self, name: str, kind: str, term: Term) -> None:
+        target = ast.Name(name, self.step.target.span)
+        node: ast.LetStep | ast.ScoreStep = (
+            ast.ScoreStep(target, self.rhs, self.span)
+            if kind == "score"
+            else ast.LetStep(target, self.rhs, self.span)
+        )
+        uses = tuple(dict.fromkeys(refs(term)))
+        self.mc.steps.append(
+            Let(name, kind, node, uses, term, self.scope, NUMBER, called=self.target)  # type: ignore[arg-type]  # "let" or "score"
+        )
+        self.types[name] = NUMBER
+
+    def _type(self, name: str) -> Plated | None:
+        if name in self.types:
+            return self.types[name]
+        local = self.mc.pc.locals.get(name)
+        t: object = local.type if local is not None else None  # a model's locals hold Plated
+        if isinstance(t, Plated):
+            return t
+        data = self.mc.data.get(name)
+        return data.type if data is not None else None

@@ -1,0 +1,462 @@
+"""Typed computations a program calls (`let c <- noisy(b)`), and the prelude's instances.
+
+quivers' QIEC `define f(x : Real) : Real !{random, score} = ...` declares a
+computation with an effect row. qvr types the part of that calculus a Bayesian
+program calls: value parameters and a result of type `Real` (a number), a row
+of instances of the prelude's `Random` and `Score` (`instance random : Random`,
+builtins/effects.py), and a body of `let x = e`, `let x <- perform
+random.sample[Real](site("l"), F(args))` (a draw at the sample site labelled
+"l"), `perform score.add(weight(e))` (a term of the log weight), `let x <-
+g(args)` (another such computation, whose row this one's must hold) and
+`return e`, every value a number. Anything else keeps the names-only check
+(one QVR011 saying what).
+
+A call step puts the callee in place (`inline`, quivers' meaning of a call from
+a program): its draw is a site of the program under the label it gives (a label
+drawn again in one run is counted, `noise`, `noise@1`, as quivers replays it),
+its weights are score terms of the joint, and the call's target is bound to the
+returned value. Everything inlined is placed at the call step, in the program's
+own coordinates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from qvr_core import rules
+from qvr_core.builtins import FAMILIES, bind
+from qvr_core.builtins.effects import EFFECTS, RANDOM, REAL_TYPE, SCORE, SITE, WEIGHT, Effect
+from qvr_core.check.context import SymbolKey
+from qvr_core.check.terms import Call, Num, Op, Ref, Term, Unary, lower
+from qvr_core.check.unchecked import note, refer
+from qvr_core.syntax import ast
+from qvr_core.syntax.span import Span
+
+if TYPE_CHECKING:
+    from qvr_core.check.checker import Env
+    from qvr_core.check.context import Context
+
+COMPUTATION = "computation"  # the clause kind of a `define` with parameters and a row
+INSTANCE = "instance"
+
+
+@dataclass(frozen=True)
+class Draw:
+    """`let x <- perform random.sample[Real](site("l"), F(args))`: `args` bound to F's
+    parameters, each a term over the computation's names."""
+
+    local: str | None
+    label: str
+    family: str
+    args: tuple[tuple[str, Term], ...]
+
+
+@dataclass(frozen=True)
+class Weigh:
+    """`perform score.add(weight(e))`."""
+
+    term: Term
+
+
+@dataclass(frozen=True)
+class Bind:
+    """`let x = e`."""
+
+    local: str
+    term: Term
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """`let x <- g(args)`: another typed computation."""
+
+    local: str
+    callee: str
+    args: tuple[Term, ...]
+
+
+Line = Draw | Weigh | Bind | Invoke
+
+
+@dataclass(frozen=True)
+class Computation:
+    """A typed `define`: its value parameters, row, body and returned value."""
+
+    name: str
+    decl: ast.OtherDecl
+    params: tuple[str, ...]
+    row: tuple[str, ...]
+    lines: tuple[Line, ...]
+    result: Term
+
+
+def is_computation(decl: ast.Decl) -> bool:
+    return isinstance(decl, ast.OtherDecl) and decl.clause.kind == COMPUTATION
+
+
+def instance_effect(ctx: Context, name: str) -> Effect | None:
+    """The prelude interface `instance NAME : Random` applies, or None (no such instance,
+    or one of a declared `effect`, which the checker does not model)."""
+    decl = ctx.top.get(name)
+    if not isinstance(decl, ast.OtherDecl) or decl.clause.kind != INSTANCE:
+        return None
+    parts = decl.clause.parts
+    if len(parts) != 2 or not all(isinstance(p, ast.Name) for p in parts):
+        return None  # `instance s : State[Int]`: an applied interface of the module's
+    applied = parts[1]
+    assert isinstance(applied, ast.Name)
+    effect = EFFECTS.get(applied.text)
+    if effect is None or applied.text in ctx.top:
+        return None
+    return effect
+
+
+def check_instance(ctx: Context, decl: ast.OtherDecl) -> bool:
+    """`instance random : Random`: an instance of a prelude interface, fully checked."""
+    own = ctx.top.get(decl.name.text) is decl  # a duplicate is reported where it is
+    return own and instance_effect(ctx, decl.name.text) is not None
+
+
+class _Unsupported(Exception):
+    """What the checker does not type in a computation: names only, one QVR011."""
+
+
+class _Failed(Exception):
+    """A computation with an error (reported where it is): no type, and no QVR011."""
+
+
+def check_computation(env: Env, decl: ast.OtherDecl) -> Computation | None:
+    """Type one `define` (its diagnostics reported), or give it the names-only check."""
+    ctx = env.ctx
+    refer(ctx, decl.clause, frozenset(id(n) for n in decl.names))
+    typing = _Typing(env, decl)
+    try:
+        return typing.run()
+    except _Unsupported as why:
+        note(ctx, decl.name.span, f"define {decl.name.text} ({why})")
+    except _Failed:
+        pass
+    return None
+
+
+class _Typing:
+    def __init__(self, env: Env, decl: ast.OtherDecl) -> None:
+        self.env = env
+        self.ctx = env.ctx
+        self.decl = decl
+        self.name = decl.name.text
+        self.bound: dict[str, Span] = {}
+        self.row: tuple[str, ...] = ()
+        self.lines: list[Line] = []
+
+    def run(self) -> Computation:
+        params = self._header()
+        result: Term | None = None
+        for line in self.decl.clause.body:
+            if result is not None:
+                raise _Unsupported("its lines after its return")
+            if line.kind == "let_value":
+                local, value = self._local(line), line.parts[1]
+                self.lines.append(Bind(local.text, self._value(value)))
+                self._bind(local)
+            elif line.kind == "let_bind":
+                local = self._local(line)
+                self._inline(line.parts[1], local)
+                self._bind(local)
+            elif line.kind == "do":
+                self._inline(line.parts[0], None)
+            elif line.kind == "return" and len(line.parts) == 1:
+                result = self._value(line.parts[0])
+            else:
+                word = line.keyword.text if line.keyword is not None else line.kind
+                raise _Unsupported(f"its `{word}` line")
+        if result is None:
+            raise _Unsupported("its body without a return")
+        return Computation(self.name, self.decl, params, self.row, tuple(self.lines), result)
+
+    # ------------------------------------------------------------ header
+
+    def _header(self) -> tuple[str, ...]:
+        """Value parameters `x : Real`, the result `Real` and the row `!{random, score}`."""
+        parts = self.decl.clause.parts[1:]
+        params: list[ast.Name] = []
+        names: list[ast.Name] = []
+        start = self.decl.name.span.end
+        for p in parts:
+            if isinstance(p, ast.Clause) and p.kind == "value_param":
+                if len(p.parts) != 2 or not _is_real(p.parts[1]):
+                    raise _Unsupported("its parameter types")
+                param = p.parts[0]
+                assert isinstance(param, ast.Name)
+                params.append(param)
+                start = p.span.end
+            elif isinstance(p, ast.Name):
+                names.append(p)
+            else:
+                raise _Unsupported("its static parameters")
+        text = self.ctx.text
+        end = self.decl.clause.body[0].span.start if self.decl.clause.body else len(text)
+        bang = text.find("!", start, end)
+        close = text.find("}", bang, end)
+        if bang < 0 or close < 0 or "|" in text[bang:close]:
+            raise _Unsupported("its open effect row")
+        result = [n for n in names if n.span.start < bang]
+        if len(result) != 1 or not _is_real(result[0]) or text[start:bang].count(":") != 1:
+            raise _Unsupported("its result type")
+        row = [n for n in names if n.span.start > bang]
+        undefined = False
+        for n in row:
+            if instance_effect(self.ctx, n.text) is None:
+                if n.text in self.ctx.top:
+                    raise _Unsupported(f"its effect instance {n.text}")
+                self.ctx.undefined(n, "effect instance", self._instances())
+                undefined = True
+        if undefined:
+            raise _Failed
+        self.row = tuple(n.text for n in row)
+        for p in params:
+            self._bind(p)
+        return tuple(p.text for p in params)
+
+    def _instances(self) -> list[str]:
+        return [n for n in self.ctx.top if instance_effect(self.ctx, n) is not None]
+
+    # ------------------------------------------------------------ lines
+
+    def _local(self, line: ast.Clause) -> ast.Name:
+        local = line.parts[0]
+        if not isinstance(local, ast.Clause) or not local.parts:
+            raise _Unsupported("its bindings")
+        name = local.parts[0]
+        if not isinstance(name, ast.Name) or not all(_is_real(t) for t in local.parts[1:]):
+            raise _Unsupported("its bindings")
+        return name
+
+    def _bind(self, name: ast.Name) -> None:
+        if name.text in self.bound:
+            self.ctx.report(
+                rules.REBOUND_VARIABLE,
+                f"'{name.text}' is already bound in define {self.name}: choose a new name",
+                name.span,
+            )
+        self.bound[name.text] = name.span
+
+    def _value(self, node: object) -> Term:
+        """A value of the body: arithmetic on numbers, over the names bound so far."""
+        if not isinstance(node, ast.Number | ast.Var | ast.Unary | ast.Binary | ast.Apply):
+            raise _Unsupported("its values")
+        term = lower(node, lambda _: False)
+        if term is None or not _numbers_only(term):
+            raise _Unsupported("its expressions")
+        unbound = [ref for ref in _refs(term) if ref.name not in self.bound]
+        for ref in unbound:
+            self.ctx.did_you_mean(
+                rules.UNBOUND_VARIABLE,
+                f"unbound variable '{ref.name}' in define {self.name}",
+                ref.span,
+                ref.name,
+                list(self.bound),
+            )
+        if unbound:
+            raise _Failed
+        return _folded(term)
+
+    def _inline(self, node: object, local: ast.Name | None) -> None:
+        if not isinstance(node, ast.Clause):
+            raise _Unsupported("its bindings")
+        if node.kind == "perform":
+            self._perform(node, local)
+        elif node.kind == "call":
+            if local is None:
+                raise _Unsupported("its call without a binding")
+            self._call(node, local)
+        else:
+            raise _Unsupported(f"its {node.kind}")
+
+    def _perform(self, node: ast.Clause, local: ast.Name | None) -> None:
+        instance, op_name = node.parts[0], node.parts[1]
+        assert isinstance(instance, ast.Name) and isinstance(op_name, ast.Name)
+        statics = [p for p in node.parts[2:] if isinstance(p, ast.Name)]
+        values = [p for p in node.parts[2:] if not isinstance(p, ast.Name)]
+        effect = instance_effect(self.ctx, instance.text)
+        if effect is None:
+            if instance.text in self.ctx.top:
+                raise _Unsupported(f"its effect instance {instance.text}")
+            self.ctx.undefined(instance, "effect instance", self._instances())
+            raise _Failed
+        self.ctx.ref(instance.span, SymbolKey(instance.text))
+        if instance.text not in self.row:
+            self.ctx.report(
+                rules.EFFECT_ROW,
+                f"define {self.name} performs on '{instance.text}', which its row "
+                f"!{{{', '.join(self.row)}}} does not list: add it to the row",
+                instance.span,
+            )
+        op = effect.operation(op_name.text)
+        if op is None:
+            ops = ", ".join(o.name for o in effect.operations)
+            self.ctx.report(
+                rules.EFFECT_ROW,
+                f"{effect.name} has no operation '{op_name.text}' (its operations: {ops})",
+                op_name.span,
+            )
+            raise _Failed
+        if len(values) != len(op.params):
+            self.ctx.report(
+                rules.ARGUMENT_COUNT,
+                f"{instance.text}.{op.name} takes {len(op.params)} value"
+                f"{'s' if len(op.params) != 1 else ''} ({', '.join(op.params)}), "
+                f"not {len(values)}",
+                node.span,
+            )
+            raise _Failed
+        if effect is RANDOM:
+            if len(statics) != 1 or not _is_real(statics[0]):
+                raise _Unsupported("its draw of a value other than a Real")
+            self._draw(values[0], values[1], local)
+        elif effect is SCORE:
+            if local is not None:
+                raise _Unsupported("its binding of a score")
+            self.lines.append(Weigh(self._wrapped(values[0], WEIGHT)))
+
+    def _wrapped(self, node: object, constructor: str) -> Term:
+        """`weight(e)`: the value inside the prelude's constructor."""
+        if not isinstance(node, ast.Apply) or node.func.text != constructor or len(node.args) != 1:
+            raise _Unsupported(f"its {constructor} argument")
+        return self._value(node.args[0])
+
+    def _draw(self, site: object, dist: object, local: ast.Name | None) -> None:
+        if (
+            not isinstance(site, ast.Apply)
+            or site.func.text != SITE
+            or len(site.args) != 1
+            or not isinstance(site.args[0], ast.Literal)
+            or site.args[0].kind != "string"
+        ):
+            raise _Unsupported("its site")
+        label = str(site.args[0].value)
+        if not isinstance(dist, ast.Apply) or dist.func.text not in FAMILIES:
+            raise _Unsupported("its distribution")
+        family = FAMILIES[dist.func.text]
+        if family.event_rank or family.discrete or family.dirac:
+            raise _Unsupported(f"its draw from {family.name}")
+        bound = bind(family, dist.args, {})
+        if isinstance(bound, str):
+            sig = family.signature()
+            self.ctx.report(
+                rules.FAMILY_ARGUMENTS, bound if sig in bound else f"{bound}: {sig}", dist.span
+            )
+            raise _Failed
+        schema, given = bound
+        numbers = {k: float(v.value) for k, v in given.items() if isinstance(v, ast.Number)}
+        args: list[tuple[str, Term]] = []
+        for p in schema:
+            node = given.get(p.name)
+            if node is None:
+                continue
+            term = self._value(node)
+            if isinstance(term, Num) and p.constraint.admits(term.value, numbers) is False:
+                self.ctx.report(
+                    rules.ARGUMENT_CONSTRAINT,
+                    f"{p.name} of {family.name} must be {p.constraint.describe()}, not "
+                    f"{self.ctx.source(term.span)}",
+                    term.span,
+                )
+            args.append((p.name, term))
+        self.lines.append(Draw(local.text if local else None, label, family.name, tuple(args)))
+
+    def _call(self, node: ast.Clause, local: ast.Name) -> None:
+        callee = node.parts[0]
+        assert isinstance(callee, ast.Name)
+        if any(isinstance(p, ast.Name) for p in node.parts[1:]):
+            raise _Unsupported("its static arguments")
+        target = self.env.computation(callee.text) if callee.text != self.name else None
+        if target is None:
+            raise _Unsupported(f"its call of {callee.text}")
+        self.ctx.ref(callee.span, SymbolKey(callee.text))
+        args = tuple(self._value(a) for a in node.parts[1:])
+        if len(args) != len(target.params):
+            self.ctx.report(
+                rules.ARGUMENT_COUNT,
+                f"{callee.text} takes {len(target.params)} value"
+                f"{'s' if len(target.params) != 1 else ''} ({', '.join(target.params)}), "
+                f"not {len(args)}",
+                node.span,
+            )
+            raise _Failed
+        missing = [i for i in target.row if i not in self.row]
+        if missing:
+            self.ctx.report(
+                rules.EFFECT_ROW,
+                f"{callee.text} performs on {', '.join(repr(m) for m in missing)}, which the "
+                f"row of define {self.name} does not list: add "
+                f"{'it' if len(missing) == 1 else 'them'} to the row",
+                callee.span,
+            )
+        self.lines.append(Invoke(local.text, callee.text, args))
+
+
+def _folded(term: Term) -> Term:
+    """`-0.1` (a minus before a number) as the number it is."""
+    if isinstance(term, Unary) and term.op == "-" and isinstance(term.operand, Num):
+        return Num(-term.operand.value, term.span)
+    return term
+
+
+def _is_real(node: object) -> bool:
+    return isinstance(node, ast.Name) and node.text == REAL_TYPE
+
+
+def _numbers_only(term: Term) -> bool:
+    """Terms of numbers: no gathers or stacks (values here are single numbers)."""
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, Unary):
+            stack.append(t.operand)
+        elif isinstance(t, Op):
+            stack += [t.left, t.right]
+        elif isinstance(t, Call):
+            if t.axis is not None:
+                return False
+            stack.extend(t.args)
+        elif not isinstance(t, Num | Ref):
+            return False
+    return True
+
+
+def _refs(term: Term) -> list[Ref]:
+    out: list[Ref] = []
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, Ref):
+            out.append(t)
+        elif isinstance(t, Unary):
+            stack.append(t.operand)
+        elif isinstance(t, Op):
+            stack += [t.left, t.right]
+        elif isinstance(t, Call):
+            stack.extend(t.args)
+    return out
+
+
+# ---------------------------------------------------------------- inlining
+
+
+def substitute(term: Term, names: dict[str, Term], span: Span) -> Term:
+    """`term` with each name read from `names` and every node placed at `span`."""
+    match term:
+        case Num(value=v):
+            return Num(v, span)
+        case Ref(name=n):
+            return names[n]
+        case Unary(op=op, operand=o):
+            return Unary(op, substitute(o, names, span), span)
+        case Op(op=op, left=left, right=right):
+            return Op(op, substitute(left, names, span), substitute(right, names, span), span)
+        case Call(fn=fn, args=args, axis=axis):
+            return Call(fn, tuple(substitute(a, names, span) for a in args), span, axis)
+        case _:
+            raise AssertionError("computations hold numbers only (_numbers_only)")
