@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.computations import Bind, Computation, Draw, Invoke, Weigh, substitute
+from qvr_core.check.computations import (
+    Bind,
+    Computation,
+    Draw,
+    Invoke,
+    Weigh,
+    substitute,
+    takes,
+)
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.model import Argument, Let, Site
 from qvr_core.check.module import SymbolKind
@@ -59,23 +67,16 @@ def call_step(mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> N
         assert term is not None  # model_reason: arithmetic that lowers
         args.append(term)
     if len(step.args) != len(comp.params):
-        ctx.report(
-            rules.ARGUMENT_COUNT,
-            f"{name} takes {len(comp.params)} value{'s' if len(comp.params) != 1 else ''} "
-            f"({', '.join(comp.params)}), not {len(step.args)}",
-            step.span,
-        )
+        ctx.report(rules.ARGUMENT_COUNT, takes(name, comp.params, len(step.args)), step.span)
         ok = False
-    t = NUMBER if ok else None
-    result: Term | None = None
-    if ok:
-        result = _Inliner(mc, step, scope).call(comp, args)
-    mc._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
-    if result is not None:
-        value = _rhs(mc, step)
-        let = ast.LetStep(step.target, value, step.span)
-        uses = tuple(dict.fromkeys(refs(result)))
-        mc.steps.append(Let(step.target.text, "let", let, uses, result, scope, t))
+    if not ok:
+        mc._bind_target(step.target, SymbolKind.LOCAL, step.span, None)
+        return
+    inliner = _Inliner(mc, step, scope)
+    result = inliner.call(comp, args)
+    mc._bind_target(step.target, SymbolKind.LOCAL, step.span, NUMBER)
+    let = ast.LetStep(step.target, inliner.rhs, step.span)
+    mc.steps.append(Let(step.target.text, "let", let, _uses(result), result, scope, NUMBER))
 
 
 def _number(t: Plated) -> bool:
@@ -87,6 +88,11 @@ def _rhs(mc: ModelChecker, step: ast.CallStep) -> ast.Apply:
     """`noisy(b)` as written: what the steps put in place show as their formula."""
     span = mc.ctx.lines.span(step.callee.span.start, step.span.end)
     return ast.Apply(step.callee, step.args, span)
+
+
+def _uses(term: Term) -> tuple[str, ...]:
+    """The names a term reads, each once, in order of writing."""
+    return tuple(dict.fromkeys(refs(term)))
 
 
 class _Inliner:
@@ -169,9 +175,8 @@ class _Inliner:
             if kind == "score"
             else ast.LetStep(target, self.rhs, self.span)
         )
-        uses = tuple(dict.fromkeys(refs(term)))
         self.mc.steps.append(
-            Let(name, kind, node, uses, term, self.scope, NUMBER, called=self.target)  # type: ignore[arg-type]  # "let" or "score"
+            Let(name, kind, node, _uses(term), term, self.scope, NUMBER, called=self.target)  # type: ignore[arg-type]  # "let" or "score"
         )
         self.types[name] = NUMBER
 

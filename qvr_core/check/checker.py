@@ -179,16 +179,28 @@ class Env:
             self.ctx.record_type(name.span, t)
         return t
 
-    def let_type(self, n: str) -> Arrow | None:
-        if n not in self.lets:
-            decl = self.ctx.top[n]
-            assert isinstance(decl, ast.LetDecl)
+    def _checked(
+        self,
+        table: dict[str, _R],
+        n: str,
+        decl: ast.Decl,
+        compute: Callable[..., _R],
+        *args: object,
+    ) -> _R:
+        """`table[n]`, computed on first use as `compute(*args)` in `decl`'s frame, with
+        `n` on the chain of what is being typed meanwhile (`cyclic`)."""
+        if n not in table:
             self.chain.append(n)
             try:
-                self.lets[n] = self.in_frame(decl, self._type_let, n, decl)
+                table[n] = self.in_frame(decl, compute, *args)
             finally:
                 self.chain.pop()
-        info = self.lets[n]
+        return table[n]
+
+    def let_type(self, n: str) -> Arrow | None:
+        decl = self.ctx.top[n]
+        assert isinstance(decl, ast.LetDecl)
+        info = self._checked(self.lets, n, decl, self._type_let, n, decl)
         return info.type if isinstance(info, LetInfo) else None
 
     def _type_let(self, n: str, decl: ast.LetDecl) -> LetInfo:
@@ -209,15 +221,9 @@ class Env:
         return LetInfo(n, decl, t)
 
     def program_type(self, n: str) -> Arrow | None:
-        if n not in self.programs:
-            decl = self.ctx.top[n]
-            assert isinstance(decl, ast.ProgramDecl)
-            self.chain.append(n)
-            try:
-                self.programs[n] = self.in_frame(decl, _check_program, self, decl)
-            finally:
-                self.chain.pop()
-        info = self.programs[n]
+        decl = self.ctx.top[n]
+        assert isinstance(decl, ast.ProgramDecl)
+        info = self._checked(self.programs, n, decl, _check_program, self, decl)
         if not isinstance(info, ProgramInfo):
             return None
         return info.type or info.header
@@ -228,17 +234,11 @@ class Env:
         decl = self.ctx.top.get(n)  # a dependency of the frame asking, cached or not
         if not (isinstance(decl, ast.OtherDecl) and is_computation(decl)):
             return None
-        if n not in self.computations:
-            if n in self.chain:  # a computation that calls itself: not one qvr types
-                for frame in self.stack:
-                    frame.volatile = True
-                return None
-            self.chain.append(n)
-            try:
-                self.computations[n] = self.in_frame(decl, check_computation, self, decl)
-            finally:
-                self.chain.pop()
-        return self.computations[n]
+        if n not in self.computations and n in self.chain:  # it calls itself: not typed
+            for frame in self.stack:
+                frame.volatile = True
+            return None
+        return self._checked(self.computations, n, decl, check_computation, self, decl)
 
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]:
         """The scans in an expression (following lets) that consume its input sequence."""

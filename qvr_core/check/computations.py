@@ -28,6 +28,7 @@ from qvr_core import rules
 from qvr_core.builtins import FAMILIES, bind
 from qvr_core.builtins.effects import EFFECTS, RANDOM, REAL_TYPE, SCORE, SITE, WEIGHT, Effect
 from qvr_core.check.context import SymbolKey
+from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.terms import Call, Num, Op, Ref, Term, Unary, lower
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
@@ -84,7 +85,6 @@ class Computation:
     """A typed `define`: its value parameters, row, body and returned value."""
 
     name: str
-    decl: ast.OtherDecl
     params: tuple[str, ...]
     row: tuple[str, ...]
     lines: tuple[Line, ...]
@@ -173,7 +173,7 @@ class _Typing:
                 raise _Unsupported(f"its `{word}` line")
         if result is None:
             raise _Unsupported("its body without a return")
-        return Computation(self.name, self.decl, params, self.row, tuple(self.lines), result)
+        return Computation(self.name, params, self.row, tuple(self.lines), result)
 
     # ------------------------------------------------------------ header
 
@@ -247,9 +247,10 @@ class _Typing:
         if not isinstance(node, ast.Number | ast.Var | ast.Unary | ast.Binary | ast.Apply):
             raise _Unsupported("its values")
         term = lower(node, lambda _: False)
-        if term is None or not _numbers_only(term):
+        read = _number_refs(term) if term is not None else None
+        if term is None or read is None:
             raise _Unsupported("its expressions")
-        unbound = [ref for ref in _refs(term) if ref.name not in self.bound]
+        unbound = [ref for ref in read if ref.name not in self.bound]
         for ref in unbound:
             self.ctx.did_you_mean(
                 rules.UNBOUND_VARIABLE,
@@ -305,14 +306,12 @@ class _Typing:
         if len(values) != len(op.params):
             self.ctx.report(
                 rules.ARGUMENT_COUNT,
-                f"{instance.text}.{op.name} takes {len(op.params)} value"
-                f"{'s' if len(op.params) != 1 else ''} ({', '.join(op.params)}), "
-                f"not {len(values)}",
+                takes(f"{instance.text}.{op.name}", op.params, len(values)),
                 node.span,
             )
             raise _Failed
         if effect is RANDOM:
-            if len(statics) != 1 or not _is_real(statics[0]):
+            if len(statics) != op.statics or not _is_real(statics[0]):
                 raise _Unsupported("its draw of a value other than a Real")
             self._draw(values[0], values[1], local)
         elif effect is SCORE:
@@ -343,10 +342,7 @@ class _Typing:
             raise _Unsupported(f"its draw from {family.name}")
         bound = bind(family, dist.args, {})
         if isinstance(bound, str):
-            sig = family.signature()
-            self.ctx.report(
-                rules.FAMILY_ARGUMENTS, bound if sig in bound else f"{bound}: {sig}", dist.span
-            )
+            report_binding(self.ctx, family, bound, dist.span)
             raise _Failed
         schema, given = bound
         numbers = {k: float(v.value) for k, v in given.items() if isinstance(v, ast.Number)}
@@ -357,12 +353,7 @@ class _Typing:
                 continue
             term = self._value(node)
             if isinstance(term, Num) and p.constraint.admits(term.value, numbers) is False:
-                self.ctx.report(
-                    rules.ARGUMENT_CONSTRAINT,
-                    f"{p.name} of {family.name} must be {p.constraint.describe()}, not "
-                    f"{self.ctx.source(term.span)}",
-                    term.span,
-                )
+                report_constraint(self.ctx, family, p, self.ctx.source(term.span), term.span)
             args.append((p.name, term))
         self.lines.append(Draw(local.text if local else None, label, family.name, tuple(args)))
 
@@ -378,11 +369,7 @@ class _Typing:
         args = tuple(self._value(a) for a in node.parts[1:])
         if len(args) != len(target.params):
             self.ctx.report(
-                rules.ARGUMENT_COUNT,
-                f"{callee.text} takes {len(target.params)} value"
-                f"{'s' if len(target.params) != 1 else ''} ({', '.join(target.params)}), "
-                f"not {len(args)}",
-                node.span,
+                rules.ARGUMENT_COUNT, takes(callee.text, target.params, len(args)), node.span
             )
             raise _Failed
         missing = [i for i in target.row if i not in self.row]
@@ -397,6 +384,12 @@ class _Typing:
         self.lines.append(Invoke(local.text, callee.text, args))
 
 
+def takes(callee: str, params: tuple[str, ...], given: int) -> str:
+    """`noisy takes 1 value (x), not 2`: a call given the wrong number of values."""
+    s = "s" if len(params) != 1 else ""
+    return f"{callee} takes {len(params)} value{s} ({', '.join(params)}), not {given}"
+
+
 def _folded(term: Term) -> Term:
     """`-0.1` (a minus before a number) as the number it is."""
     if isinstance(term, Unary) and term.op == "-" and isinstance(term.operand, Num):
@@ -408,25 +401,9 @@ def _is_real(node: object) -> bool:
     return isinstance(node, ast.Name) and node.text == REAL_TYPE
 
 
-def _numbers_only(term: Term) -> bool:
-    """Terms of numbers: no gathers or stacks (values here are single numbers)."""
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, Unary):
-            stack.append(t.operand)
-        elif isinstance(t, Op):
-            stack += [t.left, t.right]
-        elif isinstance(t, Call):
-            if t.axis is not None:
-                return False
-            stack.extend(t.args)
-        elif not isinstance(t, Num | Ref):
-            return False
-    return True
-
-
-def _refs(term: Term) -> list[Ref]:
+def _number_refs(term: Term) -> list[Ref] | None:
+    """The names a term of numbers reads, or None when it is not one: a gather, a stack
+    or a reduction along an axis (values here are single numbers)."""
     out: list[Ref] = []
     stack = [term]
     while stack:
@@ -437,8 +414,10 @@ def _refs(term: Term) -> list[Ref]:
             stack.append(t.operand)
         elif isinstance(t, Op):
             stack += [t.left, t.right]
-        elif isinstance(t, Call):
+        elif isinstance(t, Call) and t.axis is None:
             stack.extend(t.args)
+        elif not isinstance(t, Num):
+            return None
     return out
 
 
@@ -459,4 +438,4 @@ def substitute(term: Term, names: dict[str, Term], span: Span) -> Term:
         case Call(fn=fn, args=args, axis=axis):
             return Call(fn, tuple(substitute(a, names, span) for a in args), span, axis)
         case _:
-            raise AssertionError("computations hold numbers only (_numbers_only)")
+            raise AssertionError("computations hold numbers only (_number_refs)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from itertools import product
 from typing import Literal
 
@@ -178,11 +179,11 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
     family = decl.family.text if decl.family else None
     if family is not None and family not in FAMILIES and not suggest(family, FAMILIES):
         return f"family {family}, which the registry of families does not have"
-    spec = FAMILY_TABLE.get(family) if family is not None else None
+    spec = _family_spec(decl)
     form = spec.kernel if spec is not None else None
     for o in decl.options:
         key = o.key.text
-        if form is not None and (form.option(key) is not None or _axes_option(form, key)):
+        if _family_reads(form, key):
             if not isinstance(o.value, ast.Literal | ast.ValueList):
                 return f"option {key}"
             continue  # the family reads it (`_family_option` checks its value)
@@ -211,9 +212,18 @@ _AXIS_OPTIONS = ("over", "iid", "iid_over")
 _OVER = _AXIS_OPTIONS[0]
 
 
-def _axes_option(form: KernelForm, key: str) -> bool:
-    """`over=[Row, Col]` on a kernel whose draw is a matrix over two finite sets."""
-    return key == _OVER and form.draw == "axes"
+def _family_spec(decl: ast.MorphismDecl) -> Family | None:
+    """The registry's entry of the declared family, if it has one."""
+    return FAMILY_TABLE.get(decl.family.text) if decl.family is not None else None
+
+
+def _family_reads(form: KernelForm | None, key: str) -> bool:
+    """An option the declared family reads itself: one of its kernel form's (`rank=` of a
+    LowRankMVN, `kernel=` of a GP), or `over=[Row, Col]` on a kernel whose draw is a
+    matrix over two finite sets."""
+    return form is not None and (
+        form.option(key) is not None or (key == _OVER and form.draw == "axes")
+    )
 
 
 def _unchecked_arguments(decl: ast.MorphismDecl, spec: Family) -> str | None:
@@ -323,6 +333,8 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
     """Validate option keys and value types; keep the valid ones."""
     out: dict[str, object] = {}
     seen: dict[str, ast.Option] = {}
+    spec = _family_spec(decl)
+    form = spec.kernel if spec is not None else None
     for o in decl.options:
         key = o.key.text
         if key in seen:
@@ -339,14 +351,15 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
             )
             continue
         seen[key] = o
-        form = _kernel_form(decl)
-        if form is not None and (form.option(key) is not None or _axes_option(form, key)):
+        if form is not None and _family_reads(form, key):
             value = _family_option(ctx, decl, o, form.option(key))
             if value is not None:
                 out[key] = value
             continue
-        if key not in OPTION_KEYS and _parameter_option(decl, key):
-            continue  # fixes a parameter of the family: `_given` reads it
+        if key not in OPTION_KEYS and spec is not None and spec.param(key) is not None:
+            # `[temperature=0.5] ~ RelaxedBernoulli`: an option named after a parameter of
+            # the family fixes that parameter, as quivers' compiler reads it (`_given`)
+            continue
         if key not in OPTION_KEYS:
             ctx.did_you_mean(
                 rules.UNKNOWN_OPTION,
@@ -361,11 +374,6 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         if value is not None:
             out[key] = value
     return out
-
-
-def _kernel_form(decl: ast.MorphismDecl) -> KernelForm | None:
-    spec = FAMILY_TABLE.get(decl.family.text) if decl.family is not None else None
-    return spec.kernel if spec is not None else None
 
 
 def _family_option(
@@ -416,13 +424,6 @@ def _family_option(
         v.span if v is not None else o.span,
     )
     return None
-
-
-def _parameter_option(decl: ast.MorphismDecl, key: str) -> bool:
-    """`[temperature=0.5] ~ RelaxedBernoulli`: an option named after a parameter of the
-    declared family fixes that parameter, as quivers' compiler and transpilers read it."""
-    spec = FAMILY_TABLE.get(decl.family.text) if decl.family is not None else None
-    return spec is not None and spec.param(key) is not None
 
 
 def _option_removal(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> Span:
@@ -736,15 +737,23 @@ def _check_kernel_options(
 ) -> None:
     by_key = {o.key.text: o for o in decl.options}
     name = decl.name.text
-    form = FAMILY_TABLE[family].kernel if family is not None else None
-    width = len(given.network) * cod.width if given is not None else _param_width(family, cod)
-    if drawn is not None and family is not None:
-        width = FAMILY_TABLE[family].network_width(cod.factors, drawn.shape, dict(drawn.options))
+    spec = FAMILY_TABLE[family] if family is not None else None
+    form = spec.kernel if spec is not None else None
+    # how many numbers the parameter network outputs (its output width)
+    if given is not None:
+        width = len(given.network) * cod.width
+    elif spec is None or form is None:
+        width = cod.width
+    elif drawn is not None:
+        width = spec.network_width(cod.factors, drawn.shape, dict(drawn.options))
+    else:
+        width = spec.network_width(cod.factors)
     if (given is not None and not given.network) or (drawn is not None and not width):
+        learned = " and ".join(p.name for p in spec.params) if spec is not None else ""
         why = (
             f"its declaration gives every parameter of {family}"
             if given is not None
-            else f"{family} learns its own {' and '.join(p.name for p in _params(family))}"
+            else f"{family} learns its own {learned}"
         )
         network_keys = ("param_source", "hidden_dim", "rank", *(("scale",) if drawn else ()))
         for key in network_keys:
@@ -799,18 +808,6 @@ def _check_kernel_options(
         )
 
 
-def _params(family: str | None) -> tuple[Param, ...]:
-    return FAMILY_TABLE[family].params if family is not None else ()
-
-
-def _param_width(family: str | None, cod: Product) -> int:
-    """How many numbers the parameter network outputs (its output width)."""
-    form = FAMILY_TABLE[family].kernel if family is not None else None
-    if form is None or form.whole_draw:  # a whole draw's width: `Family.network_width`
-        return cod.width
-    return form.param_width(cod.factors)
-
-
 # ------------------------------------------------------- `~ F(args)` on a morphism
 
 
@@ -849,7 +846,7 @@ def _given(ctx: Context, decl: ast.MorphismDecl, spec: Family, cod: Product) -> 
     name = decl.name.text
     call = decl.family_args
     span = call.span if call is not None else decl.family.span  # type: ignore[union-attr]  # a kernel with a family
-    positional: list[object] = list(call.args) if call is not None else []
+    positional = spread_entries(ctx, spec, call.args if call is not None else ())
     keywords: dict[str, object] = {kw.key.text: kw.value for kw in call.kwargs} if call else {}
     form = spec.kernel
     if spec.kernel_only:  # a GP: its parameters are learned, from where options start them
@@ -863,16 +860,6 @@ def _given(ctx: Context, decl: ast.MorphismDecl, spec: Family, cod: Product) -> 
             span,
         )
         return None
-    schema0 = spec.params
-    if (
-        len(schema0) == 1
-        and schema0[0].rank >= 1
-        and len(positional) > 1
-        and all(_is_number(a) for a in positional)
-    ):
-        items = tuple(positional)
-        first, last = items[0].span, items[-1].span  # type: ignore[attr-defined]  # literals
-        positional = [ast.ListArg(items, ctx.lines.span(first.start, last.end))]  # type: ignore[arg-type]  # numbers
     for o in decl.options:
         key = o.key.text
         by_option = key not in OPTION_KEYS or (key == "scale" and form and form.scale_option)
@@ -889,8 +876,7 @@ def _given(ctx: Context, decl: ast.MorphismDecl, spec: Family, cod: Product) -> 
         keywords[key] = o.value
     bound = bind(spec, positional, keywords, partial=True)
     if isinstance(bound, str):
-        sig = spec.signature()
-        ctx.report(rules.FAMILY_ARGUMENTS, bound if sig in bound else f"{bound}: {sig}", span)
+        report_binding(ctx, spec, bound, span)
         return None
     schema, nodes = bound
     values: dict[str, Given] = {}
@@ -959,9 +945,6 @@ def _given_value(
     return value
 
 
-#: Vector and matrix kinds whose entries each lie in a number constraint.
-
-
 def _check_given_literals(
     ctx: Context, spec: Family, values: dict[str, Given], nodes: dict[str, object]
 ) -> bool:
@@ -985,7 +968,7 @@ def _check_given_literals(
         bad: str | None = None
         for v in entries:
             if constraint.admits(v, numbers) is False:
-                bad = _number(v) if len(entries) > 1 else ctx.source(span)
+                bad = number_text(v) if len(entries) > 1 else ctx.source(span)
                 break
         if bad is None and kind == "simplex" and isinstance(value, tuple):
             flat = [float(v) for v in value]  # type: ignore[arg-type]  # a vector
@@ -1001,11 +984,7 @@ def _check_given_literals(
             ):
                 bad = ctx.source(span)
         if bad is not None:
-            ctx.report(
-                rules.ARGUMENT_CONSTRAINT,
-                f"{pname} of {spec.name} must be {param.constraint.describe()}, not {bad}",
-                span,
-            )
+            report_constraint(ctx, spec, param, bad, span)
             ok = False
     low, high = spec.support.low, spec.support.high
     if ok and isinstance(low, str) and isinstance(high, str) and low in values and high in values:
@@ -1056,8 +1035,7 @@ def _check_given_draw(
                 span,
             )
             return False
-    if spec.event_rank == 1:  # a vector of real (or positive) entries fits a Real object
-        support = support.entry
+        support = support.entry  # a vector of real (or positive) entries fits a Real object
     if all(support.fits(f.kind, f.size) for f in cod.factors):
         return True
     ctx.report(
@@ -1069,5 +1047,40 @@ def _check_given_draw(
     return False
 
 
-def _number(v: float) -> str:
+# ------------------------------------------- family arguments (morphisms and steps alike)
+
+
+def number_text(v: float) -> str:
+    """A number as a message shows it: `2`, `0.5`."""
     return str(int(v)) if float(v).is_integer() else repr(v)
+
+
+def spread_entries(ctx: Context, family: Family, positional: Sequence[object]) -> Sequence[object]:
+    """The positional arguments with a vector parameter's entries, written one by one
+    (`Dirichlet(1.0, 2.0, 3.0)`), gathered into the one list they spread."""
+    schema = family.params
+    if (
+        len(schema) == 1
+        and schema[0].rank >= 1
+        and len(positional) > 1
+        and all(isinstance(a, ast.Literal) for a in positional)
+    ):
+        items: tuple[ast.Literal, ...] = tuple(positional)  # type: ignore[arg-type]  # checked
+        return [ast.ListArg(items, ctx.lines.span(items[0].span.start, items[-1].span.end))]
+    return positional
+
+
+def report_binding(ctx: Context, family: Family, why: str, span: Span) -> None:
+    """What `bind` says of a family's arguments, with the family's signature unless the
+    message shows it already."""
+    sig = family.signature()
+    ctx.report(rules.FAMILY_ARGUMENTS, why if sig in why else f"{why}: {sig}", span)
+
+
+def report_constraint(ctx: Context, family: Family, param: Param, written: str, span: Span) -> None:
+    """A value outside its parameter's constraint (`HalfCauchy(-1.0)`)."""
+    ctx.report(
+        rules.ARGUMENT_CONSTRAINT,
+        f"{param.name} of {family.name} must be {param.constraint.describe()}, not {written}",
+        span,
+    )

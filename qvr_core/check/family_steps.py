@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES, bind
+from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.expressions import product
 from qvr_core.check.matching import related_objects
 from qvr_core.check.types import Arrow, Product, Scalar, Seq, ValueType, dims_text
@@ -46,8 +47,7 @@ def family_draw(pc: ProgramChecker, call: ast.Call) -> FamilyDraw:
     keywords = {kw.key.text: kw.value for kw in call.kwargs}
     bound = bind(family, list(call.args), keywords)
     if isinstance(bound, str):
-        sig = family.signature()
-        ctx.report(rules.FAMILY_ARGUMENTS, bound if sig in bound else f"{bound}: {sig}", call.span)
+        report_binding(ctx, family, bound, call.span)
         for a in (*call.args, *keywords.values()):
             if isinstance(a, ast.NameRef):
                 pc.lookup(a.name)
@@ -64,12 +64,7 @@ def family_draw(pc: ProgramChecker, call: ast.Call) -> FamilyDraw:
         if isinstance(node, ast.Literal):
             v = float(node.value)
             if p.constraint.admits(v, numbers) is False:
-                ctx.report(
-                    rules.ARGUMENT_CONSTRAINT,
-                    f"{p.name} of {family.name} must be {p.constraint.describe()}, not "
-                    f"{ctx.source(node.span)}",
-                    node.span,
-                )
+                report_constraint(ctx, family, p, ctx.source(node.span), node.span)
                 ok = False
             params.append((p.name, v))
             continue

@@ -23,7 +23,13 @@ from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, P
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
 from qvr_core.check.context import SymbolKey
-from qvr_core.check.declarations import resolve_type
+from qvr_core.check.declarations import (
+    number_text,
+    report_binding,
+    report_constraint,
+    resolve_type,
+    spread_entries,
+)
 from qvr_core.check.model import (
     REDUCTIONS,
     STEP_OPTIONS,
@@ -47,7 +53,6 @@ if TYPE_CHECKING:
     from qvr_core.check.programs import ProgramChecker
 
 _ARITH_OPS = frozenset({"+", "-", "*", "/"})
-#: The elementwise constraint of a vector constraint, to test a literal against.
 _INDEX_KINDS = ("index", "ordinal", "boolean", "nonnegative_integer", "integer_interval")
 
 
@@ -651,23 +656,11 @@ class ModelChecker:
     def _bind(self, family: Family, call: ast.Call) -> tuple[Argument, ...]:
         """The arguments bound to the family's parameters (`Dirichlet(1.0, 2.0, 3.0)`
         spreads a vector parameter's entries), each typed."""
-        positional = list(call.args)
-        schema = family.params
-        if (
-            len(schema) == 1
-            and schema[0].rank >= 1
-            and len(positional) > 1
-            and all(isinstance(a, ast.Literal) for a in positional)
-        ):
-            items = tuple(positional)
-            span = self.ctx.lines.span(items[0].span.start, items[-1].span.end)
-            positional = [ast.ListArg(items, span)]
+        positional = spread_entries(self.ctx, family, call.args)
         keywords = {kw.key.text: kw.value for kw in call.kwargs}
         bound = bind(family, positional, keywords)
         if isinstance(bound, str):
-            sig = family.signature()
-            message = bound if sig in bound else f"{bound}: {sig}"
-            self.ctx.report(rules.FAMILY_ARGUMENTS, message, call.span)
+            report_binding(self.ctx, family, bound, call.span)
             for a in (*positional, *keywords.values()):
                 self._argument(None, a)
             return ()
@@ -874,12 +867,8 @@ class ModelChecker:
             values = a.literal if isinstance(a.literal, tuple) else (a.literal,)
             for v in values:
                 if constraint.admits(v, bounds) is False:
-                    self.ctx.report(
-                        rules.ARGUMENT_CONSTRAINT,
-                        f"{param.name} of {family.name} must be {param.constraint.describe()}"
-                        f", not {self.ctx.source(a.span) if len(values) == 1 else _number(v)}",
-                        a.span,
-                    )
+                    written = self.ctx.source(a.span) if len(values) == 1 else number_text(v)
+                    report_constraint(self.ctx, family, param, written, a.span)
                     break
 
     def _check_support(
@@ -1142,7 +1131,3 @@ def _broadcast(a: Plated | None, b: Plated | None) -> Plated | None:
     plates = (*a.plates, *(p for p in b.plates if p not in a.plates))
     event = a.element.event if len(a.element.event) >= len(b.element.event) else b.element.event
     return Plated(plates, Element("real", event), a.data_plates or b.data_plates)
-
-
-def _number(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(v)

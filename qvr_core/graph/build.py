@@ -13,6 +13,8 @@ the checker could not type is drawn without a type.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import networkx as nx
 
 from qvr_core.builtins import COMBINATORS
@@ -48,7 +50,7 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
     b = GraphBuilder(module)
     if name is None:
         used = _referenced_names(module)
-        blocks = _count_blocks(module)
+        blocks = _block_calls(module)
         for decl in module.ast.decls:
             n = decl.name.text
             program = module.programs.get(n)
@@ -128,64 +130,57 @@ def _draw_block_or_program(b: GraphBuilder, program: ProgramInfo, calls: list[as
         draw_program(b, program)
 
 
-def _count_blocks(module: CheckedModule) -> dict[str, list[ast.Call]]:
+def _block_calls(module: CheckedModule) -> dict[str, list[ast.Call]]:
     """The `stack`/`repeat` calls whose block is a program, by program, in source order."""
     found: dict[str, list[ast.Call]] = {}
-    roots: list[ast.Arg] = []
-    for decl in module.ast.decls:
-        if isinstance(decl, ast.LetDecl):
-            roots.append(decl.expr)
-        elif isinstance(decl, ast.ProgramDecl):
-            roots += [
-                s.source for s in decl.steps if isinstance(s, ast.SampleStep | ast.ObserveStep)
-            ]
-    stack = list(reversed(roots))  # its own stack: no depth of nesting overflows Python's
-    while stack:
-        e = stack.pop()
-        if isinstance(e, ast.Compose | ast.Tensor):
-            stack += (e.right, e.left)
-        elif isinstance(e, ast.Call):
-            combinator = COMBINATORS.get(e.callee.text)
-            body = e.args[0] if e.args else None
-            if (
-                combinator is not None
-                and combinator.cost.runs == "count"
-                and isinstance(body, ast.NameRef)
-                and body.name.text in module.programs
-                and module.resolve_morphism(body.name.text) is None
-            ):
-                found.setdefault(body.name.text, []).append(e)
-            stack += reversed(e.args)
+    for _, e in _expressions(module):
+        if not isinstance(e, ast.Call):
+            continue
+        combinator = COMBINATORS.get(e.callee.text)
+        body = e.args[0] if e.args else None
+        if (
+            combinator is not None
+            and combinator.cost.runs == "count"
+            and isinstance(body, ast.NameRef)
+            and body.name.text in module.programs
+            and module.resolve_morphism(body.name.text) is None
+        ):
+            found.setdefault(body.name.text, []).append(e)
     return found
 
 
 def _referenced_names(module: CheckedModule) -> set[str]:
     """Names used inside another let or program (combinator bodies included)."""
-    found: set[str] = set()
-
-    def walk(root: ast.Arg) -> None:
-        stack = [root]  # its own stack: no depth of nesting overflows Python's
-        while stack:
-            e = stack.pop()
-            if isinstance(e, ast.NameRef):
-                found.add(e.name.text)
-            elif isinstance(e, ast.Compose | ast.Tensor):
-                stack += (e.left, e.right)
-            elif isinstance(e, ast.Call):
-                found.add(e.callee.text)
-                stack += e.args
-
     used: set[str] = set()
-    for decl in module.ast.decls:
-        if isinstance(decl, ast.LetDecl):
-            walk(decl.expr)
-        elif isinstance(decl, ast.ProgramDecl):
-            for step in decl.steps:
-                if isinstance(step, ast.SampleStep | ast.ObserveStep):
-                    walk(step.source)
+    for decl, e in _expressions(module):
+        if isinstance(e, ast.NameRef):
+            n = e.name.text
+        elif isinstance(e, ast.Call):
+            n = e.callee.text
         else:
             continue
-        found.discard(decl.name.text)  # a let defined by itself is still drawn (and reported)
-        used |= found
-        found.clear()
+        if n != decl.name.text:  # a let defined by itself is still drawn (and reported)
+            used.add(n)
     return used
+
+
+def _expressions(module: CheckedModule) -> Iterator[tuple[ast.Decl, ast.Arg]]:
+    """Every expression a graph draws, with its let or program, in source order: a let's
+    expression and each site's source, the sides of each composition and tensor, and the
+    arguments of each call."""
+    for decl in module.ast.decls:
+        if isinstance(decl, ast.LetDecl):
+            roots: list[ast.Arg] = [decl.expr]
+        elif isinstance(decl, ast.ProgramDecl):
+            sites = (s for s in decl.steps if isinstance(s, ast.SampleStep | ast.ObserveStep))
+            roots = [s.source for s in sites]
+        else:
+            continue
+        stack = roots[::-1]  # its own stack: no depth of nesting overflows Python's
+        while stack:
+            e = stack.pop()
+            yield decl, e
+            if isinstance(e, ast.Compose | ast.Tensor):
+                stack += (e.right, e.left)
+            elif isinstance(e, ast.Call):
+                stack += reversed(e.args)

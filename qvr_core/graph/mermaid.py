@@ -72,9 +72,6 @@ def _boxes(graph: nx.DiGraph, nodes: dict[str, Node]) -> list[str]:
     if not boxed:
         return []
 
-    def boxed_parent(c: Cluster) -> str | None:
-        return innermost_box(c.parent)
-
     def innermost_box(cluster: str | None) -> str | None:
         while cluster is not None and cluster not in boxed:
             cluster = clusters[cluster].parent
@@ -82,7 +79,7 @@ def _boxes(graph: nx.DiGraph, nodes: dict[str, Node]) -> list[str]:
 
     children: dict[str | None, list[Cluster]] = {}
     for i in boxed:
-        children.setdefault(boxed_parent(clusters[i]), []).append(clusters[i])
+        children.setdefault(innermost_box(clusters[i].parent), []).append(clusters[i])
     members: dict[str, list[str]] = {}
     for n in nodes.values():
         box = innermost_box(n.cluster)
