@@ -297,9 +297,21 @@ class Family:
             return 0
         if form.outputs != "structured":
             return form.param_width(factors)
+        return sum(free_entries(p, dims) for p, dims in self.structured_layout(draw, options))
+
+    def structured_layout(
+        self, draw: Sequence[int], options: Mapping[str, float | str] | None = None
+    ) -> tuple[tuple[Param, tuple[int, ...]], ...]:
+        """Each parameter of a structured kernel with its shape (`KernelForm.shapes` at the
+        draw's axes and the family's whole-number options), in the order its network
+        gives them."""
+        form = self.kernel
+        assert form is not None and form.outputs == "structured", f"{self.name}: structured"
         sizes = form.sizes(draw, options)
-        shaped = zip(self.params, form.shapes, strict=True)
-        return sum(_free_entries(p, shape, sizes) for p, shape in shaped)
+        return tuple(
+            (p, tuple(sizes[axis] for axis in shape))
+            for p, shape in zip(self.params, form.shapes, strict=True)
+        )
 
     def held_parameters(self, factors: Sequence[Factor], fixed_scale: bool) -> int:
         """Parameters a `~ F` kernel holds beside its network: a learned standard deviation
@@ -326,12 +338,15 @@ class Family:
 _TRIANGULAR_KINDS = ("lower_cholesky", "positive_definite")
 
 
-def _free_entries(param: Param, shape: Sequence[str], sizes: Mapping[str, int]) -> int:
-    """How many numbers a structured kernel's network gives for one parameter."""
-    dims = [sizes[axis] for axis in shape]
-    if param.constraint.kind in _TRIANGULAR_KINDS:
-        return dims[0] * (dims[0] + 1) // 2
-    return math.prod(dims)
+def triangular(param: Param) -> bool:
+    """Whether a structured kernel's network gives the parameter by a lower triangle."""
+    return param.constraint.kind in _TRIANGULAR_KINDS
+
+
+def free_entries(param: Param, dims: Sequence[int]) -> int:
+    """How many numbers a structured kernel's network gives for a parameter of shape
+    `dims` (`Family.structured_layout`): a lower triangle's, or every entry's."""
+    return dims[0] * (dims[0] + 1) // 2 if triangular(param) else math.prod(dims)
 
 
 def bind(

@@ -346,10 +346,8 @@ class ScanAll(Scan):
         ordered = reading.reorder(value, event)  # h_s in reading order
         h0 = self._h0(x).unsqueeze(axis)
         previous = torch.cat([h0, ordered.narrow(axis, 0, ordered.shape[axis] - 1)], axis)
-        scores = self.cell._log_prob(self._input(xs, previous), ordered)
-        if reading.lengths is not None:
-            scores = scores.masked_fill(~reading.real(), 0.0)
-        return scores.sum(-1)
+        # in reading order each example's real positions come first, as in position order
+        return real_positions(self.cell._log_prob(self._input(xs, previous), ordered)).sum(-1)
 
 
 class _Reading:
@@ -359,19 +357,14 @@ class _Reading:
     def __init__(self, size: int, axis: int, reverse: bool, lengths: torch.Tensor | None):
         self.size, self.axis, self.reverse, self.lengths = size, axis, reverse, lengths
 
-    def real(self) -> torch.Tensor:
-        """`(..., L)`: which reading steps read a real position."""
-        assert self.lengths is not None
-        steps = torch.arange(self.size, device=self.lengths.device)
-        return steps < self.lengths[..., None]
-
     def _order(self) -> torch.Tensor | None:
-        """`(..., L)`: the position read at each step (its own inverse), None for the
-        identity or a plain flip."""
+        """`(..., L)`: the position read at each step (its own inverse: each example's real
+        positions reversed, its padding in place), None for the identity or a plain flip."""
         if self.lengths is None or not self.reverse:
             return None
         steps = torch.arange(self.size, device=self.lengths.device)
-        return torch.where(self.real(), self.lengths[..., None] - 1 - steps, steps)
+        last = self.lengths[..., None] - 1
+        return torch.where(steps <= last, last - steps, steps)
 
     def reorder(self, v: torch.Tensor, trailing: int) -> torch.Tensor:
         """A per-position tensor (`trailing` axes after L) in reading order, or a

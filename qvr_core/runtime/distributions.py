@@ -807,6 +807,11 @@ def into_support(value: torch.Tensor, support: C.Constraint | None) -> torch.Ten
     return value
 
 
+def draw_within(d: D.Distribution, support: C.Constraint | None = None) -> torch.Tensor:
+    """A draw of `d`, reparameterised where torch can, kept inside `support` (`into_support`)."""
+    return into_support(d.rsample() if d.has_rsample else d.sample(), support)
+
+
 def within_floats(value: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
     """`inside` (a support's check of `value`, one flag per draw) and each draw finite:
     torch's supports take inf for a positive or a real value, yet a draw of inf is one

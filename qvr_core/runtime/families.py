@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import ClassVar
 
 import torch
@@ -29,12 +30,12 @@ from torch import distributions as D
 from torch.distributions import constraints as C
 
 from qvr_core.builtins.families import FAMILIES as REGISTRY
-from qvr_core.builtins.families import Param
+from qvr_core.builtins.families import Param, free_entries, triangular
 from qvr_core.check.module import Given as GivenValue
 from qvr_core.check.types import Product
 from qvr_core.runtime.distributions import (
     FlatPositiveDefinite,
-    into_support,
+    draw_within,
     inverted,
     make_distribution,
     torch_constraint,
@@ -278,8 +279,7 @@ class Parametric(Family):
         return make_distribution(self.name, args)
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
-        d = self.dist(params)
-        return d.rsample() if d.has_rsample else d.sample()
+        return draw_within(self.dist(params))
 
     def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         return stand_in(self.dist(params))
@@ -353,9 +353,7 @@ class Given(Family):
         return make_distribution(self.spec.name, args).expand(batch)
 
     def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
-        d = self.dist(params)
-        value = d.rsample() if d.has_rsample else d.sample()
-        return into_support(value, self.constraint)
+        return draw_within(self.dist(params), self.constraint)
 
     def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         return stand_in(self.dist(params))
@@ -407,22 +405,20 @@ class Whole(Family):
     positive entries softplus'd, the others as they are. `args` are the distribution's
     arguments; a subclass may map them further (a Wishart's degrees of freedom)."""
 
+    @cached_property
+    def _layout(self) -> tuple[tuple[Param, tuple[int, ...]], ...]:
+        """Each parameter with its shape, in the network's order (fixed at compile time)."""
+        return self.spec.structured_layout(self.draw, self.options)
+
     def args(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
-        assert self.form.shapes, f"{self.name}: a structured kernel form"
-        sizes = self.form.sizes(self.draw, self.options)
-        out: dict[str, torch.Tensor] = {}
-        start = 0
-        for p, shape in zip(self.spec.params, self.form.shapes, strict=True):
-            dims = [sizes[axis] for axis in shape]
-            if p.constraint.kind in _TRIANGULAR:
-                count = dims[0] * (dims[0] + 1) // 2
-                out[p.name] = _tril(params[..., start : start + count], dims[0], p.network_floor)
-            else:
-                count = math.prod(dims)
-                chunk = params[..., start : start + count].reshape((*params.shape[:-1], *dims))
-                out[p.name] = _into(p, chunk)
-            start += count
-        return out
+        counts = [free_entries(p, dims) for p, dims in self._layout]
+        chunks = torch.split(params, counts, dim=-1)
+        return {
+            p.name: _tril(chunk, dims[0], p.network_floor)
+            if triangular(p)
+            else _into(p, chunk.reshape((*params.shape[:-1], *dims)))
+            for (p, dims), chunk in zip(self._layout, chunks, strict=True)
+        }
 
     def dist(self, params: torch.Tensor) -> D.Distribution:
         args = self.args(params)
@@ -553,10 +549,6 @@ class GP(Family):
         self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
     ) -> torch.Tensor:
         return self.dist(params, std).log_prob(value)
-
-
-#: Kinds a structured kernel's network gives as a lower triangle (`_tril`).
-_TRIANGULAR = ("lower_cholesky", "positive_definite")
 
 
 def _tril(raw: torch.Tensor, n: int, floor: float) -> torch.Tensor:

@@ -17,7 +17,7 @@ from torch.distributions import constraints as C
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.types import Arrow, ValueType
-from qvr_core.runtime.distributions import into_support, make_distribution, torch_constraint
+from qvr_core.runtime.distributions import draw_within, make_distribution, torch_constraint
 from qvr_core.runtime.families import stand_in
 from qvr_core.runtime.morphisms import Morphism
 from qvr_core.runtime.tensors import elem, split
@@ -73,9 +73,7 @@ class FamilyDraw(Morphism):
         return make_distribution(self.family.name, args)
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        d = self.dist(x)
-        value = d.rsample() if d.has_rsample else d.sample()
-        return into_support(value, self.constraint)
+        return draw_within(self.dist(x), self.constraint)
 
     def _mean(self, x: torch.Tensor) -> torch.Tensor:
         return stand_in(self.dist(x))

@@ -53,7 +53,14 @@ _SITE_SUPPORT = {
     "simplex": "simplex",
 }
 INIT_STD = 1.0  # learned standard deviations start here
-_INV_SOFTPLUS_INIT = math.log(math.expm1(INIT_STD))
+
+
+def _inverse_softplus(y: float) -> float:
+    """The x with softplus(x) = y (y itself past 20, where the two agree in floats)."""
+    return math.log(math.expm1(y)) if y < 20.0 else y
+
+
+_INV_SOFTPLUS_INIT = _inverse_softplus(INIT_STD)
 
 
 @contextmanager
@@ -241,9 +248,9 @@ class Kernel(Leaf):
         )
         options = dict(family_options)
         for p in self.family.held:  # started where the option of its name says (softplus)
-            start = float(options.get(p.name, 1.0))
-            raw = math.log(math.expm1(start)) if start < 20.0 else start
+            raw = _inverse_softplus(float(options.get(p.name, 1.0)))
             self.register_parameter(f"raw_{p.name}", nn.Parameter(torch.tensor(raw)))
+        self._held_floors = torch.tensor([p.network_floor for p in self.family.held])
         self.net: nn.Module | None = None
         if self.family.param_width:
             self.net = make_paramnet(
@@ -279,8 +286,7 @@ class Kernel(Leaf):
         parameters for (a GP), those, positive, in the registry's order."""
         if self.family.held:
             raw = torch.stack([getattr(self, f"raw_{p.name}") for p in self.family.held])
-            floors = torch.tensor([p.network_floor for p in self.family.held]).to(raw)
-            return F.softplus(raw) + floors
+            return F.softplus(raw) + self._held_floors.to(raw)
         if not self.family.uses_scale:
             return None
         if self.fixed_scale is not None:

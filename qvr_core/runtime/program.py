@@ -128,12 +128,9 @@ class ProgramModule(Morphism):
     #: support by its torch constraint where it reads one, as for a model program.
     site_constraint: Callable[[str], C.Constraint] | None = None
 
-    def _exact(self, name: str) -> C.Constraint | None:
-        step: Morphism = self.steps[name]  # type: ignore[assignment]  # steps: Morphisms
-        return step.value_constraint()
-
     def _site_constraint(self, name: str) -> C.Constraint:
-        exact = self._exact(name)
+        step: Morphism = self.steps[name]  # type: ignore[assignment]  # steps: Morphisms
+        exact = step.value_constraint()
         if exact is not None:
             return exact
         support = self.site_support(name)
@@ -286,11 +283,18 @@ class ProgramModule(Morphism):
                 out[name] = validate(v, t, what, batch=batch, site=name)
         missing = [n for n in self.info.data if n not in data]
         if missing:
+            name = missing[0]
+            typed = self.info.values.get(name)
+            what = (
+                "whole numbers, one row of positions per example"
+                if typed is None
+                else f"one {typed.label} per example"
+            )
+            reads = "picks positions by" if typed is None else "reads"
             raise QvrRuntimeError(
-                f"{self.label} picks positions by the data name{'s' if len(missing) > 1 else ''}"
-                f" {', '.join(missing)}: pass {'them' if len(missing) > 1 else 'it'} with the "
-                "observations (whole numbers, one row of positions per example)",
-                site=missing[0],
+                f"{self.label} {reads} the data name {name}: pass it with the observations "
+                f"({what})",
+                site=name,
             )
         return out, data
 
