@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, cast
 
@@ -170,6 +170,7 @@ class Job:
         nuts: NutsStats | None = None,
         sites: dict[str, SiteDraws] | None = None,
         attention: tuple[AttentionWeights, ...] = (),
+        redrawn: int = 0,
     ) -> RunSummary:
         """The summary of this job (`steps`: one per loss unless given)."""
         return RunSummary(
@@ -186,6 +187,7 @@ class Job:
             nuts=nuts,
             sites=sites,
             attention=attention,
+            redrawn=redrawn,
         )
 
     def attention(
@@ -454,14 +456,15 @@ def _keep_nuts(job: Job, result: MCMCResult, target: ProgramLike, x: Input) -> N
 def _predictive(
     program: ProgramLike, x: Input, samples: dict[str, torch.Tensor], job: Job
 ) -> dict[str, torch.Tensor]:
-    """Each observed site drawn under each draw of `samples` (`(chain, draw, ...)`)."""
-    names = list(job.observations)
+    """Each observed site drawn under each draw of `samples` (`(chain, draw, ...)`), the
+    data names read as the fit read them."""
+    names, data = list(job.observed), job.data_names
     chains, draws = next(iter(samples.values())).shape[:2]
     out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
     with torch.no_grad():
         for c in range(chains):
             for d in range(draws):
-                values = program.run(x, None, {k: v[c, d] for k, v in samples.items()}).values
+                values = program.run(x, data, {k: v[c, d] for k, v in samples.items()}).values
                 for n in names:
                     out[n].append(values[n])
     return {n: torch.stack(v).reshape(chains, draws, *v[0].shape) for n, v in out.items()}
@@ -517,8 +520,7 @@ def run_prior(job: Job) -> RunSummary:
         observed = [n for n in program.site_names if program.site_kind(n) == "observe"]
         latent = {n: torch.stack(draws[n])[None] for n in latent_names(program, observed)}
         attention = job.attention(program, job.x, data, [_means(latent)], PRIOR_BASIS)
-    summary = job.summary(losses, seconds, stopped, sites=sites, attention=attention)
-    return replace(summary, redrawn=redrawn)
+    return job.summary(losses, seconds, stopped, sites=sites, attention=attention, redrawn=redrawn)
 
 
 def _describe(program: ProgramLike, name: str, values: list[torch.Tensor]) -> SiteDraws:

@@ -36,7 +36,7 @@ from qvr_core.runs.model_data import one_thread, split_data, synthetic
 from qvr_core.runs.sequence_data import SequenceData, optional_keys
 from qvr_core.runs.sizing import Sizing, budget_of, size_model_run, size_run
 from qvr_core.runs.summary import Method
-from qvr_core.runs.synthesise import reinitialise, seed_program_data
+from qvr_core.runs.synthesise import reads_input, reinitialise, seed_program_data
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import format_diagnostics
 from qvr_core.runtime.model import ModelProgram, compile_model
@@ -219,16 +219,11 @@ def _read(
     observations = sequences.blank({k: v for k, v in given.items() if k in types}, types, shown)
     observations.update({k: v for k, v in given.items() if k in typed})
     picked = {int(v.shape[1]) for v in positions.values()}
-    if "x" in info.data and not _reads_input(info):  # the key is the data name's
+    if "x" in info.data and not reads_input(info):  # the key is the data name's
         x = example(info.type.dom, int(x.shape[0]), 1, torch.Generator().manual_seed(0))
     x, observations = conform(x, observations, info.type.dom, {**types, **typed}, shown, picked)
     inp, observed_values = sequences.apply(x, observations, shown)
     return inp, {**observed_values, **positions}
-
-
-def _reads_input(info: ProgramInfo) -> bool:
-    """Whether a step reads the program's input (a site applied to it, or named inputs)."""
-    return bool(info.params) or any(s.args is None for s in info.sites)
 
 
 # ------------------------------------------------------------ model programs

@@ -46,7 +46,7 @@ from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
 from qvr_core.check.model import DataVariable, Let, Model, Site
-from qvr_core.check.module import CheckedModule
+from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import write_replacing
 from qvr_core.runnable import runnability
@@ -499,12 +499,22 @@ def _seed_data(
         program = Compiler(checked).export(name)
         assert isinstance(program, ProgramModule), "runnability said: a program"
         x, given = seed_program_data(program, observed, seed, batch, seq_len)
-    columns = [Column("x", x.numpy(), f"the input, {info.type.dom if info.type else '?'}")]
+    columns = []
+    if "x" not in given or reads_input(info):  # else the key is the data name's
+        columns.append(Column("x", x.numpy(), f"the input, {info.type.dom if info.type else '?'}"))
     types = {s.name: s.value_type for s in info.sites}
     for key, v in given.items():
         if key in types:
             out = v.long().numpy() if not v.is_floating_point() else v.double().numpy()
             columns.append(Column(key, out, f"observed site, {types[key]}"))
+        elif key in info.values:
+            columns.append(Column(key, v.numpy(), f"data, {info.values[key]}, one per example"))
         else:
             columns.append(Column(key, v.numpy(), "data: positions to pick, one row per example"))
     return SynthesisedData(name, tuple(columns))
+
+
+def reads_input(info: ProgramInfo) -> bool:
+    """Whether a step of a seed program reads its input (a site applied to it, or named
+    inputs); one that does not takes none from a data file, so its data name may be `x`."""
+    return bool(info.params) or any(s.args is None for s in info.sites)

@@ -102,3 +102,12 @@ def test_a_data_name_of_the_wrong_type_is_named(tmp_path: Path) -> None:
         InferenceError, match="'x': expected \\(B, 1\\) float32 \\(Feature\\), got \\(6, 3\\)"
     ):
         run_program(BNN, data=path, steps=1)
+
+
+def test_the_posterior_predictive_reads_the_data_names_as_the_fit_did(tmp_path: Path) -> None:
+    path = write_data(synthesise(check(BNN), "bnn", batch=6, seq_len=1), tmp_path / "bnn.npz")
+    results = RunResults()
+    run_program(BNN, data=path, method="nuts", steps=4, chains=1, results=results, predictive=True)
+    predictive = results.inference_data().posterior_predictive
+    assert set(predictive.data_vars) == {"y"}  # the observed site, not the data name
+    assert predictive["y"].shape[:3] == (1, 2, 6)
