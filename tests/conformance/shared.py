@@ -59,3 +59,16 @@ def corpus() -> list[CorpusFile]:
     with (folder / "MANIFEST.tsv").open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     return [CorpusFile(r["file"], r["era"].split()[0], folder / r["file"]) for r in rows]
+
+
+def families_fixture(prefix: str) -> str:
+    """The text of quivers' families fixture whose file name starts with `prefix`; the
+    test is skipped where the shared corpus is not."""
+    import pytest
+
+    shared = shared_dir()
+    if shared is None:
+        pytest.skip("the shared corpus is not here")
+    folder = shared / "corpus" / "tests__transpile__fixtures__families"
+    (path,) = sorted(folder.glob(f"{prefix}*.qvr"))
+    return path.read_text(encoding="utf-8")

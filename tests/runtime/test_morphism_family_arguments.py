@@ -17,7 +17,7 @@ from qvr_core.resources import estimate
 from qvr_core.runs import run_program
 from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.program import ProgramModule
-from tests.conformance.shared import shared_dir
+from tests.conformance.shared import families_fixture
 
 #: quivers' fixtures `tests/transpile/fixtures/families/*.qvr` (the 13 morphism kernels).
 FIXTURES = {
@@ -147,19 +147,10 @@ CORPUS_FILES = [
 ]
 
 
-def _corpus_file(prefix: str) -> str:
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("the shared corpus is not here")
-    folder = shared / "corpus" / "tests__transpile__fixtures__families"
-    (path,) = sorted(folder.glob(f"{prefix}*.qvr"))
-    return path.read_text(encoding="utf-8")
-
-
 @pytest.mark.parametrize("prefix", CORPUS_FILES)
 @pytest.mark.parametrize("method", ["prior", "svi", "nuts"])
 def test_a_families_fixture_of_quivers_runs(prefix: str, method: str) -> None:
-    source = _corpus_file(prefix)
+    source = families_fixture(prefix)
     summary = run_program(
         source, method=method, steps=6, batch=2, chains=1, max_tree_depth=2, seed=1
     )

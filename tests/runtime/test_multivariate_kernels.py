@@ -23,7 +23,7 @@ from qvr_core.runs import run_program
 from qvr_core.runtime.distributions import FlatPositiveDefinite, bijection
 from qvr_core.runtime.families import GP_JITTER, Family, make_family
 from qvr_core.runtime.program import ProgramModule
-from tests.conformance.shared import shared_dir
+from tests.conformance.shared import families_fixture
 
 
 @pytest.fixture(autouse=True)
@@ -295,19 +295,10 @@ def test_a_latent_wishart_draw_moves_on_positive_definite_matrices(method: str) 
 FIXTURES = ("multivariatenormal", "lowrankmvn", "wishart", "inversewishart", "gp@")
 
 
-def _corpus_file(prefix: str) -> str:
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("the shared corpus is not here")
-    folder = shared / "corpus" / "tests__transpile__fixtures__families"
-    (path,) = sorted(folder.glob(f"{prefix}*.qvr"))
-    return path.read_text(encoding="utf-8")
-
-
 @pytest.mark.parametrize("prefix", FIXTURES)
 @pytest.mark.parametrize("method", ["prior", "svi", "nuts"])
 def test_the_quivers_fixture_runs(prefix: str, method: str) -> None:
-    source = _corpus_file(prefix)
+    source = families_fixture(prefix)
     assert check(source).ok
     summary = run_program(
         source, method=method, steps=6, batch=2, chains=1, max_tree_depth=2, seed=1
@@ -318,7 +309,7 @@ def test_the_quivers_fixture_runs(prefix: str, method: str) -> None:
 def test_the_matrix_normal_fixture_is_refused_precisely() -> None:
     """quivers draws a real 3 x 4 matrix into `Row * Col`, whose qvr values are pairs of
     indices: the error says so and what holds the matrix."""
-    (error,) = check(_corpus_file("matrixnormal")).errors
+    (error,) = check(families_fixture("matrixnormal")).errors
     assert error.code == rules.FAMILY_CODOMAIN.code
     assert "real 3 x 4 matrix over Row and Col" in error.message
     assert "a Real object of 12 numbers" in error.message
