@@ -35,7 +35,14 @@ from qvr_core.check.context import (
     suggest,
 )
 from qvr_core.check.module import Given, MorphismInfo
-from qvr_core.check.types import CONSTRUCTORS, Arrow, ObjectType, Product, dims_text
+from qvr_core.check.types import (
+    CONSTRUCTORS,
+    Arrow,
+    ObjectType,
+    Product,
+    dims_text,
+    matrix_carrier,
+)
 from qvr_core.check.unchecked import note, refer
 from qvr_core.diagnostics import Fix, Related, TextEdit
 from qvr_core.syntax import ast
@@ -302,6 +309,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
             return None  # `~ F(args)` or a whole draw in error (reported): nothing to run
         if isinstance(checked, Drawn):
             drawn = checked
+            arrow = Arrow(dom, checked.carrier or cod)
         else:
             given = checked
     scale = opts.get("scale")
@@ -590,6 +598,9 @@ class Drawn:
 
     shape: tuple[int, ...]
     options: tuple[tuple[str, float | str], ...]
+    #: The codomain as the draw fills it, where that differs from the declared one: quivers
+    #: reads a codomain `Row * Col` equal to `over=[Row, Col]` as the matrix's real entries.
+    carrier: Product | None = None
 
 
 def _whole_draw(spec: Family) -> bool:
@@ -629,18 +640,16 @@ def _check_whole_draw(
         "axes": f"one real {' x '.join(map(str, sizes))} matrix over "
         f"{' and '.join(a.name for a in axes)}",
     }[form.draw]
+    carrier = None
+    if form.draw == "axes" and cod.names == tuple(a.name for a in axes):
+        # quivers: "the codomain's product factorisation supplies the row and column
+        # dimensions"; the value is the real matrix, held row by row as in a Real object.
+        cod = carrier = matrix_carrier(cod, math.prod(sizes))
     if len(cod.factors) != 1 or cod.factors[0].kind != "real":
-        if cod.names == tuple(a.name for a in axes):
-            advice = (
-                f"whose values are pairs of indices: make its codomain a Real object of "
-                f"{math.prod(sizes)} numbers, which holds the matrix row by row"
-            )
-        else:
-            advice = "and the draw fills one Real object (a matrix row by row)"
         ctx.report(
             rules.FAMILY_CODOMAIN,
             f"a {family} draw is {what}, but morphism {name} has codomain {cod.label} "
-            f"({dims_text(cod)}), {advice}",
+            f"({dims_text(cod)}), and the draw fills one Real object (a matrix row by row)",
             span,
         )
         return None
@@ -669,7 +678,7 @@ def _check_whole_draw(
         )
         return None
     options = tuple((o.name, _option_or_default(opts, o)) for o in form.options)
-    return Drawn(draw, options)
+    return Drawn(draw, options, carrier)
 
 
 def _option_or_default(opts: dict[str, object], option: KernelOption) -> float | str:

@@ -26,7 +26,16 @@ from qvr_core.check.matching import (
 )
 from qvr_core.check.model_steps import ModelChecker, model_reason
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
-from qvr_core.check.types import Arrow, Group, Product, Scalar, Seq, ValueType, dims_text
+from qvr_core.check.types import (
+    Arrow,
+    Group,
+    Product,
+    Scalar,
+    Seq,
+    ValueType,
+    carries,
+    dims_text,
+)
 from qvr_core.check.unchecked import is_family, program_reason, structural
 from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
@@ -443,7 +452,7 @@ class ProgramChecker:
 
     def _same(self, got: Product, want: Product, span: Span, what: str, producer: str) -> bool:
         """QVR401 flavour of matching, for declared observe and return types."""
-        if got.names == want.names:
+        if got.names == want.names or carries(got, want):
             return True
         if reordered(got, want):
             self.ctx.report(

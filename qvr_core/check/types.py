@@ -81,6 +81,22 @@ class Product:
         return self.label
 
 
+def matrix_carrier(axes: Product, size: int) -> Product:
+    """The value of a matrix drawn over `axes` (quivers: `Row * Col` with `over=[Row, Col]`):
+    one Real factor of its `size` entries, row by row, still written as the axes."""
+    return Product((ObjectType(axes.label, "real", size),), axes.written)
+
+
+def carries(got: Product, want: Product) -> bool:
+    """`got` is the matrix `matrix_carrier` makes over `want`'s axes."""
+    return (
+        len(got.factors) == 1
+        and not want.continuous
+        and got.written == want.written
+        and got.factors[0] == ObjectType(want.label, "real", got.factors[0].size)
+    )
+
+
 @dataclass(frozen=True)
 class Seq:
     """A sequence `[A]` of values of one type (a time axis at run time)."""
