@@ -49,7 +49,7 @@ class RunArguments:
     seq_len: int = 8
     data: str | None = None
     max_tree_depth: int = 6  # NUTS only
-    chains: int = 4  # NUTS only: chains run in parallel processes
+    chains: int = 4  # NUTS only: chains advanced together (inference.chains)
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
 

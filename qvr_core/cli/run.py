@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--chains",
         type=_field("chains"),
         default=d.chains,
-        help="NUTS chains, run in parallel processes (one per core); default 4",
+        help="NUTS chains, advanced together (split over processes for slow models); default 4",
     )
     parser.add_argument(
         "--data",

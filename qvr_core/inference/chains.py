@@ -1,13 +1,16 @@
 """Several NUTS chains at once, in worker processes, each with its own seed and adaptation.
 
-`run_chains` splits the chains over `processes` child processes (one per
-usable core by default, never more than the chains); each child runs its
-chains one after another with `mcmc.sample_chain` and sends every iteration's
+`run_chains` advances its chains together (`mcmc.sample_chains`: their potentials
+evaluated in one batch, compiled where the model allows), here in this process by
+default; only where one evaluation of the model is slow enough to be arithmetic
+rather than interpretation (`chosen_processes`) does it split the chains over
+child processes, one per usable core, never more than the chains. Each child
+advances its chains together in the same way and sends every iteration's
 potential, every draw after warmup when the caller reads draws as they come
-(`on_draw`), and at the end the chain's record back over a queue. Chain `c`
+(`on_draw`), and at the end the chains' records back over a queue. Chain `c`
 is seeded with the `c`-th child of `numpy.random.SeedSequence(seed)`, so a
 chain's draws depend on the run's seed and its index, not on how many
-processes ran them. With one process the chains run here, in this process.
+processes ran them.
 
 Children are new Python processes (`python -P -m
 qvr_core.inference.chain_process`; a fork of a process that has run torch's
@@ -58,12 +61,15 @@ import numpy as np
 import torch
 
 from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
+from qvr_core.inference.lockstep import TaskError
 from qvr_core.inference.mcmc import (
     MCMCResult,
+    ProgramPotential,
     _ChainRecord,
     _result,
     chain_layout,
-    sample_chain,
+    initial_values,
+    sample_chains,
 )
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
@@ -113,6 +119,36 @@ def default_processes(chains: int) -> int:
     return max(1, min(chains, usable_cores()))
 
 
+#: One eager evaluation of the potential slower than this is mostly arithmetic, which
+#: processes on more cores share out; faster, it is mostly the interpreter, which the
+#: chains advanced together in one process (`mcmc.sample_chains`) pay once for all.
+SPLIT_SECONDS = 0.005
+
+
+def chosen_processes(
+    model: ProgramLike,
+    x: Any,
+    observations: Mapping[str, Observed],
+    layout: FlatLayout,
+    chains: int,
+) -> int:
+    """How many processes `run_chains` uses by default: one (the chains together here)
+    unless one evaluation of the model's potential costs `SPLIT_SECONDS` or more and
+    there are cores to share it out."""
+    if default_processes(chains) == 1:
+        return 1
+    potential = ProgramPotential(model, x, dict(observations), layout)
+    with torch.random.fork_rng():
+        start = layout.pack(initial_values(model, x, dict(observations)))
+    times = []
+    for _ in range(3):
+        began = time.perf_counter()
+        with contextlib.suppress(Exception):  # the chains meet it too, and say where
+            potential(start)
+        times.append(time.perf_counter() - began)
+    return 1 if sorted(times)[1] < SPLIT_SECONDS else default_processes(chains)
+
+
 def chain_seeds(seed: int, chains: int) -> list[int]:
     """Independent seeds for each chain, derived from the run's seed."""
     children = np.random.SeedSequence(seed).spawn(chains)
@@ -140,11 +176,13 @@ def run_chains(
     if chains < 1:
         raise InferenceError(f"chains must be at least 1, got {chains}")
     seeds = chain_seeds(seed, chains)
-    processes = default_processes(chains) if processes is None else max(1, min(processes, chains))
     total = chains * (num_warmup + num_samples)
     progress = _Progress(total, on_progress)
     with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
         shared = chain_layout(model, x, observations)
+    if processes is None:
+        processes = chosen_processes(model, x, observations, shared, chains)
+    processes = max(1, min(processes, chains))
     draws = None if on_draw is None else _DrawReader(shared, on_draw)
     job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
     if processes > 1:
@@ -228,37 +266,36 @@ def _sample(
     on_draw: Callable[[int], Callable[[Transition], None] | None],
     should_stop: Callable[[], bool] | None,
 ) -> Iterator[tuple[int, _ChainRecord]]:
-    """Run the (chain, seed) pairs one after another, here; each chain as it ends, and no
-    more after one that was stopped. `on_step(c)` and `on_draw(c)` give chain c's calls.
+    """Run the (chain, seed) pairs together, here (`mcmc.sample_chains`); each chain's
+    record at the end. `on_step(c)` and `on_draw(c)` give chain c's calls.
 
     torch's own errors from the model (a RuntimeError of a Cholesky factor at a point
     the sampler reached) become a `ChainError` naming the chain and the iteration, here
     as in a chain process, so both runs fail with the same line; errors already in the
     user's words (ours, the runtime's) go on as they are."""
     model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
-    for c, seed in chains:
-        torch.manual_seed(seed)
-        steps = _Counted(on_step(c))
-        try:
-            record, _ = sample_chain(
-                model,
-                x,
-                observations,
-                kernel,
-                num_warmup,
-                num_samples,
-                on_step=steps,
-                on_draw=on_draw(c),
-                should_stop=should_stop,
-                layout=layout,
-            )
-        except Exception as e:
-            if not is_torch_error(e):
-                raise
-            raise ChainError(c, steps.done + 1, num_warmup, first_line(e)) from e
+    steps = {c: _Counted(on_step(c)) for c, _ in chains}
+    try:
+        records = sample_chains(
+            model,
+            x,
+            observations,
+            kernel,
+            num_warmup,
+            num_samples,
+            [seed for _, seed in chains],
+            layout,
+            on_step=lambda k: steps[chains[k][0]],
+            on_draw=lambda k: on_draw(chains[k][0]),
+            should_stop=should_stop,
+        )
+    except TaskError as failed:
+        c, e = chains[failed.index][0], failed.error
+        if not is_torch_error(e):
+            raise e from None
+        raise ChainError(c, steps[c].done + 1, num_warmup, first_line(e)) from e
+    for (c, _), record in zip(chains, records, strict=True):
         yield c, record
-        if not record.complete:
-            return
 
 
 def _in_processes(

@@ -22,7 +22,9 @@ import torch
 
 from qvr_core.inference.convergence import ess_bulk, rhat
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.nuts import NUTSKernel, Transition
+from qvr_core.inference.lockstep import run_together
+from qvr_core.inference.many import ManyPotential
+from qvr_core.inference.nuts import NUTSChain, NUTSKernel, Requests, Transition, answer
 from qvr_core.inference.sites import (
     FlatLayout,
     ProgramLike,
@@ -183,7 +185,7 @@ class MCMC:
         return _result(layout, records)
 
 
-def _initial_values(
+def initial_values(
     model: ProgramLike, x: Any, observations: dict[str, Observed]
 ) -> dict[str, torch.Tensor]:
     custom = getattr(model, "initial_values", None)
@@ -208,7 +210,7 @@ def chain_layout(model: ProgramLike, x: Any, observations: Mapping[str, Observed
     from one start of a chain: known before any chain runs, so draws can be read live."""
     observations = dict(observations)
     names = _latent_names(model, observations)
-    return FlatLayout(make_sites(model, _initial_values(model, x, observations), names))
+    return FlatLayout(make_sites(model, initial_values(model, x, observations), names))
 
 
 def sample_chain(
@@ -224,22 +226,75 @@ def sample_chain(
     should_stop: Callable[[], bool] | None = None,
     layout: FlatLayout | None = None,
 ) -> tuple[_ChainRecord, FlatLayout]:
-    """Warm up and sample one chain under the current torch seed; `on_step(potential)`
+    """Warm up and sample one chain under the current torch seed, eagerly; `on_step(potential)`
     after every iteration, `on_draw(transition)` after every one past warmup. Stops
     early (an incomplete record) when `should_stop()`."""
     observations = dict(observations)
-    names = _latent_names(model, observations)
-    init = _initial_values(model, x, observations)
+    init = initial_values(model, x, observations)
     if layout is None:
-        layout = FlatLayout(make_sites(model, init, names))
+        layout = FlatLayout(make_sites(model, init, _latent_names(model, observations)))
     potential = ProgramPotential(model, x, observations, layout)
-    chain = kernel.chain(potential, layout.pack(init), num_warmup)
+    chain = kernel.chain(None, layout.pack(init), num_warmup)
+    requests = chain_requests(chain, num_warmup + num_samples, on_step, on_draw, should_stop)
+    return answer(requests, potential), layout
+
+
+def sample_chains(
+    model: ProgramLike,
+    x: Any,
+    observations: Mapping[str, Observed],
+    kernel: NUTSKernel,
+    num_warmup: int,
+    num_samples: int,
+    seeds: Sequence[int],
+    layout: FlatLayout,
+    *,
+    on_step: Callable[[int], Callable[[float], None] | None] = lambda c: None,
+    on_draw: Callable[[int], Callable[[Transition], None] | None] = lambda c: None,
+    should_stop: Callable[[], bool] | None = None,
+    compile: bool = True,
+) -> list[_ChainRecord]:
+    """Chains `0..len(seeds)-1` advanced together (`lockstep`), each seeded as
+    `sample_chain` would be under its seed (its start drawn from torch's stream seeded
+    so, its sampler then on its own generator carrying that stream on): the same draws,
+    up to floating point, as running them one after another. Their potentials are
+    evaluated together, compiled where the model allows (`many.ManyPotential`). A
+    failure is a `lockstep.TaskError` naming the chain."""
+    observations = dict(observations)
+    _latent_names(model, observations)
+    chains: list[NUTSChain] = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        start = layout.pack(initial_values(model, x, observations))
+        stream = torch.Generator().manual_seed(seed)
+        stream.set_state(torch.get_rng_state())
+        chains.append(kernel.chain(None, start, num_warmup, stream))
+    eager = ProgramPotential(model, x, observations, layout)
+    starts = torch.stack([c.z for c in chains])
+    potential = ManyPotential(eager, eager.log_density, starts, compile=compile)
+    n = num_warmup + num_samples
+    tasks = [
+        chain_requests(chain, n, on_step(c), on_draw(c), should_stop)
+        for c, chain in enumerate(chains)
+    ]
+    return run_together(tasks, potential)
+
+
+def chain_requests(
+    chain: NUTSChain,
+    iterations: int,
+    on_step: Callable[[float], None] | None,
+    on_draw: Callable[[Transition], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> Requests[_ChainRecord]:
+    """One chain's whole run, start, warmup and draws, as requests for potentials."""
+    yield from chain.begin()
     record = _ChainRecord()
-    for _ in range(num_warmup + num_samples):
+    for _ in range(iterations):
         if should_stop is not None and should_stop():
-            return record, layout
+            return record
         warming = chain.warming_up
-        t = chain.step()
+        t = yield from chain.advance()
         if warming:
             record.warmup_divergences += int(t.diverging)
         else:
@@ -249,7 +304,7 @@ def sample_chain(
         if on_step is not None:
             on_step(t.potential)
     record.complete = True
-    return record, layout
+    return record
 
 
 @dataclass

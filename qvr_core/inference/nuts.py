@@ -13,13 +13,20 @@ halves of every merge), at a divergence (energy error above
 The sampler knows nothing about programs: it sees a `potential(z) -> (U, dU/dz)`
 with U = -log density. `qvr_core.inference.mcmc` builds that function from a
 program with torch.autograd.
+
+Every step that needs the potential is written as a generator that yields the
+position and is sent back (U, dU/dz): `NUTSChain.step` answers it at once from
+its own potential, while `qvr_core.inference.lockstep` answers the requests of
+several chains with one batched evaluation. The algorithm, and each chain's
+random stream (its own `torch.Generator`), is the same either way.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
@@ -27,6 +34,19 @@ from qvr_core.inference.adapt import DualAveraging, WarmupSchedule, WelfordVaria
 from qvr_core.inference.errors import InferenceError
 
 Potential = Callable[[torch.Tensor], tuple[float, torch.Tensor]]
+T = TypeVar("T")
+#: A computation that yields positions and is sent (U, dU/dz) for each, returning a T.
+Requests = Generator[torch.Tensor, tuple[float, torch.Tensor], T]
+
+
+def answer(requests: Requests[T], potential: Potential) -> T:
+    """Run `requests` to its end, answering each position from `potential`."""
+    try:
+        z = next(requests)
+        while True:
+            z = requests.send(potential(z))
+    except StopIteration as done:
+        return done.value
 
 
 @dataclass
@@ -121,42 +141,67 @@ class NUTSKernel:
         self.adapt_mass_matrix = bool(adapt_mass_matrix)
         self.max_delta_energy = float(max_delta_energy)
 
-    def chain(self, potential: Potential, z0: torch.Tensor, num_warmup: int) -> NUTSChain:
-        return NUTSChain(self, potential, z0, num_warmup)
+    def chain(
+        self,
+        potential: Potential | None,
+        z0: torch.Tensor,
+        num_warmup: int,
+        generator: torch.Generator | None = None,
+    ) -> NUTSChain:
+        return NUTSChain(self, potential, z0, num_warmup, generator)
 
 
 class NUTSChain:
-    """The state of one chain: position, step size, mass matrix and adaptation."""
+    """The state of one chain: position, step size, mass matrix and adaptation.
+
+    With a `potential` the chain starts at once; without one (`lockstep`), `begin()`
+    and `advance()` are its requests for the caller to answer. `generator` is the
+    chain's own random stream (None: torch's global one)."""
 
     def __init__(
-        self, kernel: NUTSKernel, potential: Potential, z0: torch.Tensor, num_warmup: int
+        self,
+        kernel: NUTSKernel,
+        potential: Potential | None,
+        z0: torch.Tensor,
+        num_warmup: int,
+        generator: torch.Generator | None = None,
     ) -> None:
         self.kernel = kernel
         self.potential_fn = potential
         self.num_warmup = int(num_warmup)
+        self.generator = generator
         self.iteration = 0
-        z0 = z0.detach().clone()
-        u0, g0 = potential(z0)
+        self.z = z0.detach().clone()
+        self.potential, self.grad = math.nan, torch.zeros_like(self.z)
+        self.inv_mass = torch.ones_like(self.z)
+        self._unit_mass = True  # skips the products with M^-1 until it is adapted
+        self.step_size = kernel.step_size
+        self.schedule = WarmupSchedule(self.num_warmup)
+        self.welford = WelfordVariance(self.z.numel())
+        self.dual = DualAveraging(self.step_size, kernel.target_accept)
+        if potential is not None:
+            answer(self.begin(), potential)
+
+    def begin(self) -> Requests[None]:
+        """The potential at the start, and a first step size."""
+        u0, g0 = yield self.z
         if not math.isfinite(u0) or not bool(torch.isfinite(g0).all()):
             raise InferenceError(
                 "the log density is not finite at the initial point of the chain "
                 f"(potential energy {u0}); check the data against the model's supports"
             )
-        self.z, self.potential, self.grad = z0, u0, g0
-        self.inv_mass = torch.ones_like(z0)
-        self._unit_mass = True  # skips the products with M^-1 until it is adapted
-        self.step_size = kernel.step_size
-        self.schedule = WarmupSchedule(self.num_warmup)
-        self.welford = WelfordVariance(z0.numel())
-        self.dual = DualAveraging(self.step_size, kernel.target_accept)
-        if self.num_warmup > 0 and kernel.adapt_step_size:
-            self.step_size = self._reasonable_step_size(self.step_size)
+        self.potential, self.grad = u0, g0
+        if self.num_warmup > 0 and self.kernel.adapt_step_size:
+            self.step_size = yield from self._reasonable_step_size(self.step_size)
             self.dual.restart(self.step_size)
 
     # -- Hamiltonian pieces -------------------------------------------------
 
+    def _uniform(self) -> float:
+        return float(torch.rand((), generator=self.generator))
+
     def _momentum(self) -> torch.Tensor:
-        r = torch.randn_like(self.z)
+        r = torch.randn(self.z.shape, dtype=self.z.dtype, generator=self.generator)
         return r if self._unit_mass else r / self.inv_mass.sqrt()
 
     def _point(
@@ -165,10 +210,10 @@ class NUTSChain:
         p_sharp = r if self._unit_mass else self.inv_mass * r
         return _Point(z, r, p_sharp, potential, grad, 0.5 * float(torch.dot(p_sharp, r)))
 
-    def _leapfrog(self, p: _Point, eps: float) -> _Point:
+    def _leapfrog(self, p: _Point, eps: float) -> Requests[_Point]:
         r = torch.add(p.r, p.grad, alpha=-0.5 * eps)
         z = torch.add(p.z, r if self._unit_mass else self.inv_mass * r, alpha=eps)
-        u, g = self.potential_fn(z)
+        u, g = yield z
         r.add_(g, alpha=-0.5 * eps)
         return self._point(z, r, u, g)
 
@@ -178,21 +223,23 @@ class NUTSChain:
 
     # -- trajectory ---------------------------------------------------------
 
-    def _leaf(self, start: _Point, direction: int, h0: float) -> _Tree:
-        p = self._leapfrog(start, direction * self.step_size)
+    def _leaf(self, start: _Point, direction: int, h0: float) -> Requests[_Tree]:
+        p = yield from self._leapfrog(start, direction * self.step_size)
         delta = h0 - self._energy(p)  # log weight of the new point
         diverging = -delta > self.kernel.max_delta_energy
         accept = 1.0 if delta > 0 else math.exp(delta)
         return _Tree(p, p, p, delta, p.r, accept, 1, diverging=diverging)
 
-    def _build(self, start: _Point, direction: int, depth: int, h0: float) -> _Tree:
+    def _build(self, start: _Point, direction: int, depth: int, h0: float) -> Requests[_Tree]:
         """A subtree of 2**depth leapfrog steps from `start` in `direction`."""
         if depth == 0:
-            return self._leaf(start, direction, h0)
-        first = self._build(start, direction, depth - 1, h0)
+            return (yield from self._leaf(start, direction, h0))
+        first = yield from self._build(start, direction, depth - 1, h0)
         if first.diverging or first.turning:
             return first
-        second = self._build(first.right if direction > 0 else first.left, direction, depth - 1, h0)
+        second = yield from self._build(
+            first.right if direction > 0 else first.left, direction, depth - 1, h0
+        )
         sum_accept = first.sum_accept + second.sum_accept
         num_steps = first.num_steps + second.num_steps
         log_weight = _log_add_exp(first.log_weight, second.log_weight)
@@ -210,7 +257,7 @@ class NUTSChain:
                 second.turning,
             )
         proposal = first.proposal
-        if float(torch.rand(())) < math.exp(second.log_weight - log_weight):
+        if self._uniform() < math.exp(second.log_weight - log_weight):
             proposal = second.proposal
         rho = first.rho + second.rho
         turning = not _merge_keeps_going(left, right, rho)
@@ -225,14 +272,16 @@ class NUTSChain:
             turning=turning,
         )
 
-    def _transition(self) -> Transition:
+    def _transition(self) -> Requests[Transition]:
         start = self._point(self.z, self._momentum(), self.potential, self.grad)
         h0 = self._energy(start)
         tree = _Tree(start, start, start, 0.0, start.r, 0.0, 0)
         sum_accept, num_steps, depth, diverging = 0.0, 0, 0, False
         while depth < self.kernel.max_tree_depth:
-            direction = 1 if float(torch.rand(())) < 0.5 else -1
-            sub = self._build(tree.right if direction > 0 else tree.left, direction, depth, h0)
+            direction = 1 if self._uniform() < 0.5 else -1
+            sub = yield from self._build(
+                tree.right if direction > 0 else tree.left, direction, depth, h0
+            )
             sum_accept += sub.sum_accept
             num_steps += sub.num_steps
             depth += 1
@@ -242,7 +291,7 @@ class NUTSChain:
             if sub.turning:
                 break
             proposal = tree.proposal
-            if sub.log_weight > tree.log_weight or float(torch.rand(())) < math.exp(
+            if sub.log_weight > tree.log_weight or self._uniform() < math.exp(
                 sub.log_weight - tree.log_weight
             ):
                 proposal = sub.proposal
@@ -275,18 +324,18 @@ class NUTSChain:
 
     # -- adaptation ---------------------------------------------------------
 
-    def _reasonable_step_size(self, eps: float) -> float:
+    def _reasonable_step_size(self, eps: float) -> Requests[float]:
         """Stan's heuristic: double or halve until one step's acceptance crosses 0.8."""
         log_target = math.log(0.8)
 
-        def delta_h(step: float) -> float:
+        def delta_h(step: float) -> Requests[float]:
             start = self._point(self.z, self._momentum(), self.potential, self.grad)
             h0 = self._energy(start)
-            return h0 - self._energy(self._leapfrog(start, step))
+            return h0 - self._energy((yield from self._leapfrog(start, step)))
 
-        direction = 1 if delta_h(eps) > log_target else -1
+        direction = 1 if (yield from delta_h(eps)) > log_target else -1
         for _ in range(100):
-            d = delta_h(eps)
+            d = yield from delta_h(eps)
             if (direction == 1 and not d > log_target) or (direction == -1 and not d < log_target):
                 break
             eps = eps * 2.0 if direction == 1 else eps * 0.5
@@ -297,7 +346,7 @@ class NUTSChain:
                 )
         return eps
 
-    def _adapt(self, i: int, t: Transition) -> None:
+    def _adapt(self, i: int, t: Transition) -> Requests[None]:
         k = self.kernel
         if k.adapt_step_size:
             self.step_size = self.dual.update(t.accept_prob)
@@ -308,16 +357,21 @@ class NUTSChain:
             self._unit_mass = False
             self.welford = WelfordVariance(self.z.numel())
             if k.adapt_step_size:
-                self.step_size = self._reasonable_step_size(self.step_size)
+                self.step_size = yield from self._reasonable_step_size(self.step_size)
                 self.dual.restart(self.step_size)
         if i == self.num_warmup - 1 and k.adapt_step_size:
             self.step_size = self.dual.final_step_size
 
     def step(self) -> Transition:
         """One NUTS iteration; during warmup it also adapts."""
-        t = self._transition()
+        assert self.potential_fn is not None, "a chain without a potential is advanced"
+        return answer(self.advance(), self.potential_fn)
+
+    def advance(self) -> Requests[Transition]:
+        """One NUTS iteration as requests (`step` answers them here)."""
+        t = yield from self._transition()
         if self.iteration < self.num_warmup:
-            self._adapt(self.iteration, t)
+            yield from self._adapt(self.iteration, t)
         self.iteration += 1
         return t
 

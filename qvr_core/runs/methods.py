@@ -8,7 +8,7 @@
 - `run_nuts`: NUTS over a target's latents (`lift_parameters` makes a seed
   program's weights latents under a Normal(0, 1) prior; a model program is
   its own target), `chains` chains of `steps` iterations each, the first half
-  warmup, in parallel processes (`inference.chains.run_chains`); the
+  warmup, advanced together (`inference.chains.run_chains`); the
   summary's `posterior` is the table of `inference.summary.summarize` with
   its convergence warnings.
 - `run_prior`: `steps` forward runs of the program, summarised per site.

@@ -219,7 +219,9 @@ async def test_cancelling_a_nuts_run_stops_every_chain_process(client, workspace
     pending = start(client, arguments, msg_id=msg_id)
     note = await first_progress(client, uri, after)
     children = chain_processes(note["workerPid"])
-    assert len(children) == (2 if len(os.sched_getaffinity(0)) >= 2 else 0)  # else in-process
+    # a small model's chains run together in the worker; a slow one's in one process per
+    # core (inference.chains.chosen_processes): whichever it was, cancelling ends them all
+    assert len(children) in ((0, 2) if len(os.sched_getaffinity(0)) >= 2 else (0,))
     client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
     with pytest.raises(JsonRpcException):
         await asyncio.wait_for(pending, WAIT)

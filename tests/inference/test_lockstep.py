@@ -1,0 +1,177 @@
+"""Chains advanced together: the same draws as each chain run alone, a compiled potential
+that equals the eager one or is not used, and the choice between one process and many."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+import torch
+
+from qvr_core.inference import chains as chains_module
+from qvr_core.inference.chains import chain_seeds, chosen_processes, default_processes, run_chains
+from qvr_core.inference.lockstep import TaskError, run_together
+from qvr_core.inference.many import ManyPotential
+from qvr_core.inference.mcmc import (
+    ProgramPotential,
+    chain_layout,
+    initial_values,
+    sample_chain,
+    sample_chains,
+)
+from qvr_core.inference.nuts import NUTSKernel, Requests
+from qvr_core.run_arguments import RunArguments
+from qvr_core.runs.prepare import PreparedRun, prepare
+
+from .toy_models import ScaledNormal
+
+MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture(scope="module")
+def schools() -> PreparedRun:
+    source = (MODELS / "eight_schools_noncentered.qvr").read_text()
+    return prepare(source, RunArguments(method="nuts"), data=str(MODELS / "eight_schools.json"))
+
+
+def _potentials(run: PreparedRun) -> tuple[ProgramPotential, torch.Tensor]:
+    layout = chain_layout(run.program, run.x, run.observations)
+    eager = ProgramPotential(run.program, run.x, run.observations, layout)
+    torch.manual_seed(0)
+    start = layout.pack(initial_values(run.program, run.x, dict(run.observations)))
+    return eager, torch.stack([start, start + 0.3, start - 0.2])
+
+
+def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
+    schools: PreparedRun,
+) -> None:
+    eager, starts = _potentials(schools)
+    many = ManyPotential(eager, eager.log_density, starts)
+    assert many.compiled
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        points = starts + torch.randn(starts.shape, generator=g, dtype=starts.dtype)
+        values, grads = many(points)
+        for row in range(points.shape[0]):
+            u, grad = eager(points[row])
+            assert values[row] == pytest.approx(u, rel=1e-9)
+            torch.testing.assert_close(grads[row], grad, rtol=1e-7, atol=1e-9)
+    fewer, _ = many(points[:1])  # one chain left waiting: the batch is padded, one answer
+    assert len(fewer) == 1 and fewer[0] == pytest.approx(eager(points[0])[0], rel=1e-9)
+
+
+class _Branching(ScaledNormal):
+    """A density whose Python branches on a value: recording it would freeze the branch."""
+
+    def log_joint(self, x: torch.Tensor, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        lp = super().log_joint(x, values)
+        return lp * 2.0 if float(values["z"].sum()) > 0 else lp
+
+
+def test_a_model_that_cannot_be_recorded_runs_eagerly_and_right() -> None:
+    model = _Branching([1.0, 2.0])
+    x = torch.zeros(1, 1)
+    layout = chain_layout(model, x, {})
+    eager = ProgramPotential(model, x, {}, layout)
+    starts = torch.tensor([[0.5, 0.5], [-0.5, -0.5]])
+    many = ManyPotential(eager, eager.log_density, starts)
+    assert not many.compiled
+    values, grads = many(starts)
+    assert values == [eager(starts[0])[0], eager(starts[1])[0]]
+    torch.testing.assert_close(grads[1], eager(starts[1])[1])
+
+
+def _alone(run: PreparedRun, kernel: NUTSKernel, seeds: list[int], n: int) -> list[torch.Tensor]:
+    draws = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        record, _ = sample_chain(run.program, run.x, run.observations, kernel, n, n)
+        draws.append(torch.stack(record.zs))
+    return draws
+
+
+@pytest.mark.parametrize("compile", [True, False])
+def test_chains_together_draw_what_each_chain_draws_alone(
+    schools: PreparedRun, compile: bool
+) -> None:
+    kernel = NUTSKernel(max_tree_depth=6)
+    seeds = chain_seeds(3, 3)
+    layout = chain_layout(schools.program, schools.x, schools.observations)
+    records = sample_chains(
+        schools.program,
+        schools.x,
+        schools.observations,
+        kernel,
+        25,
+        25,
+        seeds,
+        layout,
+        compile=compile,
+    )
+    for alone, record in zip(_alone(schools, kernel, seeds, 25), records, strict=True):
+        assert record.complete and len(record.zs) == 25
+        torch.testing.assert_close(torch.stack(record.zs), alone, rtol=1e-6, atol=1e-8)
+    assert len({float(r.zs[-1][0]) for r in records}) == 3  # each chain its own stream
+
+
+def test_chains_together_find_the_conjugate_posterior() -> None:
+    """z ~ Normal(0, 1) scaled: four chains together give the exact moments."""
+    result = run_chains(ScaledNormal([0.5, 2.0]), torch.zeros(1, 1), {}, NUTSKernel(), 300, 600,
+                        chains=4, seed=7, processes=1)  # fmt: skip
+    z = result.samples["z"].reshape(-1, 2).double()
+    assert result.processes == 1 and not result.stopped
+    torch.testing.assert_close(z.mean(0), torch.zeros(2, dtype=torch.float64), atol=0.15, rtol=0)
+    torch.testing.assert_close(z.std(0), torch.tensor([0.5, 2.0]).double(), atol=0.0, rtol=0.12)
+
+
+def _counting(steps: int, answers: list[float]) -> Requests[int]:
+    for i in range(steps):
+        u, _ = yield torch.full((2,), float(i))
+        answers.append(u)
+    return steps
+
+
+class _Sum:
+    """A stand-in potential: U is the sum of the position; it fails on a position of 99."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def __call__(self, z: torch.Tensor) -> tuple[float, torch.Tensor]:
+        if float(z[0]) == 99:
+            raise RuntimeError("bad row")
+        return float(z.sum()), z
+
+
+def test_tasks_of_different_lengths_end_each_with_its_own_answers() -> None:
+    heard: list[list[float]] = [[], [], []]
+    eager = _Sum()
+    many = ManyPotential(eager, lambda z: z.sum(), torch.zeros(3, 2), compile=False)
+    done = run_together([_counting(n, heard[i]) for i, n in enumerate((3, 1, 5))], many)
+    assert done == [3, 1, 5]
+    assert heard == [[0.0, 2.0, 4.0], [0.0], [0.0, 2.0, 4.0, 6.0, 8.0]]
+
+
+def test_a_failing_row_names_its_task() -> None:
+    def bad() -> Requests[None]:
+        yield torch.zeros(2)
+        yield torch.full((2,), 99.0)
+
+    many = ManyPotential(_Sum(), lambda z: z.sum(), torch.zeros(2, 2), compile=False)
+    with pytest.raises(TaskError) as info:
+        run_together([_counting(4, []), bad()], many)
+    assert info.value.index == 1 and str(info.value.error) == "bad row"
+
+
+def test_a_cheap_model_runs_its_chains_here_and_a_slow_one_in_processes(
+    schools: PreparedRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = chain_layout(schools.program, schools.x, schools.observations)
+    args = (schools.program, schools.x, schools.observations, layout, 4)
+    monkeypatch.setattr(chains_module, "SPLIT_SECONDS", float("inf"))
+    assert chosen_processes(*args) == 1
+    monkeypatch.setattr(chains_module, "SPLIT_SECONDS", 0.0)
+    assert chosen_processes(*args) == default_processes(4)
