@@ -17,6 +17,8 @@ A run waiting for a worker holds nothing but its request: its data file is
 read when its worker starts, held once for every run of the same file
 (`run_data`), and the request and the data are written to the worker by a
 thread (the JSON line, then the raw bytes), never encoded on the event loop.
+A run takes the spare worker when there is one (`spare_worker`: started ahead,
+torch already loaded) and has the next spare started.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
 from qvr_lsp.run_data import DataFiles, DataSource
 from qvr_lsp.run_progress import RunProgress
+from qvr_lsp.spare_worker import WARM_VARIABLE, SpareWorker
 from qvr_lsp.worker_slots import WorkerSlots
 
 if TYPE_CHECKING:
@@ -110,6 +113,8 @@ class InferenceRuns:
         self._transfers = ThreadPoolExecutor(
             max(2, self.slots.size), thread_name_prefix="qvr-transfer"
         )
+        #: one worker started ahead of the next run (`spare_worker`)
+        self.spare = SpareWorker(_start_worker)
         atexit.register(self.kill_all)
 
     def ensure_free(self, uri: str) -> None:
@@ -221,29 +226,25 @@ class InferenceRuns:
                 data, release = await self.data.acquire(source)
             except DataFileError as exc:
                 raise CommandError(str(exc), "data") from exc
-        try:
-            reading, writing = os.pipe()
-        except BaseException:
-            release()
-            raise
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *WORKER_COMMAND,
-                stdin=reading,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=_worker_environment(),
-                cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
-                limit=EVENT_LINE_LIMIT,
-                start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
-            )
-        except BaseException:
-            os.close(writing)
-            release()
-            raise
-        finally:
-            os.close(reading)
+        spare = await self.spare.take()
+        if spare is not None:  # started earlier: Python and torch are loaded already
+            proc, writing = spare
+        else:
+            try:
+                reading, writing = os.pipe()
+            except BaseException:
+                release()
+                raise
+            try:
+                proc = await _start_worker(reading, warm=False)
+            except BaseException:
+                os.close(writing)
+                release()
+                raise
+            finally:
+                os.close(reading)
         self._processes.add(proc)
+        self.prepare_spare()  # the next run's worker loads while this one runs
         loop = asyncio.get_running_loop()
         try:
             transfer = loop.run_in_executor(self._transfers, _send_request, writing, payload, data)
@@ -286,8 +287,16 @@ class InferenceRuns:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(transfer), STOP_GRACE_SECONDS)
 
+    def prepare_spare(self) -> None:
+        """Have a worker loaded for the next Run (a document shows a runnable program, or
+        a run took the last spare), if the workers alive leave room for one more: the
+        spare counts against `QVR_INFERENCE_WORKERS` as a running worker does."""
+        if len(self._processes) < self.slots.size:
+            self.spare.prepare()
+
     def kill_all(self) -> None:
         """At exit: no worker outlives the server."""
+        self.spare.kill()
         for proc in list(self._processes):
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
@@ -403,6 +412,24 @@ def _crash_error(returncode: int, tail: deque[str], limits: RunLimits) -> Comman
 
 def _end_message(outcome: str, seconds: float) -> str:
     return f"{outcome} after {seconds:.1f} s"
+
+
+async def _start_worker(stdin: int, warm: bool) -> asyncio.subprocess.Process:
+    """`python -m qvr_lsp.worker` reading its request from `stdin`; a `warm` one loads
+    the runtime before the request arrives (`spare_worker`)."""
+    env = _worker_environment()
+    if warm:
+        env[WARM_VARIABLE] = "1"
+    return await asyncio.create_subprocess_exec(
+        *WORKER_COMMAND,
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=PACKAGE_ROOT,  # never the workspace: see WORKER_COMMAND
+        limit=EVENT_LINE_LIMIT,
+        start_new_session=True,  # a terminal's Ctrl-C for the server is not for the run
+    )
 
 
 # ------------------------------------------------------------- environment

@@ -23,6 +23,7 @@ Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -40,6 +41,7 @@ from qvr_lsp.lifeline import (  # noqa: F401  # the names this module has always
     PR_SET_PDEATHSIG,
     SERVER_PID_VARIABLE,
 )
+from qvr_lsp.spare_worker import WARM_VARIABLE
 
 #: How much lower than the server a run is scheduled: the user typing comes first.
 NICENESS = 10
@@ -53,6 +55,8 @@ def main() -> int:
     parent = _die_with_parent()
     lifeline.lower_priority(NICENESS)
     protocol = _protocol_stream()
+    if os.environ.get(WARM_VARIABLE) == "1":  # a spare: load now, the request comes later
+        _load_runtime()
     try:
         request = read_request(sys.stdin.buffer)
     except ValueError as exc:
@@ -70,6 +74,13 @@ def main() -> int:
         return 1
     _emit(protocol, {"event": "result", "summary": _finite(summary)})
     return 0
+
+
+def _load_runtime() -> None:
+    """Import torch and the runtime ahead of the request; a failure here is left for the
+    run itself to meet and report."""
+    with contextlib.suppress(Exception):  # reported by the run, in its words
+        import qvr_core.runs.run  # noqa: F401  # loaded for the run to come
 
 
 def _run(request: dict[str, Any], protocol: IO[str], parent: int) -> dict[str, Any]:

@@ -49,7 +49,15 @@ def register(server: QvrLanguageServer) -> None:
             if name in module.exports and name in runnable:  # what a run can load
                 run = lsp.Command("Run inference", RUN_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, run))
+                _prepare_worker(server)
             if name in module.programs or name in module.models:  # what the diagram draws
                 draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, draw))
         return lenses
+
+
+def _prepare_worker(server: QvrLanguageServer) -> None:
+    """A Run lens is shown: have a worker loaded before it is clicked (`spare_worker`)."""
+    runs = getattr(server, "inference_runs", None)
+    if runs is not None:
+        runs.prepare_spare()
