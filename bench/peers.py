@@ -1,0 +1,202 @@
+"""Eight schools end to end, as a user of each tool meets it: qvr against NumPyro and Stan.
+
+    .venv/bin/python bench/inference_speed.py --model peers [--draws 1000] [--chains 4]
+
+Each tool starts cold in a process of its own, reads the classic data, and runs NUTS
+with `--chains` chains of `--draws` warmup and `--draws` draws (maximum tree depth 10,
+each tool's default adaptation): `qvr run` on examples/models/eight_schools_noncentered.qvr
+writing InferenceData; NumPyro 0.22 (JAX on the CPU, chains vectorised in one process)
+on the same model written in NumPyro; Stan through PyStan 3, compiling its model first
+(as every edit of a Stan model does). Tools that are not installed are skipped with a
+line saying so (`pip install numpyro "jax[cpu]" pystan`; Stan also needs a C++ compiler).
+
+Every tool's draws go through the same ArviZ call: the smallest bulk ESS over mu, tau
+and each theta_raw. Printed: wall time from the start of the process to its draws on
+disk, that ESS, ESS per wall second, divergences, and the posterior means of mu and tau
+(4.4 and 3.6 in the literature), then qvr's ESS per wall second as a ratio of each peer's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "examples" / "models" / "eight_schools_noncentered.qvr"
+DATA = ROOT / "examples" / "models" / "eight_schools.json"
+PARAMETERS = ("mu", "tau", "theta_raw")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    tool: str
+    wall: float
+    ess: float
+    divergences: int
+    mu: float
+    tau: float
+
+    @property
+    def ess_per_second(self) -> float:
+        return self.ess / self.wall
+
+
+def _ess(draws: dict[str, np.ndarray]) -> float:
+    """The smallest bulk ESS over every element of mu, tau and theta_raw (ArviZ)."""
+    import arviz as az
+
+    posterior = az.from_dict(posterior={k: draws[k] for k in PARAMETERS})
+    ess = az.ess(posterior, method="bulk")
+    return float(min(float(ess[k].min()) for k in PARAMETERS))
+
+
+def _timed(command: list[str]) -> float:
+    began = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - began
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed: {done.stderr.strip()[-2000:]}")
+    return wall
+
+
+def run_qvr(chains: int, draws: int, out: Path) -> Outcome:
+    import arviz as az
+
+    target = out / "qvr.nc"
+    qvr = str(Path(sys.executable).with_name("qvr"))
+    wall = _timed(
+        [qvr, "run", str(MODEL), "--data", str(DATA), "--method", "nuts",
+         "--steps", str(2 * draws), "--chains", str(chains), "--max-tree-depth", "10",
+         "--seed", "1", "--output", str(target)]
+    )  # fmt: skip
+    data = az.from_netcdf(target)
+    samples = {k: data.posterior[k].values for k in PARAMETERS}
+    divergences = int(data.sample_stats["diverging"].values.sum())
+    return _outcome("qvr run", wall, samples, divergences)
+
+
+NUMPYRO = """
+import json, sys
+import numpy as np
+import jax.numpy as jnp
+from jax import random
+import numpyro
+import numpyro.distributions as dist
+from numpyro.infer import MCMC, NUTS
+
+chains, draws, data, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+numpyro.set_host_device_count(1)
+d = json.load(open(data))
+y, sigma = jnp.array(d["y"], dtype=float), jnp.array(d["sigma"], dtype=float)
+
+def model(sigma, y):
+    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+    tau = numpyro.sample("tau", dist.HalfCauchy(5.0))
+    with numpyro.plate("school", 8):
+        theta_raw = numpyro.sample("theta_raw", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(mu + tau * theta_raw, sigma), obs=y)
+
+mcmc = MCMC(NUTS(model, max_tree_depth=10), num_warmup=draws, num_samples=draws,
+            num_chains=chains, chain_method="vectorized", progress_bar=False)
+mcmc.run(random.PRNGKey(1), sigma, y, extra_fields=("diverging",))
+s = mcmc.get_samples(group_by_chain=True)
+div = int(np.asarray(mcmc.get_extra_fields(group_by_chain=True)["diverging"]).sum())
+np.savez(out, div=div, **{k: np.asarray(v) for k, v in s.items()})
+"""
+
+STAN_MODEL = """
+data { array[8] real y; array[8] real<lower=0> sigma; }
+parameters { real mu; real<lower=0> tau; vector[8] theta_raw; }
+model {
+  mu ~ normal(0, 5);
+  tau ~ cauchy(0, 5);
+  theta_raw ~ std_normal();
+  y ~ normal(mu + tau * theta_raw, sigma);
+}
+"""
+
+STAN = """
+import json, sys
+import numpy as np
+import stan
+
+chains, draws, data, out, code = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
+                                  sys.argv[4], sys.argv[5])
+d = json.load(open(data))
+posterior = stan.build(open(code).read(), data=d, random_seed=1)
+fit = posterior.sample(num_chains=chains, num_warmup=draws, num_samples=draws,
+                       max_depth=10)
+def by_chain(name):
+    a = np.asarray(fit[name])  # (*shape, draws * chains), chain-major draws
+    a = a.reshape(*a.shape[:-1], chains, draws)
+    return np.moveaxis(np.moveaxis(a, -2, 0), -1, 1)
+div = int(np.asarray(fit["divergent__"]).sum())
+np.savez(out, div=div, mu=by_chain("mu"), tau=by_chain("tau"),
+         theta_raw=by_chain("theta_raw"))
+"""
+
+
+def run_script(tool: str, script: str, chains: int, draws: int, out: Path, *extra: str) -> Outcome:
+    program = out / f"run_{tool}.py"  # not `numpyro.py`, which would shadow the package
+    program.write_text(textwrap.dedent(script), encoding="utf-8")
+    target = out / f"{tool}.npz"
+    command = [sys.executable, str(program), str(chains), str(draws), str(DATA), str(target)]
+    wall = _timed([*command, *extra])
+    got = np.load(target)
+    samples = {k: got[k] for k in PARAMETERS}
+    return _outcome(tool, wall, samples, int(got["div"]))
+
+
+def _outcome(tool: str, wall: float, samples: dict[str, np.ndarray], div: int) -> Outcome:
+    return Outcome(
+        tool, wall, _ess(samples), div, float(samples["mu"].mean()), float(samples["tau"].mean())
+    )
+
+
+def _installed(module: str) -> bool:
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
+    return done.returncode == 0
+
+
+def main(chains: int = 4, draws: int = 1000) -> None:
+    print(f"eight schools, non-centred: {chains} chains x ({draws} warmup + {draws} draws), "
+          "cold start, max tree depth 10")  # fmt: skip
+    results: list[Outcome] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        results.append(run_qvr(chains, draws, out))
+        if _installed("numpyro"):
+            results.append(run_script("numpyro", NUMPYRO, chains, draws, out))
+        else:
+            print("NumPyro: not installed (pip install numpyro 'jax[cpu]'), skipped")
+        if not _installed("stan"):
+            print("Stan: PyStan not installed (pip install pystan), skipped")
+        elif shutil.which("g++") is None:
+            print("Stan: no C++ compiler (g++), skipped")
+        else:
+            code = out / "eight_schools.stan"
+            code.write_text(STAN_MODEL, encoding="utf-8")
+            results.append(run_script("stan", STAN, chains, draws, out, str(code)))
+    print(f"{'tool':<10} {'wall s':>8} {'min bulk ESS':>13} {'ESS/s':>8} {'div':>5} "
+          f"{'mu':>6} {'tau':>6}")  # fmt: skip
+    for r in results:
+        print(f"{r.tool:<10} {r.wall:8.1f} {r.ess:13.0f} {r.ess_per_second:8.1f} "
+              f"{r.divergences:5d} {r.mu:6.2f} {r.tau:6.2f}")  # fmt: skip
+    ours = results[0]
+    for peer in results[1:]:
+        ratio = ours.ess_per_second / peer.ess_per_second
+        print(f"qvr ESS per wall second / {peer.tool}'s: {ratio:.2f}")
+    print(json.dumps({r.tool: r.__dict__ for r in results}))
+
+
+if __name__ == "__main__":
+    main()
