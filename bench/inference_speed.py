@@ -81,6 +81,7 @@ from torch import nn
 
 from qvr_core.dsl import load
 from qvr_core.inference import ELBO, SVI, AutoNormalGuide, bayesian_lift_parameters
+from qvr_core.inference.many import ManyPotential
 from qvr_core.inference.mcmc import ProgramPotential
 from qvr_core.inference.sites import FlatLayout, make_sites
 
@@ -393,6 +394,12 @@ def main() -> None:
             lambda: potential_grad(potential_fn, pz),
         )
     )
+    # What the chains use: the potential recorded and traced once (`inference.many`),
+    # one chain's row; when it cannot be compiled the row is the eager one above.
+    compiled = ManyPotential(potential, potential.log_density, z.unsqueeze(0))
+    row = z.unsqueeze(0)
+    name = "NUTS compiled pot.+grad / Pyro" if compiled.compiled else "NUTS (not compiled) / Pyro"
+    cases.append((name, lambda: compiled(row), lambda: potential_grad(potential_fn, pz)))
 
     # Attribution: the model alone (log joint and its gradient, no inference code):
     # qvr's compiled runtime against the same function written in plain torch.

@@ -15,13 +15,17 @@ Recording freezes the program's Python control flow at the point recorded, and s
 programs cannot be recorded at all (a value read back into Python, a random draw).
 So the compiled function is used only after it has agreed with the eager one at
 each chain's start and at a point beside it (value and gradient); otherwise, and
-for anything it fails on, each row is evaluated eagerly, one after another.
+for anything it fails on, each row is evaluated eagerly, one after another. A
+model whose one evaluation takes 50 ms or more is not recorded at all: its time is
+arithmetic, and recording the seeds' networks took seconds (and some of them read a
+value into Python, which cannot be recorded).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import time
 import warnings
 from collections.abc import Callable
 
@@ -36,6 +40,8 @@ Batched = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # Z -> (d
 
 #: How close the compiled potential must be to the eager one to replace it.
 RTOL, ATOL = 1e-6, 1e-8
+#: A model whose one eager evaluation takes longer is not compiled (`_interpreted`).
+COMPILE_SECONDS = 0.05
 
 
 class RowError(Exception):
@@ -65,7 +71,7 @@ class ManyPotential:
         self.eager = eager
         self.rows = int(starts.shape[0])
         self.function: Batched | None = None
-        if compile:
+        if compile and _interpreted(eager, starts[0]):
             self.function = _compiled(eager, log_density, starts)
 
     @property
@@ -92,6 +98,18 @@ class ManyPotential:
             except Exception as e:
                 raise RowError(row, e) from e
         return [u for u, _ in answers], torch.stack([g for _, g in answers])
+
+
+def _interpreted(eager: Potential, start: torch.Tensor) -> bool:
+    """Whether one eager evaluation is quick enough (under `COMPILE_SECONDS`) for the
+    interpreter to be most of it: a slower one is arithmetic, which recording does not
+    shorten, while recording costs several evaluations (seconds on the seeds' networks)."""
+    began = time.perf_counter()
+    try:
+        eager(start)
+    except Exception:  # the chain's own start meets it and says where
+        return False
+    return time.perf_counter() - began < COMPILE_SECONDS
 
 
 def _compiled(

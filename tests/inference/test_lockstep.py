@@ -68,7 +68,7 @@ class _Branching(ScaledNormal):
 
     def log_joint(self, x: torch.Tensor, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
         lp = super().log_joint(x, values)
-        return lp * 2.0 if float(values["z"].sum()) > 0 else lp
+        return lp * 2.0 if float(values["z"].detach().sum()) > 0 else lp
 
 
 def test_a_model_that_cannot_be_recorded_runs_eagerly_and_right() -> None:
