@@ -2,12 +2,15 @@
 
 Prints, for generated files of 500 and 5,000 lines, the time from sending a
 `didChange` to receiving the `publishDiagnostics` of that version; the
-latency of hover requests (and of a hover sent at once after an edit's
-diagnostics, which waits for that text's tables to be built); and the time
-from spawning `qvr-lsp` to the first diagnostics of an opened file next to
-the time Python takes to start and import pygls. Goals (from the issue):
-diagnostics after an edit under 100 ms on 5,000 lines, hover under 10 ms,
-start within 1.5x of the bare import.
+latency of hover requests, and of a hover sent at once after an edit's
+diagnostics (while that text's tables are still being built: answered from
+the last built ones where the edit left the declaration alone, see
+`qvr_core.ide.carried`, else after the new ones); and the time from spawning
+`qvr-lsp` to the first diagnostics of an opened file next to the time Python
+takes to start and import pygls. Each figure is a median and a p95 (the
+nearest rank). Goals (from the issue), at 5,000 lines: a hover just after an
+edit and the diagnostics after an edit under 50 ms at p95, every request under
+50 ms at p95; the start within 1.2x of the bare import.
 
     .venv/bin/python bench/lsp_latency.py [--runs 5] [--edits 20] [--hovers 200]
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import statistics
 import subprocess
@@ -153,9 +157,9 @@ async def edits_and_hovers(lines: int, edits: int, hovers: int) -> dict[str, lis
         hover_times.append(time.perf_counter() - t0)
         assert result is not None
 
-    # A hover at once after an edit's diagnostics waits for the tables of that text.
+    # A hover at once after an edit's diagnostics, while that text's tables are being built.
     fresh_hovers = []
-    for version in range(edits + 2, edits + 2 + max(4, edits // 2)):
+    for version in range(edits + 2, edits + 2 + max(4, edits)):
         broken = version % 2 == 0
         rng = lsp.Range(at, at) if broken else lsp.Range(at, lsp.Position(target, column + 1))
         session.edit(uri, version, rng, "X" if broken else "")
@@ -169,10 +173,14 @@ async def edits_and_hovers(lines: int, edits: int, hovers: int) -> dict[str, lis
     return {"open": [opened], "edit": edit_times, "hover": hover_times, "fresh": fresh_hovers}
 
 
+def p95(values: list[float]) -> float:
+    """The 95th percentile, by nearest rank (the largest of fewer than 20 values)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
 def ms(values: list[float]) -> str:
-    values = sorted(values)
-    p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
-    return f"median {statistics.median(values) * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms"
+    return f"median {statistics.median(values) * 1000:7.1f} ms   p95 {p95(values) * 1000:7.1f} ms"
 
 
 async def main() -> int:
@@ -196,15 +204,16 @@ async def main() -> int:
     ratio = statistics.median(ours) / statistics.median(bare)
     cpu_ratio = statistics.median(ours_cpu) / statistics.median(bare_cpu)
     print(f"  python -c 'import pygls.lsp.server'   {ms(bare)}")
-    print(f"  qvr-lsp start -> first diagnostics    {ms(ours)}   ({ratio:.2f}x, goal <= 1.5x)")
+    print(f"  qvr-lsp start -> first diagnostics    {ms(ours)}   ({ratio:.2f}x, goal <= 1.2x)")
     print(f"    CPU time: bare {ms(bare_cpu)}")
     print(f"    CPU time: ours {ms(ours_cpu)}   ({cpu_ratio:.2f}x; robust to a loaded machine)")
     for size in args.sizes:
         result = await edits_and_hovers(size, args.edits, args.hovers)
         print(f"  {size:>5} lines: open -> diagnostics     {ms(result['open'])}")
-        print(f"  {size:>5} lines: edit -> diagnostics     {ms(result['edit'])}   (goal < 100 ms)")
-        print(f"  {size:>5} lines: hover                   {ms(result['hover'])}   (goal < 10 ms)")
-        print(f"  {size:>5} lines: hover just after edit   {ms(result['fresh'])}   (builds tables)")
+        goal = "   (goal: p95 < 50 ms)" if size >= 5000 else ""
+        print(f"  {size:>5} lines: edit -> diagnostics     {ms(result['edit'])}{goal}")
+        print(f"  {size:>5} lines: hover                   {ms(result['hover'])}{goal}")
+        print(f"  {size:>5} lines: hover just after edit   {ms(result['fresh'])}{goal}")
     return 0
 
 

@@ -4,9 +4,14 @@ Importing this package (and `check`, `graph`, `syntax`) never imports torch;
 only `runtime`, `inference` and `dsl` do, when they are used.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:  # pyproject.toml is the one place the version is written
-    __version__ = version("qvr")
-except PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read on first use (pyproject.toml is the one place it is written)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'qvr_core' has no attribute {name!r}")
+    from qvr_core.version import installed_version
+
+    value = globals()["__version__"] = installed_version()
+    return value

@@ -44,7 +44,6 @@ from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.span import Span
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.documents import Document, DocumentStore
-from qvr_lsp.large_check import check_in_child
 from qvr_lsp.memory import Collector
 
 log = logging.getLogger(__name__)
@@ -344,18 +343,28 @@ class Analyzer:
         waits do not move it (under a flood of edits the request would otherwise
         wait for analyses of texts newer than its own, and time out).
         """
+        snap, reached = await self._checked(uri, timeout)
+        return await self._built(uri, snap) if snap is not None and reached else snap
+
+    async def checked(self, uri: str, timeout: float = SETTLE_TIMEOUT_SECONDS) -> Snapshot | None:
+        """Like `settled`, without waiting for the tables: the newest analysis may still
+        be building them (a request that the last built tables can answer needs no more)."""
+        return (await self._checked(uri, timeout))[0]
+
+    async def _checked(self, uri: str, timeout: float) -> tuple[Snapshot | None, bool]:
+        """The snapshot, and whether its newest analysis is of the text `uri` has now."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         doc = self.documents.get(uri)
         if doc is None:
-            return None
+            return None, False
         target = doc.seq
         while True:
             snap = self.snapshot(uri)
             if snap is None:
-                return snap
+                return snap, False
             if snap.newest is not None and snap.newest.seq >= target:
-                return await self._built(uri, snap)
+                return snap, True
             entry = self._entries.get(uri)
             if entry is None:
                 self.schedule(uri, immediate=True)
@@ -366,11 +375,11 @@ class Analyzer:
                     self.schedule(uri, immediate=True)
             remaining = deadline - loop.time()
             if remaining <= 0:
-                return snap
+                return snap, False
             try:
                 await asyncio.wait_for(entry.stored.wait(), remaining)
             except TimeoutError:
-                return self.snapshot(uri)
+                return self.snapshot(uri), False
 
     async def quiet(
         self, uri: str, seconds: float = BUILD_DELAY_SECONDS, most: float = QUIET_MOST_SECONDS
@@ -538,6 +547,8 @@ class Analyzer:
 
     async def _run_large(self, doc: Document, entry: _Entry) -> Analysis | None:
         """Diagnostics only, from a child process; None when a newer text came first."""
+        from qvr_lsp.large_check import check_in_child  # only large documents need it
+
         # what was kept for a smaller text of this document goes: nothing here answers from it
         entry.checker = IncrementalChecker()
         entry.good = entry.ready = None

@@ -32,6 +32,7 @@ from qvr_lsp.logs import forward_to_client
 from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
 from qvr_lsp.scans import Scans
 from qvr_lsp.settings import Settings
+from qvr_lsp.warmup import Warmup
 
 log = logging.getLogger("qvr_lsp")
 
@@ -189,9 +190,12 @@ class QvrLanguageServer(AnsweringServer):
         self.settings = Settings()
         self.encoding: lsp.PositionEncodingKind = UTF16
         self._register_lifecycle()
-        from qvr_lsp.features import register_all
+        from qvr_lsp.features import deferred_imports, register_all
 
         self.feature_modules = register_all(self)
+        #: imports what the features left for later, once the first diagnostics are out
+        self.warmup = Warmup(deferred_imports(self.feature_modules))
+        self.analyzer.on_analysis(self.warmup.start_soon)
 
     # ------------------------------------------------------------ stdio
 
@@ -255,6 +259,10 @@ class QvrLanguageServer(AnsweringServer):
     async def available(self, uri: str) -> Snapshot | None:
         """What is known about `uri` now, its tables built (no waiting for a newer analysis)."""
         return await self.analyzer.available(uri)
+
+    async def checked(self, uri: str) -> Snapshot | None:
+        """As `settled`, not waiting for the newest analysis's tables to be built."""
+        return await self.analyzer.checked(uri)
 
     async def settled(self, uri: str) -> Snapshot | None:
         """A snapshot whose newest analysis matches the current text when that is ready in time."""

@@ -23,6 +23,7 @@ diagnostics do not wait for the whole file's facts to move.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -40,16 +41,26 @@ from qvr_core.check.checker import (
 )
 from qvr_core.check.context import Context, SymbolKey
 from qvr_core.check.frames import Frame
+from qvr_core.check.kept import Kept, stretch
 from qvr_core.check.module import CheckedModule, PendingModule, Stopped
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax import ast
-from qvr_core.syntax.parser import Placed, Segment, common_prefix, place_again, place_segments
+from qvr_core.syntax.parser import (
+    Placed,
+    Segment,
+    common_prefix,
+    place_again,
+    place_segments,
+)
 from qvr_core.syntax.shift import Shifter, positionless
 from qvr_core.syntax.span import LineIndex, unify_line_ends
 
 _T = TypeVar("_T")
+
+#: Numbers the checks of this process (`Kept.check`).
+_CHECKS = itertools.count(1)
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +105,8 @@ class IncrementalChecker:
 
     def __init__(self, *, safe: bool = True) -> None:
         self._state: _State | None = None
+        self._kept: Kept | None = None  # the record of the last check
+        self._built: int | None = None  # the newest check whose module's tables were built
         self._safe = safe  # tests turn the safety net off, so that bugs surface
         self._lock = threading.Lock()
 
@@ -109,7 +122,7 @@ class IncrementalChecker:
                 if not self._safe:
                     raise
                 log.exception("incremental check failed; checking from scratch")
-                self._state = None
+                self._state = self._kept = None
                 return _from_scratch(text, strict, memory_budget)
 
     def _check(self, text: str, strict: bool, memory_budget: int | None = None) -> CheckedModule:
@@ -131,9 +144,17 @@ class IncrementalChecker:
         env = Env(ctx, plan)
         run = run_passes(ctx, env, module.decls, tuple(syntax))
 
+        kept = self._kept = plan.kept(self._kept, self._built, text, decls, moved)
         self._state = plan.next_state(env, text)
-        build = _Builder(text, placed, plan.shifters, ctx, env, run, moved).module
-        return PendingModule(text, run.diagnostics, strict, lines, build)
+        builder = _Builder(text, placed, plan.shifters, ctx, env, run, moved)
+
+        def build(stop: Callable[[], bool]) -> CheckedModule:
+            module = builder.module(stop)
+            if self._built is None or kept.check > self._built:
+                self._built = kept.check  # later records reach back to it (`Kept.bounded`)
+            return module
+
+        return PendingModule(text, run.diagnostics, strict, lines, build, kept=kept)
 
 
 _UNCHECKED_HERE = (ast.ObjectDecl, ast.ExportDecl)  # the passes over the whole module do these
@@ -149,10 +170,12 @@ class _Plan:
         self.state = state
         self.prefix = prefix  # the length of the start the old and the new text share
         known = state.declared if state is not None else {}
-        self.identity, self.declared = _names(placed, known)
+        self.identity, self.declared, self.twice = _names(placed, known)
         usable = state is not None and state.strict == strict
+        self.changed: set[str] = set()  # top-level names whose meaning may differ (`_dirty`)
         self.dirty = self._dirty() if usable else None
         self.reusable: dict[int, Frame] = {}  # by id(decl)
+        self.kept_starts: list[int] = []  # where the declarations of `reusable` start now
         self.shifters: list[Shifter | None] = []  # per segment, as used to move its nodes
 
     def _dirty(self) -> set[str]:
@@ -191,7 +214,35 @@ class _Plan:
                     if names:
                         changed |= names
                         growing = True
+        self.changed = changed
         return dirty
+
+    def kept(
+        self,
+        last: Kept | None,
+        built: int | None,
+        text: str,
+        decls: list[ast.Decl],
+        moved: dict[int, Shifter],
+    ) -> Kept:
+        """The record of this check (see kept.py): what it changed and what it reused,
+        reaching back to the check numbered `built` when it can."""
+        number = next(_CHECKS)
+        state = self.state
+        if self.dirty is None or state is None or last is None:
+            return Kept(number, None)
+        first = decls[0].span.start if decls else -1
+        if decls and (shift := moved.get(id(decls[0]))) is not None:
+            first += shift.chars
+        return Kept(
+            number,
+            last.check,
+            last,
+            stretch(state.text, text, self.prefix),
+            frozenset(self.changed | self.twice),
+            frozenset(self.kept_starts),
+            first,
+        ).bounded(built)
 
     def decls_in_place(self) -> tuple[list[ast.Decl], dict[int, Shifter], list[Diagnostic]]:
         """The declarations to check, the shifters of those that keep their frames, and
@@ -235,6 +286,7 @@ class _Plan:
                     self.reusable[id(d)] = frame
                     if shift is not None:
                         moved[id(d)] = shift
+                    self.kept_starts.append(d.span.start + (shift.chars if shift else 0))
                     decls.append(d)
                     continue
             decls.extend(shift(seg.decls) if shift is not None else seg.decls)
@@ -331,9 +383,9 @@ def _aliases_of(names: set[str], declares: list[_Declares]) -> set[str]:
 
 def _names(
     placed: list[Placed], known: dict[str, _Declares]
-) -> tuple[dict[str, list[str]], dict[str, _Declares]]:
-    """Who declares each top-level name, and what each segment declares (`known`: what
-    the last check found, by segment text).
+) -> tuple[dict[str, list[str]], dict[str, _Declares], set[str]]:
+    """Who declares each top-level name, what each segment declares (`known`: what
+    the last check found, by segment text), and the names declared more than once.
 
     A name's identity is the text of its declaration without the comments
     above it: a changed doc comment changes no frame that uses the name (the
@@ -341,6 +393,7 @@ def _names(
     """
     identity: dict[str, list[str]] = {}
     declared: dict[str, _Declares] = {}
+    twice: set[str] = set()
     for p in placed:
         seg = p.segment
         entry = known.get(seg.text)
@@ -350,9 +403,10 @@ def _names(
         for n in entry.names:
             if n in identity:
                 identity[n].append(entry.key)
+                twice.add(n)
             else:
                 identity[n] = [entry.key]
-    return identity, declared
+    return identity, declared, twice
 
 
 def _declaring_text(seg: Segment) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
 
+from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Severity
@@ -225,6 +226,13 @@ class CheckedModule:
         return True
 
     @property
+    def kept(self) -> Kept | None:
+        """How the incremental check that made this module relates to the checks before
+        it (kept.py); None for a module checked on its own."""
+        found = self.__dict__.get("_kept")
+        return found if isinstance(found, Kept) else None
+
+    @property
     def ok(self) -> bool:
         """True when there is no error (hints and warnings allowed): it can compile."""
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
@@ -294,11 +302,13 @@ class PendingModule(CheckedModule):
         strict: bool = False,
         lines: LineIndex | None = None,
         build: Callable[[Callable[[], bool]], CheckedModule] | None = None,
+        kept: Kept | None = None,
         **tables: object,
     ) -> None:
         put = object.__setattr__
         put(self, "_lock", threading.Lock())
         put(self, "_build", build)
+        put(self, "_kept", kept)
         if build is None:  # every table given, as `dataclasses.replace` does
             given = dict(tables, source=source, diagnostics=diagnostics, strict=strict, lines=lines)
             CheckedModule.__init__(self, **given)  # type: ignore[arg-type]  # every field, as given

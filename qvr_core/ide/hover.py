@@ -14,7 +14,8 @@ answer is a plain value (`HoverText`) that `qvr_lsp/features/hover.py` converts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import (
@@ -60,23 +61,35 @@ class HoverText:
     span: Span
 
 
-def hover_at(module: CheckedModule, offset: int) -> HoverText | None:
+def hover_at(
+    module: CheckedModule, offset: int, place: Callable[[Span], Span] | None = None
+) -> HoverText | None:
     """What to show at `offset`: the symbol named there, else the narrowest typed node,
-    and the file's era on the first line of its first declaration."""
-    found = _hover(module, offset)
+    and the file's era on the first line of its first declaration.
+
+    `place` says where the module's spans are in the text the answer is for,
+    when that is a later version of the module's text (`qvr_core.ide.carried`).
+    """
+    found = _hover(module, offset, place or _here)
     note = era_note(module, offset)
-    if note is None:
+    if note is not None:
+        found = note if found is None else _with(found, note)
+    if found is None or place is None:
         return found
-    return note if found is None else _with(found, note)
+    return replace(found, span=place(found.span))
 
 
-def _hover(module: CheckedModule, offset: int) -> HoverText | None:
+def _here(span: Span) -> Span:
+    return span
+
+
+def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) -> HoverText | None:
     typed = module.type_at(offset)
     ref = module.symbols.reference_at(offset)
     if ref is not None:
         note = typed.note if typed is not None and typed.span == ref.span else ""
         note = note or _tuple_part(module, ref.symbol)
-        found = _symbol_hover(ref.symbol, ref.span, note)
+        found = _symbol_hover(ref.symbol, ref.span, note, place)
         if ref.symbol.type is None and ref.symbol.kind is SymbolKind.LET:
             known = known_parts(module, ref.symbol.decl_span)
             if known is not None:
@@ -129,12 +142,15 @@ def _with(found: HoverText, note: HoverText) -> HoverText:
     return HoverText(markdown, f"{found.plain}\n\n{note.plain}", found.span)
 
 
-def _symbol_hover(symbol: Symbol, span: Span, note: str) -> HoverText:
+def _symbol_hover(
+    symbol: Symbol, span: Span, note: str, place: Callable[[Span], Span] = _here
+) -> HoverText:
     head = symbol.detail or f"{symbol.kind.value} {symbol.name}"
     kind = KIND_WORDS.get(symbol.kind, symbol.kind.value)
-    where = f"{kind} declared on line {symbol.span.start_line + 1}"
+    line = place(symbol.span).start_line + 1
+    where = f"{kind} declared on line {line}"
     if symbol.kind is SymbolKind.DATA:
-        where = f"{kind}, first read on line {symbol.span.start_line + 1}"
+        where = f"{kind}, first read on line {line}"
         note = note or _DATA_NOTE
     elif symbol.kind is SymbolKind.OBSERVE:
         note = note or _OBSERVED_NOTE

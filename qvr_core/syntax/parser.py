@@ -168,10 +168,15 @@ def _tables() -> dict[str, _Tables]:
         maybe_placeholders=False,
         cache=_cache_path() or False,
     )
-    return {
-        start: _rekey(lark.parse_interactive(start=start).parser_state.parse_conf)
-        for start in STARTS
-    }
+    confs = {start: lark.parse_interactive(start=start).parser_state.parse_conf for start in STARTS}
+    shared: dict[int, _Tables] = {}  # every start symbol reads the one table: rekeyed once
+    found = {}
+    for start, conf in confs.items():
+        table = shared.get(id(conf.states))
+        if table is None:
+            table = shared[id(conf.states)] = _rekey(conf)
+        found[start] = dataclasses.replace(table, start=conf.start_state, end=conf.end_state)
+    return found
 
 
 def _cache_path() -> str | None:

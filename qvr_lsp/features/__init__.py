@@ -2,7 +2,9 @@
 
 A feature module defines `register(server: QvrLanguageServer) -> None` and
 registers its handlers with `@server.feature(...)` and `@guarded(...)`
-(docs/lsp.md). Modules whose name starts with `_` are helpers and are not
+(docs/lsp.md), and may list in `DEFERRED` the modules its handlers import on
+first use rather than at start (`qvr_lsp.warmup` imports them once the first
+diagnostics are out). Modules whose name starts with `_` are helpers and are not
 registered. A module that fails to import or register is logged and
 skipped, so one broken feature never keeps the server from starting.
 """
@@ -41,3 +43,12 @@ def register_all(server: QvrLanguageServer) -> list[str]:
             continue
         registered.append(name)
     return registered
+
+
+def deferred_imports(names: list[str]) -> list[str]:
+    """The modules the feature modules `names` import on first use (their `DEFERRED`)."""
+    found: list[str] = []
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        found += getattr(module, "DEFERRED", ())
+    return found

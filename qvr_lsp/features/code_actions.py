@@ -20,10 +20,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from qvr_core.format.diff import diff_edits
-from qvr_core.ide.actions import QuickFix, fix_all, quick_fixes
-from qvr_core.ide.refactor import extract, inline
-from qvr_core.migrate import migrate_text
 from qvr_lsp import capabilities
 from qvr_lsp.analysis import Analysis
 from qvr_lsp.convert import to_lsp_diagnostic
@@ -31,7 +27,11 @@ from qvr_lsp.features._current import current_analysis, workspace_edit
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
+    from qvr_core.ide.actions import QuickFix
     from qvr_lsp.server import QvrLanguageServer
+
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = ("qvr_core.ide.actions", "qvr_core.ide.refactor")
 
 QUICKFIX = lsp.CodeActionKind.QuickFix
 EXTRACT = lsp.CodeActionKind.RefactorExtract
@@ -77,6 +77,9 @@ def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)
     @guarded(list)
     async def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        from qvr_core.ide.actions import fix_all, quick_fixes
+        from qvr_core.ide.refactor import extract, inline
+
         caps = server.caps
         if not literal_actions(caps):
             return []
@@ -132,6 +135,9 @@ def register(server: QvrLanguageServer) -> None:
 
 async def _migration(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.CodeAction]:
     """The whole file rewritten in today's syntax, when that changes it (and it parses)."""
+    from qvr_core.format.diff import diff_edits
+    from qvr_core.migrate import migrate_text
+
     if analysis.large or not analysis.parsed:
         return []
     result = await asyncio.to_thread(migrate_text, analysis.text, "current")

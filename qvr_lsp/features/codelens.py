@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from qvr_core.runnable import runnable_programs
+from qvr_lsp.features.commands import inference_runs
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
@@ -58,6 +59,4 @@ def register(server: QvrLanguageServer) -> None:
 
 def _prepare_worker(server: QvrLanguageServer) -> None:
     """A Run lens is shown: have a worker loaded before it is clicked (`spare_worker`)."""
-    runs = getattr(server, "inference_runs", None)
-    if runs is not None:
-        runs.prepare_spare()
+    inference_runs(server).prepare_spare()

@@ -22,18 +22,13 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.uris import to_fs_path
 
-from qvr_core.datafile import DataFileError
-from qvr_core.runnable import program_decl, runnability, runnable_programs
 from qvr_lsp.command_errors import CommandError
-from qvr_lsp.command_sources import current_source
-from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
-from qvr_lsp.diagrams import diagram_result
-from qvr_lsp.inference_request import InferenceRequest
-from qvr_lsp.inference_runs import InferenceRuns
-from qvr_lsp.run_data import DataSource, check_data_file
 
 if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
+    from qvr_lsp.inference_request import InferenceRequest
+    from qvr_lsp.inference_runs import InferenceRuns
+    from qvr_lsp.run_data import DataSource
     from qvr_lsp.server import QvrLanguageServer
 
 log = logging.getLogger("qvr_lsp")
@@ -46,20 +41,33 @@ MAX_TRANSFER_BYTES = 256 << 20
 
 Handler = Callable[..., Awaitable[Any]]
 
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = (
+    "qvr_lsp.command_sources",
+    "qvr_lsp.datapaths",
+    "qvr_lsp.diagrams",
+    "qvr_lsp.inference_request",
+    "qvr_lsp.inference_runs",
+    "qvr_lsp.run_data",
+)
+
 
 def register(server: QvrLanguageServer) -> None:
-    runs = InferenceRuns(server)
-    server.inference_runs = runs  # type: ignore[attr-defined]  # so shutdown can stop the runs
-
     # `*args` stays unannotated: pygls would take an annotated first parameter for the server.
     @server.command(DIAGRAM)
     @_command_guard(DIAGRAM)
     async def diagram(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
+        from qvr_lsp.diagrams import diagram_result
+
         return await diagram_result(server, args)
 
     @server.command(RUN_INFERENCE)
     @_command_guard(RUN_INFERENCE)
     async def run_inference(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
+        from qvr_lsp.command_sources import current_source
+        from qvr_lsp.inference_request import InferenceRequest
+
+        runs = inference_runs(server)
         request = InferenceRequest.from_arguments(args)
         token = server.command_progress_tokens.pop(server.protocol.msg_id, None)
         cancelled = _request_cancelled(server)
@@ -69,6 +77,16 @@ def register(server: QvrLanguageServer) -> None:
         data = await _data_file(server, request)
         path = to_fs_path(request.uri) if request.uri.startswith("file:") else None
         return await runs.run(request, source.text, program, data, cancelled, path, token)
+
+
+def inference_runs(server: QvrLanguageServer) -> InferenceRuns:
+    """The server's inference runs, made on the first run (`stop_work` stops them)."""
+    runs: InferenceRuns | None = getattr(server, "inference_runs", None)
+    if runs is None:
+        from qvr_lsp.inference_runs import InferenceRuns
+
+        runs = server.inference_runs = InferenceRuns(server)  # type: ignore[attr-defined]  # see `stop_work`
+    return runs
 
 
 def _command_guard(name: str) -> Callable[[Handler], Handler]:
@@ -107,6 +125,8 @@ def _request_cancelled(server: QvrLanguageServer) -> Callable[[], bool]:
 
 def _program(module: CheckedModule, wanted: str | None) -> str:
     """The program to run: the one asked for, else the first exported program."""
+    from qvr_core.runnable import program_decl, runnability, runnable_programs
+
     if not module.ok:
         first = module.errors[0]
         raise CommandError(
@@ -139,6 +159,9 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
 async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> DataSource | None:
     """The data file, checked here (refused at once) and read when the run starts: the
     worker gets its bytes, never the path."""
+    from qvr_core.datafile import DataFileError
+    from qvr_lsp.run_data import check_data_file
+
     if request.run.data is None:
         return None
     path = _data_path(server, request)
@@ -149,6 +172,8 @@ async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> Da
 
 
 def _data_path(server: QvrLanguageServer, request: InferenceRequest) -> Path:
+    from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
+
     folders = [f.uri for f in server.workspace.folders.values()]
     root = server.workspace.root_uri
     if root and root not in folders:

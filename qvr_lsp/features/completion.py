@@ -1,52 +1,64 @@
 """Completion over the protocol: `qvr_core.ide.completion` finds the candidates, this converts them.
 
 Candidates come from the newest analysis and the last good one together
-(while the user types, the newest text rarely parses).
+(while the user types, the newest text rarely parses). The core's completion
+modules are imported on the first request (see `DEFERRED`), not at start.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from qvr_core.check.module import SymbolKind
-from qvr_core.ide.completion import Candidate, Word, candidates, narrow
-from qvr_core.ide.completion_context import classify
 from qvr_lsp import capabilities
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
+    from qvr_core.ide.completion import Candidate
     from qvr_lsp.server import QvrLanguageServer
+
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = ("qvr_core.ide.completion", "qvr_core.ide.completion_context")
 
 TRIGGER_CHARACTERS = ["~", "[", "(", ",", "=", ":", "-", ">", "*", "@"]
 
-ITEM_KIND = {
-    SymbolKind.OBJECT: lsp.CompletionItemKind.Struct,
-    SymbolKind.MORPHISM: lsp.CompletionItemKind.Function,
-    SymbolKind.LET: lsp.CompletionItemKind.Function,
-    SymbolKind.PROGRAM: lsp.CompletionItemKind.Module,
-    SymbolKind.PARAM: lsp.CompletionItemKind.Variable,
-    SymbolKind.SAMPLE: lsp.CompletionItemKind.Variable,
-    SymbolKind.OBSERVE: lsp.CompletionItemKind.Variable,
-    SymbolKind.LOCAL: lsp.CompletionItemKind.Variable,
-    SymbolKind.DATA: lsp.CompletionItemKind.Field,
-    SymbolKind.DECLARATION: lsp.CompletionItemKind.Reference,
-    Word.KEYWORD: lsp.CompletionItemKind.Keyword,
-    Word.OPTION: lsp.CompletionItemKind.Property,
-    Word.STEP_OPTION: lsp.CompletionItemKind.Property,
-    Word.PARAMETER: lsp.CompletionItemKind.Property,
-    Word.REDUCTION: lsp.CompletionItemKind.EnumMember,
-    Word.OPTION_VALUE: lsp.CompletionItemKind.EnumMember,
-    Word.FAMILY: lsp.CompletionItemKind.EnumMember,
-    Word.CONSTRUCTOR: lsp.CompletionItemKind.TypeParameter,
-    Word.COMBINATOR: lsp.CompletionItemKind.Operator,
-    Word.FUNCTION: lsp.CompletionItemKind.Function,
-}
+
+@cache
+def item_kinds() -> dict[object, lsp.CompletionItemKind]:
+    """The protocol's kind of each kind of candidate."""
+    from qvr_core.ide.completion import Word
+
+    return {
+        SymbolKind.OBJECT: lsp.CompletionItemKind.Struct,
+        SymbolKind.MORPHISM: lsp.CompletionItemKind.Function,
+        SymbolKind.LET: lsp.CompletionItemKind.Function,
+        SymbolKind.PROGRAM: lsp.CompletionItemKind.Module,
+        SymbolKind.PARAM: lsp.CompletionItemKind.Variable,
+        SymbolKind.SAMPLE: lsp.CompletionItemKind.Variable,
+        SymbolKind.OBSERVE: lsp.CompletionItemKind.Variable,
+        SymbolKind.LOCAL: lsp.CompletionItemKind.Variable,
+        SymbolKind.DATA: lsp.CompletionItemKind.Field,
+        SymbolKind.DECLARATION: lsp.CompletionItemKind.Reference,
+        Word.KEYWORD: lsp.CompletionItemKind.Keyword,
+        Word.OPTION: lsp.CompletionItemKind.Property,
+        Word.STEP_OPTION: lsp.CompletionItemKind.Property,
+        Word.PARAMETER: lsp.CompletionItemKind.Property,
+        Word.REDUCTION: lsp.CompletionItemKind.EnumMember,
+        Word.OPTION_VALUE: lsp.CompletionItemKind.EnumMember,
+        Word.FAMILY: lsp.CompletionItemKind.EnumMember,
+        Word.CONSTRUCTOR: lsp.CompletionItemKind.TypeParameter,
+        Word.COMBINATOR: lsp.CompletionItemKind.Operator,
+        Word.FUNCTION: lsp.CompletionItemKind.Function,
+    }
 
 
 def completion_list(found: list[Candidate], prefix: str, markdown: bool) -> lsp.CompletionList:
     """The candidates (narrowed by the prefix when there are many) as the protocol's list."""
+    from qvr_core.ide.completion import narrow
+
     kept, cut = narrow(found, prefix)
     return lsp.CompletionList(is_incomplete=cut, items=[_item(c, markdown) for c in kept])
 
@@ -55,7 +67,7 @@ def _item(c: Candidate, markdown: bool) -> lsp.CompletionItem:
     doc = capabilities.markup(markdown, c.doc, c.doc) if c.doc else None
     return lsp.CompletionItem(
         c.label,
-        kind=ITEM_KIND.get(c.kind, lsp.CompletionItemKind.Text),
+        kind=item_kinds().get(c.kind, lsp.CompletionItemKind.Text),
         detail=c.detail,
         documentation=doc,
         insert_text=c.insert,
@@ -69,6 +81,9 @@ def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, options)
     @guarded(lambda: lsp.CompletionList(is_incomplete=False, items=[]))
     async def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
+        from qvr_core.ide.completion import candidates
+        from qvr_core.ide.completion_context import classify
+
         snap = await server.available(params.text_document.uri)
         if snap is None:
             return lsp.CompletionList(is_incomplete=False, items=[])

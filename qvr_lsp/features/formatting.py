@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.format.diff import diff_edits
-from qvr_core.format.formatter import Cancelled, format_text
 from qvr_lsp.analysis import is_large
 from qvr_lsp.documents import Document
 from qvr_lsp.features._current import text_edits
@@ -34,6 +32,9 @@ if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
 
 log = logging.getLogger("qvr_lsp")
+
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = ("qvr_core.format.diff", "qvr_core.format.formatter")
 
 
 def register(server: QvrLanguageServer) -> None:
@@ -47,6 +48,9 @@ def register(server: QvrLanguageServer) -> None:
         stale: Callable[[], bool],
     ) -> list[lsp.TextEdit]:
         """In the formatting thread: the edits as the client takes them."""
+        from qvr_core.format.diff import diff_edits
+        from qvr_core.format.formatter import Cancelled, format_text
+
         text = document.text
         result = format_text(text, stale)
         if not result.ok:
@@ -73,6 +77,8 @@ def register(server: QvrLanguageServer) -> None:
         def stale() -> bool:
             now = server.documents.get(uri)
             return stop.is_set() or now is None or now.seq != document.seq
+
+        from qvr_core.format.formatter import Cancelled
 
         loop = asyncio.get_running_loop()
         job = loop.run_in_executor(executor, compute, document, lines, stale)

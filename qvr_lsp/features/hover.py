@@ -1,4 +1,10 @@
-"""Hover over the protocol: `qvr_core.ide.hover` computes the text, this converts it."""
+"""Hover over the protocol: `qvr_core.ide.hover` computes the text, this converts it.
+
+Right after an edit the new text's tables are still being built; a hover on
+a declaration the edit left alone is answered from the last tables that were
+built (`qvr_core.ide.carried`, which answers only where they give the new
+text's very answer), and any other waits for the new tables.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +12,70 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.ide.hover import hover_at
 from qvr_lsp import capabilities
+from qvr_lsp.analysis import Snapshot
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
+    from qvr_core.ide.carried import Unknown
+    from qvr_core.ide.hover import HoverText
     from qvr_lsp.server import QvrLanguageServer
+
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = ("qvr_core.ide.hover", "qvr_core.ide.carried")
 
 
 def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     @guarded()
     async def hover(params: lsp.HoverParams) -> lsp.Hover | None:
-        snap = await server.settled(params.text_document.uri)
+        from qvr_core.ide.carried import UNKNOWN
+        from qvr_core.ide.hover import hover_at
+
+        uri = params.text_document.uri
+        markdown = capabilities.markdown_hover(server.caps)
+        snap = await server.checked(uri)
         if snap is None:
             return None
-        markdown = capabilities.markdown_hover(server.caps)
+        carried = carried_answer(snap, params.position)
+        if carried is not UNKNOWN:
+            return None if carried is None else _hover(markdown, *carried)
+        snap = await server.settled(uri)
+        if snap is None:
+            return None
         for analysis in snap.for_queries():
             offset = analysis.positions.offset(params.position)
             found = hover_at(analysis.checked, offset)
             if found is not None:
-                return lsp.Hover(
-                    contents=capabilities.markup(markdown, found.markdown, found.plain),
-                    range=analysis.positions.range(found.span),
-                )
+                return _hover(markdown, found, analysis.positions.range(found.span))
         return None
+
+
+def carried_answer(
+    snap: Snapshot, position: lsp.Position
+) -> tuple[HoverText, lsp.Range] | Unknown | None:
+    """The hover of the current text while its tables are pending, from the last built
+    ones, or UNKNOWN (wait for the new tables)."""
+    from qvr_core.ide.carried import UNKNOWN, carried_hover
+
+    newest, earlier = snap.newest, snap.ready
+    if (
+        not snap.current
+        or newest is None
+        or newest.module is None
+        or newest.ready
+        or earlier is None
+        or earlier.module is None
+        or earlier.generation != newest.generation
+    ):
+        return UNKNOWN
+    found = carried_hover(earlier.module, newest.module.kept, newest.positions.offset(position))
+    if found is None and not newest.parsed:
+        return UNKNOWN  # the last text that parsed may know more (`Snapshot.for_queries`)
+    if found is None or found is UNKNOWN:
+        return found
+    return found, newest.positions.range(found.span)
+
+
+def _hover(markdown: bool, found: HoverText, rng: lsp.Range) -> lsp.Hover:
+    return lsp.Hover(contents=capabilities.markup(markdown, found.markdown, found.plain), range=rng)

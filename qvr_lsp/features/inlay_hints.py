@@ -6,20 +6,25 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.ide.inlay import HintKind, inlay_hints
 from qvr_lsp.features._current import current_analysis
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
 
-KIND = {HintKind.TYPE: lsp.InlayHintKind.Type, HintKind.PARAMETER: lsp.InlayHintKind.Parameter}
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = ("qvr_core.ide.inlay",)
+
+#: The protocol's kind of each kind of hint (`qvr_core.ide.inlay.HintKind`, by value).
+KIND = {"type": lsp.InlayHintKind.Type, "parameter": lsp.InlayHintKind.Parameter}
 
 
 def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
     @guarded(list)
     async def hints(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        from qvr_core.ide.inlay import inlay_hints
+
         analysis = await current_analysis(server, params.text_document.uri)
         if analysis is None:
             return []
@@ -29,7 +34,7 @@ def register(server: QvrLanguageServer) -> None:
             lsp.InlayHint(
                 position=positions.position(h.offset),
                 label=h.label,
-                kind=KIND[h.kind],
+                kind=KIND[h.kind.value],
                 tooltip=h.tooltip or None,
                 padding_left=h.pad_left or None,
                 padding_right=h.pad_right or None,

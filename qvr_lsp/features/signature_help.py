@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from qvr_core.ide.signature import signature_help
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
+
+#: Imported on first use, or once the server is idle after its first diagnostics.
+DEFERRED = ("qvr_core.ide.signature",)
 
 TRIGGERS = ["(", ","]
 RETRIGGERS = [")", "="]
@@ -42,6 +44,8 @@ def register(server: QvrLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP, options)
     @guarded()
     async def help_(params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
+        from qvr_core.ide.signature import signature_help
+
         snap = await server.available(params.text_document.uri)
         if snap is None:
             return None
