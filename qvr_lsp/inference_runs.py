@@ -289,9 +289,11 @@ class InferenceRuns:
 
     def prepare_spare(self) -> None:
         """Have a worker loaded for the next Run (a document shows a runnable program, or
-        a run took the last spare), if the workers alive leave room for one more: the
-        spare counts against `QVR_INFERENCE_WORKERS` as a running worker does."""
-        if len(self._processes) < self.slots.size:
+        a run took the last spare), if a worker slot is free and no run waits for one:
+        the spare counts against `QVR_INFERENCE_WORKERS` as a running worker does. (The
+        slots, not the processes alive, decide: a run holding a slot may be starting its
+        worker right now.)"""
+        if self.slots.busy < self.slots.size and not self.slots.waiting:
             self.spare.prepare()
 
     def kill_all(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,9 +47,10 @@ def register_all(server: QvrLanguageServer) -> list[str]:
 
 
 def deferred_imports(names: list[str]) -> list[str]:
-    """The modules the feature modules `names` import on first use (their `DEFERRED`)."""
+    """The modules the feature modules `names` (registered, so imported) import on first
+    use (their `DEFERRED`)."""
     found: list[str] = []
     for name in names:
-        module = importlib.import_module(f"{__name__}.{name}")
+        module = sys.modules.get(f"{__name__}.{name}")
         found += getattr(module, "DEFERRED", ())
     return found

@@ -124,7 +124,7 @@ def string_imports(path: Path) -> list[str]:
 
 
 def test_no_package_imports_another_by_string() -> None:
-    """Imports by string hide edges from the contracts; only two load their own package."""
+    """Imports by string hide edges from the contracts; only three load their own package."""
     by_module = {}
     for package in ("qvr_core", "qvr_lsp", "qvr_cli"):
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -135,6 +135,9 @@ def test_no_package_imports_another_by_string() -> None:
         "qvr_core/runtime/__init__.py": ["_EXPORTS[name]"],
         # every module of qvr_lsp.features registers itself
         "qvr_lsp/features/__init__.py": ["f'{__name__}.{name}'"],
+        # what the features import on first use, loaded ahead after the first diagnostics
+        # (each is also imported by name where it is used, so no edge is hidden)
+        "qvr_lsp/warmup.py": ["name"],
     }
     from qvr_core import runtime
 
