@@ -62,6 +62,7 @@ import torch
 
 from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
 from qvr_core.inference.lockstep import TaskError
+from qvr_core.inference.many import eager_seconds
 from qvr_core.inference.mcmc import (
     MCMCResult,
     ProgramPotential,
@@ -140,13 +141,7 @@ def chosen_processes(
     potential = ProgramPotential(model, x, dict(observations), layout)
     with torch.random.fork_rng():
         start = layout.pack(initial_values(model, x, dict(observations)))
-    times = []
-    for _ in range(3):
-        began = time.perf_counter()
-        with contextlib.suppress(Exception):  # the chains meet it too, and say where
-            potential(start)
-        times.append(time.perf_counter() - began)
-    return 1 if sorted(times)[1] < SPLIT_SECONDS else default_processes(chains)
+    return 1 if eager_seconds(potential, start) < SPLIT_SECONDS else default_processes(chains)
 
 
 def chain_seeds(seed: int, chains: int) -> list[int]:

@@ -23,6 +23,7 @@ value into Python, which cannot be recorded).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -40,7 +41,7 @@ Batched = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # Z -> (d
 
 #: How close the compiled potential must be to the eager one to replace it.
 RTOL, ATOL = 1e-6, 1e-8
-#: A model whose one eager evaluation takes longer is not compiled (`_interpreted`).
+#: A model whose one eager evaluation takes longer is not compiled (`eager_seconds`).
 COMPILE_SECONDS = 0.05
 
 
@@ -71,7 +72,7 @@ class ManyPotential:
         self.eager = eager
         self.rows = int(starts.shape[0])
         self.function: Batched | None = None
-        if compile and _interpreted(eager, starts[0]):
+        if compile and eager_seconds(eager, starts[0], times=1) < COMPILE_SECONDS:
             self.function = _compiled(eager, log_density, starts)
 
     @property
@@ -100,16 +101,19 @@ class ManyPotential:
         return [u for u, _ in answers], torch.stack([g for _, g in answers])
 
 
-def _interpreted(eager: Potential, start: torch.Tensor) -> bool:
-    """Whether one eager evaluation is quick enough (under `COMPILE_SECONDS`) for the
-    interpreter to be most of it: a slower one is arithmetic, which recording does not
-    shorten, while recording costs several evaluations (seconds on the seeds' networks)."""
-    began = time.perf_counter()
-    try:
-        eager(start)
-    except Exception:  # the chain's own start meets it and says where
-        return False
-    return time.perf_counter() - began < COMPILE_SECONDS
+def eager_seconds(eager: Potential, start: torch.Tensor, times: int = 3) -> float:
+    """The median time of `times` eager evaluations at `start`: how much of the model's cost
+    is the interpreter (quick) or arithmetic (slow), which decides whether recording pays
+    (`COMPILE_SECONDS`) and whether chains go to processes (`chains.SPLIT_SECONDS`). An
+    evaluation that fails counts its time until it failed: the chain's own start meets the
+    error and says where."""
+    taken = []
+    for _ in range(times):
+        began = time.perf_counter()
+        with contextlib.suppress(Exception):
+            eager(start)
+        taken.append(time.perf_counter() - began)
+    return sorted(taken)[len(taken) // 2]
 
 
 def _compiled(

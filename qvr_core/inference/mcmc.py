@@ -261,12 +261,11 @@ def sample_chains(
     evaluated together, compiled where the model allows (`many.ManyPotential`). A
     failure is a `lockstep.TaskError` naming the chain."""
     observations = dict(observations)
-    _latent_names(model, observations)
     chains: list[NUTSChain] = []
     for seed in seeds:
         torch.manual_seed(seed)
         start = layout.pack(initial_values(model, x, observations))
-        stream = torch.Generator().manual_seed(seed)
+        stream = torch.Generator()
         stream.set_state(torch.get_rng_state())
         chains.append(kernel.chain(None, start, num_warmup, stream))
     eager = ProgramPotential(model, x, observations, layout)

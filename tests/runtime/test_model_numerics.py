@@ -28,6 +28,7 @@ from qvr_core.runtime.model.program import (
     compile_model,
     draws_stay_in_support,
 )
+from tests.runtime.test_support_edges import OVERFLOW
 
 
 def model(source: str, name: str = "m") -> ModelProgram:
@@ -176,18 +177,8 @@ def test_a_relaxed_bernoulli_scope_draws_its_hard_values() -> None:
 
 # ------------------------------------------------------------------ past float64
 
-#: exp(750) is inf in float64 at every draw: refused, by site, after the redraws.
-ALWAYS_PAST = """\
-object Step : FinSet 10
-
-program m : Step -> Step
-    sample h <- Normal(1500.0, 1.0)
-    let scale = exp(0.5 * h)
-    observe r : Step <- Normal(0.0, scale)
-    return h
-
-export m
-"""
+# OVERFLOW (test_support_edges): exp(750) is inf in float64 at every draw: refused, by
+# site, after the redraws.
 
 #: exp(0.5 * h) past float64 in about one draw of 55 (|h| > 1420 for h ~ Normal(0, 600)).
 SOMETIMES_PAST = """\
@@ -219,14 +210,14 @@ def test_a_run_whose_numbers_leave_float64_is_drawn_again_and_counted() -> None:
 
 def test_a_run_that_always_leaves_float64_is_one_line_naming_the_site() -> None:
     """Not rare: set aside once, then reported (a prior to change, not to hide)."""
-    program = model(ALWAYS_PAST)
+    program = model(OVERFLOW)
     with draws_stay_in_support(), torch.no_grad(), pytest.raises(LeftTheFloats) as info:
         program.run({})
     message = str(info.value)
     assert message.startswith("line 6, observe r:") and "\n" not in message
     assert message.endswith("(2 of 2 runs so far left float64)")
     with pytest.raises(InferenceError, match=r"^line 6, observe r: "):
-        run_program(ALWAYS_PAST, method="prior", steps=3)
+        run_program(OVERFLOW, method="prior", steps=3)
 
 
 # ------------------------------------------------------------------ via
