@@ -4,11 +4,13 @@
 
 Each tool starts cold in a process of its own, reads the classic data, and runs NUTS
 with `--chains` chains of `--draws` warmup and `--draws` draws (maximum tree depth 10,
-each tool's default adaptation): `qvr run` on examples/models/eight_schools_noncentered.qvr
-writing InferenceData; NumPyro 0.22 (JAX on the CPU, chains vectorised in one process)
+each tool's default adaptation): `qvr run` on examples/models/eight_schools_noncentered.qvr;
+NumPyro 0.22 (JAX on the CPU, chains vectorised in one process)
 on the same model written in NumPyro; Stan through PyStan 3, compiling its model first
-(as every edit of a Stan model does). Tools that are not installed are skipped with a
-line saying so (`pip install numpyro "jax[cpu]" pystan`; Stan also needs a C++ compiler).
+(as every edit of a Stan model does). Each writes its draws to a `.npz` file (`qvr run
+--output qvr.npz`), so none pays for importing a netCDF writer. Tools that are not
+installed are skipped with a line saying so (`pip install numpyro "jax[cpu]" pystan`; Stan
+also needs a C++ compiler).
 
 Every tool's draws go through the same ArviZ call: the smallest bulk ESS over mu, tau
 and each theta_raw. Printed: wall time from the start of the process to its draws on
@@ -69,18 +71,16 @@ def _timed(command: list[str]) -> float:
 
 
 def run_qvr(chains: int, draws: int, out: Path) -> Outcome:
-    import arviz as az
-
-    target = out / "qvr.nc"
+    target = out / "qvr.npz"
     qvr = str(Path(sys.executable).with_name("qvr"))
     wall = _timed(
         [qvr, "run", str(MODEL), "--data", str(DATA), "--method", "nuts",
          "--steps", str(2 * draws), "--chains", str(chains), "--max-tree-depth", "10",
          "--seed", "1", "--output", str(target)]
     )  # fmt: skip
-    data = az.from_netcdf(target)
-    samples = {k: data.posterior[k].values for k in PARAMETERS}
-    divergences = int(data.sample_stats["diverging"].values.sum())
+    with np.load(target) as data:
+        samples = {k: data[f"posterior/{k}"] for k in PARAMETERS}
+        divergences = int(data["sample_stats/diverging"].sum())
     return _outcome("qvr run", wall, samples, divergences)
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
+import numpy as np
 import torch
 
 from qvr_core.inference.many import ManyPotential, RowError
-from qvr_core.inference.nuts import Requests
+from qvr_core.inference.nuts import Requests, Vector
 
 T = TypeVar("T")
 
@@ -33,25 +34,26 @@ class TaskError(Exception):
 def run_together(tasks: Sequence[Requests[T]], potential: ManyPotential) -> list[T]:
     """Run every task to its end, answering the positions they wait on together."""
     results: list[T | None] = [None] * len(tasks)
-    waiting: dict[int, torch.Tensor] = {}
+    waiting: dict[int, Vector] = {}
     for i, task in enumerate(tasks):
         _resume(i, task, None, waiting, results)
     while waiting:
         order = list(waiting)
         try:
-            values, grads = potential(torch.stack([waiting[i] for i in order]))
+            values, grads = potential(torch.from_numpy(np.stack([waiting[i] for i in order])))
         except RowError as e:
             raise TaskError(order[e.row], e.error) from e.error
+        rows = grads.detach().numpy()
         for row, i in enumerate(order):
-            _resume(i, tasks[i], (values[row], grads[row]), waiting, results)
+            _resume(i, tasks[i], (values[row], rows[row]), waiting, results)
     return results  # type: ignore[return-value]  # every task ended with its value
 
 
 def _resume(
     i: int,
     task: Requests[T],
-    answer: tuple[float, torch.Tensor] | None,
-    waiting: dict[int, torch.Tensor],
+    answer: tuple[float, Vector] | None,
+    waiting: dict[int, Vector],
     results: list[T | None],
 ) -> None:
     try:

@@ -5,8 +5,10 @@ and dispatching its torch operations one by one, not computing them (eight schoo
 about 1.2 ms of Python per potential-and-gradient for 10 numbers). So the potential
 of a model is compiled once per run: `make_fx(vmap(grad_and_value(U)))` records the
 aten operations of U and of its gradient, batched over a leading chain axis, into
-one graph, and `torch.jit.trace` hands that graph to TorchScript's interpreter,
-which runs it without Python. Measured on eight schools (`bench/inference_speed.py
+one graph, `inference.simplify` folds its constants and drops its identities (each
+operation costs its dispatch, not its arithmetic), and `torch.jit.trace` and
+`torch.jit.freeze` hand that graph to TorchScript's interpreter, which runs it
+without Python. Measured on eight schools (`bench/inference_speed.py
 --model chains`): four chains' potentials and gradients in about a fifth of the
 time of one eager evaluation. torch.compile was not chosen: its first compile takes
 seconds to minutes on this machine, which every edit of a model would pay again.
@@ -34,6 +36,7 @@ import torch
 from torch.func import grad_and_value, vmap
 
 from qvr_core.inference.nuts import Potential
+from qvr_core.inference.simplify import simplify
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +136,10 @@ def _compiled(
             graph = make_fx(vmap(grad_and_value(one)))(starts.clone())
             graph.graph.eliminate_dead_code()
             graph.recompile()
-            traced = torch.jit.trace(graph, (starts.clone(),), check_trace=False)
+            graph = simplify(graph, starts.clone())
+            traced = torch.jit.freeze(
+                torch.jit.trace(graph, (starts.clone(),), check_trace=False).eval()
+            )
         beside = starts + 0.01 * torch.ones_like(starts)
         for points in (starts, beside):
             with torch.no_grad():
