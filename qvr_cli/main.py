@@ -1,4 +1,4 @@
-"""The `qvr` command line: check, diagram, run, data, fmt, migrate, explain, lsp.
+"""The `qvr` command line: check, diagram, run, plot, compare, data, fmt, migrate, explain, lsp.
 
 Each subcommand is a module with `add_arguments(parser)` and `main(args)`.
 They are imported here by name, so a broken one fails `qvr` loudly instead
@@ -14,7 +14,7 @@ import sys
 from typing import Protocol
 
 from qvr_core import __version__
-from qvr_core.cli import check, data, diagram, explain, fmt, migrate, run
+from qvr_core.cli import check, compare, data, diagram, explain, fmt, migrate, plot, run
 from qvr_lsp import cli as lsp
 
 
@@ -30,6 +30,8 @@ SUBCOMMANDS: dict[str, tuple[Subcommand, str]] = {
     "check": (check, "check files and print diagnostics"),
     "diagram": (diagram, "draw a model as Mermaid, DOT or SVG"),
     "run": (run, "fit a program with SVI or NUTS, or sample its prior"),
+    "plot": (plot, "draw figures of a saved run with ArviZ (trace, pair, ppc, ...)"),
+    "compare": (compare, "compare saved runs by PSIS-LOO or WAIC (ArviZ), check their fit"),
     "data": (data, "write a data file of the right shapes for a program"),
     "fmt": (fmt, "format files in the canonical layout"),
     "migrate": (migrate, "rewrite files in the syntax of a later quivers"),

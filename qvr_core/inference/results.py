@@ -4,9 +4,11 @@
 expect: `posterior` (NUTS draws, or a guide's draws for SVI), `sample_stats`
 (per draw: `diverging`, `tree_depth`, `energy`, `n_steps`, `lp`),
 `posterior_predictive` (with `predictive=True`: the observed sites drawn again
-under each posterior draw), `prior` and `prior_predictive` (`method="prior"`),
-`observed_data` and `constant_data` (the input `x`). Arrays of the draw groups
-are `(chain, draw, *shape)`.
+under each posterior draw), `log_likelihood` (NUTS and SVI: each observed site's
+log-likelihood under each draw, elementwise, what `az.loo` and `az.waic` read;
+`attrs["log_likelihood"]` says "pointwise", or why it was skipped), `prior` and
+`prior_predictive` (`method="prior"`), `observed_data` and `constant_data` (the
+input `x`). Arrays of the draw groups are `(chain, draw, *shape)`.
 
 `qvr_core.runs.fit(source, ...)` is the Python entry point: the summary `qvr run`
 prints and these results, which `inference_data()` turns into
@@ -37,7 +39,14 @@ from typing import Any
 import numpy as np
 import torch
 
-DRAW_GROUPS = ("posterior", "posterior_predictive", "sample_stats", "prior", "prior_predictive")
+DRAW_GROUPS = (
+    "posterior",
+    "posterior_predictive",
+    "log_likelihood",
+    "sample_stats",
+    "prior",
+    "prior_predictive",
+)
 DATA_GROUPS = ("observed_data", "constant_data")
 
 

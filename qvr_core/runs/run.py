@@ -78,9 +78,10 @@ def run_program(
     allocated.
 
     `results`, when given, receives the draws (`qvr_core.inference.results`;
-    `predictive` adds posterior predictive draws of the observed sites) and, in its
-    `attrs`, whether they are complete or a stopped run's draws so far
-    (`summary.run_attributes`).
+    `predictive` adds posterior predictive draws of the observed sites), for NUTS
+    and SVI their pointwise log-likelihood when it fits in the budget
+    (`methods.keep_log_likelihood`) and, in its `attrs`, whether they are complete
+    or a stopped run's draws so far (`summary.run_attributes`).
     `on_update`, when given, receives NUTS draws as they arrive: every chain's
     traces and the summary table so far (`qvr_core.inference.live`).
     """
@@ -132,6 +133,7 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
         prepared.observations,
         arguments.steps,
         calls,
+        prepared.sizing,
     )
     job.keep_data()
     with ExitStack() as stack:

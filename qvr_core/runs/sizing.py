@@ -8,6 +8,10 @@ the method keeps of its latent values, the data): a run over the budget is
 refused with `RunTooLargeError`, one line naming the declaration that needs the
 most; a run that still runs out of memory (the machine had less to give than
 the budget) ends with `RunOutOfMemoryError` naming what is big.
+
+What a run keeps after its method, the pointwise log-likelihood (one float64 per
+draw and observation, for PSIS-LOO), is kept only where it fits beside the estimate
+(`log_likelihood_refusal`); it is left out, never the run refused, when it does not.
 """
 
 from __future__ import annotations
@@ -59,6 +63,27 @@ class Sizing:
             f"the run ran out of memory: program {need.program} needs about "
             f"{format_bytes(need.total)} for {need.setting()}{what}"
         )
+
+
+#: The bytes of one pointwise log-likelihood term (float64, as the results keep it).
+TERM_BYTES = 8
+
+
+def log_likelihood_refusal(sizing: Sizing | None, draws: int, points: int) -> str | None:
+    """Why a run does not keep its pointwise log-likelihood, `draws` x `points` terms
+    ("800 draws x 50 observations, 320 KB, would take the run ... past its memory
+    budget of ..."), or None when they fit in the budget beside what the run was
+    estimated to need (the default budget for a run not sized)."""
+    need = draws * points * TERM_BYTES
+    budget = sizing.budget if sizing is not None else default_budget()
+    used = sizing.need.total if sizing is not None else 0
+    if used + need <= budget:
+        return None
+    run = f" (about {format_bytes(used)})" if sizing is not None else ""
+    return (
+        f"{draws:,} draws x {points:,} observations, {format_bytes(need)}, would take the "
+        f"run{run} past its memory budget of {format_bytes(budget)}"
+    )
 
 
 def budget_of(memory_budget: int | None) -> int:

@@ -51,6 +51,7 @@ from qvr_core.runtime.model.program import (
     _Scope,
     _scope_reads,
     _unvalidated,
+    pointwise_likelihood,
 )
 
 Trees = tuple[_Compiled, dict[str, _Compiled]]
@@ -137,6 +138,20 @@ class SummedModel(nn.Module):
         summed out exactly; not validated, as `ModelProgram.log_joint`."""
         with _unvalidated():
             return _Pass(self.program, _data(x), dict(values), False, self.trees).run().log_joint
+
+    def log_likelihood(
+        self,
+        x: Any,
+        observations: Mapping[str, torch.Tensor],
+        values: Mapping[str, torch.Tensor],
+    ) -> dict[str, torch.Tensor]:
+        """Each observation's log-likelihood at `values` with the summed sites summed out
+        (`program.pointwise_likelihood`): an observation a summed site reads gets its
+        marginal, one term per entry of the site's plates. A value given for a summed
+        site (a draw of it kept in the posterior) is left out: the marginal does not
+        depend on one draw of it."""
+        kept = {k: v for k, v in values.items() if k not in set(self.summed)}
+        return pointwise_likelihood(self.program, x, observations, kept, self.trees)
 
     def posterior(self, x: Any, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One exact draw of every summed site from its posterior given `values` (every

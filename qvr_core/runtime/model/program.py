@@ -26,6 +26,11 @@ and the arguments; never torch's `ValueError`.
 
 Every pass computes in float64 (`DTYPE`), as Stan does: its data, the values it
 is given and the values it draws are float64, whatever dtype they came in.
+
+`log_likelihood` is the same pass scoring instead of summing: each observed site's
+log-density elementwise, and for the observations inside a top `marginalize` scope
+(or a summed discrete site's) the scope's per-group marginal (`pointwise_likelihood`
+says which terms), what PSIS-LOO needs after a fit.
 """
 
 from __future__ import annotations
@@ -373,6 +378,16 @@ class ModelProgram(nn.Module):
         with _unvalidated():
             return _Pass(self, _data(x), dict(values), draw=False).run().log_joint
 
+    def log_likelihood(
+        self,
+        x: Any,
+        observations: Mapping[str, torch.Tensor],
+        values: Mapping[str, torch.Tensor],
+    ) -> dict[str, torch.Tensor]:
+        """Each observed site's log-density at `values` (every other site), elementwise:
+        what PSIS-LOO and WAIC need, one term per observation (`pointwise_likelihood`)."""
+        return pointwise_likelihood(self, x, observations, values)
+
     def rsample(self, x: Any = None, observations: Mapping[str, torch.Tensor] | None = None) -> Any:
         return self.run(x, observations).output
 
@@ -412,6 +427,31 @@ def _data(x: Any) -> dict[str, torch.Tensor]:
     return {k: v if isinstance(v, torch.Tensor) else torch.as_tensor(v) for k, v in x.items()}
 
 
+def pointwise_likelihood(
+    program: ModelProgram,
+    x: Any,
+    observations: Mapping[str, torch.Tensor],
+    values: Mapping[str, torch.Tensor],
+    trees: tuple[_Compiled, Mapping[str, _Compiled]] | None = None,
+) -> dict[str, torch.Tensor]:
+    """The log-likelihood of each observation at `values`, by observed site.
+
+    The pass the log joint runs, scoring instead of summing: a site outside any scope
+    gives its elementwise log-density, shaped as its value less a draw's own axes
+    (its plates). The observations inside a top `marginalize` scope (or a summed
+    discrete site's, `trees`) give that scope's per-group marginal, log-sum-exp over
+    the values summed out, one term per group: per point of a mixture over `Point`,
+    per sequence of an HMM (its observed sites then share one term, named
+    `o0+o1+...`), one for everything in a scope without groups. The terms summed
+    are the log joint less every latent site's and `score`'s term."""
+    terms: dict[str, torch.Tensor] = {}
+    with torch.no_grad(), _unvalidated():
+        scoring = _Pass(program, _data(x), {**values, **observations}, False, trees)
+        scoring.pointwise, scoring.observed = terms, frozenset(observations)
+        scoring.run()
+    return terms
+
+
 @dataclass
 class _Scope:
     """A marginalize scope while it runs: its groups and the terms of the current value."""
@@ -420,10 +460,13 @@ class _Scope:
     groups: tuple[int, ...]
     terms: list[torch.Tensor] = field(default_factory=list)
     drawn: torch.Tensor | None = None  # the drawn value, when the run draws
+    # a pointwise pass: the terms of what is not observed (latent sites, scores, inner
+    # scopes without their observations), whose sum the likelihood is divided by
+    latent: list[torch.Tensor] = field(default_factory=list)
 
-    def total(self) -> torch.Tensor:
+    def total(self, terms: list[torch.Tensor] | None = None) -> torch.Tensor:
         out = torch.zeros(self.groups)
-        for t in self.terms:
+        for t in self.terms if terms is None else terms:
             out = out + t
         return out
 
@@ -463,6 +506,13 @@ class _Pass:
         # posterior, before normalising), by its sum's key: kept when not None
         self.weights: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor]] | None = None
         self.counts: dict[str, int] = {}  # how many values each enumerated name has
+        # A pointwise pass (`ModelProgram.log_likelihood`, never a drawing one): the
+        # elementwise log-density of each site in `observed` (a scope's per-group
+        # likelihood for the observations inside it), and each scope's sum without them.
+        self.pointwise: dict[str, torch.Tensor] | None = None
+        self.observed: frozenset[str] = frozenset()
+        self.latent_sums: dict[tuple[Any, ...], torch.Tensor] = {}
+        self.in_scope: list[str] = []  # observed sites met inside the top scope running
 
     def lookup(self, name: str, line: int) -> torch.Tensor:
         if name in self.env:
@@ -497,7 +547,7 @@ class _Pass:
             if isinstance(step, Let):
                 value = self.arith(step)
                 self.env[step.name] = value
-                if step.kind == "score":
+                if step.kind == "score":  # a factor of the joint, never a likelihood term
                     self.term(self.prefix + step.name, value, scope, None, step.line)
             elif step.kind == "marginalize" or node.summed:
                 self.marginalize(node, scope)
@@ -529,11 +579,21 @@ class _Pass:
         via: torch.Tensor | None,
         line: int,
     ) -> None:
-        """Add one log-density term (elementwise) to the joint or to the scope it is in."""
+        """Add one log-density term (elementwise) to the joint or to the scope it is in;
+        a pointwise pass keeps an observed site's terms elementwise too."""
+        observed = self.pointwise is not None and name in self.observed
         if scope is None or self.draw:
             self.log_probs[name] = self.log_probs.get(name, 0) + value.sum()
+            if observed and scope is None and self.pointwise is not None:
+                self.pointwise[name] = self.pointwise.get(name, 0) + value
             return
-        scope.terms.append(marginal.to_groups(value, scope.groups, via, f"line {line}"))
+        grouped = marginal.to_groups(value, scope.groups, via, f"line {line}")
+        scope.terms.append(grouped)
+        if observed:
+            if name not in self.in_scope:
+                self.in_scope.append(name)
+        elif self.pointwise is not None:
+            scope.latent.append(grouped)
 
     def _cache(self) -> dict[object, object]:
         return self.program._cache.setdefault(self.prefix, {})
@@ -709,12 +769,14 @@ class _Pass:
             self.steps(node.body, inner)
             return
         key = self._sum_key(node)
+        if scope is None:
+            self.in_scope = []
         contribution = self.sums.get(key)
         if contribution is None:
             values = marginal.support_values(dist, here)
             if node.summed:  # its steps run once per value and values of what it reads
                 marginal.admit_runs(values.shape[0], {n: self.counts[n] for n, _ in key[2]}, here)
-            priors, totals = [], []
+            priors, totals, latents = [], [], []
             self.counts[name] = values.shape[0]
             for k in range(values.shape[0]):
                 inner = _Scope(name, groups)
@@ -722,14 +784,33 @@ class _Pass:
                 self.steps(node.body, inner)
                 priors.append(dist.log_prob(values[k]))
                 totals.append(inner.total())
+                latents.append(inner.total(inner.latent))
             del self.env[name], self.enumerated[name]
             contribution = self.sums[key] = marginal.combine(priors, totals)
+            if self.pointwise is not None:  # the same sum with the observations left out
+                self.latent_sums[key] = marginal.combine(priors, latents)
             if node.summed and self.weights is not None:
                 self.weights[key] = (values, marginal.per_value(priors, totals))
         if scope is None:
             self.log_probs[self.prefix + name] = contribution.sum()
+            if self.pointwise is not None and self.in_scope:
+                self._scope_likelihood(contribution - self.latent_sums[key])
         else:
             scope.terms.append(marginal.to_groups(contribution, scope.groups, None, here))
+            if self.pointwise is not None:
+                latent = self.latent_sums[key]
+                scope.latent.append(marginal.to_groups(latent, scope.groups, None, here))
+
+    def _scope_likelihood(self, per_group: torch.Tensor) -> None:
+        """The likelihood of the observations inside a top scope, one term per group: its
+        sum less the same sum without them, log p(y, latents) - log p(latents), so a
+        latent or `score` inside the scope stays out of it. One observed site is named as
+        itself; several share one term per group, named `a+b+...` (an HMM's emissions:
+        one term per sequence)."""
+        assert self.pointwise is not None
+        label = "+".join(self.in_scope)
+        self.pointwise[label] = self.pointwise.get(label, 0) + per_group
+        self.in_scope = []
 
     def _depends_on(self, reads: frozenset[str]) -> frozenset[str]:
         """The enumerated names a value computed from `reads` depends on."""
@@ -848,4 +929,10 @@ def _first_outside(value: torch.Tensor, inside: torch.Tensor) -> str:
     return f"[{shown}]"
 
 
-__all__ = ["ModelProgram", "ModelRun", "compile_model", "draws_stay_in_support"]
+__all__ = [
+    "ModelProgram",
+    "ModelRun",
+    "compile_model",
+    "draws_stay_in_support",
+    "pointwise_likelihood",
+]

@@ -1,0 +1,150 @@
+"""Real saved runs for `qvr plot`, made once for the folder.
+
+Eight schools, centred (NUTS, two short chains: its funnel gives divergences for
+the pair plot), a linear regression (SVI: one chain of guide draws, no
+sampler statistics) and eight schools' prior draws. Each is written by
+`fit(...).results.write`, the code behind `qvr run --output`. A file whose run
+did not write `log_likelihood` (a `qvr` before that group) gets the group
+computed here from the Normal density of `y`, so LOO-PIT is always testable;
+`test_figures` checks a written group against the same density.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+from scipy.stats import norm
+
+from qvr_core.runs import fit
+
+matplotlib.use("Agg")
+
+MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    path: Path
+    #: the Normal log-density of each observation under each draw, `(chain, draw, n)`
+    log_likelihood: np.ndarray
+    #: whether the run itself wrote `log_likelihood` (else this folder added it)
+    wrote_log_likelihood: bool
+
+    def read(self) -> Any:
+        return read(self.path)
+
+
+def read(path: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+
+        return az.from_netcdf(path).load()
+
+
+def eight_schools_log_likelihood(idata: Any) -> np.ndarray:
+    """log Normal(y_j | theta_j, sigma_j), the model's observe line, per draw and school."""
+    theta = idata.posterior["theta"].values
+    y = idata.observed_data["y"].values
+    sigma = idata.constant_data["sigma"].values
+    return np.asarray(norm.logpdf(y, loc=theta, scale=sigma))
+
+
+def regression_log_likelihood(idata: Any) -> np.ndarray:
+    """log Normal(y_i | alpha + beta x_i, sigma), per draw and row."""
+    post = idata.posterior
+    x = idata.constant_data["x"].values
+    mu = post["alpha"].values[..., None] + post["beta"].values[..., None] * x
+    y = idata.observed_data["y"].values
+    return np.asarray(norm.logpdf(y, loc=mu, scale=post["sigma"].values[..., None]))
+
+
+def _save(
+    folder: Path,
+    model: str,
+    data: str,
+    log_likelihood: Callable[[Any], np.ndarray] | None,
+    **arguments: Any,
+) -> SavedRun:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models on a shared two-core machine
+    try:
+        result = fit(
+            (MODELS / model).read_text(encoding="utf-8"),
+            data=str(MODELS / data),
+            data_root=MODELS,
+            seed=0,
+            **arguments,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    path = result.results.write(folder / f"{Path(model).stem}.{arguments['method']}.nc")
+    idata = read(path)
+    if log_likelihood is None:
+        return SavedRun(path, np.empty(0), False)
+    values = log_likelihood(idata)
+    wrote = "log_likelihood" in idata.groups()
+    if not wrote:
+        idata.add_groups(log_likelihood={"y": values}, dims={"y": ["y_dim_0"]})
+        idata.to_netcdf(path)
+    return SavedRun(path, values, wrote)
+
+
+@pytest.fixture(scope="session")
+def runs_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("plots")
+
+
+@pytest.fixture(scope="session")
+def nuts_run(runs_folder: Path) -> SavedRun:
+    return _save(
+        runs_folder,
+        "eight_schools_centered.qvr",
+        "eight_schools.json",
+        eight_schools_log_likelihood,
+        method="nuts",
+        steps=400,
+        chains=2,
+        predictive=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def svi_run(runs_folder: Path) -> SavedRun:
+    return _save(
+        runs_folder,
+        "linear_regression.qvr",
+        "linear_regression.json",
+        regression_log_likelihood,
+        method="svi",
+        steps=300,
+        predictive=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def prior_run(runs_folder: Path) -> SavedRun:
+    return _save(
+        runs_folder,
+        "eight_schools_centered.qvr",
+        "eight_schools.json",
+        None,
+        method="prior",
+        steps=50,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _close_figures() -> Iterator[None]:
+    import matplotlib.pyplot as plt
+
+    yield
+    plt.close("all")

@@ -1,0 +1,218 @@
+"""`qvr plot` on real saved runs: every kind drawn as SVG and PNG, every scalar in it,
+divergences marked, the run view's chain colours."""
+
+from __future__ import annotations
+
+import math
+import struct
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.lines import Line2D
+
+from qvr_cli.main import main
+from qvr_core.posterior.figures import KINDS, Selection, figure
+from qvr_core.posterior.palette import CHAIN_COLOURS
+from tests.conftest import ROOT
+from tests.plots.conftest import SavedRun
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def plot(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`qvr plot ARGS` in this process; returns what it printed, after checking it succeeded."""
+    status = main(["plot", *args])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    return out
+
+
+def svg_axes(path: Path) -> tuple[float, float, int]:
+    """An SVG's width and height in points and its number of axes with something drawn
+    (an axes switched off, a spare cell of ArviZ's grid, is an empty group)."""
+    root = ET.parse(path).getroot()
+    assert root.tag == f"{SVG}svg"
+    groups = [g for g in root.iter(f"{SVG}g") if (g.get("id") or "").startswith("axes_")]
+    drawn = [g for g in groups if any(e.tag in (f"{SVG}path", f"{SVG}use") for e in g.iter())]
+    return float(root.get("width", "0pt")[:-2]), float(root.get("height", "0pt")[:-2]), len(drawn)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", header[16:24])
+
+
+def scalars(dataset: Any) -> int:
+    """How many scalars a group holds: each plate element counts."""
+    return sum(
+        math.prod(n for d, n in v.sizes.items() if d not in ("chain", "draw"))
+        for v in dataset.data_vars.values()
+    )
+
+
+def expected_axes(kind: str, idata: Any) -> int:
+    """The panels a kind draws for the whole run: one per scalar (per chain) or per site."""
+    n = scalars(idata.posterior)
+    chains = idata.posterior.sizes["chain"]
+    return {
+        "trace": 2 * n,  # density and draws
+        "rank": n,
+        "pair": n * (n - 1) // 2,
+        "energy": 1,
+        "forest": 2 if chains > 1 else 1,  # intervals, and R-hat beside them
+        "ppc": len(idata.observed_data.data_vars),
+        "loo-pit": len(idata.observed_data.data_vars),
+        "autocorr": n * chains,
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_of_a_nuts_run_as_svg_and_png(
+    kind: str, nuts_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    svg, png = tmp_path / f"{kind}.svg", tmp_path / f"{kind}.png"
+    assert plot(capsys, str(nuts_run.path), "--kind", kind, "-o", str(svg)).strip() == str(svg)
+    width, height, axes = svg_axes(svg)
+    assert axes == expected_axes(kind, nuts_run.read())
+    dpi = 30
+    plot(capsys, str(nuts_run.path), "--kind", kind, "-o", str(png), "--dpi", str(dpi))
+    # the same figure: its size in inches (points / 72) times the dots per inch
+    assert png_size(png) == (round(width / 72 * dpi), round(height / 72 * dpi))
+
+
+@pytest.mark.parametrize("kind", ["trace", "pair", "forest", "ppc", "loo-pit", "autocorr"])
+def test_the_kinds_an_svi_run_has(
+    kind: str, svi_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    svg = tmp_path / f"{kind}.svg"
+    plot(capsys, str(svi_run.path), "--kind", kind, "-o", str(svg))
+    assert svg_axes(svg)[2] == expected_axes(kind, svi_run.read())
+
+
+def test_without_output_the_figure_goes_beside_the_run(
+    nuts_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "schools.nc"
+    run.write_bytes(nuts_run.path.read_bytes())
+    printed = plot(capsys, str(run), "--kind", "energy")
+    assert printed.strip() == str(tmp_path / "schools.energy.svg")
+    assert svg_axes(tmp_path / "schools.energy.svg")[2] == 1
+
+
+def test_a_pdf(nuts_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pdf = tmp_path / "forest.pdf"
+    plot(capsys, str(nuts_run.path), "--kind", "forest", "-o", str(pdf))
+    assert pdf.read_bytes().startswith(b"%PDF")
+
+
+def _marker_lines(fig: Any) -> list[Line2D]:
+    return [
+        line
+        for ax in fig.axes
+        for line in ax.get_lines()
+        if line.get_marker() == "o" and line.get_linewidth() == 0  # ArviZ's divergence marks
+    ]
+
+
+def test_the_pair_plot_marks_the_divergent_draws(nuts_run: SavedRun) -> None:
+    idata = nuts_run.read()
+    diverging = idata.sample_stats["diverging"].values.astype(bool)
+    assert diverging.any(), "the centred eight schools should diverge in its funnel"
+    mu = idata.posterior["mu"].values[diverging]
+    tau = idata.posterior["tau"].values[diverging]
+    fig = figure(idata, "pair", Selection(("mu", "tau")))
+    marked = _marker_lines(fig)
+    assert len(marked) == 1
+    line = marked[0]
+    # exactly the divergent draws, black-edged over the scatter of all draws
+    assert np.array_equal(np.asarray(line.get_xdata()), mu)
+    assert np.array_equal(np.asarray(line.get_ydata()), tau)
+    assert to_hex(line.get_markeredgecolor()) == "#000000"
+    assert len(fig.axes[0].collections) == 1  # the scatter
+
+
+def test_an_svi_pair_plot_has_no_divergences_to_mark(svi_run: SavedRun) -> None:
+    fig = figure(svi_run.read(), "pair")
+    assert _marker_lines(fig) == []
+    assert len(fig.axes) == 3  # alpha-beta, alpha-sigma, beta-sigma
+
+
+def test_chains_take_the_run_view_colours(nuts_run: SavedRun) -> None:
+    idata = nuts_run.read()
+    fig = figure(idata, "trace", Selection(("mu",)))
+    draws = idata.posterior.sizes["draw"]
+    trace_axes = fig.axes[1]  # density, then draws
+    lines = [line for line in trace_axes.get_lines() if len(line.get_xdata()) == draws]
+    chains = idata.posterior.sizes["chain"]
+    assert [to_hex(line.get_color()) for line in lines] == list(CHAIN_COLOURS[:chains])
+    for chain, line in enumerate(lines):
+        assert np.array_equal(np.asarray(line.get_ydata()), idata.posterior["mu"].values[chain])
+
+
+def test_plate_elements_are_picked_by_coords(nuts_run: SavedRun) -> None:
+    idata = nuts_run.read()
+    selection = Selection(("theta",), {"theta_dim_0": ["0", "3"]})
+    fig = figure(idata, "trace", selection)
+    assert len(fig.axes) == 4  # two elements, density and draws each
+    draws = idata.posterior.sizes["draw"]
+    for ax, element in zip(fig.axes[1::2], (0, 3), strict=True):
+        lines = [line for line in ax.get_lines() if len(line.get_xdata()) == draws]
+        assert np.array_equal(
+            np.asarray(lines[0].get_ydata()), idata.posterior["theta"].values[0, :, element]
+        )
+
+
+def test_combined_chains_draw_one_autocorrelation_per_scalar(nuts_run: SavedRun) -> None:
+    idata = nuts_run.read()
+    fig = figure(idata, "autocorr", Selection(("mu", "tau"), combined=True))
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
+
+
+def test_energy_shows_each_chains_e_bfmi(nuts_run: SavedRun) -> None:
+    import arviz as az
+
+    idata = nuts_run.read()
+    fig = figure(idata, "energy")
+    legend = fig.axes[0].get_legend()
+    assert legend is not None
+    texts = [t.get_text() for t in legend.get_texts()]
+    for chain, value in enumerate(az.bfmi(idata)):
+        assert any(f"chain {chain:>2}" in t and f"{value:.2f}" in t for t in texts), texts
+
+
+def test_a_written_log_likelihood_is_the_normal_density_of_the_data(
+    nuts_run: SavedRun, svi_run: SavedRun
+) -> None:
+    for run in (nuts_run, svi_run):
+        if not run.wrote_log_likelihood:
+            pytest.skip("qvr run does not write log_likelihood yet (this folder adds it)")
+        written = run.read().log_likelihood["y"].values
+        np.testing.assert_allclose(written, run.log_likelihood, rtol=1e-5, atol=1e-8)
+
+
+def test_the_command_line_loads_no_plotting_library() -> None:
+    code = (
+        "import sys\n"
+        "import qvr_cli.main\n"
+        "loaded = {'matplotlib', 'arviz'} & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+
+
+def test_arviz_warnings_are_one_line_each(
+    nuts_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one school's observation: ArviZ warns that a density of one value is degenerate
+    args = ["--kind", "ppc", "--coords", "y_dim_0=5", "-o", str(tmp_path / "one.svg")]
+    assert main(["plot", str(nuts_run.path), *args]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith("qvr plot: warning: ") for line in err), err
+    assert svg_axes(tmp_path / "one.svg")[2] == 1

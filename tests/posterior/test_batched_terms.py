@@ -1,0 +1,47 @@
+"""The log-likelihood group scored in batches equals the one scored draw by draw, for
+models whose runtime reads values (the mixture, the HMM) and for those that do not."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from qvr_core.runs import fit, methods
+from tests.conftest import EXAMPLES
+
+MODELS = EXAMPLES / "models"
+CASES = [
+    ("eight_schools_noncentered", "eight_schools"),
+    ("gaussian_mixture", "gaussian_mixture"),
+    ("hmm", "hmm"),
+]
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _terms(name: str, data: str) -> dict[str, torch.Tensor]:
+    source = (MODELS / f"{name}.qvr").read_text()
+    run = fit(source, method="nuts", steps=60, chains=2, seed=3, data=str(MODELS / f"{data}.json"))
+    return {k: torch.from_numpy(v) for k, v in run.results.groups["log_likelihood"].items()}
+
+
+@pytest.mark.parametrize(("name", "data"), CASES)
+def test_batched_terms_equal_the_terms_of_each_draw(
+    name: str, data: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers: list[object] = []
+    original = methods._batched_terms
+
+    def spy(*args: object) -> object:
+        answers.append(original(*args))  # type: ignore[arg-type]  # the same arguments
+        return answers[-1]
+
+    monkeypatch.setattr(methods, "_batched_terms", spy)
+    batched = _terms(name, data)
+    assert answers and answers[0] is not None  # these models run batched
+    monkeypatch.setattr(methods, "_batched_terms", lambda *args: None)  # one by one
+    one_by_one = _terms(name, data)
+    assert one_by_one.keys() == batched.keys()
+    for k, v in batched.items():
+        assert v.shape[:2] == (2, 30)
+        torch.testing.assert_close(v, one_by_one[k], rtol=1e-12, atol=1e-12)
