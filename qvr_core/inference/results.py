@@ -69,6 +69,9 @@ class RunResults:
 
     groups: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     attrs: dict[str, str | int | float] = field(default_factory=dict)
+    #: a variable's axes after (chain, draw) by name (`theta` -> `("School",)`): the
+    #: program's plates, so ArviZ's selections and figures say `School`, not `theta_dim_0`
+    dims: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def add(self, group: str, values: Mapping[str, Any]) -> None:
         if group not in DRAW_GROUPS + DATA_GROUPS:
@@ -84,10 +87,26 @@ class RunResults:
             import arviz as az
 
             groups = {g: dict(v) for g, v in self.groups.items() if v}
-            idata = az.from_dict(**groups)  # type: ignore[arg-type]  # one keyword per group, each a dict
+            idata = az.from_dict(**groups, dims=self._fitting_dims())  # type: ignore[arg-type]  # one keyword per group, each a dict
         for group in idata.groups():
             idata[group].attrs.update(self.attrs)
         return idata
+
+    def _fitting_dims(self) -> dict[str, list[str]]:
+        """The named axes of each variable whose arrays have them in every group (a
+        variable of another shape somewhere keeps ArviZ's default names)."""
+        fitting = {}
+        for name, dims in self.dims.items():
+            shapes = [
+                v[name].shape[2:] if g in DRAW_GROUPS else v[name].shape
+                for g, v in self.groups.items()
+                if name in v
+            ]
+            if shapes and all(len(shape) == len(dims) for shape in shapes):
+                sizes = {len({shape[i] for shape in shapes}) for i in range(len(dims))}
+                if sizes <= {1}:  # one size per named axis
+                    fitting[name] = list(dims)
+        return fitting
 
     @staticmethod
     def destination(path: str | Path) -> Path:

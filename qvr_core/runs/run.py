@@ -113,7 +113,17 @@ def run_program(
         summary = execute(prepared, arguments, calls)
     if results is not None:  # a stopped run's draws are marked partial
         results.attrs.update(run_attributes(summary, arguments.steps))
+        results.dims.update(site_dims(prepared.program))
     return summary
+
+
+def site_dims(program: ProgramLike) -> dict[str, tuple[str, ...]]:
+    """Each site's axes named by its plates, where the program names them all (a model
+    program's sites; `RunResults.dims`)."""
+    dims_of = getattr(program, "site_dims", None)
+    if dims_of is None:
+        return {}
+    return {n: d for n in program.site_names if (d := dims_of(n))}
 
 
 def run_inference(source: str, **arguments: Any) -> dict[str, Any]:

@@ -93,7 +93,7 @@ def _save(
     values = log_likelihood(idata)
     wrote = "log_likelihood" in idata.groups()
     if not wrote:
-        idata.add_groups(log_likelihood={"y": values}, dims={"y": ["y_dim_0"]})
+        idata.add_groups(log_likelihood={"y": values}, dims={"y": ["School"]})
         idata.to_netcdf(path)
     return SavedRun(path, values, wrote)
 

@@ -99,11 +99,11 @@ def test_ppc_names_observed_sites(nuts_run: SavedRun, capsys: pytest.CaptureFixt
 
 def test_unknown_coords(nuts_run: SavedRun, capsys: pytest.CaptureFixture[str]) -> None:
     run = str(nuts_run.path)
-    line = fails(capsys, run, "--coords", "School=0")
-    assert line.endswith("unknown dimension 'School' in posterior; known: theta_dim_0")
-    line = fails(capsys, run, "--coords", "theta_dim_0=8")
-    assert line.endswith("theta_dim_0 has no coordinate 8; it has 0 to 7")
-    assert "write DIM=V,V" in fails(capsys, run, "--coords", "theta_dim_0")
+    line = fails(capsys, run, "--coords", "Plate=0")
+    assert line.endswith("unknown dimension 'Plate' in posterior; known: School")
+    line = fails(capsys, run, "--coords", "School=8")
+    assert line.endswith("School has no coordinate 8; it has 0 to 7")
+    assert "write DIM=V,V" in fails(capsys, run, "--coords", "School")
 
 
 def test_options_a_kind_does_not_take(
@@ -114,7 +114,7 @@ def test_options_a_kind_does_not_take(
     assert "--combined applies to trace, forest, autocorr" in fails(
         capsys, run, "--kind", "rank", "--combined"
     )
-    assert "leave out --coords" in fails(capsys, run, "--kind", "loo-pit", "--coords", "y_dim_0=1")
+    assert "leave out --coords" in fails(capsys, run, "--kind", "loo-pit", "--coords", "School=1")
 
 
 @pytest.mark.parametrize("name", ["run.jpg", "run"])
@@ -144,7 +144,7 @@ def test_too_many_panels_asks_for_a_selection(
     line = fails(capsys, run, "--kind", "pair")
     assert "a pair plot of 10 scalars is 45 panels (at most 20)" in line
     assert "pick sites with --var or plate elements with --coords" in line
-    picked = ["--var", "theta", "--coords", "theta_dim_0=0,1,2,3,4,5"]  # 15 panels
+    picked = ["--var", "theta", "--coords", "School=0,1,2,3,4,5"]  # 15 panels
     assert main(["plot", run, "--kind", "pair", *picked, "-o", str(tmp_path / "p.svg")]) == 0
 
 

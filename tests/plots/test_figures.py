@@ -158,7 +158,7 @@ def test_chains_take_the_run_view_colours(nuts_run: SavedRun) -> None:
 
 def test_plate_elements_are_picked_by_coords(nuts_run: SavedRun) -> None:
     idata = nuts_run.read()
-    selection = Selection(("theta",), {"theta_dim_0": ["0", "3"]})
+    selection = Selection(("theta",), {"School": ["0", "3"]})
     fig = figure(idata, "trace", selection)
     assert len(fig.axes) == 4  # two elements, density and draws each
     draws = idata.posterior.sizes["draw"]
@@ -211,7 +211,7 @@ def test_arviz_warnings_are_one_line_each(
     nuts_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # one school's observation: ArviZ warns that a density of one value is degenerate
-    args = ["--kind", "ppc", "--coords", "y_dim_0=5", "-o", str(tmp_path / "one.svg")]
+    args = ["--kind", "ppc", "--coords", "School=5", "-o", str(tmp_path / "one.svg")]
     assert main(["plot", str(nuts_run.path), *args]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith("qvr plot: warning: ") for line in err), err

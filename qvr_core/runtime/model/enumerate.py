@@ -115,6 +115,9 @@ class SummedModel(nn.Module):
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
         return self.program.site_event_shape(name)
 
+    def site_dims(self, name: str) -> tuple[str, ...] | None:
+        return self.program.site_dims(name)
+
     def run(
         self,
         x: Any = None,

@@ -335,6 +335,17 @@ class ModelProgram(nn.Module):
         last run's (an axis only the data sizes), else None (a guide then sizes it)."""
         return self._static_shapes.get(name, self._shapes.get(name))
 
+    def site_dims(self, name: str) -> tuple[str, ...] | None:
+        """The names of the value's axes, its plates' (`theta : School` -> `("School",)`),
+        so saved draws are labelled as the program names them; None where an axis has no
+        plate to name it (a draw's own axes, one the data sizes)."""
+        site = self._sites.get(name)
+        if site is None or name not in self._static_shapes or site.type is None:
+            return None
+        if site.type.element.event:
+            return None
+        return tuple(p.name for p in site.type.plates if self.sizes[p.name] != 1)
+
     def run(
         self,
         x: Any = None,
