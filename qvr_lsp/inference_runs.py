@@ -19,6 +19,10 @@ read when its worker starts, held once for every run of the same file
 thread (the JSON line, then the raw bytes), never encoded on the event loop.
 A run takes the spare worker when there is one (`spare_worker`: started ahead,
 torch already loaded) and has the next spare started.
+
+The result is the worker's summary with the run view's data under `view`
+(`qvr_core.posterior.view.fit_view`, bounded there: some 5 MB at most), which the
+server passes on as it came: it never reads the draws.
 """
 
 from __future__ import annotations
@@ -336,7 +340,8 @@ def _send_request(fd: int, payload: dict[str, Any], data: DataFile | None) -> No
 
 
 def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
-    """Progress events update the client; the result returns the summary; errors raise."""
+    """Progress events update the client; the result returns the summary (with the view's
+    data under "view"); errors raise."""
     try:
         event = json.loads(line)
     except ValueError:
@@ -351,7 +356,9 @@ def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
         return None
     if kind == "result":
         summary = event.get("summary")
-        return summary if isinstance(summary, dict) else {"result": summary}
+        result = summary if isinstance(summary, dict) else {"result": summary}
+        view = event.get("view")
+        return {**result, "view": view} if isinstance(view, dict) else result
     if kind == "error":
         raise CommandError(str(event.get("message", "the run failed")), event.get("kind", "error"))
     return None

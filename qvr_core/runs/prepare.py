@@ -17,7 +17,7 @@ and observed sites. A model program's data is by name (`runs.model_data`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -61,6 +61,9 @@ class PreparedRun:
     observations: dict[str, Observed]  # a seed program's maybe masked
     data: str  # "synthetic", or the data file's name
     sizing: Sizing | None  # the estimate it was admitted under
+    #: a prior run's observed sites from the data file, which it draws instead of reading:
+    #: kept as observed data, what its prior predictive check compares with
+    unread: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 def checked_program(
@@ -263,9 +266,12 @@ def _model(
         x, observations = split_data(program, arrays, shown)
         del arrays
         method = method_of(arguments)
+        unread: dict[str, torch.Tensor] = {}
         if method == "prior":
+            if data is not None:  # real data: what the prior's draws are checked against
+                unread = dict(observations)
             observations = {}
         with one_thread(), torch.no_grad():
             program.run(x, observations)  # validates the data against the sites' shapes, supports
     given: dict[str, Observed] = dict(observations)
-    return PreparedRun(name, "model", method, program, x, given, data_name(data), sizing)
+    return PreparedRun(name, "model", method, program, x, given, data_name(data), sizing, unread)

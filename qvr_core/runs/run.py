@@ -146,6 +146,8 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
         prepared.sizing,
     )
     job.keep_data()
+    if calls.results is not None and prepared.unread:
+        calls.results.add("observed_data", prepared.unread)
     with ExitStack() as stack:
         if prepared.sizing is not None:
             stack.enter_context(prepared.sizing.guard())

@@ -1,10 +1,13 @@
-"""Code lenses above each program: "Run inference" (exported ones) and "Show diagram".
+"""Code lenses above each program: "Run inference" (exported ones), "Prior predictive"
+(exported model programs) and "Show diagram".
 
 Their commands are client commands, `qvr.client.runInference` and
 `qvr.client.showDiagram` with arguments `[uri, program]`: the VS Code
 extension registers both (a progress notification and a loss chart; a
 diagram webview). Another client maps them onto the server's own commands,
-which accept the same `[uri, program]` arguments; in Neovim:
+which accept the same `[uri, program]` arguments. "Prior predictive" is the run
+command with one object, `[{"uri", "program", "method": "prior"}]`: the program's
+forward runs, drawn in the run view as a predictive check of the prior. In Neovim:
 
     vim.lsp.commands["qvr.client.runInference"] = function(cmd, ctx)
       vim.lsp.buf_request(ctx.bufnr, "workspace/executeCommand",
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 
 RUN_COMMAND = "qvr.client.runInference"
 DIAGRAM_COMMAND = "qvr.client.showDiagram"
+PRIOR_TITLE = "Prior predictive"
 
 
 def register(server: QvrLanguageServer) -> None:
@@ -51,6 +55,10 @@ def register(server: QvrLanguageServer) -> None:
                 run = lsp.Command("Run inference", RUN_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, run))
                 _prepare_worker(server)
+                if name in module.models:  # its priors are the user's own: worth a look
+                    prior = {"uri": uri, "program": name, "method": "prior"}
+                    check = lsp.Command(PRIOR_TITLE, RUN_COMMAND, arguments=[prior])
+                    lenses.append(lsp.CodeLens(rng, check))
             if name in module.programs or name in module.models:  # what the diagram draws
                 draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, draw))

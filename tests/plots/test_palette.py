@@ -8,7 +8,7 @@ from qvr_core.posterior.palette import CHAIN_COLOURS
 from tests.conftest import ROOT
 
 STYLESHEET = ROOT / "vscode-extension" / "media" / "webview.css"
-TRACES = ROOT / "vscode-extension" / "browser" / "loss" / "traces.ts"
+CHAINS = ROOT / "vscode-extension" / "browser" / "loss" / "chains.ts"
 #: `svg .chain-3 { stroke: var(--vscode-charts-red, #d62728); }` or `stroke: #17becf;`
 RULE = re.compile(r"\.chain-(\d+)\s*\{\s*stroke:\s*(?:var\([^,]+,\s*)?(#[0-9a-fA-F]{6})")
 
@@ -20,6 +20,6 @@ def test_the_palette_is_the_run_views() -> None:
 
 
 def test_the_run_view_cycles_through_as_many_colours() -> None:
-    found = re.search(r"const COLOURS = (\d+);", TRACES.read_text("utf-8"))
+    found = re.search(r"const CHAIN_COLOURS = (\d+);", CHAINS.read_text("utf-8"))
     assert found is not None
     assert int(found.group(1)) == len(CHAIN_COLOURS)

@@ -55,6 +55,7 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
         "vanilla_rnn_lm.qvr": path.join(examples, "vanilla_rnn_lm.qvr"),
         "bidirectional_rnn_lm.qvr": path.join(examples, "bidirectional_rnn_lm.qvr"),
         "eight_schools_noncentered.qvr": path.join(examples, "models", "eight_schools_noncentered.qvr"),
+        "eight_schools_centered.qvr": path.join(examples, "models", "eight_schools_centered.qvr"),
         "eight_schools.json": path.join(examples, "models", "eight_schools.json"),
         "bert_mlm.qvr": path.join(examples, "bert_mlm.qvr"),
       },
@@ -324,6 +325,103 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
       await view.locator("#posterior").scrollIntoViewIfNeeded();
       await wb.screenshot("inference-nuts-table", wb.groupWithTab("QVR NUTS"));
     } finally {
+      rmSync(settings);
+    }
+  });
+
+  it("runs NUTS from the code lens and shows rank, pair (divergences marked), energy and predictive plots", async () => {
+    // The centred eight schools diverges: 2 chains of 400 iterations at seed 3 give divergent
+    // draws (checked below against the sampler's own count, not assumed).
+    const settings = path.join(codeServer.workspace, ".vscode", "settings.json");
+    mkdirSync(path.dirname(settings), { recursive: true });
+    writeFileSync(
+      settings,
+      JSON.stringify({
+        "qvr.inference.method": "nuts",
+        "qvr.inference.chains": 2,
+        "qvr.inference.steps": 400,
+        "qvr.inference.seed": 3,
+        "qvr.inference.data": "eight_schools.json",
+      }),
+    );
+    // CSP violations in the webviews show as console errors of their frames.
+    const violations: string[] = [];
+    const onConsole = (message: { type(): string; text(): string }): void => {
+      if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+    };
+    wb.page.on("console", onConsole);
+    try {
+      await wb.openFile("eight_schools_centered.qvr");
+      const lens = (title: string) => wb.activeEditor().locator(".codelens-decoration a", { hasText: title }).first();
+      await lens("Run inference").waitFor({ timeout: FIRST_CHECK_MS });
+      await wb.screenshot("code-lenses-run-and-prior");
+      // As in the NUTS test above: until VS Code has read the workspace settings the run is the
+      // user settings' SVI without the data file, which fails at once; click again once it has.
+      for (let attempt = 1; ; attempt++) {
+        await lens("Run inference").click();
+        const started = wb.page.locator(".notification-toast", { hasText: /QVR NUTS|Inference failed/ }).first();
+        await started.waitFor({ timeout: 30_000 });
+        const text = await started.innerText();
+        if (text.includes("QVR NUTS")) break;
+        assert.ok(attempt < 10 && /reads the data names/.test(text), text);
+        console.log(`# run ${attempt} started before VS Code read the workspace settings; again`);
+        await wb.command("Notifications: Clear All Notifications");
+        await started.waitFor({ state: "detached", timeout: 30_000 });
+      }
+      const view = await wb.webviewFrame("#title", FIRST_CHECK_MS);
+      await view.locator("#title", { hasText: "QVR NUTS: eight_schools_centered" }).waitFor();
+      // The run's end: its summary, then the plots of the fit drawn from its draws.
+      await view.locator("#fit figure.fit-plot[data-plot='ppc'] canvas").waitFor({ timeout: 180_000 });
+      const sampler = await view.locator("#posterior .sampler").innerText();
+      const divergences = Number(/divergences (\d+)/.exec(sampler)?.[1]);
+      assert.ok(divergences > 0, `the centred model diverged at this seed: ${sampler}`);
+      const figures = await view.evaluate(() =>
+        Array.from(document.querySelectorAll<HTMLElement>("#fit figure.fit-plot"), (figure) => {
+          const canvas = figure.querySelector("canvas");
+          let painted = 0;
+          if (canvas !== null) {
+            const pixels = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+            for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
+          }
+          return { plot: figure.dataset.plot, data: { ...figure.dataset }, painted };
+        }),
+      );
+      assert.deepEqual(figures.map((f) => f.plot), ["trace", "rank", "autocorr", "pair", "energy", "forest", "ppc"]);
+      for (const figure of figures) assert.ok(figure.painted > 500, `${figure.plot} is drawn (${figure.painted} pixels)`);
+      const byPlot = Object.fromEntries(figures.map((f) => [f.plot, f.data]));
+      assert.equal(byPlot.rank!.series, "2", "a rank histogram per chain");
+      // Every divergent draw is marked in the pair plot, and the warning says what to do.
+      assert.equal(Number(byPlot.pair!.divergent), divergences);
+      assert.match(await view.locator("#fit .fit-pair li.warning[data-kind='divergences']").innerText(), /remedy: /);
+      assert.match(await view.locator("#fit .fit-bfmi").innerText(), /^E-BFMI: chain 1 [\d.]+.* · chain 2 [\d.]+/);
+      assert.deepEqual([byPlot.ppc!.site, byPlot.ppc!.observed], ["y", "1"]);
+      const group = wb.groupWithTab("QVR NUTS");
+      await view.locator("#fit .fit-scalar").scrollIntoViewIfNeeded();
+      await wb.screenshot("fit-trace-rank-autocorr", group);
+      await view.locator("#fit figure[data-plot='pair']").scrollIntoViewIfNeeded();
+      await wb.screenshot("fit-pair-divergences", group);
+      // Any scalar: the pair plot's y picked from all of them.
+      await view.locator("#pair-y").selectOption({ label: "theta[0]" });
+      await view.locator("#fit figure[data-plot='pair'][data-y='theta[0]']").waitFor();
+      assert.equal(Number(await view.locator("#fit figure[data-plot='pair']").getAttribute("data-divergent")), divergences);
+      await view.locator("#fit figure[data-plot='energy']").scrollIntoViewIfNeeded();
+      await wb.screenshot("fit-energy", group);
+      await view.locator("#fit figure[data-plot='ppc']").scrollIntoViewIfNeeded();
+      await wb.screenshot("fit-posterior-predictive", group);
+      await wb.page.locator(".notification-toast", { hasText: "QVR NUTS" }).first().waitFor({ state: "detached", timeout: 30_000 });
+
+      // The other lens: the prior predictive check, one click.
+      await wb.focusEditor("eight_schools_centered.qvr");
+      await lens("Prior predictive").click();
+      await view.locator("#title", { hasText: "QVR PRIOR: eight_schools_centered" }).waitFor({ timeout: 60_000 });
+      await view.locator("#fit figure.fit-plot[data-plot='ppc'] canvas").waitFor({ timeout: 120_000 });
+      assert.equal(await view.locator("#fit h2").innerText(), "Prior predictive check");
+      assert.equal(await view.locator("#fit figure[data-plot='ppc']").getAttribute("data-kind"), "continuous");
+      await view.locator("#fit").scrollIntoViewIfNeeded();
+      await wb.screenshot("fit-prior-predictive", wb.groupWithTab("QVR PRIOR"));
+      assert.deepEqual(violations, [], "no CSP violations");
+    } finally {
+      wb.page.off("console", onConsole);
       rmSync(settings);
     }
   });

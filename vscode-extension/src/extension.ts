@@ -33,6 +33,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // From an editor menu VS Code passes the resource as a Uri.
       return inference.run(first instanceof vscode.Uri ? [first.toString()] : args);
     }),
+    vscode.commands.registerCommand(ClientCommands.priorPredictive, (...args: unknown[]) => {
+      return inference.run(priorArguments(args));
+    }),
   );
   // Not awaited: activation should not wait for Python to start.
   void server.start();
@@ -41,6 +44,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 export async function deactivate(): Promise<void> {
   await server?.dispose();
   server = undefined;
+}
+
+/** The run command's arguments for a prior predictive run of what `args` name (the active file by default). */
+function priorArguments(args: readonly unknown[]): unknown[] {
+  const [first, second] = args;
+  const uri = first instanceof vscode.Uri ? first.toString() : typeof first === "string" ? first : undefined;
+  const activeUri = vscode.window.activeTextEditor?.document.languageId === "qvr" ? vscode.window.activeTextEditor.document.uri.toString() : undefined;
+  const target = uri ?? activeUri;
+  if (target === undefined) return [];
+  return [{ uri: target, method: "prior", ...(typeof second === "string" ? { program: second } : {}) }];
 }
 
 function diagramTarget(args: readonly unknown[]): { uri: vscode.Uri; name?: string } | undefined {

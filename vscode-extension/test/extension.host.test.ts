@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ClientCommands, type LiveDraws, type Posterior, ServerCommands } from "../src/shared/protocol";
+import { ClientCommands, type FitView, type LiveDraws, type Posterior, ServerCommands } from "../src/shared/protocol";
 import { FakeVscode } from "./helpers/fakeVscode";
 import { fileUri, serverUnavailableReason } from "./helpers/lspServer";
 import { examplesDir, extensionRoot, repoRoot } from "./helpers/paths";
@@ -136,6 +136,13 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
       const posterior = outcome.posterior as Posterior;
       assert.deepEqual(posterior.rows.slice(0, 2).map((r) => r.label), ["mu", "tau"]);
       assert.ok(posterior.rows.every((row) => "r_hat" in row && "ess_bulk" in row));
+      // ... and the draws of the plots after the fit, every scalar of the table among them.
+      const fit = outcome.view as FitView;
+      assert.deepEqual(fit.scalars.map((s) => s.label), posterior.rows.map((r) => r.label));
+      assert.deepEqual([fit.chains, fit.draws, fit.draw_index.map((d) => d.length)], [2, 60, [60, 60]]);
+      assert.equal(fit.divergences, posterior.divergences);
+      assert.equal(fit.ppc[0]?.site, "y", "a NUTS run's posterior predictive check");
+      assert.ok(!vscode.output.some((line) => line.includes('"view"')), "the draws stay out of the output channel");
       // A view that (re)loads gets the last draws with the curve.
       const posted = view.posted.length;
       view.receive({ type: "ready" });
@@ -144,6 +151,30 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
       assert.ok(vscode.output.some((line) => /^ {2}mu\s.*\d\.\d{3}$/m.test(line)), "the table in the output channel");
     } finally {
       for (const key of Object.keys(nuts)) vscode.settings.delete(`qvr.inference.${key}`);
+    }
+  });
+
+  it("Prior Predictive runs the file's prior and sends the view its prior predictive draws", async () => {
+    vscode.settings.set("qvr.inference.data", "examples/models/eight_schools.json");
+    try {
+      const file = fileUri(path.join(examplesDir, "models", "eight_schools_centered.qvr"));
+      // As the code lens sends it: the run command with method "prior".
+      await vscode.commands.get(ClientCommands.runInference)!({ uri: file, program: "eight_schools_centered", method: "prior" });
+      const view = vscode.panels.find((p) => p.viewType === "qvr.inference")!;
+      const start = view.posted.filter((m) => m.type === "start").pop()!;
+      assert.equal(start.title, "QVR PRIOR: eight_schools_centered");
+      const outcome = view.posted[view.posted.length - 1]!;
+      assert.equal(outcome.type, "finished", JSON.stringify(outcome).slice(0, 500));
+      const fit = outcome.view as FitView;
+      assert.deepEqual([fit.group, fit.ppc[0]?.group, fit.ppc[0]?.site], ["prior", "prior_predictive", "y"]);
+      // The palette command: the active file, or the one it is given.
+      const before = view.posted.length;
+      await vscode.commands.get(ClientCommands.priorPredictive)!(file);
+      const again = view.posted.slice(before);
+      assert.equal(again.find((m) => m.type === "start")?.title, "QVR PRIOR: eight_schools_centered.qvr");
+      assert.equal((again[again.length - 1]?.view as FitView | undefined)?.group, "prior");
+    } finally {
+      vscode.settings.delete("qvr.inference.data");
     }
   });
 

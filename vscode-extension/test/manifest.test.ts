@@ -14,7 +14,7 @@ describe("package.json", () => {
     const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
     assert.deepEqual(contributed, Object.values(ClientCommands).sort());
     const titles = manifest.contributes.commands.map((c: { category: string; title: string }) => `${c.category}: ${c.title}`);
-    assert.deepEqual(titles.sort(), ["QVR: Restart Server", "QVR: Run Inference", "QVR: Show Diagram"]);
+    assert.deepEqual(titles.sort(), ["QVR: Prior Predictive", "QVR: Restart Server", "QVR: Run Inference", "QVR: Show Diagram"]);
   });
 
   it("declares every setting the code reads", () => {
@@ -48,6 +48,7 @@ describe("package.json", () => {
       "dist/extension.js",
       "dist/webview/diagram.js",
       "dist/webview/loss.js",
+      "dist/webview/loss.css",
     ]) {
       assert.ok(listed.includes(required), `the package contains ${required}`);
     }

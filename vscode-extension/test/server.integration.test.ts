@@ -115,6 +115,22 @@ describe("the real language server over stdio", { skip: unavailable, timeout: 60
     }
   });
 
+  it("offers a model program a Prior predictive lens the extension runs as a prior run", async () => {
+    const file = path.join(examplesDir, "models", "eight_schools_centered.qvr");
+    const uri = fileUri(file);
+    await server.open(uri, readFileSync(file, "utf8"));
+    await server.diagnostics(uri, () => true);
+    const lenses = await server.connection.sendRequest<{ command?: { title: string; command: string; arguments?: unknown[] } }[] | null>(
+      "textDocument/codeLens",
+      { textDocument: { uri } },
+    );
+    const prior = (lenses ?? []).find((lens) => lens.command?.title === "Prior predictive")?.command;
+    assert.ok(prior, JSON.stringify(lenses));
+    assert.equal(prior.command, ClientCommands.runInference);
+    const target = parseInferenceArguments(prior.arguments ?? []);
+    assert.deepEqual(target, { uri, program: "eight_schools_centered", overrides: { method: "prior" } });
+  });
+
   it("applies qvr.strict from workspace/didChangeConfiguration", async () => {
     const before = server.published.length;
     await server.connection.sendNotification("workspace/didChangeConfiguration", { settings: { qvr: { strict: true } } });

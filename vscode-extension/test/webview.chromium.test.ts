@@ -8,11 +8,13 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, type Page, chromium } from "playwright-core";
 import type { ToDiagramView, ToLossView } from "../src/shared/messages";
-import { type AttentionMap, type DiagramResult, ServerCommands, parseDiagramResult } from "../src/shared/protocol";
+import { parseFitView } from "../src/shared/fitView";
+import { type AttentionMap, type DiagramResult, type FitView, ServerCommands, parseDiagramResult } from "../src/shared/protocol";
 import { type WebviewAssets, createNonce } from "../src/webview/html";
 import { renderDiagramPage, renderLossPage } from "../src/webview/pages";
 import { bidirectionalDot, bidirectionalMermaid } from "./helpers/handwrittenDiagrams";
-import { eightSchoolsLive, nutsProgress, sviPosterior } from "./helpers/liveDraws";
+import { nutsFitView, priorFitView } from "./helpers/fitViews";
+import { eightSchoolsLive, eightSchoolsPosterior, nutsProgress, sviPosterior } from "./helpers/liveDraws";
 import { LspServer, fileUri, serverUnavailableReason } from "./helpers/lspServer";
 import { examplesDir, extensionRoot } from "./helpers/paths";
 
@@ -98,12 +100,16 @@ class PageServer {
   }
 
   assets(bundle: string): WebviewAssets {
-    return {
+    const assets: WebviewAssets = {
       cspSource: this.origin,
       nonce: createNonce(),
       scriptUri: `${this.origin}/dist/webview/${bundle}`,
       styleUri: `${this.origin}/media/webview.css`,
     };
+    // The stylesheet esbuild emits beside a bundle that imports CSS (the run view's uPlot).
+    const styles = bundle.replace(/\.js$/, ".css");
+    if (existsSync(path.join(extensionRoot, "dist", "webview", styles))) assets.bundleStyleUri = `${this.origin}/dist/webview/${styles}`;
+    return assets;
   }
 
   /** The page exactly as generated, with the acquireVsCodeApi shim loaded first under the same nonce. */
@@ -497,6 +503,152 @@ describe("webviews in headless Chromium", { skip, timeout: 240_000 }, () => {
     assert.equal(await page.locator("#attention figure").count(), 0);
     assert.deepEqual(await violations(page), []);
     assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+  /** Per figure of the fit view: its kind, data attributes, and how many of its canvas pixels are painted. */
+  async function fitFigures(page: Page): Promise<{ plot: string; data: Record<string, string>; painted: number; width: number }[]> {
+    return page.evaluate(() =>
+      Array.from(document.querySelectorAll<HTMLElement>("#fit figure.fit-plot"), (figure) => {
+        let painted = 0;
+        let width = 0;
+        for (const canvas of Array.from(figure.querySelectorAll("canvas"))) {
+          width = Math.max(width, canvas.width);
+          const pixels = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+          for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
+        }
+        return { plot: figure.dataset.plot ?? "", data: { ...figure.dataset } as Record<string, string>, painted, width };
+      }),
+    );
+  }
+
+  /** Whether a figure's canvas has a pixel of about `rgb` (a chain's colour). */
+  async function hasColour(page: Page, selector: string, rgb: string): Promise<boolean> {
+    return page.evaluate(
+      ([sel, colour]) => {
+        const [r, g, b] = /\d+/g[Symbol.match](colour)!.map(Number);
+        const canvas = document.querySelector<HTMLCanvasElement>(sel)!;
+        const pixels = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+        for (let i = 0; i < pixels.length; i += 4) {
+          if (pixels[i + 3]! > 200 && Math.abs(pixels[i]! - r!) + Math.abs(pixels[i + 1]! - g!) + Math.abs(pixels[i + 2]! - b!) < 30) return true;
+        }
+        return false;
+      },
+      [selector, rgb] as const,
+    );
+  }
+
+  it("draws a finished NUTS run's rank, pair, energy, forest, autocorrelation and predictive plots with uPlot, under the CSP", async () => {
+    const fixture = nutsFitView();
+    const view: FitView | undefined = parseFitView(fixture.view);
+    assert.ok(view);
+    const page = await openRunPage("QVR NUTS: eight_schools_centered", { width: 1100, height: 900 });
+    await send(page, { type: "start", title: "QVR NUTS: eight_schools_centered", method: "nuts", total: 800 });
+    await send(page, { type: "progress", progress: nutsProgress(eightSchoolsLive([200, 200, 200, 200], false)) });
+    assert.equal(await page.locator("#fit").isVisible(), false, "no plots of the fit while it runs");
+    await send(page, { type: "finished", summary: '{\n  "method": "nuts"\n}', posterior: eightSchoolsPosterior(false), view });
+    await page.locator("#fit figure.fit-plot[data-plot='ppc'] canvas").waitFor();
+    const figures = await fitFigures(page);
+    assert.deepEqual(figures.map((f) => f.plot), ["trace", "rank", "autocorr", "pair", "energy", "forest", "ppc"]);
+    for (const figure of figures) assert.ok(figure.painted > 500, `${figure.plot} is drawn: ${figure.painted} pixels`);
+    const byPlot = Object.fromEntries(figures.map((f) => [f.plot, f.data]));
+    assert.deepEqual([byPlot.trace!.label, byPlot.trace!.series, byPlot.rank!.series], ["mu", "2", "2"]);
+    // The pair plot: 2 chains x 200 draws, the divergent ones marked, and the warning with its remedy beside it.
+    assert.deepEqual([byPlot.pair!.x, byPlot.pair!.y, byPlot.pair!.points], ["mu", "tau", "400"]);
+    assert.equal(Number(byPlot.pair!.divergent), view.divergences);
+    assert.ok(view.divergences > 0, "the fixture's run diverged");
+    assert.ok(await hasColour(page, "#fit figure[data-plot='pair'] canvas", "rgb(229, 20, 0)"), "the divergent draws' crosses");
+    const pairWarning = page.locator("#fit .fit-pair li.warning[data-kind='divergences']");
+    assert.match((await pairWarning.textContent()) ?? "", /⚠warning: 2 of 400 draws after warmup diverged \(marked ✕ in the pair plot\).*remedy: raise the target acceptance/);
+    // E-BFMI per chain under the energy plot, and the low one's warning.
+    assert.equal(await page.textContent("#fit .fit-bfmi"), "E-BFMI: chain 1 0.342 · chain 2 0.263 (under 0.3)");
+    assert.match((await page.textContent("#fit .fit-energy li.warning[data-kind='e_bfmi']")) ?? "", /E-BFMI under 0\.3 \(chain 2: 0\.263\).*remedy: reparameterise/);
+    // The chains are the trace plots' colours (media/webview.css .chain-0, .chain-1).
+    assert.ok(await hasColour(page, "#fit figure[data-plot='trace'] canvas", "rgb(31, 119, 180)"), "chain 1's blue");
+    assert.ok(await hasColour(page, "#fit figure[data-plot='trace'] canvas", "rgb(255, 127, 14)"), "chain 2's orange");
+    assert.deepEqual([byPlot.forest!.site, byPlot.forest!.rows], ["theta", "16"]);
+    assert.deepEqual([byPlot.ppc!.site, byPlot.ppc!.kind, byPlot.ppc!.replicated, byPlot.ppc!.observed], ["y", "continuous", "50", "1"]);
+    await page.screenshot({ path: path.join(screenshots, "run-fit-nuts.png"), fullPage: true });
+
+    // Every scalar is reachable: the filter narrows the list, the pick redraws its plots.
+    await page.fill("#scalar-filter", "theta[3");
+    await page.locator("#fit figure[data-plot='trace'][data-label='theta[3]']").waitFor();
+    assert.deepEqual(await page.locator("#scalar option").allTextContents(), ["theta[3]"]);
+    assert.equal(await page.textContent("#fit .fit-count"), "1 of 10 scalars match");
+    assert.equal(await page.getAttribute("#fit figure[data-plot='rank']", "data-label"), "theta[3]");
+    await page.fill("#scalar-filter", "theta");
+    await page.locator("#fit .fit-count", { hasText: "8 of 10 scalars match" }).waitFor();
+    await page.selectOption("#scalar", { label: "theta[6]" });
+    await page.locator("#fit figure[data-plot='autocorr'][data-label='theta[6]']").waitFor();
+    // The pair plot picks two scalars; the forest combines the chains.
+    await page.selectOption("#pair-y", { label: "theta[0]" });
+    await page.locator("#fit figure[data-plot='pair'][data-y='theta[0]']").waitFor();
+    assert.equal(await page.getAttribute("#fit figure[data-plot='pair']", "data-divergent"), String(view.divergences));
+    await page.check("#forest-combined");
+    await page.locator("#fit figure[data-plot='forest'][data-rows='8']").waitFor();
+    await page.selectOption("#forest-site", { label: "tau" });
+    await page.locator("#fit figure[data-plot='forest'][data-site='tau'][data-rows='1']").waitFor();
+    assert.equal((await fitFigures(page)).length, 7);
+    // A narrower panel draws them again to its width.
+    await page.setViewportSize({ width: 700, height: 900 });
+    await page.waitForFunction(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>("#fit figure[data-plot='energy'] canvas");
+      return canvas !== null && canvas.width / window.devicePixelRatio <= 700;
+    });
+    await page.screenshot({ path: path.join(screenshots, "run-fit-nuts-narrow.png"), fullPage: true });
+    // A new run clears them.
+    await send(page, { type: "start", title: "QVR NUTS: eight_schools_centered", method: "nuts", total: 800 });
+    assert.equal(await page.locator("#fit").isVisible(), false);
+    assert.equal(await page.locator("#fit canvas").count(), 0);
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("draws a prior run's prior predictive check and its prior draws, in a dark theme", async () => {
+    const view = parseFitView(priorFitView().view);
+    assert.ok(view);
+    const page = await openRunPage("QVR PRIOR: eight_schools_centered", { width: 1000, height: 800 });
+    await page.evaluate(() => {
+      document.body.classList.add("vscode-dark");
+      document.body.style.setProperty("--vscode-editor-background", "#1e1e1e");
+      document.body.style.setProperty("--vscode-foreground", "#cccccc");
+    });
+    await send(page, { type: "start", title: "QVR PRIOR: eight_schools_centered", method: "prior", total: 60 });
+    await send(page, { type: "finished", summary: '{\n  "method": "prior"\n}', posterior: null, view });
+    await page.locator("#fit figure.fit-plot[data-plot='ppc'] canvas").waitFor();
+    assert.equal(await page.textContent("#fit h2"), "Prior predictive check");
+    const figures = await fitFigures(page);
+    assert.deepEqual(figures.map((f) => f.plot), ["ppc", "pair", "forest"], "no rank, autocorrelation or energy: no sampler");
+    for (const figure of figures) assert.ok(figure.painted > 500, `${figure.plot} is drawn`);
+    const ppc = figures[0]!.data;
+    assert.deepEqual([ppc.site, ppc.kind, ppc.replicated, ppc.observed], ["y", "continuous", "50", "0"]);
+    assert.match((await page.textContent("#fit figure[data-plot='ppc'] figcaption")) ?? "", /^y: 50 of 60 prior predictive draws \(densities; 4 of their values lie beyond the axis, which spans their middle 99%\)$/);
+    await page.screenshot({ path: path.join(screenshots, "run-fit-prior.png"), fullPage: true });
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("shows no plots for a fit without scalars or observed sites", async () => {
+    const raw = nutsFitView().view;
+    const empty = parseFitView({ ...raw, method: "svi", chains: 1, draw_index: [[]], diverging: [[]], scalars: [], sites: [], energy: null, ppc: [], warnings: [], rank_edges: null });
+    assert.ok(empty);
+    const page = await openRunPage("QVR SVI: bert_mlm");
+    await send(page, { type: "start", title: "QVR SVI: bert_mlm", method: "svi", total: 3 });
+    await send(page, { type: "finished", summary: "{}", posterior: null, view: empty });
+    await page.locator("#details:not([hidden])").waitFor();
+    assert.equal(await page.locator("#fit").isVisible(), false);
+    assert.equal(await page.locator("#fit *").count(), 0);
+    await page.close();
+  });
+
+  it("shows the server's reason when it could not compute the plots", async () => {
+    const page = await openRunPage("QVR NUTS: m");
+    await send(page, { type: "start", title: "QVR NUTS: m", method: "nuts", total: 10 });
+    await send(page, { type: "finished", summary: "{}", posterior: null, view: null, viewError: "the fit view could not be computed: ValueError: <b>x</b>" });
+    assert.equal(await page.textContent("#fit .note"), "the fit view could not be computed: ValueError: <b>x</b>");
+    assert.equal(await page.locator("#fit b").count(), 0);
+    assert.deepEqual(await violations(page), []);
     await page.close();
   });
 });

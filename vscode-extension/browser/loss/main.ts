@@ -1,8 +1,8 @@
 /**
  * The run view: the loss curve drawn from streamed progress; for a NUTS run the
  * trace plots per chain and the posterior table of the draws so far, replaced by
- * the final summary's table when the run finishes (SVI's too); then, for a program
- * with attention, the heatmaps of its weights.
+ * the final summary's table when the run finishes (SVI's too); then the plots of
+ * the fit (fit.ts) and, for a program with attention, the heatmaps of its weights.
  */
 import { formatNumber } from "../../src/shared/chart";
 import type { FromLossView, ToLossView } from "../../src/shared/messages";
@@ -11,6 +11,7 @@ import type { Posterior } from "../../src/shared/protocol";
 import { RunState } from "../../src/shared/runState";
 import { element, vscodeApi } from "../vscodeApi";
 import { drawAttention } from "./attention";
+import { FitPlots } from "./fit";
 import { drawCurve } from "./lossChart";
 import { drawPosterior, drawPosteriorNote } from "./posterior";
 import { drawLegend, drawTraces } from "./traces";
@@ -25,6 +26,7 @@ const legend = element("legend", HTMLElement);
 const traces = element("traces", HTMLElement);
 const posterior = element("posterior", HTMLElement);
 const attention = element("attention", HTMLElement);
+const fit = new FitPlots(element("fit", HTMLElement));
 const details = element("details", HTMLElement);
 const summary = element("summary", HTMLElement);
 
@@ -81,6 +83,7 @@ function redraw(): void {
   drawLoss();
   drawLive();
   drawSummary();
+  fit.resize();
 }
 
 window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
@@ -98,6 +101,7 @@ window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
       summary.textContent = "";
       details.hidden = true;
       drawAttention(attention, []);
+      fit.clear();
       break;
     case "progress":
       state.add(message.progress);
@@ -109,6 +113,7 @@ window.addEventListener("message", (event: MessageEvent<ToLossView>) => {
       details.hidden = false;
       final = message.posterior;
       drawAttention(attention, message.attention ?? []); // its size does not follow the width
+      fit.show(message.view ?? null, message.viewError);
       break;
     case "failed":
       status.textContent = message.message;

@@ -1,17 +1,12 @@
 /** A NUTS run's trace plots: one small plot per scalar, a line per chain, and their legend. */
 import type { LiveDraws, TracePlot } from "../../src/shared/protocol";
 import { layoutTrace } from "../../src/shared/traceChart";
+import { chainClass } from "./chains";
 import { drawAxesFrame, htmlElement, svgElement } from "./svg";
 
 const PLOT_HEIGHT = 150;
 const MIN_PLOT_WIDTH = 260;
 const GAP = 12;
-/** Distinct colours (webview.css, .chain-0 to .chain-7); later chains repeat them dashed. */
-const COLOURS = 8;
-
-function chainClass(chain: number): string {
-  return `chain chain-${chain % COLOURS}${chain >= COLOURS ? " dashed" : ""}`;
-}
 
 function tracePlot(trace: TracePlot, width: number): SVGSVGElement {
   const layout = layoutTrace(trace, { width, height: PLOT_HEIGHT, margin: { top: 22, right: 10, bottom: 24, left: 52 } });

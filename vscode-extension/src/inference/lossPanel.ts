@@ -1,6 +1,6 @@
 /**
  * The run view of the current inference run: the loss curve, a NUTS run's trace
- * plots and the posterior table. It keeps the run's state on the extension side
+ * plots, the posterior table and, once it ends, the plots of the fit. It keeps the run's state on the extension side
  * so that a webview that (re)loads is brought up to date.
  */
 import * as vscode from "vscode";
@@ -52,7 +52,7 @@ export class LossPanel implements vscode.Disposable {
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
       { enableScripts: true, localResourceRoots: webviewRoots(this.extensionUri) },
     );
-    panel.webview.html = renderLossPage(webviewAssets(panel.webview, this.extensionUri, "loss.js"), title);
+    panel.webview.html = renderLossPage(webviewAssets(panel.webview, this.extensionUri, "loss.js", true), title);
     panel.webview.onDidReceiveMessage((raw: unknown) => {
       if (parseLossViewMessage(raw)?.type === "ready") this.replay();
     });

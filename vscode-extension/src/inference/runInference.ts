@@ -15,7 +15,7 @@ import { parseInferenceProgress } from "../shared/parseProgress";
 import { type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
 import { buildInferenceParams, parseInferenceArguments } from "./params";
-import { formatPosterior, formatSummary, summaryAttention, summaryPosterior } from "./summary";
+import { formatPosterior, formatSummary, summaryAttention, summaryPosterior, summaryView } from "./summary";
 
 /** How long to wait for the server to confirm a cancellation before giving up on the run. */
 const CANCEL_GRACE_MS = 10_000;
@@ -127,6 +127,7 @@ export class InferenceRunner implements vscode.Disposable {
         summary: json,
         posterior: summaryPosterior(summary) ?? null,
         attention: summaryAttention(summary),
+        ...summaryView(summary),
       });
     } catch (error) {
       const message = token.isCancellationRequested ? "Cancelled." : `Inference failed: ${errorMessage(error)}`;

@@ -1,18 +1,20 @@
 import { parseAttention } from "../shared/attentionChart";
+import { fitViewError, parseFitView } from "../shared/fitView";
 import { parsePosterior } from "../shared/parseProgress";
 import { posteriorTable, posteriorText } from "../shared/posteriorTable";
-import type { AttentionMap, Posterior } from "../shared/protocol";
+import type { AttentionMap, FitView, Posterior } from "../shared/protocol";
 
 /**
  * The run summary as JSON for the output channel: one line per field, so a
  * 500-step loss series stays one line instead of five hundred. The attention
- * weights (thousands of numbers, drawn in the run view) are left out of it.
+ * weights (thousands of numbers, drawn in the run view) are left out of it, and
+ * so is the view's data (the draws the run view plots).
  */
 export function formatSummary(summary: unknown): string {
   if (typeof summary !== "object" || summary === null || Array.isArray(summary)) {
     return JSON.stringify(summary, null, 2);
   }
-  const fields = Object.entries(summary).map(
+  const fields = Object.entries(summary).filter(([key]) => key !== "view").map(
     ([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(key === "attention" ? withoutWeights(value) : value)}`,
   );
   return fields.length === 0 ? "{}" : `{\n${fields.join(",\n")}\n}`;
@@ -47,4 +49,12 @@ export function summaryPosterior(summary: unknown): Posterior | undefined {
 export function formatPosterior(summary: unknown): string {
   const posterior = summaryPosterior(summary);
   return posterior === undefined ? "" : posteriorText(posteriorTable(posterior));
+}
+
+/** The plots' data of a run's result (`result.view`), checked; or the server's reason it has none. */
+export function summaryView(summary: unknown): { view: FitView | null; viewError?: string } {
+  if (typeof summary !== "object" || summary === null) return { view: null };
+  const raw = (summary as { view?: unknown }).view;
+  const error = fitViewError(raw);
+  return error !== undefined ? { view: null, viewError: error } : { view: parseFitView(raw) ?? null };
 }

@@ -6,6 +6,7 @@ import {
   type AttentionMap,
   type DiagramFormat,
   type DiagramNode,
+  type FitView,
   type InferenceProgress,
   type Posterior,
   type Range,
@@ -26,16 +27,24 @@ export type FromDiagramView =
   | { type: "renderError"; message: string };
 
 // Extension -> run webview (the loss curve; a NUTS run's traces; the posterior table;
-// the attention heatmaps).
+// the plots after a fit; the attention heatmaps).
 export type ToLossView =
   | { type: "start"; title: string; method: string; total: number }
   | { type: "progress"; progress: InferenceProgress }
   /**
    * `summary`: the run's summary as JSON text; `posterior`: its table's data (null when it
    * has none); `attention`: each attention's weights for the first example (absent or
-   * empty: none).
+   * empty: none); `view`: the draws for the plots after a fit (absent or null: none), or
+   * `viewError` when the server could not compute them.
    */
-  | { type: "finished"; summary: string; posterior: Posterior | null; attention?: AttentionMap[] }
+  | {
+      type: "finished";
+      summary: string;
+      posterior: Posterior | null;
+      attention?: AttentionMap[];
+      view?: FitView | null;
+      viewError?: string;
+    }
   | { type: "failed"; message: string };
 
 // Run webview -> extension.

@@ -169,6 +169,98 @@ export interface AttentionMap {
   weights: number[][][];
 }
 
+/** `[mean, 25%, 75%, HDI low, HDI high]` of a scalar's draws (null: not finite). */
+export type FitInterval = (number | null)[];
+
+/** One scalar of a fit's view (an element of a site, `theta[3]`; qvr_core/posterior/view.py). */
+export interface FitScalar {
+  label: string;
+  site: string;
+  index: number[];
+  /** Per chain, the values at `FitView.draw_index[c]`; null when the server's budget left them out. */
+  draws: (number | null)[][] | null;
+  /** Per chain, the histogram of its draws' ranks among all draws over `FitView.rank_edges` (MCMC only). */
+  ranks: number[][] | null;
+  /** Per chain, the autocorrelation at lags 0, 1, ... (MCMC only). */
+  autocorr: (number | null)[][] | null;
+  intervals: { chains: FitInterval[]; combined: FitInterval };
+}
+
+/** A site of the view: its scalars are `scalars[first]` to `scalars[first + count - 1]`; `omitted` were not sent. */
+export interface FitSite {
+  name: string;
+  shape: number[];
+  size: number;
+  first: number;
+  count: number;
+  omitted: number;
+}
+
+/** The energy plot's data (NUTS): per chain the marginal energy and its transitions, and E-BFMI. */
+export interface FitEnergy {
+  marginal: number[][];
+  transition: number[][];
+  bfmi: (number | null)[];
+}
+
+export type SupportKind = "continuous" | "discrete";
+
+/** An observed site's observed values and replicated draws (posterior or prior predictive). */
+export interface PredictiveCheck {
+  site: string;
+  group: string;
+  kind: SupportKind;
+  /** Values per draw, and draws, in the run (the lists hold at most some of them). */
+  size: number;
+  draws: number;
+  observed: number[] | null;
+  replicated: number[][];
+}
+
+/** A reason to doubt what a plot of the view shows, and the usual remedy. */
+export interface ViewWarning {
+  kind: string;
+  /** The plot it is about: "pair", "energy". */
+  plot: string;
+  message: string;
+  remedy: string;
+}
+
+/** What the server cut to keep the view small (`qvr_core.posterior.view` bounds). */
+export interface FitBounds {
+  max_points: number;
+  points: number;
+  scalars: number;
+  shown: number;
+  with_draws: number;
+}
+
+/** A finished run's draws for the run view's plots (`result.view` of `qvr.runInference`). */
+export interface FitView {
+  method: string;
+  /** "posterior" or "prior": the group the scalars come from. */
+  group: string;
+  chains: number;
+  /** Draws per chain in the run. */
+  draws: number;
+  /** Per chain, the draws kept (evenly spaced, and every divergent one). */
+  draw_index: number[][];
+  /** Per chain, whether each kept draw diverged. */
+  diverging: boolean[][];
+  /** Divergent draws in the whole run. */
+  divergences: number;
+  rank_edges: number[] | null;
+  hdi_prob: number;
+  sites: FitSite[];
+  scalars: FitScalar[];
+  energy: FitEnergy | null;
+  ppc: PredictiveCheck[];
+  warnings: ViewWarning[];
+  bounds: FitBounds;
+  /** Why there is no posterior predictive check, when the server left it out. */
+  ppc_note?: string;
+}
+
 export const ServerCommands = {
   diagram: "qvr.diagram",
   runInference: "qvr.runInference",
@@ -182,6 +274,8 @@ export const ServerNotifications = {
 export const ClientCommands = {
   showDiagram: "qvr.client.showDiagram",
   runInference: "qvr.client.runInference",
+  /** A run with method "prior": its prior predictive draws in the run view (also a code lens's, as runInference with method "prior"). */
+  priorPredictive: "qvr.client.priorPredictive",
   restartServer: "qvr.client.restartServer",
 } as const;
 

@@ -14,6 +14,8 @@ export interface WebviewAssets {
   scriptUri: string;
   /** URI of the page's stylesheet (from `webview.asWebviewUri`). */
   styleUri: string;
+  /** URI of the stylesheet esbuild emits beside a bundle that imports CSS (a plotting library's). */
+  bundleStyleUri?: string;
 }
 
 export interface PageOptions {
@@ -57,7 +59,7 @@ export function renderPage(options: PageOptions): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeAttribute(assets.styleUri)}">
+${assets.bundleStyleUri !== undefined ? `<link rel="stylesheet" href="${escapeAttribute(assets.bundleStyleUri)}">\n` : ""}<link rel="stylesheet" href="${escapeAttribute(assets.styleUri)}">
 <title>${escapeHtml(options.title)}</title>
 </head>
 <body${bodyAttributes}>

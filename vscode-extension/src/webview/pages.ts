@@ -27,7 +27,8 @@ export function renderDiagramPage(assets: WebviewAssets, format: DiagramFormat, 
 
 /**
  * The run view: the loss curve; for NUTS the trace plots per chain; the posterior table;
- * once a run of a program with attention ends, a heatmap per head of each attention.
+ * once a run ends, the plots of the fit (rank, pair, energy, forest, autocorrelation, the
+ * predictive check); for a program with attention, a heatmap per head of each attention.
  */
 export function renderLossPage(assets: WebviewAssets, title: string): string {
   return renderPage({
@@ -42,6 +43,7 @@ export function renderLossPage(assets: WebviewAssets, title: string): string {
 </section>
 <main id="chart" aria-label="Loss curve"></main>
 <section id="posterior" aria-label="Posterior summary" hidden></section>
+<section id="fit" aria-label="Plots of the fit" hidden></section>
 <section id="attention" aria-label="Attention weights" hidden></section>
 <details id="details" hidden><summary>Run summary (JSON)</summary><pre id="summary"></pre></details>
 </div>`,

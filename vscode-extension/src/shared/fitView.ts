@@ -1,0 +1,232 @@
+/**
+ * Checks a run result's `view` (qvr_core/posterior/view.py) before the run view draws it.
+ * As with the progress (parseProgress.ts), what is malformed is dropped - a scalar, a
+ * chain's numbers, a predictive check - and sizes are bounded above the server's own
+ * bounds, so a confused server cannot flood the webview.
+ */
+import { MAX_CHAINS } from "./parseProgress";
+import type {
+  FitBounds,
+  FitEnergy,
+  FitInterval,
+  FitScalar,
+  FitSite,
+  FitView,
+  PredictiveCheck,
+  ViewWarning,
+} from "./protocol";
+
+/** The server sends at most 1,000 scalars (`MAX_SCALARS`). */
+export const MAX_FIT_SCALARS = 2000;
+/** Draws per chain: the server's 500 evenly spaced ones and up to as many divergent ones. */
+export const MAX_FIT_POINTS = 1000;
+/** Autocorrelation lags (the server: 0 to 100). */
+export const MAX_LAGS = 201;
+/** Rank histogram bins (twice Sturges' formula: 27 for 10,000 draws a chain). */
+export const MAX_RANK_BINS = 64;
+/** Replicated draws and values per draw of a predictive check (the server: 50 and 1,000). */
+export const MAX_PPC_DRAWS = 100;
+export const MAX_PPC_VALUES = 2000;
+export const MAX_PPC_SITES = 64;
+const MAX_TEXT = 2000;
+const MAX_LABEL = 200;
+
+type Fields = Record<string, unknown>;
+
+function fields(value: unknown): Fields | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
+}
+
+function isNatural(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function text(value: unknown, limit: number): string | undefined {
+  return typeof value === "string" ? value.slice(0, limit) : undefined;
+}
+
+/** Numbers, null for anything that is not a finite number; undefined when `raw` is not a list. */
+function statistics(raw: unknown, limit: number): (number | null)[] | undefined {
+  return Array.isArray(raw) ? raw.slice(0, limit).map((v) => (isFiniteNumber(v) ? v : null)) : undefined;
+}
+
+/** Finite numbers only (the ones that are not are left out); undefined when `raw` is not a list. */
+function finite(raw: unknown, limit: number): number[] | undefined {
+  return Array.isArray(raw) ? raw.slice(0, limit).filter(isFiniteNumber) : undefined;
+}
+
+/** One list per chain, `chains` of them, each parsed by `item`; undefined when one is malformed. */
+function perChain<T>(raw: unknown, chains: number, item: (value: unknown) => T | undefined): T[] | undefined {
+  if (!Array.isArray(raw) || raw.length !== chains) return undefined;
+  const out: T[] = [];
+  for (const value of raw) {
+    const parsed = item(value);
+    if (parsed === undefined) return undefined;
+    out.push(parsed);
+  }
+  return out;
+}
+
+/** The error the server sent in place of a view (`{"error": ...}`), if it did. */
+export function fitViewError(raw: unknown): string | undefined {
+  const view = fields(raw);
+  return view !== undefined && typeof view.error === "string" ? view.error.slice(0, MAX_TEXT) : undefined;
+}
+
+/** A result's `view`; undefined when it is absent or does not describe chains of draws. */
+export function parseFitView(raw: unknown): FitView | undefined {
+  const view = fields(raw);
+  if (view === undefined) return undefined;
+  const { chains, draws } = view;
+  if (!isNatural(chains) || chains < 1 || chains > MAX_CHAINS || !isNatural(draws)) return undefined;
+  const index = perChain(view.draw_index, chains, (v) => {
+    const parsed = finite(v, MAX_FIT_POINTS);
+    return parsed !== undefined && parsed.every(isNatural) ? parsed : undefined;
+  });
+  if (index === undefined) return undefined;
+  const diverging =
+    perChain(view.diverging, chains, (v) => (Array.isArray(v) ? v.slice(0, MAX_FIT_POINTS).map((f) => f === true) : undefined)) ??
+    index.map((chain) => chain.map(() => false));
+  const edges = finite(view.rank_edges, MAX_RANK_BINS + 1);
+  const rankBins = edges !== undefined && edges.length >= 2 ? edges.length - 1 : 0;
+  const scalars: FitScalar[] = [];
+  for (const item of Array.isArray(view.scalars) ? view.scalars.slice(0, MAX_FIT_SCALARS) : []) {
+    const parsed = fitScalar(item, index, rankBins);
+    if (parsed !== undefined) scalars.push(parsed);
+  }
+  const parsed: FitView = {
+    method: text(view.method, MAX_LABEL) ?? "",
+    group: text(view.group, MAX_LABEL) ?? "posterior",
+    chains,
+    draws,
+    draw_index: index,
+    diverging: diverging.map((flags, c) => index[c]!.map((_, i) => flags[i] === true)),
+    divergences: isNatural(view.divergences) ? view.divergences : 0,
+    rank_edges: rankBins > 0 ? edges! : null,
+    hdi_prob: isFiniteNumber(view.hdi_prob) && view.hdi_prob > 0 && view.hdi_prob < 1 ? view.hdi_prob : 0.94,
+    sites: fitSites(view.sites, scalars),
+    scalars,
+    energy: fitEnergy(view.energy, chains),
+    ppc: (Array.isArray(view.ppc) ? view.ppc.slice(0, MAX_PPC_SITES) : []).flatMap((c: unknown) => predictiveCheck(c) ?? []),
+    warnings: (Array.isArray(view.warnings) ? view.warnings : []).flatMap((w: unknown) => viewWarning(w) ?? []),
+    bounds: fitBounds(view.bounds, scalars.length),
+  };
+  const note = text(view.ppc_note, MAX_TEXT);
+  if (note !== undefined) parsed.ppc_note = note;
+  return parsed;
+}
+
+function fitScalar(raw: unknown, index: number[][], rankBins: number): FitScalar | undefined {
+  const scalar = fields(raw);
+  const label = text(scalar?.label, MAX_LABEL);
+  if (scalar === undefined || label === undefined) return undefined;
+  const chains = index.length;
+  const draws = perChain(scalar.draws, chains, (v) => statistics(v, MAX_FIT_POINTS));
+  const ranks = perChain(scalar.ranks, chains, (v) => {
+    const counts = finite(v, MAX_RANK_BINS);
+    return counts !== undefined && counts.length === rankBins && counts.every(isNatural) ? counts : undefined;
+  });
+  const autocorr = perChain(scalar.autocorr, chains, (v) => statistics(v, MAX_LAGS));
+  const intervals = fields(scalar.intervals);
+  const perChainIntervals = perChain(intervals?.chains, chains, (v) => interval(v));
+  const combined = interval(intervals?.combined);
+  if (perChainIntervals === undefined || combined === undefined) return undefined;
+  return {
+    label,
+    site: text(scalar.site, MAX_LABEL) ?? label,
+    index: Array.isArray(scalar.index) && scalar.index.every(isNatural) ? [...scalar.index] : [],
+    // a chain's values go with its kept draws: the same count or none at all
+    draws: draws !== undefined && draws.every((d, c) => d.length === index[c]!.length) ? draws : null,
+    ranks: rankBins > 0 && ranks !== undefined ? ranks : null,
+    autocorr: autocorr ?? null,
+    intervals: { chains: perChainIntervals, combined },
+  };
+}
+
+function interval(raw: unknown): FitInterval | undefined {
+  const values = statistics(raw, 5);
+  return values !== undefined && values.length === 5 ? values : undefined;
+}
+
+function fitSites(raw: unknown, scalars: readonly FitScalar[]): FitSite[] {
+  const sites: FitSite[] = [];
+  for (const item of Array.isArray(raw) ? raw.slice(0, MAX_FIT_SCALARS) : []) {
+    const site = fields(item);
+    const name = text(site?.name, MAX_LABEL);
+    if (site === undefined || name === undefined) continue;
+    const first = isNatural(site.first) ? Math.min(site.first, scalars.length) : scalars.length;
+    const count = isNatural(site.count) ? Math.min(site.count, scalars.length - first) : 0;
+    sites.push({
+      name,
+      shape: Array.isArray(site.shape) && site.shape.every(isNatural) ? [...site.shape] : [],
+      size: isNatural(site.size) ? site.size : count,
+      first,
+      count,
+      omitted: isNatural(site.omitted) ? site.omitted : 0,
+    });
+  }
+  return sites;
+}
+
+function fitEnergy(raw: unknown, chains: number): FitEnergy | null {
+  const energy = fields(raw);
+  if (energy === undefined) return null;
+  const marginal = perChain(energy.marginal, chains, (v) => finite(v, MAX_FIT_POINTS));
+  const transition = perChain(energy.transition, chains, (v) => finite(v, MAX_FIT_POINTS));
+  const bfmi = statistics(energy.bfmi, MAX_CHAINS);
+  if (marginal === undefined || transition === undefined || bfmi === undefined) return null;
+  return { marginal, transition, bfmi };
+}
+
+function predictiveCheck(raw: unknown): [PredictiveCheck] | undefined {
+  const check = fields(raw);
+  const site = text(check?.site, MAX_LABEL);
+  if (check === undefined || site === undefined || !Array.isArray(check.replicated)) return undefined;
+  const replicated: number[][] = [];
+  for (const draw of check.replicated.slice(0, MAX_PPC_DRAWS)) {
+    const values = finite(draw, MAX_PPC_VALUES);
+    if (values !== undefined && values.length > 0) replicated.push(values);
+  }
+  if (replicated.length === 0) return undefined;
+  return [
+    {
+      site,
+      group: text(check.group, MAX_LABEL) ?? "posterior_predictive",
+      kind: check.kind === "discrete" ? "discrete" : "continuous",
+      size: isNatural(check.size) ? check.size : 0,
+      draws: isNatural(check.draws) ? check.draws : replicated.length,
+      observed: check.observed === null ? null : (finite(check.observed, MAX_PPC_VALUES) ?? null),
+      replicated,
+    },
+  ];
+}
+
+function viewWarning(raw: unknown): [ViewWarning] | undefined {
+  const warning = fields(raw);
+  const message = text(warning?.message, MAX_TEXT);
+  if (warning === undefined || message === undefined) return undefined;
+  return [
+    {
+      kind: text(warning.kind, MAX_LABEL) ?? "",
+      plot: text(warning.plot, MAX_LABEL) ?? "",
+      message,
+      remedy: text(warning.remedy, MAX_TEXT) ?? "",
+    },
+  ];
+}
+
+function fitBounds(raw: unknown, shown: number): FitBounds {
+  const bounds = fields(raw) ?? {};
+  const number = (key: string, fallback: number): number => (isNatural(bounds[key]) ? (bounds[key] as number) : fallback);
+  return {
+    max_points: number("max_points", 0),
+    points: number("points", 0),
+    scalars: number("scalars", shown),
+    shown: number("shown", shown),
+    with_draws: number("with_draws", shown),
+  };
+}
