@@ -27,6 +27,7 @@ SKELETON = [
     "qvr_core/inference/__init__.py",
     "qvr_core/dsl.py",
     "qvr_core/runs/__init__.py",
+    "qvr_core/posterior/__init__.py",
     "qvr_core/runtime/__init__.py",
     "qvr_core/graph/__init__.py",
     "qvr_core/ide/__init__.py",
