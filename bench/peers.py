@@ -7,7 +7,8 @@ with `--chains` chains of `--draws` warmup and `--draws` draws (maximum tree dep
 each tool's default adaptation): `qvr run` on examples/models/eight_schools_noncentered.qvr;
 NumPyro 0.22 (JAX on the CPU, chains vectorised in one process)
 on the same model written in NumPyro; Stan through PyStan 3, compiling its model first
-(as every edit of a Stan model does). Each writes its draws to a `.npz` file (`qvr run
+(as every edit of a Stan model does: a fresh comment in its text defeats httpstan's cache
+of builds). Each writes its draws to a `.npz` file (`qvr run
 --output qvr.npz`), so none pays for importing a netCDF writer. Tools that are not
 installed are skipped with a line saying so (`pip install numpyro "jax[cpu]" pystan`; Stan
 also needs a C++ compiler).
@@ -184,7 +185,9 @@ def main(chains: int = 4, draws: int = 1000) -> None:
             print("Stan: no C++ compiler (g++), skipped")
         else:
             code = out / "eight_schools.stan"
-            code.write_text(STAN_MODEL, encoding="utf-8")
+            # httpstan caches a build by the program's text: a new comment makes this
+            # run compile, as the first run after an edit of the model does
+            code.write_text(f"{STAN_MODEL}// run {time.time_ns()}\n", encoding="utf-8")
             results.append(run_script("stan", STAN, chains, draws, out, str(code)))
     print(f"{'tool':<10} {'wall s':>8} {'min bulk ESS':>13} {'ESS/s':>8} {'div':>5} "
           f"{'mu':>6} {'tau':>6}")  # fmt: skip
