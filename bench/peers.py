@@ -62,9 +62,10 @@ def _ess(draws: dict[str, np.ndarray]) -> float:
     return float(min(float(ess[k].min()) for k in PARAMETERS))
 
 
-def _timed(command: list[str]) -> float:
+def _timed(command: list[str], cwd: Path | None = None) -> float:
+    """Wall seconds of `command`, run in `cwd` (a build's scratch files stay there)."""
     began = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd)
     wall = time.perf_counter() - began
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed: {done.stderr.strip()[-2000:]}")
@@ -151,7 +152,7 @@ def run_script(tool: str, script: str, chains: int, draws: int, out: Path, *extr
     program.write_text(textwrap.dedent(script), encoding="utf-8")
     target = out / f"{tool}.npz"
     command = [sys.executable, str(program), str(chains), str(draws), str(DATA), str(target)]
-    wall = _timed([*command, *extra])
+    wall = _timed([*command, *extra], cwd=out)
     got = np.load(target)
     samples = {k: got[k] for k in PARAMETERS}
     return _outcome(tool, wall, samples, int(got["div"]))
