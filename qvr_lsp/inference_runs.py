@@ -22,7 +22,10 @@ torch already loaded) and has the next spare started.
 
 The result is the worker's summary with the run view's data under `view`
 (`qvr_core.posterior.view.fit_view`, bounded there: some 5 MB at most), which the
-server passes on as it came: it never reads the draws.
+server passes on as it came: it never reads the draws. For the view's model
+comparison the server names a private directory (`keep_dir`, one per server,
+removed at exit) in each NUTS and SVI request, where the worker keeps the last
+runs (`kept_runs`); the server never opens them.
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ import itertools
 import json
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -72,6 +77,9 @@ TRANSFER_CHUNK_BYTES = 1 << 20
 #: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
 #: is never imported in place of the real one.
 WORKER_COMMAND = python_module("qvr_lsp.worker")
+#: The methods whose runs the worker keeps for the run view's model comparison.
+KEPT_METHODS = ("nuts", "svi")
+KEEP_DIR_PREFIX = "qvr-runs-"
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,23 @@ class InferenceRuns:
         )
         #: one worker started ahead of the next run (`spare_worker`)
         self.spare = SpareWorker(_start_worker)
+        #: the runs kept for the run view's comparison (`kept_runs`), made at the first
+        #: NUTS or SVI run: private (0700), never in the workspace, removed at exit
+        self._keep_dir: str | None = None
         atexit.register(self.kill_all)
+
+    def keep_dir(self) -> str:
+        """This server's directory of kept runs, made (again, if something removed it)
+        when a run needs it."""
+        if self._keep_dir is None or not os.path.isdir(self._keep_dir):
+            self._keep_dir = tempfile.mkdtemp(prefix=KEEP_DIR_PREFIX)  # mode 0700
+        return self._keep_dir
+
+    def remove_keep_dir(self) -> None:
+        """The kept runs go with the server."""
+        directory, self._keep_dir = self._keep_dir, None
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
 
     def ensure_free(self, uri: str) -> None:
         """One run per document: a second one is refused with a clear error."""
@@ -170,6 +194,8 @@ class InferenceRuns:
                 "program": program,
                 "memory_mb": limits.memory_mb,
             }
+            if request.run.method in KEPT_METHODS:
+                payload["keep_dir"] = self.keep_dir()
             summary = await self._in_turn(payload, data, progress, limits, cancelled)
             outcome = "done"
         except _Stopped as stop:
@@ -307,6 +333,7 @@ class InferenceRuns:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         self._transfers.shutdown(wait=False, cancel_futures=True)
+        self.remove_keep_dir()
 
 
 # ------------------------------------------------------------------ events

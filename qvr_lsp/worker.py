@@ -15,7 +15,8 @@ which is still read). Events are JSON lines on stdout:
     {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
     {"event": "update", "live": {...}}   (NUTS: draws so far, see qvr_core.inference.live)
     {"event": "result", "summary": {...}, "view": {...}}
-        (RunSummary.to_json(); the run view's data, `qvr_core.posterior.view.fit_view`)
+        (RunSummary.to_json(); the run view's data, `qvr_core.posterior.view.fit_view`,
+        with the model comparison of the runs kept in the request's `keep_dir`: `kept_runs`)
     {"event": "error", "kind": "nan" | "inference" | "size" | "memory" | "error", "message": "..."}
 
 Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
@@ -38,6 +39,7 @@ import os
 import resource
 import sys
 import traceback
+from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from qvr_core.datafile import DataFile
@@ -77,9 +79,14 @@ def main() -> int:
     except ValueError as exc:
         _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
         return 2
+    try:
+        keep_dir = _keep_dir(request.pop("keep_dir", None))
+    except ValueError as exc:
+        _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
+        return 2
     _limit_memory(request.pop("memory_mb", None))
     try:
-        summary, view = _run(request, protocol, parent)
+        summary, view = _run(request, protocol, parent, keep_dir)
     except MemoryError:
         _emit(protocol, _memory_error())
         return 1
@@ -98,8 +105,18 @@ def _load_runtime() -> None:
         import qvr_core.runs.run  # noqa: F401  # loaded for the run to come
 
 
+def _keep_dir(value: object) -> Path | None:
+    """The request's `keep_dir` (None without one); ValueError for one that is not an
+    existing directory this process can write (`kept_runs.check_keep_dir`)."""
+    if value is None:
+        return None
+    from qvr_lsp.kept_runs import check_keep_dir
+
+    return check_keep_dir(value)
+
+
 def _run(
-    request: dict[str, Any], protocol: IO[str], parent: int
+    request: dict[str, Any], protocol: IO[str], parent: int, keep_dir: Path | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The run's summary and its view's data."""
     from qvr_core.inference.results import RunResults
@@ -136,7 +153,29 @@ def _run(
     view = fit_view_of(results)
     if refusal is not None and "error" not in view:
         view["ppc_note"] = refusal
+    if keep_dir is not None and "error" not in view:
+        view.update(comparison_of(results, request, keep_dir))
     return summary.to_json(), view
+
+
+def comparison_of(results: Any, request: dict[str, Any], keep_dir: Path) -> dict[str, Any]:
+    """The view's `comparison` (or `comparison_note`) of a completed NUTS or SVI run, which
+    is kept in `keep_dir` for the runs to come (`kept_runs`); nothing for other runs. A
+    failure costs the comparison (a note), never the run or its view."""
+    from qvr_lsp import kept_runs
+
+    if request.get("method") not in ("nuts", "svi"):
+        return {}
+    if results.attrs.get("status", "complete") != "complete":
+        return {"comparison_note": "no model comparison: the run was stopped before its end"}
+    key = kept_runs.run_key(request.get("path"), request.get("program"))
+    try:
+        found: dict[str, Any] = _finite(kept_runs.comparison_view(results, keep_dir, key))
+        json.dumps(found, allow_nan=False)
+    except Exception as exc:  # the run and its view stand
+        traceback.print_exc()
+        return {"comparison_note": f"no model comparison: {type(exc).__name__}: {exc}"}
+    return found
 
 
 def predictive_refusal(request: dict[str, Any], data_bytes: int | None) -> str | None:

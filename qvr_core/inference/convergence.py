@@ -44,7 +44,7 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[:, :half], x[:, x.shape[1] - half :]], axis=0)
 
 
-def _average_ranks(flat: np.ndarray) -> np.ndarray:
+def average_ranks(flat: np.ndarray) -> np.ndarray:
     """Ranks from 1 along axis 0, ties given their average rank (scipy's "average")."""
     n = flat.shape[0]
     order = np.argsort(flat, axis=0, kind="stable")
@@ -66,7 +66,7 @@ def _normal_scores(x: np.ndarray) -> np.ndarray:
     chains, n, k = x.shape
     flat = x.reshape(chains * n, k)
     size = flat.shape[0]
-    p = (_average_ranks(flat) - _BLOM) / (size - 2 * _BLOM + 1)
+    p = (average_ranks(flat) - _BLOM) / (size - 2 * _BLOM + 1)
     return torch.special.ndtri(torch.from_numpy(p)).numpy().reshape(x.shape)
 
 

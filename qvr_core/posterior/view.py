@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from qvr_core.inference.convergence import average_ranks
 from qvr_core.series import evenly_spaced
 
 if TYPE_CHECKING:
@@ -239,23 +240,6 @@ def _rank_edges(chains: int, draws: int) -> np.ndarray:
     the ranks of all draws."""
     bins = int(np.ceil(2 * np.log2(draws)) + 1)
     return np.histogram_bin_edges(np.zeros(1), bins=bins, range=(0, chains * draws))
-
-
-def average_ranks(flat: np.ndarray) -> np.ndarray:
-    """Ranks from 1 along axis 0, ties given their average rank (scipy's "average")."""
-    n = flat.shape[0]
-    order = np.argsort(flat, axis=0, kind="stable")
-    ordered = np.take_along_axis(flat, order, axis=0)
-    position = np.arange(n)[:, None]
-    starts = np.ones_like(ordered, dtype=bool)
-    starts[1:] = ordered[1:] != ordered[:-1]
-    ends = np.ones_like(ordered, dtype=bool)
-    ends[:-1] = ordered[1:] != ordered[:-1]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=0)
-    last = np.minimum.accumulate(np.where(ends, position, n)[::-1], axis=0)[::-1]
-    ranks = np.empty(flat.shape, dtype=np.float64)
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=0)
-    return ranks
 
 
 def _rank_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -329,7 +329,7 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
     }
   });
 
-  it("runs NUTS from the code lens and shows rank, pair (divergences marked), energy and predictive plots", async () => {
+  it("runs NUTS from the code lens and shows rank, pair (divergences marked), energy and predictive plots, then compares two models", async () => {
     // The centred eight schools diverges: 2 chains of 400 iterations at seed 3 give divergent
     // draws (checked below against the sampler's own count, not assumed).
     const settings = path.join(codeServer.workspace, ".vscode", "settings.json");
@@ -419,6 +419,27 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
       assert.equal(await view.locator("#fit figure[data-plot='ppc']").getAttribute("data-kind"), "continuous");
       await view.locator("#fit").scrollIntoViewIfNeeded();
       await wb.screenshot("fit-prior-predictive", wb.groupWithTab("QVR PRIOR"));
+
+      // A second model of the same data, from its own lens: the server keeps both runs (in its
+      // private directory) and the run view ranks them by PSIS-LOO, this run's row marked.
+      await wb.openFile("eight_schools_noncentered.qvr");
+      await lens("Run inference").click();
+      await view.locator("#title", { hasText: /^QVR NUTS: eight_schools$/ }).waitFor({ timeout: 60_000 });
+      const comparison = view.locator("#fit .fit-comparison table.comparison[data-rows='2']");
+      await comparison.waitFor({ timeout: 180_000 });
+      const compared = await comparison.locator("tbody tr").evaluateAll((rows) =>
+        rows.map((row) => ({ name: row.getAttribute("data-name"), current: row.classList.contains("current"), rank: row.firstElementChild?.textContent })),
+      );
+      assert.deepEqual(compared.map((r) => r.name).sort(), ["eight_schools_centered.eight_schools_centered", "eight_schools_noncentered.eight_schools"]);
+      assert.deepEqual(compared.filter((r) => r.current).map((r) => r.name), ["eight_schools_noncentered.eight_schools"]);
+      assert.deepEqual(compared.map((r) => r.rank), ["0", "1"]);
+      assert.deepEqual(
+        (await comparison.locator("thead th").allInnerTexts()).map((t) => t.trim()),
+        ["rank", "name", "elpd_loo", "se", "p_loo", "d_elpd", "dse", "weight", "warning"],
+      );
+      for (const cell of await comparison.locator("tbody td:nth-child(3)").allInnerTexts()) assert.match(cell, /^-\d+\.\d\d$/, "elpd");
+      await view.locator("#fit .fit-comparison").scrollIntoViewIfNeeded();
+      await wb.screenshot("fit-comparison", wb.groupWithTab("QVR NUTS"));
       assert.deepEqual(violations, [], "no CSP violations");
     } finally {
       wb.page.off("console", onConsole);

@@ -13,7 +13,7 @@ import { type AttentionMap, type DiagramResult, type FitView, ServerCommands, pa
 import { type WebviewAssets, createNonce } from "../src/webview/html";
 import { renderDiagramPage, renderLossPage } from "../src/webview/pages";
 import { bidirectionalDot, bidirectionalMermaid } from "./helpers/handwrittenDiagrams";
-import { nutsFitView, priorFitView } from "./helpers/fitViews";
+import { comparisonFixture, nutsFitView, priorFitView } from "./helpers/fitViews";
 import { eightSchoolsLive, eightSchoolsPosterior, nutsProgress, sviPosterior } from "./helpers/liveDraws";
 import { LspServer, fileUri, serverUnavailableReason } from "./helpers/lspServer";
 import { examplesDir, extensionRoot } from "./helpers/paths";
@@ -599,6 +599,52 @@ describe("webviews in headless Chromium", { skip, timeout: 240_000 }, () => {
     await send(page, { type: "start", title: "QVR NUTS: eight_schools_centered", method: "nuts", total: 800 });
     assert.equal(await page.locator("#fit").isVisible(), false);
     assert.equal(await page.locator("#fit canvas").count(), 0);
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
+    await page.close();
+  });
+
+  it("draws the model comparison of the runs on the same data, the current run marked, under the CSP", async () => {
+    const raw = nutsFitView().view;
+    const view = parseFitView({ ...raw, comparison: comparisonFixture() });
+    assert.ok(view?.comparison);
+    const page = await openRunPage("QVR NUTS: eight_schools_centered", { width: 1100, height: 900 });
+    await send(page, { type: "start", title: "QVR NUTS: eight_schools_centered", method: "nuts", total: 400 });
+    await send(page, { type: "finished", summary: '{\n  "method": "nuts"\n}', posterior: eightSchoolsPosterior(false), view });
+    const table = page.locator("#fit .fit-comparison table.comparison");
+    await table.waitFor();
+    assert.equal(await table.getAttribute("data-rows"), "2");
+    assert.deepEqual(
+      (await table.locator("thead th").allTextContents()).map((t) => t.trim()),
+      ["rank", "name", "elpd_loo", "se", "p_loo", "d_elpd", "dse", "weight", "warning"],
+    );
+    const rows = await table.locator("tbody tr").evaluateAll((trs) =>
+      trs.map((tr) => ({ current: tr.classList.contains("current"), aria: tr.getAttribute("aria-current"), cells: Array.from(tr.children, (c) => c.textContent) })),
+    );
+    assert.deepEqual(rows, [
+      { current: true, aria: "true", cells: ["0", "eight_schools_centered.eight_schools_centeredthis run", "-30.35", "1.16", "0.64", "0.00", "0.00", "1.00", "⚠"] },
+      { current: false, aria: null, cells: ["1", "eight_schools_noncentered.eight_schools", "-30.86", "1.39", "0.94", "0.51", "0.36", "0.00", "⚠"] },
+    ]);
+    // The current run's row stands out (bold), and the table is styled as the posterior table.
+    const weights = await table.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => getComputedStyle(tr.querySelector("td")!).fontWeight));
+    assert.deepEqual(weights, ["700", "400"]);
+    assert.equal(await table.evaluate((t) => getComputedStyle(t).borderCollapse), "collapse");
+    const warnings = page.locator("#fit .fit-comparison li.warning");
+    assert.equal(await warnings.count(), 4);
+    assert.match((await warnings.nth(3).textContent()) ?? "", /^⚠warning: eight_schools_noncentered\.eight_schools is within two standard errors .*remedy: prefer the simpler/);
+    assert.equal(await page.locator("#fit .fit-comparison li.warning[data-kind='divergences'] .remedy").count(), 1);
+    // Under the forest plot, before the predictive check; no figure of its own.
+    const order = await page.evaluate(() => Array.from(document.querySelectorAll("#fit > .fit-block"), (b) => b.className));
+    assert.deepEqual(order.slice(-3), ["fit-block fit-forest", "fit-block fit-comparison", "fit-block fit-ppc"]);
+    await page.locator("#fit .fit-comparison").screenshot({ path: path.join(screenshots, "run-fit-comparison.png") });
+    // Names are text, never markup; a run alone on its data shows the note instead.
+    const hostile = parseFitView({ ...raw, comparison: { ...comparisonFixture(), rows: comparisonFixture().rows.map((r, i) => ({ ...r, name: `<img src=x onerror=alert(${i})>` })), current: "<img src=x onerror=alert(0)>" } });
+    await send(page, { type: "finished", summary: "{}", posterior: null, view: hostile });
+    await page.locator("#fit .fit-comparison tr.current th", { hasText: "<img src=x onerror=alert(0)>" }).waitFor();
+    assert.equal(await page.locator("#fit img").count(), 0);
+    await send(page, { type: "finished", summary: "{}", posterior: null, view: parseFitView({ ...raw, comparison_note: "run another model on the same data to compare" }) });
+    await page.locator("#fit .fit-comparison .note", { hasText: "run another model on the same data to compare" }).waitFor();
+    assert.equal(await page.locator("#fit table.comparison").count(), 0);
     assert.deepEqual(await violations(page), []);
     assert.deepEqual((page as Page & { qvrErrors?: string[] }).qvrErrors, []);
     await page.close();

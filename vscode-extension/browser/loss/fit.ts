@@ -23,7 +23,8 @@ import {
   rankSeries,
   traceSeries,
 } from "../../src/shared/fitCharts";
-import type { FitScalar, FitView, ViewWarning } from "../../src/shared/protocol";
+import { comparisonTable } from "../../src/shared/comparisonTable";
+import type { FitComparison, FitScalar, FitView, ViewWarning } from "../../src/shared/protocol";
 import { CHAIN_COLOURS, chainClass } from "./chains";
 import { htmlElement, svgElement } from "./svg";
 
@@ -199,6 +200,7 @@ export class FitPlots {
     blocks.push(...this.pairBlock(view, colours, width));
     if (view.energy !== null) blocks.push(this.energyBlock(view, colours, width));
     blocks.push(...this.forestBlock(view, colours, width));
+    if (!prior) blocks.push(...comparisonBlock(view));
     if (!prior) blocks.push(...this.checks(view, colours, width));
     // A fit with nothing to plot (a network's SVI without latent sites): no section at all.
     this.container.hidden = blocks.length === 0;
@@ -588,6 +590,70 @@ function warningList(warnings: readonly ViewWarning[], plot: string): HTMLElemen
     list.append(item);
   }
   return [list];
+}
+
+/** The model comparison (`FitView.comparison`): a table of the runs, the current one marked, then
+ * its warnings with their remedies; or the note saying why there is none. Plain DOM, text only. */
+function comparisonBlock(view: FitView): HTMLElement[] {
+  if (view.comparison === undefined && view.comparison_note === undefined) return [];
+  const block = htmlElement("div", "fit-block fit-comparison");
+  const controls = htmlElement("div", "fit-controls");
+  controls.append(htmlElement("span", "fit-heading", "Model comparison"));
+  block.append(controls);
+  if (view.comparison === undefined) {
+    block.append(htmlElement("p", "note", view.comparison_note!));
+    return [block];
+  }
+  block.append(...comparisonParts(view.comparison));
+  return [block];
+}
+
+function comparisonParts(comparison: FitComparison): HTMLElement[] {
+  const model = comparisonTable(comparison);
+  const table = htmlElement("table", "posterior comparison");
+  table.dataset.rows = String(model.lines.length);
+  table.createCaption().textContent = model.caption;
+  const head = table.createTHead().insertRow();
+  head.append(...model.columns.map((title) => Object.assign(htmlElement("th", undefined, title), { scope: "col" })));
+  const body = table.createTBody();
+  for (const line of model.lines) {
+    const row = body.insertRow();
+    row.dataset.name = line.name;
+    if (line.current) {
+      row.className = "current";
+      row.setAttribute("aria-current", "true");
+    }
+    const name = Object.assign(htmlElement("th", "name", line.name), { scope: "row" });
+    if (line.current) name.append(htmlElement("span", "this-run", "this run"));
+    const warning = htmlElement("td", line.warning !== "" ? "flag" : undefined, line.warning);
+    if (line.warningTitle !== "") warning.title = line.warningTitle;
+    row.append(
+      htmlElement("td", undefined, line.rank),
+      name,
+      ...line.cells.map((cell) => htmlElement("td", cell === "n/a" ? "na" : undefined, cell)),
+      warning,
+    );
+  }
+  const scroll = htmlElement("div", "table-scroll");
+  scroll.append(table);
+  const parts: HTMLElement[] = [scroll];
+  if (model.warnings.length > 0) {
+    const list = htmlElement("ul", "warnings");
+    for (const found of model.warnings) {
+      const item = htmlElement("li", "warning");
+      item.dataset.kind = found.code;
+      item.append(
+        htmlElement("span", "mark", "⚠"),
+        htmlElement("strong", undefined, "warning: "),
+        htmlElement("span", "message", found.message),
+        htmlElement("span", "remedy", `remedy: ${found.remedy}`),
+      );
+      list.append(item);
+    }
+    parts.push(list);
+  }
+  for (const note of model.notes) parts.push(htmlElement("p", "note", note));
+  return parts;
 }
 
 /** A legend of series by colour (canvas series have no element to style). */

@@ -6,7 +6,9 @@
  */
 import { MAX_CHAINS } from "./parseProgress";
 import type {
+  ComparisonRow,
   FitBounds,
+  FitComparison,
   FitEnergy,
   FitInterval,
   FitScalar,
@@ -28,6 +30,9 @@ export const MAX_RANK_BINS = 64;
 export const MAX_PPC_DRAWS = 100;
 export const MAX_PPC_VALUES = 2000;
 export const MAX_PPC_SITES = 64;
+/** Runs in a comparison: the worker keeps at most 8 (`kept_runs.MAX_KEPT`). */
+export const MAX_COMPARISON_ROWS = 8;
+const MAX_COMPARISON_WARNINGS = 64;
 const MAX_TEXT = 2000;
 const MAX_LABEL = 200;
 
@@ -117,7 +122,63 @@ export function parseFitView(raw: unknown): FitView | undefined {
   };
   const note = text(view.ppc_note, MAX_TEXT);
   if (note !== undefined) parsed.ppc_note = note;
+  const comparison = parseComparison(view.comparison);
+  if (comparison !== undefined) parsed.comparison = comparison;
+  const comparisonNote = text(view.comparison_note, MAX_TEXT);
+  if (comparisonNote !== undefined) parsed.comparison_note = comparisonNote;
   return parsed;
+}
+
+/**
+ * The view's `comparison`; undefined when it is absent or malformed: an unknown criterion,
+ * no rows or more than `MAX_COMPARISON_ROWS`, a row without its name, rank or flags, two rows
+ * of one name. A number that is not finite is null (shown "n/a"); a warning without its
+ * message or remedy is left out.
+ */
+export function parseComparison(raw: unknown): FitComparison | undefined {
+  const comparison = fields(raw);
+  if (comparison === undefined || (comparison.ic !== "loo" && comparison.ic !== "waic")) return undefined;
+  const { rows } = comparison;
+  if (!Array.isArray(rows) || rows.length === 0 || rows.length > MAX_COMPARISON_ROWS) return undefined;
+  const parsed: ComparisonRow[] = [];
+  for (const item of rows) {
+    const row = comparisonRow(item);
+    if (row === undefined || parsed.some((r) => r.name === row.name)) return undefined;
+    parsed.push(row);
+  }
+  const warnings = (Array.isArray(comparison.warnings) ? comparison.warnings.slice(0, MAX_COMPARISON_WARNINGS) : []).flatMap((w: unknown) => {
+    const warning = fields(w);
+    const message = text(warning?.message, MAX_TEXT);
+    const remedy = text(warning?.remedy, MAX_TEXT);
+    return message !== undefined && remedy !== undefined ? [{ code: text(warning?.code, MAX_LABEL) ?? "", message, remedy }] : [];
+  });
+  const notes = (Array.isArray(comparison.notes) ? comparison.notes.slice(0, MAX_COMPARISON_WARNINGS) : []).flatMap((n: unknown) => {
+    const note = text(n, MAX_TEXT);
+    return note !== undefined ? [note] : [];
+  });
+  const out: FitComparison = { ic: comparison.ic, scale: text(comparison.scale, MAX_LABEL) ?? "log", rows: parsed, warnings, notes };
+  const current = text(comparison.current, MAX_LABEL);
+  if (current !== undefined && parsed.some((r) => r.name === current)) out.current = current;
+  return out;
+}
+
+function comparisonRow(raw: unknown): ComparisonRow | undefined {
+  const row = fields(raw);
+  const name = text(row?.name, MAX_LABEL);
+  if (row === undefined || name === undefined || name === "" || !isNatural(row.rank) || typeof row.warning !== "boolean") return undefined;
+  const number = (value: unknown): number | null => (isFiniteNumber(value) ? value : null);
+  return {
+    name,
+    rank: row.rank,
+    elpd: number(row.elpd),
+    se: number(row.se),
+    p: number(row.p),
+    d_elpd: number(row.d_elpd),
+    dse: number(row.dse),
+    weight: number(row.weight),
+    warning: row.warning,
+    pareto_k_bad: isNatural(row.pareto_k_bad) ? row.pareto_k_bad : 0,
+  };
 }
 
 function fitScalar(raw: unknown, index: number[][], rankBins: number): FitScalar | undefined {

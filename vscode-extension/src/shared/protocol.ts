@@ -259,6 +259,38 @@ export interface FitView {
   bounds: FitBounds;
   /** Why there is no posterior predictive check, when the server left it out. */
   ppc_note?: string;
+  /** The models compared on this run's data (the worker's kept runs, `qvr_lsp/kept_runs.py`). */
+  comparison?: FitComparison;
+  /** Why there is no comparison (this run alone on its data, no ArviZ, too large). */
+  comparison_note?: string;
+}
+
+/** A run in the comparison, as `az.compare` ranks it (`rank` 0 the best; `d_elpd`, `dse` to the best). */
+export interface ComparisonRow {
+  name: string;
+  rank: number;
+  elpd: number | null;
+  se: number | null;
+  p: number | null;
+  d_elpd: number | null;
+  dse: number | null;
+  weight: number | null;
+  /** ArviZ's warning flag: the estimate is unreliable for some observations. */
+  warning: boolean;
+  /** Observations with Pareto k over ArviZ's threshold (WAIC: a varying log predictive density). */
+  pareto_k_bad: number;
+}
+
+/** `qvr_core.posterior.comparison.Comparison.to_json()`, with the current run's name. */
+export interface FitComparison {
+  /** "loo" or "waic". */
+  ic: string;
+  scale: string;
+  rows: ComparisonRow[];
+  warnings: { code: string; message: string; remedy: string }[];
+  notes: string[];
+  /** The row of the run this view is of, when it is among the rows. */
+  current?: string;
 }
 
 export const ServerCommands = {

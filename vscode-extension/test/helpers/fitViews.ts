@@ -1,7 +1,8 @@
 /**
  * The run view's data of two real runs of the centred eight schools (test/fixtures, written by
  * test/fixtures/fit_view.py from the worker's own code): NUTS, 2 chains of 200 draws with
- * divergences and a low E-BFMI; and the program's prior.
+ * divergences and a low E-BFMI; and the program's prior. And a real comparison: the view's
+ * `comparison` after the non-centred, then the centred eight schools (the current run).
  */
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
@@ -24,4 +25,11 @@ export function nutsFitView(): FitViewFixture {
 
 export function priorFitView(): FitViewFixture {
   return fixture("fit-view-prior.json");
+}
+
+/** The raw `comparison` of the view (`Comparison.to_json()` with `current`). */
+export function comparisonFixture(): Record<string, unknown> & { rows: Record<string, unknown>[] } {
+  return JSON.parse(readFileSync(path.join(extensionRoot, "test", "fixtures", "fit-view-comparison.json"), "utf8")) as Record<string, unknown> & {
+    rows: Record<string, unknown>[];
+  };
 }
