@@ -39,7 +39,6 @@ import logging
 import os
 import shutil
 import signal
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -58,6 +57,7 @@ from qvr_lsp.children import (
 )
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
+from qvr_lsp.keep_dirs import make_keep_dir
 from qvr_lsp.run_data import DataFiles, DataSource
 from qvr_lsp.run_progress import RunProgress
 from qvr_lsp.spare_worker import WARM_VARIABLE, SpareWorker
@@ -79,7 +79,6 @@ TRANSFER_CHUNK_BYTES = 1 << 20
 WORKER_COMMAND = python_module("qvr_lsp.worker")
 #: The methods whose runs the worker keeps for the run view's model comparison.
 KEPT_METHODS = ("nuts", "svi")
-KEEP_DIR_PREFIX = "qvr-runs-"
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ class InferenceRuns:
         """This server's directory of kept runs, made (again, if something removed it)
         when a run needs it."""
         if self._keep_dir is None or not os.path.isdir(self._keep_dir):
-            self._keep_dir = tempfile.mkdtemp(prefix=KEEP_DIR_PREFIX)  # mode 0700
+            self._keep_dir = make_keep_dir()  # mode 0700; dead servers' folders removed
         return self._keep_dir
 
     def remove_keep_dir(self) -> None:
