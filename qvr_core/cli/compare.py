@@ -20,18 +20,19 @@ import argparse
 import json
 import math
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
+
+from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
 
 if TYPE_CHECKING:
     from qvr_core.posterior.comparison import Comparison
     from qvr_core.posterior.predictive_checks import PredictiveCheck
 
-EXIT_USAGE = 2
 COLUMNS = ("rank", "elpd", "se", "p", "d_elpd", "dse", "weight", "warning")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.error = _usage_error  # type: ignore[method-assign]  # exit status 2, one line
+    one_line_errors(p, "compare")
     p.add_argument("files", nargs="+", metavar="RUN", help="files written by qvr run --output")
     p.add_argument(
         "--ic", choices=("loo", "waic"), default="loo", help="PSIS-LOO (default) or WAIC"
@@ -47,11 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also run posterior predictive checks of each run (needs qvr run --predictive)",
     )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-
-
-def _usage_error(message: str) -> NoReturn:
-    print(f"qvr compare: error: {message} (qvr compare --help lists the options)", file=sys.stderr)
-    sys.exit(EXIT_USAGE)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -20,12 +20,11 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable
-from typing import NoReturn
 
+from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.run_arguments import RunArgumentError, validate_run_arguments
 
-EXIT_USAGE = 2
 #: The formats written (kept in step with `qvr_core.runs.synthesise.SUFFIXES`, which
 #: imports torch: this module must not).
 SUFFIXES = (".npz", ".json")
@@ -34,7 +33,7 @@ MAX_ROWS = 1_000_000
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the `qvr data` options on `parser`."""
-    parser.error = _usage_error  # type: ignore[method-assign]  # exit status 2, one line
+    one_line_errors(parser, "data")
     parser.add_argument("file", metavar="FILE", help="the .qvr source file")
     parser.add_argument("--program", help="the exported program (default: the first)")
     parser.add_argument(
@@ -53,11 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seq-len", type=_checked("seq_len"), default=8, help="a seed program's sequence length"
     )
-
-
-def _usage_error(message: str) -> NoReturn:
-    print(f"qvr data: error: {message} (qvr data --help lists the options)", file=sys.stderr)
-    sys.exit(EXIT_USAGE)
 
 
 def _checked(key: str) -> Callable[[str], int]:

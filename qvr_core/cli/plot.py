@@ -13,17 +13,17 @@ import argparse
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
 from qvr_core.posterior.figures import KINDS, FigureError, Selection, figure
 from qvr_core.runtime.errors import first_line
 
 SUFFIXES = (".svg", ".png", ".pdf")
-EXIT_USAGE = 2
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.error = _usage_error  # type: ignore[method-assign]  # exit status 2, one line
+    one_line_errors(p, "plot")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = "kinds:\n" + "\n".join(f"  {name:<9} {k.summary}" for name, k in KINDS.items())
     p.add_argument("file", metavar="RUN", help="a run written by qvr run --output RUN.nc")
@@ -53,12 +53,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "-o", "--output", metavar="OUT", help="an .svg, .png or .pdf (default: RUN.KIND.svg)"
     )
     p.add_argument("--dpi", type=int, default=100, help="pixels per inch of a PNG (default: 100)")
-
-
-def _usage_error(message: str) -> NoReturn:
-    """A bad option is one line on stderr and exit status 2 (no usage block)."""
-    print(f"qvr plot: error: {message} (qvr plot --help lists the options)", file=sys.stderr)
-    sys.exit(EXIT_USAGE)
 
 
 def _fail(message: str) -> int:

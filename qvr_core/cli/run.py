@@ -28,9 +28,10 @@ import stat
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from qvr_core.cli.fit_table import format_table
+from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
 from qvr_core.files import UnreadableFile, command_line_roots, kind_of, read_text
 from qvr_core.run_arguments import (
     GUIDES,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from qvr_core.runs.summary import RunSummary
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_USAGE = 2
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     so an argument out of range is one line and exit status 2, never a traceback.
     """
     d = RunArguments()
-    parser.error = _usage_error  # type: ignore[method-assign]  # exit status 2, one line
+    one_line_errors(parser, "run")
     parser.add_argument("file", help="the .qvr source file")
     parser.add_argument("--program", help="the exported program to run (default: the first)")
     parser.add_argument("--method", default=d.method, help=f"{', '.join(METHODS)}; default svi")
@@ -108,12 +108,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --output: draw the observed sites again under each posterior draw",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-
-
-def _usage_error(message: str) -> NoReturn:
-    """A bad option is one line on stderr and exit status 2 (no usage block)."""
-    print(f"qvr run: error: {message} (qvr run --help lists the options)", file=sys.stderr)
-    sys.exit(EXIT_USAGE)
 
 
 def _field(key: str) -> Any:

@@ -193,6 +193,12 @@ def criterion_of(
 ) -> Loo:
     """`loo_of`, or with `ic="waic"` WAIC by `az.waic` (its count of unreliable
     observations: those whose log predictive density varies more than 0.4)."""
+    return _criterion(idata, ic, var_name, name)[0]
+
+
+def _criterion(idata: Any, ic: str, var_name: str | None, name: str) -> tuple[Loo, Any]:
+    """`criterion_of` with ArviZ's own result (`ELPDData`), which `az.compare` takes
+    instead of computing the criterion again."""
     _check_ic(ic)
     single, var, note = likelihood_of(idata, var_name, name)
     caught: list[FitWarning] = []
@@ -230,7 +236,7 @@ def criterion_of(
         note=note,
     )
     own = _warnings_of(loo, idata, name, log_lik)
-    return _replace_warnings(loo, (*own, *(w for w in caught if w not in own)))
+    return _replace_warnings(loo, (*own, *(w for w in caught if w not in own))), result
 
 
 def _replace_warnings(loo: Loo, found: tuple[FitWarning, ...]) -> Loo:
@@ -383,12 +389,10 @@ def compare_runs(
     _check_ic(ic)
     if not runs:
         raise ComparisonError("nothing to compare: give at least one run")
-    singles: dict[str, Any] = {}
+    computed: dict[str, Any] = {}  # ArviZ's ELPDData: az.compare does not compute it again
     each: dict[str, Loo] = {}
     for name, idata in runs.items():
-        single, _, _ = likelihood_of(idata, var_name, name)
-        singles[name] = single
-        each[name] = criterion_of(idata, ic=ic, var_name=var_name, name=name)
+        each[name], computed[name] = _criterion(idata, ic, var_name, name)
     found = [w for loo in each.values() for w in loo.warnings]
     notes = tuple(f"{n}: {loo.note}" for n, loo in each.items() if loo.note)
     if len(runs) == 1:
@@ -399,7 +403,7 @@ def compare_runs(
     found.extend(_data_differs(runs))
     caught: list[FitWarning] = []
     with _arviz_warnings(caught, "the comparison"):
-        table = az.compare(singles, ic=ic)  # type: ignore[arg-type]  # ic: "loo" | "waic"
+        table = az.compare(computed, ic=ic)  # type: ignore[arg-type]  # ic: "loo" | "waic"
     rows = []
     for name, r in table.iterrows():
         key = str(name)

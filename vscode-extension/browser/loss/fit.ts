@@ -27,6 +27,7 @@ import { comparisonTable } from "../../src/shared/comparisonTable";
 import type { FitComparison, FitScalar, FitView, ViewWarning } from "../../src/shared/protocol";
 import { CHAIN_COLOURS, chainClass } from "./chains";
 import { htmlElement, svgElement } from "./svg";
+import { warningList } from "./warnings";
 
 const SMALL_HEIGHT = 170;
 const LARGE_HEIGHT = 300;
@@ -349,7 +350,7 @@ export class FitPlots {
       this.render();
     });
     controls.append(htmlElement("span", "fit-heading", "Pair plot"), xs.label, ys.label);
-    block.append(controls, ...warningList(view.warnings, "pair"));
+    block.append(controls, ...plotWarnings(view.warnings, "pair"));
     const a = view.scalars[x]!;
     const b = view.scalars[y]!;
     const pair = pairData(view, a, b);
@@ -380,7 +381,7 @@ export class FitPlots {
 
   private energyBlock(view: FitView, colours: Colours, width: number): HTMLElement {
     const block = htmlElement("div", "fit-block fit-energy");
-    block.append(htmlElement("div", "fit-controls", ""), ...warningList(view.warnings, "energy"));
+    block.append(htmlElement("div", "fit-controls", ""), ...plotWarnings(view.warnings, "energy"));
     block.firstElementChild!.append(htmlElement("span", "fit-heading", "Energy"));
     const energy = energyDensities(view);
     if (energy === undefined) return block;
@@ -574,22 +575,9 @@ function smallWidth(width: number, wanted: number): number {
 }
 
 /** The view's warnings about `plot`, as the posterior table shows its own: ⚠, message, remedy. */
-function warningList(warnings: readonly ViewWarning[], plot: string): HTMLElement[] {
+function plotWarnings(warnings: readonly ViewWarning[], plot: string): HTMLElement[] {
   const mine = warnings.filter((w) => w.plot === plot);
-  if (mine.length === 0) return [];
-  const list = htmlElement("ul", "warnings");
-  for (const warning of mine) {
-    const item = htmlElement("li", "warning");
-    item.dataset.kind = warning.kind;
-    item.append(
-      htmlElement("span", "mark", "⚠"),
-      htmlElement("strong", undefined, "warning: "),
-      htmlElement("span", "message", warning.message),
-      htmlElement("span", "remedy", `remedy: ${warning.remedy}`),
-    );
-    list.append(item);
-  }
-  return [list];
+  return mine.length === 0 ? [] : [warningList(mine)];
 }
 
 /** The model comparison (`FitView.comparison`): a table of the runs, the current one marked, then
@@ -638,19 +626,7 @@ function comparisonParts(comparison: FitComparison): HTMLElement[] {
   scroll.append(table);
   const parts: HTMLElement[] = [scroll];
   if (model.warnings.length > 0) {
-    const list = htmlElement("ul", "warnings");
-    for (const found of model.warnings) {
-      const item = htmlElement("li", "warning");
-      item.dataset.kind = found.code;
-      item.append(
-        htmlElement("span", "mark", "⚠"),
-        htmlElement("strong", undefined, "warning: "),
-        htmlElement("span", "message", found.message),
-        htmlElement("span", "remedy", `remedy: ${found.remedy}`),
-      );
-      list.append(item);
-    }
-    parts.push(list);
+    parts.push(warningList(model.warnings.map((w) => ({ message: w.message, remedy: w.remedy, kind: w.code }))));
   }
   for (const note of model.notes) parts.push(htmlElement("p", "note", note));
   return parts;

@@ -2,6 +2,7 @@
 import { type PosteriorTable, posteriorTable, samplerLine } from "../../src/shared/posteriorTable";
 import type { Posterior } from "../../src/shared/protocol";
 import { htmlElement } from "./svg";
+import { warningList } from "./warnings";
 
 function table(model: PosteriorTable): HTMLTableElement | undefined {
   if (!model.lines.some((line) => line.kind === "row")) return undefined;
@@ -32,20 +33,7 @@ export function drawPosterior(container: HTMLElement, posterior: Posterior, head
   if (sampler !== undefined) parts.push(htmlElement("p", "sampler", sampler));
   const rendered = table(model);
   if (rendered !== undefined) parts.push(rendered);
-  if (model.warnings.length > 0) {
-    const list = htmlElement("ul", "warnings");
-    for (const warning of model.warnings) {
-      const item = htmlElement("li", "warning");
-      item.append(
-        htmlElement("span", "mark", "⚠"),
-        htmlElement("strong", undefined, "warning: "),
-        htmlElement("span", "message", warning.message),
-        htmlElement("span", "remedy", `remedy: ${warning.remedy}`),
-      );
-      list.append(item);
-    }
-    parts.push(list);
-  }
+  if (model.warnings.length > 0) parts.push(warningList(model.warnings));
   if (model.verdict !== undefined) parts.push(htmlElement("p", "verdict", model.verdict));
   container.replaceChildren(...parts);
 }

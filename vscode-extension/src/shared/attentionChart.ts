@@ -6,6 +6,7 @@
  */
 import { type Tick, formatNumber } from "./chart";
 import type { AttentionMap } from "./protocol";
+import { fields, isNatural, text } from "./fields";
 
 /** The server records at most 8 attentions, 8 heads each and 32 positions per axis. */
 export const MAX_ATTENTION_MAPS = 8;
@@ -13,20 +14,6 @@ export const MAX_HEADS = 8;
 export const MAX_POSITIONS = 32;
 const MAX_LABEL = 200;
 const MAX_TOKEN = 40;
-
-type Fields = Record<string, unknown>;
-
-function fields(value: unknown): Fields | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
-}
-
-function isNatural(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0;
-}
-
-function text(value: unknown, limit: number): string | undefined {
-  return typeof value === "string" ? value.slice(0, limit) : undefined;
-}
 
 /** A weight as drawn: a finite number clipped to [0, 1]; anything else is 0. */
 function weight(value: unknown): number {

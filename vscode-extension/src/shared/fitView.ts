@@ -17,6 +17,7 @@ import type {
   PredictiveCheck,
   ViewWarning,
 } from "./protocol";
+import { fields, isNatural, isFiniteNumber, text } from "./fields";
 
 /** The server sends at most 1,000 scalars (`MAX_SCALARS`). */
 export const MAX_FIT_SCALARS = 2000;
@@ -35,24 +36,6 @@ export const MAX_COMPARISON_ROWS = 8;
 const MAX_COMPARISON_WARNINGS = 64;
 const MAX_TEXT = 2000;
 const MAX_LABEL = 200;
-
-type Fields = Record<string, unknown>;
-
-function fields(value: unknown): Fields | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
-}
-
-function isNatural(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0;
-}
-
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
-}
-
-function text(value: unknown, limit: number): string | undefined {
-  return typeof value === "string" ? value.slice(0, limit) : undefined;
-}
 
 /** Numbers, null for anything that is not a finite number; undefined when `raw` is not a list. */
 function statistics(raw: unknown, limit: number): (number | null)[] | undefined {

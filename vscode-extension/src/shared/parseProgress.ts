@@ -16,6 +16,7 @@ import type {
   TracePlot,
   TracePoint,
 } from "./protocol";
+import { fields, isNatural, isFiniteNumber, text } from "./fields";
 
 /** The settings allow at most 64 chains. */
 export const MAX_CHAINS = 64;
@@ -28,27 +29,9 @@ export const MAX_ROWS = 2000;
 const MAX_TEXT = 2000;
 const MAX_LABEL = 200;
 
-type Fields = Record<string, unknown>;
-
-function fields(value: unknown): Fields | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
-}
-
-function isNatural(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0;
-}
-
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
-}
-
 /** A statistic: a finite number, or null for anything else (the server's NaN). */
 function statistic(value: unknown): number | null {
   return isFiniteNumber(value) ? value : null;
-}
-
-function text(value: unknown, limit: number): string | undefined {
-  return typeof value === "string" ? value.slice(0, limit) : undefined;
 }
 
 /** At most `limit` evenly spaced items, the first and the last always among them. */
