@@ -5,7 +5,8 @@
 "source" (the file has errors), "data" (a data path the server refuses),
 "nan" (the loss became NaN or infinite), "inference" (the run refused the
 model or the data), "memory", "timeout", "crashed", "cancelled",
-"graphviz", "error".
+"graphviz", "run-support" (the server's Python has no torch: `qvr[run]`),
+"error".
 
 Every message is plain text (`plain`): a client shows it in a notification,
 and VS Code renders `[label](command:id)` there as a link that runs the

@@ -39,6 +39,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.datafile import DataFile, DataFileError
+from qvr_core.extras import RUN_MODULES, missing
 from qvr_lsp.children import (
     PACKAGE_ROOT,
     STOP_GRACE_SECONDS,
@@ -172,6 +174,7 @@ class InferenceRuns:
         """
         uri = request.uri
         self.ensure_free(uri)
+        ensure_run_support()
         limits = self.limits.for_request(request)
         progress = RunProgress(
             self.server,
@@ -322,7 +325,7 @@ class InferenceRuns:
         the spare counts against `QVR_INFERENCE_WORKERS` as a running worker does. (The
         slots, not the processes alive, decide: a run holding a slot may be starting its
         worker right now.)"""
-        if self.slots.busy < self.slots.size and not self.slots.waiting:
+        if self.slots.busy < self.slots.size and not self.slots.waiting and run_support():
             self.spare.prepare()
 
     def kill_all(self) -> None:
@@ -447,6 +450,23 @@ def _crash_error(returncode: int, tail: deque[str], limits: RunLimits) -> Comman
 
 def _end_message(outcome: str, seconds: float) -> str:
     return f"{outcome} after {seconds:.1f} s"
+
+
+def run_support() -> bool:
+    """Whether this Python can run programs: the worker is this interpreter, and a plain
+    `pip install qvr` leaves torch out."""
+    return not missing(RUN_MODULES)
+
+
+def ensure_run_support() -> None:
+    """A run refused in one line naming what to install, before any worker starts."""
+    if not run_support():
+        raise CommandError(
+            "running a program needs torch, which is not installed with this server "
+            f"({sys.executable}): install qvr's run support there with "
+            "pip install 'qvr[run]'",
+            "run-support",
+        )
 
 
 async def _start_worker(stdin: int, warm: bool) -> asyncio.subprocess.Process:

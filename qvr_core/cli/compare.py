@@ -22,7 +22,8 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
+from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
+from qvr_core.extras import ARVIZ_MODULES
 
 if TYPE_CHECKING:
     from qvr_core.posterior.comparison import Comparison
@@ -52,6 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Compare the files; print the table and warnings (or JSON). Returns the exit status."""
+    missing = missing_extra("compare", ARVIZ_MODULES, "arviz")
+    if missing is not None:
+        return missing
     from qvr_core.posterior.comparison import (
         ComparisonError,
         RunFileError,

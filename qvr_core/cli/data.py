@@ -21,7 +21,8 @@ import shlex
 import sys
 from collections.abc import Callable
 
-from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
+from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
+from qvr_core.extras import RUN_MODULES
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.run_arguments import RunArgumentError, validate_run_arguments
 
@@ -79,6 +80,9 @@ def _rows(text: str) -> int:
 
 def main(args: argparse.Namespace) -> int:
     """Write the data file; print what it holds. Returns the exit status."""
+    missing = missing_extra("data", RUN_MODULES, "run")
+    if missing is not None:
+        return missing
     output = str(args.output)
     if not output.lower().endswith(SUFFIXES):
         print(

@@ -31,7 +31,8 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from qvr_core.cli.fit_table import format_table
-from qvr_core.cli.usage import EXIT_USAGE, one_line_errors
+from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
+from qvr_core.extras import RUN_MODULES
 from qvr_core.files import UnreadableFile, command_line_roots, kind_of, read_text
 from qvr_core.run_arguments import (
     GUIDES,
@@ -345,6 +346,9 @@ def check_output(path: str) -> str | None:
 
 def main(args: argparse.Namespace) -> int:
     """Run `args.file`; print progress and the summary. Returns the exit status."""
+    missing = missing_extra("run", RUN_MODULES, "run")
+    if missing is not None:
+        return missing
     try:
         run_args = validated(args)
     except RunArgumentError as e:

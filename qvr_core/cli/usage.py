@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import NoReturn
 
+from qvr_core.extras import missing
+
 #: The exit status of a command line that cannot be run as given.
 EXIT_USAGE = 2
 
@@ -21,3 +23,17 @@ def one_line_errors(parser: argparse.ArgumentParser, command: str) -> None:
         sys.exit(EXIT_USAGE)
 
     parser.error = error  # type: ignore[method-assign]  # argparse's hook for its errors
+
+
+def missing_extra(command: str, modules: tuple[str, ...], extra: str) -> int | None:
+    """EXIT_USAGE after one line naming the extra to install when any of `modules` is not
+    importable (`qvr_core.extras`), else None: said before the command starts its work."""
+    absent = missing(modules)
+    if not absent:
+        return None
+    print(
+        f"qvr {command}: needs {' and '.join(absent)}, not installed here: "
+        f"pip install 'qvr[{extra}]'",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 
 import qvr_core
@@ -34,3 +35,11 @@ def test_the_extension_has_the_same_version() -> None:
     manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
     lock = json.loads((EXTENSION / "package-lock.json").read_text(encoding="utf-8"))
     assert manifest["version"] == lock["version"] == lock["packages"][""]["version"] == declared()
+
+
+def test_the_changelog_has_a_section_for_it() -> None:
+    """The newest released section of CHANGELOG.md is the version `qvr --version` prints
+    (an `Unreleased` section may sit above it)."""
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    released = re.findall(r"^## (\d+\.\d+\.\d+\S*) - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
+    assert released and released[0] == declared()
