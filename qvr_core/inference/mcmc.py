@@ -357,13 +357,15 @@ def _result(
     log_dens = torch.zeros(len(kept), n, dtype=torch.float64)
     with torch.no_grad():
         for c, r in enumerate(kept):
-            for d, z in enumerate(r.zs[:n]):
-                values, log_det = layout.unpack(z)
-                for name, v in values.items():
-                    if samples[name].dtype != v.dtype:
-                        samples[name] = samples[name].to(v.dtype)
-                    samples[name][c, d] = v
-                log_dens[c, d] = -r.potentials[d] - float(log_det)
+            if not n:
+                break
+            values, log_det = layout.unpack_many(torch.stack(list(r.zs[:n])))
+            for name, v in values.items():
+                if samples[name].dtype != v.dtype:
+                    samples[name] = samples[name].to(v.dtype)
+                samples[name][c] = v
+            potentials = torch.tensor(r.potentials[:n], dtype=torch.float64)
+            log_dens[c] = -potentials - log_det.to(torch.float64)
 
     def per_chain(
         values: Callable[[_ChainRecord], Sequence[float]], dtype: torch.dtype

@@ -212,6 +212,46 @@ class FlatLayout:
         """Constrained values per site and the summed log |det J| at the flat `u`."""
         return self.constrain(self.split(u))
 
+    def unpack_many(self, us: torch.Tensor) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """`unpack` of each row of `us` (draws x D): values with a leading draw axis and each
+        row's log |det J|. One torch call per site for all rows instead of one per row (a
+        run's 4,000 draws took half a second one by one); a site whose map does not keep a
+        leading axis is caught by comparing the first and last rows with `unpack`'s, and
+        then every row is unpacked alone."""
+        n = int(us.shape[0])
+        if n == 0:
+            return {s.name: torch.zeros(0, *s.shape) for s in self.sites}, torch.zeros(0)
+        try:
+            values, log_det = self._constrain_rows(us)
+            for row in {0, n - 1}:
+                one, one_det = self.unpack(us[row])
+                same = all(
+                    values[name][row].shape == v.shape
+                    and torch.allclose(values[name][row], v, rtol=1e-12, atol=0.0, equal_nan=True)
+                    for name, v in one.items()
+                )
+                if not same or not torch.isclose(log_det[row], one_det.to(log_det.dtype)):
+                    raise ValueError(f"row {row} differs")
+            return values, log_det
+        except (RuntimeError, ValueError, IndexError, NotImplementedError):
+            rows = [self.unpack(u) for u in us]
+            stacked = {s.name: torch.stack([r[0][s.name] for r in rows]) for s in self.sites}
+            return stacked, torch.stack([r[1].reshape(()) for r in rows])
+
+    def _constrain_rows(self, us: torch.Tensor) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        n = int(us.shape[0])
+        values: dict[str, torch.Tensor] = {}
+        log_det = us.new_zeros(n)
+        for site, (a, b) in zip(self.sites, self.offsets, strict=True):
+            u = us[:, a:b].reshape(n, *site.unconstrained_shape)
+            if site.transform is None:
+                values[site.name] = u
+                continue
+            z = site.transform(u)
+            values[site.name] = z
+            log_det = log_det + site.transform.log_abs_det_jacobian(u, z).reshape(n, -1).sum(1)
+        return values, log_det
+
     def pack(self, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
         parts = []
         for site in self.sites:
