@@ -3,12 +3,13 @@
 A NUTS step on a small model spends almost all its time interpreting the program
 and dispatching its torch operations one by one, not computing them (eight schools:
 about 1.2 ms of Python per potential-and-gradient for 10 numbers). So the potential
-of a model is compiled once per run: `make_fx(vmap(grad_and_value(U)))` records the
-aten operations of U and of its gradient, batched over a leading chain axis, into
-one graph, `inference.simplify` folds its constants and drops its identities (each
-operation costs its dispatch, not its arithmetic), and `torch.jit.trace` and
-`torch.jit.freeze` hand that graph to TorchScript's interpreter, which runs it
-without Python. Measured on eight schools (`bench/inference_speed.py
+of a model is compiled once per run: `inference.record` records the aten operations
+of `vmap(U)` and of its gradient (autograd's backward pass), batched over a leading
+chain axis, into one graph, `inference.simplify` folds its constants and drops its
+identities (each operation costs its dispatch, not its arithmetic), and
+`torch.jit.trace` and `torch.jit.freeze` hand that graph to TorchScript's
+interpreter, which runs it without Python (torch's own recorder, `make_fx`, costs
+over a second of imports of its compiler stack; see `inference.record`). Measured on eight schools (`bench/inference_speed.py
 --model chains`): four chains' potentials and gradients in about a fifth of the
 time of one eager evaluation. torch.compile was not chosen: its first compile takes
 seconds to minutes on this machine, which every edit of a model would pay again.
@@ -33,9 +34,10 @@ import warnings
 from collections.abc import Callable
 
 import torch
-from torch.func import grad_and_value, vmap
+from torch.func import vmap
 
 from qvr_core.inference.nuts import Potential
+from qvr_core.inference.record import record
 from qvr_core.inference.simplify import simplify
 
 log = logging.getLogger(__name__)
@@ -128,15 +130,14 @@ def _compiled(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # TorchScript's notes on tracing; checked below
-            from torch.fx.experimental.proxy_tensor import make_fx
 
-            def one(z: torch.Tensor) -> torch.Tensor:  # make_fx reads a bound method's self
-                return log_density(z)  # as an argument: a plain function has only z
+            def batched(zs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                zs = zs.detach().requires_grad_(True)
+                values = vmap(log_density)(zs)
+                (grads,) = torch.autograd.grad(values.sum(), zs)
+                return grads, values
 
-            graph = make_fx(vmap(grad_and_value(one)))(starts.clone())
-            graph.graph.eliminate_dead_code()
-            graph.recompile()
-            graph = simplify(graph, starts.clone())
+            graph = simplify(record(batched, starts), starts.clone())
             traced = torch.jit.freeze(
                 torch.jit.trace(graph, (starts.clone(),), check_trace=False).eval()
             )

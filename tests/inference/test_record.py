@@ -1,0 +1,76 @@
+"""The recorder of aten operations behind the compiled potential (`inference.record`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.func import vmap
+
+from qvr_core.inference.record import NotRecordable, record
+
+DATA = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+
+
+def log_density(z: torch.Tensor) -> torch.Tensor:
+    """A small density with data captured from outside, a reduction and a log1p."""
+    return (
+        -0.5 * ((DATA - z[0]) ** 2).sum() / torch.exp(z[1]) ** 2 - 3 * z[1] + torch.log1p(z[0] ** 2)
+    )
+
+
+def value_and_grad(zs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    zs = zs.detach().requires_grad_(True)
+    values = vmap(log_density)(zs)
+    (grads,) = torch.autograd.grad(values.sum(), zs)
+    return grads, values
+
+
+def test_a_recording_replays_values_and_gradients_at_other_points() -> None:
+    example = torch.tensor([[0.1, 0.2], [0.3, -0.4], [1.0, 0.0]], dtype=torch.float64)
+    graph = record(value_and_grad, example)
+    assert any(n.op == "get_attr" for n in graph.graph.nodes)  # the data, a constant
+    other = torch.randn(3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for got, expected in zip(graph(other), value_and_grad(other), strict=True):
+        torch.testing.assert_close(got, expected.detach(), rtol=1e-12, atol=0.0)
+
+
+def test_in_place_operations_replay_in_order() -> None:
+    def accumulate(x: torch.Tensor) -> tuple[torch.Tensor]:
+        y = x.clone()
+        y.mul_(2.0)
+        y.add_(x)
+        return (y * y,)
+
+    graph = record(accumulate, torch.ones(2))
+    torch.testing.assert_close(graph(torch.tensor([1.0, -2.0]))[0], torch.tensor([9.0, 36.0]))
+
+
+def test_a_value_read_into_python_cannot_be_recorded() -> None:
+    def branching(x: torch.Tensor) -> tuple[torch.Tensor]:
+        return (x * 2 if float(x.sum()) > 0 else x,)
+
+    with pytest.raises(NotRecordable, match="reads a value back into Python"):
+        record(branching, torch.ones(2))
+
+
+def test_a_random_draw_cannot_be_recorded() -> None:
+    with pytest.raises(NotRecordable, match="random"):
+        record(lambda x: (x + torch.randn_like(x),), torch.ones(2))
+
+
+def test_recording_does_not_import_torchs_compiler_stack() -> None:
+    """make_fx imports dynamo and inductor (over a second of every run); this must not."""
+    code = (
+        "import sys, torch\n"
+        "from tests.inference.test_record import value_and_grad\n"
+        "from qvr_core.inference.record import record\n"
+        "record(value_and_grad, torch.zeros(2, 2, dtype=torch.float64))\n"
+        "print('torch._dynamo' in sys.modules, 'torch._inductor' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "False"]
