@@ -19,6 +19,9 @@ METHODS = ("svi", "nuts", "prior")
 #: SVI guides (`qvr_core.inference.autoguides.GUIDES`): mean-field Normal, a point (MAP),
 #: a full and a low-rank multivariate Normal
 GUIDES = ("normal", "delta", "mvn", "lowrank-mvn")
+#: NUTS mass matrices adapted in warmup: per-coordinate variances, or the covariance
+#: (Stan's `diag_e` and `dense_e` metrics; `inference.nuts.NUTSKernel`)
+MASS_MATRICES = ("diag", "dense")
 MAX_STEPS = 1_000_000
 MAX_SEED = 2**63 - 1  # what torch.manual_seed and numpy accept alike
 MAX_BATCH = 65_536
@@ -50,6 +53,7 @@ class RunArguments:
     data: str | None = None
     max_tree_depth: int = 6  # NUTS only
     chains: int = 4  # NUTS only: chains advanced together (inference.chains)
+    mass_matrix: str = "diag"  # NUTS only: `MASS_MATRICES`
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
 
@@ -65,6 +69,7 @@ class RunArguments:
             "seq_len": self.seq_len,
             "max_tree_depth": self.max_tree_depth,
             "chains": self.chains,
+            "mass_matrix": self.mass_matrix,
             "guide": self.guide,
             "memory_budget": self.memory_budget,
         }
@@ -101,6 +106,7 @@ def validate_run_arguments(
         data=_name(given.get("data"), "data"),
         max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
         chains=_whole(get("chains"), "chains", 1, MAX_CHAINS, text),
+        mass_matrix=_one_of(get("mass_matrix"), "mass_matrix", MASS_MATRICES),
         guide=_guide(get("guide")),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
     )
@@ -123,9 +129,13 @@ def _method(value: object) -> str:
 
 
 def _guide(value: object) -> str:
-    if value not in GUIDES:
+    return _one_of(value, "guide", GUIDES)
+
+
+def _one_of(value: object, key: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
         raise RunArgumentError(
-            "guide", f"guide must be one of {', '.join(GUIDES)}, not {_show(value)}"
+            key, f"{key} must be one of {', '.join(allowed)}, not {_show(value)}"
         )
     return str(value)
 

@@ -36,6 +36,7 @@ from qvr_core.extras import RUN_MODULES
 from qvr_core.files import UnreadableFile, command_line_roots, kind_of, read_text
 from qvr_core.run_arguments import (
     GUIDES,
+    MASS_MATRICES,
     METHODS,
     RunArgumentError,
     RunArguments,
@@ -91,6 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="NUTS chains, advanced together (split over processes for slow models); default 4",
     )
     parser.add_argument(
+        "--mass-matrix",
+        choices=MASS_MATRICES,
+        default=d.mass_matrix,
+        help="NUTS: adapt per-coordinate variances (diag, the default) or the covariance"
+        " (dense: for correlated posteriors; a matrix product per leapfrog step)",
+    )
+    parser.add_argument(
         "--data",
         help="a .pt, .npz, .csv or .json file: x and the observed sites (a model program:"
         " its data names and observed sites)",
@@ -136,6 +144,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "batch": args.batch,
             "seq_len": args.seq_len,
             "chains": getattr(args, "chains", None),
+            "mass_matrix": getattr(args, "mass_matrix", None),
             "guide": getattr(args, "guide", None),
             "max_tree_depth": getattr(args, "max_tree_depth", None),
             "data": args.data,
@@ -244,6 +253,7 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
             f"  {_chains(n.chains)} x (warmup {n.num_warmup}, draws {n.num_samples}), "
             f"acceptance {_fmt(n.acceptance, '.2f')}, divergences {n.divergences}, "
             f"step size {_fmt(n.step_size, '.3g')}"
+            + (", dense mass matrix" if n.mass_matrix == "dense" else "")
         )
         lines.append(
             f"  r_hat max {_fmt(n.r_hat_max, '.3f')}, ess_bulk min {_fmt(n.ess_min, '.1f')}"

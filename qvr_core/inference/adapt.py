@@ -1,6 +1,6 @@
 """Warmup adaptation for NUTS: dual averaging of the step size and a windowed
-diagonal mass matrix, following Stan's schedule (Hoffman & Gelman 2014, Stan
-reference manual "HMC algorithm parameters").
+mass matrix (diagonal, or dense as Stan's `dense_e` metric), following Stan's
+schedule (Hoffman & Gelman 2014, Stan reference manual "HMC algorithm parameters").
 """
 
 from __future__ import annotations
@@ -67,6 +67,30 @@ class WelfordVariance:
         n = self.n
         var = self.m2 / max(n - 1, 1)
         return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
+
+
+class WelfordCovariance:
+    """Running covariance of the draws in float64, for a dense mass matrix."""
+
+    def __init__(self, size: int) -> None:
+        self.n = 0
+        self.mean = torch.zeros(size, dtype=torch.float64)
+        self.m2 = torch.zeros(size, size, dtype=torch.float64)
+
+    def add(self, z: torch.Tensor) -> None:
+        z = z.detach().to(torch.float64).cpu()
+        self.n += 1
+        delta = z - self.mean
+        self.mean += delta / self.n
+        self.m2 += torch.outer(delta, z - self.mean)
+
+    def regularised_covariance(self) -> torch.Tensor:
+        """Stan's shrinkage of the covariance towards 1e-3 I (the diagonal case's rule)."""
+        n = self.n
+        cov = self.m2 / max(n - 1, 1)
+        cov = 0.5 * (cov + cov.T)  # the running sums leave it symmetric only up to rounding
+        eye = torch.eye(cov.shape[0], dtype=cov.dtype)
+        return (n / (n + 5.0)) * cov + 1e-3 * (5.0 / (n + 5.0)) * eye
 
 
 @dataclass

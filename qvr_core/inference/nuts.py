@@ -37,7 +37,12 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from qvr_core.inference.adapt import DualAveraging, WarmupSchedule, WelfordVariance
+from qvr_core.inference.adapt import (
+    DualAveraging,
+    WarmupSchedule,
+    WelfordCovariance,
+    WelfordVariance,
+)
 from qvr_core.inference.errors import InferenceError
 
 Potential = Callable[[torch.Tensor], tuple[float, torch.Tensor]]
@@ -126,8 +131,10 @@ class NUTSKernel:
     """NUTS settings; `chain(potential, z0, num_warmup)` starts one adaptive chain.
 
     Warmup tunes the step size by dual averaging towards `target_accept` and, when
-    there are at least 20 warmup iterations, a diagonal mass matrix from the
-    variance of the draws in Stan's doubling windows.
+    the warmup holds Stan's windows, a mass matrix from the draws in its doubling
+    windows: their variances (`dense_mass=False`, Stan's `diag_e`) or, with
+    `dense_mass`, their covariance (`dense_e`), which removes linear correlations
+    between coordinates at the cost of a matrix-vector product per leapfrog step.
     """
 
     def __init__(
@@ -138,6 +145,7 @@ class NUTSKernel:
         adapt_step_size: bool = True,
         adapt_mass_matrix: bool = True,
         max_delta_energy: float = 1000.0,
+        dense_mass: bool = False,
     ) -> None:
         if not step_size > 0:
             raise InferenceError(f"step_size must be positive, got {step_size}")
@@ -151,6 +159,7 @@ class NUTSKernel:
         self.adapt_step_size = bool(adapt_step_size)
         self.adapt_mass_matrix = bool(adapt_mass_matrix)
         self.max_delta_energy = float(max_delta_energy)
+        self.dense_mass = bool(dense_mass)
 
     def chain(
         self,
@@ -185,12 +194,14 @@ class NUTSChain:
         self.dtype = z0.dtype
         self._z: Vector = z0.detach().cpu().numpy().copy()
         self.potential, self.grad = math.nan, np.zeros_like(self._z)
-        self._inv_mass: Vector = np.ones_like(self._z)
+        self._inv_mass: Vector = np.ones_like(self._z)  # its diagonal, or the matrix (dense)
         self._unit_mass = True  # skips the products with M^-1 until it is adapted
+        self._dense = kernel.dense_mass
+        self._momentum_factor: Vector | None = None  # dense: r = factor @ n gives r ~ N(0, M)
         self._uniforms: list[float] = []
         self.step_size = kernel.step_size
         self.schedule = WarmupSchedule(self.num_warmup)
-        self.welford = WelfordVariance(self._z.size)
+        self.welford = self._new_estimator()
         self.dual = DualAveraging(self.step_size, kernel.target_accept)
         if potential is not None:
             answer(self.begin(), potential)
@@ -202,8 +213,20 @@ class NUTSChain:
 
     @property
     def inv_mass(self) -> torch.Tensor:
-        """The diagonal of the inverse mass matrix."""
+        """The inverse mass matrix: its diagonal, or the whole matrix with `dense_mass`."""
+        if self._dense and self._unit_mass:
+            return torch.eye(self._z.size, dtype=self.dtype)
         return torch.from_numpy(self._inv_mass)
+
+    def _new_estimator(self) -> WelfordVariance | WelfordCovariance:
+        size = self._z.size
+        return WelfordCovariance(size) if self._dense else WelfordVariance(size)
+
+    def _velocity(self, r: Vector) -> Vector:
+        """M^-1 r: the position's rate of change for momentum r."""
+        if self._unit_mass:
+            return r
+        return self._inv_mass @ r if self._dense else self._inv_mass * r
 
     def begin(self) -> Requests[None]:
         """The potential at the start, and a first step size."""
@@ -228,16 +251,20 @@ class NUTSChain:
 
     def _momentum(self) -> Vector:
         r = torch.randn(self._z.shape, dtype=self.dtype, generator=self.generator).numpy()
-        return r if self._unit_mass else r / np.sqrt(self._inv_mass)
+        if self._unit_mass:
+            return r
+        if self._momentum_factor is not None:
+            return self._momentum_factor @ r
+        return r / np.sqrt(self._inv_mass)
 
     def _point(self, z: Vector, r: Vector, potential: float, grad: Vector) -> _Point:
-        p_sharp = r if self._unit_mass else self._inv_mass * r
+        p_sharp = self._velocity(r)
         return _Point(z, r, p_sharp, potential, grad, 0.5 * float(p_sharp.dot(r)))
 
     def _leapfrog(self, p: _Point, eps: float) -> Requests[_Point]:
         half = 0.5 * eps
         r = p.r - half * p.grad
-        z = p.z + eps * (r if self._unit_mass else self._inv_mass * r)
+        z = p.z + eps * self._velocity(r)
         u, g = yield z
         r -= half * g
         return self._point(z, r, u, g)
@@ -378,15 +405,30 @@ class NUTSChain:
         if k.adapt_mass_matrix and self.schedule.in_slow_window(i):
             self.welford.add(self.z)
         if k.adapt_mass_matrix and i in self.schedule.window_ends:
-            variance = self.welford.regularised_variance()
-            self._inv_mass = variance.to(self.dtype).numpy()
-            self._unit_mass = False
-            self.welford = WelfordVariance(self._z.size)
+            self._set_mass(self.welford)
+            self.welford = self._new_estimator()
             if k.adapt_step_size:
                 self.step_size = yield from self._reasonable_step_size(self.step_size)
                 self.dual.restart(self.step_size)
         if i == self.num_warmup - 1 and k.adapt_step_size:
             self.step_size = self.dual.final_step_size
+
+    def _set_mass(self, estimate: WelfordVariance | WelfordCovariance) -> None:
+        """M^-1 from a window's draws. Dense: M^-1 = C = L L^T, so momenta r = L^-T n
+        have covariance (L L^T)^-1 = M."""
+        if isinstance(estimate, WelfordCovariance):
+            cov = estimate.regularised_covariance()
+            lower, info = torch.linalg.cholesky_ex(cov)
+            if int(info) == 0 and bool(torch.isfinite(lower).all()):
+                eye = torch.eye(cov.shape[0], dtype=cov.dtype)
+                factor = torch.linalg.solve_triangular(lower.T, eye, upper=True)
+                self._inv_mass = cov.to(self.dtype).numpy()
+                self._momentum_factor = factor.to(self.dtype).numpy()
+                self._unit_mass = False
+            # else (draws that were not finite): the window keeps the last metric
+            return
+        self._inv_mass = estimate.regularised_variance().to(self.dtype).numpy()
+        self._unit_mass = False
 
     def step(self) -> Transition:
         """One NUTS iteration; during warmup it also adapts."""

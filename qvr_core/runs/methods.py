@@ -359,6 +359,7 @@ def run_nuts(
     depth: int,
     chains: int,
     seed: int,
+    dense_mass: bool = False,
 ) -> RunSummary:
     """NUTS over every latent of `target` (the job's program, or its lifted form), its
     discrete sites summed out and drawn back given each draw; exact draws of them when
@@ -367,7 +368,7 @@ def run_nuts(
     exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
     num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
     num_samples = max(job.steps - num_warmup, 1)
-    kernel = NUTSKernel(max_tree_depth=depth)
+    kernel = NUTSKernel(max_tree_depth=depth, dense_mass=dense_mass)
     traces: list[list[float]] = [[] for _ in range(chains)]
 
     def progress(i: int, total: int, potential: float, chain: int) -> None:
@@ -427,6 +428,7 @@ def run_nuts(
         r_hat={k: finite(v["r_hat_max"]) for k, v in site_summary.items()},
         ess={k: finite(v["ess_min"]) for k, v in site_summary.items()},
         traces=tuple(tuple(t) for t in traces),
+        mass_matrix="dense" if dense_mass else "diag",
     )
     posterior = posterior_summary(result, depth, sampled=not exact) if draws else None
     if posterior is not None and skipped is not None:

@@ -59,6 +59,7 @@ def run_program(
     data_root: str | Path | None = None,
     max_tree_depth: int = 6,
     chains: int = 4,
+    mass_matrix: str = "diag",
     guide: str = "normal",
     memory_budget: int | None = None,
     on_progress: ProgressFn | None = None,
@@ -96,6 +97,7 @@ def run_program(
             "seq_len": seq_len,
             "max_tree_depth": max_tree_depth,
             "chains": chains,
+            "mass_matrix": mass_matrix,
             "guide": guide,
         },
         memory_budget,
@@ -168,6 +170,7 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
                 x,
                 observations,
                 depth=arguments.max_tree_depth,
+                dense_mass=arguments.mass_matrix == "dense",
                 chains=arguments.chains,
                 seed=arguments.seed,
             )

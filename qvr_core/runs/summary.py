@@ -51,6 +51,7 @@ class NutsStats:
     r_hat: Mapping[str, float | None]  # worst R-hat per site
     ess: Mapping[str, float | None]  # least bulk ESS per site
     traces: tuple[tuple[float, ...], ...]  # every chain's potential energy, warmup included
+    mass_matrix: str = "diag"  # the metric adapted in warmup (`run_arguments.MASS_MATRICES`)
 
     @property
     def r_hat_max(self) -> float | None:
@@ -197,6 +198,7 @@ class RunSummary:
                 divergences=n.divergences,
                 warmup_divergences=n.warmup_divergences,
                 step_size=n.step_size,
+                mass_matrix=n.mass_matrix,
                 r_hat=dict(n.r_hat),
                 ess=dict(n.ess),
                 r_hat_max=n.r_hat_max,

@@ -67,6 +67,16 @@ def test_nuts_and_prior_text_summaries(regression_file, capsys) -> None:
     assert "observe y (real, 16x1)" in capsys.readouterr().out
 
 
+def test_the_mass_matrix_is_chosen_and_reported(regression_file, capsys) -> None:
+    argv = (str(regression_file), "--method", "nuts", "--steps", "8")
+    assert cli_run.main(parse(*argv, "--mass-matrix", "dense")) == 0
+    assert "dense mass matrix" in capsys.readouterr().out
+    assert cli_run.main(parse(*argv, "--mass-matrix", "dense", "--json")) == 0
+    assert json.loads(capsys.readouterr().out)["mass_matrix"] == "dense"
+    assert cli_run.main(parse(*argv, "--json")) == 0
+    assert json.loads(capsys.readouterr().out)["mass_matrix"] == "diag"
+
+
 def test_errors_exit_1_with_one_line(tmp_path, capsys) -> None:
     assert cli_run.main(parse(str(tmp_path / "missing.qvr"))) == 1
     assert "cannot read" in capsys.readouterr().err

@@ -84,11 +84,15 @@ def test_a_model_that_cannot_be_recorded_runs_eagerly_and_right() -> None:
     torch.testing.assert_close(grads[1], eager(starts[1])[1])
 
 
-def _alone(run: PreparedRun, kernel: NUTSKernel, seeds: list[int], n: int) -> list[torch.Tensor]:
+def _alone(
+    run: PreparedRun, kernel: NUTSKernel, seeds: list[int], n: int, warmup: int | None = None
+) -> list[torch.Tensor]:
     draws = []
     for seed in seeds:
         torch.manual_seed(seed)
-        record, _ = sample_chain(run.program, run.x, run.observations, kernel, n, n)
+        record, _ = sample_chain(
+            run.program, run.x, run.observations, kernel, n if warmup is None else warmup, n
+        )
         draws.append(torch.stack(record.zs))
     return draws
 
@@ -115,6 +119,21 @@ def test_chains_together_draw_what_each_chain_draws_alone(
         assert record.complete and len(record.zs) == 25
         torch.testing.assert_close(torch.stack(record.zs), alone, rtol=1e-6, atol=1e-8)
     assert len({float(r.zs[-1][0]) for r in records}) == 3  # each chain its own stream
+
+
+def test_chains_together_with_a_dense_mass_matrix_draw_what_each_draws_alone(
+    schools: PreparedRun,
+) -> None:
+    """A warmup long enough for Stan's windows (150), so the covariance is adapted."""
+    kernel = NUTSKernel(max_tree_depth=5, dense_mass=True)
+    seeds = chain_seeds(5, 2)
+    layout = chain_layout(schools.program, schools.x, schools.observations)
+    records = sample_chains(
+        schools.program, schools.x, schools.observations, kernel, 160, 10, seeds, layout
+    )
+    for alone, record in zip(_alone(schools, kernel, seeds, 10, warmup=160), records, strict=True):
+        assert record.complete and len(record.zs) == 10
+        torch.testing.assert_close(torch.stack(record.zs), alone, rtol=1e-6, atol=1e-8)
 
 
 def test_chains_together_find_the_conjugate_posterior() -> None:

@@ -38,6 +38,7 @@ KEYS = {
         "divergences",
         "warmup_divergences",
         "step_size",
+        "mass_matrix",
         "r_hat",
         "ess",
         "r_hat_max",
