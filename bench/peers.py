@@ -1,6 +1,7 @@
 """Eight schools end to end, as a user of each tool meets it: qvr against NumPyro and Stan.
 
     .venv/bin/python bench/inference_speed.py --model peers [--draws 1000] [--chains 4]
+        [--seeds 1]
 
 Each tool starts cold in a process of its own, reads the classic data, and runs NUTS
 with `--chains` chains of `--draws` warmup and `--draws` draws (maximum tree depth 10,
@@ -17,6 +18,10 @@ Every tool's draws go through the same ArviZ call: the smallest bulk ESS over mu
 and each theta_raw. Printed: wall time from the start of the process to its draws on
 disk, that ESS, ESS per wall second, divergences, and the posterior means of mu and tau
 (4.4 and 3.6 in the literature), then qvr's ESS per wall second as a ratio of each peer's.
+With `--seeds N` every tool runs N times, with seeds 1 to N (each Stan run compiling
+again): the table shows the means (divergences: the total) and the ratios are of mean
+ESS over mean wall time, so one seed's luck (a divergence or two in 4,000 draws) is not read
+as a property of a sampler.
 """
 
 from __future__ import annotations
@@ -72,13 +77,13 @@ def _timed(command: list[str], cwd: Path | None = None) -> float:
     return wall
 
 
-def run_qvr(chains: int, draws: int, out: Path) -> Outcome:
+def run_qvr(chains: int, draws: int, out: Path, seed: int = 1) -> Outcome:
     target = out / "qvr.npz"
     qvr = str(Path(sys.executable).with_name("qvr"))
     wall = _timed(
         [qvr, "run", str(MODEL), "--data", str(DATA), "--method", "nuts",
          "--steps", str(2 * draws), "--chains", str(chains), "--max-tree-depth", "10",
-         "--seed", "1", "--output", str(target)]
+         "--seed", str(seed), "--output", str(target)]
     )  # fmt: skip
     with np.load(target) as data:
         samples = {k: data[f"posterior/{k}"] for k in PARAMETERS}
@@ -95,7 +100,8 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.infer import MCMC, NUTS
 
-chains, draws, data, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+chains, draws, data, out, seed = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
+                                  sys.argv[4], int(sys.argv[5]))
 numpyro.set_host_device_count(1)
 d = json.load(open(data))
 y, sigma = jnp.array(d["y"], dtype=float), jnp.array(d["sigma"], dtype=float)
@@ -109,7 +115,7 @@ def model(sigma, y):
 
 mcmc = MCMC(NUTS(model, max_tree_depth=10), num_warmup=draws, num_samples=draws,
             num_chains=chains, chain_method="vectorized", progress_bar=False)
-mcmc.run(random.PRNGKey(1), sigma, y, extra_fields=("diverging",))
+mcmc.run(random.PRNGKey(seed), sigma, y, extra_fields=("diverging",))
 s = mcmc.get_samples(group_by_chain=True)
 div = int(np.asarray(mcmc.get_extra_fields(group_by_chain=True)["diverging"]).sum())
 np.savez(out, div=div, **{k: np.asarray(v) for k, v in s.items()})
@@ -131,10 +137,10 @@ import json, sys
 import numpy as np
 import stan
 
-chains, draws, data, out, code = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
-                                  sys.argv[4], sys.argv[5])
+chains, draws, data, out, seed, code = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
+                                        sys.argv[4], int(sys.argv[5]), sys.argv[6])
 d = json.load(open(data))
-posterior = stan.build(open(code).read(), data=d, random_seed=1)
+posterior = stan.build(open(code).read(), data=d, random_seed=seed)
 fit = posterior.sample(num_chains=chains, num_warmup=draws, num_samples=draws,
                        max_depth=10)
 def by_chain(name):
@@ -147,11 +153,14 @@ np.savez(out, div=div, mu=by_chain("mu"), tau=by_chain("tau"),
 """
 
 
-def run_script(tool: str, script: str, chains: int, draws: int, out: Path, *extra: str) -> Outcome:
+def run_script(
+    tool: str, script: str, chains: int, draws: int, out: Path, seed: int, *extra: str
+) -> Outcome:
     program = out / f"run_{tool}.py"  # not `numpyro.py`, which would shadow the package
     program.write_text(textwrap.dedent(script), encoding="utf-8")
     target = out / f"{tool}.npz"
-    command = [sys.executable, str(program), str(chains), str(draws), str(DATA), str(target)]
+    command = [sys.executable, str(program), str(chains), str(draws), str(DATA), str(target),
+               str(seed)]  # fmt: skip
     wall = _timed([*command, *extra], cwd=out)
     got = np.load(target)
     samples = {k: got[k] for k in PARAMETERS}
@@ -169,27 +178,35 @@ def _installed(module: str) -> bool:
     return done.returncode == 0
 
 
-def main(chains: int = 4, draws: int = 1000) -> None:
+def main(chains: int = 4, draws: int = 1000, seeds: int = 1) -> None:
     print(f"eight schools, non-centred: {chains} chains x ({draws} warmup + {draws} draws), "
-          "cold start, max tree depth 10")  # fmt: skip
-    results: list[Outcome] = []
+          f"cold start, max tree depth 10, seeds 1..{seeds}")  # fmt: skip
+    runs: dict[str, list[Outcome]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        results.append(run_qvr(chains, draws, out))
-        if _installed("numpyro"):
-            results.append(run_script("numpyro", NUMPYRO, chains, draws, out))
-        else:
+        numpyro, stan = _installed("numpyro"), _installed("stan")
+        if not numpyro:
             print("NumPyro: not installed (pip install numpyro 'jax[cpu]'), skipped")
-        if not _installed("stan"):
+        if not stan:
             print("Stan: PyStan not installed (pip install pystan), skipped")
         elif shutil.which("g++") is None:
             print("Stan: no C++ compiler (g++), skipped")
-        else:
-            code = out / "eight_schools.stan"
-            # httpstan caches a build by the program's text: a new comment makes this
-            # run compile, as the first run after an edit of the model does
-            code.write_text(f"{STAN_MODEL}// run {time.time_ns()}\n", encoding="utf-8")
-            results.append(run_script("stan", STAN, chains, draws, out, str(code)))
+            stan = False
+        for seed in range(1, seeds + 1):  # tools alternate, so load drifts reach all alike
+            runs.setdefault("qvr run", []).append(run_qvr(chains, draws, out, seed))
+            if numpyro:
+                runs.setdefault("numpyro", []).append(
+                    run_script("numpyro", NUMPYRO, chains, draws, out, seed)
+                )
+            if stan:
+                code = out / "eight_schools.stan"
+                # httpstan caches a build by the program's text: a new comment makes this
+                # run compile, as the first run after an edit of the model does
+                code.write_text(f"{STAN_MODEL}// run {time.time_ns()}\n", encoding="utf-8")
+                runs.setdefault("stan", []).append(
+                    run_script("stan", STAN, chains, draws, out, seed, str(code))
+                )
+    results = [_mean(tool, outcomes) for tool, outcomes in runs.items()]
     print(f"{'tool':<10} {'wall s':>8} {'min bulk ESS':>13} {'ESS/s':>8} {'div':>5} "
           f"{'mu':>6} {'tau':>6}")  # fmt: skip
     for r in results:
@@ -199,7 +216,20 @@ def main(chains: int = 4, draws: int = 1000) -> None:
     for peer in results[1:]:
         ratio = ours.ess_per_second / peer.ess_per_second
         print(f"qvr ESS per wall second / {peer.tool}'s: {ratio:.2f}")
-    print(json.dumps({r.tool: r.__dict__ for r in results}))
+    print(json.dumps({tool: [o.__dict__ for o in outcomes] for tool, outcomes in runs.items()}))
+
+
+def _mean(tool: str, outcomes: list[Outcome]) -> Outcome:
+    """The seeds' means (divergences summed)."""
+    n = len(outcomes)
+    return Outcome(
+        tool,
+        sum(o.wall for o in outcomes) / n,
+        sum(o.ess for o in outcomes) / n,
+        sum(o.divergences for o in outcomes),
+        sum(o.mu for o in outcomes) / n,
+        sum(o.tau for o in outcomes) / n,
+    )
 
 
 if __name__ == "__main__":
