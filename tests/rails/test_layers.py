@@ -20,6 +20,7 @@ from tests.conftest import ROOT
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 SKELETON = [
+    "qvr/__init__.py",
     "qvr_cli/__init__.py",
     "qvr_lsp/__init__.py",
     "qvr_core/__init__.py",
@@ -47,6 +48,7 @@ SKELETON = [
     "qvr_core/era.py",
     "qvr_core/series.py",
     "qvr_core/units.py",
+    "qvr_core/extras.py",
     "qvr_core/migrate.py",
 ]
 
@@ -61,6 +63,9 @@ VIOLATIONS = {
     ),
     "the core imports the server": ("qvr_core/bad.py", "import qvr_lsp"),
     "the server imports the command line": ("qvr_lsp/bad.py", "import qvr_cli"),
+    "the notebook package imports the command line": ("qvr/bad.py", "import qvr_cli"),
+    "the server imports the notebook package": ("qvr_lsp/bad.py", "import qvr"),
+    "extras imports the checker": ("qvr_core/extras.py", "import qvr_core.check"),
     "check imports torch": ("qvr_core/check/bad.py", "import torch"),
     "ide imports numpy": ("qvr_core/ide/bad.py", "import numpy as np"),
     "the core imports pygls": ("qvr_core/syntax/bad.py", "from pygls import server"),

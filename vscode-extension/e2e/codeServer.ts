@@ -1,13 +1,14 @@
 /**
  * A real VS Code for the end-to-end test: code-server (VS Code 1.100.3's workbench
- * served on 127.0.0.1) with our packaged .vsix installed, user settings that point
- * it at this checkout's language server, and a workspace of copied examples.
- * Everything it writes lives under one temporary directory, removed at the end.
+ * served on 127.0.0.1) with our packaged .vsix installed, the test's user settings,
+ * and a workspace of copied examples. Everything it writes lives under one temporary
+ * directory, removed at the end; that includes the extension's global storage, where
+ * the extension installs its own language server.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import * as path from "node:path";
 
 export interface CodeServerOptions {
@@ -17,6 +18,39 @@ export interface CodeServerOptions {
   /** Files and folders copied into the workspace (name -> source path). */
   workspaceFiles: Record<string, string>;
   settings: Record<string, unknown>;
+  /** Variables that replace the test's own in code-server's (and so the extension's) environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** `pathEnv` without the directories that hold an executable `name`. */
+export function pathWithout(name: string, pathEnv = process.env.PATH ?? ""): string {
+  return pathEnv
+    .split(path.delimiter)
+    .filter((dir) => dir !== "" && !isExecutable(path.join(dir, name)))
+    .join(path.delimiter);
+}
+
+export function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * pip's cache and configuration as the user has them: code-server gets its own XDG
+ * folders, which would otherwise hide both from the pip the extension runs.
+ */
+export function userPipEnvironment(): NodeJS.ProcessEnv {
+  const cache = process.env.PIP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), ".cache"), "pip");
+  const config = [
+    process.env.PIP_CONFIG_FILE,
+    path.join(process.env.XDG_CONFIG_HOME ?? path.join(homedir(), ".config"), "pip", "pip.conf"),
+    path.join(homedir(), ".pip", "pip.conf"),
+  ].find((file) => file !== undefined && existsSync(file));
+  return { PIP_CACHE_DIR: cache, ...(config !== undefined ? { PIP_CONFIG_FILE: config } : {}) };
 }
 
 /** Settings that keep a fresh workbench quiet: no trust prompt, welcome page, tips or update checks. */
@@ -59,10 +93,16 @@ export class CodeServer {
   private env(): NodeJS.ProcessEnv {
     return {
       ...process.env,
+      ...this.options.env,
       XDG_CONFIG_HOME: path.join(this.root, "home", "config"),
       XDG_DATA_HOME: path.join(this.root, "home", "data"),
       XDG_CACHE_HOME: path.join(this.root, "home", "cache"),
     };
+  }
+
+  /** The folder VS Code gives an extension for its files (`context.globalStorageUri`). */
+  globalStorage(extensionId: string): string {
+    return path.join(this.root, "user-data", "User", "globalStorage", extensionId);
   }
 
   private dirs(): string[] {

@@ -1,14 +1,16 @@
 // End to end in a real VS Code (code-server 4.100.3 = VS Code 1.100.3) driven by
-// headless Chromium: our packaged .vsix against this checkout's language server,
-// checked through the workbench a user sees. Screenshots of each step go to
-// QVR_E2E_SHOTS (default out/e2e-screenshots).
-//   QVR_CODE_SERVER=<install dir> npm run e2e     (scripts/vscode_e2e/run.sh sets it up)
+// headless Chromium: our packaged .vsix as a user gets it, with no language server
+// anywhere it looks, so the first test installs one with the extension's own "Install
+// qvr" (from a wheel of this checkout); every later test runs against that server.
+// Screenshots of each step go to QVR_E2E_SHOTS (default out/e2e-screenshots).
+//   QVR_CODE_SERVER=<install dir> QVR_E2E_WHEEL=<qvr wheel> npm run e2e
+// (scripts/vscode_e2e/run.sh builds the wheel and sets both up).
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Frame } from "playwright-core";
-import { CodeServer } from "./codeServer";
+import { CodeServer, isExecutable, pathWithout, userPipEnvironment } from "./codeServer";
 import { Workbench } from "./workbench";
 
 const extensionRoot = path.resolve(__dirname, "..", "..");
@@ -16,9 +18,17 @@ const repoRoot = path.resolve(extensionRoot, "..");
 const examples = path.join(repoRoot, "examples");
 const CHROMIUM = process.env.QVR_CHROMIUM ?? "/usr/bin/chromium";
 const SHOTS = process.env.QVR_E2E_SHOTS ?? path.join(extensionRoot, "out", "e2e-screenshots");
-const SERVER = path.join(repoRoot, ".venv", "bin", "qvr-lsp");
+/** The wheel "Install qvr" installs (qvr.server.installSource). */
+const WHEEL = process.env.QVR_E2E_WHEEL ?? "";
+/** Pins torch to the CPU build (qvr.server.installConstraints). */
+const CONSTRAINTS = process.env.QVR_E2E_CONSTRAINTS ?? path.join(repoRoot, "constraints.txt");
+/** code-server's PATH: the test's, less every folder with a qvr-lsp in it. */
+const PATH_WITHOUT_SERVER = pathWithout("qvr-lsp");
 /** The first check after opening a file starts Python and the server: allow for a busy machine. */
 const FIRST_CHECK_MS = 120_000;
+/** pip installing qvr with PyTorch and ArviZ, from pip's cache or the network. */
+const INSTALL_MS = 600_000;
+const STATUS_ITEM = ".statusbar-item";
 
 const MESSY = `object   Token:FinSet 256
 object Embedded : Real   64
@@ -37,7 +47,7 @@ export messy
 const installDir = process.env.QVR_CODE_SERVER ?? "";
 const vsix = process.env.QVR_VSIX ?? path.join(extensionRoot, "qvr.vsix");
 
-describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
+describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
   let codeServer: CodeServer;
   let browser: Browser;
   let wb: Workbench;
@@ -46,7 +56,11 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
   before(async () => {
     assert.ok(installDir !== "", "QVR_CODE_SERVER names code-server's install directory (scripts/vscode_e2e/run.sh)");
     assert.ok(existsSync(vsix), `the packaged extension ${vsix} exists (npm run package)`);
-    assert.ok(existsSync(SERVER), `the language server ${SERVER} exists (./dev setup)`);
+    assert.ok(WHEEL.endsWith(".whl") && existsSync(WHEEL), `QVR_E2E_WHEEL names a built qvr wheel (scripts/vscode_e2e/run.sh): "${WHEEL}"`);
+    assert.ok(existsSync(CONSTRAINTS), `the constraints file ${CONSTRAINTS} exists`);
+    for (const dir of PATH_WITHOUT_SERVER.split(path.delimiter)) {
+      assert.ok(!isExecutable(path.join(dir, "qvr-lsp")), `no qvr-lsp on code-server's PATH (${dir})`);
+    }
     codeServer = new CodeServer({
       installDir,
       vsix,
@@ -61,13 +75,20 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
       },
       settings: {
         "workbench.colorTheme": "Default Dark Modern",
-        "qvr.server.path": SERVER,
+        // No qvr.server.path: the server is the one the extension installs. ArviZ too, for the
+        // run view's model comparison; the constraints pin PyTorch's CPU build.
+        "qvr.server.installSource": WHEEL,
+        "qvr.server.installConstraints": CONSTRAINTS,
+        "qvr.server.runSupportExtras": ["run", "arviz"],
         // Long enough to be cancelled while it runs (some 20 steps a second on a busy machine).
         "qvr.inference.steps": 1000,
         "qvr.inference.method": "svi",
       },
+      // pip's cache and indexes are the user's, as they would be in the user's own VS Code.
+      env: { PATH: PATH_WITHOUT_SERVER, ...userPipEnvironment(), VIRTUAL_ENV: undefined },
     });
     await codeServer.start();
+    assert.ok(!existsSync(path.join(codeServer.workspace, ".venv")), "the workspace has no .venv");
     writeFileSync(path.join(codeServer.workspace, "messy.qvr"), MESSY);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
@@ -86,6 +107,41 @@ describe("the extension in a real VS Code", { timeout: 600_000 }, () => {
       await codeServer?.stop();
       console.log(`# end to end took ${((Date.now() - started) / 1000).toFixed(1)}s`);
     }
+  });
+
+  it("offers to install the server, installs it with run support, and runs it from there", async () => {
+    await wb.openFile("QVR201_dimension_mismatch.qvr");
+    const status = wb.page.locator(STATUS_ITEM, { hasText: "QVR: no server" }).first();
+    await status.waitFor({ timeout: 60_000 });
+    const offer = wb.page.locator(".notification-toast", { hasText: "QVR language server not found" }).first();
+    await offer.waitFor({ timeout: 60_000 });
+    await wb.screenshot("server-not-found");
+    const installStarted = Date.now();
+    await offer.locator(".monaco-button", { hasText: /^Install with Run Support$/ }).click();
+    await wb.page.locator(".notification-toast", { hasText: "Installing qvr with run support" }).first().waitFor({ timeout: 30_000 });
+    await wb.page.locator(STATUS_ITEM, { hasText: "QVR: installing run support" }).first().waitFor({ timeout: 30_000 });
+    await wb.screenshot("server-installing");
+    const running = wb.page.locator(STATUS_ITEM, { hasText: /QVR 0\.1\.0 \(managed\)/ }).first();
+    await running.waitFor({ timeout: INSTALL_MS });
+    console.log(`# installing qvr[run,arviz] into the extension's environment took ${((Date.now() - installStarted) / 1000).toFixed(1)}s`);
+    // The diagnostics come from the server just installed.
+    await wb.activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: FIRST_CHECK_MS });
+    await wb.page.locator(".notification-toast", { hasText: "Installing qvr" }).first().waitFor({ state: "detached", timeout: 30_000 });
+    await wb.screenshot("server-installed");
+    // The tooltip names the command, in the extension's global storage.
+    const managed = path.join(codeServer.globalStorage("qvr.qvr"), "venv", "bin", "qvr-lsp");
+    await running.hover();
+    const tooltip = wb.page.locator(".monaco-hover, .workbench-hover", { hasText: managed }).filter({ visible: true }).first();
+    await tooltip.waitFor({ timeout: 30_000 });
+    // The hover renders the text's spaces as no-break spaces.
+    assert.match((await tooltip.innerText()).replace(/\s+/g, " "), /From the environment the extension installed it into/);
+    await wb.screenshot("server-status-tooltip");
+    // A click opens the server's actions.
+    await running.click();
+    await wb.page.locator(".quick-input-list .monaco-list-row", { hasText: "Install or Update Server" }).first().waitFor({ timeout: 30_000 });
+    await wb.screenshot("server-actions");
+    await wb.page.keyboard.press("Escape");
+    await wb.quickInput().waitFor({ state: "hidden", timeout: 30_000 });
   });
 
   it("underlines the mismatch and lists it in Problems with its related lines", async () => {

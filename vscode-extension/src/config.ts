@@ -17,6 +17,27 @@ export function serverSettings(): { serverPath?: string; pythonPath?: string } {
   };
 }
 
+/** How "Install qvr" installs the server (the `qvr.server.install*` settings). */
+export interface InstallSettings {
+  /** A pip requirement, a wheel or a source folder. */
+  source: string;
+  python?: string;
+  constraints?: string;
+  /** The extras of `qvr` that run support means. */
+  runSupportExtras: string[];
+}
+
+export function installSettings(): InstallSettings {
+  const config = section();
+  const extras = config.get<string[]>("server.runSupportExtras", ["run"]);
+  return {
+    source: config.get<string>("server.installSource", "qvr").trim() || "qvr",
+    python: config.get<string>("server.installPython", "").trim() || undefined,
+    constraints: config.get<string>("server.installConstraints", "").trim() || undefined,
+    runSupportExtras: Array.isArray(extras) && extras.length > 0 ? extras.map(String) : ["run"],
+  };
+}
+
 export function strictSetting(): boolean {
   return section().get<boolean>("strict", false);
 }

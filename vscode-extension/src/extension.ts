@@ -1,10 +1,13 @@
-/** Entry point: wires the language client, the diagram view and inference runs together. */
+/** Entry point: wires the language client, its installer, the diagram view and inference runs together. */
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { parseDiagramArguments } from "./diagram/arguments";
 import { DiagramPanel } from "./diagram/diagramPanel";
 import { LossPanel } from "./inference/lossPanel";
 import { InferenceRunner } from "./inference/runInference";
+import { type InstallOptions, ServerInstaller } from "./server/installer";
 import { ServerManager } from "./server/serverManager";
+import { ServerStatusItem } from "./server/statusItem";
 import { ClientCommands } from "./shared/protocol";
 
 let server: ServerManager | undefined;
@@ -12,19 +15,32 @@ let server: ServerManager | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("QVR");
   const serverLog = vscode.window.createOutputChannel("QVR Language Server");
-  server = new ServerManager(output, serverLog);
+  // The environment "Install qvr" creates: per user, shared by every workspace.
+  const storage = context.globalStorageUri.fsPath;
+  const venv = path.join(storage, "venv");
+  server = new ServerManager(output, serverLog, venv);
+  const status = new ServerStatusItem();
+  const installer = new ServerInstaller(server, status, output, storage, venv);
   const diagram = new DiagramPanel(context.extensionUri, server, output);
   const lossPanel = new LossPanel(context.extensionUri);
   const inference = new InferenceRunner(server, lossPanel, output);
   const running = server;
+  status.update(server.state);
 
   context.subscriptions.push(
     output,
     serverLog,
+    status,
     diagram,
     lossPanel,
     inference,
+    server.onDidChangeState((state) => status.update(state)),
     vscode.commands.registerCommand(ClientCommands.restartServer, () => running.restart()),
+    vscode.commands.registerCommand(ClientCommands.installServer, (options?: Partial<InstallOptions>) =>
+      installer.install({ runSupport: options?.runSupport === true, upgrade: true }),
+    ),
+    vscode.commands.registerCommand(ClientCommands.installRunSupport, () => installer.installRunSupport()),
+    vscode.commands.registerCommand(ClientCommands.serverActions, () => serverActions(output, serverLog)),
     vscode.commands.registerCommand(ClientCommands.showDiagram, (...args: unknown[]) => {
       diagram.show(diagramTarget(args));
     }),
@@ -54,6 +70,27 @@ function priorArguments(args: readonly unknown[]): unknown[] {
   const target = uri ?? activeUri;
   if (target === undefined) return [];
   return [{ uri: target, method: "prior", ...(typeof second === "string" ? { program: second } : {}) }];
+}
+
+/** The status bar item's menu. */
+async function serverActions(output: vscode.OutputChannel, serverLog: vscode.OutputChannel): Promise<void> {
+  const actions: (vscode.QuickPickItem & { run(): unknown })[] = [
+    { label: "$(debug-restart) Restart Server", run: () => vscode.commands.executeCommand(ClientCommands.restartServer) },
+    {
+      label: "$(cloud-download) Install or Update Server",
+      description: "qvr in the extension's own environment",
+      run: () => vscode.commands.executeCommand(ClientCommands.installServer),
+    },
+    {
+      label: "$(play) Install Run Support",
+      description: "PyTorch, for Run Inference and Prior Predictive",
+      run: () => vscode.commands.executeCommand(ClientCommands.installRunSupport),
+    },
+    { label: "$(output) Show Output", description: "QVR", run: () => output.show() },
+    { label: "$(output) Show Server Log", description: "QVR Language Server", run: () => serverLog.show() },
+  ];
+  const picked = await vscode.window.showQuickPick(actions, { title: "QVR Language Server", placeHolder: "Choose an action" });
+  await picked?.run();
 }
 
 function diagramTarget(args: readonly unknown[]): { uri: vscode.Uri; name?: string } | undefined {

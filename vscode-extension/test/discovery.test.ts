@@ -146,6 +146,54 @@ describe("server discovery order", () => {
   });
 });
 
+describe("the extension's managed environment", () => {
+  const managed = "/home/ada/.config/Code/User/globalStorage/qvr.qvr/venv";
+
+  it("comes after the user's own environments", () => {
+    const machine = host({
+      executables: [`${project}/.venv/bin/qvr-lsp`, `${managed}/bin/qvr-lsp`, "/usr/bin/python3"],
+      withServerModule: ["/usr/bin/python3"],
+    });
+    const venv = discoverServer(input({ managedEnvironment: managed }), machine);
+    assert.equal(venv.kind === "found" && venv.launch.source, "workspace venv");
+    const active = discoverServer(
+      input({ workspaceFolders: ["/elsewhere"], activeInterpreter: "/usr/bin/python3", managedEnvironment: managed }),
+      machine,
+    );
+    assert.equal(active.kind === "found" && active.launch.source, "active interpreter");
+  });
+
+  it("comes before qvr-lsp on PATH, and runs its qvr-lsp script", () => {
+    const found = discoverServer(
+      input({ managedEnvironment: managed }),
+      host({ path: "/usr/local/bin", executables: [`${managed}/bin/qvr-lsp`, `${managed}/bin/python`, "/usr/local/bin/qvr-lsp"] }),
+    );
+    assert.deepEqual(found.kind === "found" && found.launch, { command: `${managed}/bin/qvr-lsp`, args: [], source: "managed" });
+  });
+
+  it("is Scripts\\qvr-lsp.exe on Windows", () => {
+    const winManaged = "C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\globalStorage\\qvr.qvr\\venv";
+    const found = discoverServer(
+      { workspaceFolders: ["C:\\work\\project"], managedEnvironment: winManaged },
+      host({ platform: "win32", executables: [`${winManaged}\\Scripts\\qvr-lsp.exe`] }),
+    );
+    assert.deepEqual(found.kind === "found" && found.launch, {
+      command: `${winManaged}\\Scripts\\qvr-lsp.exe`,
+      args: [],
+      source: "managed",
+    });
+  });
+
+  it("is listed among the places searched while it is not installed", () => {
+    const found = discoverServer(input({ managedEnvironment: managed }), host({ path: "/usr/bin" }));
+    assert.ok(found.kind === "notFound");
+    assert.deepEqual(
+      found.tried.map((place) => place.replace(/ \(.*$/, "")),
+      [`${project}/.venv/bin`, "the active Python interpreter", `the extension's environment ${managed}`, "PATH"],
+    );
+  });
+});
+
 describe("settings that point nowhere", () => {
   it("report the bad qvr.server.path instead of silently using another server", () => {
     const found = discoverServer(

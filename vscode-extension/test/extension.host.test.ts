@@ -2,7 +2,9 @@
 // module and the real language server: discovery, the language client, and the
 // three commands, as VS Code would run them.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ClientCommands, type FitView, type LiveDraws, type Posterior, ServerCommands } from "../src/shared/protocol";
@@ -33,6 +35,7 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
   const example = fileUri(path.join(examplesDir, "bidirectional_rnn_lm.qvr"));
   let uninstall: () => void;
   let extension: ExtensionModule;
+  let storage: string | undefined;
 
   before(async () => {
     vscode.settings.set("qvr.inference.steps", 8);
@@ -40,7 +43,9 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
     vscode.settings.set("qvr.inference.seqLen", 4);
     uninstall = vscode.install();
     extension = createRequire(__filename)(path.join(extensionRoot, "dist", "extension.js")) as ExtensionModule;
-    await extension.activate({ subscriptions: [], extensionUri: vscode.fileUri(extensionRoot) });
+    // No managed environment in it: the workspace's .venv is the server.
+    storage = mkdtempSync(path.join(tmpdir(), "qvr-storage-"));
+    await extension.activate({ subscriptions: [], extensionUri: vscode.fileUri(extensionRoot), globalStorageUri: vscode.fileUri(storage) });
     // vscode-languageclient registers the server's commands once initialize has answered.
     await until("the server to start", () => vscode.commands.has(ServerCommands.diagram));
   });
@@ -48,6 +53,7 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
   after(async () => {
     await extension?.deactivate();
     uninstall?.();
+    if (storage !== undefined) rmSync(storage, { recursive: true, force: true });
   });
 
   it("finds the workspace's .venv server and registers its commands beside the server's", () => {
@@ -59,6 +65,17 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
       assert.ok(vscode.commands.has(command), command);
     }
     assert.deepEqual(vscode.messages, []);
+  });
+
+  it("says in the status bar which server runs and where it came from", () => {
+    const item = vscode.statusItems.find((i) => i.id === "qvr.server")!;
+    assert.ok(item.visible);
+    assert.match(item.text, /^QVR \d+\.\d+\.\d+\S* \(workspace \.venv\)$/);
+    // The tooltip is Markdown with its text escaped.
+    const tooltip = (typeof item.tooltip === "string" ? item.tooltip : (item.tooltip?.value ?? "")).replace(/\\(.)/g, "$1");
+    assert.ok(tooltip.includes("From the workspace's .venv"), tooltip);
+    assert.ok(tooltip.includes(`Command: ${path.join(repoRoot, ".venv", "bin")}`), tooltip);
+    assert.equal(item.command, ClientCommands.serverActions);
   });
 
   it("Show Diagram draws the file, switches renderer and reveals a clicked node", async () => {

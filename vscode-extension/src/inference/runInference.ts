@@ -10,12 +10,14 @@ import { ExecuteCommandRequest, type LanguageClient, WorkDoneProgress } from "vs
 import { inferenceDefaults } from "../config";
 import type { ServerManager } from "../server/serverManager";
 import { formatNumber } from "../shared/chart";
-import { errorMessage } from "../shared/errors";
+import { errorKind, errorMessage } from "../shared/errors";
 import { parseInferenceProgress } from "../shared/parseProgress";
-import { type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
+import { ClientCommands, type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
 import { buildInferenceParams, parseInferenceArguments } from "./params";
 import { formatPosterior, formatSummary, summaryAttention, summaryPosterior, summaryView } from "./summary";
+
+const INSTALL_RUN_SUPPORT = "Install Run Support";
 
 /** How long to wait for the server to confirm a cancellation before giving up on the run. */
 const CANCEL_GRACE_MS = 10_000;
@@ -133,13 +135,23 @@ export class InferenceRunner implements vscode.Disposable {
       const message = token.isCancellationRequested ? "Cancelled." : `Inference failed: ${errorMessage(error)}`;
       this.output.appendLine(message);
       this.panel.finish({ type: "failed", message });
-      if (!token.isCancellationRequested) void vscode.window.showErrorMessage(message);
+      if (!token.isCancellationRequested) void this.showFailure(message, errorKind(error));
     } finally {
       clearTimeout(graceTimer);
       onCancel.dispose();
       workDone.dispose();
       this.active = undefined;
     }
+  }
+
+  /** A server without torch: offer to add it where the extension can, its own environment. */
+  private async showFailure(message: string, kind: string | undefined): Promise<void> {
+    if (kind !== "run-support" || this.server.launch?.source !== "managed") {
+      await vscode.window.showErrorMessage(message);
+      return;
+    }
+    const choice = await vscode.window.showErrorMessage(message, INSTALL_RUN_SUPPORT);
+    if (choice === INSTALL_RUN_SUPPORT) await vscode.commands.executeCommand(ClientCommands.installRunSupport);
   }
 
   private onProgress(progress: InferenceProgress): void {

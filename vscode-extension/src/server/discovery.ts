@@ -1,7 +1,8 @@
 /**
  * Finds the QVR language server, in this order: the `qvr.server.path` /
  * `qvr.server.pythonPath` settings, each workspace folder's `.venv`, the active
- * Python environment, then `qvr-lsp` on PATH.
+ * Python environment, the environment the extension installs the server into
+ * ("managed"), then `qvr-lsp` on PATH.
  *
  * Pure: the file system, environment and Python probes come in through
  * {@link DiscoveryHost}, so every branch is unit-tested, Windows included.
@@ -28,9 +29,11 @@ export interface DiscoveryInput {
   workspaceFolders: readonly string[];
   /** The active Python interpreter (ms-python, or `python.defaultInterpreterPath`). */
   activeInterpreter?: string;
+  /** The virtual environment "Install qvr" creates (in the extension's global storage). */
+  managedEnvironment?: string;
 }
 
-export type LaunchSource = "setting" | "workspace venv" | "active interpreter" | "PATH";
+export type LaunchSource = "setting" | "workspace venv" | "active interpreter" | "managed" | "PATH";
 
 export interface ServerLaunch {
   command: string;
@@ -48,7 +51,7 @@ export const SERVER_EXECUTABLE = "qvr-lsp";
 export const SERVER_MODULE = "qvr_lsp";
 
 export function discoverServer(input: DiscoveryInput, host: DiscoveryHost): Discovery {
-  const paths = new Paths(host, input.workspaceFolders[0]);
+  const paths = new PlatformPaths(host, input.workspaceFolders[0]);
   const tried: string[] = [];
 
   const serverPath = nonEmpty(input.serverPath);
@@ -105,6 +108,15 @@ export function discoverServer(input: DiscoveryInput, host: DiscoveryHost): Disc
     tried.push("the active Python interpreter (none selected)");
   }
 
+  // After the user's own environments: it exists only because the user asked for it,
+  // and a project's pinned server should win over it.
+  const managed = nonEmpty(input.managedEnvironment);
+  if (managed !== undefined) {
+    const launch = paths.fromEnvironmentFolder(managed, "managed");
+    if (launch !== undefined) return { kind: "found", launch, tried };
+    tried.push(`the extension's environment ${managed} (not installed)`);
+  }
+
   const onPath = paths.searchPath(SERVER_EXECUTABLE);
   if (onPath !== undefined) {
     return { kind: "found", launch: { command: onPath, args: [], source: "PATH" }, tried };
@@ -130,9 +142,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Platform-aware path rules, so tests can exercise Windows layouts on Linux. */
-class Paths {
-  private readonly windows: boolean;
-  private readonly p: path.PlatformPath;
+export class PlatformPaths {
+  readonly windows: boolean;
+  readonly p: path.PlatformPath;
 
   constructor(
     private readonly host: DiscoveryHost,
@@ -146,7 +158,7 @@ class Paths {
     return this.binDir(this.p.join(folder, ".venv"));
   }
 
-  private binDir(environment: string): string {
+  binDir(environment: string): string {
     return this.p.join(environment, this.windows ? "Scripts" : "bin");
   }
 
@@ -185,7 +197,7 @@ class Paths {
   }
 
   /** An absolute path, or the bare name itself when `value` has no directory part. */
-  private expand(value: string): string {
+  expand(value: string): string {
     let expanded = value.replace(/\$\{workspaceFolder\}/g, this.baseFolder ?? "");
     if (expanded === "~" || expanded.startsWith("~/") || expanded.startsWith("~\\")) {
       expanded = this.p.join(this.host.homeDir, expanded.slice(1));
@@ -205,7 +217,7 @@ class Paths {
     return undefined;
   }
 
-  private executableIn(dir: string, name: string): string | undefined {
+  executableIn(dir: string, name: string): string | undefined {
     return this.executableAt(this.p.join(dir, name));
   }
 

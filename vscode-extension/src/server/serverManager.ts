@@ -1,6 +1,7 @@
 /**
  * Owns the language client: finds the server, starts it, restarts it when its
- * settings change or on request, and forwards the strictness setting.
+ * settings change or on request, forwards the strictness setting, and reports
+ * which server runs (for the status bar).
  */
 import * as vscode from "vscode";
 import {
@@ -12,15 +13,23 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import { serverConfiguration, serverSettings, setServerPath } from "../config";
+import { ClientCommands } from "../shared/protocol";
 import { type Discovery, type ServerLaunch, discoverServer } from "./discovery";
 import { createNodeHost } from "./nodeHost";
 import { activeInterpreter } from "./pythonEnvironment";
+import { type ServerState, commandLine } from "./status";
 
 export class ServerNotRunningError extends Error {
   constructor() {
-    super("The QVR language server is not running. Run \"QVR: Restart Server\" after fixing its path.");
+    super("The QVR language server is not running. Install it (\"QVR: Install or Update Server\") or fix its path, then run \"QVR: Restart Server\".");
   }
 }
+
+/** The not-found notification's buttons. */
+const INSTALL = "Install qvr";
+const INSTALL_WITH_RUN = "Install with Run Support";
+const SET_PATH = "Set Path";
+const SHOW_DETAILS = "Show Details";
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -28,6 +37,10 @@ export class ServerManager implements vscode.Disposable {
   private transition: Promise<void> = Promise.resolve();
   private readonly createdEmitter = new vscode.EventEmitter<LanguageClient>();
   private readonly startedEmitter = new vscode.EventEmitter<void>();
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private currentState: ServerState = { kind: "searching" };
+  /** Watches the running client for a crash; dropped before a deliberate stop. */
+  private clientWatch: vscode.Disposable | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   /** Shared by successive clients: the server learns of .qvr files changed outside the editor. */
   private readonly qvrFiles = vscode.workspace.createFileSystemWatcher("**/*.qvr");
@@ -36,17 +49,23 @@ export class ServerManager implements vscode.Disposable {
   readonly onDidCreateClient = this.createdEmitter.event;
   /** Fires when a server has started and answered initialize. */
   readonly onDidStart = this.startedEmitter.event;
+  /** Fires whenever which server runs, or whether one does, changes. */
+  readonly onDidChangeState = this.stateEmitter.event;
 
+  /** @param managedEnvironment the venv that "Install qvr" creates, searched after the user's own. */
   constructor(
     private readonly log: vscode.OutputChannel,
     private readonly serverLog: vscode.OutputChannel,
+    private readonly managedEnvironment: string,
   ) {
     this.disposables.push(
       this.qvrFiles,
       this.createdEmitter,
       this.startedEmitter,
+      this.stateEmitter,
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration("qvr.server")) {
+        // The install settings matter only to the next install.
+        if (event.affectsConfiguration("qvr.server.path") || event.affectsConfiguration("qvr.server.pythonPath")) {
           void this.restart();
         } else if (event.affectsConfiguration("qvr.strict") || event.affectsConfiguration("qvr.run")) {
           this.client
@@ -68,6 +87,15 @@ export class ServerManager implements vscode.Disposable {
     });
   }
 
+  get state(): ServerState {
+    return this.currentState;
+  }
+
+  /** The server being run, or undefined when none was found. */
+  get launch(): ServerLaunch | undefined {
+    return "launch" in this.currentState ? this.currentState.launch : undefined;
+  }
+
   /** The running client, waiting for a pending start. */
   async runningClient(): Promise<LanguageClient> {
     await this.transition;
@@ -86,40 +114,64 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private async startClient(): Promise<void> {
+    this.setState({ kind: "searching" });
     const folders = vscode.workspace.workspaceFolders ?? [];
     const discovery = discoverServer(
       {
         ...serverSettings(),
         workspaceFolders: folders.filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath),
         activeInterpreter: await activeInterpreter(folders[0]?.uri),
+        managedEnvironment: this.managedEnvironment,
       },
       createNodeHost(),
     );
     if (discovery.kind !== "found") {
+      this.setState(discovery.kind === "notFound" ? { kind: "notFound" } : { kind: "badSetting", message: discovery.message });
       void this.reportMissingServer(discovery);
       return;
     }
-    const client = this.createClient(discovery.launch);
+    const launch = discovery.launch;
+    const client = this.createClient(launch);
     this.createdEmitter.fire(client);
+    this.setState({ kind: "starting", launch });
     try {
       await client.start();
       this.client = client;
+      // pygls sends its name and the package's version (qvr_lsp/server.py).
+      const info = client.initializeResult?.serverInfo;
+      const version = info?.version;
+      this.log.appendLine(`The language server is running${info ? `: ${info.name} ${version ?? ""}`.trimEnd() : ""}.`);
+      this.setState({ kind: "running", launch, version });
+      // After the start: the client's own restarts after a crash go Stopped -> Starting -> Running.
+      this.clientWatch = client.onDidChangeState((event) => {
+        if (this.client !== client) return;
+        if (event.newState === State.Stopped) this.setState({ kind: "stopped", launch });
+        else if (event.newState === State.Running) this.setState({ kind: "running", launch, version });
+      });
       this.startedEmitter.fire();
     } catch (error) {
       this.log.appendLine(`The language server failed to start: ${String(error)}`);
+      this.setState({ kind: "failed", launch });
       void client.dispose();
       // Not awaited: commands waiting for the server should fail now, not when the message closes.
       void vscode.window
-        .showErrorMessage(`The QVR language server (${describe(discovery.launch)}) failed to start.`, "Show Log")
+        .showErrorMessage(`The QVR language server (${commandLine(discovery.launch)}) failed to start.`, "Show Log")
         .then((choice) => {
           if (choice === "Show Log") this.serverLog.show();
         });
     }
   }
 
+  private setState(state: ServerState): void {
+    this.currentState = state;
+    this.stateEmitter.fire(state);
+  }
+
   private async stopClient(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.clientWatch?.dispose();
+    this.clientWatch = undefined;
     if (client === undefined) return;
     try {
       await client.stop();
@@ -130,7 +182,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private createClient(launch: ServerLaunch): LanguageClient {
-    this.log.appendLine(`Starting the QVR language server (${launch.source}): ${describe(launch)}`);
+    this.log.appendLine(`Starting the QVR language server (${launch.source}): ${commandLine(launch)}`);
     const executable = { command: launch.command, args: launch.args, transport: TransportKind.stdio };
     const serverOptions: ServerOptions = { run: executable, debug: executable };
     const clientOptions: LanguageClientOptions = {
@@ -146,18 +198,24 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private async reportMissingServer(discovery: Exclude<Discovery, { kind: "found" }>): Promise<void> {
-    let message: string;
+    let choice: string | undefined;
     if (discovery.kind === "badSetting") {
-      message = discovery.message;
-      this.log.appendLine(message);
+      this.log.appendLine(discovery.message);
+      choice = await vscode.window.showErrorMessage(discovery.message, SET_PATH, SHOW_DETAILS);
     } else {
-      message =
-        "QVR language server not found. Install it into your project's environment (pip install qvr, which provides qvr-lsp) or set its path.";
       this.log.appendLine("No QVR language server found. Looked in:");
       for (const place of discovery.tried) this.log.appendLine(`  - ${place}`);
+      // Three buttons at most: a fourth gets its label cut off. The places searched are in the log.
+      choice = await vscode.window.showWarningMessage(
+        "QVR language server not found. The extension can install qvr into an environment of its own; Run Support adds PyTorch, for Run Inference.",
+        INSTALL,
+        INSTALL_WITH_RUN,
+        SET_PATH,
+      );
     }
-    const choice = await vscode.window.showErrorMessage(message, "Set Path", "Show Details");
-    if (choice === "Set Path") {
+    if (choice === INSTALL || choice === INSTALL_WITH_RUN) {
+      await vscode.commands.executeCommand(ClientCommands.installServer, { runSupport: choice === INSTALL_WITH_RUN });
+    } else if (choice === SET_PATH) {
       const picked = await vscode.window.showOpenDialog({
         canSelectFiles: true,
         canSelectFolders: false,
@@ -167,12 +225,8 @@ export class ServerManager implements vscode.Disposable {
       });
       // Changing the setting restarts the server (see the configuration listener).
       if (picked?.[0] !== undefined) await setServerPath(picked[0].fsPath);
-    } else if (choice === "Show Details") {
+    } else if (choice === SHOW_DETAILS) {
       this.log.show();
     }
   }
-}
-
-function describe(launch: ServerLaunch): string {
-  return [launch.command, ...launch.args].join(" ");
 }

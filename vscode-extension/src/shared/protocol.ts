@@ -309,6 +309,12 @@ export const ClientCommands = {
   /** A run with method "prior": its prior predictive draws in the run view (also a code lens's, as runInference with method "prior"). */
   priorPredictive: "qvr.client.priorPredictive",
   restartServer: "qvr.client.restartServer",
+  /** Creates or updates the extension's own environment with the server (`{ runSupport?: boolean }`). */
+  installServer: "qvr.client.installServer",
+  /** Adds the `run` extra (torch) to the extension's environment. */
+  installRunSupport: "qvr.client.installRunSupport",
+  /** The status bar item's menu: restart, install or update, the output channels. */
+  serverActions: "qvr.client.serverActions",
 } as const;
 
 export function isPosition(value: unknown): value is Position {

@@ -62,6 +62,30 @@ class Range {
   }
 }
 
+class MarkdownString {
+  value = "";
+  appendText(text: string): MarkdownString {
+    this.value += text.replace(/[\\`*_{}[\]()#+\-.!<>|]/g, "\\$&");
+    return this;
+  }
+  appendMarkdown(markdown: string): MarkdownString {
+    this.value += markdown;
+    return this;
+  }
+}
+
+class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export interface FakeStatusItem {
+  id: string;
+  text: string;
+  tooltip?: MarkdownString | string;
+  command?: string;
+  visible: boolean;
+}
+
 /** Anything not modelled: callable, constructible, and disposable, all the way down. */
 function permissive(name: string): unknown {
   const target = function () {} as unknown as Record<string | symbol, unknown>;
@@ -113,6 +137,7 @@ export class FakeVscode {
   readonly output: string[] = [];
   readonly revealed: { uri: string; selection: unknown }[] = [];
   readonly settings = new Map<string, unknown>();
+  readonly statusItems: FakeStatusItem[] = [];
   private readonly api: object;
 
   constructor(readonly workspaceFolder: string) {
@@ -121,6 +146,9 @@ export class FakeVscode {
       EventEmitter,
       Uri,
       Range,
+      MarkdownString,
+      ThemeColor,
+      StatusBarAlignment: { Left: 1, Right: 2 },
       ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
       ViewColumn: { Active: -1, Beside: -2, One: 1 },
       TextEditorRevealType: { Default: 0, InCenter: 1, InCenterIfOutsideViewport: 2, AtTop: 3 },
@@ -187,6 +215,19 @@ export class FakeVscode {
         withProgress: (options: { title: string }, task: (progress: unknown, token: unknown) => Promise<unknown>) =>
           this.runProgress(options.title, task),
         createWebviewPanel: (viewType: string, title: string) => this.createPanel(viewType, title),
+        createStatusBarItem: (id: string) => {
+          const item: FakeStatusItem & { show(): void; hide(): void; dispose(): void } = {
+            id,
+            text: "",
+            visible: false,
+            show: () => void (item.visible = true),
+            hide: () => void (item.visible = false),
+            dispose: () => void (item.visible = false),
+          };
+          this.statusItems.push(item);
+          return item;
+        },
+        setStatusBarMessage: () => ({ dispose: () => undefined }),
       }),
     });
   }
