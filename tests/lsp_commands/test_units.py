@@ -37,6 +37,7 @@ def test_request_defaults_and_code_lens_form() -> None:
         ({"lr": float("nan")}, "lr must be a positive finite number"),
         ({"batch": "4"}, "batch must be a whole number"),
         ({"colour": "red"}, "unknown argument(s) colour"),
+        ({"mass_matrix": "full"}, "mass_matrix must be one of diag, dense"),
         ({"uri": ""}, "uri must be a non-empty string"),
     ],
 )
@@ -44,6 +45,14 @@ def test_request_refuses_bad_arguments(fields: dict, message: str) -> None:
     with pytest.raises(CommandError) as info:
         InferenceRequest.from_arguments(({"uri": "file:///w/m.qvr", **fields},))
     assert message in info.value.message and info.value.kind == "invalid"
+
+
+def test_request_takes_the_mass_matrix() -> None:
+    request = InferenceRequest.from_arguments(
+        ({"uri": "file:///w/m.qvr", "method": "nuts", "mass_matrix": "dense"},)
+    )
+    assert request.run.mass_matrix == "dense"
+    assert request.job_arguments(None)["mass_matrix"] == "dense"
 
 
 def test_limits_let_a_request_ask_for_less_never_more() -> None:

@@ -1,7 +1,7 @@
 /** Typed access to the `qvr.*` settings (declared in package.json). */
 import * as vscode from "vscode";
 import type { InferenceDefaults } from "./inference/params";
-import { type DiagramFormat, isDiagramFormat, isInferenceMethod } from "./shared/protocol";
+import { type DiagramFormat, isDiagramFormat, isInferenceMethod, isMassMatrix } from "./shared/protocol";
 
 const SECTION = "qvr";
 
@@ -62,6 +62,7 @@ export function diagramFormatSetting(): DiagramFormat {
 export function inferenceDefaults(): InferenceDefaults {
   const config = section();
   const method = config.get<string>("inference.method", "svi");
+  const massMatrix = config.get<string>("inference.massMatrix", "diag");
   return {
     method: isInferenceMethod(method) ? method : "svi",
     steps: config.get<number>("inference.steps", 100),
@@ -70,6 +71,7 @@ export function inferenceDefaults(): InferenceDefaults {
     batch: config.get<number>("inference.batch", 4),
     seqLen: config.get<number>("inference.seqLen", 8),
     chains: config.get<number>("inference.chains", 4),
+    massMatrix: isMassMatrix(massMatrix) ? massMatrix : "diag",
     data: config.get<string>("inference.data", "").trim(),
   };
 }

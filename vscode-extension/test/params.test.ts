@@ -4,12 +4,12 @@ import { parseDiagramArguments } from "../src/diagram/arguments";
 import { type InferenceDefaults, buildInferenceParams, parseInferenceArguments } from "../src/inference/params";
 import { formatPosterior, formatSummary } from "../src/inference/summary";
 
-const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, data: "" };
+const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", data: "" };
 
 describe("inference arguments", () => {
   it("fill every field from the settings when run from the palette", () => {
     const params = buildInferenceParams("file:///m.qvr", defaults, parseInferenceArguments([]));
-    assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8, chains: 4 });
+    assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8, chains: 4, mass_matrix: "diag" });
   });
 
   it("send the data file setting, unless the caller names another", () => {
@@ -35,7 +35,17 @@ describe("inference arguments", () => {
       batch: 4,
       seq_len: 16,
       chains: 2,
+      mass_matrix: "diag",
     });
+  });
+
+  it("take the mass matrix from the settings or a lens, and drop one the server does not know", () => {
+    const dense = { ...defaults, massMatrix: "dense" as const };
+    assert.equal(buildInferenceParams("file:///m.qvr", dense, parseInferenceArguments([])).mass_matrix, "dense");
+    const lens = parseInferenceArguments([{ uri: "file:///m.qvr", mass_matrix: "dense" }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", defaults, lens).mass_matrix, "dense");
+    const bad = parseInferenceArguments([{ uri: "file:///m.qvr", mass_matrix: "full" }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", defaults, bad).mass_matrix, "diag");
   });
 
   it("accept positional (uri, program) and a name field", () => {

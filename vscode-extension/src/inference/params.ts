@@ -2,7 +2,13 @@
  * Builds `qvr.runInference` arguments from the user's settings and whatever the
  * caller supplied: the code lens's arguments, or nothing from the command palette.
  */
-import { type InferenceMethod, type InferenceParams, isInferenceMethod } from "../shared/protocol";
+import {
+  type InferenceMethod,
+  type InferenceParams,
+  type MassMatrix,
+  isInferenceMethod,
+  isMassMatrix,
+} from "../shared/protocol";
 
 /** The `qvr.inference.*` settings. */
 export interface InferenceDefaults {
@@ -13,6 +19,7 @@ export interface InferenceDefaults {
   batch: number;
   seqLen: number;
   chains: number;
+  massMatrix: MassMatrix;
   /** A data file, relative to the workspace folder; "" for none. */
   data: string;
 }
@@ -43,6 +50,7 @@ export function parseInferenceArguments(args: readonly unknown[]): InferenceTarg
   }
   if (typeof raw.lr === "number" && raw.lr > 0 && Number.isFinite(raw.lr)) overrides.lr = raw.lr;
   if (typeof raw.data === "string" && raw.data !== "") overrides.data = raw.data;
+  if (isMassMatrix(raw.mass_matrix)) overrides.mass_matrix = raw.mass_matrix;
   const program = typeof raw.program === "string" ? raw.program : typeof raw.name === "string" ? raw.name : undefined;
   return { uri: typeof raw.uri === "string" ? raw.uri : undefined, program, overrides };
 }
@@ -61,6 +69,7 @@ export function buildInferenceParams(
     batch: defaults.batch,
     seq_len: defaults.seqLen,
     chains: defaults.chains,
+    mass_matrix: defaults.massMatrix,
     ...(defaults.data !== "" ? { data: defaults.data } : {}),
     ...target.overrides,
   };

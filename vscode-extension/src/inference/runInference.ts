@@ -172,5 +172,5 @@ function activeQvrUri(): vscode.Uri | undefined {
 }
 
 function describeParams(params: InferenceParams): string {
-  return `steps=${params.steps}, lr=${params.lr}, seed=${params.seed}, batch=${params.batch}, seq_len=${params.seq_len}${params.method === "nuts" && params.chains !== undefined ? `, chains=${params.chains}` : ""}`;
+  return `steps=${params.steps}, lr=${params.lr}, seed=${params.seed}, batch=${params.batch}, seq_len=${params.seq_len}${params.method === "nuts" && params.chains !== undefined ? `, chains=${params.chains}` : ""}${params.method === "nuts" && params.mass_matrix === "dense" ? ", mass_matrix=dense" : ""}`;
 }

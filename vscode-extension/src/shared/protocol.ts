@@ -52,9 +52,18 @@ export interface InferenceParams {
   seed: number;
   batch: number;
   seq_len: number;
-  /** NUTS chains, run in parallel processes. */
+  /** NUTS chains, advanced together (split over processes for slow models). */
   chains?: number;
+  /** NUTS: the mass matrix warmup adapts (Stan's diag_e or dense_e). */
+  mass_matrix?: MassMatrix;
   data?: string;
+}
+
+export type MassMatrix = "diag" | "dense";
+export const MASS_MATRICES: readonly MassMatrix[] = ["diag", "dense"];
+
+export function isMassMatrix(value: unknown): value is MassMatrix {
+  return typeof value === "string" && (MASS_MATRICES as readonly string[]).includes(value);
 }
 
 /** A loss point as the server streams it: [step, loss]; loss is null when it is not a number. */
