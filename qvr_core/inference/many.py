@@ -9,10 +9,11 @@ chain axis, into one graph, `inference.simplify` folds its constants and drops i
 identities (each operation costs its dispatch, not its arithmetic), and
 `torch.jit.trace` and `torch.jit.freeze` hand that graph to TorchScript's
 interpreter, which runs it without Python (torch's own recorder, `make_fx`, costs
-over a second of imports of its compiler stack; see `inference.record`). Measured on eight schools (`bench/inference_speed.py
---model chains`): four chains' potentials and gradients in about a fifth of the
-time of one eager evaluation. torch.compile was not chosen: its first compile takes
-seconds to minutes on this machine, which every edit of a model would pay again.
+over a second of imports of its compiler stack; see `inference.record`). Measured
+on eight schools (`bench/inference_speed.py --model chains`): four chains'
+potentials and gradients in about a fifth of the time of one eager evaluation.
+torch.compile was not chosen: its first compile takes seconds to minutes on this
+machine, which every edit of a model would pay again.
 
 Recording freezes the program's Python control flow at the point recorded, and some
 programs cannot be recorded at all (a value read back into Python, a random draw).
