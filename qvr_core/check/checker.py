@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import builtins, rules
@@ -36,7 +37,7 @@ from qvr_core.check.module import (
     SymbolTable,
     TypedSpan,
 )
-from qvr_core.check.nesting import dependency_order
+from qvr_core.check.nesting import Uses, dependency_order, used_names
 from qvr_core.check.programs import ProgramChecker
 from qvr_core.check.sizes import size_warnings
 from qvr_core.check.types import Arrow, Group, ValueType
@@ -53,14 +54,27 @@ _R = TypeVar("_R")
 
 
 class Reuse(Protocol):
-    """Which declarations keep the frame of an earlier check (see incremental.py)."""
+    """What an earlier check leaves to this one (see incremental.py)."""
 
-    def frame(self, decl: ast.Decl) -> Frame | None:
-        """A frame to reuse for `decl`, or None to check it."""
+    @property
+    def reusable(self) -> Mapping[int, Frame]:
+        """The frames declarations keep, by id(decl): their checks are not run again."""
+
+    def uses(self, decl: Uses) -> tuple[str, ...]:
+        """The names a let or program uses (`nesting.dependency_order`)."""
+
+    def collected(self) -> dict[str, ast.Decl] | None:
+        """Every top-level name's declaration, when no name is declared twice and none
+        is a combinator's (`_collect` would report nothing), or None to collect them."""
 
 
 class NoReuse:
-    def frame(self, decl: ast.Decl) -> Frame | None:
+    reusable: Mapping[int, Frame] = MappingProxyType({})
+
+    def uses(self, decl: Uses) -> tuple[str, ...]:
+        return tuple(used_names(decl))
+
+    def collected(self) -> dict[str, ast.Decl] | None:
         return None
 
 
@@ -70,6 +84,7 @@ class Env:
     def __init__(self, ctx: Context, reuse: Reuse | None = None) -> None:
         self.ctx = ctx
         self.reuse = reuse or NoReuse()
+        self._reusable = self.reuse.reusable
         # names looked up are recorded only when frames may be reused later
         self.morphisms: dict[str, MorphismInfo] = Names(ctx.current) if reuse is not None else {}
         self.lets: dict[str, LetInfo | object] = {}
@@ -81,8 +96,7 @@ class Env:
 
     def in_order(self, decls: tuple[ast.Decl, ...]) -> list[tuple[ast.Decl, Frame]]:
         """The frames of `decls` in their order (checking order depends on reuse)."""
-        frames = self.frames
-        return [found for d in decls if (found := frames.get(id(d))) is not None]
+        return list(filter(None, map(self.frames.get, map(id, decls))))  # (in C: thousands)
 
     @property
     def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]:
@@ -90,7 +104,7 @@ class Env:
 
     def in_frame(self, decl: ast.Decl, compute: Callable[..., _R], *args: object) -> _R:
         """`compute(*args)` recorded in a new frame for `decl`, or a reused frame's result."""
-        frame = self.reuse.frame(decl)
+        frame = self._reusable.get(id(decl))
         if frame is None:
             frame = Frame()
             previous = self.ctx.enter(frame)
@@ -329,25 +343,43 @@ def run_passes(
     the passes over the whole module place what they report with `ctx.real`.
     """
     globals_ = ctx.frame
-    _collect(ctx, decls)
     top = ctx.top
+    collected = env.reuse.collected()
+    if collected is None:
+        _collect(ctx, decls)
+    else:
+        dict.update(top, collected)
     check_objects(
         ctx, [d for d in decls if isinstance(d, ast.ObjectDecl) and _peek(top, d.name.text) is d]
     )
     early = len(globals_.diagnostics)
-    later = []
+    declared: list[Uses] = []  # the lets and programs, each the first of its name
+    typed: list[Uses] = []  # those of them that keep no frame
+    reusable, frames = env.reuse.reusable, env.frames
     for d in decls:
         match d:
             case ast.MorphismDecl():
                 if _peek(top, d.name.text) is d:
-                    info = env.in_frame(d, check_morphism, ctx, d)
+                    if (kept := reusable.get(id(d))) is not None:  # `in_frame`, inlined
+                        frames[id(d)] = (d, kept)
+                        info = kept.result
+                    else:
+                        info = env.in_frame(d, check_morphism, ctx, d)
                     if info is not None:
                         env.morphisms[d.name.text] = info
                         for more in d.more_names:  # `morphism f, g : ...`: one signature each
                             if _peek(top, more.text) is d:
                                 env.morphisms[more.text] = dataclasses.replace(info, name=more.text)
             case ast.LetDecl() | ast.ProgramDecl():
-                later.append(d)
+                if _peek(top, d.name.text) is d:
+                    declared.append(d)
+                    if (kept := reusable.get(id(d))) is None:
+                        typed.append(d)
+                        continue
+                    table = env.lets if type(d) is ast.LetDecl else env.programs
+                    if d.name.text not in table:  # (`_checked` and `in_frame`, inlined)
+                        frames[id(d)] = (d, kept)
+                        table[d.name.text] = kept.result
             case ast.OtherDecl():
                 if is_computation(d) and _peek(top, d.name.text) is d:
                     env.computation(d.name.text)
@@ -357,32 +389,50 @@ def run_passes(
                 pass  # objects are checked above, exports after the programs
             case _:
                 assert_never(d)
-    declared = [d for d in later if _peek(top, d.name.text) is d]
-    # what a declaration uses first, so typing never follows a chain of uses (nesting.py)
-    for d in dependency_order(declared, top):
-        if type(d) is ast.LetDecl:
-            env.let_type(d.name.text)
-        else:
-            env.program_type(d.name.text)
+    _type_lets_and_programs(env, declared, typed)
     ordered = env.in_order(decls)
-    frames = [frame for _, frame in ordered]
+    # most frames report nothing: only these are read for diagnostics
+    reporting = [(decl, f) for decl, f in ordered if f.diagnostics]
     exports = _exports(ctx, env, decls)
-    unparsed = any(
-        d.code == rules.SYNTAX_ERROR.code for f in (globals_, *frames) for d in f.diagnostics
-    )
-    if not unparsed and not any(d.code == rules.SYNTAX_ERROR.code for d in syntax):
-        used = {k.name for f in (globals_, *frames) for k in f.used if k.scope is None}
-        _unused(ctx, decls, exports, used)
+    syntax_error = rules.SYNTAX_ERROR.code
+    if not any(
+        d.code == syntax_error
+        for diagnostics in (syntax, globals_.diagnostics, *(f.diagnostics for _, f in reporting))
+        for d in diagnostics
+    ):
+        used = {k.name for k in globals_.used if k.scope is None}
+        used.update(*[f.used_top for _, f in ordered])
+        _unused(ctx, exports, used)
     found = [
         *syntax,
         *globals_.diagnostics[:early],
-        *(d for decl, f in ordered for d in ctx.placed(decl, f.diagnostics)),
+        *(d for decl, f in reporting for d in ctx.placed(decl, f.diagnostics)),
         *globals_.diagnostics[early:],
     ]
     if not any(d.is_error for d in found):
         found += size_warnings(ctx, env, exports, ctx.memory_budget)
     found.sort(key=lambda d: (d.span.start, d.code))
     return Run(globals_, exports, tuple(found))
+
+
+def _type_lets_and_programs(env: Env, declared: list[Uses], typed: list[Uses]) -> None:
+    """Type the lets and programs of `typed` (of `declared`, those that keep no frame: the
+    others' results are in the tables already), what a declaration uses first, so that
+    typing never follows a chain of uses (nesting.py).
+
+    The order matters only among those typed (typing one finds the kept ones'
+    results in the tables, whatever the order): when at most one is typed, the
+    walk that orders them is skipped.
+    """
+    if len(typed) > 1:
+        reusable = env.reuse.reusable
+        order = dependency_order(declared, env.ctx.top, env.reuse.uses)
+        typed = [d for d in order if id(d) not in reusable]
+    for d in typed:
+        if type(d) is ast.LetDecl:
+            env.let_type(d.name.text)
+        else:
+            env.program_type(d.name.text)
 
 
 @dataclass
@@ -558,16 +608,22 @@ def _exports(ctx: Context, env: Env, all_decls: tuple[ast.Decl, ...]) -> tuple[s
     return tuple(exports)
 
 
-def _unused(
-    ctx: Context, decls: tuple[ast.Decl, ...], exports: tuple[str, ...], used: set[str]
-) -> None:
+def _unused(ctx: Context, exports: tuple[str, ...], used: set[str]) -> None:
     """QVR103 for declarations nothing uses (not called when something did not parse:
-    a declaration that did not parse may be the user, so do not guess)."""
+    a declaration that did not parse may be the user, so do not guess).
+
+    Set differences find the few names neither used nor exported; only their
+    declarations are looked at (in the order of `top`, which is theirs).
+    """
     exported = set(exports)
-    for d in decls:
-        if isinstance(d, ast.ExportDecl | ast.OtherDecl) or _peek(ctx.top, d.name.text) is not d:
-            continue
-        n = d.name.text
+    names = dict.keys(ctx.top)  # (read as a plain dict: the globals' frame notes nothing)
+    idle = names - used - exported
+    if not idle:
+        return
+    for n in [n for n in names if n in idle]:
+        d = dict.__getitem__(ctx.top, n)
+        if isinstance(d, ast.ExportDecl | ast.OtherDecl) or d.name.text != n:
+            continue  # a second name or a copy: its declaration is seen under its first name
         if any(m.text in exported or m.text in used for m in declared_names(d)):
             continue  # (`morphism f, g : ...` is used when either is)
         if isinstance(d, ast.ProgramDecl) and not exported:

@@ -7,6 +7,7 @@ values built only at the end, once every type is known.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple, TypeVar
 
 from qvr_core import builtins, rules
@@ -196,6 +197,18 @@ class Context:
 
 def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> list[str]:
     """Close spellings, best first (case differences count as close)."""
+    return list(_suggest(name, tuple(candidates)))
+
+
+@lru_cache(maxsize=16)
+def _suggest(name: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """`suggest`, remembered: a declaration checked again at every keystroke while it
+    holds a misspelt name asks again with the same name and the same (thousands of)
+    top-level names."""
+    return tuple(_close(name, candidates))
+
+
+def _close(name: str, candidates: tuple[str, ...]) -> list[str]:
     lowered = {c.lower(): c for c in candidates}
     if name.lower() in lowered and lowered[name.lower()] != name:
         return [lowered[name.lower()]]

@@ -10,6 +10,7 @@ have changed: the others keep their frames, moved to their new place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from qvr_core.diagnostics import Diagnostic
@@ -32,6 +33,12 @@ class Frame:
     namespace: bool = False  # listed the top-level names (for a did-you-mean)
     volatile: bool = False  # depends on the order of checking (a cycle): never reused
     result: Any = None  # MorphismInfo | LetInfo | ProgramInfo | None
+
+    @cached_property
+    def used_top(self) -> frozenset[str]:
+        """The top-level names it uses. Read once its declaration is checked: a reused
+        frame is asked at every check, and answers from the first time."""
+        return frozenset([k.name for k in self.used if k.scope is None])
 
     def reach(self, start: int, end: int) -> int | None:
         """How far before [start, end) its diagnostics point, or None if they point after it.

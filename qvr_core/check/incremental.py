@@ -19,6 +19,12 @@ Reused facts are in the positions of the text they were recorded in. The
 diagnostics are moved into place at once; everything else only when the
 module's tables are first read (`PendingModule`), so that an edit's
 diagnostics do not wait for the whole file's facts to move.
+
+The passes over the whole module (checker.py) run at every check, over
+thousands of declarations in a large file, so they take what they can from
+the last check too (the `Reuse` protocol): the table of top-level names when
+the same names are declared in the same order (`_Plan.collected`), the names
+each let and program uses (`nesting.UsesMemo`), and each kept frame's result.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from math import inf
+from operator import attrgetter, itemgetter
 from typing import NamedTuple, TypeVar
 
 from qvr_core.check.checker import (
@@ -39,11 +47,13 @@ from qvr_core.check.checker import (
     replicate_members,
     run_passes,
 )
-from qvr_core.check.context import Context, SymbolKey
+from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.frames import Frame
 from qvr_core.check.kept import Kept, stretch
 from qvr_core.check.module import CheckedModule, PendingModule, Stopped
+from qvr_core.check.nesting import Uses, UsesMemo
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq
+from qvr_core.check.unchecked import declared_names
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax import ast
@@ -58,6 +68,7 @@ from qvr_core.syntax.shift import Shifter, positionless
 from qvr_core.syntax.span import LineIndex, unify_line_ends
 
 _T = TypeVar("_T")
+_SEGMENT, _TEXT = itemgetter(0), attrgetter("text")  # of a `Placed`, of a `Segment`
 
 #: Numbers the checks of this process (`Kept.check`).
 _CHECKS = itertools.count(1)
@@ -78,22 +89,76 @@ class _Entry:
     # None when they point after it, so that it cannot simply move
     reach: tuple[int | None, ...]
 
+    @cached_property
+    def keeping(self) -> tuple[ast.Decl, Frame | None, int] | None:
+        """Its one declaration, the frame it keeps and where it starts, when its text is
+        unchanged and nothing the frame depends on changed (`decls_in_place`): None
+        when the segment is not one declaration checked on its own. The frame is None
+        for an `export name`, which the export pass places itself (`Context.real`),
+        so that it need not move."""
+        decls = self.segment.decls
+        if len(decls) != 1:
+            return None
+        d = decls[0]
+        if type(d) is ast.ExportDecl:
+            return (d, None, d.span.start) if d.expr is None else None
+        if type(d) is ast.ObjectDecl or self.frames[0] is None:
+            return None
+        return d, self.frames[0], d.span.start
+
+    @cached_property
+    def depends(self) -> tuple[float, bool, frozenset[str]] | None:
+        """What `_Plan._dirty` reads of its frames, together: how far before the segment
+        they point (inf: they cannot move, see `reach`, or depend on the order of
+        checking), whether any listed the top-level names, and the names they looked
+        up; None when none was checked."""
+        frames = [(f, r) for f, r in zip(self.frames, self.reach, strict=True) if f is not None]
+        if not frames:
+            return None
+        reach = max(inf if r is None or f.volatile else r for f, r in frames)
+        deps = frozenset().union(*(f.deps for f, _ in frames))
+        return reach, any(f.namespace for f, _ in frames), deps
+
 
 @dataclass(frozen=True)
 class _State:
     """What one check leaves for the next."""
 
     entries: dict[str, _Entry]  # by segment text
-    identity: dict[str, list[str]]  # top-level name -> texts of the declarations of it
+    identity: dict[str, str | tuple[str, ...]]  # top-level name -> its declaration's text
     strict: bool
     text: str
     placed: list[Placed]  # where the entries' segments are in `text`
     # segment text -> what it declares (names, their identity, aliases)
     declared: dict[str, _Declares]
+    aliasing: list[_Declares]  # those that declare aliases
+    # the top-level names' declarations when each name is declared once (see
+    # `_Plan.collected`), else None
+    top: dict[str, ast.Decl] | None
 
-    @cached_property
-    def segments(self) -> dict[str, Segment]:
-        return {text: e.segment for text, e in self.entries.items()}
+    @property
+    def segments(self) -> Mapping[str, Segment]:
+        return _Segments(self.entries)
+
+
+class _Segments(Mapping[str, Segment]):
+    """The entries' segments by text, read through (not copied at every check)."""
+
+    def __init__(self, entries: dict[str, _Entry]) -> None:
+        self._entries = entries
+
+    def __getitem__(self, text: str) -> Segment:
+        return self._entries[text].segment
+
+    def get(self, text: str, default: Segment | None = None) -> Segment | None:  # type: ignore[override]  # the one form `place_segments` uses, fast
+        entry = self._entries.get(text)
+        return entry.segment if entry is not None else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class IncrementalChecker:
@@ -109,6 +174,7 @@ class IncrementalChecker:
         self._built: int | None = None  # the newest check whose module's tables were built
         self._safe = safe  # tests turn the safety net off, so that bugs surface
         self._lock = threading.Lock()
+        self._uses = UsesMemo()  # the names each let and program uses, by declaration
 
     def check(
         self, text: str, *, strict: bool = False, memory_budget: int | None = None
@@ -123,6 +189,7 @@ class IncrementalChecker:
                     raise
                 log.exception("incremental check failed; checking from scratch")
                 self._state = self._kept = None
+                self._uses = UsesMemo()
                 return _from_scratch(text, strict, memory_budget)
 
     def _check(self, text: str, strict: bool, memory_budget: int | None = None) -> CheckedModule:
@@ -133,7 +200,8 @@ class IncrementalChecker:
         else:
             prefix = common_prefix(state.text, text)
             placed = place_again(state.text, state.placed, text, state.segments, prefix)
-        plan = _Plan(placed, state, strict, prefix)
+        self._uses.next_check()
+        plan = _Plan(placed, state, strict, prefix, self._uses)
         decls, moved, syntax = plan.decls_in_place()
 
         lines = LineIndex(text)
@@ -157,63 +225,64 @@ class IncrementalChecker:
         return PendingModule(text, run.diagnostics, strict, lines, build, kept=kept)
 
 
-_UNCHECKED_HERE = (ast.ObjectDecl, ast.ExportDecl)  # the passes over the whole module do these
-
-
 class _Plan:
     """Which declarations of the new text keep their frames, decided before checking."""
 
     def __init__(
-        self, placed: list[Placed], state: _State | None, strict: bool, prefix: int
+        self,
+        placed: list[Placed],
+        state: _State | None,
+        strict: bool,
+        prefix: int,
+        uses: Callable[[Uses], tuple[str, ...]],
     ) -> None:
         self.placed = placed
         self.state = state
         self.prefix = prefix  # the length of the start the old and the new text share
+        self.uses = uses
         known = state.declared if state is not None else {}
-        self.identity, self.declared, self.twice = _names(placed, known)
+        self.identity, self.declared, self.twice, self.aliasing = _names(placed, known)
         usable = state is not None and state.strict == strict
         self.changed: set[str] = set()  # top-level names whose meaning may differ (`_dirty`)
         self.dirty = self._dirty() if usable else None
         self.reusable: dict[int, Frame] = {}  # by id(decl)
+        self.fresh: list[ast.Decl] = []  # the declarations to check, not those of `reusable`
+        self.renewed: list[int] = []  # indices in `placed` of the segments not kept whole
+        self.copies: set[int] = set()  # those of them that repeat an earlier segment
+        self.top: dict[str, ast.Decl] | None = None  # what `collected` gave
         self.kept_starts: list[int] = []  # where the declarations of `reusable` start now
         self.shifters: list[Shifter | None] = []  # per segment, as used to move its nodes
 
     def _dirty(self) -> set[str]:
         """Texts of the old segments whose frames the edit may have changed."""
-        assert self.state is not None
-        old, new = self.state.identity, self.identity
-        changed = {n for n in old.keys() | new.keys() if old.get(n) != new.get(n)}
+        state = self.state
+        assert state is not None
+        changed = {n for n, _ in state.identity.items() ^ self.identity.items()}
         # an alias (`object State : Hidden * Hidden`) changes with what it names
-        changed |= _aliases_of(changed, [*self.state.declared.values(), *self.declared.values()])
+        changed |= _aliases_of(changed, [*state.aliasing, *self.aliasing])
         # a did-you-mean lists the names that are valid now: any change may change it
         names_changed = bool(changed)
         # What a frame points at before its declaration must be in the unchanged start
         # of the text (by induction, still at the positions the frame was made at).
         prefix = self.prefix
-        checked = [
-            (text, frame, reach is not None and reach <= prefix)
-            for text, entry in self.state.entries.items()
-            for frame, reach in zip(entry.frames, entry.reach, strict=True)
-            if frame is not None
-        ]
+        checked = [(text, d) for text, e in state.entries.items() if (d := e.depends) is not None]
         dirty: set[str] = set()
-        growing = True
-        while growing:  # until no newly dirty declaration names something others use
-            growing = False
-            for text, frame, stays in checked:
-                if text in dirty:
-                    continue
-                if (
-                    frame.volatile
-                    or not stays
-                    or (names_changed and frame.namespace)
-                    or not frame.deps.isdisjoint(changed)
-                ):
-                    dirty.add(text)
-                    names = set(self.state.declared[text].names) - changed
-                    if names:
-                        changed |= names
-                        growing = True
+        while True:  # until no newly dirty declaration names something others use
+            found = {
+                text
+                for text, (reach, namespace, deps) in checked
+                if text not in dirty
+                and (
+                    reach > prefix or (names_changed and namespace) or not deps.isdisjoint(changed)
+                )
+            }
+            if not found:
+                break
+            dirty |= found
+            named = {n for text in found for n in state.declared[text].names} - changed
+            if not named:
+                break
+            changed |= named
         self.changed = changed
         return dirty
 
@@ -250,84 +319,146 @@ class _Plan:
 
         A declaration that keeps its frame stays where its segment was parsed
         (moving it waits for `_Builder`); every other one is moved now,
-        because the checker reads the text at its positions.
+        because the checker reads the text at its positions. (One loop over
+        thousands of segments, at every edit: kept lean.)
         """
         decls: list[ast.Decl] = []
         moved: dict[int, Shifter] = {}
         syntax: list[Diagnostic] = []
         entries = self.state.entries if self.state is not None else {}
-        dirty = self.dirty
-        seen: set[int] = set()
-        for p in self.placed:
-            seg = p.segment
-            shift = p.shifter()
-            if id(seg) in seen:  # the same text again (a duplicate): its own copy of the nodes
-                shift = shift or Shifter(0, 0, seg.start)
-                self.shifters.append(shift)
-                syntax.extend(shift(seg.diagnostics))
-                decls.extend(shift(seg.decls))
-                continue
-            seen.add(id(seg))
-            self.shifters.append(shift)
+        usable, dirty = self.dirty is not None, self.dirty or set()
+        fresh, renewed, shifters = self.fresh, self.renewed, self.shifters
+        reusable, kept_starts = self.reusable, self.kept_starts
+        placed = self.placed
+        # the same text twice (a duplicate) is the same segment twice: rare, looked for once
+        twice = len(set(map(id, map(_SEGMENT, placed)))) < len(placed)
+        seen: set[int] | None = set() if twice else None
+        for i, (seg, start, line, reused) in enumerate(placed):
+            if seg.start == start and seg.line == line:
+                shift = None
+            else:
+                shift = Shifter(start - seg.start, line - seg.line, seg.start)
+            if seen is not None:
+                if id(seg) in seen:  # a duplicate: its own copy of the nodes
+                    shift = shift or Shifter(0, 0, seg.start)
+                    shifters.append(shift)
+                    syntax.extend(shift(seg.diagnostics))
+                    copies = shift(seg.decls)
+                    decls.extend(copies)
+                    fresh.extend(copies)
+                    renewed.append(i)
+                    self.copies.add(i)
+                    continue
+                seen.add(id(seg))
+            shifters.append(shift)
             if seg.diagnostics:
                 syntax.extend(shift(seg.diagnostics) if shift is not None else seg.diagnostics)
-            if not seg.decls:
-                continue
-            d = seg.decls[0]
-            if (
-                p.reused
-                and dirty is not None
-                and len(seg.decls) == 1  # always, but moving assumes it
-                and seg.text not in dirty
-                and type(d) not in _UNCHECKED_HERE
-            ):
-                frame = entries[seg.text].frames[0]
-                if frame is not None:
-                    self.reusable[id(d)] = frame
+            if reused and usable and seg.text not in dirty:
+                keeping = entries[seg.text].keeping
+                if keeping is not None:
+                    d, frame, at = keeping
+                    if frame is not None:
+                        reusable[id(d)] = frame
+                        kept_starts.append(at if shift is None else at + shift.chars)
                     if shift is not None:
                         moved[id(d)] = shift
-                    self.kept_starts.append(d.span.start + (shift.chars if shift else 0))
                     decls.append(d)
                     continue
-            decls.extend(shift(seg.decls) if shift is not None else seg.decls)
+            if not seg.decls:
+                if not reused:
+                    renewed.append(i)
+                continue
+            checked = shift(seg.decls) if shift is not None else seg.decls
+            decls.extend(checked)
+            fresh.extend(checked)
+            renewed.append(i)
         return decls, moved, syntax
 
-    # the Reuse protocol of checker.Env
-    def frame(self, decl: ast.Decl) -> Frame | None:
-        return self.reusable.get(id(decl))
+    # the Reuse protocol of checker.Env (`reusable` and `uses` are attributes)
+    def collected(self) -> dict[str, ast.Decl] | None:
+        """The last check's table of top-level names with the new declarations in it,
+        when the same names are declared in the same order, each once, none a
+        combinator's (so that `_collect` would report nothing and build this table)."""
+        state = self.state
+        if (
+            state is None
+            or state.top is None
+            or not _declared_once(self.identity, self.twice)
+            or list(state.identity) != list(self.identity)
+        ):
+            return None
+        top = dict(state.top)  # the declarations kept are the very objects it holds
+        for d in self.fresh:
+            for n in _declared((d,)):
+                top[n] = d
+        self.top = top
+        return top
 
     def next_state(self, env: Env, text: str) -> _State:
-        """The entries for the next check: each segment with the frames it has now."""
+        """The entries for the next check: each segment with the frames it has now.
+
+        A segment `decls_in_place` kept whole keeps its entry; only the others
+        (`renewed`) are looked at.
+        """
         old = self.state.entries if self.state is not None else {}
-        entries: dict[str, _Entry] = {}
+        placed = self.placed
+        # every text's entry as it was (None for a new text: each new one is renewed)
+        texts = list(map(_TEXT, map(_SEGMENT, placed)))
+        entries: dict[str, _Entry] = dict(zip(texts, map(old.get, texts), strict=True))  # type: ignore[arg-type]  # filled below
+        new_placed = list(placed)
+        done: set[str] = set()  # texts whose first segment was renewed
         reusable = self.reusable
-        for p, shift in zip(self.placed, self.shifters, strict=True):
+        for i in self.renewed:
+            p, shift = placed[i], self.shifters[i]
             seg = p.segment
-            if seg.text in entries:
-                continue  # a duplicate: the first is the declaration that counts
-            decls = seg.decls
-            if p.reused and (not decls or id(decls[0]) in reusable):
-                entries[seg.text] = old[seg.text]  # nothing in it was checked again
-                continue
-            checked = [
-                found[1]
-                for d in decls
-                if id(d) not in reusable
-                and (found := env.frames.get(id(shift.memo.get(id(d), d) if shift else d)))
-            ]
-            if p.reused and not checked:
-                entries[seg.text] = old[seg.text]
-                continue
-            if shift is not None:
-                seg = seg.moved(shift)  # its declaration was checked in place
-            frames = tuple(_frame_of(env, d) for d in seg.decls)
-            reach = tuple(f.reach(seg.start, seg.end) if f is not None else None for f in frames)
-            entries[seg.text] = _Entry(seg, frames, reach)
-        placed = []
-        for p in self.placed:
-            kept = entries[p.segment.text].segment
-            placed.append(p if p.reused and kept is p.segment else Placed(kept, *p[1:3], True))
-        return _State(entries, self.identity, env.ctx.strict, text, placed, self.declared)
+            if i not in self.copies and seg.text not in done:  # the first of its text
+                done.add(seg.text)
+                entries[seg.text] = _renewed(env, p, shift, old, reusable)
+            kept = entries[seg.text].segment
+            if not (p.reused and kept is seg):
+                new_placed[i] = Placed(kept, p.start, p.line, True)
+        top = self.top
+        if top is None and _declared_once(self.identity, self.twice):
+            top = dict(dict.items(env.ctx.top))  # (a plain read: the table notes nothing)
+        return _State(
+            entries,
+            self.identity,
+            env.ctx.strict,
+            text,
+            new_placed,
+            self.declared,
+            self.aliasing,
+            top,
+        )
+
+
+def _renewed(
+    env: Env, p: Placed, shift: Shifter | None, old: dict[str, _Entry], reusable: dict[int, Frame]
+) -> _Entry:
+    """The entry of a segment some of whose declarations were checked again (or that is
+    new): the frames it has now, or its old entry when none was checked."""
+    seg = p.segment
+    decls = seg.decls
+    if p.reused and (not decls or id(decls[0]) in reusable):
+        return old[seg.text]  # nothing in it was checked again
+    checked = [
+        found[1]
+        for d in decls
+        if id(d) not in reusable
+        and (found := env.frames.get(id(shift.memo.get(id(d), d) if shift else d)))
+    ]
+    if p.reused and not checked:
+        return old[seg.text]
+    if shift is not None:
+        seg = seg.moved(shift)  # its declaration was checked in place
+    frames = tuple(_frame_of(env, d) for d in seg.decls)
+    reach = tuple(f.reach(seg.start, seg.end) if f is not None else None for f in frames)
+    return _Entry(seg, frames, reach)
+
+
+def _declared_once(identity: dict[str, str | tuple[str, ...]], twice: set[str]) -> bool:
+    """Whether `_collect` reports nothing: no name declared twice, none a combinator's."""
+    return not twice and identity.keys().isdisjoint(COMBINATORS)
 
 
 def _frame_of(env: Env, decl: ast.Decl) -> Frame | None:
@@ -339,9 +470,7 @@ def _declared(decls: Iterable[ast.Decl]) -> list[str]:
     """The top-level names the declarations declare (replicated copies included)."""
     names: list[str] = []
     for d in decls:
-        if type(d) is ast.ExportDecl:
-            continue
-        names.append(d.name.text)
+        names += [n.text for n in declared_names(d)]  # (the order `_collect` puts them in)
         if type(d) is ast.MorphismDecl and d.options:
             names += replicate_members(d)
     return names
@@ -357,9 +486,10 @@ class _Declares(NamedTuple):
     @classmethod
     def of(cls, seg: Segment) -> _Declares:
         aliases = tuple(
-            (d.name.text, frozenset(f.text for f in d.body.factors))
+            (name.text, frozenset(f.text for f in d.body.factors))
             for d in seg.decls
             if type(d) is ast.ObjectDecl and type(d.body) is ast.TypeRef
+            for name in d.names
         )
         return cls(_declared(seg.decls), _declaring_text(seg), aliases)
 
@@ -383,30 +513,33 @@ def _aliases_of(names: set[str], declares: list[_Declares]) -> set[str]:
 
 def _names(
     placed: list[Placed], known: dict[str, _Declares]
-) -> tuple[dict[str, list[str]], dict[str, _Declares], set[str]]:
+) -> tuple[dict[str, str | tuple[str, ...]], dict[str, _Declares], set[str], list[_Declares]]:
     """Who declares each top-level name, what each segment declares (`known`: what
-    the last check found, by segment text), and the names declared more than once.
+    the last check found, by segment text), the names declared more than once, and
+    the segments that declare aliases.
 
     A name's identity is the text of its declaration without the comments
-    above it: a changed doc comment changes no frame that uses the name (the
-    doc is read from the declaration when the symbol table is built).
+    above it (a tuple of them, in order, when it is declared more than once): a
+    changed doc comment changes no frame that uses the name (the doc is read
+    from the declaration when the symbol table is built).
     """
-    identity: dict[str, list[str]] = {}
-    declared: dict[str, _Declares] = {}
+    texts = list(map(_TEXT, map(_SEGMENT, placed)))
+    found = list(map(known.get, texts))
+    for i in [i for i, entry in enumerate(found) if entry is None]:
+        found[i] = _Declares.of(placed[i][0])
+    declares: list[_Declares] = found  # type: ignore[assignment]  # none is None now
+    declared = dict(zip(texts, declares, strict=True))
+    pairs = [(n, entry.key) for entry in declares for n in entry.names]
+    identity: dict[str, str | tuple[str, ...]] = dict(pairs)  # each name where first declared
     twice: set[str] = set()
-    for p in placed:
-        seg = p.segment
-        entry = known.get(seg.text)
-        if entry is None:
-            entry = _Declares.of(seg)
-        declared[seg.text] = entry
-        for n in entry.names:
-            if n in identity:
-                identity[n].append(entry.key)
-                twice.add(n)
-            else:
-                identity[n] = [entry.key]
-    return identity, declared, twice
+    if len(identity) < len(pairs):
+        keys: dict[str, list[str]] = {}
+        for n, key in pairs:
+            keys.setdefault(n, []).append(key)
+        twice = {n for n, k in keys.items() if len(k) > 1}
+        for n in twice:
+            identity[n] = tuple(keys[n])
+    return identity, declared, twice, [entry for entry in declares if entry.aliases]
 
 
 def _declaring_text(seg: Segment) -> str:

@@ -14,7 +14,7 @@ diagram folds a let into one node and the runtime refuses to compile
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from qvr_core.syntax import ast
@@ -46,7 +46,7 @@ def _children(node: object) -> tuple[object, ...]:
             return ()
 
 
-def _used_names(decl: Uses) -> Iterator[str]:
+def used_names(decl: Uses) -> Iterator[str]:
     """Names of morphisms, lets and programs `decl` uses (callees included), in order."""
     stack: list[object] = list(_roots(decl))
     while stack:
@@ -58,38 +58,75 @@ def _used_names(decl: Uses) -> Iterator[str]:
         stack.extend(_children(node))
 
 
-def dependency_order(decls: list[Uses], top: dict[str, Any]) -> list[Uses]:
+class UsesMemo:
+    """`used_names` of each let and program, kept from one check to the next.
+
+    After an edit the incremental checker checks mostly the very declaration
+    objects of the last check (those the edit left alone): their names are
+    not walked again. Keyed by identity, holding the declaration (so that its
+    id is not reused while the entry lives); `next_check` forgets the
+    declarations the last check that asked did not ask about.
+    """
+
+    __slots__ = ("_last", "_now")
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[Uses, tuple[str, ...]]] = {}
+        self._now: dict[int, tuple[Uses, tuple[str, ...]]] = {}
+
+    def next_check(self) -> None:
+        if self._now:  # (a check that orders nothing asks nothing)
+            self._last, self._now = self._now, {}
+
+    def __call__(self, decl: Uses) -> tuple[str, ...]:
+        found = self._last.get(id(decl))
+        if found is None or found[0] is not decl:
+            found = (decl, tuple(used_names(decl)))
+        self._now[id(decl)] = found
+        return found[1]
+
+
+def _walked(decl: Uses) -> tuple[str, ...]:
+    return tuple(used_names(decl))
+
+
+def dependency_order(
+    decls: list[Uses], top: dict[str, Any], uses: Callable[[Uses], tuple[str, ...]] = _walked
+) -> list[Uses]:
     """`decls` with every let or program after the ones (in `decls`) it uses.
 
     A depth-first walk with its own stack; in a cycle the order is where the
     walk found it (the checker reports the cycle). Otherwise source order is kept.
+    `uses` gives the names a declaration uses (`used_names`, or a `UsesMemo`).
     """
-    wanted = {id(d) for d in decls}
+    wanted = {id(d): d for d in decls}
+    get = dict.get  # a plain lookup: the checker's tables note none here
+
+    def deps(decl: Uses) -> list[Uses]:
+        return [wanted[i] for name in uses(decl) if (i := id(get(top, name))) in wanted]
+
     placed: set[int] = set()
     order: list[Uses] = []
     for root in decls:
         if id(root) in placed:
             continue
         placed.add(id(root))
-        stack = [(root, _uses(root, top, wanted))]
+        first = deps(root)
+        if not first:  # most use no other let or program
+            order.append(root)
+            continue
+        stack = [(root, iter(first))]
         while stack:
             decl, pending = stack[-1]
             for dep in pending:
                 if id(dep) not in placed:
                     placed.add(id(dep))
-                    stack.append((dep, _uses(dep, top, wanted)))
+                    stack.append((dep, iter(deps(dep))))
                     break
             else:
                 stack.pop()
                 order.append(decl)
     return order
-
-
-def _uses(decl: Uses, top: dict[str, Any], wanted: set[int]) -> Iterator[Uses]:
-    for name in _used_names(decl):
-        dep = dict.get(top, name)  # a plain lookup: the checker's tables note none here
-        if id(dep) in wanted:
-            yield dep  # type: ignore[misc]  # its id is one of `decls`, so not None
 
 
 def inlined_depths(decls: list[Uses], top: dict[str, Any]) -> dict[str, int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from qvr_core import rules
@@ -44,15 +44,43 @@ def checker_budget() -> int:
 
 
 class _Tables:
-    """The checker's tables as `resources.estimate` reads them."""
+    """The checker's tables as `resources.estimate` reads them (made when first read: while
+    every exported program's size is remembered, only `lookup` is asked)."""
 
     def __init__(self, morphisms: Any, lets: Any, programs: Any) -> None:
-        self.morphisms = dict(morphisms.items())
-        self.lets = {k: v for k, v in lets.items() if isinstance(v, LetInfo)}
-        self.programs = {
-            k: v for k, v in programs.items() if isinstance(v, ProgramInfo) and v.type is not None
-        }
-        self.models = {k: v for k, v in programs.items() if isinstance(v, CheckedModel)}
+        self._morphisms, self._lets, self._programs = morphisms, lets, programs
+
+    @cached_property
+    def morphisms(self) -> dict[str, Any]:
+        return dict(self._morphisms.items())
+
+    @cached_property
+    def lets(self) -> dict[str, Any]:
+        return {k: v for k, v in self._lets.items() if isinstance(v, LetInfo)}
+
+    @cached_property
+    def programs(self) -> dict[str, Any]:
+        return {k: v for k, v in self._programs.items() if _sized(v)}
+
+    @cached_property
+    def models(self) -> dict[str, CheckedModel]:
+        return {k: v for k, v in self._programs.items() if isinstance(v, CheckedModel)}
+
+    def lookup(self, name: str) -> object:
+        """`morphisms.get(name) or lets.get(name) or programs.get(name)`, without the tables."""
+        found = dict.get(self._morphisms, name)  # (a plain read: the table notes nothing)
+        if found:
+            return found
+        let = self._lets.get(name)
+        if isinstance(let, LetInfo):  # (infos are always true)
+            return let
+        program = self._programs.get(name)
+        return program if _sized(program) else None
+
+
+def _sized(info: object) -> bool:
+    """Whether `info` is a typed program's, which `estimate` sizes."""
+    return isinstance(info, ProgramInfo) and info.type is not None
 
 
 class _ModelTables:
@@ -72,22 +100,20 @@ _CACHE_SIZE = 20_000
 _lock = threading.Lock()
 
 
-def _lookup(tables: _Tables, name: str) -> object:
-    return tables.morphisms.get(name) or tables.lets.get(name) or tables.programs.get(name)
-
-
 def _cached_total(tables: _Tables, prog: ProgramInfo) -> int | None:
     with _lock:
         entry = _CACHE.get(id(prog))
     if entry is None or entry[0] is not prog:
         return None
-    if any(_lookup(tables, n) is not info for n, info in entry[1]):
-        return None
+    lookup = tables.lookup  # (a loop, not `any` over a generator: hundreds of programs)
+    for n, info in entry[1]:
+        if lookup(n) is not info:
+            return None
     return entry[2]
 
 
 def _remember(tables: _Tables, prog: ProgramInfo, reached: frozenset[str], total: int) -> None:
-    deps = tuple((n, _lookup(tables, n)) for n in sorted(reached))
+    deps = tuple((n, tables.lookup(n)) for n in sorted(reached))
     with _lock:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.clear()
@@ -101,18 +127,22 @@ def size_warnings(
     limit = budget if budget is not None else checker_budget()
     tables = _Tables(env.morphisms, env.lets, env.programs)
     found: dict[tuple[int, int], Diagnostic] = {}
-    shared = Model(tables.morphisms, tables.lets, tables.programs)  # linear over all exports
-    models = _ModelTables(tables.models, ctx.objects) if tables.models else None
+    shared: Model | None = None  # one for all the exports, linear over them; made when needed
+    models: _ModelTables | None = None
     for name in exports:
-        if models is not None and name in models.models:
+        prog = env.programs.get(name)
+        if isinstance(prog, CheckedModel):
+            if models is None:
+                models = _ModelTables(tables.models, ctx.objects)
             _model_warning(ctx, models, name, limit, found)
             continue
-        prog = tables.programs.get(name)
-        if prog is None:
+        if not _sized(prog):
             continue
         try:
             total = _cached_total(tables, prog)
             if total is None:
+                if shared is None:
+                    shared = Model(tables.morphisms, tables.lets, tables.programs)
                 need = estimate(
                     tables, name, batch=CHECK_BATCH, seq_len=CHECK_SEQ_LEN, model=shared
                 )

@@ -16,8 +16,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from lark import Transformer
-
 from qvr_core.builtins.objects import FINSET, LEGACY_CONSTRUCTORS, OBJECT_CONSTRUCTORS
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import Token, cover
@@ -160,8 +158,12 @@ def _start(child: Any) -> Token | Span:
     return child if type(child) is Token else child.span
 
 
-class TreeBuilder(Transformer[Token, Any]):
-    """Callbacks named after grammar.lark's rules and aliases; each gets the rule's children."""
+class TreeBuilder:
+    """Callbacks named after grammar.lark's rules and aliases; each gets the rule's children.
+
+    (Not a lark `Transformer`: lark looks callbacks up by name, and the parser
+    starts without importing lark, see tables.py.)
+    """
 
     # ------------------------------------------------------- declarations
 

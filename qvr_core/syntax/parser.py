@@ -8,34 +8,30 @@ line: the other declarations, and the other steps of the same program, are
 still in the tree, and every bad line is reported.
 
 Lark compiles grammar.lark into LALR(1) tables and wraps the tree-building
-callbacks (builder.py). The tables are driven here by a small loop of our
-own, because a file is tens of thousands of tiny parses: lark's per-parse
-objects and its lookups keyed by grammar objects would cost more than the
-lines themselves. Callbacks run on each reduction, so no parse tree is built
-and nothing recurses, however deep the nesting.
+callbacks (builder.py); tables.py keeps both between runs. The tables are
+driven here by a small loop of our own, because a file is tens of thousands
+of tiny parses: lark's per-parse objects and its lookups keyed by grammar
+objects would cost more than the lines themselves. Callbacks run on each
+reduction, so no parse tree is built and nothing recurses, however deep the
+nesting.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import sys
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from itertools import pairwise
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, TypeGuard
-
-from lark import Lark
-from lark.lexer import Lexer
+from itertools import pairwise, repeat
+from operator import add, itemgetter
+from typing import Any, NamedTuple, Protocol, TypeGuard
 
 from qvr_core import rules
 from qvr_core.builtins.objects import FINSET
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from qvr_core.syntax import ast
-from qvr_core.syntax.builder import MAX_OBJECT_SIZE, Era, Header, NodeError, TreeBuilder
+from qvr_core.syntax.builder import MAX_OBJECT_SIZE, Era, Header, NodeError
 from qvr_core.syntax.layout import (
     CLOSERS,
     KEYWORD_TYPES,
@@ -52,9 +48,11 @@ from qvr_core.syntax.layout import (
 from qvr_core.syntax.messages import shorten, unexpected_token
 from qvr_core.syntax.shift import Shifter
 from qvr_core.syntax.span import Span, unify_line_ends
+from qvr_core.syntax.tables import STARTS as STARTS
+from qvr_core.syntax.tables import Tables, cache_path, tables
 
-if TYPE_CHECKING:
-    from lark.parsers.lalr_parser_state import ParseConf
+# (the names the tests of the grammar cache reach for: the tables now live in tables.py)
+_tables, _cache_path = tables, cache_path
 
 #: How an older surface is rewritten: from the source of a span, the new text.
 _Rewrite = Callable[[Callable[[Span], str]], str]
@@ -67,7 +65,6 @@ MAX_DEPTH = 64
 #: drawing) recurse along it, so a longer one is refused as too long.
 MAX_TREE_DEPTH = 200
 
-_GRAMMAR = Path(__file__).with_name("grammar.lark")
 _NESTING_TOKENS = frozenset(
     {"RSHIFT", "AT", "PLUS", "MINUS", "STAR", "SLASH", "LPAR", "LSQB", "LBRACE", "ARROW"}
 )
@@ -75,27 +72,6 @@ _WORD_TYPES = KEYWORD_TYPES | frozenset(SOFT_KEYWORDS.values())
 
 #: Tokens that only an older surface would put after a line's first keyword.
 _ERA_ONLY = {"OBJECT": frozenset({"EQUAL"}), "OBSERVE": frozenset({"TILDE"})}
-
-#: The start symbol of each kind of line: a declaration's first line ("decl"), a
-#: program step, and the body lines of the other declarations.
-STARTS = (
-    "decl",
-    "step",
-    "where_line",
-    "deduction_line",
-    "lexicon_line",
-    "signature_line",
-    "signature_entry",
-    "encoder_line",
-    "decoder_line",
-    "loss_line",
-    "composition_line",
-    "family_line",
-    "effect_line",
-    "handler_line",
-    "computation_line",
-    "case_line",
-)
 
 #: The start symbol of the indented lines below a line, by the kind of clause it is.
 BODIES = {
@@ -131,86 +107,6 @@ class ParseResult:
     diagnostics: tuple[Diagnostic, ...]
 
 
-class _NoLexer(Lexer):
-    """Placeholder: layout.py tokenizes, and the tables are driven with its tokens."""
-
-    def __init__(self, conf: object) -> None:
-        pass
-
-    def lex(self, lexer_state: object, parser_state: object) -> NoReturn:  # pragma: no cover
-        raise NotImplementedError("tokens come from qvr_core.syntax.layout")
-
-
-@dataclass(frozen=True)
-class _Tables:
-    """The LALR(1) tables of one start symbol, keyed by plain strings for a tight loop.
-
-    `actions[state][symbol]` is the next state (>= 0) for a shift or a goto, or
-    `~rule` (< 0) for a reduction by `rules[rule] = (length, callback, goal)`;
-    the callback is None for a `?rule` alternative that just passes its child up.
-    """
-
-    actions: tuple[dict[str, int], ...]
-    rules: tuple[tuple[int, Callable[[list[Any]], object] | None, str], ...]
-    start: int
-    end: int
-
-
-@cache
-def _tables() -> dict[str, _Tables]:
-    """The tables for each start symbol (built once, shared by all threads)."""
-    lark = Lark(
-        _GRAMMAR.read_text(encoding="utf-8"),
-        parser="lalr",
-        lexer=_NoLexer,
-        transformer=TreeBuilder(),
-        start=list(STARTS),
-        maybe_placeholders=False,
-        cache=_cache_path() or False,
-    )
-    confs = {start: lark.parse_interactive(start=start).parser_state.parse_conf for start in STARTS}
-    shared: dict[int, _Tables] = {}  # every start symbol reads the one table: rekeyed once
-    found = {}
-    for start, conf in confs.items():
-        table = shared.get(id(conf.states))
-        if table is None:
-            table = shared[id(conf.states)] = _rekey(conf)
-        found[start] = dataclasses.replace(table, start=conf.start_state, end=conf.end_state)
-    return found
-
-
-def _cache_path() -> str | None:
-    """Where lark keeps the analysed grammar between runs (it checks the grammar's hash
-    on load): the user's cache directory, so that starting takes ~40 ms less. None when
-    it cannot be created."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "qvr")
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return None
-    return os.path.join(folder, f"grammar-py{sys.version_info[0]}{sys.version_info[1]}.lark")
-
-
-def _rekey(conf: ParseConf[int]) -> _Tables:
-    """Lark's tables (keyed by grammar objects and lark tokens) as a `_Tables`."""
-    rule_index: dict[object, int] = {}
-    rules: list[tuple[int, Callable[[list[Any]], object] | None, str]] = []
-    actions: list[dict[str, int]] = [{} for _ in range(max(conf.states) + 1)]
-    for state, row in conf.states.items():
-        for symbol, (_action, arg) in row.items():
-            if isinstance(arg, int):  # shift or goto
-                actions[state][str(symbol)] = arg
-                continue
-            if arg not in rule_index:
-                rule_index[arg] = len(rules)
-                passes_child = arg.options.expand1 and arg.alias is None and len(arg.expansion) == 1
-                callback = None if passes_child else conf.callbacks[arg]
-                rules.append((len(arg.expansion), callback, str(arg.origin.name)))
-            actions[state][str(symbol)] = ~rule_index[arg]
-    return _Tables(tuple(actions), tuple(rules), conf.start_state, conf.end_state)
-
-
 class _Stuck(Exception):
     """The token at `index` cannot continue the parse; `states` is the stack at that point."""
 
@@ -220,7 +116,7 @@ class _Stuck(Exception):
         self.states = states
 
 
-def _run(tables: _Tables, tokens: list[Token]) -> object:
+def _run(tables: Tables, tokens: list[Token]) -> object:
     """Parse one logical line, building its node through the callbacks."""
     actions, rules, end = tables.actions, tables.rules, tables.end
     state = tables.start
@@ -266,7 +162,7 @@ def _run(tables: _Tables, tokens: list[Token]) -> object:
     raise AssertionError("unreachable: $END either reduces to the end state or is stuck")
 
 
-def _acceptable(tables: _Tables, states: list[int]) -> set[str]:
+def _acceptable(tables: Tables, states: list[int]) -> set[str]:
     """The terminals that would really be shifted from `states`.
 
     LALR tables over-approximate (a state may reduce on a token that the state
@@ -423,17 +319,16 @@ def place_again(
         prefix = common_prefix(old_text, text)
     suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
     # the last segment runs to the end of the text: it never stays when the text grows
-    starts = [p.start for p in old] + [len(old_text), len(old_text) + 1]
-    head = 0  # old[:head] stay as they are
-    while head < len(old) and starts[head + 2] <= prefix:
-        head += 1
+    starts = [*map(_START, old), len(old_text), len(old_text) + 1]  # ascending
+    # old[:head] stay as they are: those whose next segment but one starts by the prefix
+    head = min(len(old), bisect_right(starts, prefix, 2) - 2)
     changed_end = len(old_text) - suffix
     # the first line wholly after the change (a change at the start of a line changes
     # that line: whether it is a comment, say)
     after = old_text.find("\n", changed_end) + 1 or len(old_text) + 1
-    tail = len(old)  # old[tail:] keep their text and move
-    while tail - 1 > head and starts[tail - 2] >= after:
-        tail -= 1
+    # old[tail:] keep their text and move: those (after old[head]) whose segment before
+    # them starts after the change
+    tail = min(len(old), max(bisect_left(starts, after) + 1, head + 1))
     begin = starts[head] if head < len(old) else len(old_text)
     old_end = starts[tail] if tail < len(old) else len(old_text)
     end = old_end + len(text) - len(old_text)
@@ -445,11 +340,24 @@ def place_again(
         return place_segments(text, previous)  # its doc comment belongs to the next one
     moved_lines = text.count("\n", begin, end) - old_text.count("\n", begin, old_end)
     moved = len(text) - len(old_text)
-    return [
-        *(Placed(p.segment, p.start, p.line, True) for p in old[:head]),
-        *middle,
-        *(Placed(p.segment, p.start + moved, p.line + moved_lines, True) for p in old[tail:]),
-    ]
+    return [*_reused(old[:head], 0, 0), *middle, *_reused(old[tail:], moved, moved_lines)]
+
+
+_SEGMENT, _START, _LINE, _REUSED = (itemgetter(i) for i in range(4))
+
+
+def _reused(placed: list[Placed], chars: int, lines: int) -> list[Placed]:
+    """`placed` as reused, moved by `chars` and `lines`: thousands of segments at every
+    edit, so built in C (`tuple.__new__` makes each `Placed` from a zipped row)."""
+    if chars == 0 and lines == 0 and all(map(_REUSED, placed)):
+        return placed
+    rows = zip(
+        map(_SEGMENT, placed),
+        map(add, map(_START, placed), repeat(chars)),
+        map(add, map(_LINE, placed), repeat(lines)),
+        repeat(True),
+    )
+    return list(map(tuple.__new__, repeat(Placed), rows))
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -502,7 +410,7 @@ class _FileParser:
         self.line = line
         self.diagnostics: list[Diagnostic] = []
         self.blocks = 0  # indented blocks open around the line being parsed
-        self.tables = _tables()
+        self.tables = tables()
         #: start states where a line's first name is an older surface's, rarely meant
         self.strict_starts = {self.tables["decl"].start, self.tables["step"].start}
 
@@ -885,7 +793,7 @@ class _FileParser:
         return self.text[span.start - self.offset : span.end - self.offset]
 
     def _syntax_error(
-        self, tables: _Tables, stuck: _Stuck, tokens: list[Token], in_body: bool
+        self, tables: Tables, stuck: _Stuck, tokens: list[Token], in_body: bool
     ) -> None:
         if stuck.index == 1 and tokens[0].type == "NAME" and tables.start in self.strict_starts:
             # `progam p : ...`: a misspelt keyword, not an older surface's name

@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 _LONE_CR = re.compile(r"\r(?!\n)")
+_PLUS_ONE = (1).__add__
 
 
 def unify_line_ends(text: str) -> str:
@@ -75,13 +77,11 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        starts = [0]
-        unified = unify_line_ends(text)
-        find = unified.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
+        # each line's start: one past the end of the line before (in C: a large file's
+        # index is built at every edit)
+        lengths = map(_PLUS_ONE, map(len, unify_line_ends(text).split("\n")))
+        starts = list(accumulate(lengths, initial=0))
+        starts.pop()  # (one past the end of the last line)
         self.line_starts = starts
 
     def position(self, offset: int) -> tuple[int, int]:
