@@ -40,6 +40,8 @@ def check(text: str, *, strict: bool = False, memory_budget: int | None = None) 
             return check_parsed(
                 text, parsed.module, parsed.diagnostics, strict=strict, memory_budget=memory_budget
             )
+        except MemoryError:  # an inference worker under its memory cap reports it as such
+            raise
         except Exception as exc:  # pragma: no cover - the safety net itself
             log.exception("internal checker error")
             return _internal_error(text, parsed, exc, strict)

@@ -188,7 +188,7 @@ def _acceptable(tables: Tables, states: list[int]) -> set[str]:
 
 
 def parse(text: str) -> ParseResult:
-    """Parse QVR source text. Never raises: problems come back as QVR001 diagnostics.
+    """Parse QVR source text. Never raises but MemoryError: problems come back as diagnostics.
 
     Every line end the protocol allows (`\\n`, `\\r\\n`, `\\r`) ends a line.
     """
@@ -198,6 +198,8 @@ def parse(text: str) -> ParseResult:
             # one stretch: the same tree as segment by segment (place_segments), but
             # without the per-segment work that only pays off when segments are reused
             return join(text, [_FileParser(text).segment()])
+    except MemoryError:  # not a bug: the process is out of memory, which its owner reports
+        raise
     except Exception as exc:  # the contract is to never raise; a bug must not kill the server
         return failed(text, exc)
 
@@ -706,6 +708,8 @@ class _FileParser:
         except NodeError as err:
             self.diagnostics.append(make(rules.SYNTAX_ERROR, err.message, err.span))
             return None
+        except MemoryError:
+            raise
         except Exception as exc:  # a bug in a callback must cost one line, not the file
             message = f"internal parser error on this line ({type(exc).__name__}: {exc})"
             self.diagnostics.append(
