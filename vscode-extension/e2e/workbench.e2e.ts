@@ -6,7 +6,7 @@
 //   QVR_CODE_SERVER=<install dir> QVR_E2E_WHEEL=<qvr wheel> npm run e2e
 // (scripts/vscode_e2e/run.sh builds the wheel and sets both up).
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Frame } from "playwright-core";
@@ -14,6 +14,8 @@ import { CodeServer, isExecutable, pathWithout, userPipEnvironment } from "./cod
 import { Workbench } from "./workbench";
 
 const extensionRoot = path.resolve(__dirname, "..", "..");
+/** The version the server installed from the checkout reports: the one the manifest carries. */
+const VERSION = (JSON.parse(readFileSync(path.join(extensionRoot, "package.json"), "utf8")) as { version: string }).version;
 const repoRoot = path.resolve(extensionRoot, "..");
 const examples = path.join(repoRoot, "examples");
 const CHROMIUM = process.env.QVR_CHROMIUM ?? "/usr/bin/chromium";
@@ -121,7 +123,7 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
     await wb.page.locator(".notification-toast", { hasText: "Installing qvr with run support" }).first().waitFor({ timeout: 30_000 });
     await wb.page.locator(STATUS_ITEM, { hasText: "QVR: installing run support" }).first().waitFor({ timeout: 30_000 });
     await wb.screenshot("server-installing");
-    const running = wb.page.locator(STATUS_ITEM, { hasText: /QVR 0\.1\.0 \(managed\)/ }).first();
+    const running = wb.page.locator(STATUS_ITEM, { hasText: `QVR ${VERSION} (managed)` }).first();
     await running.waitFor({ timeout: INSTALL_MS });
     console.log(`# installing qvr[run,arviz] into the extension's environment took ${((Date.now() - installStarted) / 1000).toFixed(1)}s`);
     // The diagnostics come from the server just installed.
