@@ -811,6 +811,30 @@ PROGRAM_TOO_LARGE = Rule(
 )
 
 
+# ----------------------------------------------------------------- export targets
+
+NOT_EXPORTABLE = Rule(
+    code="QVR701",
+    name="not-exportable",
+    severity=WARNING,
+    summary="a construct the chosen export target (Stan, NumPyro, PyMC) cannot express",
+    explanation=(
+        "`qvr export --to T` writes a checked model program in another language, and "
+        "`qvr check --target T` (or the editor's `qvr.export.target` setting) says before "
+        "anything is written what that language cannot say: a family it has no "
+        "distribution for, a function it lacks, a draw through another program, a network "
+        "of morphisms where only models export. The program is still valid QVR and runs in "
+        "qvr; the warning sits at the construct the target lacks, with the reason."
+    ),
+    fixes=(
+        "Write the construct with what the target has (another family, a function it "
+        "provides), or export to another target.",
+        "Keep the program in qvr: nothing is wrong with it as QVR.",
+    ),
+    example="QVR701_not_exportable.qvr",
+)
+
+
 # ----------------------------------------------------------------- the index
 
 RULES: tuple[Rule, ...] = tuple(

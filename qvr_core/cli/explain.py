@@ -9,6 +9,7 @@ computed here, so the documentation cannot drift from the checker.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from qvr_core import rules
 from qvr_core.check import check
 from qvr_core.cli.report import human
 from qvr_core.diagnostics import Rule
+from qvr_core.export import Target, target, target_diagnostics
 
 #: The examples of a source checkout (absent from an installed wheel).
 ROOT = Path(qvr_core.__file__).resolve().parent.parent
@@ -115,7 +117,7 @@ def _example(rule: Rule) -> list[str]:
         text.rstrip("\n"),
         "```",
         "",
-        "`qvr check` prints:",
+        f"`{example_command(text)}` prints:",
         "",
         "```text",
         check_output(rel, text),
@@ -129,7 +131,25 @@ def _example(rule: Rule) -> list[str]:
 EXAMPLE_BUDGET = 8_000_000_000
 
 
+def example_target(text: str) -> Target | None:
+    """The export target an example is checked for: an export rule's example (QVR7xx)
+    names it on its first line (`qvr check --target stan`); None for the others."""
+    first = text.split("\n", 1)[0]
+    found = re.search(r"--target (\w+)", first)
+    return target(found.group(1)) if found else None
+
+
+def example_command(text: str) -> str:
+    t = example_target(text)
+    return "qvr check" if t is None else f"qvr check --target {t.name}"
+
+
 def check_output(path: str, text: str) -> str:
-    """What `qvr check PATH` prints for `text` (default settings, an 8 GB memory budget)."""
+    """What `qvr check PATH` prints for `text` (default settings, an 8 GB memory budget;
+    with `--target` when the example names one)."""
     module = check(text, memory_budget=EXAMPLE_BUDGET)
-    return human(path, module.lines, module.diagnostics)
+    diagnostics = tuple(module.diagnostics)
+    t = example_target(text)
+    if t is not None and not module.errors:
+        diagnostics += target_diagnostics(module, t)
+    return human(path, module.lines, diagnostics)

@@ -1,0 +1,95 @@
+"""Export a checked program to a target, or say where and why the target cannot express it.
+
+The emitters (`qvr_core.export.stan`, `.numpyro`, `.pymc`) each answer two
+questions about a `Plan`: what in it their language cannot say
+(`unsupported(plan)`, located problems) and the program written in their
+language (`emit(plan)`, only asked when there is no problem). Problems become
+QVR701 diagnostics, the same in `qvr check --target`, `qvr export` and the
+editor, so nothing is written that the check would have refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Protocol
+
+from qvr_core import rules
+from qvr_core.check.module import CheckedModule
+from qvr_core.diagnostics import Diagnostic, make
+from qvr_core.export.plan import Plan, Unsupported, make_plan
+from qvr_core.export.targets import Target
+
+
+class Emitter(Protocol):
+    """What an emitter module provides (module-level functions)."""
+
+    def unsupported(self, plan: Plan) -> list[Unsupported]: ...
+
+    def emit(self, plan: Plan) -> str: ...
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One program written for one target: `text` None when `diagnostics` say why not."""
+
+    program: str
+    target: Target
+    text: str | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def emitter(target: Target) -> Emitter:
+    module: Emitter = import_module(target.module)  # a module, checked as the protocol
+    return module
+
+
+def exportable_programs(module: CheckedModule) -> tuple[str, ...]:
+    """The programs an export (and `check --target`) looks at: what the module exports,
+    or, when it exports nothing, every model program that is not a template (a program
+    with parameters is written to be called, as `school_effects(0.6, School)`)."""
+    if module.exports:
+        return tuple(module.exports)
+    return tuple(name for name, m in module.models.items() if not m.params)
+
+
+def export_program(
+    module: CheckedModule, target: Target, program: str, *, source: str = "<source>"
+) -> Exported:
+    """`program` of a checked module (without errors) written for `target`."""
+    plan = make_plan(module, program, source)
+    if isinstance(plan, list):
+        return Exported(program, target, None, _diagnostics(plan, target, program))
+    found = emitter(target).unsupported(plan)
+    if found:
+        return Exported(program, target, None, _diagnostics(found, target, program))
+    return Exported(program, target, emitter(target).emit(plan), ())
+
+
+def target_diagnostics(module: CheckedModule, target: Target) -> tuple[Diagnostic, ...]:
+    """Why each exportable program of `module` cannot be written for `target` (QVR701)."""
+    out: list[Diagnostic] = []
+    for program in exportable_programs(module):
+        plan = make_plan(module, program, "<source>")
+        found = plan if isinstance(plan, list) else emitter(target).unsupported(plan)
+        out.extend(_diagnostics(found, target, program))
+    return tuple(out)
+
+
+def _diagnostics(found: list[Unsupported], target: Target, program: str) -> tuple[Diagnostic, ...]:
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for u in found:
+        key = (u.span.start, u.span.end, u.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(
+            make(
+                rules.NOT_EXPORTABLE,
+                f"not exportable to {target.title}: {u.message}",
+                u.span,
+                data=(("target", target.name), ("program", program)),
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,217 @@
+"""What every export reads: one checked model program, its plates, its data, its problems.
+
+`make_plan(module, program, source)` gathers from the checked module (never the
+syntax tree) what a writer of Stan, NumPyro or PyMC needs that the `Model` does
+not say in one place: the size of every plate the model's values run over, each
+data variable with its axes and whether it holds integers, and the plate a
+data-sized axis lines up with (`x` in `let mu = alpha + beta * x` is read by
+`observe y : Row`, so its rows are Row's). What no target can express yet
+(a draw from another program, a program of morphisms, what the runtime refuses
+too) comes back as `Unsupported` problems, located at the construct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from qvr_core.check.model import Let, Model, Site
+from qvr_core.check.module import CheckedModule
+from qvr_core.check.types import Element
+from qvr_core.export.targets import Target
+from qvr_core.syntax.span import Span
+from qvr_core.version import installed_version
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A construct a target cannot express: where it is written and why, in one sentence."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Plate:
+    """A finite set the model's values run over; `size` None: the data fixes it at fit time."""
+
+    name: str
+    size: int | None
+
+
+@dataclass(frozen=True)
+class Data:
+    """A name bound from the data file, as an export declares it.
+
+    `plates` are its known axes, outermost first; `rows` the plate its data-sized
+    axis lines up with (None when no observe reaches it, or when the checker knows
+    all its axes). `indexes` names the plate an index variable points into: qvr
+    reads indices from 0, and an export reads the same data file unchanged.
+    """
+
+    name: str
+    span: Span
+    observed: bool
+    element: Element
+    plates: tuple[str, ...]
+    rows: str | None
+    indexes: str | None
+
+    @property
+    def integer(self) -> bool:
+        return self.indexes is not None or self.element.discrete
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """Every axis of one value, outermost first: the rows' plate, then its own."""
+        return ((self.rows,) if self.rows is not None else ()) + self.plates
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One model program ready to be written in another language."""
+
+    module: CheckedModule
+    model: Model
+    source: str  # the source's name, for the header
+    plates: Mapping[str, Plate]  # every plate the model uses, in first-use order
+    data: tuple[Data, ...]
+    rows: Mapping[str, str]  # a let over data-sized rows -> the plate they line up with
+
+    def header(self, target: Target) -> str:
+        """The comment lines that open an exported file: which qvr, which source, which program."""
+        c = target.comment
+        return (
+            f"{c} {target.title} code for the QVR program `{self.model.name}` in {self.source},\n"
+            f"{c} exported by qvr {installed_version()} (`qvr export --to {target.name}`).\n"
+            f"{c} Export again after editing the QVR source rather than editing this file.\n"
+        )
+
+    def datum(self, name: str) -> Data | None:
+        return next((d for d in self.data if d.name == name), None)
+
+    def step(self, name: str) -> Site | Let | None:
+        return next((s for s in self.model.steps if s.name == name), None)
+
+    def axes(self, name: str) -> tuple[str, ...]:
+        """The plates a value named `name` runs over, outermost first (rows resolved)."""
+        d = self.datum(name)
+        if d is not None:
+            return d.axes
+        s = self.step(name)
+        if s is None or s.type is None:
+            return ()
+        plates = tuple(p.name for p in s.type.plates)
+        rows = self.rows.get(name) if isinstance(s, Let) else None
+        if s.type.data_plates and rows is not None and rows not in plates:
+            return (rows, *plates)
+        return plates
+
+
+def make_plan(module: CheckedModule, program: str, source: str) -> Plan | list[Unsupported]:
+    """The plan of `program`, or the problems that stop every target from writing it."""
+    model = module.models.get(program)
+    if model is None:
+        return [_not_a_model(module, program)]
+    problems = _problems(model)
+    if problems:
+        return problems
+    rows = _rows(model)
+    plates: dict[str, Plate] = {}
+
+    def note(plated: object) -> None:
+        for p in getattr(plated, "plates", ()):
+            if p.name not in plates:
+                fixed = p.name in module.objects and p.size > 0
+                plates[p.name] = Plate(p.name, p.size if fixed else None)
+
+    for step in model.steps:
+        note(step.type)
+        if not isinstance(step, Site):
+            continue
+        # the axes of one draw (`Dirichlet(1.0) [over=Symbol]`) and the set a summed-out
+        # coordinate ranges over are sizes a target declares too
+        of = step.type.element.of if step.type is not None else None
+        for name in (*step.over, *((of,) if of is not None else ())):
+            if name in module.objects and name not in plates:
+                plates[name] = Plate(name, module.objects[name].size)
+    for d in model.data:
+        note(d.type)
+    data = []
+    for d in model.data:
+        element = d.type.element if d.type is not None else Element("real")
+        own = tuple(p.name for p in d.type.plates) if d.type is not None else ()
+        row = rows.get(d.name) if d.type is None or d.type.data_plates else None
+        data.append(Data(d.name, d.span, d.observed, element, own, row, d.indexes))
+    for r in rows.values():
+        if r not in plates and r in module.objects:
+            plates[r] = Plate(r, module.objects[r].size)
+    return Plan(module, model, source, plates, tuple(data), rows)
+
+
+def _problems(model: Model) -> list[Unsupported]:
+    out: list[Unsupported] = []
+    if model.params:
+        names = ", ".join(f"`{p.name}`" for p in model.params)
+        out.append(
+            Unsupported(
+                model.decl.name.span,
+                f"a program with parameters ({names}) is a template other programs call; "
+                "export a program that fixes them",
+            )
+        )
+    for gap in model.runtime_gaps:
+        out.append(Unsupported(model.decl.name.span, f"qvr cannot run this program yet: {gap}"))
+    for step in model.steps:
+        callee = step.called or (step.callee if isinstance(step, Site) else None)
+        if callee is not None:
+            out.append(
+                Unsupported(
+                    step.step.span,
+                    f"a draw through another program (`{callee}`) is not exported yet: "
+                    "write its steps in this program",
+                )
+            )
+    return out
+
+
+def _not_a_model(module: CheckedModule, name: str) -> Unsupported:
+    info = module.programs.get(name)
+    let = module.lets.get(name)
+    span = info.decl.name.span if info is not None else (let.decl.name.span if let else None)
+    if span is None:  # an exported name the checker did not type (it reported that already)
+        span = Span(0, 0, 0, 0, 0, 0)
+    return Unsupported(
+        span,
+        f"`{name}` is a program of morphisms (a network trained by SVI), not a Bayesian "
+        "model of sample/observe steps: only models export",
+    )
+
+
+def _rows(model: Model) -> dict[str, str]:
+    """Each data-sized value (a data variable or a let) -> the plate of the observe reading it.
+
+    The checker knows `x`'s rows only as "what the data says"; an observe over a
+    plate that reads it (through lets) fixes them, which is what a declared size
+    in the target needs. A value two observes over different plates read stays out.
+    """
+    lets = {s.name: s for s in model.steps if isinstance(s, Let)}
+    sized = {d.name for d in model.data if d.type is None or d.type.data_plates}
+    sized |= {n for n, s in lets.items() if s.type is not None and s.type.data_plates}
+    found: dict[str, set[str]] = {}
+    for site in model.sites:
+        if site.kind != "observe" or not site.plates:
+            continue
+        plate = site.plates[0]
+        seen: set[str] = set()
+        todo = list(site.reads())
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in sized:
+                found.setdefault(name, set()).add(plate)
+            if name in lets:
+                todo.extend(lets[name].uses)
+    return {name: next(iter(p)) for name, p in found.items() if len(p) == 1}
