@@ -10,6 +10,11 @@ columns count only the files quivers 0.11+ accepts: the goal is that they
 are all there. Files quivers accepts only before 0.11 (E1, E2) should get
 an era diagnostic each, never a syntax error.
 
+Then, for each export target (Stan, NumPyro, PyMC; issue #30), the files that
+check whose programs all export (`qvr export --to T` writes them), those where a
+program gets located QVR701 diagnostics instead, and those where exporting raised
+(must be none); with `--files`, the commonest reasons each target gives.
+
 With `--runs` (issue #26: every program in a real file checks, runs and fits)
 it then runs every exported program of every 0.11+ file through `qvr run`,
 one subprocess a run (`--jobs` at a time, each killed after `--timeout`
@@ -45,6 +50,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from qvr_core.check import check
+from qvr_core.check.module import CheckedModule
+from qvr_core.export import TARGETS, export_program, exportable_programs
 from qvr_core.syntax import ast
 from tests.conformance import oracle
 from tests.conformance.shared import CorpusFile, corpus
@@ -87,6 +94,8 @@ def main() -> int:
         have_oracle = False
     counts: dict[str, Counter[str]] = {era: Counter() for era in ERAS}
     misses: list[str] = []
+    exports: dict[str, Counter[str]] = {t: Counter() for t in TARGETS}
+    reasons: dict[str, Counter[str]] = {t: Counter() for t in TARGETS}
     for f in files:
         text = f.text()
         modern = have_oracle and oracle.modern(oracle.accepted_by(text))
@@ -108,6 +117,8 @@ def main() -> int:
                 d.name.text in module.programs or d.name.text in module.models for d in declared
             )
             row["models"] += sum(d.name.text in module.models for d in declared)
+        if clean:
+            _export(module, modern, exports, reasons)
         if clean and not args.no_run:
             why = _prior_failure(text)
             row["prior"] += why is None
@@ -145,6 +156,7 @@ def main() -> int:
         "typed: programs of the 0.11+ files the checker types (not names only, QVR011) of"
         " all their programs; in parentheses those typed as Bayesian models"
     )
+    _print_exports(exports, reasons if args.files else None)
     for line in misses:
         print(line)
     if args.runs and have_oracle:
@@ -184,6 +196,61 @@ def _row(era: str, c: Counter[str], widths: tuple[int, ...]) -> None:
         f"{c['typed']}/{c['programs']} ({c['models']})",
     )
     print(" ".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))
+
+
+# ------------------------------------------------------------------ exports
+
+
+def _export(
+    module: CheckedModule,
+    modern: bool,
+    exports: dict[str, Counter[str]],
+    reasons: dict[str, Counter[str]],
+) -> None:
+    """Count one checked file under each target: all its programs export, or some are
+    diagnosed (QVR701), or exporting raised (a bug: no input may crash an export)."""
+    for name, chosen in TARGETS.items():
+        outcome = "exports"
+        for program in exportable_programs(module):
+            try:
+                out = export_program(module, chosen, program)
+            except Exception as exc:  # the bench reports a crash instead of stopping
+                outcome = "crashed"
+                reasons[name][f"crash: {type(exc).__name__}: {exc}"[:100]] += 1
+                break
+            if out.text is None:
+                outcome = "diagnosed"
+                for d in out.diagnostics:
+                    reasons[name][_masked(d.message)] += 1
+        exports[name][outcome] += 1
+        exports[name][f"modern {outcome}"] += modern
+
+
+def _masked(message: str) -> str:
+    """A reason without its names and numbers, so that like reasons count together."""
+    text = re.sub(r"`[^`]*`", "`_`", message.split(": ", 1)[-1])
+    return re.sub(r"\d+", "N", text)[:110]
+
+
+def _print_exports(
+    exports: dict[str, Counter[str]], reasons: dict[str, Counter[str]] | None
+) -> None:
+    print()
+    print("export of the files that check (0.11+ among them in parentheses):")
+    print(f"{'target':>8} {'exports':>12} {'diagnosed':>12} {'crashed':>9}")
+    for name, c in exports.items():
+        cells = [f"{c[k]} ({c['modern ' + k]})" for k in ("exports", "diagnosed", "crashed")]
+        print(f"{TARGETS[name].title:>8} {cells[0]:>12} {cells[1]:>12} {cells[2]:>9}")
+    print(
+        "exports: every program of the file is written in the target; diagnosed: a program"
+        " gets located QVR701 warnings instead; crashed: exporting raised (a bug)"
+    )
+    if reasons is None:
+        return
+    for name, c in reasons.items():
+        print(f"\n{TARGETS[name].title}: reasons (programs), commonest first")
+        for reason, n in c.most_common(12):
+            print(f"{n:5}  {reason}")
 
 
 # ------------------------------------------------------------------ --runs

@@ -1,4 +1,4 @@
-"""The `qvr` command line: check, diagram, run, plot, compare, data, fmt, migrate, explain, lsp.
+"""The `qvr` command line: check, diagram, export, run, plot, compare, data, fmt, migrate, ...
 
 Each subcommand is a module with `add_arguments(parser)` and `main(args)`.
 They are imported here by name, so a broken one fails `qvr` loudly instead
@@ -14,7 +14,7 @@ import sys
 from typing import Protocol
 
 from qvr_core import __version__
-from qvr_core.cli import check, compare, data, diagram, explain, fmt, migrate, plot, run
+from qvr_core.cli import check, compare, data, diagram, explain, export, fmt, migrate, plot, run
 from qvr_lsp import cli as lsp
 
 
@@ -29,6 +29,7 @@ class Subcommand(Protocol):
 SUBCOMMANDS: dict[str, tuple[Subcommand, str]] = {
     "check": (check, "check files and print diagnostics"),
     "diagram": (diagram, "draw a model as Mermaid, DOT or SVG"),
+    "export": (export, "write a model program in Stan, NumPyro or PyMC"),
     "run": (run, "fit a program with SVI or NUTS, or sample its prior"),
     "plot": (plot, "draw figures of a saved run with ArviZ (trace, pair, ppc, ...)"),
     "compare": (compare, "compare saved runs by PSIS-LOO or WAIC (ArviZ), check their fit"),

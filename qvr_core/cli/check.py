@@ -1,4 +1,8 @@
-"""`qvr check FILE... [--json] [--strict]`: the checker as a compiler would report it."""
+"""`qvr check FILE... [--json] [--strict] [--target T]`: the checker as a compiler would report it.
+
+`--target stan|numpyro|pymc` adds what that export target cannot express (QVR701,
+located at the construct) for a file without errors, and such a file then exits 1:
+the question asked was whether `qvr export --to T` would write it."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import sys
 from qvr_core.check import check
 from qvr_core.cli.report import as_json, human
 from qvr_core.diagnostics import Severity
+from qvr_core.export import TARGETS, target, target_diagnostics
 from qvr_core.files import UnreadableFile, command_line_roots, read_text
 
 
@@ -16,6 +21,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON array of diagnostics")
     p.add_argument("--strict", action="store_true", help="matching by dimension is an error")
+    p.add_argument(
+        "--target",
+        choices=sorted(TARGETS),
+        help="also report what `qvr export --to TARGET` cannot express",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -30,11 +40,17 @@ def main(args: argparse.Namespace) -> int:
             status = 2
             continue
         module = check(text, strict=args.strict)
+        diagnostics = tuple(module.diagnostics)
+        failed = any(d.severity is Severity.ERROR for d in diagnostics)
+        if args.target and not failed:
+            unexpressed = target_diagnostics(module, target(args.target))
+            diagnostics += unexpressed
+            failed = bool(unexpressed)
         if args.json:
-            records.extend(as_json(path, module.diagnostics))
-        elif module.diagnostics:
-            print(human(path, module.lines, module.diagnostics))
-        if any(d.severity is Severity.ERROR for d in module.diagnostics) and status == 0:
+            records.extend(as_json(path, diagnostics))
+        elif diagnostics:
+            print(human(path, module.lines, diagnostics))
+        if failed and status == 0:
             status = 1
     if args.json:
         print(json.dumps(records, indent=2))

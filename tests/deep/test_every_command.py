@@ -106,6 +106,8 @@ COMMANDS = [
     ["fmt", "--check"],
     ["diagram", "--format", "mermaid"],
     ["diagram", "--format", "dot"],
+    *(["export", "--to", t] for t in ("stan", "numpyro", "pymc")),
+    *(["check", "--target", t] for t in ("stan", "numpyro", "pymc")),
 ]
 
 
