@@ -10,7 +10,9 @@ finishes, so an older version is never announced after a newer one.
 
 An analysis is announced as soon as its diagnostics are known; the rest of
 its module (types at positions, symbols) is built once typing pauses or a
-request needs it, and dropped if a newer text comes first. A request that
+request needs it, and dropped if a newer text comes first. With the
+`qvr.export.target` setting, whose warnings need those tables, the analysis
+is announced again once they are built, with the warnings (`_add_exports`). A request that
 needs positions to agree with the text calls `settled()`, which skips the
 debounce and waits (bounded) for the analysis of the text the document had
 when the request came (or a newer one) and its tables; `available()` builds
@@ -34,7 +36,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from qvr_core import rules
@@ -76,6 +78,9 @@ class Analysis:
     generation: int  # settings generation it was made under
     seconds: float = 0.0
     large: bool = False  # diagnostics only (see LARGE_DOCUMENT_CHARS); module is None
+    # the `qvr.export.target` warnings are still to come: they need the module's tables,
+    # so they are added (and the analysis announced again) once those are built
+    export_pending: bool = False
 
     @property
     def checked(self) -> CheckedModule:
@@ -138,20 +143,34 @@ def analyze(
     generation: int,
     checker: IncrementalChecker | None = None,
     memory_budget: int | None = None,
+    export_target: str = "",
+    export_now: bool = True,
 ) -> Analysis:
     """Check one text, reusing `checker`'s last check of the document; never raises
     (a core failure becomes a QVR000 diagnostic).
 
     The module's diagnostics are final; its other tables may still be
     pending (`CheckedModule.materialize`), which the analyzer does next.
+    With an `export_target` (the `qvr.export.target` setting) the diagnostics
+    of a module without errors also carry that target's QVR701 warnings
+    (`export_diagnostics`). They read the module's tables: `export_now` builds
+    them here; otherwise, unless they are built already, the analysis says the
+    warnings are pending and the analyzer adds them once it has built the
+    tables (an editor's diagnostics come first, as without the setting).
     """
     started = time.perf_counter()
     module: CheckedModule | None
+    pending = False
     try:
         module = (checker or IncrementalChecker()).check(
             doc.text, strict=strict, memory_budget=memory_budget
         )
         diagnostics = module.diagnostics
+        if export_target and module.ok:
+            if export_now or module.ready:
+                diagnostics += export_diagnostics(module, export_target)
+            else:
+                pending = True
     except Exception as exc:  # a bug in the core must not cost the user their diagnostics
         log.exception("qvr_core.check failed on %s version %s", doc.uri, doc.version)
         module = None
@@ -166,7 +185,33 @@ def analyze(
         positions=doc.positions,
         generation=generation,
         seconds=time.perf_counter() - started,
+        export_pending=pending,
     )
+
+
+#: (target, what failed) already logged by `export_diagnostics`: once each, not per edit
+_export_failures: set[tuple[str, str]] = set()
+
+
+def export_diagnostics(module: CheckedModule, target: str) -> tuple[Diagnostic, ...]:
+    """What the export target named `target` cannot express of `module`'s exportable
+    programs (QVR701 warnings), for a module without errors; () otherwise.
+
+    Text generation only (no torch, no target library). Never raises: a failing
+    emitter (or one that is not there) costs these warnings, logged once.
+    """
+    if not module.ok:
+        return ()  # an export needs a checked module; the errors come first
+    try:
+        from qvr_core.export import TARGETS, target_diagnostics
+
+        return target_diagnostics(module, TARGETS[target])
+    except Exception as exc:
+        what = (target, f"{type(exc).__name__}: {exc}")
+        if what not in _export_failures:
+            _export_failures.add(what)
+            log.exception("the %s export's diagnostics failed; shown without them", target)
+        return ()
 
 
 def is_large(text: str) -> bool:
@@ -271,6 +316,8 @@ class Analyzer:
         self.debounce = debounce
         self.strict = False
         self.memory_budget: int | None = None  # bytes, for QVR601; None: the default
+        #: `qvr.export.target` ("" off): its QVR701 warnings join the diagnostics
+        self.export_target = ""
         self.generation = 0
         self._executor = executor or ThreadPoolExecutor(2, thread_name_prefix="qvr-analysis")
         self._entries: dict[str, _Entry] = {}
@@ -299,12 +346,16 @@ class Analyzer:
         if entry.task is None or entry.task.done():
             entry.task = asyncio.get_running_loop().create_task(self._work(uri, entry))
 
-    def configure(self, *, strict: bool, memory_budget: int | None = None) -> None:
+    def configure(
+        self, *, strict: bool, memory_budget: int | None = None, export_target: str = ""
+    ) -> None:
         """New settings: every open document is analysed again at once."""
-        if (strict, memory_budget) == (self.strict, self.memory_budget):
+        now = (strict, memory_budget, export_target)
+        if now == (self.strict, self.memory_budget, self.export_target):
             return
         self.strict = strict
         self.memory_budget = memory_budget
+        self.export_target = export_target
         self.generation += 1
         for doc in self.documents:
             self.schedule(doc.uri, immediate=True)
@@ -412,7 +463,7 @@ class Analyzer:
         if entry is None:
             return snap
         newest, good = snap.newest, snap.good
-        if newest is not None and not newest.ready:
+        if newest is not None and (not newest.ready or newest.export_pending):
             await self._materialize(entry, newest, requested=True)
         if good is not None and good is not newest and not good.ready:
             await self._materialize(entry, good, requested=True)  # asked for while broken
@@ -489,6 +540,34 @@ class Analyzer:
         await self._materialize(entry, analysis, requested=False)
 
     async def _materialize(self, entry: _Entry, analysis: Analysis, *, requested: bool) -> None:
+        """Build the module's tables off the event loop, for the requests to come; then
+        add the export target's warnings the analysis waited for (`_add_exports`)."""
+        await self._build_tables(entry, analysis, requested=requested)
+        if analysis.export_pending and analysis.ready:
+            await self._add_exports(entry, analysis)
+
+    async def _add_exports(self, entry: _Entry, analysis: Analysis) -> None:
+        """`analysis` with the `qvr.export.target` warnings, stored and announced in its place
+        while it is the newest of the current text (its tables are built: this is text
+        generation from them, in a thread)."""
+        if entry.newest is not analysis or not self._is_current_text(analysis):
+            return
+        if analysis.generation != self.generation:
+            return
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(
+            self._executor, export_diagnostics, analysis.checked, self.export_target
+        )
+        if entry.newest is not analysis or not self._is_current_text(analysis):
+            return  # a newer text, or another build's call got there first
+        if analysis.generation != self.generation:
+            return
+        diagnostics = analysis.diagnostics + found
+        exported = replace(analysis, diagnostics=diagnostics, export_pending=False)
+        entry.store(exported)
+        self._announce(entry, exported)
+
+    async def _build_tables(self, entry: _Entry, analysis: Analysis, *, requested: bool) -> None:
         """Build the module's tables off the event loop, for the requests to come.
 
         Unasked (after a pause in typing), the build is given up as soon as a
@@ -591,7 +670,15 @@ class Analyzer:
         loop = asyncio.get_running_loop()
         generation = self.generation
         job = loop.run_in_executor(
-            self._executor, analyze, doc, self.strict, generation, checker, self.memory_budget
+            self._executor,
+            analyze,
+            doc,
+            self.strict,
+            generation,
+            checker,
+            self.memory_budget,
+            self.export_target,
+            False,  # the export target's warnings once the tables are built (_add_exports)
         )
         try:
             return await asyncio.wait_for(job, ANALYSIS_TIMEOUT_SECONDS)

@@ -305,11 +305,14 @@ class QvrLanguageServer(AnsweringServer):
         log.info("settings: %s", self.settings)
         if _loop_running():
             self.analyzer.configure(
-                strict=self.settings.strict, memory_budget=self.settings.memory_budget
+                strict=self.settings.strict,
+                memory_budget=self.settings.memory_budget,
+                export_target=self.settings.export_target,
             )
         else:
             self.analyzer.strict = self.settings.strict
             self.analyzer.memory_budget = self.settings.memory_budget
+            self.analyzer.export_target = self.settings.export_target
 
     @guarded()
     def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:

@@ -1,11 +1,15 @@
 """Code lenses above each program: "Run inference" (exported ones), "Prior predictive"
-(exported model programs) and "Show diagram".
+(exported model programs), "Show diagram", and with the `qvr.export.target`
+setting "Export to Stan" (NumPyro, PyMC) above each exportable model program.
 
 Their commands are client commands, `qvr.client.runInference` and
 `qvr.client.showDiagram` with arguments `[uri, program]`: the VS Code
 extension registers both (a progress notification and a loss chart; a
 diagram webview). Another client maps them onto the server's own commands,
-which accept the same `[uri, program]` arguments. "Prior predictive" is the run
+which accept the same `[uri, program]` arguments. "Export to ..." runs the client
+command `qvr.client.exportProgram` with `[{"uri", "program", "target"}]`, the
+arguments of the server's `qvr.exportProgram` (exports.py): the extension opens
+the code it answers beside the source. "Prior predictive" is the run
 command with one object, `[{"uri", "program", "method": "prior"}]`: the program's
 forward runs, drawn in the run view as a predictive check of the prior. In Neovim:
 
@@ -26,10 +30,13 @@ from qvr_lsp.features.commands import inference_runs
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
+    from qvr_core.check.module import CheckedModule
+    from qvr_core.export import Target
     from qvr_lsp.server import QvrLanguageServer
 
 RUN_COMMAND = "qvr.client.runInference"
 DIAGRAM_COMMAND = "qvr.client.showDiagram"
+EXPORT_COMMAND = "qvr.client.exportProgram"
 PRIOR_TITLE = "Prior predictive"
 
 
@@ -47,6 +54,7 @@ def register(server: QvrLanguageServer) -> None:
         runnable = runnable_programs(module)
         decls = {p.name: p.decl for p in module.programs.values()}
         decls |= {m.name: m.decl for m in module.models.values()} | runnable
+        export = _export_lens(server, module)
         for name, decl in sorted(decls.items(), key=lambda item: item[1].span.start):
             rng = analysis.positions.range(decl.header_span)
             rng = lsp.Range(rng.start, rng.start)  # the lens sits on the header line
@@ -62,7 +70,28 @@ def register(server: QvrLanguageServer) -> None:
             if name in module.programs or name in module.models:  # what the diagram draws
                 draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, draw))
+            if export is not None and name in export[1]:
+                target = export[0]
+                fields = {"uri": uri, "program": name, "target": target.name}
+                write = lsp.Command(f"Export to {target.title}", EXPORT_COMMAND, arguments=[fields])
+                lenses.append(lsp.CodeLens(rng, write))
         return lenses
+
+
+def _export_lens(
+    server: QvrLanguageServer, module: CheckedModule
+) -> tuple[Target, frozenset[str]] | None:
+    """The target of `qvr.export.target` and the model programs its lens goes above;
+    None when the setting is off (no lens: they would clutter every program)."""
+    name = server.settings.export_target
+    if not name:
+        return None
+    from qvr_core.export import TARGETS, exportable_programs
+
+    target = TARGETS.get(name)
+    if target is None:
+        return None
+    return target, frozenset(p for p in exportable_programs(module) if p in module.models)
 
 
 def _prepare_worker(server: QvrLanguageServer) -> None:

@@ -1,10 +1,13 @@
-"""`workspace/executeCommand`: `qvr.diagram` and `qvr.runInference`.
+"""`workspace/executeCommand`: `qvr.diagram`, `qvr.runInference` and `qvr.exportProgram`.
 
-Both answer with JSON any client can use. Failures the user can act on (an
+All answer with JSON any client can use. Failures the user can act on (an
 unknown program, a file with errors, a data path outside the workspace, a NaN
 loss, a cancelled or timed-out run) are protocol errors whose message says
 what happened and `data.kind` says which; an unexpected failure is logged and
-answered as an internal error, and the server goes on.
+answered as an internal error, and the server goes on. `qvr.exportProgram`
+(qvr_lsp/exports.py) answers a refusal as a result instead, `{"ok": false,
+"message", "diagnostics"}`, since where a target cannot follow is part of its
+answer; only arguments of the wrong shape are errors there.
 
 Cancelling `qvr.runInference` with `$/cancelRequest` or with the progress
 bar's cancel button (`window/workDoneProgress/cancel`) stops its worker.
@@ -35,6 +38,7 @@ log = logging.getLogger("qvr_lsp")
 
 DIAGRAM = "qvr.diagram"
 RUN_INFERENCE = "qvr.runInference"
+EXPORT_PROGRAM = "qvr.exportProgram"
 #: The largest data file the server reads and hands to a worker (its raw bytes, when the
 #: run starts; see run_data.py).
 MAX_TRANSFER_BYTES = 256 << 20
@@ -46,9 +50,11 @@ DEFERRED = (
     "qvr_lsp.command_sources",
     "qvr_lsp.datapaths",
     "qvr_lsp.diagrams",
+    "qvr_lsp.exports",
     "qvr_lsp.inference_request",
     "qvr_lsp.inference_runs",
     "qvr_lsp.run_data",
+    "qvr_core.export",
 )
 
 
@@ -60,6 +66,13 @@ def register(server: QvrLanguageServer) -> None:
         from qvr_lsp.diagrams import diagram_result
 
         return await diagram_result(server, args)
+
+    @server.command(EXPORT_PROGRAM)
+    @_command_guard(EXPORT_PROGRAM)
+    async def export_program(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
+        from qvr_lsp.exports import export_result
+
+        return await export_result(server, args)
 
     @server.command(RUN_INFERENCE)
     @_command_guard(RUN_INFERENCE)

@@ -1,6 +1,9 @@
 """Publish the checker's diagnostics for every analysis of a current text, with its version.
 
-A client that pulls diagnostics (pull_diagnostics.py) is not pushed to.
+A client that pulls diagnostics (pull_diagnostics.py) is not pushed to. With
+the `qvr.export.target` setting the analyses carry that target's QVR701
+warnings too (`analysis.export_diagnostics`): the analyzer reads the setting
+here, and a change of it analyses (so publishes) every open document again.
 """
 
 from __future__ import annotations

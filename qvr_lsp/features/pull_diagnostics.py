@@ -11,7 +11,9 @@ generation), so a client asking again about an unchanged text is told
 "unchanged". A file on disk is read through `qvr_core.files` (regular files
 only, no link out of the workspace, at most `LARGE_DOCUMENT_CHARS`) and
 checked in a thread; its result id is its modification time and size with
-the settings generation, and its diagnostics are cached under it. When an
+the settings generation, and its diagnostics are cached under it (both are
+made by `analysis.analyze`, so with `qvr.export.target` set a file on disk
+gets that target's QVR701 warnings too). When an
 open document's diagnostics change after the client pulled them (new
 settings, a first check that outlasted the pull's wait), the server sends
 `workspace/diagnostic/refresh`, and the client asks again. The scan
@@ -129,7 +131,14 @@ class DiskDiagnostics:
             return None
         analyzer = self.server.analyzer
         doc = Document(uri, 0, text, 0, encoding=self.server.encoding)
-        analysis = analyze(doc, analyzer.strict, analyzer.generation, None, analyzer.memory_budget)
+        analysis = analyze(
+            doc,
+            analyzer.strict,
+            analyzer.generation,
+            None,
+            analyzer.memory_budget,
+            analyzer.export_target,
+        )
         report = FileReport(result_id, lsp_diagnostics(self.server, analysis))
         self._cache[uri] = report
         self.checked += 1
@@ -157,8 +166,10 @@ def refresh_support(caps: lsp.ClientCapabilities | None) -> bool:
 
 
 def result_id(analysis: Analysis) -> str:
-    """Names one analysis: the document's version and edit sequence, the settings generation."""
-    return f"{analysis.version}:{analysis.seq}:{analysis.generation}"
+    """Names one analysis: the document's version and edit sequence, the settings generation
+    (and `~` while the export target's warnings are still to come: `Analysis.export_pending`)."""
+    pending = "~" if analysis.export_pending else ""
+    return f"{analysis.version}:{analysis.seq}:{analysis.generation}{pending}"
 
 
 def register(server: QvrLanguageServer) -> None:

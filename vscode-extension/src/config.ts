@@ -1,7 +1,7 @@
 /** Typed access to the `qvr.*` settings (declared in package.json). */
 import * as vscode from "vscode";
 import type { InferenceDefaults } from "./inference/params";
-import { type DiagramFormat, isDiagramFormat, isInferenceMethod, isMassMatrix } from "./shared/protocol";
+import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isInferenceMethod, isMassMatrix } from "./shared/protocol";
 
 const SECTION = "qvr";
 
@@ -47,11 +47,22 @@ export function memoryBudgetSetting(): string | null {
   return section().get<string>("run.memoryBudget", "").trim() || null;
 }
 
+/** `qvr.export.target`: the language whose QVR701 diagnostics and "Export to" lenses are shown; undefined when off. */
+export function exportTargetSetting(): ExportTarget | undefined {
+  return exportTarget(section().get<string>("export.target", ""));
+}
+
 /** The server's settings object, as sent at initialize and on change. */
 export function serverConfiguration(): {
-  qvr: { strict: boolean; run: { memoryBudget: string | null } };
+  qvr: { strict: boolean; run: { memoryBudget: string | null }; export: { target: string } };
 } {
-  return { qvr: { strict: strictSetting(), run: { memoryBudget: memoryBudgetSetting() } } };
+  return {
+    qvr: {
+      strict: strictSetting(),
+      run: { memoryBudget: memoryBudgetSetting() },
+      export: { target: exportTargetSetting() ?? "" },
+    },
+  };
 }
 
 export function diagramFormatSetting(): DiagramFormat {

@@ -1,8 +1,9 @@
-/** Entry point: wires the language client, its installer, the diagram view and inference runs together. */
+/** Entry point: wires the language client, its installer, the diagram view, inference runs and exports together. */
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { parseDiagramArguments } from "./diagram/arguments";
 import { DiagramPanel } from "./diagram/diagramPanel";
+import { ProgramExporter } from "./export/exportProgram";
 import { LossPanel } from "./inference/lossPanel";
 import { InferenceRunner } from "./inference/runInference";
 import { type InstallOptions, ServerInstaller } from "./server/installer";
@@ -24,6 +25,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const diagram = new DiagramPanel(context.extensionUri, server, output);
   const lossPanel = new LossPanel(context.extensionUri);
   const inference = new InferenceRunner(server, lossPanel, output);
+  const exporter = new ProgramExporter(server, output);
   const running = server;
   status.update(server.state);
 
@@ -52,6 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(ClientCommands.priorPredictive, (...args: unknown[]) => {
       return inference.run(priorArguments(args));
     }),
+    vscode.commands.registerCommand(ClientCommands.exportProgram, (...args: unknown[]) => exporter.run(args)),
   );
   // Not awaited: activation should not wait for Python to start.
   void server.start();

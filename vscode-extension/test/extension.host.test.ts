@@ -1,6 +1,6 @@
 // Activates the real extension bundle (dist/extension.js) against a fake `vscode`
 // module and the real language server: discovery, the language client, and the
-// three commands, as VS Code would run them.
+// commands, as VS Code would run them.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -61,7 +61,7 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
       vscode.output.some((line) => line.includes("Starting the QVR language server (workspace venv)")),
       vscode.output.join("\n"),
     );
-    for (const command of [...Object.values(ClientCommands), ServerCommands.diagram, ServerCommands.runInference]) {
+    for (const command of [...Object.values(ClientCommands), ...Object.values(ServerCommands)]) {
       assert.ok(vscode.commands.has(command), command);
     }
     assert.deepEqual(vscode.messages, []);
@@ -193,6 +193,30 @@ describe("the extension in a fake VS Code", { skip: unavailable, timeout: 600_00
     } finally {
       vscode.settings.delete("qvr.inference.data");
     }
+  });
+
+  it("Export Program opens the exported code beside the source, or says why there is none", async () => {
+    const model = fileUri(path.join(examplesDir, "models", "eight_schools_noncentered.qvr"));
+    // As the "Export to NumPyro" lens sends it.
+    await vscode.commands.get(ClientCommands.exportProgram)!({ uri: model, program: "eight_schools", target: "numpyro" });
+    const opened = vscode.untitled[vscode.untitled.length - 1];
+    assert.ok(opened !== undefined, vscode.messages.join("\n"));
+    assert.equal(opened.language, "python");
+    assert.equal(opened.viewColumn, -2, "beside the source");
+    assert.match(opened.content, /import numpyro/);
+    assert.match(opened.content, /eight_schools_noncentered\.qvr/);
+    assert.ok(vscode.output.some((line) => line.includes("save it as eight_schools_noncentered_numpyro.py")));
+
+    // From the palette: the target picked; a program of morphisms is refused in one line.
+    const refused = fileUri(path.join(examplesDir, "errors", "QVR701_not_exportable.qvr"));
+    vscode.picks.push((items) => (items as { target: string }[]).find((item) => item.target === "stan"));
+    const before = vscode.messages.length;
+    const count = vscode.untitled.length;
+    await vscode.commands.get(ClientCommands.exportProgram)!(refused);
+    assert.deepEqual(vscode.picks, [], "the target was asked for");
+    assert.equal(vscode.untitled.length, count, "nothing opened");
+    const [message] = vscode.messages.slice(before);
+    assert.match(message ?? "", /^warning: Nothing exported to Stan: .*`classify` is a program of morphisms/);
   });
 
   it("cancelling the notification cancels the server's run", async () => {

@@ -1,6 +1,7 @@
 /**
  * Owns the language client: finds the server, starts it, restarts it when its
- * settings change or on request, forwards the strictness setting, and reports
+ * settings change or on request, forwards the settings the server reads (strictness,
+ * the memory budget, the export target), and reports
  * which server runs (for the status bar).
  */
 import * as vscode from "vscode";
@@ -67,7 +68,7 @@ export class ServerManager implements vscode.Disposable {
         // The install settings matter only to the next install.
         if (event.affectsConfiguration("qvr.server.path") || event.affectsConfiguration("qvr.server.pythonPath")) {
           void this.restart();
-        } else if (event.affectsConfiguration("qvr.strict") || event.affectsConfiguration("qvr.run")) {
+        } else if (event.affectsConfiguration("qvr.strict") || event.affectsConfiguration("qvr.run") || event.affectsConfiguration("qvr.export")) {
           this.client
             ?.sendNotification(DidChangeConfigurationNotification.type, { settings: serverConfiguration() })
             .catch((error: unknown) => this.log.appendLine(`Could not send the settings: ${String(error)}`));

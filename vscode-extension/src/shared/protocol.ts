@@ -302,9 +302,78 @@ export interface FitComparison {
   current?: string;
 }
 
+/** A language `qvr.exportProgram` writes a model program in (qvr_core/export/targets.py). */
+export type ExportTarget = "stan" | "numpyro" | "pymc";
+
+/** The targets, in the server's order, with the titles its messages and lenses use. */
+export const EXPORT_TARGETS: readonly { name: ExportTarget; title: string; description: string }[] = [
+  { name: "stan", title: "Stan", description: "a .stan program (CmdStan, CmdStanPy, RStan)" },
+  { name: "numpyro", title: "NumPyro", description: "a Python module with a NumPyro model (JAX)" },
+  { name: "pymc", title: "PyMC", description: "a Python module with a PyMC model" },
+];
+
+/** The target called `value` (any case, blanks around it ignored), or undefined. */
+export function exportTarget(value: unknown): ExportTarget | undefined {
+  if (typeof value !== "string") return undefined;
+  const name = value.trim().toLowerCase();
+  return EXPORT_TARGETS.find((t) => t.name === name)?.name;
+}
+
+export function exportTitle(target: ExportTarget): string {
+  return EXPORT_TARGETS.find((t) => t.name === target)?.title ?? target;
+}
+
+/** Arguments of `workspace/executeCommand` `qvr.exportProgram` (also the "Export to ..." lens's). */
+export interface ExportParams {
+  uri: string;
+  program?: string;
+  target: ExportTarget;
+}
+
+/** A located reason why nothing was exported (QVR701, or the file's errors). */
+export interface ExportDiagnostic {
+  message: string;
+  code: string;
+  range: Range | null;
+}
+
+/** Result of `qvr.exportProgram` (qvr_lsp/exports.py): the code, or why there is none. */
+export type ExportResult =
+  | { ok: true; text: string; target: string; language: string; filename: string; program: string }
+  | { ok: false; message: string; diagnostics: ExportDiagnostic[]; programs?: string[] };
+
+/** Checks a `qvr.exportProgram` result; undefined when it is neither shape. */
+export function parseExportResult(raw: unknown): ExportResult | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const fields = raw as Record<string, unknown>;
+  if (fields.ok === true) {
+    const { text, target, language, filename, program } = fields;
+    if (typeof text !== "string" || typeof target !== "string" || typeof program !== "string") return undefined;
+    return {
+      ok: true,
+      text,
+      target,
+      language: typeof language === "string" && language !== "" ? language : "plaintext",
+      filename: typeof filename === "string" ? filename : "",
+      program,
+    };
+  }
+  if (fields.ok !== false || typeof fields.message !== "string") return undefined;
+  const diagnostics: ExportDiagnostic[] = [];
+  for (const item of Array.isArray(fields.diagnostics) ? fields.diagnostics : []) {
+    if (typeof item !== "object" || item === null) continue;
+    const { message, code, range } = item as Record<string, unknown>;
+    if (typeof message !== "string") continue;
+    diagnostics.push({ message, code: typeof code === "string" ? code : "", range: isRange(range) ? range : null });
+  }
+  const programs = Array.isArray(fields.programs) ? fields.programs.filter((p): p is string => typeof p === "string") : undefined;
+  return { ok: false, message: fields.message, diagnostics, ...(programs !== undefined && programs.length > 0 ? { programs } : {}) };
+}
+
 export const ServerCommands = {
   diagram: "qvr.diagram",
   runInference: "qvr.runInference",
+  exportProgram: "qvr.exportProgram",
 } as const;
 
 export const ServerNotifications = {
@@ -324,6 +393,8 @@ export const ClientCommands = {
   installRunSupport: "qvr.client.installRunSupport",
   /** The status bar item's menu: restart, install or update, the output channels. */
   serverActions: "qvr.client.serverActions",
+  /** Writes a model program in Stan, NumPyro or PyMC (the server's `qvr.exportProgram`) and opens it beside the source; the "Export to ..." lens's. */
+  exportProgram: "qvr.client.exportProgram",
 } as const;
 
 export function isPosition(value: unknown): value is Position {

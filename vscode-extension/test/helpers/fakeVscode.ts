@@ -136,6 +136,11 @@ export class FakeVscode {
   readonly messages: string[] = [];
   readonly output: string[] = [];
   readonly revealed: { uri: string; selection: unknown }[] = [];
+  /** Untitled documents opened with content (an export), and the column each was shown in. */
+  readonly untitled: { content: string; language: string; viewColumn?: number }[] = [];
+  /** Answers for the next quick picks, in order: each is given the items and returns the pick. */
+  readonly picks: ((items: readonly unknown[]) => unknown)[] = [];
+  readonly languages = ["qvr", "python", "plaintext"];
   readonly settings = new Map<string, unknown>();
   readonly statusItems: FakeStatusItem[] = [];
   private readonly api: object;
@@ -164,6 +169,7 @@ export class FakeVscode {
       },
       env: { appName: "Visual Studio Code", language: "en", machineId: "test", sessionId: "test", uiKind: 1 },
       extensions: { getExtension: () => undefined },
+      languages: withFallback("languages", { getLanguages: async () => this.languages }),
       commands: withFallback("commands", {
         registerCommand: (id: string, command: Command) => {
           if (this.commands.has(id)) throw new Error(`command '${id}' already exists`);
@@ -190,7 +196,11 @@ export class FakeVscode {
           onDidDelete: () => ({ dispose: () => undefined }),
           dispose: () => undefined,
         }),
-        openTextDocument: async (uri: Uri) => ({ uri, validateRange: (range: Range) => range }),
+        openTextDocument: async (target: Uri | { content: string; language: string }) => {
+          if (target instanceof Uri) return { uri: target, validateRange: (range: Range) => range };
+          this.untitled.push({ content: target.content, language: target.language });
+          return { uri: Uri.parse(`untitled:Untitled-${this.untitled.length}`), untitled: this.untitled.length - 1 };
+        },
       }),
       window: withFallback("window", {
         activeTextEditor: undefined,
@@ -208,9 +218,15 @@ export class FakeVscode {
         showErrorMessage: async (message: string) => void this.messages.push(`error: ${message}`),
         showWarningMessage: async (message: string) => void this.messages.push(`warning: ${message}`),
         showInformationMessage: async (message: string) => void this.messages.push(`info: ${message}`),
-        showTextDocument: async (document: { uri: Uri }, options: { selection: unknown }) => {
-          this.revealed.push({ uri: document.uri.toString(), selection: options.selection });
+        showTextDocument: async (document: { uri: Uri; untitled?: number }, options: { selection?: unknown; viewColumn?: number }) => {
+          if (document.untitled !== undefined) this.untitled[document.untitled]!.viewColumn = options.viewColumn;
+          else this.revealed.push({ uri: document.uri.toString(), selection: options.selection });
           return { revealRange: () => undefined };
+        },
+        showQuickPick: async (items: readonly unknown[] | Promise<readonly unknown[]>) => {
+          const answer = this.picks.shift();
+          if (answer === undefined) throw new Error("an unexpected quick pick");
+          return answer(await items);
         },
         withProgress: (options: { title: string }, task: (progress: unknown, token: unknown) => Promise<unknown>) =>
           this.runProgress(options.title, task),
