@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from qvr_lsp.uris import canonical_uri
+from qvr_lsp.uris import _DRIVE, canonical_uri
 
 SAME_FILE = [
     "file:///a/b.qvr",
@@ -50,6 +50,9 @@ names = st.text(
 
 @given(st.lists(names, min_size=1, max_size=4))
 def test_a_paths_own_uri_is_canonical_and_canonical_is_idempotent(parts: list[str]) -> None:
+    # a first segment spelled as a drive (`/A:`) is one file however a Windows client
+    # cases its letter: lower-casing it is the one intended rewrite of a path's own URI
+    assume(_DRIVE.match("/" + parts[0]) is None)
     uri = PurePosixPath("/", *parts).as_uri()  # what a client derives from a path
     assert canonical_uri(uri) == uri
     assert canonical_uri(canonical_uri(uri)) == canonical_uri(uri)
