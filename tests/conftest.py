@@ -17,3 +17,35 @@ def example_text(name: str) -> str:
 @pytest.fixture
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+#: The tests that run exports in their targets (Stan compiles each example with g++,
+#: about a minute each; every target is compared with qvr's NUTS on six models) run
+#: last, in this order; what they need is prepared meanwhile by a background process
+#: on the core the rest of the suite leaves idle (tests/export/background.py).
+RUNS_EXPORTS = (
+    "tests/export/test_numpyro.py",
+    "tests/export/test_pymc.py",
+    "tests/export/test_stan.py",
+)
+
+
+def _export_rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return RUNS_EXPORTS.index(path) + 1 if path in RUNS_EXPORTS else 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    ranks = [_export_rank(i) for i in items]
+    if not any(ranks) or all(ranks):
+        return
+    items[:] = sorted(items, key=_export_rank)  # stable: each file keeps its own order
+    from tests.export import background
+
+    background.start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.export import background
+
+    background.stop()

@@ -1,13 +1,14 @@
 """What every export reads: one checked model program, its plates, its data, its problems.
 
-`make_plan(module, program, source)` gathers from the checked module (never the
-syntax tree) what a writer of Stan, NumPyro or PyMC needs that the `Model` does
-not say in one place: the size of every plate the model's values run over, each
-data variable with its axes and whether it holds integers, and the plate a
-data-sized axis lines up with (`x` in `let mu = alpha + beta * x` is read by
-`observe y : Row`, so its rows are Row's). What no target can express yet
-(a draw from another program, a program of morphisms, what the runtime refuses
-too) comes back as `Unsupported` problems, located at the construct.
+`make_plan(module, program, source)` gathers from the checked module what a
+writer of Stan, NumPyro or PyMC needs that the `Model` does not say in one place
+(the syntax tree is read only to point at a program the checker did not type):
+the size of every plate the model's values run over, each data variable with its
+axes and whether it holds integers, and the plate a data-sized axis lines up with
+(`x` in `let mu = alpha + beta * x` is read by `observe y : Row`, so its rows are
+Row's). What no target can express yet (a draw from another program, a program
+of morphisms, what the runtime refuses too) comes back as `Unsupported`
+problems, located at the construct.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from qvr_core.check.model import Let, Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.types import Element
 from qvr_core.export.targets import Target
+from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 from qvr_core.version import installed_version
 
@@ -44,8 +46,8 @@ class Data:
     """A name bound from the data file, as an export declares it.
 
     `plates` are its known axes, outermost first; `rows` the plate its data-sized
-    axis lines up with (None when no observe reaches it, or when the checker knows
-    all its axes). `indexes` names the plate an index variable points into: qvr
+    axis lines up with (None when no site over a plate reads it, or when the checker
+    knows all its axes). `indexes` names the plate an index variable points into: qvr
     reads indices from 0, and an export reads the same data file unchanged.
     """
 
@@ -179,8 +181,19 @@ def _not_a_model(module: CheckedModule, name: str) -> Unsupported:
     info = module.programs.get(name)
     let = module.lets.get(name)
     span = info.decl.name.span if info is not None else (let.decl.name.span if let else None)
-    if span is None:  # an exported name the checker did not type (it reported that already)
-        span = Span(0, 0, 0, 0, 0, 0)
+    if span is None:  # declared, but the checker did not type it (QVR011 says why)
+        decl = next(
+            (
+                d
+                for d in module.ast.decls
+                if isinstance(d, ast.ProgramDecl | ast.LetDecl) and d.name.text == name
+            ),
+            None,
+        )
+        where = decl.name.span if decl is not None else Span(0, 0, 0, 0, 0, 0)
+        return Unsupported(
+            where, f"the checker did not type `{name}` (QVR011), so there is no model to export"
+        )
     return Unsupported(
         span,
         f"`{name}` is a program of morphisms (a network trained by SVI), not a Bayesian "
@@ -189,18 +202,18 @@ def _not_a_model(module: CheckedModule, name: str) -> Unsupported:
 
 
 def _rows(model: Model) -> dict[str, str]:
-    """Each data-sized value (a data variable or a let) -> the plate of the observe reading it.
+    """Each data-sized value (a data variable or a let) -> the plate of the site reading it.
 
-    The checker knows `x`'s rows only as "what the data says"; an observe over a
-    plate that reads it (through lets) fixes them, which is what a declared size
-    in the target needs. A value two observes over different plates read stays out.
+    The checker knows `x`'s rows only as "what the data says"; a site over a plate
+    that reads it (through lets) fixes them, which is what a declared size in the
+    target needs. A value that sites over different plates read stays out.
     """
     lets = {s.name: s for s in model.steps if isinstance(s, Let)}
     sized = {d.name for d in model.data if d.type is None or d.type.data_plates}
     sized |= {n for n, s in lets.items() if s.type is not None and s.type.data_plates}
     found: dict[str, set[str]] = {}
     for site in model.sites:
-        if site.kind != "observe" or not site.plates:
+        if not site.plates:
             continue
         plate = site.plates[0]
         seen: set[str] = set()
