@@ -13,13 +13,16 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule
+from qvr_core.export import Target, export_program, exportable_programs
 from tests.conftest import EXAMPLES
 
 MODELS_DIR = EXAMPLES / "models"
@@ -156,3 +159,60 @@ def assert_means_agree(
         bound = z * np.sqrt(se_a**2 + se_b**2)
         bad = np.abs(mean_a - mean_b) > bound
         assert not bad.any(), f"{name}: qvr {mean_a} vs {mean_b}, bound {bound}"
+
+
+def canonical(name: str, draws: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Label-invariant draws. A mixture's components and an HMM's states are
+    exchangeable: their labels mean nothing, and every sampler's chains switch them
+    (qvr's within one chain). Each draw is put in one order: the mixture's components
+    by their mean, the HMM's states by the probability they emit symbol 0 (start,
+    trans's rows and columns, and emit's rows permuted alike). Other models as given."""
+    if name == "gaussian_mixture":
+        order = np.argsort(draws["mu"], axis=-1)
+        return {k: np.take_along_axis(v, order, -1) for k, v in draws.items()}
+    if name == "hmm":
+        order = np.argsort(draws["emit"][..., 0], axis=-1)  # (chains, draws, State)
+        start = np.take_along_axis(draws["start"], order, -1)
+        emit = np.take_along_axis(draws["emit"], order[..., None], -2)
+        trans = np.take_along_axis(draws["trans"], order[..., None], -2)
+        trans = np.take_along_axis(trans, order[..., None, :], -1)
+        return {"start": start, "trans": trans, "emit": emit}
+    return dict(draws)
+
+
+def assert_posterior_agrees(name: str, theirs: Mapping[str, np.ndarray]) -> None:
+    """A target's draws of every latent site of `name` (chains, draws, ...) have the
+    posterior means of qvr's NUTS within Monte Carlo error, compared label-invariantly."""
+    ours = qvr_posterior(name)
+    model = checked(name).models[program(name)]
+    sites = [s.name for s in model.sites if s.kind == "sample" and s.name in ours]
+    assert_means_agree(canonical(name, {s: theirs[s] for s in sites}), canonical(name, ours), sites)
+
+
+def corpus_exports(target: Target, written: Callable[[Path, str, str], None]) -> dict[str, int]:
+    """Export every program of every shared corpus file that checks and every example:
+    none may raise; each either is written (`written(path, program, text)` checks the
+    text in the target) or gets only located QVR701 diagnostics. The counts of each."""
+    from tests.conformance.shared import corpus
+
+    files = [f.path for f in corpus()]
+    if not files:
+        pytest.skip("the shared corpus is not here")
+    counts = {"exported": 0, "diagnosed": 0}
+    for path in files + sorted(EXAMPLES.rglob("*.qvr")):
+        text = path.read_text(encoding="utf-8")
+        module = check(text)
+        if not module.ok:
+            continue
+        for program in exportable_programs(module):
+            out = export_program(module, target, program, source=path.name)
+            if out.text is not None:
+                written(path, program, out.text)
+                counts["exported"] += 1
+                continue
+            assert out.diagnostics, (path, program)
+            for d in out.diagnostics:
+                assert d.code == "QVR701", (path, d)
+                assert 0 <= d.span.start <= d.span.end <= len(text), (path, d)
+            counts["diagnosed"] += 1
+    return counts
