@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from qvr_core import rules
 from qvr_core.check.model import Let, Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.types import Element
@@ -181,7 +182,7 @@ def _not_a_model(module: CheckedModule, name: str) -> Unsupported:
     info = module.programs.get(name)
     let = module.lets.get(name)
     span = info.decl.name.span if info is not None else (let.decl.name.span if let else None)
-    if span is None:  # declared, but the checker did not type it (QVR011 says why)
+    if span is None:  # declared, but the checker did not type it (its rule says why)
         decl = next(
             (
                 d
@@ -192,7 +193,9 @@ def _not_a_model(module: CheckedModule, name: str) -> Unsupported:
         )
         where = decl.name.span if decl is not None else Span(0, 0, 0, 0, 0, 0)
         return Unsupported(
-            where, f"the checker did not type `{name}` (QVR011), so there is no model to export"
+            where,
+            f"the checker did not type `{name}` ({rules.NOT_CHECKED.code}), "
+            "so there is no model to export",
         )
     return Unsupported(
         span,

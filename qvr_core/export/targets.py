@@ -1,7 +1,7 @@
 """The languages a checked model exports to, one record each.
 
 The editor's setting, `qvr export --to` and `qvr check --target` accept exactly
-these names; each emitter module (`qvr_core.export.stan`, ...) is found from here.
+these names; `qvr_core.export.api.EMITTERS` holds each one's emitter module.
 """
 
 from __future__ import annotations
@@ -24,15 +24,14 @@ class Target:
     suffix: str
     language: str
     comment: str
-    module: str  # the emitter: a module with `unsupported(plan)` and `emit(plan)`
 
 
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        Target("stan", "Stan", ".stan", "stan", "//", "qvr_core.export.stan"),
-        Target("numpyro", "NumPyro", "_numpyro.py", "python", "#", "qvr_core.export.numpyro"),
-        Target("pymc", "PyMC", "_pymc.py", "python", "#", "qvr_core.export.pymc"),
+        Target("stan", "Stan", ".stan", "stan", "//"),
+        Target("numpyro", "NumPyro", "_numpyro.py", "python", "#"),
+        Target("pymc", "PyMC", "_pymc.py", "python", "#"),
     )
 }
 

@@ -33,6 +33,7 @@ SKELETON = [
     "qvr_core/graph/__init__.py",
     "qvr_core/ide/__init__.py",
     "qvr_core/format/__init__.py",
+    "qvr_core/export/__init__.py",
     "qvr_core/check/__init__.py",
     "qvr_core/resources.py",
     "qvr_core/run_arguments.py",

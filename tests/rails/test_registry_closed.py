@@ -44,7 +44,53 @@ FUNCTION_NAMES = frozenset(FUNCTIONS) - NAMES
 #: TEMPORARY, to empty: findings in files their owners are rewriting now, by path (the
 #: literals a file may still write, space-separated). Each owner removes its entry when
 #: the file reads the registry; `test_the_allow_lists_only_shrink` fails on a stale one.
-_BEING_REWRITTEN: dict[str, str] = {}
+_BEING_REWRITTEN: dict[str, str] = {
+    # the export targets' tables (issue #30): to be read from namespaces named after the
+    # registry's entries (`getattr(StanFamilies, family.name)`), as the runtime does
+    "qvr_core/export/numpyro.py": (
+        "Bernoulli Beta BetaBinomial Binomial Categorical Cauchy Chi2 Dirichlet "
+        "Exponential Gamma Geometric Gumbel HalfCauchy HalfNormal HalfStudentT "
+        "HurdlePoisson InverseGamma Kumaraswamy LKJCholesky Laplace LogNormal Logistic "
+        "LogitNormal LowRankMVN MatrixNormal MixtureNormal MultivariateNormal "
+        "NegativeBinomial Normal OrderedLogistic Pareto Poisson RelaxedBernoulli StudentT "
+        "TruncatedNormal Uniform VonMises Weibull Wishart ZeroInflatedPoisson logsumexp"
+    ),
+    "qvr_core/export/numpyro_terms.py": (
+        "abs acos acosh asin asinh atan atanh ceil cos cosh cumsum digamma elu erf erfc "
+        "erfinv exp expm1 floor gelu layer_norm lgamma log log10 log1p log2 log_softmax "
+        "logsigmoid logsumexp max mean min mish normalize pow prod reciprocal relu relu6 "
+        "round rsqrt selu sigmoid sign silu sin sinh softmax softplus softsign sort sqrt "
+        "square sum tan tanh trunc"
+    ),
+    "qvr_core/export/pymc.py": (
+        "Bernoulli Beta BetaBinomial Binomial Categorical Cauchy Chi2 Dirichlet "
+        "Exponential Gamma Geometric Gumbel HalfCauchy HalfNormal HalfStudentT "
+        "HurdlePoisson InverseGamma Kumaraswamy LKJCholesky Laplace LogNormal Logistic "
+        "LogitNormal MatrixNormal MixtureNormal MultivariateNormal NegativeBinomial "
+        "Normal OrderedLogistic OrderedProbit Pareto Poisson Real StudentT "
+        "TruncatedNormal Uniform VonMises Weibull Wishart ZeroInflatedPoisson logsumexp"
+    ),
+    "qvr_core/export/pymc_terms.py": (
+        "abs acos acosh asin asinh atan atanh ceil cos cosh cumsum digamma elu erf erfc "
+        "erfinv exp expm1 floor gelu layer_norm lgamma log log10 log1p log2 log_softmax "
+        "logsigmoid logsumexp max mean min mish normalize pow prod reciprocal relu relu6 "
+        "round rsqrt selu sigmoid sign silu sin sinh softmax softplus softsign sort sqrt "
+        "square sum tan tanh trunc"
+    ),
+    "qvr_core/export/stan.py": (
+        "Bernoulli Beta BetaBinomial Binomial Categorical Cauchy Chi2 Dirichlet "
+        "Exponential Gamma Geometric Gumbel HalfCauchy HalfNormal HalfStudentT "
+        "InverseGamma InverseWishart LKJCholesky Laplace LogNormal Logistic "
+        "MultivariateNormal NegativeBinomial Normal OrderedLogistic OrderedProbit Pareto "
+        "Poisson StudentT TruncatedNormal Uniform Weibull Wishart logsumexp"
+    ),
+    "qvr_core/export/stan_terms.py": (
+        "abs acos acosh asin asinh atan atanh ceil cos cosh cumsum digamma erf erfc "
+        "erfinv exp expm1 floor gelu lgamma log log10 log1p log2 log_softmax logsigmoid "
+        "logsumexp max mean min mish normalize pow prod reciprocal relu rsqrt sigmoid "
+        "silu sin sinh softmax softplus softsign sort sqrt square sum tan tanh trunc"
+    ),
+}
 #: TEMPORARY, to empty: findings in files outside the change that added this test (which
 #: could not edit them); reported to be moved to the registry by their owners.
 _AWAITING_OWNER: dict[str, str] = {}
