@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from qvr_core.builtins import FAMILIES
 from qvr_core.check.terms import Term, refs
 from qvr_core.check.types import Plated, Product
 from qvr_core.syntax import ast
@@ -99,6 +100,17 @@ class Site:
     def line(self) -> int:
         """The 1-based line of its step, for messages."""
         return self.step.span.start_line + 1
+
+    @property
+    def summable(self) -> bool:
+        """A family `sample` whose family has finitely many values: without data, NUTS and
+        SVI sum it out exactly (runtime/model/enumerate.py), and the exports do the same."""
+        return (
+            self.kind == "sample"
+            and self.callee is None
+            and self.family is not None
+            and FAMILIES[self.family].support.finite
+        )
 
     def reads(self) -> tuple[str, ...]:
         """The names this step reads (its arguments, their indices, `via`), not its body's."""

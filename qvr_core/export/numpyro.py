@@ -183,10 +183,7 @@ def _analyse(plan: Plan) -> _Model:
 
 def _enumerated(site: Site) -> bool:
     """A `marginalize`, or a discrete latent qvr sums out for NUTS (finitely many values)."""
-    if site.kind == "marginalize":
-        return True
-    family = FAMILIES.get(site.family or "")
-    return site.kind == "sample" and family is not None and family.support.finite
+    return site.kind == "marginalize" or site.summable
 
 
 def _summed_family(site: Site) -> Family | None:

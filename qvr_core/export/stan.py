@@ -284,12 +284,7 @@ class _Writer:
         """A discrete `sample` without data outside the scopes: qvr's NUTS sums it out
         (`runtime/model/enumerate.py`), and so does the export."""
         return (
-            isinstance(s, Site)
-            and s.kind == "sample"
-            and not s.scope
-            and s.family in FAMILIES
-            and FAMILIES[str(s.family)].support.finite
-            and self.plan.datum(s.name) is None
+            isinstance(s, Site) and s.summable and not s.scope and self.plan.datum(s.name) is None
         )
 
     def _summed_tree(self, nodes: list[_Node]) -> list[_Node]:

@@ -1,7 +1,7 @@
 """The languages a checked model exports to, one record each.
 
 The editor's setting, `qvr export --to` and `qvr check --target` accept exactly
-these names; `qvr_core.export.api.EMITTERS` holds each one's emitter module.
+these names; `qvr_core.export.api.emitter` finds each one's emitter module.
 """
 
 from __future__ import annotations

@@ -168,3 +168,13 @@ program second : Token -> Token
 export first
 export second
 """
+
+
+def pulling_capabilities() -> lsp.ClientCapabilities:
+    """VS Code's capabilities with LSP 3.17 pull diagnostics, as VS Code 1.67+ sends them."""
+    caps = client_capabilities("visual-studio-code@v1.65.2")
+    caps.text_document.diagnostic = lsp.DiagnosticClientCapabilities(
+        dynamic_registration=True, related_document_support=False
+    )
+    caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    return caps

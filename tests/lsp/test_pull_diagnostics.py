@@ -11,23 +11,20 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import client_capabilities
 
-from tests.lsp.support import CONFIG, EXAMPLES, WAIT_SECONDS, RecordingClient, change, open_document
+from tests.lsp.support import (
+    CONFIG,
+    EXAMPLES,
+    WAIT_SECONDS,
+    RecordingClient,
+    change,
+    open_document,
+    pulling_capabilities,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 QVR201 = EXAMPLES / "errors" / "QVR201_dimension_mismatch.qvr"
-
-
-def pulling_capabilities() -> lsp.ClientCapabilities:
-    """VS Code's capabilities with LSP 3.17 pull diagnostics, as VS Code 1.67+ sends them."""
-    caps = client_capabilities("visual-studio-code@v1.65.2")
-    caps.text_document.diagnostic = lsp.DiagnosticClientCapabilities(
-        dynamic_registration=True, related_document_support=False
-    )
-    caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
-    return caps
 
 
 @pytest.fixture(scope="module")

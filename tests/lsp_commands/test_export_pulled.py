@@ -9,24 +9,20 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import client_capabilities
 
-from tests.lsp.support import CONFIG, EXAMPLES, RecordingClient, open_document, position_of
+from tests.lsp.support import (
+    CONFIG,
+    EXAMPLES,
+    RecordingClient,
+    open_document,
+    position_of,
+    pulling_capabilities,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NOT_EXPORTABLE = EXAMPLES / "errors" / "QVR701_not_exportable.qvr"
 EIGHT_SCHOOLS = EXAMPLES / "models" / "eight_schools_noncentered.qvr"
-
-
-def pulling_capabilities() -> lsp.ClientCapabilities:
-    """VS Code's capabilities with pull diagnostics, as VS Code 1.67+ sends them."""
-    caps = client_capabilities("visual-studio-code@v1.65.2")
-    caps.text_document.diagnostic = lsp.DiagnosticClientCapabilities(
-        dynamic_registration=True, related_document_support=False
-    )
-    caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
-    return caps
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,6 @@ import torch
 from torch import nn
 from torch.distributions import constraints as C
 
-from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Site
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model.families import distribution, where
@@ -57,20 +56,10 @@ from qvr_core.runtime.model.program import (
 Trees = tuple[_Compiled, dict[str, _Compiled]]
 
 
-def summable(site: Site) -> bool:
-    """A family `sample` site whose family has finitely many values."""
-    return (
-        site.kind == "sample"
-        and site.callee is None
-        and site.family is not None
-        and FAMILIES[site.family].support.finite
-    )
-
-
 def summed_names(program: ModelProgram, observed: Iterable[str]) -> tuple[str, ...]:
     """The sites NUTS and SVI sum out: summable sites without data, in step order."""
     given = set(observed)
-    return tuple(n for n in program.site_names if n not in given and summable(program.site(n)))
+    return tuple(n for n in program.site_names if n not in given and program.site(n).summable)
 
 
 class SummedModel(nn.Module):
@@ -268,7 +257,7 @@ def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
     for compiled in (program.top, *program.templates.values()):
         for node in _walk(list(compiled.nodes)):
             step = node.step
-            if isinstance(step, Site) and summable(step) and step.scope:
+            if isinstance(step, Site) and step.summable and step.scope:
                 problems[id(step)] = (
                     f"{where(step)}: a discrete site inside `marginalize {step.scope[-1]}` "
                     "with no data: NUTS and SVI could not draw it back, its posterior being "
@@ -289,7 +278,7 @@ def _rewrite(nodes: list[_Node], problems: dict[int, str]) -> list[_Node]:
             _scope_reads(summed)
             out.append(summed)
             continue
-        if not (isinstance(step, Site) and summable(step) and not step.scope):
+        if not (isinstance(step, Site) and step.summable and not step.scope):
             out.append(node)  # a `marginalize` scope keeps its body: see `summed_trees`
             continue
         bound = {step.name}
@@ -338,4 +327,4 @@ def _site(node: _Node) -> Site:
     return node.step
 
 
-__all__ = ["SummedModel", "summable", "summed_names", "summed_trees"]
+__all__ = ["SummedModel", "summed_names", "summed_trees"]
