@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from qvr_core import rules
 from qvr_core.check.model import Let, Model, Site
 from qvr_core.check.module import CheckedModule
+from qvr_core.check.rows import data_rows
 from qvr_core.check.types import Element
 from qvr_core.export.targets import Target
 from qvr_core.syntax import ast
@@ -119,7 +120,7 @@ def make_plan(module: CheckedModule, program: str, source: str) -> Plan | list[U
     problems = _problems(model)
     if problems:
         return problems
-    rows = _rows(model)
+    rows = data_rows(model)
     plates: dict[str, Plate] = {}
 
     def note(plated: object) -> None:
@@ -202,32 +203,3 @@ def _not_a_model(module: CheckedModule, name: str) -> Unsupported:
         f"`{name}` is a program of morphisms (a network trained by SVI), not a Bayesian "
         "model of sample/observe steps: only models export",
     )
-
-
-def _rows(model: Model) -> dict[str, str]:
-    """Each data-sized value (a data variable or a let) -> the plate of the site reading it.
-
-    The checker knows `x`'s rows only as "what the data says"; a site over a plate
-    that reads it (through lets) fixes them, which is what a declared size in the
-    target needs. A value that sites over different plates read stays out.
-    """
-    lets = {s.name: s for s in model.steps if isinstance(s, Let)}
-    sized = {d.name for d in model.data if d.type is None or d.type.data_plates}
-    sized |= {n for n, s in lets.items() if s.type is not None and s.type.data_plates}
-    found: dict[str, set[str]] = {}
-    for site in model.sites:
-        if not site.plates:
-            continue
-        plate = site.plates[0]
-        seen: set[str] = set()
-        todo = list(site.reads())
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in sized:
-                found.setdefault(name, set()).add(plate)
-            if name in lets:
-                todo.extend(lets[name].uses)
-    return {name: next(iter(p)) for name, p in found.items() if len(p) == 1}

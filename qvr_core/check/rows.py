@@ -1,0 +1,40 @@
+"""Which plate a data-sized value's rows are: one fact the export and subsampling share.
+
+The checker types a covariate `x` (and a let reading it) only as "rows the data
+sizes"; the site over a plate that reads it is what lines those rows up with the
+plate. Both the export plan (a declared size per axis) and the subsample plan
+(which axis a minibatch slices) need it, so it is computed here, once.
+"""
+
+from __future__ import annotations
+
+from qvr_core.check.model import Let, Model
+
+
+def data_rows(model: Model) -> dict[str, str]:
+    """Each data-sized value (a data variable or a let) -> the plate of the site reading it.
+
+    The checker knows `x`'s rows only as "what the data says"; a site over a plate
+    that reads it (through lets) fixes them, which is what a declared size in the
+    target needs. A value that sites over different plates read stays out.
+    """
+    lets = {s.name: s for s in model.steps if isinstance(s, Let)}
+    sized = {d.name for d in model.data if d.type is None or d.type.data_plates}
+    sized |= {n for n, s in lets.items() if s.type is not None and s.type.data_plates}
+    found: dict[str, set[str]] = {}
+    for site in model.sites:
+        if not site.plates:
+            continue
+        plate = site.plates[0]
+        seen: set[str] = set()
+        todo = list(site.reads())
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in sized:
+                found.setdefault(name, set()).add(plate)
+            if name in lets:
+                todo.extend(lets[name].uses)
+    return {name: next(iter(p)) for name, p in found.items() if len(p) == 1}
