@@ -142,11 +142,12 @@ def _flatten(models: Mapping[str, Model], top: Model, objects: Mapping[str, int]
 
 
 def _size(name: str, declared: int, sizes: Mapping[str, int], rows: int) -> int:
-    """An axis: the object's size, a template's plate by what the caller gave, else the
+    """An axis: the object's size (or the rows a subsampled step scores of it, which
+    `_walk` puts in `sizes`), a template's plate by what the caller gave, else the
     data's rows."""
-    if declared > 0:
-        return declared
     given = sizes.get(name, 0)
+    if declared > 0:
+        return given if 0 < given < declared else declared
     return given if given > 0 else rows
 
 
@@ -280,6 +281,7 @@ def estimate_model(
     chains: int = 1,
     data_bytes: int = 0,
     rows: int | None = None,
+    subsample: tuple[str, int] | None = None,
 ) -> Estimate:
     """The memory one run of model program `program` needs.
 
@@ -287,12 +289,17 @@ def estimate_model(
     or the checker's tables while it types). `data_bytes` is the size of the data
     read for the run, `rows` the entries of its longest array: an axis only the
     data sizes is counted as that long (as the file can hold, without `rows`).
-    NUTS `chains` each hold the program, its graph and their draws.
+    NUTS `chains` each hold the program, its graph and their draws. `subsample`
+    `(plate, rows)`: each SVI step scores that many of the plate's rows (and of the
+    data's rows, which line up with it), so its graph is of those rows; the data
+    read is held whole.
     """
     chains = chains if method == "nuts" else 1
     if rows is None:
         rows = data_bytes // DATA_BYTES_PER_NUMBER
-    sized, owners = _walk(tables, program, method, steps, max(rows, 1))
+    if subsample is not None:
+        rows = min(rows, subsample[1])
+    sized, owners = _walk(tables, program, method, steps, max(rows, 1), subsample)
     return Estimate(
         program=program,
         method=method,
@@ -316,12 +323,20 @@ def scope_runs(tables: Any, program: str) -> dict[str, int]:
 
 
 def _walk(
-    tables: Any, program: str, method: str, steps: int, rows: int
+    tables: Any,
+    program: str,
+    method: str,
+    steps: int,
+    rows: int,
+    subsample: tuple[str, int] | None = None,
 ) -> tuple[_Sized, frozenset[str]]:
     """Every step in run order, with what it costs each time and how many times it runs
-    (`rows`: the length of an axis only the data sizes)."""
+    (`rows`: the length of an axis only the data sizes; `subsample`: a plate a step
+    scores only some rows of)."""
     models: Mapping[str, Model] = tables.models
     objects = {n: int(o.size) for n, o in tables.objects.items()}
+    if subsample is not None and subsample[0] in objects:
+        objects[subsample[0]] = min(objects[subsample[0]], subsample[1])
     top = models[program]
     draws = max(steps - steps // 2, 1)
     items = _flatten(models, top, objects)

@@ -22,12 +22,16 @@ GUIDES = ("normal", "delta", "mvn", "lowrank-mvn")
 #: NUTS mass matrices adapted in warmup: per-coordinate variances, or the covariance
 #: (Stan's `diag_e` and `dense_e` metrics; `inference.nuts.NUTSKernel`)
 MASS_MATRICES = ("diag", "dense")
+#: Where a run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run
+#: is large enough to gain from it (`qvr_core.runs.device`)
+DEVICES = ("cpu", "cuda", "auto")
 MAX_STEPS = 1_000_000
 MAX_SEED = 2**63 - 1  # what torch.manual_seed and numpy accept alike
 MAX_BATCH = 65_536
 MAX_SEQ_LEN = 65_536
 MAX_TREE_DEPTH = 12
 MAX_CHAINS = 64
+MAX_SUBSAMPLE = 1 << 24  # rows a step scores: more is a whole plate of a model that size
 MAX_LR = 1e30  # finite; a huge rate is the user's to try (the loss says what happens)
 
 
@@ -56,6 +60,10 @@ class RunArguments:
     mass_matrix: str = "diag"  # NUTS only: `MASS_MATRICES`
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
+    #: SVI only: score a random subset of a plate's rows each step, `(plate, rows)`
+    #: (`--subsample Row=256`; `qvr_core.check.subsample`)
+    subsample: tuple[str, int] | None = None
+    device: str = "cpu"  # `DEVICES`
 
     def job_arguments(self) -> dict[str, Any]:
         """What `qvr_core.runs.run.run_program` takes besides the source and data."""
@@ -72,6 +80,8 @@ class RunArguments:
             "mass_matrix": self.mass_matrix,
             "guide": self.guide,
             "memory_budget": self.memory_budget,
+            "subsample": self.subsample,
+            "device": self.device,
         }
 
 
@@ -109,6 +119,8 @@ def validate_run_arguments(
         mass_matrix=_one_of(get("mass_matrix"), "mass_matrix", MASS_MATRICES),
         guide=_guide(get("guide")),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
+        subsample=_subsample(given.get("subsample", base.subsample), text),
+        device=_one_of(get("device"), "device", DEVICES),
     )
 
 
@@ -185,6 +197,27 @@ def _budget(value: object) -> int | None:
         return parse_size(value)
     except ValueError as exc:
         raise RunArgumentError("memory_budget", f"memory_budget: {exc}") from None
+
+
+def _subsample(value: object, text: bool) -> tuple[str, int] | None:
+    """`Plate=rows` (the command line's, and a request's string), `[plate, rows]` or
+    `{"plate": ..., "rows": ...}` (JSON): the plate's name and how many rows a step scores."""
+    if value is None or value == "":
+        return None
+    bad = RunArgumentError(
+        "subsample", f"subsample must be PLATE=ROWS (e.g. Row=256), not {_show(value)}"
+    )
+    if isinstance(value, str):
+        plate, sep, rows = value.partition("=")
+        value = (plate.strip(), rows.strip()) if sep else None
+    elif isinstance(value, Mapping):
+        value = (value.get("plate"), value.get("rows"))
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise bad
+    plate, rows = value
+    if not isinstance(plate, str) or not plate.isidentifier():
+        raise bad
+    return plate, _whole(rows, "subsample", 1, MAX_SUBSAMPLE, True)
 
 
 def _show(value: object) -> str:

@@ -20,6 +20,7 @@ torch is imported only when the command runs, so `qvr --help` stays fast.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -35,6 +36,7 @@ from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
 from qvr_core.extras import RUN_MODULES
 from qvr_core.files import UnreadableFile, command_line_roots, kind_of, read_text
 from qvr_core.run_arguments import (
+    DEVICES,
     GUIDES,
     MASS_MATRICES,
     METHODS,
@@ -99,6 +101,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " (dense: for correlated posteriors; a matrix product per leapfrog step)",
     )
     parser.add_argument(
+        "--subsample",
+        metavar="PLATE=ROWS",
+        help="SVI: score ROWS random rows of PLATE per step, scaled to the whole plate"
+        " (minibatch SVI, e.g. Row=256)",
+    )
+    parser.add_argument(
+        "--device",
+        choices=DEVICES,
+        default=d.device,
+        help="where the run computes: cpu (the default), cuda, or auto (a GPU when one is"
+        " present and the run is large enough to gain)",
+    )
+    parser.add_argument(
         "--data",
         help="a .pt, .npz, .csv or .json file: x and the observed sites (a model program:"
         " its data names and observed sites)",
@@ -149,6 +164,8 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "max_tree_depth": getattr(args, "max_tree_depth", None),
             "data": args.data,
             "memory_budget": getattr(args, "memory_budget", None),
+            "subsample": getattr(args, "subsample", None),
+            "device": getattr(args, "device", None),
         },
         text=True,
     )
@@ -244,6 +261,14 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
         lines.append(
             f"  loss: {_fmt(s.initial_loss)} -> {_fmt(s.final_loss)} (-ELBO, guide {s.svi.guide})"
         )
+        if s.svi.subsample is not None:
+            plate, rows = s.svi.subsample
+            lines.append(
+                f"  subsample: {rows:,} rows of {plate} per step, scaled to the whole plate;"
+                f" -ELBO sd {_fmt(s.svi.elbo_sd)} over {s.svi.elbo_evaluations} evaluations"
+            )
+        if s.svi.processes > 1:
+            lines.append(f"  each step shared by {s.svi.processes} processes (torch.distributed)")
         if posterior is not None:
             lines.append(f"  posterior from {posterior['draws']} draws of the guide:")
             lines.extend(format_table(posterior))
@@ -364,6 +389,13 @@ def main(args: argparse.Namespace) -> int:
     except RunArgumentError as e:
         print(f"qvr run: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    if run_args.device != "cpu":  # `--device cuda` without a GPU: one line, nothing compiled
+        from qvr_core.runs.device import check_device
+
+        refused = check_device(run_args.device)
+        if refused is not None:
+            print(f"qvr run: error: {refused}", file=sys.stderr)
+            return EXIT_USAGE
     output = getattr(args, "output", None)
     if output is not None:
         why = check_output(str(output))
@@ -402,7 +434,9 @@ def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _S
 
     output = getattr(args, "output", None)
     results = RunResults() if output else None
-    progress = ProgressLine(run_args.method)
+    # under `torchrun` (docs/distributed.md) every rank runs this; the first one reports
+    first = os.environ.get("RANK", "0") == "0"
+    progress = ProgressLine(run_args.method, None if first else io.StringIO())
     try:
         summary = run_program(
             source,
@@ -432,6 +466,8 @@ def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _S
         return 1
     finally:
         progress.finish()  # the line ends before anything else is printed
+    if not first:
+        return 0
     if args.json:
         print(json.dumps(_json_safe(summary.to_json())))
     else:

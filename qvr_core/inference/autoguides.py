@@ -38,6 +38,7 @@ from qvr_core.inference.sites import (
     reduce_to_batch,
     transform_for,
 )
+from qvr_core.runtime.share import current_share, pick
 
 
 class _JointGuide(Guide):
@@ -113,8 +114,23 @@ class _JointGuide(Guide):
         bshape = tuple(batch_shape(self.model, x))
         if not self._sites:
             return {}, torch.zeros(bshape or (1,), dtype=self._dtype, device=self._device)
-        u, log_q = self._draw(bshape)
+        share = current_share()
+        if share is not None and share.plate is not None:
+            local = sorted(s.name for s in self._sites if s.name in share.local)
+            if local:
+                raise InferenceError(
+                    f"the {type(self).__name__} couples every latent, so it cannot draw "
+                    f"the rows of {share.plate} a step scores for {', '.join(local)}: "
+                    "subsample with --guide normal"
+                )
+        if share is not None and share.plate is None and bshape:  # a share of the batch
+            u, log_q = self._draw((share.drawn, *bshape[1:]))
+            u, log_q = pick(u, 0, share.mine), pick(log_q, 0, share.mine)
+        else:
+            u, log_q = self._draw(bshape)
         values, log_q = self._split(u, len(bshape), log_q)
+        if share is not None and share.plate is not None and share.global_scale != 1.0:
+            log_q = log_q * share.global_scale
         return values, log_q if bshape else log_q.reshape(1)
 
     def _draw(self, bshape: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:

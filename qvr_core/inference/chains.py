@@ -164,13 +164,33 @@ def run_chains(
     on_progress: ProgressFn | None = None,
     on_draw: DrawFn | None = None,
     should_stop: Callable[[], bool] | None = None,
+    share: ChainShare | None = None,
 ) -> MCMCResult:
     """Run `chains` chains and collect them; `on_progress(done, total, potential, chain)`
     as iterations finish in any chain (`total` counts all chains' iterations);
-    `on_draw(chain, draw)` for every draw after warmup, in the order they arrive."""
+    `on_draw(chain, draw)` for every draw after warmup, in the order they arrive.
+
+    `share`, for a run spread over machines (`qvr_core.runs.distributed`): the chains
+    this process runs (here, together), and how every process's records are brought
+    together; each chain is seeded by its index, so the chains are the ones one
+    process would run."""
     if chains < 1:
         raise InferenceError(f"chains must be at least 1, got {chains}")
     seeds = chain_seeds(seed, chains)
+    if share is not None:
+        return _shared(
+            model,
+            x,
+            observations,
+            kernel,
+            num_warmup,
+            num_samples,
+            seeds,
+            share,
+            on_progress,
+            on_draw,
+            should_stop,
+        )
     total = chains * (num_warmup + num_samples)
     progress = _Progress(total, on_progress)
     with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
@@ -196,6 +216,61 @@ def run_chains(
     stopped = len(got) < len(records) or not all(r.complete for r in got)
     result = _result(shared, got, stopped=stopped)
     result.seeds, result.processes = seeds, processes
+    return result
+
+
+@dataclass(frozen=True)
+class ChainShare:
+    """This process's chains of a run spread over processes, and how each process's
+    records come together (in every process, by chain index)."""
+
+    mine: list[int]
+    #: every process's `(chain, value)` pairs, one list per process (records, traces)
+    gather: Callable[[list[tuple[int, Any]]], list[Any]]
+
+
+def _shared(
+    model: ProgramLike,
+    x: Any,
+    observations: Mapping[str, Observed],
+    kernel: NUTSKernel,
+    num_warmup: int,
+    num_samples: int,
+    seeds: list[int],
+    share: ChainShare,
+    on_progress: ProgressFn | None,
+    on_draw: DrawFn | None,
+    should_stop: Callable[[], bool] | None,
+) -> MCMCResult:
+    """`run_chains` for this process's share of the chains, then all of them gathered."""
+    total = len(seeds) * (num_warmup + num_samples)
+    progress = _Progress(total, on_progress)
+    with torch.random.fork_rng():
+        shared = chain_layout(model, x, observations)
+    draws = None if on_draw is None else _DrawReader(shared, on_draw)
+    job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
+    mine: list[tuple[int, _ChainRecord | None]] = []
+    if share.mine:
+        mine = list(
+            _sample(
+                job,
+                [(c, seeds[c]) for c in share.mine],
+                lambda c: _bound(progress, c),
+                lambda c: None if draws is None else draws.transition(c),
+                should_stop,
+            )
+        )
+    if draws is not None:
+        draws.flush()
+    records: list[_ChainRecord | None] = [None] * len(seeds)
+    parts = share.gather(mine)  # one list per process
+    for part in parts:
+        for c, record in part:
+            records[c] = record
+    got = [r for r in records if r is not None]
+    stopped = len(got) < len(records) or not all(r.complete for r in got)
+    result = _result(shared, got, stopped=stopped)
+    result.seeds, result.processes = seeds, len(parts)
     return result
 
 

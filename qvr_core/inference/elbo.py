@@ -17,6 +17,7 @@ import torch
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.sites import ProgramLike, batch_shape
 from qvr_core.runtime.program import Observed
+from qvr_core.runtime.share import current_share
 
 
 def draw(guide: Any, x: Any) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
@@ -51,7 +52,8 @@ class ELBO:
                 f"no data for the observed site(s) {', '.join(repr(m) for m in missing)}: "
                 "pass them in observations"
             )
-        if self.num_particles > 1 and _can_stack(model, x, observations):
+        share = current_share()
+        if self.num_particles > 1 and share is None and _can_stack(model, x, observations):
             # Particles as extra rows of the batch: one pass through the model,
             # the same estimator (every row draws its own value from q).
             x, observations = (
@@ -73,6 +75,9 @@ class ELBO:
         if clash:
             raise InferenceError(f"site(s) {', '.join(clash)} are both observed and in the guide")
         log_p = model.log_joint(x, {**observations, **values})
+        share = current_share()
+        if share is not None and share.plate is None:  # this process's examples of the batch
+            return (log_p - log_q).sum() / share.drawn
         return (log_p - log_q).mean()
 
 

@@ -34,6 +34,7 @@ from qvr_core.inference.sites import (
     reduce_to_batch,
     site_transform,
 )
+from qvr_core.runtime.share import Share, current_share, pick
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -48,7 +49,7 @@ def _model_dtype(model: Any) -> tuple[torch.dtype, torch.device]:
     floats = [p for p in params if p.is_floating_point()]
     if floats:
         return floats[0].dtype, floats[0].device
-    return torch.get_default_dtype(), torch.device("cpu")
+    return torch.get_default_dtype(), torch.get_default_device()  # `runs.device.computing_on`
 
 
 class Guide(nn.Module):
@@ -146,10 +147,24 @@ class AutoNormalGuide(Guide):
         bshape = batch_shape(self.model, x)
         values: dict[str, torch.Tensor] = {}
         log_q: torch.Tensor | None = None
+        share = current_share()
         for name in self._support:
             loc, log_scale = self.locs[_key(name)], self.log_scales[_key(name)]
             site = self._site(name)
-            eps = torch.randn(bshape + tuple(loc.shape), dtype=loc.dtype, device=loc.device)
+            factor, axis = 1.0, None
+            if share is not None and share.plate is not None:  # a subsampled plate
+                axis = share.local.get(name)
+                factor = share.global_scale if axis is None else share.scale
+            if axis is None:
+                eps = shared_noise(bshape, loc, share)
+            else:  # the rows drawn this step: noise for all, the parameters of mine
+                assert share is not None and share.rows is not None
+                drawn = list(loc.shape)
+                drawn[axis] = share.drawn
+                eps = torch.randn(drawn, dtype=loc.dtype, device=loc.device)
+                eps = pick(eps, axis, share.mine)
+                loc = pick(loc, axis, share.my_rows)
+                log_scale = pick(log_scale, axis, share.my_rows)
             u = loc + log_scale.exp() * eps
             lq = -0.5 * eps.square() - log_scale - 0.5 * _LOG_2PI
             z = u
@@ -158,6 +173,8 @@ class AutoNormalGuide(Guide):
                 lq = _subtract_log_det(lq, site, u, z, len(bshape))
             values[name] = z
             term = reduce_to_batch(lq, len(bshape))
+            if factor != 1.0:
+                term = term * factor
             log_q = term if log_q is None else log_q + term
         if log_q is None:
             log_q = torch.zeros(bshape or (1,), dtype=self._dtype, device=self._device)
@@ -190,6 +207,16 @@ class AutoNormalGuide(Guide):
 
     def forward(self, x: Any) -> dict[str, torch.Tensor]:
         return self.rsample(x)
+
+
+def shared_noise(bshape: tuple[int, ...], like: torch.Tensor, share: Share | None) -> torch.Tensor:
+    """Standard normal noise of shape `bshape + like.shape`; for a seed program's share of
+    the batch, drawn for the whole batch and cut to this process's examples, so a run
+    split over processes draws the numbers one process draws."""
+    if share is None or share.plate is not None or not bshape:
+        return torch.randn(bshape + tuple(like.shape), dtype=like.dtype, device=like.device)
+    whole = (share.drawn, *bshape[1:], *like.shape)
+    return pick(torch.randn(whole, dtype=like.dtype, device=like.device), 0, share.mine)
 
 
 def _subtract_log_det(

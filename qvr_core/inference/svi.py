@@ -12,8 +12,9 @@ avoids that (`qvr run` and the editor's runs turn it on).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -28,6 +29,19 @@ def _params(obj: Any) -> list[nn.Parameter]:
     return list(obj.parameters()) if isinstance(obj, nn.Module) else []
 
 
+class Reducer(Protocol):
+    """Adds up the processes' parts of one step (`qvr_core.runs.distributed`): every
+    process computes its rows' part of the loss and of its gradient."""
+
+    def total(self, value: float) -> float:
+        """The loss: the sum of every process's part (the same in all of them)."""
+        ...
+
+    def gradients(self, params: list[nn.Parameter]) -> None:
+        """Each parameter's gradient replaced by the sum over the processes."""
+        ...
+
+
 class SVI:
     """Stochastic variational inference: `step(x, observations) -> float` loss."""
 
@@ -37,8 +51,10 @@ class SVI:
         guide: Any,
         optim: torch.optim.Optimizer,
         objective: ELBO | None = None,
+        reducer: Reducer | None = None,
     ) -> None:
         self.model = model
+        self.reducer = reducer
         self.guide = guide
         self.optim = optim
         self.objective = objective if objective is not None else ELBO()
@@ -76,10 +92,16 @@ class SVI:
         self._zero_grad()
         loss = self.objective.loss(self.model, self.guide, x, observations)
         value = float(loss.detach())
-        if not torch.isfinite(loss.detach()):
+        if self.reducer is not None:  # every process decides on the same total
+            value = self.reducer.total(value)
+        if not math.isfinite(value):
             raise NonFiniteLossError(self.num_steps, value)
         self._adopt_new_parameters()
         loss.backward()
+        if self.reducer is not None:
+            self.reducer.gradients(
+                [p for group in self.optim.param_groups for p in group["params"]]
+            )
         self.optim.step()
         return value
 

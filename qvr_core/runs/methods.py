@@ -43,7 +43,7 @@ import torch
 from torch import nn
 
 from qvr_core.inference.autoguides import GUIDES
-from qvr_core.inference.chains import run_chains
+from qvr_core.inference.chains import ChainShare, run_chains
 from qvr_core.inference.discrete import (
     ExactPosterior,
     WithDiscreteDraws,
@@ -62,7 +62,7 @@ from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import ProgramLike, latent_names
 from qvr_core.inference.summary import FitWarning, SamplerStats, Summary, summarize
-from qvr_core.inference.svi import SVI
+from qvr_core.inference.svi import SVI, Reducer
 from qvr_core.runs.attention_record import (
     NUTS_DRAWS,
     PRIOR_BASIS,
@@ -72,6 +72,7 @@ from qvr_core.runs.attention_record import (
     nuts_basis,
     record_attention,
 )
+from qvr_core.runs.minibatch import Minibatches
 from qvr_core.runs.sequence_data import data_keys, observed_values
 from qvr_core.runs.sizing import Sizing, log_likelihood_refusal
 from qvr_core.runs.summary import (
@@ -89,6 +90,7 @@ from qvr_core.runtime.model import ModelProgram
 from qvr_core.runtime.model.enumerate import SummedModel
 from qvr_core.runtime.padding import Padded, unpad
 from qvr_core.runtime.program import Observed, ProgramModule
+from qvr_core.runtime.share import sharing
 
 #: Draws of the fitted guide that the SVI summary is computed from.
 GUIDE_DRAWS = 200
@@ -128,7 +130,12 @@ class Job:
 
     @property
     def batch(self) -> int:
-        return 1 if isinstance(self.x, dict) else int(unpad(self.x)[0].shape[0])
+        return self.batch_of(self.x)
+
+    @staticmethod
+    def batch_of(x: Input) -> int:
+        """A seed program's examples (a model program's data: one)."""
+        return 1 if isinstance(x, dict) else int(unpad(x)[0].shape[0])
 
     @property
     def results(self) -> RunResults | None:
@@ -229,12 +236,28 @@ class _Guide(Protocol):
     def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]: ...
 
 
-def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
+def run_svi(
+    job: Job,
+    lr: float,
+    guide_name: str = "normal",
+    batches: Minibatches | None = None,
+    reducer: Reducer | None = None,
+) -> RunSummary:
+    """`batches`: each step's rows when the run subsamples a plate or is split over
+    processes (`runs.minibatch`), whose parts `reducer` adds up (`runs.distributed`)."""
     x, observations = job.x, job.observations
     program = summed_out(job.program, observations)  # discrete latents summed out exactly
     if isinstance(program, SummedModel) and not has_continuous_latents(program, observations):
+        if batches is not None and batches.plan is not None and batches.drawn < batches.total:
+            raise InferenceError(
+                f"program {job.name}: every latent is summed out exactly, so SVI has one "
+                "exact loss, nothing to subsample"
+            )
         return _exact_svi(job, program, lr, guide_name)
     module = GUIDES[guide_name](program, observed_names=set(job.observed))
+    if batches is not None:  # parameters whose shape a run tells: from all the rows
+        with torch.random.fork_rng(), torch.no_grad():
+            module(x)
     guide = cast(_Guide, module)  # every guide has rsample (its class is an nn.Module)
     params = list(program.parameters()) + list(guide.parameters())
     if not latent_names(program, observations) and not any(True for _ in program.parameters()):
@@ -243,11 +266,19 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
             "its density is fixed); `--method prior` scores it"
         )
     optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
-    svi = SVI(program, module, optim, ELBO(num_particles=1))
+    svi = SVI(program, module, optim, ELBO(num_particles=1), reducer)
     losses: list[float] = []
     start = time.perf_counter()
 
+    def one_step() -> float:
+        if batches is None:
+            return svi.step(x, observations)
+        part = batches()
+        with sharing(part.share):
+            return svi.step(part.x, part.observations)
+
     def summary(stopped: bool, attention_too: bool = True) -> RunSummary:
+        spread = elbo_spread(svi, batches, reducer) if losses and not stopped else None
         seconds = time.perf_counter() - start
         drawn = WithDiscreteDraws(guide, program, x, observations)  # the summed sites too
         posterior, means = _guide_posterior(job, drawn, program) if losses else (None, {})
@@ -261,7 +292,14 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
             seconds,
             stopped,
             posterior=posterior,
-            svi=SviFit(lr, guide_name),
+            svi=SviFit(
+                lr,
+                guide_name,
+                subsample=_subsampled(batches),
+                processes=1 if batches is None or batches.world is None else batches.world.size,
+                elbo_sd=None if spread is None else spread[1],
+                elbo_evaluations=0 if spread is None else spread[2],
+            ),
             attention=attention,
         )
 
@@ -269,7 +307,7 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
         if job.stop_requested():
             return summary(True)
         try:
-            loss = svi.step(x, observations)
+            loss = one_step()
         except NonFiniteLossError as e:
             e.summary = summary(True, attention_too=False).to_json()  # type: ignore[attr-defined]  # the run so far, for the caller
             raise
@@ -283,6 +321,36 @@ def run_svi(job: Job, lr: float, guide_name: str = "normal") -> RunSummary:
         losses.append(loss)
         job.report(step, job.steps, loss)
     return summary(False)
+
+
+#: Evaluations of the loss at the fitted parameters that the summary's spread of the
+#: -ELBO estimate is measured over (each with its own rows and guide draws).
+SPREAD_EVALUATIONS = 20
+
+
+def elbo_spread(
+    svi: SVI, batches: Minibatches | None, reducer: Reducer | None
+) -> tuple[float, float, int] | None:
+    """The mean and standard deviation of the -ELBO estimate at the fitted parameters over
+    `SPREAD_EVALUATIONS` evaluations: how noisy each step's loss is (minibatches add to
+    the guide's noise), for a subsampled run; None otherwise."""
+    if batches is None or batches.plan is None or batches.drawn == batches.total:
+        return None
+    values = []
+    with torch.random.fork_rng():  # the summary's guide draws keep their stream
+        for _ in range(SPREAD_EVALUATIONS):
+            part = batches()
+            with sharing(part.share):
+                value = svi.evaluate_loss(part.x, part.observations)
+            values.append(reducer.total(value) if reducer is not None else value)
+    t = torch.tensor(values, dtype=torch.float64)
+    return float(t.mean()), float(t.std()), len(values)
+
+
+def _subsampled(batches: Minibatches | None) -> tuple[str, int] | None:
+    if batches is None or batches.plan is None or batches.drawn == batches.total:
+        return None
+    return batches.plan.plate, batches.drawn
 
 
 def _exact_svi(job: Job, program: SummedModel, lr: float, guide_name: str) -> RunSummary:
@@ -360,6 +428,7 @@ def run_nuts(
     chains: int,
     seed: int,
     dense_mass: bool = False,
+    share: ChainShare | None = None,
 ) -> RunSummary:
     """NUTS over every latent of `target` (the job's program, or its lifted form), its
     discrete sites summed out and drawn back given each draw; exact draws of them when
@@ -405,8 +474,13 @@ def run_nuts(
             on_progress=progress,
             on_draw=None if live is None else live.add,
             should_stop=job.calls.should_stop,
+            share=share,
         )
         result = with_discrete_draws(result, target, x, observations)
+        if share is not None:  # the other processes' chains' traces too
+            for part in share.gather([(c, traces[c]) for c in share.mine]):
+                for c, trace in part:
+                    traces[c] = trace
     seconds = time.perf_counter() - start
     if live is not None:
         live.send()  # every draw, before the summary

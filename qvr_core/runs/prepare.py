@@ -64,6 +64,8 @@ class PreparedRun:
     #: a prior run's observed sites from the data file, which it draws instead of reading:
     #: kept as observed data, what its prior predictive check compares with
     unread: dict[str, torch.Tensor] = field(default_factory=dict)
+    #: the checked source: what a minibatch's plan is read from (`runs.minibatch`)
+    checked: CheckedModule | None = None
 
 
 def checked_program(
@@ -160,7 +162,15 @@ def _morphism(
         else:
             x, observations = loaded
     return PreparedRun(
-        name, "morphism", method_of(arguments), program, x, observations, data_name(data), sizing
+        name,
+        "morphism",
+        method_of(arguments),
+        program,
+        x,
+        observations,
+        data_name(data),
+        sizing,
+        checked=checked,
     )
 
 
@@ -257,6 +267,7 @@ def _model(
         chains=arguments.chains,
         budget=budget,
         data=arrays,
+        subsample=arguments.subsample,
     )
     with sizing.guard():
         torch.manual_seed(arguments.seed)
@@ -274,4 +285,6 @@ def _model(
         with one_thread(), torch.no_grad():
             program.run(x, observations)  # validates the data against the sites' shapes, supports
     given: dict[str, Observed] = dict(observations)
-    return PreparedRun(name, "model", method, program, x, given, data_name(data), sizing, unread)
+    return PreparedRun(
+        name, "model", method, program, x, given, data_name(data), sizing, unread, checked
+    )

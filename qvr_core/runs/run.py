@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,15 @@ from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import ProgramLike
 from qvr_core.run_arguments import RunArgumentError, RunArguments, validate_run_arguments
+from qvr_core.runs.device import computing_on, resolve_device, to_device, work_of
+from qvr_core.runs.distributed import (
+    AllReduce,
+    World,
+    chain_share,
+    joined,
+    launched,
+    local_rank,
+)
 from qvr_core.runs.methods import (
     Calls,
     Job,
@@ -36,12 +46,15 @@ from qvr_core.runs.methods import (
     run_prior,
     run_svi,
 )
+from qvr_core.runs.minibatch import Minibatches, plate_plan
 from qvr_core.runs.model_data import one_thread
 from qvr_core.runs.prepare import DataSource, PreparedRun, prepare
+from qvr_core.runs.sizing import device_budget
 from qvr_core.runs.summary import RunSummary, run_attributes
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model.program import draws_stay_in_support
 from qvr_core.runtime.program import ProgramModule
+from qvr_core.units import format_bytes
 
 
 def run_program(
@@ -62,6 +75,8 @@ def run_program(
     mass_matrix: str = "diag",
     guide: str = "normal",
     memory_budget: int | None = None,
+    subsample: tuple[str, int] | str | None = None,
+    device: str = "cpu",
     on_progress: ProgressFn | None = None,
     should_stop: StopFn | None = None,
     results: RunResults | None = None,
@@ -99,6 +114,8 @@ def run_program(
             "chains": chains,
             "mass_matrix": mass_matrix,
             "guide": guide,
+            "subsample": subsample,
+            "device": device,
         },
         memory_budget,
     )
@@ -112,7 +129,16 @@ def run_program(
             data_root=data_root,
             memory_budget=memory_budget,
         )
-        summary = execute(prepared, arguments, calls)
+        where = _device(prepared, arguments)
+        if where.type != "cpu":  # the program, its data and everything it makes there
+            prepared = replace(
+                prepared,
+                program=to_device(prepared.program, where),
+                x=to_device(prepared.x, where),
+                observations=to_device(prepared.observations, where),
+            )
+        with joined(where) as world, computing_on(where):
+            summary = replace(execute(prepared, arguments, calls, world), device=str(where))
     if results is not None:  # a stopped run's draws are marked partial
         results.attrs.update(run_attributes(summary, arguments.steps))
         results.dims.update(site_dims(prepared.program))
@@ -133,8 +159,55 @@ def run_inference(source: str, **arguments: Any) -> dict[str, Any]:
     return run_program(source, **arguments).to_json()
 
 
-def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> RunSummary:
-    """Run the prepared program by its method."""
+def _device(prepared: PreparedRun, arguments: RunArguments) -> torch.device:
+    """Where the run computes (`runs.device`): `auto` weighs the run's size estimate; a
+    GPU's free memory caps the budget the run was admitted under."""
+    sizing = prepared.sizing
+    device = resolve_device(arguments.device, work=None if sizing is None else work_of(sizing.need))
+    if device.type == "cuda" and launched():  # one GPU per process of a node
+        device = torch.device("cuda", local_rank())
+    if device.type == "cuda" and sizing is not None:
+        budget = device_budget(sizing.budget, device)
+        if sizing.need.total > budget:
+            raise InferenceError(
+                f"the run needs about {format_bytes(sizing.need.total)} and the GPU has "
+                f"{format_bytes(budget)} free: run it on the CPU (--device cpu) or make it "
+                "smaller"
+            )
+    return device
+
+
+def _minibatches(
+    prepared: PreparedRun, arguments: RunArguments, world: World | None
+) -> Minibatches | None:
+    """Each SVI step's rows, when the run subsamples a plate or is split over processes."""
+    plate, rows = arguments.subsample if arguments.subsample is not None else (None, None)
+    if plate is None and world is None:
+        return None
+    plan = None
+    if prepared.kind == "model":
+        assert prepared.checked is not None
+        plan = plate_plan(prepared.checked, prepared.name, plate, world)
+    elif plate is not None:
+        raise InferenceError(
+            f"--subsample names a plate of a model program; {prepared.name} is a program of "
+            "morphisms, whose steps score the examples of --batch (or of the data file)"
+        )
+    return Minibatches(
+        prepared.x,
+        prepared.observations,
+        plan=plan,
+        rows=rows,
+        seed=arguments.seed,
+        world=world,
+        batch=Job.batch_of(prepared.x),
+    )
+
+
+def execute(
+    prepared: PreparedRun, arguments: RunArguments, calls: Calls, world: World | None = None
+) -> RunSummary:
+    """Run the prepared program by its method (`world`: the processes sharing it)."""
     program = prepared.program
     job = Job(
         prepared.method,
@@ -157,7 +230,14 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
         if prepared.kind == "model":
             stack.enter_context(one_thread())
         if job.method == "svi":
-            return run_svi(job, arguments.lr, arguments.guide)
+            batches = _minibatches(prepared, arguments, world)
+            reducer = AllReduce(torch.get_default_device()) if world is not None else None
+            return run_svi(job, arguments.lr, arguments.guide, batches, reducer)
+        if arguments.subsample is not None:
+            raise InferenceError(
+                f"--subsample is for SVI: {job.method} scores every row (NUTS needs the "
+                "whole likelihood at every step)"
+            )
         if job.method == "nuts":
             target: ProgramLike = program
             x, observations = job.x, job.observations
@@ -173,6 +253,7 @@ def execute(prepared: PreparedRun, arguments: RunArguments, calls: Calls) -> Run
                 dense_mass=arguments.mass_matrix == "dense",
                 chains=arguments.chains,
                 seed=arguments.seed,
+                share=None if world is None else chain_share(world, arguments.chains),
             )
         with draws_stay_in_support():  # a draw outside its support is reported, by site
             return run_prior(job)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.inference.errors import RunOutOfMemoryError, RunTooLargeError
@@ -31,7 +31,11 @@ from qvr_core.resources import (
     default_budget,
     estimate,
 )
+from qvr_core.runs.device import device_memory
 from qvr_core.units import format_bytes
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,15 @@ def budget_of(memory_budget: int | None) -> int:
     return memory_budget if memory_budget is not None else default_budget()
 
 
+def device_budget(budget: int, device: torch.device) -> int:
+    """`budget` capped by what `device` has free (a CUDA GPU's memory, read now): a run
+    there keeps its parameters, data, activations and sampler state on the GPU, whose
+    memory is usually far smaller than the machine's, so that is what it must fit in.
+    The CPU's budget is returned as it is (`budget_of` already measured the machine)."""
+    free = device_memory(device)
+    return budget if free is None else min(budget, free)
+
+
 def size_run(
     checked: CheckedModule,
     name: str,
@@ -119,6 +132,7 @@ def size_model_run(
     chains: int,
     budget: int,
     data: Mapping[str, Any] | None = None,
+    subsample: tuple[str, int] | None = None,
 ) -> Sizing:
     """The estimate of one run of model program `name`, refused when over `budget`: from
     its checked `Model` (its plates, enumerated scopes and what `method` keeps) and the
@@ -133,6 +147,7 @@ def size_model_run(
         chains=chains,
         data_bytes=sum(_nbytes(a) for a in arrays),
         rows=max((_numel(a) for a in arrays), default=None),
+        subsample=subsample if method == "svi" else None,
     )
     return _admitted(need, budget, "make it smaller or raise the memory budget")
 

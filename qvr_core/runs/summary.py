@@ -33,6 +33,10 @@ class SviFit:
 
     lr: float
     guide: str
+    subsample: tuple[str, int] | None = None  # (plate, rows scored per step)
+    processes: int = 1  # processes sharing each step (`runs.distributed`)
+    elbo_sd: float | None = None  # sd of the -ELBO estimate at the fit (`methods.elbo_spread`)
+    elbo_evaluations: int = 0  # evaluations the sd is measured over
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,7 @@ class RunSummary:
     sites: Mapping[str, SiteDraws] | None = None  # prior: every site's draws
     attention: tuple[AttentionWeights, ...] = ()  # each attention's, for the first example
     redrawn: int = 0  # prior: forward runs set aside, their numbers past float64
+    device: str = "cpu"  # where it computed (`runs.device`)
 
     @property
     def warnings(self) -> tuple[FitWarning, ...]:
@@ -181,9 +186,18 @@ class RunSummary:
             "data": self.data,
             "batch": self.batch,
             "steps": self.steps,
+            "device": self.device,
         }
         if self.svi is not None:
             out.update(lr=self.svi.lr, guide=self.svi.guide)
+            if self.svi.subsample is not None:
+                plate, rows = self.svi.subsample
+                out["subsample"] = {"plate": plate, "rows": rows}
+                sd = self.svi.elbo_sd
+                out["elbo_sd"] = None if sd is None else finite(sd)
+                out["elbo_evaluations"] = self.svi.elbo_evaluations
+            if self.svi.processes > 1:
+                out["processes"] = self.svi.processes
             out.update(self._loss_json())
             out["posterior"] = self._posterior_json()
         elif self.nuts is not None:

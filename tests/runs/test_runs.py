@@ -22,7 +22,7 @@ REGRESSION = EXAMPLES / "models" / "linear_regression.qvr"
 REGRESSION_DATA = EXAMPLES / "models" / "linear_regression.json"
 VANILLA = (EXAMPLES / "vanilla_rnn_lm.qvr").read_text(encoding="utf-8")
 
-HEAD = ["method", "program", "data", "batch", "steps"]
+HEAD = ["method", "program", "data", "batch", "steps", "device"]
 LOSS = ["initial_loss", "final_loss", "losses", "seconds", "steps_per_second"]
 #: The summary's keys in order, per method: the protocol of `qvr run --json` and the worker.
 KEYS = {

@@ -66,6 +66,7 @@ from qvr_core.runtime.model.families import (
     summed_family,
     where,
 )
+from qvr_core.runtime.share import Share, current_share
 
 #: How deep templates may call templates (a cycle is refused at this depth).
 MAX_TEMPLATE_DEPTH = 16
@@ -261,8 +262,9 @@ class ModelProgram(nn.Module):
         }
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
-        # per template call prefix: each site's batch shape and event size
-        self._cache: dict[str, dict[object, object]] = {}
+        # per template call prefix (and rows of a subsampled plate): each site's batch
+        # shape and event size
+        self._cache: dict[object, dict[object, object]] = {}
         # forward runs kept and set aside for leaving float64 (`run`)
         self._kept = 0
         self._set_aside = 0
@@ -504,6 +506,13 @@ class _Pass:
         self.env: dict[str, torch.Tensor] = {}
         self.prefix = ""  # `v$` inside `sample v <- template(...)`
         self.sizes: dict[str, int] = dict(program.sizes)  # plates, template objects too
+        # minibatch or data-parallel SVI: the rows of a plate this step scores, whose terms
+        # are scaled to stand for the whole plate (`runtime.share`)
+        share = current_share()
+        self.share: Share | None = None
+        if share is not None and share.plate is not None and share.plate in self.sizes:
+            self.share = share
+            self.sizes[share.plate] = share.scored
         self.values: dict[str, torch.Tensor] = {}
         self.log_probs: dict[str, torch.Tensor] = {}
         self.output: Any = None
@@ -545,8 +554,8 @@ class _Pass:
         if self.draw:  # a log joint returns no value (a summed site's is not one value)
             self.ret(self.compiled.model)
         total = torch.zeros(())
-        for lp in self.log_probs.values():
-            total = total + lp
+        for name, lp in self.log_probs.items():
+            total = total + (lp if self.share is None else lp * self.share.factor(name))
         log_probs = {k: v.reshape(1) for k, v in self.log_probs.items()}
         return ModelRun(self.values, log_probs, self.output, total.reshape(1))
 
@@ -607,7 +616,8 @@ class _Pass:
             scope.latent.append(grouped)
 
     def _cache(self) -> dict[object, object]:
-        return self.program._cache.setdefault(self.prefix, {})
+        key = self.prefix if self.share is None else (self.prefix, self.share.scored)
+        return self.program._cache.setdefault(key, {})
 
     def site(self, step: Site, scope: _Scope | None) -> None:
         name = self.prefix + step.name
