@@ -103,3 +103,30 @@ async def test_a_program_with_sqrt_of_a_scale_checks_and_runs(client, workspace)
     args = {"uri": uri, "method": "svi", "steps": 5, "data": "data/schools.json"}
     summary = await run(client, args)
     assert summary["status"] == "completed" and summary["program"] == "schools"
+
+
+async def test_the_editor_runs_minibatch_svi_on_a_plate(client, workspace):
+    """`subsample` from the run settings reaches the worker's run: each step scores 4 of
+    School's 8 rows, and the summary says so with the spread of its loss."""
+    uri = write(workspace)
+    args = {
+        "uri": uri,
+        "method": "svi",
+        "steps": 30,
+        "data": "data/schools.json",
+        "subsample": "School=4",
+        "device": "cpu",
+    }
+    summary = await run(client, args)
+    assert summary["status"] == "completed" and summary["device"] == "cpu"
+    assert summary["subsample"] == {"plate": "School", "rows": 4}
+    assert summary["elbo_sd"] > 0 and summary["elbo_evaluations"] == 20
+
+
+async def test_a_plate_that_cannot_be_subsampled_is_refused_with_the_reason(client, workspace):
+    uri = write(workspace)
+    error = await failure(
+        client,
+        {"uri": uri, "method": "svi", "steps": 2, "data": "data/schools.json", "subsample": "Q=2"},
+    )
+    assert error.data["kind"] == "inference" and "cannot subsample Q" in str(error)

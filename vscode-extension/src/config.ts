@@ -1,7 +1,7 @@
 /** Typed access to the `qvr.*` settings (declared in package.json). */
 import * as vscode from "vscode";
 import type { InferenceDefaults } from "./inference/params";
-import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isInferenceMethod, isMassMatrix } from "./shared/protocol";
+import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isDevice, isInferenceMethod, isMassMatrix } from "./shared/protocol";
 
 const SECTION = "qvr";
 
@@ -74,6 +74,7 @@ export function inferenceDefaults(): InferenceDefaults {
   const config = section();
   const method = config.get<string>("inference.method", "svi");
   const massMatrix = config.get<string>("inference.massMatrix", "diag");
+  const device = config.get<string>("inference.device", "cpu");
   return {
     method: isInferenceMethod(method) ? method : "svi",
     steps: config.get<number>("inference.steps", 100),
@@ -84,6 +85,10 @@ export function inferenceDefaults(): InferenceDefaults {
     chains: config.get<number>("inference.chains", 4),
     massMatrix: isMassMatrix(massMatrix) ? massMatrix : "diag",
     data: config.get<string>("inference.data", "").trim(),
+    device: isDevice(device) ? device : "cpu",
+    // Sent as written (when the method is SVI): a value off the setting's pattern is refused
+    // by the server in a line that names it, rather than silently fitting every row.
+    subsample: config.get<string>("inference.subsample", "").trim(),
   };
 }
 

@@ -1,15 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseDiagramArguments } from "../src/diagram/arguments";
-import { type InferenceDefaults, buildInferenceParams, parseInferenceArguments } from "../src/inference/params";
+import {
+  type InferenceDefaults,
+  buildInferenceParams,
+  describeInferenceParams,
+  parseInferenceArguments,
+} from "../src/inference/params";
 import { formatPosterior, formatSummary } from "../src/inference/summary";
 
-const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", data: "" };
+const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", data: "", device: "cpu", subsample: "" };
 
 describe("inference arguments", () => {
   it("fill every field from the settings when run from the palette", () => {
     const params = buildInferenceParams("file:///m.qvr", defaults, parseInferenceArguments([]));
-    assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8, chains: 4, mass_matrix: "diag" });
+    assert.deepEqual(params, { uri: "file:///m.qvr", method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seq_len: 8, chains: 4, mass_matrix: "diag", device: "cpu" });
   });
 
   it("send the data file setting, unless the caller names another", () => {
@@ -36,6 +41,7 @@ describe("inference arguments", () => {
       seq_len: 16,
       chains: 2,
       mass_matrix: "diag",
+      device: "cpu",
     });
   });
 
@@ -46,6 +52,60 @@ describe("inference arguments", () => {
     assert.equal(buildInferenceParams("file:///m.qvr", defaults, lens).mass_matrix, "dense");
     const bad = parseInferenceArguments([{ uri: "file:///m.qvr", mass_matrix: "full" }]);
     assert.equal(buildInferenceParams("file:///m.qvr", defaults, bad).mass_matrix, "diag");
+  });
+
+  it("always send the device, from the settings or a lens, and drop one the server does not know", () => {
+    assert.equal(buildInferenceParams("file:///m.qvr", defaults, parseInferenceArguments([])).device, "cpu");
+    const auto = { ...defaults, device: "auto" as const };
+    assert.equal(buildInferenceParams("file:///m.qvr", auto, parseInferenceArguments([])).device, "auto");
+    const nuts = buildInferenceParams("file:///m.qvr", auto, parseInferenceArguments([{ uri: "file:///m.qvr", method: "nuts" }]));
+    assert.equal(nuts.device, "auto", "every method runs on the device");
+    const lens = parseInferenceArguments([{ uri: "file:///m.qvr", device: "cuda" }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", defaults, lens).device, "cuda");
+    for (const device of ["tpu", "CUDA", "", 0, null]) {
+      const bad = parseInferenceArguments([{ uri: "file:///m.qvr", device }]);
+      assert.deepEqual(bad.overrides, {}, String(device));
+      assert.equal(buildInferenceParams("file:///m.qvr", defaults, bad).device, "cpu");
+    }
+  });
+
+  it("send the subsample setting only when it is set and the method is SVI", () => {
+    assert.equal("subsample" in buildInferenceParams("file:///m.qvr", defaults, parseInferenceArguments([])), false, "empty: off");
+    const rows = { ...defaults, subsample: "Row=256" };
+    assert.equal(buildInferenceParams("file:///m.qvr", rows, parseInferenceArguments([])).subsample, "Row=256");
+    for (const method of ["nuts", "prior"] as const) {
+      const other = buildInferenceParams("file:///m.qvr", { ...rows, method }, parseInferenceArguments([]));
+      assert.equal("subsample" in other, false, method);
+      // ... nor when a lens asks for another method, or for a subsample with one.
+      const lens = parseInferenceArguments([{ uri: "file:///m.qvr", method, subsample: "Row=8" }]);
+      assert.equal("subsample" in buildInferenceParams("file:///m.qvr", rows, lens), false, method);
+    }
+  });
+
+  it("take a lens's subsample in either of the server's forms, and drop a malformed one", () => {
+    const text = parseInferenceArguments([{ uri: "file:///m.qvr", subsample: "Row=64" }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", { ...defaults, subsample: "Row=256" }, text).subsample, "Row=64");
+    const object = parseInferenceArguments([{ uri: "file:///m.qvr", subsample: { plate: "School", rows: 4 } }]);
+    assert.equal(object.overrides.subsample, "School=4");
+    for (const subsample of ["Row=0", "Row=", "=4", "1Row=4", "Row=4.5", "Row = 4", { plate: "Row", rows: 0 }, { plate: "a b", rows: 2 }, 256]) {
+      const bad = parseInferenceArguments([{ uri: "file:///m.qvr", subsample }]);
+      assert.deepEqual(bad.overrides, {}, JSON.stringify(subsample));
+    }
+  });
+
+  it("describe the run in a line, naming the device and the subsample when they are not the default", () => {
+    const line = (defaults_: InferenceDefaults, args: unknown[] = []) =>
+      describeInferenceParams(buildInferenceParams("file:///m.qvr", defaults_, parseInferenceArguments(args)));
+    assert.equal(line(defaults), "steps=200, lr=0.01, seed=0, batch=4, seq_len=8");
+    assert.equal(line({ ...defaults, device: "cuda" }), "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, device=cuda");
+    assert.equal(
+      line({ ...defaults, device: "auto", subsample: "Row=256" }),
+      "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, subsample=Row=256, device=auto",
+    );
+    assert.equal(
+      line({ ...defaults, method: "nuts", massMatrix: "dense", subsample: "Row=256" }),
+      "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, chains=4, mass_matrix=dense",
+    );
   });
 
   it("accept positional (uri, program) and a name field", () => {

@@ -3,11 +3,14 @@
  * caller supplied: the code lens's arguments, or nothing from the command palette.
  */
 import {
+  type Device,
   type InferenceMethod,
   type InferenceParams,
   type MassMatrix,
+  isDevice,
   isInferenceMethod,
   isMassMatrix,
+  isSubsample,
 } from "../shared/protocol";
 
 /** The `qvr.inference.*` settings. */
@@ -22,6 +25,9 @@ export interface InferenceDefaults {
   massMatrix: MassMatrix;
   /** A data file, relative to the workspace folder; "" for none. */
   data: string;
+  device: Device;
+  /** SVI only: "PLATE=ROWS" (e.g. "Row=256"); "" for off. */
+  subsample: string;
 }
 
 export interface InferenceTarget {
@@ -51,6 +57,9 @@ export function parseInferenceArguments(args: readonly unknown[]): InferenceTarg
   if (typeof raw.lr === "number" && raw.lr > 0 && Number.isFinite(raw.lr)) overrides.lr = raw.lr;
   if (typeof raw.data === "string" && raw.data !== "") overrides.data = raw.data;
   if (isMassMatrix(raw.mass_matrix)) overrides.mass_matrix = raw.mass_matrix;
+  if (isDevice(raw.device)) overrides.device = raw.device;
+  const subsample = subsampleArgument(raw.subsample);
+  if (subsample !== undefined) overrides.subsample = subsample;
   const program = typeof raw.program === "string" ? raw.program : typeof raw.name === "string" ? raw.name : undefined;
   return { uri: typeof raw.uri === "string" ? raw.uri : undefined, program, overrides };
 }
@@ -70,11 +79,35 @@ export function buildInferenceParams(
     seq_len: defaults.seqLen,
     chains: defaults.chains,
     mass_matrix: defaults.massMatrix,
+    device: defaults.device,
     ...(defaults.data !== "" ? { data: defaults.data } : {}),
+    ...(defaults.subsample !== "" ? { subsample: defaults.subsample } : {}),
     ...target.overrides,
   };
+  // Minibatches are SVI's: a NUTS or prior run scores every row, and is sent no subsample.
+  if (params.method !== "svi") delete params.subsample;
   if (target.program !== undefined) params.program = target.program;
   return params;
+}
+
+/** The run's parameters in a line, for the output channel: NUTS's and the new options only when they apply or differ from the default. */
+export function describeInferenceParams(params: InferenceParams): string {
+  const parts = [`steps=${params.steps}`, `lr=${params.lr}`, `seed=${params.seed}`, `batch=${params.batch}`, `seq_len=${params.seq_len}`];
+  if (params.method === "nuts" && params.chains !== undefined) parts.push(`chains=${params.chains}`);
+  if (params.method === "nuts" && params.mass_matrix === "dense") parts.push("mass_matrix=dense");
+  if (params.method === "svi" && params.subsample !== undefined) parts.push(`subsample=${params.subsample}`);
+  if (params.device !== undefined && params.device !== "cpu") parts.push(`device=${params.device}`);
+  return parts.join(", ");
+}
+
+/** A lens's subsample: "PLATE=ROWS", or the server's other form `{plate, rows}`, as "PLATE=ROWS"; undefined when neither. */
+function subsampleArgument(value: unknown): string | undefined {
+  if (isSubsample(value)) return value;
+  if (typeof value !== "object" || value === null) return undefined;
+  const { plate, rows } = value as Record<string, unknown>;
+  if (typeof plate !== "string" || !isPositiveInteger(rows)) return undefined;
+  const text = `${plate}=${rows}`;
+  return isSubsample(text) ? text : undefined;
 }
 
 function isPositiveInteger(value: unknown): value is number {

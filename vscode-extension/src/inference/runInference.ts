@@ -14,7 +14,7 @@ import { errorKind, errorMessage } from "../shared/errors";
 import { parseInferenceProgress } from "../shared/parseProgress";
 import { ClientCommands, type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
-import { buildInferenceParams, parseInferenceArguments } from "./params";
+import { buildInferenceParams, describeInferenceParams, parseInferenceArguments } from "./params";
 import { formatPosterior, formatSummary, summaryAttention, summaryPosterior, summaryView } from "./summary";
 
 const INSTALL_RUN_SUPPORT = "Install Run Support";
@@ -67,7 +67,7 @@ export class InferenceRunner implements vscode.Disposable {
     const params = buildInferenceParams(client.code2ProtocolConverter.asUri(uri), inferenceDefaults(), target);
     const title = `QVR ${params.method.toUpperCase()}: ${params.program ?? path.basename(uri.path)}`;
     this.panel.begin(title, params.method, params.steps);
-    this.output.appendLine(`${title} (${describeParams(params)})`);
+    this.output.appendLine(`${title} (${describeInferenceParams(params)})`);
 
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
@@ -169,8 +169,4 @@ export class InferenceRunner implements vscode.Disposable {
 function activeQvrUri(): vscode.Uri | undefined {
   const document = vscode.window.activeTextEditor?.document;
   return document?.languageId === "qvr" ? document.uri : undefined;
-}
-
-function describeParams(params: InferenceParams): string {
-  return `steps=${params.steps}, lr=${params.lr}, seed=${params.seed}, batch=${params.batch}, seq_len=${params.seq_len}${params.method === "nuts" && params.chains !== undefined ? `, chains=${params.chains}` : ""}${params.method === "nuts" && params.mass_matrix === "dense" ? ", mass_matrix=dense" : ""}`;
 }

@@ -57,6 +57,10 @@ export interface InferenceParams {
   /** NUTS: the mass matrix warmup adapts (Stan's diag_e or dense_e). */
   mass_matrix?: MassMatrix;
   data?: string;
+  /** Where the run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run is large. */
+  device?: Device;
+  /** SVI only: minibatch SVI over a plate, "PLATE=ROWS" (e.g. "Row=256"); absent: every row each step. */
+  subsample?: string;
 }
 
 export type MassMatrix = "diag" | "dense";
@@ -64,6 +68,20 @@ export const MASS_MATRICES: readonly MassMatrix[] = ["diag", "dense"];
 
 export function isMassMatrix(value: unknown): value is MassMatrix {
   return typeof value === "string" && (MASS_MATRICES as readonly string[]).includes(value);
+}
+
+export type Device = "cpu" | "cuda" | "auto";
+export const DEVICES: readonly Device[] = ["cpu", "cuda", "auto"];
+
+export function isDevice(value: unknown): value is Device {
+  return typeof value === "string" && (DEVICES as readonly string[]).includes(value);
+}
+
+/** `qvr.inference.subsample`'s form (its pattern in package.json): a plate's name, "=", a positive row count. */
+export const SUBSAMPLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*=[1-9][0-9]*$/;
+
+export function isSubsample(value: unknown): value is string {
+  return typeof value === "string" && SUBSAMPLE_PATTERN.test(value);
 }
 
 /** A loss point as the server streams it: [step, loss]; loss is null when it is not a number. */
