@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import torch
 
+from qvr_core.runs import run_program
 from qvr_core.runs.distributed import World
 from tests.runs.cli import ROOT, qvr
 
@@ -103,42 +104,43 @@ def test_svi_of_a_model_split_over_two_processes_is_the_one_process_run(
     args = [source, "--data", data, "--steps", "60", "--lr", "0.05", "--seed", "3", "--json"]
     if subsample is not None:
         args += ["--subsample", subsample]
-    one, two = _summary(qvr("run", *args)), _summary(torchrun(*args))
+    one = run_program(
+        Path(source).read_text(), data=data, steps=60, lr=0.05, seed=3, subsample=subsample
+    ).to_json()
+    two = _summary(torchrun(*args))
     assert two["processes"] == 2 and "processes" not in one
     _same_losses(one, two)
 
 
 def test_svi_of_a_network_splits_the_batch_between_processes() -> None:
-    args = [
-        str(EXAMPLES / "vanilla_rnn_lm.qvr"),
-        *("--steps", "6", "--batch", "6", "--seq-len", "5", "--json"),
-    ]
-    one, two = _summary(qvr("run", *args)), _summary(torchrun(*args))
+    source = EXAMPLES / "vanilla_rnn_lm.qvr"
+    one = run_program(source.read_text(), steps=6, batch=6, seq_len=5).to_json()
+    two = _summary(
+        torchrun(str(source), "--steps", "6", "--batch", "6", "--seq-len", "5", "--json")
+    )
     _same_losses(one, two)
 
 
 def test_nuts_gathers_four_chains_from_two_ranks(tmp_path: Path) -> None:
-    args = [
-        str(EXAMPLES / "models" / "eight_schools_noncentered.qvr"),
-        *("--data", str(EXAMPLES / "models" / "eight_schools.json")),
-        *("--method", "nuts", "--steps", "60", "--chains", "4", "--json"),
-    ]
-    one = _summary(qvr("run", *args))
+    source, data = (
+        EXAMPLES / "models" / "eight_schools_noncentered.qvr",
+        EXAMPLES / "models" / "eight_schools.json",
+    )
+    args = [str(source), "--data", str(data), "--method", "nuts", "--steps", "60", "--json"]
+    one = json.loads(
+        json.dumps(
+            run_program(
+                source.read_text(), data=str(data), method="nuts", steps=60, chains=4
+            ).to_json()
+        )
+    )
     output = tmp_path / "two.nc"
-    done = torchrun(*args, "--output", str(output))
-    two = _summary(done)
+    two = _summary(torchrun(*args, "--chains", "4", "--output", str(output)))
     assert two["processes"] == 2 and two["chains"] == 4
     assert two["posterior"] == one["posterior"]
     assert two["traces"] == one["traces"]
     written = [p for p in tmp_path.iterdir() if p.name.startswith("two")]
     assert len(written) == 1  # rank 0 alone writes
-
-
-def test_one_process_needs_no_launcher(regression: tuple[str, str]) -> None:
-    """Without torchrun's environment a run joins no group (nothing to wait for)."""
-    source, data = regression
-    done = qvr("run", source, "--data", data, "--steps", "3", "--json")
-    assert done.returncode == 0 and "processes" not in json.loads(done.stdout)
 
 
 @pytest.mark.parametrize(("n", "size"), [(10, 3), (2, 2), (7, 1), (600, 4)])
