@@ -14,14 +14,14 @@ fault and what to change. The runtime reads the plan and re-derives nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.model import Argument, DataVariable, Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.rows import data_rows
-from qvr_core.check.terms import Call, Gather, Op, Stack, Term, Unary, refs
+from qvr_core.check.terms import Call, Gather, refs, subterms
 from qvr_core.check.types import Plated
 
 #: The end of every refusal of a value that does not stay per row.
@@ -261,7 +261,7 @@ class _Walk:
         """Refuses a reduction, a gather or a last-axis function across the plate's rows
         inside a let that stays over the plate (`y - mean(y)`, `softmax(y)`)."""
         plate = self.plate
-        for t in _subterms(let.term):
+        for t in subterms(let.term):
             if isinstance(t, Call):
                 fn = FUNCTIONS.get(t.fn)
                 if fn is None:
@@ -372,27 +372,9 @@ def _picks(step: Step, name: str, objects: Mapping[str, object]) -> bool:
         return any(a.name == name and any(i not in objects for i in a.index) for a in step.args)
     return any(
         isinstance(t, Gather) and t.base == name and any(i is not None for i in t.indices)
-        for t in _subterms(step.term)
+        for t in subterms(step.term)
     )
 
 
 def _data_sized(t: Plated | None) -> bool:
     return t is None or t.data_plates
-
-
-def _subterms(term: Term) -> Iterator[Term]:
-    stack: list[Term] = [term]
-    while stack:
-        t = stack.pop()
-        yield t
-        match t:
-            case Unary(operand=o):
-                stack.append(o)
-            case Op(left=left, right=right):
-                stack += [right, left]
-            case Call(args=args) | Stack(items=args):
-                stack.extend(args)
-            case Gather(indices=indices):
-                stack.extend(i for i in indices if i is not None)
-            case _:
-                pass

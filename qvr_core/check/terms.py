@@ -177,22 +177,29 @@ def _all(
     return tuple(out)
 
 
-def refs(term: Term) -> Iterator[str]:
-    """Every name a term reads, in order of writing (repeats included)."""
+def subterms(term: Term) -> Iterator[Term]:
+    """The term and every term inside it, outermost first, in order of writing."""
     stack: list[Term] = [term]
     while stack:
         t = stack.pop()
+        yield t
         match t:
-            case Ref(name=name):
-                yield name
             case Unary(operand=o):
                 stack.append(o)
             case Op(left=left, right=right):
                 stack += [right, left]
             case Call(args=args) | Stack(items=args):
                 stack.extend(reversed(args))
-            case Gather(base=base, indices=indices):
-                yield base
+            case Gather(indices=indices):
                 stack.extend(reversed([i for i in indices if i is not None]))
-            case Num():
+            case Num() | Ref():
                 pass
+
+
+def refs(term: Term) -> Iterator[str]:
+    """Every name a term reads, in order of writing (repeats included)."""
+    for t in subterms(term):
+        if isinstance(t, Ref):
+            yield t.name
+        elif isinstance(t, Gather):
+            yield t.base

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Let, Site
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import Call, Term, subterms
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc_terms import FUNCTIONS, TermPrinter, number
 from qvr_core.export.targets import TARGETS
@@ -213,24 +213,6 @@ def _reads(node: _Node) -> set[str]:
     return out - _binds(node) if node.body else out
 
 
-def _subterms(term: Term) -> Iterator[Term]:
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        yield t
-        match t:
-            case Unary(operand=o):
-                stack.append(o)
-            case Op(left=left, right=right):
-                stack += [left, right]
-            case Call(args=args) | Stack(items=args):
-                stack.extend(args)
-            case Gather(indices=indices):
-                stack.extend(i for i in indices if i is not None)
-            case Num() | Ref():
-                pass
-
-
 class _Writer:
     """The PyMC module of one plan, line by line."""
 
@@ -299,7 +281,7 @@ class _Writer:
     def _term_problems(self, term: Term) -> list[Unsupported]:
         return [
             Unsupported(t.span, f"PyTensor has no `{t.fn}`")
-            for t in _subterms(term)
+            for t in subterms(term)
             if isinstance(t, Call) and t.fn not in FUNCTIONS
         ]
 

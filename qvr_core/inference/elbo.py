@@ -5,6 +5,10 @@ reparameterisation, so the gradient flows into both the guide and the model's
 parameters. Averaging over the batch (rather than summing) keeps the learning
 rate meaningful across batch sizes. Several particles of a batched program are
 drawn in one pass, as extra rows of the batch.
+
+Within a step's `runtime.share.Share` (minibatch or data-parallel SVI) the model and
+the guide scale their own terms; a seed program's share of the batch is averaged
+over the whole batch, so the processes' parts add up to the loss of one process.
 """
 
 from __future__ import annotations

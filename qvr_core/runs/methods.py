@@ -304,7 +304,10 @@ def run_svi(
         )
 
     for step in range(1, job.steps + 1):
-        if job.stop_requested():
+        stop = job.stop_requested()
+        if reducer is not None:  # every process stops at the same step, or none does
+            stop = reducer.total(float(stop)) > 0
+        if stop:
             return summary(True)
         try:
             loss = one_step()

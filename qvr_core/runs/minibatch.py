@@ -111,11 +111,6 @@ class Minibatches:
             self.fixed = self._step(torch.arange(self.total))
 
     @property
-    def active(self) -> bool:
-        """False when each step scores everything in one process (nothing to do)."""
-        return self.plan is not None or self.world is not None
-
-    @property
     def scale(self) -> float:
         """N/B: how many rows each scored row stands for."""
         return self.total / self.drawn

@@ -24,22 +24,10 @@ import torch
 from qvr_core.runs import run_program
 from qvr_core.runs.distributed import World
 from tests.runs.cli import ROOT, qvr
+from tests.runs.regression import regression as regression_source
+from tests.runs.regression import write_rows
 
 EXAMPLES = ROOT / "examples"
-REGRESSION = """
-object Row : FinSet 600
-
-program regression : Row -> Row
-    sample alpha <- Normal(0.0, 10.0)
-    sample beta <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let mu = alpha + beta * x
-    observe y : Row <- Normal(mu, sigma)
-    return mu
-
-export regression
-"""
-
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 pytestmark = pytest.mark.skipif(
     not TORCHRUN.exists() or not torch.distributed.is_available(),
@@ -75,11 +63,8 @@ def torchrun(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def regression(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     folder = tmp_path_factory.mktemp("distributed")
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=600)
-    np.savez(folder / "rows.npz", x=x, y=1.5 - 2.0 * x + 0.5 * rng.normal(size=600))
-    (folder / "regression.qvr").write_text(REGRESSION)
-    return str(folder / "regression.qvr"), str(folder / "rows.npz")
+    (folder / "regression.qvr").write_text(regression_source(600))
+    return str(folder / "regression.qvr"), str(write_rows(folder / "rows.npz", 600))
 
 
 def _summary(done: subprocess.CompletedProcess[str]) -> dict[str, object]:

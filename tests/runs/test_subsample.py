@@ -27,24 +27,9 @@ from qvr_core.runs.model_data import split_data
 from qvr_core.runtime.model import compile_model
 from qvr_core.runtime.share import sharing
 from tests.runs.cli import qvr
+from tests.runs.regression import regression, write_rows
 
 ROWS = 200_000
-
-
-def regression(rows: int) -> str:
-    return f"""
-object Row : FinSet {rows}
-
-program regression : Row -> Row
-    sample alpha <- Normal(0.0, 10.0)
-    sample beta <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let mu = alpha + beta * x
-    observe y : Row <- Normal(mu, sigma)
-    return mu
-
-export regression
-"""
 
 
 VARYING = """
@@ -64,12 +49,7 @@ export varying
 
 @pytest.fixture(scope="module")
 def rows_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=ROWS)
-    y = 1.5 - 2.0 * x + 0.5 * rng.normal(size=ROWS)
-    path = tmp_path_factory.mktemp("rows") / "rows.npz"
-    np.savez(path, x=x, y=y)
-    return path
+    return write_rows(tmp_path_factory.mktemp("rows") / "rows.npz", ROWS)
 
 
 def _means(summary: dict[str, object]) -> dict[str, tuple[float, float]]:
