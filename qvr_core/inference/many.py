@@ -78,7 +78,8 @@ class ManyPotential:
         self.eager = eager
         self.rows = int(starts.shape[0])
         self.function: Batched | None = None
-        if compile and eager_seconds(eager, starts[0], times=1) < COMPILE_SECONDS:
+        on_cpu = torch.get_default_device().type == "cpu"  # recorded on the CPU's tensors
+        if compile and on_cpu and eager_seconds(eager, starts[0], times=1) < COMPILE_SECONDS:
             self.function = _compiled(eager, log_density, starts)
 
     @property

@@ -59,6 +59,7 @@ class ProgramPotential:
 
     def __call__(self, z: torch.Tensor) -> tuple[float, torch.Tensor]:
         self.num_evals += 1
+        z = z.to(torch.get_default_device())  # the model's device (`runs.device`)
         # One leaf per site: differentiating through slices of a single flat leaf
         # would materialise a full-size zero gradient for every slice.
         parts = [p.detach().requires_grad_(True) for p in self.layout.split(z)]
@@ -71,7 +72,7 @@ class ProgramPotential:
                 for g, p in zip(grads, parts, strict=True)
             ]
         )
-        return -float(lp.detach()), -grad
+        return -float(lp.detach()), -grad.cpu()  # the sampler's state is on the CPU
 
 
 @dataclass

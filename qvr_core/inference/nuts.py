@@ -245,12 +245,17 @@ class NUTSChain:
 
     def _uniform(self) -> float:
         if not self._uniforms:  # a block at a time: one torch call for many draws
-            block = torch.rand(UNIFORM_BLOCK, dtype=torch.float64, generator=self.generator)
+            block = torch.rand(
+                UNIFORM_BLOCK, dtype=torch.float64, generator=self.generator, device="cpu"
+            )
             self._uniforms = block.tolist()[::-1]
         return self._uniforms.pop()
 
     def _momentum(self) -> Vector:
-        r = torch.randn(self._z.shape, dtype=self.dtype, generator=self.generator).numpy()
+        # the tree lives in numpy on the CPU, whatever device the model runs on
+        r = torch.randn(
+            self._z.shape, dtype=self.dtype, generator=self.generator, device="cpu"
+        ).numpy()
         if self._unit_mass:
             return r
         if self._momentum_factor is not None:

@@ -391,7 +391,7 @@ def _guide_posterior(
         skipped = keep_log_likelihood(job, target, job.x, stacked)
         if job.calls.predictive:
             job.results.add("posterior_predictive", _predictive(job.program, job.x, stacked, job))
-    arrays = {n: v.to(torch.float64).numpy() for n, v in stacked.items()}
+    arrays = {n: v.cpu().to(torch.float64).numpy() for n, v in stacked.items()}
     summary = summarize(arrays, diagnostics=False)
     if skipped is not None:
         summary.warnings.append(skipped)

@@ -33,6 +33,8 @@ from qvr_core.runtime.share import Share, pick
 #: Each step's rows come from this generator, seeded from the run's seed: the guide's and
 #: the model's draws keep torch's global stream, as a run without subsampling has it.
 ROWS_SEED_OFFSET = 0x5EED
+#: Rows are drawn on the CPU (the generator's device) and moved with the data they pick.
+CPU = torch.device("cpu")
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,11 @@ class Minibatches:
                 f"a step scores {self.drawn} rows, fewer than the {parts} processes sharing it"
             )
         start, stop = (0, self.drawn) if world is None else world.chunk(self.drawn)
-        self.mine = torch.arange(start, stop)
+        self.mine = torch.arange(start, stop, device=CPU)
         self.generator = torch.Generator().manual_seed(seed ^ ROWS_SEED_OFFSET)
         self.fixed: Step | None = None
         if self.drawn == self.total:  # every row each step: cut once
-            self.fixed = self._step(torch.arange(self.total))
+            self.fixed = self._step(torch.arange(self.total, device=CPU))
 
     @property
     def scale(self) -> float:
@@ -153,13 +155,15 @@ def draw_rows(total: int, rows: int, generator: torch.Generator) -> torch.Tensor
     drawn again, then `rows` of them picked uniformly, cost O(rows). Either way every
     set of `rows` rows is as likely (the procedure treats all rows alike)."""
     if 2 * rows > total:
-        return torch.randperm(total, generator=generator)[:rows].sort().values
-    got = torch.empty(0, dtype=torch.long)
+        return torch.randperm(total, generator=generator, device=CPU)[:rows].sort().values
+    got = torch.empty(0, dtype=torch.long, device=CPU)
     while got.numel() < rows:
-        more = torch.randint(total, (rows - got.numel() + rows // 8 + 16,), generator=generator)
+        wanted = (rows - got.numel() + rows // 8 + 16,)
+        more = torch.randint(total, wanted, generator=generator, device=CPU)
         got = torch.unique(torch.cat([got, more]))
     if got.numel() > rows:
-        got = got[torch.randperm(got.numel(), generator=generator)[:rows]].sort().values
+        pick_some = torch.randperm(got.numel(), generator=generator, device=CPU)[:rows]
+        got = got[pick_some].sort().values
     return got
 
 
