@@ -9,6 +9,19 @@ plate. Both the export plan (a declared size per axis) and the subsample plan
 from __future__ import annotations
 
 from qvr_core.check.model import Let, Model
+from qvr_core.check.types import Plated
+
+
+def is_data_sized(t: Plated | None) -> bool:
+    """A value whose rows the data sizes (or whose type the checker does not know)."""
+    return t is None or t.data_plates
+
+
+def data_sized(model: Model) -> set[str]:
+    """The data variables and lets whose rows the data sizes."""
+    sized = {d.name for d in model.data if is_data_sized(d.type)}
+    sized |= {s.name for s in model.steps if isinstance(s, Let) and s.type and s.type.data_plates}
+    return sized
 
 
 def data_rows(model: Model) -> dict[str, str]:
@@ -19,8 +32,7 @@ def data_rows(model: Model) -> dict[str, str]:
     target needs. A value that sites over different plates read stays out.
     """
     lets = {s.name: s for s in model.steps if isinstance(s, Let)}
-    sized = {d.name for d in model.data if d.type is None or d.type.data_plates}
-    sized |= {n for n, s in lets.items() if s.type is not None and s.type.data_plates}
+    sized = data_sized(model)
     found: dict[str, set[str]] = {}
     for site in model.sites:
         if not site.plates:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.model import Argument, DataVariable, Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule, SymbolKind
-from qvr_core.check.rows import data_rows
+from qvr_core.check.rows import data_rows, data_sized, is_data_sized
 from qvr_core.check.terms import Call, Gather, refs, subterms
 from qvr_core.check.types import Plated
 
@@ -142,9 +142,7 @@ class _Walk:
         self.plate = plate
         self.size = size
         self.rows = data_rows(model)
-        self.lets = {s.name: s for s in model.steps if isinstance(s, Let)}
-        self.sized = {d.name for d in model.data if _data_sized(d.type)}
-        self.sized |= {n for n, s in self.lets.items() if s.type is not None and s.type.data_plates}
+        self.sized = data_sized(model)
         self.over: dict[str, Plated | None] = {}  # each value over the plate -> its type
 
     def plan(self) -> SubsamplePlan:
@@ -195,14 +193,14 @@ class _Walk:
         own = tuple(p.name for p in d.type.plates) if d.type is not None else ()
         if self.plate not in own:
             return None
-        if _data_sized(d.type) and d.name not in self.rows:
+        if is_data_sized(d.type) and d.name not in self.rows:
             raise _refuse(
                 f"the data `{d.name}` runs over {self.plate} after rows the data sizes that "
                 f"no one plate lines up with, so {self.plate}'s axis in it is unknown; read "
                 "it from sites over one plate",
                 d.span.start_line + 1,
             )
-        lead = 1 if _data_sized(d.type) else 0
+        lead = 1 if is_data_sized(d.type) else 0
         return lead + self._axis_in(own, d.span.start_line + 1, d.name)
 
     def _step(self, step: Step) -> bool:
@@ -374,7 +372,3 @@ def _picks(step: Step, name: str, objects: Mapping[str, object]) -> bool:
         isinstance(t, Gather) and t.base == name and any(i is not None for i in t.indices)
         for t in subterms(step.term)
     )
-
-
-def _data_sized(t: Plated | None) -> bool:
-    return t is None or t.data_plates

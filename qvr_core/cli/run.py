@@ -434,8 +434,9 @@ def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _S
 
     output = getattr(args, "output", None)
     results = RunResults() if output else None
-    # under `torchrun` (docs/distributed.md) every rank runs this; the first one reports
-    first = os.environ.get("RANK", "0") == "0"
+    from qvr_core.runs.distributed import reporting
+
+    first = reporting()  # under `torchrun` every rank runs this (docs/distributed.md)
     progress = ProgressLine(run_args.method, None if first else io.StringIO())
     try:
         summary = run_program(

@@ -52,7 +52,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -173,29 +173,17 @@ def run_chains(
     `share`, for a run spread over machines (`qvr_core.runs.distributed`): the chains
     this process runs (here, together), and how every process's records are brought
     together; each chain is seeded by its index, so the chains are the ones one
-    process would run."""
+    process would run, and `processes` in the result counts the machines' processes."""
     if chains < 1:
         raise InferenceError(f"chains must be at least 1, got {chains}")
     seeds = chain_seeds(seed, chains)
-    if share is not None:
-        return _shared(
-            model,
-            x,
-            observations,
-            kernel,
-            num_warmup,
-            num_samples,
-            seeds,
-            share,
-            on_progress,
-            on_draw,
-            should_stop,
-        )
     total = chains * (num_warmup + num_samples)
     progress = _Progress(total, on_progress)
     with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
         shared = chain_layout(model, x, observations)
-    if processes is None:
+    if share is not None:  # this process's chains advance together here
+        processes = 1
+    elif processes is None:
         processes = chosen_processes(model, x, observations, shared, chains)
     processes = max(1, min(processes, chains))
     draws = None if on_draw is None else _DrawReader(shared, on_draw)
@@ -207,11 +195,18 @@ def run_chains(
             log.warning("the chains run one after another here: the program cannot travel (%s)", e)
             processes = 1
     if processes == 1:
-        records = _here(job, seeds, progress, draws, should_stop)
+        mine = range(chains) if share is None else share.mine
+        records = _here(job, seeds, mine, progress, draws, should_stop)
     else:
         records = _in_processes(payload, seeds, processes, progress, draws, should_stop)
     if draws is not None:
         draws.flush()
+    if share is not None:  # every process's chains, by index
+        parts = share.gather([(c, records[c]) for c in share.mine])
+        for part in parts:
+            for c, record in part:
+                records[c] = record
+        processes = len(parts)
     got = [r for r in records if r is not None]
     stopped = len(got) < len(records) or not all(r.complete for r in got)
     result = _result(shared, got, stopped=stopped)
@@ -227,51 +222,6 @@ class ChainShare:
     mine: list[int]
     #: every process's `(chain, value)` pairs, one list per process (records, traces)
     gather: Callable[[list[tuple[int, Any]]], list[Any]]
-
-
-def _shared(
-    model: ProgramLike,
-    x: Any,
-    observations: Mapping[str, Observed],
-    kernel: NUTSKernel,
-    num_warmup: int,
-    num_samples: int,
-    seeds: list[int],
-    share: ChainShare,
-    on_progress: ProgressFn | None,
-    on_draw: DrawFn | None,
-    should_stop: Callable[[], bool] | None,
-) -> MCMCResult:
-    """`run_chains` for this process's share of the chains, then all of them gathered."""
-    total = len(seeds) * (num_warmup + num_samples)
-    progress = _Progress(total, on_progress)
-    with torch.random.fork_rng():
-        shared = chain_layout(model, x, observations)
-    draws = None if on_draw is None else _DrawReader(shared, on_draw)
-    job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
-    mine: list[tuple[int, _ChainRecord | None]] = []
-    if share.mine:
-        mine = list(
-            _sample(
-                job,
-                [(c, seeds[c]) for c in share.mine],
-                lambda c: _bound(progress, c),
-                lambda c: None if draws is None else draws.transition(c),
-                should_stop,
-            )
-        )
-    if draws is not None:
-        draws.flush()
-    records: list[_ChainRecord | None] = [None] * len(seeds)
-    parts = share.gather(mine)  # one list per process
-    for part in parts:
-        for c, record in part:
-            records[c] = record
-    got = [r for r in records if r is not None]
-    stopped = len(got) < len(records) or not all(r.complete for r in got)
-    result = _result(shared, got, stopped=stopped)
-    result.seeds, result.processes = seeds, len(parts)
-    return result
 
 
 class _DrawReader:
@@ -333,18 +283,26 @@ class _Progress:
 def _here(
     job: _Job,
     seeds: list[int],
+    mine: Iterable[int],
     progress: _Progress,
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
 ) -> list[_ChainRecord | None]:
-    chains = _sample(
-        job,
-        list(enumerate(seeds)),
-        lambda c: _bound(progress, c),
-        lambda c: None if draws is None else draws.transition(c),
-        should_stop,
-    )
-    return [record for _, record in chains]
+    """The chains `mine` run together here; the records of every chain by index (None for
+    the chains another process runs)."""
+    records: list[_ChainRecord | None] = [None] * len(seeds)
+    pairs = [(c, seeds[c]) for c in mine]
+    if pairs:
+        chains = _sample(
+            job,
+            pairs,
+            lambda c: _bound(progress, c),
+            lambda c: None if draws is None else draws.transition(c),
+            should_stop,
+        )
+        for c, record in chains:
+            records[c] = record
+    return records
 
 
 def _sample(

@@ -156,7 +156,7 @@ class AutoNormalGuide(Guide):
                 axis = share.local.get(name)
                 factor = share.global_scale if axis is None else share.scale
             if axis is None:
-                eps = shared_noise(bshape, loc, share)
+                eps = _noise(bshape, loc, share)
             else:  # the rows drawn this step: noise for all, the parameters of mine
                 assert share is not None and share.rows is not None
                 drawn = list(loc.shape)
@@ -209,7 +209,7 @@ class AutoNormalGuide(Guide):
         return self.rsample(x)
 
 
-def shared_noise(bshape: tuple[int, ...], like: torch.Tensor, share: Share | None) -> torch.Tensor:
+def _noise(bshape: tuple[int, ...], like: torch.Tensor, share: Share | None) -> torch.Tensor:
     """Standard normal noise of shape `bshape + like.shape`; for a seed program's share of
     the batch, drawn for the whole batch and cut to this process's examples, so a run
     split over processes draws the numbers one process draws."""

@@ -48,6 +48,9 @@ class ProgramPotential:
     ) -> None:
         self.model, self.x, self.observations, self.layout = model, x, dict(observations), layout
         self.num_evals = 0
+        # the model's device (`runs.device.computing_on`); the sampler's state is on the CPU
+        device = torch.get_default_device()
+        self.device = None if device.type == "cpu" else device
 
     def log_density(self, z: torch.Tensor) -> torch.Tensor:
         """log p(x, values(z), y) + log |det J(z)| as a scalar tensor."""
@@ -59,7 +62,8 @@ class ProgramPotential:
 
     def __call__(self, z: torch.Tensor) -> tuple[float, torch.Tensor]:
         self.num_evals += 1
-        z = z.to(torch.get_default_device())  # the model's device (`runs.device`)
+        if self.device is not None:
+            z = z.to(self.device)
         # One leaf per site: differentiating through slices of a single flat leaf
         # would materialise a full-size zero gradient for every slice.
         parts = [p.detach().requires_grad_(True) for p in self.layout.split(z)]
@@ -72,7 +76,7 @@ class ProgramPotential:
                 for g, p in zip(grads, parts, strict=True)
             ]
         )
-        return -float(lp.detach()), -grad.cpu()  # the sampler's state is on the CPU
+        return -float(lp.detach()), -(grad if self.device is None else grad.cpu())
 
 
 @dataclass

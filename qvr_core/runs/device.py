@@ -12,7 +12,6 @@ device has free, which caps the run's memory budget (`sizing.device_budget`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,8 +22,7 @@ from torch import nn
 from qvr_core.inference.errors import InferenceError
 from qvr_core.resources import Estimate
 from qvr_core.run_arguments import DEVICES
-from qvr_core.runtime.padding import Padded
-from qvr_core.runtime.program import Masked
+from qvr_core.runs.tensor_tree import map_tensors
 
 #: The elements a run touches per step (`work_of`) from which `--device auto` takes a
 #: GPU. Each torch operation costs about 5-10 us to launch on a GPU (on top of the
@@ -124,24 +122,9 @@ def computing_on(device: torch.device) -> Iterator[None]:
 
 
 def to_device(value: Any, device: torch.device) -> Any:
-    """`value` with its tensors on `device`: a tensor moved; a `Padded` or `Masked`
-    batch, and dicts, lists and tuples (named ones too) of these, rebuilt around
-    moved tensors; an `nn.Module` moved in place (`.to`) and returned; anything else
-    (numbers, strings, None) as it is. A tensor already there is returned itself."""
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
+    """`value` with its tensors on `device` (`tensor_tree.map_tensors`: batches and
+    containers rebuilt around moved tensors); an `nn.Module` moved in place (`.to`) and
+    returned. A tensor already there is returned itself."""
     if isinstance(value, nn.Module):
         return value.to(device)
-    if isinstance(value, Padded | Masked):
-        moved = {
-            f.name: to_device(getattr(value, f.name), device) for f in dataclasses.fields(value)
-        }
-        return dataclasses.replace(value, **moved)
-    if isinstance(value, dict):
-        return {k: to_device(v, device) for k, v in value.items()}
-    if isinstance(value, list):
-        return [to_device(v, device) for v in value]
-    if isinstance(value, tuple):
-        items = [to_device(v, device) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    return value
+    return map_tensors(value, lambda t: t.to(device))

@@ -44,7 +44,6 @@ class World:
 
     rank: int
     size: int
-    backend: str
 
     @property
     def first(self) -> bool:
@@ -68,6 +67,12 @@ def launched() -> bool:
     return all(v in os.environ for v in LAUNCH_VARIABLES) and int(os.environ["WORLD_SIZE"]) > 1
 
 
+def reporting() -> bool:
+    """Whether this process prints and writes: any process torchrun did not start, and
+    rank 0 of those it did (read from the environment, before the group is joined)."""
+    return not launched() or os.environ["RANK"] == "0"
+
+
 def local_rank() -> int:
     """This process's index on its node (the GPU it takes)."""
     return int(os.environ.get("LOCAL_RANK", "0"))
@@ -89,7 +94,7 @@ def joined(device: torch.device) -> Iterator[World | None]:
             torch.cuda.set_device(local_rank())
         dist.init_process_group(backend)
     try:
-        yield World(dist.get_rank(), dist.get_world_size(), dist.get_backend())
+        yield World(dist.get_rank(), dist.get_world_size())
     finally:
         if own and dist.is_initialized():
             dist.destroy_process_group()

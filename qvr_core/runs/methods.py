@@ -248,7 +248,7 @@ def run_svi(
     x, observations = job.x, job.observations
     program = summed_out(job.program, observations)  # discrete latents summed out exactly
     if isinstance(program, SummedModel) and not has_continuous_latents(program, observations):
-        if batches is not None and batches.plan is not None and batches.drawn < batches.total:
+        if batches is not None and batches.subsample is not None:
             raise InferenceError(
                 f"program {job.name}: every latent is summed out exactly, so SVI has one "
                 "exact loss, nothing to subsample"
@@ -278,7 +278,7 @@ def run_svi(
             return svi.step(part.x, part.observations)
 
     def summary(stopped: bool, attention_too: bool = True) -> RunSummary:
-        spread = elbo_spread(svi, batches, reducer) if losses and not stopped else None
+        spread = elbo_sd(svi, batches, reducer) if losses and not stopped else None
         seconds = time.perf_counter() - start
         drawn = WithDiscreteDraws(guide, program, x, observations)  # the summed sites too
         posterior, means = _guide_posterior(job, drawn, program) if losses else (None, {})
@@ -295,10 +295,10 @@ def run_svi(
             svi=SviFit(
                 lr,
                 guide_name,
-                subsample=_subsampled(batches),
-                processes=1 if batches is None or batches.world is None else batches.world.size,
-                elbo_sd=None if spread is None else spread[1],
-                elbo_evaluations=0 if spread is None else spread[2],
+                subsample=None if batches is None else batches.subsample,
+                processes=1 if batches is None else batches.processes,
+                elbo_sd=spread,
+                elbo_evaluations=0 if spread is None else SPREAD_EVALUATIONS,
             ),
             attention=attention,
         )
@@ -331,13 +331,11 @@ def run_svi(
 SPREAD_EVALUATIONS = 20
 
 
-def elbo_spread(
-    svi: SVI, batches: Minibatches | None, reducer: Reducer | None
-) -> tuple[float, float, int] | None:
-    """The mean and standard deviation of the -ELBO estimate at the fitted parameters over
+def elbo_sd(svi: SVI, batches: Minibatches | None, reducer: Reducer | None) -> float | None:
+    """The standard deviation of the -ELBO estimate at the fitted parameters over
     `SPREAD_EVALUATIONS` evaluations: how noisy each step's loss is (minibatches add to
     the guide's noise), for a subsampled run; None otherwise."""
-    if batches is None or batches.plan is None or batches.drawn == batches.total:
+    if batches is None or batches.subsample is None:
         return None
     values = []
     with torch.random.fork_rng():  # the summary's guide draws keep their stream
@@ -346,14 +344,7 @@ def elbo_spread(
             with sharing(part.share):
                 value = svi.evaluate_loss(part.x, part.observations)
             values.append(reducer.total(value) if reducer is not None else value)
-    t = torch.tensor(values, dtype=torch.float64)
-    return float(t.mean()), float(t.std()), len(values)
-
-
-def _subsampled(batches: Minibatches | None) -> tuple[str, int] | None:
-    if batches is None or batches.plan is None or batches.drawn == batches.total:
-        return None
-    return batches.plan.plate, batches.drawn
+    return float(torch.tensor(values, dtype=torch.float64).std())
 
 
 def _exact_svi(job: Job, program: SummedModel, lr: float, guide_name: str) -> RunSummary:

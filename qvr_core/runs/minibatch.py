@@ -26,8 +26,8 @@ from qvr_core.check.module import CheckedModule
 from qvr_core.check.subsample import Refusal, SubsamplePlan, subsample_plan
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.distributed import World
-from qvr_core.runtime.padding import Padded
-from qvr_core.runtime.program import Masked, Observed
+from qvr_core.runs.tensor_tree import map_tensors
+from qvr_core.runtime.program import Observed
 from qvr_core.runtime.share import Share, pick
 
 #: Each step's rows come from this generator, seeded from the run's seed: the guide's and
@@ -46,14 +46,9 @@ class Step:
     observations: dict[str, Observed]
 
 
-def plate_plan(
-    checked: CheckedModule, program: str, plate: str | None, world: World | None
-) -> SubsamplePlan | None:
-    """The plan of the plate to subsample or split, or None when the run scores all of
-    one process's rows. Without a plate named, a run over several processes splits the
-    one plate every observed site runs over."""
-    if plate is None and world is None:
-        return None
+def plate_plan(checked: CheckedModule, program: str, plate: str | None) -> SubsamplePlan:
+    """The plan of the plate to subsample or split. Without a plate named (a run over
+    several processes), the one plate every observed site runs over."""
     model = checked.models[program]
     if plate is None:
         plates = {s.plates[0] for s in model.sites if s.kind == "observe" and s.plates}
@@ -66,11 +61,8 @@ def plate_plan(
             )
         plate = plates.pop()
     plan = subsample_plan(checked, program, plate)
-    if isinstance(plan, Refusal):
-        where = (
-            f"line {plan.line}: " if plan.line is not None and "line" not in plan.message else ""
-        )
-        raise InferenceError(f"program {program} cannot subsample {plate}: {where}{plan.message}")
+    if isinstance(plan, Refusal):  # its message names the line at fault
+        raise InferenceError(f"program {program} cannot subsample {plate}: {plan.message}")
     return plan
 
 
@@ -100,7 +92,7 @@ class Minibatches:
                 )
         else:
             self.total = self.drawn = batch
-        parts = 1 if world is None else world.size
+        parts = self.processes
         if self.drawn < parts:
             raise InferenceError(
                 f"a step scores {self.drawn} rows, fewer than the {parts} processes sharing it"
@@ -111,6 +103,17 @@ class Minibatches:
         self.fixed: Step | None = None
         if self.drawn == self.total:  # every row each step: cut once
             self.fixed = self._step(torch.arange(self.total, device=CPU))
+
+    @property
+    def subsample(self) -> tuple[str, int] | None:
+        """`(plate, rows)` when a step scores only some of a plate's rows, else None."""
+        if self.plan is None or self.drawn == self.total:
+            return None
+        return self.plan.plate, self.drawn
+
+    @property
+    def processes(self) -> int:
+        return 1 if self.world is None else self.world.size
 
     @property
     def scale(self) -> float:
@@ -125,8 +128,11 @@ class Minibatches:
     def _step(self, rows: torch.Tensor) -> Step:
         if self.plan is None:  # a seed program: examples of its batch
             share = Share(self.drawn, self.mine)
+            mine = self.mine
             return Step(
-                share, _rows_of(self.x, self.mine), _observed_rows(self.observations, self.mine)
+                share,
+                map_tensors(self.x, lambda t: pick(t, 0, mine)),
+                map_tensors(self.observations, lambda t: pick(t, 0, mine)),
             )
         plan = self.plan
         share = Share(
@@ -171,22 +177,3 @@ def _cut(value: Any, axis: int | None, rows: torch.Tensor) -> Any:
     if axis is None or not isinstance(value, torch.Tensor):
         return value
     return pick(value, axis, rows)
-
-
-def _rows_of(x: Any, rows: torch.Tensor) -> Any:
-    """A seed program's input, these examples only."""
-    if isinstance(x, Padded):
-        return Padded(pick(x.values, 0, rows), pick(x.lengths, 0, rows))
-    if isinstance(x, torch.Tensor):
-        return pick(x, 0, rows)
-    return x
-
-
-def _observed_rows(observations: Mapping[str, Observed], rows: torch.Tensor) -> dict[str, Observed]:
-    out: dict[str, Observed] = {}
-    for k, v in observations.items():
-        if isinstance(v, Masked):
-            out[k] = Masked(pick(v.values, 0, rows), pick(v.mask, 0, rows))
-        else:
-            out[k] = pick(v, 0, rows)
-    return out

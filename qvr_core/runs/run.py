@@ -187,7 +187,7 @@ def _minibatches(
     plan = None
     if prepared.kind == "model":
         assert prepared.checked is not None
-        plan = plate_plan(prepared.checked, prepared.name, plate, world)
+        plan = plate_plan(prepared.checked, prepared.name, plate)
     elif plate is not None:
         raise InferenceError(
             f"--subsample names a plate of a model program; {prepared.name} is a program of "

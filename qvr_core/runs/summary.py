@@ -35,7 +35,7 @@ class SviFit:
     guide: str
     subsample: tuple[str, int] | None = None  # (plate, rows scored per step)
     processes: int = 1  # processes sharing each step (`runs.distributed`)
-    elbo_sd: float | None = None  # sd of the -ELBO estimate at the fit (`methods.elbo_spread`)
+    elbo_sd: float | None = None  # sd of the -ELBO estimate at the fit (`methods.elbo_sd`)
     elbo_evaluations: int = 0  # evaluations the sd is measured over
 
 

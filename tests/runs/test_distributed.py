@@ -130,13 +130,11 @@ def test_nuts_gathers_four_chains_from_two_ranks(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("n", "size"), [(10, 3), (2, 2), (7, 1), (600, 4)])
 def test_the_chunks_of_the_ranks_cover_the_rows_once(n: int, size: int) -> None:
-    chunks = [World(r, size, "gloo").chunk(n) for r in range(size)]
+    chunks = [World(r, size).chunk(n) for r in range(size)]
     assert chunks[0][0] == 0 and chunks[-1][1] == n
     assert all(a[1] == b[0] for a, b in itertools.pairwise(chunks))
     assert max(b - a for a, b in chunks) - min(b - a for a, b in chunks) <= 1
-    assert sorted(c for r in range(size) for c in World(r, size, "gloo").chains(9)) == list(
-        range(9)
-    )
+    assert sorted(c for r in range(size) for c in World(r, size).chains(9)) == list(range(9))
 
 
 def test_cuda_without_a_gpu_is_one_line_and_status_2(regression: tuple[str, str]) -> None:
