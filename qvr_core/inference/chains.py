@@ -62,7 +62,13 @@ import torch
 
 from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
 from qvr_core.inference.lockstep import TaskError
-from qvr_core.inference.many import eager_seconds
+from qvr_core.inference.many import (
+    COMPILE_SECONDS,
+    Batched,
+    batch_seconds,
+    compiled_potential,
+    eager_seconds,
+)
 from qvr_core.inference.mcmc import (
     MCMCResult,
     ProgramPotential,
@@ -120,10 +126,19 @@ def default_processes(chains: int) -> int:
     return max(1, min(chains, usable_cores()))
 
 
-#: One eager evaluation of the potential slower than this is mostly arithmetic, which
+#: One evaluation of the chains' potential slower than this is mostly arithmetic, which
 #: processes on more cores share out; faster, it is mostly the interpreter, which the
 #: chains advanced together in one process (`mcmc.sample_chains`) pay once for all.
 SPLIT_SECONDS = 0.005
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a run's chains go: how many processes, and (in one) the chains' potential
+    already recorded while deciding, so the run does not record it again."""
+
+    processes: int
+    recorded: Batched | None = None
 
 
 def chosen_processes(
@@ -132,16 +147,27 @@ def chosen_processes(
     observations: Mapping[str, Observed],
     layout: FlatLayout,
     chains: int,
-) -> int:
-    """How many processes `run_chains` uses by default: one (the chains together here)
-    unless one evaluation of the model's potential costs `SPLIT_SECONDS` or more and
-    there are cores to share it out."""
+) -> Placement:
+    """Where `run_chains` puts its chains by default: together in this process unless
+    one evaluation of the model's potential costs `SPLIT_SECONDS` or more and there are
+    cores to share it out. An eager evaluation that slow may still be mostly the
+    interpreter (a `marginalize` scope's Python per value: the HMM example's 10 ms are
+    0.3 ms recorded), so a model quick enough to record is recorded for all its chains
+    and timed as the run would evaluate it."""
     if default_processes(chains) == 1:
-        return 1
+        return Placement(1)
     potential = ProgramPotential(model, x, dict(observations), layout)
     with torch.random.fork_rng():
         start = layout.pack(initial_values(model, x, dict(observations)))
-    return 1 if eager_seconds(potential, start) < SPLIT_SECONDS else default_processes(chains)
+    eager = eager_seconds(potential, start)
+    if eager < SPLIT_SECONDS:
+        return Placement(1)
+    if eager < COMPILE_SECONDS:
+        starts = start.expand(chains, -1).clone()
+        recorded = compiled_potential(potential, potential.log_density, starts)
+        if recorded is not None and batch_seconds(recorded, starts) < SPLIT_SECONDS:
+            return Placement(1, recorded)
+    return Placement(default_processes(chains))
 
 
 def chain_seeds(seed: int, chains: int) -> list[int]:
@@ -181,10 +207,12 @@ def run_chains(
     progress = _Progress(total, on_progress)
     with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
         shared = chain_layout(model, x, observations)
+    recorded = None
     if share is not None:  # this process's chains advance together here
         processes = 1
     elif processes is None:
-        processes = chosen_processes(model, x, observations, shared, chains)
+        placement = chosen_processes(model, x, observations, shared, chains)
+        processes, recorded = placement.processes, placement.recorded
     processes = max(1, min(processes, chains))
     draws = None if on_draw is None else _DrawReader(shared, on_draw)
     job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
@@ -196,7 +224,7 @@ def run_chains(
             processes = 1
     if processes == 1:
         mine = range(chains) if share is None else share.mine
-        records = _here(job, seeds, mine, progress, draws, should_stop)
+        records = _here(job, seeds, mine, progress, draws, should_stop, recorded)
     else:
         records = _in_processes(payload, seeds, processes, progress, draws, should_stop)
     if draws is not None:
@@ -287,9 +315,11 @@ def _here(
     progress: _Progress,
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
+    recorded: Batched | None = None,
 ) -> list[_ChainRecord | None]:
-    """The chains `mine` run together here; the records of every chain by index (None for
-    the chains another process runs)."""
+    """The chains `mine` run together here (`recorded`: their potential, if recorded
+    already); the records of every chain by index (None for the chains another process
+    runs)."""
     records: list[_ChainRecord | None] = [None] * len(seeds)
     pairs = [(c, seeds[c]) for c in mine]
     if pairs:
@@ -299,6 +329,7 @@ def _here(
             lambda c: _bound(progress, c),
             lambda c: None if draws is None else draws.transition(c),
             should_stop,
+            recorded,
         )
         for c, record in chains:
             records[c] = record
@@ -311,6 +342,7 @@ def _sample(
     on_step: Callable[[int], Callable[[float], None]],
     on_draw: Callable[[int], Callable[[Transition], None] | None],
     should_stop: Callable[[], bool] | None,
+    recorded: Batched | None = None,
 ) -> Iterator[tuple[int, _ChainRecord]]:
     """Run the (chain, seed) pairs together, here (`mcmc.sample_chains`); each chain's
     record at the end. `on_step(c)` and `on_draw(c)` give chain c's calls.
@@ -334,6 +366,7 @@ def _sample(
             on_step=lambda k: steps[chains[k][0]],
             on_draw=lambda k: on_draw(chains[k][0]),
             should_stop=should_stop,
+            recorded=recorded,
         )
     except TaskError as failed:
         c, e = chains[failed.index][0], failed.error

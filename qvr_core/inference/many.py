@@ -74,13 +74,19 @@ class ManyPotential:
         starts: torch.Tensor,
         *,
         compile: bool = True,
+        recorded: Batched | None = None,
     ) -> None:
+        """`recorded`: the batched potential already recorded for as many rows (by
+        `chains.chosen_processes`, which timed it), used once it agrees at `starts`."""
         self.eager = eager
         self.rows = int(starts.shape[0])
         self.function: Batched | None = None
-        on_cpu = torch.get_default_device().type == "cpu"  # recorded on the CPU's tensors
-        if compile and on_cpu and eager_seconds(eager, starts[0], times=1) < COMPILE_SECONDS:
-            self.function = _compiled(eager, log_density, starts)
+        if not compile:
+            return
+        if recorded is not None and _agrees_beside(recorded, eager, starts):
+            self.function = recorded
+        elif eager_seconds(eager, starts[0], times=1) < COMPILE_SECONDS:
+            self.function = compiled_potential(eager, log_density, starts)
 
     @property
     def compiled(self) -> bool:
@@ -123,11 +129,25 @@ def eager_seconds(eager: Potential, start: torch.Tensor, times: int = 3) -> floa
     return sorted(taken)[len(taken) // 2]
 
 
-def _compiled(
+def batch_seconds(function: Batched, positions: torch.Tensor, times: int = 3) -> float:
+    """The median time of `times` evaluations of a recorded potential at `positions`."""
+    taken = []
+    for _ in range(times):
+        began = time.perf_counter()
+        with torch.no_grad():
+            function(positions)
+        taken.append(time.perf_counter() - began)
+    return sorted(taken)[len(taken) // 2]
+
+
+def compiled_potential(
     eager: Potential, log_density: Callable[[torch.Tensor], torch.Tensor], starts: torch.Tensor
 ) -> Batched | None:
     """The recorded and traced batched potential, or None when it cannot be recorded or
-    does not agree with `eager` at the starts and beside them."""
+    does not agree with `eager` at the starts and beside them; only on the CPU, where
+    it is recorded."""
+    if torch.get_default_device().type != "cpu":
+        return None
     starts = starts.detach()
     try:
         with warnings.catch_warnings():
@@ -143,19 +163,30 @@ def _compiled(
             traced = torch.jit.freeze(
                 torch.jit.trace(graph, (starts.clone(),), check_trace=False).eval()
             )
-        beside = starts + 0.01 * torch.ones_like(starts)
-        for points in (starts, beside):
-            with torch.no_grad():
-                grads, values = traced(points)
-            for row in range(points.shape[0]):
-                u, g = eager(points[row])
-                if not _close(-float(values[row]), u) or not _agree(-grads[row], g):
-                    log.debug("the compiled potential disagrees at row %d; not used", row)
-                    return None
+        if not _agrees_beside(traced, eager, starts):
+            return None
     except Exception as e:  # any model it cannot record runs eagerly
         log.debug("the potential runs eagerly: it cannot be compiled (%s)", e)
         return None
     return traced
+
+
+def _agrees_beside(function: Batched, eager: Potential, starts: torch.Tensor) -> bool:
+    """Whether `function` gives `eager`'s values and gradients at `starts` and beside."""
+    beside = starts + 0.01 * torch.ones_like(starts)
+    try:
+        for points in (starts, beside):
+            with torch.no_grad():
+                grads, values = function(points)
+            for row in range(points.shape[0]):
+                u, g = eager(points[row])
+                if not _close(-float(values[row]), u) or not _agree(-grads[row], g):
+                    log.debug("the compiled potential disagrees at row %d; not used", row)
+                    return False
+    except Exception as e:
+        log.debug("the compiled potential fails at the starts (%s); not used", e)
+        return False
+    return True
 
 
 def _close(a: float, b: float) -> bool:

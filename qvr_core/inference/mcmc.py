@@ -23,7 +23,7 @@ import torch
 from qvr_core.inference.convergence import ess_bulk, rhat
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.lockstep import run_together
-from qvr_core.inference.many import ManyPotential
+from qvr_core.inference.many import Batched, ManyPotential
 from qvr_core.inference.nuts import NUTSChain, NUTSKernel, Requests, Transition, answer
 from qvr_core.inference.sites import (
     FlatLayout,
@@ -258,6 +258,7 @@ def sample_chains(
     on_draw: Callable[[int], Callable[[Transition], None] | None] = lambda c: None,
     should_stop: Callable[[], bool] | None = None,
     compile: bool = True,
+    recorded: Batched | None = None,
 ) -> list[_ChainRecord]:
     """Chains `0..len(seeds)-1` advanced together (`lockstep`), each seeded as
     `sample_chain` would be under its seed (its start drawn from torch's stream seeded
@@ -275,7 +276,7 @@ def sample_chains(
         chains.append(kernel.chain(None, start, num_warmup, stream))
     eager = ProgramPotential(model, x, observations, layout)
     starts = torch.stack([c.z for c in chains])
-    potential = ManyPotential(eager, eager.log_density, starts, compile=compile)
+    potential = ManyPotential(eager, eager.log_density, starts, compile=compile, recorded=recorded)
     n = num_warmup + num_samples
     tasks = [
         chain_requests(chain, n, on_step(c), on_draw(c), should_stop)

@@ -7,13 +7,20 @@ every `qvr run` on this machine, for a model whose sampling takes a few seconds.
 This recorder is a `TorchDispatchMode`, which sees each aten operation after
 autograd and vmap have turned it into plain operations on plain tensors (the
 backward pass included), and writes one graph node per operation: a tensor made
-inside is the node that made it, any other tensor a constant of the graph.
+inside is the node that made it, any other tensor a constant of the graph. An
+in-place operation (autograd's backward of a gather is `new_zeros` then
+`index_put_`) is written as its out-of-place form, its tensor then standing for the
+new node: the graph is functional, so later passes may fold a constant (the zeros)
+or drop a copy without a replay writing into it. Mutating a view, a tensor a view
+was taken of, or a tensor made outside cannot be written so and is not recorded.
 
 As with `make_fx` in its "real" mode, the recording holds for the shapes and the
-Python control flow of the call it watched. A value read back into Python (`.item()`,
-a comparison in an `if`) or a random draw cannot be recorded and raises
-`NotRecordable`; the caller checks the replayed graph against the function before it
-uses it.
+Python control flow of the call it watched. A value that depends on the input and is
+read back into Python (`.item()`, a comparison in an `if`) or a random draw cannot be
+recorded and raises `NotRecordable`. A value read back that does not depend on the
+input (an index's bounds check on the data, or on the values a `marginalize` sums
+over) is the same in every replay, so the control flow it decides is recorded as
+taken. The caller checks the replayed graph against the function before it uses it.
 """
 
 from __future__ import annotations
@@ -48,10 +55,24 @@ class _Recorder(TorchDispatchMode):
         self.graph, self.root = graph, root
         self.nodes: dict[int, fx.Node] = {}
         self.alive: list[torch.Tensor] = []  # keeps every seen tensor's id unique
+        self.varying: set[int] = set()  # ids of the tensors computed from the input
+        self.made: set[int] = set()  # ids of the tensors an operation here made
+        self.viewed: set[int] = set()  # ids of the tensors a view was taken of
 
-    def bind(self, tensor: torch.Tensor, node: fx.Node) -> None:
+    def bind(self, tensor: torch.Tensor, node: fx.Node, varying: bool = False) -> None:
         self.nodes[id(tensor)] = node
         self.alive.append(tensor)
+        if varying:
+            self.varying.add(id(tensor))
+
+    def _varies(self, value: Any) -> bool:
+        if isinstance(value, torch.Tensor):
+            return id(value) in self.varying
+        if isinstance(value, (list, tuple)):
+            return any(self._varies(v) for v in value)
+        if isinstance(value, dict):
+            return any(self._varies(v) for v in value.values())
+        return False
 
     def node_of(self, tensor: torch.Tensor) -> fx.Node:
         node = self.nodes.get(id(tensor))
@@ -75,15 +96,45 @@ class _Recorder(TorchDispatchMode):
         out = func(*args, **kwargs)
         if func in METADATA:
             return out
+        varies = self._varies(args) or self._varies(kwargs)
+        if func._schema.is_mutable:
+            return self._in_place(func, args, kwargs, out, varies)
         if not _has_tensor(out):
-            raise NotRecordable(f"{func} reads a value back into Python")
+            if varies:
+                raise NotRecordable(f"{func} reads a value of the input back into Python")
+            return out  # a constant read: every replay would read the same
         node = self.graph.call_function(func, self._args(args), self._args(kwargs))
+        if _is_view(func):
+            self.viewed.update(id(a) for a in args if isinstance(a, torch.Tensor))
         if isinstance(out, torch.Tensor):
-            self.bind(out, node)
+            self.bind(out, node, varies)
+            self.made.add(id(out))
         else:
             for i, item in enumerate(out):
                 if isinstance(item, torch.Tensor):
-                    self.bind(item, self.graph.call_function(operator.getitem, (node, i)))
+                    item_node = self.graph.call_function(operator.getitem, (node, i))
+                    self.bind(item, item_node, varies)
+                    self.made.add(id(item))
+        return out
+
+    def _in_place(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, varies: bool
+    ) -> Any:
+        """Write `func` (already run) as its out-of-place form: its first argument, the
+        tensor it changed, stands for the new node from here on."""
+        target = args[0] if args else None
+        functional = _out_of_place(func)
+        if (
+            functional is None
+            or not isinstance(target, torch.Tensor)
+            or out is not target
+            or id(target) not in self.made
+            or id(target) in self.viewed
+            or target._base is not None
+        ):
+            raise NotRecordable(f"{func} changes a tensor in place that a graph cannot follow")
+        node = self.graph.call_function(functional, self._args(args), self._args(kwargs))
+        self.bind(target, node, varies)
         return out
 
     def _args(self, value: Any) -> Any:
@@ -94,6 +145,24 @@ class _Recorder(TorchDispatchMode):
         if isinstance(value, dict):
             return {k: self._args(v) for k, v in value.items()}
         return value
+
+
+def _out_of_place(func: Any) -> Any:
+    """`aten.add.Tensor` for `aten.add_.Tensor`; None for a mutation without that form
+    (an `out=` overload)."""
+    name = func._schema.name.split("::")[-1]
+    if not name.endswith("_") or name.endswith("__"):
+        return None
+    packet = getattr(aten, name[:-1], None)
+    functional = getattr(packet, func._overloadname, None) if packet is not None else None
+    if functional is None or functional._schema.is_mutable:
+        return None
+    return functional
+
+
+def _is_view(func: Any) -> bool:
+    """Whether `func`'s result shares its input's memory (`view`, `expand`, `select`...)."""
+    return any(r.alias_info is not None for r in func._schema.returns)
 
 
 def _has_tensor(value: Any) -> bool:
@@ -110,7 +179,7 @@ def record(
     root = torch.nn.Module()
     recorder = _Recorder(graph, root)
     x = example.detach().clone()
-    recorder.bind(x, graph.placeholder("x"))
+    recorder.bind(x, graph.placeholder("x"), varying=True)
     with recorder:
         outputs = fn(x)
     graph.output(tuple(recorder.node_of(t) for t in outputs))

@@ -45,10 +45,23 @@ def _potentials(run: PreparedRun) -> tuple[ProgramPotential, torch.Tensor]:
     return eager, torch.stack([start, start + 0.3, start - 0.2])
 
 
+@pytest.mark.parametrize(
+    ("model", "data"),
+    [
+        ("eight_schools_noncentered", "eight_schools"),
+        # a gather by a data index (its bounds check reads the data) and torch's
+        # Bernoulli density, which writes into tensors it made
+        ("hierarchical_logistic", "hierarchical_logistic"),
+        ("gaussian_mixture", "gaussian_mixture"),
+        ("hmm", "hmm"),  # nested `marginalize`: gathers by the summed states
+    ],
+)
 def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
-    schools: PreparedRun,
+    model: str, data: str
 ) -> None:
-    eager, starts = _potentials(schools)
+    source = (MODELS / f"{model}.qvr").read_text()
+    run = prepare(source, RunArguments(method="nuts"), data=str(MODELS / f"{data}.json"))
+    eager, starts = _potentials(run)
     many = ManyPotential(eager, eager.log_density, starts)
     assert many.compiled
     g = torch.Generator().manual_seed(1)
@@ -61,6 +74,26 @@ def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
             torch.testing.assert_close(grads[row], grad, rtol=1e-7, atol=1e-9)
     fewer, _ = many(points[:1])  # one chain left waiting: the batch is padded, one answer
     assert len(fewer) == 1 and fewer[0] == pytest.approx(eager(points[0])[0], rel=1e-9)
+
+
+def test_a_model_quick_once_recorded_keeps_its_chains_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The HMM's eager evaluation takes 6-10 ms here (Python per value of each
+    `marginalize`), enough to split its chains over processes; recorded, four chains
+    take about 1 ms, so they stay here, and the run reuses the recording it timed."""
+    source = (MODELS / "hmm.qvr").read_text()
+    run = prepare(source, RunArguments(method="nuts"), data=str(MODELS / "hmm.json"))
+    layout = chain_layout(run.program, run.x, run.observations)
+    monkeypatch.setattr(chains_module, "default_processes", lambda chains: 2)
+    monkeypatch.setattr(chains_module, "eager_seconds", lambda potential, start: 0.01)
+    placement = chosen_processes(run.program, run.x, run.observations, layout, 4)
+    assert placement.processes == 1 and placement.recorded is not None
+    records = sample_chains(
+        run.program, run.x, run.observations, NUTSKernel(), 5, 5, [1, 2, 3, 4], layout,
+        recorded=placement.recorded,
+    )  # fmt: skip
+    assert [len(r.zs) for r in records] == [5, 5, 5, 5]
 
 
 class _Branching(ScaledNormal):
@@ -191,6 +224,6 @@ def test_a_cheap_model_runs_its_chains_here_and_a_slow_one_in_processes(
     layout = chain_layout(schools.program, schools.x, schools.observations)
     args = (schools.program, schools.x, schools.observations, layout, 4)
     monkeypatch.setattr(chains_module, "SPLIT_SECONDS", float("inf"))
-    assert chosen_processes(*args) == 1
+    assert chosen_processes(*args).processes == 1
     monkeypatch.setattr(chains_module, "SPLIT_SECONDS", 0.0)
-    assert chosen_processes(*args) == default_processes(4)
+    assert chosen_processes(*args).processes == default_processes(4)

@@ -10,6 +10,7 @@ import torch
 from torch.func import vmap
 
 from qvr_core.inference.record import NotRecordable, record
+from qvr_core.inference.simplify import simplify
 
 DATA = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
 
@@ -52,8 +53,50 @@ def test_a_value_read_into_python_cannot_be_recorded() -> None:
     def branching(x: torch.Tensor) -> tuple[torch.Tensor]:
         return (x * 2 if float(x.sum()) > 0 else x,)
 
-    with pytest.raises(NotRecordable, match="reads a value back into Python"):
+    with pytest.raises(NotRecordable, match="reads a value of the input back into Python"):
         record(branching, torch.ones(2))
+
+
+def test_a_read_of_a_constant_is_recorded_as_the_branch_it_took() -> None:
+    """An index's bounds check reads the data, not the input: every replay takes the
+    same branch, so the recording holds (what made gathers unrecordable before)."""
+    index = torch.tensor([2, 0, 2, 1])
+
+    def gathered(x: torch.Tensor) -> tuple[torch.Tensor]:
+        if int(index.max()) >= x.shape[0]:
+            raise IndexError("out of range")
+        return (x[index] * 3.0,)
+
+    graph = record(gathered, torch.ones(3))
+    torch.testing.assert_close(
+        graph(torch.tensor([1.0, 2.0, 4.0]))[0], torch.tensor([12.0, 3.0, 12.0, 6.0])
+    )
+
+
+def test_an_in_place_write_into_a_constant_does_not_accumulate_over_replays() -> None:
+    """torch's own functions write into tensors they made (the log density of a
+    Bernoulli: `fill_`, `sub_`, `exp_`). Zeros made from shapes alone are folded to a
+    constant; written into in place, each replay would add to the last one's."""
+
+    def accumulate(x: torch.Tensor) -> tuple[torch.Tensor]:
+        total = x.new_zeros(x.shape)
+        total.add_(x * 2.0)
+        return (total,)
+
+    example = torch.tensor([1.0, -3.0], dtype=torch.float64)
+    graph = simplify(record(accumulate, example), example.clone())
+    for _ in range(3):
+        torch.testing.assert_close(graph(example)[0], example * 2.0)
+
+
+def test_a_write_into_a_view_cannot_be_recorded() -> None:
+    def through_view(x: torch.Tensor) -> tuple[torch.Tensor]:
+        y = x * 1.0
+        y[0:1].add_(1.0)  # changes y through the slice
+        return (y,)
+
+    with pytest.raises(NotRecordable, match="in place"):
+        record(through_view, torch.ones(2))
 
 
 def test_a_random_draw_cannot_be_recorded() -> None:
