@@ -277,10 +277,14 @@ class Scan(Morphism):
         return self._joiner([x_t, h])
 
     def _run(
-        self, x: torch.Tensor, cell: Callable[[torch.Tensor], torch.Tensor]
+        self,
+        x: torch.Tensor,
+        cell: Callable[[torch.Tensor], torch.Tensor],
+        last_state: bool = True,
     ) -> tuple[list[torch.Tensor], list[torch.Tensor], _Reading]:
         """The steps' inputs and the state after each step, in reading order; padding
-        steps keep the state."""
+        steps keep the state. Without `last_state` the cell is not applied to the last
+        step's input (a density scores that input itself: one cell application fewer)."""
         reading = self._reading(x)
         xs = reading.reorder(x, x.ndim - 1 - reading.axis).unbind(reading.axis)
         h = self._h0(x)
@@ -288,6 +292,8 @@ class Scan(Morphism):
         event = len(event_shape(self.state_type))
         for s, x_s in enumerate(xs):
             inputs.append(self._input(x_s, h))
+            if not last_state and s == len(xs) - 1:
+                break
             h = reading.keep_past_end(s, cell(inputs[-1]), h, event)
             states.append(h)
         return inputs, states, reading
@@ -303,7 +309,7 @@ class Scan(Morphism):
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         """The final state scored under the cell's step at each example's last real
         position (the state before it computed, as `_mean` computes it)."""
-        inputs, _, reading = self._run(x, self.cell._mean)
+        inputs, _, reading = self._run(x, self.cell._mean, last_state=False)
         if not inputs:
             return self._zeros(x)
         return self.cell._log_prob(reading.last_real(inputs), value)
