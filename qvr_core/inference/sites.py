@@ -24,6 +24,7 @@ from torch.distributions.transforms import Transform
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runtime.distributions import SITE_SUPPORTS, bijection
 from qvr_core.runtime.padding import unpad
+from qvr_core.runtime.tensors import unconstrained_shape
 
 
 class ProgramLike(Protocol):
@@ -144,7 +145,7 @@ class LatentSite:
     def unconstrained_shape(self) -> tuple[int, ...]:
         if self.transform is None:
             return self.shape
-        return tuple(self.transform.inverse_shape(torch.Size(self.shape)))
+        return unconstrained_shape(self.transform, self.shape)
 
     @property
     def numel(self) -> int:

@@ -38,6 +38,7 @@ from torch.distributions import transforms as T
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.tensors import broadcast_shape
 
 Args = Mapping[str, torch.Tensor]
 Factory = Callable[[Args, "int | None"], D.Distribution]
@@ -509,7 +510,7 @@ def _matrix_normal(
     a, b = torch.linalg.cholesky(row_covariance), torch.linalg.cholesky(col_covariance)
     # (A ⊗ B)[i c + j, k c + l] = A[i, k] B[j, l], batched; lower triangular like A and B
     tril = torch.einsum("...ik,...jl->...ijkl", a, b).reshape(
-        *torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]), rows * cols, rows * cols
+        *broadcast_shape(a.shape[:-2], b.shape[:-2]), rows * cols, rows * cols
     )
     flat = D.MultivariateNormal(loc.reshape(*loc.shape[:-2], rows * cols), scale_tril=tril)
     reshape = T.ReshapeTransform(torch.Size((rows * cols,)), torch.Size((rows, cols)))

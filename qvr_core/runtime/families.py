@@ -40,7 +40,7 @@ from qvr_core.runtime.distributions import (
     make_distribution,
     torch_constraint,
 )
-from qvr_core.runtime.tensors import is_index
+from qvr_core.runtime.tensors import is_index, unconstrained_shape
 
 
 def constrain(raw: torch.Tensor, cod: Product) -> torch.Tensor:
@@ -320,7 +320,7 @@ class Given(Family):
         # a value inside the support, scored in place of one outside (then masked to -inf):
         # torch's checks refuse such a value instead of scoring it 0
         to = D.biject_to(self.constraint)
-        self.inside = to(torch.zeros(to.inverse_shape((cod.width,))))
+        self.inside = to(torch.zeros(unconstrained_shape(to, (cod.width,))))
 
     @property
     def uses_scale(self) -> bool:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
+from torch.distributions.transforms import Transform
 
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.runtime.errors import QvrRuntimeError
@@ -113,6 +114,34 @@ class Joiner:
         return _pack(values, self.indices, self.discrete)
 
 
+def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape `shapes` broadcast to, as `torch.broadcast_shapes` gives it (RuntimeError
+    when they do not broadcast), without its first call's import of sympy (0.3-0.5 s
+    of every run's start)."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, size in enumerate(shape, start=ndim - len(shape)):
+            if size == out[i] or size == 1:
+                continue
+            if out[i] != 1:
+                raise RuntimeError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+            out[i] = int(size)
+    return tuple(out)
+
+
+def unconstrained_shape(transform: Transform, shape: Sequence[int]) -> tuple[int, ...]:
+    """The shape `transform` maps onto values of `shape` from: its inverse's result on
+    zeros. torch's `inverse_shape` imports sympy on its first call through an affine map
+    (0.3-0.5 s of a run's start); a map whose inverse refuses zeros (a Cholesky factor)
+    is asked for its `inverse_shape` after all."""
+    try:
+        with torch.no_grad():
+            return tuple(transform.inv(torch.zeros(tuple(shape))).shape)
+    except (RuntimeError, ValueError):
+        return tuple(transform.inverse_shape(torch.Size(shape)))
+
+
 def _pack(values: Sequence[torch.Tensor], indices: list[bool], discrete: bool) -> torch.Tensor:
     dtype = torch.int64 if discrete else torch.get_default_dtype()
     cols = [
@@ -120,8 +149,8 @@ def _pack(values: Sequence[torch.Tensor], indices: list[bool], discrete: bool) -
         for v, index in zip(values, indices, strict=True)
     ]
     leads = [c.shape[:-1] for c in cols]
-    if any(lead != leads[0] for lead in leads[1:]):  # broadcast_shapes costs ~5% of an RNN step
-        lead = torch.broadcast_shapes(*leads)
+    if any(lead != leads[0] for lead in leads[1:]):  # broadcasting costs ~5% of an RNN step
+        lead = broadcast_shape(*leads)
         cols = [c.expand(*lead, c.shape[-1]) for c in cols]
     return torch.cat(cols, dim=-1)
 

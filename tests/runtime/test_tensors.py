@@ -6,15 +6,21 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch import distributions as D
+from torch.distributions import constraints as C
+from torch.distributions.transforms import Transform
 
+from qvr_core.runtime.distributions import CholeskyFlatPositiveDefinite
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.tensors import (
+    broadcast_shape,
     describe,
     example,
     features,
     join,
     product_of,
     split,
+    unconstrained_shape,
     validate,
 )
 from tests.runtime.builders import fin, prod, real, seq
@@ -141,3 +147,40 @@ def test_join_then_split_is_the_identity(
     validate(packed, whole, "packed")
     for got, want in zip(split(packed, types, whole), values, strict=True):
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+shapes = st.lists(st.integers(min_value=1, max_value=4), max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(shapes, min_size=1, max_size=4))
+def test_broadcast_shape_agrees_with_torch(shape_list: list[list[int]]) -> None:
+    """Ours avoids torch's import of sympy; it must broadcast exactly as torch does."""
+    try:
+        expected: tuple[int, ...] | None = tuple(torch.broadcast_shapes(*shape_list))
+    except RuntimeError:
+        expected = None
+    if expected is None:
+        with pytest.raises(RuntimeError):
+            broadcast_shape(*shape_list)
+    else:
+        assert broadcast_shape(*shape_list) == expected
+
+
+@pytest.mark.parametrize(
+    ("transform", "shape"),
+    [
+        (D.biject_to(C.real), (2, 3)),
+        (D.biject_to(C.positive), (3,)),
+        (D.biject_to(C.unit_interval), (2, 3)),
+        (D.biject_to(C.interval(-1.0, 3.0)), (4,)),  # affine: torch's imports sympy
+        (D.biject_to(C.greater_than(2.0)), (2, 2)),
+        (D.biject_to(C.simplex), (2, 3)),
+        (D.biject_to(C.corr_cholesky), (2, 3, 3)),
+        (CholeskyFlatPositiveDefinite(3), (2, 9)),  # its inverse may refuse zeros
+    ],
+)
+def test_unconstrained_shape_agrees_with_torchs_inverse_shape(
+    transform: Transform, shape: tuple[int, ...]
+) -> None:
+    assert unconstrained_shape(transform, shape) == tuple(transform.inverse_shape(shape))

@@ -26,6 +26,7 @@ from qvr_core.check.terms import Ref
 from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import Lookup, gather, number, real
+from qvr_core.runtime.tensors import broadcast_shape
 
 
 class LeftTheFloats(QvrRuntimeError):
@@ -123,7 +124,7 @@ def distribution(
         dist = make_distribution(family.name, args, size)
         target = tuple(dist.batch_shape)
         if batch and batch != target:
-            target = torch.broadcast_shapes(target, batch)
+            target = broadcast_shape(target, batch)
     except (RuntimeError, ValueError, IndexError) as e:  # torch says a shape is off in all three
         outside = _argument_outside(site, family, args, e)
         if outside is not None:

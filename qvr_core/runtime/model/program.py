@@ -67,6 +67,7 @@ from qvr_core.runtime.model.families import (
     where,
 )
 from qvr_core.runtime.share import Share, current_share
+from qvr_core.runtime.tensors import broadcast_shape, unconstrained_shape
 
 #: How deep templates may call templates (a cycle is refused at this depth).
 MAX_TEMPLATE_DEPTH = 16
@@ -419,7 +420,7 @@ class ModelProgram(nn.Module):
                 if c.is_discrete:
                     continue
                 t = bijection(name, c)
-                shape = t.inverse_shape(drawn[name].shape)
+                shape = unconstrained_shape(t, drawn[name].shape)
                 drawn[name] = t(torch.rand(shape, dtype=drawn[name].dtype) * 4 - 2)
         return drawn
 
@@ -684,7 +685,7 @@ class _Pass:
         ok = got == expected
         if not ok and not step.annotated:
             try:
-                ok = torch.broadcast_shapes(got, expected) == got
+                ok = broadcast_shape(got, expected) == got
             except RuntimeError:
                 ok = False
         if not ok:
