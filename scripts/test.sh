@@ -22,7 +22,8 @@ echo "== layers (lint-imports, contracts in pyproject.toml)"
 lint-imports --no-cache
 
 echo "== python tests"
-pytest -q -p no:cacheprovider "$@"
+# the 30 slowest tests are listed, so the suite's time (goal: ./dev test under 30 minutes) is watched
+pytest -q -p no:cacheprovider --durations=30 "$@"
 
 if [ -f vscode-extension/package.json ]; then
     echo "== VS Code extension tests"
