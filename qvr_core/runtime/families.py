@@ -69,6 +69,10 @@ class Family:
     registry's names are not written again here."""
 
     name: ClassVar[str] = ""
+    #: whether `mean` reads the standard deviation (LogNormal's does): a recurrence
+    #: applies its cell's mean at every step, and the scale's softplus costs a step one
+    #: operation more when nothing reads it
+    mean_reads_std: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -147,6 +151,8 @@ class Normal(Family):
 
 
 class LogNormal(Normal):
+    mean_reads_std = True
+
     def dist(self, params: torch.Tensor, std: torch.Tensor | None) -> D.Distribution:
         assert std is not None
         return D.LogNormal(params, std.expand_as(params), validate_args=False)

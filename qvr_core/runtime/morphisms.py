@@ -308,7 +308,7 @@ class Kernel(Leaf):
         return self.family.rsample(self.params(x), self.std())
 
     def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        return self.family.mean(self.params(x), self.std())
+        return self.family.mean(self.params(x), self.std() if self.family.mean_reads_std else None)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         return self.family.log_prob(self.params(x), self.std(), value)

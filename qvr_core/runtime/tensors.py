@@ -144,10 +144,8 @@ def unconstrained_shape(transform: Transform, shape: Sequence[int]) -> tuple[int
 
 def _pack(values: Sequence[torch.Tensor], indices: list[bool], discrete: bool) -> torch.Tensor:
     dtype = torch.int64 if discrete else torch.get_default_dtype()
-    cols = [
-        (v.unsqueeze(-1) if index else v).to(dtype)
-        for v, index in zip(values, indices, strict=True)
-    ]
+    cols = [v.unsqueeze(-1) if index else v for v, index in zip(values, indices, strict=True)]
+    cols = [c if c.dtype == dtype else c.to(dtype) for c in cols]  # a call saved per step
     leads = [c.shape[:-1] for c in cols]
     if any(lead != leads[0] for lead in leads[1:]):  # broadcasting costs ~5% of an RNN step
         lead = broadcast_shape(*leads)
