@@ -1,7 +1,7 @@
 """Inference speed: qvr against the same model written by hand in Pyro, in one run.
 
     .venv/bin/python bench/inference_speed.py [--model all|rnn|eight_schools|chains|peers]
-        [--seeds N (peers)]
+        [--seeds N (peers)] [--peers numpyro,stan (peers)]
         [--batch 64] [--seq-len 32] [--threads N] [--denormals both|kept|flushed]
         [--warmup 500] [--draws 1000] [--chains 3] [--steps 1000]
 
@@ -316,12 +316,16 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=1000, help="chains: NUTS iterations per chain")
     parser.add_argument("--seeds", type=int, default=1, help="peers: runs per tool (seeds 1..N)")
+    parser.add_argument(
+        "--peers", default="numpyro,stan", help="peers: the tools beside qvr, comma-separated"
+    )
     args = parser.parse_args()
     if args.model == "peers":  # 4 x (1,000 + 1,000) unless --chains and --draws say otherwise
         from peers import main as peers
 
         chains = args.chains if "--chains" in sys.argv else 4
-        peers(chains=chains, draws=args.draws, seeds=args.seeds)
+        tools = tuple(t.strip() for t in args.peers.split(",") if t.strip())
+        peers(chains=chains, draws=args.draws, seeds=args.seeds, tools=tools)
         return
     if args.model in ("all", "eight_schools"):
         threads = torch.get_num_threads()

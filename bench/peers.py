@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "examples" / "models" / "eight_schools_noncentered.qvr"
 DATA = ROOT / "examples" / "models" / "eight_schools.json"
 PARAMETERS = ("mu", "tau", "theta_raw")
+PEERS = ("numpyro", "stan")
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,15 @@ class Outcome:
     divergences: int
     mu: float
     tau: float
+    sampling: float  # seconds of the sampler alone: no imports, parsing or compiling
 
     @property
     def ess_per_second(self) -> float:
         return self.ess / self.wall
+
+    @property
+    def ess_per_sampling_second(self) -> float:
+        return self.ess / self.sampling
 
 
 def _ess(draws: dict[str, np.ndarray]) -> float:
@@ -67,32 +73,34 @@ def _ess(draws: dict[str, np.ndarray]) -> float:
     return float(min(float(ess[k].min()) for k in PARAMETERS))
 
 
-def _timed(command: list[str], cwd: Path | None = None) -> float:
-    """Wall seconds of `command`, run in `cwd` (a build's scratch files stay there)."""
+def _timed(command: list[str], cwd: Path | None = None) -> tuple[float, str]:
+    """Wall seconds of `command`, run in `cwd` (a build's scratch files stay there), and
+    what it printed."""
     began = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd)
     wall = time.perf_counter() - began
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed: {done.stderr.strip()[-2000:]}")
-    return wall
+    return wall, done.stdout
 
 
 def run_qvr(chains: int, draws: int, out: Path, seed: int = 1) -> Outcome:
     target = out / "qvr.npz"
     qvr = str(Path(sys.executable).with_name("qvr"))
-    wall = _timed(
+    wall, printed = _timed(
         [qvr, "run", str(MODEL), "--data", str(DATA), "--method", "nuts",
          "--steps", str(2 * draws), "--chains", str(chains), "--max-tree-depth", "10",
-         "--seed", str(seed), "--output", str(target)]
+         "--seed", str(seed), "--output", str(target), "--json"]
     )  # fmt: skip
+    sampling = float(json.loads(printed)["seconds"])  # the chains' run, warmup included
     with np.load(target) as data:
         samples = {k: data[f"posterior/{k}"] for k in PARAMETERS}
         divergences = int(data["sample_stats/diverging"].sum())
-    return _outcome("qvr run", wall, samples, divergences)
+    return _outcome("qvr run", wall, samples, divergences, sampling)
 
 
 NUMPYRO = """
-import json, sys
+import json, sys, time
 import numpy as np
 import jax.numpy as jnp
 from jax import random
@@ -115,10 +123,12 @@ def model(sigma, y):
 
 mcmc = MCMC(NUTS(model, max_tree_depth=10), num_warmup=draws, num_samples=draws,
             num_chains=chains, chain_method="vectorized", progress_bar=False)
+began = time.perf_counter()  # its JIT compiles inside run: counted here
 mcmc.run(random.PRNGKey(seed), sigma, y, extra_fields=("diverging",))
 s = mcmc.get_samples(group_by_chain=True)
+sampling = time.perf_counter() - began
 div = int(np.asarray(mcmc.get_extra_fields(group_by_chain=True)["diverging"]).sum())
-np.savez(out, div=div, **{k: np.asarray(v) for k, v in s.items()})
+np.savez(out, div=div, sampling=sampling, **{k: np.asarray(v) for k, v in s.items()})
 """
 
 STAN_MODEL = """
@@ -133,7 +143,7 @@ model {
 """
 
 STAN = """
-import json, sys
+import json, sys, time
 import numpy as np
 import stan
 
@@ -141,14 +151,16 @@ chains, draws, data, out, seed, code = (int(sys.argv[1]), int(sys.argv[2]), sys.
                                         sys.argv[4], int(sys.argv[5]), sys.argv[6])
 d = json.load(open(data))
 posterior = stan.build(open(code).read(), data=d, random_seed=seed)
+began = time.perf_counter()  # the compiled model's sampling alone
 fit = posterior.sample(num_chains=chains, num_warmup=draws, num_samples=draws,
                        max_depth=10)
+sampling = time.perf_counter() - began
 def by_chain(name):
     a = np.asarray(fit[name])  # (*shape, draws * chains), chain-major draws
     a = a.reshape(*a.shape[:-1], chains, draws)
     return np.moveaxis(np.moveaxis(a, -2, 0), -1, 1)
 div = int(np.asarray(fit["divergent__"]).sum())
-np.savez(out, div=div, mu=by_chain("mu"), tau=by_chain("tau"),
+np.savez(out, div=div, sampling=sampling, mu=by_chain("mu"), tau=by_chain("tau"),
          theta_raw=by_chain("theta_raw"))
 """
 
@@ -161,16 +173,17 @@ def run_script(
     target = out / f"{tool}.npz"
     command = [sys.executable, str(program), str(chains), str(draws), str(DATA), str(target),
                str(seed)]  # fmt: skip
-    wall = _timed([*command, *extra], cwd=out)
+    wall, _ = _timed([*command, *extra], cwd=out)
     got = np.load(target)
     samples = {k: got[k] for k in PARAMETERS}
-    return _outcome(tool, wall, samples, int(got["div"]))
+    return _outcome(tool, wall, samples, int(got["div"]), float(got["sampling"]))
 
 
-def _outcome(tool: str, wall: float, samples: dict[str, np.ndarray], div: int) -> Outcome:
-    return Outcome(
-        tool, wall, _ess(samples), div, float(samples["mu"].mean()), float(samples["tau"].mean())
-    )
+def _outcome(
+    tool: str, wall: float, samples: dict[str, np.ndarray], div: int, sampling: float
+) -> Outcome:
+    mu, tau = float(samples["mu"].mean()), float(samples["tau"].mean())
+    return Outcome(tool, wall, _ess(samples), div, mu, tau, sampling)
 
 
 def _installed(module: str) -> bool:
@@ -178,18 +191,21 @@ def _installed(module: str) -> bool:
     return done.returncode == 0
 
 
-def main(chains: int = 4, draws: int = 1000, seeds: int = 1) -> None:
+def main(
+    chains: int = 4, draws: int = 1000, seeds: int = 1, tools: tuple[str, ...] = PEERS
+) -> None:
     print(f"eight schools, non-centred: {chains} chains x ({draws} warmup + {draws} draws), "
           f"cold start, max tree depth 10, seeds 1..{seeds}")  # fmt: skip
     runs: dict[str, list[Outcome]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        numpyro, stan = _installed("numpyro"), _installed("stan")
-        if not numpyro:
+        numpyro = "numpyro" in tools and _installed("numpyro")
+        stan = "stan" in tools and _installed("stan")
+        if "numpyro" in tools and not numpyro:
             print("NumPyro: not installed (pip install numpyro 'jax[cpu]'), skipped")
-        if not stan:
+        if "stan" in tools and not stan:
             print("Stan: PyStan not installed (pip install pystan), skipped")
-        elif shutil.which("g++") is None:
+        elif stan and shutil.which("g++") is None:
             print("Stan: no C++ compiler (g++), skipped")
             stan = False
         for seed in range(1, seeds + 1):  # tools alternate, so load drifts reach all alike
@@ -208,15 +224,33 @@ def main(chains: int = 4, draws: int = 1000, seeds: int = 1) -> None:
                 )
     results = [_mean(tool, outcomes) for tool, outcomes in runs.items()]
     print(f"{'tool':<10} {'wall s':>8} {'min bulk ESS':>13} {'ESS/s':>8} {'div':>5} "
-          f"{'mu':>6} {'tau':>6}")  # fmt: skip
+          f"{'mu':>6} {'tau':>6} {'sampling s':>11} {'ESS/sampling s':>15}")  # fmt: skip
     for r in results:
         print(f"{r.tool:<10} {r.wall:8.1f} {r.ess:13.0f} {r.ess_per_second:8.1f} "
-              f"{r.divergences:5d} {r.mu:6.2f} {r.tau:6.2f}")  # fmt: skip
+              f"{r.divergences:5d} {r.mu:6.2f} {r.tau:6.2f} {r.sampling:11.2f} "
+              f"{r.ess_per_sampling_second:15.0f}")  # fmt: skip
     ours = results[0]
+    total = seeds * chains * draws
     for peer in results[1:]:
         ratio = ours.ess_per_second / peer.ess_per_second
-        print(f"qvr ESS per wall second / {peer.tool}'s: {ratio:.2f}")
+        alone = ours.ess_per_sampling_second / peer.ess_per_sampling_second
+        print(f"qvr / {peer.tool}: ESS per wall second {ratio:.2f}, per second of "
+              f"sampling alone {alone:.2f}")  # fmt: skip
+        print(divergence_comparison(ours.divergences, peer.divergences, total, peer.tool))
     print(json.dumps({tool: [o.__dict__ for o in outcomes] for tool, outcomes in runs.items()}))
+
+
+def divergence_comparison(ours: int, theirs: int, draws: int, peer: str) -> str:
+    """The two counts of divergent draws (each of `draws`) and the exact two-sided p-value
+    of equal rates (given their total, each divergence is qvr's with probability 1/2):
+    a handful of divergences is read as a difference only when the test says so."""
+    from scipy.stats import binomtest
+
+    line = f"divergences: qvr {ours}, {peer} {theirs}, of {draws:,} draws each"
+    if ours + theirs == 0:
+        return f"{line} (none)"
+    p = binomtest(ours, ours + theirs, 0.5).pvalue
+    return f"{line}: equal rates p = {p:.2f} (exact binomial test given the total)"
 
 
 def _mean(tool: str, outcomes: list[Outcome]) -> Outcome:
