@@ -36,10 +36,6 @@ MODELS = {
     "hmm": "hmm",
 }
 DRAWS = 500  # per chain, after as many warmup iterations
-#: qvr's NUTS on the HMM (every evaluation sums 16 paths per sequence, eagerly) takes
-#: about ten times the others' time: its reference keeps fewer draws, which only widens
-#: the Monte Carlo error the comparison allows.
-REFERENCE_DRAWS = {"hmm": 200}
 
 
 def source(name: str) -> str:
@@ -78,8 +74,7 @@ def fit_posterior(name: str) -> dict[str, np.ndarray]:
     from qvr_core.runs.fit import fit
 
     data_file = MODELS_DIR / f"{MODELS[name]}.json"
-    draws = REFERENCE_DRAWS.get(name, DRAWS)
-    run = fit(source(name), method="nuts", steps=2 * draws, seed=0, data=data_file)
+    run = fit(source(name), method="nuts", steps=2 * DRAWS, seed=0, data=data_file)
     posterior = run.inference_data().posterior
     return {str(k): np.asarray(v) for k, v in posterior.data_vars.items()}
 
