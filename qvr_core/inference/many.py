@@ -120,22 +120,29 @@ def eager_seconds(eager: Potential, start: torch.Tensor, times: int = 3) -> floa
     (`COMPILE_SECONDS`) and whether chains go to processes (`chains.SPLIT_SECONDS`). An
     evaluation that fails counts its time until it failed: the chain's own start meets the
     error and says where."""
-    taken = []
-    for _ in range(times):
-        began = time.perf_counter()
+
+    def once() -> None:
         with contextlib.suppress(Exception):
             eager(start)
-        taken.append(time.perf_counter() - began)
-    return sorted(taken)[len(taken) // 2]
+
+    return _median_seconds(once, times)
 
 
 def batch_seconds(function: Batched, positions: torch.Tensor, times: int = 3) -> float:
     """The median time of `times` evaluations of a recorded potential at `positions`."""
+
+    def once() -> None:
+        with torch.no_grad():
+            function(positions)
+
+    return _median_seconds(once, times)
+
+
+def _median_seconds(call: Callable[[], None], times: int) -> float:
     taken = []
     for _ in range(times):
         began = time.perf_counter()
-        with torch.no_grad():
-            function(positions)
+        call()
         taken.append(time.perf_counter() - began)
     return sorted(taken)[len(taken) // 2]
 
