@@ -23,9 +23,10 @@ with warnings.catch_warnings():
     from arviz.plots.plot_utils import compute_ranks
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
-#: 2 chains of 400 iterations (200 draws each), seed 0: the centred funnel makes a few
-#: draws diverge (checked below, not assumed).
-CHAINS, STEPS, SEED = 2, 400, 0
+#: 2 chains of 400 iterations (200 draws each), seed 1: the centred funnel makes draws of
+#: both chains diverge (checked below, not assumed; seed 0 gave none after the compiled
+#: potential changed its rounding).
+CHAINS, STEPS, SEED = 2, 400, 1
 
 
 @pytest.fixture(scope="module")

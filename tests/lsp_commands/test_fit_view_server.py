@@ -65,7 +65,7 @@ async def test_a_nuts_result_carries_the_view_of_its_draws(client, workspace):
         "method": "nuts",
         "steps": 400,
         "chains": 2,
-        "seed": 0,
+        "seed": 1,  # both chains diverge in the funnel at this seed (seed 0: none)
         "data": "eight_schools.json",
     }
     result = await run(client, args)
