@@ -16,8 +16,10 @@ was taken of, or a tensor made outside cannot be written so and is not recorded.
 
 As with `make_fx` in its "real" mode, the recording holds for the shapes and the
 Python control flow of the call it watched. A value that depends on the input and is
-read back into Python (`.item()`, a comparison in an `if`) or a random draw cannot be
-recorded and raises `NotRecordable`. A value read back that does not depend on the
+read back into Python (`.item()`, a comparison in an `if`) cannot be recorded and
+raises `NotRecordable`; so does a random draw, unless the caller asks for draws to be
+recorded as draws (an SVI step's noise: each replay then draws afresh from torch's
+generator, in the order the recorded call drew). A value read back that does not depend on the
 input (an index's bounds check on the data, or on the values a `marginalize` sums
 over) is the same in every replay, so the control flow it decides is recorded as
 taken. The caller checks the replayed graph against the function before it uses it.
@@ -26,7 +28,7 @@ taken. The caller checks the replayed graph against the function before it uses 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -50,9 +52,9 @@ class _Recorder(TorchDispatchMode):
         # dynamo at the first operation: the very cost this module exists to avoid
         return False
 
-    def __init__(self, graph: fx.Graph, root: torch.nn.Module) -> None:
+    def __init__(self, graph: fx.Graph, root: torch.nn.Module, random: bool = False) -> None:
         super().__init__()
-        self.graph, self.root = graph, root
+        self.graph, self.root, self.random = graph, root, random
         self.nodes: dict[int, fx.Node] = {}
         self.alive: list[torch.Tensor] = []  # keeps every seen tensor's id unique
         self.varying: set[int] = set()  # ids of the tensors computed from the input
@@ -91,12 +93,14 @@ class _Recorder(TorchDispatchMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
-        if torch.Tag.nondeterministic_seeded in func.tags:
+        seeded = torch.Tag.nondeterministic_seeded in func.tags
+        if seeded and not self.random:
             raise NotRecordable(f"{func} draws random numbers")
         out = func(*args, **kwargs)
         if func in METADATA:
             return out
-        varies = self._varies(args) or self._varies(kwargs)
+        # a draw varies from replay to replay, like a value computed from the input
+        varies = seeded or self._varies(args) or self._varies(kwargs)
         if func._schema.is_mutable:
             return self._in_place(func, args, kwargs, out, varies)
         if not _has_tensor(out):
@@ -147,9 +151,15 @@ class _Recorder(TorchDispatchMode):
         return value
 
 
+#: In-place operations whose out-of-place form has another name.
+RENAMED = {aten.normal_.default: aten.normal_functional.default}  # a distribution's rsample
+
+
 def _out_of_place(func: Any) -> Any:
     """`aten.add.Tensor` for `aten.add_.Tensor`; None for a mutation without that form
     (an `out=` overload)."""
+    if func in RENAMED:
+        return RENAMED[func]
     name = func._schema.name.split("::")[-1]
     if not name.endswith("_") or name.endswith("__"):
         return None
@@ -175,13 +185,28 @@ def record(
     fn: Callable[[torch.Tensor], tuple[torch.Tensor, ...]], example: torch.Tensor
 ) -> fx.GraphModule:
     """A graph module replaying the operations `fn(example)` ran, returning its tensors."""
+    x = example.detach().clone()
+    return record_call(lambda: fn(x), [x])
+
+
+def record_call(
+    fn: Callable[[], Sequence[torch.Tensor]],
+    inputs: Sequence[torch.Tensor],
+    *,
+    random: bool = False,
+) -> fx.GraphModule:
+    """A graph module replaying the operations `fn()` ran, returning its tensors.
+
+    `inputs` are the tensors `fn` reads (a model's parameters, say) that the replay
+    takes as its arguments, in order; any other tensor it reads is a constant.
+    `random`: record random draws as draws rather than refuse them."""
     graph = fx.Graph()
     root = torch.nn.Module()
-    recorder = _Recorder(graph, root)
-    x = example.detach().clone()
-    recorder.bind(x, graph.placeholder("x"), varying=True)
+    recorder = _Recorder(graph, root, random)
+    for i, tensor in enumerate(inputs):
+        recorder.bind(tensor, graph.placeholder(f"x{i}"), varying=True)
     with recorder:
-        outputs = fn(x)
+        outputs = fn()
     graph.output(tuple(recorder.node_of(t) for t in outputs))
     module = fx.GraphModule(root, graph)
     module.graph.eliminate_dead_code()

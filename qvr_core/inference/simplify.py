@@ -62,11 +62,14 @@ NEUTRAL = {  # operation -> (neutral value, whether the constant may stand first
 }
 
 
-def simplify(module: GraphModule, example: torch.Tensor) -> GraphModule:
+def simplify(module: GraphModule, *examples: torch.Tensor) -> GraphModule:
     """`module` with its constants folded and its identities removed, for inputs of
-    `example`'s shape and dtype (the result is for that shape only)."""
-    constants = _fold(module, example)
-    _ShapeOf(module).run(example)
+    the shapes and dtypes of `examples`, one for each placeholder in order (the result
+    is for those shapes only). A random draw is never folded: each replay draws anew.
+    Torch's random state is left as it was (the shapes are found by running the graph)."""
+    with torch.random.fork_rng(devices=[]):
+        constants = _fold(module, examples)
+        _ShapeOf(module).run(*examples)
     for node in list(module.graph.nodes):
         if node.op != "call_function":
             continue
@@ -78,15 +81,16 @@ def simplify(module: GraphModule, example: torch.Tensor) -> GraphModule:
     return module
 
 
-def _fold(module: GraphModule, example: torch.Tensor) -> dict[Node, torch.Tensor]:
-    """Evaluate every operation that does not depend on the input's values once, and
+def _fold(module: GraphModule, examples: tuple[torch.Tensor, ...]) -> dict[Node, torch.Tensor]:
+    """Evaluate every operation that does not depend on the inputs' values once, and
     put its value in the graph as a constant; returns the constants by node."""
     values: dict[Node, Any] = {}
     constants: dict[Node, torch.Tensor] = {}
     shapes_of: dict[Node, Any] = {}
+    placeholders = iter(examples)
     for node in list(module.graph.nodes):
         if node.op == "placeholder":
-            shapes_of[node] = example
+            shapes_of[node] = next(placeholders)
             continue
         if node.op == "get_attr":
             values[node] = _attribute(module, str(node.target))
@@ -94,7 +98,9 @@ def _fold(module: GraphModule, example: torch.Tensor) -> dict[Node, torch.Tensor
         if node.op != "call_function":
             continue
         args, kwargs = node.args, node.kwargs
-        if node.target in SHAPE_ONLY:
+        if _draws(node):
+            shaped = None
+        elif node.target in SHAPE_ONLY:
             shaped = _substitute(args, kwargs, lambda n: values.get(n, shapes_of.get(n)))
         elif all(n in values for n in node.all_input_nodes):
             shaped = _substitute(args, kwargs, values.get)
@@ -126,6 +132,12 @@ def _fold(module: GraphModule, example: torch.Tensor) -> dict[Node, torch.Tensor
     module.graph.eliminate_dead_code()
     module.recompile()
     return constants
+
+
+def _draws(node: Node) -> bool:
+    """Whether the node draws random numbers (its value differs from call to call)."""
+    tags = getattr(node.target, "tags", ())
+    return torch.Tag.nondeterministic_seeded in tags
 
 
 def _run_on_shapes(node: Node, values: dict[Node, Any], shapes_of: dict[Node, Any]) -> Any:

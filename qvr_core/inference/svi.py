@@ -4,6 +4,10 @@ The optimiser is an ordinary `torch.optim` optimiser built by the caller. A loss
 that becomes NaN or infinite raises `NonFiniteLossError` naming the step, before
 any parameter is touched, so the model is left at its last good values.
 
+A step's loss and gradients are recorded once the run has taken a moment and then
+replayed by TorchScript for the same batch (`inference.recorded_step` says when and
+why); outside a minibatch or a split run's share, the replay draws the same noise.
+
 Performance note: the loss is a mean over the batch, and gradients that flow
 back through a long saturated recurrence can become denormal floats, which
 make CPU matrix products several times slower. `torch.set_flush_denormal(True)`
@@ -21,8 +25,10 @@ from torch import nn
 
 from qvr_core.inference.elbo import ELBO
 from qvr_core.inference.errors import NonFiniteLossError
+from qvr_core.inference.recorded_step import AFTER_SECONDS, RecordedStep
 from qvr_core.inference.sites import ProgramLike
 from qvr_core.runtime.program import Observed
+from qvr_core.runtime.share import current_share
 
 
 def _params(obj: Any) -> list[nn.Parameter]:
@@ -52,7 +58,10 @@ class SVI:
         optim: torch.optim.Optimizer,
         objective: ELBO | None = None,
         reducer: Reducer | None = None,
+        record_after: float | None = AFTER_SECONDS,
     ) -> None:
+        """`record_after`: seconds of eager steps before the step is recorded and
+        replayed (`inference.recorded_step`); None keeps every step eager."""
         self.model = model
         self.reducer = reducer
         self.guide = guide
@@ -61,6 +70,12 @@ class SVI:
         self.num_steps = 0
         self._guide_params = -1  # how many the guide had when last adopted
         self._stray: list[nn.Parameter] | None = None  # parameters outside the optimiser
+        self._recorded = RecordedStep(record_after) if record_after is not None else None
+
+    @property
+    def replaying(self) -> bool:
+        """Whether steps are replayed from a recording (`inference.recorded_step`)."""
+        return self._recorded is not None and self._recorded.replaying
 
     def _adopt_new_parameters(self) -> None:
         """Give the optimiser guide parameters created lazily on the first call."""
@@ -90,6 +105,8 @@ class SVI:
         """Zero the gradients, compute the loss, back-propagate, step; return the loss."""
         self.num_steps += 1
         self._zero_grad()
+        if self._recorded is not None and self.num_steps > 1 and current_share() is None:
+            return self._recorded_step(x, observations)
         loss = self.objective.loss(self.model, self.guide, x, observations)
         value = float(loss.detach())
         if self.reducer is not None:  # every process decides on the same total
@@ -102,6 +119,29 @@ class SVI:
             self.reducer.gradients(
                 [p for group in self.optim.param_groups for p in group["params"]]
             )
+        self.optim.step()
+        return value
+
+    def _recorded_step(self, x: Any, observations: Mapping[str, Observed] | None) -> float:
+        """A step whose loss and gradients come from `RecordedStep` (eager or replayed);
+        the guide's parameters exist by now (the first step is always eager)."""
+        assert self._recorded is not None
+        params = [p for group in self.optim.param_groups for p in group["params"]]
+        obs = dict(observations or {})
+        batch = (x, *sorted(obs), *(obs[k] for k in sorted(obs)))  # read: the same objects
+        value_tensor, grads = self._recorded(
+            lambda: self.objective.loss(self.model, self.guide, x, obs), params, batch
+        )
+        value = float(value_tensor)
+        if self.reducer is not None:
+            value = self.reducer.total(value)
+        if not math.isfinite(value):
+            raise NonFiniteLossError(self.num_steps, value)
+        self._adopt_new_parameters()
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g
+        if self.reducer is not None:
+            self.reducer.gradients(params)
         self.optim.step()
         return value
 

@@ -1,0 +1,183 @@
+"""SVI steps recorded once and replayed (`inference.recorded_step`): the same fit as the
+eager steps from the same seed, fresh noise every replay, and eager steps wherever a
+recording would not hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from qvr_core.dsl import load, loads
+from qvr_core.inference import ELBO, SVI, AutoNormalGuide, NonFiniteLossError
+from qvr_core.inference.record import record_call
+from qvr_core.inference.simplify import simplify
+
+from .qvr_sources import REGRESSION
+from .toy_models import NormalNormal
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def fit(
+    model: torch.nn.Module,
+    x: object,
+    observations: dict[str, torch.Tensor],
+    steps: int,
+    record_after: float | None,
+    seed: int = 3,
+) -> tuple[SVI, list[float]]:
+    """`steps` SVI steps from `seed`; `record_after=0.0` records at the second step."""
+    torch.manual_seed(seed)
+    guide = AutoNormalGuide(model, observed_names=set(observations))
+    params = [p for p in model.parameters() if p.requires_grad] + list(guide.parameters())
+    optim = torch.optim.Adam(params, lr=0.01, foreach=True)
+    svi = SVI(model, guide, optim, ELBO(), record_after=record_after)
+    return svi, [svi.step(x, observations) for _ in range(steps)]
+
+
+def regression() -> tuple[torch.nn.Module, torch.Tensor, dict[str, torch.Tensor]]:
+    torch.manual_seed(0)
+    model = loads(REGRESSION).morphism
+    x = torch.randn(64, 3)
+    y = x @ torch.tensor([[1.5], [-2.0], [0.5]]) + 0.7 + 0.1 * torch.randn(64, 1)
+    return model, x, {"y": y}
+
+
+# ------------------------------------------------------------------ random draws
+
+
+def test_a_recorded_draw_draws_afresh_in_each_replay_as_the_eager_call_would() -> None:
+    loc = torch.tensor([1.0, -1.0])
+
+    def noisy() -> list[torch.Tensor]:
+        eps = torch.distributions.Normal(torch.zeros(2), 1.0).rsample()  # empty + normal_
+        return [loc + 2.0 * eps + torch.randn(2)]
+
+    graph = simplify(record_call(noisy, [loc], random=True), loc)
+    torch.manual_seed(7)
+    first, second = graph(loc)[0], graph(loc)[0]
+    assert not torch.equal(first, second)  # the draws were not folded into constants
+    torch.manual_seed(7)
+    torch.testing.assert_close(first, noisy()[0])
+    torch.testing.assert_close(second, noisy()[0])
+
+
+# ------------------------------------------------------------------ the same fit
+
+
+@pytest.mark.parametrize("case", ["regression", "vanilla_rnn_lm"])
+def test_a_recorded_fit_is_the_eager_fit_from_the_same_seed(case: str) -> None:
+    if case == "regression":
+        make = regression
+    else:
+
+        def make() -> tuple[torch.nn.Module, torch.Tensor, dict[str, torch.Tensor]]:
+            torch.manual_seed(0)
+            model = load(EXAMPLES / "vanilla_rnn_lm.qvr").morphism
+            x = model.example_input(16, 8)
+            with torch.no_grad():
+                y = model.run(x).values["next_token"]
+            return model, x, {"next_token": y}
+
+    recorded_model, x, obs = make()
+    recorded, recorded_losses = fit(recorded_model, x, obs, 40, record_after=0.0)
+    eager_model, x, obs = make()
+    eager, eager_losses = fit(eager_model, x, obs, 40, record_after=None)
+    assert recorded.replaying and not eager.replaying
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
+    for a, b in zip(recorded_model.parameters(), eager_model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_replayed_steps_draw_new_noise_each_step() -> None:
+    x, obs = torch.zeros(8, 1), {"y": torch.ones(8, 3)}
+    svi, _ = fit(NormalNormal(n=3, sigma=0.5), x, obs, 5, record_after=0.0)
+    assert svi.replaying
+    evaluations = set()
+    for _ in range(3):  # no learning rate: only the guide's draws change the loss
+        for group in svi.optim.param_groups:
+            group["lr"] = 0.0
+        evaluations.add(svi.step(x, obs))
+    assert len(evaluations) == 3
+
+
+def test_a_short_run_is_never_recorded() -> None:
+    model, x, obs = regression()
+    svi, _ = fit(model, x, obs, 10, record_after=60.0)
+    assert not svi.replaying
+
+
+# ------------------------------------------------------------------ where it stays eager
+
+
+class Branching(NormalNormal):
+    """Reads a latent's value back into Python: a recording cannot hold its control flow."""
+
+    def dist(self, name, x, values):  # type: ignore[no-untyped-def]
+        d = super().dist(name, x, values)
+        if name == "y" and float(values["mu"].detach().sum()) > 1e9:
+            raise AssertionError("not reached")
+        return d
+
+
+class Drifting(NormalNormal):
+    """A Python number that changes every call: a recording would keep its first value."""
+
+    def dist(self, name, x, values):  # type: ignore[no-untyped-def]
+        if name == "y":
+            self.sigma += 0.01
+        return super().dist(name, x, values)
+
+
+@pytest.mark.parametrize("program", [Branching, Drifting])
+def test_a_step_a_recording_cannot_replay_stays_eager_with_the_same_losses(
+    program: type[NormalNormal],
+) -> None:
+    x, obs = torch.zeros(8, 1), {"y": torch.randn(8, 3, generator=torch.Generator().manual_seed(1))}
+    recorded, recorded_losses = fit(program(n=3, sigma=0.5), x, obs, 12, record_after=0.0)
+    _, eager_losses = fit(program(n=3, sigma=0.5), x, obs, 12, record_after=None)
+    assert not recorded.replaying
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-6, atol=1e-6)
+
+
+def test_another_batch_is_stepped_eagerly_and_the_recorded_one_replayed_after() -> None:
+    model, x, obs = regression()
+    svi, _ = fit(model, x, obs, 4, record_after=0.0)
+    assert svi.replaying
+    other_x, other_y = x[:16].clone(), obs["y"][:16].clone()
+    with torch.no_grad():
+        expected = svi.evaluate_loss(other_x, {"y": other_y})
+    for group in svi.optim.param_groups:
+        group["lr"] = 0.0
+    losses = [svi.step(other_x, {"y": other_y}) for _ in range(200)]
+    assert sum(losses) / len(losses) == pytest.approx(expected, rel=0.2)
+    assert svi.replaying  # the recorded batch still is
+    svi.step(x, obs)
+
+
+def test_a_batch_written_in_place_is_not_replayed_with_its_old_values() -> None:
+    model, x, obs = regression()
+    svi, _ = fit(model, x, obs, 4, record_after=0.0)
+    assert svi.replaying
+    obs["y"].mul_(100.0)  # a loop refilling its buffers: the recording read the old values
+    for group in svi.optim.param_groups:
+        group["lr"] = 0.0
+    with torch.no_grad():
+        expected = svi.evaluate_loss(x, obs)
+    losses = [svi.step(x, obs) for _ in range(100)]
+    assert sum(losses) / len(losses) == pytest.approx(expected, rel=0.2)
+
+
+def test_a_replayed_non_finite_loss_stops_before_any_parameter_moves() -> None:
+    model = NormalNormal(n=2, sigma=1.0)
+    x, obs = torch.zeros(2, 1), {"y": torch.zeros(2, 2)}
+    svi, _ = fit(model, x, obs, 4, record_after=0.0)
+    assert svi.replaying
+    loc = svi.guide.locs["mu"]
+    with torch.no_grad():
+        loc.fill_(1e30)  # a parameter, an input of the replay: the squares overflow
+    with pytest.raises(NonFiniteLossError, match="at step 5"):
+        svi.step(x, obs)
+    assert bool((loc == 1e30).all())
