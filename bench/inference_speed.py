@@ -1,7 +1,7 @@
 """Inference speed: qvr against the same model written by hand in Pyro, in one run.
 
     .venv/bin/python bench/inference_speed.py [--model all|rnn|eight_schools|chains|peers]
-        [--seeds N (peers)] [--peers numpyro,stan (peers)]
+        [--seeds N (peers)] [--peers numpyro,stan (peers)] [--no-editor (peers)]
         [--batch 64] [--seq-len 32] [--threads N] [--denormals both|kept|flushed]
         [--warmup 500] [--draws 1000] [--chains 3] [--steps 1000]
 
@@ -25,7 +25,9 @@ agree before timing anything.
 
 Timed:
 - one SVI step (guide draw, ELBO, backward, Adam step): qvr's AutoNormalGuide +
-  ELBO + SVI against Pyro's AutoNormal + Trace_ELBO + SVI, and against the same
+  ELBO + SVI (as a run steps it: recorded and replayed, `inference.recorded_step`,
+  once eager steps have taken half a second; and kept eager, the row "SVI eager
+  step") against Pyro's AutoNormal + Trace_ELBO + SVI, and against the same
   step written by hand in plain torch, without a framework (`HandSVI`: the same
   mean-field Normal over h, shared across the batch as qvr's guide is, the
   same ELBO averaged over the batch, the same Adam; goal: qvr at most 1.05x);
@@ -319,13 +321,19 @@ def main() -> None:
     parser.add_argument(
         "--peers", default="numpyro,stan", help="peers: the tools beside qvr, comma-separated"
     )
+    parser.add_argument(
+        "--no-editor",
+        dest="editor",
+        action="store_false",
+        help="peers: leave out the run clicked in the editor (qvr.runInference, warm server)",
+    )
     args = parser.parse_args()
     if args.model == "peers":  # 4 x (1,000 + 1,000) unless --chains and --draws say otherwise
         from peers import main as peers
 
         chains = args.chains if "--chains" in sys.argv else 4
         tools = tuple(t.strip() for t in args.peers.split(",") if t.strip())
-        peers(chains=chains, draws=args.draws, seeds=args.seeds, tools=tools)
+        peers(chains=chains, draws=args.draws, seeds=args.seeds, tools=tools, editor=args.editor)
         return
     if args.model in ("all", "eight_schools"):
         threads = torch.get_num_threads()
@@ -370,6 +378,17 @@ def main() -> None:
     guide = AutoNormalGuide(model, observed_names={"next_token"})
     params = [*model.parameters(), *guide.parameters()]
     svi = SVI(model, guide, torch.optim.Adam(params, lr=1e-3, foreach=True), ELBO())
+    for _ in range(400):  # as in a run: eager steps, then the step recorded and replayed
+        if svi.replaying:
+            break
+        svi.step(x, obs)
+    print(f"SVI step recorded and replayed after {svi.num_steps} steps: {svi.replaying}")
+    eager_model = load(ROOT / "examples" / "vanilla_rnn_lm.qvr").morphism
+    eager_model.load_state_dict(model.state_dict())
+    eager_guide = AutoNormalGuide(eager_model, observed_names={"next_token"})
+    eager_params = [*eager_model.parameters(), *eager_guide.parameters()]
+    eager_optim = torch.optim.Adam(eager_params, lr=1e-3, foreach=True)
+    eager_svi = SVI(eager_model, eager_guide, eager_optim, ELBO(), record_after=None)
     pyro.clear_param_store()
     pguide = AutoNormal(pyro_model)
     psvi = PyroSVI(pyro_model, pguide, pyro.optim.Adam({"lr": 1e-3}), Trace_ELBO())
@@ -378,6 +397,11 @@ def main() -> None:
     cases = [
         ("SVI step / Pyro", lambda: svi.step(x, obs), lambda: psvi.step(net, x, y)),
         ("SVI step / plain torch", lambda: svi.step(x, obs), lambda: hand.step(x, flat_y)),
+        (
+            "SVI eager step / plain torch",
+            lambda: eager_svi.step(x, obs),
+            lambda: hand.step(x, flat_y),
+        ),
     ]
 
     # NUTS potential and gradient on the lifted model.

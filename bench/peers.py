@@ -23,6 +23,9 @@ build) with ESS per second of them; then qvr's ESS per wall second and per secon
 sampling as ratios of each peer's (against Stan's sampling alone, the ratio the issue
 tracks: a compiled sampler's floor), and the two tools' divergences with the p-value of
 an exact test of equal rates.
+The row "qvr editor" is the same run clicked in the editor: `qvr.runInference` on a warm
+server (bench/run_latency.py; `--no-editor` leaves it out), from the request to the final
+summary, whose table gives its ESS (qvr's estimator, ArviZ's to 1e-6) and means.
 With `--seeds N` every tool runs N times, with seeds 1 to N (each Stan run compiling
 again): the table shows the means (divergences: the total) and the ratios are of mean
 ESS over mean wall time, so one seed's luck (a divergence or two in 4,000 draws) is not read
@@ -87,6 +90,29 @@ def _timed(command: list[str], cwd: Path | None = None) -> tuple[float, str]:
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed: {done.stderr.strip()[-2000:]}")
     return wall, done.stdout
+
+
+def run_editor(chains: int, draws: int, seed: int = 1, pause: float = 10.0) -> Outcome:
+    """The same run from the editor: `qvr.runInference` on a warm server (a fresh server
+    shown the model's code lenses `pause` seconds before, as a user reads it before
+    clicking Run; bench/run_latency.py), timed from the request to the final summary,
+    whose table (qvr's ESS, ArviZ's to 1e-6) gives the ESS and means."""
+    import asyncio
+
+    from run_latency import one_run
+
+    wall, summary = asyncio.run(one_run(True, draws, pause, chains=chains, seed=seed))
+    rows = [r for r in summary["posterior"]["rows"] if r["site"] in PARAMETERS]
+    mean = {r["label"]: float(r["mean"]) for r in rows}
+    return Outcome(
+        "qvr editor",
+        wall,
+        min(float(r["ess_bulk"]) for r in rows),
+        int(summary["divergences"]),
+        mean["mu"],
+        mean["tau"],
+        float(summary["seconds"]),
+    )
 
 
 def run_qvr(chains: int, draws: int, out: Path, seed: int = 1) -> Outcome:
@@ -197,7 +223,11 @@ def _installed(module: str) -> bool:
 
 
 def main(
-    chains: int = 4, draws: int = 1000, seeds: int = 1, tools: tuple[str, ...] = PEERS
+    chains: int = 4,
+    draws: int = 1000,
+    seeds: int = 1,
+    tools: tuple[str, ...] = PEERS,
+    editor: bool = True,
 ) -> None:
     print(f"eight schools, non-centred: {chains} chains x ({draws} warmup + {draws} draws), "
           f"cold start, max tree depth 10, seeds 1..{seeds}")  # fmt: skip
@@ -215,6 +245,8 @@ def main(
             stan = False
         for seed in range(1, seeds + 1):  # tools alternate, so load drifts reach all alike
             runs.setdefault("qvr run", []).append(run_qvr(chains, draws, out, seed))
+            if editor:
+                runs.setdefault("qvr editor", []).append(run_editor(chains, draws, seed))
             if numpyro:
                 runs.setdefault("numpyro", []).append(
                     run_script("numpyro", NUMPYRO, chains, draws, out, seed)
@@ -236,7 +268,11 @@ def main(
               f"{r.ess_per_sampling_second:15.0f}")  # fmt: skip
     ours = results[0]
     total = seeds * chains * draws
-    for peer in results[1:]:
+    if editor:
+        mine = next(r for r in results if r.tool == "qvr editor")
+        print(f"qvr editor / qvr run: wall {mine.wall / ours.wall:.2f} (Run on a warm server "
+              f"against a cold command line)")  # fmt: skip
+    for peer in (r for r in results[1:] if r.tool != "qvr editor"):
         ratio = ours.ess_per_second / peer.ess_per_second
         alone = ours.ess_per_sampling_second / peer.ess_per_sampling_second
         print(f"qvr / {peer.tool}: ESS per wall second {ratio:.2f}, per second of "
