@@ -73,6 +73,7 @@ from qvr_core.runs.attention_record import (
     record_attention,
 )
 from qvr_core.runs.minibatch import Minibatches
+from qvr_core.runs.predictive import posterior_predictive
 from qvr_core.runs.sequence_data import data_keys, observed_values
 from qvr_core.runs.sizing import Sizing, log_likelihood_refusal
 from qvr_core.runs.summary import (
@@ -662,18 +663,8 @@ def _pointwise(
 def _predictive(
     program: ProgramLike, x: Input, samples: dict[str, torch.Tensor], job: Job
 ) -> dict[str, torch.Tensor]:
-    """Each observed site drawn under each draw of `samples` (`(chain, draw, ...)`), the
-    data names read as the fit read them."""
-    names, data = list(job.observed), job.data_names
-    chains, draws = next(iter(samples.values())).shape[:2]
-    out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
-    with torch.no_grad():
-        for c in range(chains):
-            for d in range(draws):
-                values = program.run(x, data, {k: v[c, d] for k, v in samples.items()}).values
-                for n in names:
-                    out[n].append(values[n])
-    return {n: torch.stack(v).reshape(chains, draws, *v[0].shape) for n, v in out.items()}
+    """Each observed site drawn under each draw of `samples` (`runs.predictive`)."""
+    return posterior_predictive(program, x, job.data_names, samples, list(job.observed))
 
 
 def posterior_summary(result: MCMCResult, max_tree_depth: int, sampled: bool = True) -> Summary:

@@ -73,6 +73,7 @@ from qvr_core.runtime.tensors import broadcast_shape, unconstrained_shape
 MAX_TEMPLATE_DEPTH = 16
 
 _STRICT: ContextVar[bool] = ContextVar("qvr_draws_stay_in_support", default=False)
+_TOGETHER: ContextVar[bool] = ContextVar("qvr_draws_together", default=False)
 
 #: A forward run whose numbers left float64 is drawn again while such runs stay rare: at
 #: most one, plus one for every `RARE` runs kept so far (`ModelProgram.run`).
@@ -97,6 +98,22 @@ def draws_stay_in_support() -> Iterator[None]:
         yield
     finally:
         _STRICT.reset(token)
+
+
+@contextmanager
+def drawing_together() -> Iterator[None]:
+    """In this block a model program's forward run is one of many run together by
+    `torch.func.vmap` (`runs.predictive`): each site is drawn with `sample()`, whose
+    torch implementations draw out of place (which vmap can batch with a noise per
+    draw, where `rsample`'s in-place noise it cannot), and nothing a draw or a given
+    value holds is read into Python to be checked (vmap cannot follow that). The
+    caller checks what comes out (a number past float64 is not set aside here)."""
+    token = _TOGETHER.set(True)
+    try:
+        with _unvalidated():
+            yield
+    finally:
+        _TOGETHER.reset(token)
 
 
 @contextmanager
@@ -503,6 +520,7 @@ class _Pass:
         self.data = {k: _wide(v) for k, v in data.items()}
         self.given = {k: _wide(v) for k, v in given.items()}
         self.strict = draw and _STRICT.get()  # a draw outside its support raises
+        self.together = draw and _TOGETHER.get()  # one of many runs under vmap
         self.compiled, self.templates = trees or (program.top, program.templates)
         self.env: dict[str, torch.Tensor] = {}
         self.prefix = ""  # `v$` inside `sample v <- template(...)`
@@ -645,13 +663,17 @@ class _Pass:
                     + ("; give it in the data" if observed else ""),
                     site=name,
                 )
-            try:
-                with torch.no_grad() if not dist.has_rsample else nullcontext():
-                    value = dist.rsample() if dist.has_rsample else dist.sample()
-            except (RuntimeError, IndexError) as e:  # torch finds the shapes off only here
-                raise _unfit(step, dist, e) from None
-            value = into_support(value, dist.support)  # a draw rounded onto a bound
-            log_prob = self._drawn_log_prob(step, name, dist, value)
+            if self.together:
+                value = into_support(dist.sample(), dist.support)
+                log_prob = dist.log_prob(value)
+            else:
+                try:
+                    with torch.no_grad() if not dist.has_rsample else nullcontext():
+                        value = dist.rsample() if dist.has_rsample else dist.sample()
+                except (RuntimeError, IndexError) as e:  # torch finds the shapes off only here
+                    raise _unfit(step, dist, e) from None
+                value = into_support(value, dist.support)  # a draw rounded onto a bound
+                log_prob = self._drawn_log_prob(step, name, dist, value)
         else:
             value = self._conform(value, dist, step)
             dist = self._fit(dist, value)
@@ -697,7 +719,7 @@ class _Pass:
                 received=str(got),
             )
         try:
-            inside = dist.support.check(value) if self.draw else None
+            inside = dist.support.check(value) if self.draw and not self.together else None
         except NotImplementedError:
             inside = None
         if inside is not None and not bool(torch.as_tensor(inside).all()):
