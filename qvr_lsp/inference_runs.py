@@ -379,7 +379,12 @@ def _handle_event(line: bytes, progress: RunProgress) -> dict[str, Any] | None:
     kind = event.get("event")
     if kind == "progress":
         total = event.get("total")
-        progress.point(int(event.get("step", 0)), event.get("loss"), int(total) if total else None)
+        points = event.get("points")
+        if not isinstance(points, list):  # a worker of an older qvr: one step a line
+            points = [[event.get("step", 0), event.get("loss")]]
+        for point in points:
+            if isinstance(point, list) and len(point) == 2:
+                progress.point(int(point[0]), point[1], int(total) if total else None)
     elif kind == "update" and isinstance(event.get("live"), dict):
         progress.update(event["live"])
         return None

@@ -12,7 +12,11 @@ read once by the server (the worker never opens a path the client named):
 bytes after its line (older servers sent them base64 in `data_base64`,
 which is still read). Events are JSON lines on stdout:
 
-    {"event": "progress", "step": 120, "total": 500, "loss": 3.21}
+    {"event": "progress", "total": 500, "points": [[119, 3.25], [120, 3.21]]}
+        (the steps since the last such event, written at most every `PROGRESS_SECONDS`:
+        a line per step, 8,000 for NUTS 4 x 2,000, cost the run about a second; servers
+        also read the older one-step form, {"event": "progress", "step": 120,
+        "total": 500, "loss": 3.21})
     {"event": "update", "live": {...}}   (NUTS: draws so far, see qvr_core.inference.live)
     {"event": "result", "summary": {...}, "view": {...}}
         (RunSummary.to_json(); the run view's data, `qvr_core.posterior.view.fit_view`,
@@ -23,8 +27,8 @@ Anything else the run prints goes to stderr, so it cannot corrupt the protocol.
 
 The run keeps its draws (`RunResults`) for the view; a NUTS run also draws the
 observed sites again under each draw (`predictive`, for the predictive check) when
-that is cheap and small: one forward run per draw, 0.6 to 2.5 ms on
-examples/models (2 to 15% of a run there), for at most `PREDICTIVE_MAX_DRAWS`
+that is cheap and small (`qvr_core.runs.predictive`: the draws run together, or one
+forward run per draw where they cannot be), for at most `PREDICTIVE_MAX_DRAWS`
 draws and arrays of at most some 128 MiB (`predictive_refusal`). A view that cannot be computed
 costs the view (`{"error": ...}`), never the run.
 """
@@ -38,11 +42,13 @@ import math
 import os
 import resource
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from qvr_core.datafile import DataFile
+from qvr_core.resources import address_space_left
 from qvr_lsp import lifeline
 from qvr_lsp.lifeline import (  # noqa: F401  # the names this module has always had
     EXIT_ORPHANED,
@@ -55,6 +61,8 @@ from qvr_lsp.spare_worker import WARM_VARIABLE
 
 #: How much lower than the server a run is scheduled: the user typing comes first.
 NICENESS = 10
+#: Progress points are written together, at most this often (the last at the run's end).
+PROGRESS_SECONDS = 0.05
 #: Posterior predictive draws for the view: at most this many (chains x draws) ...
 PREDICTIVE_MAX_DRAWS = 8000
 #: ... and at most this many draws x data bytes. A text data file holds at most one
@@ -85,6 +93,9 @@ def main() -> int:
         _emit(protocol, {"event": "error", "kind": "error", "message": f"bad request: {exc}"})
         return 2
     _limit_memory(request.pop("memory_mb", None))
+    if address_space_left() == 0:  # a spare that loaded more than the run's limit allows
+        _emit(protocol, _memory_error())
+        return 1
     try:
         summary, view = _run(request, protocol, parent, keep_dir)
     except MemoryError:
@@ -99,10 +110,17 @@ def main() -> int:
 
 
 def _load_runtime() -> None:
-    """Import torch and the runtime ahead of the request; a failure here is left for the
-    run itself to meet and report."""
+    """Import torch and the runtime ahead of the request, and ArviZ, which the run's
+    view and model comparison read once it ends (1.3 to 2.6 s of imports the user
+    waited for after the draws; some 250 MB more held by the spare, which the run would
+    take anyway). A failure here is left for the run itself to meet and report."""
     with contextlib.suppress(Exception):  # reported by the run, in its words
         import qvr_core.runs.run  # noqa: F401  # loaded for the run to come
+        from qvr_core.inference.results import have_arviz, load_arviz
+
+        if have_arviz():
+            load_arviz()
+            import qvr_lsp.kept_runs  # noqa: F401  # the comparison of kept runs
 
 
 def _keep_dir(value: object) -> Path | None:
@@ -122,9 +140,7 @@ def _run(
     from qvr_core.inference.results import RunResults
     from qvr_core.runs.run import run_program
 
-    def on_progress(step: int, total: int, loss: float) -> None:
-        event = {"event": "progress", "step": step, "total": total, "loss": loss}
-        _emit(protocol, _finite(event))
+    progress = _ProgressPoints(protocol)
 
     def on_update(live: dict[str, Any]) -> None:
         _emit(protocol, {"event": "update", "live": _finite(live)})
@@ -144,18 +160,42 @@ def _run(
         source,
         **request,
         data=data,
-        on_progress=on_progress,
+        on_progress=progress.add,
         on_update=on_update,
         should_stop=should_stop,
         results=results,
         predictive=request.get("method") == "nuts" and refusal is None,
     )
+    progress.flush()
     view = fit_view_of(results)
     if refusal is not None and "error" not in view:
         view["ppc_note"] = refusal
     if keep_dir is not None and "error" not in view:
         view.update(comparison_of(results, request, keep_dir))
     return summary.to_json(), view
+
+
+class _ProgressPoints:
+    """The run's progress points, written as one event per `PROGRESS_SECONDS` or so."""
+
+    def __init__(self, protocol: IO[str], clock: Any = time.monotonic) -> None:
+        self.protocol, self.clock = protocol, clock
+        self.points: list[list[float | None]] = []
+        self.total = 0
+        self.written = clock()
+
+    def add(self, step: int, total: int, loss: float) -> None:
+        self.points.append([step, loss])
+        self.total = total
+        if step >= total or self.clock() - self.written >= PROGRESS_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.points:
+            event = {"event": "progress", "total": self.total, "points": self.points}
+            _emit(self.protocol, _finite(event))
+            self.points = []
+        self.written = self.clock()
 
 
 def comparison_of(results: Any, request: dict[str, Any], keep_dir: Path) -> dict[str, Any]:

@@ -31,6 +31,7 @@ import contextlib
 import importlib.util
 import os
 import secrets
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,17 @@ DATA_GROUPS = ("observed_data", "constant_data")
 
 def have_arviz() -> bool:
     return importlib.util.find_spec("arviz") is not None
+
+
+def load_arviz() -> Any:
+    """The `arviz` module, imported quietly (arviz 0.2x announces its rewrite with a
+    FutureWarning); ImportError without the extra. Importing it takes 1.3 to 2.6 s here
+    (matplotlib, scipy, numba), which the editor's spare worker pays before its run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+
+    return arviz
 
 
 def _array(value: Any) -> np.ndarray:
@@ -80,14 +92,11 @@ class RunResults:
 
     def inference_data(self) -> Any:
         """`arviz.InferenceData` of the groups (needs the `arviz` extra)."""
-        import warnings
-
+        az = load_arviz()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
-            import arviz as az
-
+            warnings.simplefilter("ignore", FutureWarning)
             groups = {g: dict(v) for g, v in self.groups.items() if v}
-            idata = az.from_dict(**groups, dims=self._fitting_dims())  # type: ignore[arg-type]  # one keyword per group, each a dict
+            idata = az.from_dict(**groups, dims=self._fitting_dims())
         for group in idata.groups():
             idata[group].attrs.update(self.attrs)
         return idata

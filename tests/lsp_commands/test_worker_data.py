@@ -38,3 +38,23 @@ def test_the_worker_never_opens_the_data_path(tmp_path: Path) -> None:
     assert events[-1]["event"] == "result", done.stderr[-2000:]
     summary = events[-1]["summary"]
     assert summary["batch"] == 3 and summary["data"] == str(gone)
+
+
+def test_a_spare_that_loaded_past_the_run_s_memory_limit_reports_memory(tmp_path: Path) -> None:
+    """A spare (`QVR_WORKER_WARM=1`) has torch and ArviZ loaded when its request comes;
+    a `memory_mb` below what it holds is the memory error it would have met loading
+    them, not a run sized against a budget of nothing."""
+    request = {"source": TINY, "method": "svi", "steps": 2, "memory_mb": 64}
+    done = subprocess.run(
+        [sys.executable, "-m", "qvr_lsp.worker"],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "QVR_WORKER_WARM": "1"},
+    )
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[-1]["event"] == "error", done.stderr[-2000:]
+    assert events[-1]["kind"] == "memory" and "memory_mb" in events[-1]["message"]
+    assert done.returncode == 1
