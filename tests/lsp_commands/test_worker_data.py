@@ -7,10 +7,27 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.lsp_commands.conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run_worker(
+    request: dict[str, Any], cwd: Path, **env: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """A worker process given `request`, and the events it wrote."""
+    done = subprocess.run(
+        [sys.executable, "-m", "qvr_lsp.worker"],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **env},
+    )
+    return done, [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def test_the_worker_never_opens_the_data_path(tmp_path: Path) -> None:
@@ -25,16 +42,7 @@ def test_the_worker_never_opens_the_data_path(tmp_path: Path) -> None:
         "data_name": str(gone),
         "data_base64": base64.b64encode(content).decode(),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "qvr_lsp.worker"],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+    done, events = _run_worker(request, tmp_path)
     assert events[-1]["event"] == "result", done.stderr[-2000:]
     summary = events[-1]["summary"]
     assert summary["batch"] == 3 and summary["data"] == str(gone)
@@ -45,16 +53,7 @@ def test_a_spare_that_loaded_past_the_run_s_memory_limit_reports_memory(tmp_path
     a `memory_mb` below what it holds is the memory error it would have met loading
     them, not a run sized against a budget of nothing."""
     request = {"source": TINY, "method": "svi", "steps": 2, "memory_mb": 64}
-    done = subprocess.run(
-        [sys.executable, "-m", "qvr_lsp.worker"],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "QVR_WORKER_WARM": "1"},
-    )
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+    done, events = _run_worker(request, tmp_path, QVR_WORKER_WARM="1")
     assert events[-1]["event"] == "error", done.stderr[-2000:]
     assert events[-1]["kind"] == "memory" and "memory_mb" in events[-1]["message"]
     assert done.returncode == 1
