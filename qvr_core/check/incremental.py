@@ -447,8 +447,10 @@ def _renewed(
         if id(d) not in reusable
         and (found := env.frames.get(id(shift.memo.get(id(d), d) if shift else d)))
     ]
-    if p.reused and not checked:
-        return old[seg.text]
+    if p.reused and not checked and not any(old[seg.text].frames):
+        return old[seg.text]  # checked again, and as before without frames (an object)
+    # (checked again without frames where it had some, as a name declared twice is: the
+    # old frames are out of date, and kept they would be reused once the name is not)
     if shift is not None:
         seg = seg.moved(shift)  # its declaration was checked in place
     frames = tuple(_frame_of(env, d) for d in seg.decls)

@@ -175,3 +175,17 @@ def test_a_remembered_suggestion_is_the_one_for_those_names() -> None:
     assert suggest("celll", ["cell", "head"]) == _close("celll", ("cell", "head")) == ["cell"]
     assert suggest("celll", ["head"]) == _close("celll", ("head",)) == []
     assert suggest("celll", ("cello", "cell")) == _close("celll", ("cello", "cell"))
+
+
+def test_a_declaration_checked_again_as_a_duplicate_does_not_keep_its_old_frame() -> None:
+    """Found by the property above in a fresh clone's CI: `f` declared a second time
+    above it (and `A` with another size) is checked again as one of two, which records
+    no frame; its frame from when it was alone (A of size 2) was kept, and reused once
+    the other `f` went, though `A` is now the first one, of size 3."""
+    alone = "object A : Real 2\n\n#! The map.\nmorphism f : A -> A [role=kernel] ~ Normal\n"
+    above = "object A : Real 3\n\n#! Another map.\nmorphism f : A -> A [role=kernel] ~ Normal\n"
+    checker = IncrementalChecker(safe=False)
+    for text in (alone, above + alone, "object A : Real 3\n\n#! Another map.\n" + alone):
+        module = checker.check(text)
+        same_as_from_scratch(module, text)
+    assert module.morphisms["f"].type.cod.factors[0].size == 3  # type: ignore[union-attr]
