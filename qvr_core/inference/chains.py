@@ -62,13 +62,7 @@ import torch
 
 from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
 from qvr_core.inference.lockstep import TaskError
-from qvr_core.inference.many import (
-    COMPILE_SECONDS,
-    Batched,
-    batch_seconds,
-    compiled_potential,
-    eager_seconds,
-)
+from qvr_core.inference.many import COMPILE_SECONDS, Batched, compiled_potential
 from qvr_core.inference.mcmc import (
     MCMCResult,
     ProgramPotential,
@@ -80,6 +74,7 @@ from qvr_core.inference.mcmc import (
 )
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
+from qvr_core.inference.work import count_work
 from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.program import Observed
 
@@ -126,9 +121,10 @@ def default_processes(chains: int) -> int:
     return max(1, min(chains, usable_cores()))
 
 
-#: One evaluation of the chains' potential slower than this is mostly arithmetic, which
-#: processes on more cores share out; faster, it is mostly the interpreter, which the
-#: chains advanced together in one process (`mcmc.sample_chains`) pay once for all.
+#: One evaluation of the chains' potential estimated slower than this (`work.Work`) is
+#: mostly arithmetic, which processes on more cores share out; faster, it is mostly the
+#: interpreter, which the chains advanced together in one process
+#: (`mcmc.sample_chains`) pay once for all.
 SPLIT_SECONDS = 0.005
 
 
@@ -152,20 +148,24 @@ def chosen_processes(
     one evaluation of the model's potential costs `SPLIT_SECONDS` or more and there are
     cores to share it out. An eager evaluation that slow may still be mostly the
     interpreter (a `marginalize` scope's Python per value: the HMM example's 10 ms are
-    0.3 ms recorded), so a model quick enough to record is recorded for all its chains
-    and timed as the run would evaluate it."""
+    0.3 ms recorded), so a model quick enough to record is recorded for all its chains,
+    where only its arithmetic is left, for every chain.
+
+    The costs are counted (`inference.work`), not timed: the two placements round
+    differently, and a choice by the clock would give a `--seed` run other draws when
+    the machine is busy."""
     if default_processes(chains) == 1:
         return Placement(1)
     potential = ProgramPotential(model, x, dict(observations), layout)
     with torch.random.fork_rng():
         start = layout.pack(initial_values(model, x, dict(observations)))
-    eager = eager_seconds(potential, start)
-    if eager < SPLIT_SECONDS:
+    work = count_work(lambda: potential(start))
+    if work.seconds < SPLIT_SECONDS:
         return Placement(1)
-    if eager < COMPILE_SECONDS:
+    if work.seconds < COMPILE_SECONDS:
         starts = start.expand(chains, -1).clone()
         recorded = compiled_potential(potential, potential.log_density, starts)
-        if recorded is not None and batch_seconds(recorded, starts) < SPLIT_SECONDS:
+        if recorded is not None and chains * work.arithmetic_seconds < SPLIT_SECONDS:
             return Placement(1, recorded)
     return Placement(default_processes(chains))
 

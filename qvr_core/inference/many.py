@@ -20,17 +20,17 @@ programs cannot be recorded at all (a value read back into Python, a random draw
 So the compiled function is used only after it has agreed with the eager one at
 each chain's start and at a point beside it (value and gradient); otherwise, and
 for anything it fails on, each row is evaluated eagerly, one after another. A
-model whose one evaluation takes 50 ms or more is not recorded at all: its time is
-arithmetic, and recording the seeds' networks took seconds (and some of them read a
-value into Python, which cannot be recorded).
+model whose one evaluation is estimated at 50 ms or more is not recorded at all: its
+time is arithmetic, and recording the seeds' networks took seconds (and some of them
+read a value into Python, which cannot be recorded). The estimate is counted from the
+model (`inference.work`), not timed, so a `--seed` run takes the same path, and draws
+the same numbers, on a loaded machine as on an idle one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-import time
 import warnings
 from collections.abc import Callable
 
@@ -40,6 +40,7 @@ from torch.func import vmap
 from qvr_core.inference.nuts import Potential
 from qvr_core.inference.record import record
 from qvr_core.inference.simplify import simplify
+from qvr_core.inference.work import count_work
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ Batched = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # Z -> (d
 
 #: How close the compiled potential must be to the eager one to replace it.
 RTOL, ATOL = 1e-6, 1e-8
-#: A model whose one eager evaluation takes longer is not compiled (`eager_seconds`).
+#: A model whose one eager evaluation is estimated longer is not compiled (`work.Work`).
 COMPILE_SECONDS = 0.05
 
 
@@ -85,7 +86,7 @@ class ManyPotential:
             return
         if recorded is not None and _agrees_beside(recorded, eager, starts):
             self.function = recorded
-        elif eager_seconds(eager, starts[0], times=1) < COMPILE_SECONDS:
+        elif count_work(lambda: eager(starts[0])).seconds < COMPILE_SECONDS:
             self.function = compiled_potential(eager, log_density, starts)
 
     @property
@@ -112,39 +113,6 @@ class ManyPotential:
             except Exception as e:
                 raise RowError(row, e) from e
         return [u for u, _ in answers], torch.stack([g for _, g in answers])
-
-
-def eager_seconds(eager: Potential, start: torch.Tensor, times: int = 3) -> float:
-    """The median time of `times` eager evaluations at `start`: how much of the model's cost
-    is the interpreter (quick) or arithmetic (slow), which decides whether recording pays
-    (`COMPILE_SECONDS`) and whether chains go to processes (`chains.SPLIT_SECONDS`). An
-    evaluation that fails counts its time until it failed: the chain's own start meets the
-    error and says where."""
-
-    def once() -> None:
-        with contextlib.suppress(Exception):
-            eager(start)
-
-    return _median_seconds(once, times)
-
-
-def batch_seconds(function: Batched, positions: torch.Tensor, times: int = 3) -> float:
-    """The median time of `times` evaluations of a recorded potential at `positions`."""
-
-    def once() -> None:
-        with torch.no_grad():
-            function(positions)
-
-    return _median_seconds(once, times)
-
-
-def _median_seconds(call: Callable[[], None], times: int) -> float:
-    taken = []
-    for _ in range(times):
-        began = time.perf_counter()
-        call()
-        taken.append(time.perf_counter() - began)
-    return sorted(taken)[len(taken) // 2]
 
 
 def compiled_potential(

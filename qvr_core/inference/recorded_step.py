@@ -19,13 +19,16 @@ value read back into Python, an operation without a functional form) stays eager
 does a step whose arithmetic dominates (`MAX_STEP_SECONDS`). Recording costs a few
 eager steps, so it waits until the run's eager steps have taken `AFTER_SECONDS`:
 short runs never pay it.
+
+Both decisions read the step's work counted in the first step (`inference.work`), not
+a clock: the replayed step rounds differently from the eager one in the last bits, so a
+choice by measured time would give a `--seed` run other numbers on a loaded machine.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -35,12 +38,14 @@ import torch
 
 from qvr_core.inference.record import record_call
 from qvr_core.inference.simplify import simplify
+from qvr_core.inference.work import Work, counting
 
 log = logging.getLogger(__name__)
 
-#: Eager steps taking this long in all come before a recording is tried.
+#: Eager steps estimated to take this long in all (`Work.seconds`) come before a
+#: recording is tried.
 AFTER_SECONDS = 0.5
-#: A step slower than this is arithmetic: recording it would not pay.
+#: A step estimated slower than this is arithmetic: recording it would not pay.
 MAX_STEP_SECONDS = 0.1
 #: How close the replayed loss and gradients must be to the eager ones.
 RTOL, ATOL = 1e-4, 1e-6
@@ -62,8 +67,8 @@ class RecordedStep:
     def __init__(self, after_seconds: float = AFTER_SECONDS) -> None:
         self.after_seconds = after_seconds
         self.state = _State.EAGER
-        self.spent = 0.0  # seconds of the eager steps so far
-        self.fastest = math.inf  # the quickest eager step's seconds
+        self.eager_steps = 0  # eager steps so far
+        self.work: Work | None = None  # one eager step's, counted in the first
         self.function: Replay | None = None
         self.batch: tuple[Any, ...] = ()  # what the recording read: same objects only
         self.versions: list[int] = []  # and their tensors not written since
@@ -89,16 +94,21 @@ class RecordedStep:
             return self._replay(params)
         if self.state is _State.CHECK and same:
             return self._check(loss, params)
-        timed = math.isfinite(self.fastest)  # at least one eager step timed
-        if self.state is _State.EAGER and timed and self.spent >= self.after_seconds:
-            if self.fastest <= MAX_STEP_SECONDS:
+        work = self.work
+        if (
+            self.state is _State.EAGER
+            and work is not None
+            and self.eager_steps * work.seconds >= self.after_seconds
+        ):
+            if work.seconds <= MAX_STEP_SECONDS:
                 return self._record(loss, params, batch)
             self.state = _State.OFF
-        began = time.perf_counter()
-        answer = _eager(loss, params)
-        took = time.perf_counter() - began
-        self.spent += took
-        self.fastest = min(self.fastest, took)
+        self.eager_steps += 1
+        if work is not None:
+            return _eager(loss, params)
+        with counting() as counter:
+            answer = _eager(loss, params)
+        self.work = counter.work
         return answer
 
     def _record(

@@ -60,8 +60,9 @@ class SVI:
         reducer: Reducer | None = None,
         record_after: float | None = AFTER_SECONDS,
     ) -> None:
-        """`record_after`: seconds of eager steps before the step is recorded and
-        replayed (`inference.recorded_step`); None keeps every step eager."""
+        """`record_after`: seconds of eager steps, as counted (`inference.work`), before
+        the step is recorded and replayed (`inference.recorded_step`); None keeps every
+        step eager."""
         self.model = model
         self.reducer = reducer
         self.guide = guide
