@@ -24,8 +24,8 @@ lacks) comes back from `unsupported` at the construct, never as wrong code.
 
 from __future__ import annotations
 
-import keyword
 import math
+import re
 import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +34,7 @@ from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Let, Site, Step
 from qvr_core.export.numpyro_terms import Terms, number
 from qvr_core.export.plan import Plan, Unsupported
-from qvr_core.export.targets import TARGETS
+from qvr_core.export.targets import PYTHON_WORDS, TARGETS
 from qvr_core.syntax.span import Span
 
 #: The numpyro.distributions call of each family, by its registry name: one template
@@ -113,8 +113,16 @@ _IMPORTS = (
 #: Generated lines are kept to this width where a call can be split.
 _WIDTH = 99
 
-#: Python names the model's own code uses: a QVR name equal to one is renamed.
-_RESERVED = frozenset({"numpyro", "dist", "jnp", "jax", "Vindex", "float", "int", "model"})
+#: Python names a QVR name cannot be, and is renamed from: what the model's own code
+#: uses, the words Python keeps (`__debug__` cannot be assigned), and `MCMC.run`'s own
+#: parameters, since the data reach the model as its keyword arguments.
+_RESERVED = (
+    frozenset({"numpyro", "dist", "jnp", "jax", "Vindex", "float", "int", "model"})
+    | PYTHON_WORDS
+    | frozenset({"self", "rng_key", "extra_fields", "init_params"})
+)
+#: A source's stem the docstring's command line names as it is.
+_PLAIN_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 def unsupported(plan: Plan) -> list[Unsupported]:
@@ -156,6 +164,7 @@ class _Model:
     terms: Terms
     sizes: dict[str, str]  # plate -> its size as Python writes it
     problems: list[Unsupported] = field(default_factory=list)
+    plates: dict[str, str] = field(default_factory=dict)  # plate -> its numpyro.plate name
 
 
 def _analyse(plan: Plan) -> _Model:
@@ -171,7 +180,7 @@ def _analyse(plan: Plan) -> _Model:
     objects = frozenset(n for n, o in plan.module.objects.items() if o.size > 0)
     one_entry = frozenset(n for n, o in plan.module.objects.items() if o.size == 1)
     terms = Terms(names, integer, enumerated, frozenset(dependent), objects, one_entry)
-    out = _Model(plan, names, enumerated, terms, {})
+    out = _Model(plan, names, enumerated, terms, {}, plates=_plate_names(plan))
     out.sizes, size_problems = _sizes(plan, names)
     out.problems += size_problems
     for step in model.steps:
@@ -204,15 +213,25 @@ def _python_names(plan: Plan) -> dict[str, str]:
         py = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "_"
         if py[0].isdigit():
             py = f"_{py}"
-        while (
-            keyword.iskeyword(py)
-            or py in _RESERVED
-            or py in used
-            or (py != name and py in originals)
-        ):
+        while py in _RESERVED or py in used or (py != name and py in originals):
             py = f"{py}_"
         used.add(py)
         out[name] = py
+    return out
+
+
+def _plate_names(plan: Plan) -> dict[str, str]:
+    """Each plate's `numpyro.plate` name: its own, or with `_plate` after it where a
+    step or a data variable has that name (a QVR site may share an object's name, but
+    NumPyro's trace keeps one entry a name: the plate would hide the site from NUTS)."""
+    taken = {d.name for d in plan.data} | {s.name for s in plan.model.steps}
+    out: dict[str, str] = {}
+    for name in plan.plates:
+        label = name
+        while label in taken:
+            label += "_plate"
+        taken.add(label)
+        out[name] = label
     return out
 
 
@@ -509,7 +528,9 @@ class _Writer:
         body = self._model()
         name = self.plan.model.name
         stem = self.plan.source.rsplit("/", 1)[-1].removesuffix(".qvr")
-        named = stem and not stem.startswith("<")
+        # the command line to run it names the file only where the name is plain: any
+        # other would need quoting for a shell, and must not reach the docstring as it is
+        named = _PLAIN_FILE.fullmatch(stem) is not None
         file = f"{stem}{TARGETS['numpyro'].suffix}" if named else "THIS_FILE.py"
         if self.plan.data:
             run = f"on a data file qvr reads (JSON, indices from 0):\n\n    python {file} DATA.json"
@@ -588,7 +609,8 @@ class _Writer:
             return
         explicit = len(want) > 1
         plates = ", ".join(
-            f"numpyro.plate({_string(p)}, {self.m.sizes[p]}{f', dim={d}' if explicit else ''})"
+            f"numpyro.plate({_string(self.m.plates.get(p, p))}, {self.m.sizes[p]}"
+            f"{f', dim={d}' if explicit else ''})"
             for p, d in new
         )
         self.lines.append(f"{self._indent()}with {plates}:")

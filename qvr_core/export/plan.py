@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from qvr_core import rules
 from qvr_core.check.model import Let, Model, Site
@@ -77,7 +78,7 @@ class Plan:
 
     module: CheckedModule
     model: Model
-    source: str  # the source's name, for the header
+    source: str  # the source's name as given; the header writes it escaped (`shown_source`)
     plates: Mapping[str, Plate]  # every plate the model uses, in first-use order
     data: tuple[Data, ...]
     rows: Mapping[str, str]  # a let over data-sized rows -> the plate they line up with
@@ -86,7 +87,8 @@ class Plan:
         """The comment lines that open an exported file: which qvr, which source, which program."""
         c = target.comment
         return (
-            f"{c} {target.title} code for the QVR program `{self.model.name}` in {self.source},\n"
+            f"{c} {target.title} code for the QVR program `{self.model.name}` in "
+            f"{shown_source(self.source)},\n"
             f"{c} exported by qvr {installed_version()} (`qvr export --to {target.name}`).\n"
             f"{c} Export again after editing the QVR source rather than editing this file.\n"
         )
@@ -110,6 +112,21 @@ class Plan:
         if s.type.data_plates and rows is not None and rows not in plates:
             return (rows, *plates)
         return plates
+
+
+#: What a source's name keeps as it is in an export, besides ASCII letters, digits and
+#: `_.-~`: characters that mean nothing in a comment or a string of any target.
+_PLAIN = " +,;:=!@&()[]<>"
+
+
+def shown_source(source: str) -> str:
+    """`source` as an export may write it in a comment or a docstring: every other
+    character as `%XX`, its UTF-8 bytes as a URL writes them (a lone surrogate as its
+    escape). A file's name is text from outside the program: a line break would end
+    the comment and start a line of code, a quote or backslash would end or bend the
+    docstring, `*/` a block comment, so none of them (nor any control or non-ASCII
+    character) ever reaches the generated code as it is."""
+    return quote(source, safe=_PLAIN, errors="backslashreplace")
 
 
 def make_plan(module: CheckedModule, program: str, source: str) -> Plan | list[Unsupported]:

@@ -31,7 +31,6 @@ the keys of the same JSON data file `qvr run --data` reads (indices from 0), and
 from __future__ import annotations
 
 import builtins
-import keyword
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from qvr_core.check.model import Argument, Let, Site
 from qvr_core.check.terms import Call, Term, subterms
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc_terms import FUNCTIONS, TermPrinter, number
-from qvr_core.export.targets import TARGETS
+from qvr_core.export.targets import PYTHON_WORDS, TARGETS
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,11 @@ _WHY_NOT = {
 _SUMMED = ("Categorical", "Bernoulli", "Binomial")
 
 #: Names the module itself uses: a QVR name equal to one is written with a trailing `_`.
-_TAKEN = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+_TAKEN = PYTHON_WORDS | frozenset(dir(builtins))
+#: Names a PyMC variable cannot have: pytensor's compiled functions take the free
+#: variables as keyword arguments beside these (`Function.__call__(self, *args,
+#: output_subset=None, **kwargs)`), so a variable so named stops `pm.sample`.
+_PYMC_WORDS = frozenset({"self", "output_subset"})
 _MODULE = frozenset(
     {"np", "pm", "pt", "functools", "json", "sys", "model", "coords", "data", "file", "idata"}
     | {"build_model", "per_group", "RENAMED", "lp", "per_value"}
@@ -226,6 +229,7 @@ class _Writer:
         self.one_entry = {n for n, s in self.sizes.items() if s == 1}
         self.params = [p for p in self.model.params if p.kind in (None, "Real")]
         self.names = self._python_names()
+        self.variables = self._variable_names()
         integers = {d.name for d in plan.data if d.integer}
         for site in self.model.sites:
             discrete = site.family in FAMILIES and FAMILIES[site.family].discrete
@@ -252,8 +256,35 @@ class _Writer:
             out[name] = py
         return out
 
+    def _variable_names(self) -> dict[str, str]:
+        """Each QVR name as the name of its PyMC variable: itself, except where PyMC
+        would not keep it: a word of `_PYMC_WORDS`, a name ending in `__` (PyMC's own
+        transformed variables: `sigma_log__`), a coordinate's (ArviZ's trace would keep
+        the coordinate and drop the variable). Those end in one `_`, then a number
+        where that is taken (`self_`, `lp_`, `School_2`)."""
+        qvr = [*(p.name for p in self.params), *(d.name for d in self.plan.data)]
+        qvr += [s.name for s in self.model.steps]
+        coords = set(self.plan.plates)
+        taken = set(qvr) | coords | _PYMC_WORDS
+        out: dict[str, str] = {}
+        for name in dict.fromkeys(qvr):
+            if name not in _PYMC_WORDS and name not in coords and not name.endswith("__"):
+                continue
+            stem = name.rstrip("_") + "_"
+            label, k = stem, 1
+            while label in taken:
+                k += 1
+                label = f"{stem}{k}"
+            taken.add(label)
+            out[name] = label
+        return out
+
     def py(self, name: str) -> str:
         return self.names.get(name, name)
+
+    def variable(self, name: str) -> str:
+        """The PyMC variable's name of a QVR name, as a Python string literal."""
+        return f'"{self.variables.get(name, name)}"'
 
     # --------------------------------------------------------------- problems
 
@@ -484,6 +515,11 @@ class _Writer:
                 "",
                 "",
             ]
+        if self.variables:
+            out += [
+                f"# QVR's `{k}` is the PyMC variable {self.variable(k)} (PyMC cannot keep the name)"
+                for k in self.variables
+            ] + ["", ""]
         if "per_group(" in uses:
             out += [*_PER_GROUP, "", ""]
         doc = (
@@ -563,7 +599,8 @@ class _Writer:
             if id(node) in mixtures:
                 scoped_data.discard(node.body[0].step.name)
         for p in self.params:
-            lines.append(f'{ind}{self.py(p.name)} = pm.Data("{p.name}", float({self.py(p.name)}))')
+            py = self.py(p.name)
+            lines.append(f"{ind}{py} = pm.Data({self.variable(p.name)}, float({py}))")
         for d in self.plan.data:
             if d.name in self.early:
                 lines.append(f"{ind}{self.py(d.name)} = {self._array(d.name, d.integer)}")
@@ -573,7 +610,7 @@ class _Writer:
             lines.append(
                 _call(
                     f"{ind}{self.py(d.name)} = pm.Data",
-                    [f'"{d.name}"', self._array(d.name, d.integer), *_dims_kw(dims)],
+                    [self.variable(d.name), self._array(d.name, d.integer), *_dims_kw(dims)],
                     ind,
                 )
             )
@@ -640,7 +677,7 @@ class _Writer:
     def _site(self, site: Site, ind: str, read_later: bool) -> list[str]:
         assert site.family is not None
         spec = PYMC_FAMILIES[site.family]
-        args = [f'"{site.name}"', *self._family_args(site, named=True)]
+        args = [self.variable(site.name), *self._family_args(site, named=True)]
         observed = site.kind == "observe"
         datum = self.plan.datum(site.name)
         if observed:
@@ -670,11 +707,11 @@ class _Writer:
         value = self.printer(let.term)
         name = self.py(let.name)
         if let.kind == "score":
-            return [_call(f"{ind}pm.Potential", [f'"{let.name}"', f"pt.sum({value})"], ind)]
+            return [_call(f"{ind}pm.Potential", [self.variable(let.name), f"pt.sum({value})"], ind)]
         if not self._traced(let):
             return [f"{ind}{name} = {value}"]
         dims = self._let_dims(let)
-        args = [f'"{let.name}"', value, *_dims_kw(dims or [])]
+        args = [self.variable(let.name), value, *_dims_kw(dims or [])]
         target = f"{name} = " if read_later else ""
         return [_call(f"{ind}{target}pm.Deterministic", args, ind)]
 
@@ -772,7 +809,7 @@ class _Writer:
         integer = datum.integer if datum is not None else FAMILIES[inner.family].discrete
         dist = _call(f"comp_dists={spec.pm}.dist", comps, ind + "    ")
         args = [
-            f'"{inner.name}"',
+            self.variable(inner.name),
             f"w={w}",
             dist,
             f"observed={self._array(inner.name, integer)}",
@@ -789,7 +826,9 @@ class _Writer:
         assert isinstance(site, Site)
         lines: list[str] = [""]
         self._scope_function(node, [], ind, lines)
-        lines.append(f'{ind}pm.Potential("{site.name}", pt.sum({self._fn(site.name)}()))')
+        lines.append(
+            f"{ind}pm.Potential({self.variable(site.name)}, pt.sum({self._fn(site.name)}()))"
+        )
         return lines
 
     def _fn(self, name: str) -> str:

@@ -154,14 +154,16 @@ _CONSTRAINED = {
 }
 #: support kinds Stan's integer data index from 0 in qvr: read through a 1-based copy
 _FROM_ZERO = ("index", "ordinal")
-#: Words Stan keeps for itself: a QVR name that is one gets a trailing `_` (a data
-#: name cannot: the data file names it).
+#: Words Stan keeps for itself (stanc3's keywords, and the words it reserves for C++:
+#: `struct`, `auto`, ...): a QVR name that is one gets a trailing `_` (a data name
+#: cannot: the data file names it). Names ending in `__` are Stan's too (`lp__`).
 _RESERVED_WORDS = """for in while repeat until if then else true false target functions model data
     parameters quantities transformed generated profile return break continue print reject
     fatal_error int real complex vector simplex unit_vector sum_to_zero_vector ordered
     positive_ordered row_vector matrix complex_vector complex_row_vector complex_matrix
     cholesky_factor_corr cholesky_factor_cov corr_matrix cov_matrix column_stochastic_matrix
-    row_stochastic_matrix array tuple void lower upper offset multiplier jacobian"""
+    row_stochastic_matrix sum_to_zero_matrix array tuple void lower upper offset multiplier
+    jacobian struct typedef export auto extern var static"""
 _RESERVED = frozenset(_RESERVED_WORDS.split())
 
 
@@ -205,6 +207,16 @@ def _identifier(name: str) -> bool:
     )
 
 
+def _stem(name: str) -> str:
+    """`name` made the start of a Stan identifier, to which `fresh` may add digits: a
+    letter first (`_x` is `v_x`), one `_` at most at its end (`lp__` is `lp_`, as Stan
+    keeps names ending in `__`), other characters `_`."""
+    word = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)
+    if not word[:1].isalpha():
+        word = "v" + word
+    return word.rstrip("_") + "_" if word.endswith("__") else word
+
+
 class _Writer:
     """Writes one plan's Stan program, gathering what it cannot write as problems."""
 
@@ -216,6 +228,10 @@ class _Writer:
         self.names: dict[str, Binding] = {}
         self.local: list[dict[str, Binding]] = []
         self.taken: set[str] = set()
+        # every QVR name of the program: a name the export makes up (a renamed name, a
+        # loop's `i`, `lp_z`) is none of them, so each QVR name that can stay does
+        self.own = {*plan.plates, *(d.name for d in plan.data)}
+        self.own.update(s.name for s in plan.model.steps)
         self.active: list[set[str]] = []  # loop and block variables in force
         self.data: list[str] = []
         self.tdata: list[str] = []
@@ -245,12 +261,15 @@ class _Writer:
                 Unsupported(span, f"the data name `{qvr}` is {why}; rename it in the data too")
             )
             return None
-        base = qvr if _identifier(qvr) else "v_" + "".join(c if c.isalnum() else "_" for c in qvr)
-        return self.fresh(base + "_", global_=True)
+        return self.fresh(qvr + "_", global_=True)
 
-    def fresh(self, base: str, global_: bool = False) -> str:
-        """A Stan name no variable in force has (`lp_z`, `i`, `county_1`)."""
-        used = self.taken.union(*self.active)
+    def fresh(self, base: str, global_: bool = False, keeps: bool = False) -> str:
+        """A Stan name no variable in force has (`lp_z`, `i`, `county_1`), made of
+        `base` (a QVR name in it made a Stan identifier: `_stem`) and no other QVR name
+        of the program. `keeps`: `base` is the QVR name being bound (a local let, a
+        summed-out coordinate), which may stay as it is."""
+        used = self.taken.union(self.own - {base} if keeps else self.own, *self.active)
+        base = _stem(base)
         name, k = base, 1
         while name in used or name in _RESERVED:
             k += 1
@@ -604,7 +623,11 @@ class _Writer:
             return None
         value = REAL if p.value.kind == "int" else p.value
         frame = self.local[-1] if self.local else self.names
-        name = self.fresh(let.name) if self.local else self._stan_name(let.name, let.step.span)
+        name = (
+            self.fresh(let.name, keeps=True)
+            if self.local
+            else self._stan_name(let.name, let.step.span)
+        )
         if name is None:
             return None
         frame[let.name] = Binding(name, value, block=block)
@@ -1053,7 +1076,7 @@ class _Writer:
                 return []
             first, last, count, prior, offset = summed
             lp = self.fresh(f"lp_{site.name}", global_=True)
-            k = self.fresh(site.name)
+            k = self.fresh(site.name, keeps=True)
             slot = f"{lp}[{k}]" if offset == 1 else f"{lp}[{k} + 1]"
             self.local[-1][site.name] = Binding(k, INT, offset=offset, block="local")
             body = self._body(node, site, inner_ctx, groups, slot, prior)

@@ -6,7 +6,15 @@ these names; `qvr_core.export.api.emitter` finds each one's emitter module.
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
+
+#: Words the Python targets never use as a name: the keywords, the soft keywords (of
+#: every Python the exports run on, not only this one's) and `__debug__`, which a
+#: program cannot assign.
+PYTHON_WORDS = frozenset(
+    {*keyword.kwlist, *keyword.softkwlist, "_", "case", "match", "type", "__debug__"}
+)
 
 
 @dataclass(frozen=True)

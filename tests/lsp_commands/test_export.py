@@ -277,6 +277,44 @@ async def test_the_export_lens_appears_only_with_the_setting(client, workspace):
     assert not [t for t in await lens_titles(client, model) if t[0].startswith("Export")]
 
 
+#: File names of issue 46 that would end the header comment of an export (or the NumPyro
+#: docstring) and start a line of code; the URI carries them as `%0A`, `%0D`, `%22`, ...
+PAYLOAD = 'open("PWNED", "w")'
+HOSTILE_NAMES = [
+    f"es\n{PAYLOAD}\n#.qvr",
+    f"es\r{PAYLOAD}\r#.qvr",
+    f'es"""\n{PAYLOAD}\n"""#.qvr',
+    "es\\N{bad}\\x.qvr",
+    f"es\u2028{PAYLOAD}\u2028#.qvr",
+    f"es\x0b{PAYLOAD}\x0c{PAYLOAD}\x85#.qvr",
+]
+
+
+async def test_a_file_name_is_never_code_in_the_export(client, workspace):
+    """The export of a file with a hostile name is the export of a plain one but for
+    its first line: one comment line of printable ASCII (a URI no file has, with `%00`,
+    too)."""
+    plain_uri = open_file(client, copy(workspace, EIGHT_SCHOOLS, "eight schools.qvr"))
+    uris = [open_file(client, copy(workspace, EIGHT_SCHOOLS, n)) for n in HOSTILE_NAMES]
+    nowhere = workspace.as_uri() + "/es%00%E2%80%A8%0Aopen(%22PWNED%22,%22w%22)%0A%23.qvr"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(nowhere, "qvr", 1, EIGHT_SCHOOLS.read_text(encoding="utf-8"))
+        )
+    )
+    for target, comment in (("stan", "//"), ("numpyro", "#"), ("pymc", "#")):
+        baseline = await execute(client, {"uri": plain_uri, "target": target})
+        for uri in [*uris, nowhere]:
+            result = await execute(client, {"uri": uri, "target": target})
+            assert result["ok"] is True, result
+            first, rest = result["text"].split("\n", 1)
+            assert first.startswith(comment + " ") and all(" " <= c <= "~" for c in first), first
+            assert rest == baseline["text"].split("\n", 1)[1], (uri, target)
+            assert 'PWNED"' not in result["text"]
+            if target != "stan":
+                compile(result["text"], "<export>", "exec")
+
+
 async def test_exporting_does_not_load_torch(client):
     status = plain(await client.protocol.send_request_async("qvr/serverStatus", None))
     assert not {"torch", "numpy"} & set(status["loadedModules"])
