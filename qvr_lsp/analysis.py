@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -56,12 +56,16 @@ BUILD_DELAY_SECONDS = 0.3
 #: A request that waits for a pause in typing (`Analyzer.quiet`) waits at most this long.
 QUIET_MOST_SECONDS = 0.2
 SETTLE_TIMEOUT_SECONDS = 2.0
+#: While a request waits for a check or a build, a check nobody asked for (edits paused
+#: for the debounce) waits for it to end, at most this long (see `Analyzer._after_requests`).
+YIELD_MOST_SECONDS = 1.0
 ANALYSIS_TIMEOUT_SECONDS = 20.0
 #: Above this many characters a document is large: its diagnostics come from a check in a
 #: child process (`large_check`), and the features that need the checked module decline it
 #: (hover, tokens, inlay hints, folding, outline, formatting...). A 10 MB file would
 #: otherwise take some 1 GB and many seconds of the server. Documented in docs/lsp.md.
 LARGE_DOCUMENT_CHARS = 1_000_000
+_YIELD_POLL_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -321,6 +325,9 @@ class Analyzer:
         self.generation = 0
         self._executor = executor or ThreadPoolExecutor(2, thread_name_prefix="qvr-analysis")
         self._entries: dict[str, _Entry] = {}
+        #: requests now waiting for a check or a build (`_for_a_request`)
+        self._serving = 0
+        self.yield_most = YIELD_MOST_SECONDS
         self._listeners: list[Listener] = []
         self._close_listeners: list[CloseListener] = []
 
@@ -428,7 +435,8 @@ class Analyzer:
             if remaining <= 0:
                 return snap, False
             try:
-                await asyncio.wait_for(entry.stored.wait(), remaining)
+                with self._for_a_request():
+                    await asyncio.wait_for(entry.stored.wait(), remaining)
             except TimeoutError:
                 return self.snapshot(uri), False
 
@@ -482,6 +490,9 @@ class Analyzer:
                 if doc is None or self._is_current(entry, doc):
                     return
                 await self._debounce(entry)
+                if not entry.kick.is_set():  # nobody asked for this check: requests first
+                    await self._after_requests(entry)
+                entry.kick.clear()
                 doc = self.documents.get(uri)
                 if doc is None:
                     return
@@ -492,6 +503,9 @@ class Analyzer:
                 else:
                     analysis = await self._run(doc, entry.checker)
                 entry.store(analysis)
+                # what asked for a check has it now; a request that waits for a newer text
+                # wakes on the store and asks again (`_checked`)
+                entry.kick.clear()
                 self._announce(entry, analysis)
                 self._build_when_idle(entry, analysis)
                 if self.collector is not None:
@@ -520,7 +534,32 @@ class Analyzer:
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(entry.kick.wait(), remaining)
-        entry.kick.clear()
+
+    @contextlib.contextmanager
+    def _for_a_request(self) -> Iterator[None]:
+        """While a request waits for a check or a build (`_after_requests` yields to it)."""
+        self._serving += 1
+        try:
+            yield
+        finally:
+            self._serving -= 1
+
+    async def _after_requests(self, entry: _Entry | None) -> None:
+        """Wait while requests wait for checks or builds (of any document), at most
+        `yield_most` seconds, or until a request asks for `entry`'s newest text.
+
+        Checks and builds run in threads that share one interpreter lock: under a
+        flood of edits a check of the newest text started every time the edits
+        paused for the debounce (a loaded machine delivers them in bunches), and
+        the build a hover or the outline waited for took three times as long
+        beside it. That check's text is superseded by the next edit anyway.
+        """
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.yield_most
+        while self._serving > 0 and loop.time() < give_up:
+            if entry is not None and entry.kick.is_set():
+                return
+            await asyncio.sleep(_YIELD_POLL_SECONDS)
 
     def _is_current_text(self, analysis: Analysis) -> bool:
         doc = self.documents.get(analysis.uri)
@@ -537,6 +576,7 @@ class Analyzer:
 
     async def _build_after_pause(self, entry: _Entry, analysis: Analysis) -> None:
         await asyncio.sleep(self.build_delay)
+        await self._after_requests(None)
         await self._materialize(entry, analysis, requested=False)
 
     async def _materialize(self, entry: _Entry, analysis: Analysis, *, requested: bool) -> None:
@@ -582,11 +622,12 @@ class Analyzer:
             return
         if not requested and not self._is_current_text(analysis):
             return
+        waiting = self._for_a_request() if requested else contextlib.nullcontext()
         running = self._building.get(analysis.seq)
         if running is not None:  # requests come in bursts: one build, one thread, for all
             running.waiters += requested
             try:
-                with contextlib.suppress(Exception):
+                with waiting, contextlib.suppress(Exception):
                     await asyncio.shield(running.job)
             finally:
                 running.waiters -= requested
@@ -608,8 +649,10 @@ class Analyzer:
                 del self._building[seq]
 
         job.add_done_callback(forget)
+        waiting = self._for_a_request() if requested else contextlib.nullcontext()
         try:
-            built = await asyncio.shield(job)
+            with waiting:
+                built = await asyncio.shield(job)
         except Exception:  # materialize falls back on its own; this is belt and braces
             log.exception("building the tables of %s failed", analysis.uri)
             return

@@ -9,24 +9,29 @@ worker process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import os
 import stat
 import sys
 import threading
-from collections.abc import Generator
+from collections.abc import Awaitable, Generator
 from typing import Any, BinaryIO
 
 import attrs
 from lsprotocol import types as lsp
-from pygls.io_ import StdoutWriter, run_async
+from pygls.exceptions import JsonRpcInternalError
+from pygls.io_ import StdoutWriter
 from pygls.protocol import lsp_method
 
-from qvr_lsp import __version__
+from qvr_lsp import __version__, framing
 from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
+from qvr_lsp.answers import Serialized
 from qvr_lsp.command_errors import plain
 from qvr_lsp.convert import UTF16, encoding_of
 from qvr_lsp.documents import DocumentStore, is_qvr_document
+from qvr_lsp.framing import FrameReader
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
 from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
@@ -121,10 +126,35 @@ class QvrProtocol(AnsweringProtocol):
         super()._execute_handler(msg_id, handler, done, args, kwargs)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        """pygls's, with the message of an error in plain text (`command_errors.plain`)."""
+        """pygls's, with the message of an error in plain text (`command_errors.plain`), and
+        an answer serialized off the loop (`answers.Serialized`) written as it is."""
+        if error is None and isinstance(result, Serialized):
+            self._result_types.pop(msg_id, None)
+            self._send_text(
+                f'{{"id": {json.dumps(msg_id)}, "jsonrpc": "2.0", "result": {result.text}}}'
+            )
+            return
         if attrs.has(type(error)) and isinstance(getattr(error, "message", None), str):
             error = attrs.evolve(error, message=plain(error.message))
         super()._send_response(msg_id, result, error)
+
+    def _send_text(self, body: str) -> None:
+        """pygls's `_send_data` for a body that is JSON already."""
+        if self.closing or self.writer is None:
+            return
+        data = body.encode(self.CHARSET)
+        header = (
+            f"Content-Length: {len(data)}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        )
+        try:
+            self.writer.write(header.encode(self.CHARSET) + data)  # stdio and TCP: not async
+        except BrokenPipeError:
+            log.exception("Error sending data. BrokenPipeError")
+            raise
+        except Exception as error:
+            log.exception("Error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def _send_data(self, data: Any) -> None:
         """Drop messages after `exit`: the stream is closed, and a failed write would be
@@ -171,6 +201,8 @@ class QvrProtocol(AnsweringProtocol):
 class QvrLanguageServer(AnsweringServer):
     """Holds the open documents, their analyses and the settings; features do the rest."""
 
+    protocol: QvrProtocol
+
     def __init__(self, *, debounce: float = DEBOUNCE_SECONDS) -> None:
         super().__init__(
             "qvr-lsp",
@@ -202,31 +234,23 @@ class QvrLanguageServer(AnsweringServer):
     def _start_io_async(
         self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
     ) -> None:
-        """pygls's stdio server, reading the client's pipe on the event loop itself.
+        """pygls's stdio server, its frames read by `framing.FrameReader` (bounded).
 
-        pygls reads every header line and body with a call in its thread pool:
-        three trips between threads per message, each waiting for the GIL
-        while analyses run in other threads, so a flood of edits kept requests
-        queued behind them. A pipe (how editors start a server) is read by the
-        loop with asyncio's own transport instead; anything else (a file) goes
-        the pygls way.
+        A pipe (how editors start a server) is read by the loop itself with
+        asyncio's transport: pygls read every header line and body with a call
+        in its thread pool, three trips between threads per message, each
+        waiting for the GIL while analyses run in other threads, so a flood of
+        edits kept requests queued behind them. Anything else (a file, Windows)
+        is read in a thread, a chunk at a time.
         """
         source = stdin or sys.stdin.buffer
-        if os.name != "posix" or not _is_pipe(source):  # Windows: pygls's own way
-            super()._start_io_async(stdin, stdout)
-            return
         stop = self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
         async def serve() -> None:
-            reader = await PipeReader.open(source)
-            await run_async(
-                stop_event=stop,
-                reader=reader,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self.report_server_error,
-            )
+            on_loop = os.name == "posix" and _is_pipe(source)
+            read = await _pipe_reader(source) if on_loop else self._thread_reader(source)
+            await framing.serve(stop, FrameReader(read), self.protocol, self.report_server_error)
 
         try:
             asyncio.run(serve())
@@ -236,6 +260,36 @@ class QvrLanguageServer(AnsweringServer):
             pass
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
+
+    def _thread_reader(self, source: BinaryIO) -> framing.Read:
+        """Reads of `source` in pygls's thread pool: what a chunk is available (`read1`)."""
+        read = getattr(source, "read1", source.read)
+        pool = self.thread_pool
+
+        def chunk(n: int) -> Awaitable[bytes]:
+            return asyncio.get_running_loop().run_in_executor(pool, read, n)
+
+        return chunk
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls's TCP server, each connection's frames read by `framing.FrameReader`."""
+        stop = self._stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await framing.serve(
+                stop, FrameReader(reader.read), self.protocol, self.report_server_error
+            )
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        log.info("serving on %s:%s", host, port)
+        with contextlib.suppress(asyncio.CancelledError):  # `exit` closed the listener
+            asyncio.run(listen())
 
     # ------------------------------------------------------ for features
 
@@ -350,34 +404,12 @@ class QvrLanguageServer(AnsweringServer):
             self.workspace.put_text_document(item)
 
 
-class PipeReader:
-    """The client's pipe as pygls's reader wants it (`readline`, `readexactly`; b"" at the end)."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self.stream = stream
-
-    @classmethod
-    async def open(cls, pipe: BinaryIO) -> PipeReader:
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=1 << 20)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
-        return cls(stream)
-
-    async def readline(self) -> bytes:
-        # The loop turns before the next message is read, as it did with pygls's reader:
-        # a request handled just now starts (and sees the document as it was when it
-        # came) before an edit that followed it in the pipe is applied.
-        await asyncio.sleep(0)
-        try:
-            return await self.stream.readline()
-        except ValueError:  # a header line over the limit: not a message we can read
-            return b""
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self.stream.readexactly(n)
-        except asyncio.IncompleteReadError:
-            return b""
+async def _pipe_reader(pipe: BinaryIO) -> framing.Read:
+    """Reads of the client's pipe on the event loop (asyncio's transport)."""
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(limit=framing.CHUNK_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
+    return stream.read
 
 
 def _is_pipe(stream: BinaryIO) -> bool:

@@ -1,6 +1,7 @@
 /** Typed access to the `qvr.*` settings (declared in package.json). */
 import * as vscode from "vscode";
 import type { InferenceDefaults } from "./inference/params";
+import { type InstallSettings, ignoredInstallSettings, readInstallSettings } from "./server/installSettings";
 import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isDevice, isInferenceMethod, isMassMatrix } from "./shared/protocol";
 
 const SECTION = "qvr";
@@ -17,25 +18,19 @@ export function serverSettings(): { serverPath?: string; pythonPath?: string } {
   };
 }
 
-/** How "Install qvr" installs the server (the `qvr.server.install*` settings). */
-export interface InstallSettings {
-  /** A pip requirement, a wheel or a source folder. */
-  source: string;
-  python?: string;
-  constraints?: string;
-  /** The extras of `qvr` that run support means. */
-  runSupportExtras: string[];
-}
-
+/**
+ * How "Install qvr" installs the server: the user's own `qvr.server.install*` settings,
+ * never a workspace's or a folder's (see installSettings.ts).
+ */
 export function installSettings(): InstallSettings {
   const config = section();
-  const extras = config.get<string[]>("server.runSupportExtras", ["run"]);
-  return {
-    source: config.get<string>("server.installSource", "qvr").trim() || "qvr",
-    python: config.get<string>("server.installPython", "").trim() || undefined,
-    constraints: config.get<string>("server.installConstraints", "").trim() || undefined,
-    runSupportExtras: Array.isArray(extras) && extras.length > 0 ? extras.map(String) : ["run"],
-  };
+  return readInstallSettings((key) => config.inspect(key));
+}
+
+/** Install settings a workspace or folder sets, which the install ignores. */
+export function ignoredInstallSettingNames(): string[] {
+  const config = section();
+  return ignoredInstallSettings((key) => config.inspect(key));
 }
 
 export function strictSetting(): boolean {

@@ -62,8 +62,9 @@ describe("package.json", () => {
 
   it("declares every setting the code reads", () => {
     const declared = Object.keys(manifest.contributes.configuration.properties).sort();
-    const source = ["src/config.ts"].map((file) => readFileSync(path.join(extensionRoot, file), "utf8")).join("\n");
-    const read = [...source.matchAll(/\.(?:get|update)<?[^(]*\(\s*"([^"]+)"/g)].map((m) => `qvr.${m[1]}`).sort();
+    const files = ["src/config.ts", "src/server/installSettings.ts"];
+    const source = files.map((file) => readFileSync(path.join(extensionRoot, file), "utf8")).join("\n");
+    const read = [...source.matchAll(/(?:\.get|\.update|\binspect)<?[^(]*\(\s*"([^"]+)"/g)].map((m) => `qvr.${m[1]}`).sort();
     assert.deepEqual([...new Set(read)], declared);
   });
 

@@ -132,6 +132,21 @@ export function discoverServer(input: DiscoveryInput, host: DiscoveryHost): Disc
  */
 export const SAFE_PATH_FLAG = "-P";
 
+/**
+ * The folder the server runs in: the folder of the command it starts (an environment's
+ * `bin`, the interpreter's own), never the workspace that VS Code would give it. Python
+ * reads modules from the working directory before any of its own when the
+ * environment's `PYTHONPATH` holds an empty entry (`PYTHONPATH=:/x`, a common slip), and
+ * `-P` does not take that entry away: in the workspace, a planted `collections.py` would
+ * run before the server's first line. A `qvr.server.path` command keeps the workspace (a
+ * wrapper script of the user's may rely on it). Undefined: the workspace, as before.
+ */
+export function launchDirectory(launch: ServerLaunch, platform: string): string | undefined {
+  if (launch.source === "setting" && !launch.args.includes("-m")) return undefined;
+  const p = platform === "win32" ? path.win32 : path.posix;
+  return p.isAbsolute(launch.command) ? p.dirname(launch.command) : undefined;
+}
+
 function moduleLaunch(python: string, source: LaunchSource): ServerLaunch {
   return { command: python, args: [SAFE_PATH_FLAG, "-m", SERVER_MODULE], source };
 }

@@ -102,6 +102,24 @@ export function requirementWithExtras(
   return `${match[1]}[${all.join(",")}]${match[3]}`;
 }
 
+/**
+ * Where an install takes qvr from, in words for its notification: the package index
+ * for a requirement (`qvr`, `qvr==0.2`: pip's index, as pip is configured), else the
+ * wheel, folder or URL itself (a relative path resolved as {@link requirementWithExtras}
+ * resolves it).
+ */
+export function installSourceLabel(spec: string, options: { platform: string; baseFolder?: string; homeDir: string }): string {
+  const trimmed = spec.trim() || DEFAULT_INSTALL_SOURCE;
+  switch (specKind(trimmed, options.platform)) {
+    case "url":
+      return trimmed;
+    case "path":
+      return expandPath(trimmed, options);
+    case "requirement":
+      return `${trimmed} from the package index`;
+  }
+}
+
 type SpecKind = "url" | "path" | "requirement";
 
 function specKind(spec: string, platform: string): SpecKind {

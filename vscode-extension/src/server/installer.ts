@@ -4,12 +4,13 @@
  * channel, then restart the server from the environment just installed.
  */
 import { mkdirSync } from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { installSettings } from "../config";
+import { ignoredInstallSettingNames, installSettings } from "../config";
 import { errorMessage } from "../shared/errors";
 import type { ServerLaunch } from "./discovery";
-import { type InstallOutcome, installServer } from "./install";
+import { type InstallOutcome, installServer, installSourceLabel } from "./install";
 import { createInstallHost, createNodeHost } from "./nodeHost";
 import { activeInterpreter } from "./pythonEnvironment";
 import type { ServerManager } from "./serverManager";
@@ -55,12 +56,17 @@ export class ServerInstaller {
     this.status.setActivity(options.runSupport ? "installing run support" : "installing");
     try {
       const settings = installSettings();
+      const ignored = ignoredInstallSettingNames();
+      if (ignored.length > 0) {
+        this.output.appendLine(`Ignored (install settings are read from your user settings only): ${ignored.join(", ")} set in this workspace`);
+      }
       const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
       const interpreter = await activeInterpreter(folders[0]?.uri);
       mkdirSync(this.storage, { recursive: true });
-      this.output.appendLine(`${title} into ${this.venv} (from ${settings.source}${settings.constraints ? `, constraints ${settings.constraints}` : ""})`);
+      const source = installSourceLabel(settings.source, { platform: process.platform, baseFolder: folders[0]?.uri.fsPath, homeDir: os.homedir() });
+      this.output.appendLine(`${title} into ${this.venv} (from ${source}${settings.constraints ? `, constraints ${settings.constraints}` : ""})`);
       const outcome = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `QVR: ${title}`, cancellable: true },
+        { location: vscode.ProgressLocation.Notification, title: `QVR: ${title} from ${source}`, cancellable: true },
         (progress, token) => {
           const abort = new AbortController();
           token.onCancellationRequested(() => abort.abort());

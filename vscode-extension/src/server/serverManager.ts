@@ -15,7 +15,7 @@ import {
 } from "vscode-languageclient/node";
 import { serverConfiguration, serverSettings, setServerPath } from "../config";
 import { ClientCommands } from "../shared/protocol";
-import { type Discovery, type ServerLaunch, discoverServer } from "./discovery";
+import { type Discovery, type ServerLaunch, discoverServer, launchDirectory } from "./discovery";
 import { createNodeHost } from "./nodeHost";
 import { activeInterpreter } from "./pythonEnvironment";
 import { type ServerState, commandLine } from "./status";
@@ -184,7 +184,8 @@ export class ServerManager implements vscode.Disposable {
 
   private createClient(launch: ServerLaunch): LanguageClient {
     this.log.appendLine(`Starting the QVR language server (${launch.source}): ${commandLine(launch)}`);
-    const executable = { command: launch.command, args: launch.args, transport: TransportKind.stdio };
+    // Started outside the workspace (launchDirectory says why); -P keeps it off sys.path too.
+    const executable = { command: launch.command, args: launch.args, transport: TransportKind.stdio, options: { cwd: launchDirectory(launch, process.platform) } };
     const serverOptions: ServerOptions = { run: executable, debug: executable };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
