@@ -223,3 +223,50 @@ def _subsample(value: object, text: bool) -> tuple[str, int] | None:
 def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ------------------------------------------------------------ launch environment
+# Which processes are one process of a run over many (`qvr_core.runs.distributed`).
+# Here, torch-free, so the language server can strip them from its workers' environment.
+
+#: What torchrun puts in the environment of each process it starts: where it is in the
+#: world and where the world meets. Any of them may be left over in a shell.
+LAUNCH_VARIABLES = (
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "GROUP_WORLD_SIZE",
+    "ROLE_RANK",
+    "ROLE_NAME",
+    "ROLE_WORLD_SIZE",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+)
+#: Set by torchrun (with the other `TORCHELASTIC_*`) in every process it starts: the
+#: variables above count only with it, or with `DISTRIBUTED_VARIABLE`.
+TORCHRUN_VARIABLE = "TORCHELASTIC_RUN_ID"
+#: `QVR_DISTRIBUTED=1`: join the group the variables above name though torchrun did not
+#: start this process (another launcher that sets them: mpirun, a scheduler's script).
+DISTRIBUTED_VARIABLE = "QVR_DISTRIBUTED"
+
+
+def asked_to_join(env: Mapping[str, str]) -> bool:
+    """Whether `env` makes this process one of a run's many: torchrun started it, or
+    `QVR_DISTRIBUTED=1` says so, and it names a world of more than one process. Leftover
+    `RANK`/`WORLD_SIZE`/`MASTER_*` alone do not: the run then runs alone."""
+    asked = TORCHRUN_VARIABLE in env or env.get(DISTRIBUTED_VARIABLE) == "1"
+    return asked and "RANK" in env and env.get("WORLD_SIZE", "1").strip() != "1"
+
+
+def without_launch(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the variables that would make a process join a distributed run: a
+    child that runs programs (the editor's inference workers) always runs alone."""
+    return {
+        k: v
+        for k, v in env.items()
+        if k not in LAUNCH_VARIABLES
+        and k != DISTRIBUTED_VARIABLE
+        and not k.startswith("TORCHELASTIC_")
+    }

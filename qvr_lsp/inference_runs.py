@@ -37,7 +37,6 @@ import itertools
 import json
 import logging
 import os
-import shutil
 import signal
 import sys
 import time
@@ -49,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from qvr_core.datafile import DataFile, DataFileError
 from qvr_core.extras import RUN_MODULES, missing
+from qvr_core.run_arguments import without_launch
 from qvr_lsp.children import (
     PACKAGE_ROOT,
     STOP_GRACE_SECONDS,
@@ -59,7 +59,7 @@ from qvr_lsp.children import (
 )
 from qvr_lsp.command_errors import CommandError
 from qvr_lsp.inference_request import InferenceRequest
-from qvr_lsp.keep_dirs import make_keep_dir
+from qvr_lsp.keep_dirs import make_keep_dir, remove_keep_dir
 from qvr_lsp.run_data import DataFiles, DataSource
 from qvr_lsp.run_progress import RunProgress
 from qvr_lsp.spare_worker import WARM_VARIABLE, SpareWorker
@@ -144,7 +144,7 @@ class InferenceRuns:
         """The kept runs go with the server."""
         directory, self._keep_dir = self._keep_dir, None
         if directory is not None:
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_keep_dir(directory)  # and its lock (`keep_dirs`)
 
     def ensure_free(self, uri: str) -> None:
         """One run per document: a second one is refused with a clear error."""
@@ -496,8 +496,10 @@ async def _start_worker(stdin: int, warm: bool) -> asyncio.subprocess.Process:
 
 
 def _worker_environment() -> dict[str, str]:
-    """The server's environment for a worker (`children.child_environment`)."""
-    return child_environment()
+    """The server's environment for a worker (`children.child_environment`), without
+    torchrun's variables: a server started from a shell that has them left over (or by
+    torchrun) must not make each run wait for a process group (`run_arguments`)."""
+    return without_launch(child_environment())
 
 
 def _env_number(name: str, default: float) -> float:

@@ -1,9 +1,10 @@
 """Runs kept for the run view's model comparison (issue #28), in the inference worker.
 
 The language server makes one private directory per server process
-(`InferenceRuns.keep_dir`, `keep_dirs`: `qvr-runs-<pid>-*` under the system's
-temporary directory, mode 0700, removed when the server stops, or by the next server
-when it was killed; never in the workspace) and names it in
+(`InferenceRuns.keep_dir`, `keep_dirs`: `qvr-runs-<pid>-<token>` under the system's
+temporary directory, mode 0700, removed when the server stops, or by a later server
+once the server that made it is gone (its marker's lock released); never in the
+workspace) and names it in
 each NUTS or SVI request (`keep_dir`). After a completed run with a
 `log_likelihood` group the worker writes the run there (`keep_run`:
 `RunResults.write`, atomic) as `<key>.nc`, the key made of the document's file name

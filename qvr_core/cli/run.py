@@ -42,6 +42,7 @@ from qvr_core.run_arguments import (
     METHODS,
     RunArgumentError,
     RunArguments,
+    asked_to_join,
     validate_run_arguments,
 )
 from qvr_core.runtime.errors import first_line
@@ -384,6 +385,9 @@ def main(args: argparse.Namespace) -> int:
     missing = missing_extra("run", RUN_MODULES, "run")
     if missing is not None:
         return missing
+    if asked_to_join(os.environ):  # before torch is imported: one line, not torch's
+        # warnings with a C++ backtrace, when another process of the run ends first
+        os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     try:
         run_args = validated(args)
     except RunArgumentError as e:
@@ -435,6 +439,7 @@ def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _S
     output = getattr(args, "output", None)
     results = RunResults() if output else None
     from qvr_core.runs.distributed import reporting
+    from qvr_core.runs.rendezvous import Interrupted
 
     first = reporting()  # under `torchrun` every rank runs this (docs/distributed.md)
     progress = ProgressLine(run_args.method, None if first else io.StringIO())
@@ -457,6 +462,10 @@ def _run(args: argparse.Namespace, run_args: RunArguments, source: str, stop: _S
         if args.json and partial is not None:
             print(json.dumps(_json_safe({**partial, "error": str(e)})))
         return 1
+    except Interrupted as e:  # while waiting for the other processes of a distributed run
+        progress.finish()
+        print(f"qvr run: {e}", file=sys.stderr)
+        return 128 + e.signum if e.signum is not None else stop.exit_status
     except InferenceError as e:
         progress.finish()
         print(f"qvr run: error: {e}", file=sys.stderr)

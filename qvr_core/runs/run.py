@@ -26,6 +26,7 @@ from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import ProgramLike
 from qvr_core.run_arguments import RunArgumentError, RunArguments, validate_run_arguments
+from qvr_core.runs.agreement import differences, terms
 from qvr_core.runs.device import computing_on, resolve_device, to_device, work_of
 from qvr_core.runs.distributed import (
     AllReduce,
@@ -34,6 +35,7 @@ from qvr_core.runs.distributed import (
     joined,
     launched,
     local_rank,
+    meeting,
 )
 from qvr_core.runs.methods import (
     Calls,
@@ -120,7 +122,9 @@ def run_program(
         memory_budget,
     )
     calls = Calls(on_progress, should_stop, on_update, results, predictive)
-    with user_errors():
+    # under torchrun the processes meet before each prepares its run (a rank that cannot
+    # tells the others why) and agree on what they run before the first collective
+    with user_errors(), meeting(should_stop) as group:
         prepared = prepare(
             source,
             arguments,
@@ -130,6 +134,7 @@ def run_program(
             memory_budget=memory_budget,
         )
         where = _device(prepared, arguments)
+        mine = None if group is None else terms(source, prepared, arguments, where.type)
         if where.type != "cpu":  # the program, its data and everything it makes there
             prepared = replace(
                 prepared,
@@ -137,7 +142,9 @@ def run_program(
                 x=to_device(prepared.x, where),
                 observations=to_device(prepared.observations, where),
             )
-        with joined(where) as world, computing_on(where):
+        if group is not None and mine is not None:  # just before the group is made
+            group.agree(mine, differences)
+        with joined(group, where) as world, computing_on(where):
             summary = replace(execute(prepared, arguments, calls, world), device=str(where))
     if results is not None:  # a stopped run's draws are marked partial
         results.attrs.update(run_attributes(summary, arguments.steps))

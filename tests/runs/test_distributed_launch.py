@@ -1,0 +1,218 @@
+"""When a run joins a process group, and how it stops when the group fails it
+(`runs.distributed`, `runs.rendezvous`, `runs.agreement`).
+
+The processes are started here as a launcher starts them, with its variables (`RANK`,
+`WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`), gloo on loopback. What must hold: variables
+left over in a shell make a run wait for nobody; a group that never forms, or a rank that
+fails before the run, ends every process with one line within the (here short) connect
+timeout; a signal ends a process waiting for its group at once; ranks that run another
+program, or other data of the same shapes, stop with one line naming the rank and the
+difference. Every wait here is for a process's exit (or its port to open), never a
+fixed sleep."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import torch
+
+from qvr_core.run_arguments import LAUNCH_VARIABLES, asked_to_join, without_launch
+from qvr_core.runs.agreement import differences
+from tests.runs.cli import ROOT
+from tests.runs.regression import regression, write_rows
+
+pytestmark = pytest.mark.skipif(
+    not torch.distributed.is_available(), reason="needs torch.distributed"
+)
+ROWS = 40
+WAIT = 120  # seconds a process may take to end: generous, the ends are events
+LEFTOVER = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "model.qvr").write_text(regression(ROWS))
+    (tmp_path / "other.qvr").write_text(regression(ROWS).replace("10.0", "5.0"))
+    write_rows(tmp_path / "rows.npz", ROWS, seed=0)
+    write_rows(tmp_path / "other_rows.npz", ROWS, seed=1)  # same shapes, other values
+    write_rows(tmp_path / "few_rows.npz", ROWS // 2)
+    return tmp_path
+
+
+def _start(folder: Path, *args: str, env: Mapping[str, str]) -> subprocess.Popen[str]:
+    """`qvr run ARGS` in `folder` with `env` over a clean environment (no launcher's)."""
+    full = {**without_launch(os.environ), "OMP_NUM_THREADS": "1", **env}
+    full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "qvr_cli.main", "run", *args],
+        cwd=folder,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@contextmanager
+def _processes(*procs: subprocess.Popen[str]) -> Iterator[None]:
+    """No process outlives the test, whatever it asserted."""
+    try:
+        yield
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+
+
+def _ended(p: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = p.communicate(timeout=WAIT)
+    return p.returncode, out, err
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def _rank(rank: int, port: int, **more: str) -> dict[str, str]:
+    return {
+        **LEFTOVER,
+        "RANK": str(rank),
+        "LOCAL_RANK": str(rank),
+        "MASTER_PORT": str(port),
+        **more,
+    }
+
+
+def test_leftover_launch_variables_run_alone(files: Path) -> None:
+    p = _start(files, "model.qvr", "--data", "rows.npz", "--steps", "3", "--json",
+               env={**LEFTOVER, "MASTER_PORT": str(_free_port())})  # fmt: skip
+    with _processes(p):
+        status, out, err = _ended(p)
+    assert status == 0, err
+    assert "processes" not in json.loads(out)  # one process: nobody was waited for
+
+
+def test_only_torchrun_or_the_flag_makes_a_process_join() -> None:
+    assert not asked_to_join({**LEFTOVER, "MASTER_PORT": "29500"})
+    assert asked_to_join({**LEFTOVER, "TORCHELASTIC_RUN_ID": "none"})
+    assert asked_to_join({**LEFTOVER, "QVR_DISTRIBUTED": "1"})
+    assert not asked_to_join({**LEFTOVER, "WORLD_SIZE": "1", "QVR_DISTRIBUTED": "1"})
+
+
+def test_the_editors_workers_never_see_the_launch_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from qvr_lsp.inference_runs import _worker_environment
+
+    for name, value in {**LEFTOVER, "MASTER_PORT": "29500", "TORCHELASTIC_RUN_ID": "x"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("QVR_DISTRIBUTED", "1")
+    env = _worker_environment()
+    assert not set(env) & {*LAUNCH_VARIABLES, "TORCHELASTIC_RUN_ID", "QVR_DISTRIBUTED"}
+    assert env["PATH"] == os.environ["PATH"]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_group_that_never_forms_ends_in_one_line(files: Path, rank: int) -> None:
+    env = _rank(rank, _free_port(), TORCHELASTIC_RUN_ID="t", QVR_CONNECT_TIMEOUT="2")
+    p = _start(files, "model.qvr", "--data", "rows.npz", "--steps", "3", env=env)
+    with _processes(p):
+        status, _, err = _ended(p)
+    assert status == 1
+    line = _one_line(err)
+    assert "did not all meet" in line and "QVR_CONNECT_TIMEOUT" in line
+    if rank == 0:
+        assert "rank 1 of 2 did not arrive within 2 s" in line
+
+
+def _listening(port: int, p: subprocess.Popen[str]) -> None:
+    """Until rank 0 serves the group's store on `port` (it waits for the others then)."""
+    while p.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(p.communicate()[1])
+
+
+def test_ctrl_c_stops_a_process_waiting_for_its_group(files: Path) -> None:
+    port = _free_port()
+    env = _rank(0, port, TORCHELASTIC_RUN_ID="t", QVR_CONNECT_TIMEOUT="600")
+    p = _start(files, "model.qvr", "--data", "rows.npz", "--steps", "3", env=env)
+    with _processes(p):
+        _listening(port, p)
+        p.send_signal(signal.SIGINT)
+        status, _, err = _ended(p)
+    assert status == 130
+    assert "stopped by Ctrl-C while waiting for the other processes" in _one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("second", "says"),
+    [
+        (("other.qvr", "--data", "rows.npz"), "rank 1 runs another program than rank 0"),
+        (("model.qvr", "--data", "other_rows.npz"), "rank 1's data differ from rank 0's"),
+    ],
+)
+def test_ranks_that_differ_stop_with_one_line(
+    files: Path, second: tuple[str, ...], says: str
+) -> None:
+    port = _free_port()
+    ranks = [
+        _start(files, *args, "--steps", "3", env=_rank(r, port, QVR_DISTRIBUTED="1"))
+        for r, args in enumerate([("model.qvr", "--data", "rows.npz"), second])
+    ]
+    with _processes(*ranks):
+        ended = [_ended(p) for p in ranks]
+    for status, out, err in ended:
+        assert status == 1 and out == ""
+        assert _one_line(err) == f"qvr run: error: the processes of the run differ: {says}" + (
+            " (its source text or program name differs)"
+            if "program" in says
+            else " (the same names and shapes, other values)"
+        )
+
+
+def test_a_rank_that_fails_stops_the_others_with_its_reason(files: Path) -> None:
+    port = _free_port()
+    env = {"QVR_DISTRIBUTED": "1", "QVR_CONNECT_TIMEOUT": "600"}  # not waited out
+    ranks = [
+        _start(files, "model.qvr", "--data", data, "--steps", "3", env=_rank(r, port, **env))
+        for r, data in enumerate(["rows.npz", "few_rows.npz"])
+    ]
+    with _processes(*ranks):
+        (first, _, first_err), (second, _, second_err) = (_ended(p) for p in ranks)
+    assert second == 1 and "few_rows.npz" in _one_line(second_err)
+    assert first == 1
+    line = _one_line(first_err)
+    assert line.startswith("qvr run: error: rank 1 of the run stopped: ") and "few_rows" in line
+
+
+def test_the_first_difference_is_named() -> None:
+    base = {"program": "p", "shapes": "s", "data": "d", "options": {"steps": 5, "seed": 0}}
+    same = dict(base)
+    seed = {**base, "options": {"steps": 5, "seed": 1}}
+    shapes = {**base, "shapes": "t", "data": "e"}
+    assert differences([base, same, same]) is None
+    assert differences([base, same, seed]) == "rank 2 runs with seed=1, rank 0 with seed=0"
+    assert differences([base, shapes]) == "rank 1's data have other names or shapes than rank 0's"
