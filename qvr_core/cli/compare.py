@@ -10,8 +10,11 @@ Bayesian p-values, LOO-PIT; needs `qvr run --predictive`). `--json` prints
 Exit status: 0 when compared (warnings or not), 1 when the runs cannot be compared
 with each other (different numbers of observations), 2 for a file that cannot be
 read or lacks what is asked (no log_likelihood group, no posterior_predictive for
-`--checks`, no such `--var`): one line naming the file and what to do. ArviZ is
-imported only when the command runs.
+`--checks`, no such `--var`), holds what PSIS-LOO cannot read (a log-likelihood that
+is not real numbers, too few draws, no posterior), or whose arrays, sized from its
+headers before any is read, would not fit the memory budget (`--memory-budget`, by
+default half the memory available, as `qvr run`'s): one line naming the file and what
+to do. ArviZ is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
+from qvr_core.cli.usage import EXIT_USAGE, memory_size, missing_extra, one_line_errors
 from qvr_core.extras import ARVIZ_MODULES
 
 if TYPE_CHECKING:
@@ -49,6 +52,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also run posterior predictive checks of each run (needs qvr run --predictive)",
     )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument(
+        "--memory-budget",
+        type=memory_size,
+        metavar="SIZE",
+        help="refuse runs whose arrays need more to read (e.g. 4GB; default: half the "
+        "available memory)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -60,17 +70,12 @@ def main(args: argparse.Namespace) -> int:
         ComparisonError,
         RunFileError,
         compare_runs,
-        read_run,
-        run_names,
+        read_runs,
     )
     from qvr_core.posterior.predictive_checks import PredictiveCheckError, check_predictive
 
-    names = run_names(args.files)
     try:
-        runs = {
-            n: read_run(path, need_log_likelihood=True)
-            for n, path in zip(names, args.files, strict=True)
-        }
+        runs = read_runs(args.files, need_log_likelihood=True, budget=args.memory_budget)
         comparison = compare_runs(runs, ic=args.ic, var_name=args.var)
         checks = {}
         if args.checks:

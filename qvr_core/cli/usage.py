@@ -37,3 +37,14 @@ def missing_extra(command: str, modules: tuple[str, ...], extra: str) -> int | N
         file=sys.stderr,
     )
     return EXIT_USAGE
+
+
+def memory_size(text: str) -> int:
+    """`--memory-budget SIZE` as bytes (`512MB`, `8GB`, a number of MiB), as `qvr run`
+    reads it; argparse's error, one line, otherwise."""
+    from qvr_core.resources import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None

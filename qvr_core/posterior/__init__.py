@@ -7,6 +7,9 @@
   site, test statistics with Bayesian p-values, and LOO-PIT (`az.loo_pit`) with a
   uniformity measure (`qvr compare --checks`).
 - `figures` (with `palette`): ArviZ's figures of a saved run (`qvr plot`).
+- `run_files`: a saved run's file sized from its headers (HDF5's metadata, `.npz`
+  members' `.npy` headers) before any value is read, and refused over the memory
+  budget; what `qvr compare` and `qvr plot` read through.
 
 They read what `qvr run --output` writes (`qvr_core.inference.results`): the
 `log_likelihood` group (NUTS and SVI keep it), `posterior_predictive` (with

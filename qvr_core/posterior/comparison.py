@@ -37,6 +37,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from qvr_core.datafile import quoted
+from qvr_core.posterior.run_files import (
+    RunFileError,
+    RunFileTooLargeError,
+    shown_path,
+    size_run_file,
+)
+from qvr_core.resources import default_budget
+from qvr_core.units import format_bytes
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
     import arviz as az
@@ -50,6 +60,16 @@ WAIC_VARIANCE = 0.4
 
 #: Observations named in a warning (the worst first); the count says how many in all.
 SHOWN = 5
+
+#: The fewest draws per chain a run is compared with: ArviZ's own minimum for the
+#: effective sample size `az.loo` weighs the draws by (fewer fail, or give nonsense).
+MIN_DRAWS = 4
+
+#: Bytes a number of a group takes in the comparison's working copies, besides the
+#: number as read: `az.loo` holds some four float64 copies of the log-likelihood
+#: (measured: a peak of about five times the variable), the predictive checks
+#: (`--checks`) two of the replicated data.
+WORKING = {"log_likelihood": 32, "posterior_predictive": 16}
 
 
 @dataclass(frozen=True)
@@ -163,15 +183,6 @@ class Loo:
             "warnings": [w.to_json() for w in self.warnings],
             "note": self.note,
         }
-
-
-class RunFileError(Exception):
-    """A run's file that cannot be compared: unreadable, or without what is needed."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 class ComparisonError(ValueError):
@@ -428,16 +439,18 @@ def compare_runs(
 
 
 def compare_files(
-    paths: Sequence[str | Path], *, ic: str = "loo", var_name: str | None = None
+    paths: Sequence[str | Path],
+    *,
+    ic: str = "loo",
+    var_name: str | None = None,
+    budget: int | None = None,
 ) -> Comparison:
     """`compare_runs` of the files `qvr run --output` wrote (netCDF or `.npz`), each named
     by its file's stem (with its folders when two stems are the same). A file that
-    cannot be read, or has no log-likelihood, raises `RunFileError` naming it."""
-    names = run_names(paths)
+    cannot be read, has no log-likelihood or would not fit the memory budget with those
+    before it raises `RunFileError` naming it."""
     return compare_runs(
-        {n: read_run(p, need_log_likelihood=True) for n, p in zip(names, paths, strict=True)},
-        ic=ic,
-        var_name=var_name,
+        read_runs(paths, need_log_likelihood=True, budget=budget), ic=ic, var_name=var_name
     )
 
 
@@ -458,18 +471,54 @@ def run_names(paths: Sequence[str | Path]) -> list[str]:
     return out
 
 
-def read_run(path: str | Path, *, need_log_likelihood: bool = False) -> Any:
+def read_runs(
+    paths: Sequence[str | Path], *, need_log_likelihood: bool = False, budget: int | None = None
+) -> dict[str, Any]:
+    """`read_run` of each file, by `run_names`: together within the memory `budget`
+    (None: the default budget, half the memory available), since a comparison holds
+    every run it reads."""
+    limit = budget if budget is not None else default_budget()
+    runs: dict[str, Any] = {}
+    held = 0
+    for name, path in zip(run_names(paths), paths, strict=True):
+        runs[name], need = _read_run(path, need_log_likelihood, limit, held)
+        held += need
+    return runs
+
+
+def read_run(
+    path: str | Path, *, need_log_likelihood: bool = False, budget: int | None = None
+) -> Any:
     """The `arviz.InferenceData` of a file `qvr run --output` wrote: netCDF, or the
     `.npz` written without ArviZ (`group/variable` arrays). `RunFileError` when it
-    cannot be read, or (`need_log_likelihood`) has no `log_likelihood` group."""
-    shown = str(path)
+    cannot be read, when its arrays (by their headers, before any is read) would not
+    fit the memory `budget` (None: the default budget), or (`need_log_likelihood`)
+    when it has no `log_likelihood` group or one PSIS-LOO cannot read (`check_run`)."""
+    limit = budget if budget is not None else default_budget()
+    return _read_run(path, need_log_likelihood, limit, 0)[0]
+
+
+def _read_run(
+    path: str | Path, need_log_likelihood: bool, budget: int, held: int
+) -> tuple[Any, int]:
+    """`read_run` within `budget` less the `held` bytes of the runs before it; with what
+    reading it may hold."""
+    shown = shown_path(path)
     p = Path(path)
     if not p.is_file():
         raise RunFileError(shown, "no such file" if not p.exists() else "not a file")
+    size = size_run_file(p, WORKING)
+    size.check(shown, budget, held)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             idata = _read_npz(p) if p.suffix == ".npz" else az.from_netcdf(p)  # type: ignore[no-untyped-call]  # ArviZ's
+    except MemoryError:
+        raise RunFileTooLargeError(
+            shown,
+            f"ran out of memory reading it, within the memory budget of {format_bytes(budget)} "
+            "(the machine had less to give): lower --memory-budget",
+        ) from None
     except Exception as e:  # netCDF, HDF5 and numpy each fail in their own words
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise RunFileError(
@@ -485,7 +534,74 @@ def read_run(path: str | Path, *, need_log_likelihood: bool = False) -> Any:
             f"has no log_likelihood group{why}: rerun with qvr run --output "
             "(--method nuts or svi keeps it)",
         )
-    return idata
+    if need_log_likelihood:
+        check_run(idata, shown)
+    return idata, size.total
+
+
+def check_run(idata: Any, name: str) -> None:
+    """Refuse (`RunFileError` naming `name`) a run PSIS-LOO and WAIC cannot read, which
+    ArviZ would fail on with a traceback or answer with nonsense: a log-likelihood that
+    is not real numbers (booleans, integers, complex numbers, text), without chain and
+    draw axes, with fewer than `MIN_DRAWS` draws per chain or no observations; no
+    posterior, or one whose draws are not numbers (`az.loo` weighs the draws by their
+    effective sample size)."""
+    if "log_likelihood" not in idata.groups():
+        raise RunFileError(
+            name, "has no log_likelihood group: rerun with qvr run --output (nuts or svi)"
+        )
+    ds = idata.log_likelihood
+    if not ds.data_vars:
+        raise RunFileError(name, "its log_likelihood group is empty")
+    for var, values in ds.data_vars.items():
+        what = f"its log-likelihood {quoted(str(var))}"
+        if values.dtype.kind != "f":
+            raise RunFileError(
+                name,
+                f"{what} holds {_dtype_name(values.dtype)} values, not real numbers: give a "
+                "file written by qvr run --output",
+            )
+        _check_draws(values, what, name)
+        if values.size == 0:
+            raise RunFileError(name, f"{what} has no observations (shape {values.shape})")
+    if "posterior" not in idata.groups() or not idata.posterior.data_vars:
+        raise RunFileError(
+            name,
+            "has no posterior draws, which PSIS-LOO weighs the log-likelihood by: give a "
+            "file written by qvr run --output",
+        )
+    for var, values in idata.posterior.data_vars.items():
+        what = f"its posterior {quoted(str(var))}"
+        if values.dtype.kind not in "biuf":
+            raise RunFileError(
+                name,
+                f"{what} holds {_dtype_name(values.dtype)} values, not numbers: give a file "
+                "written by qvr run --output",
+            )
+        _check_draws(values, what, name)
+
+
+def _check_draws(values: Any, what: str, name: str) -> None:
+    dims = tuple(str(d) for d in values.dims)
+    if dims[:2] != ("chain", "draw"):
+        raise RunFileError(
+            name,
+            f"{what} has axes {dims}, not (chain, draw, ...): give a file written by "
+            "qvr run --output",
+        )
+    draws = int(values.sizes["draw"])
+    if draws < MIN_DRAWS:
+        raise RunFileError(
+            name,
+            f"{what} has {draws} draw{'s' if draws != 1 else ''} per chain: PSIS-LOO and "
+            f"WAIC need at least {MIN_DRAWS} (rerun with more --steps)",
+        )
+
+
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    """A dtype in a message: `bool`, `int64`, `complex128`, `text` (numpy's `<U3`, or the
+    `object` xarray reads a netCDF string as)."""
+    return "text" if dtype.kind in "OSU" else str(dtype)
 
 
 def _read_npz(path: Path) -> Any:
@@ -512,11 +628,9 @@ def _read_npz(path: Path) -> Any:
 def likelihood_of(idata: Any, var_name: str | None, name: str) -> tuple[Any, str, str | None]:
     """The run reduced to one log-likelihood variable, what `az.loo` takes: the run
     itself when it has one (or `var_name` picks one), else its sites combined into
-    `a+b` (see the module docstring); with the variable's name and how it was made."""
-    if "log_likelihood" not in idata.groups():
-        raise RunFileError(
-            name, "has no log_likelihood group: rerun with qvr run --output (nuts or svi)"
-        )
+    `a+b` (see the module docstring); with the variable's name and how it was made.
+    `RunFileError` for a run PSIS-LOO cannot read (`check_run`)."""
+    check_run(idata, name)
     ds = idata.log_likelihood
     sites = [str(v) for v in ds.data_vars]
     if var_name is not None:
@@ -528,8 +642,6 @@ def likelihood_of(idata: Any, var_name: str | None, name: str) -> tuple[Any, str
         if len(sites) == 1:
             return idata, var_name, None
         return _single(idata, var_name, ds[var_name]), var_name, f"site {var_name} only"
-    if not sites:
-        raise RunFileError(name, "its log_likelihood group is empty")
     if len(sites) == 1:
         return idata, sites[0], None
     joined = "+".join(sites)
@@ -566,25 +678,18 @@ def _same_observations(each: Mapping[str, Loo]) -> None:
 
 
 def _data_differs(runs: Mapping[str, Any]) -> list[FitWarning]:
-    """A warning when the runs' observed data are not the same numbers."""
-    seen: dict[str, np.ndarray] = {}
+    """A warning when the runs' observed data are not the same numbers (values that are
+    not numbers, text say, compared as they are)."""
+    seen: dict[str, list[np.ndarray]] = {}
     for name, idata in runs.items():
         if "observed_data" not in idata.groups():
             continue
         ds = idata.observed_data
-        flat = np.concatenate(
-            [np.asarray(ds[v].values, dtype=float).reshape(-1) for v in sorted(ds.data_vars)]
-            or [np.zeros(0)]
-        )
-        seen[name] = flat
+        seen[name] = [np.asarray(ds[v].values).reshape(-1) for v in sorted(ds.data_vars)]
     if len(seen) < 2:
         return []
     first_name, first = next(iter(seen.items()))
-    differ = [
-        n
-        for n, v in seen.items()
-        if v.shape != first.shape or not np.allclose(v, first, equal_nan=True)
-    ]
+    differ = [n for n, v in seen.items() if not _same_values(v, first)]
     if not differ:
         return []
     return [
@@ -595,6 +700,22 @@ def _data_differs(runs: Mapping[str, Any]) -> list[FitWarning]:
             "fit every model to the same data file",
         )
     ]
+
+
+def _same_values(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+    """The same values variable by variable, numbers within floating-point error (NaN
+    equal to NaN), anything else exactly."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            return False
+        if x.dtype.kind in "biuf" and y.dtype.kind in "biuf":
+            if not np.allclose(x.astype(float), y.astype(float), equal_nan=True):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
 
 
 def _close_calls(rows: list[ComparisonRow]) -> list[FitWarning]:
@@ -682,10 +803,13 @@ __all__ = [
     "FitWarning",
     "Loo",
     "RunFileError",
+    "RunFileTooLargeError",
+    "check_run",
     "compare_files",
     "compare_runs",
     "criterion_of",
     "loo_of",
     "read_run",
+    "read_runs",
     "run_names",
 ]

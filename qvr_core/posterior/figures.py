@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from qvr_core.datafile import quoted
 from qvr_core.posterior.palette import CHAIN_COLOURS
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 #: The most panels one figure draws (a pair plot of 20 scalars is 190).
 MAX_PANELS = 200
 SAMPLE_DIMS = ("chain", "draw")
+#: A value this large leaves matplotlib no room for an axis around it: the axis's
+#: margins and ticks overflow a float (1e308 fails, 1e307 draws).
+HUGE = 1e300
 
 
 class FigureError(Exception):
@@ -117,6 +121,44 @@ def _attribute(idata: Any, name: str) -> str:
         if value is not None:
             return str(value)
     return ""
+
+
+def draws_problem(idata: Any, kind: str, selection: Selection | None = None) -> str | None:
+    """What is wrong with the draws a figure failed on, in words, or None when they look
+    well: a value too large for an axis (`HUGE`; ArviZ and matplotlib then fail laying
+    out ticks, e.g. "arange: cannot compute length"), else values that are not finite.
+    The kind's own group (its selected sites) is looked at first, then the others."""
+    import numpy as np
+
+    spec = KINDS.get(kind)
+    own = spec.group if spec is not None else None
+    groups = [g for g in [own, *idata.groups()] if g is not None and g in idata.groups()]
+    picked = set(selection.var_names) if selection is not None else set()
+    found: list[tuple[str, str, Any]] = []
+    for group in dict.fromkeys(groups):
+        for name, variable in idata[group].data_vars.items():
+            if group == own and picked and str(name) not in picked:
+                continue
+            values = np.asarray(variable.values)
+            if values.dtype.kind in "biuf" and values.size:
+                found.append((group, str(name), values.astype(np.float64, copy=False)))
+    for group, name, values in found:
+        finite = values[np.isfinite(values)]
+        if finite.size and float(np.abs(finite).max()) > HUGE:
+            largest = float(finite[np.argmax(np.abs(finite))])
+            return (
+                f"the {group} draws of {quoted(name)} reach {largest:.3g}, too large to draw "
+                "on an axis (its margins overflow a float): the run diverged or a site's "
+                "scale is far too wide"
+            )
+    for group, name, values in found:
+        bad = int(values.size - np.count_nonzero(np.isfinite(values)))
+        if bad:
+            return (
+                f"{bad:,} of the {values.size:,} {group} draws of {quoted(name)} are not "
+                "finite (NaN or infinite)"
+            )
+    return None
 
 
 def _require(idata: Any, group: str, why: str) -> Any:

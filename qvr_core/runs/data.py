@@ -79,6 +79,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 #: Bytes read from an archive member at a time, numbers checked finite at a time.
 _CHUNK_BYTES = 1 << 22
 _CHUNK_NUMBERS = 1 << 20
+#: The largest integer a run computes with (torch's int64).
+_INT64_MAX = (1 << 63) - 1
 #: The dtypes data may hold: real numbers torch computes with (a float8 is storage only).
 _DTYPES = frozenset(
     {
@@ -201,9 +203,24 @@ def _read_npz(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
             if not a.dtype.isnative:
                 a = a.astype(a.dtype.newbyteorder("="))
             if a.dtype.kind == "u" and a.dtype.itemsize > 1:
+                _check_int64(a, m.key, file.name)
                 a = a.astype(np.int64)  # torch has no uint16..uint64 arithmetic
             out[m.key] = torch.from_numpy(np.require(a, requirements="C"))
     return out
+
+
+def _check_int64(a: np.ndarray, key: str, name: str) -> None:
+    """Refuse unsigned integers past int64's largest, which the cast to int64 (torch's
+    integers) would wrap to negative numbers."""
+    if a.dtype.itemsize < 8 or not a.size:
+        return
+    top = int(a.max())
+    if top > _INT64_MAX:
+        raise InferenceError(
+            f"{printable(name, 320)}: {quoted(key)} holds {top:,} ({a.dtype}), past "
+            f"{_INT64_MAX:,}, the largest integer a run computes with (int64); save "
+            "values that fit int64, or real numbers"
+        )
 
 
 def _read_member(archive: zipfile.ZipFile, m: NpyMember, name: str) -> np.ndarray:
@@ -245,7 +262,15 @@ def _read_json(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
         whole = _all_ints(value)
         try:
             a = np.asarray(value, dtype=np.int64 if whole else np.float64)
-        except (TypeError, ValueError, OverflowError):
+        except OverflowError:
+            raise InferenceError(
+                f"{shown}: {quoted(key)} holds an integer outside int64's range "
+                f"({-_INT64_MAX - 1:,} to {_INT64_MAX:,}), which a run computes with; write "
+                "it as a real number (with a decimal point) or save values that fit"
+                if whole
+                else f"{shown}: {quoted(key)} holds an integer too large for a float64"
+            ) from None
+        except (TypeError, ValueError):
             raise InferenceError(
                 f"{shown}: {quoted(key)} must be a number or a rectangular list of numbers"
             ) from None

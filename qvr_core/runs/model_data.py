@@ -74,8 +74,9 @@ def check_shapes(
     """`given`, refusing a value that would reshape a plate its step writes: an observed
     site's value must have exactly the plates' shape (then one draw's axes), and a data
     name read as a number argument of such a step must broadcast to the plates. A value
-    written with an axis for a one-entry plate (`[28.0]` for `FinSet 1`) is that shape
-    exactly, as written: it comes back without the axis the runtime does not make."""
+    written with an axis for a one-entry plate (`[28.0]` for `FinSet 1`; a data name's
+    `[15.0]` too) is that shape exactly, as written: it comes back without the axis the
+    runtime does not make."""
     given = dict(given)
     for name in program.site_names:
         if "$" in name:  # a template's site: its plates are the caller's
@@ -86,15 +87,18 @@ def check_shapes(
             continue
         step = _step(site)
         value = given.get(name) if site.kind == "observe" else None
-        if value is not None and tuple(value.shape) == written_shape(site, program.sizes):
+        full = written_shape(site, program.sizes)
+        if value is not None and tuple(value.shape) == full:
             value = given[name] = value.reshape(shape)
         if value is not None and tuple(value.shape) != shape:
+            either = f"{_shape(full)} or {_shape(shape)}" if full != shape else _shape(shape)
             raise InferenceError(
                 f"{source}: data {quoted(name)} has shape {_shape(value.shape)} but {step} "
-                f"(line {site.line}) needs {_shape(shape)}"
+                f"(line {site.line}) needs {either}"
             )
         assert site.type is not None  # declared_shape: the checker typed it
         plates = shape[: len(shape) - len(site.type.element.event)]
+        written = tuple(program.sizes[p.name] for p in site.type.plates)  # one-entry ones too
         for a in site.args:
             if a.name is None or a.index or a.name not in program.data_names:
                 continue
@@ -102,11 +106,15 @@ def check_shapes(
             param = FAMILIES[site.family].param(a.param) if site.family else None
             if data is None or param is None or param.rank:
                 continue
+            if not _broadcasts(tuple(data.shape), plates) and _broadcasts(
+                tuple(data.shape), written
+            ):
+                data = given[a.name] = _without_one_entry_axes(data, written)
             if not _broadcasts(tuple(data.shape), plates):
                 raise InferenceError(
                     f"{source}: data {quoted(a.name)} has shape {_shape(data.shape)} but "
-                    f"{step} (line {site.line}) needs its {a.param} {_shape(data.shape)} to "
-                    f"broadcast to its plates {_shape(plates)}"
+                    f"{step} (line {site.line}) needs its {a.param} to broadcast to its "
+                    f"plates {_shape(written)}"
                 )
     return given
 
@@ -132,6 +140,14 @@ def written_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:
     """A site's shape with an axis for every plate its step writes, one-entry ones too."""
     assert site.type is not None
     return (*(sizes[p.name] for p in site.type.plates), *site.type.element.event)
+
+
+def _without_one_entry_axes(value: torch.Tensor, written: tuple[int, ...]) -> torch.Tensor:
+    """A value that broadcasts to the plates `written` with an axis for each, one-entry
+    ones too (`[1.0]` for `FinSet 1`), without the axes of one-entry plates, which the
+    runtime does not make: it then broadcasts to the plates as the runtime holds them."""
+    offset = len(written) - value.dim()
+    return value.reshape(tuple(n for i, n in enumerate(value.shape) if written[offset + i] != 1))
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
