@@ -79,7 +79,11 @@ _DECLARED = {
 }
 _BRACKETS = frozenset({"LPAR", "RPAR", "LSQB", "RSQB", "LBRACE", "RBRACE", "COMMA", "COLON", "DOT"})
 _NAME = r"[^\W\d]\w*"
-_WORD_BEFORE = re.compile(r"(\w+)[ \t]*$")
+_BLANKS = re.compile(r"[ \t]*")
+#: The last word of a text, when it is one of `_BEFORE_NAMES` or longer than all of them
+#: (then it is none of them): the text it is searched in is `_LONGEST_BEFORE` + 1 long.
+_LONGEST_BEFORE = max(map(len, _BEFORE_NAMES))
+_LAST_WORD = re.compile(r"\w+\Z")
 
 _Tokens = Iterator[tuple[int, _TokenType, str]]
 
@@ -97,22 +101,31 @@ def _word_kind(text: str, start: int, end: int) -> _TokenType:
 
 
 def _is_keyword_here(text: str, start: int, end: int) -> bool:
-    """Whether a soft keyword is used as one: see the module's docstring."""
-    line_end = text.find("\n", end)
-    after = text[end : len(text) if line_end < 0 else line_end].split("#", 1)[0]
-    rest = after.lstrip(" \t")
-    if rest.startswith(("|->", "=>")):
+    """Whether a soft keyword is used as one: see the module's docstring.
+
+    It reads only the blanks around the word and a bounded stretch beyond them,
+    never the rest of its line, so a line of many soft keywords is lexed in
+    linear time.
+    """
+    blanks = _BLANKS.match(text, end)
+    at = blanks.end() if blanks is not None else end  # `[ \t]*` always matches
+    if text.startswith(("|->", "=>"), at):
         return True
-    if rest:
-        spaced = len(rest) < len(after)
-        return spaced and (rest[0] in '"{(' or rest[0].isalnum() or rest[0] == "_")
-    before = text[text.rfind("\n", 0, start) + 1 : start]
-    if not before.strip():
+    following = text[at : at + 1]
+    if following not in ("", "\n", "#"):  # something follows on its line
+        return at > end and (following in '"{(' or following.isalnum() or following == "_")
+    blank = start  # the whitespace before it on its line
+    while blank and text[blank - 1] != "\n" and text[blank - 1].isspace():
+        blank -= 1
+    if not blank or text[blank - 1] == "\n":
         return True  # alone on its line: `else`
-    previous = _WORD_BEFORE.search(before)
+    word_end = start  # the blanks just before it
+    while text[word_end - 1] in " \t":
+        word_end -= 1
+    previous = _LAST_WORD.search(text, max(0, word_end - _LONGEST_BEFORE - 1), word_end)
     if previous is None:
-        return before.rstrip(" \t").endswith((")", "]"))
-    return previous.group(1) not in _BEFORE_NAMES
+        return text[word_end - 1] in ")]"
+    return len(previous.group()) > _LONGEST_BEFORE or previous.group() not in _BEFORE_NAMES
 
 
 def _name(lexer: RegexLexer, match: re.Match[str]) -> _Tokens:
@@ -138,6 +151,28 @@ _PUNCTUATION = sorted(
 )
 
 
+#: The rules before and after a string's, shared by the state after an unterminated string.
+_BEFORE_STRINGS: list[tuple[str, Any]] = [
+    (r"[ \t\r\f\v\ufeff]+", Whitespace),
+    (r"^#!(?!\[).*", Comment.Special),  # a doc comment: `#!` at column 0
+    (r"#!?\[", Comment.Preproc),  # a pragma, `#[...]` or `#![...]`
+    (r"#.*", Comment.Single),
+]
+#: A string; its loop is possessive: on failing (no closing quote) it gives back nothing.
+_STRING = r'"(?:[^"\\\n]|\\.)*+"'
+_AFTER_STRINGS: list[tuple[str, Any]] = [
+    (rf"^({'|'.join(_STARTERS)})([ \t]+)({_NAME})", _declaration),
+    (_NAME, _name),
+    (
+        r"(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+",
+        Number.Float,
+    ),
+    (r"[0-9]+", Number.Integer),
+    ("|".join(re.escape(p) for p in _PUNCTUATION), _symbol),
+    (r".", Error),
+]
+
+
 class QvrLexer(RegexLexer):  # type: ignore[misc, unused-ignore]
     """QVR, the language of quivers' `.qvr` files."""
 
@@ -147,22 +182,23 @@ class QvrLexer(RegexLexer):  # type: ignore[misc, unused-ignore]
     mimetypes = ("text/x-qvr",)
     url = "https://github.com/FACTSlab/quivers"
 
-    tokens: ClassVar[dict[str, list[tuple[str, Any]]]] = {
+    tokens: ClassVar[dict[str, list[tuple[str, Any] | tuple[str, Any, str]]]] = {
         "root": [
             (r"\n", Whitespace),
-            (r"[ \t\r\f\v\ufeff]+", Whitespace),
-            (r"^#!(?!\[).*", Comment.Special),  # a doc comment: `#!` at column 0
-            (r"#!?\[", Comment.Preproc),  # a pragma, `#[...]` or `#![...]`
-            (r"#.*", Comment.Single),
-            (r'"(?:[^"\\\n]|\\.)*"', String.Double),
-            (rf"^({'|'.join(_STARTERS)})([ \t]+)({_NAME})", _declaration),
-            (_NAME, _name),
-            (
-                r"(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+",
-                Number.Float,
-            ),
-            (r"[0-9]+", Number.Integer),
-            ("|".join(re.escape(p) for p in _PUNCTUATION), _symbol),
-            (r".", Error),
-        ]
+            *_BEFORE_STRINGS,
+            (_STRING, String.Double),
+            # An unterminated string: its quote is an error, and no string starts after it
+            # on its line (each later quote is escaped in its scan, which goes on from just
+            # after it as a scan from it would), so the rest of the line is lexed without
+            # looking for strings, rather than scanned again to its end from every quote
+            # (quadratic on a line of `"\"\"\"...`).
+            ('"', Error, "unterminated"),
+            *_AFTER_STRINGS,
+        ],
+        "unterminated": [
+            (r"\n", Whitespace, "#pop"),
+            ('"', Error),  # what `.` would give it, without trying the other rules first
+            *_BEFORE_STRINGS,
+            *_AFTER_STRINGS,
+        ],
     }

@@ -44,6 +44,7 @@ from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
+from qvr_core.syntax.layout import without_comments
 from qvr_core.syntax.span import LineIndex, Span
 
 #: A lookup that records no dependency, even in a `Names` (the whole-module passes use it).
@@ -725,4 +726,5 @@ def _top_symbol(
 
 
 def _first_line(text: str, span: Span) -> str:
-    return text[span.start : span.end].split("\n", 1)[0].strip()
+    """The first line under `span`, without its comment (the declaration goes on below)."""
+    return without_comments(text[span.start : span.end].split("\n", 1)[0]).strip()

@@ -16,6 +16,7 @@ from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
 from qvr_core.diagnostics import Diagnostic, Fix, Related, Rule, Severity, TextEdit, make
 from qvr_core.syntax import ast
+from qvr_core.syntax.layout import without_comments
 from qvr_core.syntax.shift import Shifter
 from qvr_core.syntax.span import LineIndex, Span
 
@@ -188,8 +189,9 @@ class Context:
     def source(self, span: Span) -> str:
         """The source under `span` as quoted in a message or a hover: on one line, its
         runs of whitespace (line breaks and indentation included) one space, so a
-        wrapped expression never breaks a diagnostic's single line."""
-        return " ".join(self.text[span.start : span.end].split())
+        wrapped expression never breaks a diagnostic's single line, and without the
+        comments at the ends of its lines (`return (b,  # first` quotes `return (b,`)."""
+        return " ".join(without_comments(self.text[span.start : span.end]).split())
 
     def related_decl(self, span: Span | None, message: str) -> tuple[Related, ...]:
         return (Related(span, message),) if span is not None else ()

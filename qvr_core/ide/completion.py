@@ -155,8 +155,21 @@ def narrow(found: list[Candidate], prefix: str) -> tuple[list[Candidate], bool]:
     any case; the flag says the list was cut (the client asks again as the prefix grows)."""
     if len(found) <= MAX_ITEMS:
         return found, False
-    pattern = re.compile(".*?".join(map(re.escape, prefix)), re.IGNORECASE)
+    pattern = subsequence(prefix)
     return [c for c in found if pattern.search(c.label)][:MAX_ITEMS], True
+
+
+def subsequence(query: str) -> re.Pattern[str]:
+    """A pattern whose `search` finds whether a text holds `query`'s characters in order,
+    in any case (how editors filter names).
+
+    Each character is the first of its kind after the one before (`[^b]*b`), and
+    only from the text's start: linear in the text. `a.*?b.*?c` says the same, but
+    where it fails it tries every placement of the characters from every start:
+    a 4-letter query took 30 s on a name of 400 letters.
+    """
+    steps = (f"[^{re.escape(ch)}]*{re.escape(ch)}" for ch in query)
+    return re.compile(r"\A" + "".join(steps), re.IGNORECASE)
 
 
 def _symbols(modules: list[CheckedModule]) -> list[Symbol]:

@@ -28,7 +28,8 @@ from qvr_core.syntax.span import unify_line_ends
 #: How far back to look for the line that starts the cursor's declaration.
 MAX_LOOKBACK_LINES = 400
 
-_IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+#: The characters of an identifier (its first is not a digit).
+_IDENT_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789"
 _DECL_START = re.compile(
     r"(?:" + "|".join(dict.fromkeys((*KEYWORDS, *DECLARATION_KEYWORDS))) + r")\b"
 )
@@ -75,9 +76,9 @@ def classify(text: str, offset: int) -> Context:
     line = text[line_start:offset]
     if "#" in line:
         return Context(Where.NOTHING)
-    m = _IDENT_TAIL.search(line)
-    prefix = m.group() if m else ""
-    if prefix and m is not None and m.start() > 0 and line[m.start() - 1].isdigit():
+    prefix = _identifier_at_end(line)
+    at = len(line) - len(prefix)
+    if prefix and line[at - 1 : at].isdigit():
         return Context(Where.NOTHING)  # inside a number such as 1e5
     start = _declaration_start(text, line_start)
     layout = split(text[start:offset])
@@ -97,6 +98,17 @@ def classify(text: str, offset: int) -> Context:
     if program is not None and logical is not None and logical is not head:
         return _step(tokens, prefix, program)
     return _declaration(tokens, prefix)
+
+
+def _identifier_at_end(line: str) -> str:
+    """The identifier that ends `line` ("" for none).
+
+    Read from the end: a search for an identifier anchored at the end of the
+    line would scan to the end again from every letter of a long word that
+    does not end it (quadratic, a completion request frozen on a long line).
+    """
+    run = line[len(line.rstrip(_IDENT_CHARS)) :]  # the identifier characters at the end
+    return run.lstrip("0123456789")
 
 
 def _declaration_start(text: str, line_start: int) -> int:

@@ -6,13 +6,15 @@ one logical line at a time (a declaration, a program header or one program
 step), which is what makes error recovery simple: a syntax error can only
 cost the line it is on, and the next declaration always starts afresh.
 
-It is one linear pass with a single regular expression per line, so it stays
-fast on large files, and it never raises.
+It is one linear pass, with one regular expression per line (two after an
+unterminated string), so it stays fast on large files and on hostile lines,
+and it never raises.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -198,23 +200,43 @@ _MAX_BAD_RUNS = 20  # per logical line: a pasted binary must not flood the edito
 TAB_MESSAGE = "tab character: QVR indents with spaces"
 
 # One match per token with its leading blanks, so blanks cost no match of their
-# own. Groups: 0 the blanks, 1 name, 2 float, 3 int, 4 punctuation, 5 tabs,
-# 6 a run of characters that start no token (or one, like a lone '<'); at the
-# end of the line only the blanks match. Names are matched in any script so
-# that `Größe` is one (reported) name rather than three tokens; numbers are
-# ASCII ([0-9], not \d, which accepts every script's digits). A byte order
-# mark counts as a blank.
+# own. Groups: 0 the blanks, 1 name, 2 float, 3 int, 4 punctuation or string,
+# 5 an unterminated string (its quote and the rest of the line), 6 tabs, 7 a
+# run of characters that start no token (or one, like a lone '<'); at the end of
+# the line only the blanks match. Names are matched in any script so that
+# `Größe` is one (reported) name rather than three tokens; numbers are ASCII
+# ([0-9], not \d, which accepts every script's digits). A byte order mark
+# counts as a blank.
+#
+# Every alternative looks at most a character or two past what the match takes,
+# except a string's: it scans to its closing quote, or to the end of the line
+# when there is none. An unterminated string therefore ends the line's pass
+# (group 5), and the rest of the line is read with `_AFTER_QUOTE_RE`, which has
+# no strings: no string can start after an unterminated one (each later quote
+# is escaped in its scan, which goes on from just after it as a scan from it
+# would), so scanning again from every later quote, as one pattern for the
+# whole line did, would only find the same end of line (quadratic on a line of
+# `"\"\"\"...`). The string's loop is possessive: on failing it gives back nothing.
 _PUNCT = "|".join(re.escape(p) for p in sorted(PUNCTUATION, key=len, reverse=True))
-_TOKEN_RE = re.compile(
-    r"([ \r\f\v\ufeff]*)(?:"
-    r"([^\W\d]\w*)"
-    r"|((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
-    r"|([0-9]+)"
-    r"|(" + _PUNCT + r"|\"(?:[^\"\\]|\\.)*\")"
-    r"|(\t+)"
-    r"|([^ \t\r\f\v\ufeffA-Za-z0-9_.:*+\-/\[\](){},=~@<>|!%&#$?\\\"\u22a2]+|[^ \r\f\v\ufeff])"
-    r"|$)"
-)
+_STRING = r"\"(?:[^\"\\]|\\.)*+\""
+
+
+def _token_pattern(strings: bool) -> re.Pattern[str]:
+    return re.compile(
+        r"([ \r\f\v\ufeff]*)(?:"
+        r"([^\W\d]\w*)"
+        r"|((?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
+        r"|([0-9]+)"
+        r"|(" + _PUNCT + (r"|" + _STRING if strings else "") + r")"
+        r"|(" + (r"(?s:\".*)" if strings else r"(?!)") + r")"
+        r"|(\t+)"
+        r"|([^ \t\r\f\v\ufeffA-Za-z0-9_.:*+\-/\[\](){},=~@<>|!%&#$?\\\"\u22a2]+|[^ \r\f\v\ufeff])"
+        r"|$)"
+    )
+
+
+_TOKEN_RE = _token_pattern(strings=True)
+_AFTER_QUOTE_RE = _token_pattern(strings=False)
 _FIXED_TYPES = {**KEYWORDS, **PUNCTUATION}
 
 _new_tuple = tuple.__new__
@@ -459,18 +481,67 @@ def _comment_start(line: str) -> int:
     return -1
 
 
+def without_comments(code: str) -> str:
+    """`code` with the comment of each of its lines cut off, as the tokenizer sees it (a
+    `#` in a string or opening a pragma starts none); `code` must not start in a string."""
+    if "#" not in code:
+        return code
+    lines = code.split("\n")
+    for i, line in enumerate(lines):
+        at = _comment_start(line) if "#" in line else -1
+        if at >= 0:
+            lines[i] = line[:at]
+    return "\n".join(lines)
+
+
 def _tokenize(
     code: str, offset: int, line: int, out: LogicalLine, problems: list[Diagnostic]
 ) -> None:
     """Append the tokens of one physical line's code (comment removed) to `out`.
+
+    One pass of `_TOKEN_RE`; if it stops at an unterminated string, its quote is
+    a stray character and the rest of the line is read without strings (see
+    `_TOKEN_RE`), so each character is scanned a bounded number of times.
+    """
+    quote = _append_tokens(_matches(_TOKEN_RE, code, 0), offset, line, out, problems)
+    if quote >= 0:
+        out.bad.append(make_token("BAD", '"', offset + quote, line, quote))
+        rest = _matches(_AFTER_QUOTE_RE, code, quote + 1)
+        _append_tokens(rest, offset, line, out, problems, quote + 1)
+
+
+#: Lines longer than this are read a match at a time rather than in one `findall`: one
+#: call to `re` holds the interpreter until it returns, and the language server checks
+#: in a thread beside the one that answers requests (100 KB in one call: some 30 ms).
+_LONG_LINE = 4096
+
+_Groups = tuple[str, str, str, str, str, str, str, str]
+
+
+def _matches(pattern: re.Pattern[str], code: str, pos: int) -> Iterable[_Groups]:
+    """The groups of `pattern`'s matches in `code` from `pos`, as `findall` gives them."""
+    if len(code) - pos <= _LONG_LINE:
+        return pattern.findall(code, pos)
+    return (match.groups("") for match in pattern.finditer(code, pos))  # type: ignore[misc]  # 8 groups
+
+
+def _append_tokens(
+    found: Iterable[_Groups],
+    offset: int,
+    line: int,
+    out: LogicalLine,
+    problems: list[Diagnostic],
+    col: int = 0,
+) -> int:
+    """Append the tokens of `findall`'s groups (from column `col`) to `out`; the column of
+    an unterminated string's quote where they stop at one, else -1.
 
     `findall` and a running column, rather than match objects, because this
     loop runs once per token of the file.
     """
     append = out.tokens.append
     fixed = _FIXED_TYPES.get
-    col = 0
-    for blanks, name, real, integer, punct, tabs, stray in _TOKEN_RE.findall(code):
+    for blanks, name, real, integer, punct, unterminated, tabs, stray in found:
         col += len(blanks)
         if name:
             append(_new_tuple(Token, (fixed(name, "NAME"), name, offset + col, line, col)))
@@ -494,6 +565,9 @@ def _tokenize(
         elif stray:
             out.bad.append(make_token("BAD", stray, offset + col, line, col))
             col += len(stray)
+        elif unterminated:
+            return col
+    return -1
 
 
 def _non_ascii_name(text: str, start: int, line: int, col: int) -> Diagnostic:
