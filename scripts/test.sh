@@ -1,12 +1,30 @@
 #!/usr/bin/env bash
 # The whole test suite; run through `./dev test`, which sets up the
 # environment first (.venv, npm packages, Debian packages).
+#
+#   ./dev test          everything CI runs (goal: under 20 minutes on 2 cores)
+#   ./dev test --fast   the inner loop: lint, types and the Python tests that neither
+#                       run exports in their targets nor are marked slow (under 5 minutes)
+#
+# Any further arguments go to every pytest run (`./dev test --fast tests/check`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+FAST=0
+if [ "${1:-}" = --fast ]; then
+    FAST=1
+    shift
+fi
 
 # Unformatted Python fails the tests (`ruff format .` fixes it);
 # QVR_FORMAT_CHECK=0 skips the check while a branch is being merged.
 FORMAT_CHECK="${QVR_FORMAT_CHECK:-1}"
+# pytest runs in a worker per core (pytest-xdist), two at most: the tests start
+# processes of their own (language servers, chains, Stan's compiler).
+WORKERS="${QVR_TEST_WORKERS:-$(python -c 'import os; print(max(1, min(2, len(os.sched_getaffinity(0)))))')}"
+# A test file's tests stay in one worker (its module fixtures are made once).
+PYTEST=(pytest -q -p no:cacheprovider)
+PARALLEL=("${PYTEST[@]}" -n "$WORKERS" --dist loadfile)
 
 echo "== ruff"
 ruff check .
@@ -21,9 +39,28 @@ mypy
 echo "== layers (lint-imports, contracts in pyproject.toml)"
 lint-imports --no-cache
 
-echo "== python tests"
-# the 30 slowest tests are listed, so the suite's time (goal: ./dev test under 30 minutes) is watched
-pytest -q -p no:cacheprovider --durations=30 "$@"
+if [ "$FAST" = 1 ]; then
+    echo "== python tests, fast: not slow, no export run in its target ($WORKERS workers)"
+    "${PARALLEL[@]}" -m "not slow and not alone" \
+        --ignore=tests/export/test_numpyro.py --ignore=tests/export/test_pymc.py \
+        --ignore=tests/export/test_stan.py --ignore=tests/packaging --durations=10 "$@"
+    exit 0
+fi
+
+echo "== python tests ($WORKERS workers)"
+# the 30 slowest tests are listed, so the suite's time (goal: ./dev test under 20 minutes) is watched
+"${PARALLEL[@]}" -m "not alone" --durations=30 "$@"
+
+echo "== python tests that must run alone"
+# exit 5: no test selected (a path given that holds none of them)
+"${PYTEST[@]}" -m alone "$@" || [ $? = 5 ]
+
+echo "== sampling tests again, with torch's AVX2 kernels (ATEN_CPU_CAPABILITY=avx2)"
+# Another CPU rounds the last bits differently, and a NUTS trajectory turns that into
+# other draws: a test that holds only for this CPU's draws fails here, not on the next
+# machine. (On a CPU without AVX-512 this run repeats the first one's kernels.)
+ATEN_CPU_CAPABILITY=avx2 "${PARALLEL[@]}" -m "sampling and not alone and not slow" "$@" \
+    || [ $? = 5 ]
 
 if [ -f vscode-extension/package.json ]; then
     echo "== VS Code extension tests"

@@ -11,10 +11,13 @@ grammar revision (v0.2.0 .. v0.19.0 and HEAD). The wheel is fetched once with
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from functools import cache
 from pathlib import Path
@@ -44,26 +47,39 @@ def _revision_key(name: str) -> tuple[int, ...]:
 
 @cache
 def unpacked() -> Path:
-    """The folder holding the unpacked parsers (`parsers/<rev>/qvr.so`) and grammar.json."""
+    """The folder holding the unpacked parsers (`parsers/<rev>/qvr.so`) and grammar.json.
+
+    The suite's workers (pytest-xdist) ask at once: one downloads and unpacks, under a
+    lock, into a folder of its own that it renames into place when whole, so no worker
+    ever loads a parser still being written (which crashed one)."""
     base = cache_dir()
     target = base / VERSION
     if (target / "complete").exists():
         return target
-    wheel = _wheel(base)
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            for member in archive.namelist():
-                if member == _GRAMMAR:
-                    out = target / "grammar.json"
-                elif member.startswith(_PARSERS) and member.endswith("/qvr.so"):
-                    out = target / "parsers" / member[len(_PARSERS) :]
-                else:
-                    continue
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(archive.read(member))
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise OracleUnavailable(f"cannot unpack {wheel}: {exc}") from exc
-    (target / "complete").write_text("")
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if (target / "complete").exists():  # another worker finished meanwhile
+            return target
+        wheel = _wheel(base)
+        partial = Path(tempfile.mkdtemp(prefix=f"{VERSION}.", dir=base))
+        try:
+            with zipfile.ZipFile(wheel) as archive:
+                for member in archive.namelist():
+                    if member == _GRAMMAR:
+                        out = partial / "grammar.json"
+                    elif member.startswith(_PARSERS) and member.endswith("/qvr.so"):
+                        out = partial / "parsers" / member[len(_PARSERS) :]
+                    else:
+                        continue
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_bytes(archive.read(member))
+            (partial / "complete").write_text("")
+            shutil.rmtree(target, ignore_errors=True)  # an old run's half, if any
+            partial.rename(target)
+        except (OSError, zipfile.BadZipFile) as exc:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise OracleUnavailable(f"cannot unpack {wheel}: {exc}") from exc
     return target
 
 

@@ -1,9 +1,11 @@
 """What the export tests need that takes minutes, done on the core the suite leaves idle.
 
-The suite runs in one process, so on two cores one is mostly free. When a whole run
-includes the tests that run exports (tests/conftest.py moves them to the end), one
-detached, low-priority process starts as the session does and, in the order the tests
-will ask: fits qvr's NUTS reference posterior of each model example (written to
+Run in one process, the suite leaves one core of two mostly free; run in two workers
+(pytest-xdist, as ./dev test does), it leaves the cores free at its end, where the
+export tests are. When a whole run includes the tests that run exports
+(tests/conftest.py moves them to the end), one detached, low-priority process starts as
+the session does (the first worker starts it, for all of them) and, in the order the
+tests will ask: fits qvr's NUTS reference posterior of each model example (written to
 a directory of this session as `NAME.npz`, renamed into place when complete), then
 compiles the exported Stan programs into httpstan's cache (tests/export/stan_warm.py).
 A test that needs a reference the process has not written yet waits while the process
@@ -30,12 +32,26 @@ _process: subprocess.Popen[bytes] | None = None
 _directory: Path | None = None
 
 
-def start() -> None:
-    """Start the background process for this session; never raises."""
+def start(shared: str | None = None) -> None:
+    """Start the background process for this session; never raises.
+
+    `shared`, under pytest-xdist: the run's id, which names a directory every worker of
+    the run finds. The first worker starts the one process and the others read what it
+    writes (`reference`), so two workers never fit or compile the same thing twice."""
     global _process, _directory
-    if _process is not None:
+    if _process is not None or _directory is not None:
         return
-    directory = Path(tempfile.mkdtemp(prefix="qvr-export-"))
+    if shared is not None:
+        directory = Path(tempfile.gettempdir()) / f"qvr-export-{shared}"
+        try:
+            directory.mkdir()
+        except FileExistsError:  # another worker started it: read what it writes
+            _directory = directory
+            return
+        except OSError:
+            return
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="qvr-export-"))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
         _process = subprocess.Popen(
@@ -48,17 +64,34 @@ def start() -> None:
             start_new_session=True,
         )
     except OSError:
+        (directory / "finished").write_text("")  # the other workers fit for themselves
         return
+    (directory / "pid").write_text(str(_process.pid))
     _directory = directory
+
+
+def _running(directory: Path) -> bool:
+    """Whether the directory's process still works: this worker's child, or (another
+    worker's) a live process that has not written `finished`."""
+    if _process is not None:
+        return _process.poll() is None
+    if (directory / "finished").exists():
+        return False
+    try:
+        pid = int((directory / "pid").read_text())
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, ValueError, IndexError):  # not written yet, or gone
+        return not (directory / "pid").exists() and directory.exists()
+    return state not in ("Z", "X")  # a process that ended but is not reaped yet
 
 
 def reference(name: str) -> dict[str, np.ndarray] | None:
     """The reference posterior of `name` the background process wrote, waiting for it
     while the process lives; None when there is no process or it died first."""
-    if _process is None or _directory is None:
+    if _directory is None:
         return None
     path = _directory / f"{name}.npz"
-    while not path.exists() and _process.poll() is None:
+    while not path.exists() and _running(_directory):
         time.sleep(0.2)  # a poll on the file, not a timing assumption: the loop ends with it
     if not path.exists():
         return None
@@ -68,8 +101,10 @@ def reference(name: str) -> dict[str, np.ndarray] | None:
 
 def stop() -> None:
     """End the process with the session (a Stan build cut short is rebuilt next time,
-    stan_warm.build) and remove its directory."""
-    if _process is not None and _process.poll() is None:
+    stan_warm.build) and remove its directory (the worker that started it does)."""
+    if _process is None:
+        return
+    if _process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(_process.pid, signal.SIGTERM)
         _process.wait()
@@ -91,8 +126,11 @@ def main(directory: Path) -> None:
         partial.rename(directory / f"{name}.npz")
     from tests.export import stan_warm
 
-    if stan_warm.unavailable() is None:
-        stan_warm.main()
+    try:
+        if stan_warm.unavailable() is None:
+            stan_warm.main()
+    finally:
+        (directory / "finished").write_text("")
 
 
 if __name__ == "__main__":

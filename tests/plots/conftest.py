@@ -1,12 +1,13 @@
 """Real saved runs for `qvr plot`, made once for the folder.
 
 Eight schools, centred (NUTS, two short chains; the pair plot's test flags its
-own divergences, since whether so short a run diverges depends on the CPU), a linear regression (SVI: one chain of guide draws, no
-sampler statistics) and eight schools' prior draws. Each is written by
-`fit(...).results.write`, the code behind `qvr run --output`. A file whose run
-did not write `log_likelihood` (a `qvr` before that group) gets the group
-computed here from the Normal density of `y`, so LOO-PIT is always testable;
-`test_figures` checks a written group against the same density.
+own divergences, since whether so short a run diverges depends on the CPU), a
+linear regression (SVI: one chain of guide draws, no sampler statistics) and
+eight schools' prior draws. Each is written by `fit(...).results.write`, the
+code behind `qvr run --output`. A file whose run did not write `log_likelihood`
+(a `qvr` before that group) gets the group computed here from the Normal density
+of `y`, so LOO-PIT is always testable; `test_figures` checks a written group
+against the same density.
 """
 
 from __future__ import annotations
