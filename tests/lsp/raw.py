@@ -20,9 +20,10 @@ WAIT_SECONDS = 15.0
 class RawServer:
     """The server as a subprocess; a reader thread collects every message it writes."""
 
-    def __init__(self) -> None:
+    def __init__(self, *arguments: str) -> None:
+        """`arguments` go to the server after its command (`--log-file`, ...)."""
         self.proc = subprocess.Popen(
-            SERVER_COMMAND,
+            [*SERVER_COMMAND, *arguments],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

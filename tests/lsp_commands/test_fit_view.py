@@ -32,22 +32,29 @@ TEST_MODELS = Path(__file__).resolve().parents[1] / "models"
 CHAINS, STEPS, SEED = 2, 400, 1
 
 
-@pytest.fixture(scope="module")
-def centred() -> RunResults:
+def nuts(model: Path, data: Path, *, predictive: bool = False) -> RunResults:
+    """A real NUTS run of `model` on `data`, CHAINS x STEPS at SEED."""
     from qvr_core.runs.run import run_program
 
     results = RunResults()
     run_program(
-        (MODELS / "eight_schools_centered.qvr").read_text(encoding="utf-8"),
+        model.read_text(encoding="utf-8"),
         method="nuts",
         steps=STEPS,
         chains=CHAINS,
         seed=SEED,
-        data=str(MODELS / "eight_schools.json"),
+        data=str(data),
         results=results,
-        predictive=True,
+        predictive=predictive,
     )
     return results
+
+
+@pytest.fixture(scope="module")
+def centred() -> RunResults:
+    return nuts(
+        MODELS / "eight_schools_centered.qvr", MODELS / "eight_schools.json", predictive=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,19 +65,7 @@ def view(centred: RunResults) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def cliff() -> RunResults:
     """A real NUTS run whose draws diverge for sure (see the model's comment)."""
-    from qvr_core.runs.run import run_program
-
-    results = RunResults()
-    run_program(
-        (TEST_MODELS / "cliff.qvr").read_text(encoding="utf-8"),
-        method="nuts",
-        steps=STEPS,
-        chains=CHAINS,
-        seed=SEED,
-        data=str(TEST_MODELS / "cliff.json"),
-        results=results,
-    )
-    return results
+    return nuts(TEST_MODELS / "cliff.qvr", TEST_MODELS / "cliff.json")
 
 
 def scalar(view: dict[str, Any], label: str) -> dict[str, Any]:

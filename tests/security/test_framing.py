@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +20,6 @@ import pytest
 
 from qvr_lsp.framing import FrameReader
 from tests.lsp.raw import RawServer
-from tests.lsp.support import ROOT, SERVER_COMMAND
 
 URI = "file:///framing/unsaved.qvr"
 TEXT = "object A : Real 3\nlet f = A\n"
@@ -32,18 +28,9 @@ TEXT = "object A : Real 3\nlet f = A\n"
 class LoggedServer(RawServer):
     """`RawServer` with the server's log in a file, to read what it said about a frame."""
 
-    def __init__(self, log: Path) -> None:  # RawServer's, with the log file
+    def __init__(self, log: Path) -> None:
         self.log = log
-        self.proc = subprocess.Popen(
-            [*SERVER_COMMAND, "--log-level", "INFO", "--log-file", str(log)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-        )
-        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        super().__init__("--log-level", "INFO", "--log-file", str(log))
 
     def write(self, data: bytes) -> None:
         assert self.proc.stdin is not None
