@@ -25,7 +25,6 @@ from typing import Any, BinaryIO
 
 from qvr_core.cli.usage import EXIT_USAGE, memory_size, one_line_errors
 from qvr_core.posterior.figures import KINDS, FigureError, Selection, draws_problem, figure
-from qvr_core.posterior.run_files import RunFileError, shown_path, size_run_file
 from qvr_core.runtime.errors import first_line
 
 SUFFIXES = (".svg", ".png", ".pdf")
@@ -166,6 +165,8 @@ class _LinkError(OSError):
 
 
 def _link_refusal(target: Path) -> str:
+    from qvr_core.posterior.run_files import shown_path  # numpy: only when plot runs
+
     return (
         f"{shown_path(target)} is a symbolic link: qvr plot does not write through one "
         "beside the run; remove it or name the output with -o"
@@ -197,6 +198,8 @@ def _opened(target: Path, follow: bool) -> BinaryIO:
 def _read(az: Any, path: str, budget: int | None) -> Any:
     """The run's InferenceData, or why it cannot be read (one line): sized from its
     headers first and refused over the memory `budget` (None: the default budget)."""
+    from qvr_core.posterior.run_files import RunFileError, shown_path, size_run_file
+
     file = Path(path)
     if not file.is_file():
         return f"cannot read {path}: " + ("not a file" if file.exists() else "no such file")

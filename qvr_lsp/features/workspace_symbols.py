@@ -24,7 +24,6 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from qvr_core import files
-from qvr_core.ide.completion import subsequence
 from qvr_core.ide.outline import DECL_KIND
 from qvr_core.syntax import ast
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
@@ -74,6 +73,8 @@ def matches(query: str, name: str) -> bool:
 def matcher(query: str) -> re.Pattern[str]:
     """`matches(query, name)` as a compiled search (ten thousand files have many names),
     linear in the name whatever the query (`completion.subsequence`)."""
+    from qvr_core.ide.completion import subsequence  # completion loads after the start
+
     return subsequence(query)
 
 
