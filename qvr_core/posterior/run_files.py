@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-from numpy.lib import format as npy
 
 from qvr_core.datafile import printable, quoted
+from qvr_core.npy_headers import dtype_name, read_header
+from qvr_core.runtime.errors import shown_error
 from qvr_core.units import format_bytes
 
 #: Bytes a number takes once loaded, at least (xarray decodes scaled integers to float64).
@@ -144,7 +145,7 @@ def size_run_file(path: str | Path, working: Mapping[str, int] | None = None) ->
     except Exception as e:  # HDF5, zip and numpy each fail in their own words
         kind = "an .npz of a run" if p.suffix == ".npz" else "a netCDF file of InferenceData"
         raise RunFileError(
-            shown, f"not {kind} ({_first_line(e)}): give a file written by qvr run --output"
+            shown, f"not {kind} ({shown_error(e)}): give a file written by qvr run --output"
         ) from None
     return RunFileSize(tuple(variables), overhead, dict(working or {}))
 
@@ -233,7 +234,7 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, shown: str) -> Stor
             shape, dtype = _header(f)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
             raise RunFileError(
-                shown, f"{quoted(key)} is not a .npy array ({_first_line(e)})"
+                shown, f"{quoted(key)} is not a .npy array ({shown_error(e)})"
             ) from None
         start = f.tell()
     if dtype.hasobject:
@@ -251,23 +252,14 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, shown: str) -> Stor
 
 
 def _header(f: IO[bytes]) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    version = npy.read_magic(f)
-    if version == (1, 0):
-        shape, _, dtype = npy.read_array_header_1_0(f)
-    else:  # 2.0 and 3.0 differ in the header text's encoding only
-        shape, _, dtype = npy.read_array_header_2_0(f)
+    shape, _, dtype, _ = read_header(f)
     if any(n < 0 for n in shape):
         raise ValueError(f"a negative size in {shape}")
-    return tuple(int(n) for n in shape), dtype
+    return shape, dtype
 
 
 def _dtype(dtype: np.dtype[Any]) -> str:
-    return "structured" if dtype.kind == "V" else printable(str(dtype))
-
-
-def _first_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return printable(lines[0] if lines else type(e).__name__, 200)
+    return printable(dtype_name(dtype))
 
 
 __all__ = [

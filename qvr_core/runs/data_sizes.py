@@ -26,14 +26,13 @@ import io
 import math
 import zipfile
 from dataclasses import dataclass
-from typing import IO
 
 import numpy as np
-from numpy.lib import format as npy
 
 from qvr_core.datafile import printable, quoted
 from qvr_core.inference.errors import InferenceError, RunTooLargeError
-from qvr_core.runtime.errors import first_line
+from qvr_core.npy_headers import dtype_name, read_header
+from qvr_core.runtime.errors import shown_error
 from qvr_core.units import format_bytes
 
 #: Per number, besides the number as read: the run's copy of it (8 bytes at most: an
@@ -109,7 +108,7 @@ class NpyMember:
 
     def describe(self) -> str:
         return (
-            f"{quoted(self.key)}: {self.numel:,} {_dtype(self.dtype)} numbers of shape "
+            f"{quoted(self.key)}: {self.numel:,} {dtype_name(self.dtype)} numbers of shape "
             f"{self.shape}, {format_bytes(self.nbytes)} as stored"
         )
 
@@ -133,9 +132,7 @@ def npz_members(archive: zipfile.ZipFile, name: str) -> list[NpyMember]:
         seen.add(key)
         with archive.open(info) as f:
             try:
-                version = npy.read_magic(f)
-                read = npy.read_array_header_1_0 if version == (1, 0) else _header_2_0
-                shape, fortran_order, dtype = read(f)
+                shape, fortran_order, dtype, version = read_header(f)
             except (ValueError, OSError, EOFError) as e:
                 raise InferenceError(
                     f"{shown}: {quoted(key)} is not a .npy array ({shown_error(e)})"
@@ -147,24 +144,12 @@ def npz_members(archive: zipfile.ZipFile, name: str) -> list[NpyMember]:
             )
         if dtype.kind not in "biuf" or dtype.subdtype is not None or dtype.itemsize > 8:
             raise InferenceError(
-                f"{shown}: {quoted(key)} holds {_dtype(dtype)} values; data must be numbers"
+                f"{shown}: {quoted(key)} holds {dtype_name(dtype)} values; data must be numbers"
             )
         if any(n < 0 for n in shape):
             raise InferenceError(f"{shown}: {quoted(key)} has a negative size in {shape}")
         members.append(NpyMember(key, info, tuple(shape), dtype, bool(fortran_order), version))
     return members
-
-
-def _dtype(dtype: np.dtype[np.generic]) -> str:
-    """A dtype in a message: numpy's name for it, or `structured` for one whose fields
-    (named by the file) a message would quote."""
-    return "structured" if dtype.kind == "V" else str(dtype)
-
-
-def _header_2_0(f: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype[np.generic]]:
-    """A version 2 or 3 header (3 differs in its text's encoding, which for an array of
-    numbers is ASCII either way)."""
-    return npy.read_array_header_2_0(f)
 
 
 def npz_need(content: bytes, members: list[NpyMember]) -> Need:
@@ -266,11 +251,6 @@ def json_need(content: bytes) -> Need:
     total += numbers * (JSON_NUMBER + JSON_VALUE + PER_NUMBER) + strings * JSON_STRING
     total += arrays * JSON_ARRAY + objects * JSON_OBJECT + keys * JSON_KEY
     return Need(total, f"up to {numbers:,} numbers in {format_bytes(len(content))} of JSON")
-
-
-def shown_error(e: BaseException) -> str:
-    """An exception's first line, safe to print (it may quote a file's bytes)."""
-    return printable(first_line(e), limit=200)
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from qvr_core.datafile import printable
 from qvr_core.diagnostics import Diagnostic
 
 
@@ -57,3 +58,8 @@ def first_line(e: BaseException) -> str:
     """The first line of an exception's message (torch's run to several), else its class."""
     lines = str(e).strip().splitlines()
     return lines[0] if lines else type(e).__name__
+
+
+def shown_error(e: BaseException) -> str:
+    """An exception's first line, safe to print (it may quote a file's bytes)."""
+    return printable(first_line(e), limit=200)
