@@ -19,9 +19,12 @@ METHODS = ("svi", "nuts", "prior")
 #: SVI guides (`qvr_core.inference.autoguides.GUIDES`): mean-field Normal, a point (MAP),
 #: a full and a low-rank multivariate Normal
 GUIDES = ("normal", "delta", "mvn", "lowrank-mvn")
-#: NUTS mass matrices adapted in warmup: per-coordinate variances, or the covariance
-#: (Stan's `diag_e` and `dense_e` metrics; `inference.nuts.NUTSKernel`)
-MASS_MATRICES = ("diag", "dense")
+#: NUTS mass matrices adapted in warmup (`inference.nuts.NUTSKernel`): per-coordinate
+#: variances or the covariance of the draws (Stan's `diag_e` and `dense_e` metrics);
+#: nutpie's Fisher diagonal from the draws and their gradients, alone or with a low-rank
+#: correction; `auto`, one of those two by the number of coordinates
+#: (`inference.fisher.chosen_metric`, whose `MASS_MATRICES` this repeats, torch-free)
+MASS_MATRICES = ("diag", "dense", "fisher", "low-rank", "auto")
 #: Where a run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run
 #: is large enough to gain from it (`qvr_core.runs.device`)
 DEVICES = ("cpu", "cuda", "auto")
@@ -29,7 +32,7 @@ MAX_STEPS = 1_000_000
 MAX_SEED = 2**63 - 1  # what torch.manual_seed and numpy accept alike
 MAX_BATCH = 65_536
 MAX_SEQ_LEN = 65_536
-MAX_TREE_DEPTH = 12
+MAX_TREE_DEPTH = 15  # 2**15 leapfrog steps per draw; Stan's default is 10
 MAX_CHAINS = 64
 MAX_SUBSAMPLE = 1 << 24  # rows a step scores: more is a whole plate of a model that size
 MAX_LR = 1e30  # finite; a huge rate is the user's to try (the loss says what happens)
@@ -55,9 +58,9 @@ class RunArguments:
     batch: int = 16
     seq_len: int = 8
     data: str | None = None
-    max_tree_depth: int = 6  # NUTS only
+    max_tree_depth: int = 10  # NUTS only: Stan's default
     chains: int = 4  # NUTS only: chains advanced together (inference.chains)
-    mass_matrix: str = "diag"  # NUTS only: `MASS_MATRICES`
+    mass_matrix: str = "auto"  # NUTS only: `MASS_MATRICES`
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
     #: SVI only: score a random subset of a plate's rows each step, `(plate, rows)`

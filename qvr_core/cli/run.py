@@ -86,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-tree-depth",
         type=_field("max_tree_depth"),
         default=d.max_tree_depth,
-        help="NUTS: at most 2**depth leapfrog steps per draw; default 6",
+        help="NUTS: at most 2**depth leapfrog steps per draw; default 10 (Stan's)",
     )
     parser.add_argument(
         "--chains",
@@ -98,8 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mass-matrix",
         choices=MASS_MATRICES,
         default=d.mass_matrix,
-        help="NUTS: adapt per-coordinate variances (diag, the default) or the covariance"
-        " (dense: for correlated posteriors; a matrix product per leapfrog step)",
+        help="NUTS: the metric warmup adapts: auto (the default: low-rank up to 500"
+        " coordinates, fisher beyond), fisher (nutpie's diagonal from the draws and their"
+        " gradients), low-rank (fisher plus the most correlated directions), diag (Stan's"
+        " draw variances) or dense (Stan's covariance: a matrix product per leapfrog step)",
     )
     parser.add_argument(
         "--subsample",
@@ -279,7 +281,7 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
             f"  {_chains(n.chains)} x (warmup {n.num_warmup}, draws {n.num_samples}), "
             f"acceptance {_fmt(n.acceptance, '.2f')}, divergences {n.divergences}, "
             f"step size {_fmt(n.step_size, '.3g')}"
-            + (", dense mass matrix" if n.mass_matrix == "dense" else "")
+            + ("" if n.mass_matrix == "diag" else f", {n.mass_matrix} mass matrix")
         )
         lines.append(
             f"  r_hat max {_fmt(n.r_hat_max, '.3f')}, ess_bulk min {_fmt(n.ess_min, '.1f')}"

@@ -7,7 +7,9 @@ comes from torch.autograd. `MCMC.run` runs its chains one after another, in
 this process; `qvr_core.inference.chains` runs them in parallel processes with
 `sample_chain`. Each chain starts from its own forward run of the program (or
 the program's `initial_values`, which the lifted program of
-`bayesian_lift_parameters` provides: the current parameters).
+`bayesian_lift_parameters` provides: the current parameters), kept when the
+potential and its gradient are finite there; otherwise the chain tries random
+starts from its own generator, as Stan does (`nuts.NUTSChain.begin`).
 """
 
 from __future__ import annotations
@@ -105,6 +107,7 @@ class MCMCResult:
     r_hat: dict[str, torch.Tensor] = field(default_factory=dict)
     ess: dict[str, torch.Tensor] = field(default_factory=dict)
     stopped: bool = False
+    coordinates: int = 0  # the length of the unconstrained vector the chains moved in
 
     def summary(self) -> dict[str, dict[str, float]]:
         """Per site: posterior mean and sd (averaged over elements), max R-hat, min ESS."""
@@ -218,6 +221,15 @@ def chain_layout(model: ProgramLike, x: Any, observations: Mapping[str, Observed
     return FlatLayout(make_sites(model, initial_values(model, x, observations), names))
 
 
+def coordinate_sites(layout: FlatLayout) -> list[str]:
+    """The site of each coordinate of the flat unconstrained vector, for messages."""
+    return [
+        site.name
+        for site, (a, b) in zip(layout.sites, layout.offsets, strict=True)
+        for _ in range(a, b)
+    ]
+
+
 def sample_chain(
     model: ProgramLike,
     x: Any,
@@ -239,7 +251,7 @@ def sample_chain(
     if layout is None:
         layout = FlatLayout(make_sites(model, init, _latent_names(model, observations)))
     potential = ProgramPotential(model, x, observations, layout)
-    chain = kernel.chain(None, layout.pack(init), num_warmup)
+    chain = kernel.chain(None, layout.pack(init), num_warmup, names=coordinate_sites(layout))
     requests = chain_requests(chain, num_warmup + num_samples, on_step, on_draw, should_stop)
     return answer(requests, potential), layout
 
@@ -268,12 +280,13 @@ def sample_chains(
     failure is a `lockstep.TaskError` naming the chain."""
     observations = dict(observations)
     chains: list[NUTSChain] = []
+    names = coordinate_sites(layout)
     for seed in seeds:
         torch.manual_seed(seed)
         start = layout.pack(initial_values(model, x, observations))
         stream = torch.Generator()
         stream.set_state(torch.get_rng_state())
-        chains.append(kernel.chain(None, start, num_warmup, stream))
+        chains.append(kernel.chain(None, start, num_warmup, stream, names=names))
     eager = ProgramPotential(model, x, observations, layout)
     starts = torch.stack([c.z for c in chains])
     potential = ManyPotential(eager, eager.log_density, starts, compile=compile, recorded=recorded)
@@ -392,6 +405,7 @@ def _result(
         energies=per_chain(lambda r: r.energies, torch.float64),
         diverging=per_chain(lambda r: r.diverging, torch.bool),
         stopped=stopped,
+        coordinates=layout.size,
     )
     for name, s in samples.items():
         result.r_hat[name] = torch.from_numpy(rhat(s)) if n else torch.zeros(0)

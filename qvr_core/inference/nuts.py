@@ -20,6 +20,12 @@ its own potential, while `qvr_core.inference.lockstep` answers the requests of
 several chains with one batched evaluation. The algorithm, and each chain's
 random stream (its own `torch.Generator`), is the same either way.
 
+A chain starts where it is given unless the potential or its gradient is not finite
+there, or the first step-size search finds the start numerically unstable: then, as
+Stan does, it tries points drawn uniformly in (-2, 2) on the unconstrained space from
+its own generator (`INIT_TRIES` of them), so a run stays reproducible from its seed
+and a start that works is never moved.
+
 The tree's arithmetic (momenta, the U-turn dot products, the weights) is done on
 NumPy arrays and Python floats, not torch tensors: on a small model it is most of
 a step, and a NumPy operation on a short vector costs a fraction of a torch one
@@ -30,8 +36,8 @@ threefold). Positions and gradients cross to torch only at the potential.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -44,14 +50,36 @@ from qvr_core.inference.adapt import (
     WelfordVariance,
 )
 from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.fisher import (
+    MASS_MATRICES,
+    FisherWindow,
+    LowRankMetric,
+    chosen_metric,
+    initial_variance,
+)
 
 Potential = Callable[[torch.Tensor], tuple[float, torch.Tensor]]
 T = TypeVar("T")
 Vector = np.ndarray
 #: A computation that yields positions and is sent (U, dU/dz) for each, returning a T.
 Requests = Generator[Vector, tuple[float, Vector], T]
+#: The Fisher metrics also close a window every EARLY_WINDOW draws of Stan's initial
+#: buffer, as nutpie does early in its warmup: their estimate from a few draws is
+#: already close where the identity may be far off, and the first of Stan's windows
+#: closes only 100 draws in (measured on two 26-coordinate regressions: a quarter to a
+#: half of the warmup's gradients, the same metric at its end).
+EARLY_WINDOW = 10
 #: Uniform draws taken from a chain's generator at a time (one torch call for many).
 UNIFORM_BLOCK = 256
+#: Random starts a chain tries after its given one fails (Stan's `MAX_INIT_TRIES`), each
+#: drawn uniformly in (-INIT_RADIUS, INIT_RADIUS) on the unconstrained space (Stan's rule).
+INIT_TRIES = 100
+INIT_RADIUS = 2.0
+
+
+class UnstableStartError(InferenceError):
+    """The step-size search halved the step to nothing: the chain's position is in a
+    numerically unstable region (`NUTSChain.begin` then tries another start)."""
 
 
 def answer(requests: Requests[T], potential: Potential) -> T:
@@ -88,6 +116,57 @@ class _Tree:
     num_steps: int
     diverging: bool = False
     turning: bool = False
+
+
+@dataclass
+class _StartFailure:
+    """How far the best of a chain's failed starts got, for the message when none works:
+    0 the log density not finite, 1 its gradient not finite, 2 the step size unstable."""
+
+    stage: int = -1
+    potential: float | None = None  # the given start's, when its log density is not finite
+    sites: list[str] = field(default_factory=list)  # where gradients were not finite
+    tries: int = 0
+
+    def density(self, potential: float) -> None:
+        if self.tries == 0:
+            self.potential = potential
+        self._reached(0)
+
+    def gradient(self, sites: list[str]) -> None:
+        self.sites.extend(s for s in sites if s not in self.sites)
+        self._reached(1)
+
+    def unstable(self) -> None:
+        self._reached(2)
+
+    def _reached(self, stage: int) -> None:
+        self.stage, self.tries = max(self.stage, stage), self.tries + 1
+
+    def message(self) -> str:
+        random = (
+            f"{INIT_TRIES} random points in (-{INIT_RADIUS:g}, {INIT_RADIUS:g}) "
+            "on the unconstrained space"
+        )
+        if self.stage == 2:
+            return (
+                "could not find a usable NUTS step size: the posterior is numerically "
+                f"unstable at the initial point of the chain and at {random}; check the "
+                "model for steep or discontinuous terms"
+            )
+        if self.stage == 1:
+            shown = ", ".join(self.sites[:5]) + (", ..." if len(self.sites) > 5 else "")
+            return (
+                f"the log density is finite but its gradient is not (NaN/inf in {shown}) "
+                f"at the starts tried (the initial point of the chain and {random}); "
+                "check the model for terms without a derivative there (a square root or "
+                "a power at 0, a value at the edge of its support)"
+            )
+        energy = "" if self.potential is None else f" (potential energy {self.potential})"
+        return (
+            f"the log density is not finite at the initial point of the chain{energy} "
+            f"nor at any of {random}; check the data against the model's supports"
+        )
 
 
 @dataclass(frozen=True)
@@ -132,9 +211,15 @@ class NUTSKernel:
 
     Warmup tunes the step size by dual averaging towards `target_accept` and, when
     the warmup holds Stan's windows, a mass matrix from the draws in its doubling
-    windows: their variances (`dense_mass=False`, Stan's `diag_e`) or, with
-    `dense_mass`, their covariance (`dense_e`), which removes linear correlations
-    between coordinates at the cost of a matrix-vector product per leapfrog step.
+    windows, as `mass_matrix` names it (`fisher.MASS_MATRICES`): their variances
+    (`diag`, Stan's `diag_e`), their covariance (`dense`, Stan's `dense_e`, which
+    removes linear correlations at the cost of a matrix-vector product per leapfrog
+    step), or nutpie's metrics from the draws and their gradients (`fisher`, its
+    diagonal; `low-rank`, the diagonal and the directions most off it; `auto`, one of
+    the two by the number of coordinates: `fisher.chosen_metric`). The Fisher
+    metrics start from the gradient at the start (`fisher.initial_variance`) rather
+    than the identity and are also re-estimated every `EARLY_WINDOW` draws of the
+    initial buffer. `dense_mass=True` is `mass_matrix="dense"`.
     """
 
     def __init__(
@@ -146,6 +231,7 @@ class NUTSKernel:
         adapt_mass_matrix: bool = True,
         max_delta_energy: float = 1000.0,
         dense_mass: bool = False,
+        mass_matrix: str | None = None,
     ) -> None:
         if not step_size > 0:
             raise InferenceError(f"step_size must be positive, got {step_size}")
@@ -153,13 +239,21 @@ class NUTSKernel:
             raise InferenceError(f"max_tree_depth must be at least 1, got {max_tree_depth}")
         if not 0 < target_accept < 1:
             raise InferenceError(f"target_accept must be in (0, 1), got {target_accept}")
+        if mass_matrix is None:
+            mass_matrix = "dense" if dense_mass else "diag"
+        if mass_matrix not in MASS_MATRICES or (dense_mass and mass_matrix != "dense"):
+            raise InferenceError(
+                f"mass_matrix must be one of {', '.join(MASS_MATRICES)}"
+                f" (dense with dense_mass), got {mass_matrix!r}"
+            )
         self.step_size = float(step_size)
         self.max_tree_depth = int(max_tree_depth)
         self.target_accept = float(target_accept)
         self.adapt_step_size = bool(adapt_step_size)
         self.adapt_mass_matrix = bool(adapt_mass_matrix)
         self.max_delta_energy = float(max_delta_energy)
-        self.dense_mass = bool(dense_mass)
+        self.mass_matrix = mass_matrix
+        self.dense_mass = mass_matrix == "dense"
 
     def chain(
         self,
@@ -167,8 +261,10 @@ class NUTSKernel:
         z0: torch.Tensor,
         num_warmup: int,
         generator: torch.Generator | None = None,
+        *,
+        names: Sequence[str] | None = None,
     ) -> NUTSChain:
-        return NUTSChain(self, potential, z0, num_warmup, generator)
+        return NUTSChain(self, potential, z0, num_warmup, generator, names=names)
 
 
 class NUTSChain:
@@ -176,7 +272,8 @@ class NUTSChain:
 
     With a `potential` the chain starts at once; without one (`lockstep`), `begin()`
     and `advance()` are its requests for the caller to answer. `generator` is the
-    chain's own random stream (None: torch's global one)."""
+    chain's own random stream (None: torch's global one). `names`, when given, is the
+    site of each coordinate, for a message about a start whose gradient is not finite."""
 
     def __init__(
         self,
@@ -185,23 +282,30 @@ class NUTSChain:
         z0: torch.Tensor,
         num_warmup: int,
         generator: torch.Generator | None = None,
+        *,
+        names: Sequence[str] | None = None,
     ) -> None:
         self.kernel = kernel
         self.potential_fn = potential
         self.num_warmup = int(num_warmup)
         self.generator = generator
+        self.names = None if names is None else list(names)
         self.iteration = 0
         self.dtype = z0.dtype
         self._z: Vector = z0.detach().cpu().numpy().copy()
         self.potential, self.grad = math.nan, np.zeros_like(self._z)
         self._inv_mass: Vector = np.ones_like(self._z)  # its diagonal, or the matrix (dense)
         self._unit_mass = True  # skips the products with M^-1 until it is adapted
-        self._dense = kernel.dense_mass
+        self.metric = chosen_metric(kernel.mass_matrix, self._z.size)  # `auto` resolved
+        self._dense = self.metric == "dense"
         self._momentum_factor: Vector | None = None  # dense: r = factor @ n gives r ~ N(0, M)
+        self._low_rank: LowRankMetric | None = None  # low-rank: a correction of rank > 0
         self._uniforms: list[float] = []
         self.step_size = kernel.step_size
         self.schedule = WarmupSchedule(self.num_warmup)
         self.welford = self._new_estimator()
+        #: the Fisher metrics' short windows in Stan's initial buffer (`EARLY_WINDOW`)
+        self._early = self._fisher_window() if self._fisher_warmup() else None
         self.dual = DualAveraging(self.step_size, kernel.target_accept)
         if potential is not None:
             answer(self.begin(), potential)
@@ -213,33 +317,75 @@ class NUTSChain:
 
     @property
     def inv_mass(self) -> torch.Tensor:
-        """The inverse mass matrix: its diagonal, or the whole matrix with `dense_mass`."""
-        if self._dense and self._unit_mass:
+        """The inverse mass matrix: its diagonal, or the whole matrix for the `dense` and
+        `low-rank` metrics (formed here: the sampler applies the low-rank one in parts)."""
+        if self._low_rank is not None:
+            return torch.from_numpy(self._low_rank.matrix()).to(self.dtype)
+        if self._unit_mass and self.metric in ("dense", "low-rank"):
             return torch.eye(self._z.size, dtype=self.dtype)
+        if self.metric == "low-rank":
+            return torch.diag(torch.from_numpy(self._inv_mass))
         return torch.from_numpy(self._inv_mass)
 
-    def _new_estimator(self) -> WelfordVariance | WelfordCovariance:
+    def _fisher_window(self) -> FisherWindow:
+        return FisherWindow(self._z.size, keep_rows=self.metric == "low-rank")
+
+    def _new_estimator(self) -> WelfordVariance | WelfordCovariance | FisherWindow:
         size = self._z.size
+        if self.metric in ("fisher", "low-rank"):
+            return self._fisher_window()
         return WelfordCovariance(size) if self._dense else WelfordVariance(size)
 
     def _velocity(self, r: Vector) -> Vector:
         """M^-1 r: the position's rate of change for momentum r."""
         if self._unit_mass:
             return r
+        if self._low_rank is not None:
+            return self._low_rank.velocity(r)
         return self._inv_mass @ r if self._dense else self._inv_mass * r
 
     def begin(self) -> Requests[None]:
-        """The potential at the start, and a first step size."""
-        u0, g0 = yield self._z
-        if not math.isfinite(u0) or not bool(np.isfinite(g0).all()):
-            raise InferenceError(
-                "the log density is not finite at the initial point of the chain "
-                f"(potential energy {u0}); check the data against the model's supports"
-            )
-        self.potential, self.grad = u0, g0
-        if self.num_warmup > 0 and self.kernel.adapt_step_size:
-            self.step_size = yield from self._reasonable_step_size(self.step_size)
-            self.dual.restart(self.step_size)
+        """A start with a finite potential and gradient, and a first step size.
+
+        The given start is kept when the potential and its gradient are finite there and
+        (in warmup) the step-size search succeeds; otherwise, as Stan does, up to
+        `INIT_TRIES` points drawn uniformly in (-2, 2) on the unconstrained space from the
+        chain's own generator are tried in turn. When none works the error says how far
+        the best of them got: a log density that is not finite, a finite one whose
+        gradient is not (naming the sites), or a step-size search that found it unstable."""
+        failure = _StartFailure()
+        for attempt in range(INIT_TRIES + 1):
+            if attempt:
+                self._z = self._random_start()
+            u0, g0 = yield self._z
+            if not math.isfinite(u0):
+                failure.density(u0)
+                continue
+            if not bool(np.isfinite(g0).all()):
+                failure.gradient(self._sites(np.flatnonzero(~np.isfinite(g0))))
+                continue
+            self.potential, self.grad = u0, g0
+            if self.num_warmup > 0 and self.kernel.adapt_step_size:
+                try:
+                    step_size = yield from self._reasonable_step_size(self.step_size)
+                except UnstableStartError:
+                    failure.unstable()
+                    continue
+                self.step_size = step_size
+                self.dual.restart(self.step_size)
+            return
+        raise InferenceError(failure.message())
+
+    def _random_start(self) -> Vector:
+        """A point drawn uniformly in (-INIT_RADIUS, INIT_RADIUS) from the chain's stream."""
+        u = torch.rand(self._z.shape, dtype=self.dtype, generator=self.generator, device="cpu")
+        return ((2.0 * u - 1.0) * INIT_RADIUS).numpy()
+
+    def _sites(self, coordinates: np.ndarray) -> list[str]:
+        """The sites of `coordinates` (their indices without `names`), each once."""
+        if self.names is None:
+            return [f"coordinate {int(i)}" for i in coordinates]
+        return list(dict.fromkeys(self.names[int(i)] for i in coordinates))
 
     # -- Hamiltonian pieces -------------------------------------------------
 
@@ -258,6 +404,8 @@ class NUTSChain:
         ).numpy()
         if self._unit_mass:
             return r
+        if self._low_rank is not None:
+            return self._low_rank.momentum(r)
         if self._momentum_factor is not None:
             return self._momentum_factor @ r
         return r / np.sqrt(self._inv_mass)
@@ -396,10 +544,14 @@ class NUTSChain:
             if (direction == 1 and not d > log_target) or (direction == -1 and not d < log_target):
                 break
             eps = eps * 2.0 if direction == 1 else eps * 0.5
-            if eps > 1e7 or eps < 1e-12:
+            if eps > 1e7:
                 raise InferenceError(
+                    "could not find a usable NUTS step size: the posterior is improper (flat)"
+                )
+            if eps < 1e-12:
+                raise UnstableStartError(
                     "could not find a usable NUTS step size: the posterior is "
-                    + ("improper (flat)" if eps > 1e7 else "numerically unstable at the start")
+                    "numerically unstable at the start"
                 )
         return eps
 
@@ -407,20 +559,59 @@ class NUTSChain:
         k = self.kernel
         if k.adapt_step_size:
             self.step_size = self.dual.update(t.accept_prob)
+        if k.adapt_mass_matrix and self._early is not None and i < self.schedule.init_buffer:
+            self._early.add(self._z, self.grad)
+            if (i + 1) % EARLY_WINDOW == 0:
+                yield from self._close_fisher_window(self._early)
+                self._early = self._fisher_window()
         if k.adapt_mass_matrix and self.schedule.in_slow_window(i):
-            self.welford.add(self.z)
+            if isinstance(self.welford, FisherWindow):
+                self.welford.add(self._z, self.grad)  # the gradient at the draw comes free
+            else:
+                self.welford.add(self.z)
         if k.adapt_mass_matrix and i in self.schedule.window_ends:
-            self._set_mass(self.welford)
+            if isinstance(self.welford, FisherWindow):
+                yield from self._close_fisher_window(self.welford)
+            else:
+                self._set_mass(self.welford)
+                if k.adapt_step_size:
+                    self.step_size = yield from self._reasonable_step_size(self.step_size)
+                    self.dual.restart(self.step_size)
             self.welford = self._new_estimator()
-            if k.adapt_step_size:
-                self.step_size = yield from self._reasonable_step_size(self.step_size)
-                self.dual.restart(self.step_size)
         if i == self.num_warmup - 1 and k.adapt_step_size:
             self.step_size = self.dual.final_step_size
 
-    def _set_mass(self, estimate: WelfordVariance | WelfordCovariance) -> None:
+    def _close_fisher_window(self, window: FisherWindow) -> Requests[None]:
+        """The metric from a Fisher window and a step size for it; the metric before it
+        where no step size is found for the new one (a window whose draws were still on
+        their way to the typical set)."""
+        before = (self._inv_mass, self._low_rank, self._unit_mass)
+        self._set_mass(window)
+        if not self.kernel.adapt_step_size:
+            return
+        try:
+            step_size = yield from self._reasonable_step_size(self.step_size)
+        except InferenceError:
+            self._inv_mass, self._low_rank, self._unit_mass = before
+            return
+        self.step_size = step_size
+        self.dual.restart(step_size)
+
+    def _set_mass(self, estimate: WelfordVariance | WelfordCovariance | FisherWindow) -> None:
         """M^-1 from a window's draws. Dense: M^-1 = C = L L^T, so momenta r = L^-T n
-        have covariance (L L^T)^-1 = M."""
+        have covariance (L L^T)^-1 = M. Fisher and low-rank: from the draws and their
+        gradients (`fisher`); `_inv_mass` holds the diagonal, `_low_rank` the whole
+        metric when the window found directions off it."""
+        if isinstance(estimate, FisherWindow):
+            dtype = self._inv_mass.dtype
+            if self.metric == "low-rank":
+                metric = estimate.low_rank(self._inv_mass)
+                self._inv_mass = metric.variance.astype(dtype)
+                self._low_rank = metric.astype(dtype) if metric.rank else None
+            else:
+                self._inv_mass = estimate.variance(self._inv_mass).astype(dtype)
+            self._unit_mass = False
+            return
         if isinstance(estimate, WelfordCovariance):
             cov = estimate.regularised_covariance()
             lower, info = torch.linalg.cholesky_ex(cov)
@@ -435,6 +626,30 @@ class NUTSChain:
         self._inv_mass = estimate.regularised_variance().to(self.dtype).numpy()
         self._unit_mass = False
 
+    def _fisher_warmup(self) -> bool:
+        """Whether warmup adapts a Fisher metric (`fisher`, `low-rank`)."""
+        fisher_metric = self.metric in ("fisher", "low-rank")
+        return self.kernel.adapt_mass_matrix and self.schedule.enabled and fisher_metric
+
+    def _starts_from_gradient(self) -> bool:
+        """Whether the metric starts as 1/|g| (the Fisher metrics, when warmup adapts one)."""
+        return self._fisher_warmup() and bool(np.isfinite(self.grad).all())
+
+    def _initial_metric(self) -> Requests[None]:
+        """nutpie's first metric, 1/|g| at the start (`fisher.initial_variance`), and a step
+        size for it; the identity, and `begin`'s step size, where none is found for it."""
+        self._inv_mass = initial_variance(self.grad).astype(self._z.dtype)
+        self._unit_mass = False
+        if not self.kernel.adapt_step_size:
+            return
+        try:
+            step_size = yield from self._reasonable_step_size(self.step_size)
+        except InferenceError:
+            self._inv_mass, self._unit_mass = np.ones_like(self._z), True
+            return
+        self.step_size = step_size
+        self.dual.restart(step_size)
+
     def step(self) -> Transition:
         """One NUTS iteration; during warmup it also adapts."""
         assert self.potential_fn is not None, "a chain without a potential is advanced"
@@ -442,6 +657,8 @@ class NUTSChain:
 
     def advance(self) -> Requests[Transition]:
         """One NUTS iteration as requests (`step` answers them here)."""
+        if self.iteration == 0 and self._starts_from_gradient():
+            yield from self._initial_metric()
         t = yield from self._transition()
         if self.iteration < self.num_warmup:
             yield from self._adapt(self.iteration, t)

@@ -55,6 +55,7 @@ from qvr_core.inference.discrete import (
 )
 from qvr_core.inference.elbo import ELBO
 from qvr_core.inference.errors import InferenceError, NonFiniteLossError, is_torch_error
+from qvr_core.inference.fisher import chosen_metric
 from qvr_core.inference.lift import LiftedProgram, bayesian_lift_parameters
 from qvr_core.inference.live import LiveDraws
 from qvr_core.inference.mcmc import MCMCResult
@@ -422,17 +423,19 @@ def run_nuts(
     depth: int,
     chains: int,
     seed: int,
-    dense_mass: bool = False,
+    mass_matrix: str = "auto",
     share: ChainShare | None = None,
 ) -> RunSummary:
     """NUTS over every latent of `target` (the job's program, or its lifted form), its
     discrete sites summed out and drawn back given each draw; exact draws of them when
-    nothing continuous is left (`inference.discrete`)."""
+    nothing continuous is left (`inference.discrete`). `mass_matrix` names the metric
+    warmup adapts (`inference.fisher.MASS_MATRICES`); the summary names the one it
+    adapted (`auto` resolved by the number of coordinates)."""
     target = summed_out(target, observations)
     exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
     num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
     num_samples = max(job.steps - num_warmup, 1)
-    kernel = NUTSKernel(max_tree_depth=depth, dense_mass=dense_mass)
+    kernel = NUTSKernel(max_tree_depth=depth, mass_matrix=mass_matrix)
     traces: list[list[float]] = [[] for _ in range(chains)]
 
     def progress(i: int, total: int, potential: float, chain: int) -> None:
@@ -497,7 +500,7 @@ def run_nuts(
         r_hat={k: finite(v["r_hat_max"]) for k, v in site_summary.items()},
         ess={k: finite(v["ess_min"]) for k, v in site_summary.items()},
         traces=tuple(tuple(t) for t in traces),
-        mass_matrix="dense" if dense_mass else "diag",
+        mass_matrix=mass_matrix if exact else chosen_metric(mass_matrix, result.coordinates),
     )
     posterior = posterior_summary(result, depth, sampled=not exact) if draws else None
     if posterior is not None and skipped is not None:

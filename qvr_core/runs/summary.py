@@ -55,7 +55,8 @@ class NutsStats:
     r_hat: Mapping[str, float | None]  # worst R-hat per site
     ess: Mapping[str, float | None]  # least bulk ESS per site
     traces: tuple[tuple[float, ...], ...]  # every chain's potential energy, warmup included
-    mass_matrix: str = "diag"  # the metric adapted in warmup (`run_arguments.MASS_MATRICES`)
+    #: the metric adapted in warmup (`run_arguments.MASS_MATRICES`, `auto` resolved)
+    mass_matrix: str = "diag"
 
     @property
     def r_hat_max(self) -> float | None:

@@ -73,8 +73,10 @@ def test_the_mass_matrix_is_chosen_and_reported(regression_file, capsys) -> None
     assert "dense mass matrix" in capsys.readouterr().out
     assert cli_run.main(parse(*argv, "--mass-matrix", "dense", "--json")) == 0
     assert json.loads(capsys.readouterr().out)["mass_matrix"] == "dense"
-    assert cli_run.main(parse(*argv, "--json")) == 0
+    assert cli_run.main(parse(*argv, "--mass-matrix", "diag", "--json")) == 0
     assert json.loads(capsys.readouterr().out)["mass_matrix"] == "diag"
+    assert cli_run.main(parse(*argv, "--json")) == 0  # auto: a regression's few coordinates
+    assert json.loads(capsys.readouterr().out)["mass_matrix"] == "low-rank"
 
 
 def test_errors_exit_1_with_one_line(tmp_path, capsys) -> None:

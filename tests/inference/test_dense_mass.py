@@ -75,6 +75,6 @@ def test_a_short_warmup_keeps_the_unit_metric() -> None:
 
 def test_the_run_argument_names_the_metrics() -> None:
     assert validate_run_arguments({"mass_matrix": "dense"}).mass_matrix == "dense"
-    assert validate_run_arguments({}).mass_matrix == "diag"
-    with pytest.raises(RunArgumentError, match="mass_matrix must be one of diag, dense"):
+    assert validate_run_arguments({}).mass_matrix == "auto"
+    with pytest.raises(RunArgumentError, match="mass_matrix must be one of diag, dense, fisher"):
         validate_run_arguments({"mass_matrix": "full"})

@@ -37,7 +37,7 @@ def test_request_defaults_and_code_lens_form() -> None:
         ({"lr": float("nan")}, "lr must be a positive finite number"),
         ({"batch": "4"}, "batch must be a whole number"),
         ({"colour": "red"}, "unknown argument(s) colour"),
-        ({"mass_matrix": "full"}, "mass_matrix must be one of diag, dense"),
+        ({"mass_matrix": "full"}, "mass_matrix must be one of diag, dense, fisher, low-rank, auto"),
         ({"uri": ""}, "uri must be a non-empty string"),
     ],
 )

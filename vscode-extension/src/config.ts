@@ -68,7 +68,7 @@ export function diagramFormatSetting(): DiagramFormat {
 export function inferenceDefaults(): InferenceDefaults {
   const config = section();
   const method = config.get<string>("inference.method", "svi");
-  const massMatrix = config.get<string>("inference.massMatrix", "diag");
+  const massMatrix = config.get<string>("inference.massMatrix", "auto");
   const device = config.get<string>("inference.device", "cpu");
   return {
     method: isInferenceMethod(method) ? method : "svi",
@@ -78,7 +78,7 @@ export function inferenceDefaults(): InferenceDefaults {
     batch: config.get<number>("inference.batch", 4),
     seqLen: config.get<number>("inference.seqLen", 8),
     chains: config.get<number>("inference.chains", 4),
-    massMatrix: isMassMatrix(massMatrix) ? massMatrix : "diag",
+    massMatrix: isMassMatrix(massMatrix) ? massMatrix : "auto",
     data: config.get<string>("inference.data", "").trim(),
     device: isDevice(device) ? device : "cpu",
     // Sent as written (when the method is SVI): a value off the setting's pattern is refused

@@ -52,6 +52,8 @@ describe("inference arguments", () => {
     assert.equal(buildInferenceParams("file:///m.qvr", defaults, lens).mass_matrix, "dense");
     const bad = parseInferenceArguments([{ uri: "file:///m.qvr", mass_matrix: "full" }]);
     assert.equal(buildInferenceParams("file:///m.qvr", defaults, bad).mass_matrix, "diag");
+    const lowRank = parseInferenceArguments([{ uri: "file:///m.qvr", mass_matrix: "low-rank" }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", defaults, lowRank).mass_matrix, "low-rank");
   });
 
   it("always send the device, from the settings or a lens, and drop one the server does not know", () => {
@@ -105,6 +107,10 @@ describe("inference arguments", () => {
     assert.equal(
       line({ ...defaults, method: "nuts", massMatrix: "dense", subsample: "Row=256" }),
       "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, chains=4, mass_matrix=dense",
+    );
+    assert.equal(
+      line({ ...defaults, method: "nuts", massMatrix: "auto" }),
+      "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, chains=4",
     );
   });
 

@@ -94,7 +94,7 @@ export function buildInferenceParams(
 export function describeInferenceParams(params: InferenceParams): string {
   const parts = [`steps=${params.steps}`, `lr=${params.lr}`, `seed=${params.seed}`, `batch=${params.batch}`, `seq_len=${params.seq_len}`];
   if (params.method === "nuts" && params.chains !== undefined) parts.push(`chains=${params.chains}`);
-  if (params.method === "nuts" && params.mass_matrix === "dense") parts.push("mass_matrix=dense");
+  if (params.method === "nuts" && params.mass_matrix !== undefined && params.mass_matrix !== "auto") parts.push(`mass_matrix=${params.mass_matrix}`);
   if (params.method === "svi" && params.subsample !== undefined) parts.push(`subsample=${params.subsample}`);
   if (params.device !== undefined && params.device !== "cpu") parts.push(`device=${params.device}`);
   return parts.join(", ");

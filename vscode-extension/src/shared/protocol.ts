@@ -54,7 +54,7 @@ export interface InferenceParams {
   seq_len: number;
   /** NUTS chains, advanced together (split over processes for slow models). */
   chains?: number;
-  /** NUTS: the mass matrix warmup adapts (Stan's diag_e or dense_e). */
+  /** NUTS: the mass matrix warmup adapts (nutpie's fisher or low-rank, auto's choice of them, Stan's diag_e or dense_e). */
   mass_matrix?: MassMatrix;
   data?: string;
   /** Where the run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run is large. */
@@ -63,8 +63,8 @@ export interface InferenceParams {
   subsample?: string;
 }
 
-export type MassMatrix = "diag" | "dense";
-export const MASS_MATRICES: readonly MassMatrix[] = ["diag", "dense"];
+export type MassMatrix = "diag" | "dense" | "fisher" | "low-rank" | "auto";
+export const MASS_MATRICES: readonly MassMatrix[] = ["diag", "dense", "fisher", "low-rank", "auto"];
 
 export function isMassMatrix(value: unknown): value is MassMatrix {
   return typeof value === "string" && (MASS_MATRICES as readonly string[]).includes(value);
