@@ -226,7 +226,7 @@ async def test_quiet_waits_for_a_pause_in_typing():
         store.change(URI, version, whole(VALID + "\n" * version))
         analyzer.schedule(URI)
         await asyncio.sleep(0.05)
-    await analyzer.quiet(URI, 0.2)
+    await analyzer.quiet(URI, 0.2, most=1.0)
     assert loop.time() - started >= 0.1 + 0.2 - 0.01  # 0.2 s after the last edit
     started = loop.time()
     await analyzer.quiet(URI, 0.2)  # already quiet: at once
