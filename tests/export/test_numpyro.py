@@ -41,9 +41,10 @@ from qvr_core.check.model import Let
 from qvr_core.export import TARGETS, export_program
 from qvr_core.export.numpyro import CALLS, family_call
 from qvr_core.export.numpyro_terms import Terms
-from tests.export import reference
+from tests.export import jax_cache, reference
 
 NUMPYRO = TARGETS["numpyro"]
+jax_cache.enable()  # what XLA compiles, kept between runs (tests/export/jax_cache.py)
 
 
 @pytest.fixture(scope="module", autouse=True)

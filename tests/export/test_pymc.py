@@ -44,9 +44,10 @@ from qvr_core.export.pymc import PYMC_FAMILIES, family_call
 from qvr_core.export.pymc_terms import TermPrinter
 from qvr_core.syntax.span import Span
 from tests.conformance.shared import corpus
-from tests.export import reference
+from tests.export import jax_cache, reference
 
 PYMC = TARGETS["pymc"]
+jax_cache.enable()  # NUTS runs through NumPyro: XLA's programs kept (tests/export/jax_cache.py)
 #: PyMC's rewrites without C compilation (the module docstring says why).
 PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
 

@@ -63,7 +63,10 @@ def _wheel(dist: Path) -> Path:
     return wheel
 
 
-def _venv(where: Path, dist: Path, extras: str = "") -> Path:
+def _venv(where: Path, dist: Path, extras: str = "", byte_compile: bool = True) -> Path:
+    """A fresh environment with the wheel (and `extras`) installed by pip. `byte_compile=False`
+    skips pip's byte-compiling of every installed module (`--no-compile`): for torch
+    that is most of the install's time, and a run compiles the few modules it imports."""
     _ok([sys.executable, "-m", "venv", where])
     spec = f"{_wheel(dist)}{extras}"
     _ok(
@@ -73,6 +76,7 @@ def _venv(where: Path, dist: Path, extras: str = "") -> Path:
             "pip",
             "install",
             "-q",
+            *([] if byte_compile else ["--no-compile"]),
             "-c",
             ROOT / "constraints.txt",
             spec,
@@ -89,8 +93,8 @@ def bare(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def with_run(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`pip install 'qvr[run]'`."""
-    return _venv(tmp_path_factory.mktemp("run"), dist, "[run]")
+    """`pip install 'qvr[run]'` (what is installed is the same; see `_venv`)."""
+    return _venv(tmp_path_factory.mktemp("run"), dist, "[run]", byte_compile=False)
 
 
 def _installed(bin_dir: Path) -> set[str]:

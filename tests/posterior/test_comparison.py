@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from qvr_cli.main import main
 from qvr_core.posterior.comparison import (
     ComparisonError,
     RunFileError,
@@ -33,10 +34,13 @@ REGRESSION = MODELS / "linear_regression.qvr"
 REGRESSION_DATA = MODELS / "linear_regression.json"
 
 
-def compare_json(*argv: str) -> dict:  # type: ignore[type-arg]
-    done = qvr("compare", *argv, "--json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+def compare_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
+    """`qvr compare ARGV --json` in this process (its numbers are what is compared here;
+    the command in a process of its own, as a user runs it, is the other tests')."""
+    status = main(["compare", *argv, "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
 
 
 def quiet_az(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -77,10 +81,10 @@ def test_the_files_have_a_pointwise_log_likelihood_that_az_loo_reads(
 
 
 def test_qvr_compare_prints_what_az_compare_gives_on_the_same_files(
-    runs: dict[str, Path],
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = [str(p) for p in runs.values()]
-    printed = compare_json(*files)
+    printed = compare_json(capsys, *files)
     table = quiet_az(az.compare, {Path(f).stem: az.from_netcdf(f) for f in files})
     assert printed["ic"] == "loo" and printed["scale"] == "log"
     assert [r["name"] for r in printed["rows"]] == list(table.index)
@@ -99,16 +103,18 @@ def test_qvr_compare_prints_what_az_compare_gives_on_the_same_files(
             assert row[ours] == pytest.approx(float(expected[theirs]), rel=1e-6, abs=1e-9)
 
 
-def test_one_run_is_one_row_of_az_loo_s_numbers_and_waic_of_az_waic_s(regression: Path) -> None:
+def test_one_run_is_one_row_of_az_loo_s_numbers_and_waic_of_az_waic_s(
+    regression: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     idata = az.from_netcdf(regression)
     loo = quiet_az(az.loo, idata)
-    (row,) = compare_json(str(regression))["rows"]
+    (row,) = compare_json(capsys, str(regression))["rows"]
     assert row["name"] == "linear_regression" and row["rank"] == 0 and row["weight"] == 1.0
     assert row["elpd"] == pytest.approx(float(loo["elpd_loo"]), rel=1e-6)
     assert row["se"] == pytest.approx(float(loo["se"]), rel=1e-6)
     assert row["p"] == pytest.approx(float(loo["p_loo"]), rel=1e-6)
     waic = quiet_az(az.waic, idata)
-    (row,) = compare_json(str(regression), "--ic", "waic")["rows"]
+    (row,) = compare_json(capsys, str(regression), "--ic", "waic")["rows"]
     assert row["elpd"] == pytest.approx(float(waic["elpd_waic"]), rel=1e-6)
     assert row["p"] == pytest.approx(float(waic["p_waic"]), rel=1e-6)
     ours = loo_of(idata)
