@@ -34,7 +34,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
         ({"batch": 10**9}, "batch must be a whole number from 1 to 65,536"),
         ({"seq_len": 2.5}, "seq_len must be a whole number"),
         ({"steps": [3]}, "steps must be a whole number"),
-        ({"max_tree_depth": 99}, "max_tree_depth must be a whole number from 1 to 12"),
+        ({"max_tree_depth": 99}, "max_tree_depth must be a whole number from 1 to 15"),
         ({"memory_budget": "lots"}, "a memory size must be like 512MB"),
         ({"data": ""}, "data must be a non-empty string"),
     ],
