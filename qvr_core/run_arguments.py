@@ -23,7 +23,7 @@ GUIDES = ("normal", "delta", "mvn", "lowrank-mvn")
 #: variances or the covariance of the draws (Stan's `diag_e` and `dense_e` metrics);
 #: nutpie's Fisher diagonal from the draws and their gradients, alone or with a low-rank
 #: correction; `auto`, one of those two by the number of coordinates
-#: (`inference.fisher.chosen_metric`, whose `MASS_MATRICES` this repeats, torch-free)
+#: (`inference.fisher.chosen_metric`)
 MASS_MATRICES = ("diag", "dense", "fisher", "low-rank", "auto")
 #: Where a run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run
 #: is large enough to gain from it (`qvr_core.runs.device`)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 
@@ -47,25 +48,32 @@ class DualAveraging:
         return math.exp(self.x_bar)
 
 
-class WelfordVariance:
-    """Running per-coordinate variance in float64."""
+class RunningMoments:
+    """Welford's running mean and variance per coordinate, in float64 NumPy (the chain's
+    positions and gradients are NumPy arrays: no conversion per draw)."""
 
     def __init__(self, size: int) -> None:
         self.n = 0
-        self.mean = torch.zeros(size, dtype=torch.float64)
-        self.m2 = torch.zeros(size, dtype=torch.float64)
+        self.mean = np.zeros(size)
+        self.m2 = np.zeros(size)
 
-    def add(self, z: torch.Tensor) -> None:
-        z = z.detach().to(torch.float64).cpu()
+    def add(self, v: np.ndarray) -> None:
         self.n += 1
-        delta = z - self.mean
+        delta = v - self.mean
         self.mean += delta / self.n
-        self.m2 += delta * (z - self.mean)
+        self.m2 += delta * (v - self.mean)
+
+    def variance(self) -> np.ndarray:
+        return np.asarray(self.m2 / max(self.n - 1, 1))
+
+
+class WelfordVariance(RunningMoments):
+    """The draws' running per-coordinate variance, shrunk as Stan does (`diag_e`)."""
 
     def regularised_variance(self) -> torch.Tensor:
         """Stan's shrinkage towards 1e-3, which keeps a short window well-conditioned."""
         n = self.n
-        var = self.m2 / max(n - 1, 1)
+        var = torch.from_numpy(self.variance())
         return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
 
 
@@ -77,8 +85,8 @@ class WelfordCovariance:
         self.mean = torch.zeros(size, dtype=torch.float64)
         self.m2 = torch.zeros(size, size, dtype=torch.float64)
 
-    def add(self, z: torch.Tensor) -> None:
-        z = z.detach().to(torch.float64).cpu()
+    def add(self, position: np.ndarray) -> None:
+        z = torch.from_numpy(np.asarray(position, dtype=np.float64))
         self.n += 1
         delta = z - self.mean
         self.mean += delta / self.n

@@ -38,6 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qvr_core.inference.adapt import RunningMoments
+from qvr_core.run_arguments import MASS_MATRICES
+
 Vector = np.ndarray
 
 #: Eigenvalues of the scaled Fisher-optimal matrix inside [1/CUTOFF, CUTOFF] count as 1.
@@ -115,8 +118,8 @@ class FisherWindow:
 
     def __init__(self, size: int, keep_rows: bool = False) -> None:
         self.n = 0
-        self._draws = _Moments(size)
-        self._grads = _Moments(size)
+        self._draws = RunningMoments(size)
+        self._grads = RunningMoments(size)
         self.keep_rows = keep_rows
         self._max_rows = max(MIN_ROWS, ROW_BUDGET // max(size, 1))
         self._stride = 1
@@ -211,28 +214,6 @@ def _eigen(factor: Vector) -> tuple[Vector, Vector]:
     return u, np.clip(sv * sv, *LIMITS)
 
 
-class _Moments:
-    """Welford's running mean and variance per coordinate (float64)."""
-
-    def __init__(self, size: int) -> None:
-        self.n = 0
-        self.mean = np.zeros(size)
-        self.m2 = np.zeros(size)
-
-    def add(self, v: Vector) -> None:
-        self.n += 1
-        delta = v - self.mean
-        self.mean += delta / self.n
-        self.m2 += delta * (v - self.mean)
-
-    def variance(self) -> Vector:
-        return np.asarray(self.m2 / max(self.n - 1, 1))
-
-
-#: The metrics NUTS adapts in warmup: Stan's draw variances (`diag`) and covariance
-#: (`dense`), the Fisher diagonal, the Fisher diagonal with a low-rank correction, and
-#: `auto`'s choice between the last two (`qvr_core.run_arguments.MASS_MATRICES`).
-MASS_MATRICES = ("diag", "dense", "fisher", "low-rank", "auto")
 #: `auto` adds the low-rank correction up to this many coordinates.
 LOW_RANK_UP_TO = 500
 

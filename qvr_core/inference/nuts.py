@@ -51,18 +51,21 @@ from qvr_core.inference.adapt import (
 )
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.fisher import (
-    MASS_MATRICES,
     FisherWindow,
     LowRankMetric,
     chosen_metric,
     initial_variance,
 )
+from qvr_core.run_arguments import MASS_MATRICES
 
 Potential = Callable[[torch.Tensor], tuple[float, torch.Tensor]]
 T = TypeVar("T")
 Vector = np.ndarray
 #: A computation that yields positions and is sent (U, dU/dz) for each, returning a T.
 Requests = Generator[Vector, tuple[float, Vector], T]
+#: A chain's metric: M^-1's diagonal or matrix, its low-rank form, whether it is still the
+#: identity, and the dense metric's factor for momenta (`NUTSChain._metric_state`).
+_MetricState = tuple[Vector, "LowRankMetric | None", bool, "Vector | None"]
 #: The Fisher metrics also close a window every EARLY_WINDOW draws of Stan's initial
 #: buffer, as nutpie does early in its warmup: their estimate from a few draws is
 #: already close where the identity may be far off, and the first of Stan's windows
@@ -211,7 +214,7 @@ class NUTSKernel:
 
     Warmup tunes the step size by dual averaging towards `target_accept` and, when
     the warmup holds Stan's windows, a mass matrix from the draws in its doubling
-    windows, as `mass_matrix` names it (`fisher.MASS_MATRICES`): their variances
+    windows, as `mass_matrix` names it (`run_arguments.MASS_MATRICES`): their variances
     (`diag`, Stan's `diag_e`), their covariance (`dense`, Stan's `dense_e`, which
     removes linear correlations at the cost of a matrix-vector product per leapfrog
     step), or nutpie's metrics from the draws and their gradients (`fisher`, its
@@ -562,37 +565,44 @@ class NUTSChain:
         if k.adapt_mass_matrix and self._early is not None and i < self.schedule.init_buffer:
             self._early.add(self._z, self.grad)
             if (i + 1) % EARLY_WINDOW == 0:
-                yield from self._close_fisher_window(self._early)
+                yield from self._close_window(self._early)
                 self._early = self._fisher_window()
         if k.adapt_mass_matrix and self.schedule.in_slow_window(i):
             if isinstance(self.welford, FisherWindow):
                 self.welford.add(self._z, self.grad)  # the gradient at the draw comes free
             else:
-                self.welford.add(self.z)
+                self.welford.add(self._z)
         if k.adapt_mass_matrix and i in self.schedule.window_ends:
-            if isinstance(self.welford, FisherWindow):
-                yield from self._close_fisher_window(self.welford)
-            else:
-                self._set_mass(self.welford)
-                if k.adapt_step_size:
-                    self.step_size = yield from self._reasonable_step_size(self.step_size)
-                    self.dual.restart(self.step_size)
+            yield from self._close_window(self.welford)
             self.welford = self._new_estimator()
         if i == self.num_warmup - 1 and k.adapt_step_size:
             self.step_size = self.dual.final_step_size
 
-    def _close_fisher_window(self, window: FisherWindow) -> Requests[None]:
-        """The metric from a Fisher window and a step size for it; the metric before it
-        where no step size is found for the new one (a window whose draws were still on
-        their way to the typical set)."""
-        before = (self._inv_mass, self._low_rank, self._unit_mass)
+    def _close_window(
+        self, window: WelfordVariance | WelfordCovariance | FisherWindow
+    ) -> Requests[None]:
+        """The metric from a window's draws and a step size for it. A Fisher window's
+        metric gives way to the one before it where no step size is found for it (a
+        window whose draws were still on their way to the typical set); for Stan's
+        metrics that is an error, as in Stan."""
+        before = self._metric_state()
         self._set_mass(window)
+        yield from self._retuned(before if isinstance(window, FisherWindow) else None)
+
+    def _metric_state(self) -> _MetricState:
+        return (self._inv_mass, self._low_rank, self._unit_mass, self._momentum_factor)
+
+    def _retuned(self, before: _MetricState | None) -> Requests[None]:
+        """A step size for the metric just set, from which dual averaging restarts. Where
+        none is found the metric `before` is put back (or, with none, the error raised)."""
         if not self.kernel.adapt_step_size:
             return
         try:
             step_size = yield from self._reasonable_step_size(self.step_size)
         except InferenceError:
-            self._inv_mass, self._low_rank, self._unit_mass = before
+            if before is None:
+                raise
+            self._inv_mass, self._low_rank, self._unit_mass, self._momentum_factor = before
             return
         self.step_size = step_size
         self.dual.restart(step_size)
@@ -638,17 +648,10 @@ class NUTSChain:
     def _initial_metric(self) -> Requests[None]:
         """nutpie's first metric, 1/|g| at the start (`fisher.initial_variance`), and a step
         size for it; the identity, and `begin`'s step size, where none is found for it."""
+        before = self._metric_state()
         self._inv_mass = initial_variance(self.grad).astype(self._z.dtype)
         self._unit_mass = False
-        if not self.kernel.adapt_step_size:
-            return
-        try:
-            step_size = yield from self._reasonable_step_size(self.step_size)
-        except InferenceError:
-            self._inv_mass, self._unit_mass = np.ones_like(self._z), True
-            return
-        self.step_size = step_size
-        self.dual.restart(step_size)
+        yield from self._retuned(before)
 
     def step(self) -> Transition:
         """One NUTS iteration; during warmup it also adapts."""
