@@ -1,7 +1,7 @@
 """The gallery's BERT against d2l's PyTorch BERT, pretrained alike.
 
     .venv/bin/python bench/bert_pretrain.py [--steps 2000] [--batch 32] [--lr 0.001]
-        [--seed 0] [--threads 1] [--evals 4]
+        [--seed 0] [--threads 1] [--evals 4] [--device cpu|cuda]
 
 Targets (docs/gallery/bert_mlm.md): after pretraining, the compiled
 `examples/bert_mlm.qvr` predicts held-out masked tokens with accuracy >= 0.60
@@ -173,8 +173,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="torch seed for both models")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--evals", type=int, default=4, help="held-out evaluations on the way")
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="where both models and every batch live (cpu, cuda); a step's time includes "
+        "the wait for the device, since each step returns its loss as a float",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    # Both models, the page's batches and the held-out pairs are made on this device.
+    torch.set_default_device(args.device)
 
     pretraining_batch = page_batches()
     torch.manual_seed(HELD_OUT_SEED)
@@ -193,7 +201,8 @@ def main() -> int:
     )
     print(
         f"{args.steps} steps, Adam lr {args.lr} (qvr's unit-scale dense weights: lr * "
-        f"sqrt(fan-in), the steps of nn.Linear's), seed {args.seed}, {args.threads} thread(s)"
+        f"sqrt(fan-in), the steps of nn.Linear's), seed {args.seed}, {args.threads} thread(s), "
+        f"device {args.device}"
     )
     print(f"{'step':>6} {'qvr MLM':>8} {'qvr NSP':>8} {'d2l MLM':>8} {'d2l NSP':>8}")
 

@@ -365,7 +365,15 @@ def kept_chains(records: Sequence[_ChainRecord]) -> list[_ChainRecord]:
 def _result(
     layout: FlatLayout, records: Sequence[_ChainRecord], *, stopped: bool | None = None
 ) -> MCMCResult:
-    """The result of the chains' records (`stopped`: unless every record is complete)."""
+    """The result of the chains' records (`stopped`: unless every record is complete), on
+    the CPU whatever device the potential ran on: the chains' trees and draws are there."""
+    with torch.device("cpu"):
+        return _assembled(layout, records, stopped)
+
+
+def _assembled(
+    layout: FlatLayout, records: Sequence[_ChainRecord], stopped: bool | None
+) -> MCMCResult:
     if stopped is None:
         stopped = not all(r.complete for r in records)
     kept = kept_chains(records)

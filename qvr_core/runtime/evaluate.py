@@ -32,13 +32,15 @@ def real(t: torch.Tensor) -> torch.Tensor:
 
 
 def number(v: float) -> torch.Tensor:
-    """A number as a tensor; the same one each time (nothing writes into them)."""
-    return _number(float(v), torch.get_default_dtype())
+    """A number as a tensor; the same one each time (nothing writes into them), one per
+    dtype and device: a run on a GPU (`runs.device.computing_on`) reads numbers made
+    there, not the CPU's made when the program was compiled."""
+    return _number(float(v), torch.get_default_dtype(), torch.get_default_device())
 
 
 @functools.lru_cache(maxsize=4096)
-def _number(v: float, dtype: torch.dtype) -> torch.Tensor:
-    return torch.tensor(v, dtype=dtype)
+def _number(v: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    return torch.tensor(v, dtype=dtype, device=device)
 
 
 def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> torch.Tensor:
