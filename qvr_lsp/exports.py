@@ -109,7 +109,7 @@ async def export_result(server: QvrLanguageServer, args: tuple[Any, ...]) -> dic
     elif not _declared(module, program):
         listed = ", ".join(candidates) or "none"
         return refusal(f"no program named {program!r} (programs to export: {listed})")
-    filename = _stem(request.uri) + chosen.suffix
+    filename = chosen.file_name(_stem(request.uri))
     try:
         exported = await asyncio.to_thread(_export, module, chosen, program, _name(request.uri))
     except Exception as exc:  # an emitter's bug (or a missing emitter) is this answer only

@@ -33,6 +33,20 @@ class Target:
     language: str
     comment: str
 
+    def file_name(self, stem: str) -> str:
+        """The name to save the export of a source named `stem` under: its letters,
+        digits, `_` and `-`, every other character (a line break, a quote, a slash, a
+        dot, anything outside ASCII) as `_`, so the suggestion is one plain file name
+        and, for a Python target, an importable module name. A file's name is text from
+        outside the program, as in `shown_source`."""
+        plain = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in stem)
+        plain = plain.strip("_-") or "untitled"
+        if self.language == "python":
+            plain = plain.replace("-", "_")
+            if plain[0].isdigit() or plain in PYTHON_WORDS:
+                plain = "_" + plain
+        return plain + self.suffix
+
 
 TARGETS: dict[str, Target] = {
     t.name: t

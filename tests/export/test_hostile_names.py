@@ -113,6 +113,31 @@ def test_a_plain_file_name_is_written_as_it_is(target: str) -> None:
     assert "in es%0A%22x%22.qvr," in odd
 
 
+@pytest.mark.parametrize(
+    ("stem", "stan", "python"),
+    [
+        ("eight_schools", "eight_schools", "eight_schools"),
+        ("eight schools (v2)", "eight_schools__v2", "eight_schools__v2"),
+        ('es\nopen("PWNED")\n#', "es_open__PWNED", "es_open__PWNED"),
+        ("../../etc/passwd", "etc_passwd", "etc_passwd"),
+        ("2024-model", "2024-model", "_2024_model"),
+        ("class", "class", "_class"),
+        ("mod\u00e8le", "mod_le", "mod_le"),
+        ("...", "untitled", "untitled"),
+        ("", "untitled", "untitled"),
+    ],
+)
+def test_the_name_to_save_an_export_under_is_one_plain_file_name(
+    stem: str, stan: str, python: str
+) -> None:
+    """What the editor suggests saving an export as: no line break, quote, slash or dot
+    of the source's name, and an importable module name for the Python targets."""
+    assert TARGETS["stan"].file_name(stem) == stan + ".stan"
+    assert TARGETS["numpyro"].file_name(stem) == python + "_numpyro.py"
+    assert TARGETS["pymc"].file_name(stem) == python + "_pymc.py"
+    assert TARGETS["pymc"].file_name(stem).removesuffix(".py").isidentifier()
+
+
 @pytest.mark.parametrize("target", sorted(TARGETS))
 @pytest.mark.parametrize("name", HOSTILE_FILES)
 def test_a_file_name_is_never_code_through_the_command_line(

@@ -4,6 +4,7 @@ QVR701 diagnostics, the `qvr.exportProgram` command and the "Export to ..." code
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from qvr_core.export.targets import TARGETS
 from tests.lsp.support import WAIT_SECONDS, diagnostics_for, position_of
 from tests.lsp_commands.conftest import EXAMPLES, open_file, plain
 
@@ -313,6 +315,12 @@ async def test_a_file_name_is_never_code_in_the_export(client, workspace):
             assert 'PWNED"' not in result["text"]
             if target != "stan":
                 compile(result["text"], "<export>", "exec")
+            # the name to save it under is one plain file name (a module name for Python)
+            saved = result["filename"]
+            assert re.fullmatch(r"[A-Za-z0-9_-]+" + re.escape(TARGETS[target].suffix), saved)
+            assert saved.startswith("es_"), saved
+            if target != "stan":
+                assert saved.removesuffix(".py").isidentifier()
 
 
 async def test_exporting_does_not_load_torch(client):
