@@ -1083,8 +1083,14 @@ class ModelChecker:
 
 
 def _drop_axis(t: Plated, axis_node: ast.Arith) -> Plated:
-    """`x.sum(k)`: the value without its k-th axis (plates first, then the event)."""
+    """`x.sum(k)`: the value without its k-th axis. A value over the data's rows holds
+    them as its first axis (a data file's first axis is its rows: `X * beta` of an
+    `N x K` matrix and a `beta : Coef` is `N x K`), then its plates, then the event."""
     k = int(float(getattr(axis_node, "value", 0)))
+    if t.data_plates:
+        if k == 0:
+            return Plated(t.plates, t.element)
+        k -= 1
     if k < len(t.plates):
         return Plated(t.plates[:k] + t.plates[k + 1 :], t.element, t.data_plates)
     e = k - len(t.plates)

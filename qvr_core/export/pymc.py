@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Let, Site
 from qvr_core.check.terms import Call, Term, subterms
+from qvr_core.check.types import Plated
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc_terms import FUNCTIONS, TermPrinter, number
 from qvr_core.export.targets import PYTHON_WORDS, TARGETS
@@ -606,7 +607,10 @@ class _Writer:
                 lines.append(f"{ind}{self.py(d.name)} = {self._array(d.name, d.integer)}")
             if d.observed and d.name not in scoped_data:
                 continue
-            dims = self._unique(self._dims(d.axes))
+            # a datum combined with plated values carries their axes after its rows,
+            # which the checker does not name: PyMC takes its shape from the array
+            unnamed = d.name in self._broadcast_data()
+            dims = [] if unnamed else self._unique(self._dims(d.axes))
             lines.append(
                 _call(
                     f"{ind}{self.py(d.name)} = pm.Data",
@@ -627,6 +631,24 @@ class _Writer:
             else:
                 lines += self._site(step, ind, step.name in later[i])
         return lines
+
+    def _broadcast_data(self) -> set[str]:
+        """Data of no known axis but their rows read (directly or through lets) by a
+        `let` over plates they lack (`X * beta`, `beta : Coef`): the array's axes after
+        the rows are those plates'."""
+        data = {d.name: d for d in self.plan.data if not d.plates}
+        read: dict[str, set[str]] = {}  # a let -> the data it is computed from
+        out: set[str] = set()
+        for step in self.model.steps:
+            if not isinstance(step, Let):
+                continue
+            found = {n for n in step.uses if n in data}
+            found |= {d for n in step.uses for d in read.get(n, ())}
+            read[step.name] = found
+            t = step.type
+            plates = {p.name for p in t.plates} if isinstance(t, Plated) else set()
+            out |= {n for n in found if plates - {data[n].rows}}
+        return out
 
     def _read_later(self) -> list[set[str]]:
         """For each top-level node, the names read by the nodes after it."""

@@ -131,6 +131,28 @@ def test_a_gather_along_data_is_sized_by_the_data() -> None:
     assert y is not None and y.type is not None and y.type.label == "rows -> R"
 
 
+def test_a_design_matrix_times_coefficients_summed_over_them_is_over_the_rows() -> None:
+    """`X * beta` of a data matrix (rows first, as a data file holds them) and `beta :
+    School` runs over the rows and School; `.sum(1)` sums School away, `.sum(0)` the
+    rows: the type follows the axes the runtime sums."""
+    text = _program(
+        "    sample beta : School <- Normal(0.0, 1.0)\n"
+        "    let terms = X * beta\n"
+        "    let mu = terms.sum(1)\n"
+        "    let per_school = terms.sum(0)\n"
+        "    observe y <- Normal(mu, 1.0)\n"
+        "    return beta"
+    )
+    module = check(text)
+    assert _loud(module) == []
+    lets = {s.name: s for s in module.models["p"].steps if s.name in ("terms", "mu", "per_school")}
+    assert {n: s.type.label for n, s in lets.items()} == {  # type: ignore[union-attr]
+        "terms": "School * rows -> R",
+        "mu": "rows -> R",
+        "per_school": "School -> R",
+    }
+
+
 def test_a_program_call_substitutes_its_plate_parameter() -> None:
     text = (
         "object School : FinSet 8\n\n"

@@ -36,6 +36,9 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 
+from bench.posteriordb import DEFAULT_DB as DB
+from bench.posteriordb import EXPRESSIBLE as POSTERIORDB
+from bench.posteriordb import MODELS as POSTERIORDB_MODELS
 from qvr_core.builtins import FAMILIES, FUNCTIONS, OPERATORS
 from qvr_core.check import check
 from qvr_core.check.terms import Call, Op, Ref, Term, Unary
@@ -420,3 +423,38 @@ def test_every_corpus_program_exports_or_is_diagnosed() -> None:
 
     counts = reference.corpus_exports(PYMC, compiles)
     assert counts["exported"] >= 60 and counts["diagnosed"] >= 50, counts
+
+
+@pytest.mark.parametrize("name", sorted(POSTERIORDB))
+def test_posteriordb_programs_export_and_score_as_qvr_does(name: str) -> None:
+    """The posteriordb programs qvr expresses (bench/posteriordb), built on their real data:
+    a design matrix times a coefficient vector (`X * beta`, then `.sum(1)`) was declared a
+    vector over the rows, which `pm.Data` refused. The export scores the point a qvr NUTS
+    chain starts from as qvr's log joint does."""
+    torch = pytest.importorskip("torch")
+    from qvr_core.runtime.model import compile_model
+
+    folder = DB / name
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not here")
+    data = POSTERIORDB[name].data(json.loads((folder / "data.json").read_text(encoding="utf-8")))
+    module = check((POSTERIORDB_MODELS / f"{name}.qvr").read_text(encoding="utf-8"))
+    (program,) = exportable_programs(module)
+    text = export_program(module, PYMC, program).text
+    assert text is not None, name
+    qvr = compile_model(module, program)
+    inputs: dict[str, Any] = {}
+    observed: dict[str, Any] = {}
+    for d in module.models[program].data:
+        whole = d.indexes is not None or (d.type is not None and d.type.element.discrete)
+        value = torch.tensor(data[d.name], dtype=torch.long if whole else torch.float64)
+        (observed if d.observed else inputs)[d.name] = value
+    torch.manual_seed(0)
+    start = qvr.initial_values(inputs, observed)
+    point = {s.name: start[s.name].double().numpy() for s in qvr.model.sites if s.kind == "sample"}
+    given = {k: torch.as_tensor(v) for k, v in point.items()}
+    with torch.no_grad():
+        theirs = float(qvr.log_joint(inputs, {**given, **observed}).reshape(-1)[0])
+    model = load(text)["build_model"](**data)
+    ours = float(model.compile_logp(jacobian=False, mode=PYTHON)(value_point(model, point)))
+    assert ours == pytest.approx(theirs, rel=1e-6)
