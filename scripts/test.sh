@@ -55,19 +55,37 @@ echo "== python tests that must run alone"
 # exit 5: no test selected (a path given that holds none of them)
 "${PYTEST[@]}" -m alone "$@" || [ $? = 5 ]
 
+# The extension's tests and the real VS Code spend much of their time waiting (for
+# Chromium, for the language server, for a wheel to install), so they run beside the
+# AVX2 pass rather than after it; their output is printed whole once both are done.
+node_tests() {
+    echo "== VS Code extension tests"
+    (cd vscode-extension && npm test)
+    echo "== the extension in a real VS Code (code-server, headless Chromium)"
+    bash scripts/vscode_e2e/run.sh
+}
+NODE_PID=""
+if [ -f vscode-extension/package.json ]; then
+    NODE_LOG=$(mktemp "${TMPDIR:-/tmp}/qvr-node-tests.XXXXXX")
+    node_tests >"$NODE_LOG" 2>&1 &
+    NODE_PID=$!
+fi
+
 echo "== sampling tests again, with torch's AVX2 kernels (ATEN_CPU_CAPABILITY=avx2)"
 # Another CPU rounds the last bits differently, and a NUTS trajectory turns that into
 # other draws: a test that holds only for this CPU's draws fails here, not on the next
 # machine. (On a CPU without AVX-512 this run repeats the first one's kernels.)
+AVX2=0
 ATEN_CPU_CAPABILITY=avx2 "${PARALLEL[@]}" -m "sampling and not alone and not slow" "$@" \
-    || [ $? = 5 ]
+    || AVX2=$?
+[ "$AVX2" = 5 ] && AVX2=0
 
-if [ -f vscode-extension/package.json ]; then
-    echo "== VS Code extension tests"
-    (cd vscode-extension && npm test)
+NODE=0
+if [ -n "$NODE_PID" ]; then
+    wait "$NODE_PID" || NODE=$?
+    cat "$NODE_LOG"
+    rm -f "$NODE_LOG"
+    [ "$NODE" = 0 ] || echo "== the extension's tests failed (exit $NODE)"
 fi
-
-if [ -f vscode-extension/package.json ]; then
-    echo "== the extension in a real VS Code (code-server, headless Chromium)"
-    bash scripts/vscode_e2e/run.sh
-fi
+[ "$AVX2" = 0 ] || echo "== the AVX2 pass failed (exit $AVX2)"
+[ "$AVX2" = 0 ] && [ "$NODE" = 0 ]
