@@ -28,10 +28,9 @@ Each model is fitted by:
    Each `--stan-rebuild` leaves one more build in httpstan's cache.
 3. nutpie on qvr's PyMC export of the same `.qvr` file (`qvr_core.export`), when nutpie and
    PyMC are importable, else skipped with the reason: "compile" is the export, PyMC's model
-   and `nutpie.compile_pymc_model`, "sampling" is `nutpie.sample`. (Not run here yet: nutpie
-   is in no extra of pyproject.toml. The PyMC export of a program reading a data matrix,
-   `sblrc-blr`, `arK-arK`, `diamonds`, gives the matrix one dim and fails in `pm.Data`; such
-   a failure is printed as one line and the other samplers go on.)
+   and `nutpie.compile_pymc_model`, "sampling" is `nutpie.sample`. nutpie comes with the
+   `bench` extra (`pip install -c constraints.txt -e ".[bench]"`). A sampler that fails on a
+   posterior is printed as one line and the others go on.
 
 Every sampler's draws go through the same ArviZ calls (`az.ess` bulk, `az.rhat`) over the
 parameters of the reference, in posteriordb's (Stan's) names. Printed per model and
@@ -341,7 +340,8 @@ def run_stan(name: str, db: Path, names: list[str], s: Settings) -> tuple:
 
 def nutpie_missing() -> str | None:
     """Why nutpie cannot run here, or None."""
-    for module, hint in (("nutpie", "pip install nutpie"), ("pymc", "the test extra")):
+    hint = 'pip install -c constraints.txt -e ".[bench]"'
+    for module in ("nutpie", "pymc"):
         try:
             __import__(module)
         except ImportError as e:

@@ -3,10 +3,12 @@
 # environment first (.venv, npm packages, Debian packages).
 #
 #   ./dev test          everything CI runs (goal: under 20 minutes on 2 cores)
-#   ./dev test --fast   the inner loop: lint, types and the Python tests that neither
-#                       run exports in their targets nor are marked slow (under 5 minutes)
+#   ./dev test --fast   the inner loop (under 5 minutes): lint, types and the Python tests
+#                       that do not sample, run whole fits or run exports in their targets
+#   ./dev test --fast tests/inference
+#                       lint, types and the tests of those paths but the slow ones
 #
-# Any further arguments go to every pytest run (`./dev test --fast tests/check`).
+# Any further arguments go to every pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,10 +42,20 @@ echo "== layers (lint-imports, contracts in pyproject.toml)"
 lint-imports --no-cache
 
 if [ "$FAST" = 1 ]; then
-    echo "== python tests, fast: not slow, no export run in its target ($WORKERS workers)"
-    "${PARALLEL[@]}" -m "not slow and not alone" \
+    if [ $# -gt 0 ]; then  # the tests asked for, but the slow ones
+        echo "== python tests, fast: $* but the slow ones ($WORKERS workers)"
+        "${PARALLEL[@]}" -m "not slow and not alone" --durations=10 "$@"
+        exit 0
+    fi
+    # The quick set: the tests that neither sample (the AVX2 pass's set), run whole fits
+    # through the server or the command line (lsp_commands, security, resources), build
+    # packages, nor run exports in their targets.
+    echo "== python tests, fast: no sampling, no whole runs, no exports run ($WORKERS workers)"
+    "${PARALLEL[@]}" -m "not slow and not alone and not sampling" \
         --ignore=tests/export/test_numpyro.py --ignore=tests/export/test_pymc.py \
-        --ignore=tests/export/test_stan.py --ignore=tests/packaging --durations=10 "$@"
+        --ignore=tests/export/test_stan.py --ignore=tests/packaging \
+        --ignore=tests/lsp_commands --ignore=tests/security --ignore=tests/resources \
+        --durations=10
     exit 0
 fi
 
