@@ -371,14 +371,40 @@ def test_pymc_nuts_finds_qvrs_posterior_means(name: str) -> None:
 # ---------------------------------------------------------------- the corpus
 
 
+def scores_at_qvr_start(
+    module: Any, program: str, text: str, data: dict[str, Any]
+) -> tuple[float, float]:
+    """The exported PyMC model's log density (no Jacobian) and qvr's log joint, both at
+    the point a qvr NUTS chain starts from (each latent uniform in (-2, 2)
+    unconstrained, seed 0), on `data` as a data file gives it."""
+    torch = pytest.importorskip("torch")
+    from qvr_core.runtime.model import compile_model
+
+    qvr = compile_model(module, program)
+    inputs: dict[str, Any] = {}
+    observed: dict[str, Any] = {}
+    for d in module.models[program].data:
+        whole = d.indexes is not None or (d.type is not None and d.type.element.discrete)
+        value = torch.tensor(data[d.name], dtype=torch.long if whole else torch.float64)
+        (observed if d.observed else inputs)[d.name] = value
+    torch.manual_seed(0)
+    start = qvr.initial_values(inputs, observed)
+    point = {s.name: start[s.name].double().numpy() for s in qvr.model.sites if s.kind == "sample"}
+    given = {k: torch.as_tensor(v) for k, v in point.items()}
+    with torch.no_grad():
+        theirs = float(qvr.log_joint(inputs, {**given, **observed}).reshape(-1)[0])
+    model = load(text)["build_model"](**data)
+    ours = float(model.compile_logp(jacobian=False, mode=PYTHON)(value_point(model, point)))
+    return ours, theirs
+
+
 def test_every_exported_corpus_model_scores_as_qvr_does() -> None:
     """Each corpus program that exports (once per distinct text), built on the data qvr
     synthesises for it (`qvr data`, through JSON as a data file is read), scores the
     point a qvr NUTS chain starts from (each latent uniform in (-2, 2) unconstrained) as
     qvr's log joint does: families, lets, gathers, scopes, `via`, one-entry plates."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from qvr_core.runs.synthesise import synthesise
-    from qvr_core.runtime.model import compile_model
 
     files = [f.path for f in corpus()]
     if not files:
@@ -393,22 +419,7 @@ def test_every_exported_corpus_model_scores_as_qvr_does() -> None:
                 continue
             seen.add(text)
             data = {k: v.tolist() for k, v in synthesise(module, program, seed=0).arrays().items()}
-            qvr = compile_model(module, program)
-            inputs: dict[str, Any] = {}
-            observed: dict[str, Any] = {}
-            for d in module.models[program].data:
-                whole = d.indexes is not None or (d.type is not None and d.type.element.discrete)
-                value = torch.tensor(data[d.name], dtype=torch.long if whole else torch.float64)
-                (observed if d.observed else inputs)[d.name] = value
-            torch.manual_seed(0)
-            start = qvr.initial_values(inputs, observed)
-            latent = [s.name for s in qvr.model.sites if s.kind == "sample"]
-            point = {n: start[n].double().numpy() for n in latent}
-            given = {k: torch.as_tensor(v) for k, v in point.items()}
-            with torch.no_grad():
-                theirs = float(qvr.log_joint(inputs, {**given, **observed}).reshape(-1)[0])
-            model = load(text)["build_model"](**data)
-            ours = float(model.compile_logp(jacobian=False, mode=PYTHON)(value_point(model, point)))
+            ours, theirs = scores_at_qvr_start(module, program, text, data)
             assert ours == pytest.approx(theirs, rel=1e-6), (path.name, program)
             scored += 1
     assert scored >= 50, scored
@@ -431,9 +442,6 @@ def test_posteriordb_programs_export_and_score_as_qvr_does(name: str) -> None:
     a design matrix times a coefficient vector (`X * beta`, then `.sum(1)`) was declared a
     vector over the rows, which `pm.Data` refused. The export scores the point a qvr NUTS
     chain starts from as qvr's log joint does."""
-    torch = pytest.importorskip("torch")
-    from qvr_core.runtime.model import compile_model
-
     folder = DB / name
     if not folder.is_dir():
         pytest.skip(f"{folder} is not here")
@@ -442,19 +450,5 @@ def test_posteriordb_programs_export_and_score_as_qvr_does(name: str) -> None:
     (program,) = exportable_programs(module)
     text = export_program(module, PYMC, program).text
     assert text is not None, name
-    qvr = compile_model(module, program)
-    inputs: dict[str, Any] = {}
-    observed: dict[str, Any] = {}
-    for d in module.models[program].data:
-        whole = d.indexes is not None or (d.type is not None and d.type.element.discrete)
-        value = torch.tensor(data[d.name], dtype=torch.long if whole else torch.float64)
-        (observed if d.observed else inputs)[d.name] = value
-    torch.manual_seed(0)
-    start = qvr.initial_values(inputs, observed)
-    point = {s.name: start[s.name].double().numpy() for s in qvr.model.sites if s.kind == "sample"}
-    given = {k: torch.as_tensor(v) for k, v in point.items()}
-    with torch.no_grad():
-        theirs = float(qvr.log_joint(inputs, {**given, **observed}).reshape(-1)[0])
-    model = load(text)["build_model"](**data)
-    ours = float(model.compile_logp(jacobian=False, mode=PYTHON)(value_point(model, point)))
+    ours, theirs = scores_at_qvr_start(module, program, text, data)
     assert ours == pytest.approx(theirs, rel=1e-6)
