@@ -320,7 +320,23 @@ def _forest(idata: Any, selection: Selection) -> Figure:
         combined=selection.combined,
         r_hat=chains > 1,
     )
+    if chains > 1 and not selection.combined:
+        drawn = idata.posterior[names]
+        _r_hat_beside(axes, az.rhat(drawn.sel(coords) if coords else drawn), names)
     return _figure_of(axes)
+
+
+def _r_hat_beside(axes: Any, r_hat: Any, names: list[str]) -> None:
+    """ArviZ 0.23 draws the R-hat column only for merged chains (it computes R-hat from
+    the values of one line), so a forest with a line per chain had an empty column: each
+    scalar's R-hat is drawn at its row, the rows top to bottom in the order of `names`."""
+    import numpy as np
+
+    rows = sorted(axes[0].get_yticks(), reverse=True)  # ArviZ's first scalar on top
+    values = [float(v) for name in names for v in np.ravel(r_hat[name].values)]
+    if len(rows) != len(values):  # not the layout this was written for: leave it as ArviZ drew it
+        return
+    axes[-1].plot(values, rows, "o", color="C0", markeredgecolor="k")
 
 
 def _ppc(idata: Any, selection: Selection) -> Figure:

@@ -222,3 +222,29 @@ def test_arviz_warnings_are_one_line_each(
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith("qvr plot: warning: ") for line in err), err
     assert svg_axes(tmp_path / "one.svg")[2] == 1
+
+
+def test_the_forest_draws_each_scalars_r_hat_beside_its_chains() -> None:
+    """ArviZ 0.23 draws R-hat only for merged chains, so a forest with a line per chain had
+    an empty R-hat column. Built draws, not sampled ones: `a` from four chains that agree,
+    `b[1]` from chains whose means differ (R-hat far above 1), so each point is known."""
+    import arviz as az
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 200))
+    b = (
+        rng.normal(size=(4, 200, 2))
+        + np.array([0.0, 1.0])[None, None, :] * np.arange(4)[:, None, None]
+    )
+    idata = az.from_dict(posterior={"a": a, "b": b})
+    fig = figure(idata, "forest")
+    r_hat_axis = fig.axes[-1]
+    (points,) = [line for line in r_hat_axis.get_lines() if line.get_marker() == "o"]
+    expected = az.rhat(idata)
+    want = [float(expected["a"]), *map(float, expected["b"].values)]
+    assert np.allclose(points.get_xdata(), want)
+    assert want[2] > 1.5 > want[0]  # b[1]'s chains disagree; a's agree
+    rows = sorted(fig.axes[0].get_yticks(), reverse=True)
+    assert np.allclose(points.get_ydata(), rows)  # a on top, then b[0], b[1]
+    merged = figure(idata, "forest", Selection(combined=True))  # ArviZ's own column
+    assert any(line.get_marker() == "o" for line in merged.axes[-1].get_lines())
