@@ -20,8 +20,11 @@ For each observed site with draws in `posterior_predictive` (`qvr run --output
   in words: U-shaped (values pile up near 0 and 1: the data are more dispersed
   than the model predicts, the model underdispersed), inverted-U (piled in the
   middle: the model overdispersed), skewed (mean far from 1/2: a bias).
-  Integer data go to ArviZ as integers, which it smooths (a discrete PIT is not
-  uniform otherwise). LOO-PIT needs the site's log-likelihood with the data's
+  For integer data the PIT is randomised (Czado, Gneiting and Held 2009): P(y_rep <
+  y_i) + u_i P(y_rep = y_i) under the PSIS weights (`az.psislw`), u_i uniform from a
+  fixed generator, which is uniform for a model that predicts as the data behave
+  (ArviZ's smoothing of integer data is not: binary data of a correct logistic model
+  came out U-shaped, "underdispersed"). LOO-PIT needs the site's log-likelihood with the data's
   shape: a site whose terms are per group (a `marginalize` scope, a seed
   program's sequences) has none, and says so.
 
@@ -288,9 +291,11 @@ def _loo_pit(
             f"its log-likelihood has one term per group {tuple(ll[site].shape[2:])}, the data "
             f"shape {y.shape}: LOO-PIT needs one per observation"
         )
+    if discrete:
+        return uniformity(randomised_loo_pit(y, rep, ll[site].values)), None
     import xarray as xr
 
-    kind = np.int64 if discrete else np.float64
+    kind = np.float64
     dims = ll[site].dims
     groups: dict[str, xr.Dataset] = {
         "posterior_predictive": xr.Dataset({site: (dims, rep.astype(kind))}),
@@ -305,6 +310,25 @@ def _loo_pit(
         pit = az.loo_pit(single, y=site)  # type: ignore[no-untyped-call]  # ArviZ's
     values = np.asarray(pit, dtype=np.float64).reshape(-1)
     return uniformity(values), None
+
+
+def randomised_loo_pit(y: np.ndarray, rep: np.ndarray, log_lik: np.ndarray) -> np.ndarray:
+    """The randomised LOO-PIT of integer data: for each observation i, P(y_rep < y_i) +
+    u_i P(y_rep = y_i) under its leave-one-out predictive (the draws weighted by PSIS
+    of -log p(y_i | theta)), with u_i uniform on (0, 1) from a fixed generator, so the
+    same run gives the same values. `rep` and `log_lik` are (chain, draw, *y.shape)."""
+    n = int(y.size)
+    draws = rep.reshape(-1, n)  # (S, n)
+    ll = np.asarray(log_lik, dtype=np.float64).reshape(-1, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PSIS's k warning: comparison counts it
+        log_w, _ = az.psislw(-ll.T)  # type: ignore[no-untyped-call]  # ArviZ's; (n, S), normalised
+    w = np.exp(np.asarray(log_w, dtype=np.float64))
+    observed = y.reshape(-1)
+    below = np.sum(w * (observed[:, None] > draws.T), axis=1)
+    equal = np.sum(w * (observed[:, None] == draws.T), axis=1)
+    u = np.random.default_rng(0).uniform(size=n)
+    return np.asarray(np.clip(below + u * equal, 0.0, 1.0), dtype=np.float64)
 
 
 def uniformity(values: np.ndarray) -> LooPit:
