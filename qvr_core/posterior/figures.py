@@ -348,7 +348,35 @@ def _ppc(idata: Any, selection: Selection) -> Figure:
     if missing:
         raise FigureError(f"observed_data has no {missing[0]!r} to compare with")
     _check_panels("ppc", len(names), _scalars(predictive, names, coords))
-    return _figure_of(az.plot_ppc(idata, var_names=names, coords=coords))
+    return _figure_of(az.plot_ppc(_counted(idata, names), var_names=names, coords=coords))
+
+
+def _counted(idata: Any, names: list[str]) -> Any:
+    """`idata` with each of `names` as integers where its observed and replicated values
+    are all whole numbers: ArviZ draws integer data as a histogram of its values, and
+    floats as density curves (0/1 outcomes stored as floats came out as curves over 0
+    and 1)."""
+    import numpy as np
+
+    def whole(a: Any) -> bool:
+        v = np.asarray(a)
+        return v.size > 0 and bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+
+    counted = [
+        n
+        for n in names
+        if idata.observed_data[n].dtype.kind == "f"
+        and whole(idata.observed_data[n].values)
+        and whole(idata.posterior_predictive[n].values)
+    ]
+    if not counted:
+        return idata
+    copy = idata.copy()
+    for group in ("observed_data", "posterior_predictive"):
+        dataset = copy[group]
+        for n in counted:
+            dataset[n] = dataset[n].astype(np.int64)
+    return copy
 
 
 def _loo_pit(idata: Any, selection: Selection) -> Figure:

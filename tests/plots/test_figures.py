@@ -248,3 +248,30 @@ def test_the_forest_draws_each_scalars_r_hat_beside_its_chains() -> None:
     assert np.allclose(points.get_ydata(), rows)  # a on top, then b[0], b[1]
     merged = figure(idata, "forest", Selection(combined=True))  # ArviZ's own column
     assert any(line.get_marker() == "o" for line in merged.axes[-1].get_lines())
+
+
+def test_the_ppc_of_whole_numbers_stored_as_floats_is_drawn_as_counts() -> None:
+    """0/1 outcomes as a run file stores them (floats) were drawn as density curves over 0
+    and 1; whole numbers are drawn as ArviZ draws counts: steps over the values."""
+    import arviz as az
+
+    rng = np.random.default_rng(3)
+    y = (rng.uniform(size=100) < 0.3).astype(float)
+    rep = (rng.uniform(size=(2, 50, 100)) < 0.3).astype(float)
+    idata = az.from_dict(
+        posterior={"p": rng.uniform(size=(2, 50))},
+        posterior_predictive={"y": rep},
+        observed_data={"y": y},
+    )
+    lines = figure(idata, "ppc").axes[0].get_lines()
+    observed = [line for line in lines if line.get_label() == "Observed"]
+    assert observed and len(set(np.asarray(observed[0].get_xdata()).tolist())) <= 3
+    assert idata.observed_data["y"].dtype.kind == "f"  # the run itself is left as it is
+    smooth = y + rng.normal(scale=0.1, size=100)  # not whole: a density, hundreds of points
+    idata.observed_data["y"] = ("y_dim_0", smooth)
+    idata.posterior_predictive["y"] = idata.posterior_predictive["y"] + 0.5 * rng.normal(
+        size=rep.shape
+    )
+    lines = figure(idata, "ppc").axes[0].get_lines()
+    observed = [line for line in lines if line.get_label() == "Observed"]
+    assert len(np.asarray(observed[0].get_xdata())) > 50
