@@ -35,17 +35,54 @@ if [ "$FORMAT_CHECK" = 1 ]; then
     ruff format --check .
 fi
 
-echo "== types (mypy, settings in pyproject.toml)"
-mypy
+# Work that needs one core for a while runs beside the Python tests instead of before or
+# after them, so neither core waits (two cores: a step that uses one leaves the other
+# idle). Each writes to its own log, printed whole once the tests are done.
+BACKGROUND=()  # "name:pid:log" of each
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/qvr-test-logs.XXXXXX")
+# stopped early (Ctrl-C): nothing started here outlives the script
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$LOGS"' EXIT
+FAILED=0
+note_failure() {  # note_failure WHAT STATUS [ALLOWED]: a step failed unless STATUS is ALLOWED
+    [ "$2" = "${3:-}" ] && return 0
+    echo "== $1 failed (exit $2)"
+    FAILED=1
+}
+beside() {  # beside NAME FUNCTION: run FUNCTION in the background, its output in a log
+    local name=$1 log="$LOGS/$1.log"
+    "$2" >"$log" 2>&1 &
+    BACKGROUND+=("$name:$!:$log")
+}
+gather() {  # wait for every background step; print its log; fail if any failed
+    local entry name pid log failed=0
+    for entry in "${BACKGROUND[@]}"; do
+        IFS=: read -r name pid log <<<"$entry"
+        local status=0
+        wait "$pid" || status=$?
+        cat "$log"
+        if [ "$status" != 0 ]; then
+            echo "== $name failed (exit $status)"
+            failed=1
+        fi
+    done
+    return "$failed"
+}
 
-echo "== layers (lint-imports, contracts in pyproject.toml)"
-lint-imports --no-cache
+static_checks() {
+    echo "== types (mypy, settings in pyproject.toml)"
+    mypy
+    echo "== layers (lint-imports, contracts in pyproject.toml)"
+    lint-imports --no-cache
+}
+beside "static checks" static_checks
 
 if [ "$FAST" = 1 ]; then
     if [ $# -gt 0 ]; then  # the tests asked for, but the slow ones
         echo "== python tests, fast: $* but the slow ones ($WORKERS workers)"
-        "${PARALLEL[@]}" -m "not slow and not alone" --durations=10 "$@"
-        exit 0
+        "${PARALLEL[@]}" -m "not slow and not alone" --durations=10 "$@" \
+            || note_failure "the python tests" $?
+        gather || FAILED=1
+        exit "$FAILED"
     fi
     # The quick set: the tests that neither sample (the AVX2 pass's set), run whole fits
     # through the server or the command line (lsp_commands, security, resources), build
@@ -55,49 +92,50 @@ if [ "$FAST" = 1 ]; then
         --ignore=tests/export/test_numpyro.py --ignore=tests/export/test_pymc.py \
         --ignore=tests/export/test_stan.py --ignore=tests/packaging \
         --ignore=tests/lsp_commands --ignore=tests/security --ignore=tests/resources \
-        --durations=10
-    exit 0
+        --durations=10 || note_failure "the python tests" $?
+    gather || FAILED=1
+    exit "$FAILED"
 fi
 
-echo "== python tests ($WORKERS workers)"
-# the 30 slowest tests are listed, so the suite's time (goal: ./dev test under 20 minutes) is watched
-"${PARALLEL[@]}" -m "not alone" --durations=30 "$@"
-
-echo "== python tests that must run alone"
-# exit 5: no test selected (a path given that holds none of them)
-"${PYTEST[@]}" -m alone "$@" || [ $? = 5 ]
-
 # The extension's tests and the real VS Code spend much of their time waiting (for
-# Chromium, for the language server, for a wheel to install), so they run beside the
-# AVX2 pass rather than after it; their output is printed whole once both are done.
+# Chromium, for the language server, for a wheel to install): they run beside the
+# Python tests from the start.
 node_tests() {
     echo "== VS Code extension tests"
     (cd vscode-extension && npm test)
     echo "== the extension in a real VS Code (code-server, headless Chromium)"
     bash scripts/vscode_e2e/run.sh
 }
-NODE_PID=""
 if [ -f vscode-extension/package.json ]; then
-    NODE_LOG=$(mktemp "${TMPDIR:-/tmp}/qvr-node-tests.XXXXXX")
-    node_tests >"$NODE_LOG" 2>&1 &
-    NODE_PID=$!
+    beside "extension tests" node_tests
+fi
+
+echo "== python tests ($WORKERS workers)"
+# the 30 slowest tests are listed, so the suite's time (goal: ./dev test under 20 minutes) is watched
+"${PARALLEL[@]}" -m "not alone" --durations=30 "$@" || note_failure "the python tests" $?
+
+# Only the files that mark a test `alone` are collected: collecting all of them to
+# select none took 14 s.
+mapfile -t ALONE < <(grep -rlE --include='*.py' 'mark\.alone\b' tests || true)
+if [ ${#ALONE[@]} -gt 0 ]; then
+    echo "== python tests that must run alone"
+    # exit 5: no test selected (a path given that holds none of them)
+    "${PYTEST[@]}" -m alone "${ALONE[@]}" "$@" || note_failure "the tests that run alone" $? 5
 fi
 
 echo "== sampling tests again, with torch's AVX2 kernels (ATEN_CPU_CAPABILITY=avx2)"
 # Another CPU rounds the last bits differently, and a NUTS trajectory turns that into
 # other draws: a test that holds only for this CPU's draws fails here, not on the next
 # machine. (On a CPU without AVX-512 this run repeats the first one's kernels.)
-AVX2=0
-ATEN_CPU_CAPABILITY=avx2 "${PARALLEL[@]}" -m "sampling and not alone and not slow" "$@" \
-    || AVX2=$?
-[ "$AVX2" = 5 ] && AVX2=0
-
-NODE=0
-if [ -n "$NODE_PID" ]; then
-    wait "$NODE_PID" || NODE=$?
-    cat "$NODE_LOG"
-    rm -f "$NODE_LOG"
-    [ "$NODE" = 0 ] || echo "== the extension's tests failed (exit $NODE)"
+# Without arguments only the folders that hold sampling tests are collected (SAMPLES in
+# tests/conftest.py): the others' imports (JAX, PyMC, Stan) cost seconds per worker.
+if [ $# -gt 0 ]; then
+    SAMPLING=("$@")
+else
+    read -ra SAMPLING <<<"$(python -c 'from tests.conftest import SAMPLES; print(*SAMPLES)')"
 fi
-[ "$AVX2" = 0 ] || echo "== the AVX2 pass failed (exit $AVX2)"
-[ "$AVX2" = 0 ] && [ "$NODE" = 0 ]
+ATEN_CPU_CAPABILITY=avx2 "${PARALLEL[@]}" -m "sampling and not alone and not slow" "${SAMPLING[@]}" \
+    || note_failure "the AVX2 pass" $? 5
+
+gather || FAILED=1
+exit "$FAILED"

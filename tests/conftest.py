@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+# pytest rewrites each test module's asserts when it imports it, and caches the result
+# in the module's __pycache__ (gitignored) unless bytecode writing is off, as
+# PYTHONDONTWRITEBYTECODE=1 turns it off on some machines: then every pytest process
+# (each xdist worker, each pass of ./dev test) rewrote all 300 files again, about 6 s
+# each. Only this process writes; the environment its subprocesses inherit is unchanged.
+sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
