@@ -1,8 +1,8 @@
 """Property: deep and long programs never end in a traceback, from any command (issue 18).
 
-Generated inputs: chains of thousands of lets in any declaration order,
-programs that use programs, expressions nested past the parser's limit,
-long flat chains, deep arithmetic. Every command (`qvr check`, `qvr fmt`,
+Generated inputs: chains of lets longer than Python's recursion limit in any
+declaration order, programs that use programs, expressions nested past the
+parser's limit, long flat chains, deep arithmetic. Every command (`qvr check`, `qvr fmt`,
 `qvr diagram` in each format, and the runtime's compile and a forward pass
 as `qvr run --method prior` does) answers with an exit code of 0, 1 or 2
 and no traceback; what is too deep to run is refused with one line that
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,12 +27,21 @@ from qvr_core.check import check
 from qvr_core.check.nesting import MAX_INLINED_DEPTH
 
 HEAD = ["object A : Real 4", "morphism f : A -> A [role=kernel] ~ Normal"]
+#: Python's recursion limit as a user's `qvr` runs under it, read at import: while a test
+#: runs, Hypothesis raises it (to about 2,000 frames more than are in use), which would let
+#: a walk that recurses get further in a test than for a user. See `users_stack`.
+RECURSION_LIMIT = sys.getrecursionlimit()
+#: Longer than that stack allows a walk that recurses once a level: a recursive walk of a
+#: chain this long raises RecursionError, which is what the long inputs are here to catch.
+#: (Not longer: the check of a long chain grows faster than its length, and every command
+#: checks it again.)
+PAST_THE_STACK = RECURSION_LIMIT + 500
 BODIES = ["{prev} >> f", "f >> {prev}", "{prev} >> (f >> f)", "({prev})", "stack({prev}, 2)"]
 
 
 @st.composite
 def let_chains(draw: st.DrawFn) -> str:
-    n = draw(st.integers(1, 3000))
+    n = draw(st.integers(1, PAST_THE_STACK))
     body = draw(st.sampled_from(BODIES))
     lets = ["let l0 = f"] + [f"let l{i} = " + body.format(prev=f"l{i - 1}") for i in range(1, n)]
     order = draw(st.sampled_from(["forward", "reverse", "shuffled"]))
@@ -111,9 +122,21 @@ COMMANDS = [
 ]
 
 
+@contextlib.contextmanager
+def users_stack() -> Iterator[None]:
+    """Python's recursion limit as when a user runs `qvr` (`RECURSION_LIMIT`), not the
+    raised one of a Hypothesis test; restored after."""
+    raised = sys.getrecursionlimit()
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(raised)
+
+
 def run_cli(args: list[str]) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with users_stack(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(args)
     return code, out.getvalue() + err.getvalue()
 
@@ -144,24 +167,26 @@ def test_the_runtime_compiles_and_runs_what_it_accepts_and_refuses_the_rest(text
     from qvr_core.runtime.compile import Compiler
     from qvr_core.runtime.errors import QvrError
 
-    module = check(text)
-    if not module.ok:
-        return
-    try:
-        # stack(..., 2) chains double their parameters each level: a small budget keeps the
-        # test's own memory bounded, and refusing over it is the other documented answer.
-        program = Compiler(module, memory_budget=SMALL_BUDGET).export()
-    except QvrError as exc:
-        message = str(exc)
-        assert "\n" not in message
-        if "memory budget" in message:
-            assert "parameters" in message and "stack(" in message, message
+    with users_stack():  # the long inputs are past a user's stack, not Hypothesis's
+        module = check(text)
+        if not module.ok:
             return
-        assert "nested too deeply" in message, message
-        assert str(MAX_INLINED_DEPTH) in message
-        return
-    with torch.no_grad():
-        program.rsample(torch.randn(2, 4))  # type: ignore[operator]
+        try:
+            # stack(..., 2) chains double their parameters each level: a small budget keeps
+            # the test's own memory bounded, and refusing over it is the other documented
+            # answer.
+            program = Compiler(module, memory_budget=SMALL_BUDGET).export()
+        except QvrError as exc:
+            message = str(exc)
+            assert "\n" not in message
+            if "memory budget" in message:
+                assert "parameters" in message and "stack(" in message, message
+                return
+            assert "nested too deeply" in message, message
+            assert str(MAX_INLINED_DEPTH) in message
+            return
+        with torch.no_grad():
+            program.rsample(torch.randn(2, 4))  # type: ignore[operator]
 
 
 def chain(n: int, reverse: bool = False) -> str:
@@ -195,14 +220,16 @@ def test_running_a_program_nested_past_the_limit_is_refused_in_one_line() -> Non
 @pytest.mark.parametrize("op", [">>", "@"])
 def test_long_flat_chains_are_walked_without_recursion(monkeypatch, op: str) -> None:
     """Walks follow a chain's left spine in a loop: a flat chain as long as the parser
-    may one day accept (its limit counts nesting) is checked, printed and drawn."""
+    may one day accept (its limit counts nesting) is checked, printed and drawn. The chain
+    is `PAST_THE_STACK` terms: more than a recursive walk could follow (the check and the
+    drawing of an `@` chain grow faster than its length, so no longer than that)."""
     import qvr_core.syntax.parser as parser
     from qvr_core.format.formatter import format_text
     from qvr_core.graph.build import build_graph
 
     monkeypatch.setattr(parser, "MAX_DEPTH", 10**6)
-    chain = f" {op} ".join(["f"] * 3000)
-    arith = " + ".join(["h"] * 3000)
+    chain = f" {op} ".join(["f"] * PAST_THE_STACK)
+    arith = " + ".join(["h"] * PAST_THE_STACK)
     text = "\n".join(
         [
             *HEAD,
@@ -227,6 +254,6 @@ def test_long_flat_chains_are_walked_without_recursion(monkeypatch, op: str) -> 
     if op == ">>":  # the program puts the chain in place: too deep to run, said in one line
         with pytest.raises(QvrError, match="nested too deeply"):
             Compiler(module).export()
-    else:  # the 3000-term sum is evaluated in a loop
+    else:  # the long sum is evaluated in a loop
         with torch.no_grad():
             Compiler(module).export().rsample(torch.randn(2, 4))  # type: ignore[operator]

@@ -3,6 +3,7 @@ divergences marked, the run view's chain colours."""
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 import subprocess
@@ -13,12 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from matplotlib.colors import to_hex
 from matplotlib.lines import Line2D
 
 from qvr_cli.main import main
 from qvr_core.posterior.figures import KINDS, Selection, figure
 from qvr_core.posterior.palette import CHAIN_COLOURS
+from qvr_core.runs import fit
 from tests.conftest import ROOT
 from tests.plots.conftest import SavedRun, read
 
@@ -73,18 +76,67 @@ def expected_axes(kind: str, idata: Any) -> int:
     }[kind]
 
 
+#: Two schools of eight, centred but for a known tau: a NUTS run of three scalars (mu and
+#: a plate of two), where eight schools has ten. The figures of every kind are drawn
+#: twice below (SVG and PNG), and their cost is their panels (pair: one per two scalars,
+#: 3 here, 45 for eight schools); a plate's elements and two chains are what the panel
+#: counts are about, and this run has both.
+TWO_SCHOOLS = """\
+object School : FinSet 2
+
+program two_schools : School -> School
+    sample mu <- Normal(0.0, 5.0)
+    sample theta : School <- Normal(mu, 5.0)
+    observe y : School <- Normal(theta, sigma)
+    return theta
+
+export two_schools
+"""
+
+
+@pytest.fixture(scope="module")
+def small_nuts_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """TWO_SCHOOLS by NUTS (two chains of 50 draws, posterior predictive too), written
+    as `qvr run --output` writes it, log-likelihood included."""
+    folder = tmp_path_factory.mktemp("small")
+    data = folder / "two_schools.json"
+    data.write_text(json.dumps({"y": [28, 8], "sigma": [15, 10]}), encoding="utf-8")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model on a shared two-core machine
+    try:
+        result = fit(
+            TWO_SCHOOLS,
+            data=str(data),
+            data_root=folder,
+            method="nuts",
+            steps=100,
+            chains=2,
+            seed=1,
+            predictive=True,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    path = result.results.write(folder / "two_schools.nuts.nc")
+    assert "log_likelihood" in read(path).groups()  # loo-pit draws from it
+    return path
+
+
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_kind_of_a_nuts_run_as_svg_and_png(
-    kind: str, nuts_run: SavedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    kind: str, small_nuts_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     svg, png = tmp_path / f"{kind}.svg", tmp_path / f"{kind}.png"
-    assert plot(capsys, str(nuts_run.path), "--kind", kind, "-o", str(svg)).strip() == str(svg)
+    assert plot(capsys, str(small_nuts_run), "--kind", kind, "-o", str(svg)).strip() == str(svg)
     width, height, axes = svg_axes(svg)
-    assert axes == expected_axes(kind, nuts_run.read())
+    idata = read(small_nuts_run)
+    assert idata.posterior.sizes["chain"] == 2 and scalars(idata.posterior) == 3
+    assert axes == expected_axes(kind, idata)
     dpi = 30
-    plot(capsys, str(nuts_run.path), "--kind", kind, "-o", str(png), "--dpi", str(dpi))
-    # the same figure: its size in inches (points / 72) times the dots per inch
-    assert png_size(png) == (round(width / 72 * dpi), round(height / 72 * dpi))
+    plot(capsys, str(small_nuts_run), "--kind", kind, "-o", str(png), "--dpi", str(dpi))
+    # the same figure: its size in inches (points / 72) times the dots per inch, whole
+    # pixels as Agg makes them (`int`, truncated; rounding held only for sizes whose
+    # fraction of a pixel was under a half); 1e-6 covers the SVG's six decimals of points
+    assert png_size(png) == (int(width / 72 * dpi + 1e-6), int(height / 72 * dpi + 1e-6))
 
 
 @pytest.mark.parametrize("kind", ["trace", "pair", "forest", "ppc", "loo-pit", "autocorr"])

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -43,6 +46,20 @@ def compare_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # typ
     return json.loads(out)  # type: ignore[no-any-return]
 
 
+def compare_here(
+    capsys: pytest.CaptureFixture[str], *argv: str
+) -> subprocess.CompletedProcess[str]:
+    """`qvr compare ARGV` through the command line's own entry in this process: its exit
+    status and what it printed, as `qvr(...)` returns them. What it prints and returns is
+    the command's code whichever process runs it; a `qvr compare` process costs about 3 s
+    of importing ArviZ, so one test here (the status 2 of a file without a
+    log-likelihood) runs the command as a user does and the rest run it here."""
+    capsys.readouterr()  # what earlier code printed is not this command's
+    status = main(["compare", *argv])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["qvr", "compare", *argv], status, out, err)
+
+
 def quiet_az(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -51,15 +68,24 @@ def quiet_az(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def regression(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Linear regression fitted by `qvr run --output` itself, in a process of its own."""
+    """Linear regression fitted by `qvr run --output` itself: the command line's own entry
+    (`qvr_cli.main.main`), in this process with torch on one thread (the posterior
+    conftest's), since the file it writes is what these tests read; a `qvr run` process
+    of its own cost seconds of importing torch first, and the command as a process is
+    tests/runs' subject."""
     out = tmp_path_factory.mktemp("regression") / "linear_regression.nc"
-    done = qvr(
-        "run",
-        str(REGRESSION),
-        *("--method", "nuts", "--steps", "400", "--chains", "4", "--seed", "2"),
-        *("--data", str(REGRESSION_DATA), "--output", str(out), "--predictive"),
-    )
-    assert done.returncode == 0, done.stderr
+    printed, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
+        status = main(
+            [
+                "run",
+                str(REGRESSION),
+                *("--method", "nuts", "--steps", "400", "--chains", "4", "--seed", "2"),
+                *("--data", str(REGRESSION_DATA), "--output", str(out), "--predictive"),
+            ]
+        )
+    assert status == 0, errors.getvalue()
+    assert out.is_file()
     return out
 
 
@@ -160,7 +186,7 @@ def test_log_likelihoods_shifted_by_known_amounts_differ_by_exactly_those_amount
 
 
 def test_the_human_table_has_az_compare_s_columns_and_the_warnings(
-    runs: dict[str, Path], tmp_path: Path
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two runs the data cannot tell apart by construction (one a copy moved by small
     shifts that sum to 0.3 within a dse of 0.98): the table and its "indistinct" note."""
@@ -168,7 +194,7 @@ def test_the_human_table_has_az_compare_s_columns_and_the_warnings(
     moved = shifted_copy(
         base, np.array([0.5, -0.5, 0.4, -0.3, 0.2, -0.1, 0.3, -0.2]), tmp_path / "moved.nc"
     )
-    done = qvr("compare", str(base), str(moved))
+    done = compare_here(capsys, str(base), str(moved))
     assert done.returncode == 0, done.stderr
     header = done.stdout.splitlines()[1].split()
     assert header == ["rank", "elpd", "se", "p", "d_elpd", "dse", "weight", "warning"]
@@ -189,7 +215,7 @@ def test_an_npz_gives_the_same_numbers_as_the_netcdf(tmp_path: Path) -> None:
 
 
 def test_a_file_without_a_log_likelihood_or_unreadable_is_one_line_and_status_2(
-    tmp_path: Path, runs: dict[str, Path]
+    tmp_path: Path, runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     prior = fit(REGRESSION.read_text(), method="prior", steps=5, data=REGRESSION_DATA)
     written = prior.results.write(tmp_path / "prior.nc")
@@ -200,19 +226,21 @@ def test_a_file_without_a_log_likelihood_or_unreadable_is_one_line_and_status_2(
     assert "rerun with qvr run --output" in line
     garbage = tmp_path / "garbage.nc"
     garbage.write_text("not a netCDF file")
-    done = qvr("compare", str(garbage), str(runs["eight_schools_centered"]))
+    done = compare_here(capsys, str(garbage), str(runs["eight_schools_centered"]))
     assert done.returncode == 2 and str(garbage) in done.stderr
     assert len(done.stderr.splitlines()) == 1
-    done = qvr("compare", str(runs["eight_schools_centered"]), "--var", "nope")
+    done = compare_here(capsys, str(runs["eight_schools_centered"]), "--var", "nope")
     assert done.returncode == 2 and "'nope'" in done.stderr and "y" in done.stderr
     with pytest.raises(RunFileError, match="no such file"):
         read_run(tmp_path / "missing.nc")
 
 
-def test_runs_of_different_data_sizes_are_refused(runs: dict[str, Path], regression: Path) -> None:
+def test_runs_of_different_data_sizes_are_refused(
+    runs: dict[str, Path], regression: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ComparisonError, match="different numbers"):
         compare_files([runs["eight_schools_centered"], regression])
-    done = qvr("compare", str(runs["eight_schools_centered"]), str(regression))
+    done = compare_here(capsys, str(runs["eight_schools_centered"]), str(regression))
     assert done.returncode == 1 and "different numbers" in done.stderr
 
 

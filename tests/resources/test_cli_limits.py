@@ -8,11 +8,13 @@ the one-line refusal checked here.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -107,7 +109,7 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path, args: list[str], 
     assert message in one_line(done.stderr)
 
 
-def _data(tmp_path: Path, name: str, arrays: dict) -> Path:
+def _data(tmp_path: Path, name: str, arrays: dict[str, Any]) -> Path:
     path = tmp_path / name
     if name.endswith(".pt"):
         torch.save(arrays, path)
@@ -116,61 +118,147 @@ def _data(tmp_path: Path, name: str, arrays: dict) -> Path:
     return path
 
 
+class Done(NamedTuple):
+    returncode: int
+    stderr: str
+
+
+#: Runs `python -m qvr_cli run ARGS...` once for each argument list read (JSON) on stdin,
+#: each in a process of its own forked from this one after torch and the command line are
+#: imported, so that import is paid once for all the runs; each child's stdout and stderr
+#: are files of its own, and it ends as the interpreter would (a traceback and 1 for an
+#: uncaught exception). Writes the exit codes and stderr (JSON) on stdout.
+FORKED_RUNS = r"""
+import json, os, runpy, sys, tempfile, traceback
+import torch  # noqa: F401  what a run loads first
+import qvr_cli.main  # noqa: F401
+results = []
+for args in json.load(sys.stdin):
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            sys.argv = ["qvr", "run", *args]
+            try:
+                runpy.run_module("qvr_cli", run_name="__main__", alter_sys=True)
+                code = 0
+            except SystemExit as exc:  # as the interpreter ends on it
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+        results.append([os.waitstatus_to_exitcode(status), text])
+print(json.dumps(results))
+"""
+
+
+def qvr_runs(runs: list[list[str]], limit: int = ADDRESS_SPACE) -> list[Done]:
+    """`qvr_run` for each argument list, each in its own process (see `FORKED_RUNS`), all
+    under the address-space limit `limit`."""
+
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_RUNS],
+        input=json.dumps(runs),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=preexec,
+        env=env,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [Done(code, stderr) for code, stderr in json.loads(done.stdout)]
+
+
+BAD_DATA: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "sparse.pt",
+        {"x": torch.eye(4, dtype=torch.long).to_sparse(), "next": torch.zeros(4)},
+        "'x' is a sparse_coo tensor",
+    ),
+    (
+        "complex.pt",
+        {"x": torch.zeros(4, 8, dtype=torch.complex64), "next": torch.zeros(4)},
+        "'x' holds complex64 values",
+    ),
+    (
+        "nan.pt",
+        {"x": torch.zeros(4, 8), "next": torch.tensor([0.0, float("nan"), 0.0, 0.0])},
+        "'next' holds a value that is not finite",
+    ),
+    (
+        "shape.pt",
+        {"x": torch.zeros(4, 8, 3, dtype=torch.long), "next": torch.zeros(4)},
+        "'x'",
+    ),
+    (
+        "range.pt",
+        {"x": torch.full((4, 8), 9), "next": torch.zeros(4)},
+        "index 9 is out of range for Tok",
+    ),
+    (
+        "fraction.pt",
+        {"x": torch.full((4, 8), 0.5), "next": torch.zeros(4)},
+        "must be whole numbers",
+    ),
+    (
+        "objects.npz",
+        {"x": np.array([object(), 1], dtype=object), "next": np.zeros(4)},
+        "cannot read",
+    ),
+    (
+        "strings.npz",
+        {"x": np.array(["a", "b"]), "next": np.zeros(4)},
+        "data must be numbers",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_data_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Done]:
+    """`qvr run --data FILE` for every file of `BAD_DATA`, each run a process of its own,
+    forked from one that imported torch once (`qvr_runs`): by the file's name."""
+    tmp = tmp_path_factory.mktemp("bad_data")
+    model = tmp / "m.qvr"
+    model.write_text(SMALL)
+    paths = []
+    for name, arrays, _ in BAD_DATA:
+        if name == "objects.npz":
+            path = tmp / name
+            np.savez(path, x=np.array([{"a": 1}], dtype=object), next=np.zeros(4))
+        else:
+            path = _data(tmp, name, arrays)
+        paths.append(path)
+    runs = qvr_runs([[str(model), "--steps", "2", "--data", str(path)] for path in paths])
+    return {name: done for (name, _, _), done in zip(BAD_DATA, runs, strict=True)}
+
+
 @pytest.mark.parametrize(
     ("name", "arrays", "message"),
-    [
-        (
-            "sparse.pt",
-            {"x": torch.eye(4, dtype=torch.long).to_sparse(), "next": torch.zeros(4)},
-            "'x' is a sparse_coo tensor",
-        ),
-        (
-            "complex.pt",
-            {"x": torch.zeros(4, 8, dtype=torch.complex64), "next": torch.zeros(4)},
-            "'x' holds complex64 values",
-        ),
-        (
-            "nan.pt",
-            {"x": torch.zeros(4, 8), "next": torch.tensor([0.0, float("nan"), 0.0, 0.0])},
-            "'next' holds a value that is not finite",
-        ),
-        (
-            "shape.pt",
-            {"x": torch.zeros(4, 8, 3, dtype=torch.long), "next": torch.zeros(4)},
-            "'x'",
-        ),
-        (
-            "range.pt",
-            {"x": torch.full((4, 8), 9), "next": torch.zeros(4)},
-            "index 9 is out of range for Tok",
-        ),
-        (
-            "fraction.pt",
-            {"x": torch.full((4, 8), 0.5), "next": torch.zeros(4)},
-            "must be whole numbers",
-        ),
-        (
-            "objects.npz",
-            {"x": np.array([object(), 1], dtype=object), "next": np.zeros(4)},
-            "cannot read",
-        ),
-        (
-            "strings.npz",
-            {"x": np.array(["a", "b"]), "next": np.zeros(4)},
-            "data must be numbers",
-        ),
-    ],
+    BAD_DATA,
     ids=lambda v: v if isinstance(v, str) and "." in v else "",
 )
-def test_bad_data_is_one_line_and_exit_1(tmp_path: Path, name: str, arrays: dict, message: str):
-    model = tmp_path / "m.qvr"
-    model.write_text(SMALL)
-    if name == "objects.npz":
-        path = tmp_path / name
-        np.savez(path, x=np.array([{"a": 1}], dtype=object), next=np.zeros(4))
-    else:
-        path = _data(tmp_path, name, arrays)
-    done = qvr_run(str(model), "--steps", "2", "--data", str(path))
+def test_bad_data_is_one_line_and_exit_1(
+    bad_data_runs: dict[str, Done], name: str, arrays: dict[str, Any], message: str
+) -> None:
+    """Each bad file (`arrays`, written by `bad_data_runs`) ends its run with exit 1 and
+    one line that says what is wrong with it."""
+    done = bad_data_runs[name]
     assert done.returncode == 1, done.stderr
     assert message in one_line(done.stderr)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from qvr_cli.main import main
 from qvr_core.check import check
 from qvr_core.cli import run as cli_run
 from qvr_core.inference.chains import _child_error, _error_event
@@ -52,6 +53,25 @@ program heavy : One -> One
 
 export heavy
 """
+
+
+def qvr_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`qvr ARGS` through the command line's own entry (`qvr_cli.main.main`, which a
+    `qvr` process calls) in this process, with torch on one thread as `qvr` runs here:
+    its exit status and what it printed, as `qvr(...)` returns them. For the tests about
+    what a run does with a program, not about the process: each `qvr` process costs
+    seconds of importing torch (more for SVI) before the run. A traceback cannot hide
+    here: an exception escaping `main` fails the test. The command as a process of its
+    own is the tests above and below that call `qvr`."""
+    capsys.readouterr()  # what earlier code printed is not this command's
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        status = main(list(args))
+    finally:
+        torch.set_num_threads(threads)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["qvr", *args], status, out, err)
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], *expected: str) -> str:
@@ -167,7 +187,7 @@ def test_qvr_run_prior_is_one_located_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("method", ["svi", "nuts"])
 @pytest.mark.parametrize("seed", ["0", "3"])  # seeds whose first draws leave the support
 def test_svi_and_nuts_treat_such_a_draw_as_the_sampler_does(
-    method: str, seed: str, tmp_path: Path
+    method: str, seed: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "heavy.qvr"
     path.write_text(
@@ -175,7 +195,8 @@ def test_svi_and_nuts_treat_such_a_draw_as_the_sampler_does(
     )
     data = tmp_path / "y.json"
     data.write_text('{"y": 1.5}', encoding="utf-8")
-    done = qvr(
+    done = qvr_here(
+        capsys,
         "run",
         str(path),
         *("--data", str(data), "--method", method, "--steps", "40", "--seed", seed),
@@ -259,13 +280,13 @@ export m
 
 @pytest.mark.parametrize("method", ["prior", "svi"])
 def test_a_support_bound_that_varies_over_a_plate_is_named_not_a_traceback(
-    tmp_path: Path, method: str
+    tmp_path: Path, method: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The fuzzer's case: a Pareto's support starts at its scale, a tensor over the plate
     (naming the support took it for a number and raised ValueError)."""
     path = tmp_path / "pareto.qvr"
     path.write_text(PARETO, encoding="utf-8")
-    done = qvr("run", str(path), "--method", method, "--steps", "5")
+    done = qvr_here(capsys, "run", str(path), "--method", method, "--steps", "5")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     assert "observe obs5 (greaterthaneq, 4)" in done.stdout or method == "svi"
@@ -285,7 +306,9 @@ def test_arguments_torch_indexes_past_are_one_located_line(tmp_path: Path) -> No
     assert_one_line(done, "line 3, sample theta: the arguments of MixtureNormal do not fit")
 
 
-def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -> None:
+def test_a_draw_a_nested_family_refuses_is_outside_its_support(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Pareto(1e308, a) draws inf (float64, where model programs compute; 1e300 did in
     float32): inside the Pareto's own support check, but its inner Exponential refused
     the transformed value with torch's ValueError."""
@@ -297,9 +320,9 @@ def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -
         "    return sigma\nexport p\n",
         encoding="utf-8",
     )
-    prior = qvr("run", str(path), "--method", "prior", "--steps", "2")
+    prior = qvr_here(capsys, "run", str(path), "--method", "prior", "--steps", "2")
     assert_one_line(prior, "line 3, sample theta: a draw of Pareto left its support")
-    svi = qvr("run", str(path), "--method", "svi", "--steps", "2")
+    svi = qvr_here(capsys, "run", str(path), "--method", "svi", "--steps", "2")
     assert "Traceback" not in svi.stdout + svi.stderr
 
 
@@ -339,7 +362,9 @@ def test_observed_matrices_outside_the_support_name_a_whole_matrix(tmp_path: Pat
     assert_one_line(done, "'k' (line 4) holds [1, 5, 0, 1], outside the support")
 
 
-def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
+def test_svi_with_nothing_to_fit_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Every site observed and no parameters: Adam got an empty list and raised."""
     path = tmp_path / "fixed.qvr"
     path.write_text(
@@ -352,7 +377,8 @@ def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
     data = tmp_path / "data.json"
     data.write_text('{"x": [0.1, 0.2, 0.3, 0.4, 0.5], "y": 4.6}')
     for guide in ("normal", "delta"):  # the delta guide holds an empty vector of locations
-        done = qvr(
+        done = qvr_here(
+            capsys,
             "run",
             str(path),
             "--data",
@@ -368,7 +394,9 @@ def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
         assert_one_line(done, "program m: SVI has nothing to fit")
 
 
-def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(tmp_path: Path) -> None:
+def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """torch has no one-to-one map onto positive-definite matrices (biject_to raised
     NotImplementedError from the chain's start)."""
     path = tmp_path / "wishart.qvr"
@@ -382,7 +410,9 @@ def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(tmp_path: P
     data = tmp_path / "data.json"
     data.write_text('{"m": [[1.0, 0.0], [0.5, 1.0]]}')  # a Cholesky factor
     for method in ("nuts", "svi"):
-        done = qvr("run", str(path), "--data", str(data), "--method", method, "--steps", "4")
+        done = qvr_here(
+            capsys, "run", str(path), "--data", str(data), "--method", method, "--steps", "4"
+        )
         assert done.returncode == 1
         assert_one_line(done, "site 'w': NUTS and SVI move a latent through a one-to-one map")
 

@@ -36,6 +36,25 @@ REGRESSION_DATA = EXAMPLES / "models" / "linear_regression.json"
 
 pytestmark = pytest.mark.timeout(600)
 
+# How long the runs below are (were 20000 steps each). A test stops its run at its signal
+# point, so it pays for the run up to there; the rest of the run is the margin that keeps
+# the signal from arriving after the run has ended (a line reaches the signal within
+# milliseconds). Progress lines come every tenth of the run's steps (stderr is not a
+# terminal). An SVI run is signalled at its first line, a tenth of the way in, with nine
+# tenths to go. NUTS runs half its steps as warmup, and its line shows draws from the first
+# live snapshot, a second of wall clock after the first draw (`inference.live`): a NUTS run
+# is signalled after its warmup, a second of draws and at most a tenth of the run more,
+# with most of its draws to go. Timed on a 2-core machine (iterations/s a chain); on one
+# twice as fast the margin is still over a second.
+#: eight schools, two chains at tree depth 2 (~850/s): warmup 5000 draws 5000 a chain,
+#: signalled ~2 s into the draws, which take over 5 s
+SCHOOLS_STEPS = 10000
+#: the 50-row regression, one NUTS chain (~1200/s in warmup, ~750/s drawing): warmup 4000
+#: draws 4000, signalled ~1.6 s into the draws, which take over 5 s
+REGRESSION_NUTS_STEPS = 8000
+#: the 50-row regression's SVI (~900 steps/s): signalled at step 500, 4500 steps to go
+REGRESSION_SVI_STEPS = 5000
+
 
 def qvr_run(*args: str) -> subprocess.Popen[str]:
     """`qvr run ARGS` as the leader of its own process group (a terminal's job)."""
@@ -96,29 +115,30 @@ def read_output(path: Path) -> tuple[dict[str, object], dict[str, np.ndarray]]:
 @pytest.mark.slow
 def test_ctrl_c_stops_every_chain_and_keeps_the_draws_so_far(tmp_path: Path) -> None:
     out_file = tmp_path / ("run.nc" if have_arviz() else "run.npz")
+    half = SCHOOLS_STEPS // 2  # warmup and draws per chain
     proc = qvr_run(
         str(SCHOOLS),
         *("--data", str(SCHOOLS_DATA), "--method", "nuts", "--chains", "2"),
-        *("--steps", "20000", "--max-tree-depth", "2", "--output", str(out_file)),
-    )  # the chains run ahead of the lines the parent prints, and fast (chains together,
-    # compiled): a long run leaves most of itself when the first draws are reported
+        *("--steps", str(SCHOOLS_STEPS), "--max-tree-depth", "2", "--output", str(out_file)),
+    )  # the chains run fast (chains together, compiled): the run is long enough that the
+    # first line with draws in every chain leaves most of the draws to come (SCHOOLS_STEPS)
     out, err = signal_when(proc, draws_in_every_chain, signal.SIGINT)
     assert proc.returncode == 130, err
     assert "Traceback" not in out + err and "KeyboardInterrupt" not in out + err
     assert "[stopped]" in out
     stopped = re.search(
-        r"partial: stopped after (\d+) of 10000 draws per chain(?: \((1) of 2 chains\))?", out
+        rf"partial: stopped after (\d+) of {half} draws per chain(?: \((1) of 2 chains\))?", out
     )
     assert stopped is not None, out
     # every chain's draws so far, cut to the shortest; a chain with under half the draws
     # of the other (its process ran slower) is left out, and the line says so
     draws, chains = int(stopped.group(1)), int(stopped.group(2) or 2)
-    assert 0 < draws < 10000
-    assert f"x (warmup 10000, draws {draws})" in out and "mu" in out  # the table so far
+    assert 0 < draws < half
+    assert f"x (warmup {half}, draws {draws})" in out and "mu" in out  # the table so far
     assert "partial to" in err
     attrs, posterior = read_output(out_file)
     assert attrs["status"] == "partial" and int(str(attrs["partial"])) == 1
-    assert int(str(attrs["draws"])) == draws and int(str(attrs["draws_requested"])) == 10000
+    assert int(str(attrs["draws"])) == draws and int(str(attrs["draws_requested"])) == half
     assert posterior["mu"].shape == (chains, draws)
     assert_group_is_gone(proc)
 
@@ -142,14 +162,16 @@ def test_sigterm_stops_the_chains_and_exits_143(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("method", "steps"), [("svi", "20000"), ("nuts", "20000")])
-def test_a_run_in_this_process_stops_the_same_way(method: str, steps: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("method", "steps"), [("svi", REGRESSION_SVI_STEPS), ("nuts", REGRESSION_NUTS_STEPS)]
+)
+def test_a_run_in_this_process_stops_the_same_way(method: str, steps: int, tmp_path: Path) -> None:
     """SVI and a single NUTS chain run in the `qvr` process itself."""
     out_file = tmp_path / "run.npz"
     proc = qvr_run(
         str(REGRESSION),
         *("--data", str(REGRESSION_DATA), "--method", method, "--chains", "1"),
-        *("--steps", steps, "--output", str(out_file)),
+        *("--steps", str(steps), "--output", str(out_file)),
     )
     ready = draws_in_every_chain if method == "nuts" else (lambda line: "svi step" in line)
     out, err = signal_when(proc, ready, signal.SIGINT)
@@ -165,12 +187,13 @@ def test_a_run_in_this_process_stops_the_same_way(method: str, steps: str, tmp_p
 def test_sigterm_during_svi_exits_143_with_the_summary(tmp_path: Path) -> None:
     proc = qvr_run(
         str(REGRESSION),
-        *("--data", str(REGRESSION_DATA), "--method", "svi", "--steps", "20000"),
+        *("--data", str(REGRESSION_DATA), "--method", "svi"),
+        *("--steps", str(REGRESSION_SVI_STEPS)),
     )
     out, err = signal_when(proc, lambda line: "svi step" in line, signal.SIGTERM)
     assert proc.returncode == 143, err
     assert "Traceback" not in out + err
-    assert re.search(r"partial: stopped after \d+ of 20000 steps", out), out
+    assert re.search(rf"partial: stopped after \d+ of {REGRESSION_SVI_STEPS} steps", out), out
 
 
 # ------------------------------------------------------------------ the pieces, in-process
