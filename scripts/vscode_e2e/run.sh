@@ -14,9 +14,20 @@ bash scripts/vscode_e2e/install_code_server.sh "$QVR_CODE_SERVER"
 
 WHEELS=$(mktemp -d "${TMPDIR:-/tmp}/qvr-e2e-wheel.XXXXXX")
 trap 'rm -rf "$WHEELS"' EXIT
-# Through the sdist, so nothing is built inside the checkout (a wheel built straight from
-# the tree leaves build/ behind); --no-isolation: the build backend comes from the venv.
-"$PYTHON" -m build --no-isolation --outdir "$WHEELS" . >"$WHEELS/build.log" 2>&1 || {
+# From a copy of the checkout's files (tracked, or new and not ignored): building writes
+# qvr.egg-info into its source, and ./dev test runs this beside the Python tests, whose
+# tests/packaging builds from the checkout itself. Through the sdist, so nothing is built
+# inside the copy either; --no-isolation: the build backend comes from the venv.
+SOURCE="$WHEELS/source"
+mkdir "$SOURCE"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z --cached --others --exclude-standard \
+        | while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done \
+        | xargs -0 cp --parents -t "$SOURCE"
+else  # not a git checkout: the tree as it is
+    cp -r . "$SOURCE"
+fi
+"$PYTHON" -m build --no-isolation --outdir "$WHEELS" "$SOURCE" >"$WHEELS/build.log" 2>&1 || {
     cat "$WHEELS/build.log" >&2
     exit 1
 }

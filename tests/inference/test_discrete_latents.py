@@ -16,7 +16,7 @@ from torch import distributions as D
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.fit import fit
 from qvr_core.runs.run import run_program
-from tests.runs.cli import qvr
+from tests.runs.cli import qvr_here
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -185,11 +185,15 @@ def test_corpus_programs_with_a_discrete_latent_run(name: str, method: str) -> N
     assert all(math.isfinite(v) for v in s.losses)
 
 
-def test_the_command_line_runs_the_hmm_with_its_state(tmp_path: Path) -> None:
+def test_the_command_line_runs_the_hmm_with_its_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus_source("docs__examples__source/hmm@c863ffe.qvr")
     path = CORPUS / "docs__examples__source/hmm@c863ffe.qvr"
     for method in ("nuts", "svi"):
-        done = qvr("run", str(path), "--method", method, "--steps", "10", "--chains", "2", "--json")
+        done = qvr_here(
+            capsys, "run", str(path), "--method", method, "--steps", "10", "--chains", "2", "--json"
+        )
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert "state" in summary["posterior"]["sites"]

@@ -19,13 +19,15 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 BLOCKS = 20
 
 
-def large_text(chars: int = LARGE_DOCUMENT_CHARS) -> str:
+def large_text(chars: int = LARGE_DOCUMENT_CHARS, *, padded: bool = True) -> str:
     """Just over `chars` (by default the limit), with one error near the end.
 
-    The server decides by length alone (`analysis.is_large`), so past the declarations
-    the text is comment lines: the check in the child (run for the opening and again for
-    the edit, for each client) then takes a fraction of a second instead of seconds, and
-    the error after them still shows the whole text was checked.
+    The server decides by length alone (`analysis.is_large`), so past `BLOCKS`
+    declarations a `padded` text is comment lines: the check in the child (run for the
+    opening and again for the edit, for each client) then takes a fraction of a second
+    instead of seconds, and the error after them still shows the whole text was checked.
+    Not `padded`, declarations fill it: a check that takes seconds and memory in
+    proportion (tests/security/test_large_check_child.py needs both).
     """
     block = (
         "morphism embed_{i} : Token -> Hidden [role=embed]\n"
@@ -38,8 +40,12 @@ def large_text(chars: int = LARGE_DOCUMENT_CHARS) -> str:
         "object Token : FinSet 8\nobject Hidden : Real 4\n"
         "morphism cell : Hidden -> Hidden [role=kernel] ~ Normal\n"
     )
-    parts = [head, *(block.format(i=i) for i in range(BLOCKS))]
-    size = sum(map(len, parts))
+    parts, size, i = [head], len(head), 0
+    while size <= chars and (i < BLOCKS or not padded):
+        part = block.format(i=i)
+        parts.append(part)
+        size += len(part)
+        i += 1
     padding = "# " + "padding " * 12 + "\n"
     parts.append(padding * max(0, (chars - size) // len(padding) + 1))
     return "".join(parts) + "let broken = embed_0 >> missing\n"

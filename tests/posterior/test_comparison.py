@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from qvr_core.posterior.comparison import (
     run_names,
 )
 from qvr_core.runs import fit
-from tests.runs.cli import qvr
+from tests.runs.cli import qvr, qvr_here
 
 from .conftest import MODELS
 
@@ -44,20 +43,6 @@ def compare_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # typ
     out, err = capsys.readouterr()
     assert status == 0, err
     return json.loads(out)  # type: ignore[no-any-return]
-
-
-def compare_here(
-    capsys: pytest.CaptureFixture[str], *argv: str
-) -> subprocess.CompletedProcess[str]:
-    """`qvr compare ARGV` through the command line's own entry in this process: its exit
-    status and what it printed, as `qvr(...)` returns them. What it prints and returns is
-    the command's code whichever process runs it; a `qvr compare` process costs about 3 s
-    of importing ArviZ, so one test here (the status 2 of a file without a
-    log-likelihood) runs the command as a user does and the rest run it here."""
-    capsys.readouterr()  # what earlier code printed is not this command's
-    status = main(["compare", *argv])
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["qvr", "compare", *argv], status, out, err)
 
 
 def quiet_az(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -194,7 +179,7 @@ def test_the_human_table_has_az_compare_s_columns_and_the_warnings(
     moved = shifted_copy(
         base, np.array([0.5, -0.5, 0.4, -0.3, 0.2, -0.1, 0.3, -0.2]), tmp_path / "moved.nc"
     )
-    done = compare_here(capsys, str(base), str(moved))
+    done = qvr_here(capsys, "compare", str(base), str(moved))
     assert done.returncode == 0, done.stderr
     header = done.stdout.splitlines()[1].split()
     assert header == ["rank", "elpd", "se", "p", "d_elpd", "dse", "weight", "warning"]
@@ -226,10 +211,10 @@ def test_a_file_without_a_log_likelihood_or_unreadable_is_one_line_and_status_2(
     assert "rerun with qvr run --output" in line
     garbage = tmp_path / "garbage.nc"
     garbage.write_text("not a netCDF file")
-    done = compare_here(capsys, str(garbage), str(runs["eight_schools_centered"]))
+    done = qvr_here(capsys, "compare", str(garbage), str(runs["eight_schools_centered"]))
     assert done.returncode == 2 and str(garbage) in done.stderr
     assert len(done.stderr.splitlines()) == 1
-    done = compare_here(capsys, str(runs["eight_schools_centered"]), "--var", "nope")
+    done = qvr_here(capsys, "compare", str(runs["eight_schools_centered"]), "--var", "nope")
     assert done.returncode == 2 and "'nope'" in done.stderr and "y" in done.stderr
     with pytest.raises(RunFileError, match="no such file"):
         read_run(tmp_path / "missing.nc")
@@ -240,7 +225,7 @@ def test_runs_of_different_data_sizes_are_refused(
 ) -> None:
     with pytest.raises(ComparisonError, match="different numbers"):
         compare_files([runs["eight_schools_centered"], regression])
-    done = compare_here(capsys, str(runs["eight_schools_centered"]), str(regression))
+    done = qvr_here(capsys, "compare", str(runs["eight_schools_centered"]), str(regression))
     assert done.returncode == 1 and "different numbers" in done.stderr
 
 

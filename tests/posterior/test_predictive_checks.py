@@ -4,37 +4,23 @@ flagged, the right one (the two-component mixture) is not, and LOO ranks them.""
 from __future__ import annotations
 
 import json
-import subprocess
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from qvr_cli.main import main
 from qvr_core.posterior.comparison import compare_files
 from qvr_core.posterior.predictive_checks import (
     PredictiveCheckError,
     check_predictive,
     uniformity,
 )
+from tests.runs.cli import qvr_here
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)
     import arviz as az
-
-
-def compare_here(
-    capsys: pytest.CaptureFixture[str], *argv: str
-) -> subprocess.CompletedProcess[str]:
-    """`qvr compare ARGV` through the command line's own entry in this process: its exit
-    status and what it printed, as a `qvr` process returns them. What it prints and
-    returns is the command's code whichever process runs it; a `qvr compare` process
-    costs about 3 s of importing ArviZ (test_comparison runs one, as a user does)."""
-    capsys.readouterr()  # what earlier code printed is not this command's
-    status = main(["compare", *argv])
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["qvr", "compare", *argv], status, out, err)
 
 
 def test_one_normal_for_bimodal_data_is_flagged_by_its_shape_and_its_loo_pit(
@@ -87,13 +73,13 @@ def test_qvr_compare_checks_prints_them(
     mixture_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = [str(mixture_runs["mixture"]), str(mixture_runs["one_normal"])]
-    done = compare_here(capsys, *files, "--checks", "--json")
+    done = qvr_here(capsys, "compare", *files, "--checks", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert set(out["checks"]) == {"mixture", "one_normal"}
     assert out["checks"]["mixture"]["warnings"] == []
     assert {w["code"] for w in out["checks"]["one_normal"]["warnings"]} >= {"loo_pit"}
-    done = compare_here(capsys, *files, "--checks")
+    done = qvr_here(capsys, "compare", *files, "--checks")
     assert done.returncode == 0, done.stderr
     assert (
         "predictive checks of one_normal" in done.stdout and "LOO-PIT: KS distance" in done.stdout
@@ -110,7 +96,7 @@ def test_checks_need_predictive_draws(tmp_path: Path, capsys: pytest.CaptureFixt
         check_predictive(idata)
     path = tmp_path / "no_predictive.nc"
     idata.to_netcdf(str(path))
-    done = compare_here(capsys, str(path), "--checks")
+    done = qvr_here(capsys, "compare", str(path), "--checks")
     assert done.returncode == 2 and "--predictive" in done.stderr and str(path) in done.stderr
 
 

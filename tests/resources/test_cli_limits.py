@@ -8,17 +8,18 @@ the one-line refusal checked here.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
+
+from tests.runs.cli import Done, qvr_runs
 
 from .hostile import HUGE, REPEAT, SMALL, STACK
 
@@ -118,73 +119,6 @@ def _data(tmp_path: Path, name: str, arrays: dict[str, Any]) -> Path:
     return path
 
 
-class Done(NamedTuple):
-    returncode: int
-    stderr: str
-
-
-#: Runs `python -m qvr_cli run ARGS...` once for each argument list read (JSON) on stdin,
-#: each in a process of its own forked from this one after torch and the command line are
-#: imported, so that import is paid once for all the runs; each child's stdout and stderr
-#: are files of its own, and it ends as the interpreter would (a traceback and 1 for an
-#: uncaught exception). Writes the exit codes and stderr (JSON) on stdout.
-FORKED_RUNS = r"""
-import json, os, runpy, sys, tempfile, traceback
-import torch  # noqa: F401  what a run loads first
-import qvr_cli.main  # noqa: F401
-results = []
-for args in json.load(sys.stdin):
-    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(out.fileno(), 1)
-            os.dup2(err.fileno(), 2)
-            sys.argv = ["qvr", "run", *args]
-            try:
-                runpy.run_module("qvr_cli", run_name="__main__", alter_sys=True)
-                code = 0
-            except SystemExit as exc:  # as the interpreter ends on it
-                if exc.code is None or isinstance(exc.code, int):
-                    code = exc.code or 0
-                else:
-                    print(exc.code, file=sys.stderr)
-                    code = 1
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        err.seek(0)
-        text = err.read().decode("utf-8", "replace")
-        results.append([os.waitstatus_to_exitcode(status), text])
-print(json.dumps(results))
-"""
-
-
-def qvr_runs(runs: list[list[str]], limit: int = ADDRESS_SPACE) -> list[Done]:
-    """`qvr_run` for each argument list, each in its own process (see `FORKED_RUNS`), all
-    under the address-space limit `limit`."""
-
-    def preexec() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", FORKED_RUNS],
-        input=json.dumps(runs),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=preexec,
-        env=env,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return [Done(code, stderr) for code, stderr in json.loads(done.stdout)]
-
-
 BAD_DATA: list[tuple[str, dict[str, Any], str]] = [
     (
         "sparse.pt",
@@ -244,7 +178,9 @@ def bad_data_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Done]:
         else:
             path = _data(tmp, name, arrays)
         paths.append(path)
-    runs = qvr_runs([[str(model), "--steps", "2", "--data", str(path)] for path in paths])
+    runs = qvr_runs(
+        [[str(model), "--steps", "2", "--data", str(path)] for path in paths], ADDRESS_SPACE
+    )
     return {name: done for (name, _, _), done in zip(BAD_DATA, runs, strict=True)}
 
 

@@ -36,6 +36,7 @@ from qvr_core.runs.data_sizes import csv_header_cells, csv_need, json_need
 from qvr_core.runs.prepare import prepare
 from tests.conftest import EXAMPLES
 from tests.resources.hostile import SMALL
+from tests.runs.cli import qvr_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHOOLS = EXAMPLES / "models" / "eight_schools_noncentered.qvr"
@@ -321,9 +322,11 @@ def test_the_pt_shapes_that_gave_tracebacks_are_one_line_on_the_command_line(
     }
     for name, tensors in cases.items():
         (tmp_path / name).write_bytes(pt_bytes(tensors))
-        done = qvr_run_measured(str(model), "--steps", "2", "--data", str(tmp_path / name))
-        assert done["rc"] == 1, done["stderr"]
-        assert "error:" in one_line(done["stderr"])
+    # each a `qvr run` process of its own, forked after torch is imported (`qvr_runs`)
+    runs = qvr_runs([[str(model), "--steps", "2", "--data", str(tmp_path / n)] for n in cases])
+    for done in runs:
+        assert done.returncode == 1, done.stderr
+        assert "error:" in one_line(done.stderr)
 
 
 # ------------------------------------------------------------------ text formats

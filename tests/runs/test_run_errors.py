@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from qvr_cli.main import main
 from qvr_core.check import check
 from qvr_core.cli import run as cli_run
 from qvr_core.inference.chains import _child_error, _error_event
@@ -21,7 +20,7 @@ from qvr_core.runs.run import run_program
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model.program import compile_model, draws_stay_in_support
 from tests.conftest import EXAMPLES
-from tests.runs.cli import qvr
+from tests.runs.cli import qvr, qvr_here
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -53,25 +52,6 @@ program heavy : One -> One
 
 export heavy
 """
-
-
-def qvr_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`qvr ARGS` through the command line's own entry (`qvr_cli.main.main`, which a
-    `qvr` process calls) in this process, with torch on one thread as `qvr` runs here:
-    its exit status and what it printed, as `qvr(...)` returns them. For the tests about
-    what a run does with a program, not about the process: each `qvr` process costs
-    seconds of importing torch (more for SVI) before the run. A traceback cannot hide
-    here: an exception escaping `main` fails the test. The command as a process of its
-    own is the tests above and below that call `qvr`."""
-    capsys.readouterr()  # what earlier code printed is not this command's
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        status = main(list(args))
-    finally:
-        torch.set_num_threads(threads)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["qvr", *args], status, out, err)
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], *expected: str) -> str:

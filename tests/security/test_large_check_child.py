@@ -40,7 +40,9 @@ def address_space_limit(pid: int) -> str:
 async def test_a_text_too_large_for_the_limit_fails_the_check_not_the_machine(monkeypatch):
     monkeypatch.setenv("QVR_LARGE_CHECK_MEMORY_MB", "160")
     with pytest.raises(RuntimeError, match=r"ran out of memory \(limit 160 MiB"):
-        await asyncio.wait_for(check_in_child(large_text(4_000_000), False, bool), WAIT)
+        await asyncio.wait_for(
+            check_in_child(large_text(4_000_000, padded=False), False, bool), WAIT
+        )
 
 
 async def test_within_the_limit_the_check_gives_the_diagnostics(monkeypatch):
@@ -117,7 +119,7 @@ def test_a_check_whose_server_ended_ends_too():
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_the_large_check_dies_with_a_killed_server(tmp_path):
-    text = large_text(LARGE_DOCUMENT_CHARS * 3)
+    text = large_text(LARGE_DOCUMENT_CHARS * 3, padded=False)
     async with served(tmp_path) as client:
         server = client._server.pid
         uri = (tmp_path / "large.qvr").as_uri()
