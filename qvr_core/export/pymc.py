@@ -602,15 +602,15 @@ class _Writer:
         for p in self.params:
             py = self.py(p.name)
             lines.append(f"{ind}{py} = pm.Data({self.variable(p.name)}, float({py}))")
+        # a datum combined with plated values carries their axes after its rows, which
+        # the checker does not name: PyMC takes its shape from the array
+        unnamed = self._broadcast_data()
         for d in self.plan.data:
             if d.name in self.early:
                 lines.append(f"{ind}{self.py(d.name)} = {self._array(d.name, d.integer)}")
             if d.observed and d.name not in scoped_data:
                 continue
-            # a datum combined with plated values carries their axes after its rows,
-            # which the checker does not name: PyMC takes its shape from the array
-            unnamed = d.name in self._broadcast_data()
-            dims = [] if unnamed else self._unique(self._dims(d.axes))
+            dims = [] if d.name in unnamed else self._unique(self._dims(d.axes))
             lines.append(
                 _call(
                     f"{ind}{self.py(d.name)} = pm.Data",

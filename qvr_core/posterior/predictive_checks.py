@@ -295,11 +295,10 @@ def _loo_pit(
         return uniformity(randomised_loo_pit(y, rep, ll[site].values)), None
     import xarray as xr
 
-    kind = np.float64
     dims = ll[site].dims
     groups: dict[str, xr.Dataset] = {
-        "posterior_predictive": xr.Dataset({site: (dims, rep.astype(kind))}),
-        "observed_data": xr.Dataset({site: (dims[2:], y.astype(kind))}),
+        "posterior_predictive": xr.Dataset({site: (dims, rep.astype(np.float64))}),
+        "observed_data": xr.Dataset({site: (dims[2:], y.astype(np.float64))}),
         "log_likelihood": xr.Dataset({site: ll[site]}),
     }
     if "posterior" in idata.groups():

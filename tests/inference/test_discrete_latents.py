@@ -185,14 +185,12 @@ def test_corpus_programs_with_a_discrete_latent_run(name: str, method: str) -> N
     assert all(math.isfinite(v) for v in s.losses)
 
 
-def test_the_command_line_runs_the_hmm_with_its_state(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_command_line_runs_the_hmm_with_its_state(tmp_path: Path) -> None:
     corpus_source("docs__examples__source/hmm@c863ffe.qvr")
     path = CORPUS / "docs__examples__source/hmm@c863ffe.qvr"
     for method in ("nuts", "svi"):
         done = qvr_here(
-            capsys, "run", str(path), "--method", method, "--steps", "10", "--chains", "2", "--json"
+            "run", str(path), "--method", method, "--steps", "10", "--chains", "2", "--json"
         )
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)

@@ -68,6 +68,18 @@ def regression_log_likelihood(idata: Any) -> np.ndarray:
     return np.asarray(norm.logpdf(y, loc=mu, scale=post["sigma"].values[..., None]))
 
 
+def written(folder: Path, source: str, data: Path, stem: str, **arguments: Any) -> Path:
+    """`source` fitted on `data` by `fit(...)`, with torch on one thread (tiny models on
+    a shared two-core machine), written as `qvr run --output` writes it."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = fit(source, data=str(data), data_root=data.parent, **arguments)
+    finally:
+        torch.set_num_threads(threads)
+    return result.results.write(folder / f"{stem}.{arguments['method']}.nc")
+
+
 def _save(
     folder: Path,
     model: str,
@@ -76,19 +88,8 @@ def _save(
     seed: int = 0,
     **arguments: Any,
 ) -> SavedRun:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models on a shared two-core machine
-    try:
-        result = fit(
-            (MODELS / model).read_text(encoding="utf-8"),
-            data=str(MODELS / data),
-            data_root=MODELS,
-            seed=seed,
-            **arguments,
-        )
-    finally:
-        torch.set_num_threads(threads)
-    path = result.results.write(folder / f"{Path(model).stem}.{arguments['method']}.nc")
+    source = (MODELS / model).read_text(encoding="utf-8")
+    path = written(folder, source, MODELS / data, Path(model).stem, seed=seed, **arguments)
     idata = read(path)
     if log_likelihood is None:
         return SavedRun(path, np.empty(0), False)

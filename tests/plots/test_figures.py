@@ -14,16 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
 from matplotlib.colors import to_hex
 from matplotlib.lines import Line2D
 
 from qvr_cli.main import main
 from qvr_core.posterior.figures import KINDS, Selection, figure
 from qvr_core.posterior.palette import CHAIN_COLOURS
-from qvr_core.runs import fit
 from tests.conftest import ROOT
-from tests.plots.conftest import SavedRun, read
+from tests.plots.conftest import SavedRun, read, written
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -101,22 +99,17 @@ def small_nuts_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("small")
     data = folder / "two_schools.json"
     data.write_text(json.dumps({"y": [28, 8], "sigma": [15, 10]}), encoding="utf-8")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model on a shared two-core machine
-    try:
-        result = fit(
-            TWO_SCHOOLS,
-            data=str(data),
-            data_root=folder,
-            method="nuts",
-            steps=100,
-            chains=2,
-            seed=1,
-            predictive=True,
-        )
-    finally:
-        torch.set_num_threads(threads)
-    path = result.results.write(folder / "two_schools.nuts.nc")
+    path = written(
+        folder,
+        TWO_SCHOOLS,
+        data,
+        "two_schools",
+        method="nuts",
+        steps=100,
+        chains=2,
+        seed=1,
+        predictive=True,
+    )
     assert "log_likelihood" in read(path).groups()  # loo-pit draws from it
     return path
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import warnings
 from pathlib import Path
@@ -12,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qvr_cli.main import main
 from qvr_core.posterior.comparison import (
     ComparisonError,
     RunFileError,
@@ -36,13 +33,12 @@ REGRESSION = MODELS / "linear_regression.qvr"
 REGRESSION_DATA = MODELS / "linear_regression.json"
 
 
-def compare_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
+def compare_json(*argv: str) -> dict:  # type: ignore[type-arg]
     """`qvr compare ARGV --json` in this process (its numbers are what is compared here;
     the command in a process of its own, as a user runs it, is the other tests')."""
-    status = main(["compare", *argv, "--json"])
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    return json.loads(out)  # type: ignore[no-any-return]
+    done = qvr_here("compare", *argv, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 def quiet_az(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -54,22 +50,17 @@ def quiet_az(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def regression(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Linear regression fitted by `qvr run --output` itself: the command line's own entry
-    (`qvr_cli.main.main`), in this process with torch on one thread (the posterior
-    conftest's), since the file it writes is what these tests read; a `qvr run` process
+    (`qvr_here`), since the file it writes is what these tests read; a `qvr run` process
     of its own cost seconds of importing torch first, and the command as a process is
     tests/runs' subject."""
     out = tmp_path_factory.mktemp("regression") / "linear_regression.nc"
-    printed, errors = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
-        status = main(
-            [
-                "run",
-                str(REGRESSION),
-                *("--method", "nuts", "--steps", "400", "--chains", "4", "--seed", "2"),
-                *("--data", str(REGRESSION_DATA), "--output", str(out), "--predictive"),
-            ]
-        )
-    assert status == 0, errors.getvalue()
+    done = qvr_here(
+        "run",
+        str(REGRESSION),
+        *("--method", "nuts", "--steps", "400", "--chains", "4", "--seed", "2"),
+        *("--data", str(REGRESSION_DATA), "--output", str(out), "--predictive"),
+    )
+    assert done.returncode == 0, done.stderr
     assert out.is_file()
     return out
 
@@ -91,11 +82,9 @@ def test_the_files_have_a_pointwise_log_likelihood_that_az_loo_reads(
     assert quiet_az(az.compare, {n: az.from_netcdf(p) for n, p in runs.items()}).shape[0] == 2
 
 
-def test_qvr_compare_prints_what_az_compare_gives_on_the_same_files(
-    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_qvr_compare_prints_what_az_compare_gives_on_the_same_files(runs: dict[str, Path]) -> None:
     files = [str(p) for p in runs.values()]
-    printed = compare_json(capsys, *files)
+    printed = compare_json(*files)
     table = quiet_az(az.compare, {Path(f).stem: az.from_netcdf(f) for f in files})
     assert printed["ic"] == "loo" and printed["scale"] == "log"
     assert [r["name"] for r in printed["rows"]] == list(table.index)
@@ -114,18 +103,16 @@ def test_qvr_compare_prints_what_az_compare_gives_on_the_same_files(
             assert row[ours] == pytest.approx(float(expected[theirs]), rel=1e-6, abs=1e-9)
 
 
-def test_one_run_is_one_row_of_az_loo_s_numbers_and_waic_of_az_waic_s(
-    regression: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_one_run_is_one_row_of_az_loo_s_numbers_and_waic_of_az_waic_s(regression: Path) -> None:
     idata = az.from_netcdf(regression)
     loo = quiet_az(az.loo, idata)
-    (row,) = compare_json(capsys, str(regression))["rows"]
+    (row,) = compare_json(str(regression))["rows"]
     assert row["name"] == "linear_regression" and row["rank"] == 0 and row["weight"] == 1.0
     assert row["elpd"] == pytest.approx(float(loo["elpd_loo"]), rel=1e-6)
     assert row["se"] == pytest.approx(float(loo["se"]), rel=1e-6)
     assert row["p"] == pytest.approx(float(loo["p_loo"]), rel=1e-6)
     waic = quiet_az(az.waic, idata)
-    (row,) = compare_json(capsys, str(regression), "--ic", "waic")["rows"]
+    (row,) = compare_json(str(regression), "--ic", "waic")["rows"]
     assert row["elpd"] == pytest.approx(float(waic["elpd_waic"]), rel=1e-6)
     assert row["p"] == pytest.approx(float(waic["p_waic"]), rel=1e-6)
     ours = loo_of(idata)
@@ -171,7 +158,7 @@ def test_log_likelihoods_shifted_by_known_amounts_differ_by_exactly_those_amount
 
 
 def test_the_human_table_has_az_compare_s_columns_and_the_warnings(
-    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    runs: dict[str, Path], tmp_path: Path
 ) -> None:
     """Two runs the data cannot tell apart by construction (one a copy moved by small
     shifts that sum to 0.3 within a dse of 0.98): the table and its "indistinct" note."""
@@ -179,7 +166,7 @@ def test_the_human_table_has_az_compare_s_columns_and_the_warnings(
     moved = shifted_copy(
         base, np.array([0.5, -0.5, 0.4, -0.3, 0.2, -0.1, 0.3, -0.2]), tmp_path / "moved.nc"
     )
-    done = qvr_here(capsys, "compare", str(base), str(moved))
+    done = qvr_here("compare", str(base), str(moved))
     assert done.returncode == 0, done.stderr
     header = done.stdout.splitlines()[1].split()
     assert header == ["rank", "elpd", "se", "p", "d_elpd", "dse", "weight", "warning"]
@@ -200,7 +187,7 @@ def test_an_npz_gives_the_same_numbers_as_the_netcdf(tmp_path: Path) -> None:
 
 
 def test_a_file_without_a_log_likelihood_or_unreadable_is_one_line_and_status_2(
-    tmp_path: Path, runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, runs: dict[str, Path]
 ) -> None:
     prior = fit(REGRESSION.read_text(), method="prior", steps=5, data=REGRESSION_DATA)
     written = prior.results.write(tmp_path / "prior.nc")
@@ -211,21 +198,19 @@ def test_a_file_without_a_log_likelihood_or_unreadable_is_one_line_and_status_2(
     assert "rerun with qvr run --output" in line
     garbage = tmp_path / "garbage.nc"
     garbage.write_text("not a netCDF file")
-    done = qvr_here(capsys, "compare", str(garbage), str(runs["eight_schools_centered"]))
+    done = qvr_here("compare", str(garbage), str(runs["eight_schools_centered"]))
     assert done.returncode == 2 and str(garbage) in done.stderr
     assert len(done.stderr.splitlines()) == 1
-    done = qvr_here(capsys, "compare", str(runs["eight_schools_centered"]), "--var", "nope")
+    done = qvr_here("compare", str(runs["eight_schools_centered"]), "--var", "nope")
     assert done.returncode == 2 and "'nope'" in done.stderr and "y" in done.stderr
     with pytest.raises(RunFileError, match="no such file"):
         read_run(tmp_path / "missing.nc")
 
 
-def test_runs_of_different_data_sizes_are_refused(
-    runs: dict[str, Path], regression: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_runs_of_different_data_sizes_are_refused(runs: dict[str, Path], regression: Path) -> None:
     with pytest.raises(ComparisonError, match="different numbers"):
         compare_files([runs["eight_schools_centered"], regression])
-    done = qvr_here(capsys, "compare", str(runs["eight_schools_centered"]), str(regression))
+    done = qvr_here("compare", str(runs["eight_schools_centered"]), str(regression))
     assert done.returncode == 1 and "different numbers" in done.stderr
 
 

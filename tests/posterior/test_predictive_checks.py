@@ -69,24 +69,22 @@ def test_loo_prefers_the_mixture_by_more_than_its_standard_error(
     print(f"d_elpd {other.d_elpd:.2f} (dse {other.dse:.2f})")
 
 
-def test_qvr_compare_checks_prints_them(
-    mixture_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_qvr_compare_checks_prints_them(mixture_runs: dict[str, Path]) -> None:
     files = [str(mixture_runs["mixture"]), str(mixture_runs["one_normal"])]
-    done = qvr_here(capsys, "compare", *files, "--checks", "--json")
+    done = qvr_here("compare", *files, "--checks", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert set(out["checks"]) == {"mixture", "one_normal"}
     assert out["checks"]["mixture"]["warnings"] == []
     assert {w["code"] for w in out["checks"]["one_normal"]["warnings"]} >= {"loo_pit"}
-    done = qvr_here(capsys, "compare", *files, "--checks")
+    done = qvr_here("compare", *files, "--checks")
     assert done.returncode == 0, done.stderr
     assert (
         "predictive checks of one_normal" in done.stdout and "LOO-PIT: KS distance" in done.stdout
     )
 
 
-def test_checks_need_predictive_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_checks_need_predictive_draws(tmp_path: Path) -> None:
     idata = az.from_dict(
         posterior={"mu": np.zeros((1, 10))},
         log_likelihood={"y": np.zeros((1, 10, 3))},
@@ -96,7 +94,7 @@ def test_checks_need_predictive_draws(tmp_path: Path, capsys: pytest.CaptureFixt
         check_predictive(idata)
     path = tmp_path / "no_predictive.nc"
     idata.to_netcdf(str(path))
-    done = qvr_here(capsys, "compare", str(path), "--checks")
+    done = qvr_here("compare", str(path), "--checks")
     assert done.returncode == 2 and "--predictive" in done.stderr and str(path) in done.stderr
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import resource
@@ -10,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-import pytest
 import torch
 
 from qvr_cli.main import main
@@ -36,22 +37,22 @@ def qvr(
     )
 
 
-def qvr_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+def qvr_here(*args: str) -> subprocess.CompletedProcess[str]:
     """`qvr ARGS` through the command line's own entry (`qvr_cli.main.main`, which a
     `qvr` process calls) in this process, with torch on one thread as `qvr` runs here:
     its exit status and what it printed, as `qvr(...)` returns them. For the tests about
     what a command does, not about its process: each `qvr` process costs seconds of
     importing torch (more for SVI, ArviZ for `compare`) before it starts. A traceback
     cannot hide here: an exception escaping `main` fails the test."""
-    capsys.readouterr()  # what earlier code printed is not this command's
+    out, err = io.StringIO(), io.StringIO()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        status = main(list(args))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(list(args))
     finally:
         torch.set_num_threads(threads)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["qvr", *args], status, out, err)
+    return subprocess.CompletedProcess(["qvr", *args], status, out.getvalue(), err.getvalue())
 
 
 class Done(NamedTuple):

@@ -167,7 +167,7 @@ def test_qvr_run_prior_is_one_located_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("method", ["svi", "nuts"])
 @pytest.mark.parametrize("seed", ["0", "3"])  # seeds whose first draws leave the support
 def test_svi_and_nuts_treat_such_a_draw_as_the_sampler_does(
-    method: str, seed: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    method: str, seed: str, tmp_path: Path
 ) -> None:
     path = tmp_path / "heavy.qvr"
     path.write_text(
@@ -176,7 +176,6 @@ def test_svi_and_nuts_treat_such_a_draw_as_the_sampler_does(
     data = tmp_path / "y.json"
     data.write_text('{"y": 1.5}', encoding="utf-8")
     done = qvr_here(
-        capsys,
         "run",
         str(path),
         *("--data", str(data), "--method", method, "--steps", "40", "--seed", seed),
@@ -260,13 +259,13 @@ export m
 
 @pytest.mark.parametrize("method", ["prior", "svi"])
 def test_a_support_bound_that_varies_over_a_plate_is_named_not_a_traceback(
-    tmp_path: Path, method: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, method: str
 ) -> None:
     """The fuzzer's case: a Pareto's support starts at its scale, a tensor over the plate
     (naming the support took it for a number and raised ValueError)."""
     path = tmp_path / "pareto.qvr"
     path.write_text(PARETO, encoding="utf-8")
-    done = qvr_here(capsys, "run", str(path), "--method", method, "--steps", "5")
+    done = qvr_here("run", str(path), "--method", method, "--steps", "5")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     assert "observe obs5 (greaterthaneq, 4)" in done.stdout or method == "svi"
@@ -286,9 +285,7 @@ def test_arguments_torch_indexes_past_are_one_located_line(tmp_path: Path) -> No
     assert_one_line(done, "line 3, sample theta: the arguments of MixtureNormal do not fit")
 
 
-def test_a_draw_a_nested_family_refuses_is_outside_its_support(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -> None:
     """Pareto(1e308, a) draws inf (float64, where model programs compute; 1e300 did in
     float32): inside the Pareto's own support check, but its inner Exponential refused
     the transformed value with torch's ValueError."""
@@ -300,9 +297,9 @@ def test_a_draw_a_nested_family_refuses_is_outside_its_support(
         "    return sigma\nexport p\n",
         encoding="utf-8",
     )
-    prior = qvr_here(capsys, "run", str(path), "--method", "prior", "--steps", "2")
+    prior = qvr_here("run", str(path), "--method", "prior", "--steps", "2")
     assert_one_line(prior, "line 3, sample theta: a draw of Pareto left its support")
-    svi = qvr_here(capsys, "run", str(path), "--method", "svi", "--steps", "2")
+    svi = qvr_here("run", str(path), "--method", "svi", "--steps", "2")
     assert "Traceback" not in svi.stdout + svi.stderr
 
 
@@ -342,9 +339,7 @@ def test_observed_matrices_outside_the_support_name_a_whole_matrix(tmp_path: Pat
     assert_one_line(done, "'k' (line 4) holds [1, 5, 0, 1], outside the support")
 
 
-def test_svi_with_nothing_to_fit_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
     """Every site observed and no parameters: Adam got an empty list and raised."""
     path = tmp_path / "fixed.qvr"
     path.write_text(
@@ -358,7 +353,6 @@ def test_svi_with_nothing_to_fit_says_so(
     data.write_text('{"x": [0.1, 0.2, 0.3, 0.4, 0.5], "y": 4.6}')
     for guide in ("normal", "delta"):  # the delta guide holds an empty vector of locations
         done = qvr_here(
-            capsys,
             "run",
             str(path),
             "--data",
@@ -374,9 +368,7 @@ def test_svi_with_nothing_to_fit_says_so(
         assert_one_line(done, "program m: SVI has nothing to fit")
 
 
-def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(tmp_path: Path) -> None:
     """torch has no one-to-one map onto positive-definite matrices (biject_to raised
     NotImplementedError from the chain's start)."""
     path = tmp_path / "wishart.qvr"
@@ -390,9 +382,7 @@ def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(
     data = tmp_path / "data.json"
     data.write_text('{"m": [[1.0, 0.0], [0.5, 1.0]]}')  # a Cholesky factor
     for method in ("nuts", "svi"):
-        done = qvr_here(
-            capsys, "run", str(path), "--data", str(data), "--method", method, "--steps", "4"
-        )
+        done = qvr_here("run", str(path), "--data", str(data), "--method", method, "--steps", "4")
         assert done.returncode == 1
         assert_one_line(done, "site 'w': NUTS and SVI move a latent through a one-to-one map")
 

@@ -45,31 +45,6 @@ async def running_worker(client, uri: str) -> int:
     raise AssertionError(f"no progress for {uri}")
 
 
-def live_workers(server: int) -> list[int]:
-    """`workers_of(server)`, reading only the server's children (its threads'
-    `/proc/PID/task/TID/children`) instead of every process on the machine: sampled every
-    20 ms for a whole test, the scan of all of /proc cost seconds of CPU."""
-    if not os.path.exists(f"/proc/{server}/task/{server}/children"):
-        return workers_of(server)  # a kernel without the list: the full scan
-    children: set[int] = set()
-    for task in os.listdir(f"/proc/{server}/task"):
-        try:
-            with open(f"/proc/{server}/task/{task}/children") as fh:
-                children.update(int(pid) for pid in fh.read().split())
-        except OSError:  # the thread ended meanwhile
-            continue
-    found = []
-    for pid in sorted(children):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                command = fh.read()
-        except OSError:
-            continue
-        if b"qvr_lsp.worker" in command and alive(pid):
-            found.append(pid)
-    return found
-
-
 def documents(root: Path, count: int) -> list[str]:
     uris = []
     for i in range(count):
@@ -117,7 +92,7 @@ async def test_runs_beyond_the_limit_wait_and_all_finish(tmp_path):
         most = 0
         together = asyncio.gather(*pending)
         while not together.done():
-            most = max(most, len(live_workers(server)))
+            most = max(most, len(workers_of(server)))
             await asyncio.sleep(0.02)
         summaries = await asyncio.wait_for(together, WAIT)
         assert [s["status"] for s in summaries] == ["completed"] * len(uris)
