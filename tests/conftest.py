@@ -65,7 +65,8 @@ SAMPLES = (
 #: for nothing: refusals made before anything is drawn (data and run-file sizes, launch
 #: variables and process groups, plot arguments, page text), and comparisons of two
 #: paths of the same code on one machine, exact by design (one process or two, chains
-#: together or alone, either path a timing could pick).
+#: together or alone, either path a timing could pick). A test of the same kind in
+#: another file says so itself: `@pytest.mark.kernel_free`.
 KERNEL_FREE = (
     "tests/runs/test_data_bounds.py",
     "tests/posterior/test_run_file_sizes.py",
@@ -82,7 +83,11 @@ KERNEL_FREE = (
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.nodeid.startswith(SAMPLES) and not item.nodeid.startswith(KERNEL_FREE):
+        if (
+            item.nodeid.startswith(SAMPLES)
+            and not item.nodeid.startswith(KERNEL_FREE)
+            and item.get_closest_marker("kernel_free") is None
+        ):
             item.add_marker(pytest.mark.sampling)
     ranks = [_export_rank(i) for i in items]
     if not any(ranks) or all(ranks):

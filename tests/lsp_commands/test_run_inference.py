@@ -210,6 +210,7 @@ def chain_processes(worker: int) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.kernel_free
 async def test_cancelling_a_nuts_run_stops_every_chain_process(client, workspace):
     path = workspace / "tiny.qvr"
     uri = open_file(client, path, version=5)
@@ -229,6 +230,7 @@ async def test_cancelling_a_nuts_run_stops_every_chain_process(client, workspace
     await until(lambda: ended(client, note["runId"]))
 
 
+@pytest.mark.kernel_free
 async def test_run_reads_a_csv_in_the_workspace(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     summary = await run(
@@ -241,6 +243,7 @@ async def test_run_reads_a_csv_in_the_workspace(client, workspace):
 # ---------------------------------------------------------- cancellation
 
 
+@pytest.mark.kernel_free
 async def test_cancel_request_stops_the_worker_and_the_server_keeps_answering(client, workspace):
     path = workspace / "tiny.qvr"
     uri = open_file(client, path, version=3)
@@ -256,6 +259,7 @@ async def test_cancel_request_stops_the_worker_and_the_server_keeps_answering(cl
         await until(lambda: ended(client, note["runId"]))
 
 
+@pytest.mark.kernel_free
 async def test_progress_cancel_button_stops_the_run(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     before = set(client.progress_reports)
@@ -270,6 +274,7 @@ async def test_progress_cancel_button_stops_the_run(client, workspace):
         assert client.progress_reports[token][-1].message.startswith("cancelled after")
 
 
+@pytest.mark.kernel_free
 async def test_second_run_on_the_same_document_is_refused(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     async with long_run(client, uri):
@@ -281,6 +286,7 @@ async def test_second_run_on_the_same_document_is_refused(client, workspace):
 # ---------------------------------------------------------------- limits
 
 
+@pytest.mark.kernel_free
 async def test_wall_clock_limit_stops_a_long_run(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     started = time.monotonic()
@@ -289,6 +295,7 @@ async def test_wall_clock_limit_stops_a_long_run(client, workspace):
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.kernel_free
 async def test_memory_limit_fails_the_run_not_the_server(client, workspace):
     path = workspace / "tiny.qvr"
     uri = path.as_uri()
@@ -319,12 +326,14 @@ async def test_nan_loss_is_a_clear_error_and_the_server_stays_up(client, workspa
         ("tiny.qvr", "is not a data file"),
     ],
 )
+@pytest.mark.kernel_free
 async def test_bad_data_path_is_refused_before_any_run(client, workspace, data, message):
     uri = (workspace / "tiny.qvr").as_uri()
     error = await failure(client, {"uri": uri, "steps": 5, "data": data})
     assert error.data["kind"] == "data" and message in str(error)
 
 
+@pytest.mark.kernel_free
 async def test_arguments_are_checked(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     error = await failure(client, {"uri": uri, "method": "hmc"})
@@ -335,6 +344,7 @@ async def test_arguments_are_checked(client, workspace):
     assert "no program named 'nope'" in str(error)
 
 
+@pytest.mark.kernel_free
 async def test_unexported_program_and_file_with_errors_are_refused(client, workspace):
     error = await failure(
         client, {"uri": (workspace / "rlstm_lm.qvr").as_uri(), "program": "rlstm_cell"}
@@ -346,6 +356,7 @@ async def test_unexported_program_and_file_with_errors_are_refused(client, works
     assert error.data["kind"] == "source" and "undefined name 'nope'" in str(error)
 
 
+@pytest.mark.kernel_free
 async def test_a_second_run_under_another_spelling_of_the_uri_is_refused(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     folder, name = uri.rsplit("/", 1)

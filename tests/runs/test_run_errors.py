@@ -213,6 +213,7 @@ export b
         ("/dev/null", "not a regular file"),
     ],
 )
+@pytest.mark.kernel_free
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(
     name: str, expected: str, tmp_path: Path
 ) -> None:
@@ -232,6 +233,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(
     assert done.stderr.strip() == last and done.stdout == ""  # nothing ran
 
 
+@pytest.mark.kernel_free
 def test_check_output_accepts_a_new_file_and_an_existing_one(tmp_path: Path) -> None:
     assert cli_run.check_output(str(tmp_path / "new.nc")) is None
     existing = tmp_path / "old.npz"
@@ -239,6 +241,7 @@ def test_check_output_accepts_a_new_file_and_an_existing_one(tmp_path: Path) -> 
     assert cli_run.check_output(str(existing)) is None
 
 
+@pytest.mark.kernel_free
 def test_a_read_only_output_is_refused(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root may write any file")
@@ -339,6 +342,7 @@ def test_observed_matrices_outside_the_support_name_a_whole_matrix(tmp_path: Pat
     assert_one_line(done, "'k' (line 4) holds [1, 5, 0, 1], outside the support")
 
 
+@pytest.mark.kernel_free
 def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
     """Every site observed and no parameters: Adam got an empty list and raised."""
     path = tmp_path / "fixed.qvr"
@@ -368,6 +372,7 @@ def test_svi_with_nothing_to_fit_says_so(tmp_path: Path) -> None:
         assert_one_line(done, "program m: SVI has nothing to fit")
 
 
+@pytest.mark.kernel_free
 def test_a_latent_wishart_is_refused_by_nuts_and_svi_naming_the_site(tmp_path: Path) -> None:
     """torch has no one-to-one map onto positive-definite matrices (biject_to raised
     NotImplementedError from the chain's start)."""
