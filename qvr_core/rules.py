@@ -157,7 +157,9 @@ WRONG_KIND = Rule(
         "place needs (an object where a morphism goes, a morphism used as a program "
         "value), or a literal where a name is needed (`fan(f, 3)`, `scan(1)`), is "
         "reported with what it is. So is a family that only a morphism can have, drawn "
-        "in a step (`GP`, whose covariance is evaluated at a morphism's input)."
+        "in a step (`GP`, whose covariance is evaluated at a morphism's input), and an "
+        "improper prior (`Flat`, `HalfFlat`) on an `observe` or `marginalize` step, whose "
+        "values are data or summed out: only a `sample` step's latent may have one."
     ),
     fixes=(
         "Use a name of the kind the place needs.",
@@ -528,7 +530,10 @@ FAMILY_ARGUMENTS = Rule(
         "parameters (as does an option named after one, `[temperature=0.5]`); the ones left "
         "out come from the morphism's parameter network, which gives numbers, and the vector "
         "of a family whose draw is one vector, but never a parameter that bounds the draws "
-        "(a Pareto's `scale`): give that one."
+        "(a Pareto's `scale`): give that one. A family without parameters (the improper "
+        "priors `Flat` and `HalfFlat`) is written bare, `sample b <- Flat`, with no "
+        "parentheses; a family with parameters written bare (`sample b <- Normal`) is no "
+        "draw until its arguments are given."
     ),
     fixes=("Give the parameters the message shows, by position or by name.",),
     example="QVR311_family_arguments.qvr",
@@ -707,10 +712,15 @@ INDEX_PLATE = Rule(
         "`theta[cls]` picks, for each value of `cls`, an entry of `theta` along its first "
         "plate, so `cls` must range over that plate: a `Categorical` over it, or the plate "
         "itself (`theta[School]`). An index over another finite set, a real-valued index or "
-        "more indices than `theta` has plates picks entries that do not exist. Data "
+        "more indices than `theta` has plates picks entries that do not exist. A number "
+        "picks one entry (`beta[0]`, the plate's axis dropped): qvr counts from 0, so it is "
+        "a whole number from 0 to the plate's size less one, never negative. Data "
         "variables used as indices are checked when the data is bound."
     ),
-    fixes=("Index by a value over the same plate, or gather a value over the index's plate.",),
+    fixes=(
+        "Index by a value over the same plate, or gather a value over the index's plate.",
+        "Index by a number from 0 below the plate's size (Stan's `beta[1]` is `beta[0]`).",
+    ),
     example="QVR409_index_plate.qvr",
 )
 
@@ -732,6 +742,28 @@ EFFECT_ROW = Rule(
         " `score.add(weight(w))`.",
     ),
     example="QVR410_effect_row.qvr",
+)
+
+OBSERVED_NOT_DATA = Rule(
+    code="QVR411",
+    name="observed-not-data",
+    severity=ERROR,
+    summary="an observe of a `let` whose value is not data, nor computed from data only",
+    explanation=(
+        "`observe log_earn : Row <- Normal(mu, sigma)` scores an observation. A data name "
+        "is one, and so is a `let` computed from data names and numbers only (`let log_earn "
+        "= log(earn)`, `let age30_44 = age == 2`): qvr computes it once from the data "
+        "before the run, as Stan's `transformed data`, and the data file does not hold it. "
+        "A let that reads a sampled value, an observed site, a program parameter or a "
+        "summed-out coordinate changes with them, so it is no observation. The message "
+        "names the value it reads."
+    ),
+    fixes=(
+        "Compute the observed let from data names and numbers only.",
+        "Observe a data name, and put the latent value in the family's arguments "
+        "(`observe y : Row <- Normal(mu + shift, sigma)`).",
+    ),
+    example="QVR411_observed_not_data.qvr",
 )
 
 # ------------------------------------------------------------------ 5: exports

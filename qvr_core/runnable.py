@@ -10,6 +10,8 @@ step, a `factor` comprehension, a lambda, a deduction read as a value), before
 any data is read, so those names are never asked for as data; never run on a
 guess. `runnability` decides once, without torch, for `qvr run`, the inference
 job, the Python API and the language server's run command and code lenses.
+A program with an improper prior (`Flat`) runs, but not what draws from its prior
+(the prior predictive, synthetic data): `improper_refusal` says why, naming the site.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Literal
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.objects import PLATE_KINDS
-from qvr_core.check.model import Model
+from qvr_core.check.model import Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.unchecked import declared_names
 from qvr_core.syntax import ast
@@ -133,6 +135,54 @@ def _model_gap(checked: CheckedModule, model: Model, seen: set[str]) -> str | No
         if inner is not None:
             return inner
     return None
+
+
+def improper_prior(
+    checked: CheckedModule, name: str, seen: frozenset[str] = frozenset()
+) -> tuple[Model, Site] | None:
+    """The first latent of model program `name`, or of a program it calls, whose prior is
+    improper (`Flat`, `HalfFlat`), with the model it is drawn in; None when every prior
+    is a distribution (or `name` is no model)."""
+    model = checked.models.get(name)
+    if model is None or name in seen:
+        return None
+    for site in model.sites:
+        if site.kind == "sample" and site.family is not None and FAMILIES[site.family].improper:
+            return model, site
+        if site.callee is not None:
+            inner = improper_prior(checked, site.callee, seen | {name})
+            if inner is not None:
+                return inner
+    return None
+
+
+#: What draws from a program's prior: the prior predictive (`--method prior`), a run's
+#: synthetic data (no `--data`), a data file (`qvr data`).
+PriorDraw = Literal["prior", "synthetic", "file"]
+_IMPROPER_ENDS: dict[PriorDraw, str] = {
+    "prior": "so the prior has no draws and the prior predictive (--method prior) does not "
+    "exist: fit the program to data with --method nuts or svi",
+    "synthetic": "so no synthetic data can be drawn from the prior: give a data file (--data)",
+    "file": "so no data can be drawn from the prior: write the file from real observations",
+}
+
+
+def improper_refusal(checked: CheckedModule, name: str, draw: PriorDraw) -> str | None:
+    """Why `draw` from the prior of program `name` cannot be made, or None: an improper
+    prior has no draws, so neither the prior predictive nor data drawn from the prior
+    exists. NUTS and SVI on data need no prior draw (a chain starts where Stan's does, a
+    guide at its own centre): they run."""
+    found = improper_prior(checked, name)
+    if found is None:
+        return None
+    model, site = found
+    where = f"line {site.line}, sample {site.name} <- {site.family}"
+    if model.name != name:
+        where += f" (in program {model.name}, which {name} calls)"
+    return (
+        f"program {name}: {where} is an improper prior (its density does not integrate), "
+        f"{_IMPROPER_ENDS[draw]}"
+    )
 
 
 def program_decl(checked: CheckedModule, name: str) -> ast.ProgramDecl | None:

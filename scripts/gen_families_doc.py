@@ -32,6 +32,12 @@ listed in positional order; a call may also name them (`Normal(loc=0.0, scale=1.
 where a family has two parameterisations, either complete set is accepted. No
 parameter has a default: as in quivers, a call gives each one.
 
+`Flat` and `HalfFlat` are qvr's own (quivers has none): improper flat priors on the
+real line and on (0, inf), Stan's parameters with no prior statement, written bare
+(`sample sigma <- HalfFlat`). Their density does not integrate, so they are a latent's
+prior only and have no draws: a run that would draw from the prior (`--method prior`,
+synthetic data) is refused, while NUTS and SVI on data run.
+
 **Draw**: the shape of one draw. *scalar* draws are independent per dimension of the
 object they land in; a vector or matrix draw takes its size from the arguments named
 (or from the object). **Morphism**: whether it can follow `~` on a `role=kernel`
@@ -78,6 +84,8 @@ def _row(f: Family) -> str:
     )
     values = "the network's output" if f.dirac else f.support.describe()
     kernel = f"yes: {codomain_words(f)}" if f.kernel is not None else "not yet"
+    if f.improper:
+        kernel = "no: an improper prior"
     return f"| `{f.name}` | {schemas or 'none'} | {values} | {_draw(f)} | {kernel} |"
 
 

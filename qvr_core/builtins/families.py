@@ -10,7 +10,9 @@ this table; the runtime's torch factories are keyed by these names and a
 test checks that the two tables agree.
 
 The catalogue follows quivers 0.25 (`quivers.dsl.family_schemas` and its
-family registry); `Deterministic` is qvr's own Dirac kernel.
+family registry); `Deterministic` is qvr's own Dirac kernel, and `Flat` and
+`HalfFlat` are qvr's improper flat priors (Stan's parameters with no prior
+statement), written bare: `sample sigma <- HalfFlat`.
 """
 
 from __future__ import annotations
@@ -209,6 +211,12 @@ class Family:
     #: Why the family has no distribution outside a morphism, where that is so (a GP's
     #: covariance is evaluated at its kernel's input locations): no step can draw it.
     kernel_only: str = ""
+    #: An improper prior (`Flat`, `HalfFlat`: log density 0 on its support, which has no
+    #: finite measure): only a latent's prior, as Stan's parameter with no statement. It
+    #: has no draws, so a run that draws from the prior (the prior predictive, synthetic
+    #: data) is refused; a draw here is Stan's starting point (uniform on (-2, 2) in
+    #: unconstrained space), where NUTS and SVI start.
+    improper: bool = False
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -361,7 +369,9 @@ def bind(
     `partial`: a parameter may be left out (a morphism's network gives it)."""
     if not family.schemas:
         if positional or keywords:
-            return f"{family.name} takes no arguments"
+            return (
+                f"{family.name} takes no arguments: write it without parentheses, `{family.name}`"
+            )
         return (), {}
     problems: list[str] = []
     for schema in family.schemas:
@@ -477,6 +487,11 @@ _TRIL = "(its diagonal through softplus)"
 _WISHART = (
     "the network gives df (softplus + K, as quivers keeps it above K - 1) and the lower "
     f"triangle of scale_tril {_TRIL}"
+)
+_IMPROPER = (
+    "qvr's own family (quivers has none). Improper: its density does not integrate, so "
+    "it is only a latent's prior, whose posterior the observations must make proper; it "
+    "has no draws, so no prior predictive or synthetic data"
 )
 
 #: Parameter constraints a network's output is mapped into (softplus, sigmoid).
@@ -609,6 +624,15 @@ _CATALOGUE: tuple[Family, ...] = (
         "`concentration` < 0.",
         {"loc": 0.0, "scale": 1.0, "concentration": 0.2},
     ),
+    Family(
+        "Flat",
+        (),
+        REAL,
+        f"An improper flat prior on the real line (log density 0), as a Stan parameter "
+        f"with no prior statement; written bare, `sample b <- Flat`. {_IMPROPER}",
+        {},
+        improper=True,
+    ),
     # ---- positive half-line
     Family(
         "HalfNormal",
@@ -713,6 +737,16 @@ _CATALOGUE: tuple[Family, ...] = (
         POSITIVE,
         "F distribution: a ratio of scaled chi-squared variables.",
         {"df1": 4.0, "df2": 6.0},
+    ),
+    Family(
+        "HalfFlat",
+        (),
+        POSITIVE,
+        f"An improper flat prior on (0, inf) (log density 0), as Stan's `real<lower=0>` "
+        f"parameter with no prior statement; written bare, `sample sigma <- HalfFlat`. "
+        f"{_IMPROPER}",
+        {},
+        improper=True,
     ),
     # ---- unit interval
     Family(

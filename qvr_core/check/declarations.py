@@ -709,6 +709,15 @@ def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Produc
         if better is not None and better != family
         else ()
     )
+    if spec.improper:
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"{family} is an improper prior, only a program's latent's (`sample b <- "
+            f"{family}`): a morphism's family must be a distribution to draw from",
+            span,
+            fixes=fixes,
+        )
+        return
     if spec.kernel is None:
         # a declaration that gives every parameter needs no network (`_given`)
         given = (

@@ -190,6 +190,10 @@ class Model:
     #: What the checker types but the model runtime cannot run yet, one line each; a
     #: program with any is refused with them (`qvr_core.runnable`), never run on a guess.
     runtime_gaps: tuple[str, ...] = ()
+    #: Observed `let`s of the data (`let log_earn = log(earn)`, then `observe log_earn ...`),
+    #: in step order: each is an observed site whose value the run computes from the data
+    #: before it starts (Stan's `transformed data`), never a key of the data file.
+    observed_lets: tuple[str, ...] = ()
 
     @property
     def line(self) -> int:
@@ -202,7 +206,15 @@ class Model:
 
     @property
     def observed(self) -> tuple[str, ...]:
+        """The observed data names (an observed let is computed, not read: see
+        `observed_lets`)."""
         return tuple(d.name for d in self.data if d.observed)
+
+    def observed_let(self, name: str) -> Let | None:
+        """The `let` an observe step of this name observes, if it observes one."""
+        if name not in self.observed_lets:
+            return None
+        return next((s for s in self.steps if isinstance(s, Let) and s.name == name), None)
 
     def site(self, name: str) -> Site | None:
         return next((s for s in self.sites if s.name == name), None)

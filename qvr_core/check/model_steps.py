@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from qvr_core.check.programs import ProgramChecker
 
 _ARITH_OPS = frozenset({"+", "-", "*", "/"})
+#: What an entry of a vector draw is, picked by a number (`w[0]` of a simplex).
+_ENTRY_KINDS = {"simplex": "unit_interval", "positive_vector": "positive"}
 _INDEX_KINDS = ("index", "ordinal", "boolean", "nonnegative_integer", "integer_interval")
 
 
@@ -86,6 +88,9 @@ def model_reason(pc: ProgramChecker) -> str | None:
                 if not isinstance(o.value, ast.Literal | ast.ValueList):
                     return "its step options"
             source = step.source
+            if isinstance(source, ast.NameRef) and is_family(ctx, source.name):
+                families += 1  # a family written bare (`Flat`): `_site` reads it as a call
+                continue
             if not isinstance(source, ast.Call):
                 return "its step source"
             if is_family(ctx, source.callee):
@@ -179,7 +184,7 @@ def _arith_reason(node: ast.Arith) -> str | None:
                 return f"its method .{item.method.text}()"
             stack.extend(item.args)
         elif isinstance(item, ast.Index):
-            if not all(isinstance(i, ast.Var) for i in item.indices):
+            if not all(isinstance(i, ast.Var) or _literal(i) for i in item.indices):
                 return "its expressions"
         elif isinstance(item, ast.Binary):
             if item.op not in OPERATORS:
@@ -192,6 +197,14 @@ def _arith_reason(node: ast.Arith) -> str | None:
     if lower(node, lambda _: False) is None:
         return "its expressions"
     return None
+
+
+def _literal(node: ast.Arith) -> bool:
+    """An index written as a number (`beta[0]`, or `beta[-1]` and `beta[0.5]`, which the
+    checker reports): it picks one entry along its axis."""
+    if isinstance(node, ast.Unary) and node.op == "-":
+        node = node.operand
+    return isinstance(node, ast.Number)
 
 
 # ---------------------------------------------------------------- typing
@@ -221,6 +234,7 @@ class ModelChecker:
         self.gaps: list[str] = []  # what it types that the model runtime cannot run
         self.labels: dict[str, int] = {}  # labels drawn at inside called computations: draws
         self.drawn: dict[str, str] = {}  # the site names of those draws: the callee drawing
+        self.observed_lets: list[str] = []  # lets of the data that observe steps observe
 
     def run(self) -> Model:
         decl = self.decl
@@ -268,6 +282,7 @@ class ModelChecker:
             returns=returns,
             return_labels=labels,
             runtime_gaps=tuple(self.gaps),
+            observed_lets=tuple(self.observed_lets),
         )
 
     # ------------------------------------------------------------ header
@@ -324,6 +339,8 @@ class ModelChecker:
         scope: tuple[_Scope, ...],
     ) -> None:
         source = step.source
+        if isinstance(source, ast.NameRef):  # a family written bare (model_reason): no arguments
+            source = ast.Call(source.name, (), (), source.span)
         assert isinstance(source, ast.Call)
         kind = (
             "observe"
@@ -336,7 +353,8 @@ class ModelChecker:
         assert annotation is None or isinstance(annotation, ast.TypeRef)  # model_reason: names
         opts = self._options(step, kind, scope)
         if is_family(self.ctx, source.callee):
-            site = self._family_site(step, kind, FAMILIES[source.callee.text], annotation, opts)
+            family = FAMILIES[source.callee.text]
+            site = self._family_site(step, source, kind, family, annotation, opts)
         else:
             site = self._call_site(step, kind, source, annotation)
         site = replace(site, scope=tuple(s.name for s in scope))
@@ -395,10 +413,16 @@ class ModelChecker:
         self.pc._define(target, kind, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
 
     def _observed(self, target: ast.Name, span: Span, t: Plated | None) -> None:
-        """An observed target is a data variable: its value is bound at fit time."""
+        """An observed target is a data variable: its value is bound at fit time. A `let`
+        of the data (`let log_earn = log(earn)`) is observed as its value, computed from
+        the data before the run (Stan's `transformed data`)."""
         n = target.text
         if n in self.drawn:
             self._label_clash(n, target.span)
+        let = next((s for s in self.steps if isinstance(s, Let) and s.name == n), None)
+        if let is not None and let.kind == "let" and n in self.pc.locals:
+            self._observed_let(target, let)
+            return
         known = self.data.get(n)
         if known is not None and not known.observed:  # read as data before this step
             self.data[n] = replace(known, observed=True, type=t)
@@ -407,6 +431,72 @@ class ModelChecker:
         self.pc._define(target, SymbolKind.OBSERVE, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
         if n not in self.data:
             self.data[n] = DataVariable(n, target.span, True, t)
+
+    def _observed_let(self, target: ast.Name, let: Let) -> None:
+        """`observe log_earn ...` of `let log_earn = log(earn)`: the let's value is the
+        observation, so it must be computed from data names and numbers only."""
+        n = target.text
+        self.ctx.ref(target.span, SymbolKey(n, self.pc.scope))
+        self.pc._use(n)
+        if n in self.observed_lets:
+            self.ctx.report(
+                rules.REBOUND_VARIABLE,
+                f"'{n}' is already observed in program {self.pc.scope}: observe a value once",
+                target.span,
+            )
+            return
+        reason = self._not_data(let)
+        if reason is not None:
+            what, reader = reason
+            self.ctx.report(
+                rules.OBSERVED_NOT_DATA,
+                f"'{n}' is observed, so its value must be data or computed from data only, "
+                f"but its let reads {what}: compute it from data names and numbers, or "
+                "observe a data name",
+                target.span,
+                related=(
+                    Related(
+                        reader.step.span,
+                        f"'{n}' is computed here"
+                        if reader is let
+                        else f"read by the let of '{reader.name}', which '{n}' reads",
+                    ),
+                ),
+            )
+            return
+        self.observed_lets.append(n)
+
+    def _not_data(self, let: Let) -> tuple[str, Let] | None:
+        """What a let reads, directly or through other lets, that is not data (in words,
+        and the let that reads it), or None: it is computed from data only."""
+        lets = {s.name: s for s in self.steps if isinstance(s, Let)}
+        todo: list[tuple[str, Let]] = [(let.name, let)]
+        seen: set[str] = set()
+        while todo:
+            name, reader = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            d = self.data.get(name)
+            if d is not None and not d.observed:  # a data name
+                continue
+            if d is not None:  # observed data: not read before the run, as the data are
+                return f"'{name}', an observed site", reader
+            inner = lets.get(name)
+            if inner is not None and inner.called is not None:
+                return f"'{name}', what a call step returns (line {inner.line})", reader
+            if inner is not None and inner.kind == "let":
+                todo += [(u, inner) for u in inner.uses]
+                continue
+            if name in self.params:
+                return f"'{name}', a parameter of program {self.pc.scope}", reader
+            site = next((s for s in self.steps if isinstance(s, Site) and s.name == name), None)
+            if site is not None and site.kind == "marginalize":
+                return f"'{name}', a summed-out coordinate (line {site.line})", reader
+            if site is not None:
+                return f"'{name}', a {site.kind}d value (line {site.line})", reader
+            return f"'{name}', which is not data", reader
+        return None
 
     # ------------------------------------------------------------ options
 
@@ -530,18 +620,34 @@ class ModelChecker:
     def _family_site(
         self,
         step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        call: ast.Call,
         kind: str,
         family: Family,
         annotation: ast.TypeRef | None,
         opts: _Options,
     ) -> Site:
-        call = step.source
-        assert isinstance(call, ast.Call)
+        """A family step's site; `call` is its source (a bare family as a call without
+        arguments)."""
         if family.kernel_only:
             self.ctx.report(
                 rules.WRONG_KIND,
                 f"{family.name} is a morphism's family, not a step's: {family.kernel_only} "
                 f"(declare `morphism k : A -> B ~ {family.name}` and `sample x <- k`)",
+                call.callee.span,
+            )
+        if family.dirac:  # only a bare name reaches here: any argument is QVR311
+            self.ctx.report(
+                rules.WRONG_KIND,
+                f"{family.name} is a morphism's family (its network's output is the value), "
+                "not a step's: bind a value with `let`",
+                call.callee.span,
+            )
+        if family.improper and kind != "sample":
+            self.ctx.report(
+                rules.WRONG_KIND,
+                f"{family.name} is an improper prior, only a latent's (a `sample` step's): "
+                f"the values of this `{kind}` step are data or summed out, which needs a family "
+                "whose density integrates",
                 call.callee.span,
             )
         plates, spaces = self._annotation(annotation)
@@ -656,6 +762,23 @@ class ModelChecker:
     def _bind(self, family: Family, call: ast.Call) -> tuple[Argument, ...]:
         """The arguments bound to the family's parameters (`Dirichlet(1.0, 2.0, 3.0)`
         spreads a vector parameter's entries), each typed."""
+        bare = call.span == call.callee.span  # `_site` made the call of a bare name
+        if family.schemas and bare:  # `<- Normal`
+            self.ctx.report(
+                rules.FAMILY_ARGUMENTS,
+                f"{family.name} needs its arguments: {family.signature()} (only a family "
+                "without parameters, such as Flat, is written bare)",
+                call.span,
+            )
+            return ()
+        if not family.schemas and not bare and not (call.args or call.kwargs):
+            self.ctx.report(
+                rules.FAMILY_ARGUMENTS,
+                f"{family.name} takes no arguments: write it without parentheses, "
+                f"`{family.name}` (no quivers grammar parses `{family.name}()`)",
+                call.span,
+            )
+            return ()
         positional = spread_entries(self.ctx, family, call.args)
         keywords = {kw.key.text: kw.value for kw in call.kwargs}
         bound = bind(family, positional, keywords)
@@ -705,33 +828,60 @@ class ModelChecker:
     # ------------------------------------------------------------ gathers
 
     def _gather(
-        self, base_name: ast.Name, base: Plated | None, indices: tuple[ast.Name, ...], span: Span
+        self,
+        base_name: ast.Name,
+        base: Plated | None,
+        indices: tuple[ast.Name | ast.Arith, ...],
+        span: Span,
     ) -> Plated | None:
         """`theta[cls]`: one index per leading plate of `theta`. An object name restates
         the plate; a discrete value picks an entry of it (its own plates replace the
         plate, except a marginalised coordinate, summed out); a data variable gathers
-        along rows the data fixes."""
-        if base is None:
+        along rows the data fixes. A number (`beta[0]`) picks one entry, counted from 0,
+        and drops the axis; numbers past the plates pick entries of one draw's axes."""
+        if base is None or (base.data_plates and not base.plates):
             for i in indices:
-                self._index_name(i, None)
-            return None
-        if base.data_plates and not base.plates:
-            for i in indices:
-                self._index_name(i, None)
+                if isinstance(i, ast.Name):
+                    self._index_name(i, None)
+                else:
+                    self._literal_index(base_name, i, None)
             return base
-        if len(indices) > len(base.plates):
-            for i in indices:
+        names = tuple(i for i in indices if isinstance(i, ast.Name))
+        literals = tuple(i for i in indices if not isinstance(i, ast.Name))
+        if literals and base.data_plates:
+            for i in names:
                 self._index_name(i, None)
+            for i in literals:
+                self._literal_index(base_name, i, None)
+            self.gaps.append(
+                f"line {span.start_line + 1}: {self.ctx.source(span)} indexes {base_name.text}, "
+                "whose rows the data sizes and lead its axes, by a number, which the model "
+                "runtime cannot line up with its plates yet"
+            )
+            return None
+        extra = indices[len(base.plates) :]  # numbers past the plates: one draw's axes
+        event = base.element.event
+        into_event = all(not isinstance(i, ast.Name) for i in extra)
+        if len(indices) > len(base.plates) + (len(event) if into_event else 0):
+            for i in names:
+                self._index_name(i, None)
+            for i in literals:
+                self._literal_index(base_name, i, None)
+            n = len(base.plates) + (len(event) if into_event else 0)
+            noun = ("axis", "axes") if into_event else ("plate", "plates")
             self.ctx.report(
                 rules.INDEX_PLATE,
-                f"{base_name.text} : {base.label} has {len(base.plates)} plate"
-                f"{'s' if len(base.plates) != 1 else ''} to index, not {len(indices)}",
+                f"{base_name.text} : {base.label} has {n} {noun[n != 1]} to index, "
+                f"not {len(indices)}",
                 span,
             )
             return None
         plates: list[ObjectType] = []
         data = base.data_plates
         for i, plate in zip(indices, base.plates, strict=False):
+            if not isinstance(i, ast.Name):  # `beta[0]`: one entry, the plate dropped
+                self._literal_index(base_name, i, (plate.name, plate.size))
+                continue
             got = self._index_name(i, plate)
             if got is None:
                 continue
@@ -764,7 +914,62 @@ class ModelChecker:
                     plates.append(p)
             data = data or idx_t.data_plates
         rest = base.plates[len(indices) :]
-        return Plated((*plates, *(p for p in rest if p not in plates)), base.element, data)
+        element = base.element
+        if extra:
+            element = self._entry(base_name, element, extra)
+        return Plated((*plates, *(p for p in rest if p not in plates)), element, data)
+
+    def _entry(
+        self, base_name: ast.Name, element: Element, indices: tuple[ast.Name | ast.Arith, ...]
+    ) -> Element:
+        """An entry of one draw picked by numbers along its leading axes (`w[0]` of a
+        Dirichlet's simplex is a number in [0, 1])."""
+        for i, n in zip(indices, element.event, strict=False):
+            of = element.of if element.of is not None and len(element.event) == 1 else None
+            self._literal_index(base_name, i, (of or f"one draw of {base_name.text}", n))
+        event = element.event[len(indices) :]
+        if element.discrete:
+            return Element(element.kind, event, element.of if event else None)
+        if event:
+            return Element("real_vector" if len(event) == 1 else "real_matrix", event)
+        return Element(_ENTRY_KINDS.get(element.kind, "real"))
+
+    def _literal_index(
+        self, base_name: ast.Name, node: ast.Name | ast.Arith, axis: tuple[str, int] | None
+    ) -> None:
+        """`beta[0]`: a whole number from 0 below the size of the axis it indexes (`axis`:
+        its name and size, -1 when a caller or the data sizes it); else a located error."""
+        assert not isinstance(node, ast.Name)
+        negative = isinstance(node, ast.Unary)
+        number = node.operand if isinstance(node, ast.Unary) else node
+        assert isinstance(number, ast.Number)  # _literal: only numbers reach here
+        written = self.ctx.source(node.span)
+        name, size = axis if axis is not None else ("its axis", -1)
+        entries = (
+            f"{name} has {size} entr{'y' if size == 1 else 'ies'}, indexed 0..{size - 1}"
+            if size > 0
+            else f"{name} has its size at run time"
+        )
+        if negative:
+            self.ctx.report(
+                rules.INDEX_PLATE,
+                f"{base_name.text}[{written}]: an index counts from 0 and cannot be negative "
+                f"(qvr does not count from the end): {entries}",
+                node.span,
+            )
+        elif not number.raw.isdigit():
+            self.ctx.report(
+                rules.INDEX_PLATE,
+                f"{base_name.text}[{written}]: an index is a whole number written without a "
+                f"point or an exponent, counted from 0: {entries}",
+                node.span,
+            )
+        elif size >= 0 and int(number.raw) >= size:
+            self.ctx.report(
+                rules.INDEX_PLATE,
+                f"{base_name.text}[{written}] is out of range: {entries} (qvr counts from 0)",
+                node.span,
+            )
 
     def _index_name(
         self, name: ast.Name, plate: ObjectType | None
@@ -1067,8 +1272,8 @@ class ModelChecker:
             return Plated(out.plates, Element("real", (*out.element.event, len(items))))
         if isinstance(node, ast.Index):
             base = self._read(node.base.name)
-            names = tuple(i.name for i in node.indices if isinstance(i, ast.Var))
-            return self._gather(node.base.name, base, names, node.span)
+            indices = tuple(i.name if isinstance(i, ast.Var) else i for i in node.indices)
+            return self._gather(node.base.name, base, indices, node.span)
         return None
 
     def _plates_of(self, name: str) -> tuple[str, ...]:

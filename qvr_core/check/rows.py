@@ -40,6 +40,8 @@ def data_rows(model: Model) -> dict[str, str]:
         plate = site.plates[0]
         seen: set[str] = set()
         todo = list(site.reads())
+        if site.kind == "observe" and site.name in model.observed_lets:
+            todo.append(site.name)  # the let it observes, and the data that computes it
         while todo:
             name = todo.pop()
             if name in seen:

@@ -168,6 +168,10 @@ class _Walk:
             if axis is not None:
                 data_axes[d.name] = axis
                 self.over[d.name] = d.type
+        for name in model.observed_lets:  # an observation computed from the data: its rows
+            site = model.site(name)
+            if site is not None and plate in _plates_of(site):
+                data_axes[name] = self._site_axis(site)
         scaled: set[str] = set()
         local: dict[str, int] = {}
         for step in model.steps:

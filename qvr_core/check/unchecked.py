@@ -134,6 +134,8 @@ def _step_reason(
         if isinstance(step, ast.ObserveStep) and not isinstance(step.declared, ast.TypeRef):
             return "its plates"
         source = step.source
+        if isinstance(source, ast.NameRef) and is_family(pc.ctx, source.name):
+            return f"its family step {source.name.text}"  # bare (`Flat`): model_steps types it
         if isinstance(source, ast.Call):
             if is_family(pc.ctx, source.callee):
                 if fed is None or not seed_family(source):

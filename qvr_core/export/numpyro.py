@@ -28,10 +28,10 @@ import math
 import re
 import string
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from qvr_core.builtins import FAMILIES, Family
-from qvr_core.check.model import Argument, Let, Site, Step
+from qvr_core.check.model import Argument, Let, Model, Site, Step
 from qvr_core.export.numpyro_terms import Terms, number
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.targets import PYTHON_WORDS, TARGETS
@@ -90,6 +90,17 @@ CALLS: dict[str, tuple[str, ...]] = {
         "jnp.linalg.cholesky({col_covariance}))",
     ),
 }
+
+#: The improper flat priors (`Flat`, `HalfFlat`): NumPyro's ImproperUniform on the support,
+#: one number per draw (the plates around the site batch it).
+_IMPROPER = {"real": "dist.constraints.real", "positive": "dist.constraints.positive"}
+CALLS.update(
+    {
+        f.name: (f"dist.ImproperUniform({_IMPROPER[f.support.kind]}, (), ())",)
+        for f in FAMILIES.values()
+        if f.improper
+    }
+)
 
 #: Families NumPyro has whose latent would not mean what qvr's does: why.
 OBSERVED_ONLY: dict[str, str] = {
@@ -185,8 +196,32 @@ def _analyse(plan: Plan) -> _Model:
     out.problems += size_problems
     for step in model.steps:
         out.problems += _step_problems(out, step)
+    out.problems += _early_reads(model)
     if enumerated:
         out.problems += _enumeration_problems(out)
+    return out
+
+
+def _early_reads(model: Model) -> list[Unsupported]:
+    """A step that reads an observed let between the let and its observe: the model takes
+    the observation as its keyword (computed by `load_data`, None to draw it), which is
+    no value before the observe draws it."""
+    out: list[Unsupported] = []
+    for name in model.observed_lets:
+        between = False
+        for step in model.steps:
+            if isinstance(step, Let) and step.name == name:
+                between = True
+            elif isinstance(step, Site) and step.name == name:
+                break
+            elif between and name in step.reads():
+                out.append(
+                    Unsupported(
+                        step.step.span,
+                        f"reads `{name}` before its observe: the NumPyro model is given the "
+                        "observation (or draws it) there; read it after the observe",
+                    )
+                )
     return out
 
 
@@ -550,7 +585,8 @@ class _Writer:
     def _signature(self) -> str:
         given = [self.names[d.name] for d in self.plan.data if not d.observed]
         observed = [f"{self.names[d.name]}=None" for d in self.plan.data if d.observed]
-        return ", ".join(given + observed)
+        computed = [f"{self.names[n]}=None" for n in self.plan.model.observed_lets]
+        return ", ".join(given + observed + computed)
 
     def _model(self) -> str:
         self.lines = [f"def model({self._signature()}):"]
@@ -559,7 +595,8 @@ class _Writer:
         steps = self.plan.model.steps
         for i, step in enumerate(steps):
             if isinstance(step, Let):
-                self._let(step)
+                if step.name not in self.plan.model.observed_lets:  # load_data computes it
+                    self._let(step)
             else:
                 self._site(step, steps[i + 1 :])
         self._to([])
@@ -571,9 +608,11 @@ class _Writer:
     def _model_doc(self) -> str:
         given = [d.name for d in self.plan.data if not d.observed]
         observed = [d.name for d in self.plan.data if d.observed]
+        computed = list(self.plan.model.observed_lets)
         parts = [f"data {', '.join(given)}"] if given else []
-        if observed:
-            parts.append(f"observed {', '.join(observed)} (None draws it)")
+        if observed or computed:
+            made = f"; load_data computes {', '.join(computed)}" if computed else ""
+            parts.append(f"observed {', '.join(observed + computed)} (None draws it{made})")
         return f"The QVR program `{self.plan.model.name}`{': ' if parts else ''}{', '.join(parts)}."
 
     def _return(self) -> str:
@@ -730,6 +769,9 @@ class _Writer:
             "        raw = json.load(f)",
             "    return {",
         ]
+        computed = self.plan.model.observed_lets
+        if computed:
+            lines[-1] = f"    {self._data_dict()} = {{"
         for d in self.plan.data:
             kind = "int" if d.integer else "float"
             axes = f"  # {' x '.join(d.axes)}" if d.axes else ""
@@ -738,7 +780,55 @@ class _Writer:
                 f"jnp.asarray(raw[{_string(d.name)}], dtype={kind}),{axes}"
             )
         lines.append("    }")
+        if computed:
+            lines += self._computed()
         return "\n".join(lines)
+
+    def _data_dict(self) -> str:
+        """The name of `load_data`'s dict of data: one no QVR name takes."""
+        name = "data"
+        while name in self.names.values():
+            name += "_"
+        return name
+
+    def _computed(self) -> list[str]:
+        """`load_data`'s lines computing the observed lets from the data (the lets they
+        read first), as qvr computes them before a run, and returning the data. The data
+        are read from the dict, the lets between are locals named `_<let>` (no name of
+        `load_data`'s own, nor a module it reads, is shadowed)."""
+        model = self.plan.model
+        lets = {s.name: s for s in model.steps if isinstance(s, Let) and s.kind == "let"}
+        needed: set[str] = set()
+        todo = list(model.observed_lets)
+        while todo:
+            n = todo.pop()
+            if n in lets and n not in needed:
+                needed.add(n)
+                todo.extend(lets[n].uses)
+        data = self._data_dict()
+        names = {d.name: f"{data}[{_string(self.names[d.name])}]" for d in self.plan.data}
+        for n in needed:  # an observed let is read back from the dict, the others are locals
+            observed = n in model.observed_lets
+            names[n] = f"{data}[{_string(self.names[n])}]" if observed else f"_{self.names[n]}"
+        terms = replace(self.m.terms, names={**self.names, **names})
+        lines = [
+            "    # computed from the data, as qvr computes them before a run: "
+            + ", ".join(model.observed_lets)
+        ]
+        for step in model.steps:
+            if step.name not in needed or not isinstance(step, Let):
+                continue
+            value = terms.text(step.term)
+            if step.name not in model.observed_lets:
+                lines.append(f"    {names[step.name]} = {value}")
+                continue
+            site = model.site(step.name)
+            family = FAMILIES.get(site.family or "") if site is not None else None
+            if family is not None and family.discrete:  # a count or an index: whole numbers
+                value = f"jnp.asarray(jnp.round({value}), dtype=int)"
+            lines.append(f"    {names[step.name]} = {value}")
+        lines.append(f"    return {data}")
+        return lines
 
     def _main(self) -> str:
         """NUTS as qvr runs it by default: 4 chains of 500 warmup + 500 draws, float64,

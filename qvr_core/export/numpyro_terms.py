@@ -209,7 +209,7 @@ class Terms:
         if base not in self.names:
             out.append(Unsupported(span, f"`{base}` is not a value of this program"))
         for index, plate in zip(indices, plates, strict=False):
-            if index is not None and plate in self.one_entry:
+            if index is not None and plate in self.one_entry and not isinstance(index, Num):
                 out.append(
                     Unsupported(
                         index.span,
@@ -267,11 +267,16 @@ class Terms:
             case Call(fn=fn, args=args, axis=axis):
                 return self._call(fn, [self.text(a) for a in args], axis, args), _ATOM
             case Gather(base=base, indices=indices, plates=plates):
-                # a whole one-entry axis is no axis in qvr: nothing to take
+                # a one-entry axis is no axis in qvr: nothing to take, whole (`a[One]`) or
+                # its one entry (`a[0]`, which the checker bounds)
                 kept = [
                     i
                     for k, i in enumerate(indices)
-                    if not (i is None and k < len(plates) and plates[k] in self.one_entry)
+                    if not (
+                        (i is None or isinstance(i, Num))
+                        and k < len(plates)
+                        and plates[k] in self.one_entry
+                    )
                 ]
                 return self.gather(base, [self._index(i) for i in kept], tuple(kept)), _ATOM
             case Stack(items=items):

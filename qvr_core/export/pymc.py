@@ -119,6 +119,12 @@ PYMC_FAMILIES: dict[str, _Family] = {
     "MultivariateNormal": _f("pm.MvNormal", "loc=mu", "scale_tril=chol"),
 }
 
+#: The improper flat priors (`Flat`, `HalfFlat`), by their support.
+_IMPROPER = {"real": "pm.Flat", "positive": "pm.HalfFlat"}
+PYMC_FAMILIES.update(
+    {f.name: _f(_IMPROPER[f.support.kind]) for f in FAMILIES.values() if f.improper}
+)
+
 #: Why a family of qvr's is not written, where PyMC has it in some form.
 _WHY_NOT = {
     "VonMises": "PyMC's VonMises lives on [-pi, pi], qvr's on the real line",
@@ -660,6 +666,8 @@ class _Writer:
         return out[::-1]
 
     def _array(self, name: str, integer: bool) -> str:
+        if name in self.model.observed_lets:  # computed from the data by its let, above
+            return self.py(name)
         dtype = "int64" if integer else "float64"
         return f'np.asarray({self.py(name)}, dtype="{dtype}")'
 

@@ -8,7 +8,8 @@ fixes (`object School : FinSet 8`) is a `transformed data` int named after it
 (the `data` block, which is read before it, spells those sizes as numbers).
 
 Sites become `parameters` constrained to their family's support and `~`
-statements in source order; `let`s become `transformed data` (when they read only
+statements in source order (a `Flat` or `HalfFlat` prior is the parameter alone, as
+Stan writes a flat prior); `let`s become `transformed data` (when they read only
 data), `transformed parameters` (what the program returns, and what that reads) or
 `model` locals. A `marginalize` scope sums its coordinate out exactly, as qvr's
 runtime does (`runtime/model/marginal.py`): per group, `log_sum_exp` over the
@@ -73,7 +74,9 @@ class _Family:
     `ints`: parameters Stan takes as integers. `truncation`: the parameters of
     `T[low, high]`. `rewrite` gives the parameters Stan's parameterisation needs from
     qvr's (a NegativeBinomial's `probs` as Stan's odds). `over_ints`: Stan takes an
-    array of draws with one vector parameter (a Categorical's `probs`).
+    array of draws with one vector parameter (a Categorical's `probs`). `flat`: an
+    improper flat prior (`Flat`, `HalfFlat`), which is a Stan parameter with no
+    statement: its bounds are the support, and nothing is added to `target`.
     """
 
     stan: str
@@ -83,6 +86,7 @@ class _Family:
     truncation: tuple[str, str] | None = None
     rewrite: Callable[[dict[str, Term], Span], dict[str, Term]] | None = None
     over_ints: bool = False
+    flat: bool = False
 
 
 def _odds_of_failure(a: dict[str, Term], s: Span) -> dict[str, Term]:
@@ -141,6 +145,8 @@ _FAMILIES: dict[str, _Family] = {
     "Wishart": _Family("wishart", ("df", "sigma"), rewrite=_covariance),
     "InverseWishart": _Family("inv_wishart", ("df", "sigma"), rewrite=_covariance),
 }
+#: The improper flat priors (`Flat`, `HalfFlat`): a parameter bounded by the support alone.
+_FAMILIES.update({f.name: _Family("", (), flat=True) for f in FAMILIES.values() if f.improper})
 _LOGITS = _Family("categorical_logit", ("logits",), over_ints=True)
 #: Stan parameters an export derives (their rank: a covariance is a matrix).
 _DERIVED_RANK = {"beta": 0, "sigma": 2}
@@ -633,6 +639,32 @@ class _Writer:
         frame[let.name] = Binding(name, value, block=block)
         return f"{declared(value, self.size)} {name} = {p.text};"
 
+    def _let_by_entry(self, let: Let, mark: int) -> list[str]:
+        """A let of the data over one plate that Stan cannot compute vectorised (a
+        comparison: the dummy `age == 2`), computed in `transformed data` entry by entry,
+        as posteriordb's programs do: `for (i in 1:Row) age2[i] = age[i] == 2.0;`. Where
+        that fails too, the vectorised attempt's problems (from `mark` on) stand."""
+        axes = self.plan.axes(let.name)
+        if len(axes) != 1 or let.type is None or let.type.element.event:
+            return []
+        tried = self.problems[mark:]
+        del self.problems[mark:]
+        self.active.append(set())
+        i = self.fresh("i")
+        p = self.printer.expr(let.term, {axes[0]: i})
+        self.active.pop()
+        name = self._stan_name(let.name, let.step.span) if p is not None else None
+        if p is None or not p.value.scalar or name is None:
+            self.problems[mark:] = tried
+            return []
+        value = Value("vector", axes)
+        self.names[let.name] = Binding(name, value, block="tdata")
+        n = self.size(axes[0])
+        return [
+            f"{declared(value, self.size)} {name};",
+            f"for ({i} in 1:{n}) {name}[{i}] = {p.text};",
+        ]
+
     # -------------------------------------------------------------- the model
 
     def _top(self, node: _Node, kinds: dict[str, str]) -> None:
@@ -642,7 +674,12 @@ class _Writer:
                 self._score(step, {}, self.model, "target")
                 return
             block = kinds.get(step.name, "model")
+            mark = len(self.problems)
             line = self._let(step, {}, block)
+            if line is None and block == "tdata":
+                lines = self._let_by_entry(step, mark)
+                self.tdata.extend(lines)
+                return
             if line is not None:
                 {"tdata": self.tdata, "tparam": self.tparams}.get(block, self.model).append(line)
             return
@@ -685,6 +722,16 @@ class _Writer:
             self.problems.append(Unsupported(span, f"`{name}` is no family the export knows"))
             return None
         family = FAMILIES[name]
+        if family.discrete and site.name in self.plan.model.observed_lets:
+            self.problems.append(
+                Unsupported(
+                    span,
+                    f"{name} observes whole numbers, and `{site.name}` is a let of the data, "
+                    "which Stan computes as reals in `transformed data`: observe a data name "
+                    "of whole numbers",
+                )
+            )
+            return None
         if site.kind == "sample" and family.discrete:  # not summed out (see `_summable`)
             why = (
                 "inside `marginalize`, where qvr does not sum it either"
@@ -960,6 +1007,8 @@ class _Writer:
         target = self._target(site, {})
         if target is None:
             return []
+        if family.flat:  # the checker allows it on a `sample` only: a parameter's prior
+            return [f"// {target.text}: {site.family}, an improper flat prior: no statement"]
         if not self._loop_needed(site, family, target):
             got = self._dist(site, family, target, {})
             if got is None:

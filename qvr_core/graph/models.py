@@ -31,9 +31,11 @@ def draw_model(b: GraphBuilder, model: Model) -> None:
                 )
         boxes = _Boxes(b, prefix, cid)
         for step in model.steps:
+            if isinstance(step, Let) and step.name in model.observed_lets:
+                continue  # drawn as the data its observe step observes
             with b.inside(boxes.box(step.scope, step.type)):
                 if isinstance(step, Site):
-                    _site(b, step, prefix, values)
+                    _site(b, step, prefix, values, model.observed_let(step.name))
                     if step.kind == "marginalize":
                         boxes.scope(step, (*step.scope, step.name))
                 else:
@@ -85,14 +87,26 @@ class _Boxes:
         return self.plates[key]
 
 
-def _site(b: GraphBuilder, site: Site, prefix: tuple[str, ...], values: dict[str, str]) -> None:
+def _site(
+    b: GraphBuilder,
+    site: Site,
+    prefix: tuple[str, ...],
+    values: dict[str, str],
+    computed: Let | None = None,
+) -> None:
+    """A site's node, with edges from what its arguments read. An observed let
+    (`computed`: `let log_earn = log(earn)`) is one observed node, the data it is,
+    with edges from the data names it is computed from too, as PyMC draws an observed
+    variable computed from `pm.Data`."""
     kind = NodeKind.OBSERVE if site.kind == "observe" else NodeKind.SAMPLE
     if site.family is not None:
         detail = f"~ {site.family}"
     else:
         detail = f"<- {site.callee}({', '.join(site.call_args)})"
+    if computed is not None:
+        detail += f", = {source_text(b, computed.step.value)}"
     node = b.node((*prefix, site.name), site.name, kind, site.type, site.step.span, detail)
-    read: list[str] = []
+    read: list[str] = list(computed.uses) if computed is not None else []
     for a in site.args:
         read += [n for n in (a.name, *a.index) if n is not None]
     if site.via:

@@ -94,6 +94,8 @@ def family_text(f: Family) -> str:
                 for p in schema
             )
     values = f"Draws {f.support.describe()}" if not f.dirac else "Draws the network's output"
+    if f.improper:
+        values = f"Flat over every value that is {f.support.describe()}; no draws"
     if f.event_rank:
         values += f" ({['', 'a vector', 'a matrix'][f.event_rank]} per draw)"
     lines += ["", values + "."]

@@ -129,6 +129,12 @@ def classify(node: object) -> list[SemanticToken]:
             return [SemanticToken(span, TokenType.FAMILY)]
         case ast.Call(callee=ast.Name(text=text, span=span)) if text in FAMILIES:
             return [SemanticToken(span, TokenType.FAMILY)]  # a family step `Normal(0.0, 1.0)`
+        case (
+            ast.SampleStep(source=ast.NameRef(name=name))
+            | ast.ObserveStep(source=ast.NameRef(name=name))
+            | ast.MarginalizeStep(source=ast.NameRef(name=name))
+        ) if name.text in FAMILIES:
+            return [SemanticToken(name.span, TokenType.FAMILY)]  # a family written bare, `Flat`
         case ast.Call(callee=name) | ast.Apply(func=name) if name.text in _FUNCTIONS:
             return [SemanticToken(name.span, TokenType.BUILTIN_FUNCTION)]
     return []

@@ -35,7 +35,8 @@ def split_data(
     values whose shapes do not fit the plates their steps write.
 
     `source` names the data in messages, already printable."""
-    observed = list(program.observed_names)
+    computed = set(program.computed_names)
+    observed = [n for n in program.observed_names if n not in computed]
     needed = [*program.data_names, *observed]
     given = dict(data or {})
     missing = [k for k in needed if k not in given]
@@ -52,10 +53,16 @@ def split_data(
             )
         if unknown:
             parts.append(f"unexpected {quoted_list(unknown)}")
+        kept_out = [k for k in program.computed_names if k in unknown]
         raise InferenceError(
             f"{source}: {'; '.join(parts)}. Program {program.name} reads "
             + (f"the data names {', '.join(program.data_names)} and " if program.data_names else "")
             + f"the observed sites {', '.join(observed) or '(none)'}"
+            + (
+                f"; it computes {quoted_list(kept_out)} from the data names (an observed let)"
+                if kept_out
+                else ""
+            )
         )
     empty = [k for k in needed if _numel(given[k]) == 0]
     if empty:
@@ -65,7 +72,42 @@ def split_data(
         )
     given = check_shapes(program, given, source)
     x = {k: _tensor(given[k]) for k in program.data_names}
-    return x, {k: _tensor(given[k]) for k in observed}
+    observations = {k: _tensor(given[k]) for k in observed}
+    if computed:
+        made = _computed(program, x, source)
+        observations = {
+            n: observations[n] if n in observations else made[n] for n in program.observed_names
+        }
+    return x, observations
+
+
+def _computed(
+    program: ModelProgram, x: Mapping[str, torch.Tensor], source: str
+) -> dict[str, torch.Tensor]:
+    """The observed lets' values, computed from the data names (`let log_earn =
+    log(earn)`), refused where one does not fit its site's plates or is not finite."""
+    made = program.computed_observations(x)
+    for name, value in made.items():
+        site = program.site(name)
+        shape = declared_shape(site, program.sizes)
+        let = program.observed_let(name)
+        line = f" (line {let.line})" if let is not None else ""
+        where = f"'{name}', computed from the data names by its let{line},"
+        if shape is not None and tuple(value.shape) == written_shape(site, program.sizes):
+            value = made[name] = value.reshape(shape)
+        if shape is not None and tuple(value.shape) != shape:
+            raise InferenceError(
+                f"{source}: {where} has shape {_shape(value.shape)} but {_step(site)} "
+                f"(line {site.line}) needs {_shape(shape)}: give its data names that shape"
+            )
+        finite = torch.isfinite(value)
+        if not bool(finite.all()):
+            bad = float(value[~finite].reshape(-1)[0])
+            raise InferenceError(
+                f"{source}: {where} holds {bad:g} (the log of 0, or of a negative number?): "
+                "an observation is a finite number"
+            )
+    return made
 
 
 def check_shapes(
@@ -196,7 +238,8 @@ def synthetic(program: ModelProgram, seed: int) -> dict[str, torch.Tensor]:
     with torch.no_grad():
         values = program.run({}).values
     torch.manual_seed(seed + 1)
-    return {n: values[n].detach() for n in program.observed_names}
+    computed = set(program.computed_names)  # computed from the data, as `split_data` does
+    return {n: values[n].detach() for n in program.observed_names if n not in computed}
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from qvr_core.check.types import Seq
 from qvr_core.datafile import DataFile, printable
 from qvr_core.inference.errors import InferenceError
 from qvr_core.run_arguments import RunArguments
-from qvr_core.runnable import RuntimeKind, runnability
+from qvr_core.runnable import PriorDraw, RuntimeKind, improper_refusal, runnability
 from qvr_core.runs.data import conform, read_data, resolve_data_path, select, whole_numbers
 from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, split_data, synthetic
@@ -253,7 +253,14 @@ def _model(
     """A model program's data by name (`runs.model_data`); no parameters to initialise.
 
     The data is read first, within the memory budget (`read_data` sizes it before
-    decoding), so the run can be sized with the data's sizes before it is compiled."""
+    decoding), so the run can be sized with the data's sizes before it is compiled. A run
+    that would draw from an improper prior (the prior predictive, synthetic data) is
+    refused before that."""
+    if arguments.method == "prior" or data is None:
+        draw: PriorDraw = "prior" if arguments.method == "prior" else "synthetic"
+        why = improper_refusal(checked, name, draw)
+        if why is not None:
+            raise InferenceError(why)
     arrays: dict[str, torch.Tensor] | None = None
     shown = "synthetic data"
     if data is not None:

@@ -47,9 +47,10 @@ from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
 from qvr_core.check.model import DataVariable, Let, Model, Site
 from qvr_core.check.module import CheckedModule, ProgramInfo
+from qvr_core.check.terms import Call, Ref, Term, subterms
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import write_replacing
-from qvr_core.runnable import runnability
+from qvr_core.runnable import improper_refusal, runnability
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.model import ModelProgram, compile_model
@@ -120,6 +121,9 @@ def synthesise(
     verdict = runnability(checked, name)
     if verdict.kind is None:
         raise InferenceError(verdict.reason or f"program {name} cannot run")
+    improper = improper_refusal(checked, name, "file")
+    if improper is not None:
+        raise InferenceError(improper)
     try:
         if verdict.kind == "model":
             return _model_data(checked, name, seed, rows)
@@ -171,6 +175,8 @@ def _model_data(checked: CheckedModule, name: str, seed: int, rows: int) -> Synt
     x = {c.key: _tensor(c.value) for c in columns}
     drawn = _prior_draw(program, x, seed)
     for key in program.observed_names:
+        if key in program.computed_names:  # an observed let: computed from the data names
+            continue
         columns.append(_observed(key, program.site(key), drawn, program.sizes, rows, rng))
     return SynthesisedData(name, tuple(columns))
 
@@ -214,6 +220,8 @@ def _data_name(
         constraints.append(Constraint("nonnegative_integer"))
     if variable is not None and variable.type is not None and variable.type.discrete:
         constraints.append(Constraint(variable.type.element.kind))
+    if model is not None and _in_positive_domain(model, key):
+        constraints.append(Constraint("positive"))
     kind = _strictest(constraints)
     vector = next(((site, p.rank) for site, p in bound if p.rank), None)
     if vector is not None and shape:  # a vector or matrix per plate entry
@@ -243,11 +251,34 @@ def _readers(model: Model, key: str) -> tuple[Site, ...]:
         for n in step.reads():
             names.add(n)
             names |= carried.get(n, set())
+        if isinstance(step, Site) and step.name in model.observed_lets:
+            names |= carried.get(step.name, set())  # it observes what its let computes
         if isinstance(step, Let):
             carried[step.name] = names
         elif key in names and step.kind != "marginalize":
             found.append(step)
     return tuple(sorted(found, key=lambda s: s.kind != "observe"))
+
+
+#: Functions defined for positive numbers only: a data name a let passes to one
+#: (`let log_earn = log(earn)`) gets positive values.
+_POSITIVE_DOMAIN = frozenset({"log", "log2", "log10", "sqrt", "rsqrt"})
+
+
+def _in_positive_domain(model: Model, key: str) -> bool:
+    """Whether a let of the model passes `key` itself to a function of positive numbers."""
+    for step in model.steps:
+        if not isinstance(step, Let):
+            continue
+        for t in subterms(step.term):
+            if isinstance(t, Call) and t.fn in _POSITIVE_DOMAIN and key in _names(t.args):
+                return True
+    return False
+
+
+def _names(terms: tuple[Term, ...]) -> set[str]:
+    """The names among `terms` read as they are (`earn` of `log(earn)`)."""
+    return {t.name for t in terms if isinstance(t, Ref)}
 
 
 def _plates(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:

@@ -368,6 +368,57 @@ class VonMises(D.VonMises):
         )
 
 
+class _ImproperFlat(_Rebuilt, D.Distribution):
+    """An improper flat density on `support`: log density 0 there (-inf off it), a Stan
+    parameter with no prior statement. NUTS and SVI move it through `biject_to(support)`
+    with the map's log-det Jacobian, as Stan does (a positive one in log space).
+
+    It has no draws. `sample` gives Stan's starting point instead, uniform on (-2, 2)
+    in unconstrained space mapped onto the support, so that what needs one value of the
+    site (a chain's start, a guide's shapes, a run's shape checks) has one; what would
+    read it as a draw of the prior (the prior predictive, synthetic data) is refused
+    before it runs (`qvr_core.runnable.improper_refusal`). `zero` is a tensor of zeros
+    of the batch shape, which carries the dtype and device."""
+
+    PARAMS = ("zero",)
+    arg_constraints: ClassVar[dict[str, C.Constraint]] = {}
+    has_rsample = False
+    support: C.Constraint = C.real
+
+    def __init__(self, zero: torch.Tensor, validate_args: bool | None = None) -> None:
+        self.zero = zero
+        super().__init__(zero.shape, torch.Size(), validate_args=validate_args)
+
+    @torch.no_grad()
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        shape = self._extended_shape(torch.Size(sample_shape))
+        u = torch.rand(shape, dtype=self.zero.dtype, device=self.zero.device) * 4 - 2
+        return D.biject_to(self.support)(u)
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        """0 on the support, -inf off it; `value * 0` keeps the value in the graph, so a
+        gradient through this term alone is 0, never missing."""
+        inside = self.support.check(value) & ~torch.isnan(value)
+        zero = torch.where(inside, value * 0, -math.inf)
+        return zero + self.zero
+
+
+class ImproperFlat(_ImproperFlat):
+    """`Flat`: flat on the real line."""
+
+
+class ImproperHalfFlat(_ImproperFlat):
+    """`HalfFlat`: flat on (0, inf)."""
+
+    support = C.positive
+
+
+def _zeros() -> torch.Tensor:
+    """The batch of an improper family without arguments: one number (the runtime expands
+    it over the site's plates), in the dtype and on the device the run computes in."""
+    return torch.zeros((), dtype=torch.get_default_dtype(), device=torch.get_default_device())
+
+
 def _ordinal(
     cdf: Callable[[torch.Tensor], torch.Tensor], eta: torch.Tensor, cuts: torch.Tensor
 ) -> D.Categorical:
@@ -585,6 +636,10 @@ class Factories:
         return D.GeneralizedPareto(a["loc"], a["scale"], a["concentration"])
 
     @staticmethod
+    def Flat(a: Args, space: int | None) -> D.Distribution:
+        return ImproperFlat(_zeros())
+
+    @staticmethod
     def HalfNormal(a: Args, space: int | None) -> D.Distribution:
         return D.HalfNormal(a["scale"])
 
@@ -627,6 +682,10 @@ class Factories:
     @staticmethod
     def FisherSnedecor(a: Args, space: int | None) -> D.Distribution:
         return D.FisherSnedecor(a["df1"], a["df2"])
+
+    @staticmethod
+    def HalfFlat(a: Args, space: int | None) -> D.Distribution:
+        return ImproperHalfFlat(_zeros())
 
     @staticmethod
     def Beta(a: Args, space: int | None) -> D.Distribution:

@@ -1,5 +1,6 @@
 """Code lenses above each program: "Run inference" (exported ones), "Prior predictive"
-(exported model programs), "Show diagram", and with the `qvr.export.target`
+(exported model programs whose priors have draws: none is an improper `Flat`), "Show
+diagram", and with the `qvr.export.target`
 setting "Export to Stan" (NumPyro, PyMC) above each exportable model program.
 
 Their commands are client commands, `qvr.client.runInference` and
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.runnable import runnable_programs
+from qvr_core.runnable import improper_prior, runnable_programs
 from qvr_lsp.features.commands import inference_runs
 from qvr_lsp.guard import guarded
 
@@ -63,7 +64,8 @@ def register(server: QvrLanguageServer) -> None:
                 run = lsp.Command("Run inference", RUN_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, run))
                 _prepare_worker(server)
-                if name in module.models:  # its priors are the user's own: worth a look
+                # its priors are the user's own: worth a look, where they have draws
+                if name in module.models and improper_prior(module, name) is None:
                     prior = {"uri": uri, "program": name, "method": "prior"}
                     check = lsp.Command(PRIOR_TITLE, RUN_COMMAND, arguments=[prior])
                     lenses.append(lsp.CodeLens(rng, check))

@@ -34,7 +34,12 @@ def test_keywords_and_positions_mix_and_pick_an_alternative_schema() -> None:
         ("Normal", [0.0, 1.0, 2.0], {}, "Normal takes 2 arguments, not 3"),
         ("Normal", [0.0], {"loc": 1.0}, "Normal: 'loc' is given twice"),
         ("HalfCauchy", [], {"sigma": 1.0}, "'sigma' is not a parameter of HalfCauchy(scale)"),
-        ("Deterministic", [1.0], {}, "Deterministic takes no arguments"),
+        (
+            "Deterministic",
+            [1.0],
+            {},
+            "Deterministic takes no arguments: write it without parentheses, `Deterministic`",
+        ),
     ],
 )
 def test_a_bad_call_gets_a_message(

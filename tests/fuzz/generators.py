@@ -558,6 +558,8 @@ class _Builder:
     def family(self, observed: bool, scalar: bool = False) -> Family:
         rng = self.rng
         pool = [f for f in families() if self.sloppy or not f.dirac]
+        if observed:  # an improper prior (`Flat`) is a latent's only (QVR104)
+            pool = [f for f in pool if self.sloppy or not f.improper]
         if scalar or rng.random() < 0.7:
             pool = [f for f in pool if _max_rank(f) == 0 and not f.event and f.params]
             if not observed:
@@ -578,6 +580,9 @@ class _Builder:
     ) -> tuple[str, tuple[int, ...], DataKey]:
         """`Family(args) [options]`, the shape of one draw, and how to draw valid data."""
         rng = self.rng
+        if fam.improper:  # no parameters: written bare (`Flat()` parses in no quivers grammar)
+            opts = f" [{option}]" if option else ""
+            return f"{fam.name}{opts}", (), _support_values(fam, {}, {}, ())
         schema = fam.params
         if len(fam.schemas) > 1 and rng.random() < 0.3:
             schema = rng.choice(fam.schemas)

@@ -72,7 +72,7 @@ def test_templates_draw_on_the_whole_registry() -> None:
     used: Counter[str] = Counter()
     for i in range(300):
         text = generate_program(random.Random(f"families:{i}")).text
-        used.update(name for name in FAMILIES if f"{name}(" in text)
+        used.update(name for name in FAMILIES if f"{name}(" in text or f"<- {name}\n" in text)
     missing = set(FAMILIES) - set(used) - {n for n, f in FAMILIES.items() if f.dirac}
     assert len(missing) <= 0.1 * len(FAMILIES), f"never generated: {sorted(missing)}"
 

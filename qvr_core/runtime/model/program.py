@@ -66,6 +66,7 @@ from qvr_core.runtime.model.families import (
     summed_family,
     where,
 )
+from qvr_core.runtime.model.observed_lets import computed_observations
 from qvr_core.runtime.share import Share, current_share
 from qvr_core.runtime.tensors import broadcast_shape, unconstrained_shape
 
@@ -262,12 +263,17 @@ class ModelProgram(nn.Module):
         self.top = _compiled(model)
         self.templates: dict[str, _Compiled] = {}
         self._sites: dict[str, Site] = {}
+        #: observed sites whose value is a let of the data: the site -> its model, the let
+        self._observed_lets: dict[str, tuple[Model, str]] = {}
         data: dict[str, None] = {}
         observed: list[str] = []
         self._expand(checked, model, "", data, observed, 0)
         self.site_names = tuple(self._sites)
         self.data_names = tuple(data)
         self.observed_names = tuple(observed)
+        #: the observed sites the run computes from the data names (observed `let`s), not
+        #: data keys: `computed_observations` gives their values
+        self.computed_names = tuple(self._observed_lets)
         self._kinds = {n: s.kind for n, s in self._sites.items()}
         # the registry's support where it has no bounds named by a parameter; the others
         # are recorded by each run (`_Pass.site`)
@@ -314,6 +320,8 @@ class ModelProgram(nn.Module):
                 self._sites[prefix + step.name] = step
                 if step.kind == "observe":
                     observed.append(prefix + step.name)
+                    if step.name in model.observed_lets:
+                        self._observed_lets[prefix + step.name] = (model, step.name)
                 continue
             callee = checked.models.get(step.callee)
             if callee is None:
@@ -418,6 +426,18 @@ class ModelProgram(nn.Module):
         """Each observed site's log-density at `values` (every other site), elementwise:
         what PSIS-LOO and WAIC need, one term per observation (`pointwise_likelihood`)."""
         return pointwise_likelihood(self, x, observations, values)
+
+    def observed_let(self, name: str) -> Let | None:
+        """The `let` whose value the observed site `name` observes, if it observes one."""
+        found = self._observed_lets.get(name)
+        return found[0].observed_let(found[1]) if found is not None else None
+
+    def computed_observations(self, x: Any) -> dict[str, torch.Tensor]:
+        """The observations the program computes from its data names (`computed_names`,
+        its observed `let`s: `let log_earn = log(earn)`), once, before a run is scored."""
+        data = {k: _wide(v) for k, v in _data(x).items()}
+        with computing_in(DTYPE):
+            return computed_observations(self._observed_lets, data, self.sizes)
 
     def rsample(self, x: Any = None, observations: Mapping[str, torch.Tensor] | None = None) -> Any:
         return self.run(x, observations).output
@@ -654,6 +674,8 @@ class _Pass:
             if saved is not None and scope is not None:
                 self.env[scope.name] = saved
         value = self.given.get(name)
+        if value is None and not self.draw and name in self.program._observed_lets:
+            value = self.env[step.name]  # an observed let: its value, computed just above
         if value is None:
             if not self.draw:
                 observed = step.kind == "observe"
