@@ -8,7 +8,7 @@ The posteriors are posteriordb's (stan-dev/posteriordb), copied with their data 
 reference posteriors to `--posteriordb` (default `../shared/posteriordb` from the repository
 root: `<name>/{model.stan,data.json,reference.json}`; its README.md says how the references
 were drawn). Every posterior that QVR can express today is written, as a user would write
-it, in `bench/posteriordb/<name>.qvr`; `NOT_EXPRESSIBLE` below says why each other one is
+it, in `examples/posteriordb/<name>.qvr`; `NOT_EXPRESSIBLE` below says why each other one is
 not (the input of issue 49), and the bench prints that list at the end.
 
 Each model is fitted by:
@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "bench" / "posteriordb"
+MODELS = ROOT / "examples" / "posteriordb"
 DEFAULT_DB = ROOT.parent / "shared" / "posteriordb"
 PEERS = ("stan", "nutpie")
 R_HAT = 1.01  # converged: every reference parameter's R-hat at most this
@@ -135,19 +135,25 @@ EXPRESSIBLE: dict[str, Spec] = {
     "arK-arK": Spec(_ark_data),
     "low_dim_gauss_mix-low_dim_gauss_mix": Spec(_keep("y"), _gauss_mix_draws),
     "diamonds-diamonds": Spec(_diamonds_data),
+    # flat (improper) priors, `Flat` and `HalfFlat` (issue 49)
+    "kidiq-kidscore_momiq": Spec(_keep("kid_score", "mom_iq")),
+    "earnings-earn_height": Spec(_keep("earn", "height")),
+    "kilpisjarvi_mod-kilpisjarvi": Spec(
+        _keep("x", "y", "pmualpha", "psalpha", "pmubeta", "psbeta")
+    ),
+    # and transformed data: logs, products and indicators computed from the data
+    "kidiq_with_mom_work-kidscore_mom_work": Spec(_keep("kid_score", "mom_work")),
+    "earnings-logearn_interaction": Spec(_keep("earn", "height", "male")),
+    "mesquite-logmesquite": Spec(
+        _keep("weight", "diam1", "diam2", "canopy_height", "total_height", "density", "group")
+    ),
+    "nes1972-nes": Spec(
+        _keep("partyid7", "real_ideo", "race_adj", "age_discrete", "educ1", "gender", "income")
+    ),
 }
 
-_FLAT = "not expressible yet (issue 49): QVR has no flat (improper) prior"
 NOT_EXPRESSIBLE: dict[str, str] = {
-    "kidiq-kidscore_momiq": f"flat prior on beta: {_FLAT}",
-    "kidiq_with_mom_work-kidscore_mom_work": f"flat priors on beta and sigma: {_FLAT}",
-    "earnings-earn_height": f"flat priors on beta and sigma: {_FLAT}",
-    "earnings-logearn_interaction": f"flat priors on beta and sigma: {_FLAT}",
-    "mesquite-logmesquite": f"flat priors on beta and sigma: {_FLAT}",
-    "nes1972-nes": f"flat priors on beta and sigma: {_FLAT}",
-    "kilpisjarvi_mod-kilpisjarvi": f"flat prior on sigma (alpha and beta have normal priors): "
-    f"{_FLAT}",
-    "garch-garch11": f"flat priors on mu and alpha0: {_FLAT}; and the volatility recursion "
+    "garch-garch11": "the volatility recursion "
     "sigma[t] = sqrt(alpha0 + alpha1 * (y[t-1] - mu)^2 + beta1 * sigma[t-1]^2) needs a loop "
     "(or scan) over time in a model, which model programs do not have; beta1's upper bound "
     "1 - alpha1 is a parameter (a support bounded by a named value is not typed in models)",
