@@ -14,6 +14,7 @@ from qvr_core.ide.completion_context import classify
 from qvr_core.ide.hover import hover_at
 from qvr_core.ide.tokens import TokenType, semantic_tokens
 from tests.check.helpers import find, only
+from tests.models import regressions
 
 REGRESSION = """\
 object Row : FinSet 20
@@ -30,19 +31,7 @@ program regression : Row -> Row
 export regression
 """
 
-SCALARS = """\
-object Row : FinSet 20
-
-program regression : Row -> Row
-    sample a <- Flat
-    sample b <- Flat
-    sample sigma <- HalfFlat
-    let mu = a + b * x
-    observe y : Row <- Normal(mu, sigma)
-    return mu
-
-export regression
-"""
+SCALARS = regressions.flat_line(20)
 
 
 def step(body: str) -> str:

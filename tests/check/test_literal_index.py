@@ -15,20 +15,9 @@ from qvr_core.check.model import Let
 from qvr_core.check.terms import Gather, Num, subterms
 from qvr_core.ide.hover import hover_at
 from tests.check.helpers import find, only
+from tests.models import regressions
 
-KIDIQ = """\
-object Coef : FinSet 2
-object Row : FinSet 5
-
-program kid : Row -> Row
-    sample beta : Coef <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let mu = beta[0] + beta[1] * mom_iq
-    observe kid_score : Row <- Normal(mu, sigma)
-    return mu
-
-export kid
-"""
+KIDIQ = regressions.kid(5)
 
 
 def _program(lets: str) -> str:

@@ -29,21 +29,9 @@ from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program
 from qvr_core.runtime.model import compile_model
 from tests.export.stan_warm import build, unavailable
+from tests.models import regressions
 
-SOURCE = """\
-object Row : FinSet 8
-object Group : FinSet 3
-
-program grouped : Row -> Row
-    sample alpha : Group <- Flat
-    sample b <- Flat
-    sample tau <- HalfFlat
-    let mu = alpha[g] + b * x
-    observe y : Row <- Normal(mu, tau)
-    return mu
-
-export grouped
-"""
+SOURCE = regressions.flat_groups(8)
 DATA: dict[str, Any] = {
     "x": [0.1, -0.4, 1.2, 0.7, -1.0, 0.3, 2.1, -0.8],
     "g": [0, 1, 2, 1, 0, 2, 2, 1],

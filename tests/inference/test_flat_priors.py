@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.models import regressions
 from tests.runs.cli import qvr_here
 
 N = 20
@@ -44,19 +45,7 @@ X_VALUES = [round(-1.9 + 0.2 * i, 3) for i in range(N)]
 # a line plus fixed, uneven residuals (any data has the exact posterior below)
 Y_VALUES = [round(1.0 + 2.0 * x + 0.7 * math.sin(2.3 * i + 0.4), 4) for i, x in enumerate(X_VALUES)]
 
-REGRESSION = f"""\
-object Row : FinSet {N}
-
-program regression : Row -> Row
-    sample a <- Flat
-    sample b <- Flat
-    sample sigma <- HalfFlat
-    let mu = a + b * x
-    observe y : Row <- Normal(mu, sigma)
-    return mu
-
-export regression
-"""
+REGRESSION = regressions.flat_line(N)
 
 
 def least_squares() -> tuple[np.ndarray, float, np.ndarray]:

@@ -9,22 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.models import regressions
 from tests.runs.cli import qvr_here
 
-SOURCE = """\
-object Coef : FinSet 2
-object Row : FinSet 5
-
-program earnings : Row -> Row
-    sample beta : Coef <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let log_earn = log(earn)
-    let mu = beta[0] + beta[1] * height
-    observe log_earn : Row <- Normal(mu, sigma)
-    return mu
-
-export earnings
-"""
+SOURCE = regressions.earnings(5)
 
 DATA = {"earn": [50000, 60000, 30000, 50000, 51000], "height": [74, 66, 64, 63, 63]}
 

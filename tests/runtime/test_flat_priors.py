@@ -13,21 +13,9 @@ from torch import distributions as D
 from qvr_core.check import check
 from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.model import compile_model
+from tests.models import regressions
 
-SOURCE = """\
-object Row : FinSet 5
-object Group : FinSet 3
-
-program grouped : Row -> Row
-    sample alpha : Group <- Flat
-    sample b <- Flat
-    sample tau <- HalfFlat
-    let mu = alpha[g] + b * x
-    observe y : Row <- Normal(mu, tau)
-    return mu
-
-export grouped
-"""
+SOURCE = regressions.flat_groups(5)
 X = torch.tensor([0.1, -0.4, 1.2, 0.7, -1.0], dtype=torch.float64)
 G = torch.tensor([0, 1, 2, 1, 0])
 Y = torch.tensor([0.3, 0.5, 2.0, 1.1, -0.2], dtype=torch.float64)

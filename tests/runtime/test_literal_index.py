@@ -9,20 +9,9 @@ from torch import distributions as D
 
 from qvr_core.check import check
 from qvr_core.runtime.model import ModelProgram, compile_model
+from tests.models import regressions
 
-INDEXED = """\
-object Coef : FinSet 2
-object Row : FinSet 6
-
-program kid : Row -> Row
-    sample beta : Coef <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let mu = beta[0] + beta[1] * mom_iq
-    observe kid_score : Row <- Normal(mu, sigma)
-    return mu
-
-export kid
-"""
+INDEXED = regressions.kid(6)
 
 SCALARS = """\
 object Row : FinSet 6

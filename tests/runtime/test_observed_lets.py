@@ -12,21 +12,9 @@ from qvr_core.check import check
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.model_data import split_data, synthetic
 from qvr_core.runtime.model import ModelProgram, compile_model
+from tests.models import regressions
 
-EARNINGS = """\
-object Coef : FinSet 2
-object Row : FinSet 5
-
-program earnings : Row -> Row
-    sample beta : Coef <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let log_earn = log(earn)
-    let mu = beta[0] + beta[1] * height
-    observe log_earn : Row <- Normal(mu, sigma)
-    return mu
-
-export earnings
-"""
+EARNINGS = regressions.earnings(5)
 
 EARN = torch.tensor([50000, 60000, 30000, 50000, 51000])  # whole numbers, as JSON gives them
 HEIGHT = torch.tensor([74.0, 66.0, 64.0, 63.0, 63.0], dtype=torch.float64)
