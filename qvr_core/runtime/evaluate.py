@@ -16,8 +16,9 @@ from typing import Any
 
 import torch
 
+from qvr_core.check.model import Let
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
-from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
 
 #: Reads a name's value; the line is where the term reading it is written.
@@ -41,6 +42,31 @@ def number(v: float) -> torch.Tensor:
 @functools.lru_cache(maxsize=4096)
 def _number(v: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     return torch.tensor(v, dtype=dtype, device=device)
+
+
+def evaluate_let(
+    let: Let,
+    lookup: Lookup,
+    sizes: Mapping[str, int],
+    value_of: Callable[[str], torch.Tensor | None],
+    doing: str = "",
+    site: str | None = None,
+) -> torch.Tensor:
+    """A `let`'s value; torch's error (shapes that do not broadcast) becomes one line at
+    the let, with the shapes of the values it reads (`value_of`: None for a name not
+    known yet), what the run was `doing` and the `site` the error is of, if any."""
+    try:
+        return evaluate(let.term, lookup, sizes)
+    except RuntimeError as e:
+        if isinstance(e, QvrRuntimeError):
+            raise
+        shapes = ", ".join(
+            f"{n} {tuple(v.shape)}" for n in let.uses if (v := value_of(n)) is not None
+        )
+        raise QvrRuntimeError(
+            f"line {let.line}: {doing}{first_line(e)} (shapes: {shapes or 'no named values'})",
+            site=site,
+        ) from None
 
 
 def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> torch.Tensor:

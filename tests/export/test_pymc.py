@@ -48,6 +48,7 @@ from qvr_core.export.pymc_terms import TermPrinter
 from qvr_core.syntax.span import Span
 from tests.conformance.shared import corpus
 from tests.export import jax_cache, reference
+from tests.export.pymc_points import value_point
 
 PYMC = TARGETS["pymc"]
 jax_cache.enable()  # NUTS runs through NumPyro: XLA's programs kept (tests/export/jax_cache.py)
@@ -316,20 +317,6 @@ def test_each_function_and_operator_computes_what_qvrs_runtime_does() -> None:
         theirs = evaluate(term, lambda name, _line: tensors[name]).numpy()
         assert np.shape(ours) == np.shape(theirs), printer(term)
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12, err_msg=printer(term))
-
-
-def value_point(model: pm.Model, point: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A point of the model's random variables (constrained) as its value variables take
-    it: each moved by the variable's transform (`model.rvs_to_transforms`: log for a
-    scale, PyMC's simplex transform for a Dirichlet draw), as NUTS moves them."""
-    out = {}
-    for rv in model.free_RVs:
-        value = np.asarray(point[rv.name])
-        transform = model.rvs_to_transforms.get(rv)
-        if transform is not None:
-            value = transform.forward(value, *rv.owner.inputs).eval()
-        out[model.rvs_to_values[rv].name] = value
-    return out
 
 
 @pytest.mark.parametrize("name", sorted(reference.MODELS))

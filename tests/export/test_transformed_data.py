@@ -24,6 +24,7 @@ from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program
 from qvr_core.runs.model_data import split_data
 from qvr_core.runtime.model import compile_model
+from tests.export.pymc_points import value_point
 
 EARNINGS = """\
 object Coef : FinSet 5
@@ -266,22 +267,9 @@ def test_pymc_scores_as_qvr() -> None:
         **ENTRIES_DATA
     )
     logp = entries.compile_logp(jacobian=False, mode=mode)
-    ours = float(logp(_value_point(entries, ENTRIES_POINT)))
+    ours = float(logp(value_point(entries, ENTRIES_POINT)))
     theirs = _qvr_log_joint(ENTRIES_POINT, ENTRIES, "p", ENTRIES_DATA)
     assert ours == pytest.approx(theirs, rel=1e-6)
-
-
-def _value_point(model: Any, point: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A point of the model's random variables as its value variables take it (moved by
-    each variable's transform), as tests/export/test_pymc.py's `value_point`."""
-    out = {}
-    for rv in model.free_RVs:
-        value = np.asarray(point[rv.name])
-        transform = model.rvs_to_transforms.get(rv)
-        if transform is not None:
-            value = transform.forward(value, *rv.owner.inputs).eval()
-        out[model.rvs_to_values[rv].name] = value
-    return out
 
 
 @pytest.mark.slow

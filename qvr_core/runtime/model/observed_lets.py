@@ -16,8 +16,8 @@ from collections.abc import Mapping
 import torch
 
 from qvr_core.check.model import Let, Model
-from qvr_core.runtime.errors import QvrRuntimeError, first_line
-from qvr_core.runtime.evaluate import evaluate
+from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.evaluate import evaluate_let
 
 
 def computed_observations(
@@ -62,19 +62,8 @@ class _Values:
         return self.done[name]
 
     def _evaluate(self, let: Let) -> torch.Tensor:
-        try:
-            return evaluate(let.term, self.of, self.sizes)
-        except RuntimeError as e:
-            if isinstance(e, QvrRuntimeError):
-                raise
-            shapes = ", ".join(
-                f"{n} {tuple(self.data[n].shape)}" for n in let.uses if n in self.data
-            )
-            raise QvrRuntimeError(
-                f"line {let.line}: computing '{let.name}' from the data: {first_line(e)}"
-                + (f" (shapes: {shapes})" if shapes else ""),
-                site=let.name,
-            ) from None
+        doing = f"computing '{let.name}' from the data: "
+        return evaluate_let(let, self.of, self.sizes, self.data.get, doing, site=let.name)
 
 
 __all__ = ["computed_observations"]

@@ -57,7 +57,7 @@ from qvr_core.runtime.distributions import (
     within_floats,
 )
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
-from qvr_core.runtime.evaluate import evaluate, gather
+from qvr_core.runtime.evaluate import evaluate, evaluate_let, gather
 from qvr_core.runtime.model import marginal
 from qvr_core.runtime.model.families import (
     LeftTheFloats,
@@ -616,19 +616,9 @@ class _Pass:
                 self.site(step, scope)
 
     def arith(self, step: Let) -> torch.Tensor:
-        try:
-            return evaluate(step.term, self.lookup, self.sizes)
-        except RuntimeError as e:
-            if isinstance(e, QvrRuntimeError):
-                raise
-            shapes = ", ".join(
-                f"{n} {tuple(v.shape)}"
-                for n in step.uses
-                if (v := self.env.get(n, self.data.get(n))) is not None
-            )
-            raise QvrRuntimeError(
-                f"line {step.line}: {first_line(e)} (shapes: {shapes or 'no named values'})"
-            ) from None
+        return evaluate_let(
+            step, self.lookup, self.sizes, lambda n: self.env.get(n, self.data.get(n))
+        )
 
     def term(
         self,
