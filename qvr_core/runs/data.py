@@ -118,13 +118,19 @@ def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
     return p
 
 
-def read_data(data: DataFile | str | Path, budget: int | None = None) -> dict[str, torch.Tensor]:
+def read_data(
+    data: DataFile | str | Path,
+    budget: int | None = None,
+    shapes: Callable[[Mapping[str, tuple[int, ...]]], None] | None = None,
+) -> dict[str, torch.Tensor]:
     """Every array in the data by key, as dense tensors (dtypes as stored), validated as
     read: real numbers only, every value finite.
 
     What reading holds is checked against `budget` bytes (None: the default budget,
     half the memory available) before any value is decoded: a file over it is refused
-    with `RunTooLargeError`, one line naming what is big."""
+    with `RunTooLargeError`, one line naming what is big. `shapes`, when given, sees each
+    array's shape by key where the format's headers give them (`.npz`), after that check
+    and before any value is decoded: it raises `InferenceError` to refuse the file."""
     limit = budget if budget is not None else default_budget()
     try:
         file = data if isinstance(data, DataFile) else read_file(data, budget=limit)
@@ -140,7 +146,7 @@ def read_data(data: DataFile | str | Path, budget: int | None = None) -> dict[st
         )
     Need(len(file.content), f"a file of {len(file.content):,} bytes").check(file.name, limit)
     try:
-        arrays = reader(file, limit)
+        arrays = _read_npz(file, limit, shapes) if suffix == ".npz" else reader(file, limit)
         for key, t in arrays.items():
             _check_numbers(t, key, shown)
     except InferenceError:
@@ -190,14 +196,20 @@ def _read_pt(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
     return {k: t.contiguous() for k, t in obj.items()}  # a view as the numbers it shows
 
 
-def _read_npz(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
-    """Arrays saved with `numpy.savez`: each member's header read and the whole archive
-    sized before any array is decoded; never a pickle."""
+def _read_npz(
+    file: DataFile,
+    budget: int,
+    shapes: Callable[[Mapping[str, tuple[int, ...]]], None] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Arrays saved with `numpy.savez`: each member's header read, the whole archive sized
+    and the shapes shown to `shapes` before any array is decoded; never a pickle."""
     directory_need(file.content).check(file.name, budget)
     out = {}
     with zipfile.ZipFile(io.BytesIO(file.content)) as archive:
         members = npz_members(archive, file.name)
         npz_need(file.content, members).check(file.name, budget)
+        if shapes is not None:
+            shapes({m.key: m.shape for m in members})
         for m in members:
             a = _read_member(archive, m, file.name)
             if not a.dtype.isnative:

@@ -13,6 +13,7 @@ as the gallery's "Try it" does. The methods are every program's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -20,6 +21,7 @@ import torch
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Site
+from qvr_core.check.module import CheckedModule
 from qvr_core.datafile import quoted, quoted_list
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.synthesise import missing_data_hint
@@ -133,11 +135,7 @@ def check_shapes(
         if value is not None and tuple(value.shape) == full:
             value = given[name] = value.reshape(shape)
         if value is not None and tuple(value.shape) != shape:
-            either = f"{_shape(full)} or {_shape(shape)}" if full != shape else _shape(shape)
-            raise InferenceError(
-                f"{source}: data {quoted(name)} has shape {_shape(value.shape)} but {step} "
-                f"(line {site.line}) needs {either}"
-            )
+            raise _shape_refusal(site, tuple(value.shape), shape, full, source)
         assert site.type is not None  # declared_shape: the checker typed it
         plates = shape[: len(shape) - len(site.type.element.event)]
         written = tuple(program.sizes[p.name] for p in site.type.plates)  # one-entry ones too
@@ -159,6 +157,38 @@ def check_shapes(
                     f"plates {_shape(written)}"
                 )
     return given
+
+
+def refuse_observed_shapes(
+    checked: CheckedModule, name: str, shapes: Mapping[str, tuple[int, ...]], source: str
+) -> None:
+    """`check_shapes`' refusal of an observed site's value that does not have the shape of
+    the plates its step writes, from the shapes alone: `read_data` gives an `.npz`'s from
+    its headers, so an array that could never fit is refused before any of its values is
+    decoded (a gigabyte for an eight-entry plate took seconds to read, then was refused).
+    An empty one is left for `split_data`, which says it is empty."""
+    model = checked.models[name]
+    sizes = {n: o.size for n, o in checked.objects.items() if o.size > 0}  # ModelProgram's
+    for site in model.sites:
+        if site.kind != "observe" or site.callee is not None or site.scope:
+            continue
+        value = shapes.get(site.name)
+        shape = declared_shape(site, sizes)
+        if value is None or shape is None or site.name in model.observed_lets:
+            continue
+        full = written_shape(site, sizes)
+        if math.prod(value) and tuple(value) not in (shape, full):
+            raise _shape_refusal(site, tuple(value), shape, full, source)
+
+
+def _shape_refusal(
+    site: Site, value: tuple[int, ...], shape: tuple[int, ...], full: tuple[int, ...], source: str
+) -> InferenceError:
+    either = f"{_shape(full)} or {_shape(shape)}" if full != shape else _shape(shape)
+    return InferenceError(
+        f"{source}: data {quoted(site.name)} has shape {_shape(value)} but {_step(site)} "
+        f"(line {site.line}) needs {either}"
+    )
 
 
 def declared_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:

@@ -17,6 +17,7 @@ and observed sites. A model program's data is by name (`runs.model_data`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -32,7 +33,7 @@ from qvr_core.run_arguments import RunArguments
 from qvr_core.runnable import PriorDraw, RuntimeKind, improper_refusal, runnability
 from qvr_core.runs.data import conform, read_data, resolve_data_path, select, whole_numbers
 from qvr_core.runs.methods import Input
-from qvr_core.runs.model_data import one_thread, split_data, synthetic
+from qvr_core.runs.model_data import one_thread, refuse_observed_shapes, split_data, synthetic
 from qvr_core.runs.sequence_data import SequenceData, optional_keys
 from qvr_core.runs.sizing import Sizing, budget_of, size_model_run, size_run
 from qvr_core.runs.summary import Method
@@ -265,7 +266,12 @@ def _model(
     shown = "synthetic data"
     if data is not None:
         file, shown = _file(data, data_root)
-        arrays = read_data(file, budget)
+        source = shown
+
+        def shapes(found: Mapping[str, tuple[int, ...]]) -> None:
+            refuse_observed_shapes(checked, name, found, source)
+
+        arrays = read_data(file, budget, shapes)  # a shape that cannot fit: refused unread
     sizing = size_model_run(
         checked,
         name,

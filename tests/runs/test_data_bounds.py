@@ -202,6 +202,20 @@ def test_the_npz_bomb_at_the_default_budget_is_refused_by_size_or_by_shape(bomb:
     assert "memory budget" in line or "needs (8,)" in line
 
 
+def test_a_bomb_within_the_budget_that_cannot_fit_is_refused_by_its_header(bomb: Path) -> None:
+    """A budget the gigabyte fits in: the header's shape is refused against the plate of
+    eight schools before any value is decoded (it was read whole, then refused)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(InferenceError, match=r"'y' has shape \(134217728,\) but .* \(8,\)"):
+            prepare(SCHOOLS.read_text(encoding="utf-8"), arguments(steps=2), data=bomb,
+                    memory_budget=16 * GIB)  # fmt: skip
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * MIB
+
+
 def test_the_bomb_is_refused_before_a_value_is_decoded(bomb: Path) -> None:
     tracemalloc.start()
     try:
