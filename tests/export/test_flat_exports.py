@@ -9,7 +9,8 @@ without the Jacobian of its constrained parameters).
 
 The runs in NumPyro, PyMC and Stan are marked slow, as their test files are left out of
 `./dev test --fast`; Stan compiles once (about a minute with g++), cached by httpstan
-(tests/export/stan_warm.py).
+(tests/export/stan_warm.py), a program it shares with tests/export/test_transformed_data.py
+(tests/export/stan_shared.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from qvr_core.check import check
 from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program
 from qvr_core.runtime.model import compile_model
-from tests.export.stan_warm import build, unavailable
+from tests.export import stan_shared
+from tests.export.stan_warm import unavailable
 from tests.models import regressions
 
 SOURCE = regressions.flat_groups(8)
@@ -173,15 +175,21 @@ def test_pymc_scores_as_qvr_does() -> None:
 @pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 def test_stan_scores_as_qvr_does_up_to_its_dropped_constants() -> None:
     """Stan's `~` drops `-log(2 pi) / 2` per observation: compared as differences between
-    the two points. Without the Jacobian the densities are the constrained ones; with
-    it Stan adds log tau for `<lower=0>`, as qvr's NUTS does moving log tau."""
-    stan_model = build(exported("stan"), DATA, random_seed=1)
-    unconstrained = [
-        list(stan_model.unconstrain_pars({k: v for k, v in p.items()})) for p in POINTS
-    ]
-    assert unconstrained[0][-1] == pytest.approx(math.log(POINTS[0]["tau"]))
+    two points. Without the Jacobian the densities are the constrained ones; with it
+    Stan adds log tau for `<lower=0>`, as qvr's NUTS does moving log tau.
+
+    The program is tests/export/stan_shared.py's, which holds this regression with flat
+    priors beside test_transformed_data's (one g++ compile for both tests): only the
+    flat latents move between the two points here, the others cancel in the difference."""
+    stan_model = stan_shared.stan_model()
+    assert "// tau: HalfFlat, an improper flat prior: no statement" in stan_shared.exported()
+    points = [{**stan_shared.POINT, **p} for p in POINTS]
+    unconstrained = [stan_shared.unconstrained(stan_model, p) for p in points]
+    assert unconstrained[0][4] == pytest.approx(math.log(POINTS[0]["tau"]))  # alpha (3), b, tau
     for jacobian in (False, True):
         stan = [stan_model.log_prob(u, adjust_transform=jacobian) for u in unconstrained]
-        qvr = [qvr_log_joint(p) + (math.log(p["tau"]) if jacobian else 0.0) for p in POINTS]
+        qvr = [
+            stan_shared.qvr_log_joint(p) + (math.log(p["tau"]) if jacobian else 0.0) for p in points
+        ]
         assert abs(qvr[0] - qvr[1]) > 1e-3
         assert stan[0] - stan[1] == pytest.approx(qvr[0] - qvr[1], rel=1e-9, abs=1e-8)

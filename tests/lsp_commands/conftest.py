@@ -6,6 +6,7 @@ notifications next to pytest-lsp's `$/progress` records.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -87,6 +88,32 @@ async def client(lsp_client: RecordingClient, workspace: Path):
     await lsp_client.initialize_session(params)
     yield
     await lsp_client.shutdown_session()
+
+
+#: The server with its spare worker off (`QVR_SPARE_WORKER=0`): each run starts its own
+#: worker, which imports what that run needs when it needs it. A spare imports torch, the
+#: runtime and ArviZ before its run comes (some 4.5 CPU seconds, where a run refused by the
+#: worker or a short one imports half of that), and the server starts the next spare as
+#: each run starts: the last one is loaded for nothing. A module whose subject is not the
+#: spare takes this server (`client = without_spare()`); test_run_inference,
+#: test_spare_worker, test_worker_data and test_shutdown keep the editor's default.
+WITHOUT_SPARE = ClientServerConfig(
+    server_command=SERVER_COMMAND,
+    client_factory=make_recording_client,
+    server_env={**os.environ, "QVR_SPARE_WORKER": "0"},
+)
+
+
+def without_spare():  # type: ignore[no-untyped-def]
+    """A module's `client` fixture (assign it to `client`) on a server without a spare."""
+
+    @pytest_lsp.fixture(config=WITHOUT_SPARE, scope="module")
+    async def client(lsp_client: RecordingClient, workspace: Path):
+        await lsp_client.initialize_session(initialize_params("vscode", root=workspace))
+        yield
+        await lsp_client.shutdown_session()
+
+    return client
 
 
 def open_file(client, path: Path, version: int = 1) -> str:

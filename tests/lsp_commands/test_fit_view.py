@@ -185,8 +185,11 @@ def test_the_view_is_json_without_nan(view):
 
 
 # ------------------------------------------------------------------ bounds
+# From here on: made-up results (NumPy's generator) and the view's NumPy code, no torch
+# kernel and no sampler, so the AVX2 pass of ./dev test has nothing to add (kernel_free).
 
 
+@pytest.mark.kernel_free
 def test_a_large_run_is_cut_to_the_bounds_and_says_so():
     results = made_up(4, 1000, {"w": 3000, "b": 10})
     view = fit_view(results, max_values=300_000, max_scalars=500)
@@ -212,6 +215,7 @@ def test_a_large_run_is_cut_to_the_bounds_and_says_so():
     assert tight["sites"][0]["omitted"] == 3000 - len(tight["scalars"])
 
 
+@pytest.mark.kernel_free
 def test_the_default_bounds_hold_a_thousand_scalars_of_four_long_chains():
     view = fit_view(made_up(4, 2000, {"w": 5000}))
     assert len(view["scalars"]) == fit.MAX_SCALARS
@@ -220,6 +224,7 @@ def test_the_default_bounds_hold_a_thousand_scalars_of_four_long_chains():
     assert len(json.dumps(view)) < 8_000_000
 
 
+@pytest.mark.kernel_free
 def test_a_small_run_keeps_every_draw_and_max_points_thins_the_rest():
     view = fit_view(made_up(2, 80, {"a": 2}))
     assert view["draw_index"][1] == list(range(80))
@@ -229,6 +234,7 @@ def test_a_small_run_keeps_every_draw_and_max_points_thins_the_rest():
     assert len(view["scalars"][0]["draws"][1]) == 300
 
 
+@pytest.mark.kernel_free
 def test_numbers_keep_four_significant_digits_and_non_finite_ones_become_null():
     assert fit._rounded(np.array([123456.7, 0.000123456, -2.5, 0.0, np.nan, np.inf])) == [
         123500.0,
@@ -240,6 +246,7 @@ def test_numbers_keep_four_significant_digits_and_non_finite_ones_become_null():
     ]
 
 
+@pytest.mark.kernel_free
 def test_a_discrete_site_s_check_is_discrete_and_a_prior_run_checks_its_prior_predictive():
     rng = np.random.default_rng(1)
     results = RunResults()
@@ -258,6 +265,7 @@ def test_a_discrete_site_s_check_is_discrete_and_a_prior_run_checks_its_prior_pr
 # ------------------------------------------------------------------ the worker's side
 
 
+@pytest.mark.kernel_free
 def test_the_worker_draws_the_posterior_predictive_only_within_its_bounds():
     nuts = {"method": "nuts", "steps": 1000, "chains": 4}
     assert predictive_refusal(nuts, 79) is None
@@ -267,6 +275,7 @@ def test_the_worker_draws_the_posterior_predictive_only_within_its_bounds():
     assert "bytes of data" in (predictive_refusal(nuts, 10**6) or "")
 
 
+@pytest.mark.kernel_free
 def test_a_view_that_cannot_be_computed_is_an_error_in_the_view_not_the_run():
     results = made_up(2, 50, {"a": 1})
     results.groups["sample_stats"]["energy"] = np.array([["high"] * 50] * 2)

@@ -9,10 +9,11 @@ import json
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp_commands.conftest import open_file
+from tests.lsp_commands.conftest import open_file, without_spare
 from tests.lsp_commands.test_run_inference import failure
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+client = without_spare()  # the spare is not this module's subject (conftest)
 
 FLAT = """\
 object Row : FinSet 4

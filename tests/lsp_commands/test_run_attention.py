@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp_commands.conftest import open_file
+from tests.lsp_commands.conftest import open_file, without_spare
 from tests.lsp_commands.test_run_inference import run
 from tests.runs.test_attention_record import attention_source
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+client = without_spare()  # the spare is not this module's subject (conftest)
 
 
 @pytest.fixture(scope="module")

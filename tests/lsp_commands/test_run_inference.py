@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
@@ -149,8 +150,11 @@ async def test_svi_run_reports_progress_and_returns_a_summary(client, workspace)
     assert [p[1] for p in notes[-1]["points"]] == pytest.approx(summary["losses"])
 
 
+# The next three check where progress goes, the defaults a lens runs and the sites a prior
+# run draws: no value a draw takes decides them, so the AVX2 pass skips them (kernel_free).
 # pytest-lsp's client only knows tokens the server created; a real client knows the one it sent.
 @pytest.mark.filterwarnings("ignore:Unknown progress token")
+@pytest.mark.kernel_free
 async def test_progress_goes_to_the_token_the_client_sent(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     before = set(client.progress_reports)
@@ -171,6 +175,7 @@ async def test_progress_goes_to_the_token_the_client_sent(client, workspace):
     assert isinstance(reports[-1], lsp.WorkDoneProgressEnd)
 
 
+@pytest.mark.kernel_free
 async def test_code_lens_arguments_run_the_defaults(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     summary = await asyncio.wait_for(
@@ -183,6 +188,7 @@ async def test_code_lens_arguments_run_the_defaults(client, workspace):
     assert summary["program"] == "tiny" and len(summary["losses"]) == 100
 
 
+@pytest.mark.kernel_free
 async def test_prior_sampling(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     summary = await run(client, {"uri": uri, "method": "prior", "steps": 5})
@@ -274,13 +280,37 @@ async def test_progress_cancel_button_stops_the_run(client, workspace):
         assert client.progress_reports[token][-1].message.startswith("cancelled after")
 
 
-@pytest.mark.kernel_free
-async def test_second_run_on_the_same_document_is_refused(client, workspace):
-    uri = (workspace / "tiny.qvr").as_uri()
+@pytest_asyncio.fixture(scope="class", loop_scope="module")
+async def going(client, workspace):
+    """The URI of a copy of tiny.qvr with a long run going, for the tests of one class: a
+    run is refused while another goes for its document, whatever the test, so they share
+    one (one worker started, not one a test), cancelled when the class is done."""
+    path = workspace / "busy.qvr"
+    path.write_text((workspace / "tiny.qvr").read_text())
+    uri = open_file(client, path)
     async with long_run(client, uri):
-        error = await failure(client, {"uri": uri, "steps": 5})
+        yield uri
+
+
+@pytest.mark.kernel_free
+class TestWhileARunGoes:
+    async def test_second_run_on_the_same_document_is_refused(self, client, going):
+        error = await failure(client, {"uri": going, "steps": 5})
         assert "already going for this document" in str(error)
         assert error.data["kind"] == "busy"
+
+    async def test_a_second_run_under_another_spelling_of_the_uri_is_refused(self, client, going):
+        folder, name = going.rsplit("/", 1)
+        for spelling in (f"{folder}/./{name}", f"{folder}/%62usy.qvr", f"{folder}//{name}"):
+            error = await failure(client, {"uri": spelling, "steps": 5})
+            assert error.data["kind"] == "busy", spelling
+        lens_form = client.protocol.send_request_async(
+            lsp.WORKSPACE_EXECUTE_COMMAND,
+            lsp.ExecuteCommandParams(command=RUN, arguments=[f"{folder}/./{name}"]),
+        )
+        with pytest.raises(JsonRpcException) as info:
+            await asyncio.wait_for(lens_form, WAIT)
+        assert info.value.data["kind"] == "busy"
 
 
 # ---------------------------------------------------------------- limits
@@ -354,20 +384,3 @@ async def test_unexported_program_and_file_with_errors_are_refused(client, works
     broken.write_text("object A : Real 2\nlet x = nope\nexport x\n")
     error = await failure(client, {"uri": broken.as_uri()})
     assert error.data["kind"] == "source" and "undefined name 'nope'" in str(error)
-
-
-@pytest.mark.kernel_free
-async def test_a_second_run_under_another_spelling_of_the_uri_is_refused(client, workspace):
-    uri = (workspace / "tiny.qvr").as_uri()
-    folder, name = uri.rsplit("/", 1)
-    async with long_run(client, uri):
-        for spelling in (f"{folder}/./{name}", f"{folder}/%74iny.qvr", f"{folder}//{name}"):
-            error = await failure(client, {"uri": spelling, "steps": 5})
-            assert error.data["kind"] == "busy", spelling
-        lens_form = client.protocol.send_request_async(
-            lsp.WORKSPACE_EXECUTE_COMMAND,
-            lsp.ExecuteCommandParams(command=RUN, arguments=[f"{folder}/./{name}"]),
-        )
-        with pytest.raises(JsonRpcException) as info:
-            await asyncio.wait_for(lens_form, WAIT)
-        assert info.value.data["kind"] == "busy"

@@ -17,11 +17,12 @@ import torch
 from lsprotocol import types as lsp
 
 from tests.lsp.support import diagnostics_for
-from tests.lsp_commands.conftest import open_file
+from tests.lsp_commands.conftest import open_file, without_spare
 from tests.lsp_commands.test_run_inference import failure, hover_answers, run
 from tests.resources.hostile import HUGE, REPEAT, SMALL, STACK
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+client = without_spare()  # the spare is not this module's subject (conftest)
 
 
 @pytest.mark.parametrize(
