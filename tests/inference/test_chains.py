@@ -27,6 +27,8 @@ def gaussian() -> ScaledNormal:
     return ScaledNormal([0.5, 2.0])
 
 
+# kernel_free: seeds and process counts, nothing is drawn
+@pytest.mark.kernel_free
 def test_seeds_are_distinct_and_depend_only_on_the_run_seed() -> None:
     assert chain_seeds(3, 4) == chain_seeds(3, 4)
     assert len(set(chain_seeds(3, 4))) == 4 and chain_seeds(3, 4) != chain_seeds(4, 4)
@@ -34,6 +36,9 @@ def test_seeds_are_distinct_and_depend_only_on_the_run_seed() -> None:
     assert 1 <= default_processes(4) <= 4 and default_processes(1) == 1
 
 
+# kernel_free: one process or two, the same chains compared: two paths of the same code
+# on one machine (the chain processes inherit the kernels of this one)
+@pytest.mark.kernel_free
 def test_chains_in_two_processes_equal_the_same_chains_run_here() -> None:
     kernel = NUTSKernel(max_tree_depth=4)
     a = run_chains(gaussian(), X, {}, kernel, 10, 10, chains=3, seed=5, processes=2)
@@ -44,6 +49,8 @@ def test_chains_in_two_processes_equal_the_same_chains_run_here() -> None:
     assert a.energies.shape == (3, 10) and a.diverging.shape == (3, 10)
 
 
+# kernel_free: a stopped run; what it keeps is counted in draws, whatever their values
+@pytest.mark.kernel_free
 def test_stopping_stops_every_chain_and_keeps_what_is_complete() -> None:
     seen = []
     result = run_chains(
@@ -65,6 +72,8 @@ def test_stopping_stops_every_chain_and_keeps_what_is_complete() -> None:
     assert result.samples["z"].shape[0] in (2, 3, 4)
 
 
+# kernel_free: refused at the initial point, before anything is drawn
+@pytest.mark.kernel_free
 def test_a_failing_chain_is_an_inference_error_in_the_parent() -> None:
     bad = ScaledNormal([float("nan")])
     with pytest.raises(InferenceError, match="not finite at the initial point"):
@@ -94,6 +103,9 @@ def test_one_chain_runs_in_this_process() -> None:
     assert s["chains"] == 1 and s["steps"] == 12
 
 
+# kernel_free: each draw as it arrived against the same draw in the result: one run
+# read two ways
+@pytest.mark.kernel_free
 @pytest.mark.parametrize("processes", [1, 2])
 def test_draws_arrive_as_they_are_made_and_are_the_result_s(processes: int) -> None:
     got: dict[int, list] = {0: [], 1: [], 2: []}
@@ -117,6 +129,8 @@ def test_draws_arrive_as_they_are_made_and_are_the_result_s(processes: int) -> N
         assert [d.tree_depth for d in got[c]] == result.tree_depths[c].tolist()
 
 
+# kernel_free: how many processes the chains ran in, which no draw decides
+@pytest.mark.kernel_free
 @pytest.mark.parametrize("split", [0.0, float("inf")])
 def test_a_run_says_how_many_processes_its_chains_ran_in(
     split: float, monkeypatch: pytest.MonkeyPatch
@@ -130,6 +144,8 @@ def test_a_run_says_how_many_processes_its_chains_ran_in(
     assert s["processes"] == (default_processes(2) if split == 0.0 else 1)
 
 
+# kernel_free: programs compiled and pickled, nothing drawn
+@pytest.mark.kernel_free
 @pytest.mark.parametrize(
     "path",
     sorted(p.name for p in EXAMPLES.glob("*.qvr"))

@@ -135,11 +135,13 @@ def test_auto_is_low_rank_up_to_500_coordinates_and_the_fisher_diagonal_beyond()
 
 def test_the_fisher_metric_learns_scales_from_1e_2_to_1e2_exactly_and_cheaply() -> None:
     covariance = np.diag(SCALES**2)
-    _, chain, fisher_warmup, _ = sample(gaussian(covariance), SCALES.size, "fisher", seed=1)
+    # only the warmup is measured (the metric it ends with, its gradients): one draw after
+    potential = gaussian(covariance)
+    _, chain, fisher_warmup, _ = sample(potential, SCALES.size, "fisher", seed=1, draws=1)
     np.testing.assert_allclose(chain.inv_mass.numpy(), SCALES**2, rtol=1e-6)
     # from the gradient at the start and windows of 10 draws early: measured 6,000
     # gradients of warmup where Stan's diagonal spends 75,000 at the identity
-    _, _, stan_warmup, _ = sample(gaussian(covariance), SCALES.size, "diag", seed=1)
+    _, _, stan_warmup, _ = sample(potential, SCALES.size, "diag", seed=1, draws=1)
     assert fisher_warmup < stan_warmup / 3, (fisher_warmup, stan_warmup)
 
 
@@ -175,19 +177,22 @@ def regression_potential() -> Callable[[torch.Tensor], tuple[list[float], torch.
     design, y = regression()
     gram, moment, total, rows = design.T @ design, design.T @ y, y @ y, design.shape[0]
 
-    def one(z: np.ndarray) -> tuple[float, np.ndarray]:
-        beta, log_sigma = z[:-1], z[-1]
+    def potential(positions: torch.Tensor) -> tuple[list[float], torch.Tensor]:
+        z = positions.numpy()  # one row a chain, all rows at once
+        beta, log_sigma = z[:, :-1], z[:, -1]
         with np.errstate(over="ignore"):  # a trajectory far out: U infinite, a divergence
             variance = np.exp(2 * log_sigma)
-        squares = beta @ gram @ beta - 2 * beta @ moment + total
-        u = 0.5 * squares / variance + rows * log_sigma + beta @ beta / 200 + log_sigma**2 / 50
-        grad_beta = (gram @ beta - moment) / variance + beta / 100
+        gram_beta = beta @ gram  # the Gram matrix is symmetric: gram @ beta of each row
+        squares = np.einsum("ij,ij->i", gram_beta, beta) - 2 * beta @ moment + total
+        u = (
+            0.5 * squares / variance
+            + rows * log_sigma
+            + np.einsum("ij,ij->i", beta, beta) / 200
+            + log_sigma**2 / 50
+        )
+        grad_beta = (gram_beta - moment) / variance[:, None] + beta / 100
         grad_sigma = -squares / variance + rows + log_sigma / 25
-        return float(u), np.append(grad_beta, grad_sigma)
-
-    def potential(positions: torch.Tensor) -> tuple[list[float], torch.Tensor]:
-        answers = [one(z) for z in positions.numpy()]
-        return [u for u, _ in answers], torch.from_numpy(np.stack([g for _, g in answers]))
+        return u.tolist(), torch.from_numpy(np.concatenate([grad_beta, grad_sigma[:, None]], 1))
 
     return potential
 
@@ -241,6 +246,9 @@ def schools() -> PreparedRun:
     return prepare(source, RunArguments(method="nuts"), data=str(MODELS / "eight_schools.json"))
 
 
+# kernel_free: two paths of the same code on one machine (chains together, each alone),
+# compared exactly, as tests/inference/test_lockstep.py: no draw's value decides it.
+@pytest.mark.kernel_free
 def test_chains_together_with_a_low_rank_metric_draw_what_each_draws_alone(
     schools: PreparedRun,
 ) -> None:

@@ -104,6 +104,8 @@ def test_a_random_draw_cannot_be_recorded() -> None:
         record(lambda x: (x + torch.randn_like(x),), torch.ones(2))
 
 
+# kernel_free: which modules recording imports; no draw decides it
+@pytest.mark.kernel_free
 def test_recording_does_not_import_torchs_compiler_stack() -> None:
     """make_fx imports dynamo and inductor (over a second of every run); this must not."""
     code = (

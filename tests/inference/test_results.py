@@ -4,8 +4,6 @@ without ArviZ; posterior and prior predictive groups; `fit` in Python."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from qvr_core.inference import results as results_module
 from qvr_core.inference.results import RunResults
 from qvr_core.runs import fit
 from tests.eight_schools import SOURCE as EIGHT_SCHOOLS
+from tests.runs.cli import qvr_here
 
 from .qvr_sources import REGRESSION
 
@@ -27,14 +26,10 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def qvr_run(*argv: str) -> dict:
-    """`qvr run ... --json` in a process of its own; its summary."""
-    done = subprocess.run(
-        [sys.executable, "-m", "qvr_cli.main", "run", *argv, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=240,
-    )
+    """`qvr run ... --json` through the command line's own entry (`qvr_here`): the file it
+    writes is what these tests are about, and a process of its own would only add seconds
+    of importing torch and ArviZ; its summary."""
+    done = qvr_here("run", *argv, "--json")
     assert done.returncode == 0, done.stderr
     assert "wrote InferenceData (netCDF)" in done.stderr
     return json.loads(done.stdout)

@@ -248,6 +248,8 @@ def test_a_written_log_likelihood_is_the_normal_density_of_the_data(
         np.testing.assert_allclose(written, run.log_likelihood, rtol=1e-5, atol=1e-8)
 
 
+# kernel_free: which modules an import loads; nothing is drawn
+@pytest.mark.kernel_free
 def test_the_command_line_loads_no_plotting_library() -> None:
     code = (
         "import sys\n"

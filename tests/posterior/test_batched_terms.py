@@ -29,18 +29,31 @@ def _terms(name: str, data: str) -> dict[str, torch.Tensor]:
 def test_batched_terms_equal_the_terms_of_each_draw(
     name: str, data: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """One run: its draws scored batched (what the run keeps), then the same draws scored
+    one by one, as a program that a batch cannot run is."""
     answers: list[object] = []
+    one_by_one: dict[str, torch.Tensor] = {}
     original = methods._batched_terms
+    original_log_likelihood = methods._log_likelihood
 
     def spy(*args: object) -> object:
         answers.append(original(*args))  # type: ignore[arg-type]  # the same arguments
         return answers[-1]
 
+    def both(*args: object) -> object:
+        terms = original_log_likelihood(*args)  # type: ignore[arg-type]
+        with monkeypatch.context() as m:
+            m.setattr(methods, "_batched_terms", lambda *args: None)  # one by one
+            alone = original_log_likelihood(*args)  # type: ignore[arg-type]
+        assert isinstance(alone, dict)
+        one_by_one.update({k: v.detach().to(torch.float64) for k, v in alone.items()})
+        return terms
+
     monkeypatch.setattr(methods, "_batched_terms", spy)
+    monkeypatch.setattr(methods, "_log_likelihood", both)
     batched = _terms(name, data)
     assert answers and answers[0] is not None  # these models run batched
-    monkeypatch.setattr(methods, "_batched_terms", lambda *args: None)  # one by one
-    one_by_one = _terms(name, data)
+    assert len(answers) == 1  # and the draws scored one by one did not batch
     assert one_by_one.keys() == batched.keys()
     for k, v in batched.items():
         assert v.shape[:2] == (2, 30)

@@ -52,12 +52,13 @@ def regression(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Linear regression fitted by `qvr run --output` itself: the command line's own entry
     (`qvr_here`), since the file it writes is what these tests read; a `qvr run` process
     of its own cost seconds of importing torch first, and the command as a process is
-    tests/runs' subject."""
+    tests/runs' subject. 100 draws a chain: the tests compare numbers read two ways from
+    this one file, and its shapes."""
     out = tmp_path_factory.mktemp("regression") / "linear_regression.nc"
     done = qvr_here(
         "run",
         str(REGRESSION),
-        *("--method", "nuts", "--steps", "400", "--chains", "4", "--seed", "2"),
+        *("--method", "nuts", "--steps", "200", "--chains", "4", "--seed", "2"),
         *("--data", str(REGRESSION_DATA), "--output", str(out), "--predictive"),
     )
     assert done.returncode == 0, done.stderr
@@ -74,9 +75,9 @@ def test_the_files_have_a_pointwise_log_likelihood_that_az_loo_reads(
             idata.groups()
         )
         ll = idata.log_likelihood["y"]
-        assert ll.shape == (4, 200, points)  # (chain, draw, observation): not summed
+        assert ll.shape == (4, 100, points)  # (chain, draw, observation): not summed
         assert idata.log_likelihood.attrs["log_likelihood"] == "pointwise"
-        assert idata.posterior_predictive["y"].shape == (4, 200, points)
+        assert idata.posterior_predictive["y"].shape == (4, 100, points)
         loo = quiet_az(az.loo, idata)
         assert loo["n_data_points"] == points and np.isfinite(loo["elpd_loo"])
     assert quiet_az(az.compare, {n: az.from_netcdf(p) for n, p in runs.items()}).shape[0] == 2

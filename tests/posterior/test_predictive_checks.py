@@ -84,6 +84,9 @@ def test_qvr_compare_checks_prints_them(mixture_runs: dict[str, Path]) -> None:
     )
 
 
+# kernel_free: no sampler and no torch: built numbers from fixed NumPy generators, which
+# torch's kernels (what the AVX2 pass changes) never touch
+@pytest.mark.kernel_free
 def test_checks_need_predictive_draws(tmp_path: Path) -> None:
     idata = az.from_dict(
         posterior={"mu": np.zeros((1, 10))},
@@ -98,6 +101,9 @@ def test_checks_need_predictive_draws(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--predictive" in done.stderr and str(path) in done.stderr
 
 
+# kernel_free: no sampler and no torch: built numbers from fixed NumPy generators, which
+# torch's kernels (what the AVX2 pass changes) never touch
+@pytest.mark.kernel_free
 def test_a_discrete_site_is_checked_by_its_zeros_with_mid_p_values() -> None:
     """Counts with more zeros than the Poisson draws make: flagged, with its remedy."""
     rng = np.random.default_rng(0)
@@ -121,6 +127,9 @@ def test_a_discrete_site_is_checked_by_its_zeros_with_mid_p_values() -> None:
     assert "zero-inflated" in warning.remedy
 
 
+# kernel_free: no sampler and no torch: built numbers from fixed NumPy generators, which
+# torch's kernels (what the AVX2 pass changes) never touch
+@pytest.mark.kernel_free
 def test_loo_pit_shapes_are_named() -> None:
     rng = np.random.default_rng(2)
     n = 400
@@ -155,6 +164,9 @@ def _logistic_run(n: int = 300, chains: int = 4, draws: int = 500) -> az.Inferen
     )
 
 
+# kernel_free: no sampler and no torch: built numbers from fixed NumPy generators, which
+# torch's kernels (what the AVX2 pass changes) never touch
+@pytest.mark.kernel_free
 def test_binary_data_of_a_correct_model_have_a_uniform_randomised_loo_pit() -> None:
     """ArviZ smooths integer data into a PIT that is not uniform for 0/1 outcomes: a correct
     logistic regression was flagged "U-shaped, the model underdispersed". The randomised

@@ -53,6 +53,7 @@ def chain_error(processes: int, after: int) -> ChainError:
     return info.value
 
 
+@pytest.mark.kernel_free  # fails at the first evaluation
 def test_torch_s_error_in_a_chain_here_names_the_chain_and_the_iteration() -> None:
     e = chain_error(processes=1, after=1)
     assert str(e).startswith("chain 0, iteration 1 (warmup): the model's log density failed")
@@ -65,6 +66,7 @@ def test_a_later_failure_counts_the_iterations_done() -> None:
     assert e.chain in (0, 1) and e.iteration > 1
 
 
+@pytest.mark.kernel_free  # fails at the first evaluation
 def test_the_same_error_in_a_chain_process_is_the_same_line() -> None:
     here = chain_error(processes=1, after=1)
     there = chain_error(processes=2, after=1)  # each process fails its first chain at once
@@ -81,6 +83,7 @@ def test_a_chain_error_crosses_processes_whole() -> None:
     assert isinstance(back, InferenceError)  # what the command line and the server catch
 
 
+@pytest.mark.kernel_free  # nan before any draw
 def test_errors_in_the_user_s_words_are_left_as_they_are() -> None:
     bad = ScaledNormal([float("nan")])  # not finite at the initial point: an InferenceError
     with pytest.raises(InferenceError) as info:
@@ -132,6 +135,7 @@ def faulty(tmp_path: Path) -> tuple[Path, Path]:
     return path, fault
 
 
+@pytest.mark.kernel_free  # every evaluation fails
 def test_qvr_run_prints_a_chain_process_failure_as_one_located_line(
     tmp_path: Path, faulty: tuple[Path, Path]
 ) -> None:
@@ -157,6 +161,7 @@ def test_an_error_nothing_put_in_words_is_one_line_to_report() -> None:
     assert unexpected(MemoryError()).startswith("error: the run ran out of memory")
 
 
+@pytest.mark.kernel_free  # every evaluation fails
 def test_an_svi_step_s_torch_error_names_the_step(faulty: tuple[Path, Path]) -> None:
     path, fault = faulty
     done = qvr("run", str(path), "--method", "svi", "--steps", "5", pythonpath=fault)

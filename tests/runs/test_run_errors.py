@@ -67,6 +67,7 @@ def assert_one_line(done: subprocess.CompletedProcess[str], *expected: str) -> s
 
 
 @pytest.mark.parametrize("chains", [1, 2])
+@pytest.mark.kernel_free  # a continuous marginal fails whatever is drawn
 def test_a_chain_s_error_is_the_same_located_error_in_or_out_of_process(chains: int) -> None:
     with pytest.raises(InferenceError) as info:
         run_program(CONTINUOUS_MARGINAL, method="nuts", steps=10, chains=chains)
@@ -74,6 +75,7 @@ def test_a_chain_s_error_is_the_same_located_error_in_or_out_of_process(chains: 
     assert isinstance(info.value.__cause__, QvrRuntimeError)  # as the runtime raised it
 
 
+@pytest.mark.kernel_free  # a continuous marginal fails whatever is drawn
 def test_the_command_line_prints_a_chain_s_error_as_one_line(tmp_path: Path) -> None:
     path = tmp_path / "m.qvr"
     path.write_text(CONTINUOUS_MARGINAL, encoding="utf-8")
@@ -274,6 +276,7 @@ def test_a_support_bound_that_varies_over_a_plate_is_named_not_a_traceback(
     assert "observe obs5 (greaterthaneq, 4)" in done.stdout or method == "svi"
 
 
+@pytest.mark.kernel_free  # shapes that do not fit, whatever is drawn
 def test_arguments_torch_indexes_past_are_one_located_line(tmp_path: Path) -> None:
     """A MixtureNormal over a one-entry plate: torch's IndexError becomes the site's line."""
     path = tmp_path / "mixture.qvr"
@@ -306,6 +309,7 @@ def test_a_draw_a_nested_family_refuses_is_outside_its_support(tmp_path: Path) -
     assert "Traceback" not in svi.stdout + svi.stderr
 
 
+@pytest.mark.kernel_free  # shapes, not values
 def test_arguments_that_fit_only_until_a_draw_are_one_located_line(tmp_path: Path) -> None:
     """The fuzzer's MixtureNormal whose means (data, 4096 x 1) build but cannot be drawn
     with its five weights: torch's RuntimeError from `sample` is the site's line."""
@@ -323,6 +327,7 @@ def test_arguments_that_fit_only_until_a_draw_are_one_located_line(tmp_path: Pat
     assert_one_line(done, "line 3, sample w: the arguments of MixtureNormal do not fit together")
 
 
+@pytest.mark.kernel_free  # the data's support
 def test_observed_matrices_outside_the_support_name_a_whole_matrix(tmp_path: Path) -> None:
     """An InverseWishart observation checks one flag per matrix; the message shows the
     first matrix outside (it expanded the flags to the entries and failed)."""

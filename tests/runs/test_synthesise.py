@@ -149,6 +149,7 @@ def test_qvr_data_writes_a_file_that_qvr_run_reads(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
 
 
+@pytest.mark.kernel_free  # refused before anything is drawn
 def test_qvr_data_refusals_are_one_line_with_their_status(tmp_path: Path) -> None:
     model = EXAMPLES / "models" / "linear_regression.qvr"
     suffix = qvr("data", str(model), "-o", str(tmp_path / "d.csv"))
@@ -163,6 +164,7 @@ def test_qvr_data_refusals_are_one_line_with_their_status(tmp_path: Path) -> Non
     assert not (tmp_path / "d.npz").exists()
 
 
+@pytest.mark.kernel_free  # refused before a run
 def test_a_run_without_its_data_names_the_command_that_writes_them() -> None:
     model = EXAMPLES / "models" / "linear_regression.qvr"
     done = qvr("run", str(model), "--method", "prior")
