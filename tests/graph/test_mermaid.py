@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+import networkx as nx
 import pytest
 
 from qvr_core.check import check
@@ -63,11 +64,28 @@ def test_mermaid_matches_golden(path) -> None:
     assert_golden(f"{path.stem}.mmd", to_mermaid(build_graph(checked(path.name))))
 
 
-def test_mermaid_parser_reads_back_every_node_edge_and_label(mermaid_parse: MermaidParse) -> None:
+BROKEN = 'flowchart LR\n    a["x" --> b\n'
+
+
+@pytest.fixture(scope="module")
+def parsed(mermaid_parse: MermaidParse) -> tuple[dict[str, nx.DiGraph], dict[str, dict]]:
+    """The examples' graphs, and mermaid's reading of their text, of the error examples'
+    text (keys "errors/NAME") and of `BROKEN` (key "broken"), in one run of the parser:
+    Node loads mermaid once (about a second) for the three tests that read them."""
     sources = {p.stem: p.read_text(encoding="utf-8") for p in EXAMPLE_PATHS}
     sources["awkward"] = AWKWARD
     graphs = {name: build_graph(check(text)) for name, text in sources.items()}
-    results = mermaid_parse({name: to_mermaid(g) for name, g in graphs.items()})
+    texts = {name: to_mermaid(g) for name, g in graphs.items()}
+    for p in ERROR_PATHS:
+        texts[f"errors/{p.stem}"] = to_mermaid(build_graph(check(p.read_text("utf-8"))))
+    texts["broken"] = BROKEN
+    return graphs, mermaid_parse(texts)
+
+
+def test_mermaid_parser_reads_back_every_node_edge_and_label(
+    parsed: tuple[dict[str, nx.DiGraph], dict[str, dict]],
+) -> None:
+    graphs, results = parsed
     for name, g in graphs.items():
         result = results[name]
         assert result["ok"], (name, result["error"])
@@ -79,14 +97,18 @@ def test_mermaid_parser_reads_back_every_node_edge_and_label(mermaid_parse: Merm
         assert parsed_edges == {(u, v): d["label"] for u, v, d in g.edges(data=True)}, name
 
 
-def test_mermaid_parser_accepts_files_with_errors(mermaid_parse: MermaidParse) -> None:
-    texts = {p.stem: to_mermaid(build_graph(check(p.read_text("utf-8")))) for p in ERROR_PATHS}
-    failed = {k: r["error"] for k, r in mermaid_parse(texts).items() if not r["ok"]}
+def test_mermaid_parser_accepts_files_with_errors(
+    parsed: tuple[dict[str, nx.DiGraph], dict[str, dict]],
+) -> None:
+    results = {f"errors/{p.stem}": parsed[1][f"errors/{p.stem}"] for p in ERROR_PATHS}
+    failed = {k: r["error"] for k, r in results.items() if not r["ok"]}
     assert failed == {}
 
 
-def test_the_check_itself_rejects_broken_mermaid(mermaid_parse: MermaidParse) -> None:
-    result = mermaid_parse({"broken": 'flowchart LR\n    a["x" --> b\n'})["broken"]
+def test_the_check_itself_rejects_broken_mermaid(
+    parsed: tuple[dict[str, nx.DiGraph], dict[str, dict]],
+) -> None:
+    result = parsed[1]["broken"]
     assert not result["ok"] and "Parse error" in result["error"]
 
 

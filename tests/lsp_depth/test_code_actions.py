@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 from qvr_core.check import check
 from tests.lsp_depth.support import ERROR_EXAMPLES, apply_text_edits, doc, edits_of, errors, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FIXABLE = [p for p in ERROR_EXAMPLES if any(d.fixes for d in check(p.read_text()).diagnostics)]
 EXTRA = {

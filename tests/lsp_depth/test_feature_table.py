@@ -62,7 +62,7 @@ def test_each_row_names_a_test_that_exists(feature: str, path: str, test: str) -
     assert test in functions, f"{feature}: {path}::{test} does not exist"
 
 
-@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.asyncio(loop_scope="session")
 async def test_the_server_advertises_every_protocol_feature_in_the_table(client):
     caps = client.server_capabilities
     missing = [name for name, advertised in ADVERTISED.items() if not advertised(caps)]

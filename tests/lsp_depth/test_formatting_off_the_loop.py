@@ -11,7 +11,7 @@ from lsprotocol import types as lsp
 from tests.lsp.support import change, position_of
 from tests.lsp_depth.support import apply_text_edits, doc, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 TINY = "object A : Real 2\nmorphism f : A -> A\n"
 OPTIONS = lsp.FormattingOptions(tab_size=4, insert_spaces=True)
 

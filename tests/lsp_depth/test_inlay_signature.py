@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 from tests.lsp.support import change, diagnostics_for, example, position_of
 from tests.lsp_depth.support import doc, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 def whole(text: str) -> lsp.Range:

@@ -12,7 +12,7 @@ from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
 from tests.lsp.support import change, diagnostics_for
 from tests.lsp_depth.support import doc, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 #: Declarations at the top: what hover, tokens, folding, the outline, inlay hints and
 #: formatting would answer for (the text is not formatted) were the document not large.

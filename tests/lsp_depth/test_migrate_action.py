@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 from qvr_core.migrate import migrate_text
 from tests.lsp_depth.support import apply_text_edits, doc, edits_of, errors, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 OLD = """\
 # a model for quivers 0.12

@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 from tests.lsp.support import example, position_of
 from tests.lsp_depth.support import apply_text_edits, doc, edits_of, errors, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 TWO_MISTAKES = (
     "object A : Real 2\n"

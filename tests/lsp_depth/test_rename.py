@@ -19,7 +19,7 @@ from tests.lsp_depth.support import (
     touched,
 )
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 async def rename(client, uri: str, text: str, position: lsp.Position, new: str) -> str:

@@ -23,7 +23,7 @@ from qvr_core.builtins import COMBINATORS, FUNCTIONS, PARAM_SOURCES
 from tests.lsp.support import change, diagnostics_for, example, position_of
 from tests.lsp_depth.support import doc, errors, opened
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 #: The attention combinators the registry has (`multihead`, and its causal and cross kin
 #: once they are registered).

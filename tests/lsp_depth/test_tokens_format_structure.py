@@ -15,7 +15,7 @@ from tests.lsp_depth.support import (
     opened,
 )
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 EVERY_FILE = EXAMPLES + ERROR_EXAMPLES
 
 

@@ -119,7 +119,7 @@ def string_imports(path: Path) -> list[str]:
 
 
 def test_no_package_imports_another_by_string() -> None:
-    """Imports by string hide edges from the contracts; only three load their own package."""
+    """Imports by string hide edges from the contracts; only these load their own package."""
     by_module = {}
     for package in ("qvr_core", "qvr_lsp", "qvr_cli"):
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -133,6 +133,9 @@ def test_no_package_imports_another_by_string() -> None:
         # what the features import on first use, loaded ahead after the first diagnostics
         # (each is also imported by name where it is used, so no edge is hidden)
         "qvr_lsp/warmup.py": ["name"],
+        # `qvr COMMAND` loads that command's module alone (a run skipped 341 modules,
+        # 0.26 s); each is imported by name under TYPE_CHECKING, so no edge is hidden
+        "qvr_cli/main.py": ["SUBCOMMANDS[name][0]"],
     }
     from qvr_core import runtime
 

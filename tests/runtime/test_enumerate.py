@@ -92,7 +92,9 @@ def test_a_global_discrete_latent_is_drawn_from_its_exact_posterior() -> None:
     y, mu = torch.tensor([0.6, 1.1, 0.2, 0.9, 0.4]), torch.tensor(0.7)
     p1 = float(torch.softmax(switch_weights(mu, y), 0)[1])
     assert 0.2 < p1 < 0.8  # a posterior that is neither value for sure
-    n = 2000
+    # p1 is 0.54: at 500 draws the five-standard-error bound is 0.112 and a correct
+    # sampler fails it with probability 4e-7 (exact binomial), as at 2,000 draws
+    n = 500
     got = float(draws(s, {"mu": mu, "y": y}, "x", n).float().mean())
     assert abs(got - p1) < binomial_bound(p1, n)
 
@@ -306,7 +308,9 @@ def test_a_chain_of_states_is_drawn_from_its_joint_posterior() -> None:
     brute = path_log_probs(v, obs)
     z = torch.logsumexp(torch.tensor(list(brute.values()), dtype=torch.float64), 0)
     exact = {p: math.exp(lp - float(z)) for p, lp in brute.items()}
-    n = 1000
+    # 16 checks, the least likely at p = 0.0095: at 500 draws a correct sampler fails
+    # one of them with probability 3e-5 (exact binomial; 2e-5 at 1,000 draws)
+    n = 500
     torch.manual_seed(0)
     counts: dict[tuple[int, ...], int] = {}
     for _ in range(n):

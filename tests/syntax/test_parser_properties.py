@@ -7,6 +7,7 @@ valid file leaves the declarations that do not contain that line intact.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from pathlib import Path
 
@@ -81,10 +82,20 @@ def test_mutated_examples_never_raise(text: str) -> None:
     assert_consistent(text, parse(text))
 
 
+@functools.cache
+def clean_decls(source: str) -> tuple[tuple[str, str, int, int], ...]:
+    """(kind, name, first line, last line) of each declaration of an example as it is:
+    parsed once per example, not once per generated case."""
+    return tuple(
+        (type(d).__name__, d.name.text, d.span.start_line, d.span.end_line)
+        for d in parse(source).module.decls
+    )
+
+
 @given(st.sampled_from(SOURCES), st.data())
 @SETTINGS
 def test_damaging_one_line_keeps_the_other_declarations(source: str, data: st.DataObject) -> None:
-    clean = parse(source).module.decls
+    clean = clean_decls(source)
     lines = source.split("\n")
     line = data.draw(st.integers(0, len(lines) - 1))
     junk = data.draw(st.sampled_from(["$", " >> ", "(", " -> ->", "\t"]))
@@ -93,7 +104,7 @@ def test_damaging_one_line_keeps_the_other_declarations(source: str, data: st.Da
     result = parse(damaged)
     assert_consistent(damaged, result)
 
-    untouched = [d.name.text for d in clean if not d.span.start_line <= line <= d.span.end_line]
+    untouched = [name for _, name, start, end in clean if not start <= line <= end]
     assert not Counter(untouched) - Counter(d.name.text for d in result.module.decls)
 
 
@@ -102,13 +113,13 @@ def test_damaging_one_line_keeps_the_other_declarations(source: str, data: st.Da
 def test_line_endings_and_blank_lines_do_not_change_the_tree_shape(
     source: str, newline: str, blanks: int
 ) -> None:
-    base = parse(source).module.decls
+    base = clean_decls(source)
     text = source.replace("\n", newline + newline * blanks)
     result = parse(text)
     assert result.diagnostics == ()
     assert_consistent(text, result)
-    assert [type(d).__name__ for d in result.module.decls] == [type(d).__name__ for d in base]
-    assert [d.name.text for d in result.module.decls] == [d.name.text for d in base]
+    assert [type(d).__name__ for d in result.module.decls] == [kind for kind, *_ in base]
+    assert [d.name.text for d in result.module.decls] == [name for _, name, *_ in base]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
