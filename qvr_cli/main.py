@@ -1,21 +1,38 @@
 """The `qvr` command line: check, diagram, export, run, plot, compare, data, fmt, migrate, ...
 
-Each subcommand is a module with `add_arguments(parser)` and `main(args)`.
-They are imported here by name, so a broken one fails `qvr` loudly instead
-of vanishing from the help. Each imports only the standard library at its
-top and the heavy parts (torch, the server) when it runs, so `qvr check`
-never imports torch.
+Each subcommand is a module with `add_arguments(parser)` and `main(args)`, named in
+`SUBCOMMANDS`. `qvr COMMAND ...` imports that command's module only (a `qvr run`
+process, every torchrun rank and every test that starts one skips the other
+commands' imports: networkx, the formatter, the exporters, about 0.15 s); the help, an
+unknown command and `--version` import them all, so a broken one still fails `qvr
+--help` loudly instead of vanishing from it. Each imports only the standard library at
+its top and the heavy parts (torch, the server) when it runs, so `qvr check` never
+imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from qvr_core import __version__
-from qvr_core.cli import check, compare, data, diagram, explain, export, fmt, migrate, plot, run
-from qvr_lsp import cli as lsp
+
+if TYPE_CHECKING:  # the modules, checked against `Subcommand` by mypy
+    from qvr_core.cli import (
+        check,
+        compare,
+        data,
+        diagram,
+        explain,
+        export,
+        fmt,
+        migrate,
+        plot,
+        run,
+    )
+    from qvr_lsp import cli as lsp
 
 
 class Subcommand(Protocol):
@@ -26,29 +43,61 @@ class Subcommand(Protocol):
     def main(self, args: argparse.Namespace, /) -> int: ...
 
 
-SUBCOMMANDS: dict[str, tuple[Subcommand, str]] = {
-    "check": (check, "check files and print diagnostics"),
-    "diagram": (diagram, "draw a model as Mermaid, DOT or SVG"),
-    "export": (export, "write a model program in Stan, NumPyro or PyMC"),
-    "run": (run, "fit a program with SVI or NUTS, or sample its prior"),
-    "plot": (plot, "draw figures of a saved run with ArviZ (trace, pair, ppc, ...)"),
-    "compare": (compare, "compare saved runs by PSIS-LOO or WAIC (ArviZ), check their fit"),
-    "data": (data, "write a data file of the right shapes for a program"),
-    "fmt": (fmt, "format files in the canonical layout"),
-    "migrate": (migrate, "rewrite files in the syntax of a later quivers"),
-    "explain": (explain, "explain a diagnostic code, with an example"),
-    "lsp": (lsp, "start the language server"),
+if TYPE_CHECKING:
+    _CHECKED: tuple[Subcommand, ...] = (
+        check,
+        diagram,
+        export,
+        run,
+        plot,
+        compare,
+        data,
+        fmt,
+        migrate,
+        explain,
+        lsp,
+    )
+
+#: name -> (its module, its help), in the order the help lists them.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("qvr_core.cli.check", "check files and print diagnostics"),
+    "diagram": ("qvr_core.cli.diagram", "draw a model as Mermaid, DOT or SVG"),
+    "export": ("qvr_core.cli.export", "write a model program in Stan, NumPyro or PyMC"),
+    "run": ("qvr_core.cli.run", "fit a program with SVI or NUTS, or sample its prior"),
+    "plot": (
+        "qvr_core.cli.plot",
+        "draw figures of a saved run with ArviZ (trace, pair, ppc, ...)",
+    ),
+    "compare": (
+        "qvr_core.cli.compare",
+        "compare saved runs by PSIS-LOO or WAIC (ArviZ), check their fit",
+    ),
+    "data": ("qvr_core.cli.data", "write a data file of the right shapes for a program"),
+    "fmt": ("qvr_core.cli.fmt", "format files in the canonical layout"),
+    "migrate": ("qvr_core.cli.migrate", "rewrite files in the syntax of a later quivers"),
+    "explain": ("qvr_core.cli.explain", "explain a diagnostic code, with an example"),
+    "lsp": ("qvr_lsp.cli", "start the language server"),
 }
 
 
+def subcommand(name: str) -> Subcommand:
+    """The module of the subcommand `name` (imported on first use)."""
+    return cast(Subcommand, importlib.import_module(SUBCOMMANDS[name][0]))
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    # `qvr COMMAND ...`: the first word is the command (the only other words allowed
+    # before it are -h and --version), so only its module is needed
+    names = [words[0]] if words and words[0] in SUBCOMMANDS else list(SUBCOMMANDS)
     parser = argparse.ArgumentParser(prog="qvr", description="QVR tools")
     parser.add_argument("--version", action="version", version=f"qvr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module, help_text) in SUBCOMMANDS.items():
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    for name in names:
+        help_text = SUBCOMMANDS[name][1]
+        subcommand(name).add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
-    module, _ = SUBCOMMANDS[args.command]
+    module = subcommand(args.command)
     try:
         return module.main(args)
     except KeyboardInterrupt:
