@@ -537,7 +537,7 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
   it("shows the attention weights of a finished run as a heatmap per head", async () => {
     const settings = path.join(codeServer.workspace, ".vscode", "settings.json");
     mkdirSync(path.dirname(settings), { recursive: true });
-    writeFileSync(settings, JSON.stringify({ "qvr.inference.steps": 40 }));
+    writeFileSync(settings, JSON.stringify({ "qvr.inference.steps": 10 }));
     try {
       await wb.openFile("bert_mlm.qvr");
       // As in the NUTS test: until VS Code has read the workspace settings the run has the
