@@ -30,16 +30,13 @@ def _one_torch_thread() -> Iterator[None]:
     The suite runs a worker per core, so a second intra-op thread only waits for a core:
     on a busy two-core machine a softmax over a 3 x 2 tensor took 3 ms instead of 4 us.
     Processes a test starts set theirs themselves (`OMP_NUM_THREADS=1`)."""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    if "torch" not in sys.modules:  # importing it here would cost every test process
         yield
         return
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    from qvr_core.runs.model_data import one_thread  # what a model program's run does
+
+    with one_thread():
         yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ and observed sites. A model program's data is by name (`runs.model_data`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import cast
 
@@ -266,11 +266,7 @@ def _model(
     shown = "synthetic data"
     if data is not None:
         file, shown = _file(data, data_root)
-        source = shown
-
-        def shapes(found: Mapping[str, tuple[int, ...]]) -> None:
-            refuse_observed_shapes(checked, name, found, source)
-
+        shapes = partial(refuse_observed_shapes, checked, name, source=shown)
         arrays = read_data(file, budget, shapes)  # a shape that cannot fit: refused unread
     sizing = size_model_run(
         checked,

@@ -21,32 +21,12 @@ from qvr_core.check import check
 from qvr_core.export import TARGETS, export_program
 from qvr_core.runs.model_data import split_data
 from qvr_core.runtime.model import compile_model
+from tests.models import regressions
 
 #: flat priors on a plated intercept, a slope and a scale (a regression on x, grouped by
 #: g); beside them posteriordb's earnings-logearn_interaction in small: literal indices
 #: and lets of the data that Stan computes in `transformed data`
-SOURCE = """\
-object Group : FinSet 3
-object Coef : FinSet 5
-object Row : FinSet 6
-
-program both : Row -> Row
-    sample alpha : Group <- Flat
-    sample b <- Flat
-    sample tau <- HalfFlat
-    let nu = alpha[g] + b * x
-    observe y : Row <- Normal(nu, tau)
-    sample beta : Coef <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let log_earn = log(earn)
-    let inter = height * male
-    let tall = height > 65.0
-    let mu = beta[0] + beta[1] * height + beta[2] * male + beta[3] * inter + beta[4] * tall
-    observe log_earn : Row <- Normal(mu, sigma)
-    return mu
-
-export both
-"""
+SOURCE = regressions.flat_groups_and_earnings(6)
 DATA: dict[str, list[float]] = {
     "x": [0.1, -0.4, 1.2, 0.7, -1.0, 0.3],
     "g": [0, 1, 2, 1, 0, 2],

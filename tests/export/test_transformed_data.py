@@ -25,23 +25,9 @@ from qvr_core.export import TARGETS, export_program
 from qvr_core.runs.model_data import split_data
 from qvr_core.runtime.model import compile_model
 from tests.export.pymc_points import value_point
+from tests.models import regressions
 
-EARNINGS = """\
-object Coef : FinSet 5
-object Row : FinSet 6
-
-program earnings : Row -> Row
-    sample beta : Coef <- Normal(0.0, 10.0)
-    sample sigma <- HalfNormal(5.0)
-    let log_earn = log(earn)
-    let inter = height * male
-    let tall = height > 65.0
-    let mu = beta[0] + beta[1] * height + beta[2] * male + beta[3] * inter + beta[4] * tall
-    observe log_earn : Row <- Normal(mu, sigma)
-    return mu
-
-export earnings
-"""
+EARNINGS = regressions.earnings_interaction(6)
 
 DATA: dict[str, list[float]] = {
     "earn": [50000, 60000, 30000, 50000, 51000, 9000],

@@ -7,7 +7,6 @@ wait for a second thread; one thread is faster and keeps timings stable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,9 @@ import torch
 
 
 @pytest.fixture(autouse=True)
-def _single_thread_and_seed() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _seed() -> None:
+    """torch's global generator at 0 (one thread: tests/conftest.py)."""
     torch.manual_seed(0)
-    yield
-    torch.set_num_threads(threads)
 
 
 ROOT = Path(__file__).resolve().parents[2]

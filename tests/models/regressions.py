@@ -54,15 +54,45 @@ def flat_line(rows: int) -> str:
     )
 
 
-def flat_groups(rows: int) -> str:
-    """Flat group intercepts (a plate of them), a flat slope and a flat scale."""
-    return _program(
-        "grouped",
-        rows,
+GROUP = "object Group : FinSet 3\n"
+COEF5 = "object Coef : FinSet 5\n"
+
+
+def _flat_groups_steps(mean: str) -> str:
+    return (
         "    sample alpha : Group <- Flat\n"
         "    sample b <- Flat\n"
         "    sample tau <- HalfFlat\n"
-        "    let mu = alpha[g] + b * x\n"
-        "    observe y : Row <- Normal(mu, tau)\n",
-        "object Group : FinSet 3\n",
+        f"    let {mean} = alpha[g] + b * x\n"
+        f"    observe y : Row <- Normal({mean}, tau)\n"
     )
+
+
+def _earnings_interaction_steps() -> str:
+    return (
+        "    sample beta : Coef <- Normal(0.0, 10.0)\n"
+        "    sample sigma <- HalfNormal(5.0)\n"
+        "    let log_earn = log(earn)\n"
+        "    let inter = height * male\n"
+        "    let tall = height > 65.0\n"
+        "    let mu = beta[0] + beta[1] * height + beta[2] * male + beta[3] * inter"
+        " + beta[4] * tall\n"
+        "    observe log_earn : Row <- Normal(mu, sigma)\n"
+    )
+
+
+def flat_groups(rows: int) -> str:
+    """Flat group intercepts (a plate of them), a flat slope and a flat scale."""
+    return _program("grouped", rows, _flat_groups_steps("mu"), GROUP)
+
+
+def earnings_interaction(rows: int) -> str:
+    """posteriordb's earnings-logearn_interaction in small: literal indices and lets of
+    the data (a log, a product, a comparison) that Stan computes in `transformed data`."""
+    return _program("earnings", rows, _earnings_interaction_steps(), COEF5)
+
+
+def flat_groups_and_earnings(rows: int) -> str:
+    """Both of the above in one program (one Stan compile for both exports' tests)."""
+    steps = _flat_groups_steps("nu") + _earnings_interaction_steps()
+    return _program("both", rows, steps, GROUP + COEF5)
