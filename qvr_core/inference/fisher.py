@@ -34,7 +34,7 @@ Gaussian coordinate for a start a unit away from its mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,6 +47,8 @@ Vector = np.ndarray
 CUTOFF = 2.0
 #: At most this many directions corrected beyond the diagonal.
 MAX_RANK = 10
+#: Up to this many coordinates a low-rank metric is applied as a d x d matrix.
+DENSE_SIZE = 64
 #: Ridge added to the projected covariances of the scaled draws and gradients (whose
 #: diagonals are at least about 1 there), for directions the window barely saw.
 RIDGE = 1e-3
@@ -73,11 +75,29 @@ def initial_variance(grad: Vector) -> Vector:
 
 @dataclass(frozen=True)
 class LowRankMetric:
-    """M^-1 = S (I + U (Λ - I) U^T) S with S = diag(scale) and orthonormal U (d x r)."""
+    """M^-1 = S (I + U (Λ - I) U^T) S with S = diag(scale) and orthonormal U (d x r).
+
+    In at most `DENSE_SIZE` dimensions both products are one matrix times the vector,
+    with the two d x d matrices formed once: numpy's cost there is per call, not per
+    number, and the factored form's five calls per product were a tenth of a small
+    model's sampling time (kidiq: 6 us of about 60 per leapfrog step)."""
 
     scale: Vector
     vectors: Vector
     values: Vector
+    _velocity: Vector | None = field(init=False, repr=False, compare=False)
+    _momentum: Vector | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        velocity = momentum = None
+        if self.values.size and self.scale.size <= DENSE_SIZE:
+            dtype = self.scale.dtype
+            shrink = 1.0 / np.sqrt(self.values) - 1.0
+            inner = np.eye(self.scale.size) + (self.vectors * shrink) @ self.vectors.T
+            velocity = self.matrix().astype(dtype)
+            momentum = (inner / self.scale[:, None]).astype(dtype)
+        object.__setattr__(self, "_velocity", velocity)
+        object.__setattr__(self, "_momentum", momentum)
 
     @property
     def rank(self) -> int:
@@ -90,6 +110,8 @@ class LowRankMetric:
 
     def velocity(self, r: Vector) -> Vector:
         """M^-1 r."""
+        if self._velocity is not None:
+            return np.asarray(self._velocity @ r)
         y = self.scale * r
         y = y + self.vectors @ ((self.values - 1.0) * (self.vectors.T @ y))
         return np.asarray(self.scale * y)
@@ -97,12 +119,15 @@ class LowRankMetric:
     def momentum(self, noise: Vector) -> Vector:
         """A momentum N(0, M) from standard normal `noise`: S^-1 (I + U (Λ^-1/2 - I) U^T) n,
         since (I + U (Λ^-1/2 - I) U^T)^2 = I + U (Λ^-1 - I) U^T = S M S."""
+        if self._momentum is not None:
+            return np.asarray(self._momentum @ noise)
         shrink = 1.0 / np.sqrt(self.values) - 1.0
         y = noise + self.vectors @ (shrink * (self.vectors.T @ noise))
         return np.asarray(y / self.scale)
 
     def matrix(self) -> Vector:
-        """M^-1 as a d x d array (for inspection: the sampler never forms it)."""
+        """M^-1 as a d x d array (in more than `DENSE_SIZE` dimensions the sampler never
+        forms it)."""
         inner = np.eye(self.scale.size) + (self.vectors * (self.values - 1.0)) @ self.vectors.T
         return np.asarray(self.scale[:, None] * inner * self.scale[None, :])
 

@@ -397,8 +397,10 @@ class _ImproperFlat(_Rebuilt, D.Distribution):
 
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
         """0 on the support, -inf off it; `value * 0` keeps the value in the graph, so a
-        gradient through this term alone is 0, never missing."""
-        inside = self.support.check(value) & ~torch.isnan(value)
+        gradient through this term alone is 0, never missing. Both supports' checks are
+        comparisons, which NaN fails (`x == x` for the real line), so NaN is off it too
+        without a test of its own (three operations fewer in every NUTS gradient)."""
+        inside = self.support.check(value)
         zero = torch.where(inside, value * 0, -math.inf)
         return zero + self.zero
 

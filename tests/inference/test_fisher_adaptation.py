@@ -94,14 +94,19 @@ def test_the_low_rank_metric_of_correlated_gaussian_draws_is_their_covariance() 
     np.testing.assert_allclose(relative, 1.0, rtol=0.02)
 
 
-def test_the_low_rank_metric_moves_and_draws_momenta_as_its_matrix() -> None:
+@pytest.mark.parametrize("size", [12, fisher.DENSE_SIZE + 16])  # as matrices; factored
+def test_the_low_rank_metric_moves_and_draws_momenta_as_its_matrix(size: int) -> None:
     rng = np.random.default_rng(2)
-    size = 12
     directions, _ = np.linalg.qr(rng.normal(size=(size, 3)))
     metric = fisher.LowRankMetric(
         np.exp(rng.normal(size=size)), directions, np.array([50.0, 0.05, 3.0])
     )
     inv_mass = metric.matrix()
+    assert (metric._velocity is None) == (size > fisher.DENSE_SIZE)
+    # the matrix from its parts, not from `matrix()`, which the small metric applies
+    scale = np.diag(metric.scale)
+    inner = np.eye(size) + directions @ np.diag(metric.values - 1.0) @ directions.T
+    np.testing.assert_allclose(inv_mass, scale @ inner @ scale, rtol=1e-12, atol=1e-12)
     r = rng.normal(size=size)
     np.testing.assert_allclose(metric.velocity(r), inv_mass @ r, rtol=1e-12, atol=1e-12)
     factor = np.stack([metric.momentum(e) for e in np.eye(size)], axis=1)  # momentum = F n
