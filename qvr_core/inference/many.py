@@ -41,11 +41,12 @@ from torch.func import vmap
 from qvr_core.inference.nuts import Potential
 from qvr_core.inference.record import record
 from qvr_core.inference.simplify import simplify
+from qvr_core.inference.static import static_runtime
 from qvr_core.inference.work import count_work
 
 log = logging.getLogger(__name__)
 
-Batched = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # Z -> (dU/dZ, U)
+Batched = Callable[[torch.Tensor], tuple[torch.Tensor, ...]]  # Z -> (dU/dZ, U)
 
 #: How close the compiled potential must be to the eager one to replace it.
 RTOL, ATOL = 1e-6, 1e-8
@@ -139,7 +140,7 @@ def compiled_potential(
             traced = torch.jit.freeze(
                 torch.jit.trace(graph, (starts.clone(),), check_trace=False).eval()
             )
-        static = _static_runtime(traced)
+        static = static_runtime(traced)
         if static is not None and _agrees_beside(static, eager, starts):
             return static
         if not _agrees_beside(traced, eager, starts):
@@ -148,38 +149,6 @@ def compiled_potential(
         log.debug("the potential runs eagerly: it cannot be compiled (%s)", e)
         return None
     return traced
-
-
-class StaticPotential:
-    """A traced batched potential run by torch's Static Runtime (`_static_runtime`)."""
-
-    def __init__(self, module: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]):
-        self.module = module
-
-    def __call__(self, zs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        grads, values = self.module(zs)
-        return grads, values
-
-
-def _static_runtime(traced: torch.jit.ScriptModule) -> StaticPotential | None:
-    """The frozen graph run by torch's Static Runtime, or None where this torch has none
-    or it refuses the graph.
-
-    Static Runtime is TorchScript's executor for frozen inference graphs: it resolves
-    every operation's kernel once, when the module is made, where the interpreter looks
-    each up per call. On the small graphs of model programs that is most of the time:
-    kidiq's 76 operations (4 chains x 434 rows) take 99 us rather than 134, eight
-    schools' 70 take 52 us rather than 83, with the same kernels and so the same
-    numbers, bit for bit. It is reached through `torch._C`, which may change between
-    torch releases, so anything it does not do leaves the traced module in use."""
-    to_static = getattr(torch._C, "_jit_to_static_module", None)
-    if to_static is None:
-        return None
-    try:
-        return StaticPotential(to_static(traced._c))
-    except Exception as e:
-        log.debug("Static Runtime does not take the potential (%s)", e)
-        return None
 
 
 def _agrees_beside(function: Batched, eager: Potential, starts: torch.Tensor) -> bool:

@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from qvr_core.inference import chains as chains_module
+from qvr_core.inference import static
 from qvr_core.inference.chains import chain_seeds, chosen_processes, default_processes, run_chains
 from qvr_core.inference.lockstep import TaskError, run_together
-from qvr_core.inference.many import ManyPotential, StaticPotential
+from qvr_core.inference.many import ManyPotential
 from qvr_core.inference.mcmc import (
     ProgramPotential,
     chain_layout,
@@ -64,8 +65,8 @@ def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
     eager, starts = _potentials(run)
     many = ManyPotential(eager, eager.log_density, starts)
     assert many.compiled
-    if hasattr(torch._C, "_jit_to_static_module"):  # this torch has Static Runtime: it runs
-        assert isinstance(many.function, StaticPotential)
+    if static.available():  # this torch has Static Runtime: it runs the potential
+        assert isinstance(many.function, static.StaticGraph)
     g = torch.Generator().manual_seed(1)
     for _ in range(5):
         points = starts + torch.randn(starts.shape, generator=g, dtype=starts.dtype)
