@@ -33,8 +33,13 @@ from qvr_core.runtime.model.program import DTYPE
 def split_data(
     program: ModelProgram, data: Mapping[str, torch.Tensor] | None, source: str
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """(data names, observed sites) from a data set, refusing missing or unknown keys and
-    values whose shapes do not fit the plates their steps write.
+    """(data names, observed sites) from a data set, refusing missing keys, values the
+    program computes, and values whose shapes do not fit the plates their steps write.
+
+    Other keys are ignored, as CmdStan ignores data variables a program does not declare:
+    one file serves nested models (`qvr compare`) and posteriordb's `data.json` (which
+    holds the sizes, `N`, `J`, that QVR's objects carry) runs as it is. They are named
+    only when a key is missing, where one of them may be its misspelling.
 
     `source` names the data in messages, already printable."""
     computed = set(program.computed_names)
@@ -42,8 +47,9 @@ def split_data(
     needed = [*program.data_names, *observed]
     given = dict(data or {})
     missing = [k for k in needed if k not in given]
+    kept_out = [k for k in program.computed_names if k in given]
     unknown = sorted(set(given) - set(needed))
-    if missing or unknown:
+    if missing or kept_out:
         parts = []
         if missing:
             where = _lines(program)
@@ -53,9 +59,9 @@ def split_data(
                     f"{quoted(k)} (line {where[k]})" if k in where else quoted(k) for k in missing
                 )
             )
-        if unknown:
-            parts.append(f"unexpected {quoted_list(unknown)}")
-        kept_out = [k for k in program.computed_names if k in unknown]
+        shown = unknown if missing else kept_out
+        if shown:
+            parts.append(f"unexpected {quoted_list(shown)}")
         raise InferenceError(
             f"{source}: {'; '.join(parts)}. Program {program.name} reads "
             + (f"the data names {', '.join(program.data_names)} and " if program.data_names else "")

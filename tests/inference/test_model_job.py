@@ -60,12 +60,24 @@ def test_svi_and_npz_bytes_as_the_server_hands_them_over(tmp_path) -> None:
 def test_missing_and_unexpected_data_are_named_with_their_lines(tmp_path) -> None:
     with pytest.raises(InferenceError, match=r"missing 'sigma' \(line 9\)"):
         run_inference(SCHOOLS, method="nuts", data=json_file(tmp_path, {"y": DATA["y"]}))
-    extra = {**DATA, "z": [1, 2]}
-    with pytest.raises(InferenceError, match=r"unexpected 'z'.*the data names sigma"):
-        run_inference(SCHOOLS, method="nuts", data=json_file(tmp_path, extra))
+    misspelt = {"y": DATA["y"], "sigmaa": DATA["sigma"]}  # the key it may be is named
+    with pytest.raises(InferenceError, match=r"missing 'sigma' \(line 9\); unexpected 'sigmaa'"):
+        run_inference(SCHOOLS, method="nuts", data=json_file(tmp_path, misspelt))
     short = {**DATA, "sigma": DATA["sigma"][:7]}
     with pytest.raises(InferenceError, match=r"'sigma' has shape \(7,\).*its scale"):
         run_inference(SCHOOLS, method="svi", data=json_file(tmp_path, short))
+
+
+def test_keys_the_program_does_not_read_are_ignored_as_cmdstan_ignores_them(tmp_path) -> None:
+    """posteriordb's data.json holds the sizes (`J`) that QVR's objects carry, and one file
+    may serve nested models; the run is the one without the extra keys."""
+    plain = run_inference(SCHOOLS, method="svi", steps=5, seed=3, data=json_file(tmp_path, DATA))
+    extra = {**DATA, "J": 8, "z": [[1.5, 2.0]]}
+    (tmp_path / "extra").mkdir()
+    more = run_inference(
+        SCHOOLS, method="svi", steps=5, seed=3, data=json_file(tmp_path / "extra", extra)
+    )
+    assert more["losses"] == plain["losses"]
 
 
 def test_a_model_with_data_names_needs_a_data_file() -> None:
