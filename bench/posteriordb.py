@@ -41,12 +41,13 @@ worst parameter is named when it does not), min bulk ESS, ESS per second of the 
 click and of sampling alone, divergences (after warmup), and qvr's ESS per second as
 ratios of each peer's.
 
-QVR reads the data by the names its program uses, and refuses names it does not use, so
-each model has a small mapping from posteriordb's data (Stan's names) to qvr's (`Spec.data`),
-and one from qvr's draws to posteriordb's parameters (`Spec.draws`): QVR keeps the sampled
-sites in the draws, not `let` values, so a transformed parameter of the Stan program (eight
-schools' theta) is computed from the draws here as Stan's `transformed parameters` compute
-it. What each mapping does is written beside it; the shared files are never changed.
+QVR reads the data by the names its program uses and ignores the others, so most models
+read posteriordb's data.json as it is; two need a mapping to qvr's data (`Spec.data`: arK's
+lags, diamonds' design matrix without its intercept column). Each has one from qvr's draws
+to posteriordb's parameters (`Spec.draws`): QVR keeps the sampled sites in the draws, not
+`let` values, so a transformed parameter of the Stan program (eight schools' theta) is
+computed from the draws here as Stan's `transformed parameters` compute it. What each
+mapping does is written beside it; the shared files are never changed.
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ Draws = dict[str, np.ndarray]  # a variable's draws, shaped (chain, draw, *shape
 # --- qvr's data and draws, per model ---------------------------------------------------
 
 
-def _keep(*names: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """The data names the QVR program reads, as posteriordb names them."""
-    return lambda data: {k: data[k] for k in names}
+def _as_is(data: dict[str, Any]) -> dict[str, Any]:
+    """posteriordb's data.json unchanged: the program reads its keys by Stan's names and
+    ignores the others (the sizes `N`, `J`, which its objects carry)."""
+    return data
 
 
 def _same(draws: Draws) -> Draws:
@@ -130,26 +132,20 @@ class Spec:
 
 
 EXPRESSIBLE: dict[str, Spec] = {
-    "eight_schools-eight_schools_noncentered": Spec(_keep("y", "sigma"), _eight_schools_draws),
-    "sblrc-blr": Spec(_keep("X", "y")),
+    "eight_schools-eight_schools_noncentered": Spec(_as_is, _eight_schools_draws),
+    "sblrc-blr": Spec(_as_is),
     "arK-arK": Spec(_ark_data),
-    "low_dim_gauss_mix-low_dim_gauss_mix": Spec(_keep("y"), _gauss_mix_draws),
+    "low_dim_gauss_mix-low_dim_gauss_mix": Spec(_as_is, _gauss_mix_draws),
     "diamonds-diamonds": Spec(_diamonds_data),
     # flat (improper) priors, `Flat` and `HalfFlat` (issue 49)
-    "kidiq-kidscore_momiq": Spec(_keep("kid_score", "mom_iq")),
-    "earnings-earn_height": Spec(_keep("earn", "height")),
-    "kilpisjarvi_mod-kilpisjarvi": Spec(
-        _keep("x", "y", "pmualpha", "psalpha", "pmubeta", "psbeta")
-    ),
+    "kidiq-kidscore_momiq": Spec(_as_is),
+    "earnings-earn_height": Spec(_as_is),
+    "kilpisjarvi_mod-kilpisjarvi": Spec(_as_is),
     # and transformed data: logs, products and indicators computed from the data
-    "kidiq_with_mom_work-kidscore_mom_work": Spec(_keep("kid_score", "mom_work")),
-    "earnings-logearn_interaction": Spec(_keep("earn", "height", "male")),
-    "mesquite-logmesquite": Spec(
-        _keep("weight", "diam1", "diam2", "canopy_height", "total_height", "density", "group")
-    ),
-    "nes1972-nes": Spec(
-        _keep("partyid7", "real_ideo", "race_adj", "age_discrete", "educ1", "gender", "income")
-    ),
+    "kidiq_with_mom_work-kidscore_mom_work": Spec(_as_is),
+    "earnings-logearn_interaction": Spec(_as_is),
+    "mesquite-logmesquite": Spec(_as_is),
+    "nes1972-nes": Spec(_as_is),
 }
 
 NOT_EXPRESSIBLE: dict[str, str] = {
