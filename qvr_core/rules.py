@@ -766,6 +766,29 @@ OBSERVED_NOT_DATA = Rule(
     example="QVR411_observed_not_data.qvr",
 )
 
+DATA_LIKE_A_VALUE = Rule(
+    code="QVR412",
+    name="data-like-a-value",
+    severity=WARNING,
+    summary="a name read from the data that is one letter away from a value the program binds",
+    explanation=(
+        "In a model program a name that no step binds is a data name: the run reads it "
+        "from the data file, as quivers' host data, and that is how covariates and "
+        "observations get in. A data name one letter away from a value the program has "
+        "already bound (`aa[group]` after `sample a : Group <- ...`, `sigmaa` for `sigma`) "
+        "is more often a typo, which would otherwise show only when `qvr run` asks the data "
+        "file for it. Data names stay allowed: a name that is meant as data keeps working, "
+        "and one further from the program's own values has no warning."
+    ),
+    fixes=(
+        "Change the name to the value it misspells.",
+        "If it is data, keep it (the run reads it from the data file), or give it a name "
+        "further from the program's values.",
+    ),
+    example="QVR412_data_like_a_value.qvr",
+    quick_fixes=("Change to each close value name.",),
+)
+
 # ------------------------------------------------------------------ 5: exports
 
 

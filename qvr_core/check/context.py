@@ -158,12 +158,15 @@ class Context:
         written: str,
         candidates: list[str] | tuple[str, ...],
         otherwise: str = "",
+        close: list[str] | None = None,
     ) -> list[str]:
         """Report a misspelling with the closest names, one "Change to" fix each.
 
-        `otherwise` is appended when nothing is close. Returns the close names.
+        `otherwise` is appended when nothing is close. `close`, when given, are the close
+        names, found by the caller's own measure (`candidates` is then not read). Returns
+        the close names.
         """
-        close = suggest(written, candidates)
+        close = suggest(written, candidates) if close is None else close
         fixes: tuple[Fix, ...] = ()
         if close:
             message += f": did you mean '{close[0]}'?"

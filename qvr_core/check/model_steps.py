@@ -42,6 +42,7 @@ from qvr_core.check.model import (
     Step,
 )
 from qvr_core.check.module import SymbolKind
+from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
 from qvr_core.check.unchecked import is_family
@@ -1209,10 +1210,34 @@ class ModelChecker:
             self._label_clash(n, name.span)
         element = Element("index", (), indexes) if indexes else REAL_NUMBER
         t = Plated((), element, data_plates=True)
+        self._like_a_value(name)
         pc._define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]  # as above
         pc._use(n)
         self.data[n] = DataVariable(n, name.span, False, t, indexes)
         return t
+
+    def _like_a_value(self, name: ast.Name) -> None:
+        """QVR412 for a new data name one edit from a value bound before it (`aa` after
+        `sample a`): most likely a typo, which only the run would notice otherwise. The
+        suggested value counts as used, so the typo gives one diagnostic, not two."""
+        pc = self.pc
+        close = [
+            k
+            for k, loc in pc.locals.items()
+            if loc.kind is not SymbolKind.DATA and one_edit_apart(name.text, k)
+        ]
+        if not close:
+            return
+        self.ctx.did_you_mean(
+            rules.DATA_LIKE_A_VALUE,
+            f"'{name.text}' is read from the data file, as no step binds it (data names are "
+            "allowed)",
+            name.span,
+            name.text,
+            (),
+            close=sorted(close)[:3],
+        )
+        pc._use(sorted(close)[0])
 
     def _arith(self, node: ast.Arith) -> Plated | None:
         t = self._arith_node(node)

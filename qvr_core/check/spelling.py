@@ -58,3 +58,30 @@ def close_matches(word: str, candidates: list[str], n: int = 3, cutoff: float = 
             else:
                 heapq.heappushpop(found, (ratio, x))
     return [x for _, x in sorted(found, reverse=True)]
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one insertion, deletion, substitution or swap of two
+    neighbours (Damerau's one edit), with `aa`/`a` in but `x`/`z` and `y1`/`y2` out.
+
+    The test for a data name that may be a misspelt value (QVR412): far stricter than
+    the did-you-mean of an undefined name, since a data name is no error and real
+    programs read data named beside their values (`pmualpha` for the prior of `alpha`,
+    `sigma` beside `sigma_y`). One-letter names and names that differ in one digit
+    (`y1`, `y2`: numbered data) are never one edit apart here."""
+    if a == b or max(len(a), len(b)) < 2 or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diffs) == 1:
+            i = diffs[0]
+            return not (a[i].isdigit() and b[i].isdigit())
+        return (
+            len(diffs) == 2
+            and diffs[1] == diffs[0] + 1
+            and a[diffs[0]] == b[diffs[1]]
+            and (a[diffs[1]] == b[diffs[0]])
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return short[i:] == long[i + 1 :] and not long[i].isdigit()
