@@ -31,6 +31,7 @@ from qvr_core.builtins.objects import FINSET
 from qvr_core.collector import collector_paused
 from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from qvr_core.syntax import ast
+from qvr_core.syntax.argument_hint import argument_hint
 from qvr_core.syntax.builder import MAX_OBJECT_SIZE, Era, Header, NodeError
 from qvr_core.syntax.layout import (
     CLOSERS,
@@ -819,7 +820,14 @@ class _FileParser:
         opener = _unclosed(tokens) if found.type == "$END" else None
         if opener is not None:
             related = (Related(opener.span, f"'{opener.text}' opened here is not closed"),)
-        self.diagnostics.append(make(rules.SYNTAX_ERROR, message, span, related=related))
+        fixes: tuple[Fix, ...] = ()
+        hint = argument_hint(tokens, stuck.index, self.text, self.offset) if in_body else None
+        if hint is not None:  # `Normal(a + 1.0, s)`: bind the argument with a let
+            message += hint[0]
+            fixes = (hint[1],)
+        self.diagnostics.append(
+            make(rules.SYNTAX_ERROR, message, span, related=related, fixes=fixes)
+        )
 
     def _check_size(self, decl: ast.ObjectDecl) -> None:
         body = decl.body
