@@ -160,11 +160,32 @@ def _family_arg(arg: object) -> bool:
         return arg.kind in ("int", "float", "name")  # a keyword's name value is a Literal
     if isinstance(arg, ast.NameRef):
         return True
+    if isinstance(arg, ast.Call):  # `Bernoulli(sigmoid(eta))`: a builtin function's value
+        return _computed_arith(arg) is not None
     if isinstance(arg, ast.IndexArg):
         return isinstance(arg.index, ast.TypeRef)
     if isinstance(arg, ast.ListArg):
         return all(isinstance(i, ast.Literal) and i.kind in ("int", "float") for i in arg.items)
     return False
+
+
+def _computed_arith(node: object) -> ast.Arith | None:
+    """A family argument written as a call of builtin functions over names and numbers
+    (`sigmoid(eta)`, `exp(min(a, b))`), as the arithmetic of a `let`; None for anything
+    else (a morphism's call, a keyword, a list), which keeps the names-only check."""
+    if isinstance(node, ast.NameRef):
+        return ast.Var(node.name, node.span)
+    if isinstance(node, ast.Literal) and node.kind in ("int", "float"):
+        return ast.Number(float(node.value), node.raw, node.span)
+    if not isinstance(node, ast.Call) or node.kwargs:
+        return None
+    fn = FUNCTIONS.get(node.callee.text)
+    if fn is None or not fn.accepts(len(node.args)):
+        return None
+    args = [_computed_arith(a) for a in node.args]
+    if any(a is None for a in args):
+        return None
+    return ast.Apply(node.callee, tuple(a for a in args if a is not None), node.span)
 
 
 def _arith_reason(node: ast.Arith) -> str | None:
@@ -236,6 +257,8 @@ class ModelChecker:
         self.labels: dict[str, int] = {}  # labels drawn at inside called computations: draws
         self.drawn: dict[str, str] = {}  # the site names of those draws: the callee drawing
         self.observed_lets: list[str] = []  # lets of the data that observe steps observe
+        #: the site whose family arguments are being bound, and its scope (`_site`)
+        self._owner: tuple[str, tuple[str, ...]] = ("", ())
 
     def run(self) -> Model:
         decl = self.decl
@@ -353,6 +376,7 @@ class ModelChecker:
         annotation = step.declared if isinstance(step, ast.ObserveStep) else step.plate
         assert annotation is None or isinstance(annotation, ast.TypeRef)  # model_reason: names
         opts = self._options(step, kind, scope)
+        self._owner = (step.target.text, tuple(s.name for s in scope))
         if is_family(self.ctx, source.callee):
             family = FAMILIES[source.callee.text]
             site = self._family_site(step, source, kind, family, annotation, opts)
@@ -795,6 +819,8 @@ class ModelChecker:
     def _argument(self, param: Param | None, node: object) -> Argument:
         name = param.name if param is not None else ""
         span: Span = node.span  # type: ignore[attr-defined]  # every argument node has a span
+        if isinstance(node, ast.Call):
+            return self._computed_argument(name, node)
         if isinstance(node, ast.Literal) and node.kind == "name":
             node = ast.NameRef(ast.Name(str(node.value), span), span)
         if isinstance(node, ast.Literal):
@@ -1215,6 +1241,34 @@ class ModelChecker:
         pc._use(n)
         self.data[n] = DataVariable(n, name.span, False, t, indexes)
         return t
+
+    def _computed_argument(self, param: str, call: ast.Call) -> Argument:
+        """`Bernoulli(sigmoid(eta))`: the call's value is a `let` of its own, placed just
+        before the site and read by it, as a call step puts a draw's expression argument
+        (call_steps.py). So the runtime, the exports and the diagram, which read lets
+        already, need nothing new. Its name is the site's and the parameter's
+        (`y_probs`), made unique among the program's names, and a valid name in every
+        export target."""
+        value = _computed_arith(call)
+        assert value is not None  # model_reason admits only what converts
+        t = self._arith(value)
+        if t is not None:
+            self.ctx.record_type(call.span, t)
+        term = lower(value, self._is_plate, self._plates_of)
+        assert term is not None  # as a let's: model_reason admits only what lowers
+        site, scope = self._owner
+        aux = f"{site}_{param or 'arg'}"
+        while (
+            aux in self.pc.locals
+            or aux in self.data
+            or aux in self.ctx.top
+            or any(step.name == aux for step in self.steps)
+        ):
+            aux += "_"
+        node = ast.LetStep(ast.Name(aux, call.span), value, call.span)
+        uses = tuple(dict.fromkeys(refs(term)))
+        self.steps.append(Let(aux, "let", node, uses, term, scope, t))
+        return Argument(param, call.span, name=aux, type=t)
 
     def _like_a_value(self, name: ast.Name) -> None:
         """QVR412 for a new data name one edit from a value bound before it (`aa` after
