@@ -789,6 +789,25 @@ DATA_LIKE_A_VALUE = Rule(
     quick_fixes=("Change to each close value name.",),
 )
 
+IMPROPER_POSTERIOR = Rule(
+    code="QVR413",
+    name="improper-posterior",
+    severity=WARNING,
+    summary="an improper flat prior that no observation depends on",
+    explanation=(
+        "`sample b <- Flat` (or `HalfFlat`) has density 1 everywhere, which does not "
+        "integrate: the posterior is a distribution only because observations that depend "
+        "on `b` make it one. When no observation and no `score` term reads `b` (through the "
+        "lets, family arguments and other latents' priors between them), its posterior is "
+        "flat as its prior and NUTS drifts without end, as Stan's does on the same program."
+    ),
+    fixes=(
+        "Give the parameter a proper prior (`Normal(0.0, 10.0)`, `HalfNormal(5.0)`).",
+        "Use it where the observations depend on it, or remove it.",
+    ),
+    example="QVR413_improper_posterior.qvr",
+)
+
 # ------------------------------------------------------------------ 5: exports
 
 

@@ -169,6 +169,20 @@ def _family_arg(arg: object) -> bool:
     return False
 
 
+def _reaches(start: str, readers: dict[str, list[str]], sinks: set[str]) -> bool:
+    """Whether a step in `sinks` reads `start`, directly or through other steps."""
+    seen, stack = {start}, [start]
+    while stack:
+        name = stack.pop()
+        if name in sinks:
+            return True
+        for reader in readers.get(name, ()):
+            if reader not in seen:
+                seen.add(reader)
+                stack.append(reader)
+    return False
+
+
 def _computed_arith(node: object) -> ast.Arith | None:
     """A family argument written as a call of builtin functions over names and numbers
     (`sigmoid(eta)`, `exp(min(a, b))`), as the arithmetic of a `let`; None for anything
@@ -295,6 +309,7 @@ class ModelChecker:
                 related=(Related(decl.header_span, "program header"),),
             )
         self.pc._unused_locals()
+        self._uninformed_flat_priors()
         return Model(
             name=self.pc.scope,
             decl=decl,
@@ -308,6 +323,43 @@ class ModelChecker:
             runtime_gaps=tuple(self.gaps),
             observed_lets=tuple(self.observed_lets),
         )
+
+    def _uninformed_flat_priors(self) -> None:
+        """QVR413 for an improper flat prior (`Flat`, `HalfFlat`) that no observation or
+        score term depends on: nothing multiplies its density of 1 by a likelihood that
+        decays, so its posterior does not integrate and NUTS drifts without end (Stan
+        samples such a program too, with the same result). A value reaches an observation
+        through the lets, the arguments and the gathers that read it, and through the
+        priors of other latents that do."""
+        readers: dict[str, list[str]] = {}  # a name -> the steps that read it
+        sinks: list[str] = []
+        flats: list[Site] = []
+        for step in self.steps:
+            if isinstance(step, Let):
+                read = step.uses
+                if step.kind == "score":
+                    sinks.append(step.name)
+            else:
+                read = tuple(n for a in step.args for n in (a.name, *a.index) if n)
+                if step.kind == "observe":
+                    sinks.append(step.name)
+                family = FAMILIES.get(step.family or "")
+                if step.kind == "sample" and family is not None and family.improper:
+                    flats.append(step)
+            for name in read:
+                readers.setdefault(name, []).append(step.name)
+        if not flats:
+            return
+        for flat in flats:
+            if not _reaches(flat.name, readers, set(sinks)):
+                self.ctx.report(
+                    rules.IMPROPER_POSTERIOR,
+                    f"'{flat.name}' has the improper prior {flat.family} and no observation "
+                    "depends "
+                    "on it: its posterior does not integrate (give it a proper prior, or "
+                    "observe data that depend on it)",
+                    flat.step.target.span,
+                )
 
     # ------------------------------------------------------------ header
 
