@@ -529,14 +529,18 @@ class _Writer:
             ] + ["", ""]
         if "per_group(" in uses:
             out += [*_PER_GROUP, "", ""]
+        unread = "_unread"  # the file's other keys, ignored as qvr ignores them
+        while unread in {self.py(n) for n in data_names}:
+            unread += "_"
         doc = (
             f'    """The PyMC model of `{self.model.name}` given its data: the keys of qvr\'s '
-            'JSON data file\n    (indices from 0, as qvr reads them)."""'
+            "JSON data file\n    (indices from 0, as qvr reads them); the keys it does not "
+            'read are ignored, as qvr\n    ignores them."""'
         )
         out.append(
-            f"def build_model(*, {signature}) -> pm.Model:"
+            f"def build_model(*, {signature}, **{unread}: object) -> pm.Model:"
             if signature
-            else "def build_model() -> pm.Model:"
+            else f"def build_model(**{unread}: object) -> pm.Model:"
         )
         out.append(doc)
         out += self._coords()

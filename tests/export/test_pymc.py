@@ -86,7 +86,7 @@ def test_eight_schools_is_written_as_a_pymc_user_writes_it() -> None:
     for line in (
         "import numpy as np",
         "import pymc as pm",
-        "def build_model(*, sigma, y) -> pm.Model:",
+        "def build_model(*, sigma, y, **_unread: object) -> pm.Model:",
         '    coords = {"School": range(8)}',
         "    with pm.Model(coords=coords) as model:",
         '        sigma = pm.Data("sigma", np.asarray(sigma, dtype="float64"), dims="School")',
@@ -172,7 +172,7 @@ export clash
     assert text is not None
     assert 'pm_ = pm.Normal("pm", mu=0.0, sigma=1.0)' in text
     assert 'lambda_ = pm.Normal("lambda", mu=pm_, sigma=1.0, dims="School")' in text
-    assert "def build_model(*, model_) -> pm.Model:" in text
+    assert "def build_model(*, model_, **_unread: object) -> pm.Model:" in text
     assert 'RENAMED = {"model": "model_"}' in text
     model = load(text)["build_model"](model_=[1.0, 2.0, 0.5])
     point: dict[str, Any] = {"pm": 0.3, "lambda": np.array([0.1, -0.2, 0.4])}
