@@ -348,16 +348,13 @@ class ModelChecker:
                     flats.append(step)
             for name in read:
                 readers.setdefault(name, []).append(step.name)
-        if not flats:
-            return
         for flat in flats:
             if not _reaches(flat.name, readers, set(sinks)):
                 self.ctx.report(
                     rules.IMPROPER_POSTERIOR,
                     f"'{flat.name}' has the improper prior {flat.family} and no observation "
-                    "depends "
-                    "on it: its posterior does not integrate (give it a proper prior, or "
-                    "observe data that depend on it)",
+                    "depends on it: its posterior does not integrate (give it a proper "
+                    "prior, or observe data that depend on it)",
                     flat.step.target.span,
                 )
 
