@@ -15,48 +15,19 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import Protocol, cast, runtime_checkable
 
 from qvr_core import __version__
 
-if TYPE_CHECKING:  # the modules, checked against `Subcommand` by mypy
-    from qvr_core.cli import (
-        check,
-        compare,
-        data,
-        diagram,
-        explain,
-        export,
-        fmt,
-        migrate,
-        plot,
-        run,
-    )
-    from qvr_lsp import cli as lsp
 
-
+@runtime_checkable
 class Subcommand(Protocol):
-    """What a subcommand module provides (modules are checked against it by mypy)."""
+    """What a subcommand module provides (tests/rails/test_cli_entry.py checks each)."""
 
     def add_arguments(self, p: argparse.ArgumentParser, /) -> None: ...
 
     def main(self, args: argparse.Namespace, /) -> int: ...
 
-
-if TYPE_CHECKING:
-    _CHECKED: tuple[Subcommand, ...] = (
-        check,
-        diagram,
-        export,
-        run,
-        plot,
-        compare,
-        data,
-        fmt,
-        migrate,
-        explain,
-        lsp,
-    )
 
 #: name -> (its module, its help), in the order the help lists them.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

@@ -273,6 +273,7 @@ class ModelChecker:
         self.observed_lets: list[str] = []  # lets of the data that observe steps observe
         #: the site whose family arguments are being bound, and its scope (`_site`)
         self._owner: tuple[str, tuple[str, ...]] = ("", ())
+        self._taken: set[str] | None = None  # `_written_names`, made on first use
 
     def run(self) -> Model:
         decl = self.decl
@@ -395,16 +396,20 @@ class ModelChecker:
         elif isinstance(step, ast.CallStep):
             self._call_step(step, scope)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
-            t = self._arith(step.value)
-            kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
+            t = self._let(step, tuple(s.name for s in scope))
             self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
-            if kind == "score":
+            if isinstance(step, ast.ScoreStep):
                 self.pc._use(step.target.text)  # a score term is used by the joint density
-            term = lower(step.value, self._is_plate, self._plates_of)
-            assert term is not None  # model_reason admits only what lowers
-            uses = tuple(dict.fromkeys(refs(term)))
-            names = tuple(s.name for s in scope)
-            self.steps.append(Let(step.target.text, kind, step, uses, term, names, t))
+
+    def _let(self, step: ast.LetStep | ast.ScoreStep, scope: tuple[str, ...]) -> Plated | None:
+        """Type a let's (or score's) value and put it in the model, in step order."""
+        t = self._arith(step.value)
+        term = lower(step.value, self._is_plate, self._plates_of)
+        assert term is not None  # model_reason admits only what lowers
+        uses = tuple(dict.fromkeys(refs(term)))
+        kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
+        self.steps.append(Let(step.target.text, kind, step, uses, term, scope, t))
+        return t
 
     def _site(
         self,
@@ -1300,24 +1305,29 @@ class ModelChecker:
         export target."""
         value = _computed_arith(call)
         assert value is not None  # model_reason admits only what converts
-        t = self._arith(value)
-        if t is not None:
-            self.ctx.record_type(call.span, t)
-        term = lower(value, self._is_plate, self._plates_of)
-        assert term is not None  # as a let's: model_reason admits only what lowers
         site, scope = self._owner
         aux = f"{site}_{param or 'arg'}"
-        while (
-            aux in self.pc.locals
-            or aux in self.data
-            or aux in self.ctx.top
-            or any(step.name == aux for step in self.steps)
-        ):
+        taken = self._written_names()
+        while aux in taken or aux in self.data or aux in self.ctx.top:
             aux += "_"
-        node = ast.LetStep(ast.Name(aux, call.span), value, call.span)
-        uses = tuple(dict.fromkeys(refs(term)))
-        self.steps.append(Let(aux, "let", node, uses, term, scope, t))
+        taken.add(aux)
+        t = self._let(ast.LetStep(ast.Name(aux, call.span), value, call.span), scope)
+        if t is not None:
+            self.ctx.record_type(call.span, t)
         return Argument(param, call.span, name=aux, type=t)
+
+    def _written_names(self) -> set[str]:
+        """Every name a step of the program binds, before or after the one being checked,
+        and the names given to computed arguments so far (`_computed_argument`)."""
+        if self._taken is None:
+            self._taken = {p.text for p in self.decl.params or ()}
+            for step in _all_steps(self.decl.steps):
+                target = getattr(step, "target", None)
+                if isinstance(target, ast.Name):
+                    self._taken.add(target.text)
+                for extra in getattr(step, "targets", ()):
+                    self._taken.add(extra.text)
+        return self._taken
 
     def _like_a_value(self, name: ast.Name) -> None:
         """QVR412 for a new data name one edit from a value bound before it (`aa` after
@@ -1331,7 +1341,7 @@ class ModelChecker:
         ]
         if not close:
             return
-        self.ctx.did_you_mean(
+        shown = self.ctx.did_you_mean(
             rules.DATA_LIKE_A_VALUE,
             f"'{name.text}' is read from the data file, as no step binds it (data names are "
             "allowed)",
@@ -1340,7 +1350,7 @@ class ModelChecker:
             (),
             close=sorted(close)[:3],
         )
-        pc._use(sorted(close)[0])
+        pc._use(shown[0])
 
     def _arith(self, node: ast.Arith) -> Plated | None:
         t = self._arith_node(node)

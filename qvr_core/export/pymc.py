@@ -530,7 +530,8 @@ class _Writer:
         if "per_group(" in uses:
             out += [*_PER_GROUP, "", ""]
         unread = "_unread"  # the file's other keys, ignored as qvr ignores them
-        while unread in {self.py(n) for n in data_names}:
+        keywords = {self.py(n) for n in data_names}
+        while unread in keywords:
             unread += "_"
         doc = (
             f'    """The PyMC model of `{self.model.name}` given its data: the keys of qvr\'s '

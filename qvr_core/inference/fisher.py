@@ -34,7 +34,8 @@ Gaussian coordinate for a start a unit away from its mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -85,19 +86,18 @@ class LowRankMetric:
     scale: Vector
     vectors: Vector
     values: Vector
-    _velocity: Vector | None = field(init=False, repr=False, compare=False)
-    _momentum: Vector | None = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        velocity = momentum = None
-        if self.values.size and self.scale.size <= DENSE_SIZE:
-            dtype = self.scale.dtype
-            shrink = 1.0 / np.sqrt(self.values) - 1.0
-            inner = np.eye(self.scale.size) + (self.vectors * shrink) @ self.vectors.T
-            velocity = self.matrix().astype(dtype)
-            momentum = (inner / self.scale[:, None]).astype(dtype)
-        object.__setattr__(self, "_velocity", velocity)
-        object.__setattr__(self, "_momentum", momentum)
+    @cached_property
+    def _dense(self) -> tuple[Vector, Vector] | None:
+        """M^-1 and the momentum's factor as d x d matrices, in at most `DENSE_SIZE`
+        dimensions (formed on the first product: `astype` makes the metric the chain
+        keeps, and only that one is applied)."""
+        if not self.values.size or self.scale.size > DENSE_SIZE:
+            return None
+        shrink = 1.0 / np.sqrt(self.values) - 1.0
+        inner = np.eye(self.scale.size) + (self.vectors * shrink) @ self.vectors.T
+        dtype = self.scale.dtype
+        return self.matrix().astype(dtype), (inner / self.scale[:, None]).astype(dtype)
 
     @property
     def rank(self) -> int:
@@ -110,8 +110,8 @@ class LowRankMetric:
 
     def velocity(self, r: Vector) -> Vector:
         """M^-1 r."""
-        if self._velocity is not None:
-            return np.asarray(self._velocity @ r)
+        if self._dense is not None:
+            return np.asarray(self._dense[0] @ r)
         y = self.scale * r
         y = y + self.vectors @ ((self.values - 1.0) * (self.vectors.T @ y))
         return np.asarray(self.scale * y)
@@ -119,8 +119,8 @@ class LowRankMetric:
     def momentum(self, noise: Vector) -> Vector:
         """A momentum N(0, M) from standard normal `noise`: S^-1 (I + U (Λ^-1/2 - I) U^T) n,
         since (I + U (Λ^-1/2 - I) U^T)^2 = I + U (Λ^-1 - I) U^T = S M S."""
-        if self._momentum is not None:
-            return np.asarray(self._momentum @ noise)
+        if self._dense is not None:
+            return np.asarray(self._dense[1] @ noise)
         shrink = 1.0 / np.sqrt(self.values) - 1.0
         y = noise + self.vectors @ (shrink * (self.vectors.T @ noise))
         return np.asarray(y / self.scale)

@@ -1,8 +1,8 @@
 """A frozen traced graph run by torch's Static Runtime rather than TorchScript's interpreter.
 
-Both recorded graphs of a run, the NUTS potential (`inference.many`) and the SVI step
-(`inference.recorded_step`), are small: tens to hundreds of aten operations on small
-tensors, where the time is each operation's dispatch, not its arithmetic. TorchScript's
+The recorded NUTS potential (`inference.many`) of a model program is small: tens to
+hundreds of aten operations on small tensors, where the time is each operation's
+dispatch, not its arithmetic. TorchScript's
 interpreter looks every operation's kernel up again on each call; Static Runtime, its
 executor for frozen inference graphs, resolves them once, when the module is made. On
 the potentials of model programs that is most of the remaining time: kidiq's 76

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qvr_core.diagnostics import Fix, TextEdit
-from qvr_core.syntax.layout import Token
+from qvr_core.syntax.layout import Token, cover
 from qvr_core.syntax.span import Span
 
 #: The first token of a line whose source may be a family call.
@@ -39,24 +39,23 @@ def argument_hint(
     arrow = next((i for i, t in enumerate(tokens[:index]) if t.type == "LARROW"), None)
     if arrow is None or arrow + 2 >= index or tokens[arrow + 2].type != "LPAR":
         return None
-    start = _argument_start(tokens, arrow + 2, index)
+    commas = _commas(tokens, arrow + 2, index)
     end = _argument_end(tokens, index)
-    if start is None or end is None or start >= index:
+    if commas is None or end is None:  # the call closed before the operator
         return None
-    first, last = tokens[start], tokens[end - 1]
+    begin = (commas[-1] if commas else arrow + 2) + 1
+    if begin >= index:  # the operator starts the argument: nothing to bind
+        return None
+    first, last = tokens[begin], tokens[end - 1]
     argument = " ".join(text[first.start - offset : last.end - offset].split())
     target = tokens[1].text if len(tokens) > 1 and tokens[1].type == "NAME" else "value"
-    position = 1 + sum(
-        1 for t, depth in _depths(tokens, arrow + 2, start) if t.type == "COMMA" and depth == 1
-    )
+    position = len(commas) + 1
     name = f"{target}_arg{position}"
     step = tokens[0]
     line_start = step.start - step.start_col
     indent = text[line_start - offset : step.start - offset]
     above = Span(line_start, line_start, step.start_line, 0, step.start_line, 0)
-    written = Span(
-        first.start, last.end, first.start_line, first.start_col, last.end_line, last.end_col
-    )
+    written = cover(first, last)
     fix = Fix(
         f"Bind '{argument}' to a let",
         (
@@ -72,28 +71,21 @@ def argument_hint(
     return ending, fix
 
 
-def _depths(tokens: Sequence[Token], opener: int, stop: int) -> list[tuple[Token, int]]:
-    """Each token from `opener` (the call's '(') up to `stop`, with its bracket depth."""
-    out, depth = [], 0
-    for t in tokens[opener:stop]:
+def _commas(tokens: Sequence[Token], opener: int, index: int) -> list[int] | None:
+    """The call's own commas (at its '(''s level) between `opener` and `index`, in
+    order; None when the call closes before `index`."""
+    commas, depth = [], 0
+    for i in range(opener, index):
+        t = tokens[i]
         if t.type in _OPEN:
             depth += 1
-        out.append((t, depth))
-        if t.type in _CLOSE:
+        elif t.type in _CLOSE:
             depth -= 1
-    return out
-
-
-def _argument_start(tokens: Sequence[Token], opener: int, index: int) -> int | None:
-    """The first token of the argument holding `tokens[index]`: the one after the last
-    ',' of the call's own level (or after its '(') before it; None outside the call."""
-    start = None
-    for i, (t, depth) in enumerate(_depths(tokens, opener, index), start=opener):
-        if depth == 1 and t.type in ("LPAR", "COMMA") and (t.type == "COMMA" or i == opener):
-            start = i + 1
-        if depth == 0:
-            return None  # the call closed before the operator
-    return start
+            if depth == 0:
+                return None
+        elif t.type == "COMMA" and depth == 1:
+            commas.append(i)
+    return commas
 
 
 def _argument_end(tokens: Sequence[Token], index: int) -> int | None:

@@ -92,3 +92,11 @@ def test_what_is_no_call_of_a_builtin_function_keeps_the_names_only_check(argume
     text = CALLED.replace("Bernoulli(sigmoid(eta))", f"Bernoulli({argument})")
     codes = [d.code for d in check(text).diagnostics]
     assert "QVR011" in codes
+
+
+def test_a_generated_name_never_takes_a_name_the_program_binds_later() -> None:
+    text = CALLED.replace("    return eta", "    let y_probs = eta * 2.0\n    return y_probs")
+    module = check(text)
+    assert [d.code for d in module.diagnostics] == []
+    y = next(s for s in module.models["logistic"].steps if isinstance(s, Site) and s.name == "y")
+    assert y.args[0].name == "y_probs_"

@@ -102,7 +102,7 @@ def test_the_low_rank_metric_moves_and_draws_momenta_as_its_matrix(size: int) ->
         np.exp(rng.normal(size=size)), directions, np.array([50.0, 0.05, 3.0])
     )
     inv_mass = metric.matrix()
-    assert (metric._velocity is None) == (size > fisher.DENSE_SIZE)
+    assert (metric._dense is None) == (size > fisher.DENSE_SIZE)
     # the matrix from its parts, not from `matrix()`, which the small metric applies
     scale = np.diag(metric.scale)
     inner = np.eye(size) + directions @ np.diag(metric.values - 1.0) @ directions.T

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from qvr_cli.main import SUBCOMMANDS, main
+from qvr_cli.main import SUBCOMMANDS, Subcommand, main, subcommand
 from tests.conftest import ROOT
 
 
@@ -27,3 +27,8 @@ def test_the_entry_point_imports_neither_torch_nor_the_server() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+
+
+def test_every_subcommand_module_is_a_subcommand() -> None:
+    for name in SUBCOMMANDS:
+        assert isinstance(subcommand(name), Subcommand), name
