@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qvr_core.builtins.objects import PLATE_KINDS
-from qvr_core.check.model import Let, Model, Site, Step
+from qvr_core.check.model import Let, Model, Site, Step, walk
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.check.types import Plated
 from qvr_core.resources import Estimate, Need
@@ -214,32 +214,15 @@ def _operations(term: Term) -> int:
 # ------------------------------------------------------------------ scopes
 
 
-def _scope_reads(items: list[_Item]) -> dict[str, frozenset[str]]:
-    """What each scope reads from outside itself, as the runtime works it out (`program.
-    _scope_reads`): its prior's reads and every inner step's, less what the scope binds
-    before reading them."""
-    out: dict[str, frozenset[str]] = {}
-    open_: list[tuple[str, set[str], set[str]]] = []  # (name, reads, bound)
-
-    def close() -> None:
-        name, reads, _ = open_.pop()
-        out[name] = frozenset(reads)
-        if open_:
-            open_[-1][1].update(reads - open_[-1][2])
-            open_[-1][2].add(name)
-
-    for item in items:
-        while open_ and (len(open_) > len(item.scope) or open_[-1][0] != item.scope[-1]):
-            close()
-        if open_:
-            open_[-1][1].update(item.reads - open_[-1][2])
-        if _is_scope(item.step):
-            open_.append((item.name, set(item.reads), {item.name}))
-        elif open_:
-            open_[-1][2].add(item.name)
-    while open_:
-        close()
-    return out
+def _scope_reads(items: list[_Item], models: Mapping[str, Model]) -> dict[str, frozenset[str]]:
+    """What each scope reads from outside itself (its node's `outside` in the model's scope
+    tree, as the runtime sums it), in the run's names: a template's with its call's prefix."""
+    outside = {id(n.step): n.outside for m in models.values() for n in walk(m.tree) if n.scope}
+    return {
+        i.name: frozenset(i.name[: len(i.name) - len(i.step.name)] + r for r in outside[id(i.step)])
+        for i in items
+        if _is_scope(i.step)
+    }
 
 
 def _is_scope(step: Step) -> bool:
@@ -341,7 +324,7 @@ def _walk(
     draws = max(steps - steps // 2, 1)
     items = _flatten(models, top, objects)
     enumerates = method != "prior"  # prior draws every coordinate instead of summing it
-    reads = _scope_reads(items) if enumerates else {}
+    reads = _scope_reads(items, models) if enumerates else {}
     sized = _Sized()
     open_: list[_Open] = []
     scoped: dict[str, frozenset[str]] = {}  # names bound in a scope -> coordinates they read

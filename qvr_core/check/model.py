@@ -17,7 +17,9 @@ support per index of its plates (`theta : School -> R`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from qvr_core.builtins import FAMILIES
@@ -148,6 +150,114 @@ class Let:
 Step = Site | Let
 
 
+def is_scope(step: Step) -> bool:
+    """A `marginalize`: the steps after it in its scope run once per value it sums."""
+    return isinstance(step, Site) and step.kind == "marginalize"
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """A step in the model's scope tree, with the steps of its scope under it.
+
+    The tree is the one structure every reader lowers (the runtime evaluates it, the
+    exporters print it, sizing walks it), so what a scope reads is worked out once here.
+    `body` holds a `marginalize`'s scope, or for a `summed` node (a discrete `sample`
+    summed out as a scope: `summed_plan`) the steps that read it. `outside` is what the
+    node and its body read from outside themselves: a sum over the scope depends on
+    these names and nothing else. `binds` is every name it and its body bind.
+    """
+
+    step: Step
+    body: tuple[Node, ...] = ()
+    summed: bool = False
+    reads: frozenset[str] = field(init=False)
+    outside: frozenset[str] = field(init=False)
+    binds: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        reads = frozenset(self.step.reads())
+        binds = {self.step.name}.union(*(inner.binds for inner in self.body))
+        outside = reads.union(*(inner.outside for inner in self.body)) - binds
+        object.__setattr__(self, "reads", reads)
+        object.__setattr__(self, "binds", frozenset(binds))
+        object.__setattr__(self, "outside", outside)
+
+    @property
+    def scope(self) -> bool:
+        """A scope of its own: a `marginalize` or a summed site."""
+        return self.summed or is_scope(self.step)
+
+
+def scope_tree(steps: Iterable[Step]) -> tuple[Node, ...]:
+    """Flat steps (each naming the scopes around it, a scope's body after its
+    `marginalize`) as a tree."""
+    built: list[list[tuple[Step, list[Node]]]] = [[]]  # open scopes' steps, innermost last
+    depth: list[tuple[str, ...]] = [()]
+
+    def close() -> None:
+        done = built.pop()
+        depth.pop()
+        step, _ = built[-1][-1]
+        built[-1][-1] = (step, [_node(s, b) for s, b in done])
+
+    for step in steps:
+        while len(depth) > 1 and depth[-1] != step.scope:
+            close()
+        built[-1].append((step, []))
+        if is_scope(step):
+            built.append([])
+            depth.append((*step.scope, step.name))
+    while len(depth) > 1:
+        close()
+    return tuple(_node(s, b) for s, b in built[0])
+
+
+def _node(step: Step, body: list[Node]) -> Node:
+    return Node(step, tuple(body))
+
+
+def summed_plan(nodes: Iterable[Node], summable: Callable[[Step], bool]) -> tuple[Node, ...]:
+    """`nodes` with each `summable` site turned into a summed scope over the nodes after
+    it that read it, directly or through each other (the others move before it: nothing
+    in them needs it), then the same down the rest and into each summed scope. A
+    `marginalize` keeps its body. Sites that read each other nest, so an HMM's chain of
+    states is a chain of scopes: its sum is the forward algorithm."""
+    out: list[Node] = []
+    todo = list(nodes)
+    i = 0
+    while i < len(todo):
+        node = todo[i]
+        if node.summed:
+            out.append(Node(node.step, summed_plan(node.body, summable), summed=True))
+        elif summable(node.step):
+            bound = {node.step.name}
+            readers: list[Node] = []
+            others: list[Node] = []
+            for later in todo[i + 1 :]:
+                if later.outside & bound:
+                    readers.append(later)
+                    bound |= later.binds
+                else:
+                    others.append(later)
+            todo, i = [*others, Node(node.step, tuple(readers), summed=True)], 0
+            continue
+        else:
+            out.append(node)
+        i += 1
+    return tuple(out)
+
+
+def _summable_outside_scopes(step: Step) -> bool:
+    return isinstance(step, Site) and step.summable and not step.scope
+
+
+def walk(nodes: Iterable[Node]) -> Iterator[Node]:
+    """Every node of a tree, each before the nodes of its scope."""
+    for node in nodes:
+        yield node
+        yield from walk(node.body)
+
+
 @dataclass(frozen=True)
 class DataVariable:
     """A name bound from the data at fit time.
@@ -203,6 +313,18 @@ class Model:
     @property
     def sites(self) -> tuple[Site, ...]:
         return tuple(s for s in self.steps if isinstance(s, Site))
+
+    @cached_property
+    def tree(self) -> tuple[Node, ...]:
+        """The steps as a scope tree (`scope_tree`), built once for every reader."""
+        return scope_tree(self.steps)
+
+    @cached_property
+    def summed(self) -> tuple[Node, ...]:
+        """The tree with each summable site outside a `marginalize` a summed scope over its
+        readers (`summed_plan`): what NUTS and SVI evaluate, a site given data being run
+        as it is. One inside a `marginalize` keeps its place (the runtime refuses it)."""
+        return summed_plan(self.tree, _summable_outside_scopes)
 
     @property
     def observed(self) -> tuple[str, ...]:

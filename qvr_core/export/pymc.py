@@ -32,11 +32,10 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Let, Site
+from qvr_core.check.model import Argument, Let, Node, Site, walk
 from qvr_core.check.terms import Call, Term, subterms
 from qvr_core.check.types import Plated
 from qvr_core.export.plan import Plan, Unsupported
@@ -179,57 +178,13 @@ def emit(plan: Plan) -> str:
     return _Writer(plan).module()
 
 
-@dataclass
-class _Node:
-    """A step with the steps of its scope (a `marginalize`'s body)."""
-
-    step: Site | Let
-    body: list[_Node] = field(default_factory=list)
-
-    @property
-    def scope(self) -> bool:
-        return isinstance(self.step, Site) and self.step.kind == "marginalize"
-
-
-def _nest(steps: tuple[Site | Let, ...]) -> list[_Node]:
-    """The flat steps as a tree: each scope's body under its `marginalize`."""
-    root: list[_Node] = []
-    open_scopes: list[tuple[tuple[str, ...], list[_Node]]] = [((), root)]
-    for step in steps:
-        while len(open_scopes) > 1 and open_scopes[-1][0] != step.scope:
-            open_scopes.pop()
-        node = _Node(step)
-        open_scopes[-1][1].append(node)
-        if node.scope:
-            open_scopes.append(((*step.scope, step.name), node.body))
-    return root
-
-
-def _walk(nodes: list[_Node]) -> Iterator[_Node]:
-    for node in nodes:
-        yield node
-        yield from _walk(node.body)
-
-
-def _binds(node: _Node) -> set[str]:
-    return {node.step.name} | {n for inner in node.body for n in _binds(inner)}
-
-
-def _reads(node: _Node) -> set[str]:
-    """What a node reads from outside itself (a scope: its prior and its body's steps)."""
-    out = set(node.step.reads())
-    for inner in node.body:
-        out |= _reads(inner)
-    return out - _binds(node) if node.body else out
-
-
 class _Writer:
     """The PyMC module of one plan, line by line."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.model = plan.model
-        self.tree = _nest(plan.model.steps)
+        self.tree = plan.model.tree
         objects = plan.module.objects
         self.sizes = {n: o.size for n, o in objects.items()}
         self.sizes.update({n: p.size for n, p in plan.plates.items() if p.size is not None})
@@ -306,7 +261,7 @@ class _Writer:
                         "variable runs over it to give it",
                     )
                 )
-        for node in _walk(self.tree):
+        for node in walk(self.tree):
             step = node.step
             if isinstance(step, Let):
                 out.extend(self._term_problems(step.term))
@@ -605,7 +560,7 @@ class _Writer:
         for node in self.tree:
             if isinstance(node.step, Site) and node.step.kind == "observe":
                 self.early |= {node.step.name} & read
-            read |= _reads(node)
+            read |= node.outside
         mixtures = {id(n) for n in self.tree if self._mixture(n) is not None}
         for node in self.tree:  # the observation of a mixture is written by pm.Mixture
             if id(node) in mixtures:
@@ -667,7 +622,7 @@ class _Writer:
         seen: set[str] = set()
         for node in reversed(self.tree):
             out.append(set(seen))
-            seen |= _reads(node)
+            seen |= node.outside
         return out[::-1]
 
     def _array(self, name: str, integer: bool) -> str:
@@ -782,7 +737,7 @@ class _Writer:
 
     # -- marginalize
 
-    def _mixture(self, node: _Node) -> Site | None:
+    def _mixture(self, node: Node) -> Site | None:
         """The observe of a scope PyMC writes as `pm.Mixture`: a Categorical over its
         groups whose one step is an observe on exactly those groups, reading the summed
         coordinate only as the whole index of a value over its values."""
@@ -820,7 +775,7 @@ class _Writer:
             return None
         return inner
 
-    def _mixture_lines(self, node: _Node, ind: str) -> list[str]:
+    def _mixture_lines(self, node: Node, ind: str) -> list[str]:
         site = node.step
         assert isinstance(site, Site)
         inner = self._mixture(node)
@@ -856,7 +811,7 @@ class _Writer:
             _call(f"{ind}pm.Mixture", args, ind),
         ]
 
-    def _potential(self, node: _Node, ind: str) -> list[str]:
+    def _potential(self, node: Node, ind: str) -> list[str]:
         site = node.step
         assert isinstance(site, Site)
         lines: list[str] = [""]
@@ -872,14 +827,12 @@ class _Writer:
             fn += "_"
         return fn
 
-    def _scope_function(
-        self, node: _Node, enclosing: list[str], ind: str, lines: list[str]
-    ) -> None:
+    def _scope_function(self, node: Node, enclosing: list[str], ind: str, lines: list[str]) -> None:
         """`def sum_out_z(...)`: the scope's log-sum-exp over the values of `z`, one per
         group; its parameters are the names bound in enclosing scopes it reads."""
         site = node.step
         assert isinstance(site, Site) and site.family is not None
-        reads = _reads(node)
+        reads = node.outside
         params = [self.py(n) for n in enclosing if n in reads]
         groups = self._shape(site.plates)
         k = self._values(site)
@@ -901,7 +854,7 @@ class _Writer:
         prior = _call(f"{PYMC_FAMILIES[summed].pm}.dist", prior_args, inner)
         lines.append(f"{inner}lp = pm.logp({prior}, {z})")
         bound = [*enclosing, site.name]
-        nested: list[tuple[_Node, list[str]]] = []
+        nested: list[tuple[Node, list[str]]] = []
         for child in node.body:
             step = child.step
             if isinstance(step, Let):
@@ -912,7 +865,7 @@ class _Writer:
                     lines.append(f"{inner}{self.py(step.name)} = {value}")
             elif child.scope:
                 nested.append((child, list(bound)))
-                call_params = [self.py(n) for n in bound if n in _reads(child)]
+                call_params = [self.py(n) for n in bound if n in child.outside]
                 call = f"{self._fn(step.name)}({', '.join(call_params)})"
                 lines.append(_call(f"{inner}lp = lp + per_group", [call, groups], inner))
             else:

@@ -25,10 +25,10 @@ is written for a program that has one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Let, Site
+from qvr_core.check.model import Argument, Let, Node, Site, summed_plan, walk
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.stan_terms import (
@@ -176,33 +176,6 @@ _RESERVED = frozenset(_RESERVED_WORDS.split())
 # ---------------------------------------------------------------- the writer
 
 
-@dataclass
-class _Node:
-    """A step and, for a `marginalize`, the steps of its scope."""
-
-    step: Site | Let
-    body: list[_Node] = field(default_factory=list)
-    summed: bool = False  # a discrete `sample` summed out as a scope over its readers
-
-
-def _tree(steps: tuple[Site | Let, ...]) -> list[_Node]:
-    root: list[_Node] = []
-    scopes: dict[str, _Node] = {}
-    for s in steps:
-        node = _Node(s)
-        parent = scopes.get(s.scope[-1]) if s.scope else None
-        (parent.body if parent is not None else root).append(node)
-        if isinstance(s, Site) and s.kind == "marginalize":
-            scopes[s.name] = node
-    return root
-
-
-def _walk(nodes: list[_Node]) -> Iterator[_Node]:
-    for n in nodes:
-        yield n
-        yield from _walk(n.body)
-
-
 def _identifier(name: str) -> bool:
     return (
         bool(name)
@@ -312,35 +285,11 @@ class _Writer:
             isinstance(s, Site) and s.summable and not s.scope and self.plan.datum(s.name) is None
         )
 
-    def _summed_tree(self, nodes: list[_Node]) -> list[_Node]:
-        """`nodes` with the first summable site a scope over the later nodes that read it
-        (the others moved before it), then the same down the rest and into each scope:
-        sites that read each other nest, as qvr's runtime nests them."""
-        out: list[_Node] = []
-        for i, node in enumerate(nodes):
-            if node.summed:
-                out.append(_Node(node.step, self._summed_tree(node.body), summed=True))
-                continue
-            if not self._summable(node.step):
-                out.append(node)
-                continue
-            bound = {node.step.name}
-            readers: list[_Node] = []
-            others: list[_Node] = []
-            for later in nodes[i + 1 :]:
-                if _outside_reads(later) & bound:
-                    readers.append(later)
-                    bound |= _binds(later)
-                else:
-                    others.append(later)
-            return out + self._summed_tree([*others, _Node(node.step, readers, summed=True)])
-        return out
-
     # -------------------------------------------------------------- the program
 
     def write(self) -> tuple[str, list[Unsupported]]:
         plan = self.plan
-        tree = self._summed_tree(_tree(plan.model.steps))
+        tree = summed_plan(plan.model.tree, self._summable)
         self._plates()
         indexing = self._indexing(tree)
         self._data(indexing)
@@ -383,10 +332,10 @@ class _Writer:
             else:
                 self.tdata.append(f"int {name} = {plate.size};")
 
-    def _indexing(self, tree: list[_Node]) -> set[str]:
+    def _indexing(self, tree: tuple[Node, ...]) -> set[str]:
         """Data names read as indices (by a gather, a `via`, or an observation from 0)."""
         out: set[str] = set()
-        for node in _walk(tree):
+        for node in walk(tree):
             s = node.step
             if isinstance(s, Let):
                 for t in _terms(s.term):
@@ -579,7 +528,7 @@ class _Writer:
 
     # -------------------------------------------------------------- lets
 
-    def _let_blocks(self, tree: list[_Node]) -> dict[str, str]:
+    def _let_blocks(self, tree: tuple[Node, ...]) -> dict[str, str]:
         """Where each `let` outside the scopes lives: `tdata` (it reads data only),
         `tparam` (returned, or read by one that is), else `model`."""
         data_names = {d.name for d in self.plan.data}
@@ -667,7 +616,7 @@ class _Writer:
 
     # -------------------------------------------------------------- the model
 
-    def _top(self, node: _Node, kinds: dict[str, str]) -> None:
+    def _top(self, node: Node, kinds: dict[str, str]) -> None:
         step = node.step
         if isinstance(step, Let):
             if step.kind == "score":
@@ -1079,7 +1028,7 @@ class _Writer:
 
     # -------------------------------------------------------------- marginalize
 
-    def _scope(self, node: _Node, ctx: Ctx, outer: str | None, add: str) -> list[str]:
+    def _scope(self, node: Node, ctx: Ctx, outer: str | None, add: str) -> list[str]:
         """Lines that add the scope's exact log sum to `add` (`target`, or the slot of the
         value of the scope around it): per group, log_sum_exp over the coordinate's values
         of its log prior plus the scope's terms."""
@@ -1198,7 +1147,7 @@ class _Writer:
         return None
 
     def _body(
-        self, node: _Node, site: Site, ctx: Ctx, groups: str | None, slot: str, prior: str
+        self, node: Node, site: Site, ctx: Ctx, groups: str | None, slot: str, prior: str
     ) -> list[str] | None:
         """The lines run for one value of the coordinate: the scope's lets, its log
         prior and terms into `slot`, then the nested scopes and the rows of `via` maps."""
@@ -1314,21 +1263,6 @@ class _Writer:
 # ---------------------------------------------------------------- helpers
 
 _NOWHERE = Span(0, 0, 0, 0, 0, 0)
-
-
-def _binds(node: _Node) -> set[str]:
-    out = {node.step.name}
-    for inner in node.body:
-        out |= _binds(inner)
-    return out
-
-
-def _outside_reads(node: _Node) -> set[str]:
-    """The names a node (and its scope) reads that are bound outside it."""
-    reads = set(node.step.reads())
-    for inner in node.body:
-        reads |= _outside_reads(inner)
-    return reads - _binds(node)
 
 
 def _terms(term: Term) -> Iterator[Term]:

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 from torch.distributions import constraints as C
 
-from qvr_core.check.model import Site
+from qvr_core.check.model import Node, Site, walk
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model.families import distribution, where
 from qvr_core.runtime.model.program import (
@@ -44,11 +44,8 @@ from qvr_core.runtime.model.program import (
     ModelRun,
     _Compiled,
     _data,
-    _is_scope,
-    _Node,
     _Pass,
     _Scope,
-    _scope_reads,
     _unvalidated,
     pointwise_likelihood,
 )
@@ -174,14 +171,14 @@ class _Draws(_Pass):
         self.kept = weights
         self.chosen: dict[str, torch.Tensor] = {}  # the value index drawn, per group
 
-    def marginalize(self, node: _Node, scope: _Scope | None) -> None:
+    def marginalize(self, node: Node, scope: _Scope | None) -> None:
         step = node.step
         assert isinstance(step, Site)
         if not node.summed or self.prefix + step.name in self.given:
             super().marginalize(node, scope)
             return
         dist = distribution(step, self.lookup, self.sizes, self._cache())
-        deps = sorted(n for n in self._depends_on(node.scope_reads) if n in self.enumerated)
+        deps = sorted(n for n in self._depends_on(node.outside) if n in self.enumerated)
         values, log_w = self._weights(node, deps)
         k = torch.distributions.Categorical(logits=log_w.movedim(0, -1)).sample()
         value = _pick(values, k, tuple(dist.batch_shape), tuple(dist.event_shape))
@@ -192,7 +189,7 @@ class _Draws(_Pass):
         self.steps(node.body, scope)
         del self.enumerated[step.name]  # as the summing pass ends its scope
 
-    def _weights(self, node: _Node, deps: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    def _weights(self, node: Node, deps: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """The site's values and its weights (K, *groups), each group's taken from the
         sum kept for the values the sites it depends on were drawn at in that group."""
         head = (id(node), self.prefix)
@@ -230,14 +227,14 @@ def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
     and why a summable site cannot be summed (by the id of its step), for those that
     cannot."""
     problems: dict[int, str] = {}
-    top = _Compiled(program.top.model, tuple(_rewrite(list(program.top.nodes), problems)))
+    top = _Compiled(program.top.model, program.top.model.summed)
     templates = {}
     for name, compiled in program.templates.items():
-        nodes = tuple(_rewrite(list(compiled.nodes), problems))
+        nodes = compiled.model.summed
         templates[name] = _Compiled(compiled.model, nodes)
         returns = set(compiled.model.returns)
         for node in _summed(nodes):
-            if _binds(node) & returns:
+            if node.binds & returns:
                 problems.setdefault(
                     id(node.step),
                     f"{where(_site(node))}: template {name} returns a value that depends on "
@@ -246,7 +243,7 @@ def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
                 )
     for tree in (top.nodes, *(t.nodes for t in templates.values())):
         for node in _summed(tree):
-            call = next((n for n in _walk(node.body) if _calls(n)), None)
+            call = next((n for n in walk(node.body) if _calls(n)), None)
             if call is not None:
                 problems.setdefault(
                     id(node.step),
@@ -255,7 +252,7 @@ def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
                     "inside such a sum is not supported; observe it",
                 )
     for compiled in (program.top, *program.templates.values()):
-        for node in _walk(list(compiled.nodes)):
+        for node in walk(compiled.nodes):
             step = node.step
             if isinstance(step, Site) and step.summable and step.scope:
                 problems[id(step)] = (
@@ -267,62 +264,15 @@ def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
     return (top, templates), problems
 
 
-def _rewrite(nodes: list[_Node], problems: dict[int, str]) -> list[_Node]:
-    """`nodes` with the first summable site a summed scope over the nodes after it that
-    read it (the others moved before it), and so on down the rest and into each scope."""
-    out: list[_Node] = []
-    for i, node in enumerate(nodes):
-        step = node.step
-        if node.summed:  # made below: its body is rewritten in turn
-            summed = _Node(step, node.reads, _rewrite(node.body, problems), summed=True)
-            _scope_reads(summed)
-            out.append(summed)
-            continue
-        if not (isinstance(step, Site) and step.summable and not step.scope):
-            out.append(node)  # a `marginalize` scope keeps its body: see `summed_trees`
-            continue
-        bound = {step.name}
-        readers: list[_Node] = []
-        others: list[_Node] = []
-        for later in nodes[i + 1 :]:
-            if _outside_reads(later) & bound:
-                readers.append(later)
-                bound |= _binds(later)
-            else:
-                others.append(later)
-        scope = _Node(step, node.reads, readers, summed=True)
-        _scope_reads(scope)
-        return out + _rewrite([*others, scope], problems)
-    return out
+def _summed(nodes: Iterable[Node]) -> Iterator[Node]:
+    return (n for n in walk(nodes) if n.summed)
 
 
-def _outside_reads(node: _Node) -> frozenset[str]:
-    return node.scope_reads if node.summed or _is_scope(node.step) else node.reads
-
-
-def _binds(node: _Node) -> set[str]:
-    """The names a node and the nodes of its scope bind."""
-    out = {node.step.name}
-    for inner in node.body:
-        out |= _binds(inner)
-    return out
-
-
-def _walk(nodes: list[_Node]) -> Iterator[_Node]:
-    for node in nodes:
-        yield node
-        yield from _walk(node.body)
-
-
-def _summed(nodes: Iterable[_Node]) -> Iterator[_Node]:
-    return (n for n in _walk(list(nodes)) if n.summed)
-
-
-def _calls(node: _Node) -> bool:
+def _calls(node: Node) -> bool:
     return isinstance(node.step, Site) and node.step.callee is not None
 
 
-def _site(node: _Node) -> Site:
+def _site(node: Node) -> Site:
     assert isinstance(node.step, Site)
     return node.step
 

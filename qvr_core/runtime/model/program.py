@@ -47,7 +47,7 @@ from torch.distributions import Distribution
 from torch.distributions import constraints as C
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Let, Model, Site, Step
+from qvr_core.check.model import Let, Model, Node, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
 from qvr_core.runtime.distributions import (
@@ -167,66 +167,16 @@ class ModelRun:
     redrawn: int = 0  # runs drawn before this one and set aside: their numbers left float64
 
 
-@dataclass
-class _Node:
-    """A step with what it reads, and for a `marginalize` the steps of its scope and what
-    the whole scope reads from outside itself (its sum depends on nothing else).
-
-    `summed`: a discrete `sample` site summed out as a scope over the steps that read it
-    (`qvr_core.runtime.model.enumerate`), one value per entry of its plates."""
-
-    step: Step
-    reads: frozenset[str]
-    body: list[_Node] = field(default_factory=list)
-    scope_reads: frozenset[str] = frozenset()
-    summed: bool = False
-
-
-def _nest(steps: tuple[Step, ...]) -> tuple[_Node, ...]:
-    """The checker's flat steps (each with the scopes around it) as a tree, each node
-    knowing what it reads: a log joint asks for that at every step of every scope."""
-    root: list[_Node] = []
-    open_scopes: list[tuple[tuple[str, ...], list[_Node]]] = [((), root)]
-    for step in steps:
-        while len(open_scopes) > 1 and open_scopes[-1][0] != step.scope:
-            open_scopes.pop()
-        node = _Node(step, frozenset(step.reads()))
-        open_scopes[-1][1].append(node)
-        if _is_scope(step):
-            open_scopes.append(((*step.scope, step.name), node.body))
-    for node in root:
-        if _is_scope(node.step):
-            _scope_reads(node)
-    return tuple(root)
-
-
-def _scope_reads(node: _Node) -> frozenset[str]:
-    """What a scope reads from outside itself: its prior's and every inner step's, less
-    what the scope binds before reading (nested scopes filled in on the way)."""
-    out = set(node.reads)
-    bound = {node.step.name}
-    for inner in node.body:
-        names = _scope_reads(inner) if _is_scope(inner.step) or inner.summed else inner.reads
-        out |= names - bound
-        bound.add(inner.step.name)
-    node.scope_reads = frozenset(out)
-    return node.scope_reads
-
-
 @dataclass(frozen=True)
 class _Compiled:
     """One model (the program or a template it calls) ready to run."""
 
     model: Model
-    nodes: tuple[_Node, ...]
+    nodes: tuple[Node, ...]
 
 
 def _compiled(model: Model) -> _Compiled:
-    return _Compiled(model, _nest(model.steps))
-
-
-def _is_scope(step: Step) -> bool:
-    return isinstance(step, Site) and step.kind == "marginalize"
+    return _Compiled(model, model.tree)
 
 
 def _support_name(c: C.Constraint) -> str:
@@ -598,7 +548,7 @@ class _Pass:
         log_probs = {k: v.reshape(1) for k, v in self.log_probs.items()}
         return ModelRun(self.values, log_probs, self.output, total.reshape(1))
 
-    def steps(self, nodes: tuple[_Node, ...] | list[_Node], scope: _Scope | None) -> None:
+    def steps(self, nodes: tuple[Node, ...], scope: _Scope | None) -> None:
         for node in nodes:
             step = node.step
             if not self.draw and (scope is not None or self.enumerated):  # only summing needs
@@ -801,7 +751,7 @@ class _Pass:
             return dist.expand(batch)
         return dist
 
-    def marginalize(self, node: _Node, scope: _Scope | None) -> None:
+    def marginalize(self, node: Node, scope: _Scope | None) -> None:
         step = node.step
         assert isinstance(step, Site)
         if node.summed and self.prefix + step.name in self.given:
@@ -878,7 +828,7 @@ class _Pass:
                 deps |= self.scoped[n]
         return frozenset(deps)
 
-    def _sum_key(self, node: _Node) -> tuple[Any, ...]:
+    def _sum_key(self, node: Node) -> tuple[Any, ...]:
         """What a scope's sum depends on: the current values of the enumerated names it
         reads, directly or through names bound in the scopes around it.
 
@@ -886,7 +836,7 @@ class _Pass:
         step reads the previous state) is then summed once per value of that
         state, not once per path: K * K per level instead of K ** depth, the
         forward algorithm's saving."""
-        deps = self._depends_on(node.scope_reads)
+        deps = self._depends_on(node.outside)
         now = sorted(n for n in deps if n in self.enumerated)  # a scope that ended is no key
         return (id(node), self.prefix, tuple((n, self.enumerated[n]) for n in now))
 
