@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from qvr_core.builtins import FAMILIES
+from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.terms import Term, refs
 from qvr_core.check.types import Plated, Product
 from qvr_core.syntax import ast
@@ -113,6 +113,17 @@ class Site:
             and self.family is not None
             and FAMILIES[self.family].support.finite
         )
+
+    @property
+    def summed_family(self) -> Family | None:
+        """The family whose values a `marginalize` sums and draws: the discrete family a
+        continuous relaxation stands in for (`ContinuousBernoulli(p)` sums `Bernoulli(p)`'s
+        0 and 1 under its masses, as quivers enumerates a relaxation's hard atoms), else
+        the site's own family; None for a call."""
+        family = FAMILIES.get(self.family or "")
+        if family is not None and self.kind == "marginalize" and family.relaxes is not None:
+            return FAMILIES[family.relaxes]
+        return family
 
     def reads(self) -> tuple[str, ...]:
         """The names this step reads (its arguments, their indices, `via`), not its body's."""

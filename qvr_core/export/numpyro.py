@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from qvr_core.builtins import FAMILIES, Family
-from qvr_core.check.model import Argument, Let, Model, Site, Step
+from qvr_core.check.model import Argument, Let, Model, Site, Step, walk
 from qvr_core.export.numpyro_terms import Terms, number
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.targets import PYTHON_WORDS, TARGETS
@@ -230,13 +230,6 @@ def _enumerated(site: Site) -> bool:
     return site.kind == "marginalize" or site.summable
 
 
-def _summed_family(site: Site) -> Family | None:
-    family = FAMILIES.get(site.family or "")
-    if family is not None and site.kind == "marginalize" and family.relaxes is not None:
-        return FAMILIES[family.relaxes]
-    return family
-
-
 def _python_names(plan: Plan) -> dict[str, str]:
     """Each QVR name the model binds or reads -> a Python identifier: itself, or (a
     keyword, a name the model's code uses) with trailing underscores until it is free."""
@@ -325,7 +318,7 @@ def _one_entry(span: Span, plate: str) -> Unsupported:
 
 def _site_problems(m: _Model, site: Site) -> list[Unsupported]:
     span = site.step.span
-    family = _summed_family(site)
+    family = site.summed_family
     if family is None:
         return [Unsupported(span, f"`{site.family}` is no family NumPyro's export knows")]
     out: list[Unsupported] = []
@@ -517,21 +510,10 @@ def _enumeration_problems(m: _Model) -> list[Unsupported]:
 
 
 def _reached(m: _Model, outer: Site) -> Iterator[Site]:
-    """The sites whose density a summed-out site enters: its scope's, or its readers'."""
-    bound = {outer.name}
-    after = False
-    for step in m.plan.model.steps:
-        if step is outer:
-            after = True
-            continue
-        if not after:
-            continue
-        reads = set(step.reads())
-        inside = outer.kind == "marginalize" and outer.name in step.scope
-        if inside or reads & bound:
-            bound.add(step.name)
-            if isinstance(step, Site):
-                yield step
+    """The sites whose density a summed-out site enters: its scope's, or its readers' (the
+    summed scope the model's plan makes of it, `Model.summed`)."""
+    node = next(n for n in walk(m.plan.model.summed) if n.step is outer)
+    return (n.step for n in walk(node.body) if isinstance(n.step, Site))
 
 
 def _frames(site: Site, one_entry: frozenset[str]) -> list[tuple[str, int]]:
@@ -671,7 +653,7 @@ class _Writer:
         self.lines.append(f"{self._indent()}{py} = {value}")
 
     def _site(self, site: Site, later: Sequence[Step]) -> None:
-        family = _summed_family(site)
+        family = site.summed_family
         assert family is not None
         self._to(_frames(site, self.m.terms.one_entry))
         call = self._distribution(site, family)

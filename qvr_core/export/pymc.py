@@ -178,6 +178,12 @@ def emit(plan: Plan) -> str:
     return _Writer(plan).module()
 
 
+def _summed_name(site: Site) -> str:
+    family = site.summed_family
+    assert family is not None  # a marginalize is of a family
+    return family.name
+
+
 class _Writer:
     """The PyMC module of one plan, line by line."""
 
@@ -310,7 +316,7 @@ class _Writer:
     def _scope_problems(self, site: Site) -> list[Unsupported]:
         assert site.family is not None
         out = []
-        summed = FAMILIES[site.family].relaxes or site.family
+        summed = _summed_name(site)
         if summed not in _SUMMED:
             out.append(
                 Unsupported(
@@ -419,7 +425,7 @@ class _Writer:
     def _values(self, site: Site) -> int | None:
         """How many values a marginalized coordinate takes."""
         assert site.family is not None
-        summed = FAMILIES[site.family].relaxes or site.family
+        summed = _summed_name(site)
         if summed == "Bernoulli":
             return 2
         if summed == "Binomial":
@@ -836,7 +842,7 @@ class _Writer:
         params = [self.py(n) for n in enclosing if n in reads]
         groups = self._shape(site.plates)
         k = self._values(site)
-        summed = FAMILIES[site.family].relaxes or site.family
+        summed = _summed_name(site)
         prior_args = self._family_args(site, summed)
         z = self.py(site.name)
         plates = self._dims(site.plates)

@@ -1105,14 +1105,12 @@ class _Writer:
         """The coordinate's values (first, last, how many), its log prior as a format
         string of its loop variable, and the loop variable's offset from its value."""
         span = site.step.span
-        if site.family is None or site.family not in FAMILIES:
+        family = site.summed_family
+        if family is None:
             self.problems.append(
                 Unsupported(span, f"`{site.family}` is no family the export knows")
             )
             return None
-        family = FAMILIES[site.family]
-        if family.relaxes is not None:  # a relaxation sums its discrete family's values
-            family = FAMILIES[family.relaxes]
         args = {a.param: a for a in site.args}
         if family.name == "Categorical":
             param = "logits" if "logits" in args else "probs"

@@ -52,15 +52,6 @@ def batch_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:
     return axes(site.plates, sizes)
 
 
-def summed_family(site: Site) -> Family:
-    """The family a `marginalize` sums and draws: the discrete family a continuous
-    relaxation stands in for (`ContinuousBernoulli(p)`: `Bernoulli(p)`'s 0 and 1 under
-    its masses, as quivers enumerates a relaxation's hard atoms), else its own."""
-    assert site.family is not None
-    family = FAMILIES[site.family]
-    return FAMILIES[family.relaxes] if family.relaxes is not None else family
-
-
 def event_size(site: Site, family: Family, sizes: Mapping[str, int]) -> int | None:
     """The size of one draw of a vector family, when its `over=` axes or its type fix it."""
     if not family.event_rank:
@@ -97,7 +88,7 @@ def distribution(
     family: Family | None = None,
 ) -> D.Distribution:
     """The torch distribution of one family site, expanded over its batch axes; with
-    `family`, that family's at the site's arguments it has (`summed_family`).
+    `family`, that family's at the site's arguments it has (`Site.summed_family`).
 
     `cache` (one per compiled program and template call) keeps what depends only on
     the site: its batch shape and event size. NUTS evaluates the same sites

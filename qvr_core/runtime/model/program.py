@@ -63,7 +63,6 @@ from qvr_core.runtime.model.families import (
     LeftTheFloats,
     axes,
     distribution,
-    summed_family,
     where,
 )
 from qvr_core.runtime.model.observed_lets import computed_observations
@@ -758,7 +757,7 @@ class _Pass:
             self.site(step, scope)  # a summed site given a value: scored, then what reads it
             self.steps(node.body, scope)
             return
-        dist = distribution(step, self.lookup, self.sizes, self._cache(), summed_family(step))
+        dist = distribution(step, self.lookup, self.sizes, self._cache(), step.summed_family)
         # `z : K` names the values z takes (as the checker reads it); `over=G` the groups,
         # one z per entry of G; without it, one z for the whole scope. A family whose
         # values the annotation does not name has one z per entry of it (`z : Resp <-
