@@ -42,6 +42,7 @@ from typing import Any, Protocol, cast
 import torch
 from torch import nn
 
+from qvr_core.inference.adam import Adam
 from qvr_core.inference.autoguides import GUIDES
 from qvr_core.inference.chains import ChainShare, run_chains
 from qvr_core.inference.discrete import (
@@ -267,7 +268,7 @@ def run_svi(
             f"program {job.name}: SVI has nothing to fit (no latent site and no parameters: "
             "its density is fixed); `--method prior` scores it"
         )
-    optim = torch.optim.Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
+    optim = Adam(params, lr=lr, foreach=True)  # one fused pass over all tensors
     svi = SVI(program, module, optim, ELBO(num_particles=1), reducer)
     losses: list[float] = []
     start = time.perf_counter()
