@@ -61,6 +61,8 @@ _FITS: dict[str, frozenset[str]] = {
 _FINITE_KINDS = frozenset({"boolean", "one_hot"})
 #: the constraint of each entry of a vector or matrix kind whose entries are free
 _ENTRY_KINDS = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
+#: the object kind a run reports for a support the kind's name does not say as one
+_LABELS = {"nonnegative": "positive", "unit_interval": "unit", **_ENTRY_KINDS}
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,15 @@ class Constraint:
         numbers has positive (real) entries; other kinds constrain the value whole."""
         kind = _ENTRY_KINDS.get(self.kind)
         return Constraint(kind) if kind is not None else self
+
+    @property
+    def label(self) -> str:
+        """The short name a run's summary gives a site's support: the kind of object its
+        values fill (`real`, `positive`, `unit`, `simplex`, and `finset` for every
+        discrete kind), else the kind itself (`interval`, `lower_cholesky`)."""
+        if self.discrete:
+            return "finset"
+        return _LABELS.get(self.kind, self.kind)
 
     def describe(self) -> str:
         """Words for messages and hover: `a positive number`, `a number in [low, high]`."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from qvr_core.builtins import FAMILIES, Family
+from qvr_core.builtins import FAMILIES, Constraint, Family
 from qvr_core.check.terms import Term, refs
 from qvr_core.check.types import Plated, Product
 from qvr_core.syntax import ast
@@ -113,6 +113,13 @@ class Site:
             and self.family is not None
             and FAMILIES[self.family].support.finite
         )
+
+    @property
+    def support(self) -> Constraint | None:
+        """The set a value of the site lies in: its family's support from the registry
+        (bounds named by a parameter are the call's arguments); None for a draw from
+        another program, whose sites have their own."""
+        return FAMILIES[self.family].support if self.family is not None else None
 
     @property
     def summed_family(self) -> Family | None:

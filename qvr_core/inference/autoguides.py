@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from torch import distributions as D
 from torch import nn
+from torch.distributions.transforms import Transform
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.guide import AutoNormalGuide, Guide
@@ -36,7 +37,7 @@ from qvr_core.inference.sites import (
     batch_shape,
     latent_names,
     reduce_to_batch,
-    transform_for,
+    site_transform,
 )
 from qvr_core.runtime.share import current_share, pick
 
@@ -48,32 +49,29 @@ class _JointGuide(Guide):
         self, model: ProgramLike, observed_names: Iterable[str] = (), init_scale: float = 0.1
     ) -> None:
         super().__init__(model, observed_names, init_scale)
-        self._support: dict[str, str] = {}
+        self._transforms: dict[str, Transform | None] = {}
         self._sites: list[LatentSite] = []
         shapes: dict[str, tuple[int, ...]] = {}
         for name in latent_names(model, self.observed_names):
-            support = model.site_support(name)
-            transform_for(name, support)  # discrete latents fail here, at construction
-            self._support[name] = support
+            self._transforms[name] = site_transform(model, name)  # discrete ones fail here
             shape = model.site_event_shape(name)
             if shape is not None:
                 shapes[name] = tuple(shape)
         self.size = 0
-        if len(shapes) == len(self._support):
+        if len(shapes) == len(self._transforms):
             self._build(shapes)
 
     @property
     def latent_names(self) -> tuple[str, ...]:
-        return tuple(self._support)
+        return tuple(self._transforms)
 
     @property
     def built(self) -> bool:
-        return len(self._sites) == len(self._support)
+        return len(self._sites) == len(self._transforms)
 
     def _build(self, shapes: Mapping[str, tuple[int, ...]]) -> None:
-        for name, support in self._support.items():
-            transform = transform_for(name, support)
-            self._sites.append(LatentSite(name, support, shapes[name], transform))
+        for name, transform in self._transforms.items():
+            self._sites.append(LatentSite(name, shapes[name], transform))
         self.size = sum(s.numel for s in self._sites)
         self.loc = nn.Parameter(torch.zeros(self.size, dtype=self._dtype, device=self._device))
         self._create(self.size)
@@ -87,7 +85,7 @@ class _JointGuide(Guide):
         with torch.no_grad():
             values = self.model.run(x).values
         nbatch = len(batch_shape(self.model, x))
-        self._build({n: tuple(values[n].shape[nbatch:]) for n in self._support})
+        self._build({n: tuple(values[n].shape[nbatch:]) for n in self._transforms})
 
     def distribution(self) -> D.Distribution:
         raise NotImplementedError

@@ -82,28 +82,25 @@ class AutoNormalGuide(Guide):
         super().__init__(model, observed_names, init_scale)
         self.locs = nn.ParameterDict()
         self.log_scales = nn.ParameterDict()
-        self._support: dict[str, str] = {}
         self._transforms: dict[str, Transform | None] = {}
         self._sites: dict[str, LatentSite] = {}  # sites whose parameters exist
         for name in latent_names(model, self.observed_names):
             self._transforms[name] = site_transform(model, name)  # discrete ones fail here
-            self._support[name] = model.site_support(name)
             shape = model.site_event_shape(name)
             if shape is not None:
                 self._create(name, tuple(shape))
-        if len({_key(n) for n in self._support}) != len(self._support):
+        if len({_key(n) for n in self._transforms}) != len(self._transforms):
             raise InferenceError("two latent sites map to the same guide parameter name")
 
     @property
     def latent_names(self) -> tuple[str, ...]:
-        return tuple(self._support)
+        return tuple(self._transforms)
 
     def _site(self, name: str) -> LatentSite:
         return self._sites[name]
 
     def _create(self, name: str, event_shape: tuple[int, ...]) -> None:
-        support = self._support[name]
-        site = LatentSite(name, support, event_shape, self._transforms[name])
+        site = LatentSite(name, event_shape, self._transforms[name])
         self._sites[name] = site
         ushape = site.unconstrained_shape
         self.locs[_key(name)] = nn.Parameter(
@@ -115,7 +112,7 @@ class AutoNormalGuide(Guide):
 
     def _materialise(self, x: Any) -> None:
         """Create the parameters of sites whose event shape needed an input to be known."""
-        pending = [n for n in self._support if n not in self._sites]
+        pending = [n for n in self._transforms if n not in self._sites]
         if not pending:
             return
         with torch.no_grad():
@@ -126,7 +123,7 @@ class AutoNormalGuide(Guide):
 
     def loc_scale(self, name: str) -> tuple[torch.Tensor, torch.Tensor]:
         """The unconstrained location and scale of site `name`."""
-        if name not in self._support:
+        if name not in self._transforms:
             raise InferenceError(f"the guide has no latent site '{name}'")
         key = _key(name)
         if key not in self.locs:
@@ -148,7 +145,7 @@ class AutoNormalGuide(Guide):
         values: dict[str, torch.Tensor] = {}
         log_q: torch.Tensor | None = None
         share = current_share()
-        for name in self._support:
+        for name in self._transforms:
             loc, log_scale = self.locs[_key(name)], self.log_scales[_key(name)]
             site = self._site(name)
             factor, axis = 1.0, None
@@ -189,7 +186,7 @@ class AutoNormalGuide(Guide):
         self._materialise(x)
         bshape = batch_shape(self.model, x)
         total: torch.Tensor | None = None
-        for name in self._support:
+        for name in self._transforms:
             if name not in values:
                 raise InferenceError(f"guide.log_prob: no value for latent site '{name}'")
             loc, scale = self.loc_scale(name)

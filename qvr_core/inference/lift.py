@@ -34,8 +34,7 @@ from torch import nn
 from torch.distributions import constraints
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.sites import ProgramLike, check_site_names, latent_names, transform_for
-from qvr_core.runtime.distributions import SITE_SUPPORTS
+from qvr_core.inference.sites import ProgramLike, check_site_names, latent_names, site_transform
 from qvr_core.runtime.program import Observed
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -109,12 +108,7 @@ class LiftedProgram(nn.Module):
         self._check(name)
         if name not in self.additional:
             return constraints.real
-        exact = getattr(self.inner, "site_constraint", None)
-        if callable(exact):
-            return cast(constraints.Constraint, exact(name))
-        support = self._program.site_support(name)
-        transform_for(name, support)  # a discrete or mixed latent is refused, by name
-        return SITE_SUPPORTS[support]
+        return self._program.site_constraint(name)
 
     def site_event_shape(self, name: str) -> tuple[int, ...]:
         self._check(name)
@@ -256,7 +250,7 @@ def bayesian_lift_parameters(
             f"{', '.join(repr(n) for n in both)} cannot be both observed and an additional latent"
         )
     for name in additional:
-        transform_for(name, program.site_support(name))  # discrete latents are refused
+        site_transform(program, name)  # discrete latents are refused, by name
     with torch.no_grad():
         drawn = program.run(x, observations).values
     free = [n for n in latent_names(program, observations) if n not in additional]

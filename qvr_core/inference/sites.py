@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
-from torch.distributions import biject_to, constraints
+from torch.distributions import constraints
 from torch.distributions.transforms import Transform
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.runtime.distributions import SITE_SUPPORTS, bijection
+from qvr_core.runtime.distributions import bijection
 from qvr_core.runtime.padding import unpad
 from qvr_core.runtime.tensors import unconstrained_shape
 
@@ -39,45 +39,32 @@ class ProgramLike(Protocol):
     def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
     def site_kind(self, name: str) -> str: ...
     def site_support(self, name: str) -> str: ...
+    def site_constraint(self, name: str) -> constraints.Constraint: ...
     def site_event_shape(self, name: str) -> tuple[int, ...] | None: ...
     def run(self, x: Any, observations: Any = None, values: Any = None) -> Any: ...
     def log_joint(self, x: Any, values: Mapping[str, Any]) -> torch.Tensor: ...
 
 
-def transform_for(site: str, support: str) -> Transform | None:
-    """The bijection R^n -> support (None for `real`); discrete sites are an error."""
-    if support == "real":
-        return None
-    if support == "finset":
+def site_transform(model: ProgramLike, name: str) -> Transform | None:
+    """The bijection R^n -> the site's support, the constraint object the model reports
+    (`site_constraint`); discrete latents are refused (`constraint_transform`)."""
+    return constraint_transform(name, model.site_constraint(name))
+
+
+def constraint_transform(site: str, c: constraints.Constraint) -> Transform | None:
+    """The bijection R^n -> `c` (None where `c` is all of R^n). A discrete site without
+    data is an error: gradient-based inference cannot move it."""
+    if c.is_discrete:
         raise InferenceError(
             f"site '{site}' is discrete (a FinSet value) and has no data: gradient-based "
             f"inference cannot treat it as a latent. Observe it (pass '{site}' in the "
             "observations / observed_names) or sum it out: a model program's discrete "
             "sites with finitely many values are (`inference.discrete.summed_out`)"
         )
-    if support == "mixed":
-        raise InferenceError(
-            f"site '{site}' mixes discrete and continuous factors and has no data: only its "
-            "continuous part could be inferred; split it into two sites or observe it"
-        )
-    if support not in SITE_SUPPORTS:
-        raise InferenceError(f"site '{site}' has an unknown support '{support}'")
-    return biject_to(SITE_SUPPORTS[support])
-
-
-def site_transform(model: Any, name: str) -> Transform | None:
-    """The bijection R^n -> the site's support: from the model's torch constraint when it
-    reports one (`site_constraint`, model programs), else from its support name."""
-    constraint_of = getattr(model, "site_constraint", None)
-    if not callable(constraint_of):
-        return transform_for(name, model.site_support(name))
-    c = constraint_of(name)
-    if c.is_discrete:
-        return transform_for(name, "finset")
     base = c.base_constraint if isinstance(c, constraints.independent) else c
     if isinstance(base, constraints._Real):
         return None
-    return bijection(name, c)
+    return bijection(site, c)
 
 
 def batch_shape(model: Any, x: Any) -> tuple[int, ...]:
@@ -137,7 +124,6 @@ class LatentSite:
     """One latent site with its full value shape and its bijection from R^n."""
 
     name: str
-    support: str
     shape: tuple[int, ...]
     transform: Transform | None
 
@@ -174,9 +160,7 @@ def make_sites(
         transform = site_transform(model, name)
         if name not in values:
             raise InferenceError(f"the program produced no value for site '{name}'")
-        sites.append(
-            LatentSite(name, model.site_support(name), tuple(values[name].shape), transform)
-        )
+        sites.append(LatentSite(name, tuple(values[name].shape), transform))
     return sites
 
 

@@ -952,16 +952,6 @@ def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:
             return _FIXED[c.kind]
 
 
-#: The torch constraint of each support a site reports (`site_support`: `real`,
-#: `positive`, `unit`, `simplex`, `finset`): what inference moves a latent in.
-SITE_SUPPORTS: dict[str, C.Constraint] = {
-    "real": C.real,
-    "positive": C.positive,
-    "unit": C.unit_interval,
-    "simplex": C.simplex,
-    "finset": C.nonnegative_integer,
-}
-
 _FIXED: dict[str, C.Constraint] = {
     "real": C.real,
     "positive": C.positive,

@@ -16,7 +16,7 @@ the morphism (see `docs/runtime.md`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -27,7 +27,6 @@ from qvr_core.check.terms import Gather, Num, Ref, Term
 from qvr_core.check.types import Seq, ValueType
 from qvr_core.runtime.combinators import Lift, seq_axis
 from qvr_core.runtime.containers import NameTable
-from qvr_core.runtime.distributions import SITE_SUPPORTS
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.evaluate import evaluate
 from qvr_core.runtime.morphisms import Leaf, Morphism, runtime_errors
@@ -66,6 +65,17 @@ class RunResult:
         return torch.stack(torch.broadcast_tensors(*scores)).sum(0)
 
 
+#: Where a latent of each object kind lives (`site_support`'s names for a seed program):
+#: the torch constraint inference moves it in when no step bounds it more tightly.
+_OBJECT_SUPPORTS: dict[str, C.Constraint] = {
+    "real": C.real,
+    "positive": C.positive,
+    "unit": C.unit_interval,
+    "simplex": C.simplex,
+    "finset": C.nonnegative_integer,
+}
+
+
 class ProgramModule(Morphism):
     """A compiled `program`; also a morphism, so programs can be scan cells."""
 
@@ -83,8 +93,6 @@ class ProgramModule(Morphism):
         self.steps = NameTable(dict(sites))
         for name, module in sites.items():
             self.add_module(f"_step_{name}", module)
-        if any(m.value_constraint() is not None for m in sites.values()):
-            self.site_constraint = self._site_constraint
 
     def __repr__(self) -> str:
         """The declared morphisms in full and one line per step (the `_step_` aliases
@@ -122,25 +130,22 @@ class ProgramModule(Morphism):
             return self.steps[name].value_support() or "real"  # type: ignore[operator]  # a Morphism
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
-    #: Set (to `_site_constraint`) when a step's draws lie in an interval its
-    #: declaration's numbers bound (`~ Pareto(1.0, 2.0)`: x >= 1), narrower than the
-    #: support `site_support` names: inference then maps each latent onto its exact
-    #: support by its torch constraint where it reads one, as for a model program.
-    site_constraint: Callable[[str], C.Constraint] | None = None
-
-    def _site_constraint(self, name: str) -> C.Constraint:
+    def site_constraint(self, name: str) -> C.Constraint:
+        """Where inference moves the site: exactly the interval its declaration's numbers
+        bound (`~ Pareto(1.0, 2.0)`: x >= 1, narrower than the `positive` that
+        `site_support` names), else the set its object's kind names."""
         step: Morphism = self.steps[name]  # type: ignore[assignment]  # steps: Morphisms
         exact = step.value_constraint()
         if exact is not None:
             return exact
         support = self.site_support(name)
-        if support not in SITE_SUPPORTS:
+        if support not in _OBJECT_SUPPORTS:
             raise QvrRuntimeError(
                 f"site '{name}' mixes discrete and continuous factors and has no data: only "
                 "its continuous part could be inferred; split it into two sites or observe it",
                 site=name,
             )
-        return SITE_SUPPORTS[support]
+        return _OBJECT_SUPPORTS[support]
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
         """Shape without the batch axis; None when it depends on the sequence length."""

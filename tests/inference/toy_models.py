@@ -14,9 +14,18 @@ from typing import Any
 import torch
 from torch import distributions as D
 from torch import nn
+from torch.distributions import constraints as C
 
 # Argument validation costs more than the toy models themselves.
 _V = {"validate_args": False}
+#: where a toy site of each support lives
+_CONSTRAINTS = {
+    "real": C.real,
+    "positive": C.positive,
+    "unit": C.unit_interval,
+    "simplex": C.simplex,
+    "finset": C.nonnegative_integer,
+}
 
 
 @dataclass
@@ -53,6 +62,9 @@ class ToyProgram(nn.Module):
 
     def site_support(self, name: str) -> str:
         return self._site(name).support
+
+    def site_constraint(self, name: str) -> C.Constraint:
+        return _CONSTRAINTS[self._site(name).support]
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
         return self._site(name).event_shape

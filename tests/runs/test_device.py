@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import torch
 from torch import nn
+from torch.distributions import constraints as C
 
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.mcmc import _ChainRecord, _result
-from qvr_core.inference.sites import FlatLayout, LatentSite, transform_for
+from qvr_core.inference.sites import FlatLayout, LatentSite, constraint_transform
 from qvr_core.run_arguments import DEVICES
 from qvr_core.runs.device import (
     AUTO_THRESHOLD,
@@ -199,7 +200,7 @@ def test_a_number_is_made_on_the_device_computed_on() -> None:
 def test_chains_are_assembled_on_the_cpu_whatever_the_default_device() -> None:
     """The trees and draws of NUTS live on the CPU; a GPU run's result (R-hat, ESS, the
     tables written) is read with NumPy, so it is made there too."""
-    layout = FlatLayout([LatentSite("s", "positive", (2,), transform_for("s", "positive"))])
+    layout = FlatLayout([LatentSite("s", (2,), constraint_transform("s", C.positive))])
     records = []
     for c in range(2):
         record = _ChainRecord(complete=True, step_size=0.5)

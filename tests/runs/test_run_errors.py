@@ -273,7 +273,7 @@ def test_a_support_bound_that_varies_over_a_plate_is_named_not_a_traceback(
     done = qvr_here("run", str(path), "--method", method, "--steps", "5")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
-    assert "observe obs5 (greaterthaneq, 4)" in done.stdout or method == "svi"
+    assert "observe obs5 (greater_than_eq, 4)" in done.stdout or method == "svi"
 
 
 @pytest.mark.kernel_free  # shapes that do not fit, whatever is drawn

@@ -114,14 +114,13 @@ def test_a_value_outside_a_given_bound_scores_minus_infinity() -> None:
     scores = model.log_joint(x, {"x": value})
     assert scores[0] == -math.inf and bool(torch.isfinite(scores[1]))
     assert model.site_support("x") == "positive"
-    assert model.site_constraint is not None
     exact = model.site_constraint("x")
     assert isinstance(exact, C.greater_than_eq) and bool((exact.lower_bound == 1).all())
 
 
 def test_a_program_without_a_bounded_step_keeps_the_named_supports() -> None:
     model = _program(_source("~ Gamma(2.0, 1.0)"))
-    assert model.site_constraint is None and model.site_support("x") == "positive"
+    assert model.site_constraint("x") is C.positive and model.site_support("x") == "positive"
 
 
 @pytest.mark.parametrize(

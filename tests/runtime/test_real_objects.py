@@ -8,7 +8,7 @@ import math
 import torch
 
 from qvr_core.dsl import loads
-from qvr_core.inference.sites import transform_for
+from qvr_core.inference.sites import site_transform
 
 SOURCE = """\
 object Feat : Real 3
@@ -46,7 +46,7 @@ def test_draws_lie_there_and_an_unconstrained_value_maps_into_it() -> None:
     assert torch.allclose(values["s"].sum(-1), torch.ones(8), atol=1e-5)
     assert bool(((values["q"] > 0) & (values["q"] < 1)).all())
     u = torch.randn(8, 2) * 5
-    mapped = transform_for("r", model.site_support("r"))(u)  # type: ignore[misc]
+    mapped = site_transform(model, "r")(u)  # type: ignore[misc]
     log_p = model.run(torch.randn(8, 3), values={**values, "r": mapped}).log_probs["r"]
     assert bool(torch.isfinite(log_p).all())
 

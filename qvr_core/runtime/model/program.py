@@ -46,7 +46,6 @@ from torch import nn
 from torch.distributions import Distribution
 from torch.distributions import constraints as C
 
-from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Model, Node, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
@@ -178,29 +177,6 @@ def _compiled(model: Model) -> _Compiled:
     return _Compiled(model, model.tree)
 
 
-def _support_name(c: C.Constraint) -> str:
-    if c.is_discrete:
-        return "finset"
-    base = c.base_constraint if isinstance(c, C.independent) else c
-    if isinstance(base, C._Real):
-        return "real"
-    if isinstance(base, C._GreaterThan | C._GreaterThanEq) and _all_zero(base.lower_bound):
-        return "positive"
-    if base is C.unit_interval:
-        return "unit"
-    if base is C.simplex:
-        return "simplex"
-    return type(base).__name__.lstrip("_").lower()
-
-
-def _all_zero(bound: object) -> bool:
-    """A constraint's bound is zero everywhere: a number, or a tensor of any shape (a
-    Pareto's support starts at its scale, which can vary over a plate)."""
-    if isinstance(bound, torch.Tensor):
-        return bool((bound == 0).all())
-    return bool(bound == 0)
-
-
 class ModelProgram(nn.Module):
     """A compiled model program (see the module docstring)."""
 
@@ -305,7 +281,11 @@ class ModelProgram(nn.Module):
         return self._constraints[name]
 
     def site_support(self, name: str) -> str:
-        return _support_name(self.site_constraint(name))
+        """The support's short name for a run's summary (`positive`, `interval`); what
+        inference moves a latent in is `site_constraint`, the object itself."""
+        support = self._sites[name].support
+        assert support is not None  # a call's draws are its callee's sites
+        return support.label
 
     def site_event_shape(self, name: str) -> tuple[int, ...] | None:
         """The value's shape (no batch axis here): the checker's when it sizes it, else the
@@ -720,7 +700,7 @@ class _Pass:
         past = not bool(torch.isfinite(value.detach()).all())  # past float64, not a bound
         raise (LeftTheFloats if past else QvrRuntimeError)(
             f"{where(step)}: a draw of {step.family} left its support "
-            f"({_support_name(dist.support)}): it drew {_first_outside(value, inside)}"
+            f"({_described(step)}): it drew {_first_outside(value, inside)}"
             f"{self._arguments(step)}. A heavy-tailed prior above it (HalfCauchy, StudentT, "
             "Cauchy) can draw arguments this far out; a lighter-tailed one, or a bound on "
             "the scale, keeps the draws finite",
@@ -885,11 +865,17 @@ class _Pass:
 
 def _static_support(site: Site) -> C.Constraint | None:
     """The torch constraint of a site's family support, when no argument bounds it."""
-    assert site.family is not None
+    assert site.support is not None
     try:
-        return torch_constraint(FAMILIES[site.family].support)
+        return torch_constraint(site.support)
     except ValueError:  # a bound named by a parameter: known once the arguments are
         return None
+
+
+def _described(site: Site) -> str:
+    """A site's support in words (`a number >= scale`), for the message of a draw outside it."""
+    assert site.support is not None
+    return site.support.describe()
 
 
 def _static_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
