@@ -808,6 +808,30 @@ IMPROPER_POSTERIOR = Rule(
     example="QVR413_improper_posterior.qvr",
 )
 
+CANNOT_SUM_OUT = Rule(
+    code="QVR414",
+    name="cannot-sum-out",
+    severity=WARNING,
+    summary="a discrete latent that NUTS and SVI cannot sum out",
+    explanation=(
+        "NUTS and SVI move continuous values only, so a discrete latent with finitely many "
+        "values (a `Categorical`, a `Bernoulli`) and no data is summed out of the density "
+        "exactly, over the steps that read it, and drawn back from its posterior after each "
+        "draw. Three places defeat that: a call of a template inside the sum (the callee's "
+        "own draws would be summed with it), a site inside a `marginalize` (its posterior "
+        "depends on the coordinate summed there, so it cannot be drawn back), and a template "
+        "whose returned value depends on a site it sums out (the caller would read a value "
+        "that is never drawn). `qvr run --method nuts` or `svi` refuses such a site with the "
+        "same words; `--method prior` and a run that gives the site data are unaffected."
+    ),
+    fixes=(
+        "Observe the site: give its values in the data.",
+        "Inside a `marginalize`: `marginalize` the site too (summed out, not reported).",
+        "In a template: draw the site in the calling program and pass it in.",
+    ),
+    example="QVR414_cannot_sum_out.qvr",
+)
+
 # ------------------------------------------------------------------ 5: exports
 
 

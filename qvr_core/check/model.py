@@ -269,6 +269,10 @@ def _summable_outside_scopes(step: Step) -> bool:
     return isinstance(step, Site) and step.summable and not step.scope
 
 
+def _is_call(step: Step) -> bool:
+    return isinstance(step, Site) and step.callee is not None
+
+
 def walk(nodes: Iterable[Node]) -> Iterator[Node]:
     """Every node of a tree, each before the nodes of its scope."""
     for node in nodes:
@@ -343,6 +347,53 @@ class Model:
         readers (`summed_plan`): what NUTS and SVI evaluate, a site given data being run
         as it is. One inside a `marginalize` keeps its place (the runtime refuses it)."""
         return summed_plan(self.tree, _summable_outside_scopes)
+
+    @cached_property
+    def unsummable(self) -> dict[str, str]:
+        """Why NUTS and SVI cannot sum out a summable site of this program when it has no
+        data, by the site's name: a call inside its sum (the callee's draws would be
+        summed with it), or a place inside a `marginalize` (its posterior is conditional
+        on the summed coordinate, so it cannot be drawn back). The checker warns of each
+        (QVR414) and a run refuses the site with the same words; a template's returned
+        value that depends on one is `returned_summed`'s."""
+        out: dict[str, str] = {}
+        for node in walk(self.summed):
+            if not node.summed:
+                continue
+            call = next((n for n in walk(node.body) if _is_call(n.step)), None)
+            if call is not None:
+                assert isinstance(call.step, Site)
+                out.setdefault(
+                    node.step.name,
+                    f"NUTS and SVI sum this discrete site out, and the call of "
+                    f"{call.step.callee} (line {call.step.line}) reads it: a call inside such "
+                    "a sum is not supported; observe it",
+                )
+        for step in self.sites:
+            if step.summable and step.scope:
+                out[step.name] = (
+                    f"a discrete site inside `marginalize {step.scope[-1]}` with no data: NUTS "
+                    "and SVI could not draw it back, its posterior being conditional on the "
+                    f"summed-out '{step.scope[-1]}'; marginalize it too (summed out, not "
+                    "reported) or observe it"
+                )
+        return out
+
+    @cached_property
+    def returned_summed(self) -> dict[str, str]:
+        """The summable sites this program's returned values depend on, by name, and why
+        that refuses it as a template (`sample v <- this(...)`): NUTS and SVI sum the site
+        out inside the template, so the caller would read a value that is never drawn."""
+        returns = set(self.returns)
+        return {
+            node.step.name: (
+                f"template {self.name} returns a value that depends on this discrete site, "
+                "which NUTS and SVI sum out inside the template: draw it in the calling "
+                "program, or observe it"
+            )
+            for node in walk(self.summed)
+            if node.summed and node.binds & returns
+        }
 
     @property
     def observed(self) -> tuple[str, ...]:

@@ -311,7 +311,7 @@ class ModelChecker:
             )
         self.pc._unused_locals()
         self._uninformed_flat_priors()
-        return Model(
+        model = Model(
             name=self.pc.scope,
             decl=decl,
             dom=dom,
@@ -324,6 +324,11 @@ class ModelChecker:
             runtime_gaps=tuple(self.gaps),
             observed_lets=tuple(self.observed_lets),
         )
+        for name, why in model.unsummable.items():  # QVR414: what a run would refuse
+            site = model.site(name)
+            assert site is not None
+            self.ctx.report(rules.CANNOT_SUM_OUT, why, site.step.target.span)
+        return model
 
     def _uninformed_flat_priors(self) -> None:
         """QVR413 for an improper flat prior (`Flat`, `HalfFlat`) that no observation or
@@ -1207,6 +1212,8 @@ class ModelChecker:
         if not self.env.cyclic(call.callee):  # a template that calls itself has no end
             self.env.program_type(callee)
         model = self.env.programs.get(callee)
+        if isinstance(model, Model):
+            self._returned_summed(model, call.callee.span)
         self._annotation(annotation)
         written: list[str] = []
         values: list[Term] = []
@@ -1259,6 +1266,20 @@ class ModelChecker:
             call_args=tuple(written),
             call_values=tuple(values),
         )
+
+    def _returned_summed(self, template: Model, at: Span) -> None:
+        """QVR414 at a call of a template whose returned value depends on a discrete site
+        it sums out (`Model.returned_summed`): a run of the caller refuses that site."""
+        for name in template.returned_summed:
+            site = template.site(name)
+            assert site is not None
+            self.ctx.report(
+                rules.CANNOT_SUM_OUT,
+                f"template {template.name} returns a value that depends on its discrete site "
+                f"'{name}' (line {site.line}), which NUTS and SVI sum out inside the "
+                "template: draw it in the calling program, or observe it",
+                at,
+            )
 
     # ------------------------------------------------------------ values
 

@@ -29,14 +29,14 @@ a template.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
 from torch import nn
 from torch.distributions import constraints as C
 
-from qvr_core.check.model import Node, Site, walk
+from qvr_core.check.model import Node, Site
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model.families import distribution, where
 from qvr_core.runtime.model.program import (
@@ -225,56 +225,20 @@ def _pick(
 def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
     """The program's and each template's trees with every summable site a summed scope,
     and why a summable site cannot be summed (by the id of its step), for those that
-    cannot."""
+    cannot: the checked model's reasons (`Model.unsummable`, a template's
+    `Model.returned_summed` first), in the words of a run's error."""
     problems: dict[int, str] = {}
+    compiled = [(program.top, False), *((t, True) for t in program.templates.values())]
+    for each, template in compiled:
+        model = each.model
+        reasons = {**model.unsummable, **model.returned_summed} if template else model.unsummable
+        for name, why in reasons.items():
+            site = model.site(name)
+            assert site is not None
+            problems[id(site)] = f"{where(site)}: {why}"
     top = _Compiled(program.top.model, program.top.model.summed)
-    templates = {}
-    for name, compiled in program.templates.items():
-        nodes = compiled.model.summed
-        templates[name] = _Compiled(compiled.model, nodes)
-        returns = set(compiled.model.returns)
-        for node in _summed(nodes):
-            if node.binds & returns:
-                problems.setdefault(
-                    id(node.step),
-                    f"{where(_site(node))}: template {name} returns a value that depends on "
-                    "this discrete site, which NUTS and SVI sum out inside the template: "
-                    "draw it in the calling program, or observe it",
-                )
-    for tree in (top.nodes, *(t.nodes for t in templates.values())):
-        for node in _summed(tree):
-            call = next((n for n in walk(node.body) if _calls(n)), None)
-            if call is not None:
-                problems.setdefault(
-                    id(node.step),
-                    f"{where(_site(node))}: NUTS and SVI sum this discrete site out, and the "
-                    f"call of {_site(call).callee} (line {call.step.line}) reads it: a call "
-                    "inside such a sum is not supported; observe it",
-                )
-    for compiled in (program.top, *program.templates.values()):
-        for node in walk(compiled.nodes):
-            step = node.step
-            if isinstance(step, Site) and step.summable and step.scope:
-                problems[id(step)] = (
-                    f"{where(step)}: a discrete site inside `marginalize {step.scope[-1]}` "
-                    "with no data: NUTS and SVI could not draw it back, its posterior being "
-                    f"conditional on the summed-out '{step.scope[-1]}'; marginalize it too "
-                    "(summed out, not reported) or observe it"
-                )
+    templates = {n: _Compiled(c.model, c.model.summed) for n, c in program.templates.items()}
     return (top, templates), problems
-
-
-def _summed(nodes: Iterable[Node]) -> Iterator[Node]:
-    return (n for n in walk(nodes) if n.summed)
-
-
-def _calls(node: Node) -> bool:
-    return isinstance(node.step, Site) and node.step.callee is not None
-
-
-def _site(node: Node) -> Site:
-    assert isinstance(node.step, Site)
-    return node.step
 
 
 __all__ = ["SummedModel", "summed_names", "summed_trees"]
