@@ -115,6 +115,11 @@ def test_a_template_returning_a_summed_site_is_warned_of_at_its_call() -> None:
     assert refused.startswith("line 4, sample c: template coin returns a value that depends")
 
 
+def test_with_data_the_site_is_scored_and_nothing_is_refused() -> None:
+    program = compile_model(check(INSIDE_A_SCOPE), "p")
+    SummedModel(program, [*program.observed_names, "b"])
+
+
 def test_a_site_that_can_be_summed_out_is_not_warned_of_and_runs() -> None:
     assert _warnings(SUMMABLE) == []
     program = compile_model(check(SUMMABLE), "p")
