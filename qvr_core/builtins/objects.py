@@ -61,8 +61,10 @@ LEGACY_CONSTRUCTORS: dict[str, str] = {"Euclidean": "Real"}
 #: The kinds a Bayesian program's parameter is written with (`program p(G : FinSet, s : Real)`):
 #: a value the caller, or else the data, gives; or a plate the caller picks, which makes
 #: the program a template run through a program that calls it.
+#: The kind of a parameter that is one real number (`s : Real`).
+REAL_PARAMETER = "Real"
 PARAMETER_KINDS: dict[str, str] = {
-    "Real": "value",
+    REAL_PARAMETER: "value",
     "Nat": "value",
     "Int": "value",
     "FinSet": "plate",

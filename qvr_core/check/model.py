@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import Literal
 
 from qvr_core.builtins import FAMILIES, Constraint, Family
+from qvr_core.builtins.objects import REAL_PARAMETER
 from qvr_core.check.terms import Term, refs
 from qvr_core.check.types import Plated, Product
 from qvr_core.syntax import ast
@@ -33,6 +34,8 @@ SiteKind = Literal["sample", "observe", "marginalize"]
 STEP_OPTIONS = ("over", "iid_over", "via", "reduction")
 #: `reduction=` values: how a marginalised coordinate is integrated out.
 REDUCTIONS = ("logsumexp", "sum", "mean", "max")
+#: The default reduction: the coordinate's probabilities added, an exact sum.
+EXACT_REDUCTION = REDUCTIONS[0]
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,12 @@ class Site:
     def line(self) -> int:
         """The 1-based line of its step, for messages."""
         return self.step.span.start_line + 1
+
+    @property
+    def sums_exactly(self) -> bool:
+        """A `marginalize` that adds its coordinate's probabilities (`reduction=logsumexp`,
+        the default): what qvr's runtime and every export compute."""
+        return self.reduction in (None, EXACT_REDUCTION)
 
     @property
     def summable(self) -> bool:
@@ -304,6 +313,11 @@ class Parameter:
     name: str
     span: Span
     kind: str | None
+
+    @property
+    def real(self) -> bool:
+        """One real number the caller or the data gives (`alpha : Real`, or untyped)."""
+        return self.kind is None or self.kind == REAL_PARAMETER
 
 
 @dataclass(frozen=True)

@@ -32,64 +32,70 @@ from dataclasses import dataclass, field, replace
 
 from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Let, Model, Site, Step, walk
+from qvr_core.export.named import members, named
 from qvr_core.export.numpyro_terms import Terms, number
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.targets import PYTHON_WORDS, TARGETS
 from qvr_core.syntax.span import Span
 
-#: The numpyro.distributions call of each family, by its registry name: one template
-#: per parameterisation, `{param}` its argument's text (`{dimension}`: a draw's size).
-#: Each has qvr's runtime meaning (`tests/export/test_numpyro.py` scores both).
-CALLS: dict[str, tuple[str, ...]] = {
-    "Normal": ("dist.Normal({loc}, {scale})",),
-    "Cauchy": ("dist.Cauchy({loc}, {scale})",),
-    "StudentT": ("dist.StudentT({df}, {loc}, {scale})",),
-    "Laplace": ("dist.Laplace({loc}, {scale})",),
-    "Logistic": ("dist.Logistic({loc}, {scale})",),
-    "Gumbel": ("dist.Gumbel({loc}, {scale})",),
-    "VonMises": ("dist.VonMises({loc}, {concentration})",),
-    "MixtureNormal": (
+
+class _NumPyroCalls:
+    """The numpyro.distributions call of each family, named after the registry's entry
+    (`named`): one template per parameterisation, `{param}` its argument's text
+    (`{dimension}`: a draw's size). Each has qvr's runtime meaning
+    (`tests/export/test_numpyro.py` scores both)."""
+
+    Normal = ("dist.Normal({loc}, {scale})",)
+    Cauchy = ("dist.Cauchy({loc}, {scale})",)
+    StudentT = ("dist.StudentT({df}, {loc}, {scale})",)
+    Laplace = ("dist.Laplace({loc}, {scale})",)
+    Logistic = ("dist.Logistic({loc}, {scale})",)
+    Gumbel = ("dist.Gumbel({loc}, {scale})",)
+    VonMises = ("dist.VonMises({loc}, {concentration})",)
+    MixtureNormal = (
         "dist.MixtureSameFamily(dist.Categorical(probs={weights}), dist.Normal({loc}, {scale}))",
-    ),
-    "Uniform": ("dist.Uniform({low}, {high})",),
-    "TruncatedNormal": ("dist.TruncatedNormal({mu}, {sigma}, low={low}, high={high})",),
-    "HalfNormal": ("dist.HalfNormal({scale})",),
-    "HalfCauchy": ("dist.HalfCauchy({scale})",),
-    "HalfStudentT": ("dist.FoldedDistribution(dist.StudentT({df}, 0.0, {scale}))",),
-    "LogNormal": ("dist.LogNormal({loc}, {scale})",),
-    "Exponential": ("dist.Exponential({rate})",),
-    "Gamma": ("dist.Gamma({concentration}, {rate})",),
-    "InverseGamma": ("dist.InverseGamma({concentration}, {rate})",),
-    "Chi2": ("dist.Chi2({df})",),
-    "Weibull": ("dist.Weibull({scale}, {concentration})",),
-    "Pareto": ("dist.Pareto({scale}, {alpha})",),
-    "Beta": ("dist.Beta({concentration1}, {concentration0})",),
-    "Kumaraswamy": ("dist.Kumaraswamy({concentration1}, {concentration0})",),
-    "LogitNormal": (
+    )
+    Uniform = ("dist.Uniform({low}, {high})",)
+    TruncatedNormal = ("dist.TruncatedNormal({mu}, {sigma}, low={low}, high={high})",)
+    HalfNormal = ("dist.HalfNormal({scale})",)
+    HalfCauchy = ("dist.HalfCauchy({scale})",)
+    HalfStudentT = ("dist.FoldedDistribution(dist.StudentT({df}, 0.0, {scale}))",)
+    LogNormal = ("dist.LogNormal({loc}, {scale})",)
+    Exponential = ("dist.Exponential({rate})",)
+    Gamma = ("dist.Gamma({concentration}, {rate})",)
+    InverseGamma = ("dist.InverseGamma({concentration}, {rate})",)
+    Chi2 = ("dist.Chi2({df})",)
+    Weibull = ("dist.Weibull({scale}, {concentration})",)
+    Pareto = ("dist.Pareto({scale}, {alpha})",)
+    Beta = ("dist.Beta({concentration1}, {concentration0})",)
+    Kumaraswamy = ("dist.Kumaraswamy({concentration1}, {concentration0})",)
+    LogitNormal = (
         "dist.TransformedDistribution(dist.Normal({mu}, {sigma}), "
         "dist.transforms.SigmoidTransform())",
-    ),
-    "RelaxedBernoulli": ("dist.RelaxedBernoulli({temperature}, probs={probs})",),
-    "Bernoulli": ("dist.Bernoulli(probs={probs})",),
-    "Categorical": ("dist.Categorical(probs={probs})", "dist.Categorical(logits={logits})"),
-    "Poisson": ("dist.Poisson({rate})",),
-    "Binomial": ("dist.Binomial({total_count}, probs={probs})",),
-    "BetaBinomial": ("dist.BetaBinomial({concentration1}, {concentration0}, {total_count})",),
-    "NegativeBinomial": ("dist.NegativeBinomialProbs({total_count}, {probs})",),
-    "Geometric": ("dist.Geometric(probs={probs})",),
-    "OrderedLogistic": ("dist.OrderedLogistic({predictor}, {cutpoints})",),
-    "ZeroInflatedPoisson": ("dist.ZeroInflatedPoisson({zero_prob}, {rate})",),
-    "HurdlePoisson": ("dist.HurdlePoisson({zero_prob}, {rate})",),
-    "Dirichlet": ("dist.Dirichlet({concentration})",),
-    "MultivariateNormal": ("dist.MultivariateNormal({loc}, scale_tril={scale_tril})",),
-    "LowRankMVN": ("dist.LowRankMultivariateNormal({loc}, {cov_factor}, {cov_diag})",),
-    "LKJCholesky": ("dist.LKJCholesky({dimension}, {concentration})",),
-    "Wishart": ("dist.Wishart({df}, scale_tril={scale_tril})",),
-    "MatrixNormal": (
+    )
+    RelaxedBernoulli = ("dist.RelaxedBernoulli({temperature}, probs={probs})",)
+    Bernoulli = ("dist.Bernoulli(probs={probs})",)
+    Categorical = ("dist.Categorical(probs={probs})", "dist.Categorical(logits={logits})")
+    Poisson = ("dist.Poisson({rate})",)
+    Binomial = ("dist.Binomial({total_count}, probs={probs})",)
+    BetaBinomial = ("dist.BetaBinomial({concentration1}, {concentration0}, {total_count})",)
+    NegativeBinomial = ("dist.NegativeBinomialProbs({total_count}, {probs})",)
+    Geometric = ("dist.Geometric(probs={probs})",)
+    OrderedLogistic = ("dist.OrderedLogistic({predictor}, {cutpoints})",)
+    ZeroInflatedPoisson = ("dist.ZeroInflatedPoisson({zero_prob}, {rate})",)
+    HurdlePoisson = ("dist.HurdlePoisson({zero_prob}, {rate})",)
+    Dirichlet = ("dist.Dirichlet({concentration})",)
+    MultivariateNormal = ("dist.MultivariateNormal({loc}, scale_tril={scale_tril})",)
+    LowRankMVN = ("dist.LowRankMultivariateNormal({loc}, {cov_factor}, {cov_diag})",)
+    LKJCholesky = ("dist.LKJCholesky({dimension}, {concentration})",)
+    Wishart = ("dist.Wishart({df}, scale_tril={scale_tril})",)
+    MatrixNormal = (
         "dist.MatrixNormal({loc}, jnp.linalg.cholesky({row_covariance}), "
         "jnp.linalg.cholesky({col_covariance}))",
-    ),
-}
+    )
+
+
+CALLS: dict[str, tuple[str, ...]] = named(_NumPyroCalls, FAMILIES, tuple)
 
 #: The improper flat priors (`Flat`, `HalfFlat`): NumPyro's ImproperUniform on the support,
 #: one number per draw (the plates around the site batch it).
@@ -102,17 +108,38 @@ CALLS.update(
     }
 )
 
-#: Families NumPyro has whose latent would not mean what qvr's does: why.
-OBSERVED_ONLY: dict[str, str] = {
-    "VonMises": "NumPyro's VonMises moves a latent on the circle (-pi, pi], qvr's on the "
-    "real line; observe it, or draw the angle from a Normal",
-}
 
-#: The families NumPyro's enumeration sums out here (after a relaxation's `relaxes`).
-ENUMERABLE = ("Bernoulli", "Categorical")
+class _ObservedOnly:
+    """Families NumPyro has whose latent would not mean what qvr's does: why."""
 
-#: Probability vectors torch normalises (`probs / probs.sum(-1)`) and NumPyro does not.
-_NORMALISED = {("Categorical", "probs"), ("MixtureNormal", "weights")}
+    VonMises = (
+        "NumPyro's VonMises moves a latent on the circle (-pi, pi], qvr's on the real line; "
+        "observe it, or draw the angle from a Normal"
+    )
+
+
+OBSERVED_ONLY: dict[str, str] = named(_ObservedOnly, FAMILIES, str)
+
+
+class _Enumerable:
+    """The families NumPyro's enumeration sums out here (after a relaxation's `relaxes`)."""
+
+    Bernoulli = True
+    Categorical = True
+
+
+ENUMERABLE = members(_Enumerable, FAMILIES)
+
+
+class _Normalised:
+    """The probability vector torch normalises (`probs / probs.sum(-1)`) and NumPyro does
+    not, by family."""
+
+    Categorical = "probs"
+    MixtureNormal = "weights"
+
+
+_NORMALISED = named(_Normalised, FAMILIES, str)
 
 _ENUMERATE = 'infer={"enumerate": "parallel"}'
 _IMPORTS = (
@@ -361,7 +388,7 @@ def _site_problems(m: _Model, site: Site) -> list[Unsupported]:
                 "enumeration has no such map: give the observe the group plate",
             )
         )
-    if site.reduction not in (None, "logsumexp"):
+    if not site.sums_exactly:
         out.append(
             Unsupported(
                 span,
@@ -375,7 +402,7 @@ def _site_problems(m: _Model, site: Site) -> list[Unsupported]:
     for p in family.params:
         if p.name not in bound and p.default is not None:
             args[p.name] = "x"
-    if family.name == "LKJCholesky":
+    if _sized(family):
         if size is None:
             out.append(Unsupported(span, "the size of this LKJCholesky draw is not known"))
         args["dimension"] = "x"
@@ -692,14 +719,14 @@ class _Writer:
         for p in family.params:
             if p.name not in args and p.default is not None:
                 args[p.name] = number(p.default)
-        if family.name == "LKJCholesky":
+        if _sized(family):
             args["dimension"] = str(size)
         call = family_call(family.name, args)
         assert call is not None
         return call
 
     def _argument(self, family: Family, a: Argument, rank: int, size: int | None) -> str:
-        normalised = (family.name, a.param) in _NORMALISED
+        normalised = _NORMALISED.get(family.name) == a.param
         if isinstance(a.literal, float):
             if rank == 1 and size is not None:
                 return f"jnp.full({size}, {number(a.literal)})"
@@ -840,6 +867,11 @@ class _Writer:
 def _string(text: str) -> str:
     """A Python string literal (QVR names are plain, but a quote must not end it)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _sized(family: Family) -> bool:
+    """NumPyro's call takes the draw's size (`{dimension}`: an LKJCholesky's)."""
+    return any("{dimension}" in call for call in CALLS.get(family.name, ()))
 
 
 __all__ = ["CALLS", "ENUMERABLE", "OBSERVED_ONLY", "emit", "family_call", "unsupported"]

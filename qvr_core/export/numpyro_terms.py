@@ -23,81 +23,112 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import FUNCTIONS, OPERATORS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
+from qvr_core.export.named import members, named
 from qvr_core.export.plan import Unsupported
 from qvr_core.syntax.span import Span
 
-#: jnp / jax.nn spelling of each elementwise builtin, by its registry name.
-_ELEMENTWISE: dict[str, str] = {
-    "sigmoid": "jax.nn.sigmoid",
-    "tanh": "jnp.tanh",
-    "exp": "jnp.exp",
-    "expm1": "jnp.expm1",
-    "log": "jnp.log",
-    "log1p": "jnp.log1p",
-    "log2": "jnp.log2",
-    "log10": "jnp.log10",
-    "sqrt": "jnp.sqrt",
-    "square": "jnp.square",
-    "abs": "jnp.abs",
-    "sign": "jnp.sign",
-    "reciprocal": "jnp.reciprocal",
-    "sin": "jnp.sin",
-    "cos": "jnp.cos",
-    "tan": "jnp.tan",
-    "asin": "jnp.arcsin",
-    "acos": "jnp.arccos",
-    "atan": "jnp.arctan",
-    "sinh": "jnp.sinh",
-    "cosh": "jnp.cosh",
-    "asinh": "jnp.arcsinh",
-    "acosh": "jnp.arccosh",
-    "atanh": "jnp.arctanh",
-    "floor": "jnp.floor",
-    "ceil": "jnp.ceil",
-    "round": "jnp.round",  # half to even, as torch.round
-    "trunc": "jnp.trunc",
-    "erf": "jax.scipy.special.erf",
-    "erfc": "jax.scipy.special.erfc",
-    "erfinv": "jax.scipy.special.erfinv",
-    "lgamma": "jax.scipy.special.gammaln",
-    "digamma": "jax.scipy.special.digamma",
-    "relu": "jax.nn.relu",
-    "softplus": "jax.nn.softplus",
-    "logsigmoid": "jax.nn.log_sigmoid",
-    "softsign": "jax.nn.soft_sign",
-    "silu": "jax.nn.silu",
-    "elu": "jax.nn.elu",
-    "selu": "jax.nn.selu",
-    "relu6": "jax.nn.relu6",
-}
 
-#: Builtins written by a template of their argument(s) `{0}`, `{1}`: where jnp has no one
-#: call of the same meaning (torch's `gelu` is the exact one; `rsqrt` of an integer is real).
-_WRITTEN: dict[str, str] = {
-    "rsqrt": "1.0 / jnp.sqrt({0})",
-    "gelu": "jax.nn.gelu({0}, approximate=False)",
-    "mish": "jax.nn.mish({0})",
-    "softmax": "jax.nn.softmax({0}, axis=-1)",
-    "log_softmax": "jax.nn.log_softmax({0}, axis=-1)",
-    "cumsum": "jnp.cumsum({0}, axis=-1)",
-    "sort": "jnp.sort({0}, axis=-1)",
-    "normalize": "{0} / jnp.sum({0}, axis=-1, keepdims=True)",
-    "layer_norm": "jax.nn.standardize({0}, axis=-1, epsilon=1e-5)",
-    "pow": "jnp.power({0}, {1})",
-}
+class _Elementwise:
+    """jnp / jax.nn spelling of each elementwise builtin, named after its registry entry."""
 
-#: Reductions: the whole value to one number, or along `axis` when a method gives one.
-_REDUCE: dict[str, str] = {
-    "sum": "jnp.sum",
-    "mean": "jnp.mean",
-    "prod": "jnp.prod",
-    "logsumexp": "jax.nn.logsumexp",
-    "min": "jnp.min",
-    "max": "jnp.max",
-}
+    sigmoid = "jax.nn.sigmoid"
+    tanh = "jnp.tanh"
+    exp = "jnp.exp"
+    expm1 = "jnp.expm1"
+    log = "jnp.log"
+    log1p = "jnp.log1p"
+    log2 = "jnp.log2"
+    log10 = "jnp.log10"
+    sqrt = "jnp.sqrt"
+    square = "jnp.square"
+    abs = "jnp.abs"
+    sign = "jnp.sign"
+    reciprocal = "jnp.reciprocal"
+    sin = "jnp.sin"
+    cos = "jnp.cos"
+    tan = "jnp.tan"
+    asin = "jnp.arcsin"
+    acos = "jnp.arccos"
+    atan = "jnp.arctan"
+    sinh = "jnp.sinh"
+    cosh = "jnp.cosh"
+    asinh = "jnp.arcsinh"
+    acosh = "jnp.arccosh"
+    atanh = "jnp.arctanh"
+    floor = "jnp.floor"
+    ceil = "jnp.ceil"
+    round = "jnp.round"  # half to even, as torch.round
+    trunc = "jnp.trunc"
+    erf = "jax.scipy.special.erf"
+    erfc = "jax.scipy.special.erfc"
+    erfinv = "jax.scipy.special.erfinv"
+    lgamma = "jax.scipy.special.gammaln"
+    digamma = "jax.scipy.special.digamma"
+    relu = "jax.nn.relu"
+    softplus = "jax.nn.softplus"
+    logsigmoid = "jax.nn.log_sigmoid"
+    softsign = "jax.nn.soft_sign"
+    silu = "jax.nn.silu"
+    elu = "jax.nn.elu"
+    selu = "jax.nn.selu"
+    relu6 = "jax.nn.relu6"
 
-#: `min`/`max` of two values, elementwise.
-_PAIRWISE = {"min": "jnp.minimum", "max": "jnp.maximum"}
+
+_ELEMENTWISE = named(_Elementwise, FUNCTIONS, str)
+
+
+class _Written:
+    """Builtins written by a template of their argument(s) `{0}`, `{1}`: where jnp has no
+    one call of the same meaning (torch's `gelu` is the exact one; `rsqrt` of an integer is
+    real)."""
+
+    rsqrt = "1.0 / jnp.sqrt({0})"
+    gelu = "jax.nn.gelu({0}, approximate=False)"
+    mish = "jax.nn.mish({0})"
+    softmax = "jax.nn.softmax({0}, axis=-1)"
+    log_softmax = "jax.nn.log_softmax({0}, axis=-1)"
+    cumsum = "jnp.cumsum({0}, axis=-1)"
+    sort = "jnp.sort({0}, axis=-1)"
+    normalize = "{0} / jnp.sum({0}, axis=-1, keepdims=True)"
+    layer_norm = "jax.nn.standardize({0}, axis=-1, epsilon=1e-5)"
+    pow = "jnp.power({0}, {1})"
+
+
+_WRITTEN = named(_Written, FUNCTIONS, str)
+
+
+class _Reduce:
+    """Reductions: the whole value to one number, or along `axis` when a method gives one."""
+
+    sum = "jnp.sum"
+    mean = "jnp.mean"
+    prod = "jnp.prod"
+    logsumexp = "jax.nn.logsumexp"
+    min = "jnp.min"
+    max = "jnp.max"
+
+
+_REDUCE = named(_Reduce, FUNCTIONS, str)
+
+
+class _Pairwise:
+    """`min`/`max` of two values, elementwise."""
+
+    min = "jnp.minimum"
+    max = "jnp.maximum"
+
+
+_PAIRWISE = named(_Pairwise, FUNCTIONS, str)
+
+
+class _RealArguments:
+    """Builtins whose arguments are written as reals: an integer base to a negative power
+    is real in qvr, and an error in jnp."""
+
+    pow = True
+
+
+_REAL_ARGUMENTS = members(_RealArguments, FUNCTIONS)
 
 #: Operators as Python writes them, with their precedence (higher binds tighter).
 _ARITHMETIC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
@@ -314,7 +345,7 @@ class Terms:
             )
         if fn in _ELEMENTWISE:
             return f"{_ELEMENTWISE[fn]}({args[0]})"
-        if fn == "pow":  # an integer base to a negative power is real in qvr
+        if fn in _REAL_ARGUMENTS:
             args = [self._real(a, t) for a, t in zip(args, terms, strict=True)]
         return _WRITTEN[fn].format(*args)
 

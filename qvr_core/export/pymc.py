@@ -38,6 +38,7 @@ from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Let, Node, Site, walk
 from qvr_core.check.terms import Call, Term, subterms
 from qvr_core.check.types import Plated
+from qvr_core.export.named import members, named
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc_terms import FUNCTIONS, TermPrinter, number
 from qvr_core.export.targets import PYTHON_WORDS, TARGETS
@@ -68,55 +69,59 @@ def _f(
     return _Family(pm, keywords, frozenset(flipped), fixed, named)
 
 
-#: The families PyMC has with the runtime's parameterisation (runtime/distributions.py).
-PYMC_FAMILIES: dict[str, _Family] = {
-    "Normal": _f("pm.Normal", "loc=mu", "scale=sigma"),
-    "Cauchy": _f("pm.Cauchy", "loc=alpha", "scale=beta"),
-    "StudentT": _f("pm.StudentT", "df=nu", "loc=mu", "scale=sigma"),
-    "Laplace": _f("pm.Laplace", "loc=mu", "scale=b"),
-    "Logistic": _f("pm.Logistic", "loc=mu", "scale=s"),
-    "Gumbel": _f("pm.Gumbel", "loc=mu", "scale=beta"),
-    "MixtureNormal": _f("pm.NormalMixture", "weights=w", "loc=mu", "scale=sigma"),
-    "Uniform": _f("pm.Uniform", "low=lower", "high=upper"),
-    "TruncatedNormal": _f("pm.TruncatedNormal", "mu=mu", "sigma=sigma", "low=lower", "high=upper"),
-    "HalfNormal": _f("pm.HalfNormal", "scale=sigma"),
-    "HalfCauchy": _f("pm.HalfCauchy", "scale=beta"),
-    "HalfStudentT": _f("pm.HalfStudentT", "df=nu", "scale=sigma"),
-    "LogNormal": _f("pm.LogNormal", "loc=mu", "scale=sigma"),
-    "Exponential": _f("pm.Exponential", "rate=lam"),
-    "Gamma": _f("pm.Gamma", "concentration=alpha", "rate=beta"),
-    "InverseGamma": _f("pm.InverseGamma", "concentration=alpha", "rate=beta"),
-    "Chi2": _f("pm.ChiSquared", "df=nu"),
-    "Weibull": _f("pm.Weibull", "concentration=alpha", "scale=beta"),
-    "Pareto": _f("pm.Pareto", "alpha=alpha", "scale=m"),
-    "Beta": _f("pm.Beta", "concentration1=alpha", "concentration0=beta"),
-    "Kumaraswamy": _f("pm.Kumaraswamy", "concentration1=a", "concentration0=b"),
-    "LogitNormal": _f("pm.LogitNormal", "mu=mu", "sigma=sigma"),
-    "Bernoulli": _f("pm.Bernoulli", "probs=p"),
-    "Categorical": _f("pm.Categorical", "probs=p", "logits=logit_p"),
-    "Poisson": _f("pm.Poisson", "rate=mu"),
-    "Binomial": _f("pm.Binomial", "total_count=n", "probs=p"),
-    "BetaBinomial": _f(
+class _PyMCFamilies:
+    """The families PyMC has with the runtime's parameterisation (runtime/distributions.py),
+    named after the registry's entry (`named`)."""
+
+    Normal = _f("pm.Normal", "loc=mu", "scale=sigma")
+    Cauchy = _f("pm.Cauchy", "loc=alpha", "scale=beta")
+    StudentT = _f("pm.StudentT", "df=nu", "loc=mu", "scale=sigma")
+    Laplace = _f("pm.Laplace", "loc=mu", "scale=b")
+    Logistic = _f("pm.Logistic", "loc=mu", "scale=s")
+    Gumbel = _f("pm.Gumbel", "loc=mu", "scale=beta")
+    MixtureNormal = _f("pm.NormalMixture", "weights=w", "loc=mu", "scale=sigma")
+    Uniform = _f("pm.Uniform", "low=lower", "high=upper")
+    TruncatedNormal = _f("pm.TruncatedNormal", "mu=mu", "sigma=sigma", "low=lower", "high=upper")
+    HalfNormal = _f("pm.HalfNormal", "scale=sigma")
+    HalfCauchy = _f("pm.HalfCauchy", "scale=beta")
+    HalfStudentT = _f("pm.HalfStudentT", "df=nu", "scale=sigma")
+    LogNormal = _f("pm.LogNormal", "loc=mu", "scale=sigma")
+    Exponential = _f("pm.Exponential", "rate=lam")
+    Gamma = _f("pm.Gamma", "concentration=alpha", "rate=beta")
+    InverseGamma = _f("pm.InverseGamma", "concentration=alpha", "rate=beta")
+    Chi2 = _f("pm.ChiSquared", "df=nu")
+    Weibull = _f("pm.Weibull", "concentration=alpha", "scale=beta")
+    Pareto = _f("pm.Pareto", "alpha=alpha", "scale=m")
+    Beta = _f("pm.Beta", "concentration1=alpha", "concentration0=beta")
+    Kumaraswamy = _f("pm.Kumaraswamy", "concentration1=a", "concentration0=b")
+    LogitNormal = _f("pm.LogitNormal", "mu=mu", "sigma=sigma")
+    Bernoulli = _f("pm.Bernoulli", "probs=p")
+    Categorical = _f("pm.Categorical", "probs=p", "logits=logit_p")
+    Poisson = _f("pm.Poisson", "rate=mu")
+    Binomial = _f("pm.Binomial", "total_count=n", "probs=p")
+    BetaBinomial = _f(
         "pm.BetaBinomial", "total_count=n", "concentration1=alpha", "concentration0=beta"
-    ),
+    )
     # torch counts successes before `total_count` failures, PyMC failures before n successes
-    "NegativeBinomial": _f("pm.NegativeBinomial", "total_count=n", "probs=p", flipped=("probs",)),
+    NegativeBinomial = _f("pm.NegativeBinomial", "total_count=n", "probs=p", flipped=("probs",))
     # failures before the first success from 0, as torch's Geometric (PyMC's counts from 1)
-    "Geometric": _f("pm.NegativeBinomial", "probs=p", fixed=("n=1.0",)),
-    "OrderedLogistic": _f(
+    Geometric = _f("pm.NegativeBinomial", "probs=p", fixed=("n=1.0",))
+    OrderedLogistic = _f(
         "pm.OrderedLogistic", "predictor=eta", "cutpoints=cutpoints", named=("compute_p=False",)
-    ),
-    "OrderedProbit": _f(
+    )
+    OrderedProbit = _f(
         "pm.OrderedProbit", "eta=eta", "cutpoints=cutpoints", named=("compute_p=False",)
-    ),
+    )
     # PyMC's psi is the probability of the Poisson part, qvr's zero_prob that of the zero
-    "ZeroInflatedPoisson": _f(
+    ZeroInflatedPoisson = _f(
         "pm.ZeroInflatedPoisson", "zero_prob=psi", "rate=mu", flipped=("zero_prob",)
-    ),
-    "HurdlePoisson": _f("pm.HurdlePoisson", "zero_prob=psi", "rate=mu", flipped=("zero_prob",)),
-    "Dirichlet": _f("pm.Dirichlet", "concentration=a"),
-    "MultivariateNormal": _f("pm.MvNormal", "loc=mu", "scale_tril=chol"),
-}
+    )
+    HurdlePoisson = _f("pm.HurdlePoisson", "zero_prob=psi", "rate=mu", flipped=("zero_prob",))
+    Dirichlet = _f("pm.Dirichlet", "concentration=a")
+    MultivariateNormal = _f("pm.MvNormal", "loc=mu", "scale_tril=chol")
+
+
+PYMC_FAMILIES: dict[str, _Family] = named(_PyMCFamilies, FAMILIES, _Family)
 
 #: The improper flat priors (`Flat`, `HalfFlat`), by their support.
 _IMPROPER = {"real": "pm.Flat", "positive": "pm.HalfFlat"}
@@ -124,18 +129,41 @@ PYMC_FAMILIES.update(
     {f.name: _f(_IMPROPER[f.support.kind]) for f in FAMILIES.values() if f.improper}
 )
 
-#: Why a family of qvr's is not written, where PyMC has it in some form.
-_WHY_NOT = {
-    "VonMises": "PyMC's VonMises lives on [-pi, pi], qvr's on the real line",
-    "LKJCholesky": "PyMC's LKJCorr is a density over correlation matrices, qvr's "
-    "LKJCholesky one over their Cholesky factors",
-    "Wishart": "PyMC's Wishart cannot be sampled by NUTS (PyMC itself advises against it)",
-    "MatrixNormal": "PyMC's MatrixNormal has no batch of matrices",
-}
 
-#: The families a `marginalize` can sum out here: their values and prior are written out
-#: (a Binomial's when its `total_count` is written as a number).
-_SUMMED = ("Categorical", "Bernoulli", "Binomial")
+class _WhyNot:
+    """Why a family of qvr's is not written, where PyMC has it in some form."""
+
+    VonMises = "PyMC's VonMises lives on [-pi, pi], qvr's on the real line"
+    LKJCholesky = (
+        "PyMC's LKJCorr is a density over correlation matrices, qvr's LKJCholesky one over "
+        "their Cholesky factors"
+    )
+    Wishart = "PyMC's Wishart cannot be sampled by NUTS (PyMC itself advises against it)"
+    MatrixNormal = "PyMC's MatrixNormal has no batch of matrices"
+
+
+WHY_NOT = named(_WhyNot, FAMILIES, str)
+
+
+class _Summed:
+    """The families a `marginalize` can sum out here: their values and prior are written
+    out (a Binomial's when its `total_count` is written as a number)."""
+
+    Categorical = True
+    Bernoulli = True
+    Binomial = True
+
+
+_SUMMED = members(_Summed, FAMILIES)
+
+
+class _Mixture:
+    """The family of a scope written as `pm.Mixture` (`_Writer._mixture`)."""
+
+    Categorical = True
+
+
+_MIXTURE = members(_Mixture, FAMILIES)
 
 #: Names the module itself uses: a QVR name equal to one is written with a trailing `_`.
 _TAKEN = PYTHON_WORDS | frozenset(dir(builtins))
@@ -195,7 +223,7 @@ class _Writer:
         self.sizes = {n: o.size for n, o in objects.items()}
         self.sizes.update({n: p.size for n, p in plan.plates.items() if p.size is not None})
         self.one_entry = {n for n, s in self.sizes.items() if s == 1}
-        self.params = [p for p in self.model.params if p.kind in (None, "Real")]
+        self.params = [p for p in self.model.params if p.real]
         self.names = self._python_names()
         self.variables = self._variable_names()
         integers = {d.name for d in plan.data if d.integer}
@@ -287,7 +315,7 @@ class _Writer:
     def _site_problems(self, site: Site) -> list[Unsupported]:
         assert site.family is not None
         if site.family not in PYMC_FAMILIES:
-            why = _WHY_NOT.get(site.family, f"PyMC has no {site.family} distribution")
+            why = WHY_NOT.get(site.family, f"PyMC has no {site.family} distribution")
             return [Unsupported(site.step.span, f"{site.family}: {why}")]
         if site.kind == "sample" and site.scope:
             return [
@@ -329,7 +357,7 @@ class _Writer:
             out.append(
                 Unsupported(site.step.span, f"the number of values of {site.name} is not known")
             )
-        if site.reduction not in (None, "logsumexp"):
+        if not site.sums_exactly:
             out.append(
                 Unsupported(
                     site.step.span,
@@ -425,11 +453,12 @@ class _Writer:
     def _values(self, site: Site) -> int | None:
         """How many values a marginalized coordinate takes."""
         assert site.family is not None
-        summed = _summed_name(site)
-        if summed == "Bernoulli":
+        family = site.summed_family
+        assert family is not None
+        if family.support.kind == "boolean":
             return 2
-        if summed == "Binomial":
-            count = next((a.literal for a in site.args if a.param == "total_count"), None)
+        if family.support.kind == "integer_interval":  # 0 .. its total_count
+            count = next((a.literal for a in site.args if a.param == family.support.high), None)
             if isinstance(count, float) and count.is_integer() and count >= 0:
                 return int(count) + 1
             return None
@@ -748,7 +777,7 @@ class _Writer:
         groups whose one step is an observe on exactly those groups, reading the summed
         coordinate only as the whole index of a value over its values."""
         site = node.step
-        if not isinstance(site, Site) or site.family != "Categorical" or not site.over:
+        if not isinstance(site, Site) or site.family not in _MIXTURE or not site.over:
             return None
         if len(node.body) != 1 or node.body[0].body:
             return None

@@ -13,8 +13,11 @@ axis in qvr, is written on the axis put back (`pt.expand_dims`), as the runtime'
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from types import FunctionType
 
+from qvr_core.builtins import FUNCTIONS as BUILTINS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.export.named import named
 
 # How tightly an expression binds, to write only the parentheses Python needs.
 _ADD, _MUL, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
@@ -36,70 +39,80 @@ def _extreme(one: str, two: str) -> Fn:
     return lambda a, _axis: f"{one}({a[0]})" if len(a) == 1 else f"{two}({a[0]}, {a[1]})"
 
 
-#: Every builtin function of `qvr_core.builtins.FUNCTIONS`, as PyTensor text.
-FUNCTIONS: dict[str, Fn] = {
-    "sigmoid": _unary("pm.math.sigmoid({x})"),
-    "tanh": _unary("pt.tanh({x})"),
-    "exp": _unary("pt.exp({x})"),
-    "expm1": _unary("pt.expm1({x})"),
-    "log": _unary("pt.log({x})"),
-    "log1p": _unary("pt.log1p({x})"),
-    "log2": _unary("pt.log2({x})"),
-    "log10": _unary("pt.log10({x})"),
-    "sqrt": _unary("pt.sqrt({x})"),
-    "rsqrt": _unary("pt.reciprocal(pt.sqrt({x}))"),
-    "square": _unary("pt.square({x})"),
-    "abs": _unary("pt.abs({x})"),
-    "sign": _unary("pt.sign({x})"),
-    "reciprocal": _unary("pt.reciprocal({x})"),
-    "sin": _unary("pt.sin({x})"),
-    "cos": _unary("pt.cos({x})"),
-    "tan": _unary("pt.tan({x})"),
-    "asin": _unary("pt.arcsin({x})"),
-    "acos": _unary("pt.arccos({x})"),
-    "atan": _unary("pt.arctan({x})"),
-    "sinh": _unary("pt.sinh({x})"),
-    "cosh": _unary("pt.cosh({x})"),
-    "asinh": _unary("pt.arcsinh({x})"),
-    "acosh": _unary("pt.arccosh({x})"),
-    "atanh": _unary("pt.arctanh({x})"),
-    "floor": _unary("pt.floor({x})"),
-    "ceil": _unary("pt.ceil({x})"),
-    "round": _unary("pt.round({x})"),  # half to even, as torch.round
-    "trunc": _unary("pt.trunc({x})"),
-    "erf": _unary("pt.erf({x})"),
-    "erfc": _unary("pt.erfc({x})"),
-    "erfinv": _unary("pt.erfinv({x})"),
-    "lgamma": _unary("pt.gammaln({x})"),
-    "digamma": _unary("pt.psi({x})"),
-    "relu": _unary("pt.maximum({x}, 0.0)"),
-    "softplus": _unary("pt.softplus({x})"),
-    "logsigmoid": _unary("-pt.softplus(-({x}))"),
-    "softsign": _unary("({x}) / (1.0 + pt.abs({x}))"),
-    "gelu": _unary("0.5 * ({x}) * (1.0 + pt.erf(({x}) / np.sqrt(2.0)))"),  # torch's exact gelu
-    "silu": _unary("({x}) * pm.math.sigmoid({x})"),
-    "elu": _unary("pt.switch(pt.gt({x}, 0), {x}, pt.expm1({x}))"),
-    "selu": _unary(
+def _power(a: list[str], _axis: int | None) -> str:
+    return f"pt.pow({a[0]}, {a[1]})"
+
+
+class _PyMCFunctions:
+    """Every builtin function of the registry as PyTensor text, named after its entry."""
+
+    sigmoid = _unary("pm.math.sigmoid({x})")
+    tanh = _unary("pt.tanh({x})")
+    exp = _unary("pt.exp({x})")
+    expm1 = _unary("pt.expm1({x})")
+    log = _unary("pt.log({x})")
+    log1p = _unary("pt.log1p({x})")
+    log2 = _unary("pt.log2({x})")
+    log10 = _unary("pt.log10({x})")
+    sqrt = _unary("pt.sqrt({x})")
+    rsqrt = _unary("pt.reciprocal(pt.sqrt({x}))")
+    square = _unary("pt.square({x})")
+    abs = _unary("pt.abs({x})")
+    sign = _unary("pt.sign({x})")
+    reciprocal = _unary("pt.reciprocal({x})")
+    sin = _unary("pt.sin({x})")
+    cos = _unary("pt.cos({x})")
+    tan = _unary("pt.tan({x})")
+    asin = _unary("pt.arcsin({x})")
+    acos = _unary("pt.arccos({x})")
+    atan = _unary("pt.arctan({x})")
+    sinh = _unary("pt.sinh({x})")
+    cosh = _unary("pt.cosh({x})")
+    asinh = _unary("pt.arcsinh({x})")
+    acosh = _unary("pt.arccosh({x})")
+    atanh = _unary("pt.arctanh({x})")
+    floor = _unary("pt.floor({x})")
+    ceil = _unary("pt.ceil({x})")
+    round = _unary("pt.round({x})")  # half to even, as torch.round
+    trunc = _unary("pt.trunc({x})")
+    erf = _unary("pt.erf({x})")
+    erfc = _unary("pt.erfc({x})")
+    erfinv = _unary("pt.erfinv({x})")
+    lgamma = _unary("pt.gammaln({x})")
+    digamma = _unary("pt.psi({x})")
+    relu = _unary("pt.maximum({x}, 0.0)")
+    softplus = _unary("pt.softplus({x})")
+    logsigmoid = _unary("-pt.softplus(-({x}))")
+    softsign = _unary("({x}) / (1.0 + pt.abs({x}))")
+    gelu = _unary("0.5 * ({x}) * (1.0 + pt.erf(({x}) / np.sqrt(2.0)))")  # torch's exact gelu
+    silu = _unary("({x}) * pm.math.sigmoid({x})")
+    elu = _unary("pt.switch(pt.gt({x}, 0), {x}, pt.expm1({x}))")
+    selu = _unary(
         "1.0507009873554805 * pt.switch(pt.gt({x}, 0), {x}, 1.6732632423543772 * pt.expm1({x}))"
-    ),
-    "mish": _unary("({x}) * pt.tanh(pt.softplus({x}))"),
-    "relu6": _unary("pt.clip({x}, 0.0, 6.0)"),
-    "sum": _reduce("pt.sum"),
-    "mean": _reduce("pt.mean"),
-    "prod": _reduce("pt.prod"),
-    "logsumexp": _reduce("pm.math.logsumexp"),
-    "softmax": _unary("pt.special.softmax({x}, axis=-1)"),
-    "log_softmax": _unary("pt.special.log_softmax({x}, axis=-1)"),
-    "cumsum": _unary("pt.cumsum({x}, axis=-1)"),
-    "sort": _unary("pt.sort({x}, axis=-1)"),
-    "normalize": _unary("({x}) / pt.sum({x}, axis=-1, keepdims=True)"),
-    "layer_norm": _unary(  # torch's layer_norm without gain or bias: biased variance, eps 1e-5
+    )
+    mish = _unary("({x}) * pt.tanh(pt.softplus({x}))")
+    relu6 = _unary("pt.clip({x}, 0.0, 6.0)")
+    sum = _reduce("pt.sum")
+    mean = _reduce("pt.mean")
+    prod = _reduce("pt.prod")
+    logsumexp = _reduce("pm.math.logsumexp")
+    softmax = _unary("pt.special.softmax({x}, axis=-1)")
+    log_softmax = _unary("pt.special.log_softmax({x}, axis=-1)")
+    cumsum = _unary("pt.cumsum({x}, axis=-1)")
+    sort = _unary("pt.sort({x}, axis=-1)")
+    normalize = _unary("({x}) / pt.sum({x}, axis=-1, keepdims=True)")
+    layer_norm = _unary(  # torch's layer_norm without gain or bias: biased variance, eps 1e-5
         "(({x}) - pt.mean({x}, axis=-1, keepdims=True))"
         " / pt.sqrt(pt.var({x}, axis=-1, keepdims=True) + 1e-5)"
-    ),
-    "min": _extreme("pt.min", "pt.minimum"),
-    "max": _extreme("pt.max", "pt.maximum"),
-    "pow": lambda a, _axis: f"pt.pow({a[0]}, {a[1]})",
+    )
+    min = _extreme("pt.min", "pt.minimum")
+    max = _extreme("pt.max", "pt.maximum")
+    pow = _power
+
+
+#: Every builtin function of `qvr_core.builtins.FUNCTIONS`, by name.
+FUNCTIONS: dict[str, Fn] = {
+    name: fn for name, fn in named(_PyMCFunctions, BUILTINS, FunctionType).items()
 }
 
 #: The comparison and logical operators, each a PyTensor function of two values.

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Let, Node, Site, summed_plan, walk
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
+from qvr_core.export.named import named
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.stan_terms import (
     INT,
@@ -77,6 +78,7 @@ class _Family:
     array of draws with one vector parameter (a Categorical's `probs`). `flat`: an
     improper flat prior (`Flat`, `HalfFlat`), which is a Stan parameter with no
     statement: its bounds are the support, and nothing is added to `target`.
+    `logits`: the distribution when the call gives `logits` (`categorical_logit`).
     """
 
     stan: str
@@ -87,6 +89,7 @@ class _Family:
     rewrite: Callable[[dict[str, Term], Span], dict[str, Term]] | None = None
     over_ints: bool = False
     flat: bool = False
+    logits: _Family | None = None
 
 
 def _odds_of_failure(a: dict[str, Term], s: Span) -> dict[str, Term]:
@@ -106,48 +109,57 @@ def _covariance(a: dict[str, Term], s: Span) -> dict[str, Term]:
     return {"sigma": Call(STAN_PREFIX + "multiply_lower_tri_self_transpose", (a["scale_tril"],), s)}
 
 
-_FAMILIES: dict[str, _Family] = {
-    "Normal": _Family("normal", ("loc", "scale")),
-    "Cauchy": _Family("cauchy", ("loc", "scale")),
-    "StudentT": _Family("student_t", ("df", "loc", "scale")),
-    "Laplace": _Family("double_exponential", ("loc", "scale")),
-    "Logistic": _Family("logistic", ("loc", "scale")),
-    "Gumbel": _Family("gumbel", ("loc", "scale")),
-    "Uniform": _Family("uniform", ("low", "high")),
-    "TruncatedNormal": _Family("normal", ("mu", "sigma"), truncation=("low", "high")),
-    "HalfNormal": _Family("normal", ("0", "scale"), half=True),
-    "HalfCauchy": _Family("cauchy", ("0", "scale"), half=True),
-    "HalfStudentT": _Family("student_t", ("df", "0", "scale"), half=True),
-    "LogNormal": _Family("lognormal", ("loc", "scale")),
-    "Exponential": _Family("exponential", ("rate",)),
-    "Gamma": _Family("gamma", ("concentration", "rate")),
-    "InverseGamma": _Family("inv_gamma", ("concentration", "rate")),
-    "Chi2": _Family("chi_square", ("df",)),
-    "Weibull": _Family("weibull", ("concentration", "scale")),
-    "Pareto": _Family("pareto", ("scale", "alpha")),
-    "Beta": _Family("beta", ("concentration1", "concentration0")),
-    "Bernoulli": _Family("bernoulli", ("probs",)),
-    "Categorical": _Family("categorical", ("probs",), over_ints=True),
-    "Poisson": _Family("poisson", ("rate",)),
-    "Binomial": _Family("binomial", ("total_count", "probs"), ints=("total_count",)),
-    "BetaBinomial": _Family(
+class _StanFamilies:
+    """Stan's distribution of each family it has, named after the registry's entry
+    (read by `named`): a family the registry adds has none until one is written here."""
+
+    Normal = _Family("normal", ("loc", "scale"))
+    Cauchy = _Family("cauchy", ("loc", "scale"))
+    StudentT = _Family("student_t", ("df", "loc", "scale"))
+    Laplace = _Family("double_exponential", ("loc", "scale"))
+    Logistic = _Family("logistic", ("loc", "scale"))
+    Gumbel = _Family("gumbel", ("loc", "scale"))
+    Uniform = _Family("uniform", ("low", "high"))
+    TruncatedNormal = _Family("normal", ("mu", "sigma"), truncation=("low", "high"))
+    HalfNormal = _Family("normal", ("0", "scale"), half=True)
+    HalfCauchy = _Family("cauchy", ("0", "scale"), half=True)
+    HalfStudentT = _Family("student_t", ("df", "0", "scale"), half=True)
+    LogNormal = _Family("lognormal", ("loc", "scale"))
+    Exponential = _Family("exponential", ("rate",))
+    Gamma = _Family("gamma", ("concentration", "rate"))
+    InverseGamma = _Family("inv_gamma", ("concentration", "rate"))
+    Chi2 = _Family("chi_square", ("df",))
+    Weibull = _Family("weibull", ("concentration", "scale"))
+    Pareto = _Family("pareto", ("scale", "alpha"))
+    Beta = _Family("beta", ("concentration1", "concentration0"))
+    Bernoulli = _Family("bernoulli", ("probs",))
+    Categorical = _Family(
+        "categorical",
+        ("probs",),
+        over_ints=True,
+        logits=_Family("categorical_logit", ("logits",), over_ints=True),
+    )
+    Poisson = _Family("poisson", ("rate",))
+    Binomial = _Family("binomial", ("total_count", "probs"), ints=("total_count",))
+    BetaBinomial = _Family(
         "beta_binomial",
         ("total_count", "concentration1", "concentration0"),
         ints=("total_count",),
-    ),
-    "NegativeBinomial": _Family("neg_binomial", ("total_count", "beta"), rewrite=_odds_of_failure),
-    "Geometric": _Family("neg_binomial", ("1", "beta"), rewrite=_odds),
-    "OrderedLogistic": _Family("ordered_logistic", ("predictor", "cutpoints"), over_ints=True),
-    "OrderedProbit": _Family("ordered_probit", ("eta", "cutpoints"), over_ints=True),
-    "Dirichlet": _Family("dirichlet", ("concentration",)),
-    "MultivariateNormal": _Family("multi_normal_cholesky", ("loc", "scale_tril")),
-    "LKJCholesky": _Family("lkj_corr_cholesky", ("concentration",)),
-    "Wishart": _Family("wishart", ("df", "sigma"), rewrite=_covariance),
-    "InverseWishart": _Family("inv_wishart", ("df", "sigma"), rewrite=_covariance),
-}
+    )
+    NegativeBinomial = _Family("neg_binomial", ("total_count", "beta"), rewrite=_odds_of_failure)
+    Geometric = _Family("neg_binomial", ("1", "beta"), rewrite=_odds)
+    OrderedLogistic = _Family("ordered_logistic", ("predictor", "cutpoints"), over_ints=True)
+    OrderedProbit = _Family("ordered_probit", ("eta", "cutpoints"), over_ints=True)
+    Dirichlet = _Family("dirichlet", ("concentration",))
+    MultivariateNormal = _Family("multi_normal_cholesky", ("loc", "scale_tril"))
+    LKJCholesky = _Family("lkj_corr_cholesky", ("concentration",))
+    Wishart = _Family("wishart", ("df", "sigma"), rewrite=_covariance)
+    InverseWishart = _Family("inv_wishart", ("df", "sigma"), rewrite=_covariance)
+
+
+STAN_FAMILIES: dict[str, _Family] = named(_StanFamilies, FAMILIES, _Family)
 #: The improper flat priors (`Flat`, `HalfFlat`): a parameter bounded by the support alone.
-_FAMILIES.update({f.name: _Family("", (), flat=True) for f in FAMILIES.values() if f.improper})
-_LOGITS = _Family("categorical_logit", ("logits",), over_ints=True)
+STAN_FAMILIES.update({f.name: _Family("", (), flat=True) for f in FAMILIES.values() if f.improper})
 #: Stan parameters an export derives (their rank: a covariance is a matrix).
 _DERIVED_RANK = {"beta": 0, "sigma": 2}
 
@@ -349,7 +361,7 @@ class _Writer:
             observed = s.kind == "observe" and s.family in FAMILIES
             if observed and FAMILIES[str(s.family)].support.kind in _FROM_ZERO:
                 out.add(s.name)
-            spec = _FAMILIES.get(str(s.family))
+            spec = STAN_FAMILIES.get(str(s.family))
             for a in s.args:
                 if spec is not None and a.param in spec.ints and a.name and not a.index:
                     self.counts.add(a.name)
@@ -693,13 +705,13 @@ class _Writer:
                 )
             )
             return None
-        if name == "Categorical" and any(a.param == "logits" for a in site.args):
-            return _LOGITS
-        spec = _FAMILIES.get(name)
+        spec = STAN_FAMILIES.get(name)
         if spec is None:
             self.problems.append(
                 Unsupported(span, f"{name}: Stan has no distribution of the same density")
             )
+        elif spec.logits is not None and any(a.param == "logits" for a in site.args):
+            return spec.logits
         return spec
 
     def _parameter(self, site: Site, family: _Family) -> None:
@@ -1035,7 +1047,7 @@ class _Writer:
         site = node.step
         assert isinstance(site, Site)
         span = site.step.span
-        if site.reduction not in (None, "logsumexp"):
+        if not site.sums_exactly:
             self.problems.append(
                 Unsupported(
                     span,
@@ -1112,7 +1124,9 @@ class _Writer:
             )
             return None
         args = {a.param: a for a in site.args}
-        if family.name == "Categorical":
+        spec = STAN_FAMILIES.get(family.name)
+        stan = spec.stan if spec is not None else None
+        if spec is not None and spec.logits is not None:  # a vector of probabilities
             param = "logits" if "logits" in args else "probs"
             term = self._arg_term(args[param])
             p = self.printer.expr(term, ctx) if term is not None else None
@@ -1123,10 +1137,10 @@ class _Writer:
                     Unsupported(args[param].span, f"`{param}` is not one vector for each group")
                 )
                 return None
-            stan = "categorical_logit" if param == "logits" else "categorical"
+            by = (spec.logits if param == "logits" else spec).stan
             count = self.size(p.value.axes[-1])
-            return "1", count, count, f"{stan}_lpmf({{}} | {p.text})", 1
-        if family.name == "Bernoulli" and "probs" in args:
+            return "1", count, count, f"{by}_lpmf({{}} | {p.text})", 1
+        if stan == "bernoulli" and "probs" in args:
             term = self._arg_term(args["probs"])
             p = self.printer.expr(term, ctx) if term is not None else None
             if p is None:

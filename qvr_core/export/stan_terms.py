@@ -19,9 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Literal
 
+from qvr_core.builtins import FUNCTIONS as BUILTINS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.export.named import members, named
 from qvr_core.export.plan import Unsupported
 from qvr_core.syntax.span import Span
 
@@ -115,49 +118,95 @@ _PREC = {
     "/": _MUL,
 }
 
-#: QVR functions with a Stan function of the same meaning, entry by entry (Stan
-#: vectorises each over vectors and matrices). Not `round`: torch rounds halves to
-#: even, Stan away from zero.
-ELEMENTWISE = {
-    "sigmoid": "inv_logit",
-    "tanh": "tanh",
-    "exp": "exp",
-    "expm1": "expm1",
-    "log": "log",
-    "log1p": "log1p",
-    "log2": "log2",
-    "log10": "log10",
-    "sqrt": "sqrt",
-    "rsqrt": "inv_sqrt",
-    "square": "square",
-    "abs": "abs",
-    "reciprocal": "inv",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "asin": "asin",
-    "acos": "acos",
-    "atan": "atan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "asinh": "asinh",
-    "acosh": "acosh",
-    "atanh": "atanh",
-    "floor": "floor",
-    "ceil": "ceil",
-    "trunc": "trunc",
-    "erf": "erf",
-    "erfc": "erfc",
-    "lgamma": "lgamma",
-    "digamma": "digamma",
-    "softplus": "log1p_exp",
-    "logsigmoid": "log_inv_logit",
-}
+
+class _Elementwise:
+    """QVR functions with a Stan function of the same meaning, entry by entry (Stan
+    vectorises each over vectors and matrices), named after the registry's entry. Not
+    `round`: torch rounds halves to even, Stan away from zero."""
+
+    sigmoid = "inv_logit"
+    tanh = "tanh"
+    exp = "exp"
+    expm1 = "expm1"
+    log = "log"
+    log1p = "log1p"
+    log2 = "log2"
+    log10 = "log10"
+    sqrt = "sqrt"
+    rsqrt = "inv_sqrt"
+    square = "square"
+    abs = "abs"
+    reciprocal = "inv"
+    sin = "sin"
+    cos = "cos"
+    tan = "tan"
+    asin = "asin"
+    acos = "acos"
+    atan = "atan"
+    sinh = "sinh"
+    cosh = "cosh"
+    asinh = "asinh"
+    acosh = "acosh"
+    atanh = "atanh"
+    floor = "floor"
+    ceil = "ceil"
+    trunc = "trunc"
+    erf = "erf"
+    erfc = "erfc"
+    lgamma = "lgamma"
+    digamma = "digamma"
+    softplus = "log1p_exp"
+    logsigmoid = "log_inv_logit"
+
+
+ELEMENTWISE = named(_Elementwise, BUILTINS, str)
 #: Stan functions the printer may be handed as `Call("stan:<name>", ...)` when a
 #: family's argument is written through one (`multiply_lower_tri_self_transpose(L)`).
 STAN_PREFIX = "stan:"
-_REDUCE = {"sum": "sum", "mean": "mean", "prod": "prod", "logsumexp": "log_sum_exp"}
-_ROWWISE = {"softmax": "softmax", "log_softmax": "log_softmax", "cumsum": "cumulative_sum"}
+
+
+class _Reduce:
+    """A whole value to one number."""
+
+    sum = "sum"
+    mean = "mean"
+    prod = "prod"
+    logsumexp = "log_sum_exp"
+
+
+class _Extreme:
+    """One argument: its smallest (largest) entry; two: the elementwise one of the two."""
+
+    min = ("min", "fmin")
+    max = ("max", "fmax")
+
+
+class _Rowwise:
+    """Along one vector."""
+
+    softmax = "softmax"
+    log_softmax = "log_softmax"
+    cumsum = "cumulative_sum"
+    sort = "sort_asc"
+
+
+class _DividedBySum:
+    """Along one vector, written as the vector over its sum."""
+
+    normalize = True
+
+
+class _Infix:
+    """Written as Stan's power operator (`a ^ b`; `.^` elementwise)."""
+
+    pow = True
+
+
+_REDUCE = named(_Reduce, BUILTINS, str)
+_EXTREME = named(_Extreme, BUILTINS, tuple)
+_ROWWISE = named(_Rowwise, BUILTINS, str)
+_DIVIDED_BY_SUM = members(_DividedBySum, BUILTINS)
+_INFIX = members(_Infix, BUILTINS)
 _CONTAINERS = ("vector", "row_vector", "matrix")
 
 
@@ -299,15 +348,16 @@ class Printer:
         composed = _composed(fn, term)
         if composed is not None:
             return self.expr(composed, ctx)
-        if fn in _REDUCE or (fn in ("min", "max") and len(xs) == 1):
+        extreme = _EXTREME.get(fn)
+        if fn in _REDUCE or (extreme is not None and len(xs) == 1):
             return self._reduce(term, xs[0])
-        if fn in ("min", "max"):
+        if extreme is not None:
             value = combined(xs[0].value, xs[1].value)
             if value is None:
                 self.no(span, different(xs[0].value, xs[1].value))
                 return None
-            return Printed(f"f{fn}({xs[0].text}, {xs[1].text})", real_of(value))
-        if fn == "pow":
+            return Printed(f"{extreme[1]}({xs[0].text}, {xs[1].text})", real_of(value))
+        if fn in _INFIX:
             value = combined(xs[0].value, xs[1].value)
             if value is None:
                 self.no(span, different(xs[0].value, xs[1].value))
@@ -316,16 +366,15 @@ class Printer:
             # right-associative: the base binds tighter than `^`, the exponent as tightly
             text = f"{wrap(xs[0], _POW + 1)} {op} {wrap(xs[1], _POW)}"
             return Printed(text, real_of(value), _POW)
-        if fn in _ROWWISE or fn in ("sort", "normalize"):
+        if fn in _ROWWISE or fn in _DIVIDED_BY_SUM:
             x = xs[0]
             if x.value.kind != "vector":
                 what = "a number" if x.value.scalar else "a matrix"
                 self.no(span, f"`{fn}` of {what}; the export writes it along one vector")
                 return None
-            if fn == "normalize":
+            if fn in _DIVIDED_BY_SUM:
                 return Printed(f"{wrap(x, _MUL)} / sum({x.text})", x.value, _MUL)
-            name = _ROWWISE.get(fn, "sort_asc")
-            return Printed(f"{name}({x.text})", x.value)
+            return Printed(f"{_ROWWISE[fn]}({x.text})", x.value)
         self.no(span, f"`{fn}`: Stan has no function of the same meaning")
         return None
 
@@ -338,7 +387,8 @@ class Printer:
                 term.span, f"`{fn}` along one axis of a matrix; the export reduces whole values"
             )
             return None
-        return Printed(f"{_REDUCE.get(fn, fn)}({x.text})", REAL)
+        name = _REDUCE[fn] if fn in _REDUCE else _EXTREME[fn][0]
+        return Printed(f"{name}({x.text})", REAL)
 
     # ---------------------------------------------------------------- gathers
 
@@ -501,28 +551,55 @@ def _gathered(base: Value, kept: list[tuple[int, tuple[str, ...]]]) -> Value | N
 def _composed(fn: str, term: Call) -> Term | None:
     """The functions Stan writes as a composition of its own: the same term, rewritten."""
     x = term.args[0] if term.args else None
-    if x is None or len(term.args) != 1:
+    build = _COMPOSED.get(fn)
+    if x is None or len(term.args) != 1 or build is None:
         return None
-    s = term.span
+    return build(x, term.span)
 
-    def call(name: str, arg: Term) -> Term:
-        return Call(name, (arg,), s)
 
-    match fn:
-        case "softsign":
-            return Op("/", x, Op("+", Num(1.0, s), call("abs", x), s), s)
-        case "silu":
-            return Op("*", x, call("sigmoid", x), s)
-        case "mish":
-            return Op("*", x, call("tanh", call("softplus", x)), s)
-        case "gelu":  # torch's exact form, x * Phi(x)
-            return Op("*", x, call(STAN_PREFIX + "Phi", x), s)
-        case "erfinv":
-            return call(STAN_PREFIX + "inv_erfc", Op("-", Num(1.0, s), x, s))
-        case "relu":
-            return Call("max", (x, Num(0.0, s)), s)
-        case _:
-            return None
+def _call(name: str, arg: Term, s: Span) -> Term:
+    return Call(name, (arg,), s)
+
+
+def _softsign(x: Term, s: Span) -> Term:
+    return Op("/", x, Op("+", Num(1.0, s), _call("abs", x, s), s), s)
+
+
+def _silu(x: Term, s: Span) -> Term:
+    return Op("*", x, _call("sigmoid", x, s), s)
+
+
+def _mish(x: Term, s: Span) -> Term:
+    return Op("*", x, _call("tanh", _call("softplus", x, s), s), s)
+
+
+def _gelu(x: Term, s: Span) -> Term:
+    return Op("*", x, _call(STAN_PREFIX + "Phi", x, s), s)  # torch's exact form, x * Phi(x)
+
+
+def _erfinv(x: Term, s: Span) -> Term:
+    return _call(STAN_PREFIX + "inv_erfc", Op("-", Num(1.0, s), x, s), s)
+
+
+def _relu(x: Term, s: Span) -> Term:
+    return Call("max", (x, Num(0.0, s)), s)
+
+
+class _Composition:
+    """The functions Stan writes as a composition of its own, each `(x, span) -> term`,
+    named after the registry's entry."""
+
+    softsign = _softsign
+    silu = _silu
+    mish = _mish
+    gelu = _gelu
+    erfinv = _erfinv
+    relu = _relu
+
+
+_COMPOSED: dict[str, Callable[[Term, Span], Term]] = {
+    name: build for name, build in named(_Composition, BUILTINS, FunctionType).items()
+}
 
 
 def declared(value: Value, size: Callable[[str], str], bounds: str = "", vector: str = "") -> str:

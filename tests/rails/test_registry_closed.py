@@ -26,7 +26,6 @@ looked up with `getattr(Namespace, family.name)`, a field of the entry).
 from __future__ import annotations
 
 import ast
-import functools
 import itertools
 from dataclasses import dataclass
 
@@ -41,66 +40,6 @@ REGISTRY = ROOT / "qvr_core" / "builtins"
 NAMES = frozenset({*FAMILIES, *COMBINATORS, *OBJECT_CONSTRUCTORS, *UNTYPED_CONSTRUCTORS})
 #: Names flagged only where they select something (keys, comparisons, patterns).
 FUNCTION_NAMES = frozenset(FUNCTIONS) - NAMES
-
-#: TEMPORARY, to empty: findings in files their owners are rewriting now, by path (the
-#: literals a file may still write, space-separated). Each owner removes its entry when
-#: the file reads the registry; `test_the_allow_lists_only_shrink` fails on a stale one.
-_BEING_REWRITTEN: dict[str, str] = {
-    # the export targets' tables (issue #30): to be read from namespaces named after the
-    # registry's entries (`getattr(StanFamilies, family.name)`), as the runtime does
-    "qvr_core/export/numpyro.py": (
-        "Bernoulli Beta BetaBinomial Binomial Categorical Cauchy Chi2 Dirichlet "
-        "Exponential Gamma Geometric Gumbel HalfCauchy HalfNormal HalfStudentT "
-        "HurdlePoisson InverseGamma Kumaraswamy LKJCholesky Laplace LogNormal Logistic "
-        "LogitNormal LowRankMVN MatrixNormal MixtureNormal MultivariateNormal "
-        "NegativeBinomial Normal OrderedLogistic Pareto Poisson RelaxedBernoulli StudentT "
-        "TruncatedNormal Uniform VonMises Weibull Wishart ZeroInflatedPoisson logsumexp"
-    ),
-    "qvr_core/export/numpyro_terms.py": (
-        "abs acos acosh asin asinh atan atanh ceil cos cosh cumsum digamma elu erf erfc "
-        "erfinv exp expm1 floor gelu layer_norm lgamma log log10 log1p log2 log_softmax "
-        "logsigmoid logsumexp max mean min mish normalize pow prod reciprocal relu relu6 "
-        "round rsqrt selu sigmoid sign silu sin sinh softmax softplus softsign sort sqrt "
-        "square sum tan tanh trunc"
-    ),
-    "qvr_core/export/pymc.py": (
-        "Bernoulli Beta BetaBinomial Binomial Categorical Cauchy Chi2 Dirichlet "
-        "Exponential Gamma Geometric Gumbel HalfCauchy HalfNormal HalfStudentT "
-        "HurdlePoisson InverseGamma Kumaraswamy LKJCholesky Laplace LogNormal Logistic "
-        "LogitNormal MatrixNormal MixtureNormal MultivariateNormal NegativeBinomial "
-        "Normal OrderedLogistic OrderedProbit Pareto Poisson Real StudentT "
-        "TruncatedNormal Uniform VonMises Weibull Wishart ZeroInflatedPoisson logsumexp"
-    ),
-    "qvr_core/export/pymc_terms.py": (
-        "abs acos acosh asin asinh atan atanh ceil cos cosh cumsum digamma elu erf erfc "
-        "erfinv exp expm1 floor gelu layer_norm lgamma log log10 log1p log2 log_softmax "
-        "logsigmoid logsumexp max mean min mish normalize pow prod reciprocal relu relu6 "
-        "round rsqrt selu sigmoid sign silu sin sinh softmax softplus softsign sort sqrt "
-        "square sum tan tanh trunc"
-    ),
-    "qvr_core/export/stan.py": (
-        "Bernoulli Beta BetaBinomial Binomial Categorical Cauchy Chi2 Dirichlet "
-        "Exponential Gamma Geometric Gumbel HalfCauchy HalfNormal HalfStudentT "
-        "InverseGamma InverseWishart LKJCholesky Laplace LogNormal Logistic "
-        "MultivariateNormal NegativeBinomial Normal OrderedLogistic OrderedProbit Pareto "
-        "Poisson StudentT TruncatedNormal Uniform Weibull Wishart logsumexp"
-    ),
-    "qvr_core/export/stan_terms.py": (
-        "abs acos acosh asin asinh atan atanh ceil cos cosh cumsum digamma erf erfc "
-        "erfinv exp expm1 floor gelu lgamma log log10 log1p log2 log_softmax logsigmoid "
-        "logsumexp max mean min mish normalize pow prod reciprocal relu rsqrt sigmoid "
-        "silu sin sinh softmax softplus softsign sort sqrt square sum tan tanh trunc"
-    ),
-}
-#: TEMPORARY, to empty: findings in files outside the change that added this test (which
-#: could not edit them); reported to be moved to the registry by their owners.
-_AWAITING_OWNER: dict[str, str] = {}
-_ALLOWED = frozenset(
-    (path, literal)
-    for table in (_BEING_REWRITTEN, _AWAITING_OWNER)
-    for path, literals in table.items()
-    for literal in literals.split()
-)
 
 
 @dataclass(frozen=True, order=True)
@@ -174,10 +113,8 @@ def scan(source: str, path: str = "<source>") -> list[Finding]:
     return sorted(found)
 
 
-@functools.cache
 def _findings() -> list[Finding]:
-    """Every finding in the packages' Python files outside the registry (read once: both
-    tests below compare the same scan with the allow lists; neither changes the list)."""
+    """Every finding in the packages' Python files outside the registry."""
     found = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -188,16 +125,12 @@ def _findings() -> list[Finding]:
 
 
 def test_no_builtin_name_is_written_outside_the_registry() -> None:
-    unexpected = [f for f in _findings() if (f.path, f.literal) not in _ALLOWED]
-    assert not unexpected, "builtin names written outside qvr_core/builtins:\n" + "\n".join(
-        map(str, unexpected)
+    """No allow list: the export targets' tables are namespaces named after the registry's
+    entries (`qvr_core.export.named`), as the runtime's torch factories are."""
+    found = _findings()
+    assert not found, "builtin names written outside qvr_core/builtins:\n" + "\n".join(
+        map(str, found)
     )
-
-
-def test_the_allow_lists_only_shrink() -> None:
-    """An entry whose literal is gone from its file leaves the list."""
-    stale = _ALLOWED - {(f.path, f.literal) for f in _findings()}
-    assert not stale, f"remove from the allow lists: {sorted(stale)}"
 
 
 PLANTED = '''\
