@@ -9,7 +9,7 @@ plates nest. Edges run from each value a step reads to the step.
 
 from __future__ import annotations
 
-from qvr_core.check.model import Let, Model, Site
+from qvr_core.check.model import Let, Model, Node, Site
 from qvr_core.check.types import Plated
 from qvr_core.graph.builder import GraphBuilder
 from qvr_core.graph.expressions import source_text
@@ -30,33 +30,47 @@ def draw_model(b: GraphBuilder, model: Model) -> None:
                     (*prefix, d.name), d.name, NodeKind.INPUT, d.type, d.span, "data"
                 )
         boxes = _Boxes(b, prefix, cid)
-        for step in model.steps:
-            if isinstance(step, Let) and step.name in model.observed_lets:
-                continue  # drawn as the data its observe step observes
-            with b.inside(boxes.box(step.scope, step.type)):
-                if isinstance(step, Site):
-                    _site(b, step, prefix, values, model.observed_let(step.name))
-                    if step.kind == "marginalize":
-                        boxes.scope(step, (*step.scope, step.name))
-                else:
-                    _let(b, step, prefix, values)
+        _steps(b, model, model.tree, cid, boxes, prefix, values)
         if model.returns:
             out = b.node((*prefix, "output"), "output", NodeKind.OUTPUT, None, decl.span)
             b.edges([values[n] for n in model.returns if n in values], out)
 
 
+def _steps(
+    b: GraphBuilder,
+    model: Model,
+    nodes: tuple[Node, ...],
+    scope: str,
+    boxes: _Boxes,
+    prefix: tuple[str, ...],
+    values: dict[str, str],
+) -> None:
+    """The steps of one scope of the model's tree (`Model.tree`), in the box `scope`; a
+    `marginalize`'s body in a box of its own inside it."""
+    for node in nodes:
+        step = node.step
+        if isinstance(step, Let) and step.name in model.observed_lets:
+            continue  # drawn as the data its observe step observes
+        with b.inside(boxes.box(scope, step.type)):
+            if isinstance(step, Site):
+                _site(b, step, prefix, values, model.observed_let(step.name))
+            else:
+                _let(b, step, prefix, values)
+        if node.scope:
+            assert isinstance(step, Site)
+            _steps(b, model, node.body, boxes.scope(step, scope), boxes, prefix, values)
+
+
 class _Boxes:
-    """The cluster each step goes in: its marginalised scope, then its plates."""
+    """The cluster each step goes in: its marginalised scope's box, then its plates."""
 
     def __init__(self, b: GraphBuilder, prefix: tuple[str, ...], program: str) -> None:
         self.b = b
         self.prefix = prefix
-        self.scopes: dict[tuple[str, ...], str] = {(): program}
-        self.plates: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+        self.plates: dict[tuple[str, tuple[str, ...]], str] = {}
 
-    def scope(self, site: Site, names: tuple[str, ...]) -> None:
+    def scope(self, site: Site, parent: str) -> str:
         """A box for the body of the marginalize `site`, inside its own scope's box."""
-        parent = self.scopes.get(site.scope, self.scopes[()])
         with (
             self.b.inside(parent),
             self.b.cluster(
@@ -67,14 +81,14 @@ class _Boxes:
                 site.step.span,
             ) as ident,
         ):
-            self.scopes[names] = ident
+            return ident
 
-    def box(self, scope: tuple[str, ...], t: Plated | None) -> str:
-        outer = self.scopes.get(scope, self.scopes[()])
+    def box(self, outer: str, t: Plated | None) -> str:
+        """The box of the plates of a step in the scope box `outer` (made once)."""
         if t is None or not t.plates:
             return outer
         names = tuple(p.name for p in t.plates)
-        key = (scope, names)
+        key = (outer, names)
         if key not in self.plates:
             label = " * ".join(f"{p.name} ({p.size})" if p.size >= 0 else p.name for p in t.plates)
             with (
