@@ -362,6 +362,15 @@ class Model:
         as it is. One inside a `marginalize` keeps its place (the runtime refuses it)."""
         return summed_plan(self.tree, _summable_outside_scopes)
 
+    def summed_with_data(self, given: Iterable[str]) -> tuple[Node, ...]:
+        """The summed plan when the data gives some summable sites their values: those are
+        scored as they are, not summed (an export writes them so; the runtime runs them so
+        where it meets them). `summed` itself when the data gives none."""
+        names = frozenset(given) & {s.name for s in self.sites if s.summable}
+        if not names:
+            return self.summed
+        return summed_plan(self.tree, lambda s: _summable_outside_scopes(s) and s.name not in names)
+
     @cached_property
     def unsummable(self) -> dict[str, str]:
         """Why NUTS and SVI cannot sum out a summable site of this program when it has no

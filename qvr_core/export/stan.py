@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Let, Node, Site, summed_plan, walk
+from qvr_core.check.model import Argument, Let, Node, Site, walk
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
 from qvr_core.export.named import named
 from qvr_core.export.plan import Plan, Unsupported
@@ -288,20 +288,15 @@ class _Writer:
             return axis[1:].isdigit()
         return axis in self.plan.plates or axis in self.plan.module.objects
 
-    # -------------------------------------------------------------- summed sites
-
-    def _summable(self, s: Site | Let) -> bool:
-        """A discrete `sample` without data outside the scopes: qvr's NUTS sums it out
-        (`runtime/model/enumerate.py`), and so does the export."""
-        return (
-            isinstance(s, Site) and s.summable and not s.scope and self.plan.datum(s.name) is None
-        )
-
     # -------------------------------------------------------------- the program
 
     def write(self) -> tuple[str, list[Unsupported]]:
         plan = self.plan
-        tree = summed_plan(plan.model.tree, self._summable)
+        # a discrete `sample` without data outside the scopes: qvr's NUTS sums it out
+        # (`runtime/model/enumerate.py`), and so does the export
+        tree = plan.model.summed_with_data(
+            s.name for s in plan.model.sites if plan.datum(s.name) is not None
+        )
         self._plates()
         indexing = self._indexing(tree)
         self._data(indexing)
@@ -693,7 +688,7 @@ class _Writer:
                 )
             )
             return None
-        if site.kind == "sample" and family.discrete:  # not summed out (see `_summable`)
+        if site.kind == "sample" and family.discrete:  # not summed out (see `write`)
             why = (
                 "inside `marginalize`, where qvr does not sum it either"
                 if family.support.finite
