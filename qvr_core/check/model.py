@@ -17,7 +17,7 @@ support per index of its plates (`theta : School -> R`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -140,6 +140,18 @@ class Site:
         if family is not None and self.kind == "marginalize" and family.relaxes is not None:
             return FAMILIES[family.relaxes]
         return family
+
+    def value_shape(self, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
+        """The shape of the site's value where the checker sizes every axis: its plates'
+        axes (`axis_sizes`: a one-entry plate adds none), then one draw's axes. None where
+        the data or a caller sizes an axis, or a draw has several axes (a matrix family's
+        shape is the runtime's to give)."""
+        t = self.type
+        if t is None or t.data_plates or len(t.element.event) > 1:
+            return None
+        if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
+            return None
+        return (*axis_sizes((p.name for p in t.plates), sizes), *t.element.event)
 
     def reads(self) -> tuple[str, ...]:
         """The names this step reads (its arguments, their indices, `via`), not its body's."""
@@ -276,6 +288,24 @@ def summed_plan(nodes: Iterable[Node], summable: Callable[[Step], bool]) -> tupl
 
 def _summable_outside_scopes(step: Step) -> bool:
     return isinstance(step, Site) and step.summable and not step.scope
+
+
+def axis_plates(plates: Iterable[str], sizes: Mapping[str, int]) -> tuple[str, ...]:
+    """The plates of `plates` that lay out a tensor axis of a value over them, outermost
+    first: all but those of one entry (`FinSet 1`), which add none, so a one-row model's
+    values are numbers that broadcast (qvr's layout, as quivers'). A plate whose size is
+    not in `sizes` (the data sizes it) has its axis."""
+    return tuple(p for p in plates if sizes.get(p) != 1)
+
+
+def axis_sizes(plates: Iterable[str], sizes: Mapping[str, int]) -> tuple[int, ...]:
+    """The sizes of the tensor axes `axis_plates` lays out."""
+    return tuple(sizes[p] for p in axis_plates(plates, sizes))
+
+
+def one_entry(sizes: Mapping[str, int]) -> frozenset[str]:
+    """The plates of one entry among `sizes`: they lay out no axis (`axis_plates`)."""
+    return frozenset(p for p, n in sizes.items() if n == 1)
 
 
 def _is_call(step: Step) -> bool:

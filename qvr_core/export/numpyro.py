@@ -27,11 +27,11 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from qvr_core.builtins import FAMILIES, Family
-from qvr_core.check.model import Argument, Let, Model, Site, Step, walk
+from qvr_core.check.model import Argument, Let, Model, Site, Step, axis_plates, one_entry, walk
 from qvr_core.export.named import members, named
 from qvr_core.export.numpyro_terms import Terms, number
 from qvr_core.export.plan import Plan, Unsupported
@@ -216,8 +216,7 @@ def _analyse(plan: Plan) -> _Model:
         if isinstance(step, Let) and set(step.uses) & dependent:
             dependent.add(step.name)
     objects = frozenset(n for n, o in plan.module.objects.items() if o.size > 0)
-    one_entry = frozenset(n for n, o in plan.module.objects.items() if o.size == 1)
-    terms = Terms(names, integer, enumerated, frozenset(dependent), objects, one_entry)
+    terms = Terms(names, integer, enumerated, frozenset(dependent), objects, one_entry(plan.sizes))
     out = _Model(plan, names, enumerated, terms, {}, plates=_plate_names(plan))
     out.sizes, size_problems = _sizes(plan, names)
     out.problems += size_problems
@@ -499,7 +498,7 @@ def _enumeration_problems(m: _Model) -> list[Unsupported]:
     sites = m.plan.model.sites
     dims: dict[str, tuple[int, Site]] = {}
     for site in sites:
-        for plate, dim in _frames(site, m.terms.one_entry):
+        for plate, dim in _frames(site, m.plan.sizes):
             first = dims.setdefault(plate, (dim, site))
             if first[0] != dim:
                 out.append(
@@ -522,9 +521,9 @@ def _enumeration_problems(m: _Model) -> list[Unsupported]:
     for outer in sites:
         if outer.name not in m.enumerated:
             continue
-        groups = [p for p, _ in _frames(outer, m.terms.one_entry)]
+        groups = [p for p, _ in _frames(outer, m.plan.sizes)]
         for inner in _reached(m, outer):
-            axes = [p for p, _ in _frames(inner, m.terms.one_entry)]
+            axes = [p for p, _ in _frames(inner, m.plan.sizes)]
             if inner.via is None and axes[: len(groups)] != groups:
                 out.append(
                     Unsupported(
@@ -543,11 +542,11 @@ def _reached(m: _Model, outer: Site) -> Iterator[Site]:
     return (n.step for n in walk(node.body) if isinstance(n.step, Site))
 
 
-def _frames(site: Site, one_entry: frozenset[str]) -> list[tuple[str, int]]:
+def _frames(site: Site, sizes: Mapping[str, int]) -> list[tuple[str, int]]:
     """The plates of a site with their NumPyro dimensions: qvr lays the plates out
     outermost first, so the last is dimension -1; a one-entry plate has no axis in qvr
-    (`families.axes`), so it has no NumPyro plate either."""
-    plates = [p for p in site.plates if p not in one_entry]
+    (`axis_plates`), so it has no NumPyro plate either."""
+    plates = axis_plates(site.plates, sizes)
     k = len(plates)
     return [(p, i - k) for i, p in enumerate(plates)]
 
@@ -682,7 +681,7 @@ class _Writer:
     def _site(self, site: Site, later: Sequence[Step]) -> None:
         family = site.summed_family
         assert family is not None
-        self._to(_frames(site, self.m.terms.one_entry))
+        self._to(_frames(site, self.m.plan.sizes))
         call = self._distribution(site, family)
         extra: list[str] = []
         if site.kind == "observe":

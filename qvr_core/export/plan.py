@@ -93,6 +93,11 @@ class Plan:
             f"{c} Export again after editing the QVR source rather than editing this file.\n"
         )
 
+    @property
+    def sizes(self) -> dict[str, int]:
+        """Each plate's size where the checker knows it (the module's objects)."""
+        return {n: o.size for n, o in self.module.objects.items() if o.size > 0}
+
     def datum(self, name: str) -> Data | None:
         return next((d for d in self.data if d.name == name), None)
 

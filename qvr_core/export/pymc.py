@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Let, Node, Site, walk
+from qvr_core.check.model import Argument, Let, Node, Site, axis_plates, one_entry, walk
 from qvr_core.check.terms import Call, Term, subterms
 from qvr_core.check.types import Plated
 from qvr_core.export.named import members, named
@@ -222,7 +222,7 @@ class _Writer:
         objects = plan.module.objects
         self.sizes = {n: o.size for n, o in objects.items()}
         self.sizes.update({n: p.size for n, p in plan.plates.items() if p.size is not None})
-        self.one_entry = {n for n, s in self.sizes.items() if s == 1}
+        self.one_entry = one_entry(self.sizes)
         self.params = [p for p in self.model.params if p.real]
         self.names = self._python_names()
         self.variables = self._variable_names()
@@ -380,7 +380,7 @@ class _Writer:
 
     def _dims(self, names: tuple[str, ...]) -> list[str]:
         """The dims of plates (a one-entry plate has no axis)."""
-        return [n for n in names if n not in self.one_entry]
+        return list(axis_plates(names, self.sizes))
 
     def _shape(self, plates: tuple[str, ...], *event: int) -> str:
         """The shape of plated values as a Python tuple (a size only the data fixes read

@@ -26,7 +26,6 @@ from qvr_core.datafile import quoted, quoted_list
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.synthesise import missing_data_hint
 from qvr_core.runtime.model import ModelProgram
-from qvr_core.runtime.model.families import axes
 from qvr_core.runtime.model.program import DTYPE
 
 
@@ -200,13 +199,9 @@ def _shape_refusal(
 def declared_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
     """The shape of a site's value when its step writes its plates (`observe y : School`)
     and the checker sizes every axis: the plates' sizes (a one-entry object adds no
-    axis), then one draw's axes. None otherwise: the data or the arguments size it."""
-    t = site.type
-    if not site.annotated or t is None or t.data_plates or len(t.element.event) > 1:
-        return None
-    if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
-        return None
-    return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
+    axis), then one draw's axes (`Site.value_shape`). None otherwise: the data or the
+    arguments size it."""
+    return site.value_shape(sizes) if site.annotated else None
 
 
 def _numel(value: object) -> int:

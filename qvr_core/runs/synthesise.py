@@ -45,7 +45,7 @@ import torch
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
-from qvr_core.check.model import DataVariable, Let, Model, Site
+from qvr_core.check.model import DataVariable, Let, Model, Site, axis_sizes
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.terms import Call, Ref, Term, subterms
 from qvr_core.inference.errors import InferenceError
@@ -54,7 +54,6 @@ from qvr_core.runnable import improper_refusal, runnability
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.model import ModelProgram, compile_model
-from qvr_core.runtime.model.families import axes
 from qvr_core.runtime.program import ProgramModule
 
 #: How many rows a data name gets when no step with known plates reads it (a
@@ -286,7 +285,7 @@ def _plates(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
     t = site.type
     if t is None or t.data_plates or any(p.name not in sizes for p in t.plates):
         return None
-    return axes(tuple(p.name for p in t.plates), sizes)
+    return axis_sizes((p.name for p in t.plates), sizes)
 
 
 def _shape(readers: tuple[Site, ...], sizes: Mapping[str, int], rows: int) -> tuple[int, ...]:

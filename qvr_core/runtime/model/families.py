@@ -21,7 +21,7 @@ import torch
 from torch import distributions as D
 
 from qvr_core.builtins import FAMILIES, Family
-from qvr_core.check.model import Argument, Site
+from qvr_core.check.model import Argument, Site, axis_plates, axis_sizes
 from qvr_core.check.terms import Ref
 from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
@@ -40,16 +40,11 @@ def where(site: Site) -> str:
     return f"line {site.line}, {site.kind} {site.name}"
 
 
-def axes(names: tuple[str, ...], sizes: Mapping[str, int]) -> tuple[int, ...]:
-    """The tensor axes of plates (a one-entry object adds none)."""
-    return tuple(n for n in (sizes[p] for p in names) if n != 1)
-
-
 def batch_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:
     """Independent draws: the site's plates (a marginalize's groups: `over=G`, or the
     annotation of a family whose values it does not name, `z : Resp <-
     ContinuousBernoulli(p)`, one z per Resp, as quivers replicates it)."""
-    return axes(site.plates, sizes)
+    return axis_sizes(site.plates, sizes)
 
 
 def event_size(site: Site, family: Family, sizes: Mapping[str, int]) -> int | None:
@@ -76,7 +71,8 @@ def argument(a: Argument, lookup: Lookup, sizes: Mapping[str, int], line: int) -
     if not a.index:
         return real(lookup(a.name, line))
     indices = tuple(None if i in sizes else Ref(i, a.span) for i in a.index)
-    one = tuple(sizes.get(p) == 1 for p in a.index_plates)
+    kept = axis_plates(a.index_plates, sizes)
+    one = tuple(p not in kept for p in a.index_plates)
     return real(gather(lookup(a.name, line), a.name, indices, lambda r: lookup(r.name, line), one))
 
 

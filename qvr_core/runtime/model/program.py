@@ -46,7 +46,7 @@ from torch import nn
 from torch.distributions import Distribution
 from torch.distributions import constraints as C
 
-from qvr_core.check.model import Let, Model, Node, Site
+from qvr_core.check.model import Let, Model, Node, Site, axis_plates, axis_sizes
 from qvr_core.check.module import CheckedModule
 from qvr_core.runnable import TEMPLATE_KINDS, runnability
 from qvr_core.runtime.distributions import (
@@ -58,12 +58,7 @@ from qvr_core.runtime.distributions import (
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import evaluate, evaluate_let, gather
 from qvr_core.runtime.model import marginal
-from qvr_core.runtime.model.families import (
-    LeftTheFloats,
-    axes,
-    distribution,
-    where,
-)
+from qvr_core.runtime.model.families import LeftTheFloats, distribution, where
 from qvr_core.runtime.model.observed_lets import computed_observations
 from qvr_core.runtime.share import Share, current_share
 from qvr_core.runtime.tensors import broadcast_shape, unconstrained_shape
@@ -207,7 +202,7 @@ class ModelProgram(nn.Module):
         self._static_shapes = {
             n: shape
             for n, s in self._sites.items()
-            if "$" not in n and (shape := _static_shape(s, self.sizes)) is not None
+            if "$" not in n and (shape := s.value_shape(self.sizes)) is not None
         }
         self._constraints: dict[str, C.Constraint] = {}
         self._shapes: dict[str, tuple[int, ...]] = {}
@@ -301,7 +296,7 @@ class ModelProgram(nn.Module):
             return None
         if site.type.element.event:
             return None
-        return tuple(p.name for p in site.type.plates if self.sizes[p.name] != 1)
+        return axis_plates((p.name for p in site.type.plates), self.sizes)
 
     def run(
         self,
@@ -743,7 +738,7 @@ class _Pass:
         # values the annotation does not name has one z per entry of it (`z : Resp <-
         # ContinuousBernoulli(p)`): the checker's plates say which. A summed site has one
         # value per entry of its plates: its draws' axes are the groups.
-        groups = tuple(dist.batch_shape) if node.summed else axes(step.plates, self.sizes)
+        groups = tuple(dist.batch_shape) if node.summed else axis_sizes(step.plates, self.sizes)
         name = step.name
         here = f"{where(step)}"
         if self.draw and step.name not in self.given:
@@ -876,18 +871,6 @@ def _described(site: Site) -> str:
     """A site's support in words (`a number >= scale`), for the message of a draw outside it."""
     assert site.support is not None
     return site.support.describe()
-
-
-def _static_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...] | None:
-    """A site's value shape from its checked type: its plates' sizes (a one-entry object
-    adds no axis), then one draw's axes; None when the data or a caller sizes an axis, or
-    a draw has several axes (a matrix family's shape is the runtime's to give)."""
-    t = site.type
-    if t is None or t.data_plates or len(t.element.event) > 1:
-        return None
-    if any(p.name not in sizes for p in t.plates) or any(n < 0 for n in t.element.event):
-        return None
-    return (*axes(tuple(p.name for p in t.plates), sizes), *t.element.event)
 
 
 def _unfit(step: Site, dist: Distribution, e: Exception) -> QvrRuntimeError:
