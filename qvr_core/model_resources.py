@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qvr_core.builtins.objects import PLATE_KINDS
-from qvr_core.check.model import Let, Model, Site, Step, walk
+from qvr_core.check.model import Let, Model, Node, Site, Step
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.check.types import Plated
 from qvr_core.resources import Estimate, Need
@@ -97,7 +97,9 @@ def enumeration_bytes(values: int, groups: int) -> int:
 @dataclass(frozen=True)
 class _Item:
     """One step of the run, template calls expanded: its name (a template's `v$z`), the
-    scopes around it (names as prefixed), the object sizes it sees and its declaration."""
+    scopes around it (names as prefixed), the object sizes it sees and its declaration.
+    A scope (`opens`: a `marginalize`, or a discrete latent NUTS and SVI sum out, `summed`)
+    knows what it reads from outside itself (`outside`, its node's, prefixed)."""
 
     name: str
     step: Step
@@ -106,27 +108,54 @@ class _Item:
     sizes: Mapping[str, int]
     owner: ast.ProgramDecl
     call: bool = False  # `sample v <- template(...)`: its steps follow, under `v$`
+    opens: bool = False
+    summed: bool = False
+    outside: frozenset[str] = frozenset()
 
 
-def _flatten(models: Mapping[str, Model], top: Model, objects: Mapping[str, int]) -> list[_Item]:
-    """Every step of `top` in run order, each template call followed by its steps (their
-    scopes inside the caller's), iteratively: a deep nesting costs no recursion."""
+def _flatten(
+    models: Mapping[str, Model], top: Model, objects: Mapping[str, int], summed: bool
+) -> list[_Item]:
+    """Every step of `top` in run order, nested as the run nests them: the checked scope
+    tree (`Model.tree`), or with `summed` the plan NUTS and SVI evaluate (`Model.summed`,
+    each discrete latent a scope over its readers); each template call followed by its
+    steps (their scopes inside the caller's). Iterative: a deep nesting costs no
+    recursion."""
+
+    def plan(model: Model) -> tuple[Node, ...]:
+        return model.summed if summed else model.tree
+
     out: list[_Item] = []
-    # (model, prefix, caller's scope, sizes, depth, next step index)
-    work: list[tuple[Model, str, tuple[str, ...], Mapping[str, int], int, int]] = [
-        (top, "", (), objects, 0, 0)
-    ]
+    # (nodes, next index, model, prefix, scopes around, sizes, template depth)
+    work: list[tuple[tuple[Node, ...], int, Model, str, tuple[str, ...], Mapping[str, int], int]]
+    work = [(plan(top), 0, top, "", (), objects, 0)]
     while work and len(out) < MAX_STEPS:
-        model, prefix, outer, sizes, depth, i = work.pop()
-        if i >= len(model.steps):
+        nodes, i, model, prefix, outer, sizes, depth = work.pop()
+        if i >= len(nodes):
             continue
-        step = model.steps[i]
-        work.append((model, prefix, outer, sizes, depth, i + 1))
+        node = nodes[i]
+        work.append((nodes, i + 1, model, prefix, outer, sizes, depth))
+        step = node.step
         name = prefix + step.name
-        scope = outer + tuple(prefix + s for s in step.scope)
         reads = frozenset(prefix + r for r in step.reads())
         callee = models.get(step.callee) if isinstance(step, Site) and step.callee else None
-        out.append(_Item(name, step, scope, reads, sizes, model.decl, callee is not None))
+        opens = node.scope and not (isinstance(step, Site) and step.callee)
+        outside = frozenset(prefix + r for r in node.outside) if opens else frozenset()
+        item = _Item(
+            name,
+            step,
+            outer,
+            reads,
+            sizes,
+            model.decl,
+            callee is not None,
+            opens,
+            node.summed,
+            outside,
+        )
+        out.append(item)
+        if node.body:
+            work.append((node.body, 0, model, prefix, (*outer, name), sizes, depth))
         if callee is None or depth >= MAX_TEMPLATE_DEPTH:
             continue
         assert isinstance(step, Site)
@@ -134,7 +163,7 @@ def _flatten(models: Mapping[str, Model], top: Model, objects: Mapping[str, int]
         for param, arg in zip(callee.params, step.call_values, strict=False):
             if param.kind in PLATE_KINDS and isinstance(arg, Ref):
                 bound[param.name] = sizes.get(arg.name, 0)
-        work.append((callee, f"{name}$", scope, bound, depth + 1, 0))
+        work.append((plan(callee), 0, callee, f"{name}$", outer, bound, depth + 1))
     return out
 
 
@@ -164,7 +193,10 @@ def _values(t: Plated | None, sizes: Mapping[str, int], rows: int) -> int:
 
 
 def _groups(site: Site, sizes: Mapping[str, int], rows: int) -> int:
-    return math.prod(_size(p, 0, sizes, rows) for p in site.over)
+    """The independent sums of a scope: a `marginalize`'s groups (`over=G`), a summed
+    latent's plates (one coordinate per entry, as the runtime sums it)."""
+    grouping = site.over if site.kind == "marginalize" else site.plates
+    return math.prod(_size(p, 0, sizes, rows) for p in grouping)
 
 
 def support_size(site: Site, sizes: Mapping[str, int]) -> int | None:
@@ -212,21 +244,6 @@ def _operations(term: Term) -> int:
 
 
 # ------------------------------------------------------------------ scopes
-
-
-def _scope_reads(items: list[_Item], models: Mapping[str, Model]) -> dict[str, frozenset[str]]:
-    """What each scope reads from outside itself (its node's `outside` in the model's scope
-    tree, as the runtime sums it), in the run's names: a template's with its call's prefix."""
-    outside = {id(n.step): n.outside for m in models.values() for n in walk(m.tree) if n.scope}
-    return {
-        i.name: frozenset(i.name[: len(i.name) - len(i.step.name)] + r for r in outside[id(i.step)])
-        for i in items
-        if _is_scope(i.step)
-    }
-
-
-def _is_scope(step: Step) -> bool:
-    return isinstance(step, Site) and step.kind == "marginalize" and step.callee is None
 
 
 @dataclass
@@ -300,8 +317,9 @@ def estimate_model(
 
 
 def scope_runs(tables: Any, program: str) -> dict[str, int]:
-    """How many times each `marginalize` scope's body runs in one log joint (a template's
-    as `v$z`): what the runtime's enumeration does, and what the estimate counts."""
+    """How many times each scope's body runs in one log joint NUTS and SVI evaluate (a
+    `marginalize`, or a discrete latent summed out; a template's as `v$z`): what the
+    runtime's enumeration does, and what the estimate counts."""
     return _walk(tables, program, "svi", 1, 1)[0].runs
 
 
@@ -322,9 +340,8 @@ def _walk(
         objects[subsample[0]] = min(objects[subsample[0]], subsample[1])
     top = models[program]
     draws = max(steps - steps // 2, 1)
-    items = _flatten(models, top, objects)
     enumerates = method != "prior"  # prior draws every coordinate instead of summing it
-    reads = _scope_reads(items, models) if enumerates else {}
+    items = _flatten(models, top, objects, enumerates)
     sized = _Sized()
     open_: list[_Open] = []
     scoped: dict[str, frozenset[str]] = {}  # names bound in a scope -> coordinates they read
@@ -342,10 +359,14 @@ def _walk(
             _add(open_, sized, runs * ops * (OP_BYTES + n * FLOAT_BYTES))
         elif item.call:
             _add(open_, sized, runs * OP_BYTES * max(len(step.call_values), 1))
-        elif _is_scope(step):
+        elif item.opens:
+            assert isinstance(step, Site)
+            if item.summed:  # a latent too: the fit draws it back and keeps its draws
+                _site(item, step, runs, open_, sized, method, rows, steps, draws)
             values = (support_size(step, item.sizes) or 1) if enumerates else 1
             groups = _groups(step, item.sizes, rows)
-            deps = _depends(reads.get(item.name, frozenset()), active, scoped) & active
+            reads = item.outside if enumerates else frozenset()
+            deps = _depends(reads, active, scoped) & active
             keys = min(math.prod(o.values for o in open_ if o.item.name in deps), runs)
             order = tuple(o.item.name for o in open_ if o.item.name in deps)
             # its sum's term in the scope around it, once per run of that scope's body

@@ -34,6 +34,7 @@ from qvr_core.runnable import runnability
 from qvr_core.runs.sizing import size_model_run
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model import compile_model, marginal
+from qvr_core.runtime.model.enumerate import SummedModel
 from tests.conformance.shared import corpus
 
 from .hostile_models import (
@@ -408,3 +409,55 @@ def test_the_data_read_is_counted() -> None:
     ).need
     assert small.data_bytes >= without.data_bytes
     assert more.data_bytes >= small.data_bytes + 2 * 4_000_000
+
+
+#: Three coins read together and a categorical read alone: discrete latents without data,
+#: which NUTS and SVI sum out as scopes over their readers (`Model.summed`).
+SUMMED = """\
+object One : FinSet 1
+object K : FinSet 3
+
+program p : One -> One
+    sample mu <- Normal(0.0, 1.0)
+    sample x0 <- Bernoulli(0.5)
+    sample x1 <- Bernoulli(0.5)
+    sample x2 <- Bernoulli(0.5)
+    sample w <- Dirichlet(1.0) [over=K]
+    sample centre : K <- Normal(0.0, 1.0)
+    sample k : K <- Categorical(w)
+    let s = x0 + x1 + x2 + mu
+    observe y <- Normal(s, 1.0)
+    observe v <- Normal(centre[k], 1.0)
+    return mu
+
+export p
+"""
+
+
+def test_a_summed_latent_runs_its_readers_as_often_as_the_estimate_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The estimate walks the plan NUTS and SVI evaluate (each discrete latent a scope over
+    its readers), so it counts the sums the runtime makes: 2 x 2 x 2 runs of the coins'
+    readers and 3 of the categorical's; `--method prior` draws them and sums nothing."""
+    counted: Counter[str] = Counter()
+    real = marginal.support_values
+
+    def counting(dist: torch.distributions.Distribution, where: str) -> torch.Tensor:
+        values = real(dist, where)
+        counted[where.rsplit(" ", 1)[-1]] += int(values.shape[0])
+        return values
+
+    monkeypatch.setattr(marginal, "support_values", counting)
+    checked = check(SUMMED)
+    program = compile_model(checked, "p")
+    summed = SummedModel(program, program.observed_names)
+    with torch.no_grad():
+        values = program.run({}).values
+    summed.log_joint({}, {n: values[n] for n in summed.site_names})
+    assert counted == Counter(scope_runs(checked, "p"))
+    # the coins nest (2, then 2 x 2, then 2 x 2 x 2 runs), the categorical sums alone
+    assert sorted(counted.values()) == [2, 3, 4, 8] and counted["k"] == 3
+    prior = estimate_model(checked, "p", method="prior", steps=10)
+    nuts = estimate_model(checked, "p", method="nuts", steps=10)
+    assert nuts.activation_bytes > prior.activation_bytes
