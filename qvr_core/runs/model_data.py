@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import torch
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Site
+from qvr_core.check.model import Site, axis_plates
 from qvr_core.check.module import CheckedModule
 from qvr_core.datafile import quoted, quoted_list
 from qvr_core.inference.errors import InferenceError
@@ -143,7 +143,8 @@ def check_shapes(
             raise _shape_refusal(site, tuple(value.shape), shape, full, source)
         assert site.type is not None  # declared_shape: the checker typed it
         plates = shape[: len(shape) - len(site.type.element.event)]
-        written = tuple(program.sizes[p.name] for p in site.type.plates)  # one-entry ones too
+        names = tuple(p.name for p in site.type.plates)
+        written = tuple(program.sizes[n] for n in names)  # one-entry ones too
         for a in site.args:
             if a.name is None or a.index or a.name not in program.data_names:
                 continue
@@ -154,7 +155,7 @@ def check_shapes(
             if not _broadcasts(tuple(data.shape), plates) and _broadcasts(
                 tuple(data.shape), written
             ):
-                data = given[a.name] = _without_one_entry_axes(data, written)
+                data = given[a.name] = _without_one_entry_axes(data, names, program.sizes)
             if not _broadcasts(tuple(data.shape), plates):
                 raise InferenceError(
                     f"{source}: data {quoted(a.name)} has shape {_shape(data.shape)} but "
@@ -215,12 +216,16 @@ def written_shape(site: Site, sizes: Mapping[str, int]) -> tuple[int, ...]:
     return (*(sizes[p.name] for p in site.type.plates), *site.type.element.event)
 
 
-def _without_one_entry_axes(value: torch.Tensor, written: tuple[int, ...]) -> torch.Tensor:
-    """A value that broadcasts to the plates `written` with an axis for each, one-entry
-    ones too (`[1.0]` for `FinSet 1`), without the axes of one-entry plates, which the
-    runtime does not make: it then broadcasts to the plates as the runtime holds them."""
-    offset = len(written) - value.dim()
-    return value.reshape(tuple(n for i, n in enumerate(value.shape) if written[offset + i] != 1))
+def _without_one_entry_axes(
+    value: torch.Tensor, plates: tuple[str, ...], sizes: Mapping[str, int]
+) -> torch.Tensor:
+    """A value that broadcasts to `plates` with an axis for each, one-entry ones too
+    (`[1.0]` for `FinSet 1`), without the axes of the plates that lay out none
+    (`axis_plates`), which the runtime does not make: it then broadcasts to the plates as
+    the runtime holds them."""
+    kept = set(axis_plates(plates, sizes))
+    last = plates[len(plates) - value.dim() :]  # the plates the value's axes line up with
+    return value.reshape(tuple(n for p, n in zip(last, value.shape, strict=True) if p in kept))
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
