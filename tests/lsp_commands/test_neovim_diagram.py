@@ -1,6 +1,6 @@
 """A real headless Neovim asks the real server for a diagram, directly and through a code lens.
 
-Neovim loads the configuration of the README's Neovim section (tests/nvim/init.lua);
+Neovim loads the configuration of docs/editors.md (tests/nvim/init.lua);
 `nvim_diagram.lua` requests `qvr.diagram` with `workspace/executeCommand`
 and runs the "Show diagram" lens through a `vim.lsp.commands` mapping.
 """

@@ -1,4 +1,4 @@
-"""The README feature table: each named test exists and the server advertises each feature."""
+"""docs/server.md's feature table: each named test exists, the server advertises each feature."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = (ROOT / "README.md").read_text()
+TABLE = (ROOT / "docs" / "server.md").read_text()
 ROWS = re.findall(r"^\| (.+?) \| .+? \| `(tests/[^`]+\.py)::(\w+)` \|$", TABLE, re.MULTILINE)
 
 #: feature (first column) -> how the server advertises it

@@ -1,6 +1,6 @@
 """A real headless Neovim (Debian's package) against the real server.
 
-Neovim loads tests/nvim/init.lua (the configuration the README's Neovim section gives),
+Neovim loads tests/nvim/init.lua (the configuration docs/editors.md gives),
 opens a file with a dimension error, waits for the diagnostic, asks for a
 hover (on a sub-expression and on a let that does not type-check), pulls
 diagnostics when this Neovim can, and writes what it saw to JSON; every wait is bounded.
