@@ -234,8 +234,11 @@ def test_the_model_sizing_does_not_import_torch() -> None:
 # ------------------------------------------------------------------ against the runtime
 
 
-def _runtime_runs(source: str, name: str, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """How many values each scope's sum went through in one log joint, by its name."""
+def _runtime_runs(
+    source: str, name: str, monkeypatch: pytest.MonkeyPatch, *, summed: bool = False
+) -> Counter[str]:
+    """How many values each scope's sum went through in one log joint, by its name; with
+    `summed`, the log joint NUTS and SVI evaluate, the discrete latents summed out."""
     counted: Counter[str] = Counter()
     real = marginal.support_values
 
@@ -248,7 +251,11 @@ def _runtime_runs(source: str, name: str, monkeypatch: pytest.MonkeyPatch) -> Co
     program = compile_model(check(source), name)
     with torch.no_grad():
         values = program.run({}).values
-    program.log_joint({}, values)
+    if summed:
+        model = SummedModel(program, program.observed_names)
+        model.log_joint({}, {n: values[n] for n in model.site_names})
+    else:
+        program.log_joint({}, values)
     return counted
 
 
@@ -440,21 +447,8 @@ def test_a_summed_latent_runs_its_readers_as_often_as_the_estimate_counts(
     """The estimate walks the plan NUTS and SVI evaluate (each discrete latent a scope over
     its readers), so it counts the sums the runtime makes: 2 x 2 x 2 runs of the coins'
     readers and 3 of the categorical's; `--method prior` draws them and sums nothing."""
-    counted: Counter[str] = Counter()
-    real = marginal.support_values
-
-    def counting(dist: torch.distributions.Distribution, where: str) -> torch.Tensor:
-        values = real(dist, where)
-        counted[where.rsplit(" ", 1)[-1]] += int(values.shape[0])
-        return values
-
-    monkeypatch.setattr(marginal, "support_values", counting)
     checked = check(SUMMED)
-    program = compile_model(checked, "p")
-    summed = SummedModel(program, program.observed_names)
-    with torch.no_grad():
-        values = program.run({}).values
-    summed.log_joint({}, {n: values[n] for n in summed.site_names})
+    counted = _runtime_runs(SUMMED, "p", monkeypatch, summed=True)
     assert counted == Counter(scope_runs(checked, "p"))
     # the coins nest (2, then 2 x 2, then 2 x 2 x 2 runs), the categorical sums alone
     assert sorted(counted.values()) == [2, 3, 4, 8] and counted["k"] == 3
