@@ -282,6 +282,7 @@ def estimate_model(
     data_bytes: int = 0,
     rows: int | None = None,
     subsample: tuple[str, int] | None = None,
+    summed: bool = True,
 ) -> Estimate:
     """The memory one run of model program `program` needs.
 
@@ -289,6 +290,10 @@ def estimate_model(
     or the checker's tables while it types). `data_bytes` is the size of the data
     read for the run, `rows` the entries of its longest array: an axis only the
     data sizes is counted as that long (as the file can hold, without `rows`).
+    `summed` False sizes NUTS and SVI on the scope tree, without the sums of the
+    discrete latents they sum out: planning those sums is quadratic in a chain of such
+    latents (an HMM written state by state), which the checker, sizing while one types,
+    leaves to the run's own sizing.
     NUTS `chains` each hold the program, its graph and their draws. `subsample`
     `(plate, rows)`: each SVI step scores that many of the plate's rows (and of the
     data's rows, which line up with it), so its graph is of those rows; the data
@@ -299,7 +304,7 @@ def estimate_model(
         rows = data_bytes // DATA_BYTES_PER_NUMBER
     if subsample is not None:
         rows = min(rows, subsample[1])
-    sized, owners = _walk(tables, program, method, steps, max(rows, 1), subsample)
+    sized, owners = _walk(tables, program, method, steps, max(rows, 1), subsample, summed)
     return Estimate(
         program=program,
         method=method,
@@ -330,6 +335,7 @@ def _walk(
     steps: int,
     rows: int,
     subsample: tuple[str, int] | None = None,
+    summed: bool = True,
 ) -> tuple[_Sized, frozenset[str]]:
     """Every step in run order, with what it costs each time and how many times it runs
     (`rows`: the length of an axis only the data sizes; `subsample`: a plate a step
@@ -341,7 +347,7 @@ def _walk(
     top = models[program]
     draws = max(steps - steps // 2, 1)
     enumerates = method != "prior"  # prior draws every coordinate instead of summing it
-    items = _flatten(models, top, objects, enumerates)
+    items = _flatten(models, top, objects, enumerates and summed)
     sized = _Sized()
     open_: list[_Open] = []
     scoped: dict[str, frozenset[str]] = {}  # names bound in a scope -> coordinates they read

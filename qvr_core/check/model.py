@@ -260,14 +260,31 @@ def summed_plan(nodes: Iterable[Node], summable: Callable[[Step], bool]) -> tupl
     it that read it, directly or through each other (the others move before it: nothing
     in them needs it), then the same down the rest and into each summed scope. A
     `marginalize` keeps its body. Sites that read each other nest, so an HMM's chain of
-    states is a chain of scopes: its sum is the forward algorithm."""
-    out: list[Node] = []
-    todo = list(nodes)
-    i = 0
-    while i < len(todo):
+    states is a chain of scopes: its sum is the forward algorithm.
+
+    Without recursion: a chain of thousands of states nests as deep, and the checker
+    plans every model program as it is typed (QVR414)."""
+    # one frame per scope being planned: what is left of it, where we are, what is planned,
+    # and the summed step whose body it is (None for `nodes` themselves)
+    frames: list[tuple[list[Node], list[int], list[Node], Step | None]] = [
+        (list(nodes), [0], [], None)
+    ]
+    while True:
+        todo, at, out, owner = frames[-1]
+        i = at[0]
+        if i == len(todo):
+            frames.pop()
+            planned = tuple(out)
+            if not frames:
+                return planned
+            assert owner is not None
+            _, parent_at, parent_out, _ = frames[-1]
+            parent_out.append(Node(owner, planned, summed=True))
+            parent_at[0] += 1
+            continue
         node = todo[i]
         if node.summed:
-            out.append(Node(node.step, summed_plan(node.body, summable), summed=True))
+            frames.append((list(node.body), [0], [], node.step))
         elif summable(node.step):
             bound = {node.step.name}
             readers: list[Node] = []
@@ -278,12 +295,10 @@ def summed_plan(nodes: Iterable[Node], summable: Callable[[Step], bool]) -> tupl
                     bound |= later.binds
                 else:
                     others.append(later)
-            todo, i = [*others, Node(node.step, tuple(readers), summed=True)], 0
-            continue
+            todo[i:] = [*others, Node(node.step, tuple(readers), summed=True)]
         else:
             out.append(node)
-        i += 1
-    return tuple(out)
+            at[0] += 1
 
 
 def _summable_outside_scopes(step: Step) -> bool:
@@ -313,10 +328,17 @@ def _is_call(step: Step) -> bool:
 
 
 def walk(nodes: Iterable[Node]) -> Iterator[Node]:
-    """Every node of a tree, each before the nodes of its scope."""
-    for node in nodes:
+    """Every node of a tree, each before the nodes of its scope (without recursion: a
+    chain of summed states nests thousands deep)."""
+    stack = [iter(nodes)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
         yield node
-        yield from walk(node.body)
+        if node.body:
+            stack.append(iter(node.body))
 
 
 @dataclass(frozen=True)
@@ -410,7 +432,8 @@ class Model:
         (QVR414) and a run refuses the site with the same words; a template's returned
         value that depends on one is `returned_summed`'s."""
         out: dict[str, str] = {}
-        for node in walk(self.summed):
+        calls = any(s.callee is not None for s in self.sites)
+        for node in walk(self.summed) if calls else ():  # the plan only where it can matter
             if not node.summed:
                 continue
             call = next((n for n in walk(node.body) if _is_call(n.step)), None)

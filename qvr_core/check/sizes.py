@@ -167,7 +167,9 @@ def _model_warning(
     if model.runtime_gaps or any(p.kind in PLATE_KINDS for p in model.params):
         return  # not run (the run says why): a template, or what the runtime lacks
     try:
-        need = estimate_model(tables, name, method="svi")
+        # the scope tree: the sums of discrete latents are the run's to size (quadratic
+        # to plan in a long chain of them, too slow for every keystroke)
+        need = estimate_model(tables, name, method="svi", summed=False)
     except Exception:  # a bug in sizing must not cost the other diagnostics
         log.exception("sizing model program %s failed", name)
         return

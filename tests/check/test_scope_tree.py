@@ -9,6 +9,7 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.check.model import Model, Node, summed_plan, walk
+from qvr_core.model_resources import scope_runs
 from qvr_core.runtime.model.enumerate import summed_trees
 from qvr_core.runtime.model.program import compile_model
 from tests.fuzz.generators import corpus_files
@@ -125,3 +126,29 @@ def test_the_runtime_runs_the_model_s_own_tree_and_summed_plan() -> None:
     assert program.top.nodes is module.models["p"].tree
     (top, _), problems = summed_trees(program)
     assert top.nodes is module.models["p"].summed and problems == {}
+
+
+def _chain(n: int) -> str:
+    """An HMM written state by state: each discrete state reads the one before."""
+    lines = [
+        "object One : FinSet 1",
+        "",
+        "program p : One -> One",
+        "    sample s0 <- Bernoulli(0.5)",
+    ]
+    for i in range(1, n):
+        lines += [f"    let p{i} = 0.2 + 0.6 * s{i - 1}", f"    sample s{i} <- Bernoulli(p{i})"]
+    lines += [f"    let m = s{n - 1} * 1.0", "    observe y <- Normal(m, 1.0)", "    return m"]
+    return "\n".join([*lines, "", "export p", ""])
+
+
+def test_a_chain_of_thousands_of_states_is_planned_and_walked_without_recursion() -> None:
+    """The summed plan nests a chain of discrete states as deep as it is long; planning,
+    walking and sizing it recurse nowhere (the checker hit Python's recursion limit at
+    1,200 states, a QVR000, when the plan was built recursively)."""
+    n = 1500
+    checked = check(_chain(n))
+    assert [d.code for d in checked.diagnostics if d.is_error] == []
+    model = checked.models["p"]
+    assert sum(1 for node in walk(model.summed) if node.summed) == n
+    assert scope_runs(checked, "p")[f"s{n - 1}"] == 4  # the forward algorithm: 2 x 2 a state
