@@ -45,20 +45,27 @@ def _steps(
     prefix: tuple[str, ...],
     values: dict[str, str],
 ) -> None:
-    """The steps of one scope of the model's tree (`Model.tree`), in the box `scope`; a
-    `marginalize`'s body in a box of its own inside it."""
-    for node in nodes:
+    """The steps of the model's tree (`Model.tree`) from `nodes`, in the box `scope`; a
+    `marginalize`'s body in a box of its own inside it. Without recursion: scopes nest
+    as deep as a program writes them."""
+    stack = [(iter(nodes), scope)]
+    while stack:
+        node = next(stack[-1][0], None)
+        if node is None:
+            stack.pop()
+            continue
+        outer = stack[-1][1]
         step = node.step
         if isinstance(step, Let) and step.name in model.observed_lets:
             continue  # drawn as the data its observe step observes
-        with b.inside(boxes.box(scope, step.type)):
+        with b.inside(boxes.box(outer, step.type)):
             if isinstance(step, Site):
                 _site(b, step, prefix, values, model.observed_let(step.name))
             else:
                 _let(b, step, prefix, values)
         if node.scope:
             assert isinstance(step, Site)
-            _steps(b, model, node.body, boxes.scope(step, scope), boxes, prefix, values)
+            stack.append((iter(node.body), boxes.scope(step, outer)))
 
 
 class _Boxes:
