@@ -182,7 +182,8 @@ def main() -> int:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # Both models, the page's batches and the held-out pairs are made on this device.
-    torch.set_default_device(args.device)
+    if args.device != "cpu":  # the default already; its mode would tax every torch call
+        torch.set_default_device(args.device)
 
     pretraining_batch = page_batches()
     torch.manual_seed(HELD_OUT_SEED)

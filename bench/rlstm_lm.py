@@ -198,7 +198,8 @@ def main() -> int:
     toy_corpus = page_corpus()
     train = toy_corpus(TRAIN_TEXTS, TEXT_LENGTH, 1).to(args.device)
     held_out = toy_corpus(HELD_OUT_TEXTS, TEXT_LENGTH, 2).to(args.device)
-    torch.set_default_device(args.device)
+    if args.device != "cpu":  # the default already; its mode would tax every torch call
+        torch.set_default_device(args.device)
     positions = TEXT_LENGTH - 1
     hx, hy = held_out[:, :-1], held_out[:, 1:]
 
