@@ -30,8 +30,8 @@ def canonical_uri(uri: str) -> str:
     except ValueError:
         return uri
     scheme = parts.scheme.lower()
-    if not scheme:
-        return uri
+    if not scheme or uri[: len(scheme)].lower() != scheme:
+        return uri  # no scheme, or urlsplit dropped what came before it (` A:`): no URI
     if scheme != "file":
         return scheme + uri[len(scheme) :]
     host = "" if parts.netloc.lower() in ("", "localhost") else parts.netloc.lower()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from qvr_lsp.uris import _DRIVE, canonical_uri
@@ -58,6 +58,7 @@ def test_a_paths_own_uri_is_canonical_and_canonical_is_idempotent(parts: list[st
     assert canonical_uri(canonical_uri(uri)) == canonical_uri(uri)
 
 
+@example(" A:")  # urlsplit drops the leading space: the scheme was sliced off the wrong start
 @given(st.text(max_size=30))
 def test_never_raises_and_is_idempotent(text: str) -> None:
     once = canonical_uri("file:///" + text)
