@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, LAYER_NORM, Combinator
-from qvr_core.check.expressions import learned_init
+from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
@@ -404,7 +404,7 @@ class Model:
     def held(self, combinator: Combinator, call: ast.Call) -> int:
         """Parameters a combinator's own module holds (per call, beside its arguments'):
         a scan with `init=learned` holds its first state."""
-        learned = any(kw.key.text == "init" and learned_init(kw) is True for kw in call.kwargs)
+        learned = any(kw.key.text == "init" and learned_init(kw.word) is True for kw in call.kwargs)
         return combinator.cost.parameters + (self._state_width(call) if learned else 0)
 
     def _state_width(self, call: ast.Call) -> int:

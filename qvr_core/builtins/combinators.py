@@ -77,6 +77,13 @@ _SCAN_KEYWORDS = (
     ("init", ("zeros", "learned"), "zeros"),
 )
 
+
+def learned_init(word: str) -> bool | None:
+    """What a scan's `init=` says: True for `learned`, False for `zeros` (the default),
+    None for a word it does not take."""
+    return word == "learned" if word in ("learned", "zeros") else None
+
+
 _ATTENTION_PARAMS = (
     CombinatorParam("query", "the query maps, A -> K, one per head"),
     CombinatorParam("key", "the key maps, A -> K, one per head"),

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never
 
 from qvr_core import builtins, rules
+from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
@@ -334,7 +335,7 @@ def _scan(env: Env, call: ast.Call) -> Arrow | None:
                 )
             elif v.value:
                 env.ctx.reversed_scans.add(call)
-        elif kw.key.text == "init" and learned_init(kw) is None:
+        elif kw.key.text == "init" and learned_init(kw.word) is None:
             env.ctx.report(
                 rules.INVALID_OPTION_VALUE,
                 f"init must be zeros or learned, not {text(env, v)}",
@@ -387,15 +388,6 @@ def _morphism_arg(env: Env, arg: ast.Arg, need: str) -> ast.Expr | None:
         return arg
     env.ctx.report(rules.WRONG_KIND, f"{need}, not {text(env, arg)}", arg.span)
     return None
-
-
-def learned_init(kw: ast.KeywordArg) -> bool | None:
-    """What `init=` says: True for `learned`, False for `zeros`, None for anything else."""
-    v = kw.value
-    word = (
-        v.name.text if isinstance(v, ast.NameRef) else v.raw if isinstance(v, ast.Literal) else ""
-    )
-    return word == "learned" if word in ("learned", "zeros") else None
 
 
 def _extension(env: Env, kw: ast.KeywordArg, spelling: str) -> None:

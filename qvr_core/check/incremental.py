@@ -39,6 +39,7 @@ from math import inf
 from operator import attrgetter, itemgetter
 from typing import NamedTuple, TypeVar
 
+from qvr_core.check import check
 from qvr_core.check.checker import (
     Env,
     Facts,
@@ -222,7 +223,15 @@ class IncrementalChecker:
                 self._built = kept.check  # later records reach back to it (`Kept.bounded`)
             return module
 
-        return PendingModule(text, run.diagnostics, strict, lines, build, kept=kept)
+        return PendingModule(
+            text,
+            run.diagnostics,
+            strict,
+            lines,
+            build,
+            kept=kept,
+            recheck=lambda: check(text, strict=strict),
+        )
 
 
 class _Plan:

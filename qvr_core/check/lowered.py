@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS
-from qvr_core.check.expressions import learned_init
+from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.module import CheckedModule, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
 from qvr_core.check.terms import Term, lower
@@ -243,7 +243,7 @@ class _Lowering:
             group=group,
             ordinal=self.stacks.get(node),
             learned_init=any(
-                kw.key.text == "init" and learned_init(kw) is True for kw in node.kwargs
+                kw.key.text == "init" and learned_init(kw.word) is True for kw in node.kwargs
             ),
         )
 

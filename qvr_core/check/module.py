@@ -294,6 +294,10 @@ class PendingModule(CheckedModule):
 
     _lock: threading.Lock
     _build: Callable[[Callable[[], bool]], CheckedModule] | None
+    #: the whole check of the source again, for when `build` fails (a bug must cost the
+    #: reuse, not the module): given by whoever made the module, so that this table
+    #: module does not import the checker
+    _recheck: Callable[[], CheckedModule] | None
 
     def __init__(
         self,
@@ -303,11 +307,13 @@ class PendingModule(CheckedModule):
         lines: LineIndex | None = None,
         build: Callable[[Callable[[], bool]], CheckedModule] | None = None,
         kept: Kept | None = None,
+        recheck: Callable[[], CheckedModule] | None = None,
         **tables: object,
     ) -> None:
         put = object.__setattr__
         put(self, "_lock", threading.Lock())
         put(self, "_build", build)
+        put(self, "_recheck", recheck)
         put(self, "_kept", kept)
         if build is None:  # every table given, as `dataclasses.replace` does
             given = dict(tables, source=source, diagnostics=diagnostics, strict=strict, lines=lines)
@@ -346,9 +352,9 @@ class PendingModule(CheckedModule):
                 return False
             except Exception:  # a bug must cost the reuse, not the module
                 logging.getLogger(__name__).exception("building the module's tables failed")
-                from qvr_core.check import check
-
-                full = check(self.source, strict=self.strict)
+                if self._recheck is None:
+                    raise
+                full = self._recheck()
             for f in fields(CheckedModule):
                 if f.name not in self.__dict__:
                     object.__setattr__(self, f.name, getattr(full, f.name))

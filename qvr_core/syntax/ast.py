@@ -193,6 +193,14 @@ class KeywordArg:
     value: Literal | Expr | ListArg | IndexArg
     span: Span
 
+    @property
+    def word(self) -> str:
+        """The value written as one bare word (`init=learned`, `reverse=true`), else ""."""
+        v = self.value
+        if isinstance(v, NameRef):
+            return v.name.text
+        return v.raw if isinstance(v, Literal) else ""
+
 
 @dataclass(frozen=True)
 class Method:

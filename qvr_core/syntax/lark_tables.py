@@ -17,7 +17,7 @@ from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingle
 from lark.parsers.lalr_parser_state import ParseConf
 
 from qvr_core.syntax.builder import TreeBuilder
-from qvr_core.syntax.tables import FORMAT, STARTS, Spec
+from qvr_core.syntax.table_spec import FORMAT, STARTS, Spec
 
 
 class NoLexer(Lexer):

@@ -20,46 +20,17 @@ import contextlib
 import marshal
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from qvr_core.syntax.builder import TreeBuilder
+from qvr_core.syntax.table_spec import FORMAT as FORMAT
+from qvr_core.syntax.table_spec import STARTS as STARTS
+from qvr_core.syntax.table_spec import Callback, Spec
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
-
-#: The start symbol of each kind of line: a declaration's first line ("decl"), a
-#: program step, and the body lines of the other declarations.
-STARTS = (
-    "decl",
-    "step",
-    "where_line",
-    "deduction_line",
-    "lexicon_line",
-    "signature_line",
-    "signature_entry",
-    "encoder_line",
-    "decoder_line",
-    "loss_line",
-    "composition_line",
-    "family_line",
-    "effect_line",
-    "handler_line",
-    "computation_line",
-    "case_line",
-)
-
-#: Changes when what the cache file holds changes, so that an older file is made again.
-FORMAT = 2
-
-Callback = Callable[[list[Any]], object]
-#: How a rule's callback is made: the name lark looks its callback up by, whether the
-#: rule is an inlined `_rule` (its parents splice its children in), whether a single
-#: child is passed up, and the children kept (index, whether it is an inlined rule),
-#: None for all of them.
-Spec = tuple[str, bool, bool, tuple[tuple[int, bool], ...] | None]
 
 
 @dataclass(frozen=True)
