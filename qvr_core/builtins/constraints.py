@@ -61,8 +61,16 @@ _FITS: dict[str, frozenset[str]] = {
 _FINITE_KINDS = frozenset({"boolean", "one_hot"})
 #: the constraint of each entry of a vector or matrix kind whose entries are free
 _ENTRY_KINDS = {"positive_vector": "positive", "real_vector": "real", "real_matrix": "real"}
-#: the object kind a run reports for a support the kind's name does not say as one
-_LABELS = {"nonnegative": "positive", "unit_interval": "unit", **_ENTRY_KINDS}
+#: the kind of object narrower than the reals that the values of a support kind fill
+_NARROWER = {
+    "positive": "positive",
+    "nonnegative": "positive",  # 0 has probability zero
+    "positive_vector": "positive",
+    "unit_interval": "unit",
+    "simplex": "simplex",
+}
+#: support kinds whose values are any reals, entry by entry
+_REAL_KINDS = frozenset({"real", "real_vector", "real_matrix"})
 
 
 @dataclass(frozen=True)
@@ -101,13 +109,22 @@ class Constraint:
         return Constraint(kind) if kind is not None else self
 
     @property
+    def narrower_object(self) -> str | None:
+        """The kind of object narrower than the reals that every value fills (`positive`,
+        `unit`, `simplex`), which inference maps a latent into; None for the reals, a
+        discrete kind, or a set no object names (an interval, a Cholesky factor)."""
+        return _NARROWER.get(self.kind)
+
+    @property
     def label(self) -> str:
         """The short name a run's summary gives a site's support: the kind of object its
         values fill (`real`, `positive`, `unit`, `simplex`, and `finset` for every
         discrete kind), else the kind itself (`interval`, `lower_cholesky`)."""
         if self.discrete:
             return "finset"
-        return _LABELS.get(self.kind, self.kind)
+        if self.kind in _REAL_KINDS:
+            return "real"
+        return self.narrower_object or self.kind
 
     def describe(self) -> str:
         """Words for messages and hover: `a positive number`, `a number in [low, high]`."""

@@ -323,10 +323,6 @@ def one_entry(sizes: Mapping[str, int]) -> frozenset[str]:
     return frozenset(p for p, n in sizes.items() if n == 1)
 
 
-def _is_call(step: Step) -> bool:
-    return isinstance(step, Site) and step.callee is not None
-
-
 def walk(nodes: Iterable[Node]) -> Iterator[Node]:
     """Every node of a tree, each before the nodes of its scope (without recursion: a
     chain of summed states nests thousands deep)."""
@@ -370,6 +366,17 @@ class Parameter:
     def real(self) -> bool:
         """One real number the caller or the data gives (`alpha : Real`, or untyped)."""
         return self.kind is None or self.kind == REAL_PARAMETER
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why NUTS and SVI cannot sum out a discrete site, and the other step that makes it
+    so (the call in its sum, the site a template returns), if any. The words name no
+    line: a diagnostic points at `other` (as related information the editor keeps in
+    place when lines move), a run's error at the site."""
+
+    why: str
+    other: Site | None = None
 
 
 @dataclass(frozen=True)
@@ -424,30 +431,31 @@ class Model:
         return summed_plan(self.tree, lambda s: _summable_outside_scopes(s) and s.name not in names)
 
     @cached_property
-    def unsummable(self) -> dict[str, str]:
+    def unsummable(self) -> dict[str, Refusal]:
         """Why NUTS and SVI cannot sum out a summable site of this program when it has no
         data, by the site's name: a call inside its sum (the callee's draws would be
         summed with it), or a place inside a `marginalize` (its posterior is conditional
         on the summed coordinate, so it cannot be drawn back). The checker warns of each
         (QVR414) and a run refuses the site with the same words; a template's returned
         value that depends on one is `returned_summed`'s."""
-        out: dict[str, str] = {}
-        calls = any(s.callee is not None for s in self.sites)
+        out: dict[str, Refusal] = {}
+        calls = [s for s in self.sites if s.callee is not None]
         for node in walk(self.summed) if calls else ():  # the plan only where it can matter
-            if not node.summed:
-                continue
-            call = next((n for n in walk(node.body) if _is_call(n.step)), None)
+            # a call in the sum binds its target there (`binds`: the scope's own names)
+            call = next((c for c in calls if c.name in node.binds), None) if node.summed else None
             if call is not None:
-                assert isinstance(call.step, Site)
                 out.setdefault(
                     node.step.name,
-                    f"NUTS and SVI sum this discrete site out, and the call of "
-                    f"{call.step.callee} (line {call.step.line}) reads it: a call inside such "
-                    "a sum is not supported; observe it",
+                    Refusal(
+                        f"NUTS and SVI sum this discrete site out, and the call of "
+                        f"{call.callee} reads it: a call inside such a sum is not "
+                        "supported; observe it",
+                        call,
+                    ),
                 )
         for step in self.sites:
             if step.summable and step.scope:
-                out[step.name] = (
+                out[step.name] = Refusal(
                     f"a discrete site inside `marginalize {step.scope[-1]}` with no data: NUTS "
                     "and SVI could not draw it back, its posterior being conditional on the "
                     f"summed-out '{step.scope[-1]}'; marginalize it too (summed out, not "
@@ -456,19 +464,20 @@ class Model:
         return out
 
     @cached_property
-    def returned_summed(self) -> dict[str, str]:
+    def returned_summed(self) -> dict[str, Refusal]:
         """The summable sites this program's returned values depend on, by name, and why
         that refuses it as a template (`sample v <- this(...)`): NUTS and SVI sum the site
         out inside the template, so the caller would read a value that is never drawn."""
         returns = set(self.returns)
         return {
-            node.step.name: (
-                f"template {self.name} returns a value that depends on this discrete site, "
-                "which NUTS and SVI sum out inside the template: draw it in the calling "
-                "program, or observe it"
+            node.step.name: Refusal(
+                f"template {self.name} returns a value that depends on its discrete site "
+                f"'{node.step.name}', which NUTS and SVI sum out inside the template: draw it "
+                "in the calling program, or observe it",
+                node.step,
             )
             for node in walk(self.summed)
-            if node.summed and node.binds & returns
+            if node.summed and isinstance(node.step, Site) and node.binds & returns
         }
 
     @property

@@ -324,10 +324,14 @@ class ModelChecker:
             runtime_gaps=tuple(self.gaps),
             observed_lets=tuple(self.observed_lets),
         )
-        for name, why in model.unsummable.items():  # QVR414: what a run would refuse
+        for name, refusal in model.unsummable.items():  # QVR414: what a run would refuse
             site = model.site(name)
             assert site is not None
-            self.ctx.report(rules.CANNOT_SUM_OUT, why, site.step.target.span)
+            other = refusal.other
+            related = () if other is None else (Related(other.step.span, "the call"),)
+            self.ctx.report(
+                rules.CANNOT_SUM_OUT, refusal.why, site.step.target.span, related=related
+            )
         return model
 
     def _uninformed_flat_priors(self) -> None:
@@ -531,7 +535,10 @@ class ModelChecker:
             return
         reason = self._not_data(let)
         if reason is not None:
-            what, reader = reason
+            what, reader, source = reason
+            # where the value it reads is made: related information, which the editor keeps
+            # in place when lines move (a line number in the words would go stale)
+            made = [Related(source.step.span, f"'{source.name}' is made here")] if source else []
             self.ctx.report(
                 rules.OBSERVED_NOT_DATA,
                 f"'{n}' is observed, so its value must be data or computed from data only, "
@@ -545,14 +552,16 @@ class ModelChecker:
                         if reader is let
                         else f"read by the let of '{reader.name}', which '{n}' reads",
                     ),
+                    *made,
                 ),
             )
             return
         self.observed_lets.append(n)
 
-    def _not_data(self, let: Let) -> tuple[str, Let] | None:
+    def _not_data(self, let: Let) -> tuple[str, Let, Site | Let | None] | None:
         """What a let reads, directly or through other lets, that is not data (in words,
-        and the let that reads it), or None: it is computed from data only."""
+        the let that reads it, and the step that makes it), or None: it is computed from
+        data only."""
         lets = {s.name: s for s in self.steps if isinstance(s, Let)}
         todo: list[tuple[str, Let]] = [(let.name, let)]
         seen: set[str] = set()
@@ -565,21 +574,21 @@ class ModelChecker:
             if d is not None and not d.observed:  # a data name
                 continue
             if d is not None:  # observed data: not read before the run, as the data are
-                return f"'{name}', an observed site", reader
+                return f"'{name}', an observed site", reader, None
             inner = lets.get(name)
             if inner is not None and inner.called is not None:
-                return f"'{name}', what a call step returns (line {inner.line})", reader
+                return f"'{name}', what a call step returns", reader, inner
             if inner is not None and inner.kind == "let":
                 todo += [(u, inner) for u in inner.uses]
                 continue
             if name in self.params:
-                return f"'{name}', a parameter of program {self.pc.scope}", reader
+                return f"'{name}', a parameter of program {self.pc.scope}", reader, None
             site = next((s for s in self.steps if isinstance(s, Site) and s.name == name), None)
             if site is not None and site.kind == "marginalize":
-                return f"'{name}', a summed-out coordinate (line {site.line})", reader
+                return f"'{name}', a summed-out coordinate", reader, site
             if site is not None:
-                return f"'{name}', a {site.kind}d value (line {site.line})", reader
-            return f"'{name}', which is not data", reader
+                return f"'{name}', a {site.kind}d value", reader, site
+            return f"'{name}', which is not data", reader, None
         return None
 
     # ------------------------------------------------------------ options
@@ -1270,16 +1279,10 @@ class ModelChecker:
     def _returned_summed(self, template: Model, at: Span) -> None:
         """QVR414 at a call of a template whose returned value depends on a discrete site
         it sums out (`Model.returned_summed`): a run of the caller refuses that site."""
-        for name in template.returned_summed:
-            site = template.site(name)
-            assert site is not None
-            self.ctx.report(
-                rules.CANNOT_SUM_OUT,
-                f"template {template.name} returns a value that depends on its discrete site "
-                f"'{name}' (line {site.line}), which NUTS and SVI sum out inside the "
-                "template: draw it in the calling program, or observe it",
-                at,
-            )
+        for name, refusal in template.returned_summed.items():
+            assert refusal.other is not None
+            drawn = Related(refusal.other.step.span, f"'{name}' is drawn here")
+            self.ctx.report(rules.CANNOT_SUM_OUT, refusal.why, at, related=(drawn,))
 
     # ------------------------------------------------------------ values
 

@@ -22,9 +22,7 @@ from qvr_core.runtime.families import stand_in
 from qvr_core.runtime.morphisms import Morphism
 from qvr_core.runtime.tensors import elem, split
 
-#: A support kind of the registry as the name inference transforms a site by.
-_NAMED = {"positive": "positive", "nonnegative": "positive", "unit_interval": "unit"}
-#: Support kinds bounded by numbers, which no name of `_NAMED` says exactly.
+#: Support kinds bounded by numbers, which no object kind says exactly.
 _BOUNDED = ("interval", "greater_than", "greater_than_eq")
 
 
@@ -57,7 +55,7 @@ class FamilyDraw(Morphism):
         return True
 
     def value_support(self) -> str | None:
-        return _NAMED.get(self.family.support.kind)
+        return self.family.support.narrower_object
 
     def value_constraint(self) -> C.Constraint | None:
         """The support's interval where no name says it exactly (a Pareto's written

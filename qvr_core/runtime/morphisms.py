@@ -45,13 +45,6 @@ from qvr_core.runtime.tensors import (
     validate,
 )
 
-#: A family's support (registry kinds) as the site support inference transforms by.
-_SITE_SUPPORT = {
-    "positive": "positive",
-    "nonnegative": "positive",
-    "unit_interval": "unit",
-    "simplex": "simplex",
-}
 INIT_STD = 1.0  # learned standard deviations start here
 
 
@@ -272,7 +265,7 @@ class Kernel(Leaf):
             return None if name is None or {f.kind for f in self.cod_p.factors} == {name} else name
         if {f.kind for f in self.cod_p.factors} != {"real"}:
             return None
-        return _SITE_SUPPORT.get(self.family.spec.support.kind)
+        return self.family.spec.support.narrower_object
 
     def value_constraint(self) -> C.Constraint | None:
         if not isinstance(self.family, Given):

@@ -73,11 +73,18 @@ export p
 """
 
 
-def _warnings(source: str) -> list[tuple[int, int, str]]:
+def _warnings(source: str) -> list[tuple[int, int, str, list[int]]]:
+    """Each QVR414: its line and column, its words, and the lines of its related places
+    (the call, the template's site: related information, not a line in the words)."""
     checked = check(source)
     assert not [d.message for d in checked.diagnostics if d.is_error]
     return [
-        (d.span.start_line + 1, d.span.start_col + 1, d.message)
+        (
+            d.span.start_line + 1,
+            d.span.start_col + 1,
+            d.message,
+            [r.span.start_line + 1 for r in d.related],
+        )
         for d in checked.diagnostics
         if d.code == "QVR414"
     ]
@@ -91,26 +98,27 @@ def _refusal(source: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("source", "line", "col", "words"),
+    ("source", "line", "col", "words", "related"),
     [
-        (INSIDE_A_SCOPE, 7, 16, "a discrete site inside `marginalize z` with no data"),
-        (CALL_IN_THE_SUM, 8, 12, "and the call of shift (line 9) reads it"),
+        (INSIDE_A_SCOPE, 7, 16, "a discrete site inside `marginalize z` with no data", []),
+        (CALL_IN_THE_SUM, 8, 12, "and the call of shift reads it", [9]),
     ],
 )
 def test_the_warning_is_at_the_site_in_the_words_of_the_run_s_refusal(
-    source: str, line: int, col: int, words: str
+    source: str, line: int, col: int, words: str, related: list[int]
 ) -> None:
-    ((at_line, at_col, message),) = _warnings(source)
+    ((at_line, at_col, message, others),) = _warnings(source)
     assert (at_line, at_col) == (line, col) and words in message
+    assert others == related and "(line" not in message
     kind = "sample b"
     assert _refusal(source) == f"line {line}, {kind}: {message}"
 
 
 def test_a_template_returning_a_summed_site_is_warned_of_at_its_call() -> None:
-    ((line, col, message),) = _warnings(RETURNED)
+    ((line, col, message, others),) = _warnings(RETURNED)
     assert (line, col) == (9, 17)
     assert message.startswith("template coin returns a value that depends on its discrete site")
-    assert "'c' (line 4)" in message
+    assert "'c'" in message and others == [4]  # where `c` is drawn, in the template
     refused = _refusal(RETURNED)
     assert refused.startswith("line 4, sample c: template coin returns a value that depends")
 
@@ -130,4 +138,4 @@ def test_the_example_file_shows_the_warning() -> None:
     from pathlib import Path
 
     text = Path(__file__).resolve().parents[2] / "examples/errors/QVR414_cannot_sum_out.qvr"
-    assert [line for line, _, _ in _warnings(text.read_text(encoding="utf-8"))] == [9]
+    assert [line for line, _, _, _ in _warnings(text.read_text(encoding="utf-8"))] == [9]

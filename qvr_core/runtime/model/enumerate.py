@@ -235,7 +235,7 @@ def summed_trees(program: ModelProgram) -> tuple[Trees, dict[int, str]]:
         for name, why in reasons.items():
             site = model.site(name)
             assert site is not None
-            problems[id(site)] = f"{where(site)}: {why}"
+            problems[id(site)] = f"{where(site)}: {why.why}"
     top = _Compiled(program.top.model, program.top.model.summed)
     templates = {n: _Compiled(c.model, c.model.summed) for n, c in program.templates.items()}
     return (top, templates), problems
