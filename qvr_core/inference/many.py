@@ -42,6 +42,7 @@ from qvr_core.inference.nuts import Potential
 from qvr_core.inference.record import record
 from qvr_core.inference.simplify import simplify
 from qvr_core.inference.static import static_runtime
+from qvr_core.inference.traceable import traceable
 from qvr_core.inference.work import count_work
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def compiled_potential(
                 (grads,) = torch.autograd.grad(values.sum(), zs)
                 return grads, values
 
-            graph = simplify(record(batched, starts), starts.clone())
+            graph = traceable(simplify(record(batched, starts), starts.clone()))
             traced = torch.jit.freeze(
                 torch.jit.trace(graph, (starts.clone(),), check_trace=False).eval()
             )

@@ -22,7 +22,10 @@ recorded as draws (an SVI step's noise: each replay then draws afresh from torch
 generator, in the order the recorded call drew). A value read back that does not depend on the
 input (an index's bounds check on the data, or on the values a `marginalize` sums
 over) is the same in every replay, so the control flow it decides is recorded as
-taken. The caller checks the replayed graph against the function before it uses it.
+taken. A check declared with `runtime.value_checks.check_values` on values that do
+depend on the input is kept when the caller asks for checks: its tensors become
+outputs of the graph and the caller runs the check on each replay's values. The
+caller checks the replayed graph against the function before it uses it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from typing import Any
 import torch
 from torch import fx
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from qvr_core.runtime.value_checks import Check, run_check, watching
 
 aten = torch.ops.aten
 
@@ -60,6 +65,8 @@ class _Recorder(TorchDispatchMode):
         self.varying: set[int] = set()  # ids of the tensors computed from the input
         self.made: set[int] = set()  # ids of the tensors an operation here made
         self.viewed: set[int] = set()  # ids of the tensors a view was taken of
+        self.checks: list[tuple[Check, list[torch.Tensor]]] | None = None  # kept, if asked
+        self.checking = False  # a kept check reads its values: not a read to refuse
 
     def bind(self, tensor: torch.Tensor, node: fx.Node, varying: bool = False) -> None:
         self.nodes[id(tensor)] = node
@@ -101,10 +108,12 @@ class _Recorder(TorchDispatchMode):
             return out
         # a draw varies from replay to replay, like a value computed from the input
         varies = seeded or self._varies(args) or self._varies(kwargs)
+        if varies and self._shape_from_values(func, args):
+            raise NotRecordable(f"{func} makes a shape from a value of the input")
         if func._schema.is_mutable:
             return self._in_place(func, args, kwargs, out, varies)
         if not _has_tensor(out):
-            if varies:
+            if varies and not self.checking:
                 raise NotRecordable(f"{func} reads a value of the input back into Python")
             return out  # a constant read: every replay would read the same
         node = self.graph.call_function(func, self._args(args), self._args(kwargs))
@@ -120,6 +129,36 @@ class _Recorder(TorchDispatchMode):
                     self.bind(item, item_node, varies)
                     self.made.add(id(item))
         return out
+
+    def watch(self, check: Check, tensors: tuple[torch.Tensor, ...]) -> None:
+        """A `check_values` call: run now, and kept for every replay where its values
+        vary (only if the caller asked for checks; else such a read is refused)."""
+        if self.checks is not None and any(self._varies(t) for t in tensors):
+            self.checks.append((check, list(tensors)))
+            self.checking = True
+            try:
+                run_check(check, tensors)
+            finally:
+                self.checking = False
+            return
+        run_check(check, tensors)
+
+    def _shape_from_values(self, func: Any, args: tuple[Any, ...]) -> bool:
+        """Whether `func`'s result has a shape read from the values of an input that
+        varies (`nonzero`, a boolean mask's selection): a later replay would make
+        another shape than the operations recorded after it expect. An integer index's
+        result has its index's shape."""
+        if torch.Tag.dynamic_output_shape not in func.tags:
+            return False
+        if func is not aten.index.Tensor:
+            return True
+        indices = args[1] if len(args) > 1 else []
+        return any(
+            isinstance(i, torch.Tensor)
+            and i.dtype in (torch.bool, torch.uint8)
+            and id(i) in self.varying
+            for i in indices
+        )
 
     def _in_place(
         self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any, varies: bool
@@ -194,19 +233,29 @@ def record_call(
     inputs: Sequence[torch.Tensor],
     *,
     random: bool = False,
+    checks: list[tuple[Check, int]] | None = None,
 ) -> fx.GraphModule:
     """A graph module replaying the operations `fn()` ran, returning its tensors.
 
     `inputs` are the tensors `fn` reads (a model's parameters, say) that the replay
     takes as its arguments, in order; any other tensor it reads is a constant.
-    `random`: record random draws as draws rather than refuse them."""
+    `random`: record random draws as draws rather than refuse them. `checks`: a list
+    to keep the `check_values` checks on values that vary in (each with its number of
+    tensors, which the graph returns after `fn`'s, in order); without it such a check
+    cannot be recorded."""
     graph = fx.Graph()
     root = torch.nn.Module()
     recorder = _Recorder(graph, root, random)
+    if checks is not None:
+        recorder.checks = []
     for i, tensor in enumerate(inputs):
         recorder.bind(tensor, graph.placeholder(f"x{i}"), varying=True)
-    with recorder:
-        outputs = fn()
+    with recorder, watching(recorder.watch):
+        outputs = list(fn())
+    for check, tensors in recorder.checks or []:
+        assert checks is not None
+        checks.append((check, len(tensors)))
+        outputs.extend(tensors)
     graph.output(tuple(recorder.node_of(t) for t in outputs))
     module = fx.GraphModule(root, graph)
     module.graph.eliminate_dead_code()

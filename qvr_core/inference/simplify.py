@@ -37,7 +37,9 @@ SHAPE_ONLY = {
     aten.full.default,
     aten.scalar_tensor.default,
 }
-#: Operations that keep the elements in order and only change the shape.
+#: Operations that keep the elements in order and only change the shape. Not `clone`:
+#: it also lays the elements out contiguously, and a `view` after it (autograd's
+#: backward of a batch's column) fails on the strided tensor it was made from.
 RESHAPES = {
     aten.view.default,
     aten._unsafe_view.default,
@@ -47,7 +49,6 @@ RESHAPES = {
     aten.squeeze.dims,
     aten.squeeze.default,
     aten.alias.default,
-    aten.clone.default,
     aten.detach.default,
     aten.lift_fresh_copy.default,
 }

@@ -20,6 +20,7 @@ from qvr_core.check.model import Let
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
+from qvr_core.runtime.value_checks import check_values, check_within
 
 #: Reads a name's value; the line is where the term reading it is written.
 Lookup = Callable[[str, int], torch.Tensor]
@@ -136,21 +137,29 @@ def gather(
                 site=base_name,
             )
         if value.is_floating_point():
-            if not bool((value == value.round()).all()):
-                raise QvrRuntimeError(
-                    f"index '{label}' of '{base_name}' must hold whole numbers", site=label
-                )
+            whole = functools.partial(_whole, label, base_name)
+            check_values(whole, (value == value.round()).all())
             value = value.long()
         size = base.shape[axis]
-        if value.numel() and (int(value.min()) < 0 or int(value.max()) >= size):
-            bad = int(value[(value < 0) | (value >= size)].reshape(-1)[0])
-            raise QvrRuntimeError(
-                f"index '{label}' holds {bad}, outside 0..{size - 1} for '{base_name}' "
-                f"({size} entries along axis {axis + 1})",
-                site=label,
-            )
+        bad = functools.partial(_bad_index, label, base_name, size, axis)
+        check_within(value, 0, size - 1, bad)
         keys.append(value.long())
     return base[tuple(keys)]
+
+
+def _whole(label: str, base_name: str, whole: int) -> None:
+    if not whole:
+        raise QvrRuntimeError(
+            f"index '{label}' of '{base_name}' must hold whole numbers", site=label
+        )
+
+
+def _bad_index(label: str, base_name: str, size: int, axis: int, bad: int) -> QvrRuntimeError:
+    return QvrRuntimeError(
+        f"index '{label}' holds {bad}, outside 0..{size - 1} for '{base_name}' "
+        f"({size} entries along axis {axis + 1})",
+        site=label,
+    )
 
 
 def _label(node: object) -> str:

@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.value_checks import check_within
 
 #: the lengths of the padded input being run, and its padded length
 _LENGTHS: ContextVar[tuple[torch.Tensor, int] | None] = ContextVar(
@@ -57,17 +59,18 @@ def lengths_of(x: torch.Tensor, lengths: torch.Tensor | None, axis: int) -> Iter
             f"got {lengths.dtype} of shape {tuple(lengths.shape)}",
             site="lengths",
         )
-    if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > size):
-        raise QvrRuntimeError(
-            f"lengths must be between 1 and the padded length {size}, got "
-            f"{int(lengths.min())}..{int(lengths.max())}",
-            site="lengths",
-        )
+    check_within(lengths, 1, size, partial(_bad_length, size))
     token = _LENGTHS.set((lengths.to(x.device), size))
     try:
         yield
     finally:
         _LENGTHS.reset(token)
+
+
+def _bad_length(size: int, bad: int) -> QvrRuntimeError:
+    return QvrRuntimeError(
+        f"lengths must be between 1 and the padded length {size}, got {bad}", site="lengths"
+    )
 
 
 def lengths_for(batch: tuple[int, ...], size: int) -> torch.Tensor | None:

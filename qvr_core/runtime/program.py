@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch.distributions import constraints as C
@@ -41,6 +42,7 @@ from qvr_core.runtime.tensors import (
     split,
     validate,
 )
+from qvr_core.runtime.value_checks import check_within
 
 #: How many positions an example input's data name picks per example (BERT picks
 #: about 15% of 20 positions).
@@ -435,6 +437,12 @@ def _positions(v: object, name: str, label: str) -> torch.Tensor:
     return v.long()
 
 
+def _bad_position(data: str, name: str, size: int, bad: int) -> QvrRuntimeError:
+    return QvrRuntimeError(
+        f"data '{data}' holds position {bad}, outside 0..{size - 1} for '{name}'", site=data
+    )
+
+
 def at_positions(
     base: torch.Tensor, t: Seq, index: Num | Ref, env: Mapping[str, torch.Tensor], name: str
 ) -> torch.Tensor:
@@ -448,12 +456,7 @@ def at_positions(
             raise QvrRuntimeError(f"position {i} of '{name}' is outside 0..{size - 1}", site=name)
         return base.select(axis, i)
     picks = env[index.name].to(base.device)
-    if picks.numel() and (int(picks.min()) < 0 or int(picks.max()) >= size):
-        bad = int(picks[(picks < 0) | (picks >= size)].reshape(-1)[0])
-        raise QvrRuntimeError(
-            f"data '{index.name}' holds position {bad}, outside 0..{size - 1} for '{name}'",
-            site=index.name,
-        )
+    check_within(picks, 0, size - 1, partial(_bad_position, index.name, name, size))
     batch = base.shape[:axis]
     if picks.dim() == 1:
         picks = picks.expand(*batch, picks.shape[0])

@@ -20,13 +20,15 @@ function here accepts any number of leading batch axes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch.distributions.transforms import Transform
 
-from qvr_core.check.types import Product, Seq, ValueType
+from qvr_core.check.types import ObjectType, Product, Seq, ValueType
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.value_checks import check_within
 
 MAX_EXACT_INDEX = 2**24  # float32 holds every integer below this exactly
 
@@ -265,14 +267,14 @@ def _check_indices(x: torch.Tensor, p: Product, fail: Callable[[str], QvrRuntime
     start = 0
     for f in p.factors:
         if f.discrete:
-            c = cols[..., start]
-            lo, hi = int(c.min()), int(c.max())
-            if lo < 0 or hi >= f.size:
-                bad = lo if lo < 0 else hi
-                raise fail(
-                    f"index {bad} is out of range for {f.name} (FinSet {f.size}: 0..{f.size - 1})"
-                )
+            check_within(cols[..., start], 0, f.size - 1, partial(_out_of_range, f, fail))
         start += f.width
+
+
+def _out_of_range(
+    f: ObjectType, fail: Callable[[str], QvrRuntimeError], bad: int
+) -> QvrRuntimeError:
+    return fail(f"index {bad} is out of range for {f.name} (FinSet {f.size}: 0..{f.size - 1})")
 
 
 # ---------------------------------------------------------------- examples

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 import torch
 from torch.func import vmap
 
-from qvr_core.inference.record import NotRecordable, record
+from qvr_core.inference.record import NotRecordable, record, record_call
 from qvr_core.inference.simplify import simplify
+from qvr_core.runtime.value_checks import check_values, run_check
 
 DATA = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
 
@@ -119,3 +121,35 @@ def test_recording_does_not_import_torchs_compiler_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_shape_made_from_an_inputs_values_cannot_be_recorded() -> None:
+    x = torch.tensor([1.0, -2.0, 3.0])
+    with pytest.raises(NotRecordable, match="shape"):
+        record_call(lambda: [x[x > 0].sum()], [x])
+    with pytest.raises(NotRecordable, match="shape"):
+        record_call(lambda: [torch.nonzero(x > 0).float().sum()], [x])
+    picks = torch.tensor([0, 2])  # an integer index: the result has the index's shape
+    recorded = record_call(lambda: [x[picks].sum()], [x])
+    torch.testing.assert_close(recorded(torch.tensor([5.0, 0.0, 1.0]))[0], torch.tensor(6.0))
+
+
+def test_a_declared_check_of_an_inputs_values_is_kept_and_returned() -> None:
+    x = torch.tensor([1.0, 2.0])
+
+    def positive(lo: float) -> None:
+        if lo <= 0:
+            raise ValueError(f"not positive: {lo}")
+
+    def fn() -> list[torch.Tensor]:
+        check_values(positive, x.min())
+        return [x.log().sum()]
+
+    with pytest.raises(NotRecordable):  # not asked for checks: a read of the input
+        record_call(fn, [x])
+    checks: list[tuple[Any, int]] = []
+    recorded = record_call(fn, [x], checks=checks)
+    assert [count for _, count in checks] == [1]
+    _, low = recorded(torch.tensor([-1.0, 3.0]))
+    with pytest.raises(ValueError, match=r"not positive: -1\.0"):
+        run_check(checks[0][0], [low])

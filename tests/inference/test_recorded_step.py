@@ -13,6 +13,7 @@ from qvr_core.dsl import load, loads
 from qvr_core.inference import ELBO, SVI, AutoNormalGuide, NonFiniteLossError
 from qvr_core.inference.record import record_call
 from qvr_core.inference.simplify import simplify
+from qvr_core.runtime.errors import QvrRuntimeError
 
 from .qvr_sources import REGRESSION
 from .toy_models import NormalNormal
@@ -89,6 +90,123 @@ def test_a_recorded_fit_is_the_eager_fit_from_the_same_seed(case: str) -> None:
     torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
     for a, b in zip(recorded_model.parameters(), eager_model.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+
+
+# ------------------------------------------------------------------ any batch
+
+
+def language_model() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """The vanilla RNN LM and a pool of 64 texts with their next tokens."""
+    torch.manual_seed(0)
+    model = load(EXAMPLES / "vanilla_rnn_lm.qvr").morphism
+    x = model.example_input(64, 8)
+    with torch.no_grad():
+        y = model.run(x).values["next_token"]
+    return model, x, y
+
+
+def minibatch_fit(
+    model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, order: list[int], record: bool
+) -> tuple[SVI, list[float]]:
+    """One step per entry of `order`: that 16-text minibatch of the pool, taken afresh
+    (new tensors every step, as a data loader gives)."""
+    torch.manual_seed(3)
+    guide = AutoNormalGuide(model, observed_names={"next_token"})
+    params = [p for p in model.parameters() if p.requires_grad] + list(guide.parameters())
+    optim = torch.optim.Adam(params, lr=0.01, foreach=True)
+    svi = SVI(model, guide, optim, ELBO(), record_after=0.0 if record else None)
+    losses = []
+    for k in order:
+        rows = slice(16 * k, 16 * (k + 1))
+        losses.append(svi.step(x[rows].clone(), {"next_token": y[rows].clone()}))
+    return svi, losses
+
+
+def test_a_recording_taking_the_batch_replays_every_minibatch_as_the_eager_steps_do() -> None:
+    order = [k % 4 for k in range(30)]
+    recorded_model, x, y = language_model()
+    recorded, recorded_losses = minibatch_fit(recorded_model, x, y, order, record=True)
+    eager_model, x, y = language_model()
+    _, eager_losses = minibatch_fit(eager_model, x, y, order, record=False)
+    assert recorded.replaying and recorded._recorded is not None
+    assert recorded._recorded.for_any_batch  # not one batch's constants
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
+    for a, b in zip(recorded_model.parameters(), eager_model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_a_replayed_step_checks_the_batchs_indices_as_the_eager_step_does() -> None:
+    model, x, y = language_model()
+    svi, _ = minibatch_fit(model, x, y, [k % 4 for k in range(12)], record=True)
+    assert svi._recorded is not None and svi._recorded.for_any_batch
+    bad = x[:16].clone()
+    bad[3, 5] = 10_000  # no such token
+    with pytest.raises(QvrRuntimeError) as eager:
+        svi.evaluate_loss(bad, {"next_token": y[:16].clone()})
+    with pytest.raises(QvrRuntimeError) as replayed:
+        svi.step(bad, {"next_token": y[:16].clone()})
+    assert "index 10000 is out of range" in str(replayed.value)
+    assert str(replayed.value) == str(eager.value)
+    assert svi.replaying  # a bad batch leaves the recording for the good ones
+
+
+class Masking(NormalNormal):
+    """Selects by a mask made from the data: the result's shape follows the data's values."""
+
+    def dist(self, name, x, values):  # type: ignore[no-untyped-def]
+        d = super().dist(name, x, values)
+        if name == "y":
+            shift = x[x > 0].sum()  # a shape read from the batch
+            return torch.distributions.Normal(d.loc + shift, d.scale, validate_args=False)
+        return d
+
+
+class Caching(NormalNormal):
+    """Keeps a value derived from its last batch across steps (by identity): a recording
+    would hold the kept value as a constant of every batch."""
+
+    def __init__(self, n: int, sigma: float) -> None:
+        super().__init__(n, sigma)
+        self.seen: torch.Tensor | None = None
+        self.shift = torch.zeros(())
+
+    def dist(self, name, x, values):  # type: ignore[no-untyped-def]
+        d = super().dist(name, x, values)
+        if name != "y":
+            return d
+        if self.seen is not x:
+            self.seen, self.shift = x, x.detach().sum()
+        return torch.distributions.Normal(d.loc + self.shift, d.scale, validate_args=False)
+
+
+def test_a_shape_read_from_the_data_records_for_the_one_batch_only() -> None:
+    x, obs = torch.randn(8, 1, generator=torch.Generator().manual_seed(2)), {"y": torch.ones(8, 3)}
+    svi, recorded_losses = fit(Masking(n=3, sigma=0.5), x, obs, 12, record_after=0.0)
+    _, eager_losses = fit(Masking(n=3, sigma=0.5), x, obs, 12, record_after=None)
+    assert svi.replaying and svi._recorded is not None and not svi._recorded.for_any_batch
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
+
+
+def test_a_value_kept_from_an_earlier_batch_is_caught_at_the_first_other_batch() -> None:
+    pool = torch.randn(6, 8, 1, generator=torch.Generator().manual_seed(2))
+    obs = {"y": torch.ones(8, 3)}
+    # the recording (third step) and its check (fourth) see the second step's batch
+    # object again, whose kept sum the recording reads as a constant
+    order = [0, 1, 1, 1, 2, 3, 4, 5, 2, 3]
+
+    def run(record: bool) -> tuple[SVI, list[float]]:
+        torch.manual_seed(3)
+        model = Caching(n=3, sigma=0.5)
+        guide = AutoNormalGuide(model, observed_names={"y"})
+        optim = torch.optim.Adam(list(guide.parameters()), lr=0.01)
+        svi = SVI(model, guide, optim, ELBO(), record_after=0.0 if record else None)
+        batches = list(pool)  # one tensor object per batch
+        return svi, [svi.step(batches[k], obs) for k in order]
+
+    recorded, recorded_losses = run(record=True)
+    _, eager_losses = run(record=False)
+    assert not recorded.replaying  # disagreed at batch 2, eager since
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-5, atol=1e-5)
 
 
 def test_replayed_steps_draw_new_noise_each_step() -> None:
