@@ -5,8 +5,8 @@
 
 Targets (docs/gallery/bert_mlm.md): after pretraining, the compiled
 `examples/bert_mlm.qvr` predicts held-out masked tokens with accuracy >= 0.60
-and next sentences with accuracy >= 0.65, at no more than 3x d2l's time per
-step.
+and next sentences with accuracy >= 0.65, at no more than 1.1x d2l's time per
+step (issue #47; it was 3x before SVI's recorded step took the batch as input).
 
 The data are the page's: `pretraining_batch` (and what it uses) is read from
 the page's "Generating data" block, so the bench trains on what the page
@@ -70,7 +70,7 @@ from tests.runtime.test_bert_d2l import BERTModel  # noqa: E402
 PAGE = "bert_mlm"
 HELD_OUT, HELD_OUT_SEED = 512, 12345
 TARGETS = {"mlm": 0.60, "nsp": 0.65}
-MAX_SLOWDOWN = 3.0
+MAX_SLOWDOWN = 1.1
 
 Batch = tuple[Padded, Tensor, Tensor, dict[str, Tensor]]
 
@@ -237,7 +237,7 @@ def main() -> int:
     verdict = "within" if ratio <= MAX_SLOWDOWN else "NOT within"
     print(
         f"time per step (median): qvr {ms['qvr']:.1f} ms, d2l {ms['d2l']:.1f} ms, "
-        f"ratio {ratio:.2f}x ({verdict} {MAX_SLOWDOWN:.0f}x)"
+        f"ratio {ratio:.2f}x ({verdict} {MAX_SLOWDOWN:.1f}x)"
     )
     return 0
 

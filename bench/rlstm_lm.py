@@ -63,6 +63,7 @@ from tests.runtime.test_recurrent_seeds import RLSTMCell, seed_states  # noqa: E
 PAGE = "rlstm_lm"
 TRAIN_TEXTS, HELD_OUT_TEXTS, TEXT_LENGTH = 256, 64, 17
 TOLERANCE = 0.10
+MAX_SLOWDOWN = 1.1  # issue #47: the compiled step within 1.1x of the PyTorch step
 
 
 def page_corpus() -> Callable[[int, int, int], Tensor]:
@@ -250,9 +251,11 @@ def main() -> int:
     print(f"held-out cross-entropy per token: qvr {ce['qvr']:.3f}, pytorch {ce['pytorch']:.3f}")
     verdict = "within" if abs(ratio - 1) <= TOLERANCE else "NOT within"
     print(f"ratio qvr / pytorch: {ratio:.3f} ({verdict} {TOLERANCE:.0%})")
+    speed = ms["qvr"] / ms["pytorch"]
     print(
         f"time per step (median): qvr {ms['qvr']:.1f} ms, pytorch {ms['pytorch']:.1f} ms, "
-        f"ratio {ms['qvr'] / ms['pytorch']:.2f}x"
+        f"ratio {speed:.2f}x ({'within' if speed <= MAX_SLOWDOWN else 'NOT within'} "
+        f"{MAX_SLOWDOWN:.1f}x)"
     )
     return 0
 
