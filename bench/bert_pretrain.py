@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bert_pretrain.py [--steps 2000] [--batch 32] [--lr 0.001]
         [--seed 0] [--threads 1] [--evals 4] [--device cpu|cuda]
+        [--d2l-objective d2l|likelihood]
 
 Targets (docs/gallery/bert_mlm.md): after pretraining, the compiled
 `examples/bert_mlm.qvr` predicts held-out masked tokens with accuracy >= 0.60
@@ -24,7 +25,8 @@ the same batch for both models.
 Each side keeps its own objective. They weigh the two tasks differently: the
 log-likelihood sums a pair's picks (1 to 3), d2l averages over the batch's
 picks, so in qvr's gradient NSP has a smaller share of the encoder's Adam
-steps, and d2l trained on qvr's objective loses NSP accuracy as qvr does.
+steps, and d2l trained on qvr's objective (`--d2l-objective likelihood`) loses NSP
+accuracy as qvr does.
 
 Both start as PyTorch's layer defaults start (`Affine` draws its weights as
 `nn.Linear` does; tables N(0, 1) as `nn.Embedding`; LayerNorm 1 and 0) from
@@ -139,7 +141,9 @@ def qvr_trainer(model: ProgramModule, lr: float) -> Trainer:
     return Trainer(step, predict)
 
 
-def d2l_trainer(bert: BERTModel, lr: float) -> Trainer:
+def d2l_trainer(bert: BERTModel, lr: float, objective: str = "d2l") -> Trainer:
+    """d2l's model and Adam; `objective` "d2l" is d2l's loss, "likelihood" qvr's (minus
+    the log-likelihood of a pair's picks and its next-sentence label, mean over pairs)."""
     optim = torch.optim.Adam(bert.parameters(), lr=lr)
     loss = nn.CrossEntropyLoss(reduction="none")
 
@@ -156,8 +160,12 @@ def d2l_trainer(bert: BERTModel, lr: float) -> Trainer:
         per_pick = loss(
             mlm_logits.reshape(-1, mlm_logits.shape[-1]), obs["masked_tokens"].reshape(-1)
         )
-        mlm_l = (per_pick * weights).sum() / (weights.sum() + 1e-8)
-        total = mlm_l + loss(nsp_logits, obs["is_next"]).mean()
+        if objective == "likelihood":
+            per_pair = (per_pick * weights).reshape(pick_mask.shape).sum(-1)
+            total = (per_pair + loss(nsp_logits, obs["is_next"])).mean()
+        else:
+            mlm_l = (per_pick * weights).sum() / (weights.sum() + 1e-8)
+            total = mlm_l + loss(nsp_logits, obs["is_next"]).mean()
         total.backward()
         optim.step()
         return float(total.detach())
@@ -179,6 +187,12 @@ def main() -> int:
         help="where both models and every batch live (cpu, cuda); a step's time includes "
         "the wait for the device, since each step returns its loss as a float",
     )
+    parser.add_argument(
+        "--d2l-objective",
+        choices=("d2l", "likelihood"),
+        default="d2l",
+        help="d2l's loss (default), or qvr's log-likelihood, to compare the models alone",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # Both models, the page's batches and the held-out pairs are made on this device.
@@ -194,7 +208,7 @@ def main() -> int:
     assert isinstance(model, ProgramModule)
     torch.manual_seed(args.seed)
     bert = BERTModel()
-    trainers = {"qvr": qvr_trainer(model, args.lr), "d2l": d2l_trainer(bert, args.lr)}
+    trainers = {"qvr": qvr_trainer(model, args.lr), "d2l": d2l_trainer(bert, args.lr, args.d2l_objective)}
 
     print(
         f"data: docs/gallery/{PAGE}.md's pretraining_batch, a fresh batch of {args.batch} "
@@ -203,7 +217,7 @@ def main() -> int:
     print(
         f"{args.steps} steps, Adam lr {args.lr} (qvr's unit-scale dense weights: lr * "
         f"sqrt(fan-in), the steps of nn.Linear's), seed {args.seed}, {args.threads} thread(s), "
-        f"device {args.device}"
+        f"device {args.device}, d2l's objective: {args.d2l_objective}"
     )
     print(f"{'step':>6} {'qvr MLM':>8} {'qvr NSP':>8} {'d2l MLM':>8} {'d2l NSP':>8}")
 
