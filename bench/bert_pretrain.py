@@ -208,7 +208,10 @@ def main() -> int:
     assert isinstance(model, ProgramModule)
     torch.manual_seed(args.seed)
     bert = BERTModel()
-    trainers = {"qvr": qvr_trainer(model, args.lr), "d2l": d2l_trainer(bert, args.lr, args.d2l_objective)}
+    trainers = {
+        "qvr": qvr_trainer(model, args.lr),
+        "d2l": d2l_trainer(bert, args.lr, args.d2l_objective),
+    }
 
     print(
         f"data: docs/gallery/{PAGE}.md's pretraining_batch, a fresh batch of {args.batch} "
