@@ -48,10 +48,10 @@ def main(args: argparse.Namespace) -> int:
     qvr_lsp._drop_working_directory(always=True)  # nothing imported from here on comes from it
     _configure_logging(args.log_level, args.log_file)
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)  # this process is the server's alone
+    from qvr_lsp.app import build_server
     from qvr_lsp.memory import Collector
-    from qvr_lsp.server import QvrLanguageServer
 
-    server = QvrLanguageServer()
+    server = build_server()
     server.analyzer.collector = Collector()  # this process is the server's alone
     if address is not None:
         server.transport = "tcp"

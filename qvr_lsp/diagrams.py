@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from qvr_lsp.command_errors import CommandError, invalid
 from qvr_lsp.command_sources import drawable_source
+from qvr_lsp.contract import DIAGRAM, DIAGRAM_ARGUMENTS, DiagramNode, DiagramResult, names
 from qvr_lsp.convert import TextPositions
 
 if TYPE_CHECKING:
@@ -29,7 +30,10 @@ def diagram_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
     elif 1 <= len(args) <= 2 and all(isinstance(a, str) or a is None for a in args):
         fields = {"uri": args[0], "name": args[1] if len(args) == 2 else None}
     else:
-        raise invalid("qvr.diagram takes one object {uri, name?, format?}")
+        raise invalid(f"{DIAGRAM} takes one object {{uri, name?, format?}}")
+    unknown = sorted(set(fields) - names(DIAGRAM_ARGUMENTS))
+    if unknown:
+        raise invalid(f"{DIAGRAM}: unknown argument(s) {', '.join(map(str, unknown))}")
     uri, name, fmt = fields.get("uri"), fields.get("name"), fields.get("format", "mermaid")
     if not isinstance(uri, str) or not uri:
         raise invalid("qvr.diagram: uri must be a non-empty string")
@@ -40,7 +44,7 @@ def diagram_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
     return uri, name, fmt
 
 
-async def diagram_result(server: QvrLanguageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+async def diagram_result(server: QvrLanguageServer, args: tuple[Any, ...]) -> DiagramResult:
     uri, name, fmt = diagram_arguments(args)
     source = await drawable_source(server, uri)
     diagram = await asyncio.to_thread(_draw, source.module, name, fmt)
@@ -62,7 +66,7 @@ def _draw(module: Any, name: str | None, fmt: str) -> Diagram:
         raise CommandError(str(exc), "graphviz") from exc
 
 
-def _node_json(node: Node, positions: TextPositions) -> dict[str, Any]:
+def _node_json(node: Node, positions: TextPositions) -> DiagramNode:
     rng = positions.range(node.span) if node.span is not None else None
     return {
         "id": node.id,

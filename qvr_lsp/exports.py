@@ -33,6 +33,14 @@ from urllib.parse import unquote, urlparse
 
 from qvr_lsp.command_errors import invalid, plain
 from qvr_lsp.command_sources import current_source
+from qvr_lsp.contract import (
+    EXPORT_ARGUMENTS,
+    EXPORT_PROGRAM,
+    ExportDiagnostic,
+    ExportRefused,
+    ExportWritten,
+    names,
+)
 from qvr_lsp.convert import TextPositions
 
 if TYPE_CHECKING:
@@ -43,7 +51,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("qvr_lsp")
 
-COMMAND = "qvr.exportProgram"
+COMMAND = EXPORT_PROGRAM
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,9 @@ def export_arguments(args: tuple[Any, ...]) -> ExportRequest:
         fields = {"uri": padded[0], "program": padded[1], "target": padded[2]}
     else:
         raise invalid(f"{COMMAND} takes one object {{uri, program?, target?}}")
+    unknown = sorted(set(fields) - names(EXPORT_ARGUMENTS))
+    if unknown:
+        raise invalid(f"{COMMAND}: unknown argument(s) {', '.join(map(str, unknown))}")
     uri, program, target = fields.get("uri"), fields.get("program"), fields.get("target")
     if not isinstance(uri, str) or not uri:
         raise invalid(f"{COMMAND}: uri must be a non-empty string")
@@ -72,7 +83,9 @@ def export_arguments(args: tuple[Any, ...]) -> ExportRequest:
     return ExportRequest(uri, program, target or None)
 
 
-async def export_result(server: QvrLanguageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+async def export_result(
+    server: QvrLanguageServer, args: tuple[Any, ...]
+) -> ExportWritten | ExportRefused:
     from qvr_core.export import TARGETS, exportable_programs
 
     request = export_arguments(args)
@@ -104,7 +117,8 @@ async def export_result(server: QvrLanguageServer, args: tuple[Any, ...]) -> dic
                 f"the file has {len(candidates)} programs to export ({', '.join(candidates)}); "
                 "name one"
             )
-            return answer | {"programs": list(candidates)}
+            answer["programs"] = list(candidates)
+            return answer
         program = candidates[0]
     elif not _declared(module, program):
         listed = ", ".join(candidates) or "none"
@@ -139,7 +153,7 @@ def refusal(
     message: str,
     diagnostics: tuple[Diagnostic, ...] | list[Diagnostic] = (),
     positions: TextPositions | None = None,
-) -> dict[str, Any]:
+) -> ExportRefused:
     """Why nothing was exported: one line, and the located diagnostics."""
     located = [] if positions is None else [_diagnostic_json(d, positions) for d in diagnostics]
     return {"ok": False, "message": plain(message), "diagnostics": located}
@@ -155,7 +169,7 @@ def _declared(module: CheckedModule, name: str) -> bool:
     return name in module.models or name in module.programs or name in module.lets
 
 
-def _diagnostic_json(d: Diagnostic, positions: TextPositions) -> dict[str, Any]:
+def _diagnostic_json(d: Diagnostic, positions: TextPositions) -> ExportDiagnostic:
     rng = positions.range(d.span)
     return {
         "message": plain(d.message),

@@ -20,10 +20,10 @@ from qvr_core.run_arguments import (
     validate_run_arguments,
 )
 from qvr_lsp.command_errors import invalid
+from qvr_lsp.contract import RUN_INFERENCE_ARGUMENTS, names
 
 #: What a request leaves out: the command line's defaults with a batch of 4.
 DEFAULTS = replace(RunArguments(), batch=4)
-SERVER_FIELDS = ("uri", "timeout", "memory_mb")
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class InferenceRequest:
             fields = {"uri": args[0], "program": args[1] if len(args) == 2 else None}
         else:
             raise invalid("qvr.runInference takes one object {uri, program?, method, steps, ...}")
-        unknown = sorted(set(fields) - set(FIELDS) - set(SERVER_FIELDS))
+        unknown = sorted(set(fields) - names(RUN_INFERENCE_ARGUMENTS))
         if unknown:
             raise invalid(f"qvr.runInference: unknown argument(s) {', '.join(unknown)}")
         try:

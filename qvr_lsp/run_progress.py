@@ -22,13 +22,14 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
 from qvr_core.series import evenly_spaced
+from qvr_lsp.contract import INFERENCE_PROGRESS, InferenceProgress
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
 
 log = logging.getLogger("qvr_lsp")
 
-NOTIFICATION = "qvr/inferenceProgress"
+NOTIFICATION = INFERENCE_PROGRESS
 REPORT_INTERVAL_SECONDS = 0.2
 MAX_POINTS = 2000
 CREATE_TIMEOUT_SECONDS = 5.0
@@ -140,7 +141,7 @@ class RunProgress:
         self._notify(done=False)
 
     def _notify(self, done: bool) -> None:
-        payload: dict[str, Any] = {
+        payload: InferenceProgress = {
             "uri": self.uri,
             "runId": self.run_id,
             "method": self.method,

@@ -199,7 +199,8 @@ class QvrProtocol(AnsweringProtocol):
 
 
 class QvrLanguageServer(AnsweringServer):
-    """Holds the open documents, their analyses and the settings; features do the rest."""
+    """Holds the open documents, their analyses and the settings; features do the rest
+    (registered by the composition root, `qvr_lsp.app`)."""
 
     protocol: QvrProtocol
 
@@ -222,11 +223,16 @@ class QvrLanguageServer(AnsweringServer):
         self.settings = Settings()
         self.encoding: lsp.PositionEncodingKind = UTF16
         self._register_lifecycle()
-        from qvr_lsp.features import deferred_imports, register_all
-
-        self.feature_modules = register_all(self)
+        #: the feature modules registered (`qvr_lsp.app.build_server` registers them)
+        self.feature_modules: list[str] = []
         #: imports what the features left for later, once the first diagnostics are out
-        self.warmup = Warmup(deferred_imports(self.feature_modules))
+        self.warmup = Warmup(())
+
+    def use_features(self, names: list[str], deferred: list[str]) -> None:
+        """The feature modules registered, and the modules their handlers import on first
+        use, imported once the first diagnostics are out."""
+        self.feature_modules = names
+        self.warmup = Warmup(deferred)
         self.analyzer.on_analysis(self.warmup.start_soon)
 
     # ------------------------------------------------------------ stdio

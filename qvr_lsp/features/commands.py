@@ -26,6 +26,14 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.uris import to_fs_path
 
 from qvr_lsp.command_errors import CommandError
+from qvr_lsp.contract import (
+    DIAGRAM,
+    EXPORT_PROGRAM,
+    RUN_INFERENCE,
+    DiagramResult,
+    ExportRefused,
+    ExportWritten,
+)
 
 if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
@@ -36,9 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("qvr_lsp")
 
-DIAGRAM = "qvr.diagram"
-RUN_INFERENCE = "qvr.runInference"
-EXPORT_PROGRAM = "qvr.exportProgram"
 #: The largest data file the server reads and hands to a worker (its raw bytes, when the
 #: run starts; see run_data.py).
 MAX_TRANSFER_BYTES = 256 << 20
@@ -62,14 +67,14 @@ def register(server: QvrLanguageServer) -> None:
     # `*args` stays unannotated: pygls would take an annotated first parameter for the server.
     @server.command(DIAGRAM)
     @_command_guard(DIAGRAM)
-    async def diagram(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
+    async def diagram(*args) -> DiagramResult:  # type: ignore[no-untyped-def]  # see above
         from qvr_lsp.diagrams import diagram_result
 
         return await diagram_result(server, args)
 
     @server.command(EXPORT_PROGRAM)
     @_command_guard(EXPORT_PROGRAM)
-    async def export_program(*args) -> dict[str, Any]:  # type: ignore[no-untyped-def]  # see above
+    async def export_program(*args) -> ExportWritten | ExportRefused:  # type: ignore[no-untyped-def]  # see above
         from qvr_lsp.exports import export_result
 
         return await export_result(server, args)

@@ -11,20 +11,21 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from qvr_lsp import __version__
+from qvr_lsp.contract import SERVER_STATUS, DocumentStatus, ServerStatus
 from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
     from qvr_lsp.server import QvrLanguageServer
 
-METHOD = "qvr/serverStatus"
+METHOD = SERVER_STATUS
 HEAVY_MODULES = ("torch", "pyro", "numpy", "networkx")
 
 
 def register(server: QvrLanguageServer) -> None:
     @server.feature(METHOD)
     @guarded(dict)
-    def server_status(params: Any = None) -> dict[str, Any]:
-        documents = []
+    def server_status(params: Any = None) -> ServerStatus:
+        documents: list[DocumentStatus] = []
         for doc in server.documents:
             snap = server.snapshot(doc.uri)
             newest = snap.newest if snap is not None else None

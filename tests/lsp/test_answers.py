@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 from qvr_core.check import check
 from qvr_core.ide.outline import OutlineItem, outline
 from qvr_lsp.answers import Serialized
+from qvr_lsp.app import build_server
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.features.symbols import SYMBOL_KIND, document_symbols, flatten
 from qvr_lsp.server import QvrLanguageServer
@@ -80,7 +81,7 @@ def test_the_outline_is_sent_as_pygls_would_send_the_protocols_classes():
     nodes = document_symbols(module, positions)
     objects = [reference(item, positions) for item in outline(module)]
     assert any("children" in n for n in nodes) and any("detail" in n for n in nodes)
-    server = QvrLanguageServer()
+    server = build_server()
     cases = [
         ("7", objects, nodes),
         (8, reference_flat(uri, objects), flatten(uri, nodes)),

@@ -21,8 +21,8 @@ from lsprotocol import types as lsp
 from qvr_core.check.module import PendingModule
 from qvr_lsp import analysis as analysis_module
 from qvr_lsp.analysis import Analyzer
+from qvr_lsp.app import build_server
 from qvr_lsp.documents import DocumentStore
-from qvr_lsp.server import QvrLanguageServer
 from tests.lsp.support import example
 
 URI = "file:///flooded.qvr"
@@ -89,7 +89,7 @@ async def test_a_hover_whose_text_was_overtaken_is_answered_from_the_last_built_
     """The hover's text is checked; an edit arrives meanwhile (as in any flood); the
     declaration under the cursor is untouched: the answer is carried from the last built
     tables at once, never waiting for a build (held here until the test ends)."""
-    server = QvrLanguageServer()
+    server = build_server()
     server.analyzer.build_delay = 30.0  # no build unasked
     hover = server.protocol.fm.features[lsp.TEXT_DOCUMENT_HOVER]
     server.opened(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(URI, "qvr", 1, TEXT)))

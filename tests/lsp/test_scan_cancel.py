@@ -187,10 +187,10 @@ async def test_a_cancelled_symbol_scan_stops_and_the_next_reads_only_the_rest(tm
 
 
 async def test_a_cancelled_diagnostics_scan_stops_between_files(tmp_path):
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.app import build_server
 
     paths = workspace(tmp_path, 12)
-    server = QvrLanguageServer()
+    server = build_server()
     disk = DiskDiagnostics(server)
     roots = [str(tmp_path)]
     cancel = Cancel()

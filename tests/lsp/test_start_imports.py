@@ -21,10 +21,10 @@ HEAVY = ("torch", "numpy", "importlib.metadata")
 START = f"""
 import sys
 from qvr_lsp.features import deferred_imports
-from qvr_lsp.server import QvrLanguageServer
+from qvr_lsp.app import build_server
 from qvr_core.check.incremental import IncrementalChecker
 
-server = QvrLanguageServer()
+server = build_server()
 IncrementalChecker().check(open("examples/bidirectional_rnn_lm.qvr").read())
 deferred = server.warmup.modules
 assert deferred and set(deferred) == set(deferred_imports(server.feature_modules))

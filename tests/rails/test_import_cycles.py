@@ -1,5 +1,6 @@
-"""The import graph of `qvr_core` (issue 48): no cycle among the imports that run, and
-the one cycle left through type-only imports kept to the checker's passes.
+"""The import graphs of `qvr_core` (issue 48): no cycle among the imports that run, and
+the one cycle left through type-only imports kept to the checker's passes; and of
+`qvr_lsp` (issue 53): no cycle at all.
 
 The passes name each other's classes for their annotations (`Env`, `ProgramChecker`,
 `ModelChecker` under `TYPE_CHECKING`); an interface module of protocols would end that
@@ -30,9 +31,9 @@ PASSES = frozenset(
 )
 
 
-def _cycles(exclude_type_checking: bool) -> list[frozenset[str]]:
+def _cycles(exclude_type_checking: bool, package: str = "qvr_core") -> list[frozenset[str]]:
     graph = grimp.build_graph(
-        "qvr_core",
+        package,
         include_external_packages=False,
         exclude_type_checking_imports=exclude_type_checking,
         cache_dir=None,
@@ -52,3 +53,9 @@ def test_the_type_only_cycle_is_the_checker_s_passes_and_does_not_grow() -> None
     cycles = _cycles(exclude_type_checking=False)
     assert len(cycles) <= 1
     assert all(c <= PASSES for c in cycles), sorted(set().union(*cycles) - PASSES)
+
+
+def test_the_server_imports_without_a_cycle_type_only_imports_included() -> None:
+    """Issue 53: the server and its features once imported each other (the server
+    registered them, they named its type); `qvr_lsp.app` composes them now."""
+    assert _cycles(exclude_type_checking=False, package="qvr_lsp") == []

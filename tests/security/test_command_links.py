@@ -38,9 +38,9 @@ def test_command_errors_are_plain_whatever_they_quote():
 
 
 def test_error_responses_and_messages_leave_the_server_plain(monkeypatch):
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.app import build_server
 
-    server = QvrLanguageServer()
+    server = build_server()
     sent: list[object] = []
     monkeypatch.setattr(server.protocol, "_send_data", sent.append)
     error = lsp.ResponseError(code=-32603, message=f"qvr.diagram failed: {LINK}")

@@ -16,8 +16,8 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from qvr_lsp.analysis import Analyzer
+from qvr_lsp.app import build_server
 from qvr_lsp.documents import DocumentStore
-from qvr_lsp.server import QvrLanguageServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from generated import generate
@@ -62,7 +62,7 @@ class _Sink:
 
 
 async def test_notifications_leave_nothing_behind_in_the_request_table():
-    server = QvrLanguageServer()
+    server = build_server()
     protocol = server.protocol
     protocol.set_writer(_Sink())
     uri = "file:///edited.qvr"

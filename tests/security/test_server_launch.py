@@ -34,8 +34,8 @@ before = set(sys.modules)
 import importlib
 from qvr_lsp import cli
 from qvr_lsp.features import deferred_imports
-from qvr_lsp.server import QvrLanguageServer
-server = QvrLanguageServer()
+from qvr_lsp.app import build_server
+server = build_server()
 for name in deferred_imports(server.feature_modules):
     importlib.import_module(name)
 import qvr_core.check

@@ -1,6 +1,9 @@
 /**
- * The language server's JSON contract (docs/architecture.md, "Server contract"),
- * shared by the extension, the webview bundles and the tests.
+ * The language server's JSON contract (docs/lsp.md, "The contract"), shared by the
+ * extension, the webview bundles and the tests. The server's commands, request and
+ * notification payloads here name the fields qvr_lsp/contract.py declares
+ * (tests/lsp/test_protocol_contract.py compares them): a field the client does not
+ * read is still listed, optional.
  */
 
 export interface Position {
@@ -23,10 +26,15 @@ export interface DiagramParams {
   format: DiagramFormat;
 }
 
+/** A node of a `qvr.diagram` result. */
 export interface DiagramNode {
   id: string;
   label: string;
+  /** What the node is (input, morphism, sample, ...); not read by the client. */
+  kind?: string;
   type: string;
+  /** The dimensions of its type ("" when unknown); not read by the client. */
+  dims?: string;
   range: Range | null;
   /** "QVRnnn: message" of each error at this node (empty when none). */
   errors: string[];
@@ -61,6 +69,16 @@ export interface InferenceParams {
   device?: Device;
   /** SVI only: minibatch SVI over a plate, "PLATE=ROWS" (e.g. "Row=256"); absent: every row each step. */
   subsample?: string;
+  /** NUTS: trees of at most 2^max_tree_depth leapfrog steps (10 by default). */
+  max_tree_depth?: number;
+  /** SVI: the guide (normal, delta, mvn, lowrank-mvn). */
+  guide?: string;
+  /** The run's memory budget ("8GB"); the server's setting caps it. */
+  memory_budget?: string;
+  /** Seconds the run may take; the server's limit caps it. */
+  timeout?: number;
+  /** The worker process's memory in MB; the server's limit caps it. */
+  memory_mb?: number;
 }
 
 export type MassMatrix = "diag" | "dense" | "fisher" | "low-rank" | "auto";
@@ -99,6 +117,8 @@ export interface InferenceProgress {
   total: number;
   points: LossPoint[];
   done: boolean;
+  /** The process running it (null before it starts); not read by the client. */
+  workerPid?: number | null;
   /** A NUTS run's draws so far; absent for SVI and prior runs, and before the first draws. */
   live?: LiveDraws;
 }
@@ -352,6 +372,8 @@ export interface ExportParams {
 export interface ExportDiagnostic {
   message: string;
   code: string;
+  /** "error", "warning", ...; not read by the client. */
+  severity?: string;
   range: Range | null;
 }
 
