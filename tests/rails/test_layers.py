@@ -30,12 +30,24 @@ def core_layers() -> list[str]:
     return [name.strip() for layer in layers for name in re.split(r"[|:]", layer)]
 
 
+def server_modules() -> list[str]:
+    """Every module of `qvr_lsp` the server's contracts name (its layers, the modules that
+    may not import a feature)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = {c["id"]: c for c in config["tool"]["importlinter"]["contracts"]}
+    named = list(contracts["server-layers"]["layers"])
+    named += [m.removeprefix("qvr_lsp.") for m in contracts["features-composed"]["source_modules"]]
+    return sorted(set(named))
+
+
 def skeleton_files() -> list[str]:
-    """One empty file per package and per core layer, a package where the real one is."""
+    """One empty file per package, per core layer and per server module the contracts
+    name, a package where the real one is."""
     files = [f"{package}/__init__.py" for package in ("qvr", "qvr_cli", "qvr_lsp", "qvr_core")]
-    for name in core_layers():
-        is_package = (ROOT / "qvr_core" / name).is_dir()
-        files.append(f"qvr_core/{name}/__init__.py" if is_package else f"qvr_core/{name}.py")
+    for package, names in (("qvr_core", core_layers()), ("qvr_lsp", server_modules())):
+        for name in names:
+            is_package = (ROOT / package / name).is_dir()
+            files.append(f"{package}/{name}/__init__.py" if is_package else f"{package}/{name}.py")
     return files
 
 
@@ -54,6 +66,9 @@ VIOLATIONS = {
     "the server imports the command line": ("qvr_lsp/bad.py", "import qvr_cli"),
     "the notebook package imports the command line": ("qvr/bad.py", "import qvr_cli"),
     "the server imports the notebook package": ("qvr_lsp/bad.py", "import qvr"),
+    # the composition root (qvr_lsp/app.py) registers the features on the server
+    "a feature imports the composition root": ("qvr_lsp/features/bad.py", "import qvr_lsp.app"),
+    "the analysis imports a feature": ("qvr_lsp/analysis.py", "import qvr_lsp.features"),
     "extras imports the checker": ("qvr_core/extras.py", "import qvr_core.check"),
     "check imports torch": ("qvr_core/check/bad.py", "import torch"),
     "ide imports numpy": ("qvr_core/ide/bad.py", "import numpy as np"),
