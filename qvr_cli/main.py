@@ -1,4 +1,4 @@
-"""The `qvr` command line: check, diagram, export, run, plot, compare, data, fmt, migrate, ...
+"""The `qvr` command line: check, diagram, export, run, plot, compare, sensitivity, data, ...
 
 Each subcommand is a module with `add_arguments(parser)` and `main(args)`, named in
 `SUBCOMMANDS`. `qvr COMMAND ...` imports that command's module only (a `qvr run`
@@ -42,6 +42,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compare": (
         "qvr_core.cli.compare",
         "compare saved runs by PSIS-LOO or WAIC (ArviZ), check their fit",
+    ),
+    "sensitivity": (
+        "qvr_core.cli.sensitivity",
+        "how much a saved run depends on its priors and likelihood (ArviZ)",
     ),
     "data": ("qvr_core.cli.data", "write a data file of the right shapes for a program"),
     "fmt": ("qvr_core.cli.fmt", "format files in the canonical layout"),

@@ -36,3 +36,14 @@ def _scientific(n: int) -> str:
     if rounded == 1000:
         rounded, exponent = 100, exponent + 1
     return f"{rounded / 100:.3g}e+{exponent:02d}"
+
+
+def element_label(name: str, shape: tuple[int, ...], i: int) -> tuple[list[int], str]:
+    """The index and row label of a site's `i`-th element in C order (`theta[3]`, `mu`):
+    how the run summary, the live table and `qvr sensitivity` name an element."""
+    index: list[int] = []
+    for size in reversed(shape):
+        i, j = divmod(i, size)
+        index.append(j)
+    index.reverse()
+    return index, name + (f"[{', '.join(map(str, index))}]" if index else "")

@@ -409,6 +409,32 @@ class Model:
     def sites(self) -> tuple[Site, ...]:
         return tuple(s for s in self.steps if isinstance(s, Site))
 
+    def latent_reads(self, name: str) -> frozenset[str]:
+        """The sampled sites the step `name` reads, directly or through the lets it reads
+        (`sigma <- HalfNormal(tau)` reads `tau`): a site whose prior reads none is a
+        top-level prior, the one power-scaling sensitivity scales (`qvr sensitivity`);
+        the others' priors are the model's hierarchy. Empty for a name no step binds."""
+        by_name: dict[str, Step] = {}
+        for step in self.steps:
+            by_name.setdefault(step.name, step)
+        sampled = {s.name for s in self.sites if s.kind == "sample"}
+        found: set[str] = set()
+        seen: set[str] = set()
+        start = by_name.get(name)
+        todo = list(start.reads()) if start is not None else []
+        while todo:
+            read = todo.pop()
+            if read in seen:
+                continue
+            seen.add(read)
+            if read in sampled:
+                found.add(read)
+            else:
+                let = by_name.get(read)
+                if isinstance(let, Let):
+                    todo.extend(let.reads())
+        return frozenset(found)
+
     @cached_property
     def tree(self) -> tuple[Node, ...]:
         """The steps as a scope tree (`scope_tree`), built once for every reader."""

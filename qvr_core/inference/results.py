@@ -6,7 +6,9 @@ expect: `posterior` (NUTS draws, or a guide's draws for SVI), `sample_stats`
 `posterior_predictive` (with `predictive=True`: the observed sites drawn again
 under each posterior draw), `log_likelihood` (NUTS and SVI: each observed site's
 log-likelihood under each draw, elementwise, what `az.loo` and `az.waic` read;
-`attrs["log_likelihood"]` says "pointwise", or why it was skipped), `prior` and
+`attrs["log_likelihood"]` says "pointwise", or why it was skipped), `log_prior` (NUTS
+and SVI: each latent site's prior log-density under each draw, summed over its
+elements, what `az.psens` and `qvr sensitivity` read; `attrs["log_prior"]` likewise), `prior` and
 `prior_predictive` (`method="prior"`), `observed_data` and `constant_data` (the
 input `x`). Arrays of the draw groups are `(chain, draw, *shape)`.
 
@@ -40,10 +42,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from qvr_core.inference_data import ADDED_GROUPS, inference_data_of
+
 DRAW_GROUPS = (
     "posterior",
     "posterior_predictive",
     "log_likelihood",
+    "log_prior",
     "sample_stats",
     "prior",
     "prior_predictive",
@@ -96,7 +101,7 @@ class RunResults:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             groups = {g: dict(v) for g, v in self.groups.items() if v}
-            idata = az.from_dict(**groups, dims=self._fitting_dims())
+            idata = inference_data_of(az, groups, self._fitting_dims())
         for group in idata.groups():
             idata[group].attrs.update(self.attrs)
         return idata
@@ -109,7 +114,7 @@ class RunResults:
             shapes = [
                 v[name].shape[2:] if g in DRAW_GROUPS else v[name].shape
                 for g, v in self.groups.items()
-                if name in v
+                if name in v and g not in ADDED_GROUPS  # log_prior: a term per site
             ]
             if shapes and all(len(shape) == len(dims) for shape in shapes):
                 sizes = {len({shape[i] for shape in shapes}) for i in range(len(dims))}

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from qvr_core.inference import convergence
+from qvr_core.units import element_label
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
@@ -131,12 +132,6 @@ def summarize(
         summary.sampler = _sampler(stats)
         summary.warnings.extend(_sampler_warnings(summary.sampler, stats))
     return summary
-
-
-def element_label(name: str, shape: tuple[int, ...], i: int) -> tuple[list[int], str]:
-    """The index and row label of a site's `i`-th element in C order (`theta[3]`, `mu`)."""
-    index = [int(j) for j in np.unravel_index(i, shape)] if shape else []
-    return index, name + (f"[{', '.join(map(str, index))}]" if index else "")
 
 
 def _columns(x: np.ndarray, flat: np.ndarray, diagnostics: bool) -> dict[str, np.ndarray]:

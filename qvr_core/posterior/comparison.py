@@ -38,6 +38,7 @@ import numpy as np
 import xarray as xr
 
 from qvr_core.datafile import quoted
+from qvr_core.inference_data import inference_data_of
 from qvr_core.posterior.run_files import (
     RunFileError,
     RunFileTooLargeError,
@@ -616,7 +617,7 @@ def _read_npz(path: Path) -> Any:
                 groups.setdefault(group, {})[var] = arrays[key]
     if not groups:
         raise ValueError("no arrays of a run in it")
-    idata = az.from_dict(**groups)  # type: ignore[arg-type]  # one keyword per group
+    idata = inference_data_of(az, groups)
     for group in idata.groups():
         idata[group].attrs.update(attrs)
     return idata

@@ -383,6 +383,7 @@ def _guide_posterior(
     if job.results is not None:
         job.results.add("posterior", stacked)
         skipped = keep_log_likelihood(job, target, job.x, stacked)
+        skipped = keep_log_prior(job, target, job.x, stacked) or skipped
         if job.calls.predictive:
             job.results.add("posterior_predictive", _predictive(job.program, job.x, stacked, job))
     arrays = {n: v.cpu().to(torch.float64).numpy() for n, v in stacked.items()}
@@ -550,6 +551,7 @@ def _keep_nuts(job: Job, result: MCMCResult, target: ProgramLike, x: Input) -> F
         },
     )
     skipped = keep_log_likelihood(job, target, x, result.samples)
+    skipped = keep_log_prior(job, target, x, result.samples) or skipped
     if job.calls.predictive:
         job.results.add("posterior_predictive", _predictive(target, x, result.samples, job))
     return skipped
@@ -568,7 +570,7 @@ def keep_log_likelihood(
     if not job.observed or not samples:
         return None
     try:
-        terms = _log_likelihood(job, target, x, samples)
+        terms = _draw_terms(job, target, x, samples, _pointwise)
     except Exception as e:  # torch's or the runtime's own: the run's draws are kept
         why = f"it could not be computed: {first_line(e)}"
         remedy = "the draws are kept; report it with the .qvr file if it is qvr's error"
@@ -586,10 +588,55 @@ def keep_log_likelihood(
     return FitWarning("log_likelihood", f"the pointwise log-likelihood was not kept: {why}", remedy)
 
 
-def _log_likelihood(
+def keep_log_prior(
     job: Job, target: ProgramLike, x: Input, samples: Mapping[str, torch.Tensor]
+) -> FitWarning | None:
+    """Each latent site's prior log-density under each draw of `samples`, summed over
+    its elements, into the results' `log_prior` group, `(chain, draw)`: what `az.psens`
+    power-scales (`qvr sensitivity`). Every term of the log joint that is not the
+    likelihood's and belongs to a site with draws; a `score` term is left out (it may
+    be either). A model program also names its top-level priors (`attrs
+    ["log_prior_top_level"]`: those that read no other latent), which `qvr
+    sensitivity` scales by default. A model whose discrete sites are summed out has
+    no such terms per site (a latent may depend on the values summed over): left out,
+    with the reason in the results' `attrs`, as when it cannot be computed (the draws
+    are kept)."""
+    assert job.results is not None
+    if not samples:
+        return None
+    if isinstance(target, SummedModel):
+        job.results.attrs["log_prior"] = "skipped: the model sums out discrete sites"
+        return None
+    try:
+        terms = _draw_terms(job, target, x, samples, _prior_terms)
+    except Exception as e:  # torch's or the runtime's own: the run's draws are kept
+        why = f"it could not be computed: {first_line(e)}"
+    else:
+        if isinstance(terms, dict) and terms:
+            job.results.add("log_prior", terms)
+            job.results.attrs["log_prior"] = "per site"
+            if isinstance(target, ModelProgram):  # which are the model's hierarchy
+                top = [n for n in target.top_level_priors() if n in terms]
+                job.results.attrs["log_prior_top_level"] = " ".join(top)
+            return None
+        why = "no site has a prior term" if isinstance(terms, dict) else f"its {terms}"
+    job.results.attrs["log_prior"] = f"skipped: {why.removeprefix('its ')}"
+    return FitWarning(
+        "log_prior",
+        f"the prior log-density was not kept: {why}",
+        "qvr sensitivity needs it; report it with the .qvr file if it is qvr's error",
+    )
+
+
+#: One draw's terms (a draw's site values -> term name -> tensor).
+Score = Callable[[ProgramLike, Input, Job, Mapping[str, torch.Tensor]], dict[str, torch.Tensor]]
+
+
+def _draw_terms(
+    job: Job, target: ProgramLike, x: Input, samples: Mapping[str, torch.Tensor], score: Score
 ) -> dict[str, torch.Tensor] | str:
-    """The terms of every draw stacked `(chain, draw, ...)`, or why they are too big.
+    """The terms `score` gives each draw, stacked `(chain, draw, ...)`, or why they are
+    too big.
 
     The first draw's terms size them; then all draws are scored in one batched call
     (`torch.func.vmap`, `LIKELIHOOD_CHUNK` draws at a time), which is what makes the
@@ -600,17 +647,17 @@ def _log_likelihood(
     chains, draws = next(iter(samples.values())).shape[:2]
     flat = {k: v.reshape(chains * draws, *v.shape[2:]) for k, v in samples.items()}
     with torch.no_grad():
-        first = _pointwise(target, x, job, {k: v[0] for k, v in flat.items()})
+        first = score(target, x, job, {k: v[0] for k, v in flat.items()})
         points = sum(t.numel() for t in first.values())
         refusal = log_likelihood_refusal(job.sizing, chains * draws, points)
         if refusal is not None:
             return refusal
-        terms = _batched_terms(target, x, job, flat, first)
+        terms = _batched_terms(target, x, job, flat, first, score)
         if terms is None:
             rows: dict[str, list[torch.Tensor]] = {}
             for d in range(chains * draws):
                 values = {k: v[d] for k, v in flat.items()}
-                for name, term in _pointwise(target, x, job, values).items():
+                for name, term in score(target, x, job, values).items():
                     rows.setdefault(name, []).append(term.detach())
             terms = {n: torch.stack(v) for n, v in rows.items()}
     return {n: v.to(torch.float64).reshape(chains, draws, *v.shape[1:]) for n, v in terms.items()}
@@ -626,12 +673,13 @@ def _batched_terms(
     job: Job,
     flat: Mapping[str, torch.Tensor],
     first: Mapping[str, torch.Tensor],
+    score: Score,
 ) -> dict[str, torch.Tensor] | None:
     """Every draw's terms from batched calls, or None where batching cannot run them."""
     from torch.func import vmap
 
     def one(values: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        return _pointwise(target, x, job, values)
+        return score(target, x, job, values)
 
     try:
         terms: dict[str, torch.Tensor] = vmap(one, chunk_size=LIKELIHOOD_CHUNK)(dict(flat))
@@ -662,6 +710,19 @@ def _pointwise(
     else:
         run = target.run(x, job.observations, values)
     return {n: run.log_probs[n] for n in job.observed if n in run.log_probs}
+
+
+def _prior_terms(
+    target: ProgramLike, x: Input, job: Job, values: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """The prior terms of one draw: each latent site's log-density at `values`, summed
+    over its elements (and a seed program's examples)."""
+    if isinstance(target, ModelProgram):
+        observed = {k: v for k, v in job.observed.items() if isinstance(v, torch.Tensor)}
+        return target.log_prior(x, observed, values)
+    run = target.run(x, job.observations, values)
+    latent = [n for n in values if n not in job.observed and n in run.log_probs]
+    return {n: run.log_probs[n].sum() for n in latent}
 
 
 def _predictive(

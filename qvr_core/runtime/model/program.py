@@ -262,6 +262,16 @@ class ModelProgram(nn.Module):
     def site_kind(self, name: str) -> str:
         return self._kinds[name]
 
+    def top_level_priors(self) -> tuple[str, ...]:
+        """The sampled sites of this program whose priors read no other sampled site
+        (`Model.latent_reads`); a site a called program draws is not one of them."""
+        own = {s.name for s in self.model.sites}
+        return tuple(
+            n
+            for n in self.site_names
+            if self._kinds[n] == "sample" and n in own and not self.model.latent_reads(n)
+        )
+
     def site_constraint(self, name: str) -> C.Constraint:
         """The family's support from the registry; one whose bounds are parameters
         (`Uniform(low, high)`, a `Categorical`'s K) is the last run's."""
@@ -350,6 +360,22 @@ class ModelProgram(nn.Module):
         """Each observed site's log-density at `values` (every other site), elementwise:
         what PSIS-LOO and WAIC need, one term per observation (`pointwise_likelihood`)."""
         return pointwise_likelihood(self, x, observations, values)
+
+    def log_prior(
+        self,
+        x: Any,
+        observations: Mapping[str, torch.Tensor],
+        values: Mapping[str, torch.Tensor],
+    ) -> dict[str, torch.Tensor]:
+        """Each sampled site's log-density at `values` (every site given), summed over its
+        elements: the terms of the log joint that are the latent sites' (`log_prior`)."""
+        with torch.no_grad(), _unvalidated():
+            run = _Pass(self, _data(x), {**values, **observations}, draw=False).run()
+        return {
+            n: run.log_probs[n].reshape(())
+            for n in values
+            if n in run.log_probs and n not in observations and self._kinds.get(n) == "sample"
+        }
 
     def observed_let(self, name: str) -> Let | None:
         """The `let` whose value the observed site `name` observes, if it observes one."""
