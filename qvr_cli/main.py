@@ -47,6 +47,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "qvr_core.cli.sensitivity",
         "how much a saved run depends on its priors and likelihood (ArviZ)",
     ),
+    "sbc": (
+        "qvr_core.cli.sbc",
+        "simulation-based calibration: fit simulated data, check the ranks",
+    ),
     "data": ("qvr_core.cli.data", "write a data file of the right shapes for a program"),
     "fmt": ("qvr_core.cli.fmt", "format files in the canonical layout"),
     "migrate": ("qvr_core.cli.migrate", "rewrite files in the syntax of a later quivers"),

@@ -103,7 +103,7 @@ def run_program(
     `on_update`, when given, receives NUTS draws as they arrive: every chain's
     traces and the summary table so far (`qvr_core.inference.live`).
     """
-    arguments = _arguments(
+    arguments = run_arguments(
         {
             "program": program,
             "method": method,
@@ -267,7 +267,7 @@ def execute(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _arguments(given: dict[str, Any], memory_budget: object) -> RunArguments:
+def run_arguments(given: dict[str, Any], memory_budget: object) -> RunArguments:
     """The run's arguments validated as the command line and the server validate them."""
     try:
         arguments = validate_run_arguments(given)

@@ -1,0 +1,159 @@
+"""Whether simulation-based calibration's ranks are uniform, and what it means if not.
+
+`qvr_core.runs.sbc` ranks each simulated true value among its fit's `L` draws (0 to
+`L`). If the fits are right the ranks are uniform on those `L + 1` values, so their
+empirical CDF stays within a simultaneous band around the uniform CDF: the band
+ArviZ computes (`ecdf_confidence_band`, the "optimized" method of Säilynoja, Bürkner
+and Vehtari 2022, deterministic), 95% by default, at `min(L, N)` evaluation points for
+N simulations. An element whose ECDF leaves it is miscalibrated, and the ECDF's
+difference from the uniform CDF (the ECDF-difference plot's curve) says how:
+
+- above the uniform CDF in the lower half, below it in the upper half (many ranks
+  at both ends, a U): the posterior is too narrow;
+- the other way round (ranks heaped in the middle): too wide;
+- above it throughout (low ranks: draws mostly above the true value): the fit
+  overestimates the parameter; below throughout: it underestimates it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from qvr_core.units import element_label
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
+    from arviz.stats.ecdf_utils import ecdf_confidence_band
+
+PROB = 0.95
+CALIBRATED = "calibrated"
+TOO_NARROW = "posterior too narrow"
+TOO_WIDE = "posterior too wide"
+OVERESTIMATES = "overestimates"
+UNDERESTIMATES = "underestimates"
+REMEDIES = {
+    TOO_NARROW: (
+        "the fits are overconfident: a sampler that misses part of the posterior (look "
+        "for divergences or R-hat warnings; run longer) or a guide too narrow for it "
+        "(SVI's mean-field Normal: try --guide mvn, or NUTS)"
+    ),
+    TOO_WIDE: (
+        "the fits are underconfident: the model that fits is not the one that simulated "
+        "(a scale or a prior that differs between them), or draws too correlated to rank"
+    ),
+    OVERESTIMATES: (
+        "the fits are shifted above the truth: a bug in the model (a sign, an offset, a "
+        "prior's location) or a sampler that has not converged"
+    ),
+    UNDERESTIMATES: (
+        "the fits are shifted below the truth: a bug in the model (a sign, an offset, a "
+        "prior's location) or a sampler that has not converged"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Element:
+    """One parameter element's ranks over the simulations, judged."""
+
+    site: str
+    index: list[int]
+    label: str
+    simulations: int
+    mean: float  # the mean fractional rank, (rank + 0.5) / (L + 1): 0.5 when uniform
+    outside: float  # how far the ECDF leaves the band at worst (0: inside it)
+    verdict: str
+
+
+@dataclass
+class Calibration:
+    draws: int  # L: ranks run from 0 to L
+    prob: float = PROB
+    elements: list[Element] = field(default_factory=list)
+
+    @property
+    def miscalibrated(self) -> list[Element]:
+        return [e for e in self.elements if e.verdict != CALIBRATED]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "draws": self.draws,
+            "prob": self.prob,
+            "elements": [
+                {
+                    "site": e.site,
+                    "index": e.index,
+                    "label": e.label,
+                    "simulations": e.simulations,
+                    "mean_rank": e.mean,
+                    "outside": e.outside,
+                    "verdict": e.verdict,
+                }
+                for e in self.elements
+            ],
+            "remedies": {v: REMEDIES[v] for v in sorted({e.verdict for e in self.miscalibrated})},
+        }
+
+
+def calibration(ranks: dict[str, np.ndarray], draws: int, prob: float = PROB) -> Calibration:
+    """Each element of each site's ranks `(simulation, *shape)` judged (see the module)."""
+    out = Calibration(draws, prob)
+    for site, values in ranks.items():
+        shape = tuple(values.shape[1:])
+        flat = values.reshape(values.shape[0], -1)
+        for i in range(flat.shape[1]):
+            index, label = element_label(site, shape, i)
+            out.elements.append(judge(site, index, label, flat[:, i], draws, prob))
+    return out
+
+
+def judge(
+    site: str, index: list[int], label: str, ranks: np.ndarray, draws: int, prob: float = PROB
+) -> Element:
+    """One element's verdict from its ranks (0 to `draws`) over the simulations."""
+    n = int(ranks.shape[0])
+    fractions = (ranks.astype(float) + 0.5) / (draws + 1)
+    mean = float(fractions.mean()) if n else math.nan
+    if n < 2:
+        return Element(site, index, label, n, mean, 0.0, CALIBRATED)
+    difference, outside = ecdf_difference(ranks, draws, prob)
+    if outside <= 0.0:
+        return Element(site, index, label, n, mean, 0.0, CALIBRATED)
+    points = difference.shape[0]
+    low, high = difference[: points // 2].mean(), difference[points - points // 2 :].mean()
+    if low > 0 > high:
+        verdict = TOO_NARROW
+    elif low < 0 < high:
+        verdict = TOO_WIDE
+    else:
+        verdict = OVERESTIMATES if low + high > 0 else UNDERESTIMATES
+    return Element(site, index, label, n, mean, outside, verdict)
+
+
+def ecdf_difference(ranks: np.ndarray, draws: int, prob: float = PROB) -> tuple[np.ndarray, float]:
+    """The ranks' ECDF less the uniform CDF at the evaluation points, and how far (in
+    probability) it leaves ArviZ's simultaneous `prob` band at worst (0 when inside)."""
+    n = int(ranks.shape[0])
+    ks, lower, upper = _band(n, draws, prob)
+    cdf = ks / (draws + 1)
+    ecdf = (ranks[None, :] <= (ks - 1)[:, None]).mean(axis=1)
+    outside = float(np.maximum(lower - ecdf, ecdf - upper).max(initial=0.0))
+    return ecdf - cdf, max(outside, 0.0)
+
+
+@lru_cache(maxsize=32)
+def _band(n: int, draws: int, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The evaluation points (`k`: P(rank <= k - 1) = k / (draws + 1)) and ArviZ's band
+    there for `n` simulations: the same for every element of a run, so made once."""
+    ks = np.unique(np.linspace(1, draws, num=min(draws, n)).round().astype(int))
+    cdf = ks / (draws + 1)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        lower, upper = ecdf_confidence_band(n, cdf, cdf, prob=prob, method="optimized")
+    return ks, np.asarray(lower), np.asarray(upper)

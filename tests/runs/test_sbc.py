@@ -1,0 +1,118 @@
+"""Simulation-based calibration (`qvr sbc`): the ranks, the verdicts, the file, resuming.
+
+The verdicts are checked on crafted ranks (each shape of miscalibration), and end to
+end on fits that surely miss: SVI stopped after one step, whose guide has not moved
+from its start, cannot cover parameters drawn from the priors. A calibrated end-to-end
+verdict is not asserted: even a right sampler leaves the band in 5% of runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qvr_cli.main import main
+from qvr_core.posterior.calibration import (
+    CALIBRATED,
+    OVERESTIMATES,
+    TOO_NARROW,
+    TOO_WIDE,
+    UNDERESTIMATES,
+    judge,
+)
+from qvr_core.runs.sbc import rank
+from tests.conftest import EXAMPLES
+from tests.runs.cli import qvr_here
+
+pytest.importorskip("arviz")
+
+SCHOOLS = EXAMPLES / "models" / "eight_schools_noncentered.qvr"
+SCHOOLS_DATA = EXAMPLES / "models" / "eight_schools.json"
+L, N = 99, 200
+
+
+@pytest.mark.parametrize(
+    "ranks, verdict",
+    [
+        (np.arange(N) % (L + 1), CALIBRATED),  # every rank as often
+        (np.where(np.arange(N) % 2, 0, L), TOO_NARROW),  # the truth outside the draws
+        (np.full(N, L // 2), TOO_WIDE),  # the truth always mid-posterior
+        (np.zeros(N, dtype=int), OVERESTIMATES),  # every draw above the truth
+        (np.full(N, L), UNDERESTIMATES),  # every draw below it
+        (np.minimum(np.arange(N) % (L + 1) + 30, L), UNDERESTIMATES),  # shifted
+    ],
+)
+def test_each_shape_of_the_ranks_gets_its_verdict(ranks: np.ndarray, verdict: str) -> None:
+    element = judge("mu", [], "mu", ranks, L)
+    assert element.verdict == verdict
+    assert (element.outside > 0) == (verdict != CALIBRATED)
+
+
+def test_a_true_value_is_ranked_among_evenly_thinned_draws() -> None:
+    draws = np.arange(40, dtype=float).reshape(2, 20)  # (chain, draw): 0..39
+    assert rank(draws, np.array(-1.0), 10) == 0
+    assert rank(draws, np.array(100.0), 10) == 10
+    assert rank(draws, np.array(19.5), 10) == 5  # draws 0, 4, 9, ..., 39 thinned to 10
+    elementwise = rank(np.stack([draws, -draws], axis=-1), np.array([19.5, -19.5]), 10)
+    assert elementwise.tolist() == [5, 5]
+    assert rank(draws[:, :2], np.array(10.5), 8) == 4  # fewer draws than asked: repeated
+
+
+# ------------------------------------------------------------------ the command
+
+
+def sbc(*args: str) -> tuple[int, str, str]:
+    done = qvr_here("sbc", str(SCHOOLS), "--data", str(SCHOOLS_DATA), *args)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_fits_that_cannot_cover_the_truth_are_found_miscalibrated(tmp_path: Path) -> None:
+    out = tmp_path / "sbc.nc"
+    code, stdout, stderr = sbc(
+        "--method", "svi", "--steps", "1", "--sims", "12", "--draws", "20", "-o", str(out), "--json"
+    )
+    assert code == 0, stderr
+    assert "simulation 12/12" in stderr
+    found = json.loads(stdout)
+    verdicts = {e["label"]: e["verdict"] for e in found["elements"]}
+    assert verdicts["mu"] != CALIBRATED and verdicts["tau"] != CALIBRATED
+    assert all(e["simulations"] == 12 for e in found["elements"])
+    xr = pytest.importorskip("xarray")
+    with xr.open_dataset(out, engine="h5netcdf") as ranks:
+        assert ranks["mu"].shape == (12,) and ranks["theta_raw"].shape == (12, 8)
+        assert int(ranks["mu"].max()) <= 20 and int(ranks["mu"].min()) >= 0
+        assert ranks.attrs["status"] == "complete" and int(ranks.attrs["done"]) == 12
+
+
+def test_a_resumed_run_goes_on_where_the_stopped_one_ended(tmp_path: Path) -> None:
+    settings = ("--method", "svi", "--steps", "20", "--draws", "10", "--seed", "4")
+    whole, parts = tmp_path / "whole.nc", tmp_path / "parts.nc"
+    assert sbc(*settings, "--sims", "5", "-o", str(whole))[0] == 0
+    assert sbc(*settings, "--sims", "3", "-o", str(parts))[0] == 0
+    code, _, stderr = sbc(*settings, "--sims", "5", "-o", str(parts), "--resume")
+    assert code == 0, stderr
+    assert "simulation 3/5" not in stderr and "simulation 4/5" in stderr  # only the rest
+    xr = pytest.importorskip("xarray")
+    with (
+        xr.open_dataset(whole, engine="h5netcdf") as a,
+        xr.open_dataset(parts, engine="h5netcdf") as b,
+    ):
+        for name in a.data_vars:  # the same simulations under the same seeds
+            np.testing.assert_array_equal(a[name].values, b[name].values)
+    code, _, stderr = sbc("--method", "nuts", "--sims", "6", "-o", str(parts), "--resume")
+    assert code == 2 and "resume with the same settings" in stderr
+
+
+def test_what_cannot_be_calibrated_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = qvr_here("sbc", str(EXAMPLES / "rlstm_lm.qvr"), "--sims", "2")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "program of networks" in done.stderr
+    with pytest.raises(SystemExit) as stop:
+        main(["sbc", str(SCHOOLS), "--sims", "0"])
+    assert stop.value.code == 2 and "not in 1..100,000" in capsys.readouterr().err
+    done = qvr_here("sbc", str(SCHOOLS), "--resume")
+    assert done.returncode == 2 and "give --output" in done.stderr
