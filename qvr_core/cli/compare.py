@@ -25,7 +25,12 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.cli.usage import EXIT_USAGE, memory_size, missing_extra, one_line_errors
+from qvr_core.cli.usage import (
+    EXIT_USAGE,
+    missing_extra,
+    one_line_errors,
+    read_budget_argument,
+)
 from qvr_core.extras import ARVIZ_MODULES
 
 if TYPE_CHECKING:
@@ -52,13 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also run posterior predictive checks of each run (needs qvr run --predictive)",
     )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument(
-        "--memory-budget",
-        type=memory_size,
-        metavar="SIZE",
-        help="refuse runs whose arrays need more to read (e.g. 4GB; default: half the "
-        "available memory)",
-    )
+    read_budget_argument(p, "runs whose arrays need")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from qvr_core.cli.usage import EXIT_USAGE, memory_size, one_line_errors
+from qvr_core.cli.usage import EXIT_USAGE, one_line_errors, read_budget_argument
 from qvr_core.posterior.figures import KINDS, FigureError, Selection, draws_problem, figure
 from qvr_core.runtime.errors import first_line
 
@@ -66,13 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "-o", "--output", metavar="OUT", help="an .svg, .png or .pdf (default: RUN.KIND.svg)"
     )
     p.add_argument("--dpi", type=int, default=100, help="pixels per inch of a PNG (default: 100)")
-    p.add_argument(
-        "--memory-budget",
-        type=memory_size,
-        metavar="SIZE",
-        help="refuse a run whose arrays need more to read (e.g. 4GB; default: half the "
-        "available memory)",
-    )
+    read_budget_argument(p)
 
 
 def _fail(message: str) -> int:

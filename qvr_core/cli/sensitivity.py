@@ -22,7 +22,12 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from qvr_core.cli.usage import EXIT_USAGE, memory_size, missing_extra, one_line_errors
+from qvr_core.cli.usage import (
+    EXIT_USAGE,
+    missing_extra,
+    one_line_errors,
+    read_budget_argument,
+)
 from qvr_core.extras import ARVIZ_MODULES
 
 if TYPE_CHECKING:
@@ -39,13 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the priors to scale: the top-level ones (default), all, or these sites",
     )
     p.add_argument("--json", action="store_true", help="print the sensitivities as JSON")
-    p.add_argument(
-        "--memory-budget",
-        type=memory_size,
-        metavar="SIZE",
-        help="refuse a run whose arrays need more to read (e.g. 4GB; default: half the "
-        "available memory)",
-    )
+    read_budget_argument(p)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -48,3 +48,14 @@ def memory_size(text: str) -> int:
         return parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def read_budget_argument(p: argparse.ArgumentParser, what: str = "a run whose arrays need") -> None:
+    """`--memory-budget` of a command that reads saved runs (`qvr compare`, `plot`,
+    `sensitivity`): a run sized from its headers over it is refused unread."""
+    p.add_argument(
+        "--memory-budget",
+        type=memory_size,
+        metavar="SIZE",
+        help=f"refuse {what} more to read (e.g. 4GB; default: half the available memory)",
+    )

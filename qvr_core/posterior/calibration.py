@@ -49,11 +49,14 @@ REMEDIES = {
     ),
     OVERESTIMATES: (
         "the fits are shifted above the truth: a bug in the model (a sign, an offset, a "
-        "prior's location) or a sampler that has not converged"
+        "prior's location), a sampler that has not converged, or with SVI a guide that "
+        "cannot take the posterior's shape (try --method nuts)"
     ),
     UNDERESTIMATES: (
         "the fits are shifted below the truth: a bug in the model (a sign, an offset, a "
-        "prior's location) or a sampler that has not converged"
+        "prior's location), a sampler that has not converged, or with SVI a guide that "
+        "cannot take the posterior's shape (the mean-field Normal shrinks a hierarchical "
+        "scale: try --method nuts)"
     ),
 }
 
