@@ -10,7 +10,7 @@ of the fit's draws. Then a verdict per parameter element (calibrated, or how not
 with its remedy. Progress goes to stderr. `--output` writes the ranks after every
 simulation (netCDF: a variable per site, `simulation` first, the settings in the
 attributes), so a run stopped by Ctrl-C keeps what it did, and `--resume` goes on
-from it with the same settings.
+from it with the same settings; `qvr plot --kind sbc` draws it.
 
 Exit status: 0 when judged (calibrated or not), 1 for a run that cannot be calibrated
 (a network program, a fit that cannot run at all), 2 for arguments out of range or an
@@ -167,15 +167,18 @@ def format_calibration(c: Calibration, run: SbcRun) -> str:
 
 
 def _write(path: Path, run: SbcRun, sims: int) -> None:
-    """The ranks so far as netCDF, written beside `path` and renamed over it."""
+    """The ranks so far as InferenceData (netCDF) with one group, `sbc_ranks`, what
+    `qvr plot --kind sbc` draws; written beside `path` and renamed over it."""
+    import warnings
+
     import xarray as xr
 
     from qvr_core.inference.results import write_replacing
+    from qvr_core.posterior.figures import SBC_GROUP
 
-    arrays = run.arrays()
     variables = {
-        name: ([*("simulation",), *(f"{name}_dim_{k}" for k in range(v.ndim - 1))], v)
-        for name, v in arrays.items()
+        name: (["simulation", *(f"{name}_dim_{k}" for k in range(v.ndim - 1))], v)
+        for name, v in run.arrays().items()
     }
     attrs = {
         "program": run.program,
@@ -187,21 +190,33 @@ def _write(path: Path, run: SbcRun, sims: int) -> None:
         "failed": "\n".join(run.failed),
         "status": "complete" if run.done >= sims else "partial",
     }
-    dataset = xr.Dataset(variables, attrs=attrs)
-    write_replacing(path, lambda temporary: dataset.to_netcdf(temporary, engine="h5netcdf"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ArviZ's notes on its rewrite and custom groups
+        import arviz as az
+
+        groups: dict[str, Any] = {SBC_GROUP: xr.Dataset(variables, attrs=attrs)}
+        idata = az.InferenceData(**groups)
+    write_replacing(path, idata.to_netcdf)
 
 
 def _read(path: Path, args: argparse.Namespace) -> SbcRun:
     """The stopped run in `path`, if it was made with these settings."""
-    import xarray as xr
+    import warnings
 
+    import numpy as np
+
+    from qvr_core.posterior.figures import SBC_GROUP
     from qvr_core.runs.sbc import resumed
 
     try:
-        with xr.open_dataset(path, engine="h5netcdf") as data:
-            attrs = dict(data.attrs)
-            ranks = {str(n): v.values.copy() for n, v in data.data_vars.items()}
-    except Exception as e:  # netCDF readers fail in their own words
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import arviz as az
+
+            data = az.from_netcdf(path)[SBC_GROUP]  # type: ignore[no-untyped-call]  # ArviZ's
+        attrs = dict(data.attrs)
+        ranks = {str(n): np.asarray(v.values) for n, v in data.data_vars.items()}
+    except Exception as e:  # netCDF readers fail in their own words; no such group
         raise ValueError(f"cannot read it as qvr sbc's ranks ({type(e).__name__})") from None
     wanted = {"method": args.method, "draws": args.draws, "seed": args.seed}
     for key, value in wanted.items():

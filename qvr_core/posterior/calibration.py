@@ -143,7 +143,7 @@ def ecdf_difference(ranks: np.ndarray, draws: int, prob: float = PROB) -> tuple[
     """The ranks' ECDF less the uniform CDF at the evaluation points, and how far (in
     probability) it leaves ArviZ's simultaneous `prob` band at worst (0 when inside)."""
     n = int(ranks.shape[0])
-    ks, lower, upper = _band(n, draws, prob)
+    ks, lower, upper = band(n, draws, prob)
     cdf = ks / (draws + 1)
     ecdf = (ranks[None, :] <= (ks - 1)[:, None]).mean(axis=1)
     outside = float(np.maximum(lower - ecdf, ecdf - upper).max(initial=0.0))
@@ -151,7 +151,7 @@ def ecdf_difference(ranks: np.ndarray, draws: int, prob: float = PROB) -> tuple[
 
 
 @lru_cache(maxsize=32)
-def _band(n: int, draws: int, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def band(n: int, draws: int, prob: float = PROB) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The evaluation points (`k`: P(rank <= k - 1) = k / (draws + 1)) and ArviZ's band
     there for `n` simulations: the same for every element of a run, so made once."""
     ks = np.unique(np.linspace(1, draws, num=min(draws, n)).round().astype(int))

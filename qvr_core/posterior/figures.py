@@ -1,8 +1,9 @@
 """Figures of a saved run, drawn by ArviZ: InferenceData, a kind and a selection -> Figure.
 
 `KINDS` is the one list of kinds (`qvr plot --kind`, docs/plots.md). Every kind
-is an ArviZ plotting function, so a notebook user calling `figure(idata, kind)`
-or ArviZ directly sees the same figure as `qvr plot`. A kind checks first that
+but `sbc` is an ArviZ plotting function, so a notebook user calling `figure(idata,
+kind)` or ArviZ directly sees the same figure as `qvr plot`; `sbc` draws the band
+ArviZ computes (`posterior.calibration`) around a `qvr sbc` file's ranks. A kind checks first that
 the run has what it needs and otherwise raises `FigureError`, one line saying
 what to do (rerun with `--predictive`, plot a NUTS run), never ArviZ's
 traceback.
@@ -419,6 +420,55 @@ def _autocorr(idata: Any, selection: Selection) -> Figure:
     return _figure_of(axes)
 
 
+#: The group `qvr sbc --output` writes its ranks in (`simulation` first, `draws` in its
+#: attributes): the file is InferenceData with this group alone.
+SBC_GROUP = "sbc_ranks"
+
+
+def _sbc(idata: Any, selection: Selection) -> Figure:
+    """Simulation-based calibration's ECDF-difference plot: per parameter element, the
+    ranks' ECDF less the uniform CDF, inside the simultaneous band it is judged by
+    (`posterior.calibration`: the same band and points, so the figure shows the verdict)."""
+    if SBC_GROUP not in idata.groups():
+        raise FigureError("it holds no ranks: plot --kind sbc draws a file qvr sbc --output wrote")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from qvr_core.posterior.calibration import band, judge
+    from qvr_core.units import element_label
+
+    ranks = idata[SBC_GROUP]
+    draws = int(ranks.attrs["draws"])
+    names, coords = _selected(ranks, SBC_GROUP, selection)
+    picked = ranks[names].sel(coords) if coords else ranks[names]
+    panels = []
+    for name in names:
+        values = np.asarray(picked[name].values)
+        flat = values.reshape(values.shape[0], -1)
+        for i in range(flat.shape[1]):
+            index, label = element_label(name, tuple(values.shape[1:]), i)
+            panels.append((label, flat[:, i], judge(name, index, label, flat[:, i], draws)))
+    _check_panels("sbc", len(panels), len(panels))
+    if not panels:
+        raise FigureError("it holds no ranks yet: run qvr sbc --output again")
+    columns = min(4, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.4 * rows), squeeze=False)
+    for ax, (label, values, element) in zip(axes.flat, panels, strict=False):
+        ks, lower, upper = band(int(values.shape[0]), draws)
+        cdf = ks / (draws + 1)
+        ecdf = (values[None, :] <= (ks - 1)[:, None]).mean(axis=1)
+        ax.fill_between(cdf, lower - cdf, upper - cdf, color="0.85", step="post", linewidth=0)
+        ax.step(cdf, ecdf - cdf, where="post", color=CHAIN_COLOURS[0])
+        ax.axhline(0.0, color="0.5", linewidth=0.8)
+        ax.set_title(f"{label}: {element.verdict}", fontsize=9)
+        ax.set_xlabel("fractional rank", fontsize=8)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    axes[0][0].set_ylabel("ECDF - uniform", fontsize=8)
+    return fig
+
+
 KINDS: dict[str, Kind] = {
     "trace": Kind("each scalar's density and draws, a line per chain", _trace, "posterior", True),
     "rank": Kind("rank histograms per chain: uniform when chains agree", _rank, "posterior"),
@@ -428,4 +478,5 @@ KINDS: dict[str, Kind] = {
     "ppc": Kind("observed data against posterior predictive draws", _ppc, "posterior_predictive"),
     "loo-pit": Kind("leave-one-out predictive calibration", _loo_pit, "posterior_predictive"),
     "autocorr": Kind("autocorrelation by lag, per chain", _autocorr, "posterior", True),
+    "sbc": Kind("simulation-based calibration: the ranks' ECDF in its band", _sbc, SBC_GROUP),
 }

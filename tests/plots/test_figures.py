@@ -18,7 +18,7 @@ from matplotlib.colors import to_hex
 from matplotlib.lines import Line2D
 
 from qvr_cli.main import main
-from qvr_core.posterior.figures import KINDS, Selection, figure
+from qvr_core.posterior.figures import KINDS, SBC_GROUP, Selection, figure
 from qvr_core.posterior.palette import CHAIN_COLOURS
 from tests.conftest import ROOT
 from tests.plots.conftest import SavedRun, read, written
@@ -114,7 +114,11 @@ def small_nuts_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+#: The kinds that draw a run (`sbc` draws a `qvr sbc` file: tests/runs/test_sbc.py).
+RUN_KINDS = [k for k, spec in KINDS.items() if spec.group != SBC_GROUP]
+
+
+@pytest.mark.parametrize("kind", RUN_KINDS)
 def test_every_kind_of_a_nuts_run_as_svg_and_png(
     kind: str, small_nuts_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

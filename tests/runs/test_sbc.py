@@ -8,7 +8,9 @@ verdict is not asserted: even a right sampler leaves the band in 5% of runs."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -63,6 +65,15 @@ def test_a_true_value_is_ranked_among_evenly_thinned_draws() -> None:
 # ------------------------------------------------------------------ the command
 
 
+def read_ranks(path: Path) -> Any:
+    """The `sbc_ranks` group of a `qvr sbc --output` file."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import arviz as az
+
+        return az.from_netcdf(path)["sbc_ranks"]
+
+
 def sbc(*args: str) -> tuple[int, str, str]:
     done = qvr_here("sbc", str(SCHOOLS), "--data", str(SCHOOLS_DATA), *args)
     return done.returncode, done.stdout, done.stderr
@@ -79,11 +90,17 @@ def test_fits_that_cannot_cover_the_truth_are_found_miscalibrated(tmp_path: Path
     verdicts = {e["label"]: e["verdict"] for e in found["elements"]}
     assert verdicts["mu"] != CALIBRATED and verdicts["tau"] != CALIBRATED
     assert all(e["simulations"] == 12 for e in found["elements"])
-    xr = pytest.importorskip("xarray")
-    with xr.open_dataset(out, engine="h5netcdf") as ranks:
-        assert ranks["mu"].shape == (12,) and ranks["theta_raw"].shape == (12, 8)
-        assert int(ranks["mu"].max()) <= 20 and int(ranks["mu"].min()) >= 0
-        assert ranks.attrs["status"] == "complete" and int(ranks.attrs["done"]) == 12
+    ranks = read_ranks(out)
+    assert ranks["mu"].shape == (12,) and ranks["theta_raw"].shape == (12, 8)
+    assert int(ranks["mu"].max()) <= 20 and int(ranks["mu"].min()) >= 0
+    assert ranks.attrs["status"] == "complete" and int(ranks.attrs["done"]) == 12
+    figure = tmp_path / "sbc.svg"
+    done = qvr_here("plot", str(out), "--kind", "sbc", "--var", "mu", "tau", "-o", str(figure))
+    assert done.returncode == 0, done.stderr
+    svg = figure.read_text()
+    assert "mu: " in svg and "tau: " in svg  # a panel each, titled with its verdict
+    done = qvr_here("plot", str(out), "--kind", "trace")
+    assert done.returncode == 2 and "posterior" in done.stderr
 
 
 def test_a_resumed_run_goes_on_where_the_stopped_one_ended(tmp_path: Path) -> None:
@@ -94,13 +111,9 @@ def test_a_resumed_run_goes_on_where_the_stopped_one_ended(tmp_path: Path) -> No
     code, _, stderr = sbc(*settings, "--sims", "5", "-o", str(parts), "--resume")
     assert code == 0, stderr
     assert "simulation 3/5" not in stderr and "simulation 4/5" in stderr  # only the rest
-    xr = pytest.importorskip("xarray")
-    with (
-        xr.open_dataset(whole, engine="h5netcdf") as a,
-        xr.open_dataset(parts, engine="h5netcdf") as b,
-    ):
-        for name in a.data_vars:  # the same simulations under the same seeds
-            np.testing.assert_array_equal(a[name].values, b[name].values)
+    a, b = read_ranks(whole), read_ranks(parts)
+    for name in a.data_vars:  # the same simulations under the same seeds
+        np.testing.assert_array_equal(a[name].values, b[name].values)
     code, _, stderr = sbc("--method", "nuts", "--sims", "6", "-o", str(parts), "--resume")
     assert code == 2 and "resume with the same settings" in stderr
 
