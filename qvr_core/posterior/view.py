@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from qvr_core.extras import ARVIZ_MODULES, missing
 from qvr_core.inference.convergence import average_ranks
 from qvr_core.series import evenly_spaced
 
@@ -158,8 +159,39 @@ def fit_view(
             "ppc_values": PPC_VALUES,
         },
     }
+    view.update(_sensitivity(results, total))
     view["warnings"] = _warnings(view)
     return view
+
+
+#: The most scalars whose prior sensitivity the view computes (an importance-weighted
+#: distance each, twice): past it, `qvr sensitivity` on the saved run.
+MAX_SENSITIVITY_SCALARS = 200
+
+
+def _sensitivity(results: RunResults, scalars: int) -> dict[str, Any]:
+    """The run's power-scaling sensitivity (`posterior.sensitivity`, its JSON form) as
+    `sensitivity`, or a `sensitivity_note` saying why there is none; nothing for a run
+    without the groups it reads (a prior run, a model that sums out discrete sites)."""
+    groups = results.groups
+    if not groups.get("log_prior") or not groups.get("log_likelihood"):
+        return {}
+    if scalars > MAX_SENSITIVITY_SCALARS:
+        return {
+            "sensitivity_note": f"no prior sensitivity in the editor for {scalars:,} scalars "
+            f"(at most {MAX_SENSITIVITY_SCALARS}): `qvr run --output run.nc` and `qvr "
+            "sensitivity run.nc` compute it"
+        }
+    if missing(ARVIZ_MODULES):
+        return {"sensitivity_note": "prior sensitivity needs ArviZ: pip install 'qvr[arviz]'"}
+    from qvr_core.posterior.run_files import RunFileError
+    from qvr_core.posterior.sensitivity import sensitivity
+
+    try:
+        found = sensitivity(results.inference_data(), "the run")
+    except RunFileError as e:
+        return {"sensitivity_note": f"no prior sensitivity: {str(e).removeprefix('the run: ')}"}
+    return {"sensitivity": found.to_json()}
 
 
 # ------------------------------------------------------------------ draws

@@ -172,3 +172,21 @@ def test_a_run_without_a_log_prior_group_is_refused_in_one_line(tmp_path: Path) 
     assert "no log_prior group" in done.stderr and "rerun with qvr run --output" in done.stderr
     with pytest.raises(RunFileError, match="no log_prior group"):
         sensitivity(read_run(path), "old.nc")
+
+
+# ------------------------------------------------------------------ the run view
+
+
+def test_the_run_views_sensitivity_is_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    from qvr_core.posterior import view
+
+    source = (MODELS / "eight_schools_centered.qvr").read_text()
+    result = fit(source, method="nuts", steps=200, chains=2, seed=1, data=SCHOOLS_DATA)
+    shown = view.fit_view(result.results)
+    assert shown["sensitivity"] == sensitivity(result.results.inference_data(), "the run").to_json()
+    assert shown["sensitivity"]["priors"] == ["mu", "tau"]
+    monkeypatch.setattr(view, "MAX_SENSITIVITY_SCALARS", 5)  # eight schools has 10
+    bounded = view.fit_view(result.results)
+    assert "sensitivity" not in bounded and "qvr sensitivity" in bounded["sensitivity_note"]
+    prior = fit(source, method="prior", steps=20, seed=1, data=SCHOOLS_DATA)
+    assert not {"sensitivity", "sensitivity_note"} & set(view.fit_view(prior.results))

@@ -18,7 +18,15 @@ import {
   scatterPoints,
   traceSeries,
 } from "../src/shared/fitCharts";
-import { MAX_FIT_POINTS, MAX_FIT_SCALARS, MAX_PPC_DRAWS, fitViewError, parseFitView } from "../src/shared/fitView";
+import {
+  MAX_FIT_POINTS,
+  MAX_FIT_SCALARS,
+  MAX_PPC_DRAWS,
+  MAX_SENSITIVITY_ROWS,
+  fitViewError,
+  parseFitView,
+  parseSensitivity,
+} from "../src/shared/fitView";
 import type { FitView, PredictiveCheck } from "../src/shared/protocol";
 import { nutsFitView, priorFitView } from "./helpers/fitViews";
 
@@ -258,5 +266,46 @@ describe("the fit view's plots", () => {
     assert.equal(view.energy, null);
     assert.equal(view.ppc[0]?.group, "prior_predictive");
     assert.equal(rankSeries(view, view.scalars[0]!), undefined);
+  });
+});
+
+describe("parseSensitivity", () => {
+  const raw = {
+    threshold: 0.05,
+    priors: ["mu", "tau"],
+    note: null,
+    rows: [
+      { site: "mu", index: [], label: "mu", prior: 0.098, likelihood: 0.112, diagnosis: "prior-data conflict" },
+      { site: "theta", index: [0], label: "theta[0]", prior: 0.01, likelihood: Number.NaN, diagnosis: null },
+      { label: 7 },
+      { label: "tau", prior: 0.2, likelihood: 0.03, diagnosis: "no such diagnosis" },
+    ],
+    remedies: { "prior-data conflict": "check the prior against the data" },
+  };
+
+  it("keeps each labelled row, a number that is not finite as null, a diagnosis only with its remedy", () => {
+    const parsed = parseSensitivity(raw);
+    assert.ok(parsed);
+    assert.deepEqual(parsed.priors, ["mu", "tau"]);
+    assert.deepEqual(
+      parsed.rows.map((r) => [r.label, r.prior, r.likelihood, r.diagnosis]),
+      [
+        ["mu", 0.098, 0.112, "prior-data conflict"],
+        ["theta[0]", 0.01, null, null],
+        ["tau", 0.2, 0.03, null],
+      ],
+    );
+    assert.equal(parsed.remedies["prior-data conflict"], "check the prior against the data");
+  });
+
+  it("drops a sensitivity without rows or with more than the bound, and rides along a view", () => {
+    assert.equal(parseSensitivity({ ...raw, rows: [] }), undefined);
+    assert.equal(parseSensitivity({ ...raw, rows: Array.from({ length: MAX_SENSITIVITY_ROWS + 1 }, () => raw.rows[0]) }), undefined);
+    assert.equal(parseSensitivity("no"), undefined);
+    const view = parseFitView({ ...(nutsFitView().view as object), sensitivity: raw, sensitivity_note: undefined });
+    assert.equal(view?.sensitivity?.rows.length, 3);
+    const noted = parseFitView({ ...(nutsFitView().view as object), sensitivity_note: "too many scalars" });
+    assert.equal(noted?.sensitivity, undefined);
+    assert.equal(noted?.sensitivity_note, "too many scalars");
   });
 });

@@ -202,6 +202,7 @@ export class FitPlots {
     if (view.energy !== null) blocks.push(this.energyBlock(view, colours, width));
     blocks.push(...this.forestBlock(view, colours, width));
     if (!prior) blocks.push(...comparisonBlock(view));
+    if (!prior) blocks.push(...sensitivityBlock(view));
     if (!prior) blocks.push(...this.checks(view, colours, width));
     // A fit with nothing to plot (a network's SVI without latent sites): no section at all.
     this.container.hidden = blocks.length === 0;
@@ -630,6 +631,55 @@ function comparisonParts(comparison: FitComparison): HTMLElement[] {
   }
   for (const note of model.notes) parts.push(htmlElement("p", "note", note));
   return parts;
+}
+
+/** The prior sensitivity (`FitView.sensitivity`): a row per element with its prior and likelihood
+ * sensitivity and priorsense's diagnosis, then each diagnosis with its remedy; or the note saying
+ * why there is none. Plain DOM, text only. */
+function sensitivityBlock(view: FitView): HTMLElement[] {
+  if (view.sensitivity === undefined && view.sensitivity_note === undefined) return [];
+  const block = htmlElement("div", "fit-block fit-sensitivity");
+  const controls = htmlElement("div", "fit-controls");
+  controls.append(htmlElement("span", "fit-heading", "Prior sensitivity"));
+  block.append(controls);
+  const found = view.sensitivity;
+  if (found === undefined) {
+    block.append(htmlElement("p", "note", view.sensitivity_note!));
+    return [block];
+  }
+  const table = htmlElement("table", "posterior sensitivity");
+  table.dataset.rows = String(found.rows.length);
+  const scaled = found.note ?? "the top-level ones";
+  table.createCaption().textContent =
+    `How far each posterior moves when the prior or the likelihood is power-scaled (priorsense, by ArviZ); ` +
+    `${found.threshold} and over is sensitive. Priors scaled: ${found.priors.join(", ")} (${scaled}).`;
+  const head = table.createTHead().insertRow();
+  head.append(...["", "prior", "likelihood", "diagnosis"].map((title) => Object.assign(htmlElement("th", undefined, title), { scope: "col" })));
+  const body = table.createTBody();
+  const cell = (value: number | null): HTMLElement => htmlElement("td", value === null ? "na" : undefined, value === null ? "n/a" : value.toFixed(3));
+  for (const row of found.rows) {
+    const line = body.insertRow();
+    if (row.diagnosis !== null) line.className = "flagged";
+    line.append(Object.assign(htmlElement("th", "name", row.label), { scope: "row" }), cell(row.prior), cell(row.likelihood), htmlElement("td", row.diagnosis !== null ? "flag" : undefined, row.diagnosis ?? "-"));
+  }
+  const scroll = htmlElement("div", "table-scroll");
+  scroll.append(table);
+  block.append(scroll);
+  const flagged = [...new Set(found.rows.flatMap((r) => (r.diagnosis !== null ? [r.diagnosis] : [])))];
+  if (flagged.length > 0) {
+    block.append(
+      warningList(
+        flagged.map((diagnosis) => ({
+          message: `${diagnosis}: ${found.rows.filter((r) => r.diagnosis === diagnosis).map((r) => r.label).join(", ")}`,
+          remedy: found.remedies[diagnosis] ?? "",
+          kind: "sensitivity",
+        })),
+      ),
+    );
+  } else {
+    block.append(htmlElement("p", "note", "No parameter is sensitive to its prior beyond the threshold."));
+  }
+  return [block];
 }
 
 /** A legend of series by colour (canvas series have no element to style). */

@@ -12,6 +12,7 @@ import type {
   FitEnergy,
   FitInterval,
   FitScalar,
+  FitSensitivity,
   FitSite,
   FitView,
   PredictiveCheck,
@@ -34,6 +35,8 @@ export const MAX_PPC_SITES = 64;
 /** Runs in a comparison: the worker keeps at most 8 (`kept_runs.MAX_KEPT`). */
 export const MAX_COMPARISON_ROWS = 8;
 const MAX_COMPARISON_WARNINGS = 64;
+/** Rows of the sensitivity table: the server computes it for at most 200 scalars. */
+export const MAX_SENSITIVITY_ROWS = 400;
 const MAX_TEXT = 2000;
 const MAX_LABEL = 200;
 
@@ -109,7 +112,48 @@ export function parseFitView(raw: unknown): FitView | undefined {
   if (comparison !== undefined) parsed.comparison = comparison;
   const comparisonNote = text(view.comparison_note, MAX_TEXT);
   if (comparisonNote !== undefined) parsed.comparison_note = comparisonNote;
+  const sensitivity = parseSensitivity(view.sensitivity);
+  if (sensitivity !== undefined) parsed.sensitivity = sensitivity;
+  const sensitivityNote = text(view.sensitivity_note, MAX_TEXT);
+  if (sensitivityNote !== undefined) parsed.sensitivity_note = sensitivityNote;
   return parsed;
+}
+
+/**
+ * The view's `sensitivity`; undefined when absent or malformed (no rows, too many). A row
+ * without its label is dropped; a sensitivity that is not a finite number is null; a
+ * diagnosis without its remedy is no diagnosis.
+ */
+export function parseSensitivity(raw: unknown): FitSensitivity | undefined {
+  const found = fields(raw);
+  if (found === undefined || !Array.isArray(found.rows) || found.rows.length === 0 || found.rows.length > MAX_SENSITIVITY_ROWS) {
+    return undefined;
+  }
+  const remedies: Record<string, string> = {};
+  for (const [diagnosis, remedy] of Object.entries(fields(found.remedies) ?? {}).slice(0, 8)) {
+    const said = text(remedy, MAX_TEXT);
+    if (said !== undefined && diagnosis.length <= MAX_LABEL) remedies[diagnosis] = said;
+  }
+  const number = (value: unknown): number | null => (isFiniteNumber(value) ? value : null);
+  const rows = found.rows.flatMap((item: unknown) => {
+    const row = fields(item);
+    const label = text(row?.label, MAX_LABEL);
+    if (row === undefined || label === undefined) return [];
+    const diagnosis = text(row.diagnosis, MAX_LABEL);
+    return [{ label, prior: number(row.prior), likelihood: number(row.likelihood), diagnosis: diagnosis !== undefined && diagnosis in remedies ? diagnosis : null }];
+  });
+  if (rows.length === 0) return undefined;
+  const priors = (Array.isArray(found.priors) ? found.priors.slice(0, MAX_SENSITIVITY_ROWS) : []).flatMap((p: unknown) => {
+    const name = text(p, MAX_LABEL);
+    return name !== undefined ? [name] : [];
+  });
+  return {
+    threshold: isFiniteNumber(found.threshold) && found.threshold > 0 ? found.threshold : 0.05,
+    priors,
+    note: text(found.note, MAX_TEXT) ?? null,
+    rows,
+    remedies,
+  };
 }
 
 /**

@@ -310,6 +310,27 @@ export interface FitView {
   comparison?: FitComparison;
   /** Why there is no comparison (this run alone on its data, no ArviZ, too large). */
   comparison_note?: string;
+  /** Power-scaling sensitivity to the prior and the likelihood (qvr_core/posterior/sensitivity.py). */
+  sensitivity?: FitSensitivity;
+  /** Why there is none (too many scalars, no ArviZ). */
+  sensitivity_note?: string;
+}
+
+/** One element's sensitivities and priorsense's diagnosis (null: nothing to report). */
+export interface SensitivityRow {
+  label: string;
+  prior: number | null;
+  likelihood: number | null;
+  diagnosis: string | null;
+}
+
+/** `view.sensitivity`: which priors were scaled, a row per element, a remedy per diagnosis. */
+export interface FitSensitivity {
+  threshold: number;
+  priors: string[];
+  note: string | null;
+  rows: SensitivityRow[];
+  remedies: Record<string, string>;
 }
 
 /** A run in the comparison, as `az.compare` ranks it (`rank` 0 the best; `d_elpd`, `dse` to the best). */
