@@ -1,12 +1,15 @@
 """`qvr sbc FILE [--program P] [--data PATH] [--sims N] [--method nuts|svi] [--steps S]
-[--chains C] [--draws L] [--seed S] [--output sbc.nc [--resume]] [--json] [--memory-budget SIZE]`.
+[--chains C] [--draws L] [--seed S] [--jobs J] [--output sbc.nc [--resume]] [--json]
+[--memory-budget SIZE]`.
 
 Simulation-based calibration of a model program (`qvr_core.runs.sbc` simulates and
 fits, `qvr_core.posterior.calibration` judges the ranks): for each of N simulations
 the parameters are drawn from their priors and the observed sites from the model
 given the data file's data names (or synthetic ones, as `qvr data` makes), the
 program is fitted to them as `qvr run` fits, and each true value is ranked among L
-of the fit's draws. Then a verdict per parameter element (calibrated, or how not)
+of the fit's draws, `--jobs` simulations at a time in as many processes (by default
+one per core; the same ranks as one after another, each simulation having its own
+seed). Then a verdict per parameter element (calibrated, or how not)
 with its remedy. Progress goes to stderr. `--output` writes the ranks after every
 simulation (netCDF: a variable per site, `simulation` first, the settings in the
 attributes), so a run stopped by Ctrl-C keeps what it did, and `--resume` goes on
@@ -66,6 +69,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed", type=_count(0, 2**63 - 1), default=0, help="simulation i uses seed+1+i"
     )
+    p.add_argument(
+        "--jobs",
+        type=_count(1, 256),
+        default=None,
+        help="simulations at a time, each in its own process (default: one per core)",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write the ranks (netCDF) as it goes")
     p.add_argument(
         "--resume", action="store_true", help="go on from --output's ranks (same settings)"
@@ -119,6 +128,7 @@ def main(args: argparse.Namespace) -> int:
             draws=args.draws,
             seed=args.seed,
             memory_budget=args.memory_budget,
+            jobs=args.jobs if args.jobs is not None else _cores(),
             resume=resume,
             on_progress=progress,
         )
@@ -225,6 +235,16 @@ def _read(path: Path, args: argparse.Namespace) -> SbcRun:
                 f"made with --{key} {attrs.get(key)!s}, not {value}: resume with the same settings"
             )
     return resumed(attrs, ranks)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _fail(message: str) -> int:
