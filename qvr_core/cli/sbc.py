@@ -85,7 +85,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Simulate, fit, judge; print the verdicts (or JSON). Returns the exit status."""
-    missing = missing_extra("sbc", RUN_MODULES + ARVIZ_MODULES, "run] and [arviz")
+    missing = missing_extra("sbc", RUN_MODULES + ARVIZ_MODULES, "run,arviz")
     if missing is not None:
         return missing
     from qvr_core.inference.errors import InferenceError
