@@ -34,6 +34,7 @@ from qvr_lsp.documents import DocumentStore, is_qvr_document
 from qvr_lsp.framing import FrameReader
 from qvr_lsp.guard import guarded
 from qvr_lsp.logs import forward_to_client
+from qvr_lsp.notebook_cells import qvr_text
 from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
 from qvr_lsp.scans import Scans
 from qvr_lsp.settings import Settings
@@ -76,6 +77,27 @@ class QvrProtocol(AnsweringProtocol):
         self._server.closed(params)
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
+
+    @lsp_method(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def lsp_notebook_document__did_open(
+        self, params: lsp.DidOpenNotebookDocumentParams
+    ) -> Generator[Any, Any, None]:
+        yield from super().lsp_notebook_document__did_open(params)  # pygls keeps the cells
+        self._server.cells_changed([c.uri for c in params.cell_text_documents])
+
+    @lsp_method(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(
+        self, params: lsp.DidChangeNotebookDocumentParams
+    ) -> Generator[Any, Any, None]:
+        yield from super().lsp_notebook_document__did_change(params)
+        self._server.cells_changed(changed_cells(params))
+
+    @lsp_method(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def lsp_notebook_document__did_close(
+        self, params: lsp.DidCloseNotebookDocumentParams
+    ) -> Generator[Any, Any, None]:
+        yield from super().lsp_notebook_document__did_close(params)
+        self._server.cells_changed([c.uri for c in params.cell_text_documents])
 
     @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(
@@ -209,6 +231,10 @@ class QvrLanguageServer(AnsweringServer):
             "qvr-lsp",
             __version__,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            # every notebook's Python cells: those that start with %%qvr are QVR
+            notebook_document_sync=lsp.NotebookDocumentSyncOptions(
+                [lsp.NotebookDocumentFilterWithCells([lsp.NotebookCellLanguage("python")], "*")]
+            ),
             protocol_cls=QvrProtocol,
         )
         self.documents = DocumentStore()
@@ -403,6 +429,30 @@ class QvrLanguageServer(AnsweringServer):
         self.analyzer.close(uri)
         self.workspace.remove_text_document(uri)
 
+    @guarded()
+    def cells_changed(self, uris: list[str]) -> None:
+        """The notebook cells `uris` as pygls now holds them: each `%%qvr` one opened or
+        changed as a QVR document, any other closed if it was one (`notebook_cells`)."""
+        for uri in dict.fromkeys(uris):
+            cell = self.workspace.text_documents.get(uri)
+            text = qvr_text(cell.source) if cell is not None else None
+            doc = self.documents.get(uri)
+            if text is None:
+                if doc is not None:
+                    self.documents.close(uri)
+                    self.analyzer.close(uri)
+                continue
+            assert cell is not None
+            version = cell.version if cell.version is not None else 0
+            if doc is None:
+                self.documents.open(uri, text, version, "qvr")
+                self.analyzer.schedule(uri, immediate=True)
+            elif doc.text != text:
+                self.documents.change(
+                    uri, version, [lsp.TextDocumentContentChangeWholeDocument(text)]
+                )
+                self.analyzer.schedule(uri)
+
     def _mirror(self, uri: str) -> None:
         doc = self.documents.get(uri)
         if doc is not None:
@@ -438,3 +488,16 @@ def _loop_running() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def changed_cells(params: lsp.DidChangeNotebookDocumentParams) -> list[str]:
+    """The cells a notebook change touched: their text, their kind, added or removed."""
+    cells = params.change.cells
+    if cells is None:
+        return []
+    uris = [c.document.uri for c in cells.text_content or ()]
+    uris += [c.document for c in cells.data or ()]
+    if cells.structure is not None:
+        uris += [d.uri for d in cells.structure.did_open or ()]
+        uris += [d.uri for d in cells.structure.did_close or ()]
+    return uris

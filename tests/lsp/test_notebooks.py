@@ -1,0 +1,134 @@
+"""`%%qvr` cells of a notebook over LSP 3.17's notebook document sync
+(`qvr_lsp/notebook_cells.py`): each such cell a QVR document under its own URI, with
+the cell's own lines and columns; other cells left alone."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+from lsprotocol import types as lsp
+
+from qvr_lsp.notebook_cells import qvr_text
+from tests.lsp.support import WAIT_SECONDS, codes, diagnostics_for, position_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+GOOD = """%%qvr --run
+object X : Real 3
+object Y : Real 1
+morphism reg : X -> Y [role=kernel, param_source=linear, scale=0.1] ~ Normal
+program regression : X -> Y
+    observe y : Y <- reg
+    return y
+export regression
+"""
+BAD = GOOD.replace("observe y : Y <- reg", "observe y : Y <- gre")  # QVR101 on line 6
+PYTHON = "import numpy as np\nx = np.zeros(3)\n"
+
+_notebooks = itertools.count(1)
+
+
+def notebook(client, *cells: str) -> tuple[str, list[str]]:
+    """Open a notebook of Python cells (each `cells` text); its URI and its cells'."""
+    n = next(_notebooks)
+    uri = f"file:///tmp/qvr-tests/notebook-{n}.ipynb"
+    cell_uris = [
+        f"vscode-notebook-cell:/tmp/qvr-tests/notebook-{n}.ipynb#c{i}" for i in range(len(cells))
+    ]
+    client.notebook_document_did_open(
+        lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[lsp.NotebookCell(lsp.NotebookCellKind.Code, c) for c in cell_uris],
+            ),
+            cell_text_documents=[
+                lsp.TextDocumentItem(c, "python", 1, text)
+                for c, text in zip(cell_uris, cells, strict=True)
+            ],
+        )
+    )
+    return uri, cell_uris
+
+
+def edit_cell(client, uri: str, cell: str, version: int, text: str) -> None:
+    client.notebook_document_did_change(
+        lsp.DidChangeNotebookDocumentParams(
+            notebook_document=lsp.VersionedNotebookDocumentIdentifier(version, uri),
+            change=lsp.NotebookDocumentChangeEvent(
+                cells=lsp.NotebookDocumentCellChanges(
+                    text_content=[
+                        lsp.NotebookDocumentCellContentChanges(
+                            lsp.VersionedTextDocumentIdentifier(version, cell),
+                            [lsp.TextDocumentContentChangeWholeDocument(text)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+
+
+async def cleared(client, uri: str) -> None:
+    """Wait until the last publication for `uri` is empty."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_SECONDS
+    while True:
+        mine = [p for p in client.published if p.uri == uri]
+        if mine and not mine[-1].diagnostics:
+            return
+        assert loop.time() < deadline, f"diagnostics of {uri} never cleared"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_cell_is_qvr_when_its_first_line_is_the_magic() -> None:
+    assert qvr_text("%%qvr\nobject X : Real 1\n") == "# qvr\nobject X : Real 1\n"
+    assert qvr_text(GOOD).splitlines()[0] == "# qvr --run"  # the same length: same columns
+    assert [len(line) for line in qvr_text(GOOD).splitlines()] == [
+        len(x) for x in GOOD.splitlines()
+    ]
+    for other in (PYTHON, "%%qvrx\n", " %%qvr\n", "x = 1\n%%qvr\n", ""):
+        assert qvr_text(other) is None
+
+
+async def test_a_qvr_cell_gets_its_diagnostics_on_its_own_lines(client) -> None:
+    _, (python, cell) = notebook(client, PYTHON, BAD)
+    published = await diagnostics_for(client, cell, 1)
+    assert codes(published) == ["QVR101"]
+    assert published.diagnostics[0].range.start.line == 5  # the cell's line of `gre`
+    assert not [p for p in client.published if p.uri == python]  # a Python cell: not ours
+
+
+async def test_hover_in_a_cell_reads_the_cells_positions(client) -> None:
+    _, (cell,) = notebook(client, GOOD)
+    await diagnostics_for(client, cell, 1)
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(lsp.TextDocumentIdentifier(cell), position_of(GOOD, "reg\n", delta=1))
+    )
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    assert "reg" in hover.contents.value and "X -> Y" in hover.contents.value
+
+
+async def test_editing_a_cell_checks_it_again_and_leaving_qvr_clears_it(client) -> None:
+    uri, (cell,) = notebook(client, BAD)
+    assert codes(await diagnostics_for(client, cell, 1)) == ["QVR101"]
+    edit_cell(client, uri, cell, 2, GOOD)
+    assert codes(await diagnostics_for(client, cell, 2)) == []
+    edit_cell(client, uri, cell, 3, BAD)
+    assert codes(await diagnostics_for(client, cell, 3)) == ["QVR101"]
+    edit_cell(client, uri, cell, 4, PYTHON)  # no longer a %%qvr cell
+    await cleared(client, cell)
+
+
+async def test_closing_the_notebook_clears_its_cells(client) -> None:
+    uri, (cell,) = notebook(client, BAD)
+    assert codes(await diagnostics_for(client, cell, 1)) == ["QVR101"]
+    client.notebook_document_did_close(
+        lsp.DidCloseNotebookDocumentParams(
+            lsp.NotebookDocumentIdentifier(uri), [lsp.TextDocumentIdentifier(cell)]
+        )
+    )
+    await cleared(client, cell)
