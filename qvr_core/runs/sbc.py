@@ -22,6 +22,7 @@ rank against).
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -221,7 +222,10 @@ _SIMULATOR: _Simulator | None = None  # a pool process's own
 
 
 def _start_process(settings: _Settings, budget: int) -> None:
+    """A pool process: Ctrl-C is the parent's to handle (it stops the pool, keeping what
+    finished), so a process never prints its own KeyboardInterrupt."""
     global _SIMULATOR
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
     _SIMULATOR = _Simulator(settings, budget)
 
