@@ -11,19 +11,12 @@ import pytest
 from lsprotocol import types as lsp
 
 from qvr_lsp.notebook_cells import qvr_text
+from tests.inference.qvr_sources import REGRESSION
 from tests.lsp.support import WAIT_SECONDS, codes, diagnostics_for, position_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-GOOD = """%%qvr --run
-object X : Real 3
-object Y : Real 1
-morphism reg : X -> Y [role=kernel, param_source=linear, scale=0.1] ~ Normal
-program regression : X -> Y
-    observe y : Y <- reg
-    return y
-export regression
-"""
+GOOD = "%%qvr --run\n" + REGRESSION.removeprefix("\n")  # a regression model after the magic
 BAD = GOOD.replace("observe y : Y <- reg", "observe y : Y <- gre")  # QVR101 on line 6
 PYTHON = "import numpy as np\nx = np.zeros(3)\n"
 
