@@ -409,31 +409,35 @@ class Model:
     def sites(self) -> tuple[Site, ...]:
         return tuple(s for s in self.steps if isinstance(s, Site))
 
+    @cached_property
+    def lets(self) -> dict[str, Let]:
+        """The `let`s and `score`s by name."""
+        return {s.name: s for s in self.steps if isinstance(s, Let)}
+
+    def through_lets(self, names: Iterable[str]) -> frozenset[str]:
+        """`names` and every name they read through lets, transitively (a let's uses, not
+        a site's arguments): what a value computed from `names` depends on."""
+        seen: set[str] = set()
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in self.lets:
+                todo.extend(self.lets[name].uses)
+        return frozenset(seen)
+
     def latent_reads(self, name: str) -> frozenset[str]:
-        """The sampled sites the step `name` reads, directly or through the lets it reads
+        """The sampled sites the site `name` reads, directly or through the lets it reads
         (`sigma <- HalfNormal(tau)` reads `tau`): a site whose prior reads none is a
         top-level prior, the one power-scaling sensitivity scales (`qvr sensitivity`);
-        the others' priors are the model's hierarchy. Empty for a name no step binds."""
-        by_name: dict[str, Step] = {}
-        for step in self.steps:
-            by_name.setdefault(step.name, step)
+        the others' priors are the model's hierarchy. Empty for a name no site binds."""
+        site = next((s for s in self.sites if s.name == name), None)
+        if site is None:
+            return frozenset()
         sampled = {s.name for s in self.sites if s.kind == "sample"}
-        found: set[str] = set()
-        seen: set[str] = set()
-        start = by_name.get(name)
-        todo = list(start.reads()) if start is not None else []
-        while todo:
-            read = todo.pop()
-            if read in seen:
-                continue
-            seen.add(read)
-            if read in sampled:
-                found.add(read)
-            else:
-                let = by_name.get(read)
-                if isinstance(let, Let):
-                    todo.extend(let.reads())
-        return frozenset(found)
+        return self.through_lets(site.reads()) & sampled
 
     @cached_property
     def tree(self) -> tuple[Node, ...]:

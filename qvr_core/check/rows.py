@@ -31,24 +31,14 @@ def data_rows(model: Model) -> dict[str, str]:
     that reads it (through lets) fixes them, which is what a declared size in the
     target needs. A value that sites over different plates read stays out.
     """
-    lets = {s.name: s for s in model.steps if isinstance(s, Let)}
     sized = data_sized(model)
     found: dict[str, set[str]] = {}
     for site in model.sites:
         if not site.plates:
             continue
-        plate = site.plates[0]
-        seen: set[str] = set()
-        todo = list(site.reads())
+        reads = list(site.reads())
         if site.kind == "observe" and site.name in model.observed_lets:
-            todo.append(site.name)  # the let it observes, and the data that computes it
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in sized:
-                found.setdefault(name, set()).add(plate)
-            if name in lets:
-                todo.extend(lets[name].uses)
+            reads.append(site.name)  # the let it observes, and the data that computes it
+        for name in model.through_lets(reads) & sized:
+            found.setdefault(name, set()).add(site.plates[0])
     return {name: next(iter(p)) for name, p in found.items() if len(p) == 1}

@@ -744,20 +744,7 @@ class _Writer:
         """A `pm.Deterministic`: it depends on a random variable, and it does not run over
         the data's rows unless the program returns it."""
         random = {s.name for s in self.model.sites if s.kind != "observe"}
-        lets = {s.name: s for s in self.model.steps if isinstance(s, Let)}
-        todo, seen = list(let.uses), set()
-        depends = False
-        while todo:
-            n = todo.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            if n in random:
-                depends = True
-                break
-            if n in lets:
-                todo.extend(lets[n].uses)
-        if not depends:
+        if not self.model.through_lets(let.uses) & random:
             return False
         rows = (let.type is not None and let.type.data_plates) or let.name in self.plan.rows
         return not rows or let.name in self.model.returns

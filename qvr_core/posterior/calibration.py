@@ -125,7 +125,8 @@ def judge(
     mean = float(fractions.mean()) if n else math.nan
     if n < 2:
         return Element(site, index, label, n, mean, 0.0, CALIBRATED)
-    difference, outside = ecdf_difference(ranks, draws, prob)
+    found = curve(ranks, draws, prob)
+    outside, difference = found.outside, found.difference
     if outside <= 0.0:
         return Element(site, index, label, n, mean, 0.0, CALIBRATED)
     points = difference.shape[0]
@@ -139,15 +140,29 @@ def judge(
     return Element(site, index, label, n, mean, outside, verdict)
 
 
-def ecdf_difference(ranks: np.ndarray, draws: int, prob: float = PROB) -> tuple[np.ndarray, float]:
-    """The ranks' ECDF less the uniform CDF at the evaluation points, and how far (in
-    probability) it leaves ArviZ's simultaneous `prob` band at worst (0 when inside)."""
-    n = int(ranks.shape[0])
-    ks, lower, upper = band(n, draws, prob)
+@dataclass(frozen=True)
+class Curve:
+    """The ranks' ECDF against the uniform CDF: what the verdict judges and the
+    ECDF-difference plot draws (`qvr plot --kind sbc`)."""
+
+    points: np.ndarray  # the uniform CDF at the evaluation points: the fractional ranks
+    difference: np.ndarray  # the ECDF less the uniform CDF there
+    lower: np.ndarray  # ArviZ's simultaneous band, as differences from the uniform CDF
+    upper: np.ndarray
+
+    @property
+    def outside(self) -> float:
+        """How far (in probability) the ECDF leaves the band at worst (0 when inside)."""
+        worst = np.maximum(self.lower - self.difference, self.difference - self.upper)
+        return max(float(worst.max(initial=0.0)), 0.0)
+
+
+def curve(ranks: np.ndarray, draws: int, prob: float = PROB) -> Curve:
+    """The ranks' (0 to `draws`) ECDF and its `prob` band at the evaluation points."""
+    ks, lower, upper = band(int(ranks.shape[0]), draws, prob)
     cdf = ks / (draws + 1)
     ecdf = (ranks[None, :] <= (ks - 1)[:, None]).mean(axis=1)
-    outside = float(np.maximum(lower - ecdf, ecdf - upper).max(initial=0.0))
-    return ecdf - cdf, max(outside, 0.0)
+    return Curve(cdf, ecdf - cdf, lower - cdf, upper - cdf)
 
 
 @lru_cache(maxsize=32)

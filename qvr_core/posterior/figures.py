@@ -434,7 +434,7 @@ def _sbc(idata: Any, selection: Selection) -> Figure:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from qvr_core.posterior.calibration import band, judge
+    from qvr_core.posterior.calibration import curve, judge
     from qvr_core.units import element_label
 
     ranks = idata[SBC_GROUP]
@@ -455,11 +455,11 @@ def _sbc(idata: Any, selection: Selection) -> Figure:
     rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.4 * rows), squeeze=False)
     for ax, (label, values, element) in zip(axes.flat, panels, strict=False):
-        ks, lower, upper = band(int(values.shape[0]), draws)
-        cdf = ks / (draws + 1)
-        ecdf = (values[None, :] <= (ks - 1)[:, None]).mean(axis=1)
-        ax.fill_between(cdf, lower - cdf, upper - cdf, color="0.85", step="post", linewidth=0)
-        ax.step(cdf, ecdf - cdf, where="post", color=CHAIN_COLOURS[0])
+        drawn = curve(values, draws)
+        ax.fill_between(
+            drawn.points, drawn.lower, drawn.upper, color="0.85", step="post", linewidth=0
+        )
+        ax.step(drawn.points, drawn.difference, where="post", color=CHAIN_COLOURS[0])
         ax.axhline(0.0, color="0.5", linewidth=0.8)
         ax.set_title(f"{label}: {element.verdict}", fontsize=9)
         ax.set_xlabel("fractional rank", fontsize=8)

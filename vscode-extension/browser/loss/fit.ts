@@ -585,10 +585,7 @@ function plotWarnings(warnings: readonly ViewWarning[], plot: string): HTMLEleme
  * its warnings with their remedies; or the note saying why there is none. Plain DOM, text only. */
 function comparisonBlock(view: FitView): HTMLElement[] {
   if (view.comparison === undefined && view.comparison_note === undefined) return [];
-  const block = htmlElement("div", "fit-block fit-comparison");
-  const controls = htmlElement("div", "fit-controls");
-  controls.append(htmlElement("span", "fit-heading", "Model comparison"));
-  block.append(controls);
+  const block = headedBlock("fit-comparison", "Model comparison");
   if (view.comparison === undefined) {
     block.append(htmlElement("p", "note", view.comparison_note!));
     return [block];
@@ -638,10 +635,7 @@ function comparisonParts(comparison: FitComparison): HTMLElement[] {
  * why there is none. Plain DOM, text only. */
 function sensitivityBlock(view: FitView): HTMLElement[] {
   if (view.sensitivity === undefined && view.sensitivity_note === undefined) return [];
-  const block = htmlElement("div", "fit-block fit-sensitivity");
-  const controls = htmlElement("div", "fit-controls");
-  controls.append(htmlElement("span", "fit-heading", "Prior sensitivity"));
-  block.append(controls);
+  const block = headedBlock("fit-sensitivity", "Prior sensitivity");
   const found = view.sensitivity;
   if (found === undefined) {
     block.append(htmlElement("p", "note", view.sensitivity_note!));
@@ -680,6 +674,15 @@ function sensitivityBlock(view: FitView): HTMLElement[] {
     block.append(htmlElement("p", "note", "No parameter is sensitive to its prior beyond the threshold."));
   }
   return [block];
+}
+
+/** A block of the run view with its heading (the comparison's, the sensitivity's). */
+function headedBlock(kind: string, heading: string): HTMLElement {
+  const block = htmlElement("div", `fit-block ${kind}`);
+  const controls = htmlElement("div", "fit-controls");
+  controls.append(htmlElement("span", "fit-heading", heading));
+  block.append(controls);
+  return block;
 }
 
 /** A legend of series by colour (canvas series have no element to style). */
