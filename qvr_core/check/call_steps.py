@@ -20,16 +20,9 @@ from typing import TYPE_CHECKING
 
 from qvr_core import rules
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.computations import (
-    Bind,
-    Computation,
-    Draw,
-    Invoke,
-    Weigh,
-    substitute,
-    takes,
-)
+from qvr_core.check.computations import substitute, takes
 from qvr_core.check.context import SymbolKey
+from qvr_core.check.defines import Bind, Computation, Draw, Invoke, Weigh
 from qvr_core.check.model import Argument, Let, Site
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
@@ -38,12 +31,12 @@ from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
 if TYPE_CHECKING:
-    from qvr_core.check.model_steps import ModelChecker
+    from qvr_core.check.passes import ModelPass
 
 NUMBER = Plated(())
 
 
-def call_step(mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> None:
+def call_step(mc: ModelPass, step: ast.CallStep, scope: tuple[str, ...]) -> None:
     """Type `let c <- f(args)` and put `f` in place in the model `mc` builds."""
     ctx = mc.ctx
     name = step.callee.text
@@ -53,7 +46,7 @@ def call_step(mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> N
     ok = True
     args: list[Term] = []
     for i, a in enumerate(step.args):
-        t = mc._arith(a)
+        t = mc.arith(a)
         param = comp.params[i] if i < len(comp.params) else None
         if t is not None and param is not None and not _number(t):
             ctx.report(
@@ -63,18 +56,18 @@ def call_step(mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> N
                 a.span,
             )
             ok = False
-        term = lower(a, mc._is_plate, mc._plates_of)
+        term = lower(a, mc.is_plate, mc.plates_of)
         assert term is not None  # model_reason: arithmetic that lowers
         args.append(term)
     if len(step.args) != len(comp.params):
         ctx.report(rules.ARGUMENT_COUNT, takes(name, comp.params, len(step.args)), step.span)
         ok = False
     if not ok:
-        mc._bind_target(step.target, SymbolKind.LOCAL, step.span, None)
+        mc.bind_target(step.target, SymbolKind.LOCAL, step.span, None)
         return
     inliner = _Inliner(mc, step, scope)
     result = inliner.call(comp, args)
-    mc._bind_target(step.target, SymbolKind.LOCAL, step.span, NUMBER)
+    mc.bind_target(step.target, SymbolKind.LOCAL, step.span, NUMBER)
     let = ast.LetStep(step.target, inliner.rhs, step.span)
     mc.steps.append(Let(step.target.text, "let", let, _uses(result), result, scope, NUMBER))
 
@@ -84,7 +77,7 @@ def _number(t: Plated) -> bool:
     return not t.plates and not t.element.event and not t.element.discrete
 
 
-def _rhs(mc: ModelChecker, step: ast.CallStep) -> ast.Apply:
+def _rhs(mc: ModelPass, step: ast.CallStep) -> ast.Apply:
     """`noisy(b)` as written: what the steps put in place show as their formula."""
     span = mc.ctx.lines.span(step.callee.span.start, step.span.end)
     return ast.Apply(step.callee, step.args, span)
@@ -98,7 +91,7 @@ def _uses(term: Term) -> tuple[str, ...]:
 class _Inliner:
     """One call step's callee (and what it calls) as steps of the model."""
 
-    def __init__(self, mc: ModelChecker, step: ast.CallStep, scope: tuple[str, ...]) -> None:
+    def __init__(self, mc: ModelPass, step: ast.CallStep, scope: tuple[str, ...]) -> None:
         self.mc = mc
         self.step = step
         self.scope = scope

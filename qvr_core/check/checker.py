@@ -15,14 +15,10 @@ from types import MappingProxyType
 from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import builtins, rules
-from qvr_core.check.computations import (
-    Computation,
-    check_computation,
-    check_instance,
-    is_computation,
-)
+from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
+from qvr_core.check.defines import Computation
 from qvr_core.check.expressions import infer
 from qvr_core.check.frames import Frame, Names
 from qvr_core.check.model import Model

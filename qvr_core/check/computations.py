@@ -21,7 +21,6 @@ own coordinates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from qvr_core import rules
@@ -29,66 +28,18 @@ from qvr_core.builtins import FAMILIES, bind
 from qvr_core.builtins.effects import EFFECTS, RANDOM, REAL_TYPE, SCORE, SITE, WEIGHT, Effect
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import report_binding, report_constraint
+from qvr_core.check.defines import Bind, Computation, Draw, Invoke, Line, Weigh
 from qvr_core.check.terms import Call, Num, Op, Ref, Term, Unary, lower
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
 if TYPE_CHECKING:
-    from qvr_core.check.checker import Env
     from qvr_core.check.context import Context
+    from qvr_core.check.passes import Env
 
 COMPUTATION = "computation"  # the clause kind of a `define` with parameters and a row
 INSTANCE = "instance"
-
-
-@dataclass(frozen=True)
-class Draw:
-    """`let x <- perform random.sample[Real](site("l"), F(args))`: `args` bound to F's
-    parameters, each a term over the computation's names."""
-
-    local: str | None
-    label: str
-    family: str
-    args: tuple[tuple[str, Term], ...]
-
-
-@dataclass(frozen=True)
-class Weigh:
-    """`perform score.add(weight(e))`."""
-
-    term: Term
-
-
-@dataclass(frozen=True)
-class Bind:
-    """`let x = e`."""
-
-    local: str
-    term: Term
-
-
-@dataclass(frozen=True)
-class Invoke:
-    """`let x <- g(args)`: another typed computation."""
-
-    local: str
-    callee: str
-    args: tuple[Term, ...]
-
-
-Line = Draw | Weigh | Bind | Invoke
-
-
-@dataclass(frozen=True)
-class Computation:
-    """A typed `define`: its value parameters, row, body and returned value."""
-
-    name: str
-    params: tuple[str, ...]
-    row: tuple[str, ...]
-    lines: tuple[Line, ...]
-    result: Term
 
 
 def is_computation(decl: ast.Decl) -> bool:

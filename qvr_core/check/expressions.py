@@ -20,7 +20,7 @@ from qvr_core.check.unchecked import refer
 from qvr_core.syntax import ast
 
 if TYPE_CHECKING:
-    from qvr_core.check.checker import Env
+    from qvr_core.check.passes import Env
 
 
 #: quivers' expression forms beyond qvr's combinators (parsers, cups and caps, data).

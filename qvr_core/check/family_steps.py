@@ -27,7 +27,7 @@ from qvr_core.check.types import Arrow, Product, Scalar, Seq, ValueType, dims_te
 from qvr_core.syntax import ast
 
 if TYPE_CHECKING:
-    from qvr_core.check.programs import ProgramChecker
+    from qvr_core.check.passes import ProgramPass
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class FamilyDraw:
     params: tuple[tuple[str, float | str], ...]
 
 
-def family_draw(pc: ProgramChecker, call: ast.Call) -> FamilyDraw:
+def family_draw(pc: ProgramPass, call: ast.Call) -> FamilyDraw:
     """Type the family step `call` of the program `pc` checks (its diagnostics reported)."""
     family = FAMILIES[call.callee.text]
     ctx = pc.ctx
@@ -107,7 +107,7 @@ def family_draw(pc: ProgramChecker, call: ast.Call) -> FamilyDraw:
 
 
 def _numeric(
-    pc: ProgramChecker, family: str, param: str, node: ast.NameRef, t: ValueType | None
+    pc: ProgramPass, family: str, param: str, node: ast.NameRef, t: ValueType | None
 ) -> bool:
     """A named parameter is a value of continuous objects (or a sequence of them)."""
     if t is None:
@@ -125,7 +125,7 @@ def _numeric(
     return False
 
 
-def _common(pc: ProgramChecker, call: ast.Call, types: list[ValueType]) -> ValueType | None:
+def _common(pc: ProgramPass, call: ast.Call, types: list[ValueType]) -> ValueType | None:
     """The drawn value's type: the first named value's, which the others must match in
     dimension (read entry by entry), all sequences or none."""
     first = types[0]

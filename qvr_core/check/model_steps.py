@@ -51,7 +51,7 @@ from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
 if TYPE_CHECKING:
-    from qvr_core.check.programs import ProgramChecker
+    from qvr_core.check.passes import ProgramPass
 
 _ARITH_OPS = frozenset({"+", "-", "*", "/"})
 #: What an entry of a vector draw is, picked by a number (`w[0]` of a simplex).
@@ -62,7 +62,7 @@ _INDEX_KINDS = ("index", "ordinal", "boolean", "nonnegative_integer", "integer_i
 # ---------------------------------------------------------------- what it types
 
 
-def model_reason(pc: ProgramChecker) -> str | None:
+def model_reason(pc: ProgramPass) -> str | None:
     """Why this checker cannot type the program (None: it can)."""
     decl = pc.decl
     ctx = pc.ctx
@@ -124,7 +124,7 @@ def model_reason(pc: ProgramChecker) -> str | None:
     return None if families else "its steps"
 
 
-def _call_reason(pc: ProgramChecker, step: ast.CallStep) -> str | None:
+def _call_reason(pc: ProgramPass, step: ast.CallStep) -> str | None:
     """Why a call step `let c <- f(args)` is not typed: `f` is no computation the checker
     types (computations.py), or an argument is no arithmetic it types."""
     if step.static is not None or step.constructs:
@@ -257,7 +257,7 @@ class _Scope:
 class ModelChecker:
     """Types one Bayesian program into a `Model` (its diagnostics into the context)."""
 
-    def __init__(self, pc: ProgramChecker) -> None:
+    def __init__(self, pc: ProgramPass) -> None:
         self.pc = pc
         self.ctx = pc.ctx
         self.env = pc.env
@@ -309,7 +309,7 @@ class ModelChecker:
                 decl.name.span,
                 related=(Related(decl.header_span, "program header"),),
             )
-        self.pc._unused_locals()
+        self.pc.unused_locals()
         self._uninformed_flat_priors()
         model = Model(
             name=self.pc.scope,
@@ -381,9 +381,9 @@ class ModelChecker:
                 self.plate_params.add(name.text)
             elif word in VALUE_KINDS:
                 t = Plated(())
-            self.pc._define(name, SymbolKind.PARAM, name.span, t, is_input=True)  # type: ignore[arg-type]  # a model's locals hold Plated values
+            self.pc.define(name, SymbolKind.PARAM, name.span, t, is_input=True)  # type: ignore[arg-type]  # a model's locals hold Plated values
             if word in PLATE_KINDS:
-                self.pc._use(name.text)  # a plate parameter is used by the header or steps
+                self.pc.use(name.text)  # a plate parameter is used by the header or steps
 
     def _header(self, ref: ast.TypeRef | ast.SizedObject) -> Product | None:
         if isinstance(ref, ast.SizedObject):  # `G -> 1`: an unnamed object, as written
@@ -406,14 +406,14 @@ class ModelChecker:
             self._call_step(step, scope)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             t = self._let(step, tuple(s.name for s in scope))
-            self._bind_target(step.target, SymbolKind.LOCAL, step.span, t)
+            self.bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if isinstance(step, ast.ScoreStep):
-                self.pc._use(step.target.text)  # a score term is used by the joint density
+                self.pc.use(step.target.text)  # a score term is used by the joint density
 
     def _let(self, step: ast.LetStep | ast.ScoreStep, scope: tuple[str, ...]) -> Plated | None:
         """Type a let's (or score's) value and put it in the model, in step order."""
-        t = self._arith(step.value)
-        term = lower(step.value, self._is_plate, self._plates_of)
+        t = self.arith(step.value)
+        term = lower(step.value, self.is_plate, self.plates_of)
         assert term is not None  # model_reason admits only what lowers
         uses = tuple(dict.fromkeys(refs(term)))
         kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
@@ -450,7 +450,7 @@ class ModelChecker:
         if kind == "observe":
             self._observed(target, step.span, site.type)
         else:
-            self._bind_target(target, SymbolKind.SAMPLE, step.span, site.type)
+            self.bind_target(target, SymbolKind.SAMPLE, step.span, site.type)
         self.steps.append(site)
         if isinstance(step, ast.MarginalizeStep):
             self.marginal.add(target.text)
@@ -481,9 +481,7 @@ class ModelChecker:
             span,
         )
 
-    def _bind_target(
-        self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None
-    ) -> None:
+    def bind_target(self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None) -> None:
         """Bind a step's target; a name read earlier as data cannot be bound after."""
         if target.text in self.drawn:
             self._label_clash(target.text, target.span)
@@ -498,7 +496,7 @@ class ModelChecker:
             )
             self.ctx.ref(target.span, SymbolKey(target.text, self.pc.scope))
             return
-        self.pc._define(target, kind, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
+        self.pc.define(target, kind, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
 
     def _observed(self, target: ast.Name, span: Span, t: Plated | None) -> None:
         """An observed target is a data variable: its value is bound at fit time. A `let`
@@ -516,7 +514,7 @@ class ModelChecker:
             self.data[n] = replace(known, observed=True, type=t)
             self.ctx.ref(target.span, SymbolKey(n, self.pc.scope))
             return
-        self.pc._define(target, SymbolKind.OBSERVE, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
+        self.pc.define(target, SymbolKind.OBSERVE, span, t)  # type: ignore[arg-type]  # a model's locals hold Plated values
         if n not in self.data:
             self.data[n] = DataVariable(n, target.span, True, t)
 
@@ -525,7 +523,7 @@ class ModelChecker:
         observation, so it must be computed from data names and numbers only."""
         n = target.text
         self.ctx.ref(target.span, SymbolKey(n, self.pc.scope))
-        self.pc._use(n)
+        self.pc.use(n)
         if n in self.observed_lets:
             self.ctx.report(
                 rules.REBOUND_VARIABLE,
@@ -850,7 +848,7 @@ class ModelChecker:
 
     def _read_param(self, n: str, span: Span) -> None:
         self.ctx.ref(span, SymbolKey(n, self.pc.scope))
-        self.pc._use(n)
+        self.pc.use(n)
 
     def _bind(self, family: Family, call: ast.Call) -> tuple[Argument, ...]:
         """The arguments bound to the family's parameters (`Dirichlet(1.0, 2.0, 3.0)`
@@ -1293,7 +1291,7 @@ class ModelChecker:
         pc = self.pc
         if n in pc.locals:
             self.ctx.ref(name.span, SymbolKey(n, pc.scope))
-            pc._use(n)
+            pc.use(n)
             t: object = pc.locals[n].type  # a model's locals hold Plated values
             if n in self.data and indexes and self.data[n].indexes is None:
                 self.data[n] = replace(self.data[n], indexes=indexes)
@@ -1315,8 +1313,8 @@ class ModelChecker:
         element = Element("index", (), indexes) if indexes else REAL_NUMBER
         t = Plated((), element, data_plates=True)
         self._like_a_value(name)
-        pc._define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]  # as above
-        pc._use(n)
+        pc.define(name, SymbolKind.DATA, name.span, t, is_input=True)  # type: ignore[arg-type]  # as above
+        pc.use(n)
         self.data[n] = DataVariable(n, name.span, False, t, indexes)
         return t
 
@@ -1374,9 +1372,9 @@ class ModelChecker:
             (),
             close=sorted(close)[:3],
         )
-        pc._use(shown[0])
+        pc.use(shown[0])
 
-    def _arith(self, node: ast.Arith) -> Plated | None:
+    def arith(self, node: ast.Arith) -> Plated | None:
         t = self._arith_node(node)
         if t is not None:
             self.ctx.record_type(node.span, t)
@@ -1388,16 +1386,16 @@ class ModelChecker:
         if isinstance(node, ast.Var):
             return self._read(node.name)
         if isinstance(node, ast.Unary):
-            return self._arith(node.operand)
+            return self.arith(node.operand)
         if isinstance(node, ast.Binary):
-            left = self._arith(node.left)
-            right = self._arith(node.right)
+            left = self.arith(node.left)
+            right = self.arith(node.right)
             return _broadcast(left, right)
         if isinstance(node, ast.Literal):
             return Plated(())
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
-            types = [self._arith(a) for a in node.args]
+            types = [self.arith(a) for a in node.args]
             if not fn.accepts(len(node.args)):
                 self.ctx.report(
                     rules.ARGUMENT_COUNT,
@@ -1417,7 +1415,7 @@ class ModelChecker:
             if receiver is not None:
                 self.ctx.record_type(node.receiver.span, receiver)
             for a in node.args:
-                self._arith(a)
+                self.arith(a)
             fn = METHODS[node.method.text]
             if receiver is None or fn.shape != "reduce":
                 return receiver
@@ -1425,7 +1423,7 @@ class ModelChecker:
                 return Plated(())
             return _drop_axis(receiver, node.args[0])
         if isinstance(node, ast.ListExpr):
-            items = [self._arith(i) for i in node.items]
+            items = [self.arith(i) for i in node.items]
             out = items[0] if items else Plated(())
             for t in items[1:]:
                 out = _broadcast(out, t)
@@ -1438,13 +1436,13 @@ class ModelChecker:
             return self._gather(node.base.name, base, indices, node.span)
         return None
 
-    def _plates_of(self, name: str) -> tuple[str, ...]:
+    def plates_of(self, name: str) -> tuple[str, ...]:
         """The plates of a local the checker typed (none for data and parameters)."""
         local = self.pc.locals.get(name)
         t: object = local.type if local is not None else None  # a model's locals hold Plated
         return tuple(p.name for p in t.plates) if isinstance(t, Plated) else ()
 
-    def _is_plate(self, name: str) -> bool:
+    def is_plate(self, name: str) -> bool:
         """Whether an index names a plate (`sigma[School]`: every entry), not a value."""
         return name in self.ctx.objects or name in self.plate_params
 

@@ -8,7 +8,6 @@ step sees the same input type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, assert_never
 
 from qvr_core import rules
@@ -26,6 +25,7 @@ from qvr_core.check.matching import (
 )
 from qvr_core.check.model_steps import ModelChecker, model_reason
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
+from qvr_core.check.passes import Local
 from qvr_core.check.types import (
     Arrow,
     Group,
@@ -42,18 +42,9 @@ from qvr_core.syntax import ast
 from qvr_core.syntax.span import Span
 
 if TYPE_CHECKING:
-    from qvr_core.check.checker import Env
+    from qvr_core.check.passes import Env
 
 OP_VERBS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
-
-
-@dataclass
-class Local:
-    kind: SymbolKind
-    name: ast.Name
-    step_span: Span
-    type: ValueType | None
-    is_input: bool = False
 
 
 class ProgramChecker:
@@ -106,7 +97,7 @@ class ProgramChecker:
                         sites.append(site)
                 case ast.LetStep():
                     value = self.arith(step.value)
-                    self._define(step.target, SymbolKind.LOCAL, step.span, value)
+                    self.define(step.target, SymbolKind.LOCAL, step.span, value)
                 case ast.DestructureStep():
                     self._destructure(step)
                 case ast.ReturnStep():
@@ -127,7 +118,7 @@ class ProgramChecker:
                 decl.name.span,
                 related=(Related(end, "program header"),),
             )
-        self._unused_locals()
+        self.unused_locals()
         in_type: ValueType = Seq(dom) if lifted else dom
         out_type = returned if returned is not None else None
         inferred = Arrow(in_type, out_type) if out_type is not None else None
@@ -148,7 +139,7 @@ class ProgramChecker:
         """The header is broken: still resolve the body's names for navigation."""
         if self.decl.params:
             for p in self.decl.params:
-                self._define(p, SymbolKind.PARAM, p.span, None, is_input=True)
+                self.define(p, SymbolKind.PARAM, p.span, None, is_input=True)
         for step in self.decl.steps:
             if isinstance(step, ast.SampleStep | ast.ObserveStep):
                 if not _is_family(self, step):
@@ -158,13 +149,13 @@ class ProgramChecker:
                         if isinstance(a, ast.NameRef):
                             self.lookup(a.name)
                 for t in (step.target, *step.more_targets):
-                    self._define(t, _site_kind(step), step.span, None)
+                    self.define(t, _site_kind(step), step.span, None)
             elif isinstance(step, ast.LetStep):
-                self._define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
+                self.define(step.target, SymbolKind.LOCAL, step.span, self.arith(step.value))
             elif isinstance(step, ast.DestructureStep):
                 self.arith(step.value)
                 for t in step.targets:
-                    self._define(t, SymbolKind.LOCAL, step.span, None)
+                    self.define(t, SymbolKind.LOCAL, step.span, None)
 
     # ------------------------------------------------------------ inputs
 
@@ -235,7 +226,7 @@ class ProgramChecker:
                 t = self._factor_type(written[i].text)
                 if t is not None and lifted:
                     t = Seq(t)
-            self._define(p, SymbolKind.PARAM, p.span, t, is_input=True)
+            self.define(p, SymbolKind.PARAM, p.span, t, is_input=True)
             if t is not None:
                 out.append((p.text, t))
         return tuple(out)
@@ -314,7 +305,7 @@ class ProgramChecker:
         splits its one value into the names, as the product's factors are written."""
         kind = _site_kind(step)
         if len(targets) == 1:
-            self._define(step.target, kind, step.span, value)
+            self.define(step.target, kind, step.span, value)
             return False
         parts: list[ValueType | None] = [None] * len(targets)
         if value is not None:
@@ -331,7 +322,7 @@ class ProgramChecker:
             else:
                 parts = list(split)
         for target, part in zip(targets, parts, strict=True):
-            self._define(target, kind, step.span, part)
+            self.define(target, kind, step.span, part)
         return True
 
     def _data_argument(self, name: ast.Name, call: ast.Call, callee: Arrow | None, i: int) -> None:
@@ -345,12 +336,12 @@ class ProgramChecker:
             if parts is not None and i < len(parts):
                 t = parts[i]
         self.data.setdefault(name.text)
-        self._define(name, SymbolKind.DATA, name.span, t, is_input=True)
+        self.define(name, SymbolKind.DATA, name.span, t, is_input=True)
 
     def _program_input(self, dom: Product, lifted: bool) -> ValueType | None:
         if self.decl.params is not None:
             for p in self.decl.params:
-                self._use(p.text)  # the whole input is consumed
+                self.use(p.text)  # the whole input is consumed
         return Seq(dom) if lifted else dom
 
     def _arguments(
@@ -505,15 +496,15 @@ class ProgramChecker:
             )
             return None
         self.ctx.ref(name.span, SymbolKey(name.text, self.scope))
-        self._use(name.text)
+        self.use(name.text)
         if loc.type is not None:
             self.ctx.record_type(name.span, loc.type)
         return loc.type
 
-    def _use(self, name: str) -> None:
+    def use(self, name: str) -> None:
         self.ctx.used.add(SymbolKey(name, self.scope))
 
-    def _define(
+    def define(
         self,
         name: ast.Name,
         kind: SymbolKind,
@@ -561,7 +552,7 @@ class ProgramChecker:
             else:
                 parts = list(split)
         for target, part in zip(step.targets, parts, strict=True):
-            self._define(target, SymbolKind.LOCAL, step.span, part)
+            self.define(target, SymbolKind.LOCAL, step.span, part)
 
     def _split(self, t: ValueType, n: int) -> list[ValueType] | None:
         if isinstance(t, Seq):
@@ -774,7 +765,7 @@ class ProgramChecker:
     def _desc(self, node: ast.Arith, t: ValueType) -> str:
         return f"{self.ctx.source(node.span)} ({t.label}, {dims_text(t)})"
 
-    def _unused_locals(self) -> None:
+    def unused_locals(self) -> None:
         for name, loc in self.locals.items():
             if name.startswith("_"):
                 continue  # the usual way to say a value is deliberately unused

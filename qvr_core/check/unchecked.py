@@ -25,7 +25,7 @@ from qvr_core.syntax.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.context import Context
-    from qvr_core.check.programs import ProgramChecker
+    from qvr_core.check.passes import ProgramPass
 
 _SEED_OPS = frozenset({"+", "-", "*", "/"})
 _KNOWN_FUNCS = frozenset(UNARY_FUNCS + BINARY_FUNCS)
@@ -81,7 +81,7 @@ def check_other(ctx: Context, decl: ast.OtherDecl) -> None:
 # ---------------------------------------------------------------- programs
 
 
-def program_reason(pc: ProgramChecker, mixed: bool = False) -> str | None:
+def program_reason(pc: ProgramPass, mixed: bool = False) -> str | None:
     """Why a program needs more than the seeds' checks (None: the checker types it).
 
     `mixed`: the program also applies morphisms, so the model checker cannot type it;
@@ -122,7 +122,7 @@ def program_reason(pc: ProgramChecker, mixed: bool = False) -> str | None:
 
 
 def _step_reason(
-    pc: ProgramChecker, step: ast.Step, used: list[ast.Name], fed: list[ast.Name] | None
+    pc: ProgramPass, step: ast.Step, used: list[ast.Name], fed: list[ast.Name] | None
 ) -> str | None:
     if isinstance(step, ast.MarginalizeStep | ast.CallStep | ast.ScoreStep):
         return f"its {_kind(step)} step"
@@ -279,20 +279,20 @@ def _arith_nodes(node: object) -> Iterator[object]:
             stack.extend(item.args)
 
 
-def structural(pc: ProgramChecker, reason: str) -> None:
+def structural(pc: ProgramPass, reason: str) -> None:
     """Names only: bind what the steps bind, resolve what they use; unbound names are
     data variables (quivers binds them at fit time). One QVR011 on the program."""
     ctx = pc.ctx
     decl = pc.decl
     refer(ctx, (decl.dom, decl.cod, decl.param_kinds, decl.options))
     for p in decl.params or ():
-        pc._define(p, SymbolKind.PARAM, p.span, None, is_input=True)
+        pc.define(p, SymbolKind.PARAM, p.span, None, is_input=True)
     data: set[str] = set()
     _steps(pc, decl.steps, data)
     note(ctx, decl.name.span, f"program {decl.name.text} ({reason})")
 
 
-def _steps(pc: ProgramChecker, steps: tuple[ast.Step, ...], data: set[str]) -> None:
+def _steps(pc: ProgramPass, steps: tuple[ast.Step, ...], data: set[str]) -> None:
     for step in steps:
         if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
             plate = step.plate if not isinstance(step, ast.ObserveStep) else step.declared
@@ -301,37 +301,37 @@ def _steps(pc: ProgramChecker, steps: tuple[ast.Step, ...], data: set[str]) -> N
             targets = (step.target, *getattr(step, "more_targets", ()))
             kind = SymbolKind.OBSERVE if isinstance(step, ast.ObserveStep) else SymbolKind.SAMPLE
             for t in targets:
-                pc._define(t, kind, step.span, None)
+                pc.define(t, kind, step.span, None)
             if isinstance(step, ast.MarginalizeStep):
                 _steps(pc, step.steps, data)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             _value(pc, step.value, data, frozenset())
-            pc._define(step.target, SymbolKind.LOCAL, step.span, None)
+            pc.define(step.target, SymbolKind.LOCAL, step.span, None)
         elif isinstance(step, ast.DestructureStep):
             _value(pc, step.value, data, frozenset())
             for t in step.targets:
-                pc._define(t, SymbolKind.LOCAL, step.span, None)
+                pc.define(t, SymbolKind.LOCAL, step.span, None)
         elif isinstance(step, ast.CallStep):
             _callee(pc, step.callee)
             for a in step.args:
                 _value(pc, a, data, frozenset())
-            pc._define(step.target, SymbolKind.LOCAL, step.span, None)
+            pc.define(step.target, SymbolKind.LOCAL, step.span, None)
         elif isinstance(step, ast.ReturnStep):
             for n in step.values:
-                _use(pc, n, data)
+                use(pc, n, data)
 
 
-def _callee(pc: ProgramChecker, name: ast.Name) -> None:
+def _callee(pc: ProgramPass, name: ast.Name) -> None:
     n = name.text
     if n in pc.locals:
-        _use(pc, name, set())
+        use(pc, name, set())
     elif n in pc.ctx.top:
         pc.ctx.ref(name.span, SymbolKey(n))
     elif n[:1].isupper():  # not a family of the registry (is_family), nor declared
         pc.ctx.undefined(name, "family", FAMILIES)
 
 
-def _source(pc: ProgramChecker, expr: object, data: set[str]) -> None:
+def _source(pc: ProgramPass, expr: object, data: set[str]) -> None:
     """A step's source: callees are declarations or families; arguments are values."""
     if isinstance(expr, ast.Call):
         if not is_family(pc.ctx, expr.callee):
@@ -348,45 +348,45 @@ def _source(pc: ProgramChecker, expr: object, data: set[str]) -> None:
         _source(pc, expr.receiver, data)
 
 
-def _argument(pc: ProgramChecker, arg: object, data: set[str]) -> None:
+def _argument(pc: ProgramPass, arg: object, data: set[str]) -> None:
     if isinstance(arg, ast.NameRef):
-        _use(pc, arg.name, data)
+        use(pc, arg.name, data)
     elif isinstance(arg, ast.Call):
         _source(pc, arg, data)
     elif isinstance(arg, ast.ListArg):
         for item in arg.items:
             _argument(pc, item, data)
     elif isinstance(arg, ast.IndexArg):
-        _use(pc, arg.name, data)
+        use(pc, arg.name, data)
         _index(pc, arg.index, data)
     elif isinstance(arg, ast.Compose | ast.Tensor | ast.Method):
         _source(pc, arg, data)
 
 
-def _index(pc: ProgramChecker, index: object, data: set[str]) -> None:
+def _index(pc: ProgramPass, index: object, data: set[str]) -> None:
     """An index is a plate (an object) or a bound value."""
     for name in names_in(index):
         if name.text in pc.locals:
-            _use(pc, name, data)
+            use(pc, name, data)
         elif name.text in pc.ctx.top:
             pc.ctx.ref(name.span, SymbolKey(name.text))
 
 
-def _use(pc: ProgramChecker, name: ast.Name, data: set[str]) -> None:
+def use(pc: ProgramPass, name: ast.Name, data: set[str]) -> None:
     n = name.text
     if n in pc.locals:
         pc.ctx.ref(name.span, SymbolKey(n, pc.scope))
-        pc._use(n)
+        pc.use(n)
         return
     if n in pc.ctx.top:
         pc.ctx.ref(name.span, SymbolKey(n))
         return
     # a data variable, bound when the program is fitted: its first use defines it
-    pc._define(name, SymbolKind.PARAM, name.span, None, is_input=True)
+    pc.define(name, SymbolKind.PARAM, name.span, None, is_input=True)
     data.add(n)
 
 
-def _value(pc: ProgramChecker, node: object, data: set[str], bound: frozenset[str]) -> None:
+def _value(pc: ProgramPass, node: object, data: set[str], bound: frozenset[str]) -> None:
     """Names in an arithmetic value: locals, data variables, functions, lambda and
     factor binders (local to the expression)."""
     stack: list[tuple[object, frozenset[str]]] = [(node, bound)]
@@ -394,7 +394,7 @@ def _value(pc: ProgramChecker, node: object, data: set[str], bound: frozenset[st
         item, inner = stack.pop()
         if isinstance(item, ast.Var):
             if item.name.text not in inner:
-                _use(pc, item.name, data)
+                use(pc, item.name, data)
         elif isinstance(item, ast.Binary):
             stack += [(item.left, inner), (item.right, inner)]
         elif isinstance(item, ast.Unary):

@@ -1,0 +1,125 @@
+"""What the checker's passes share, as protocols: the module's tables (`Env`), one
+program being typed (`ProgramPass`) and one Bayesian program being typed (`ModelPass`).
+
+A pass that works on behalf of another (a model step for its program, a call step for
+its model) names the other through these, never through the class that implements it,
+so the passes form a tree of imports with no cycle, type-only imports included
+(`tests/rails/test_import_cycles.py`). The classes are `checker.Env`,
+`programs.ProgramChecker` and `model_steps.ModelChecker`; each protocol lists exactly
+what the passes below it use, so widening one is a visible decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from qvr_core.check.context import Context, SymbolKey
+    from qvr_core.check.defines import Computation
+    from qvr_core.check.model import DataVariable, Step
+    from qvr_core.check.module import ProgramInfo, SymbolKind
+    from qvr_core.check.types import Arrow, Group, Plated, ValueType
+    from qvr_core.syntax import ast
+    from qvr_core.syntax.span import Span
+
+
+@dataclass
+class Local:
+    """A value bound in a program: its kind, where it is named and bound, its type."""
+
+    kind: SymbolKind
+    name: ast.Name
+    step_span: Span
+    type: ValueType | None
+    is_input: bool = False
+
+
+class Env(Protocol):
+    """The module's tables, typing lets, programs and `define`s on first use."""
+
+    @property
+    def ctx(self) -> Context: ...
+
+    @property
+    def programs(self) -> dict[str, ProgramInfo | object | None]: ...
+
+    @property
+    def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]: ...
+
+    def name_type(self, name: ast.Name) -> Arrow | Group | None: ...
+
+    def program_type(self, n: str) -> Arrow | None: ...
+
+    def cyclic(self, name: ast.Name) -> bool: ...
+
+    def computation(self, n: str) -> Computation | None: ...
+
+    def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]: ...
+
+
+class ProgramPass(Protocol):
+    """One program being typed: its locals, and how a step binds and reads them."""
+
+    @property
+    def env(self) -> Env: ...
+
+    @property
+    def ctx(self) -> Context: ...
+
+    @property
+    def decl(self) -> ast.ProgramDecl: ...
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def locals(self) -> dict[str, Local]: ...
+
+    fed_data: set[str]  # the data names only fed to a step, set by the names-only check
+
+    def lookup(self, name: ast.Name) -> ValueType | None: ...
+
+    def define(
+        self,
+        name: ast.Name,
+        kind: SymbolKind,
+        step_span: Span,
+        type_: ValueType | None,
+        is_input: bool = False,
+    ) -> None: ...
+
+    def use(self, name: str) -> None: ...
+
+    def unused_locals(self) -> None: ...
+
+
+class ModelPass(Protocol):
+    """One Bayesian program being typed into a `Model`: what a call step inlines into."""
+
+    @property
+    def pc(self) -> ProgramPass: ...
+
+    @property
+    def ctx(self) -> Context: ...
+
+    @property
+    def env(self) -> Env: ...
+
+    @property
+    def data(self) -> dict[str, DataVariable]: ...
+
+    @property
+    def steps(self) -> list[Step]: ...
+
+    def site_label(self, label: str, step: ast.CallStep) -> str: ...
+
+    def bind_target(
+        self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None
+    ) -> None: ...
+
+    def arith(self, node: ast.Arith) -> Plated | None: ...
+
+    def is_plate(self, name: str) -> bool: ...
+
+    def plates_of(self, name: str) -> tuple[str, ...]: ...
