@@ -272,7 +272,7 @@ class FileRuns:
 
 def _runs(files: list[CorpusFile], jobs: int, timeout: float) -> None:
     """Run every exported program of the 0.11+ files; print the table and the failures."""
-    from qvr_core.runnable import program_decl, runnability
+    from qvr_core.plan.runnable import program_decl, runnability
 
     table: list[FileRuns] = []
     work: list[tuple[FileRuns, Path, str, str]] = []
@@ -335,7 +335,7 @@ def _child(path: str, program: str, method: str) -> int:
     """One run as a user makes it: `qvr data` first where the program reads data names,
     then `qvr run` on that file."""
     from qvr_cli.main import main as qvr
-    from qvr_core.runnable import runnability
+    from qvr_core.plan.runnable import runnability
     from qvr_core.runtime.model import compile_model
 
     run = ["run", path, "--program", program, "--method", method, *RUNS[method]]

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from qvr_core.resources import parse_size  # noqa: E402
+from qvr_core.sizing.resources import parse_size  # noqa: E402
 from tests.fuzz.driver import (  # noqa: E402
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIMEOUT,

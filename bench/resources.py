@@ -5,8 +5,8 @@ records its resident memory, runs 3 steps of `run_inference` (the budget
 check passes: it is raised to 1 PB) and records its peak resident memory;
 the figure printed is peak minus baseline next to the model's estimate, and
 their ratio (estimate / measured: above 1 the model errs on the safe side).
-Seed programs are sized by `qvr_core.resources`, model programs (plates,
-`marginalize` scopes) by `qvr_core.model_resources`.
+Seed programs are sized by `qvr_core.sizing.resources`, model programs (plates,
+`marginalize` scopes) by `qvr_core.sizing.model_resources`.
 
 Then the checker: `check` on generated files of 5,000 and 50,000 lines with
 QVR601's pass (sizing every exported program) and with it switched off, the
@@ -52,8 +52,8 @@ import json, resource, sys
 import torch
 from qvr_core.check import check
 from qvr_core.runs.run import run_inference
-from qvr_core.model_resources import estimate_model
-from qvr_core.resources import estimate
+from qvr_core.sizing.model_resources import estimate_model
+from qvr_core.sizing.resources import estimate
 source, kwargs = json.loads(sys.stdin.read())
 torch.set_num_threads(1)
 module = check(source)

@@ -26,10 +26,15 @@ from IPython.display import display as _display
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule
 from qvr_core.cli.report import human
-from qvr_core.diagnostics import Severity
-from qvr_core.extras import ARVIZ_MODULES, RUN_MODULES, missing
 from qvr_core.graph import SvgRenderError, draw
-from qvr_core.run_arguments import FIELDS, RunArgumentError, RunArguments, validate_run_arguments
+from qvr_core.host.extras import ARVIZ_MODULES, RUN_MODULES, missing
+from qvr_core.plan.run_arguments import (
+    FIELDS,
+    RunArgumentError,
+    RunArguments,
+    validate_run_arguments,
+)
+from qvr_core.text.diagnostics import Severity
 
 #: IPython's `display`, which it leaves unannotated.
 display: Callable[..., object] = _display

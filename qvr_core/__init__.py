@@ -2,16 +2,26 @@
 
 Importing this package (and `check`, `graph`, `syntax`) never imports torch;
 only `runtime`, `inference` and `dsl` do, when they are used.
+
+This module is also the core's composition root: the checker runs the late passes of
+the layers above it (`qvr_core.check.passes.add_late_pass`), and they are added here,
+where importing any part of the core starts, so that every check, from the command
+line, the editor or Python, reports QVR601 without the checker importing sizing.
 """
 
 from __future__ import annotations
+
+from qvr_core.check.passes import add_late_pass
+from qvr_core.sizing.too_large import size_warnings
+
+add_late_pass(size_warnings)
 
 
 def __getattr__(name: str) -> str:
     """`__version__`, read on first use (pyproject.toml is the one place it is written)."""
     if name != "__version__":
         raise AttributeError(f"module 'qvr_core' has no attribute {name!r}")
-    from qvr_core.version import installed_version
+    from qvr_core.host.version import installed_version
 
     value = globals()["__version__"] = installed_version()
     return value

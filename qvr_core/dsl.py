@@ -10,7 +10,7 @@
     fitted = models.fit("linear_regression", method="nuts", data="data.json")
     fitted.run.posterior                         # the table `qvr run` prints
 
-An export compiles on the runtime that runs it (`qvr_core.runnable`): a seed
+An export compiles on the runtime that runs it (`qvr_core.plan.runnable`): a seed
 program or a let to a morphism (`runtime.compile`), a model program to a
 `ModelProgram` (`runtime.model`). `Program.fit` runs a program as `qvr run`
 does (`qvr_core.runs`).
@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
 from qvr_core.runtime.errors import QvrError, format_diagnostics
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ rewritten by the fix its QVR010 diagnostic already carries (the parser's
 forms 0.15 dropped are left as written and named. Edits touch only the words
 they rewrite, so comments, blank lines and layout stay as written. `qvr
 migrate` and the server's "Migrate file" source action both come from here;
-the era a file is written for is `qvr_core.era`'s.
+the era a file is written for is `qvr_core.syntax.era`'s.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from qvr_core import rules
-from qvr_core.diagnostics import TextEdit
-from qvr_core.edits import apply_edits
-from qvr_core.era import Era, era, form_of_0_14
 from qvr_core.syntax import ast
+from qvr_core.syntax.era import Era, era, form_of_0_14
 from qvr_core.syntax.parser import ParseResult, parse
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import TextEdit
+from qvr_core.text.edits import apply_edits
+from qvr_core.text.span import Span
 
 #: The eras `qvr migrate --to` accepts. Both write quivers 0.15+ syntax today: no
 #: construct qvr rewrites changed after 0.15, so "current" (HEAD) is the same rewrite.
@@ -53,7 +53,7 @@ class Migration:
 
 
 def era_of(text: str) -> Era:
-    """The era `text` is written for (see `qvr_core.era`)."""
+    """The era `text` is written for (see `qvr_core.syntax.era`)."""
     parsed = parse(text)
     return era(parsed.module, parsed.diagnostics, text)
 

@@ -39,11 +39,11 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from qvr_core import rules
 from qvr_core.check import CheckedModule
 from qvr_core.check.incremental import IncrementalChecker
-from qvr_core.diagnostics import Diagnostic, make
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, make
+from qvr_core.text.span import Span
 from qvr_lsp.convert import TextPositions
 from qvr_lsp.documents import Document, DocumentStore
 from qvr_lsp.memory import Collector

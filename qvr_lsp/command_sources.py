@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from pygls.uris import to_fs_path
 
-from qvr_core import files
 from qvr_core.check.module import CheckedModule
+from qvr_core.host import files
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, is_large
 from qvr_lsp.command_errors import CommandError, invalid
 from qvr_lsp.convert import TextPositions

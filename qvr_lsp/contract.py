@@ -16,7 +16,7 @@ here: `NotRequired` must be seen when the classes are made, for `fields` to read
 
 from typing import Literal, NotRequired, TypedDict
 
-from qvr_core.run_arguments import FIELDS as RUN_FIELDS
+from qvr_core.plan.run_arguments import FIELDS as RUN_FIELDS
 
 #: `workspace/executeCommand` commands.
 DIAGRAM = "qvr.diagram"
@@ -33,7 +33,7 @@ NOTIFICATIONS = (INFERENCE_PROGRESS,)
 
 #: The arguments each command takes as one object (a code lens may send them positionally).
 DIAGRAM_ARGUMENTS = ("uri", "name?", "format?")
-#: `qvr run`'s arguments (`qvr_core.run_arguments`), and the server's limits for the run.
+#: `qvr run`'s arguments (`qvr_core.plan.run_arguments`), and the server's limits for the run.
 RUN_INFERENCE_ARGUMENTS = ("uri", *(f"{f}?" for f in RUN_FIELDS), "timeout?", "memory_mb?")
 EXPORT_ARGUMENTS = ("uri", "program?", "target?")
 

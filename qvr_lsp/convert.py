@@ -16,8 +16,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from qvr_core.diagnostics import Diagnostic, Severity
-from qvr_core.syntax.span import Span
+from qvr_core.text.diagnostics import Diagnostic, Severity
+from qvr_core.text.span import Span
 
 UTF8 = lsp.PositionEncodingKind.Utf8
 UTF16 = lsp.PositionEncodingKind.Utf16

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 
-from qvr_core.datafile import DATA_SUFFIXES
+from qvr_core.host.datafile import DATA_SUFFIXES
 
 
 class DataPathError(ValueError):

@@ -45,8 +45,8 @@ from qvr_lsp.convert import TextPositions
 
 if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
-    from qvr_core.diagnostics import Diagnostic
     from qvr_core.export import Exported, Target
+    from qvr_core.text.diagnostics import Diagnostic
     from qvr_lsp.server import QvrLanguageServer
 
 log = logging.getLogger("qvr_lsp")

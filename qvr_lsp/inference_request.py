@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from qvr_core.run_arguments import (
+from qvr_core.plan.run_arguments import (
     FIELDS,
     RunArgumentError,
     RunArguments,

@@ -46,9 +46,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.datafile import DataFile, DataFileError
-from qvr_core.extras import RUN_MODULES, missing
-from qvr_core.run_arguments import without_launch
+from qvr_core.host.datafile import DataFile, DataFileError
+from qvr_core.host.extras import RUN_MODULES, missing
+from qvr_core.plan.run_arguments import without_launch
 from qvr_lsp.children import (
     PACKAGE_ROOT,
     STOP_GRACE_SECONDS,

@@ -33,8 +33,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from qvr_core import rules
-from qvr_core.diagnostics import Diagnostic
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic
 from qvr_lsp import lifeline
 from qvr_lsp.children import PACKAGE_ROOT, child_environment, python_module, stop_child, write_all
 
@@ -96,7 +96,7 @@ async def check_in_child(
     if on_start is not None:
         on_start(proc.pid)
     if memory_budget is None:
-        from qvr_core.check.sizes import checker_budget
+        from qvr_core.sizing.too_large import checker_budget
 
         memory_budget = checker_budget()
     settings = {"strict": strict, "memory_mb": memory_mb(), "memory_budget": memory_budget}

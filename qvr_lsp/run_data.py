@@ -16,7 +16,7 @@ queued behind another held 4.5 GB and stalled the server for seconds. Now:
   thread (`inference_runs`), never encoded or copied on the event loop.
 
 The worker never opens a path the client named: it parses the bytes the
-server read (see `qvr_core.datafile`).
+server read (see `qvr_core.host.datafile`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from qvr_core.datafile import DataFile, DataFileError, check_file, read_file
+from qvr_core.host.datafile import DataFile, DataFileError, check_file, read_file
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from qvr_core.series import evenly_spaced
+from qvr_core.draws.series import evenly_spaced
 from qvr_lsp.contract import INFERENCE_PROGRESS, InferenceProgress
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ rather than failing (and is logged).
 - `run.memoryBudget`: an inference run estimated to need more memory is
   refused before it starts, and the checker warns (QVR601) about a program
   over it at the default batch; `"8GB"`, `"512MB"`, or a number of MiB.
-  Unset (null): half the memory available (see `qvr_core.resources`).
+  Unset (null): half the memory available (see `qvr_core.sizing.resources`).
 - `export.target`: "stan", "numpyro" or "pymc" (any case): the diagnostics of a
   document without errors also say what that language cannot express of its
   exportable programs (QVR701, `qvr_core.export.target_diagnostics`), and the
@@ -26,7 +26,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from qvr_core.resources import parse_size
+from qvr_core.sizing.resources import parse_size
 
 SECTION = "qvr"
 log = logging.getLogger("qvr_lsp")

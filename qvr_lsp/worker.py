@@ -47,8 +47,8 @@ import traceback
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from qvr_core.datafile import DataFile
-from qvr_core.resources import address_space_left
+from qvr_core.host.datafile import DataFile
+from qvr_core.sizing.resources import address_space_left
 from qvr_lsp import lifeline
 from qvr_lsp.lifeline import (  # noqa: F401  # the names this module has always had
     EXIT_ORPHANED,

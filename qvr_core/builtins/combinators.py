@@ -1,7 +1,7 @@
 """The combinators of `let` expressions (`fan`, `scan`, `stack`, `repeat`, `identity`).
 
 Each entry also says what a call costs (`CombinatorCost`): the memory estimate
-(`qvr_core.resources`) sizes a call from it, so a new combinator is sized by
+(`qvr_core.sizing.resources`) sizes a call from it, so a new combinator is sized by
 its entry instead of silently costing nothing.
 """
 

@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from qvr_core.check.module import CheckedModule
-from qvr_core.collector import collector_paused
+from qvr_core.host.collector import collector_paused
 
 if TYPE_CHECKING:
     from qvr_core.syntax.parser import ParseResult
@@ -31,7 +31,7 @@ def check(text: str, *, strict: bool = False, memory_budget: int | None = None) 
     """
     from qvr_core.check.checker import check_parsed
     from qvr_core.syntax.parser import parse
-    from qvr_core.syntax.span import unify_line_ends
+    from qvr_core.text.span import unify_line_ends
 
     text = unify_line_ends(text)  # lines end at \n, \r\n and \r alike; offsets unchanged
     with collector_paused():
@@ -48,11 +48,11 @@ def check(text: str, *, strict: bool = False, memory_budget: int | None = None) 
 
 
 def _internal_error(text: str, parsed: ParseResult, exc: Exception, strict: bool) -> CheckedModule:
-    from qvr_core import rules
     from qvr_core.check.checker import check_parsed
-    from qvr_core.diagnostics import make
     from qvr_core.syntax import ast
-    from qvr_core.syntax.span import LineIndex
+    from qvr_core.text import rules
+    from qvr_core.text.diagnostics import make
+    from qvr_core.text.span import LineIndex
 
     lines = LineIndex(text)
     empty = ast.Module((), (), lines.span(0, len(text)))

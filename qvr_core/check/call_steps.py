@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.computations import substitute, takes
 from qvr_core.check.context import SymbolKey
@@ -28,7 +27,8 @@ from qvr_core.check.module import SymbolKind
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import Element, Plated
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import ModelPass

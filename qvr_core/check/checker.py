@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Protocol, TypeVar, assert_never
 
-from qvr_core import builtins, rules
+from qvr_core import builtins
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
@@ -34,14 +34,15 @@ from qvr_core.check.module import (
     TypedSpan,
 )
 from qvr_core.check.nesting import Uses, dependency_order, used_names
+from qvr_core.check.passes import late_passes
 from qvr_core.check.programs import ProgramChecker
-from qvr_core.check.sizes import size_warnings
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
-from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import without_comments
-from qvr_core.syntax.span import LineIndex, Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, Fix, Related, TextEdit
+from qvr_core.text.span import LineIndex, Span
 
 #: A lookup that records no dependency, even in a `Names` (the whole-module passes use it).
 _peek = dict.get
@@ -407,7 +408,8 @@ def run_passes(
         *globals_.diagnostics[early:],
     ]
     if not any(d.is_error for d in found):
-        found += size_warnings(ctx, env, exports, ctx.memory_budget)
+        for late in late_passes():  # sizing (QVR601), which imports the checker
+            found += late(ctx, env, exports, ctx.memory_budget)
     found.sort(key=lambda d: (d.span.start, d.code))
     return Run(globals_, exports, tuple(found))
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES, bind
 from qvr_core.builtins.effects import EFFECTS, RANDOM, REAL_TYPE, SCORE, SITE, WEIGHT, Effect
 from qvr_core.check.context import SymbolKey
@@ -32,7 +31,8 @@ from qvr_core.check.defines import Bind, Computation, Draw, Invoke, Line, Weigh
 from qvr_core.check.terms import Call, Num, Op, Ref, Term, Unary, lower
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.context import Context

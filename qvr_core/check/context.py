@@ -10,15 +10,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple, TypeVar
 
-from qvr_core import builtins, rules
+from qvr_core import builtins
 from qvr_core.check.frames import Current, Frame, Names
 from qvr_core.check.spelling import close_matches
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, ValueType
-from qvr_core.diagnostics import Diagnostic, Fix, Related, Rule, Severity, TextEdit, make
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import without_comments
 from qvr_core.syntax.shift import Shifter
-from qvr_core.syntax.span import LineIndex, Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, Fix, Related, Rule, Severity, TextEdit, make
+from qvr_core.text.span import LineIndex, Span
 
 T = TypeVar("T")
 
@@ -68,7 +69,7 @@ class Context:
     moved: dict[int, Shifter] = field(default_factory=dict)
     # record the names each frame looks up (for IncrementalChecker), or not
     recording: bool = False
-    # bytes a program may need before QVR601 (None: the default budget, see check/sizes.py)
+    # bytes a program may need before QVR601 (None: the default budget, see sizing/too_large.py)
     memory_budget: int | None = None
 
     def __post_init__(self) -> None:

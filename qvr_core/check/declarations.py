@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from itertools import product
 from typing import Literal
 
-from qvr_core import rules
 from qvr_core.builtins.families import FAMILIES as FAMILY_TABLE
 from qvr_core.builtins.families import (
     Family,
@@ -44,9 +43,10 @@ from qvr_core.check.types import (
     matrix_carrier,
 )
 from qvr_core.check.unchecked import note, refer
-from qvr_core.diagnostics import Fix, Related, TextEdit
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Fix, Related, TextEdit
+from qvr_core.text.span import Span
 
 # ------------------------------------------------------------------ objects
 

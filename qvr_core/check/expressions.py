@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never
 
-from qvr_core import builtins, rules
+from qvr_core import builtins
 from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
 from qvr_core.check.matching import Sides, match
@@ -18,6 +18,7 @@ from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
 from qvr_core.check.unchecked import note as not_checked
 from qvr_core.check.unchecked import refer
 from qvr_core.syntax import ast
+from qvr_core.text import rules
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import Env

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES, bind
 from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.expressions import product
 from qvr_core.check.matching import related_objects
 from qvr_core.check.types import Arrow, Product, Scalar, Seq, ValueType, dims_text
 from qvr_core.syntax import ast
+from qvr_core.text import rules
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import ProgramPass

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from qvr_core.diagnostics import Diagnostic
-from qvr_core.syntax.span import Span
+from qvr_core.text.diagnostics import Diagnostic
+from qvr_core.text.span import Span
 
 
 @dataclass

@@ -55,8 +55,7 @@ from qvr_core.check.module import CheckedModule, PendingModule, Stopped
 from qvr_core.check.nesting import Uses, UsesMemo
 from qvr_core.check.types import Arrow, Group, ObjectType, Product, Scalar, Seq
 from qvr_core.check.unchecked import declared_names
-from qvr_core.collector import collector_paused
-from qvr_core.diagnostics import Diagnostic
+from qvr_core.host.collector import collector_paused
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import (
     Placed,
@@ -66,7 +65,8 @@ from qvr_core.syntax.parser import (
     place_segments,
 )
 from qvr_core.syntax.shift import Shifter, positionless
-from qvr_core.syntax.span import LineIndex, unify_line_ends
+from qvr_core.text.diagnostics import Diagnostic
+from qvr_core.text.span import LineIndex, unify_line_ends
 
 _T = TypeVar("_T")
 _SEGMENT, _TEXT = itemgetter(0), attrgetter("text")  # of a `Placed`, of a `Segment`

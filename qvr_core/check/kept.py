@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from qvr_core.syntax.parser import common_suffix
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 #: Most checks a `Kept` remembers back (each link is a few sets of ints).
 MOST_LINKS = 6

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qvr_core import rules
 from qvr_core.check.context import Context
 from qvr_core.check.types import Product, dims_text, sum_text
-from qvr_core.diagnostics import Fix, Related, TextEdit
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Fix, Related, TextEdit
+from qvr_core.text.span import Span
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from qvr_core.builtins.objects import REAL_PARAMETER
 from qvr_core.check.terms import Term, refs
 from qvr_core.check.types import Plated, Product
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 SiteKind = Literal["sample", "observe", "marginalize"]
 #: Step options quivers documents for sample / observe / marginalize steps.
@@ -393,7 +393,7 @@ class Model:
     returns: tuple[str, ...]
     return_labels: tuple[str, ...] = ()  # `return {mu: m, ...}`: the output's keys
     #: What the checker types but the model runtime cannot run yet, one line each; a
-    #: program with any is refused with them (`qvr_core.runnable`), never run on a guess.
+    #: program with any is refused with them (`qvr_core.plan.runnable`), never run on a guess.
     runtime_gaps: tuple[str, ...] = ()
     #: Observed `let`s of the data (`let log_earn = log(earn)`, then `observe log_earn ...`),
     #: in step order: each is an observed site whose value the run computes from the data

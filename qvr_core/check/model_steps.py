@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
@@ -46,9 +45,10 @@ from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
 from qvr_core.check.unchecked import is_family
-from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Related
+from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import ProgramPass

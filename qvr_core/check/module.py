@@ -18,10 +18,10 @@ from functools import cached_property
 from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
-from qvr_core.diagnostics import Diagnostic, Severity
 from qvr_core.syntax import ast
 from qvr_core.syntax.ast import Call, Expr  # the field `ast` hides the module in the class
-from qvr_core.syntax.span import LineIndex, Span
+from qvr_core.text.diagnostics import Diagnostic, Severity
+from qvr_core.text.span import LineIndex, Span
 
 
 class SymbolKind(StrEnum):

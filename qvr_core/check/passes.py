@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from qvr_core.check.module import ProgramInfo, SymbolKind
     from qvr_core.check.types import Arrow, Group, Plated, ValueType
     from qvr_core.syntax import ast
-    from qvr_core.syntax.span import Span
+    from qvr_core.text.diagnostics import Diagnostic
+    from qvr_core.text.span import Span
 
 
 @dataclass
@@ -123,3 +124,27 @@ class ModelPass(Protocol):
     def is_plate(self, name: str) -> bool: ...
 
     def plates_of(self, name: str) -> tuple[str, ...]: ...
+
+
+class LatePass(Protocol):
+    """A whole-module pass run after the others when they found no error, adding its
+    diagnostics: QVR601 (`qvr_core.sizing.too_large`), which sizes what the passes
+    typed. Passes above the checker register here, so the checker imports none."""
+
+    def __call__(
+        self, ctx: Context, env: Env, exports: tuple[str, ...], budget: int | None
+    ) -> list[Diagnostic]: ...
+
+
+_LATE: list[LatePass] = []
+
+
+def add_late_pass(late: LatePass) -> None:
+    """Run `late` after every check from now on (once, however often it is added)."""
+    if late not in _LATE:
+        _LATE.append(late)
+
+
+def late_passes() -> tuple[LatePass, ...]:
+    """The late passes, in the order they were added."""
+    return tuple(_LATE)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
-from qvr_core import rules
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, UNARY_FUNCS, SymbolKey
 from qvr_core.check.declarations import resolve_type
 from qvr_core.check.expressions import arrow, product
@@ -37,9 +36,10 @@ from qvr_core.check.types import (
     dims_text,
 )
 from qvr_core.check.unchecked import is_family, program_reason, structural
-from qvr_core.diagnostics import Related
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Related
+from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import Env

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import FUNCTIONS, METHODS, OPERATORS
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class _Written:

@@ -15,13 +15,13 @@ import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES as REGISTRY
 from qvr_core.builtins import bind
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
 from qvr_core.check.module import SymbolKind
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.context import Context

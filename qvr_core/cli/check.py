@@ -12,9 +12,9 @@ import sys
 
 from qvr_core.check import check
 from qvr_core.cli.report import as_json, human
-from qvr_core.diagnostics import Severity
 from qvr_core.export import TARGETS, target, target_diagnostics
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.text.diagnostics import Severity
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

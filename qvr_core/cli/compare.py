@@ -31,7 +31,7 @@ from qvr_core.cli.usage import (
     one_line_errors,
     read_budget_argument,
 )
-from qvr_core.extras import ARVIZ_MODULES
+from qvr_core.host.extras import ARVIZ_MODULES
 
 if TYPE_CHECKING:
     from qvr_core.posterior.comparison import Comparison

@@ -22,9 +22,9 @@ import sys
 from collections.abc import Callable
 
 from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
-from qvr_core.extras import RUN_MODULES
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
-from qvr_core.run_arguments import RunArgumentError, validate_run_arguments
+from qvr_core.host.extras import RUN_MODULES
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.plan.run_arguments import RunArgumentError, validate_run_arguments
 
 #: The formats written (kept in step with `qvr_core.runs.synthesise.SUFFIXES`, which
 #: imports torch: this module must not).

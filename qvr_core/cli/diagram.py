@@ -11,8 +11,8 @@ import sys
 
 from qvr_core.check import check
 from qvr_core.cli.report import human
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.graph import FORMATS, SvgRenderError, UnknownDiagramName, draw
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

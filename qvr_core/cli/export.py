@@ -16,7 +16,7 @@ import sys
 from qvr_core.check import check
 from qvr_core.cli.report import human
 from qvr_core.export import TARGETS, export_program, exportable_programs, target
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -13,8 +13,8 @@ import argparse
 import sys
 
 from qvr_core.cli.rewrite import write_back
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.format.formatter import format_text
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ import difflib
 import sys
 
 from qvr_core.cli.rewrite import write_back
-from qvr_core.files import UnreadableFile, command_line_roots, read_text
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
 from qvr_core.migrate import TARGETS, Migration, era_of, migrate_text
 
 

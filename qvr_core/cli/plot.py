@@ -206,7 +206,7 @@ def _read(az: Any, path: str, budget: int | None) -> Any:
             f"{path} holds plain arrays (qvr run writes .npz without ArviZ): "
             "pip install 'qvr[plot]' and rerun qvr run --output RUN.nc"
         )
-    from qvr_core.resources import default_budget
+    from qvr_core.sizing.resources import default_budget
 
     try:
         size = size_run_file(path, {group: PLOT_WORKING for group in _GROUPS})

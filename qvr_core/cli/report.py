@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from qvr_core.diagnostics import Diagnostic
-from qvr_core.syntax.span import LineIndex, Span
+from qvr_core.text.diagnostics import Diagnostic
+from qvr_core.text.span import LineIndex, Span
 
 
 def human(path: str, lines: LineIndex, diagnostics: Iterable[Diagnostic]) -> str:

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from qvr_core.cli.fit_table import format_table
 from qvr_core.cli.usage import EXIT_USAGE, missing_extra, one_line_errors
-from qvr_core.extras import RUN_MODULES
-from qvr_core.files import UnreadableFile, command_line_roots, kind_of, read_text
-from qvr_core.run_arguments import (
+from qvr_core.host.extras import RUN_MODULES
+from qvr_core.host.files import UnreadableFile, command_line_roots, kind_of, read_text
+from qvr_core.plan.run_arguments import (
     DEVICES,
     GUIDES,
     MASS_MATRICES,

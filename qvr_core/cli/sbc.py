@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.cli.usage import EXIT_USAGE, memory_size, missing_extra, one_line_errors
-from qvr_core.extras import ARVIZ_MODULES, RUN_MODULES
+from qvr_core.host.extras import ARVIZ_MODULES, RUN_MODULES
 
 if TYPE_CHECKING:
     from qvr_core.posterior.calibration import Calibration

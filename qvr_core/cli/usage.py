@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from qvr_core.extras import missing
+from qvr_core.host.extras import missing
 
 #: The exit status of a command line that cannot be run as given.
 EXIT_USAGE = 2
@@ -27,7 +27,7 @@ def one_line_errors(parser: argparse.ArgumentParser, command: str) -> None:
 
 def missing_extra(command: str, modules: tuple[str, ...], extra: str) -> int | None:
     """EXIT_USAGE after one line naming the extra to install when any of `modules` is not
-    importable (`qvr_core.extras`), else None: said before the command starts its work."""
+    importable (`qvr_core.host.extras`), else None: said before the command starts its work."""
     absent = missing(modules)
     if not absent:
         return None
@@ -42,7 +42,7 @@ def missing_extra(command: str, modules: tuple[str, ...], extra: str) -> int | N
 def memory_size(text: str) -> int:
     """`--memory-budget SIZE` as bytes (`512MB`, `8GB`, a number of MiB), as `qvr run`
     reads it; argparse's error, one line, otherwise."""
-    from qvr_core.resources import parse_size
+    from qvr_core.sizing.resources import parse_size
 
     try:
         return parse_size(text)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from qvr_core import rules
 from qvr_core.check.module import CheckedModule
-from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.export.plan import Plan, Unsupported, make_plan
 from qvr_core.export.targets import Target
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, make
 
 
 class Emitter(Protocol):

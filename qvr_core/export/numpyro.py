@@ -36,7 +36,7 @@ from qvr_core.export.named import members, named
 from qvr_core.export.numpyro_terms import Terms, number
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.targets import PYTHON_WORDS, TARGETS
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class _NumPyroCalls:

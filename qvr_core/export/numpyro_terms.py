@@ -25,7 +25,7 @@ from qvr_core.builtins import FUNCTIONS, OPERATORS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
 from qvr_core.export.named import members, named
 from qvr_core.export.plan import Unsupported
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class _Elementwise:

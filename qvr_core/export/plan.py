@@ -17,15 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from qvr_core import rules
 from qvr_core.check.model import Let, Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.rows import data_rows
 from qvr_core.check.types import Element
 from qvr_core.export.targets import Target
+from qvr_core.host.version import installed_version
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
-from qvr_core.version import installed_version
+from qvr_core.text import rules
+from qvr_core.text.span import Span
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from qvr_core.export.stan_terms import (
     real_literal,
 )
 from qvr_core.export.targets import TARGETS
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 def unsupported(plan: Plan) -> list[Unsupported]:

@@ -26,7 +26,7 @@ from qvr_core.builtins import FUNCTIONS as BUILTINS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.export.named import members, named
 from qvr_core.export.plan import Unsupported
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 Kind = Literal["int", "real", "vector", "row_vector", "matrix", "ints", "vectors"]
 Ctx = Mapping[str, str]

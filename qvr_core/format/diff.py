@@ -21,9 +21,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from qvr_core.diagnostics import TextEdit
 from qvr_core.format.formatter import Cancelled, format_text
-from qvr_core.syntax.span import LineIndex
+from qvr_core.text.diagnostics import TextEdit
+from qvr_core.text.span import LineIndex
 
 #: A gap without unique lines at most this large (lines x lines) is aligned by difflib.
 _SMALL_GAP = 4096

@@ -27,13 +27,13 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from qvr_core import rules
-from qvr_core.collector import collector_paused
 from qvr_core.format import printer
 from qvr_core.format.equivalence import equivalent
+from qvr_core.host.collector import collector_paused
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import parse
-from qvr_core.syntax.span import Span, line_end_style, unify_line_ends
+from qvr_core.text import rules
+from qvr_core.text.span import Span, line_end_style, unify_line_ends
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from qvr_core.graph.nodes import (
     type_label,
 )
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 _D = TypeVar("_D", ast.LetDecl, ast.ProgramDecl)
 #: Lets drawn inside lets at most this many clusters deep (deeper ones are folded).

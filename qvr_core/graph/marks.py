@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from qvr_core.diagnostics import Diagnostic, Severity
-from qvr_core.syntax.span import Span
+from qvr_core.text.diagnostics import Diagnostic, Severity
+from qvr_core.text.span import Span
 
 #: At most this many messages per node: the mark says "here", the Problems panel lists all.
 MAX_MESSAGES_PER_NODE = 5

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, Scalar, Seq, dims_text
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 # First segments that Mermaid's flowchart lexer reads as keywords (checked against
 # mermaid's own parser in tests/graph): such an id would not parse.

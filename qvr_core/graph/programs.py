@@ -12,7 +12,7 @@ from qvr_core.graph.builder import GraphBuilder
 from qvr_core.graph.expressions import expand, expand_let, is_let, morphism_node, source_text
 from qvr_core.graph.nodes import ClusterKind, NodeKind
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 def draw_program(b: GraphBuilder, info: ProgramInfo) -> None:

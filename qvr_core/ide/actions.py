@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.check.module import CheckedModule
-from qvr_core.diagnostics import Diagnostic, Fix
+from qvr_core.text.diagnostics import Diagnostic, Fix
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
 from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 #: The morphism option whose value names a param source (`[param_source=layer_norm]`).
 PARAM_SOURCE_OPTION = "param_source"

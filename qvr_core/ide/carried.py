@@ -29,7 +29,7 @@ from qvr_core.check.kept import Kept, Trail
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.ide.hover import HoverText, hover_at
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class Unknown(enum.Enum):

@@ -23,7 +23,7 @@ from qvr_core.syntax.layout import (
     Token,
     split,
 )
-from qvr_core.syntax.span import unify_line_ends
+from qvr_core.text.span import unify_line_ends
 
 #: How far back to look for the line that starts the cursor's declaration.
 MAX_LOOKBACK_LINES = 400

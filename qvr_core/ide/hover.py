@@ -6,7 +6,7 @@ dimensions (`FwdHidden * BwdHidden = R^(64+64)`), the checker's note (a
 bidirectional branch reads right to left), the doc comment and where the
 name is declared. Everything shown is read from the CheckedModule. On the
 first line of the first declaration it also says the era of quivers the file is
-written for (`qvr_core.era`), so a reader knows which dialect they are in. For a
+written for (`qvr_core.syntax.era`), so a reader knows which dialect they are in. For a
 let that does not type-check it shows the type of each part that does and the
 errors in one line each (`qvr_core.ide.known`). The
 answer is a plain value (`HoverText`) that `qvr_lsp/features/hover.py` converts.
@@ -29,10 +29,10 @@ from qvr_core.check.types import (
     dims_text,
     sum_text,
 )
-from qvr_core.era import era
 from qvr_core.ide.builtins_info import builtin_at
 from qvr_core.ide.known import PartialKnowledge, known_parts
-from qvr_core.syntax.span import Span
+from qvr_core.syntax.era import era
+from qvr_core.text.span import Span
 
 KIND_WORDS = {
     SymbolKind.OBJECT: "object",

@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from qvr_core import rules
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.types import Arrow, Group, ObjectType, ValueType
 from qvr_core.syntax import ast
+from qvr_core.text import rules
 
 
 class HintKind(StrEnum):

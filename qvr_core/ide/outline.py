@@ -15,7 +15,7 @@ from typing import Final, Literal
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import ObjectType
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 #: What a declaration of each kind shows as (exports declare nothing).
 DECL_KIND: dict[type, SymbolKind] = {

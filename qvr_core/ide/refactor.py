@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.check.module import CheckedModule, SymbolKind
-from qvr_core.diagnostics import TextEdit
 from qvr_core.ide.rename import RenameError, validate_name
 from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.diagnostics import TextEdit
+from qvr_core.text.span import Span
 
 EXTRACTED_NAME = "extracted"
 

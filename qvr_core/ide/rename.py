@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from qvr_core import rules
 from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.context import COMBINATORS, FAMILIES, KEYWORDS
 from qvr_core.check.module import CheckedModule, Reference, Symbol
 from qvr_core.check.types import CONSTRUCTORS
-from qvr_core.diagnostics import TextEdit
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import TextEdit
+from qvr_core.text.span import Span
 
 #: A file with these diagnostics may have uses the checker never saw.
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

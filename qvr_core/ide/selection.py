@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from qvr_core.ide.walk import Node, children
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 def selection_chain(module: ast.Module, offset: int) -> list[Span]:

@@ -24,7 +24,7 @@ from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
 from qvr_core.ide.builtins_info import family_text
 from qvr_core.syntax.layout import LogicalLine, Token, split
-from qvr_core.syntax.span import unify_line_ends
+from qvr_core.text.span import unify_line_ends
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import CONSTRUCTORS
 from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class TokenType(StrEnum):

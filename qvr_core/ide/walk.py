@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Protocol
 
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class Node(Protocol):

@@ -249,7 +249,7 @@ class AutoLowRankMultivariateNormalGuide(_JointGuide):
         return self.loc + e @ self.cov_factor.T + self.log_diag.exp() * f
 
 
-#: `--guide` names, as `qvr_core.run_arguments.GUIDES` lists them
+#: `--guide` names, as `qvr_core.plan.run_arguments.GUIDES` lists them
 GUIDES: dict[str, type[nn.Module]] = {
     "normal": AutoNormalGuide,
     "delta": AutoDeltaGuide,

@@ -40,7 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from qvr_core.inference.adapt import RunningMoments
-from qvr_core.run_arguments import MASS_MATRICES
+from qvr_core.plan.run_arguments import MASS_MATRICES
 
 Vector = np.ndarray
 

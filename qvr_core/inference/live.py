@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from qvr_core.draws.series import evenly_spaced
 from qvr_core.inference import convergence
 from qvr_core.inference.chains import ChainDraw
 from qvr_core.inference.summary import SamplerStats, summarize
-from qvr_core.series import evenly_spaced
-from qvr_core.units import element_label
+from qvr_core.text.units import element_label
 
 TRACE_SCALARS = 8
 TRACE_POINTS = 200

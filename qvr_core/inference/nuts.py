@@ -56,7 +56,7 @@ from qvr_core.inference.fisher import (
     chosen_metric,
     initial_variance,
 )
-from qvr_core.run_arguments import MASS_MATRICES
+from qvr_core.plan.run_arguments import MASS_MATRICES
 
 Potential = Callable[[torch.Tensor], tuple[float, torch.Tensor]]
 T = TypeVar("T")

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from qvr_core.inference_data import ADDED_GROUPS, inference_data_of
+from qvr_core.draws.inference_data import ADDED_GROUPS, inference_data_of
 
 DRAW_GROUPS = (
     "posterior",

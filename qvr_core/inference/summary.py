@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from qvr_core.inference import convergence
-from qvr_core.units import element_label
+from qvr_core.text.units import element_label
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100

@@ -37,16 +37,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from qvr_core.datafile import quoted
-from qvr_core.inference_data import inference_data_of
+from qvr_core.draws.inference_data import inference_data_of
+from qvr_core.host.datafile import quoted
 from qvr_core.posterior.run_files import (
     RunFileError,
     RunFileTooLargeError,
     shown_path,
     size_run_file,
 )
-from qvr_core.resources import default_budget
-from qvr_core.units import format_bytes
+from qvr_core.sizing.resources import default_budget
+from qvr_core.text.units import format_bytes
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite

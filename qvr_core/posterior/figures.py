@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from qvr_core.datafile import quoted
+from qvr_core.host.datafile import quoted
 from qvr_core.posterior.palette import CHAIN_COLOURS
 
 if TYPE_CHECKING:
@@ -435,7 +435,7 @@ def _sbc(idata: Any, selection: Selection) -> Figure:
     import numpy as np
 
     from qvr_core.posterior.calibration import curve, judge
-    from qvr_core.units import element_label
+    from qvr_core.text.units import element_label
 
     ranks = idata[SBC_GROUP]
     draws = int(ranks.attrs["draws"])

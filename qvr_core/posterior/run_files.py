@@ -34,10 +34,10 @@ from typing import IO, Any
 
 import numpy as np
 
-from qvr_core.datafile import printable, quoted
-from qvr_core.npy_headers import dtype_name, read_header
+from qvr_core.host.datafile import printable, quoted
+from qvr_core.host.npy_headers import dtype_name, read_header
 from qvr_core.runtime.errors import shown_error
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 
 #: Bytes a number takes once loaded, at least (xarray decodes scaled integers to float64).
 LOADED_NUMBER = 8

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from qvr_core.posterior.run_files import RunFileError
-from qvr_core.units import element_label
+from qvr_core.text.units import element_label
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite

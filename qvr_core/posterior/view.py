@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from qvr_core.extras import ARVIZ_MODULES, missing
+from qvr_core.draws.series import evenly_spaced
+from qvr_core.host.extras import ARVIZ_MODULES, missing
 from qvr_core.inference.convergence import average_ranks
-from qvr_core.series import evenly_spaced
 
 if TYPE_CHECKING:
     from qvr_core.inference.results import RunResults

@@ -3,7 +3,7 @@ server's worker, `fit` and `qvr_core.dsl`.
 
 One job per module, in the order a run goes:
 
-- `prepare`: check the source, pick the program (`qvr_core.runnable`), read
+- `prepare`: check the source, pick the program (`qvr_core.plan.runnable`), read
   and validate the data (`data`, and `model_data` for a model program's data
   by name), size the run against the memory budget (`sizing`), compile;
 - `methods`: SVI, NUTS or prior draws over the prepared program, with the

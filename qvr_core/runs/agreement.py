@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import PreparedRun
 from qvr_core.runs.tensor_tree import map_tensors
 

@@ -47,7 +47,7 @@ import torch
 from numpy.lib import format as npy
 
 from qvr_core.check.types import Product, Seq, ValueType
-from qvr_core.datafile import (
+from qvr_core.host.datafile import (
     DATA_SUFFIXES,
     DataFile,
     DataFileError,
@@ -58,7 +58,6 @@ from qvr_core.datafile import (
     read_file,
 )
 from qvr_core.inference.errors import InferenceError, RunOutOfMemoryError, RunTooLargeError
-from qvr_core.resources import default_budget
 from qvr_core.runs.data_sizes import (
     PER_NUMBER,
     Need,
@@ -71,7 +70,8 @@ from qvr_core.runs.data_sizes import (
     pt_need,
     shown_error,
 )
-from qvr_core.units import format_bytes
+from qvr_core.sizing.resources import default_budget
+from qvr_core.text.units import format_bytes
 
 _COLUMN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+(?:\s*,\s*\d+)*)\])?$")
 #: One line of a text with its line end (`\r\n`, `\r` or `\n`), or the last without one.

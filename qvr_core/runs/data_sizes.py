@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qvr_core.datafile import printable, quoted
+from qvr_core.host.datafile import printable, quoted
+from qvr_core.host.npy_headers import dtype_name, read_header
 from qvr_core.inference.errors import InferenceError, RunTooLargeError
-from qvr_core.npy_headers import dtype_name, read_header
 from qvr_core.runtime.errors import shown_error
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 
 #: Per number, besides the number as read: the run's copy of it (8 bytes at most: an
 #: int64 index or a float64), a working copy as large (a cast, a rounding, the value

@@ -20,9 +20,9 @@ import torch
 from torch import nn
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.resources import Estimate
-from qvr_core.run_arguments import DEVICES
+from qvr_core.plan.run_arguments import DEVICES
 from qvr_core.runs.tensor_tree import map_tensors
+from qvr_core.sizing.resources import Estimate
 
 #: The elements a run touches per step (`work_of`) from which `--device auto` takes a
 #: GPU. Each torch operation costs about 5-10 us to launch on a GPU (on top of the

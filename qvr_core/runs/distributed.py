@@ -41,7 +41,7 @@ from torch import nn
 
 from qvr_core.inference.chains import ChainShare
 from qvr_core.inference.errors import InferenceError
-from qvr_core.run_arguments import asked_to_join
+from qvr_core.plan.run_arguments import asked_to_join
 from qvr_core.runs.rendezvous import COLLECTIVE_TIMEOUT_VARIABLE, Group, Interrupted
 
 

@@ -22,7 +22,7 @@ import torch
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Site, axis_plates
 from qvr_core.check.module import CheckedModule
-from qvr_core.datafile import quoted, quoted_list
+from qvr_core.host.datafile import quoted, quoted_list
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.synthesise import missing_data_hint
 from qvr_core.runtime.model import ModelProgram

@@ -1,7 +1,7 @@
 """A run made ready: the source checked, the program picked, the data read and
 validated, the run sized against the memory budget, the program compiled.
 
-`qvr_core.runnable.runnability` decides which runtime runs the program: a
+`qvr_core.plan.runnable.runnability` decides which runtime runs the program: a
 seed program (morphisms, kernels, networks, a batch axis) compiles with
 `runtime.compile.Compiler`, a model program (family steps, plates, data
 names) with `runtime.model.compile_model`; a program neither runs is refused
@@ -27,10 +27,10 @@ import torch
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.types import Seq
-from qvr_core.datafile import DataFile, printable
+from qvr_core.host.datafile import DataFile, printable
 from qvr_core.inference.errors import InferenceError
-from qvr_core.run_arguments import RunArguments
-from qvr_core.runnable import PriorDraw, RuntimeKind, improper_refusal, runnability
+from qvr_core.plan.run_arguments import RunArguments
+from qvr_core.plan.runnable import PriorDraw, RuntimeKind, improper_refusal, runnability
 from qvr_core.runs.data import conform, read_data, resolve_data_path, select, whole_numbers
 from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, refuse_observed_shapes, split_data, synthetic

@@ -31,7 +31,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.inference.errors import InferenceError
-from qvr_core.run_arguments import TORCHRUN_VARIABLE
+from qvr_core.plan.run_arguments import TORCHRUN_VARIABLE
 from qvr_core.runtime.errors import first_line
 
 if TYPE_CHECKING:  # torch's C module: imported where used, torch may lack distributed

@@ -25,7 +25,7 @@ import torch
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
 from qvr_core.inference.sites import ProgramLike
-from qvr_core.run_arguments import RunArgumentError, RunArguments, validate_run_arguments
+from qvr_core.plan.run_arguments import RunArgumentError, RunArguments, validate_run_arguments
 from qvr_core.runs.agreement import differences, terms
 from qvr_core.runs.device import computing_on, resolve_device, to_device, work_of
 from qvr_core.runs.distributed import (
@@ -56,7 +56,7 @@ from qvr_core.runs.summary import RunSummary, run_attributes
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.model.program import draws_stay_in_support
 from qvr_core.runtime.program import ProgramModule
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 
 
 def run_program(
@@ -91,7 +91,7 @@ def run_program(
     a file already read (`DataFile`, what the language server hands over).
     `data_root`, when given, is the workspace: relative data paths are
     resolved against it and paths outside it are refused. A run whose
-    estimated memory (`qvr_core.resources`) is over `memory_budget` bytes
+    estimated memory (`qvr_core.sizing.resources`) is over `memory_budget` bytes
     (default: half the available memory) is refused before anything is
     allocated.
 

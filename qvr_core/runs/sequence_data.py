@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from qvr_core.check.types import Seq, ValueType
-from qvr_core.datafile import quoted
+from qvr_core.host.datafile import quoted
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runtime.padding import Padded
 from qvr_core.runtime.program import Masked, Observed

@@ -1,9 +1,9 @@
 """A run sized against the memory budget before anything is allocated, and an
 out-of-memory failure while it runs told in the estimate's words.
 
-A seed program's estimate is `qvr_core.resources`' (parameters with optimiser
+A seed program's estimate is `qvr_core.sizing.resources`' (parameters with optimiser
 state, activations at this batch and length, what the method keeps), a model
-program's `qvr_core.model_resources`' (its plates, its enumerated scopes, what
+program's `qvr_core.sizing.model_resources`' (its plates, its enumerated scopes, what
 the method keeps of its latent values, the data): a run over the budget is
 refused with `RunTooLargeError`, one line naming the declaration that needs the
 most; a run that still runs out of memory (the machine had less to give than
@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.inference.errors import RunOutOfMemoryError, RunTooLargeError
-from qvr_core.model_resources import estimate_model
-from qvr_core.resources import (
+from qvr_core.runs.device import device_memory
+from qvr_core.sizing.model_resources import estimate_model
+from qvr_core.sizing.resources import (
     Estimate,
     MemoryBudgetError,
     check_budget,
     default_budget,
     estimate,
 )
-from qvr_core.runs.device import device_memory
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 
 if TYPE_CHECKING:
     import torch

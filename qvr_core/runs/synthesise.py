@@ -50,7 +50,7 @@ from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.terms import Call, Ref, Term, subterms
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import write_replacing
-from qvr_core.runnable import improper_refusal, runnability
+from qvr_core.plan.runnable import improper_refusal, runnability
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.model import ModelProgram, compile_model

@@ -90,8 +90,8 @@ class Compiler:
 
     def _refuse_oversized(self, name: str) -> None:
         """Refuse, before allocating any, parameters that do not fit in memory at all."""
-        from qvr_core.resources import default_budget, estimate
-        from qvr_core.units import format_bytes
+        from qvr_core.sizing.resources import default_budget, estimate
+        from qvr_core.text.units import format_bytes
 
         if self.lowered.programs[name].type is None:
             return

@@ -377,7 +377,7 @@ class _ImproperFlat(_Rebuilt, D.Distribution):
     in unconstrained space mapped onto the support, so that what needs one value of the
     site (a chain's start, a guide's shapes, a run's shape checks) has one; what would
     read it as a draw of the prior (the prior predictive, synthetic data) is refused
-    before it runs (`qvr_core.runnable.improper_refusal`). `zero` is a tensor of zeros
+    before it runs (`qvr_core.plan.runnable.improper_refusal`). `zero` is a tensor of zeros
     of the batch shape, which carries the dtype and device."""
 
     PARAMS = ("zero",)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qvr_core.datafile import printable
-from qvr_core.diagnostics import Diagnostic
+from qvr_core.host.datafile import printable
+from qvr_core.text.diagnostics import Diagnostic
 
 
 class QvrError(ValueError):

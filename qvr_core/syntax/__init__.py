@@ -1,6 +1,6 @@
 """Syntax: source spans, the syntax tree, and `parse(text) -> ParseResult`.
 
-`parse` is loaded on first use so that `qvr_core.syntax.span` (which the
+`parse` is loaded on first use so that `qvr_core.text.span` (which the
 diagnostics module needs) can be imported without pulling in the parser.
 """
 

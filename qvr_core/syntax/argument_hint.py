@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qvr_core.diagnostics import Fix, TextEdit
 from qvr_core.syntax.layout import Token, cover
-from qvr_core.syntax.span import Span
+from qvr_core.text.diagnostics import Fix, TextEdit
+from qvr_core.text.span import Span
 
 #: The first token of a line whose source may be a family call.
 _SITE_STEPS = frozenset({"SAMPLE", "OBSERVE", "MARGINALIZE"})

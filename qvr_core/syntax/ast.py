@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from qvr_core.builtins.objects import FINSET, LEGACY_CONSTRUCTORS, OBJECT_CONSTRUCTORS
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import Token, cover
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 #: Type constructors that take a size; `object A : FinSet` is a missing size, not an alias.
 SIZED_CONSTRUCTORS = frozenset(OBJECT_CONSTRUCTORS)

@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from qvr_core import rules
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, UNTYPED_CONSTRUCTORS
-from qvr_core.diagnostics import Diagnostic, make
 from qvr_core.syntax.ast import Comment
-from qvr_core.syntax.span import Span, unify_line_ends
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, make
+from qvr_core.text.span import Span, unify_line_ends
 
 #: Reserved words and their token types.
 KEYWORDS: dict[str, str] = {

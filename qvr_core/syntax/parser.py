@@ -26,10 +26,8 @@ from itertools import pairwise, repeat
 from operator import add, itemgetter
 from typing import Any, NamedTuple, Protocol, TypeGuard
 
-from qvr_core import rules
 from qvr_core.builtins.objects import FINSET
-from qvr_core.collector import collector_paused
-from qvr_core.diagnostics import Diagnostic, Fix, Related, TextEdit, make
+from qvr_core.host.collector import collector_paused
 from qvr_core.syntax import ast
 from qvr_core.syntax.argument_hint import argument_hint
 from qvr_core.syntax.builder import MAX_OBJECT_SIZE, Era, Header, NodeError
@@ -48,9 +46,11 @@ from qvr_core.syntax.layout import (
 )
 from qvr_core.syntax.messages import shorten, unexpected_token
 from qvr_core.syntax.shift import Shifter
-from qvr_core.syntax.span import Span, unify_line_ends
 from qvr_core.syntax.tables import STARTS as STARTS
 from qvr_core.syntax.tables import Tables, cache_path, tables
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, Fix, Related, TextEdit, make
+from qvr_core.text.span import Span, unify_line_ends
 
 # (the names the tests of the grammar cache reach for: the tables now live in tables.py)
 _tables, _cache_path = tables, cache_path

@@ -17,7 +17,7 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 _new = object.__new__
 _set = object.__setattr__

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from qvr_core.diagnostics import TextEdit
+from qvr_core.text.diagnostics import TextEdit
 from qvr_lsp.analysis import Analysis
 from qvr_lsp.convert import TextPositions
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.runnable import improper_prior, runnable_programs
+from qvr_core.plan.runnable import improper_prior, runnable_programs
 from qvr_lsp.features.commands import inference_runs
 from qvr_lsp.guard import guarded
 

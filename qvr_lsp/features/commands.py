@@ -143,7 +143,7 @@ def _request_cancelled(server: QvrLanguageServer) -> Callable[[], bool]:
 
 def _program(module: CheckedModule, wanted: str | None) -> str:
     """The program to run: the one asked for, else the first exported program."""
-    from qvr_core.runnable import program_decl, runnability, runnable_programs
+    from qvr_core.plan.runnable import program_decl, runnability, runnable_programs
 
     if not module.ok:
         first = module.errors[0]
@@ -177,7 +177,7 @@ def _program(module: CheckedModule, wanted: str | None) -> str:
 async def _data_file(server: QvrLanguageServer, request: InferenceRequest) -> DataSource | None:
     """The data file, checked here (refused at once) and read when the run starts: the
     worker gets its bytes, never the path."""
-    from qvr_core.datafile import DataFileError
+    from qvr_core.host.datafile import DataFileError
     from qvr_lsp.run_data import check_data_file
 
     if request.run.data is None:

@@ -8,7 +8,7 @@ VS Code keeps pulled and pushed diagnostics apart and would list each twice.
 A document's report is the diagnostics of the analysis of its current text;
 its result id names that analysis (version, edit sequence, settings
 generation), so a client asking again about an unchanged text is told
-"unchanged". A file on disk is read through `qvr_core.files` (regular files
+"unchanged". A file on disk is read through `qvr_core.host.files` (regular files
 only, no link out of the workspace, at most `LARGE_DOCUMENT_CHARS`) and
 checked in a thread; its result id is its modification time and size with
 the settings generation, and its diagnostics are cached under it (both are
@@ -42,7 +42,7 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path, to_fs_path
 
-from qvr_core import files
+from qvr_core.host import files
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, Analysis, analyze
 from qvr_lsp.documents import Document
 from qvr_lsp.features.diagnostics import client_pulls, lsp_diagnostics

@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.ide.outline import RETURN, OutlineItem, outline
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 from qvr_lsp import capabilities
 from qvr_lsp.answers import Serialized
 from qvr_lsp.convert import TextPositions

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
-from qvr_core import files
+from qvr_core.host import files
 from qvr_core.ide.outline import DECL_KIND
 from qvr_core.syntax import ast
 from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
@@ -81,7 +81,7 @@ def matcher(query: str) -> re.Pattern[str]:
 class FileIndex:
     """Declarations of `.qvr` files on disk, parsed on demand and cached by (mtime, size).
 
-    Files are read with `qvr_core.files`: a FIFO, a device, a link out of the
+    Files are read with `qvr_core.host.files`: a FIFO, a device, a link out of the
     workspace or an oversized file is skipped (logged once), never read.
     """
 

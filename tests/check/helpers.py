@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule
-from qvr_core.diagnostics import Diagnostic
+from qvr_core.text.diagnostics import Diagnostic
 
 
 def find(text: str, needle: str, occurrence: int = 0, within: str | None = None) -> tuple[int, int]:

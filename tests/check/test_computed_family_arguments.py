@@ -14,7 +14,7 @@ import torch
 from qvr_core.check import check
 from qvr_core.check.model import Let, Site
 from qvr_core.inference.mcmc import ProgramPotential, chain_layout, initial_values
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import prepare
 from tests.conformance import oracle
 

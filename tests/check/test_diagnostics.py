@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from qvr_core.check import check
-from qvr_core.diagnostics import Severity
+from qvr_core.text.diagnostics import Severity
 from tests.check.helpers import find, only
 
 ERRORS = Path(__file__).resolve().parents[2] / "examples" / "errors"

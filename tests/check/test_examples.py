@@ -8,8 +8,8 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.cli.explain import example_target
-from qvr_core.diagnostics import Severity
 from qvr_core.export import target_diagnostics
+from qvr_core.text.diagnostics import Severity
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GOOD = sorted(p for p in EXAMPLES.glob("*.qvr"))
@@ -51,7 +51,7 @@ def test_error_example_shows_exactly_its_diagnostic(path: Path) -> None:
 
 
 def test_every_code_has_an_error_example() -> None:
-    from qvr_core.rules import RULES
+    from qvr_core.text.rules import RULES
 
     shown = {p.name.split("_", 1)[0] for p in ERRORS}
     assert {r.code for r in RULES} - {"QVR000"} <= shown

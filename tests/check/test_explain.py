@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from qvr_cli.main import main
-from qvr_core import rules
 from qvr_core.cli import explain
+from qvr_core.text import rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
 

@@ -8,10 +8,10 @@ import itertools
 import pytest
 import torch
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES, KERNEL_FAMILIES
 from qvr_core.check import check
-from qvr_core.edits import apply_edits
+from qvr_core.text import rules
+from qvr_core.text.edits import apply_edits
 
 OBJECTS = {
     "Coin": "FinSet 2",

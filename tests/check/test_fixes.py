@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from qvr_core.check import check
-from qvr_core.edits import apply_edits
+from qvr_core.text.edits import apply_edits
 
 ERRORS = sorted((Path(__file__).resolve().parents[2] / "examples" / "errors").glob("*.qvr"))
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES
 from qvr_core.check import check
 from qvr_core.ide.completion import candidates
 from qvr_core.ide.completion_context import classify
 from qvr_core.ide.hover import hover_at
 from qvr_core.ide.tokens import TokenType, semantic_tokens
+from qvr_core.text import rules
 from tests.check.helpers import find, only
 from tests.models import regressions
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from qvr_core import rules
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
+from qvr_core.text import rules
 from tests.check.helpers import find
 
 HEAD = """\

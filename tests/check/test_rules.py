@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from qvr_core import rules
 from qvr_core.check import check
-from qvr_core.diagnostics import Rule, Severity
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Rule, Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 ERRORS = ROOT / "examples" / "errors"
 PACKAGES = [ROOT / "qvr_core", ROOT / "qvr_lsp"]
-REGISTRY = ROOT / "qvr_core" / "rules.py"
+REGISTRY = ROOT / "qvr_core" / "text" / "rules.py"
 CODE = re.compile(r"QVR\d{3}")
 
 
@@ -98,7 +98,7 @@ def bare_codes(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_no_code_is_written_as_a_string_outside_the_registry() -> None:
     found = [hit for path in sources() for hit in bare_codes(path)]
-    assert found == [], "raise diagnostics through their rule (qvr_core.rules), not a code"
+    assert found == [], "raise diagnostics through their rule (qvr_core.text.rules), not a code"
 
 
 def test_the_bare_code_check_sees_a_bare_code_but_not_a_docstring(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.check.model import Model, Node, summed_plan, walk
-from qvr_core.model_resources import scope_runs
 from qvr_core.runtime.model.enumerate import summed_trees
 from qvr_core.runtime.model.program import compile_model
+from qvr_core.sizing.model_resources import scope_runs
 from tests.fuzz.generators import corpus_files
 
 TWO_SUMS = """\

@@ -7,7 +7,7 @@ import pytest
 from qvr_core.check import check
 from qvr_core.export import TARGETS, exportable_programs, target, target_diagnostics
 from qvr_core.export.plan import Plan, Plate, make_plan
-from qvr_core.version import installed_version
+from qvr_core.host.version import installed_version
 from tests.conftest import EXAMPLES
 from tests.export.reference import checked
 

@@ -45,7 +45,7 @@ from qvr_core.check.terms import Call, Op, Ref, Term, Unary
 from qvr_core.export import TARGETS, export_program, exportable_programs
 from qvr_core.export.pymc import PYMC_FAMILIES, family_call
 from qvr_core.export.pymc_terms import TermPrinter
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 from tests.conformance.shared import corpus
 from tests.export import jax_cache, reference
 from tests.export.pymc_points import value_point

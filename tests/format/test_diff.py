@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qvr_core.diagnostics import TextEdit
-from qvr_core.edits import apply_edits
 from qvr_core.format.diff import align, diff_edits, format_edits
 from qvr_core.format.formatter import Cancelled, format_source
-from qvr_core.syntax.span import Span
+from qvr_core.text.diagnostics import TextEdit
+from qvr_core.text.edits import apply_edits
+from qvr_core.text.span import Span
 
 
 def messy(blocks: int) -> str:

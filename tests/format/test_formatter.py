@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from qvr_core.check import check
-from qvr_core.edits import apply_edits
 from qvr_core.format.diff import format_edits
 from qvr_core.format.formatter import format_source, format_text
+from qvr_core.text.edits import apply_edits
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_EXAMPLES = sorted(ROOT.glob("examples/*.qvr")) + sorted(ROOT.glob("examples/errors/*.qvr"))

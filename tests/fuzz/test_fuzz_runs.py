@@ -96,7 +96,7 @@ def test_data_keys_are_names_the_program_reads() -> None:
 def test_right_data_holds_the_keys_and_shapes_generated() -> None:
     """A plan meant to be right holds each key with its shape, read back by numpy, torch
     and json (CSV, whose layout is qvr's, by qvr's reader: a column per key)."""
-    from qvr_core.datafile import DataFile
+    from qvr_core.host.datafile import DataFile
     from qvr_core.runs.data import read_data
 
     seen: Counter[str] = Counter()
@@ -115,7 +115,7 @@ def test_right_data_holds_the_keys_and_shapes_generated() -> None:
 
 
 def _shapes(fmt: str, data: bytes, suffix: str) -> dict[str, tuple[int, ...]]:
-    from qvr_core.datafile import DataFile
+    from qvr_core.host.datafile import DataFile
     from qvr_core.runs.data import read_data
 
     if fmt == "npz":
@@ -151,7 +151,7 @@ def test_damaged_data_covers_the_formats_and_stays_small() -> None:
 def test_huge_declared_shapes_are_small_files() -> None:
     import torch
 
-    from qvr_core.datafile import DataFile
+    from qvr_core.host.datafile import DataFile
     from qvr_core.inference.errors import InferenceError
     from qvr_core.runs.data import read_data
 

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from qvr_core.check import check
-from qvr_core.diagnostics import Severity
+from qvr_core.text.diagnostics import Severity
 from tests.gallery.pages import (
     EXAMPLES,
     MODELS,

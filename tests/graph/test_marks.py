@@ -6,11 +6,11 @@ import shutil
 
 import pytest
 
-from qvr_core import rules
 from qvr_core.check import check
-from qvr_core.diagnostics import make
 from qvr_core.graph import build_graph, graph_nodes, render_svg, to_dot, to_mermaid
 from qvr_core.graph.marks import mark_errors
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import make
 from tests.graph.conftest import EXAMPLES, MermaidParse, checked
 
 QVR201 = "errors/QVR201_dimension_mismatch.qvr"

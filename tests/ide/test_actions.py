@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from qvr_core.check import check
-from qvr_core.edits import apply_edits
 from qvr_core.ide.actions import quick_fixes
+from qvr_core.text.edits import apply_edits
 from tests.ide.helpers import ERROR_EXAMPLES, at, error_example
 
 FIXABLE = [p for p in ERROR_EXAMPLES if any(d.fixes for d in check(p.read_text()).diagnostics)]

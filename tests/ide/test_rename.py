@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from qvr_core.check import check
-from qvr_core.edits import apply_edits
 from qvr_core.ide.rename import RenameError, prepare_rename, rename
+from qvr_core.text.edits import apply_edits
 from tests.ide.helpers import EXAMPLES, at, error_example, example
 
 

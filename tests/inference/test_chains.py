@@ -154,7 +154,7 @@ def test_a_run_says_how_many_processes_its_chains_ran_in(
 def test_every_example_s_program_can_travel_to_a_chain_process(path: str) -> None:
     """Chains run in other processes only when the program pickles (else one by one here)."""
     from qvr_core.check import check
-    from qvr_core.runnable import runnable_programs
+    from qvr_core.plan.runnable import runnable_programs
     from qvr_core.runtime.compile import Compiler
     from qvr_core.runtime.model import compile_model
 

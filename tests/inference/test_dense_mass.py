@@ -10,7 +10,7 @@ import torch
 from qvr_core.inference.adapt import WelfordCovariance
 from qvr_core.inference.convergence import ess_bulk
 from qvr_core.inference.nuts import NUTSKernel
-from qvr_core.run_arguments import RunArgumentError, validate_run_arguments
+from qvr_core.plan.run_arguments import RunArgumentError, validate_run_arguments
 
 #: Scales 1 and 10, correlation 0.99: a diagonal metric can rescale but not rotate it.
 COVARIANCE = torch.tensor([[1.0, 9.9], [9.9, 100.0]], dtype=torch.float64)

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 import torch
 
-from qvr_core import run_arguments
 from qvr_core.inference import fisher
 from qvr_core.inference.chains import chain_seeds
 from qvr_core.inference.convergence import ess_bulk, rhat
@@ -24,7 +23,8 @@ from qvr_core.inference.fisher import FisherWindow, chosen_metric
 from qvr_core.inference.lockstep import run_together
 from qvr_core.inference.mcmc import chain_layout, sample_chain, sample_chains
 from qvr_core.inference.nuts import NUTSChain, NUTSKernel, Requests
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan import run_arguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import PreparedRun, prepare
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"

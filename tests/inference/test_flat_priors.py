@@ -190,7 +190,7 @@ def test_synthetic_data_from_an_improper_prior_is_refused(tmp_path: Path) -> Non
 @pytest.mark.kernel_free
 def test_a_called_programs_improper_prior_is_refused_with_its_place() -> None:
     from qvr_core.check import check
-    from qvr_core.runnable import improper_refusal
+    from qvr_core.plan.runnable import improper_refusal
 
     module = check(
         "object Group : FinSet 3\nobject Row : FinSet 3\n\n"

@@ -21,7 +21,7 @@ from qvr_core.cli import run as cli_run
 from qvr_core.inference import MCMC, InferenceError, NUTSKernel
 from qvr_core.inference.chains import run_chains
 from qvr_core.inference.nuts import INIT_RADIUS, INIT_TRIES, NUTSChain, Potential
-from qvr_core.run_arguments import MAX_TREE_DEPTH, RunArguments, validate_run_arguments
+from qvr_core.plan.run_arguments import MAX_TREE_DEPTH, RunArguments, validate_run_arguments
 from qvr_core.runs.run import run_program
 
 from .toy_models import Site, ToyProgram

@@ -22,7 +22,7 @@ from qvr_core.inference.mcmc import (
     sample_chains,
 )
 from qvr_core.inference.nuts import NUTSKernel, Requests
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import PreparedRun, prepare
 
 from .toy_models import ScaledNormal

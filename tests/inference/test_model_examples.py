@@ -12,8 +12,8 @@ import math
 import pytest
 
 from qvr_core.check import check
-from qvr_core.diagnostics import Severity
 from qvr_core.runs.run import run_inference
+from qvr_core.text.diagnostics import Severity
 from tests.conftest import EXAMPLES
 from tests.export import reference
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from qvr_core.cli import run as cli_run
-from qvr_core.datafile import DataFile
+from qvr_core.host.datafile import DataFile
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.run import run_inference
 from tests.eight_schools import SOURCE

@@ -16,7 +16,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from qvr_core.inference.mcmc import ProgramPotential, chain_layout, initial_values
 from qvr_core.inference.simplify import simplify
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import prepare
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"

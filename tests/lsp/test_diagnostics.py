@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from qvr_core import rules
+from qvr_core.text import rules
 from qvr_lsp.convert import SEVERITY
 from tests.lsp.support import (
     EXAMPLES,

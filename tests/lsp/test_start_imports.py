@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from qvr_core.version import installed_version
+from qvr_core.host.version import installed_version
 from qvr_lsp.warmup import Warmup
 from tests.ide.helpers import ROOT
 

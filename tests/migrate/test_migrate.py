@@ -1,14 +1,14 @@
-"""`qvr_core.migrate` and `qvr_core.era`: rewrites between eras, comments kept, and the
+"""`qvr_core.migrate` and `qvr_core.syntax.era`: rewrites between eras, comments kept, and the
 era a file is written for."""
 
 from __future__ import annotations
 
 import pytest
 
-from qvr_core.edits import apply_edits
-from qvr_core.era import era
 from qvr_core.migrate import era_of, migrate_text
+from qvr_core.syntax.era import era
 from qvr_core.syntax.parser import parse
+from qvr_core.text.edits import apply_edits
 
 LET_FILE = """\
 # a model written for quivers 0.12

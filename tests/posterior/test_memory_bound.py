@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from qvr_core.inference.results import RunResults
-from qvr_core.run_arguments import validate_run_arguments
+from qvr_core.plan.run_arguments import validate_run_arguments
 from qvr_core.runs.prepare import prepare
 from qvr_core.runs.run import run_program
 from qvr_core.runs.sizing import TERM_BYTES
 from qvr_core.runtime.model import ModelProgram
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 from tests.runs.cli import qvr_here
 
 from .conftest import MODELS

@@ -48,7 +48,24 @@ def skeleton_files() -> list[str]:
         for name in names:
             is_package = (ROOT / package / name).is_dir()
             files.append(f"{package}/{name}/__init__.py" if is_package else f"{package}/{name}.py")
+    for module in forbidden_sources():  # a module of a package the layers name
+        path = module.replace(".", "/")
+        if not (ROOT / path).is_dir() and f"{path}.py" not in files:
+            files.append(f"{path}.py")
     return files
+
+
+def forbidden_sources() -> list[str]:
+    """Every module a forbidden contract of the core names as a source."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return [
+        m
+        for c in contracts
+        if c["type"] == "forbidden"
+        for m in c["source_modules"]
+        if m.startswith("qvr_core.")
+    ]
 
 
 SKELETON = skeleton_files()
@@ -69,7 +86,7 @@ VIOLATIONS = {
     # the composition root (qvr_lsp/app.py) registers the features on the server
     "a feature imports the composition root": ("qvr_lsp/features/bad.py", "import qvr_lsp.app"),
     "the analysis imports a feature": ("qvr_lsp/analysis.py", "import qvr_lsp.features"),
-    "extras imports the checker": ("qvr_core/extras.py", "import qvr_core.check"),
+    "extras imports the checker": ("qvr_core/host/extras.py", "import qvr_core.check"),
     "check imports torch": ("qvr_core/check/bad.py", "import torch"),
     "ide imports numpy": ("qvr_core/ide/bad.py", "import numpy as np"),
     "the core imports pygls": ("qvr_core/syntax/bad.py", "from pygls import server"),
@@ -155,3 +172,18 @@ def test_no_package_imports_another_by_string() -> None:
     from qvr_core import runtime
 
     assert all(m.startswith("qvr_core.runtime.") for m in runtime._EXPORTS.values())
+
+
+def test_every_package_and_root_module_of_the_core_is_in_a_layer() -> None:
+    """A package or module added at the core's root joins the layer contract (issue 48),
+    and no layer lets its members import each other (`:`, the escape hatch)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (layers,) = (c["layers"] for c in contracts if c["id"] == "core-layers")
+    assert not [layer for layer in layers if ":" in layer]
+    children = {
+        p.stem if p.suffix == ".py" else p.name
+        for p in (ROOT / "qvr_core").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert children == set(core_layers())

@@ -22,7 +22,7 @@ from qvr_core.check.model import Model, Node, walk
 from qvr_core.check.module import CheckedModule
 from qvr_core.graph.build import build_graph, graph_clusters
 from qvr_core.graph.nodes import ClusterKind
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
 from qvr_core.runtime.distributions import torch_constraint
 from qvr_core.runtime.model.enumerate import summed_trees
 from qvr_core.runtime.model.program import ModelProgram, compile_model

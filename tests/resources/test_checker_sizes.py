@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from qvr_core.check import check
 from qvr_core.check.incremental import IncrementalChecker
-from qvr_core.diagnostics import Severity
+from qvr_core.text.diagnostics import Severity
 
 from .hostile import HUGE, REPEAT, SMALL
 

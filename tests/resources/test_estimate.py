@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from qvr_core.check import check
 from qvr_core.dsl import loads
-from qvr_core.resources import (
+from qvr_core.sizing.resources import (
     MemoryBudgetError,
     check_budget,
     estimate,
     exported_programs,
     parse_size,
 )
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 
 from .hostile import HUGE, REPEAT, SMALL, STACK
 
@@ -185,7 +185,8 @@ def test_a_chain_of_twenty_thousand_lets_is_sized_without_recursion() -> None:
 
 def test_the_resource_model_does_not_import_torch() -> None:
     code = (
-        "import sys\nfrom qvr_core.check import check\nfrom qvr_core.resources import estimate\n"
+        "import sys\nfrom qvr_core.check import check\n"
+        "from qvr_core.sizing.resources import estimate\n"
         f"estimate(check({SMALL!r}), 'lm')\nassert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -228,7 +229,7 @@ def test_a_chain_of_stacks_deeper_than_the_recursion_limit_is_sized_exactly() ->
 
 
 def test_counts_past_what_a_float_holds_are_written_in_scientific_notation() -> None:
-    from qvr_core.units import format_bytes
+    from qvr_core.text.units import format_bytes
 
     assert format_bytes(2**1000) == "1.07e+301 bytes"
     assert format_bytes(3 * 10**20) == "300 EB"

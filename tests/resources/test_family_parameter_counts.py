@@ -16,7 +16,7 @@ import pytest
 from qvr_core.builtins import COMBINATORS, FAMILIES, KERNEL_FAMILIES, OBJECT_CONSTRUCTORS, Family
 from qvr_core.check import check
 from qvr_core.dsl import loads
-from qvr_core.resources import estimate
+from qvr_core.sizing.resources import estimate
 
 
 def _object_for(family: Family) -> tuple[str, int, int]:

@@ -25,16 +25,16 @@ import torch
 
 from qvr_core.check import check
 from qvr_core.inference.errors import RunTooLargeError
-from qvr_core.model_resources import (
-    GUIDE_DRAWS,
-    estimate_model,
-    scope_runs,
-)
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
 from qvr_core.runs.sizing import size_model_run
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model import compile_model, marginal
 from qvr_core.runtime.model.enumerate import SummedModel
+from qvr_core.sizing.model_resources import (
+    GUIDE_DRAWS,
+    estimate_model,
+    scope_runs,
+)
 from tests.conformance.shared import corpus
 
 from .hostile_models import (
@@ -225,7 +225,7 @@ def test_qvr_run_refuses_a_model_too_large_in_one_line(
 def test_the_model_sizing_does_not_import_torch() -> None:
     code = (
         "import sys\nfrom qvr_core.check import check\n"
-        "from qvr_core.model_resources import estimate_model\n"
+        "from qvr_core.sizing.model_resources import estimate_model\n"
         f"estimate_model(check({BILLION!r}), 'big')\nassert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -293,7 +293,7 @@ MEASURE = r"""
 import json, resource, sys
 import torch
 from qvr_core.check import check
-from qvr_core.model_resources import estimate_model
+from qvr_core.sizing.model_resources import estimate_model
 from qvr_core.runs.run import run_inference
 source, kwargs = json.loads(sys.stdin.read())
 torch.set_num_threads(1)

@@ -19,9 +19,9 @@ from hypothesis.extra import numpy as hnp
 
 from qvr_core.check import check
 from qvr_core.check.types import Seq
-from qvr_core.datafile import DataFile
+from qvr_core.host.datafile import DataFile
 from qvr_core.inference.errors import InferenceError
-from qvr_core.run_arguments import (
+from qvr_core.plan.run_arguments import (
     FIELDS,
     MAX_BATCH,
     MAX_SEED,

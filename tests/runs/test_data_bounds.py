@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.lib import format as npy
 
-from qvr_core.datafile import DataFile, printable, quoted, read_file
+from qvr_core.host.datafile import DataFile, printable, quoted, read_file
 from qvr_core.inference.errors import InferenceError, RunTooLargeError
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.data import read_data
 from qvr_core.runs.data_sizes import csv_header_cells, csv_need, json_need
 from qvr_core.runs.prepare import prepare

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from qvr_core.datafile import DataFile
+from qvr_core.host.datafile import DataFile
 from qvr_core.inference.errors import InferenceError
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.data import read_data
 from qvr_core.runs.prepare import PreparedRun, prepare
 from tests.conftest import EXAMPLES

@@ -19,7 +19,7 @@ from torch.distributions import constraints as C
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.mcmc import _ChainRecord, _result
 from qvr_core.inference.sites import FlatLayout, LatentSite, constraint_transform
-from qvr_core.run_arguments import DEVICES
+from qvr_core.plan.run_arguments import DEVICES
 from qvr_core.runs.device import (
     AUTO_THRESHOLD,
     DeviceUnavailable,

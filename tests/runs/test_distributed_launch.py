@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from qvr_core.run_arguments import LAUNCH_VARIABLES, asked_to_join, without_launch
+from qvr_core.plan.run_arguments import LAUNCH_VARIABLES, asked_to_join, without_launch
 from qvr_core.runs.agreement import differences
 from tests.runs.cli import ROOT
 from tests.runs.regression import regression, write_rows

@@ -15,7 +15,7 @@ import pytest
 
 from qvr_core.check import check
 from qvr_core.inference.errors import InferenceError
-from qvr_core.runnable import own_binding, runnability
+from qvr_core.plan.runnable import own_binding, runnability
 from qvr_core.runs.run import run_program
 from qvr_core.syntax import ast
 

@@ -12,7 +12,7 @@ from torch import distributions as D
 
 from qvr_core import dsl
 from qvr_core.inference import InferenceError
-from qvr_core.run_arguments import RunArguments
+from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs import RunSummary, run_inference, run_program
 from qvr_core.runs.prepare import prepare
 from qvr_core.runtime.model import ModelProgram

@@ -19,7 +19,7 @@ import torch
 from qvr_core.check import check
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
-from qvr_core.run_arguments import validate_run_arguments
+from qvr_core.plan.run_arguments import validate_run_arguments
 from qvr_core.runs.prepare import prepare
 from qvr_core.runs.run import run_program
 from qvr_core.runs.synthesise import synthesise

@@ -20,12 +20,12 @@ from qvr_core.inference import InferenceError
 from qvr_core.inference.autoguides import AutoDeltaGuide
 from qvr_core.inference.elbo import ELBO
 from qvr_core.inference.guide import AutoNormalGuide
-from qvr_core.model_resources import estimate_model
 from qvr_core.runs import run_program
 from qvr_core.runs.minibatch import Minibatches, draw_rows
 from qvr_core.runs.model_data import split_data
 from qvr_core.runtime.model import compile_model
 from qvr_core.runtime.share import sharing
+from qvr_core.sizing.model_resources import estimate_model
 from tests.runs.cli import qvr
 from tests.runs.regression import regression, write_rows
 

@@ -15,7 +15,7 @@ from torch import distributions as D
 
 from qvr_core.check import check
 from qvr_core.inference.errors import InferenceError
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
 from qvr_core.runs.run import run_program
 from qvr_core.runtime.distributions import Poisson, Weibull, make_distribution
 from qvr_core.runtime.errors import QvrError

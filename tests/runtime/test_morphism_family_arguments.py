@@ -13,10 +13,10 @@ from torch.distributions import constraints as C
 from qvr_core import dsl
 from qvr_core.builtins import FAMILIES
 from qvr_core.check import check
-from qvr_core.resources import estimate
 from qvr_core.runs import run_program
 from qvr_core.runtime.distributions import make_distribution
 from qvr_core.runtime.program import ProgramModule
+from qvr_core.sizing.resources import estimate
 from tests.conformance.shared import families_fixture
 
 #: quivers' fixtures `tests/transpile/fixtures/families/*.qvr` (the 13 morphism kernels).

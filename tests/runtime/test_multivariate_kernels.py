@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from scipy import stats
 
-from qvr_core import dsl, rules
+from qvr_core import dsl
 from qvr_core.builtins import FAMILIES
 from qvr_core.check import check
 from qvr_core.check.types import ObjectType, Product
@@ -23,6 +23,7 @@ from qvr_core.runs import run_program
 from qvr_core.runtime.distributions import FlatPositiveDefinite, bijection
 from qvr_core.runtime.families import GP_JITTER, Family, make_family
 from qvr_core.runtime.program import ProgramModule
+from qvr_core.text import rules
 from tests.conformance.shared import families_fixture
 
 

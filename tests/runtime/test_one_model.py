@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from qvr_core.check import check
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
 from tests.conformance.shared import corpus
 from tests.runtime.one_model import InvalidDraws, agreement
 

@@ -17,7 +17,7 @@ import torch
 from qvr_core.check import check
 from qvr_core.check.model import Site
 from qvr_core.check.module import CheckedModule
-from qvr_core.runnable import runnability
+from qvr_core.plan.runnable import runnability
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model import compile_model
 from tests.conformance.shared import corpus

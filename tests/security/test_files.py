@@ -1,4 +1,4 @@
-"""`qvr_core.files`: what a planted file can and cannot make the tools read."""
+"""`qvr_core.host.files`: what a planted file can and cannot make the tools read."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from qvr_core import files
-from qvr_core.files import UnreadableFile, read_text
+from qvr_core.host import files
+from qvr_core.host.files import UnreadableFile, read_text
 
 MODEL = "object A : Real 2\n"
 

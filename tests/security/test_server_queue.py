@@ -22,7 +22,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from qvr_core.datafile import DataFile, DataFileError
+from qvr_core.host.datafile import DataFile, DataFileError
 from qvr_lsp import inference_runs, worker_slots
 from qvr_lsp.run_data import DataFiles, check_data_file
 from qvr_lsp.worker_slots import WorkerSlots

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from qvr_core.syntax import ast
 from qvr_core.syntax.parser import ParseResult
-from qvr_core.syntax.span import LineIndex, Span
+from qvr_core.text.span import LineIndex, Span
 
 
 def nodes(root: object) -> Iterator[object]:

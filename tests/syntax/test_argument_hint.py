@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from qvr_core.check import check
-from qvr_core.edits import apply_edits
+from qvr_core.text.edits import apply_edits
 from tests.conformance import oracle
 
 PROGRAM = """\

@@ -20,7 +20,7 @@ from qvr_core.check import check
 from qvr_core.check.incremental import IncrementalChecker
 from qvr_core.format.formatter import format_text
 from qvr_core.syntax import parse
-from qvr_core.syntax.span import LineIndex, line_end_style, unify_line_ends
+from qvr_core.text.span import LineIndex, line_end_style, unify_line_ends
 from tests.syntax.helpers import assert_consistent
 
 ROOT = Path(__file__).resolve().parents[2]

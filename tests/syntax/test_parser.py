@@ -10,7 +10,7 @@ import pytest
 
 from qvr_core.syntax import ast, parse
 from qvr_core.syntax.parser import MAX_DEPTH, MAX_TREE_DEPTH
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 from tests.syntax.helpers import assert_consistent, source
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -20,7 +20,7 @@ A discrete `sample` site without data is summed out the same way for NUTS and SV
 (`enumerate.py`): a scope over the steps that read it, its plates the groups; the
 runs of such a sum are bounded (`admit_runs`, `MAX_RUNS`).
 
-A run is sized before it starts (`qvr_core.model_resources`); a support only the
+A run is sized before it starts (`qvr_core.sizing.model_resources`); a support only the
 run's arguments size (a Binomial's `total_count` from the data) is guarded here: a
 sum whose enumeration would keep more than the memory budget is refused before
 its values are made, never left to end in `std::bad_alloc`.
@@ -34,10 +34,10 @@ from functools import lru_cache
 import torch
 from torch import distributions as D
 
-from qvr_core.model_resources import enumeration_bytes
-from qvr_core.resources import default_budget
 from qvr_core.runtime.errors import QvrRuntimeError
-from qvr_core.units import format_bytes
+from qvr_core.sizing.model_resources import enumeration_bytes
+from qvr_core.sizing.resources import default_budget
+from qvr_core.text.units import format_bytes
 
 
 @lru_cache(maxsize=1)

@@ -5,7 +5,7 @@ families, bound arguments, plates and scopes, the `let`/`score` terms, the data
 variables in the checker's order, and the programs it calls as templates
 (`sample v <- random_intercepts(Subject, 1.0)`, their sites named `v$z`). It reads
 no syntax; whatever the checker did not type never reaches it
-(`qvr_core.runnable` refuses the run with the checker's reason).
+(`qvr_core.plan.runnable` refuses the run with the checker's reason).
 
 It speaks the runtime protocol inference uses (docs/architecture.md) with no
 batch axis (`batch_shape(x) == ()`): the input `x` is the dict of data names,
@@ -48,7 +48,7 @@ from torch.distributions import constraints as C
 
 from qvr_core.check.model import Let, Model, Node, Site, axis_plates, axis_sizes
 from qvr_core.check.module import CheckedModule
-from qvr_core.runnable import TEMPLATE_KINDS, runnability
+from qvr_core.plan.runnable import TEMPLATE_KINDS, runnability
 from qvr_core.runtime.distributions import (
     bijection,
     into_support,

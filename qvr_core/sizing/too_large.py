@@ -2,8 +2,8 @@
 
 A whole-module pass, run after the others when nothing is an error: each
 exported program is sized for an SVI run as `qvr run` would size it (a seed
-program by `qvr_core.resources` at the command line's default batch and
-sequence length, a model program by `qvr_core.model_resources` from its
+program by `qvr_core.sizing.resources` at the command line's default batch and
+sequence length, a model program by `qvr_core.sizing.model_resources` from its
 plates, enumerated scopes and latent values), and a program over the memory
 budget gets a warning at the declaration that needs the most (a morphism with
 a huge dimension, a `stack` of many copies, a `repeat` of many applications, a
@@ -18,13 +18,11 @@ import threading
 from functools import cached_property, lru_cache
 from typing import Any
 
-from qvr_core import rules
 from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Model as CheckedModel
 from qvr_core.check.module import LetInfo, ProgramInfo
-from qvr_core.diagnostics import Diagnostic, Related, make
-from qvr_core.model_resources import estimate_model
-from qvr_core.resources import (
+from qvr_core.sizing.model_resources import estimate_model
+from qvr_core.sizing.resources import (
     CHECK_BATCH,
     CHECK_SEQ_LEN,
     Estimate,
@@ -32,7 +30,9 @@ from qvr_core.resources import (
     default_budget,
     estimate,
 )
-from qvr_core.units import format_bytes
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic, Related, make
+from qvr_core.text.units import format_bytes
 
 log = logging.getLogger(__name__)
 

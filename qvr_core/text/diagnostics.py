@@ -1,7 +1,7 @@
 """Diagnostics: what every stage reports, each under the stable code of its rule.
 
 The codes are part of the interface (tests, the command line's JSON and
-users' notes refer to them): add new ones in `qvr_core.rules`, never renumber.
+users' notes refer to them): add new ones in `qvr_core.text.rules`, never renumber.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from qvr_core.syntax.span import Span
+from qvr_core.text.span import Span
 
 
 class Severity(StrEnum):
@@ -21,7 +21,7 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class Rule:
-    """One diagnostic code: what it means and how to fix it (`qvr_core.rules` lists them).
+    """One diagnostic code: what it means and how to fix it (`qvr_core.text.rules` lists them).
 
     Every diagnostic is raised through its rule (`make(rules.UNDEFINED_NAME, ...)`),
     so the code, its default severity and the Unnecessary tag have one source.

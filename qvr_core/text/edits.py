@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from qvr_core.diagnostics import TextEdit
+from qvr_core.text.diagnostics import TextEdit
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

@@ -13,7 +13,7 @@ Codes are grouped by hundreds: 0 syntax, 1 names, 2 types and combinators,
 
 from __future__ import annotations
 
-from qvr_core.diagnostics import Rule, Severity
+from qvr_core.text.diagnostics import Rule, Severity
 
 ERROR = Severity.ERROR
 WARNING = Severity.WARNING

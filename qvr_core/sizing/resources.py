@@ -30,7 +30,7 @@ It is an estimate of the peak (measured against the real runs by
 cannot (25 TB, a billion applications), not to predict to the megabyte.
 
 A model program (family steps, plates, `marginalize` scopes, data names) is
-sized by `qvr_core.model_resources`, from the checker's `Model`, into the same
+sized by `qvr_core.sizing.model_resources`, from the checker's `Model`, into the same
 `Estimate` and `Need`s (`kind="model"`), so that its refusal reads like this one.
 """
 
@@ -46,8 +46,8 @@ from qvr_core.builtins import COMBINATORS, FAMILIES, LAYER_NORM, Combinator
 from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.types import Product, Seq, ValueType
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
-from qvr_core.units import format_bytes, format_count
+from qvr_core.text.span import Span
+from qvr_core.text.units import format_bytes, format_count
 
 FLOAT_BYTES = 4
 INDEX_BYTES = 8
@@ -169,7 +169,7 @@ class Estimate:
     needs: tuple[Need, ...] = field(repr=False)
     reached: frozenset[str] = field(default=frozenset(), repr=False)  # declarations it uses
     #: "morphism" (a seed program: batch, sequence length, parameters) or "model" (a model
-    #: program, `qvr_core.model_resources`: no batch, `parameters` counts its latent values)
+    #: program, `qvr_core.sizing.model_resources`: no batch, `parameters` counts its latent values)
     kind: str = "morphism"
     chains: int = 1  # NUTS chains run side by side (each holds its own copy)
 

@@ -21,14 +21,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from qvr_core import rules
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.unchecked import declared_names
 from qvr_core.syntax import ast
-from qvr_core.syntax.span import Span
+from qvr_core.text import rules
+from qvr_core.text.span import Span
 
 RuntimeKind = Literal["model", "morphism"]
 #: Program parameter kinds that make a model program a template: the caller picks them.

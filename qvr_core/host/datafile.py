@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from qvr_core.units import format_bytes
+from qvr_core.text.units import format_bytes
 
 DATA_SUFFIXES = (".pt", ".npz", ".csv", ".json")
 MAX_DATA_BYTES = 1 << 30

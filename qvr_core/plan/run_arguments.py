@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from qvr_core.resources import parse_size
+from qvr_core.sizing.resources import parse_size
 
 METHODS = ("svi", "nuts", "prior")
 #: SVI guides (`qvr_core.inference.autoguides.GUIDES`): mean-field Normal, a point (MAP),

@@ -3,7 +3,7 @@
 `qvr run` sizes a model program (family steps, plates, `marginalize` scopes,
 data names: `qvr_core.check.model`) before anything is compiled, allocated or
 read, and refuses a run over the memory budget in one line naming the step
-that needs the most, as it does a seed program (`qvr_core.resources`, whose
+that needs the most, as it does a seed program (`qvr_core.sizing.resources`, whose
 `Estimate` and `Need` this returns); the checker warns (QVR601) while the
 user types. torch is not imported: sizes are Python integers however large.
 
@@ -29,7 +29,7 @@ counted for it (numbers are 8 bytes: a model program computes in float64):
   values and every kept draw (with the summary's float64 copies); prior
   sampling every site's draws. A run of `nuts` holds one program per chain.
 
-Like `qvr_core.resources` it is an estimate of the peak, meant to tell a run
+Like `qvr_core.sizing.resources` it is an estimate of the peak, meant to tell a run
 that fits from one that cannot (a billion-entry plate, a scope enumerated a
 million times), within a small factor: `tests/resources/test_model_sizing.py`
 holds it to measured runs. The runtime keeps a second guard at the
@@ -47,9 +47,9 @@ from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Let, Model, Node, Site, Step
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.check.types import Plated
-from qvr_core.resources import Estimate, Need
+from qvr_core.sizing.resources import Estimate, Need
 from qvr_core.syntax import ast
-from qvr_core.units import format_count
+from qvr_core.text.units import format_count
 
 #: A model program's numbers are float64 (as Stan's), 8 bytes each.
 FLOAT_BYTES = 8

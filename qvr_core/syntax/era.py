@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from qvr_core import rules
-from qvr_core.diagnostics import Diagnostic
 from qvr_core.syntax import ast
+from qvr_core.text import rules
+from qvr_core.text.diagnostics import Diagnostic
 
 Version = tuple[int, int]
 
