@@ -25,10 +25,13 @@ TIMEOUT_MS = 30000
 pytestmark = pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed")
 
 
-def run_neovim(tmp_path: Path, hovers: list[tuple[int, int]]) -> dict:
+def run_neovim(
+    tmp_path: Path, hovers: list[tuple[int, int]], init: Path = HERE / "init.lua", **extra: str
+) -> dict:
     out = tmp_path / "result.json"
     env = {
         **os.environ,
+        **extra,
         "QVR_LSP_CMD": f"{sys.executable} -m qvr_lsp",
         "QVR_NVIM_OUT": str(out),
         "QVR_NVIM_FILE": str(FILE),
@@ -40,7 +43,7 @@ def run_neovim(tmp_path: Path, hovers: list[tuple[int, int]]) -> dict:
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
-    command = ["nvim", "--headless", "--clean", "-u", str(HERE / "init.lua")]
+    command = ["nvim", "--headless", "--clean", "-u", str(init)]
     command += ["-c", f"luafile {HERE / 'driver.lua'}"]
     proc = subprocess.run(
         command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=3 * TIMEOUT_MS / 1000
@@ -81,3 +84,21 @@ def test_neovim_shows_the_dimension_error_and_hover(tmp_path: Path):
         assert result["pulled"]["kind"] == "full" and "QVR201" in result["pulled"]["codes"]
     else:
         assert "pulled" not in result
+
+
+def test_the_nvim_lspconfig_definition_starts_the_server_on_path(tmp_path: Path):
+    """editors/nvim-lspconfig/lsp/qvr.lua as Neovim reads it: `qvr-lsp` found on PATH
+    (where `pip install qvr` puts it, beside this Python), attached to a `.qvr` file."""
+    scripts = Path(sys.executable).parent
+    if not (scripts / "qvr-lsp").exists():
+        pytest.skip(f"qvr-lsp is not installed beside {sys.executable} (pip install -e .)")
+    result = run_neovim(
+        tmp_path,
+        [],
+        init=HERE / "lspconfig_init.lua",
+        QVR_LSPCONFIG=str(ROOT / "editors" / "nvim-lspconfig" / "lsp" / "qvr.lua"),
+        PATH=f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
+    assert "error" not in result, result.get("error")
+    assert result["attached"] and result["got_diagnostics"]
+    assert "QVR201" in [d["code"] for d in result["diagnostics"]]

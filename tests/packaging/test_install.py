@@ -123,6 +123,15 @@ def test_the_wheel_and_sdist_carry_what_users_need(dist: Path) -> None:
     assert {"LICENSE", "CHANGELOG.md", "README.md", "qvr_core/syntax/grammar.lark"} <= members
 
 
+def test_twine_check_passes_as_the_release_runs_it(dist: Path) -> None:
+    """The release workflow's `twine check --strict` (PyPI refuses what it refuses: a
+    README that does not render, missing metadata), on the wheel and sdist built here."""
+    files = sorted(dist.glob("qvr-*"))
+    assert len(files) == 2
+    out = _ok([sys.executable, "-m", "twine", "check", "--strict", *files])
+    assert out.count("PASSED") == 2, out
+
+
 def test_pip_install_qvr_brings_no_torch(bare: Path) -> None:
     installed = _installed(bare)
     assert "qvr" in installed
