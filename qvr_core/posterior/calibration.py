@@ -40,8 +40,10 @@ UNDERESTIMATES = "underestimates"
 REMEDIES = {
     TOO_NARROW: (
         "the fits are overconfident: a sampler that misses part of the posterior (look "
-        "for divergences or R-hat warnings; run longer) or a guide too narrow for it "
-        "(SVI's mean-field Normal: try --guide mvn, or NUTS)"
+        "for divergences or R-hat warnings; run longer), a guide too narrow for it "
+        "(SVI's mean-field Normal: try --guide mvn, or NUTS), or a model that fits with "
+        "more information than it simulates with (a `score` term adds to the fit's "
+        "density, never to a simulation)"
     ),
     TOO_WIDE: (
         "the fits are underconfident: the model that fits is not the one that simulated "

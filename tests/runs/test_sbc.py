@@ -2,7 +2,8 @@
 
 The verdicts are checked on crafted ranks (each shape of miscalibration), and end to
 end on fits that surely miss: SVI stopped after one step, whose guide has not moved
-from its start, cannot cover parameters drawn from the priors. A calibrated end-to-end
+from its start, cannot cover parameters drawn from the priors; and a deliberately wrong
+model, whose fit has a `score` term its simulations never see. A calibrated end-to-end
 verdict is not asserted: even a right sampler leaves the band in 5% of runs."""
 
 from __future__ import annotations
@@ -103,6 +104,36 @@ def test_fits_that_cannot_cover_the_truth_are_found_miscalibrated(tmp_path: Path
     assert "mu: " in svg and "tau: " in svg  # a panel each, titled with its verdict
     done = qvr_here("plot", str(out), "--kind", "trace")
     assert done.returncode == 2 and "posterior" in done.stderr
+
+
+#: A deliberately wrong model: the fit's density has a `score` term that pulls mu to 0
+#: with a standard deviation of 0.01, which the simulations (forward draws: mu from its
+#: Normal(0, 1) prior) never see. Nearly every true mu lies outside its fit's draws, on
+#: either side: about half the ranks 0 and half the top rank, for any seed.
+WRONG = """\
+object Row : FinSet 3
+
+program wrong : Row -> Row
+    sample mu <- Normal(0.0, 1.0)
+    score pull = -5000.0 * mu * mu
+    observe y : Row <- Normal(mu, 1.0)
+    return mu
+
+export wrong
+"""
+
+
+def test_a_model_that_fits_what_it_does_not_simulate_is_flagged(tmp_path: Path) -> None:
+    source = tmp_path / "wrong.qvr"
+    source.write_text(WRONG, encoding="utf-8")
+    settings = ("--method", "svi", "--steps", "300", "--sims", "40", "--draws", "20")
+    done = qvr_here("sbc", str(source), "--jobs", "1", *settings, "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    (mu,) = found["elements"]
+    assert mu["label"] == "mu" and mu["simulations"] == 40
+    assert mu["verdict"] == TOO_NARROW and mu["outside"] > 0.2
+    assert "`score` term" in found["remedies"][TOO_NARROW]
 
 
 def test_a_resumed_run_goes_on_where_the_stopped_one_ended(tmp_path: Path) -> None:
