@@ -1,6 +1,6 @@
 """Code lenses above each program: "Run inference" (exported ones), "Prior predictive"
-(exported model programs whose priors have draws: none is an improper `Flat`), "Show
-diagram", and with the `qvr.export.target`
+and "Calibrate" (exported model programs whose priors have draws: none is an improper
+`Flat`), "Show diagram", and with the `qvr.export.target`
 setting "Export to Stan" (NumPyro, PyMC) above each exportable model program.
 
 Their commands are client commands, `qvr.client.runInference` and
@@ -12,7 +12,10 @@ command `qvr.client.exportProgram` with `[{"uri", "program", "target"}]`, the
 arguments of the server's `qvr.exportProgram` (exports.py): the extension opens
 the code it answers beside the source. "Prior predictive" is the run
 command with one object, `[{"uri", "program", "method": "prior"}]`: the program's
-forward runs, drawn in the run view as a predictive check of the prior. In Neovim:
+forward runs, drawn in the run view as a predictive check of the prior. "Calibrate" is
+the client command `qvr.client.calibrate` with `[{"uri", "program"}]`: simulation-based
+calibration, `qvr sbc` of that program, which the VS Code extension runs in a terminal
+(its progress and verdicts are the command's; docs/after_the_fit.md). In Neovim:
 
     vim.lsp.commands["qvr.client.runInference"] = function(cmd, ctx)
       vim.lsp.buf_request(ctx.bufnr, "workspace/executeCommand",
@@ -38,7 +41,9 @@ if TYPE_CHECKING:
 RUN_COMMAND = "qvr.client.runInference"
 DIAGRAM_COMMAND = "qvr.client.showDiagram"
 EXPORT_COMMAND = "qvr.client.exportProgram"
+CALIBRATE_COMMAND = "qvr.client.calibrate"
 PRIOR_TITLE = "Prior predictive"
+CALIBRATE_TITLE = "Calibrate"
 
 
 def register(server: QvrLanguageServer) -> None:
@@ -69,6 +74,10 @@ def register(server: QvrLanguageServer) -> None:
                     prior = {"uri": uri, "program": name, "method": "prior"}
                     check = lsp.Command(PRIOR_TITLE, RUN_COMMAND, arguments=[prior])
                     lenses.append(lsp.CodeLens(rng, check))
+                    # simulation-based calibration draws from the priors as well
+                    target = {"uri": uri, "program": name}
+                    sbc = lsp.Command(CALIBRATE_TITLE, CALIBRATE_COMMAND, arguments=[target])
+                    lenses.append(lsp.CodeLens(rng, sbc))
             if name in module.programs or name in module.models:  # what the diagram draws
                 draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
                 lenses.append(lsp.CodeLens(rng, draw))

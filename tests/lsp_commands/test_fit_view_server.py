@@ -37,13 +37,18 @@ async def test_a_model_program_has_a_prior_predictive_lens_that_runs_its_prior(c
         lsp.CodeLensParams(lsp.TextDocumentIdentifier(uri))
     )
     titles = [lens.command.title for lens in lenses if lens.command]
-    assert titles == ["Run inference", "Prior predictive", "Show diagram"]
+    assert titles == ["Run inference", "Prior predictive", "Calibrate", "Show diagram"]
     prior = next(
         lens for lens in lenses if lens.command and lens.command.title == "Prior predictive"
     )
     assert prior.command.command == "qvr.client.runInference"
     (arguments,) = prior.command.arguments
     assert dict(arguments) == {"uri": uri, "program": "eight_schools_centered", "method": "prior"}
+    calibrate = next(lens for lens in lenses if lens.command and lens.command.title == "Calibrate")
+    assert calibrate.command.command == "qvr.client.calibrate"
+    assert [dict(a) for a in calibrate.command.arguments] == [
+        {"uri": uri, "program": "eight_schools_centered"}
+    ]
     # the server's own command takes the lens's arguments as they are (as Neovim sends them)
     result = await run(client, {**arguments, "steps": 60, "data": "eight_schools.json"})
     view = result["view"]

@@ -1,9 +1,12 @@
 /** Entry point: wires the language client, its installer, the diagram view, inference runs and exports together. */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { inferenceDefaults } from "./config";
 import { parseDiagramArguments } from "./diagram/arguments";
 import { DiagramPanel } from "./diagram/diagramPanel";
 import { ProgramExporter } from "./export/exportProgram";
+import { parseCalibrationArguments, qvrCommand, sbcArguments } from "./inference/calibration";
 import { LossPanel } from "./inference/lossPanel";
 import { InferenceRunner } from "./inference/runInference";
 import { type InstallOptions, ServerInstaller } from "./server/installer";
@@ -55,6 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return inference.run(priorArguments(args));
     }),
     vscode.commands.registerCommand(ClientCommands.exportProgram, (...args: unknown[]) => exporter.run(args)),
+    vscode.commands.registerCommand(ClientCommands.calibrate, (...args: unknown[]) => calibrate(args, running)),
   );
   // Not awaited: activation should not wait for Python to start.
   void server.start();
@@ -73,6 +77,29 @@ function priorArguments(args: readonly unknown[]): unknown[] {
   const target = uri ?? activeUri;
   if (target === undefined) return [];
   return [{ uri: target, method: "prior", ...(typeof second === "string" ? { program: second } : {}) }];
+}
+
+/**
+ * "Calibrate": `qvr sbc` of the program in a terminal of its own (inference/calibration.ts),
+ * in the document's workspace folder, where the runs' data file setting is read from.
+ */
+function calibrate(args: readonly unknown[], running: ServerManager): void {
+  const target = parseCalibrationArguments(args);
+  const editor = vscode.window.activeTextEditor;
+  const uri = target.uri !== undefined ? vscode.Uri.parse(target.uri) : editor?.document.languageId === "qvr" ? editor.document.uri : undefined;
+  if (uri === undefined || uri.scheme !== "file") {
+    void vscode.window.showInformationMessage("QVR: open a saved .qvr file to calibrate its model program.");
+    return;
+  }
+  const folder = vscode.workspace.getWorkspaceFolder(uri)?.uri.fsPath ?? path.dirname(uri.fsPath);
+  const cli = qvrCommand(running.launch, (file) => fs.existsSync(file), process.platform);
+  const terminal = vscode.window.createTerminal({
+    name: `QVR Calibrate${target.program !== undefined ? `: ${target.program}` : ""}`,
+    shellPath: cli.command,
+    shellArgs: [...cli.args, ...sbcArguments(uri.fsPath, target.program, inferenceDefaults().data)],
+    cwd: folder,
+  });
+  terminal.show();
 }
 
 /** The status bar item's menu. */

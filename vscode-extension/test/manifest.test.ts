@@ -49,6 +49,7 @@ describe("package.json", () => {
     assert.deepEqual(contributed, Object.values(ClientCommands).sort());
     const titles = manifest.contributes.commands.map((c: { category: string; title: string }) => `${c.category}: ${c.title}`);
     assert.deepEqual(titles.sort(), [
+      "QVR: Calibrate Model (Simulation-Based Calibration)",
       "QVR: Export Program to Stan, NumPyro or PyMC...",
       "QVR: Install Run Support",
       "QVR: Install or Update Server",

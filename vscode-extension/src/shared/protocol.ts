@@ -456,6 +456,8 @@ export const ClientCommands = {
   serverActions: "qvr.client.serverActions",
   /** Writes a model program in Stan, NumPyro or PyMC (the server's `qvr.exportProgram`) and opens it beside the source; the "Export to ..." lens's. */
   exportProgram: "qvr.client.exportProgram",
+  /** Simulation-based calibration of a model program, `qvr sbc` in a terminal (`[{uri, program}]`); the "Calibrate" lens's. */
+  calibrate: "qvr.client.calibrate",
 } as const;
 
 export function isPosition(value: unknown): value is Position {
