@@ -75,8 +75,8 @@ def register(server: QvrLanguageServer) -> None:
                     check = lsp.Command(PRIOR_TITLE, RUN_COMMAND, arguments=[prior])
                     lenses.append(lsp.CodeLens(rng, check))
                     # simulation-based calibration draws from the priors as well
-                    target = {"uri": uri, "program": name}
-                    sbc = lsp.Command(CALIBRATE_TITLE, CALIBRATE_COMMAND, arguments=[target])
+                    calibrated = {"uri": uri, "program": name}
+                    sbc = lsp.Command(CALIBRATE_TITLE, CALIBRATE_COMMAND, arguments=[calibrated])
                     lenses.append(lsp.CodeLens(rng, sbc))
             if name in module.programs or name in module.models:  # what the diagram draws
                 draw = lsp.Command("Show diagram", DIAGRAM_COMMAND, arguments=arguments)
