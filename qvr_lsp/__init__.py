@@ -64,4 +64,14 @@ def _drop_working_directory(always: bool = False) -> None:
 
 _drop_working_directory()
 
-from qvr_core import __version__ as __version__  # noqa: E402  # after the path is safe
+
+def __getattr__(name: str) -> str:
+    """`__version__`, the core's, read on first use: importing this package imports
+    nothing else, so a script that imports it before the server's start has made the
+    path safe (`cli.main`) runs nothing from the working directory."""
+    if name != "__version__":
+        raise AttributeError(f"module 'qvr_lsp' has no attribute {name!r}")
+    from qvr_core import __version__ as version
+
+    globals()["__version__"] = version
+    return version
