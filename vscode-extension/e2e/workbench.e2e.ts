@@ -121,6 +121,9 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
     await status.waitFor({ timeout: 60_000 });
     const offer = wb.page.locator(".notification-toast", { hasText: "QVR language server not found" }).first();
     await offer.waitFor({ timeout: 60_000 });
+    // Its buttons wholly inside the window, once the toast has slid in: the screenshot once
+    // caught them half below the window's bottom edge.
+    await wb.fullyInsideWindow(offer.locator(".monaco-button"));
     await wb.screenshot("server-not-found");
     const installStarted = Date.now();
     await offer.locator(".monaco-button", { hasText: /^Install with Run Support$/ }).click();
@@ -525,6 +528,18 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
       // Negative whatever the draws: 10 values, each of a density of sd 1 (at most 1/sqrt(2 pi)),
       // give an elpd of at most -9.19.
       for (const cell of await comparison.locator("tbody td:nth-child(3)").allInnerTexts()) assert.match(cell, /^-\d+\.\d\d$/, "elpd");
+      // Each model's name (and this run's mark) on one line: names once broke mid-word.
+      const nameLines = await comparison.locator("tbody th.name").evaluateAll((cells) =>
+        cells.map((cell) => {
+          const range = document.createRange();
+          range.selectNodeContents(cell);
+          // a line box per distinct top (the mark's smaller text sits a little lower on its line)
+          const rects = Array.from(range.getClientRects()).filter((r) => r.width > 0);
+          const lines = rects.filter((r, i) => rects.slice(0, i).every((q) => Math.abs(q.top - r.top) > r.height / 2));
+          return { name: cell.textContent, lines: lines.length };
+        }),
+      );
+      assert.deepEqual(nameLines.map((n) => n.lines), [1, 1], JSON.stringify(nameLines));
       await view.locator("#fit .fit-comparison").scrollIntoViewIfNeeded();
       await wb.screenshot("fit-comparison", wb.groupWithTab("QVR NUTS"));
       assert.deepEqual(violations, [], "no CSP violations");

@@ -27,6 +27,25 @@ export class Workbench {
     return file;
   }
 
+  /**
+   * Waits until every element `target` matches lies wholly inside the window (a toast slides
+   * in from below: its buttons reach their place when the animation ends), and fails with
+   * where each is when they never all do.
+   */
+  async fullyInsideWindow(target: Locator, timeoutMs = STEP_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let boxes: ({ x: number; y: number; width: number; height: number } | null)[] = [];
+    for (;;) {
+      const size = this.page.viewportSize() ?? (await this.page.evaluate(() => ({ width: innerWidth, height: innerHeight })));
+      boxes = await Promise.all((await target.all()).map((element) => element.boundingBox()));
+      const inside = (b: (typeof boxes)[number]): boolean =>
+        b !== null && b.width > 0 && b.x >= 0 && b.y >= 0 && b.x + b.width <= size.width + 0.5 && b.y + b.height <= size.height + 0.5;
+      if (boxes.length > 0 && boxes.every(inside)) return;
+      if (Date.now() > deadline) throw new Error(`not inside the ${size.width}x${size.height} window: ${JSON.stringify(boxes)}`);
+      await this.page.waitForTimeout(50); // the next animation frame or so
+    }
+  }
+
   /** Opens a workspace file by name through Quick Open (Ctrl+P). */
   async openFile(name: string): Promise<void> {
     await this.page.keyboard.press("Escape");

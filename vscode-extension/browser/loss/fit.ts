@@ -644,9 +644,16 @@ function sensitivityBlock(view: FitView): HTMLElement[] {
   const table = htmlElement("table", "posterior sensitivity");
   table.dataset.rows = String(found.rows.length);
   const scaled = found.note ?? "the top-level ones";
-  table.createCaption().textContent =
-    `How far each posterior moves when the prior or the likelihood is power-scaled (priorsense, by ArviZ); ` +
-    `${found.threshold} and over is sensitive. Priors scaled: ${found.priors.join(", ")} (${scaled}).`;
+  // A note above the table, not its caption: a caption is as wide as the table, and this
+  // one (three narrow columns) squeezed the sentence into a centred column.
+  block.append(
+    htmlElement(
+      "p",
+      "note",
+      `How far each posterior moves when the prior or the likelihood is power-scaled (priorsense, by ArviZ); ` +
+        `${found.threshold} and over is sensitive. Priors scaled: ${found.priors.join(", ")} (${scaled}).`,
+    ),
+  );
   const head = table.createTHead().insertRow();
   head.append(...["", "prior", "likelihood", "diagnosis"].map((title) => Object.assign(htmlElement("th", undefined, title), { scope: "col" })));
   const body = table.createTBody();
