@@ -11,6 +11,14 @@ Shapes:
 - `reduce`: the whole value to one number (`sum(theta)`), or along one axis when a
   method is given it (`theta.sum(0)`).
 - `rowwise`: along the last axis, keeping the shape (`softmax(logits)`).
+- `gram`: a square matrix of the points of a vector, one entry per pair of points
+  (`gp_exp_quad_cov(x, alpha, rho)`, N points to N x N).
+- `matrix`: a square matrix to another of its size (`cholesky(K)`, `add_diag(K, 1e-10)`).
+- `matvec`: a square matrix times a vector, the vector's shape (`matvec(L, z)`).
+
+The linear algebra of Gaussian processes (`gram`, `matrix`, `matvec`) is qvr's own,
+named as Stan names it (quivers has none; a call parses in every quivers grammar, as
+`Flat`, qvr's own family, does, so neither gets the QVR012 hint).
 
 `min`/`max` with one argument reduce (as quivers' tensor reductions do) and with
 two compare elementwise.
@@ -21,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Shape = Literal["elementwise", "reduce", "rowwise"]
+Shape = Literal["elementwise", "reduce", "rowwise", "gram", "matrix", "matvec"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +148,35 @@ _FUNCTIONS = (
     _extreme("min", "minimum", "smallest"),
     _extreme("max", "maximum", "largest"),
     Function("pow", ("a", "b"), "Elementwise power a ** b."),
+    Function(
+        "gp_exp_quad_cov",
+        ("x", "alpha", "rho"),
+        "The exponentiated quadratic covariance of the points x, an N x N matrix: "
+        "alpha² exp(-(x_i - x_j)² / (2 rho²)) for each pair (Stan's gp_exp_quad_cov).",
+        shape="gram",
+    ),
+    Function(
+        "add_diag",
+        ("m", "d"),
+        "The square matrix m with d added to its diagonal (Stan's add_diag): a jitter that "
+        "keeps a covariance positive definite.",
+        shape="matrix",
+    ),
+    Function(
+        "cholesky",
+        ("m",),
+        "The lower-triangular Cholesky factor L of a symmetric positive-definite matrix, "
+        "L Lᵀ = m (Stan's cholesky_decompose); not a number where m is not positive definite, "
+        "so a sampler rejects that point.",
+        shape="matrix",
+    ),
+    Function(
+        "matvec",
+        ("m", "v"),
+        "The product of a square matrix and a vector: (m v)_i = sum_j m[i, j] v[j] (Stan's "
+        "matrix * vector), shaped as v.",
+        shape="matvec",
+    ),
 )
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS}

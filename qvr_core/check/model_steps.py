@@ -1406,6 +1406,8 @@ class ModelChecker:
                 return None
             if fn.shape == "reduce" or (fn.reduces_alone and len(types) == 1):
                 return Plated(()) if all(t is not None for t in types) else None
+            if fn.shape in ("gram", "matrix", "matvec"):
+                return self._linear_algebra(fn.shape, node, types)
             out = types[0]
             for t in types[1:]:
                 out = _broadcast(out, t)
@@ -1436,6 +1438,43 @@ class ModelChecker:
             return self._gather(node.base.name, base, indices, node.span)
         return None
 
+    def _linear_algebra(
+        self, shape: str, node: ast.Apply, types: list[Plated | None]
+    ) -> Plated | None:
+        """`gp_exp_quad_cov(x, alpha, rho)` (gram): an N x N matrix of x's N points;
+        `cholesky(K)`, `add_diag(K, d)` (matrix): K's type; `matvec(L, z)`: z's type, once
+        the matrix is square and as wide as z is long (where both sizes are known)."""
+        if any(t is None for t in types):
+            return None
+        first = types[0]
+        assert first is not None
+        if shape == "gram":
+            n = _length(first)
+            return Plated((), Element("real", (n, n)))
+        event = first.element.event
+        if len(event) != 2 or (event[0] != event[1] and -1 not in event):
+            self.ctx.report(
+                rules.ARITHMETIC_DIMENSIONS,
+                f"{node.func.text} takes a square matrix, but {self.ctx.source(node.args[0].span)} "
+                f"is {first.label}",
+                node.args[0].span,
+            )
+            return None
+        if shape == "matrix":
+            return first
+        vector = types[1]
+        assert vector is not None
+        width, length = event[1], _length(vector)
+        if -1 not in (width, length) and width != length:
+            self.ctx.report(
+                rules.ARITHMETIC_DIMENSIONS,
+                f"matvec multiplies a {event[0]} x {width} matrix by "
+                f"{self.ctx.source(node.args[1].span)}, {length} long: the widths differ",
+                node.args[1].span,
+            )
+            return None
+        return vector
+
     def plates_of(self, name: str) -> tuple[str, ...]:
         """The plates of a local the checker typed (none for data and parameters)."""
         local = self.pc.locals.get(name)
@@ -1445,6 +1484,15 @@ class ModelChecker:
     def is_plate(self, name: str) -> bool:
         """Whether an index names a plate (`sigma[School]`: every entry), not a value."""
         return name in self.ctx.objects or name in self.plate_params
+
+
+def _length(t: Plated) -> int:
+    """How many entries a vector has: its one plate's size or its one event axis (-1 when
+    the data fix it, or when it is not a vector)."""
+    if t.data_plates:
+        return -1
+    axes = [p.size for p in t.plates] + list(t.element.event)
+    return axes[0] if len(axes) == 1 else -1
 
 
 def _drop_axis(t: Plated, axis_node: ast.Arith) -> Plated:

@@ -92,6 +92,14 @@ class _Written:
     normalize = "{0} / jnp.sum({0}, axis=-1, keepdims=True)"
     layer_norm = "jax.nn.standardize({0}, axis=-1, epsilon=1e-5)"
     pow = "jnp.power({0}, {1})"
+    # a Gaussian process's linear algebra (a covariance, its jitter and Cholesky factor)
+    gp_exp_quad_cov = (
+        "({1}) ** 2 * jnp.exp(-0.5 * ((jnp.asarray({0})[..., :, None]"
+        " - jnp.asarray({0})[..., None, :]) / ({2})) ** 2)"
+    )
+    add_diag = "({0}) + ({1}) * jnp.eye(jnp.shape({0})[-1])"
+    cholesky = "jnp.linalg.cholesky({0})"
+    matvec = "jnp.matmul({0}, {1})"
 
 
 _WRITTEN = named(_Written, FUNCTIONS, str)

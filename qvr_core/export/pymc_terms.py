@@ -43,6 +43,20 @@ def _power(a: list[str], _axis: int | None) -> str:
     return f"pt.pow({a[0]}, {a[1]})"
 
 
+def _add_diag(a: list[str], _axis: int | None) -> str:
+    return f"({a[0]}) + ({a[1]}) * pt.eye(({a[0]}).shape[-1])"
+
+
+def _matvec(a: list[str], _axis: int | None) -> str:
+    return f"pt.dot({a[0]}, {a[1]})"
+
+
+def _gp_exp_quad_cov(a: list[str], _axis: int | None) -> str:
+    x, alpha, rho = a
+    gaps = f"(pt.as_tensor({x})[:, None] - pt.as_tensor({x})[None, :])"
+    return f"({alpha}) ** 2 * pt.exp(-0.5 * ({gaps} / ({rho})) ** 2)"
+
+
 class _PyMCFunctions:
     """Every builtin function of the registry as PyTensor text, named after its entry."""
 
@@ -108,6 +122,11 @@ class _PyMCFunctions:
     min = _extreme("pt.min", "pt.minimum")
     max = _extreme("pt.max", "pt.maximum")
     pow = _power
+    # a Gaussian process's linear algebra (a covariance, its jitter and Cholesky factor)
+    gp_exp_quad_cov = _gp_exp_quad_cov
+    add_diag = _add_diag
+    cholesky = _unary("pt.linalg.cholesky({x})")
+    matvec = _matvec
 
 
 #: Every builtin function of `qvr_core.builtins.FUNCTIONS`, by name.

@@ -160,6 +160,21 @@ class _Elementwise:
 
 
 ELEMENTWISE = named(_Elementwise, BUILTINS, str)
+
+
+class _NotWritten:
+    """Builtins Stan has (under these names) that the export does not write yet: a let of
+    a matrix needs a declared `matrix[N, N]` the export has no size for."""
+
+    gp_exp_quad_cov = (
+        "Stan's gp_exp_quad_cov returns a matrix, which the export does not declare yet"
+    )
+    add_diag = "Stan's add_diag returns a matrix, which the export does not declare yet"
+    cholesky = "Stan's cholesky_decompose returns a matrix, which the export does not declare yet"
+    matvec = "a matrix times a vector (Stan's `*`): the export does not declare matrices yet"
+
+
+_NOT_WRITTEN = named(_NotWritten, BUILTINS, str)
 #: Stan functions the printer may be handed as `Call("stan:<name>", ...)` when a
 #: family's argument is written through one (`multiply_lower_tri_self_transpose(L)`).
 STAN_PREFIX = "stan:"
@@ -375,7 +390,7 @@ class Printer:
             if fn in _DIVIDED_BY_SUM:
                 return Printed(f"{wrap(x, _MUL)} / sum({x.text})", x.value, _MUL)
             return Printed(f"{_ROWWISE[fn]}({x.text})", x.value)
-        self.no(span, f"`{fn}`: Stan has no function of the same meaning")
+        self.no(span, f"`{fn}`: {_NOT_WRITTEN.get(fn, 'Stan has no function of the same meaning')}")
         return None
 
     def _reduce(self, term: Call, x: Printed) -> Printed | None:

@@ -121,6 +121,33 @@ class Implementations:
     def pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return torch.pow(a, b)
 
+    # A Gaussian process's linear algebra, on the last axes (any before them broadcast).
+
+    @staticmethod
+    def gp_exp_quad_cov(x: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
+        x = x if x.is_floating_point() else x.to(torch.get_default_dtype())
+        gaps = x[..., :, None] - x[..., None, :]
+        scale = torch.as_tensor(rho)[..., None, None]
+        return torch.as_tensor(alpha)[..., None, None] ** 2 * torch.exp(-0.5 * (gaps / scale) ** 2)
+
+    @staticmethod
+    def add_diag(m: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+        eye = torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)
+        return m + torch.as_tensor(d, dtype=m.dtype)[..., None, None] * eye
+
+    @staticmethod
+    def cholesky(m: torch.Tensor) -> torch.Tensor:
+        # A matrix that is not positive definite (a covariance whose length scale has run
+        # off, in floating point) gives NaN: the log density is then not a number, which a
+        # sampler rejects as it rejects a point outside the support, instead of an error.
+        lower, info = torch.linalg.cholesky_ex(m)
+        failed = (info != 0)[..., None, None]
+        return torch.where(failed, torch.full_like(lower, float("nan")), lower)
+
+    @staticmethod
+    def matvec(m: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return (m @ v[..., :, None])[..., 0]
+
 
 #: The torch function of each operator of the registry (`OPERATORS`), by its symbol.
 OPERATOR_FUNCTIONS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {

@@ -76,10 +76,17 @@ def test_every_function_runs_on_a_plate_shaped_value_as_its_shape_says() -> None
     from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS
 
     x = torch.rand(4, 3) * 0.5 + 0.25
+    square = x[:, :, None] * x[:, None, :] + torch.eye(3)  # 4 positive-definite 3 x 3
     for name, fn in FUNCTIONS.items():
         args = [x] * fn.arity if not fn.reduces_alone else [x]
+        want: tuple[int, ...] = () if fn.shape == "reduce" or fn.reduces_alone else (4, 3)
+        if fn.shape == "gram":  # 3 points, a number each per row: a 3 x 3 matrix a row
+            args, want = [x, x[:, 0], x[:, 1]], (4, 3, 3)
+        elif fn.shape == "matrix":
+            args, want = [square, *[x[:, 0]] * (fn.arity - 1)], (4, 3, 3)
+        elif fn.shape == "matvec":
+            args = [square, x]
         got = FUNCTION_IMPLEMENTATIONS[name](*args)
-        want = () if fn.shape == "reduce" or fn.reduces_alone else (4, 3)
         assert tuple(got.shape) == want, name
 
 

@@ -213,8 +213,18 @@ def every_builtin() -> str:
     number, a method's axis), each operator, unary minus and `not`, a stack and a gather."""
     lines = ["object K : FinSet 4", "", "program builtins : K -> K"]
     lines.append("    sample x : K <- Beta(2.0, 2.0)")  # in (0, 1): every function is defined
+    # the linear algebra on matrices of x's 4 points, positive definite once jittered
+    linear = {
+        "gram": "x, 0.5, 0.7",
+        "matrix": "add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)",
+        "matvec": "cholesky(add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)), x",
+    }
     for f in FUNCTIONS.values():
         a = "1.0 + x" if f.name == "acosh" else "x"
+        if f.shape in linear:
+            more = ", 0.4" if f.shape == "matrix" and f.arity == 2 else ""
+            lines.append(f"    let f_{f.name} = {f.name}({linear[f.shape]}{more})")
+            continue
         lines.append(f"    let f_{f.name} = {f.name}({a}{', 0.4' if f.arity == 2 else ''})")
         if f.reduces_alone:
             lines.append(f"    let one_{f.name} = {f.name}(x)")

@@ -298,8 +298,15 @@ def test_each_function_and_operator_computes_what_qvrs_runtime_does() -> None:
     values["p"] = np.abs(values["x"]) + 1.1  # inside every domain (acosh: >= 1)
     values["u"] = 0.9 * np.tanh(values["x"])  # inside (-1, 1)
     inside = {"asin": "u", "acos": "u", "atanh": "u", "erfinv": "u"}
+    values["v"], values["s"] = rng.normal(size=3), np.array(1.3)  # points; a number
+    values["spd"] = np.cov(rng.normal(size=(3, 8))) + np.eye(3)  # positive definite
+    v, number, spd = Ref("v", here), Ref("s", here), Ref("spd", here)
+    linear = {"gram": (v, number, number), "matrix": (spd, number), "matvec": (spd, v)}
     terms: list[Term] = []
     for fn, f in FUNCTIONS.items():
+        if f.shape in linear:
+            terms.append(Call(fn, linear[f.shape][: f.arity], here))
+            continue
         domain = "p" if fn in ("log", "log2", "log10", "sqrt", "rsqrt", "acosh") else "x"
         arg = Ref(inside.get(fn, domain), here)
         terms.append(Call(fn, (arg,) if f.arity == 1 else (Ref("p", here), Ref("y", here)), here))
