@@ -7,7 +7,7 @@ import {
   describeInferenceParams,
   parseInferenceArguments,
 } from "../src/inference/params";
-import { formatPosterior, formatSummary } from "../src/inference/summary";
+import { describeRun, formatPosterior, formatSummary } from "../src/inference/summary";
 
 const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", data: "", device: "cpu", subsample: "" };
 
@@ -147,6 +147,16 @@ describe("formatSummary", () => {
   it("prints anything else as plain JSON", () => {
     assert.equal(formatSummary(null), "null");
     assert.equal(formatSummary({}), "{}");
+  });
+});
+
+describe("the output channel's line for a run", () => {
+  it("says what ran on which data, how long and its last loss, not the summary's JSON", () => {
+    const summary = { method: "svi", program: "bert_mlm", data: "synthetic", steps: 1000, seconds: 16.94, losses: [13.2, 11.525182], stopped: false, status: "completed", runId: 6 };
+    assert.equal(describeRun(summary), "SVI of bert_mlm on synthetic data: 1,000 steps in 16.9 s, final loss 11.53.");
+    assert.equal(describeRun({ method: "nuts", program: "m", data: "d.json", steps: 400, seconds: 2, losses: [], stopped: true }), "NUTS of m on d.json: 400 steps in 2.0 s (stopped before its end).");
+    assert.equal(describeRun(null), "The run ended.");
+    assert.doesNotMatch(describeRun(summary), /[{"]/);
   });
 });
 

@@ -15,7 +15,7 @@ import { parseInferenceProgress } from "../shared/parseProgress";
 import { ClientCommands, type InferenceParams, type InferenceProgress, ServerCommands, ServerNotifications } from "../shared/protocol";
 import type { LossPanel } from "./lossPanel";
 import { buildInferenceParams, describeInferenceParams, parseInferenceArguments } from "./params";
-import { formatPosterior, formatSummary, summaryAttention, summaryPosterior, summaryView } from "./summary";
+import { describeRun, formatPosterior, formatSummary, summaryAttention, summaryPosterior, summaryView } from "./summary";
 
 const INSTALL_RUN_SUPPORT = "Install Run Support";
 
@@ -121,8 +121,8 @@ export class InferenceRunner implements vscode.Disposable {
         return;
       }
       const table = formatPosterior(summary);
-      const json = formatSummary(summary);
-      this.output.appendLine(table === "" ? json : `${table}\n${json}`);
+      const json = formatSummary(summary); // the run view's whole summary
+      this.output.appendLine(table === "" ? describeRun(summary) : `${describeRun(summary)}\n${table}`);
       this.output.show(true);
       this.panel.finish({
         type: "finished",

@@ -20,6 +20,26 @@ export function formatSummary(summary: unknown): string {
   return fields.length === 0 ? "{}" : `{\n${fields.join(",\n")}\n}`;
 }
 
+/**
+ * The run in one line for the output channel, as `qvr run` ends: what ran on which data,
+ * how long, its last loss, and why it stopped early (the whole summary is the run view's).
+ */
+export function describeRun(summary: unknown): string {
+  if (typeof summary !== "object" || summary === null || Array.isArray(summary)) return "The run ended.";
+  const s = summary as Record<string, unknown>;
+  const method = typeof s.method === "string" ? s.method.toUpperCase() : "The run";
+  const program = typeof s.program === "string" ? ` of ${s.program}` : "";
+  const data = typeof s.data === "string" ? ` on ${s.data === "synthetic" ? "synthetic data" : s.data}` : "";
+  const steps = typeof s.steps === "number" ? `${s.steps.toLocaleString("en-US")} steps` : "";
+  const seconds = typeof s.seconds === "number" && Number.isFinite(s.seconds) ? `${s.seconds.toFixed(1)} s` : "";
+  const took = [steps, seconds].filter((x) => x !== "").join(" in ");
+  const losses = Array.isArray(s.losses) ? s.losses.filter((x): x is number => typeof x === "number" && Number.isFinite(x)) : [];
+  const last = losses.at(-1);
+  const loss = last !== undefined ? `, final loss ${Number(last.toPrecision(4))}` : "";
+  const stopped = s.stopped === true ? " (stopped before its end)" : "";
+  return `${method}${program}${data}${took !== "" ? `: ${took}` : ""}${loss}${stopped}.`;
+}
+
 function withoutWeights(attention: unknown): unknown {
   if (!Array.isArray(attention)) return attention;
   return attention.map((entry: unknown) => {
