@@ -14,9 +14,9 @@ Shapes:
 - `gram`: a square matrix of the points of a vector, one entry per pair of points
   (`gp_exp_quad_cov(x, alpha, rho)`, N points to N x N).
 - `matrix`: a square matrix to another of its size (`cholesky(K)`, `add_diag(K, 1e-10)`).
-- `matvec`: a square matrix times a vector, the vector's shape (`matvec(L, z)`).
+- `matrix_vector`: a square matrix times a vector, the vector's shape (`matvec(L, z)`).
 
-The linear algebra of Gaussian processes (`gram`, `matrix`, `matvec`) is qvr's own,
+The linear algebra of Gaussian processes (`gram`, `matrix`, `matrix_vector`) is qvr's own,
 named as Stan names it (quivers has none; a call parses in every quivers grammar, as
 `Flat`, qvr's own family, does, so neither gets the QVR012 hint).
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Shape = Literal["elementwise", "reduce", "rowwise", "gram", "matrix", "matvec"]
+Shape = Literal["elementwise", "reduce", "rowwise", "gram", "matrix", "matrix_vector"]
 
 
 @dataclass(frozen=True)
@@ -175,11 +175,13 @@ _FUNCTIONS = (
         ("m", "v"),
         "The product of a square matrix and a vector: (m v)_i = sum_j m[i, j] v[j] (Stan's "
         "matrix * vector), shaped as v.",
-        shape="matvec",
+        shape="matrix_vector",
     ),
 )
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS}
+#: The shapes of linear algebra: their functions take and give matrices, not elementwise.
+LINEAR_ALGEBRA: frozenset[Shape] = frozenset({"gram", "matrix", "matrix_vector"})
 #: The functions a value's method may call (`theta.sum()`, `x.exp()`).
 METHODS: dict[str, Function] = {f.name: f for f in _FUNCTIONS if f.method}
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
+from qvr_core.builtins.functions import LINEAR_ALGEBRA
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
 from qvr_core.check.context import SymbolKey
@@ -1406,7 +1407,7 @@ class ModelChecker:
                 return None
             if fn.shape == "reduce" or (fn.reduces_alone and len(types) == 1):
                 return Plated(()) if all(t is not None for t in types) else None
-            if fn.shape in ("gram", "matrix", "matvec"):
+            if fn.shape in LINEAR_ALGEBRA:
                 return self._linear_algebra(fn.shape, node, types)
             out = types[0]
             for t in types[1:]:
@@ -1442,7 +1443,8 @@ class ModelChecker:
         self, shape: str, node: ast.Apply, types: list[Plated | None]
     ) -> Plated | None:
         """`gp_exp_quad_cov(x, alpha, rho)` (gram): an N x N matrix of x's N points;
-        `cholesky(K)`, `add_diag(K, d)` (matrix): K's type; `matvec(L, z)`: z's type, once
+        `cholesky(K)`, `add_diag(K, d)` (matrix): K's type; `matvec(L, z)` (matrix_vector):
+        z's type, once
         the matrix is square and as wide as z is long (where both sizes are known)."""
         if any(t is None for t in types):
             return None
@@ -1468,7 +1470,7 @@ class ModelChecker:
         if -1 not in (width, length) and width != length:
             self.ctx.report(
                 rules.ARITHMETIC_DIMENSIONS,
-                f"matvec multiplies a {event[0]} x {width} matrix by "
+                f"{node.func.text} multiplies a {event[0]} x {width} matrix by "
                 f"{self.ctx.source(node.args[1].span)}, {length} long: the widths differ",
                 node.args[1].span,
             )

@@ -84,7 +84,7 @@ def test_every_function_runs_on_a_plate_shaped_value_as_its_shape_says() -> None
             args, want = [x, x[:, 0], x[:, 1]], (4, 3, 3)
         elif fn.shape == "matrix":
             args, want = [square, *[x[:, 0]] * (fn.arity - 1)], (4, 3, 3)
-        elif fn.shape == "matvec":
+        elif fn.shape == "matrix_vector":
             args = [square, x]
         got = FUNCTION_IMPLEMENTATIONS[name](*args)
         assert tuple(got.shape) == want, name

@@ -217,7 +217,7 @@ def every_builtin() -> str:
     linear = {
         "gram": "x, 0.5, 0.7",
         "matrix": "add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)",
-        "matvec": "cholesky(add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)), x",
+        "matrix_vector": "cholesky(add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)), x",
     }
     for f in FUNCTIONS.values():
         a = "1.0 + x" if f.name == "acosh" else "x"

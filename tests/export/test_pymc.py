@@ -301,7 +301,7 @@ def test_each_function_and_operator_computes_what_qvrs_runtime_does() -> None:
     values["v"], values["s"] = rng.normal(size=3), np.array(1.3)  # points; a number
     values["spd"] = np.cov(rng.normal(size=(3, 8))) + np.eye(3)  # positive definite
     v, number, spd = Ref("v", here), Ref("s", here), Ref("spd", here)
-    linear = {"gram": (v, number, number), "matrix": (spd, number), "matvec": (spd, v)}
+    linear = {"gram": (v, number, number), "matrix": (spd, number), "matrix_vector": (spd, v)}
     terms: list[Term] = []
     for fn, f in FUNCTIONS.items():
         if f.shape in linear:
