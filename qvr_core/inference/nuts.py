@@ -414,8 +414,13 @@ class NUTSChain:
         return r / np.sqrt(self._inv_mass)
 
     def _point(self, z: Vector, r: Vector, potential: float, grad: Vector) -> _Point:
-        p_sharp = self._velocity(r)
-        return _Point(z, r, p_sharp, potential, grad, 0.5 * float(p_sharp.dot(r)))
+        # A trajectory that runs off (a huge momentum after a leapfrog into a cliff)
+        # overflows to an infinite kinetic energy, which the tree takes as a divergence;
+        # numpy's RuntimeWarning would only reach the user's console as noise.
+        with np.errstate(over="ignore", invalid="ignore"):
+            p_sharp = self._velocity(r)
+            kinetic = 0.5 * float(p_sharp.dot(r))
+        return _Point(z, r, p_sharp, potential, grad, kinetic)
 
     def _leapfrog(self, p: _Point, eps: float) -> Requests[_Point]:
         half = 0.5 * eps

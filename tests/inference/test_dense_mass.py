@@ -78,3 +78,17 @@ def test_the_run_argument_names_the_metrics() -> None:
     assert validate_run_arguments({}).mass_matrix == "auto"
     with pytest.raises(RunArgumentError, match="mass_matrix must be one of diag, dense, fisher"):
         validate_run_arguments({"mass_matrix": "full"})
+
+
+@pytest.mark.kernel_free
+def test_a_momentum_that_overflows_is_an_infinite_energy_without_a_warning() -> None:
+    """bench/posteriordb.py once printed numpy's `overflow encountered in dot` from a
+    trajectory that ran off: the energy is infinite (a divergence), and nothing is printed."""
+    import warnings
+
+    chain = NUTSKernel(dense_mass=True).chain(gaussian, torch.zeros(2, dtype=torch.float64), 10)
+    huge = np.full(2, 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        point = chain._point(np.zeros(2), huge, 0.0, np.zeros(2))
+    assert point.kinetic == float("inf")
