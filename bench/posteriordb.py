@@ -53,7 +53,6 @@ mapping does is written beside it; the shared files are never changed.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import re
@@ -275,7 +274,9 @@ class Settings:
     stan_rebuild: bool
 
 
-def run_qvr(name: str, data_path: Path, spec: Spec, names: list[str], s: Settings) -> tuple:
+def run_qvr(
+    name: str, data_path: Path, qvr_data: dict[str, Any], spec: Spec, names: list[str], s: Settings
+) -> tuple:
     """`qvr run MODEL --data DATA --method nuts` in this process, timed; the draws by
     reference parameter."""
     from qvr_core.inference.results import RunResults
@@ -301,7 +302,7 @@ def run_qvr(name: str, data_path: Path, spec: Spec, names: list[str], s: Setting
     note = ""
     if s.warmup != s.draws:
         note = f"{steps} iterations split {steps // 2} warmup + {steps - steps // 2} draws"
-    draws = spec.draws(dict(results.groups["posterior"]))
+    draws = spec.draws(dict(results.groups["posterior"]), qvr_data)
     fit = Fit(
         "qvr",
         click,
@@ -393,19 +394,13 @@ def run_nutpie(name: str, qvr_data: dict[str, Any], spec: Spec, names: list[str]
     )
     sampling = time.perf_counter() - began
     posterior = trace.posterior
-    draws = spec.draws({k: np.asarray(posterior[k]) for k in posterior.data_vars})
+    draws = spec.draws({k: np.asarray(posterior[k]) for k in posterior.data_vars}, qvr_data)
     divergences = int(np.asarray(trace.sample_stats["diverging"]).sum())
     fit = Fit("nutpie", built + sampling, sampling, built, divergences)
     return fit, by_parameter(draws, names)
 
 
 # --- the bench -------------------------------------------------------------------------
-
-
-def _with_data(
-    draws_of: Callable[[Draws, dict[str, Any]], Draws], draws: Draws, data: dict[str, Any]
-) -> Draws:
-    return draws_of(draws, data)
 
 
 def fmt(v: float, spec: str) -> str:
@@ -460,13 +455,12 @@ def fit_model(
     names = list(ref)
     stan_data = json.loads((db / name / "data.json").read_text(encoding="utf-8"))
     qvr_data = spec.data(stan_data)
-    spec = Spec(spec.data, functools.partial(_with_data, spec.draws, data=qvr_data))
     fits: list[Fit] = []
     with tempfile.TemporaryDirectory() as tmp:
         data_path = Path(tmp) / f"{name}.json"  # what `qvr run --data` would read
         data_path.write_text(json.dumps(qvr_data), encoding="utf-8")
         runners: list[tuple[str, Callable[..., tuple], tuple]] = [
-            ("qvr", run_qvr, (name, data_path, spec, names, s))
+            ("qvr", run_qvr, (name, data_path, qvr_data, spec, names, s))
         ]
         if "stan" in peers:
             runners.append(("stan", run_stan, (name, db, names, s)))

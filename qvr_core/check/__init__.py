@@ -6,15 +6,26 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from qvr_core.check.module import CheckedModule
 from qvr_core.host.collector import collector_paused
 
 if TYPE_CHECKING:
+    from qvr_core.check.module import CheckedModule
     from qvr_core.syntax.parser import ParseResult
 
 __all__ = ["CheckedModule", "check"]
 
 log = logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> type[CheckedModule]:
+    """`CheckedModule`, imported on first use: importing the package (as the core's root
+    does, to register the checker's late passes with `passes`) loads no checker, parser
+    or syntax tree; `check` imports them when it runs."""
+    if name != "CheckedModule":
+        raise AttributeError(f"module 'qvr_core.check' has no attribute {name!r}")
+    from qvr_core.check.module import CheckedModule
+
+    return CheckedModule
 
 
 def check(text: str, *, strict: bool = False, memory_budget: int | None = None) -> CheckedModule:

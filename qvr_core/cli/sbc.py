@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from qvr_core.cli.usage import EXIT_USAGE, memory_size, missing_extra, one_line_errors
 from qvr_core.host.extras import ARVIZ_MODULES, RUN_MODULES
+from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
 
 if TYPE_CHECKING:
     from qvr_core.posterior.calibration import Calibration
@@ -88,17 +89,17 @@ def main(args: argparse.Namespace) -> int:
     missing = missing_extra("sbc", RUN_MODULES + ARVIZ_MODULES, "run,arviz")
     if missing is not None:
         return missing
+    from qvr_core.inference.chains import usable_cores
     from qvr_core.inference.errors import InferenceError
     from qvr_core.posterior.calibration import calibration
     from qvr_core.runs.sbc import calibrate
 
     if args.resume and not args.output:
         return _fail("--resume goes on from --output's ranks: give --output")
-    path = Path(args.file)
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return _fail(f"{args.file}: {e.strerror if isinstance(e, OSError) else 'not UTF-8'}")
+    try:  # as every command reads a source: a regular file, bounded
+        source = read_text(args.file, command_line_roots(args.file), universal_newlines=True)
+    except UnreadableFile as e:
+        return _fail(f"cannot read {args.file}: {e.reason}")
     resume = None
     if args.resume and Path(args.output).exists():
         try:
@@ -128,7 +129,7 @@ def main(args: argparse.Namespace) -> int:
             draws=args.draws,
             seed=args.seed,
             memory_budget=args.memory_budget,
-            jobs=args.jobs if args.jobs is not None else _cores(),
+            jobs=args.jobs if args.jobs is not None else usable_cores(),
             resume=resume,
             on_progress=progress,
         )
@@ -235,16 +236,6 @@ def _read(path: Path, args: argparse.Namespace) -> SbcRun:
                 f"made with --{key} {attrs.get(key)!s}, not {value}: resume with the same settings"
             )
     return resumed(attrs, ranks)
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _fail(message: str) -> int:
