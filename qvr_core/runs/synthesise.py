@@ -213,6 +213,8 @@ def _data_name(
     if plate is not None:
         values = rng.integers(0, sizes.get(plate, 1), shape)
         return Column(key, values, f"{what}, an index into {plate}")
+    if parameter is None:  # an index gathers values: its columns are theirs, not its own
+        shape += _columns(model, key, readers, sizes)
     bound = _bound(key, readers)
     constraints = [param.constraint for _, param in bound]
     if parameter is not None and parameter.kind in ("Nat", "Int"):
@@ -223,7 +225,7 @@ def _data_name(
         constraints.append(Constraint("positive"))
     kind = _strictest(constraints)
     vector = next(((site, p.rank) for site, p in bound if p.rank), None)
-    if vector is not None and shape:  # a vector or matrix per plate entry
+    if vector is not None and (shape or parameter is None):  # a vector or matrix per entry
         shape = (*shape, *_event(*vector))
     return Column(key, _values(kind, shape, rng), f"{what}, {_words(kind)}")
 
@@ -295,6 +297,31 @@ def _shape(readers: tuple[Site, ...], sizes: Mapping[str, int], rows: int) -> tu
         if plates is not None:
             return plates
     return (rows,)
+
+
+def _columns(
+    model: Model | None, key: str, readers: tuple[Site, ...], sizes: Mapping[str, int]
+) -> tuple[int, ...]:
+    """The axes a data name has beside its rows: a design matrix `X` in `let terms = X *
+    beta` (beta over `Coef`) holds a row of `Coef` values per data row, which the checker
+    types as `Coef * rows` (its plates, rows left to the data). The first `let` that
+    reads `key` as it is, or a let of rows alone computed from it (`let Xc = X -
+    X.mean(0)`), and is typed so gives them, less the plates of the rows themselves
+    (`z * rate`, z over the observed site's `Resp`, is `Resp * rows`: one axis)."""
+    rows = next((s.plates for s in readers if _plates(s, sizes) is not None), ())
+    derived = {key}
+    for step in model.steps if model is not None else ():
+        if not isinstance(step, Let) or not derived & _names(tuple(subterms(step.term))):
+            continue
+        t = step.type
+        if t is None or not t.data_plates:
+            continue
+        if not t.plates:
+            derived.add(step.name)
+            continue
+        extra = [p.name for p in t.plates if p.name not in rows]
+        return axis_sizes(extra, sizes) if all(p in sizes for p in extra) else ()
+    return ()
 
 
 def _indexed(variable: DataVariable | None, sizes: Mapping[str, int]) -> str | None:

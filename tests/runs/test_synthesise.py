@@ -91,6 +91,21 @@ def test_value_parameters_are_numbers_and_unplated_data_gets_the_rows_asked_for(
     assert set(summary.sites or {}) >= {"y", "z", "w"}
 
 
+@pytest.mark.parametrize(
+    ("name", "program", "matrix", "shape"),
+    [("sblrc-blr", "blr", "X", (100, 5)), ("diamonds-diamonds", "diamonds", "X", (5000, 24))],
+)
+def test_a_design_matrix_gets_a_column_per_coefficient(
+    name: str, program: str, matrix: str, shape: tuple[int, ...]
+) -> None:
+    """`let terms = X * beta` (beta over Coef) reads a row of X per data row: X gets the
+    rows and the coefficients' axis, directly or through a let of rows alone (diamonds'
+    `let Xc = X - X.mean(0)`), and the program runs on it (a vector of rows did not)."""
+    source = (EXAMPLES / "posteriordb" / f"{name}.qvr").read_text(encoding="utf-8")
+    arrays = synthesise(check(source), program, seed=0).arrays()
+    assert arrays[matrix].shape == shape
+
+
 def test_the_same_seed_gives_the_same_file_and_another_seed_another() -> None:
     checked = check(COUNTS)
     first = synthesise(checked, "counts", seed=11).arrays()
