@@ -4,56 +4,34 @@ For every runnable model program of the examples, the posteriordb examples, the 
 models and the shared corpus, what the runtime evaluates, the summed plan NUTS and SVI
 sum, the plan the Stan export writes, each site's support and the boxes of the diagram are
 the checked model's own (`Model.tree`, `Model.summed`, `Site.support`), not a copy rebuilt
-from the flat steps. The NumPyro and PyMC exports and the memory estimate read
-`Model.summed` and `Model.tree` directly; `test_no_module_but_the_checker_plans_a_sum`
-holds every module to it.
+from the flat steps; the plan every exporter lowers holds that model, and the memory
+estimate opens exactly the summed plan's scopes. `test_no_module_but_the_checker_plans_a_sum`
+and tests/rails/test_one_scope_tree.py hold every module to it; that the exported programs
+score what qvr scores is tests/export/test_every_model_scores.py.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from qvr_core.check import check
-from qvr_core.check.model import Model, Node, walk
+from qvr_core.check.model import Model, Node, Site, walk
 from qvr_core.check.module import CheckedModule
+from qvr_core.export.plan import Plan, make_plan
 from qvr_core.graph.build import build_graph, graph_clusters
 from qvr_core.graph.nodes import ClusterKind
-from qvr_core.plan.runnable import runnability
 from qvr_core.runtime.distributions import torch_constraint
 from qvr_core.runtime.model.enumerate import summed_trees
 from qvr_core.runtime.model.program import ModelProgram, compile_model
+from qvr_core.sizing.model_resources import MAX_TEMPLATE_DEPTH, scope_runs
 from tests.conformance.shared import corpus
 from tests.conftest import ROOT
+from tests.resolved_models import runnable_models
 
-FOLDERS = ("examples", "tests/models")
-
-
-def _sources() -> Iterator[tuple[str, str]]:
-    for folder in FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.qvr")):
-            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
-    for entry in corpus():
-        yield f"corpus/{entry.name}", entry.text()
-
-
-def _models() -> list[tuple[str, str, str]]:
-    """(file, program, source) of every model program that runs."""
-    out = []
-    for name, text in _sources():
-        checked = check(text)
-        if any(d.is_error for d in checked.diagnostics):
-            continue
-        for program in checked.models:
-            if runnability(checked, program).kind == "model":
-                out.append((name, program, text))
-    return out
-
-
-MODELS = _models()
+MODELS = runnable_models()
 
 
 def _shape(nodes: tuple[Node, ...]) -> tuple[object, ...]:
@@ -71,6 +49,8 @@ def test_every_reader_reads_the_checked_model(path: str, program: str, text: str
     _supports(compiled)
     # the Stan export writes the model's summed plan when the data gives no discrete site
     assert model.summed_with_data(()) is model.summed
+    _exports(checked, program, model)
+    _sizing(checked, program)
     _diagram(checked, program, model)
 
 
@@ -100,6 +80,33 @@ def _supports(compiled: ModelProgram) -> None:
         assert compiled.site_constraint(name) is expected or repr(
             compiled.site_constraint(name)
         ) == repr(expected)
+
+
+def _exports(checked: CheckedModule, program: str, model: Model) -> None:
+    """Every exporter lowers the plan `make_plan` gives it, and that plan holds the checked
+    model itself (its tree, summed plan, sites and supports), not a rebuilt one."""
+    plan = make_plan(checked, program, "<source>")
+    if isinstance(plan, Plan):
+        assert plan.model is model
+
+
+def _sizing(checked: CheckedModule, program: str) -> None:
+    """The memory estimate opens a scope for each scope of the summed plan NUTS and SVI
+    evaluate (a template's under its call, `v$z`), and for nothing else."""
+    expected: set[str] = set()
+
+    def scopes(nodes: tuple[Node, ...], prefix: str, depth: int) -> None:
+        for node in nodes:
+            step = node.step
+            callee = step.callee if isinstance(step, Site) else None
+            if node.scope and callee is None:
+                expected.add(prefix + step.name)
+            scopes(node.body, prefix, depth)
+            if callee is not None and depth < MAX_TEMPLATE_DEPTH:
+                scopes(checked.models[callee].summed, f"{prefix}{step.name}$", depth + 1)
+
+    scopes(checked.models[program].summed, "", 0)
+    assert set(scope_runs(checked, program)) == expected
 
 
 def _diagram(checked: CheckedModule, program: str, model: Model) -> None:
