@@ -40,7 +40,7 @@ from qvr_core.check import check
 from qvr_core.check.model import Let
 from qvr_core.export import TARGETS, export_program
 from qvr_core.export.numpyro import CALLS, family_call
-from qvr_core.export.numpyro_terms import Terms
+from qvr_core.export.numpyro.terms import Terms
 from tests.export import jax_cache, reference
 
 NUMPYRO = TARGETS["numpyro"]

@@ -2,8 +2,7 @@
 
 A term means what `qvr_core.runtime.evaluate` computes on torch tensors; each
 builtin of `qvr_core.builtins.functions` is written as the jnp / jax.nn call
-with the same meaning (the same axis, the same constants: `gelu` exact,
-`layer_norm` with epsilon 1e-5), and an operator keeps qvr's result type
+with the same meaning (`functions.py`'s tables), and an operator keeps qvr's result type
 (a comparison is 0.0 or 1.0, as qvr's `real()` makes it, so that `(a < b) + (c < d)`
 counts rather than or-ing two booleans).
 
@@ -21,122 +20,18 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from qvr_core.builtins import FUNCTIONS, OPERATORS
+from qvr_core.builtins import OPERATORS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
-from qvr_core.export.named import members, named
+from qvr_core.export.numpyro.functions import (
+    ELEMENTWISE,
+    PAIRWISE,
+    REAL_ARGUMENTS,
+    REDUCE,
+    WRITTEN,
+    known_function,
+)
 from qvr_core.export.plan import Unsupported
 from qvr_core.text.span import Span
-
-
-class _Elementwise:
-    """jnp / jax.nn spelling of each elementwise builtin, named after its registry entry."""
-
-    sigmoid = "jax.nn.sigmoid"
-    tanh = "jnp.tanh"
-    exp = "jnp.exp"
-    expm1 = "jnp.expm1"
-    log = "jnp.log"
-    log1p = "jnp.log1p"
-    log2 = "jnp.log2"
-    log10 = "jnp.log10"
-    sqrt = "jnp.sqrt"
-    square = "jnp.square"
-    abs = "jnp.abs"
-    sign = "jnp.sign"
-    reciprocal = "jnp.reciprocal"
-    sin = "jnp.sin"
-    cos = "jnp.cos"
-    tan = "jnp.tan"
-    asin = "jnp.arcsin"
-    acos = "jnp.arccos"
-    atan = "jnp.arctan"
-    sinh = "jnp.sinh"
-    cosh = "jnp.cosh"
-    asinh = "jnp.arcsinh"
-    acosh = "jnp.arccosh"
-    atanh = "jnp.arctanh"
-    floor = "jnp.floor"
-    ceil = "jnp.ceil"
-    round = "jnp.round"  # half to even, as torch.round
-    trunc = "jnp.trunc"
-    erf = "jax.scipy.special.erf"
-    erfc = "jax.scipy.special.erfc"
-    erfinv = "jax.scipy.special.erfinv"
-    lgamma = "jax.scipy.special.gammaln"
-    digamma = "jax.scipy.special.digamma"
-    relu = "jax.nn.relu"
-    softplus = "jax.nn.softplus"
-    logsigmoid = "jax.nn.log_sigmoid"
-    softsign = "jax.nn.soft_sign"
-    silu = "jax.nn.silu"
-    elu = "jax.nn.elu"
-    selu = "jax.nn.selu"
-    relu6 = "jax.nn.relu6"
-
-
-_ELEMENTWISE = named(_Elementwise, FUNCTIONS, str)
-
-
-class _Written:
-    """Builtins written by a template of their argument(s) `{0}`, `{1}`: where jnp has no
-    one call of the same meaning (torch's `gelu` is the exact one; `rsqrt` of an integer is
-    real)."""
-
-    rsqrt = "1.0 / jnp.sqrt({0})"
-    gelu = "jax.nn.gelu({0}, approximate=False)"
-    mish = "jax.nn.mish({0})"
-    softmax = "jax.nn.softmax({0}, axis=-1)"
-    log_softmax = "jax.nn.log_softmax({0}, axis=-1)"
-    cumsum = "jnp.cumsum({0}, axis=-1)"
-    sort = "jnp.sort({0}, axis=-1)"
-    normalize = "{0} / jnp.sum({0}, axis=-1, keepdims=True)"
-    layer_norm = "jax.nn.standardize({0}, axis=-1, epsilon=1e-5)"
-    pow = "jnp.power({0}, {1})"
-    # a Gaussian process's linear algebra (a covariance, its jitter and Cholesky factor)
-    gp_exp_quad_cov = (
-        "({1}) ** 2 * jnp.exp(-0.5 * ((jnp.asarray({0})[..., :, None]"
-        " - jnp.asarray({0})[..., None, :]) / ({2})) ** 2)"
-    )
-    add_diag = "({0}) + ({1}) * jnp.eye(jnp.shape({0})[-1])"
-    cholesky = "jnp.linalg.cholesky({0})"
-    matvec = "jnp.matmul({0}, {1})"
-
-
-_WRITTEN = named(_Written, FUNCTIONS, str)
-
-
-class _Reduce:
-    """Reductions: the whole value to one number, or along `axis` when a method gives one."""
-
-    sum = "jnp.sum"
-    mean = "jnp.mean"
-    prod = "jnp.prod"
-    logsumexp = "jax.nn.logsumexp"
-    min = "jnp.min"
-    max = "jnp.max"
-
-
-_REDUCE = named(_Reduce, FUNCTIONS, str)
-
-
-class _Pairwise:
-    """`min`/`max` of two values, elementwise."""
-
-    min = "jnp.minimum"
-    max = "jnp.maximum"
-
-
-_PAIRWISE = named(_Pairwise, FUNCTIONS, str)
-
-
-class _RealArguments:
-    """Builtins whose arguments are written as reals: an integer base to a negative power
-    is real in qvr, and an error in jnp."""
-
-    pow = True
-
-
-_REAL_ARGUMENTS = members(_RealArguments, FUNCTIONS)
 
 #: Operators as Python writes them, with their precedence (higher binds tighter).
 _ARITHMETIC = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
@@ -144,21 +39,6 @@ _COMPARISON = {"==", "!=", "<", "<=", ">", ">="}
 _LOGICAL = {"&&": "jnp.logical_and", "||": "jnp.logical_or"}
 _UNARY_PRECEDENCE = 3
 _ATOM = 4
-
-
-def known_function(name: str, arity: int, axis: int | None) -> bool:
-    """Whether the printer writes builtin `name` called with `arity` arguments."""
-    if name in _PAIRWISE and arity == 2:
-        return True
-    if name in _REDUCE:
-        return arity == 1
-    if axis is not None:
-        return False
-    if name in _ELEMENTWISE:
-        return arity == 1
-    if name in _WRITTEN:
-        return arity == FUNCTIONS[name].arity if name in FUNCTIONS else False
-    return False
 
 
 def number(value: float) -> str:
@@ -229,7 +109,7 @@ class Terms:
             return [Unsupported(t.span, f"the function `{fn}` is not exported to NumPyro yet")]
         if not any(self.depends(a) for a in t.args):
             return []
-        reduces = (fn in _REDUCE and arity == 1) or axis is not None
+        reduces = (fn in REDUCE and arity == 1) or axis is not None
         if reduces:
             return [
                 Unsupported(
@@ -343,19 +223,19 @@ class Terms:
         return text, p
 
     def _call(self, fn: str, args: list[str], axis: int | None, terms: tuple[Term, ...]) -> str:
-        if fn in _PAIRWISE and len(args) == 2:
-            return f"{_PAIRWISE[fn]}({args[0]}, {args[1]})"
-        if fn in _REDUCE:
+        if fn in PAIRWISE and len(args) == 2:
+            return f"{PAIRWISE[fn]}({args[0]}, {args[1]})"
+        if fn in REDUCE:
             return (
-                f"{_REDUCE[fn]}({args[0]})"
+                f"{REDUCE[fn]}({args[0]})"
                 if axis is None
-                else f"{_REDUCE[fn]}({args[0]}, axis={axis})"
+                else f"{REDUCE[fn]}({args[0]}, axis={axis})"
             )
-        if fn in _ELEMENTWISE:
-            return f"{_ELEMENTWISE[fn]}({args[0]})"
-        if fn in _REAL_ARGUMENTS:
+        if fn in ELEMENTWISE:
+            return f"{ELEMENTWISE[fn]}({args[0]})"
+        if fn in REAL_ARGUMENTS:
             args = [self._real(a, t) for a, t in zip(args, terms, strict=True)]
-        return _WRITTEN[fn].format(*args)
+        return WRITTEN[fn].format(*args)
 
     def _real(self, text: str, term: Term) -> str:
         """An integer value (an index, a count) as a float, as qvr's arithmetic reads it."""
@@ -395,8 +275,13 @@ class Terms:
         return f"{name}[{inside}]"
 
 
+def literal(text: str) -> str:
+    """A Python string literal (QVR names are plain, but a quote must not end it)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _wrap(text: str, precedence: int, needed: int) -> str:
     return text if precedence >= needed else f"({text})"
 
 
-__all__ = ["Terms", "known_function", "number"]
+__all__ = ["Terms", "known_function", "literal", "number"]
