@@ -6,7 +6,8 @@ scopes summed out exactly), and PyMC's NUTS finds the posterior means qvr's NUTS
 finds. Around that: every family and function the writer knows computes what qvr's
 runtime computes, the text is what a PyMC user writes, what PyMC cannot say is
 located, and every program of the quivers corpus either exports (and compiles) or is
-diagnosed.
+diagnosed; that every exported model (the corpus, posteriordb's programs) scores as
+qvr does is tests/export/test_every_model_scores.py.
 
 PyTensor compiles C with g++ by default, which costs minutes for the HMM's graph on
 two cores. The log densities here are compiled by `PYTHON`: PyMC's own graph rewrites
@@ -15,7 +16,7 @@ backends have them) run by PyTensor's Python linker, no C; FAST_COMPILE would sk
 rewrites and score a scope's log-sum-exp of terms near -3000 as -inf. NUTS runs through
 `nuts_sampler="numpyro"` (the JAX backend: compiled in seconds, 4 chains vectorized).
 Measured on this two-core machine (other jobs beside): the tests but NUTS about 30 s
-(the corpus models 14 s of it); PyMC's six NUTS runs 75 s to 2.5 min, beside qvr's own
+(the corpus models 14 s of it, now in test_every_model_scores.py); PyMC's six NUTS runs 75 s to 2.5 min, beside qvr's own
 reference runs (`reference.qvr_posterior`, cached for the session), which took 14 min
 on the busy machine (the HMM 10 of them).
 """
@@ -36,17 +37,13 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 
-from bench.posteriordb import DEFAULT_DB as DB
-from bench.posteriordb import EXPRESSIBLE as POSTERIORDB
-from bench.posteriordb import MODELS as POSTERIORDB_MODELS
 from qvr_core.builtins import FAMILIES, FUNCTIONS, OPERATORS
 from qvr_core.check import check
 from qvr_core.check.terms import Call, Op, Ref, Term, Unary
-from qvr_core.export import TARGETS, export_program, exportable_programs
+from qvr_core.export import TARGETS, export_program
 from qvr_core.export.pymc import PYMC_FAMILIES, family_call
-from qvr_core.export.pymc_terms import TermPrinter
+from qvr_core.export.pymc.terms import TermPrinter
 from qvr_core.text.span import Span
-from tests.conformance.shared import corpus
 from tests.export import jax_cache, reference
 from tests.export.pymc_points import value_point
 
@@ -365,60 +362,6 @@ def test_pymc_nuts_finds_qvrs_posterior_means(name: str) -> None:
 # ---------------------------------------------------------------- the corpus
 
 
-def scores_at_qvr_start(
-    module: Any, program: str, text: str, data: dict[str, Any]
-) -> tuple[float, float]:
-    """The exported PyMC model's log density (no Jacobian) and qvr's log joint, both at
-    the point a qvr NUTS chain starts from (each latent uniform in (-2, 2)
-    unconstrained, seed 0), on `data` as a data file gives it."""
-    torch = pytest.importorskip("torch")
-    from qvr_core.runtime.model import compile_model
-
-    qvr = compile_model(module, program)
-    inputs: dict[str, Any] = {}
-    observed: dict[str, Any] = {}
-    for d in module.models[program].data:
-        whole = d.indexes is not None or (d.type is not None and d.type.element.discrete)
-        value = torch.tensor(data[d.name], dtype=torch.long if whole else torch.float64)
-        (observed if d.observed else inputs)[d.name] = value
-    torch.manual_seed(0)
-    start = qvr.initial_values(inputs, observed)
-    point = {s.name: start[s.name].double().numpy() for s in qvr.model.sites if s.kind == "sample"}
-    given = {k: torch.as_tensor(v) for k, v in point.items()}
-    with torch.no_grad():
-        theirs = float(qvr.log_joint(inputs, {**given, **observed}).reshape(-1)[0])
-    model = load(text)["build_model"](**data)
-    ours = float(model.compile_logp(jacobian=False, mode=PYTHON)(value_point(model, point)))
-    return ours, theirs
-
-
-def test_every_exported_corpus_model_scores_as_qvr_does() -> None:
-    """Each corpus program that exports (once per distinct text), built on the data qvr
-    synthesises for it (`qvr data`, through JSON as a data file is read), scores the
-    point a qvr NUTS chain starts from (each latent uniform in (-2, 2) unconstrained) as
-    qvr's log joint does: families, lets, gathers, scopes, `via`, one-entry plates."""
-    pytest.importorskip("torch")
-    from qvr_core.runs.synthesise import synthesise
-
-    files = [f.path for f in corpus()]
-    if not files:
-        pytest.skip("the shared corpus is not here")
-    seen: set[str] = set()
-    scored = 0
-    for path in files:
-        module = check(path.read_text(encoding="utf-8"))
-        for program in exportable_programs(module):
-            text = export_program(module, PYMC, program).text
-            if text is None or text in seen:
-                continue
-            seen.add(text)
-            data = {k: v.tolist() for k, v in synthesise(module, program, seed=0).arrays().items()}
-            ours, theirs = scores_at_qvr_start(module, program, text, data)
-            assert ours == pytest.approx(theirs, rel=1e-6), (path.name, program)
-            scored += 1
-    assert scored >= 50, scored
-
-
 def test_every_corpus_program_exports_or_is_diagnosed() -> None:
     """quivers' own files and the examples: no exception; each program's export is
     Python that compiles, or each of its problems is a located QVR701 diagnostic."""
@@ -428,21 +371,3 @@ def test_every_corpus_program_exports_or_is_diagnosed() -> None:
 
     counts = reference.corpus_exports(PYMC, compiles)
     assert counts["exported"] >= 60 and counts["diagnosed"] >= 50, counts
-
-
-@pytest.mark.parametrize("name", sorted(POSTERIORDB))
-def test_posteriordb_programs_export_and_score_as_qvr_does(name: str) -> None:
-    """The posteriordb programs qvr expresses (bench/posteriordb), built on their real data:
-    a design matrix times a coefficient vector (`X * beta`, then `.sum(1)`) was declared a
-    vector over the rows, which `pm.Data` refused. The export scores the point a qvr NUTS
-    chain starts from as qvr's log joint does."""
-    folder = DB / name
-    if not folder.is_dir():
-        pytest.skip(f"{folder} is not here")
-    data = POSTERIORDB[name].data(json.loads((folder / "data.json").read_text(encoding="utf-8")))
-    module = check((POSTERIORDB_MODELS / f"{name}.qvr").read_text(encoding="utf-8"))
-    (program,) = exportable_programs(module)
-    text = export_program(module, PYMC, program).text
-    assert text is not None, name
-    ours, theirs = scores_at_qvr_start(module, program, text, data)
-    assert ours == pytest.approx(theirs, rel=1e-6)
