@@ -1,9 +1,9 @@
 """Export a checked program to a target, or say where and why the target cannot express it.
 
-The emitters (`qvr_core.export.stan`, `.numpyro`, `.pymc`) each answer two
-questions about a `Plan`: what in it their language cannot say
-(`unsupported(plan)`, located problems) and the program written in their
-language (`emit(plan)`, only asked when there is no problem). Problems become
+The emitters (`qvr_core.export.stan`, `.numpyro`, `.pymc`) each lower a `Plan` once
+and answer with the program written in their language or with what in it their
+language cannot say (`written(plan)`: text, or located problems; `unsupported` and
+`emit` ask the same lowering one question each). Problems become
 QVR701 diagnostics, the same in `qvr check --target`, `qvr export` and the
 editor, so nothing is written that the check would have refused.
 """
@@ -26,6 +26,8 @@ class Emitter(Protocol):
     def unsupported(self, plan: Plan) -> list[Unsupported]: ...
 
     def emit(self, plan: Plan) -> str: ...
+
+    def written(self, plan: Plan) -> str | list[Unsupported]: ...
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,10 @@ def export_program(
     plan = make_plan(module, program, source)
     if isinstance(plan, list):
         return Exported(program, target, None, _diagnostics(plan, target, program))
-    found = emitter(target).unsupported(plan)
-    if found:
-        return Exported(program, target, None, _diagnostics(found, target, program))
-    return Exported(program, target, emitter(target).emit(plan), ())
+    text = emitter(target).written(plan)
+    if isinstance(text, list):
+        return Exported(program, target, None, _diagnostics(text, target, program))
+    return Exported(program, target, text, ())
 
 
 def target_diagnostics(module: CheckedModule, target: Target) -> tuple[Diagnostic, ...]:

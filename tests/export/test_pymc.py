@@ -16,9 +16,9 @@ backends have them) run by PyTensor's Python linker, no C; FAST_COMPILE would sk
 rewrites and score a scope's log-sum-exp of terms near -3000 as -inf. NUTS runs through
 `nuts_sampler="numpyro"` (the JAX backend: compiled in seconds, 4 chains vectorized).
 Measured on this two-core machine (other jobs beside): the tests but NUTS about 30 s
-(the corpus models 14 s of it, now in test_every_model_scores.py); PyMC's six NUTS runs 75 s to 2.5 min, beside qvr's own
-reference runs (`reference.qvr_posterior`, cached for the session), which took 14 min
-on the busy machine (the HMM 10 of them).
+(the corpus models 14 s of it, now in test_every_model_scores.py); PyMC's six NUTS
+runs 75 s to 2.5 min, beside qvr's own reference runs (`reference.qvr_posterior`,
+cached for the session), which took 14 min on the busy machine (the HMM 10 of them).
 """
 
 from __future__ import annotations

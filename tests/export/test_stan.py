@@ -1,4 +1,4 @@
-"""The Stan export (qvr_core/export/stan.py): its text, where it refuses, and the six
+"""The Stan export (qvr_core/export/stan/): its text, where it refuses, and the six
 example models run with PyStan 3 against qvr's own answers (tests/export/reference.py).
 
 The Stan runs need PyStan and g++ and skip, saying so, without them. Each example is

@@ -42,6 +42,12 @@ from qvr_core.export.numpyro.printer import print_module
 from qvr_core.export.plan import Plan, Unsupported
 
 
+def written(plan: Plan) -> str | list[Unsupported]:
+    """The NumPyro text of `plan`, or what in it NumPyro cannot say: one lowering for both."""
+    lowered = lower(plan)
+    return lowered if isinstance(lowered, list) else print_module(lowered)
+
+
 def unsupported(plan: Plan) -> list[Unsupported]:
     """What in `plan` the NumPyro writer cannot write with qvr's meaning, each located."""
     lowered = lower(plan)
@@ -56,4 +62,4 @@ def emit(plan: Plan) -> str:
     return print_module(lowered)
 
 
-__all__ = ["CALLS", "ENUMERABLE", "OBSERVED_ONLY", "emit", "family_call", "unsupported"]
+__all__ = ["CALLS", "ENUMERABLE", "OBSERVED_ONLY", "emit", "family_call", "unsupported", "written"]

@@ -40,6 +40,12 @@ from qvr_core.export.pymc.lower import lower
 from qvr_core.export.pymc.printer import write
 
 
+def written(plan: Plan) -> str | list[Unsupported]:
+    """The PyMC text of `plan`, or what in it PyMC cannot say: one lowering for both."""
+    lowered = lower(plan)
+    return lowered if isinstance(lowered, list) else write(lowered)
+
+
 def unsupported(plan: Plan) -> list[Unsupported]:
     """Every construct of the plan PyMC cannot be written for, at its span."""
     lowered = lower(plan)
@@ -54,4 +60,4 @@ def emit(plan: Plan) -> str:
     return write(lowered)
 
 
-__all__ = ["PYMC_FAMILIES", "WHY_NOT", "emit", "family_call", "keywords", "unsupported"]
+__all__ = ["PYMC_FAMILIES", "WHY_NOT", "emit", "family_call", "keywords", "unsupported", "written"]

@@ -17,89 +17,39 @@ entry).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from types import FunctionType
-from typing import Literal
+from collections.abc import Callable
 
-from qvr_core.builtins import FUNCTIONS as BUILTINS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
-from qvr_core.export.named import members, named
 from qvr_core.export.plan import Unsupported
+from qvr_core.export.stan.functions import (
+    DIVIDED_BY_SUM,
+    ELEMENTWISE,
+    EXTREME,
+    INFIX,
+    NOT_WRITTEN,
+    REDUCE,
+    ROWWISE,
+    STAN_PREFIX,
+    composed,
+)
+from qvr_core.export.stan.values import (
+    INT,
+    REAL,
+    Binding,
+    Ctx,
+    Kind,
+    Printed,
+    Value,
+    at,
+    combined,
+    different,
+    gathered,
+    real_literal,
+    real_of,
+    truth,
+    wrap,
+)
 from qvr_core.text.span import Span
-
-Kind = Literal["int", "real", "vector", "row_vector", "matrix", "ints", "vectors"]
-Ctx = Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class Value:
-    """The Stan type of a value: its container and its axes, outermost first.
-
-    The last `event` axes are one draw's own (a simplex's entries, `#3` when no
-    plate names them); the others are plates. `vectors` is an array of vectors
-    (`array[State] simplex[State]`), `ints` an array of integers (one or two axes).
-    """
-
-    kind: Kind
-    axes: tuple[str, ...] = ()
-    event: int = 0
-
-    @property
-    def plates(self) -> tuple[str, ...]:
-        return self.axes[: len(self.axes) - self.event]
-
-    @property
-    def scalar(self) -> bool:
-        return self.kind in ("int", "real")
-
-    def first_dropped(self) -> Value:
-        """The value of one entry along its first axis (`x[n]`)."""
-        rest = self.axes[1:]
-        event = min(self.event, len(rest))
-        kind: Kind
-        match self.kind:
-            case "vector" | "row_vector":
-                kind = "real"
-            case "matrix":
-                kind = "row_vector"
-            case "ints":
-                kind = "ints" if rest else "int"
-            case _:  # "vectors": one vector
-                kind = "vector"
-        return Value(kind, rest, event)
-
-
-INT = Value("int")
-REAL = Value("real")
-
-
-@dataclass(frozen=True)
-class Binding:
-    """What a QVR name is in the Stan program.
-
-    `index` names the 1-based copy of an integer data variable that indexes (qvr reads
-    indices from 0, Stan counts from 1; the data file stays as it is). `offset` is set
-    for a summed-out coordinate, whose Stan loop variable runs over `offset + value`
-    (1 for a Categorical's index, 0 for a Bernoulli's 0 and 1). `block` says where it
-    is declared: parameter bounds may only read data and earlier parameters.
-    """
-
-    stan: str
-    value: Value
-    index: str | None = None
-    offset: int | None = None
-    block: str = "data"
-
-
-@dataclass(frozen=True)
-class Printed:
-    """A Stan expression, its type, and how tightly its outermost operator binds."""
-
-    text: str
-    value: Value
-    prec: int = 10
-
 
 # binding strengths, loosest first (Stan's own order)
 _OR, _AND, _EQ, _CMP, _ADD, _MUL, _NEG, _POW, ATOM = 1, 2, 3, 4, 5, 6, 7, 8, 10
@@ -117,121 +67,6 @@ _PREC = {
     "*": _MUL,
     "/": _MUL,
 }
-
-
-class _Elementwise:
-    """QVR functions with a Stan function of the same meaning, entry by entry (Stan
-    vectorises each over vectors and matrices), named after the registry's entry. Not
-    `round`: torch rounds halves to even, Stan away from zero."""
-
-    sigmoid = "inv_logit"
-    tanh = "tanh"
-    exp = "exp"
-    expm1 = "expm1"
-    log = "log"
-    log1p = "log1p"
-    log2 = "log2"
-    log10 = "log10"
-    sqrt = "sqrt"
-    rsqrt = "inv_sqrt"
-    square = "square"
-    abs = "abs"
-    reciprocal = "inv"
-    sin = "sin"
-    cos = "cos"
-    tan = "tan"
-    asin = "asin"
-    acos = "acos"
-    atan = "atan"
-    sinh = "sinh"
-    cosh = "cosh"
-    asinh = "asinh"
-    acosh = "acosh"
-    atanh = "atanh"
-    floor = "floor"
-    ceil = "ceil"
-    trunc = "trunc"
-    erf = "erf"
-    erfc = "erfc"
-    lgamma = "lgamma"
-    digamma = "digamma"
-    softplus = "log1p_exp"
-    logsigmoid = "log_inv_logit"
-
-
-ELEMENTWISE = named(_Elementwise, BUILTINS, str)
-
-
-class _NotWritten:
-    """Builtins Stan has (under these names) that the export does not write yet: a let of
-    a matrix needs a declared `matrix[N, N]` the export has no size for."""
-
-    gp_exp_quad_cov = (
-        "Stan's gp_exp_quad_cov returns a matrix, which the export does not declare yet"
-    )
-    add_diag = "Stan's add_diag returns a matrix, which the export does not declare yet"
-    cholesky = "Stan's cholesky_decompose returns a matrix, which the export does not declare yet"
-    matvec = "a matrix times a vector (Stan's `*`): the export does not declare matrices yet"
-
-
-_NOT_WRITTEN = named(_NotWritten, BUILTINS, str)
-#: Stan functions the printer may be handed as `Call("stan:<name>", ...)` when a
-#: family's argument is written through one (`multiply_lower_tri_self_transpose(L)`).
-STAN_PREFIX = "stan:"
-
-
-class _Reduce:
-    """A whole value to one number."""
-
-    sum = "sum"
-    mean = "mean"
-    prod = "prod"
-    logsumexp = "log_sum_exp"
-
-
-class _Extreme:
-    """One argument: its smallest (largest) entry; two: the elementwise one of the two."""
-
-    min = ("min", "fmin")
-    max = ("max", "fmax")
-
-
-class _Rowwise:
-    """Along one vector."""
-
-    softmax = "softmax"
-    log_softmax = "log_softmax"
-    cumsum = "cumulative_sum"
-    sort = "sort_asc"
-
-
-class _DividedBySum:
-    """Along one vector, written as the vector over its sum."""
-
-    normalize = True
-
-
-class _Infix:
-    """Written as Stan's power operator (`a ^ b`; `.^` elementwise)."""
-
-    pow = True
-
-
-_REDUCE = named(_Reduce, BUILTINS, str)
-_EXTREME = named(_Extreme, BUILTINS, tuple)
-_ROWWISE = named(_Rowwise, BUILTINS, str)
-_DIVIDED_BY_SUM = members(_DividedBySum, BUILTINS)
-_INFIX = members(_Infix, BUILTINS)
-_CONTAINERS = ("vector", "row_vector", "matrix")
-
-
-def real_literal(v: float) -> str:
-    """A number as a Stan real literal (`5.0`, `0.25`, `1.0e-06`)."""
-    text = repr(float(v))
-    mantissa, _, exponent = text.partition("e")
-    if "." not in mantissa:
-        mantissa += ".0"
-    return f"{mantissa}e{exponent}" if exponent else mantissa
 
 
 class Printer:
@@ -360,11 +195,11 @@ class Printer:
             return None
         if fn in ELEMENTWISE:
             return Printed(f"{ELEMENTWISE[fn]}({xs[0].text})", real_of(xs[0].value))
-        composed = _composed(fn, term)
-        if composed is not None:
-            return self.expr(composed, ctx)
-        extreme = _EXTREME.get(fn)
-        if fn in _REDUCE or (extreme is not None and len(xs) == 1):
+        rewritten = composed(fn, term)
+        if rewritten is not None:
+            return self.expr(rewritten, ctx)
+        extreme = EXTREME.get(fn)
+        if fn in REDUCE or (extreme is not None and len(xs) == 1):
             return self._reduce(term, xs[0])
         if extreme is not None:
             value = combined(xs[0].value, xs[1].value)
@@ -372,7 +207,7 @@ class Printer:
                 self.no(span, different(xs[0].value, xs[1].value))
                 return None
             return Printed(f"{extreme[1]}({xs[0].text}, {xs[1].text})", real_of(value))
-        if fn in _INFIX:
+        if fn in INFIX:
             value = combined(xs[0].value, xs[1].value)
             if value is None:
                 self.no(span, different(xs[0].value, xs[1].value))
@@ -381,16 +216,16 @@ class Printer:
             # right-associative: the base binds tighter than `^`, the exponent as tightly
             text = f"{wrap(xs[0], _POW + 1)} {op} {wrap(xs[1], _POW)}"
             return Printed(text, real_of(value), _POW)
-        if fn in _ROWWISE or fn in _DIVIDED_BY_SUM:
+        if fn in ROWWISE or fn in DIVIDED_BY_SUM:
             x = xs[0]
             if x.value.kind != "vector":
                 what = "a number" if x.value.scalar else "a matrix"
                 self.no(span, f"`{fn}` of {what}; the export writes it along one vector")
                 return None
-            if fn in _DIVIDED_BY_SUM:
+            if fn in DIVIDED_BY_SUM:
                 return Printed(f"{wrap(x, _MUL)} / sum({x.text})", x.value, _MUL)
-            return Printed(f"{_ROWWISE[fn]}({x.text})", x.value)
-        self.no(span, f"`{fn}`: {_NOT_WRITTEN.get(fn, 'Stan has no function of the same meaning')}")
+            return Printed(f"{ROWWISE[fn]}({x.text})", x.value)
+        self.no(span, f"`{fn}`: {NOT_WRITTEN.get(fn, 'Stan has no function of the same meaning')}")
         return None
 
     def _reduce(self, term: Call, x: Printed) -> Printed | None:
@@ -402,7 +237,7 @@ class Printer:
                 term.span, f"`{fn}` along one axis of a matrix; the export reduces whole values"
             )
             return None
-        name = _REDUCE[fn] if fn in _REDUCE else _EXTREME[fn][0]
+        name = REDUCE[fn] if fn in REDUCE else EXTREME[fn][0]
         return Printed(f"{name}({x.text})", REAL)
 
     # ---------------------------------------------------------------- gathers
@@ -442,7 +277,7 @@ class Printer:
         while texts and texts[-1] == ":":
             texts.pop()
         text = f"{b.stan}[{', '.join(texts)}]" if texts else b.stan
-        value = _gathered(base, kept)
+        value = gathered(base, kept)
         if value is None:
             self.no(term.span, f"this gather of `{term.base}` has no Stan type")
             return None
@@ -482,170 +317,4 @@ class Printer:
         return None
 
 
-def at(p: Printed, ctx: Ctx) -> Printed:
-    """`p` read at the loop variables of the plates it leads with (`y` -> `y[n]`)."""
-    while p.value.plates and p.value.axes[0] in ctx:
-        p = Printed(f"{p.text}[{ctx[p.value.axes[0]]}]", p.value.first_dropped())
-    return p
-
-
-def wrap(p: Printed, prec: int) -> str:
-    """`p`'s text, in parentheses where it binds more loosely than `prec` asks."""
-    return p.text if p.prec >= prec else f"({p.text})"
-
-
-def truth(p: Printed) -> Printed:
-    """An integer that is 1 where `p` is not 0 (Stan's `&&` and `||` take integers)."""
-    return p if p.value.kind == "int" else Printed(f"({p.text} != 0)", INT)
-
-
-def real_of(v: Value) -> Value:
-    return REAL if v.kind == "int" else v
-
-
-def combined(a: Value, b: Value) -> Value | None:
-    """The type of an entrywise operation of `a` and `b`; None where Stan has none of the
-    same meaning (two containers of different types or axes, an array of vectors)."""
-    if a.kind == "vectors" or b.kind == "vectors":
-        return None
-    if a.scalar and b.scalar:
-        return INT if a.kind == b.kind == "int" else REAL
-    if a.scalar:
-        return b
-    if b.scalar:
-        return a
-    if a.kind == b.kind and a.axes == b.axes:
-        return a if a.event <= b.event else b
-    return None
-
-
-def different(a: Value, b: Value) -> str:
-    """Why two values do not combine."""
-    if a.kind == "vectors" or b.kind == "vectors":
-        return "arithmetic on an array of vectors; Stan has none"
-    return (
-        f"values over {_axes_words(a)} and {_axes_words(b)} combined; the export writes "
-        "arithmetic of values over the same plates (or a number with one)"
-    )
-
-
-def _axes_words(v: Value) -> str:
-    return " * ".join(a.lstrip("#") for a in v.axes) or "nothing"
-
-
-def _gathered(base: Value, kept: list[tuple[int, tuple[str, ...]]]) -> Value | None:
-    """The type of a gather of `base` keeping these axis positions (each becoming the
-    axes listed: itself, or an index array's rows)."""
-    axes = tuple(a for _, new in kept for a in new)
-    event_from = len(base.axes) - base.event
-    event = sum(1 for pos, _ in kept if pos >= event_from)
-    match base.kind:
-        case "ints":
-            return Value("ints", axes) if axes else INT
-        case "vector" | "row_vector":
-            if not axes:
-                return REAL
-            return Value(base.kind, axes, event)
-        case "matrix":
-            if not axes:
-                return REAL
-            if len(kept) == 2:
-                return Value("matrix", axes, event)
-            return Value("vector" if kept[0][0] == 0 else "row_vector", axes, event)
-        case "vectors":
-            positions = [pos for pos, _ in kept]
-            if positions == [0, 1]:
-                return Value("vectors", axes, 1)
-            if positions == [1]:
-                return Value("vector", axes, 1)
-            return None if positions else REAL
-        case _:
-            return None
-
-
-def _composed(fn: str, term: Call) -> Term | None:
-    """The functions Stan writes as a composition of its own: the same term, rewritten."""
-    x = term.args[0] if term.args else None
-    build = _COMPOSED.get(fn)
-    if x is None or len(term.args) != 1 or build is None:
-        return None
-    return build(x, term.span)
-
-
-def _call(name: str, arg: Term, s: Span) -> Term:
-    return Call(name, (arg,), s)
-
-
-def _softsign(x: Term, s: Span) -> Term:
-    return Op("/", x, Op("+", Num(1.0, s), _call("abs", x, s), s), s)
-
-
-def _silu(x: Term, s: Span) -> Term:
-    return Op("*", x, _call("sigmoid", x, s), s)
-
-
-def _mish(x: Term, s: Span) -> Term:
-    return Op("*", x, _call("tanh", _call("softplus", x, s), s), s)
-
-
-def _gelu(x: Term, s: Span) -> Term:
-    return Op("*", x, _call(STAN_PREFIX + "Phi", x, s), s)  # torch's exact form, x * Phi(x)
-
-
-def _erfinv(x: Term, s: Span) -> Term:
-    return _call(STAN_PREFIX + "inv_erfc", Op("-", Num(1.0, s), x, s), s)
-
-
-def _relu(x: Term, s: Span) -> Term:
-    return Call("max", (x, Num(0.0, s)), s)
-
-
-class _Composition:
-    """The functions Stan writes as a composition of its own, each `(x, span) -> term`,
-    named after the registry's entry."""
-
-    softsign = _softsign
-    silu = _silu
-    mish = _mish
-    gelu = _gelu
-    erfinv = _erfinv
-    relu = _relu
-
-
-_COMPOSED: dict[str, Callable[[Term, Span], Term]] = {
-    name: build for name, build in named(_Composition, BUILTINS, FunctionType).items()
-}
-
-
-def declared(value: Value, size: Callable[[str], str], bounds: str = "", vector: str = "") -> str:
-    """The Stan type that declares `value` (`vector<lower=0>[School]`); `vector` names a
-    constrained vector type for the event (`simplex`)."""
-    sizes = [size(a) for a in value.axes]
-    match value.kind:
-        case "int":
-            return f"int{bounds}"
-        case "real":
-            return f"real{bounds}"
-        case "vector" | "row_vector":
-            return f"{vector or value.kind}{bounds}[{sizes[0]}]"
-        case "matrix":
-            return f"matrix{bounds}[{', '.join(sizes)}]"
-        case "ints":
-            return f"array[{', '.join(sizes)}] int{bounds}"
-        case "vectors":
-            return f"array[{sizes[0]}] {vector or 'vector'}{bounds}[{sizes[1]}]"
-
-
-__all__ = [
-    "ATOM",
-    "INT",
-    "REAL",
-    "Binding",
-    "Ctx",
-    "Printed",
-    "Printer",
-    "Value",
-    "at",
-    "declared",
-    "real_literal",
-]
+__all__ = ["ATOM", "Printer"]
