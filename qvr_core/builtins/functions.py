@@ -15,10 +15,15 @@ Shapes:
   (`gp_exp_quad_cov(x, alpha, rho)`, N points to N x N).
 - `matrix`: a square matrix to another of its size (`cholesky(K)`, `add_diag(K, 1e-10)`).
 - `matrix_vector`: a square matrix times a vector, the vector's shape (`matvec(L, z)`).
+- `series`: along the last axis of a series (a plate over time), the shape kept, each
+  entry reading those before it (`lag(y, 1)`, `linear_recurrence(s0, c, d)`); only in
+  Bayesian programs, where the last axis is the series' own.
 
 The linear algebra of Gaussian processes (`gram`, `matrix`, `matrix_vector`) is qvr's own,
 named as Stan names it (quivers has none; a call parses in every quivers grammar, as
-`Flat`, qvr's own family, does, so neither gets the QVR012 hint).
+`Flat`, qvr's own family, does, so neither gets the QVR012 hint). So are the series
+functions, which say what a Stan model's loop over time says (`y[t - 1]`, a state
+carried from one step to the next: GARCH's variance, an AR(1) process).
 
 `min`/`max` with one argument reduce (as quivers' tensor reductions do) and with
 two compare elementwise.
@@ -29,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Shape = Literal["elementwise", "reduce", "rowwise", "gram", "matrix", "matrix_vector"]
+Shape = Literal["elementwise", "reduce", "rowwise", "gram", "matrix", "matrix_vector", "series"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,10 @@ class Function:
     shape: Shape = "elementwise"
     method: bool = False  # also written as a method of a value: `theta.sum()`
     reduces_alone: bool = False  # one argument reduces (`max(x)`); two compare
+    #: Parameters that take one number each, not a series (a recurrence's coefficient).
+    numbers: tuple[str, ...] = ()
+    #: Parameters written as a whole number (`lag`'s k): the runtime reads it as a count.
+    whole: tuple[str, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -54,7 +63,7 @@ class Function:
         """Whether a morphism program's `let` may call it: its values carry a batch axis
         (and a position axis), so only functions of one entry or of the last axis keep
         their meaning there."""
-        return self.shape in ("elementwise", "rowwise")
+        return self.shape in ("elementwise", "rowwise")  # not `series`: its axis is time
 
 
 def _unary(name: str, what: str, method: bool = False) -> Function:
@@ -176,6 +185,24 @@ _FUNCTIONS = (
         "The product of a square matrix and a vector: (m v)_i = sum_j m[i, j] v[j] (Stan's "
         "matrix * vector), shaped as v.",
         shape="matrix_vector",
+    ),
+    Function(
+        "lag",
+        ("x", "k"),
+        "x moved k places along its last axis: entry t is x[t - k], and the first k entries "
+        "are 0 (Stan's y[t - k] in a loop over t from k + 1); k a whole number.",
+        shape="series",
+        whole=("k",),
+    ),
+    Function(
+        "linear_recurrence",
+        ("init", "coef", "drive"),
+        "The series s along drive's last axis with s[0] = init and s[t] = coef * s[t - 1] + "
+        "drive[t] after it (drive[0] is not read): a state carried from one step to the next, "
+        "as GARCH's variance or an AR(1) process; init and coef are numbers. Computed in "
+        "log2(T) vectorised steps, so a gradient costs O(T log T), not a loop of T steps.",
+        shape="series",
+        numbers=("init", "coef"),
     ),
 )
 

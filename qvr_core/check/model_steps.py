@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
-from qvr_core.builtins.functions import LINEAR_ALGEBRA
+from qvr_core.builtins.functions import LINEAR_ALGEBRA, Function
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
 from qvr_core.check.context import SymbolKey
@@ -1409,6 +1409,8 @@ class ModelChecker:
                 return Plated(()) if all(t is not None for t in types) else None
             if fn.shape in LINEAR_ALGEBRA:
                 return self._linear_algebra(fn.shape, node, types)
+            if fn.shape == "series" and not self._series(fn, node, types):
+                return None
             out = types[0]
             for t in types[1:]:
                 out = _broadcast(out, t)
@@ -1476,6 +1478,40 @@ class ModelChecker:
             )
             return None
         return vector
+
+    def _series(self, fn: Function, node: ast.Apply, types: list[Plated | None]) -> bool:
+        """A series function reads along its series' last axis: the series has one, each
+        parameter of `fn.numbers` is one number (a coefficient of every step), each of
+        `fn.whole` a whole number of steps written as such (`lag(y, 1)`). A data name's
+        shape is its file's, so it is not refused here."""
+        ok = True
+        for param, arg, t in zip(fn.params, node.args, types, strict=True):
+            written = self.ctx.source(arg.span)
+            if param in fn.whole:
+                if not (isinstance(arg, ast.Number) and arg.value == int(arg.value) >= 1):
+                    message = f"{fn.name}'s {param} is a whole number of steps, 1 or more"
+                    self.ctx.report(
+                        rules.ARITHMETIC_DIMENSIONS, f"{message}: not {written}", arg.span
+                    )
+                    ok = False
+            elif t is None:
+                ok = False
+            elif param in fn.numbers and (t.plates or t.element.event):  # data: its file says
+                self.ctx.report(
+                    rules.ARITHMETIC_DIMENSIONS,
+                    f"{fn.name}'s {param} is one number for every step, but {written} is {t.label}",
+                    arg.span,
+                )
+                ok = False
+            elif param not in fn.numbers and not (t.plates or t.data_plates or t.element.event):
+                self.ctx.report(
+                    rules.ARITHMETIC_DIMENSIONS,
+                    f"{fn.name} reads a series along its last axis (a value over a plate of "
+                    f"time steps), but {written} is one number",
+                    arg.span,
+                )
+                ok = False
+        return ok
 
     def plates_of(self, name: str) -> tuple[str, ...]:
         """The plates of a local the checker typed (none for data and parameters)."""

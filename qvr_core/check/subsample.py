@@ -278,7 +278,9 @@ class _Walk:
                         f"{_PER_ROW}",
                         let.line,
                     )
-                if fn.shape == "rowwise" and any(self._last_may_be_plate(n) for n in reads):
+                if fn.shape in ("rowwise", "series") and any(
+                    self._last_may_be_plate(n) for n in reads
+                ):
                     raise _refuse(
                         f"{_show(let)} mixes {plate}'s rows (`{t.fn}` runs along the last "
                         f"axis of `{reads[0]}`, which is {plate}); {_PER_ROW}",

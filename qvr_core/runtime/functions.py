@@ -148,6 +148,45 @@ class Implementations:
     def matvec(m: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return (m @ v[..., :, None])[..., 0]
 
+    # A series along its last axis (a plate over time); a number before it broadcasts.
+
+    @staticmethod
+    def lag(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        x = x if x.is_floating_point() else x.to(torch.get_default_dtype())
+        n = min(int(k), x.shape[-1])  # the checker wrote k as a whole number, 1 or more
+        zeros = x.new_zeros((*x.shape[:-1], n))
+        return torch.cat([zeros, x[..., : x.shape[-1] - n]], dim=-1)
+
+    @staticmethod
+    def linear_recurrence(
+        init: torch.Tensor, coef: torch.Tensor, drive: torch.Tensor
+    ) -> torch.Tensor:
+        # s[t] = coef * s[t - 1] + drive[t] is the composition of the steps (a, b): s -> a s +
+        # b, with (0, init) at t = 0. Composing is associative, so a doubling scan (each
+        # round composes every step with the one `offset` before it) gives every s[t] in
+        # ceil(log2 T) rounds of whole-series operations: a gradient is O(T log T) work in
+        # a few dozen tensor operations, where a loop would be T small ones. Only products
+        # of coefficients appear (no division by them), so a small coef underflows to the
+        # exact limit 0 instead of overflowing.
+        dtype = drive.dtype if drive.is_floating_point() else torch.get_default_dtype()
+        d = drive.to(dtype)
+        c = torch.as_tensor(coef, dtype=dtype)[..., None]
+        s0 = torch.as_tensor(init, dtype=dtype)[..., None]
+        shape = torch.broadcast_shapes(d.shape, c.shape, s0.shape)
+        t = shape[-1]
+        if t == 0:
+            return d.expand(shape)
+        a = torch.cat([torch.zeros_like(c).expand(*shape[:-1], 1), c.expand(shape)[..., 1:]], -1)
+        b = torch.cat([s0.expand(*shape[:-1], 1), d.expand(shape)[..., 1:]], -1)
+        offset = 1
+        while offset < t:
+            b = torch.cat(
+                [b[..., :offset], a[..., offset:] * b[..., :-offset] + b[..., offset:]], -1
+            )
+            a = torch.cat([a[..., :offset], a[..., offset:] * a[..., :-offset]], -1)
+            offset *= 2
+        return b
+
 
 #: The torch function of each operator of the registry (`OPERATORS`), by its symbol.
 OPERATOR_FUNCTIONS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {

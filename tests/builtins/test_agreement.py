@@ -86,6 +86,11 @@ def test_every_function_runs_on_a_plate_shaped_value_as_its_shape_says() -> None
             args, want = [square, *[x[:, 0]] * (fn.arity - 1)], (4, 3, 3)
         elif fn.shape == "matrix_vector":
             args = [square, x]
+        elif fn.shape == "series":  # 4 series of 3 steps; a number per series, or a count
+            count = torch.tensor(1.0)
+            args = [
+                count if p in fn.whole else x[:, 0] if p in fn.numbers else x for p in fn.params
+            ]
         got = FUNCTION_IMPLEMENTATIONS[name](*args)
         assert tuple(got.shape) == want, name
 

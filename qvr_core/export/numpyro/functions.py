@@ -85,6 +85,20 @@ class _Written:
     add_diag = "({0}) + ({1}) * jnp.eye(jnp.shape({0})[-1])"
     cholesky = "jnp.linalg.cholesky({0})"
     matvec = "jnp.matmul({0}, {1})"
+    # a series along its last axis: the first k entries of a lag are 0; a linear recurrence
+    # is the associative scan of its steps s -> a s + b, (0, init) first, as qvr's runtime
+    # computes it
+    lag = (
+        "jnp.concatenate([jnp.zeros_like(jnp.asarray({0}, float)[..., : int({1})]), "
+        "jnp.asarray({0}, float)[..., : jnp.shape({0})[-1] - int({1})]], axis=-1)"
+    )
+    linear_recurrence = (
+        "jax.lax.associative_scan(lambda p, q: (q[0] * p[0], q[0] * p[1] + q[1]), "
+        "(jnp.concatenate([jnp.zeros(jnp.shape({2})[:-1] + (1,)), "
+        "jnp.broadcast_to(jnp.asarray({1}, float)[..., None], jnp.shape({2}))[..., 1:]], axis=-1), "
+        "jnp.concatenate([jnp.broadcast_to(jnp.asarray({0}, float)[..., None], "
+        "jnp.shape({2})[:-1] + (1,)), jnp.asarray({2}, float)[..., 1:]], axis=-1)), axis=-1)[1]"
+    )
 
 
 WRITTEN = named(_Written, FUNCTIONS, str)

@@ -68,6 +68,11 @@ class _NotWritten:
     add_diag = "Stan's add_diag returns a matrix, which the export does not declare yet"
     cholesky = "Stan's cholesky_decompose returns a matrix, which the export does not declare yet"
     matvec = "a matrix times a vector (Stan's `*`): the export does not declare matrices yet"
+    lag = "Stan writes a lag as a loop over time (`y[t - k]`), which the export does not write yet"
+    linear_recurrence = (
+        "Stan writes a recurrence as a loop over time that fills a local array, which the "
+        "export does not write yet"
+    )
 
 
 NOT_WRITTEN = named(_NotWritten, BUILTINS, str)

@@ -528,6 +528,10 @@ class _Pass:
             return self.env[name]
         if name in self.data:
             return self.data[name]
+        if name in self.given and name in self.program.observed_names:
+            # an observation read before its `observe` (GARCH's variance reads y[t - 1]):
+            # it is data the run was given, as Stan's `data` block is read anywhere
+            return self.given[name]
         raise QvrRuntimeError(
             f"program {self.program.name} needs data '{name}' (line {line}): "
             f"give it in the data with the observed sites",
