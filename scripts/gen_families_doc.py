@@ -36,7 +36,11 @@ parameter has a default: as in quivers, a call gives each one.
 real line and on (0, inf), Stan's parameters with no prior statement, written bare
 (`sample sigma <- HalfFlat`). Their density does not integrate, so they are a latent's
 prior only and have no draws: a run that would draw from the prior (`--method prior`,
-synthetic data) is refused, while NUTS and SVI on data run.
+synthetic data) is refused, while NUTS and SVI on data run. `BoundedFlat(low, high)` is
+the same between bounds its arguments give (log density 0, not a `Uniform`'s
+-log(high - low)), Stan's `real<lower=..., upper=...>` parameter with no statement; with
+bounds that read another latent it is exported to Stan and NumPyro, but NUTS and SVI in
+qvr refuse it (they map a latent onto its support once, when the run starts).
 
 **Draw**: the shape of one draw. *scalar* draws are independent per dimension of the
 object they land in; a vector or matrix draw takes its size from the arguments named

@@ -12,7 +12,8 @@ test checks that the two tables agree.
 The catalogue follows quivers 0.25 (`quivers.dsl.family_schemas` and its
 family registry); `Deterministic` is qvr's own Dirac kernel, and `Flat` and
 `HalfFlat` are qvr's improper flat priors (Stan's parameters with no prior
-statement), written bare: `sample sigma <- HalfFlat`.
+statement), written bare: `sample sigma <- HalfFlat`; `BoundedFlat(low, high)` is
+the same between bounds its arguments give (Stan's `real<lower=..., upper=...>`).
 """
 
 from __future__ import annotations
@@ -212,10 +213,11 @@ class Family:
     #: covariance is evaluated at its kernel's input locations): no step can draw it.
     kernel_only: str = ""
     #: An improper prior (`Flat`, `HalfFlat`: log density 0 on its support, which has no
-    #: finite measure): only a latent's prior, as Stan's parameter with no statement. It
-    #: has no draws, so a run that draws from the prior (the prior predictive, synthetic
-    #: data) is refused; a draw here is Stan's starting point (uniform on (-2, 2) in
-    #: unconstrained space), where NUTS and SVI start.
+    #: finite measure; `BoundedFlat`: log density 0 between bounds that may read other
+    #: parameters, so not a normalised conditional): only a latent's prior, as Stan's
+    #: parameter with no statement. It has no draws, so a run that draws from the prior
+    #: (the prior predictive, synthetic data) is refused; a draw here is Stan's starting
+    #: point (uniform on (-2, 2) in unconstrained space), where NUTS and SVI start.
     improper: bool = False
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
@@ -631,6 +633,21 @@ _CATALOGUE: tuple[Family, ...] = (
         f"An improper flat prior on the real line (log density 0), as a Stan parameter "
         f"with no prior statement; written bare, `sample b <- Flat`. {_IMPROPER}",
         {},
+        improper=True,
+    ),
+    Family(
+        "BoundedFlat",
+        ((_p("low", REAL, "lower end"), _p("high", REAL, "upper end (> low)")),),
+        _c("interval", "low", "high"),
+        "A flat prior on (low, high): log density 0 there, not a Uniform's -log(high - "
+        "low), as Stan's `real<lower=low, upper=high>` parameter with no prior statement "
+        "(`let beta_max = 1.0 - alpha1`, `sample beta1 <- BoundedFlat(0.0, beta_max)`). "
+        "qvr's own family (quivers has none). Improper: with bounds that read other "
+        "parameters the joint density is not a product of normalised distributions, so it "
+        "is only a latent's prior and has no draws (no prior predictive or synthetic "
+        "data). Bounds that read another latent export to Stan and NumPyro; qvr's NUTS "
+        "and SVI refuse them",
+        {"low": -1.0, "high": 2.0},
         improper=True,
     ),
     # ---- positive half-line

@@ -713,7 +713,7 @@ def _check_family(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Produc
         ctx.report(
             rules.FAMILY_CODOMAIN,
             f"{family} is an improper prior, only a program's latent's (`sample b <- "
-            f"{family}`): a morphism's family must be a distribution to draw from",
+            f"{spec.signature()}`): a morphism's family must be a distribution to draw from",
             span,
             fixes=fixes,
         )

@@ -355,8 +355,11 @@ class ModelChecker:
                 if step.kind == "observe":
                     sinks.append(step.name)
                 family = FAMILIES.get(step.family or "")
+                # a flat prior between bounds (`BoundedFlat(low, high)`) has a support of
+                # finite measure, so its posterior integrates with or without data
                 if step.kind == "sample" and family is not None and family.improper:
-                    flats.append(step)
+                    if not family.params:
+                        flats.append(step)
             for name in read:
                 readers.setdefault(name, []).append(step.name)
         for flat in flats:

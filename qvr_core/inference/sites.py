@@ -21,8 +21,12 @@ import torch
 from torch.distributions import constraints
 from torch.distributions.transforms import Transform
 
+from qvr_core.builtins import FAMILIES
 from qvr_core.inference.errors import InferenceError
+from qvr_core.plan.runnable import bound_reads
 from qvr_core.runtime.distributions import bijection
+from qvr_core.runtime.model import ModelProgram
+from qvr_core.runtime.model.enumerate import SummedModel
 from qvr_core.runtime.padding import unpad
 from qvr_core.runtime.tensors import unconstrained_shape
 
@@ -47,8 +51,55 @@ class ProgramLike(Protocol):
 
 def site_transform(model: ProgramLike, name: str) -> Transform | None:
     """The bijection R^n -> the site's support, the constraint object the model reports
-    (`site_constraint`); discrete latents are refused (`constraint_transform`)."""
+    (`site_constraint`); discrete latents are refused (`constraint_transform`), and so
+    is a latent whose support another latent moves (`moving_support`)."""
+    why = moving_support(model, name)
+    if why is not None:
+        raise InferenceError(why)
     return constraint_transform(name, model.site_constraint(name))
+
+
+def moving_support(model: ProgramLike, name: str) -> str | None:
+    """Why NUTS and SVI cannot move site `name`, or None: a bound of its support reads
+    another latent (`BoundedFlat(0.0, beta_max)` or `Uniform(0.0, beta_max)` with `let
+    beta_max = 1.0 - alpha1`). The map onto a site's support is made once, from the run
+    before the fit, so such a site would stay within the bounds of that run's draw
+    whatever the latent did after: a wrong posterior, not an error, if it ran. (Stan and
+    NumPyro map each evaluation onto the bounds of that evaluation; the exports run it.)
+    A bound a template reads from the caller's latents through its parameters is not
+    seen here."""
+    program = model.program if isinstance(model, SummedModel) else model
+    if not isinstance(program, ModelProgram):
+        return None
+    site = program.site(name)
+    prefix = name[: len(name) - len(site.name)]  # a template's sites are `v$z`
+    owner = next(
+        (
+            t.model
+            for t in (program.top, *program.templates.values())
+            if any(s is site for s in t.model.sites)
+        ),
+        None,
+    )
+    if owner is None or site.family is None:
+        return None
+    latents = {n for n in model.site_names if n != name and model.site_kind(n) == "sample"}
+    for bound, reads in bound_reads(owner, site).items():
+        moving = sorted(prefix + n for n in reads if prefix + n in latents)
+        if moving:
+            n = site.name
+            improper = FAMILIES[site.family].improper
+            flat = ", and `score` log(high - low), its Jacobian" if improper else ""
+            return (
+                f"site '{name}' (line {site.line}): the {bound} of its {site.family} reads "
+                f"the latent '{moving[0]}', so its support moves with it; NUTS and SVI map "
+                "a latent onto its support once, when the run starts, and would keep "
+                f"'{name}' within the bounds of that start. Draw it on fixed bounds and map "
+                f"it in a let (`sample {n}_unit <- Uniform(0.0, 1.0)`, `let {n} = low + "
+                f"(high - low) * {n}_unit`{flat}), or export the program to Stan or NumPyro, "
+                "which move it within each evaluation's bounds"
+            )
+    return None
 
 
 def constraint_transform(site: str, c: constraints.Constraint) -> Transform | None:

@@ -10,8 +10,9 @@ step, a `factor` comprehension, a lambda, a deduction read as a value), before
 any data is read, so those names are never asked for as data; never run on a
 guess. `runnability` decides once, without torch, for `qvr run`, the inference
 job, the Python API and the language server's run command and code lenses.
-A program with an improper prior (`Flat`) runs, but not what draws from its prior
-(the prior predictive, synthetic data): `improper_refusal` says why, naming the site.
+A program with an improper prior (`Flat`, `BoundedFlat`) runs, but not what draws from
+its prior (the prior predictive, synthetic data): `improper_refusal` says why, naming the
+site. `bound_reads` says what the bounds of a site's support read (a latent moves them).
 """
 
 from __future__ import annotations
@@ -156,6 +157,23 @@ def improper_prior(
     return None
 
 
+def bound_reads(model: Model, site: Site) -> dict[str, frozenset[str]]:
+    """For each bound of `site`'s support named by a parameter (a `Uniform`'s or a
+    `BoundedFlat`'s `low` and `high`), the names of `model` its argument reads, directly
+    or through the lets it reads: `BoundedFlat(0.0, beta_max)` with `let beta_max = 1.0 -
+    alpha1` reads `alpha1`. A bound that reads a latent moves with it, which inference
+    must know (`inference.sites.site_transform`)."""
+    support = site.support
+    if support is None:
+        return {}
+    out: dict[str, frozenset[str]] = {}
+    for bound in (support.low, support.high):
+        a = next((a for a in site.args if a.param == bound), None)
+        if isinstance(bound, str) and a is not None and a.name is not None:
+            out[bound] = model.through_lets((a.name, *a.index))
+    return out
+
+
 #: What draws from a program's prior: the prior predictive (`--method prior`), a run's
 #: synthetic data (no `--data`), a data file (`qvr data`).
 PriorDraw = Literal["prior", "synthetic", "file"]
@@ -179,10 +197,14 @@ def improper_refusal(checked: CheckedModule, name: str, draw: PriorDraw) -> str 
     where = f"line {site.line}, sample {site.name} <- {site.family}"
     if model.name != name:
         where += f" (in program {model.name}, which {name} calls)"
-    return (
-        f"program {name}: {where} is an improper prior (its density does not integrate), "
-        f"{_IMPROPER_ENDS[draw]}"
+    # a flat density between its arguments integrates, but is no normalised distribution
+    bounded = site.support is not None and isinstance(site.support.high, str)
+    why = (
+        "flat between its bounds, not a normalised distribution"
+        if bounded
+        else "its density does not integrate"
     )
+    return f"program {name}: {where} is an improper prior ({why}), {_IMPROPER_ENDS[draw]}"
 
 
 def program_decl(checked: CheckedModule, name: str) -> ast.ProgramDecl | None:

@@ -380,7 +380,7 @@ class _ImproperFlat(_Rebuilt, D.Distribution):
     before it runs (`qvr_core.plan.runnable.improper_refusal`). `zero` is a tensor of zeros
     of the batch shape, which carries the dtype and device."""
 
-    PARAMS = ("zero",)
+    PARAMS: ClassVar[tuple[str, ...]] = ("zero",)
     arg_constraints: ClassVar[dict[str, C.Constraint]] = {}
     has_rsample = False
     support: C.Constraint = C.real
@@ -413,6 +413,25 @@ class ImproperHalfFlat(_ImproperFlat):
     """`HalfFlat`: flat on (0, inf)."""
 
     support = C.positive
+
+
+class ImproperBoundedFlat(_ImproperFlat):
+    """`BoundedFlat(low, high)`: flat between its arguments, Stan's bounded parameter with
+    no prior statement. The support is the interval of this call's bounds, as a
+    `Uniform`'s is, so the runtime reports it as the site's support (`site_constraint`)
+    and NUTS and SVI move the value through that interval's map, with its Jacobian (on
+    bounds that read no other latent: `inference.sites.moving_support`). The density is
+    0 inside, not -log(high - low): a Uniform's normaliser would read the bounds and
+    change the posterior of whatever they read."""
+
+    PARAMS = ("low", "high")
+
+    def __init__(
+        self, low: torch.Tensor, high: torch.Tensor, validate_args: bool | None = None
+    ) -> None:
+        self.low, self.high = torch.broadcast_tensors(low, high)
+        self.support = C.interval(self.low, self.high)
+        super().__init__(torch.zeros_like(self.low), validate_args=validate_args)
 
 
 def _zeros() -> torch.Tensor:
@@ -640,6 +659,10 @@ class Factories:
     @staticmethod
     def Flat(a: Args, space: int | None) -> D.Distribution:
         return ImproperFlat(_zeros())
+
+    @staticmethod
+    def BoundedFlat(a: Args, space: int | None) -> D.Distribution:
+        return ImproperBoundedFlat(a["low"], a["high"])
 
     @staticmethod
     def HalfNormal(a: Args, space: int | None) -> D.Distribution:

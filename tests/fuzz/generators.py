@@ -580,7 +580,7 @@ class _Builder:
     ) -> tuple[str, tuple[int, ...], DataKey]:
         """`Family(args) [options]`, the shape of one draw, and how to draw valid data."""
         rng = self.rng
-        if fam.improper:  # no parameters: written bare (`Flat()` parses in no quivers grammar)
+        if fam.improper and not fam.params:  # written bare (`Flat()` parses in no grammar)
             opts = f" [{option}]" if option else ""
             return f"{fam.name}{opts}", (), _support_values(fam, {}, {}, ())
         schema = fam.params

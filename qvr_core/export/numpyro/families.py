@@ -32,6 +32,9 @@ class _NumPyroCalls:
         "dist.MixtureSameFamily(dist.Categorical(probs={weights}), dist.Normal({loc}, {scale}))",
     )
     Uniform = ("dist.Uniform({low}, {high})",)
+    # flat between the bounds (log density 0, as qvr's): NumPyro's ImproperUniform on the
+    # interval, moved by the interval's map at the bounds of each evaluation
+    BoundedFlat = ("dist.ImproperUniform(dist.constraints.interval({low}, {high}), (), ())",)
     TruncatedNormal = ("dist.TruncatedNormal({mu}, {sigma}, low={low}, high={high})",)
     HalfNormal = ("dist.HalfNormal({scale})",)
     HalfCauchy = ("dist.HalfCauchy({scale})",)
@@ -73,14 +76,15 @@ class _NumPyroCalls:
 
 CALLS: dict[str, tuple[str, ...]] = named(_NumPyroCalls, FAMILIES, tuple)
 
-#: The improper flat priors (`Flat`, `HalfFlat`): NumPyro's ImproperUniform on the support,
-#: one number per draw (the plates around the site batch it).
+#: The improper flat priors without arguments (`Flat`, `HalfFlat`): NumPyro's
+#: ImproperUniform on the support, one number per draw (the plates around the site batch
+#: it). One with arguments (`BoundedFlat`) has its call in the table above.
 _IMPROPER = {"real": "dist.constraints.real", "positive": "dist.constraints.positive"}
 CALLS.update(
     {
         f.name: (f"dist.ImproperUniform({_IMPROPER[f.support.kind]}, (), ())",)
         for f in FAMILIES.values()
-        if f.improper
+        if f.improper and not f.params
     }
 )
 

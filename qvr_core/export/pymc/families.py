@@ -93,10 +93,15 @@ class _PyMCFamilies:
 
 PYMC_FAMILIES: dict[str, _Family] = named(_PyMCFamilies, FAMILIES, _Family)
 
-#: The improper flat priors (`Flat`, `HalfFlat`), by their support.
+#: The improper flat priors without arguments (`Flat`, `HalfFlat`), by their support; one
+#: between bounds (`BoundedFlat`) PyMC has none of (`_WhyNot`).
 _IMPROPER = {"real": "pm.Flat", "positive": "pm.HalfFlat"}
 PYMC_FAMILIES.update(
-    {f.name: _f(_IMPROPER[f.support.kind]) for f in FAMILIES.values() if f.improper}
+    {
+        f.name: _f(_IMPROPER[f.support.kind])
+        for f in FAMILIES.values()
+        if f.improper and not f.params
+    }
 )
 
 
@@ -110,6 +115,10 @@ class _WhyNot:
     )
     Wishart = "PyMC's Wishart cannot be sampled by NUTS (PyMC itself advises against it)"
     MatrixNormal = "PyMC's MatrixNormal has no batch of matrices"
+    BoundedFlat = (
+        "PyMC has no flat density between bounds: its Uniform's is 1 / (upper - lower), which "
+        "changes the posterior of whatever the bounds read"
+    )
 
 
 WHY_NOT = named(_WhyNot, FAMILIES, str)

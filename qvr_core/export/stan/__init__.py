@@ -8,10 +8,11 @@ fixes (`object School : FinSet 8`) is a `transformed data` int named after it
 (the `data` block, which is read before it, spells those sizes as numbers).
 
 Sites become `parameters` constrained to their family's support and `~`
-statements in source order (a `Flat` or `HalfFlat` prior is the parameter alone, as
-Stan writes a flat prior); `let`s become `transformed data` (when they read only
-data), `transformed parameters` (what the program returns, and what that reads) or
-`model` locals. A `marginalize` scope sums its coordinate out exactly, as qvr's
+statements in source order (a `Flat`, `HalfFlat` or `BoundedFlat` prior is the
+parameter alone, as Stan writes a flat prior; a bound that is a `let` of earlier
+parameters is written out in the declaration); `let`s become `transformed data`
+(when they read only data), `transformed parameters` (what the program returns, and
+what that reads) or `model` locals. A `marginalize` scope sums its coordinate out exactly, as qvr's
 runtime does (`runtime/model/marginal.py`): per group, `log_sum_exp` over the
 coordinate's values of its log prior plus the scope's terms, nested scopes inside
 the loop of the one around them (an HMM's chain of states), every term inside a

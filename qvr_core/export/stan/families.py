@@ -30,8 +30,9 @@ class StanFamily:
     `T[low, high]`. `rewrite` gives the parameters Stan's parameterisation needs from
     qvr's (a NegativeBinomial's `probs` as Stan's odds). `over_ints`: Stan takes an
     array of draws with one vector parameter (a Categorical's `probs`). `flat`: an
-    improper flat prior (`Flat`, `HalfFlat`), which is a Stan parameter with no
-    statement: its bounds are the support, and nothing is added to `target`.
+    improper flat prior (`Flat`, `HalfFlat`, `BoundedFlat`), which is a Stan parameter
+    with no statement: its bounds are the support (a `BoundedFlat`'s its arguments, as a
+    `Uniform`'s are), and nothing is added to `target`.
     `logits`: the distribution when the call gives `logits` (`categorical_logit`).
     """
 
@@ -112,7 +113,8 @@ class _StanFamilies:
 
 
 STAN_FAMILIES: dict[str, StanFamily] = named(_StanFamilies, FAMILIES, StanFamily)
-#: The improper flat priors (`Flat`, `HalfFlat`): a parameter bounded by the support alone.
+#: The improper flat priors (`Flat`, `HalfFlat`, `BoundedFlat`): a parameter bounded by the
+#: support alone.
 STAN_FAMILIES.update(
     {f.name: StanFamily("", (), flat=True) for f in FAMILIES.values() if f.improper}
 )

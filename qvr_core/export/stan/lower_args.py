@@ -10,9 +10,11 @@ Stan would broadcast it otherwise, or refuse it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Site
-from qvr_core.check.terms import Gather, Num, Ref, Stack, Term
+from qvr_core.check.model import Argument, Let, Site
+from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.export.stan.families import DERIVED_RANK, StanFamily
 from qvr_core.export.stan.lower_env import Env
 from qvr_core.export.stan.values import Ctx, Printed, Value, at, words
@@ -33,6 +35,44 @@ def arg_term(env: Env, a: Argument) -> Term | None:
         for i in a.index
     )
     return Gather(a.name, indices, a.span, a.index_plates)
+
+
+#: The blocks a parameter's bounds may read: Stan declares them before the parameters,
+#: or (a parameter) in source order with them.
+EARLY = ("data", "tdata", "param")
+
+
+def written_out(env: Env, term: Term) -> Term:
+    """`term` with each `let` Stan computes after the parameters (a model local, a
+    transformed parameter) replaced by its own expression, down to data and parameters.
+    A parameter's bound may read only those, and a family's argument is a name, so
+    `let beta_max = 1.0 - alpha1` then `BoundedFlat(0.0, beta_max)` is Stan's
+    `real<upper=(1.0 - alpha1)>`: the same value, computed where Stan can read it. A let
+    a gather reads stays a name (what reads it is refused where it is checked)."""
+    lets = {s.name: s for s in env.plan.model.steps if isinstance(s, Let) and s.kind == "let"}
+
+    def early(name: str) -> bool:
+        b = env.lookup(name)
+        return b is not None and b.block in EARLY
+
+    def out(t: Term) -> Term:
+        match t:
+            case Ref(name=name) if name in lets and not early(name):
+                return out(lets[name].term)
+            case Unary(operand=o):
+                return replace(t, operand=out(o))
+            case Op(left=left, right=right):
+                return replace(t, left=out(left), right=out(right))
+            case Call(args=args):
+                return replace(t, args=tuple(out(a) for a in args))
+            case Stack(items=items):
+                return replace(t, items=tuple(out(i) for i in items))
+            case Gather(indices=indices):
+                return replace(t, indices=tuple(None if i is None else out(i) for i in indices))
+            case _:
+                return t
+
+    return out(term)
 
 
 def arguments(env: Env, site: Site, family: StanFamily) -> dict[str, Term] | None:
@@ -169,4 +209,4 @@ def _normalised(probs: Stack) -> Stack:
     )
 
 
-__all__ = ["arg_term", "arguments", "dist", "flat", "param_rank"]
+__all__ = ["EARLY", "arg_term", "arguments", "dist", "flat", "param_rank", "written_out"]

@@ -13,9 +13,17 @@ from __future__ import annotations
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Site
-from qvr_core.check.terms import refs
+from qvr_core.check.terms import Call, Gather, Num, Ref, refs
 from qvr_core.export.stan.families import CONSTRAINED, FROM_ZERO, STAN_FAMILIES, StanFamily
-from qvr_core.export.stan.lower_args import arg_term, arguments, dist, flat, param_rank
+from qvr_core.export.stan.lower_args import (
+    EARLY,
+    arg_term,
+    arguments,
+    dist,
+    flat,
+    param_rank,
+    written_out,
+)
 from qvr_core.export.stan.lower_env import Env, declared
 from qvr_core.export.stan.program import (
     NO_BOUNDS,
@@ -169,20 +177,18 @@ def _bounds(env: Env, site: Site, value: Value) -> Bounds | None:
 
 
 def _bound(env: Env, site: Site, param: str, value: Value) -> str | None:
-    """A bound given by an argument: read from data or the parameters before it."""
+    """A bound given by an argument: read from data or the parameters before it, a `let`
+    of those written out (`written_out`: `upper=(1.0 - alpha1)`)."""
     a = next((a for a in site.args if a.param == param), None)
     term = arg_term(env, a) if a is not None else None
     if a is None or term is None:
         env.no(site.step.span, f"no `{param}` to bound the values by")
         return None
+    term = written_out(env, term)
     p = env.printer.expr(term, {})
     if p is None:
         return None
-    late = [
-        n
-        for n in refs(term)
-        if (b := env.lookup(n)) is not None and b.block not in ("data", "tdata", "param")
-    ]
+    late = [n for n in refs(term) if (b := env.lookup(n)) is not None and b.block not in EARLY]
     if late:
         env.no(
             a.span,
@@ -192,7 +198,8 @@ def _bound(env: Env, site: Site, param: str, value: Value) -> str | None:
     if not p.value.scalar and p.value.plates != value.plates:
         env.no(a.span, "a bound over other plates than the values")
         return None
-    return p.text
+    # an expression in parentheses: `<upper=(a > b)>` would end the bounds at its `>`
+    return p.text if isinstance(term, Num | Ref | Gather | Call) else f"({p.text})"
 
 
 def site_target(env: Env, site: Site, ctx: Ctx) -> Printed | None:
