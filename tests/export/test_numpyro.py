@@ -219,11 +219,16 @@ def every_builtin() -> str:
         "matrix": "add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)",
         "matrix_vector": "cholesky(add_diag(gp_exp_quad_cov(x, 0.5, 0.7), 0.4)), x",
     }
+    # a series: a count where the function takes a whole number, 0.4 for a number
+    series = {"x": "x", "k": "2", "init": "0.5", "coef": "0.4", "drive": "x"}
     for f in FUNCTIONS.values():
         a = "1.0 + x" if f.name == "acosh" else "x"
         if f.shape in linear:
             more = ", 0.4" if f.shape == "matrix" and f.arity == 2 else ""
             lines.append(f"    let f_{f.name} = {f.name}({linear[f.shape]}{more})")
+            continue
+        if f.shape == "series":
+            lines.append(f"    let f_{f.name} = {f.name}({', '.join(series[p] for p in f.params)})")
             continue
         lines.append(f"    let f_{f.name} = {f.name}({a}{', 0.4' if f.arity == 2 else ''})")
         if f.reduces_alone:
