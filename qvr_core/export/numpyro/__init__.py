@@ -39,27 +39,12 @@ from qvr_core.export.numpyro.families import (
 )
 from qvr_core.export.numpyro.lower import lower
 from qvr_core.export.numpyro.printer import print_module
-from qvr_core.export.plan import Plan, Unsupported
+from qvr_core.export.writer import Writer
 
-
-def written(plan: Plan) -> str | list[Unsupported]:
-    """The NumPyro text of `plan`, or what in it NumPyro cannot say: one lowering for both."""
-    lowered = lower(plan)
-    return lowered if isinstance(lowered, list) else print_module(lowered)
-
-
-def unsupported(plan: Plan) -> list[Unsupported]:
-    """What in `plan` the NumPyro writer cannot write with qvr's meaning, each located."""
-    lowered = lower(plan)
-    return lowered if isinstance(lowered, list) else []
-
-
-def emit(plan: Plan) -> str:
-    """`plan` as a NumPyro module (only asked when `unsupported(plan)` is empty)."""
-    lowered = lower(plan)
-    if isinstance(lowered, list):
-        raise ValueError(f"not exportable to NumPyro: {lowered[0].message}")
-    return print_module(lowered)
+_WRITER = Writer("NumPyro", lower, print_module)
+written = _WRITER.written
+unsupported = _WRITER.unsupported
+emit = _WRITER.emit
 
 
 __all__ = ["CALLS", "ENUMERABLE", "OBSERVED_ONLY", "emit", "family_call", "unsupported", "written"]

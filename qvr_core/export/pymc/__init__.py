@@ -34,30 +34,15 @@ tree into text. `unsupported` and `emit` share that one lowering.
 
 from __future__ import annotations
 
-from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc.families import PYMC_FAMILIES, WHY_NOT, family_call, keywords
 from qvr_core.export.pymc.lower import lower
 from qvr_core.export.pymc.printer import write
+from qvr_core.export.writer import Writer
 
-
-def written(plan: Plan) -> str | list[Unsupported]:
-    """The PyMC text of `plan`, or what in it PyMC cannot say: one lowering for both."""
-    lowered = lower(plan)
-    return lowered if isinstance(lowered, list) else write(lowered)
-
-
-def unsupported(plan: Plan) -> list[Unsupported]:
-    """Every construct of the plan PyMC cannot be written for, at its span."""
-    lowered = lower(plan)
-    return lowered if isinstance(lowered, list) else []
-
-
-def emit(plan: Plan) -> str:
-    """The PyMC module of the plan's program (the plan has no `unsupported` problems)."""
-    lowered = lower(plan)
-    if isinstance(lowered, list):
-        raise ValueError(f"not exportable to PyMC: {lowered[0].message}")
-    return write(lowered)
+_WRITER = Writer("PyMC", lower, write)
+written = _WRITER.written
+unsupported = _WRITER.unsupported
+emit = _WRITER.emit
 
 
 __all__ = ["PYMC_FAMILIES", "WHY_NOT", "emit", "family_call", "keywords", "unsupported", "written"]

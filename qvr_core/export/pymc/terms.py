@@ -129,7 +129,8 @@ class _PyMCFunctions:
     matvec = _matvec
 
 
-#: Every builtin function of `qvr_core.builtins.FUNCTIONS`, by name.
+#: The builtin functions PyTensor writes, by name: all but a series (`lag`,
+#: `linear_recurrence`), which would need `pytensor.scan` (QVR701 at the call).
 FUNCTIONS: dict[str, Fn] = {
     name: fn for name, fn in named(_PyMCFunctions, BUILTINS, FunctionType).items()
 }

@@ -29,30 +29,15 @@ each family's density.
 
 from __future__ import annotations
 
-from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.stan.families import STAN_FAMILIES
 from qvr_core.export.stan.lower import lower
 from qvr_core.export.stan.printer import write
+from qvr_core.export.writer import Writer
 
-
-def written(plan: Plan) -> str | list[Unsupported]:
-    """The Stan text of `plan`, or what in it Stan cannot say: one lowering for both."""
-    lowered = lower(plan)
-    return lowered if isinstance(lowered, list) else write(lowered)
-
-
-def unsupported(plan: Plan) -> list[Unsupported]:
-    """What in `plan` Stan cannot say with qvr's meaning, each where it is written."""
-    lowered = lower(plan)
-    return lowered if isinstance(lowered, list) else []
-
-
-def emit(plan: Plan) -> str:
-    """The Stan program of `plan` (asked only when `unsupported(plan)` is empty)."""
-    lowered = lower(plan)
-    if isinstance(lowered, list):
-        raise ValueError(f"not exportable to Stan: {lowered[0].message}")
-    return write(lowered)
+_WRITER = Writer("Stan", lower, write)
+written = _WRITER.written
+unsupported = _WRITER.unsupported
+emit = _WRITER.emit
 
 
 __all__ = ["STAN_FAMILIES", "emit", "unsupported", "written"]
