@@ -357,9 +357,9 @@ class ModelChecker:
                 family = FAMILIES.get(step.family or "")
                 # a flat prior between bounds (`BoundedFlat(low, high)`) has a support of
                 # finite measure, so its posterior integrates with or without data
-                if step.kind == "sample" and family is not None and family.improper:
-                    if not family.params:
-                        flats.append(step)
+                unbounded = family is not None and family.improper and not family.params
+                if step.kind == "sample" and unbounded:
+                    flats.append(step)
             for name in read:
                 readers.setdefault(name, []).append(step.name)
         for flat in flats:
