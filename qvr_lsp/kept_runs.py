@@ -11,7 +11,8 @@ each NUTS or SVI request (`keep_dir`). After a completed run with a
 and the program (`run_key`: `eight_schools_centered.eight_schools`): the same
 program run again replaces its file, and at most `MAX_KEPT` files stay (the
 oldest by modification time go first). Then it reads the kept runs
-(`arviz.from_netcdf`), keeps those whose `observed_data` equal this run's (the same
+(`posterior.comparison.read_run`: ArviZ's reader, through `qvr_core.draws.arviz_adapter`),
+keeps those whose `observed_data` equal this run's (the same
 variables, shapes and values: `comparable_runs`), and with two or more ranks them
 by `qvr_core.posterior.comparison.compare_runs` (PSIS-LOO, ArviZ's numbers) for
 the view's `comparison`, the current run's name under `current`
@@ -38,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 
 #: Kept runs per server: the oldest beyond these are deleted.
 MAX_KEPT = 8
@@ -129,7 +133,7 @@ def prune(keep_dir: Path, limit: int, keep: Path | None = None) -> list[Path]:
     return gone
 
 
-def comparable_runs(keep_dir: Path, key: str) -> dict[str, Any]:
+def comparable_runs(keep_dir: Path, key: str) -> dict[str, InferenceData]:
     """The kept runs (name -> InferenceData) whose observed data equal those of `key`'s
     run, that run first; a file that cannot be read is left out."""
     from qvr_core.posterior.comparison import RunFileError, read_run
@@ -137,7 +141,7 @@ def comparable_runs(keep_dir: Path, key: str) -> dict[str, Any]:
     current = keep_dir / f"{key}{SUFFIX}"
     mine = read_run(current, need_log_likelihood=True)
     observed = _observed(mine)
-    runs: dict[str, Any] = {key: mine}
+    runs: dict[str, InferenceData] = {key: mine}
     for path in kept_files(keep_dir):
         name = path.name.removesuffix(SUFFIX)
         if name == key:
@@ -151,8 +155,8 @@ def comparable_runs(keep_dir: Path, key: str) -> dict[str, Any]:
     return runs
 
 
-def _observed(idata: Any) -> dict[str, np.ndarray] | None:
-    if "observed_data" not in idata.groups():
+def _observed(idata: InferenceData) -> dict[str, np.ndarray] | None:
+    if "observed_data" not in arviz_adapter.groups(idata):
         return None
     ds = idata.observed_data
     return {str(v): np.asarray(ds[v].values) for v in ds.data_vars}

@@ -21,9 +21,11 @@ import stat
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from qvr_core.cli.usage import EXIT_USAGE, one_line_errors, read_budget_argument
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.posterior.figures import KINDS, FigureError, Selection, draws_problem, figure
 from qvr_core.runtime.errors import first_line
 
@@ -118,11 +120,11 @@ def main(args: argparse.Namespace) -> int:
             import matplotlib
 
             matplotlib.use("Agg")  # files only, never a window
-            import arviz as az
+            arviz_adapter.load()
             import matplotlib.pyplot as plt
     except ImportError:
         return _fail("plotting needs matplotlib and ArviZ: pip install 'qvr[plot]'")
-    idata = _read(az, args.file, args.memory_budget)
+    idata = _read(args.file, args.memory_budget)
     if isinstance(idata, str):
         return _fail(idata)
     selection = Selection(tuple(args.var_names), coords, args.combined)
@@ -189,7 +191,7 @@ def _opened(target: Path, follow: bool) -> BinaryIO:
         raise
 
 
-def _read(az: Any, path: str, budget: int | None) -> Any:
+def _read(path: str, budget: int | None) -> InferenceData | str:
     """The run's InferenceData, or why it cannot be read (one line): sized from its
     headers first and refused over the memory `budget` (None: the default budget)."""
     from qvr_core.posterior.run_files import RunFileError, shown_path, size_run_file
@@ -214,9 +216,9 @@ def _read(az: Any, path: str, budget: int | None) -> Any:
     except RunFileError as e:
         return str(e)
     try:
-        idata = az.from_netcdf(path)
+        idata = arviz_adapter.from_netcdf(path)
     except Exception as e:  # netCDF readers raise many kinds; all mean the same here
         return f"cannot read {path}: not a netCDF file of InferenceData ({first_line(e)})"
-    if not idata.groups():
+    if not arviz_adapter.groups(idata):
         return f"{path} has no InferenceData groups: plot a file written by qvr run --output"
     return idata

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qvr_core.cli.usage import EXIT_USAGE, memory_size, missing_extra, one_line_errors
+from qvr_core.draws import arviz_adapter
 from qvr_core.host.extras import ARVIZ_MODULES, RUN_MODULES
 from qvr_core.host.files import UnreadableFile, command_line_roots, read_text
 
@@ -203,10 +204,8 @@ def _write(path: Path, run: SbcRun, sims: int) -> None:
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ArviZ's notes on its rewrite and custom groups
-        import arviz as az
-
         groups: dict[str, Any] = {SBC_GROUP: xr.Dataset(variables, attrs=attrs)}
-        idata = az.InferenceData(**groups)
+        idata = arviz_adapter.of_groups(groups)
     write_replacing(path, idata.to_netcdf)
 
 
@@ -222,9 +221,7 @@ def _read(path: Path, args: argparse.Namespace) -> SbcRun:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            import arviz as az
-
-            data = az.from_netcdf(path)[SBC_GROUP]  # type: ignore[no-untyped-call]  # ArviZ's
+            data = arviz_adapter.from_netcdf(path)[SBC_GROUP]
         attrs = dict(data.attrs)
         ranks = {str(n): np.asarray(v.values) for n, v in data.data_vars.items()}
     except Exception as e:  # netCDF readers fail in their own words; no such group

@@ -30,7 +30,6 @@ file that was there (or none), never half of one.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import secrets
 import warnings
@@ -42,6 +41,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.draws.inference_data import ADDED_GROUPS, inference_data_of
 
 DRAW_GROUPS = (
@@ -57,18 +58,16 @@ DATA_GROUPS = ("observed_data", "constant_data")
 
 
 def have_arviz() -> bool:
-    return importlib.util.find_spec("arviz") is not None
+    """Whether the `arviz` extra is installed (`arviz_adapter.have_arviz`); a name here,
+    looked up when called, that the server's views ask and tests replace."""
+    return arviz_adapter.have_arviz()
 
 
-def load_arviz() -> Any:
-    """The `arviz` module, imported quietly (arviz 0.2x announces its rewrite with a
-    FutureWarning); ImportError without the extra. Importing it takes 1.3 to 2.6 s here
-    (matplotlib, scipy, numba), which the editor's spare worker pays before its run."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        import arviz
-
-    return arviz
+def load_arviz() -> None:
+    """Import ArviZ now (`arviz_adapter.load`); ImportError without the extra. Importing
+    it takes 1.3 to 2.6 s here (matplotlib, scipy, numba), which the editor's spare
+    worker pays before its run."""
+    arviz_adapter.load()
 
 
 def _array(value: Any) -> np.ndarray:
@@ -95,14 +94,14 @@ class RunResults:
             raise ValueError(f"unknown group {group!r}")
         self.groups.setdefault(group, {}).update({k: _array(v) for k, v in values.items()})
 
-    def inference_data(self) -> Any:
+    def inference_data(self) -> InferenceData:
         """`arviz.InferenceData` of the groups (needs the `arviz` extra)."""
-        az = load_arviz()
+        load_arviz()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             groups = {g: dict(v) for g, v in self.groups.items() if v}
-            idata = inference_data_of(az, groups, self._fitting_dims())
-        for group in idata.groups():
+            idata = inference_data_of(groups, self._fitting_dims())
+        for group in arviz_adapter.groups(idata):
             idata[group].attrs.update(self.attrs)
         return idata
 

@@ -25,11 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from qvr_core.draws import arviz_adapter
 from qvr_core.text.units import element_label
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
-    from arviz.stats.ecdf_utils import ecdf_confidence_band
 
 PROB = 0.95
 CALIBRATED = "calibrated"
@@ -175,5 +172,5 @@ def band(n: int, draws: int, prob: float = PROB) -> tuple[np.ndarray, np.ndarray
     cdf = ks / (draws + 1)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        lower, upper = ecdf_confidence_band(n, cdf, cdf, prob=prob, method="optimized")
+        lower, upper = arviz_adapter.ecdf_band(n, cdf, cdf, prob=prob, method="optimized")
     return ks, np.asarray(lower), np.asarray(upper)

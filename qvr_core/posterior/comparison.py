@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.draws.inference_data import inference_data_of
 from qvr_core.host.datafile import quoted
 from qvr_core.posterior.run_files import (
@@ -47,10 +49,6 @@ from qvr_core.posterior.run_files import (
 )
 from qvr_core.sizing.resources import default_budget
 from qvr_core.text.units import format_bytes
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
-    import arviz as az
 
 #: The information criteria, by the name `az.compare` takes.
 CRITERIA = ("loo", "waic")
@@ -193,7 +191,7 @@ class ComparisonError(ValueError):
 # ---------------------------------------------------------------- one run
 
 
-def loo_of(idata: Any, *, var_name: str | None = None, name: str = "the run") -> Loo:
+def loo_of(idata: InferenceData, *, var_name: str | None = None, name: str = "the run") -> Loo:
     """PSIS-LOO of one run (`arviz.InferenceData` with a `log_likelihood` group) by
     `az.loo`, with its Pareto k counts and warnings; `var_name` picks one observed
     site (default: every site, combined as the module docstring says)."""
@@ -201,21 +199,21 @@ def loo_of(idata: Any, *, var_name: str | None = None, name: str = "the run") ->
 
 
 def criterion_of(
-    idata: Any, *, ic: str = "loo", var_name: str | None = None, name: str = "the run"
+    idata: InferenceData, *, ic: str = "loo", var_name: str | None = None, name: str = "the run"
 ) -> Loo:
     """`loo_of`, or with `ic="waic"` WAIC by `az.waic` (its count of unreliable
     observations: those whose log predictive density varies more than 0.4)."""
     return _criterion(idata, ic, var_name, name)[0]
 
 
-def _criterion(idata: Any, ic: str, var_name: str | None, name: str) -> tuple[Loo, Any]:
+def _criterion(idata: InferenceData, ic: str, var_name: str | None, name: str) -> tuple[Loo, Any]:
     """`criterion_of` with ArviZ's own result (`ELPDData`), which `az.compare` takes
     instead of computing the criterion again."""
     _check_ic(ic)
     single, var, note = likelihood_of(idata, var_name, name)
     caught: list[FitWarning] = []
     with _arviz_warnings(caught, name):
-        criterion = az.loo if ic == "loo" else az.waic
+        criterion = arviz_adapter.loo if ic == "loo" else arviz_adapter.waic
         result = criterion(single, pointwise=True)
     log_lik = np.asarray(single.log_likelihood[var].values, dtype=float)
     if ic == "loo":
@@ -259,7 +257,9 @@ def _replace_warnings(loo: Loo, found: tuple[FitWarning, ...]) -> Loo:
     return replace(loo, warnings=tuple(unique))
 
 
-def _warnings_of(loo: Loo, idata: Any, name: str, log_lik: np.ndarray) -> list[FitWarning]:
+def _warnings_of(
+    loo: Loo, idata: InferenceData, name: str, log_lik: np.ndarray
+) -> list[FitWarning]:
     """The reasons to doubt one run's estimate, each with its remedy."""
     out: list[FitWarning] = []
     what = "PSIS-LOO" if loo.ic == "loo" else "WAIC"
@@ -362,7 +362,7 @@ def _lpd_variance(log_lik: np.ndarray) -> np.ndarray:
     return np.asarray(np.var(flat, axis=0, ddof=1), dtype=float)
 
 
-def _continuous_parameters(idata: Any) -> int:
+def _continuous_parameters(idata: InferenceData) -> int:
     """How many continuous values one posterior draw holds (0 without a posterior)."""
     posterior = getattr(idata, "posterior", None)
     if posterior is None:
@@ -374,14 +374,14 @@ def _continuous_parameters(idata: Any) -> int:
     return total
 
 
-def _divergences(idata: Any) -> int:
+def _divergences(idata: InferenceData) -> int:
     stats = getattr(idata, "sample_stats", None)
     if stats is None or "diverging" not in stats.data_vars:
         return 0
     return int(np.asarray(stats["diverging"].values).sum())
 
 
-def _attrs(idata: Any) -> dict[str, Any]:
+def _attrs(idata: InferenceData) -> dict[str, Any]:
     for group in ("posterior", "log_likelihood"):
         ds = getattr(idata, group, None)
         if ds is not None:
@@ -415,7 +415,7 @@ def compare_runs(
     found.extend(_data_differs(runs))
     caught: list[FitWarning] = []
     with _arviz_warnings(caught, "the comparison"):
-        table = az.compare(computed, ic=ic)  # type: ignore[arg-type]  # ic: "loo" | "waic"
+        table = arviz_adapter.compare(computed, ic=ic)
     rows = []
     for name, r in table.iterrows():
         key = str(name)
@@ -513,7 +513,7 @@ def _read_run(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            idata = _read_npz(p) if p.suffix == ".npz" else az.from_netcdf(p)  # type: ignore[no-untyped-call]  # ArviZ's
+            idata = _read_npz(p) if p.suffix == ".npz" else arviz_adapter.from_netcdf(p)
     except MemoryError:
         raise RunFileTooLargeError(
             shown,
@@ -527,7 +527,7 @@ def _read_run(
             f"cannot read it as InferenceData (netCDF) or .npz ({why}): give a file "
             "written by qvr run --output",
         ) from None
-    if need_log_likelihood and "log_likelihood" not in idata.groups():
+    if need_log_likelihood and "log_likelihood" not in arviz_adapter.groups(idata):
         skipped = str(_attrs(idata).get("log_likelihood", ""))
         why = f" (the run skipped it: {skipped.removeprefix('skipped: ')})" if skipped else ""
         raise RunFileError(
@@ -540,14 +540,14 @@ def _read_run(
     return idata, size.total
 
 
-def check_run(idata: Any, name: str) -> None:
+def check_run(idata: InferenceData, name: str) -> None:
     """Refuse (`RunFileError` naming `name`) a run PSIS-LOO and WAIC cannot read, which
     ArviZ would fail on with a traceback or answer with nonsense: a log-likelihood that
     is not real numbers (booleans, integers, complex numbers, text), without chain and
     draw axes, with fewer than `MIN_DRAWS` draws per chain or no observations; no
     posterior, or one whose draws are not numbers (`az.loo` weighs the draws by their
     effective sample size)."""
-    if "log_likelihood" not in idata.groups():
+    if "log_likelihood" not in arviz_adapter.groups(idata):
         raise RunFileError(
             name, "has no log_likelihood group: rerun with qvr run --output (nuts or svi)"
         )
@@ -565,7 +565,7 @@ def check_run(idata: Any, name: str) -> None:
         _check_draws(values, what, name)
         if values.size == 0:
             raise RunFileError(name, f"{what} has no observations (shape {values.shape})")
-    if "posterior" not in idata.groups() or not idata.posterior.data_vars:
+    if "posterior" not in arviz_adapter.groups(idata) or not idata.posterior.data_vars:
         raise RunFileError(
             name,
             "has no posterior draws, which PSIS-LOO weighs the log-likelihood by: give a "
@@ -617,8 +617,8 @@ def _read_npz(path: Path) -> Any:
                 groups.setdefault(group, {})[var] = arrays[key]
     if not groups:
         raise ValueError("no arrays of a run in it")
-    idata = inference_data_of(az, groups)
-    for group in idata.groups():
+    idata = inference_data_of(groups)
+    for group in arviz_adapter.groups(idata):
         idata[group].attrs.update(attrs)
     return idata
 
@@ -626,7 +626,9 @@ def _read_npz(path: Path) -> Any:
 # ---------------------------------------------------------------- the log-likelihood
 
 
-def likelihood_of(idata: Any, var_name: str | None, name: str) -> tuple[Any, str, str | None]:
+def likelihood_of(
+    idata: InferenceData, var_name: str | None, name: str
+) -> tuple[Any, str, str | None]:
     """The run reduced to one log-likelihood variable, what `az.loo` takes: the run
     itself when it has one (or `var_name` picks one), else its sites combined into
     `a+b` (see the module docstring); with the variable's name and how it was made.
@@ -658,13 +660,13 @@ def likelihood_of(idata: Any, var_name: str | None, name: str) -> tuple[Any, str
     return _single(idata, joined, combined), joined, how
 
 
-def _single(idata: Any, var: str, values: xr.DataArray) -> Any:
+def _single(idata: InferenceData, var: str, values: xr.DataArray) -> Any:
     """A run with only `posterior` (for the relative efficiency `az.loo` reads) and one
     log-likelihood variable."""
     groups: dict[str, xr.Dataset] = {"log_likelihood": xr.Dataset({var: values})}
-    if "posterior" in idata.groups():
+    if "posterior" in arviz_adapter.groups(idata):
         groups["posterior"] = idata.posterior
-    return az.InferenceData(**groups)  # type: ignore[arg-type]  # groups by keyword
+    return arviz_adapter.of_groups(groups)
 
 
 def _same_observations(each: Mapping[str, Loo]) -> None:
@@ -683,7 +685,7 @@ def _data_differs(runs: Mapping[str, Any]) -> list[FitWarning]:
     not numbers, text say, compared as they are)."""
     seen: dict[str, list[np.ndarray]] = {}
     for name, idata in runs.items():
-        if "observed_data" not in idata.groups():
+        if "observed_data" not in arviz_adapter.groups(idata):
             continue
         ds = idata.observed_data
         seen[name] = [np.asarray(ds[v].values).reshape(-1) for v in sorted(ds.data_vars)]

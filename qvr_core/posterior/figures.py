@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.host.datafile import quoted
 from qvr_core.posterior.palette import CHAIN_COLOURS
 
@@ -69,7 +71,7 @@ class Kind:
     combinable: bool = False
 
 
-def figure(idata: Any, kind: str, selection: Selection | None = None) -> Figure:
+def figure(idata: InferenceData, kind: str, selection: Selection | None = None) -> Figure:
     """Draw `kind` of `idata` (`arviz.InferenceData`); `FigureError` when the run lacks its data."""
     if kind not in KINDS:
         raise FigureError(f"unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
@@ -95,7 +97,7 @@ def _style() -> Iterator[None]:
         import matplotlib
         from matplotlib.rcsetup import cycler
 
-        az = _arviz()
+        arviz_adapter.load()
         warnings.simplefilter("ignore", matplotlib.MatplotlibDeprecationWarning)
         colours = cycler(color=list(CHAIN_COLOURS))
         with (
@@ -103,28 +105,23 @@ def _style() -> Iterator[None]:
             matplotlib.rc_context(
                 {"axes.prop_cycle": colours, "figure.constrained_layout.use": True}
             ),
-            az.rc_context({"plot.max_subplots": None}),
+            arviz_adapter.rc_context({"plot.max_subplots": None}),
         ):
             yield
 
 
-def _arviz() -> Any:
-    """ArviZ, typed `Any`: its plotting functions carry no annotations for mypy to check."""
-    import arviz
-
-    return arviz
-
-
-def _attribute(idata: Any, name: str) -> str:
+def _attribute(idata: InferenceData, name: str) -> str:
     """A run attribute (`qvr run` writes them into every group), or ""."""
-    for group in idata.groups():
+    for group in arviz_adapter.groups(idata):
         value = idata[group].attrs.get(name)
         if value is not None:
             return str(value)
     return ""
 
 
-def draws_problem(idata: Any, kind: str, selection: Selection | None = None) -> str | None:
+def draws_problem(
+    idata: InferenceData, kind: str, selection: Selection | None = None
+) -> str | None:
     """What is wrong with the draws a figure failed on, in words, or None when they look
     well: a value too large for an axis (`HUGE`; ArviZ and matplotlib then fail laying
     out ticks, e.g. "arange: cannot compute length"), else values that are not finite.
@@ -133,7 +130,8 @@ def draws_problem(idata: Any, kind: str, selection: Selection | None = None) -> 
 
     spec = KINDS.get(kind)
     own = spec.group if spec is not None else None
-    groups = [g for g in [own, *idata.groups()] if g is not None and g in idata.groups()]
+    present = arviz_adapter.groups(idata)
+    groups = [g for g in [own, *present] if g is not None and g in present]
     picked = set(selection.var_names) if selection is not None else set()
     found: list[tuple[str, str, Any]] = []
     for group in dict.fromkeys(groups):
@@ -162,13 +160,13 @@ def draws_problem(idata: Any, kind: str, selection: Selection | None = None) -> 
     return None
 
 
-def _require(idata: Any, group: str, why: str) -> Any:
-    if group not in idata.groups():
+def _require(idata: InferenceData, group: str, why: str) -> Any:
+    if group not in arviz_adapter.groups(idata):
         raise FigureError(why)
     return idata[group]
 
 
-def _posterior(idata: Any) -> Any:
+def _posterior(idata: InferenceData) -> Any:
     method = _attribute(idata, "method")
     if method == "prior":
         why = "a prior run (--method prior) has no posterior: plot an SVI or NUTS run"
@@ -177,7 +175,7 @@ def _posterior(idata: Any) -> Any:
     return _require(idata, "posterior", why)
 
 
-def _predictive(idata: Any) -> Any:
+def _predictive(idata: InferenceData) -> Any:
     """The posterior predictive draws, checked to have the observed data beside them."""
     if _attribute(idata, "method") == "prior":
         why = "a prior run (--method prior) has no posterior predictive: plot an SVI or NUTS run"
@@ -248,7 +246,7 @@ def _figure_of(axes: Any) -> Figure:
 
 
 def _posterior_selection(
-    idata: Any, selection: Selection, kind: str, panels: Callable[[int, int], int]
+    idata: InferenceData, selection: Selection, kind: str, panels: Callable[[int, int], int]
 ) -> tuple[list[str], dict[str, list[Any]]]:
     """The checked selection of the posterior; `panels(scalars, chains)` counts the figure."""
     posterior = _posterior(idata)
@@ -258,19 +256,17 @@ def _posterior_selection(
     return names, coords
 
 
-def _trace(idata: Any, selection: Selection) -> Figure:
+def _trace(idata: InferenceData, selection: Selection) -> Figure:
     """A row per scalar (`compact=False`): its density and its draws, a line per chain."""
-    az = _arviz()
     names, coords = _posterior_selection(idata, selection, "trace", lambda n, _: 2 * n)
-    axes = az.plot_trace(
+    axes = arviz_adapter.plot_trace(
         idata, var_names=names, coords=coords, compact=False, combined=selection.combined
     )
     return _figure_of(axes)
 
 
-def _rank(idata: Any, selection: Selection) -> Figure:
+def _rank(idata: InferenceData, selection: Selection) -> Figure:
     """Each chain's histogram of ranks among all chains' draws: uniform when they agree."""
-    az = _arviz()
     names, coords = _posterior_selection(idata, selection, "rank", lambda n, _: n)
     chains = int(idata.posterior.sizes["chain"])
     if chains < 2:
@@ -278,43 +274,43 @@ def _rank(idata: Any, selection: Selection) -> Figure:
             "a rank plot compares chains and this run has one: "
             "plot a NUTS run with --chains 2 or more"
         )
-    return _figure_of(az.plot_rank(idata, var_names=names, coords=coords))
+    return _figure_of(arviz_adapter.plot_rank(idata, var_names=names, coords=coords))
 
 
-def _diverging(idata: Any) -> bool:
-    return "sample_stats" in idata.groups() and "diverging" in idata.sample_stats.data_vars
+def _diverging(idata: InferenceData) -> bool:
+    return (
+        "sample_stats" in arviz_adapter.groups(idata)
+        and "diverging" in idata.sample_stats.data_vars
+    )
 
 
-def _pair(idata: Any, selection: Selection) -> Figure:
+def _pair(idata: InferenceData, selection: Selection) -> Figure:
     """Scatter of every pair of scalars, divergent draws marked (a funnel shows there)."""
-    az = _arviz()
     names, coords = _posterior_selection(idata, selection, "pair", lambda n, _: n * (n - 1) // 2)
     scalars = _scalars(idata.posterior, names, coords)
     if scalars < 2:
         raise FigureError(f"a pair plot needs two scalars or more; the selection has {scalars}")
-    axes = az.plot_pair(
+    axes = arviz_adapter.plot_pair(
         idata, var_names=names, coords=coords, kind="scatter", divergences=_diverging(idata)
     )
     return _figure_of(axes)
 
 
-def _energy(idata: Any, selection: Selection) -> Figure:
+def _energy(idata: InferenceData, selection: Selection) -> Figure:
     """The marginal energy against its transitions per draw, with each chain's E-BFMI."""
-    az = _arviz()
-    stats = idata.sample_stats if "sample_stats" in idata.groups() else None
+    stats = idata.sample_stats if "sample_stats" in arviz_adapter.groups(idata) else None
     if stats is None or "energy" not in stats.data_vars:
         method = _attribute(idata, "method")
         run = {"svi": "an SVI run", "prior": "a prior run"}.get(method, "this run")
         raise FigureError(f"{run} has no energy: plot a NUTS run")
-    return _figure_of(az.plot_energy(idata, bfmi=True))
+    return _figure_of(arviz_adapter.plot_energy(idata, bfmi=True))
 
 
-def _forest(idata: Any, selection: Selection) -> Figure:
+def _forest(idata: InferenceData, selection: Selection) -> Figure:
     """Each scalar's credible interval, a line per chain (or combined), R-hat beside."""
-    az = _arviz()
     names, coords = _posterior_selection(idata, selection, "forest", lambda n, _: n)
     chains = int(idata.posterior.sizes["chain"])
-    axes = az.plot_forest(
+    axes = arviz_adapter.plot_forest(
         idata,
         var_names=names,
         coords=coords,
@@ -323,7 +319,7 @@ def _forest(idata: Any, selection: Selection) -> Figure:
     )
     if chains > 1 and not selection.combined:
         drawn = idata.posterior[names]
-        _r_hat_beside(axes, az.rhat(drawn.sel(coords) if coords else drawn), names)
+        _r_hat_beside(axes, arviz_adapter.rhat(drawn.sel(coords) if coords else drawn), names)
     return _figure_of(axes)
 
 
@@ -340,19 +336,19 @@ def _r_hat_beside(axes: Any, r_hat: Any, names: list[str]) -> None:
     axes[-1].plot(values, rows, "o", color="C0", markeredgecolor="k")
 
 
-def _ppc(idata: Any, selection: Selection) -> Figure:
+def _ppc(idata: InferenceData, selection: Selection) -> Figure:
     """The observed data's density over densities of data drawn again from the posterior."""
-    az = _arviz()
     predictive = _predictive(idata)
     names, coords = _selected(predictive, "posterior_predictive", selection)
     missing = [n for n in names if n not in idata.observed_data.data_vars]
     if missing:
         raise FigureError(f"observed_data has no {missing[0]!r} to compare with")
     _check_panels("ppc", len(names), _scalars(predictive, names, coords))
-    return _figure_of(az.plot_ppc(_counted(idata, names), var_names=names, coords=coords))
+    counted = _counted(idata, names)
+    return _figure_of(arviz_adapter.plot_ppc(counted, var_names=names, coords=coords))
 
 
-def _counted(idata: Any, names: list[str]) -> Any:
+def _counted(idata: InferenceData, names: list[str]) -> Any:
     """`idata` with each of `names` as integers where its observed and replicated values
     are all whole numbers: ArviZ draws integer data as a histogram of its values, and
     floats as density curves (0/1 outcomes stored as floats came out as curves over 0
@@ -380,11 +376,9 @@ def _counted(idata: Any, names: list[str]) -> Any:
     return copy
 
 
-def _loo_pit(idata: Any, selection: Selection) -> Figure:
+def _loo_pit(idata: InferenceData, selection: Selection) -> Figure:
     """Each observation's leave-one-out predictive quantile; uniform when calibrated."""
     import matplotlib.pyplot as plt
-
-    az = _arviz()
 
     predictive = _predictive(idata)
     if selection.coords:
@@ -406,17 +400,18 @@ def _loo_pit(idata: Any, selection: Selection) -> Figure:
         len(names), 1, squeeze=False, figsize=(6.4, 4.0 * len(names)), layout="constrained"
     )
     for name, ax in zip(names, axes[:, 0], strict=True):
-        az.plot_loo_pit(idata, y=name, ax=ax)
+        arviz_adapter.plot_loo_pit(idata, y=name, ax=ax)
     return fig
 
 
-def _autocorr(idata: Any, selection: Selection) -> Figure:
+def _autocorr(idata: InferenceData, selection: Selection) -> Figure:
     """Each chain's autocorrelation by lag: how slowly draws forget their past."""
-    az = _arviz()
     names, coords = _posterior_selection(
         idata, selection, "autocorr", lambda n, chains: n * (1 if selection.combined else chains)
     )
-    axes = az.plot_autocorr(idata, var_names=names, coords=coords, combined=selection.combined)
+    axes = arviz_adapter.plot_autocorr(
+        idata, var_names=names, coords=coords, combined=selection.combined
+    )
     return _figure_of(axes)
 
 
@@ -425,11 +420,11 @@ def _autocorr(idata: Any, selection: Selection) -> Figure:
 SBC_GROUP = "sbc_ranks"
 
 
-def _sbc(idata: Any, selection: Selection) -> Figure:
+def _sbc(idata: InferenceData, selection: Selection) -> Figure:
     """Simulation-based calibration's ECDF-difference plot: per parameter element, the
     ranks' ECDF less the uniform CDF, inside the simultaneous band it is judged by
     (`posterior.calibration`: the same band and points, so the figure shows the verdict)."""
-    if SBC_GROUP not in idata.groups():
+    if SBC_GROUP not in arviz_adapter.groups(idata):
         raise FigureError("it holds no ranks: plot --kind sbc draws a file qvr sbc --output wrote")
     import matplotlib.pyplot as plt
     import numpy as np

@@ -43,12 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.posterior.comparison import FitWarning
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
-    import arviz as az
-    from arviz.stats.ecdf_utils import ecdf_confidence_band
 
 #: A p-value outside (LOW, HIGH) is a warning.
 LOW, HIGH = 0.05, 0.95
@@ -169,12 +166,12 @@ class PredictiveCheckError(ValueError):
 
 
 def check_predictive(
-    idata: Any, *, group: str = "posterior_predictive", name: str = "the run"
+    idata: InferenceData, *, group: str = "posterior_predictive", name: str = "the run"
 ) -> PredictiveCheck:
     """The predictive checks of every observed site of a run (`arviz.InferenceData`);
     `group="prior_predictive"` checks the prior's draws (no LOO-PIT: it is of the
     posterior). Raises `PredictiveCheckError` when the run has no such draws."""
-    groups = set(idata.groups())
+    groups = set(arviz_adapter.groups(idata))
     if group not in groups:
         flag = "--predictive" if group == "posterior_predictive" else "--method prior"
         raise PredictiveCheckError(
@@ -198,7 +195,7 @@ def check_predictive(
     return PredictiveCheck(group, tuple(checks), tuple(found))
 
 
-def _site(idata: Any, group: str, site: str) -> SiteCheck:
+def _site(idata: InferenceData, group: str, site: str) -> SiteCheck:
     y = np.asarray(idata.observed_data[site].values, dtype=float)
     rep = np.asarray(idata[group][site].values, dtype=float)
     draws = rep.reshape(rep.shape[0] * rep.shape[1], -1)
@@ -276,9 +273,9 @@ def _integers(a: np.ndarray) -> bool:
 
 
 def _loo_pit(
-    idata: Any, site: str, y: np.ndarray, rep: np.ndarray, discrete: bool
+    idata: InferenceData, site: str, y: np.ndarray, rep: np.ndarray, discrete: bool
 ) -> tuple[LooPit | None, str | None]:
-    if "log_likelihood" not in idata.groups():
+    if "log_likelihood" not in arviz_adapter.groups(idata):
         return None, "no log_likelihood group: LOO-PIT needs it (rerun with qvr run --output)"
     ll = idata.log_likelihood
     if site not in ll.data_vars:
@@ -301,12 +298,12 @@ def _loo_pit(
         "observed_data": xr.Dataset({site: (dims[2:], y.astype(np.float64))}),
         "log_likelihood": xr.Dataset({site: ll[site]}),
     }
-    if "posterior" in idata.groups():
+    if "posterior" in arviz_adapter.groups(idata):
         groups["posterior"] = idata.posterior
-    single = az.InferenceData(**groups)  # type: ignore[arg-type]  # groups by keyword
+    single = arviz_adapter.of_groups(groups)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PSIS's k warning: comparison counts it
-        pit = az.loo_pit(single, y=site)  # type: ignore[no-untyped-call]  # ArviZ's
+        pit = arviz_adapter.loo_pit(single, y=site)
     values = np.asarray(pit, dtype=np.float64).reshape(-1)
     return uniformity(values), None
 
@@ -321,7 +318,7 @@ def randomised_loo_pit(y: np.ndarray, rep: np.ndarray, log_lik: np.ndarray) -> n
     ll = np.asarray(log_lik, dtype=np.float64).reshape(-1, n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PSIS's k warning: comparison counts it
-        log_w, _ = az.psislw(-ll.T)  # type: ignore[no-untyped-call]  # ArviZ's; (n, S), normalised
+        log_w, _ = arviz_adapter.psislw(-ll.T)  # (n, S), normalised
     w = np.exp(np.asarray(log_w, dtype=np.float64))
     observed = y.reshape(-1)
     below = np.sum(w * (observed[:, None] > draws.T), axis=1)
@@ -342,7 +339,7 @@ def uniformity(values: np.ndarray) -> LooPit:
     points = np.linspace(0.0, 1.0, EVAL_POINTS + 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lower, upper = ecdf_confidence_band(n, points, points, prob=BAND, method="optimized")
+        lower, upper = arviz_adapter.ecdf_band(n, points, points, prob=BAND, method="optimized")
     ecdf = np.searchsorted(u, points, side="right") / n
     outside = bool(np.any(ecdf < lower - 1e-12) or np.any(ecdf > upper + 1e-12))
     mean = float(u.mean())

@@ -33,12 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from qvr_core.draws import arviz_adapter
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.posterior.run_files import RunFileError
 from qvr_core.text.units import element_label
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite
-    import arviz as az
 
 #: priorsense's threshold on either sensitivity.
 THRESHOLD = 0.05
@@ -109,11 +107,11 @@ def diagnose(prior: float, likelihood: float, threshold: float = THRESHOLD) -> s
     return ""
 
 
-def sensitivity(idata: Any, name: str, priors: str | list[str] = "top") -> Sensitivity:
+def sensitivity(idata: InferenceData, name: str, priors: str | list[str] = "top") -> Sensitivity:
     """The power-scaling sensitivity of each posterior element of the run `idata`
     (`name` for errors) to its `priors` ("top", "all" or sites; see the module) and its
     likelihood; `RunFileError` when the run lacks what it needs."""
-    groups = set(idata.groups())
+    groups = set(arviz_adapter.groups(idata))
     for group, why in (
         ("posterior", "no posterior"),
         ("log_prior", "no log_prior group (each latent site's prior log-density)"),
@@ -139,12 +137,10 @@ def sensitivity(idata: Any, name: str, priors: str | list[str] = "top") -> Sensi
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # ArviZ's notes on Pareto k: read in the numbers
             scaled = {
-                "prior": az.psens(  # type: ignore[no-untyped-call]  # ArviZ's
+                "prior": arviz_adapter.psens(
                     idata, component="prior", component_var_names=chosen, var_names=names
                 ),
-                "likelihood": az.psens(  # type: ignore[no-untyped-call]  # ArviZ's
-                    idata, component="likelihood", var_names=names
-                ),
+                "likelihood": arviz_adapter.psens(idata, component="likelihood", var_names=names),
             }
     except Exception as e:  # a group ArviZ cannot read: its own words, on one line
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -160,7 +156,7 @@ def sensitivity(idata: Any, name: str, priors: str | list[str] = "top") -> Sensi
     return out
 
 
-def _priors(idata: Any, name: str, priors: str | list[str]) -> tuple[list[str], str]:
+def _priors(idata: InferenceData, name: str, priors: str | list[str]) -> tuple[list[str], str]:
     """The prior terms to scale, and a note when they are not the run's top-level ones."""
     terms = [str(v) for v in idata.log_prior.data_vars]
     if isinstance(priors, list):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from qvr_core.draws.arviz_adapter import InferenceData
 from qvr_core.inference.results import RunResults
 from qvr_core.runs.run import run_program
 from qvr_core.runs.summary import RunSummary
@@ -28,7 +29,7 @@ class Fit:
         """The summary as `qvr run --json` prints it."""
         return self.run.to_json()
 
-    def inference_data(self) -> Any:
+    def inference_data(self) -> InferenceData:
         """`arviz.InferenceData` of the draws (needs the `arviz` extra)."""
         return self.results.inference_data()
 
