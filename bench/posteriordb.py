@@ -163,10 +163,10 @@ EXPRESSIBLE: dict[str, Spec] = {
 }
 
 NOT_EXPRESSIBLE: dict[str, str] = {
-    "garch-garch11": "the volatility recursion "
-    "sigma[t] = sqrt(alpha0 + alpha1 * (y[t-1] - mu)^2 + beta1 * sigma[t-1]^2) needs a loop "
-    "(or scan) over time in a model, which model programs do not have; beta1's upper bound "
-    "1 - alpha1 is a parameter (a support bounded by a named value is not typed in models)",
+    "garch-garch11": "written with `lag` and `linear_recurrence` (docs/language.md) and "
+    "beta1's prior `BoundedFlat(0.0, beta_max)`, `let beta_max = 1.0 - alpha1`; but qvr's NUTS "
+    "maps a latent onto its support once, when the run starts, so it refuses a bound that reads "
+    "another latent (the Stan and NumPyro exports move it with each evaluation)",
     "hmm_example-hmm_example": "positive_ordered mu with different priors on mu[1] and mu[2]: "
     "QVR has no ordered constraint (sorting exchangeable draws gives the ordered posterior only "
     "when the priors are exchangeable); and the forward algorithm over N = 100 steps has no "
