@@ -160,13 +160,12 @@ EXPRESSIBLE: dict[str, Spec] = {
     "nes1972-nes": Spec(_as_is),
     # a Gaussian process's covariance, its Cholesky factor and a matrix product (issue 49)
     "gp_pois_regr-gp_pois_regr": Spec(_as_is, _gp_draws),
+    # a variance carried over time (`lag`, `linear_recurrence`) and a flat prior between
+    # bounds that move with another parameter (`BoundedFlat`) (issue 49)
+    "garch-garch11": Spec(_as_is),
 }
 
 NOT_EXPRESSIBLE: dict[str, str] = {
-    "garch-garch11": "written with `lag` and `linear_recurrence` (docs/language.md) and "
-    "beta1's prior `BoundedFlat(0.0, beta_max)`, `let beta_max = 1.0 - alpha1`; but qvr's NUTS "
-    "maps a latent onto its support once, when the run starts, so it refuses a bound that reads "
-    "another latent (the Stan and NumPyro exports move it with each evaluation)",
     "hmm_example-hmm_example": "positive_ordered mu with different priors on mu[1] and mu[2]: "
     "QVR has no ordered constraint (sorting exchangeable draws gives the ordered posterior only "
     "when the priors are exchangeable); and the forward algorithm over N = 100 steps has no "

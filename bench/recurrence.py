@@ -3,11 +3,9 @@
     .venv/bin/python bench/recurrence.py [--steps 250,1000] [--draws 1000] [--warmup 1000]
         [--chains 4] [--seed 1] [--evals 200]
 
-The model is posteriordb's garch11 as a user writes it in QVR (`MODEL` below: its
-variance carried by `linear_recurrence`, the previous residual by `lag`; Stan's flat
-priors on mu and alpha0), but for beta1's prior: Uniform(0, 1) where Stan's is flat on
-(0, 1 - alpha1), a bound that reads another latent, which qvr's NUTS refuses (its map
-onto a support is made once). Its `Time` plate is set to each length; the data are a
+The model is examples/posteriordb/garch-garch11.qvr (posteriordb's garch11 as a user
+writes it: its variance carried by `linear_recurrence`, the previous residual by `lag`,
+beta1 flat on (0, 1 - alpha1)), its `Time` plate set to each length; the data are a
 GARCH(1,1) series of that length drawn here (mu 5, alpha0 1.5, alpha1 0.5, beta1 0.3,
 sigma1 0.5, numpy seed 0), so each length's posterior is a real one of the same model.
 
@@ -46,22 +44,7 @@ from qvr_core.inference.results import RunResults  # noqa: E402
 from qvr_core.runs.run import run_program  # noqa: E402
 from qvr_core.runtime.model import compile_model  # noqa: E402
 
-MODEL = """\
-object Time : FinSet {steps}
-
-program garch : Time -> Time
-    sample mu <- Flat
-    sample alpha0 <- HalfFlat
-    sample alpha1 <- Uniform(0.0, 1.0)
-    sample beta1 <- Uniform(0.0, 1.0)
-    let e = y - mu
-    let sigma2 = linear_recurrence(sigma1 * sigma1, beta1, alpha0 + alpha1 * lag(e * e, 1))
-    let sigma = sqrt(sigma2)
-    observe y : Time <- Normal(mu, sigma)
-    return sigma
-
-export garch
-"""
+EXAMPLE = ROOT / "examples" / "posteriordb" / "garch-garch11.qvr"
 TRUTH = {"mu": 5.0, "alpha0": 1.5, "alpha1": 0.5, "beta1": 0.3}
 SIGMA1 = 0.5
 
@@ -82,7 +65,10 @@ def series(steps: int) -> list[float]:
 
 
 def source(steps: int) -> str:
-    return MODEL.format(steps=steps)
+    """The example with its `Time` plate `steps` long."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("object Time : FinSet ")
+    return head + sep + str(steps) + rest[rest.index("\n") :]
 
 
 def _timed(fn: object, evals: int) -> float:
@@ -133,7 +119,7 @@ def fit(text: str, y: list[float], args: argparse.Namespace) -> dict[str, float]
         results = RunResults()
         summary = run_program(
             text,
-            path="garch.qvr",
+            path=str(EXAMPLE),
             data=str(path),
             method="nuts",
             steps=args.warmup + args.draws,

@@ -39,8 +39,8 @@ prior only and have no draws: a run that would draw from the prior (`--method pr
 synthetic data) is refused, while NUTS and SVI on data run. `BoundedFlat(low, high)` is
 the same between bounds its arguments give (log density 0, not a `Uniform`'s
 -log(high - low)), Stan's `real<lower=..., upper=...>` parameter with no statement; with
-bounds that read another latent it is exported to Stan and NumPyro, but NUTS and SVI in
-qvr refuse it (they map a latent onto its support once, when the run starts).
+bounds that read another latent, NUTS moves it within each evaluation's bounds, as Stan
+does, and SVI refuses it (a guide maps a latent onto its support once).
 
 **Draw**: the shape of one draw. *scalar* draws are independent per dimension of the
 object they land in; a vector or matrix draw takes its size from the arguments named

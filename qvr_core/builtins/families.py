@@ -645,8 +645,8 @@ _CATALOGUE: tuple[Family, ...] = (
         "qvr's own family (quivers has none). Improper: with bounds that read other "
         "parameters the joint density is not a product of normalised distributions, so it "
         "is only a latent's prior and has no draws (no prior predictive or synthetic "
-        "data). Bounds that read another latent export to Stan and NumPyro; qvr's NUTS "
-        "and SVI refuse them",
+        "data). Bounds that read another latent: NUTS moves it within each evaluation's "
+        "bounds, as Stan does; SVI refuses them",
         {"low": -1.0, "high": 2.0},
         improper=True,
     ),

@@ -218,7 +218,7 @@ def chain_layout(model: ProgramLike, x: Any, observations: Mapping[str, Observed
     from one start of a chain: known before any chain runs, so draws can be read live."""
     observations = dict(observations)
     names = _latent_names(model, observations)
-    return FlatLayout(make_sites(model, initial_values(model, x, observations), names))
+    return FlatLayout(make_sites(model, initial_values(model, x, observations), names, x))
 
 
 def coordinate_sites(layout: FlatLayout) -> list[str]:
@@ -249,7 +249,7 @@ def sample_chain(
     observations = dict(observations)
     init = initial_values(model, x, observations)
     if layout is None:
-        layout = FlatLayout(make_sites(model, init, _latent_names(model, observations)))
+        layout = FlatLayout(make_sites(model, init, _latent_names(model, observations), x))
     potential = ProgramPotential(model, x, observations, layout)
     chain = kernel.chain(None, layout.pack(init), num_warmup, names=coordinate_sites(layout))
     requests = chain_requests(chain, num_warmup + num_samples, on_step, on_draw, should_stop)

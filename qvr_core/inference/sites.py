@@ -52,22 +52,18 @@ class ProgramLike(Protocol):
 def site_transform(model: ProgramLike, name: str) -> Transform | None:
     """The bijection R^n -> the site's support, the constraint object the model reports
     (`site_constraint`); discrete latents are refused (`constraint_transform`), and so
-    is a latent whose support another latent moves (`moving_support`)."""
+    is a latent whose support another latent moves (`moving_support`): a guide's map is
+    fixed. NUTS moves such a site within each evaluation's bounds (`make_sites`)."""
     why = moving_support(model, name)
     if why is not None:
         raise InferenceError(why)
     return constraint_transform(name, model.site_constraint(name))
 
 
-def moving_support(model: ProgramLike, name: str) -> str | None:
-    """Why NUTS and SVI cannot move site `name`, or None: a bound of its support reads
-    another latent (`BoundedFlat(0.0, beta_max)` or `Uniform(0.0, beta_max)` with `let
-    beta_max = 1.0 - alpha1`). The map onto a site's support is made once, from the run
-    before the fit, so such a site would stay within the bounds of that run's draw
-    whatever the latent did after: a wrong posterior, not an error, if it ran. (Stan and
-    NumPyro map each evaluation onto the bounds of that evaluation; the exports run it.)
-    A bound a template reads from the caller's latents through its parameters is not
-    seen here."""
+def moving_bounds(model: ProgramLike, name: str) -> tuple[ModelProgram, str, list[str]] | None:
+    """The program, the bound and the latents it reads when a bound of site `name`'s
+    support reads another latent (`BoundedFlat(0.0, beta_max)` or `Uniform(0.0,
+    beta_max)` with `let beta_max = 1.0 - alpha1`); None when its support is fixed."""
     program = model.program if isinstance(model, SummedModel) else model
     if not isinstance(program, ModelProgram):
         return None
@@ -87,19 +83,73 @@ def moving_support(model: ProgramLike, name: str) -> str | None:
     for bound, reads in bound_reads(owner, site).items():
         moving = sorted(prefix + n for n in reads if prefix + n in latents)
         if moving:
-            n = site.name
-            improper = FAMILIES[site.family].improper
-            flat = ", and `score` log(high - low), its Jacobian" if improper else ""
-            return (
-                f"site '{name}' (line {site.line}): the {bound} of its {site.family} reads "
-                f"the latent '{moving[0]}', so its support moves with it; NUTS and SVI map "
-                "a latent onto its support once, when the run starts, and would keep "
-                f"'{name}' within the bounds of that start. Draw it on fixed bounds and map "
-                f"it in a let (`sample {n}_unit <- Uniform(0.0, 1.0)`, `let {n} = low + "
-                f"(high - low) * {n}_unit`{flat}), or export the program to Stan or NumPyro, "
-                "which move it within each evaluation's bounds"
-            )
+            return program, bound, moving
     return None
+
+
+def moving_support(model: ProgramLike, name: str) -> str | None:
+    """Why a guide (SVI) cannot move site `name`, or None: a bound of its support reads
+    another latent, and a guide maps a latent onto its support once, when the run starts,
+    so the site would stay within the bounds of that start whatever the latent did after:
+    a wrong posterior, not an error, if it ran. NUTS maps it within each evaluation's
+    bounds (`MovingInterval`). A bound a template reads from the caller's latents through
+    its parameters is not seen here."""
+    found = moving_bounds(model, name)
+    if found is None:
+        return None
+    program, bound, moving = found
+    site = program.site(name)
+    n = site.name
+    improper = site.family is not None and FAMILIES[site.family].improper
+    flat = ", and `score` log(high - low), its Jacobian" if improper else ""
+    return (
+        f"site '{name}' (line {site.line}): the {bound} of its {site.family} reads the latent "
+        f"'{moving[0]}', so its support moves with it; SVI's guides map a latent onto its "
+        f"support once, when the run starts, and would keep '{name}' within the bounds of "
+        f"that start. Fit it with NUTS (--method nuts), which maps it within each "
+        f"evaluation's bounds, or draw it on fixed bounds and map it in a let (`sample "
+        f"{n}_unit <- Uniform(0.0, 1.0)`, `let {n} = low + (high - low) * {n}_unit`{flat})"
+    )
+
+
+def _moves_here(found: tuple[ModelProgram, str, list[str]], name: str, earlier: set[str]) -> bool:
+    """Whether NUTS maps site `name` within each evaluation's bounds: a site of the
+    program itself (not of a template it calls), one number, its bounds reading latents
+    that come before it."""
+    program, _, moving = found
+    site = program.site(name)
+    return site in program.model.sites and not site.plates and set(moving) <= earlier
+
+
+@dataclass(frozen=True)
+class MovingInterval:
+    """The map R -> (low, high) of a latent whose bounds other latents move: low + (high
+    - low) * sigmoid(u), the bounds evaluated at each point from the latents before it
+    (`ModelProgram.site_bounds`), as Stan maps a parameter declared `<lower=a, upper=b>`
+    with a and b earlier parameters. Its log |det J| is log(high - low) + log
+    sigmoid'(u); the bounds' own dependence on the other latents adds nothing, as the
+    map of one coordinate given the ones before it is triangular."""
+
+    program: ModelProgram
+    name: str
+    x: Any
+
+    def bounds(self, values: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.program.site_bounds(self.name, self.x, values)
+
+    def constrain(
+        self, u: torch.Tensor, values: Mapping[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        low, high = self.bounds(values)
+        width = high - low
+        z = low + width * torch.sigmoid(u)
+        log_det = torch.log(width) + torch.nn.functional.logsigmoid(u)
+        log_det = log_det + torch.nn.functional.logsigmoid(-u)
+        return z, log_det.sum()
+
+    def unconstrain(self, z: torch.Tensor, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        low, high = self.bounds(values)
+        return torch.logit((z - low) / (high - low))
 
 
 def constraint_transform(site: str, c: constraints.Constraint) -> Transform | None:
@@ -177,6 +227,7 @@ class LatentSite:
     name: str
     shape: tuple[int, ...]
     transform: Transform | None
+    moving: MovingInterval | None = None  # bounds read from the latents before it
 
     @property
     def unconstrained_shape(self) -> tuple[int, ...]:
@@ -191,27 +242,47 @@ class LatentSite:
             n *= d
         return n
 
-    def constrain(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Value on the support and the total log |det J| of the map at `u`."""
+    def constrain(
+        self, u: torch.Tensor, before: Mapping[str, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Value on the support and the total log |det J| of the map at `u` (`before`: the
+        values of the latents before it, which a moving site's bounds read)."""
+        if self.moving is not None:
+            return self.moving.constrain(u, before or {})
         if self.transform is None:
             return u, u.new_zeros(())
         z = self.transform(u)
         return z, self.transform.log_abs_det_jacobian(u, z).sum()
 
-    def unconstrain(self, z: torch.Tensor) -> torch.Tensor:
+    def unconstrain(
+        self, z: torch.Tensor, values: Mapping[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        if self.moving is not None:
+            return self.moving.unconstrain(z, values or {})
         return z if self.transform is None else self.transform.inv(z)
 
 
 def make_sites(
-    model: ProgramLike, values: Mapping[str, torch.Tensor], names: Iterable[str]
+    model: ProgramLike,
+    values: Mapping[str, torch.Tensor],
+    names: Iterable[str],
+    x: Any = None,
 ) -> list[LatentSite]:
-    """LatentSite records for `names`, shapes taken from example `values`."""
-    sites = []
+    """LatentSite records for `names`, shapes taken from example `values`. A site whose
+    bounds read latents before it among `names` moves within each evaluation's bounds,
+    read from the data `x` and those latents (NUTS's flat layout); any other moving site
+    is refused (`site_transform`)."""
+    sites: list[LatentSite] = []
     for name in names:
-        transform = site_transform(model, name)
         if name not in values:
             raise InferenceError(f"the program produced no value for site '{name}'")
-        sites.append(LatentSite(name, tuple(values[name].shape), transform))
+        found = moving_bounds(model, name)
+        earlier = {s.name for s in sites}
+        if found is not None and _moves_here(found, name, earlier):
+            moving = MovingInterval(found[0], name, x)
+            sites.append(LatentSite(name, tuple(values[name].shape), None, moving))
+            continue
+        sites.append(LatentSite(name, tuple(values[name].shape), site_transform(model, name)))
     return sites
 
 
@@ -239,7 +310,7 @@ class FlatLayout:
         values: dict[str, torch.Tensor] = {}
         log_det: torch.Tensor | None = None
         for site, u in zip(self.sites, parts, strict=True):
-            z, ld = site.constrain(u)
+            z, ld = site.constrain(u, values)
             values[site.name] = z
             log_det = ld if log_det is None else log_det + ld
         return values, log_det if log_det is not None else torch.zeros(())
@@ -280,6 +351,8 @@ class FlatLayout:
         log_det = us.new_zeros(n)
         for site, (a, b) in zip(self.sites, self.offsets, strict=True):
             u = us[:, a:b].reshape(n, *site.unconstrained_shape)
+            if site.moving is not None:  # bounds per row: `unpack_many` goes row by row
+                raise ValueError(f"site '{site.name}' moves with the rows' own bounds")
             if site.transform is None:
                 values[site.name] = u
                 continue
@@ -297,7 +370,7 @@ class FlatLayout:
                     f"site '{site.name}': expected a value of shape {site.shape}, "
                     f"got {tuple(v.shape)}"
                 )
-            parts.append(site.unconstrain(v.detach()).reshape(-1))
+            parts.append(site.unconstrain(v.detach(), values).reshape(-1))
         if not parts:
             return torch.zeros(0)
         return torch.cat(parts)

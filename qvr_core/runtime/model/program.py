@@ -285,6 +285,56 @@ class ModelProgram(nn.Module):
             )
         return self._constraints[name]
 
+    def site_bounds(
+        self, name: str, x: Any, values: Mapping[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The ends of site `name`'s interval support at the latents `values` and the
+        data `x`: its bound arguments, and the lets they read, evaluated here alone. What
+        NUTS maps a latent onto at each evaluation when another latent moves its bounds
+        (`BoundedFlat(0.0, beta_max)`, `let beta_max = 1.0 - alpha1`); a site of this
+        program, not of a template it calls."""
+        site = self._sites[name]
+        support = site.support
+        if site not in self.model.sites or support is None:
+            raise QvrRuntimeError(f"site '{name}' has no bounds of its own to evaluate", site=name)
+        data = _data(x)
+        lets: dict[str, torch.Tensor] = {}
+
+        def lookup(n: str, line: int) -> torch.Tensor:
+            if n in values:
+                return values[n]
+            if n in data:
+                return data[n]
+            if n not in lets:
+                let = self.model.lets.get(n)
+                if let is None:
+                    raise QvrRuntimeError(
+                        f"line {line}: the bound of '{name}' reads '{n}', which is no latent, "
+                        "data name or let",
+                        site=name,
+                    )
+                lets[n] = evaluate(let.term, lookup, self.sizes)
+            return lets[n]
+
+        def end(bound: float | str | None) -> torch.Tensor:
+            if bound is None:
+                raise QvrRuntimeError(f"site '{name}' has an unbounded support", site=name)
+            if not isinstance(bound, str):
+                return torch.tensor(float(bound))
+            arg = next(a for a in site.args if a.param == bound)
+            if arg.literal is not None:
+                return torch.tensor(arg.literal)
+            if arg.name is None or arg.index:
+                raise QvrRuntimeError(
+                    f"line {site.line}: the {bound} of '{name}' is a gather, which a moving "
+                    "bound cannot be yet",
+                    site=name,
+                )
+            return lookup(arg.name, site.line)
+
+        with computing_in(DTYPE):
+            return end(support.low), end(support.high)
+
     def site_support(self, name: str) -> str:
         """The support's short name for a run's summary (`positive`, `interval`); what
         inference moves a latent in is `site_constraint`, the object itself."""
