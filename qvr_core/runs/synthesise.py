@@ -42,12 +42,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from qvr_core.builtins import FAMILIES
+from qvr_core.builtins import FAMILIES, FUNCTIONS
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
 from qvr_core.check.model import DataVariable, Let, Model, Site, axis_sizes
 from qvr_core.check.module import CheckedModule, ProgramInfo
-from qvr_core.check.terms import Call, Ref, Term, subterms
+from qvr_core.check.terms import Call, Ref, Term, refs, subterms
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import write_replacing
 from qvr_core.plan.runnable import improper_refusal, runnability
@@ -207,6 +207,9 @@ def _data_name(
     if parameter is not None and variable is None:  # a value parameter: one number
         shape: tuple[int, ...] = ()
         what = f"data name (a {parameter.kind or 'value'} parameter)"
+    elif model is not None and key in numbers_read(model):  # a recurrence's start
+        shape = ()
+        what = "data name (one number)"
     else:
         shape = _shape(readers, sizes, rows)
         what = "data name"
@@ -297,6 +300,24 @@ def _shape(readers: tuple[Site, ...], sizes: Mapping[str, int], rows: int) -> tu
         if plates is not None:
             return plates
     return (rows,)
+
+
+def numbers_read(model: Model) -> frozenset[str]:
+    """The names a series function reads where it takes one number (`sigma1` in
+    `linear_recurrence(sigma1 * sigma1, beta1, drive)`): a data name there is one number,
+    not a value per row of the series."""
+    out: set[str] = set()
+    for step in model.steps:
+        if not isinstance(step, Let):
+            continue
+        for t in subterms(step.term):
+            f = FUNCTIONS.get(t.fn) if isinstance(t, Call) else None
+            if f is None or not f.numbers or not isinstance(t, Call):
+                continue
+            for param, arg in zip(f.params, t.args, strict=False):
+                if param in f.numbers:
+                    out.update(refs(arg))
+    return frozenset(out)
 
 
 def _columns(

@@ -201,3 +201,16 @@ def test_the_recurrence_costs_log2_steps_of_whole_series_operations() -> None:
         seen += 1
         node = next((f for f, _ in node.next_functions if f is not None), None)
     assert depth < 20 * math.ceil(math.log2(1000))
+
+
+def test_a_draw_of_the_series_it_reads_early_says_why_it_cannot() -> None:
+    """Drawing y from the model would need y step by step (its scale reads y[t - 1]): the
+    prior predictive and `qvr data` say so, naming y and the line, and a fit on data runs."""
+    from qvr_core.inference.errors import InferenceError
+    from qvr_core.runs.synthesise import synthesise
+
+    program = compile_model(check(GARCH), "garch")
+    with pytest.raises(Exception, match=r"reads the observed 'y' \(line 8\) before its observe"):
+        program.run({"sigma1": torch.tensor(0.5)})
+    with pytest.raises(InferenceError, match="reads the observed 'y'"):
+        synthesise(check(GARCH), "garch", seed=0)

@@ -16,6 +16,7 @@ from qvr_core.check.model import Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.graph.build import build_graph, graph_nodes
 from qvr_core.graph.nodes import NodeKind
+from qvr_core.runs.synthesise import numbers_read
 from qvr_core.runtime.distributions import torch_constraint
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model import ModelProgram, ModelRun, compile_model
@@ -66,8 +67,8 @@ def synthetic_data(checked: CheckedModule, model: Model) -> dict[str, torch.Tens
         shape: list[int] = []
         if t is not None:
             shape += [sizes.get(p.name, DATA_ROWS) for p in t.plates if sizes.get(p.name) != 1]
-            if t.data_plates and not t.plates:
-                shape += consumer.get(d.name, (DATA_ROWS,))
+            if t.data_plates and not t.plates and d.name not in numbers_read(model):
+                shape += consumer.get(d.name, (DATA_ROWS,))  # a recurrence's start: a number
             shape += [n if n >= 0 else DATA_ROWS for n in t.element.event]
         if d.indexes is not None:
             out[d.name] = torch.randint(0, sizes.get(d.indexes, DATA_ROWS), tuple(shape))
@@ -101,7 +102,7 @@ def agreement(checked: CheckedModule, name: str) -> list[str]:
         )
     static = {n: program.site_event_shape(n) for n, _ in sites}  # before any run
     try:
-        run = _forward(program, synthetic_data(checked, model))
+        run = _forward(program, synthetic_data(checked, model), _read_early(model, sizes))
     except InvalidDraws:
         if problems:
             return problems
@@ -147,14 +148,32 @@ class InvalidDraws(Exception):
     says nothing about the checker and the runtime; the static comparisons still ran."""
 
 
-def _forward(program: ModelProgram, data: dict[str, torch.Tensor]) -> ModelRun:
-    """A forward run; a few seeds, since a prior draw can leave a family's valid range
-    (a HalfCauchy scale of 1e30 under a sigmoid) where the program is not at fault."""
+def _read_early(model: Model, sizes: dict[str, int]) -> dict[str, torch.Tensor]:
+    """Observations for the observed sites a let reads before their `observe` (GARCH's
+    y[t - 1] in y's scale): a forward run cannot draw those, it is given them (ones)."""
+    bound: set[str] = set()
+    early: dict[str, torch.Tensor] = {}
+    sites = {s.name: s for s in model.sites if s.kind == "observe"}
+    for step in model.steps:
+        for n in step.reads():
+            if n in sites and n not in bound and n not in early:
+                shape = tuple(sizes.get(p, DATA_ROWS) for p in sites[n].plates if sizes.get(p) != 1)
+                early[n] = torch.ones(shape, dtype=torch.float64)
+        bound.add(step.name)
+    return early
+
+
+def _forward(
+    program: ModelProgram, data: dict[str, torch.Tensor], given: dict[str, torch.Tensor]
+) -> ModelRun:
+    """A forward run (`given`: observations it cannot draw); a few seeds, since a prior
+    draw can leave a family's valid range (a HalfCauchy scale of 1e30 under a sigmoid)
+    where the program is not at fault."""
     for seed in range(5):
         torch.manual_seed(seed)
         try:
             with torch.no_grad():
-                return program.run(data)
+                return program.run(data, given or None)
         except QvrRuntimeError as e:
             if "outside what it allows" not in str(e):
                 raise

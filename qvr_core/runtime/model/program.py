@@ -578,10 +578,19 @@ class _Pass:
             return self.env[name]
         if name in self.data:
             return self.data[name]
-        if name in self.given and name in self.program.observed_names:
+        if name in self.program.observed_names:
             # an observation read before its `observe` (GARCH's variance reads y[t - 1]):
             # it is data the run was given, as Stan's `data` block is read anywhere
-            return self.given[name]
+            if name in self.given:
+                return self.given[name]
+            raise QvrRuntimeError(
+                f"program {self.program.name} reads the observed '{name}' (line {line}) "
+                f"before its observe, so a draw of '{name}' from the model would have to be "
+                "made one step at a time, which qvr does not do: give it as data (fit the "
+                "model to it); drawing it from the prior or the posterior predictive is not "
+                "possible yet",
+                site=name,
+            )
         raise QvrRuntimeError(
             f"program {self.program.name} needs data '{name}' (line {line}): "
             f"give it in the data with the observed sites",
