@@ -88,7 +88,7 @@ from qvr_core.runs.summary import (
     SviFit,
     finite,
 )
-from qvr_core.runtime.errors import first_line
+from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.model import ModelProgram
 from qvr_core.runtime.model.enumerate import SummedModel
 from qvr_core.runtime.padding import Padded, unpad
@@ -385,7 +385,7 @@ def _guide_posterior(
         skipped = keep_log_likelihood(job, target, job.x, stacked)
         skipped = keep_log_prior(job, target, job.x, stacked) or skipped
         if job.calls.predictive:
-            job.results.add("posterior_predictive", _predictive(job.program, job.x, stacked, job))
+            skipped = keep_predictive(job, job.program, job.x, stacked) or skipped
     arrays = {n: v.cpu().to(torch.float64).numpy() for n, v in stacked.items()}
     summary = summarize(arrays, diagnostics=False)
     if skipped is not None:
@@ -553,7 +553,7 @@ def _keep_nuts(job: Job, result: MCMCResult, target: ProgramLike, x: Input) -> F
     skipped = keep_log_likelihood(job, target, x, result.samples)
     skipped = keep_log_prior(job, target, x, result.samples) or skipped
     if job.calls.predictive:
-        job.results.add("posterior_predictive", _predictive(target, x, result.samples, job))
+        skipped = keep_predictive(job, target, x, result.samples) or skipped
     return skipped
 
 
@@ -725,11 +725,26 @@ def _prior_terms(
     return {n: run.log_probs[n].sum() for n in latent}
 
 
-def _predictive(
-    program: ProgramLike, x: Input, samples: dict[str, torch.Tensor], job: Job
-) -> dict[str, torch.Tensor]:
-    """Each observed site drawn under each draw of `samples` (`runs.predictive`)."""
-    return posterior_predictive(program, x, job.data_names, samples, list(job.observed))
+def keep_predictive(
+    job: Job, program: ProgramLike, x: Input, samples: dict[str, torch.Tensor]
+) -> FitWarning | None:
+    """Each observed site drawn under each draw of `samples` (`runs.predictive`) into the
+    results' `posterior_predictive` group. A model whose draws cannot be made (it reads an
+    observed series before its `observe`, so a draw would go step by step) keeps its fit:
+    the reason is the warning returned, as for the log-likelihood."""
+    assert job.results is not None
+    try:
+        drawn = posterior_predictive(program, x, job.data_names, samples, list(job.observed))
+    except QvrRuntimeError as e:
+        why = first_line(e)
+        job.results.attrs["posterior_predictive"] = f"skipped: {why}"
+        return FitWarning(
+            "posterior_predictive",
+            f"no posterior predictive draws: {why}",
+            "the fit's draws are kept",
+        )
+    job.results.add("posterior_predictive", drawn)
+    return None
 
 
 def posterior_summary(result: MCMCResult, max_tree_depth: int, sampled: bool = True) -> Summary:

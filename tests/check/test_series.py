@@ -214,3 +214,33 @@ def test_a_draw_of_the_series_it_reads_early_says_why_it_cannot() -> None:
         program.run({"sigma1": torch.tensor(0.5)})
     with pytest.raises(InferenceError, match="reads the observed 'y'"):
         synthesise(check(GARCH), "garch", seed=0)
+
+
+def test_a_fit_asked_for_predictive_draws_it_cannot_make_keeps_its_draws(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    """`qvr run --predictive` on such a model: the fit is kept, the missing draws are a
+    warning with the reason, not an error after the sampling."""
+    import json
+    from pathlib import Path
+
+    from qvr_core.inference.results import RunResults
+    from qvr_core.runs.run import run_program
+
+    data = Path(str(tmp_path)) / "garch.json"
+    data.write_text(json.dumps({"y": Y, "sigma1": 0.5}), encoding="utf-8")
+    results = RunResults()
+    summary = run_program(
+        GARCH,
+        method="nuts",
+        data=str(data),
+        steps=40,
+        chains=1,
+        seed=1,
+        predictive=True,
+        results=results,
+    )
+    assert summary.posterior is not None and not summary.stopped
+    assert "posterior" in results.groups and "posterior_predictive" not in results.groups
+    (warning,) = [w for w in summary.warnings if w.kind == "posterior_predictive"]
+    assert "reads the observed 'y' (line 8) before its observe" in warning.message
