@@ -164,7 +164,9 @@ def _read_early(model: Model, sizes: dict[str, int]) -> dict[str, torch.Tensor]:
 
 
 def _forward(
-    program: ModelProgram, data: dict[str, torch.Tensor], given: dict[str, torch.Tensor]
+    program: ModelProgram,
+    data: dict[str, torch.Tensor],
+    given: dict[str, torch.Tensor] | None = None,
 ) -> ModelRun:
     """A forward run (`given`: observations it cannot draw); a few seeds, since a prior
     draw can leave a family's valid range (a HalfCauchy scale of 1e30 under a sigmoid)
