@@ -40,6 +40,17 @@ def _one_torch_thread() -> Iterator[None]:
 
 
 @pytest.fixture
+def jax_float64() -> Iterator[None]:
+    """JAX in float64 for one test (qvr computes in float64), restored afterwards, so the
+    suite's other users of JAX find it as they left it."""
+    jax = pytest.importorskip("jax")
+    before = bool(jax.config.read("jax_enable_x64"))
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
+@pytest.fixture
 def examples_dir() -> Path:
     return EXAMPLES
 

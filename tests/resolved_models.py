@@ -7,6 +7,7 @@ model and the exports' scoring test read this one list, so they speak of the sam
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 from qvr_core.check import check
@@ -26,8 +27,10 @@ def sources() -> Iterator[tuple[str, str]]:
         yield f"corpus/{entry.name}", entry.text()
 
 
-def runnable_models() -> list[tuple[str, str, str]]:
-    """(file, program, source) of every model program that checks and runs."""
+@functools.cache
+def runnable_models() -> tuple[tuple[str, str, str], ...]:
+    """(file, program, source) of every model program that checks and runs: checked once
+    per test process, however many tests read the list."""
     out = []
     for name, text in sources():
         checked = check(text)
@@ -36,4 +39,4 @@ def runnable_models() -> list[tuple[str, str, str]]:
         for program in checked.models:
             if runnability(checked, program).kind == "model":
                 out.append((name, program, text))
-    return out
+    return tuple(out)

@@ -118,7 +118,8 @@ def _moves_here(found: tuple[ModelProgram, str, list[str]], name: str, earlier: 
     that come before it."""
     program, _, moving = found
     site = program.site(name)
-    return site in program.model.sites and not site.plates and set(moving) <= earlier
+    own = any(s is site for s in program.model.sites)
+    return own and not site.plates and set(moving) <= earlier
 
 
 @dataclass(frozen=True)

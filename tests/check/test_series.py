@@ -159,6 +159,7 @@ def test_a_garch_model_scores_as_stans_loop() -> None:
     assert float(got.reshape(-1)[0]) == pytest.approx(_garch_log_joint(point, y, 0.5), rel=1e-12)
 
 
+@pytest.mark.usefixtures("jax_float64")
 def test_numpyro_writes_the_series_and_scores_as_qvr() -> None:
     pytest.importorskip("numpyro")
     import jax
@@ -169,14 +170,9 @@ def test_numpyro_writes_the_series_and_scores_as_qvr() -> None:
     text = export_program(check(GARCH), TARGETS["numpyro"], "garch").text
     assert text is not None and "jax.lax.associative_scan" in text
     point = {"mu": 0.2, "alpha0": 0.5, "alpha1": 0.3, "beta1": 0.4}
-    before = bool(jax.config.read("jax_enable_x64"))
-    jax.config.update("jax_enable_x64", True)
-    try:
-        model = load(text)["model"]
-        kwargs = {"sigma1": 0.5, "y": jax.numpy.asarray(Y)}
-        ours = float(log_density(model, (), kwargs, point)[0])
-    finally:
-        jax.config.update("jax_enable_x64", before)
+    model = load(text)["model"]
+    kwargs = {"sigma1": 0.5, "y": jax.numpy.asarray(Y)}
+    ours = float(log_density(model, (), kwargs, point)[0])
     y = torch.tensor(Y, dtype=torch.float64)
     assert ours == pytest.approx(_garch_log_joint(point, y, 0.5), rel=1e-10)
 

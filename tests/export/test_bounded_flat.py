@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,18 +116,8 @@ def test_numpyro_writes_an_improper_uniform_on_the_interval() -> None:
     assert text.index("beta_max = 1.0 - alpha1") < text.index('"beta1"')
 
 
-@pytest.fixture
-def float64() -> Iterator[None]:
-    """JAX in float64 for one test (qvr computes in float64), restored afterwards."""
-    jax = pytest.importorskip("jax")
-    before = bool(jax.config.read("jax_enable_x64"))
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
-
-
 @pytest.mark.slow
-@pytest.mark.usefixtures("float64")
+@pytest.mark.usefixtures("jax_float64")
 def test_numpyro_scores_and_moves_it_as_qvr_means(tmp_path: Path) -> None:
     """The log density is qvr's log joint (0 for beta1 inside, not Uniform's
     -log(1 - alpha1)); the potential NUTS moves on is minus that and the Jacobian of

@@ -79,6 +79,7 @@ def _scores_all(target: Target, score: Score, *, summed: bool) -> None:
     assert scored >= (90 if corpus() else 15), scored
 
 
+@pytest.mark.usefixtures("jax_float64")
 def test_every_numpyro_export_scores_as_qvr(tmp_path: Path) -> None:
     pytest.importorskip("numpyro")
     pytest.importorskip("funsor")
@@ -102,12 +103,7 @@ def test_every_numpyro_export_scores_as_qvr(tmp_path: Path) -> None:
         density = jax.jit(lambda p: enumerated_log_density(enumerated, (), kwargs, p)[0])
         return float(density(point))
 
-    before = bool(jax.config.read("jax_enable_x64"))
-    jax.config.update("jax_enable_x64", True)
-    try:
-        _scores_all(TARGETS["numpyro"], score, summed=True)
-    finally:
-        jax.config.update("jax_enable_x64", before)
+    _scores_all(TARGETS["numpyro"], score, summed=True)
 
 
 def test_every_pymc_export_scores_as_qvr() -> None:

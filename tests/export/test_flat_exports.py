@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,16 +115,6 @@ def test_pymc_writes_flat_and_half_flat_with_the_sites_dims() -> None:
 # ---------------------------------------------------------------- the meaning
 
 
-@pytest.fixture
-def float64() -> Iterator[None]:
-    """JAX in float64 for one test (qvr computes in float64), restored afterwards."""
-    jax = pytest.importorskip("jax")
-    before = bool(jax.config.read("jax_enable_x64"))
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
-
-
 def _run(text: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "exported_model"}
     exec(compile(text, "<export>", "exec"), namespace)
@@ -133,7 +122,7 @@ def _run(text: str) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("float64")
+@pytest.mark.usefixtures("jax_float64")
 def test_numpyro_scores_as_qvr_does(tmp_path: Path) -> None:
     pytest.importorskip("numpyro")
     import jax.numpy as jnp

@@ -295,7 +295,7 @@ class ModelProgram(nn.Module):
         program, not of a template it calls."""
         site = self._sites[name]
         support = site.support
-        if site not in self.model.sites or support is None:
+        if support is None or not any(s is site for s in self.model.sites):
             raise QvrRuntimeError(f"site '{name}' has no bounds of its own to evaluate", site=name)
         data = _data(x)
         lets: dict[str, torch.Tensor] = {}
