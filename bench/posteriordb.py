@@ -41,13 +41,15 @@ worst parameter is named when it does not), min bulk ESS, ESS per second of the 
 click and of sampling alone, divergences (after warmup), and qvr's ESS per second as
 ratios of each peer's.
 
-QVR reads the data by the names its program uses and ignores the others, so most models
-read posteriordb's data.json as it is; two need a mapping to qvr's data (`Spec.data`: arK's
-lags, diamonds' design matrix without its intercept column). Each has one from qvr's draws
-to posteriordb's parameters (`Spec.draws`): QVR keeps the sampled sites in the draws, not
-`let` values, so a transformed parameter of the Stan program (eight schools' theta) is
-computed from the draws here as Stan's `transformed parameters` compute it. What each
-mapping does is written beside it; the shared files are never changed.
+QVR reads the data by the names its program uses and ignores the others, so every model
+reads posteriordb's data.json as it is: what a Stan program computes from its data (a
+log, a centred design matrix without its intercept column, lagged values), its QVR
+program computes too (`Spec.data` stays for a model that would need a mapping). Each has
+one from qvr's draws to posteriordb's parameters (`Spec.draws`): QVR keeps the sampled
+sites in the draws, not `let` values, so a transformed parameter of the Stan program
+(eight schools' theta) is computed from the draws here as Stan's `transformed
+parameters` compute it; the HMM's transition matrix is split into Stan's two simplexes.
+What each mapping does is written beside it; the shared files are never changed.
 """
 
 from __future__ import annotations
@@ -89,14 +91,6 @@ def _same(draws: Draws, data: dict[str, Any]) -> Draws:
     return draws
 
 
-def _ark_data(data: dict[str, Any]) -> dict[str, Any]:
-    """arK's series y (T values) as the QVR program reads it: the T - K values it scores
-    (`y`, from the K + 1-th on) and, beside each, its K previous values (`lags`, column k:
-    k + 1 steps back), since a model program has no loop over time."""
-    k, y = int(data["K"]), list(data["y"])
-    return {"y": y[k:], "lags": [[y[t - j] for j in range(1, k + 1)] for t in range(k, len(y))]}
-
-
 def _eight_schools_draws(draws: Draws, data: dict[str, Any]) -> Draws:
     """Stan's transformed parameter theta = theta_trans * tau + mu."""
     mu, tau = draws["mu"], draws["tau"]
@@ -105,22 +99,14 @@ def _eight_schools_draws(draws: Draws, data: dict[str, Any]) -> Draws:
 
 
 def _gauss_mix_draws(draws: Draws, data: dict[str, Any]) -> Draws:
-    """The ordered means mu = sort(mu_raw) (the program's `let mu`) and theta, the first
-    component's weight (Beta(5, 5) as the first entry of a Dirichlet(5, 5))."""
+    """The ordered means mu (the program's `[constraint=ordered]` latent, Stan's own) and
+    theta, the first component's weight (Beta(5, 5) as the first entry of a Dirichlet(5,
+    5))."""
     return {
-        "mu": np.sort(draws["mu_raw"], axis=-1),
+        "mu": draws["mu"],
         "sigma": draws["sigma"],
         "theta": draws["weights"][..., 0],
     }
-
-
-def _diamonds_data(data: dict[str, Any]) -> dict[str, Any]:
-    """brms's design matrix X has the intercept's column of ones first, which the Stan
-    program drops in its `transformed data` (`Xc`, the other columns centred): the QVR
-    program reads the other 24 columns as `X` and centres them itself."""
-    if any(row[0] != 1 for row in data["X"]):
-        raise ValueError("diamonds: the first column of X is not the intercept's ones")
-    return {"Y": data["Y"], "X": [row[1:] for row in data["X"]]}
 
 
 def _gp_draws(draws: Draws, data: dict[str, Any]) -> Draws:
@@ -132,6 +118,16 @@ def _gp_draws(draws: Draws, data: dict[str, Any]) -> Draws:
     lower = np.linalg.cholesky(cov + 1e-10 * np.eye(len(x)))
     f = (lower @ draws["f_tilde"][..., None])[..., 0]
     return {"rho": draws["rho"], "alpha": draws["alpha"], "f": f}
+
+
+def _hmm_draws(draws: Draws, data: dict[str, Any]) -> Draws:
+    """Stan's two simplex parameters theta1 and theta2 are the rows of QVR's transition
+    matrix theta (row j: where state j goes)."""
+    return {
+        "theta1": draws["theta"][..., 0, :],
+        "theta2": draws["theta"][..., 1, :],
+        "mu": draws["mu"],
+    }
 
 
 @dataclass(frozen=True)
@@ -146,9 +142,9 @@ class Spec:
 EXPRESSIBLE: dict[str, Spec] = {
     "eight_schools-eight_schools_noncentered": Spec(_as_is, _eight_schools_draws),
     "sblrc-blr": Spec(_as_is),
-    "arK-arK": Spec(_ark_data),
+    "arK-arK": Spec(_as_is),
     "low_dim_gauss_mix-low_dim_gauss_mix": Spec(_as_is, _gauss_mix_draws),
-    "diamonds-diamonds": Spec(_diamonds_data),
+    "diamonds-diamonds": Spec(_as_is),
     # flat (improper) priors, `Flat` and `HalfFlat` (issue 49)
     "kidiq-kidscore_momiq": Spec(_as_is),
     "earnings-earn_height": Spec(_as_is),
@@ -163,16 +159,14 @@ EXPRESSIBLE: dict[str, Spec] = {
     # a variance carried over time (`lag`, `linear_recurrence`) and a flat prior between
     # bounds that move with another parameter (`BoundedFlat`) (issue 49)
     "garch-garch11": Spec(_as_is),
+    # a hidden Markov chain summed out by the forward algorithm (`MarkovChain`) and
+    # positive ordered means (`[constraint=positive_ordered]`) (issue 49)
+    "hmm_example-hmm_example": Spec(_as_is, _hmm_draws),
 }
 
 NOT_EXPRESSIBLE: dict[str, str] = {
-    "hmm_example-hmm_example": "positive_ordered mu with different priors on mu[1] and mu[2]: "
-    "QVR has no ordered constraint (sorting exchangeable draws gives the ordered posterior only "
-    "when the priors are exchangeable); and the forward algorithm over N = 100 steps has no "
-    "form: a model has no loop over time, and one nested `marginalize` per step would sum over "
-    "all 2^100 state paths",
     "hudson_lynx_hare-lotka_volterra": "the Lotka-Volterra ODE solution (integrate_ode_rk45): "
-    "QVR has no ODE solver",
+    "QVR has no ODE solver yet",
 }
 
 

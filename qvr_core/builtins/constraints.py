@@ -29,7 +29,10 @@ _KINDS: dict[str, tuple[str, bool, int]] = {
     "simplex": ("a probability vector: positive, summing to 1", False, 1),
     "real_vector": ("a vector of real numbers", False, 1),
     "positive_vector": ("a vector of positive numbers", False, 1),
+    "ordered": ("a strictly increasing vector of real numbers", False, 1),
+    "positive_ordered": ("a strictly increasing vector of positive numbers", False, 1),
     "real_matrix": ("a matrix of real numbers", False, 2),
+    "stochastic_matrix": ("a square matrix whose rows are probability vectors", False, 2),
     "lower_cholesky": ("a lower-triangular matrix with a positive diagonal", False, 2),
     "corr_cholesky": ("the Cholesky factor of a correlation matrix", False, 2),
     "positive_definite": ("a symmetric positive-definite matrix", False, 2),
@@ -71,6 +74,15 @@ _NARROWER = {
 }
 #: support kinds whose values are any reals, entry by entry
 _REAL_KINDS = frozenset({"real", "real_vector", "real_matrix"})
+
+#: The constraints a `sample` step may put on its value (`[constraint=ordered]`: Stan's
+#: `ordered[K]` and `positive_ordered[K]`), each with the support kinds of the number
+#: families it applies to: those whose support holds every value of it, so the family's
+#: density is defined all over the set (a HalfNormal's `nonnegative` holds the positive ones).
+STEP_CONSTRAINTS: dict[str, frozenset[str]] = {
+    "ordered": frozenset({"real"}),
+    "positive_ordered": frozenset({"real", "positive", "nonnegative"}),
+}
 
 
 @dataclass(frozen=True)
@@ -215,6 +227,7 @@ SIMPLEX = Constraint("simplex")
 REAL_VECTOR = Constraint("real_vector")
 POSITIVE_VECTOR = Constraint("positive_vector")
 REAL_MATRIX = Constraint("real_matrix")
+STOCHASTIC_MATRIX = Constraint("stochastic_matrix")
 LOWER_CHOLESKY = Constraint("lower_cholesky")
 CORR_CHOLESKY = Constraint("corr_cholesky")
 POSITIVE_DEFINITE = Constraint("positive_definite")

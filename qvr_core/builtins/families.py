@@ -36,6 +36,7 @@ from qvr_core.builtins.constraints import (
     REAL_MATRIX,
     REAL_VECTOR,
     SIMPLEX,
+    STOCHASTIC_MATRIX,
     UNIT,
     Constraint,
 )
@@ -219,6 +220,10 @@ class Family:
     #: (the prior predictive, synthetic data) is refused; a draw here is Stan's starting
     #: point (uniform on (-2, 2) in unconstrained space), where NUTS and SVI start.
     improper: bool = False
+    #: Its values along the site's last plate are one chain, each reading the one before
+    #: (`MarkovChain`): a `marginalize` sums it out by the forward algorithm, not value by
+    #: value per entry.
+    chain: bool = False
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -838,6 +843,23 @@ _CATALOGUE: tuple[Family, ...] = (
         "One of 0 .. K-1 with the given probabilities (or logits).",
         {"probs": [0.2, 0.3, 0.5]},
         kernel=KernelForm("logits", "the network gives one logit per value of each FinSet factor"),
+    ),
+    Family(
+        "MarkovChain",
+        (
+            (_p("transition", STOCHASTIC_MATRIX, "row j: the probabilities of what follows j"),),
+            (
+                _p("transition", STOCHASTIC_MATRIX, "row j: the probabilities of what follows j"),
+                _p("initial", SIMPLEX, "the probabilities of the first value"),
+            ),
+        ),
+        _c("index", high="transition"),
+        "A chain of values 0 .. K-1 along its plate (`[over=Time]`): the first from `initial` "
+        "(uniform without it), each next one from the row of `transition` of the one before. "
+        "Under `marginalize` the chain is summed out by the forward algorithm (a hidden "
+        "Markov model, Stan's hmm_marginal), in log2(T) vectorised steps.",
+        {"transition": [[0.9, 0.1], [0.2, 0.8]]},
+        chain=True,
     ),
     Family(
         "Poisson",

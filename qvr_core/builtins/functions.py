@@ -49,6 +49,12 @@ class Function:
     numbers: tuple[str, ...] = ()
     #: Parameters written as a whole number (`lag`'s k): the runtime reads it as a count.
     whole: tuple[str, ...] = ()
+    #: Parameters written as a declared finite object (`lags`' L): the value gets that
+    #: plate, and the runtime reads the object's size as a count.
+    objects: tuple[str, ...] = ()
+    #: What the object does to the series' plates: `adds` it as a new last axis (`lags`),
+    #: `replaces` the series' own last plate, no longer than it (`tail`).
+    object_plate: Literal["adds", "replaces", ""] = ""
 
     @property
     def arity(self) -> int:
@@ -57,6 +63,11 @@ class Function:
     def accepts(self, count: int) -> bool:
         """Whether a call with `count` arguments is this function."""
         return count == self.arity or (self.reduces_alone and count == 1)
+
+    @property
+    def objects_at(self) -> frozenset[int]:
+        """The positions of the parameters written as a finite object."""
+        return frozenset(i for i, p in enumerate(self.params) if p in self.objects)
 
     @property
     def in_morphisms(self) -> bool:
@@ -193,6 +204,26 @@ _FUNCTIONS = (
         "are 0 (Stan's y[t - k] in a loop over t from k + 1); k a whole number.",
         shape="series",
         whole=("k",),
+    ),
+    Function(
+        "lags",
+        ("x", "L"),
+        "The K values before each entry of x along its last axis, as a new last axis over "
+        "the plate L (K its size): entry [t, k] is x[t - k - 1], 0 before the series starts "
+        "(Stan's y[t - k] in a loop over k from 1 to K); L a declared finite object.",
+        shape="series",
+        objects=("L",),
+        object_plate="adds",
+    ),
+    Function(
+        "tail",
+        ("x", "P"),
+        "The last n entries of x along its last axis, over the plate P (n its size; Stan's "
+        "tail(x, n)): a series less the first values a model only conditions on (an AR(K) "
+        "model scores y from step K + 1); P a declared finite object.",
+        shape="series",
+        objects=("P",),
+        object_plate="replaces",
     ),
     Function(
         "linear_recurrence",

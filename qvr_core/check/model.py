@@ -30,8 +30,10 @@ from qvr_core.syntax import ast
 from qvr_core.text.span import Span
 
 SiteKind = Literal["sample", "observe", "marginalize"]
-#: Step options quivers documents for sample / observe / marginalize steps.
-STEP_OPTIONS = ("over", "iid_over", "via", "reduction")
+#: Step options quivers documents for sample / observe / marginalize steps, and qvr's own
+#: `constraint` (Stan's `ordered[K]`: `STEP_CONSTRAINTS`), which every quivers grammar parses.
+CONSTRAINT_OPTION = "constraint"
+STEP_OPTIONS = ("over", "iid_over", "via", "reduction", CONSTRAINT_OPTION)
 #: `reduction=` values: how a marginalised coordinate is integrated out.
 REDUCTIONS = ("logsumexp", "sum", "mean", "max")
 #: The default reduction: the coordinate's probabilities added, an exact sum.
@@ -80,6 +82,12 @@ class Site:
     gather by one of them (`mu[cls]`) picks the entry of the value being
     enumerated, so it adds no plate. `type.data_plates` says the value also
     runs over rows only the data sizes (a gather along a data index).
+
+    `constraint` is the set a `sample` step's `[constraint=ordered]` (or
+    `positive_ordered`) puts its value in: each row along its last plate strictly
+    increasing, as Stan's `ordered[K]`. Its density stays the family's, summed over the
+    row and not renormalised over the set (Stan's is not either), so it is `support`:
+    what inference moves the site in, what the exports declare.
     """
 
     name: str
@@ -100,6 +108,7 @@ class Site:
     #: A draw inside a computation a call step calls (`let c <- noisy(b)`, whose body draws
     #: at site("noise")): the call's target. The step is the call step's, for its place.
     called: str | None = None
+    constraint: Constraint | None = None
 
     @property
     def line(self) -> int:
@@ -125,10 +134,20 @@ class Site:
 
     @property
     def support(self) -> Constraint | None:
-        """The set a value of the site lies in: its family's support from the registry
-        (bounds named by a parameter are the call's arguments); None for a draw from
-        another program, whose sites have their own."""
+        """The set a value of the site lies in: the step's `constraint` where it writes
+        one, else its family's support from the registry (bounds named by a parameter are
+        the call's arguments); None for a draw from another program, whose sites have
+        their own."""
+        if self.constraint is not None:
+            return self.constraint
         return FAMILIES[self.family].support if self.family is not None else None
+
+    @property
+    def constraint_span(self) -> Span:
+        """Where the step writes its `constraint=` (the step, where it writes none): what
+        an export that cannot write the constraint points at."""
+        options = getattr(self.step, "options", ())
+        return next((o.span for o in options if o.key.text == CONSTRAINT_OPTION), self.step.span)
 
     @property
     def summed_family(self) -> Family | None:

@@ -31,6 +31,7 @@ from qvr_core.check.declarations import (
     spread_entries,
 )
 from qvr_core.check.model import (
+    CONSTRAINT_OPTION,
     REDUCTIONS,
     STEP_OPTIONS,
     Argument,
@@ -43,6 +44,7 @@ from qvr_core.check.model import (
 )
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.spelling import one_edit_apart
+from qvr_core.check.step_constraints import constraint_word, value_constraint
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
 from qvr_core.check.unchecked import is_family
@@ -58,6 +60,17 @@ _ARITH_OPS = frozenset({"+", "-", "*", "/"})
 #: What an entry of a vector draw is, picked by a number (`w[0]` of a simplex).
 _ENTRY_KINDS = {"simplex": "unit_interval", "positive_vector": "positive"}
 _INDEX_KINDS = ("index", "ordinal", "boolean", "nonnegative_integer", "integer_interval")
+
+
+def _site_plates(family: Family, a: Argument) -> tuple[ObjectType, ...]:
+    """The plates of argument `a` that are the site's: all but those a matrix parameter
+    takes as its own rows (`MarkovChain(theta)` with `theta <- Dirichlet(1.0) [over=S,
+    iid_over=S]`: the plate S is the transition's rows, not one chain per S)."""
+    assert a.type is not None
+    param = family.param(a.param)
+    own = max(0, (param.rank if param is not None else 0) - len(a.type.element.event))
+    plates = a.type.plates
+    return plates[: len(plates) - own] if own else plates
 
 
 # ---------------------------------------------------------------- what it types
@@ -231,7 +244,8 @@ def _arith_reason(node: ast.Arith) -> str | None:
             stack.append(item.operand)
         elif isinstance(item, ast.ListExpr):
             stack.extend(item.items)
-    if lower(node, lambda _: False) is None:
+    # whether it lowers at all: an object argument's size is looked for when it is typed
+    if lower(node, lambda _: False, size_of=lambda _: 0) is None:
         return "its expressions"
     return None
 
@@ -417,7 +431,7 @@ class ModelChecker:
     def _let(self, step: ast.LetStep | ast.ScoreStep, scope: tuple[str, ...]) -> Plated | None:
         """Type a let's (or score's) value and put it in the model, in step order."""
         t = self.arith(step.value)
-        term = lower(step.value, self.is_plate, self.plates_of)
+        term = lower(step.value, self.is_plate, self.plates_of, self.size_of)
         assert term is not None  # model_reason admits only what lowers
         uses = tuple(dict.fromkeys(refs(term)))
         kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
@@ -449,6 +463,13 @@ class ModelChecker:
             site = self._family_site(step, source, kind, family, annotation, opts)
         else:
             site = self._call_site(step, kind, source, annotation)
+            if opts.constraint is not None and opts.constraint_at is not None:
+                self.ctx.report(
+                    rules.OPTION_NOT_APPLICABLE,
+                    f"constraint={opts.constraint} orders the numbers a family draws; a draw "
+                    f"from {source.callee.text} has the supports of its own sites",
+                    opts.constraint_at,
+                )
         site = replace(site, scope=tuple(s.name for s in scope))
         target = step.target
         if kind == "observe":
@@ -635,6 +656,9 @@ class ModelChecker:
                 out.via = self._via(o, values, kind, scope)
             elif key == "reduction":
                 out.reduction = self._reduction(o, values, kind)
+            elif key == CONSTRAINT_OPTION:
+                out.constraint = constraint_word(self.ctx, o, values, kind)
+                out.constraint_at = o.span
         return out
 
     def _option_plate(self, key: str, value: object) -> ObjectType | None:
@@ -791,7 +815,7 @@ class ModelChecker:
             if a.type.data_plates:  # its axes are the data's: known when it is bound
                 data_rows = True
                 continue
-            for p in a.type.plates:
+            for p in _site_plates(family, a):
                 if p.name in allowed:
                     continue
                 if explicit and kind != "marginalize" and not opts.via and p.size >= 0:
@@ -804,6 +828,10 @@ class ModelChecker:
         self._check_support(family, spaces, annotation)
         t = Plated(plates, element, data_rows and not explicit)
         self.ctx.record_type(step.target.span, t)
+        constraint = None
+        if opts.constraint is not None and opts.constraint_at is not None:
+            word, at = opts.constraint, opts.constraint_at
+            constraint = value_constraint(self.ctx, word, at, family, step.target.text, t)
         return Site(
             name=step.target.text,
             kind=kind,  # type: ignore[arg-type]  # one of the site kinds, as the step's keyword
@@ -816,6 +844,7 @@ class ModelChecker:
             reduction=opts.reduction,
             type=t,
             annotated=annotation is not None,
+            constraint=constraint,
         )
 
     def _annotation(
@@ -1129,6 +1158,7 @@ class ModelChecker:
                     of = got
             return Element(support.kind, (), of)
         if family.event_rank == 0:
+            self._entries_per_plate(step, family, args, plates)
             return Element(support.kind)
         sizes: list[int] = [p.size for p in event_axes]
         of = event_axes[0].name if event_axes else None
@@ -1157,6 +1187,36 @@ class ModelChecker:
                     a.span,
                 )
         return Element(support.kind, tuple(sizes), of)
+
+    def _entries_per_plate(
+        self,
+        step: ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep,
+        family: Family,
+        args: tuple[Argument, ...],
+        plates: tuple[ObjectType, ...],
+    ) -> None:
+        """A number family's argument written as a vector (`let mu_loc = [3.0, 10.0]`,
+        `Normal([3.0, 10.0], 1.0)`) gives one entry per index of the site's last plate, the
+        axis it lines up with: a vector of another length would fail only when the run
+        broadcasts it (QVR313 here). A plate of one entry lays out no axis, and a vector
+        of one entry broadcasts to any."""
+        axes = [p for p in plates if p.size != 1]  # `axis_plates`: what lays out an axis
+        if not axes or isinstance(step, ast.MarginalizeStep) or axes[-1].size < 0:
+            return  # no axis, one a caller sizes, or a marginalize's groups (summed)
+        last = axes[-1]
+        for a in args:
+            param = family.param(a.param)
+            t = a.type
+            if param is None or param.rank or t is None or t.plates or t.data_plates:
+                continue
+            if len(t.element.event) == 1 and t.element.event[0] not in (-1, 1, last.size):
+                self.ctx.report(
+                    rules.ARGUMENT_PLATE,
+                    f"{a.param}={self.ctx.source(a.span)} has {t.element.event[0]} entries, "
+                    f"one per index of {last.name}, which has {last.size}",
+                    a.span,
+                    related=self._object_related(last.name),
+                )
 
     def _check_literals(self, family: Family, args: tuple[Argument, ...]) -> None:
         """A number outside its parameter's constraint (`HalfCauchy(-1.0)`)."""
@@ -1399,6 +1459,8 @@ class ModelChecker:
             return Plated(())
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
+            if fn.objects and fn.accepts(len(node.args)):
+                return self._object_series(fn, node)
             types = [self.arith(a) for a in node.args]
             if not fn.accepts(len(node.args)):
                 self.ctx.report(
@@ -1482,6 +1544,58 @@ class ModelChecker:
             return None
         return vector
 
+    def _object_series(self, fn: Function, node: ast.Apply) -> Plated | None:
+        """`lags(y, Lag)`: y's type with the plate Lag added as its last axis; `tail(y,
+        Later)`: y's last plate replaced by Later, which is no longer. A data series (its
+        axes the file's) gets the plate after its rows."""
+        types: list[Plated | None] = []
+        plate: ObjectType | None = None
+        for param, arg in zip(fn.params, node.args, strict=True):
+            if param in fn.objects:
+                plate = self._function_plate(fn, param, arg)
+                types.append(Plated(()) if plate is not None else None)
+            else:
+                types.append(self.arith(arg))
+        if plate is None or not self._series(fn, node, types):
+            return None
+        series = types[0]
+        assert series is not None
+        plates = series.plates
+        if fn.object_plate == "replaces" and plates:
+            last = plates[-1]
+            if last.size >= 0 and plate.size > last.size:
+                self.ctx.report(
+                    rules.ARITHMETIC_DIMENSIONS,
+                    f"{fn.name} takes the last {plate.size} entries ({plate.name}) of "
+                    f"{self.ctx.source(node.args[0].span)}, which has {last.size} ({last.name})",
+                    node.span,
+                )
+                return None
+            plates = plates[:-1]
+        return Plated((*plates, plate), series.element, series.data_plates)
+
+    def _function_plate(self, fn: Function, param: str, arg: ast.Arith) -> ObjectType | None:
+        """The declared finite object an object argument names, or None (reported)."""
+        name = arg.name.text if isinstance(arg, ast.Var) else None
+        obj = self.ctx.objects.get(name) if name is not None else None
+        if obj is None or not obj.discrete or obj.size < 0:
+            self.ctx.report(
+                rules.ARITHMETIC_DIMENSIONS,
+                f"{fn.name}'s {param} names a declared finite object (`object {param} : FinSet "
+                f"n`), not {self.ctx.source(arg.span)}",
+                arg.span,
+            )
+            return None
+        assert isinstance(arg, ast.Var)
+        self.ctx.ref(arg.span, SymbolKey(obj.name))
+        return obj
+
+    def size_of(self, name: str) -> int | None:
+        """The size of a declared finite object, which `lower` writes for an object
+        argument of a function."""
+        obj = self.ctx.objects.get(name)
+        return obj.size if obj is not None and obj.discrete and obj.size >= 0 else None
+
     def _series(self, fn: Function, node: ast.Apply, types: list[Plated | None]) -> bool:
         """A series function reads along its series' last axis: the series has one, each
         parameter of `fn.numbers` is one number (a coefficient of every step), each of
@@ -1490,6 +1604,8 @@ class ModelChecker:
         ok = True
         for param, arg, t in zip(fn.params, node.args, types, strict=True):
             written = self.ctx.source(arg.span)
+            if param in fn.objects:
+                continue  # a plate (`_object_series`)
             if param in fn.whole:
                 if not (isinstance(arg, ast.Number) and arg.value == int(arg.value) >= 1):
                     message = f"{fn.name}'s {param} is a whole number of steps, 1 or more"
@@ -1558,6 +1674,8 @@ class _Options:
     iid_over: tuple[ObjectType, ...] = ()
     via: str | None = None
     reduction: str | None = None
+    constraint: str | None = None  # a set `constraint=` names (`ordered`), checked for the step
+    constraint_at: Span | None = None  # the option, where a family that cannot take it says so
 
 
 def _annotation_is_event(family: Family, args: tuple[Argument, ...], axis: ObjectType) -> bool:

@@ -90,11 +90,14 @@ def lower(
     node: ast.Arith,
     is_plate: Callable[[str], bool],
     plates_of: Callable[[str], tuple[str, ...]] = lambda _: (),
+    size_of: Callable[[str], int | None] = lambda _: None,
 ) -> Term | None:
     """The term of a typed expression; None when it holds what the checker does not type.
 
     `is_plate(name)` says whether an index names a plate object (`sigma[School]`);
-    `plates_of(name)` the plates of a value the checker typed, outermost first."""
+    `plates_of(name)` the plates of a value the checker typed, outermost first;
+    `size_of(name)` the size of a finite object, which an object argument of a function
+    is lowered to (`lags(y, Lag)` reads Lag's size: a number)."""
     span = node.span
     match node:
         case ast.Number(value=value):
@@ -104,16 +107,17 @@ def lower(
         case ast.Var(name=name):
             return Ref(name.text, span)
         case ast.Unary(op=op, operand=operand):
-            inner = lower(operand, is_plate, plates_of)
+            inner = lower(operand, is_plate, plates_of, size_of)
             if inner is None:
                 return None
             return Unary(op, inner, span)
         case ast.Binary(op=op) if op in OPERATORS:
-            return _binary(node, is_plate, plates_of)
+            return _binary(node, is_plate, plates_of, size_of)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
-            if not FUNCTIONS[func.text].accepts(len(args)):
+            fn = FUNCTIONS[func.text]
+            if not fn.accepts(len(args)):
                 return None
-            items = _all(args, is_plate, plates_of)
+            items = _all(args, is_plate, plates_of, size_of, fn.objects_at)
             return None if items is None else Call(func.text, items, span)
         case ast.MethodCall(receiver=receiver, method=method, args=args):
             if method.text not in METHODS or len(args) > 1:
@@ -133,14 +137,14 @@ def lower(
                 if isinstance(i, ast.Var) and is_plate(i.name.text):
                     out.append(None)
                     continue
-                t = lower(i, is_plate, plates_of)
+                t = lower(i, is_plate, plates_of, size_of)
                 if t is None:
                     return None
                 out.append(t)
             plates = plates_of(base.name.text)[: len(out)]
             return Gather(base.name.text, tuple(out), span, plates)
         case ast.ListExpr(items=items, tuple=False):
-            terms = _all(items, is_plate, plates_of)
+            terms = _all(items, is_plate, plates_of, size_of)
             return None if terms is None else Stack(terms, span)
         case _:
             return None
@@ -150,13 +154,14 @@ def _binary(
     node: ast.Binary,
     is_plate: Callable[[str], bool],
     plates_of: Callable[[str], tuple[str, ...]],
+    size_of: Callable[[str], int | None],
 ) -> Term | None:
     spine = [node]  # along the left spine: a long chain does not recurse per operator
     while isinstance(spine[-1].left, ast.Binary) and spine[-1].left.op in OPERATORS:
         spine.append(spine[-1].left)
-    value = lower(spine[-1].left, is_plate, plates_of)
+    value = lower(spine[-1].left, is_plate, plates_of, size_of)
     for b in reversed(spine):
-        right = lower(b.right, is_plate, plates_of)
+        right = lower(b.right, is_plate, plates_of, size_of)
         if value is None or right is None:
             return None
         value = Op(b.op, value, right, b.span)
@@ -167,10 +172,19 @@ def _all(
     nodes: tuple[ast.Arith, ...],
     is_plate: Callable[[str], bool],
     plates_of: Callable[[str], tuple[str, ...]],
+    size_of: Callable[[str], int | None],
+    objects: frozenset[int] = frozenset(),
 ) -> tuple[Term, ...] | None:
+    """Each node's term; one at the positions `objects` that names a finite object is
+    lowered to its size (anything else there is lowered as it is: the checker reports
+    it, so it never runs)."""
     out: list[Term] = []
-    for n in nodes:
-        t = lower(n, is_plate, plates_of)
+    for i, n in enumerate(nodes):
+        size = size_of(n.name.text) if i in objects and isinstance(n, ast.Var) else None
+        if size is not None:
+            out.append(Num(float(size), n.span))
+            continue
+        t = lower(n, is_plate, plates_of, size_of)
         if t is None:
             return None
         out.append(t)

@@ -189,6 +189,15 @@ def _problems(model: Model) -> list[Unsupported]:
     for gap in model.runtime_gaps:
         out.append(Unsupported(model.decl.name.span, f"qvr cannot run this program yet: {gap}"))
     for step in model.steps:
+        if isinstance(step, Site) and step.constraint is not None and len(step.plates) > 1:
+            out.append(
+                Unsupported(
+                    step.constraint_span,
+                    f"constraint={step.constraint.kind} over {len(step.plates)} plates (a row "
+                    "ordered per entry of the others) is not exported yet: the export writes "
+                    f"one vector, Stan's {step.constraint.kind}[K], over one plate",
+                )
+            )
         callee = step.called or (step.callee if isinstance(step, Site) else None)
         if callee is not None:
             out.append(

@@ -27,10 +27,12 @@ from qvr_core.builtins import (
     TOP_KEYWORDS,
     Keyword,
 )
+from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import codomain_words
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
-from qvr_core.check.model import REDUCTIONS, STEP_OPTIONS
+from qvr_core.check.model import CONSTRAINT_OPTION, REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
+from qvr_core.check.step_constraints import CONSTRAINT_VALUES
 from qvr_core.check.types import Group
 from qvr_core.ide.builtins_info import PARAM_SOURCE_OPTION, describe, describe_param_source
 from qvr_core.ide.completion_context import Context, Where
@@ -111,6 +113,11 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
             found += _from(symbols, lambda s: s.kind is SymbolKind.OBJECT)
         elif context.option == "via":
             found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
+        elif context.option == CONSTRAINT_OPTION:
+            found += [
+                Candidate(w, Word.OPTION_VALUE, f"constraint: {Constraint(w).describe()}", "2")
+                for w in CONSTRAINT_VALUES
+            ]
     elif where is Where.CALLABLE:
         found += [
             Candidate(f, Word.FAMILY, f"family {FAMILIES[f].signature()}", "2", _doc(f))

@@ -141,14 +141,19 @@ def _model_gap(checked: CheckedModule, model: Model, seen: set[str]) -> str | No
 def improper_prior(
     checked: CheckedModule, name: str, seen: frozenset[str] = frozenset()
 ) -> tuple[Model, Site] | None:
-    """The first latent of model program `name`, or of a program it calls, whose prior is
-    improper (`Flat`, `HalfFlat`), with the model it is drawn in; None when every prior
-    is a distribution (or `name` is no model)."""
+    """The first latent of model program `name`, or of a program it calls, whose prior
+    qvr cannot draw from, with the model it is drawn in: an improper one (`Flat`,
+    `HalfFlat`), or one held to a `[constraint=ordered]` (the family truncated to the
+    set, which no factory draws); None when every prior is a distribution qvr draws (or
+    `name` is no model)."""
     model = checked.models.get(name)
     if model is None or name in seen:
         return None
     for site in model.sites:
-        if site.kind == "sample" and site.family is not None and FAMILIES[site.family].improper:
+        undrawn = site.family is not None and (
+            FAMILIES[site.family].improper or site.constraint is not None
+        )
+        if site.kind == "sample" and undrawn:
             return model, site
         if site.callee is not None:
             inner = improper_prior(checked, site.callee, seen | {name})
@@ -187,16 +192,42 @@ _IMPROPER_ENDS: dict[PriorDraw, str] = {
 
 def improper_refusal(checked: CheckedModule, name: str, draw: PriorDraw) -> str | None:
     """Why `draw` from the prior of program `name` cannot be made, or None: an improper
-    prior has no draws, so neither the prior predictive nor data drawn from the prior
-    exists. NUTS and SVI on data need no prior draw (a chain starts where Stan's does, a
-    guide at its own centre): they run."""
+    prior has no draws, and qvr draws none of a prior held to an ordered set, so neither
+    the prior predictive nor data drawn from the prior exists. NUTS and SVI on data need
+    no prior draw (a chain starts where Stan's does, a guide at its own centre): they run."""
     found = improper_prior(checked, name)
-    if found is None:
-        return None
+    if found is None or (draw != "prior" and not _observes(checked, name)):
+        return None  # the data of a program that observes nothing hold no draw of it
     model, site = found
     where = f"line {site.line}, sample {site.name} <- {site.family}"
+    if site.constraint is not None:
+        where += f" [constraint={site.constraint.kind}]"
     if model.name != name:
         where += f" (in program {model.name}, which {name} calls)"
+    return f"program {name}: {where} is {_undrawn(site)}, {_IMPROPER_ENDS[draw]}"
+
+
+def _observes(checked: CheckedModule, name: str, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether model program `name`, or a program it calls, has an observed site: what its
+    synthetic data would draw from the prior."""
+    model = checked.models.get(name)
+    if model is None or name in seen:
+        return False
+    return any(
+        site.kind == "observe"
+        or (site.callee is not None and _observes(checked, site.callee, seen | {name}))
+        for site in model.sites
+    )
+
+
+def _undrawn(site: Site) -> str:
+    """Why qvr has no draws of `site`'s prior, in words (`improper_prior` found it)."""
+    c = site.constraint
+    if c is not None:  # Stan's ordered[K] scores the family there, not renormalised
+        return (
+            f"{site.family} held to {c.describe()}, a prior qvr does not draw from (its "
+            "family truncated to the set)"
+        )
     # a flat density between its arguments integrates, but is no normalised distribution
     bounded = site.support is not None and isinstance(site.support.high, str)
     why = (
@@ -204,7 +235,7 @@ def improper_refusal(checked: CheckedModule, name: str, draw: PriorDraw) -> str 
         if bounded
         else "its density does not integrate"
     )
-    return f"program {name}: {where} is an improper prior ({why}), {_IMPROPER_ENDS[draw]}"
+    return f"an improper prior ({why})"
 
 
 def program_decl(checked: CheckedModule, name: str) -> ast.ProgramDecl | None:

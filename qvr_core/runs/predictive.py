@@ -20,7 +20,8 @@ import torch
 from torch.func import vmap
 
 from qvr_core.inference.sites import ProgramLike
-from qvr_core.runtime.model.program import drawing_together
+from qvr_core.runtime.model.early import reading_early, settle, step_limit
+from qvr_core.runtime.model.program import ModelProgram, drawing_together
 
 #: Draws run together in one vmapped run: bounds the memory of one chunk.
 CHUNK = 500
@@ -53,21 +54,58 @@ def _together(
     flat: Mapping[str, torch.Tensor],
     names: Sequence[str],
 ) -> dict[str, torch.Tensor] | None:
-    """The draws from vmapped runs, or None where they cannot be made so."""
+    """The draws from vmapped runs, or None where they cannot be made so. A series the
+    model reads before its observe is settled over the whole batch: every vmapped run
+    reads the batch's draws of it from the run before (`runtime.model.early`)."""
+    early = _read_early(program, x, data, flat)
+    wanted = [*names, *(n for n in early if n not in names)]
+    # a settling batch is run once per step of its series: one call for all its draws
+    chunk = None if early else CHUNK
 
-    def one(values: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        run = program.run(x, data, values).values
-        return {n: run[n] for n in names}
+    def one(
+        values: dict[str, torch.Tensor], guess: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        with reading_early(guess):
+            run = program.run(x, data, values).values
+        return {n: run[n] for n in wanted}
+
+    def batch(
+        guess: dict[str, torch.Tensor],
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        with drawing_together():
+            out: dict[str, torch.Tensor] = vmap(one, randomness="different", chunk_size=chunk)(
+                dict(flat), guess
+            )
+        return out, {n: out[n] for n in early}
 
     try:
-        with drawing_together():
-            drawn: dict[str, torch.Tensor] = vmap(one, randomness="different", chunk_size=CHUNK)(
-                dict(flat)
-            )
+        if early:
+            total = next(iter(flat.values())).shape[0]
+            guess = {n: s.expand(total, *s.shape).clone() for n, s in early.items()}
+            drawn = settle(batch, guess, step_limit(early), getattr(program, "name", "?"))
+        else:
+            drawn = batch({})[0]
     except Exception:  # a value read into Python, a sampler vmap cannot batch
         return None
+    drawn = {n: drawn[n] for n in names}
     finite = all(bool(torch.isfinite(v).all()) for v in drawn.values() if v.is_floating_point())
     return drawn if finite and drawn.keys() == set(names) else None
+
+
+def _read_early(
+    program: ProgramLike, x: Any, data: Mapping[str, Any], flat: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """The observed series the model reads before its observe, each as zeros of its
+    shape: found by one run of the first draw (which settles them itself); none for a
+    program that reads none, or is no model program."""
+    model = getattr(program, "program", program)  # a summed model's own program
+    if not isinstance(model, ModelProgram):
+        return {}
+    if not model.early_names:
+        state = torch.random.get_rng_state()
+        program.run(x, data, {k: v[0] for k, v in flat.items()})
+        torch.random.set_rng_state(state)
+    return {n: model.series_zeros(n) for n in sorted(model.early_names)}
 
 
 def _one_by_one(

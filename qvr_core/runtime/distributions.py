@@ -38,6 +38,8 @@ from torch.distributions import transforms as T
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.markov import MarkovChain
+from qvr_core.runtime.ordered import ordered_vector, positive_ordered_vector
 from qvr_core.runtime.tensors import broadcast_shape
 
 Args = Mapping[str, torch.Tensor]
@@ -391,9 +393,7 @@ class _ImproperFlat(_Rebuilt, D.Distribution):
 
     @torch.no_grad()
     def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
-        shape = self._extended_shape(torch.Size(sample_shape))
-        u = torch.rand(shape, dtype=self.zero.dtype, device=self.zero.device) * 4 - 2
-        return D.biject_to(self.support)(u)
+        return stan_start(self._extended_shape(torch.Size(sample_shape)), self.support, self.zero)
 
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
         """0 on the support, -inf off it; `value * 0` keeps the value in the graph, so a
@@ -432,6 +432,51 @@ class ImproperBoundedFlat(_ImproperFlat):
         self.low, self.high = torch.broadcast_tensors(low, high)
         self.support = C.interval(self.low, self.high)
         super().__init__(torch.zeros_like(self.low), validate_args=validate_args)
+
+
+def stan_start(shape: torch.Size, support: C.Constraint, like: torch.Tensor) -> torch.Tensor:
+    """Stan's starting point of a latent on `support`: uniform on (-2, 2) in unconstrained
+    space, mapped onto the support (`biject_to`); of `shape`, in `like`'s dtype and device.
+    What a family that has no draws gives where one value of the site is needed."""
+    u = torch.rand(shape, dtype=like.dtype, device=like.device) * 4 - 2
+    return D.biject_to(support)(u)
+
+
+class Ordered(D.Independent[D.Distribution]):
+    """A number family's draws along the last axis held to an ordered set (`support`:
+    `ordered_vector` or `positive_ordered_vector`), a step's `[constraint=ordered]`: the
+    last axis of `base`'s batch is one vector's. Its log density is the family's summed
+    over the vector, as Stan scores `ordered[K] mu; mu ~ normal(0, 2);`, not renormalised
+    over the set.
+
+    A draw would be one from the family truncated to the set, which qvr does not make:
+    `sample` gives Stan's starting point, as an improper family's does (`_ImproperFlat`),
+    and what would read it as a draw of the prior is refused before it runs
+    (`qvr_core.plan.runnable.improper_refusal`)."""
+
+    has_rsample = False
+
+    def __init__(self, base: D.Distribution, support: C.Constraint) -> None:
+        super().__init__(base, 1, validate_args=False)
+        self._ordered = support
+
+    @property
+    def support(self) -> C.Constraint:
+        return self._ordered
+
+    def expand(
+        self, batch_shape: torch.Size | list[int] | tuple[int, ...], _instance: Any = None
+    ) -> Ordered:
+        shape = torch.Size((*batch_shape, *self.event_shape))
+        return Ordered(self.base_dist.expand(shape), self._ordered)
+
+    @torch.no_grad()
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        shape = self._extended_shape(torch.Size(sample_shape))
+        return stan_start(shape, self._ordered, _zeros())
+
+    def rsample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        raise NotImplementedError("a draw held to an ordered set is not reparameterised")
 
 
 def _zeros() -> torch.Tensor:
@@ -741,6 +786,10 @@ class Factories:
         return _categorical(a)
 
     @staticmethod
+    def MarkovChain(a: Args, space: int | None) -> D.Distribution:
+        return MarkovChain(a["transition"], a.get("initial"))
+
+    @staticmethod
     def Poisson(a: Args, space: int | None) -> D.Distribution:
         return Poisson(a["rate"])
 
@@ -983,7 +1032,10 @@ _FIXED: dict[str, C.Constraint] = {
     "simplex": C.simplex,
     "real_vector": C.real_vector,
     "positive_vector": C.independent(C.positive, 1),
+    "ordered": ordered_vector,
+    "positive_ordered": positive_ordered_vector,
     "real_matrix": C.independent(C.real, 2),
+    "stochastic_matrix": C.independent(C.simplex, 1),
     "lower_cholesky": C.lower_cholesky,
     "corr_cholesky": C.corr_cholesky,
     "positive_definite": C.positive_definite,

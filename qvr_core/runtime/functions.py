@@ -158,6 +158,23 @@ class Implementations:
         return torch.cat([zeros, x[..., : x.shape[-1] - n]], dim=-1)
 
     @staticmethod
+    def lags(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        x = x if x.is_floating_point() else x.to(torch.get_default_dtype())
+        steps = x.shape[-1]
+        zeros = x.new_zeros((*x.shape[:-1], int(k)))  # the checker wrote L's size here
+        padded = torch.cat([zeros, x], dim=-1)  # padded[j] = x[j - K]
+        # entry [t, k] = x[t - k - 1] = padded[t + K - k - 1]: one slice per lag
+        n = int(k)
+        return torch.stack([padded[..., n - j - 1 : n - j - 1 + steps] for j in range(n)], -1)
+
+    @staticmethod
+    def tail(x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        count = int(n)  # the checker wrote P's size here
+        if count > x.shape[-1]:
+            raise ValueError(f"tail: {count} entries of a series of {x.shape[-1]} (its last axis)")
+        return x[..., x.shape[-1] - count :]
+
+    @staticmethod
     def linear_recurrence(
         init: torch.Tensor, coef: torch.Tensor, drive: torch.Tensor
     ) -> torch.Tensor:

@@ -402,8 +402,9 @@ UNKNOWN_OPTION = Rule(
     explanation=(
         "Morphisms accept a fixed set of options (`role`, `scale`, ...), `scan` accepts "
         "`reverse=`, program steps accept `over`, `iid_over`, `via` and `reduction` (as "
-        "quivers documents them), and other calls take no keyword arguments. An unknown "
-        "key is most likely a typo: the message suggests the closest ones."
+        "quivers documents them) and qvr's `constraint`, and other calls take no keyword "
+        "arguments. An unknown key is most likely a typo: the message suggests the "
+        "closest ones."
     ),
     fixes=("Correct the spelling, or remove the option.",),
     example="QVR303_unknown_option.qvr",
@@ -422,7 +423,8 @@ INVALID_OPTION_VALUE = Rule(
         "matrix it factorises); `true` or `false` for `reverse`. The options a family "
         "reads itself take its values: a GP's `kernel` is `rbf`, `matern52` or `linear`, "
         "its `length_scale` and `amplitude` positive numbers, a MatrixNormal's `over` two "
-        "finite sets."
+        "finite sets. A step's `constraint` is `ordered` or `positive_ordered` (Stan's "
+        "`ordered[K]` and `positive_ordered[K]`)."
     ),
     fixes=("Give a value of the kind the message names.",),
     example="QVR304_invalid_option_value.qvr",
@@ -455,7 +457,10 @@ OPTION_NOT_APPLICABLE = Rule(
         "kernel it is the rank of the covariance factor, as quivers reads it) and "
         "`hidden_dim` sizes an `mlp` one; a kernel without a network (every parameter "
         "given, or a `GP`'s learned own) takes none of them. Given elsewhere they would be "
-        "silently ignored."
+        "silently ignored. A step's `constraint=ordered` orders a latent's numbers along its "
+        "last plate: it applies to a `sample` of a continuous number family whose support "
+        "holds the set (the reals; for `positive_ordered` the positive numbers too), on a "
+        "plate of more than one entry."
     ),
     fixes=("Remove the option, or add what it applies to.",),
     example="QVR306_option_not_applicable.qvr",

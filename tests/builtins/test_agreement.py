@@ -87,10 +87,15 @@ def test_every_function_runs_on_a_plate_shaped_value_as_its_shape_says() -> None
         elif fn.shape == "matrix_vector":
             args = [square, x]
         elif fn.shape == "series":  # 4 series of 3 steps; a number per series, or a count
-            count = torch.tensor(1.0)
+            count = torch.tensor(2.0)  # an object argument is its size (`lags(x, Lag)`)
             args = [
-                count if p in fn.whole else x[:, 0] if p in fn.numbers else x for p in fn.params
+                count if p in (*fn.whole, *fn.objects) else x[:, 0] if p in fn.numbers else x
+                for p in fn.params
             ]
+            if fn.object_plate == "adds":
+                want = (4, 3, 2)
+            elif fn.object_plate == "replaces":
+                want = (4, 2)
         got = FUNCTION_IMPLEMENTATIONS[name](*args)
         assert tuple(got.shape) == want, name
 

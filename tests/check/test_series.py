@@ -13,6 +13,7 @@ on the data it was given; the exports write it (NumPyro) or say where they canno
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import torch
@@ -199,24 +200,19 @@ def test_the_recurrence_costs_log2_steps_of_whole_series_operations() -> None:
     assert depth < 20 * math.ceil(math.log2(1000))
 
 
-def test_a_draw_of_the_series_it_reads_early_says_why_it_cannot() -> None:
-    """Drawing y from the model would need y step by step (its scale reads y[t - 1]): the
-    prior predictive and `qvr data` say so, naming y and the line, and a fit on data runs."""
-    from qvr_core.inference.errors import InferenceError
+def test_a_draw_of_the_series_it_reads_early_is_made_step_by_step() -> None:
+    """Drawing y from the model needs y step by step (its scale reads y[t - 1]): the prior
+    predictive and `qvr data` draw it so (`runtime.model.early`; its own tests check the
+    draws against the recursion)."""
     from qvr_core.runs.synthesise import synthesise
 
     program = compile_model(check(GARCH), "garch")
-    with pytest.raises(Exception, match=r"reads the observed 'y' \(line 8\) before its observe"):
-        program.run({"sigma1": torch.tensor(0.5)})
-    with pytest.raises(InferenceError, match="reads the observed 'y'"):
-        synthesise(check(GARCH), "garch", seed=0)
+    drawn = program.run({"sigma1": torch.tensor(0.5)}).values["y"]
+    assert drawn.shape == (6,) and bool(torch.isfinite(drawn).all())
+    assert synthesise(check(GARCH), "garch", seed=0).arrays()["y"].shape == (6,)
 
 
-def test_a_fit_asked_for_predictive_draws_it_cannot_make_keeps_its_draws(
-    tmp_path: pytest.TempPathFactory,
-) -> None:
-    """`qvr run --predictive` on such a model: the fit is kept, the missing draws are a
-    warning with the reason, not an error after the sampling."""
+def _fit_with_predictive(text: str, tmp_path: pytest.TempPathFactory) -> tuple[Any, Any]:
     import json
     from pathlib import Path
 
@@ -227,7 +223,7 @@ def test_a_fit_asked_for_predictive_draws_it_cannot_make_keeps_its_draws(
     data.write_text(json.dumps({"y": Y, "sigma1": 0.5}), encoding="utf-8")
     results = RunResults()
     summary = run_program(
-        GARCH,
+        text,
         method="nuts",
         data=str(data),
         steps=40,
@@ -236,7 +232,114 @@ def test_a_fit_asked_for_predictive_draws_it_cannot_make_keeps_its_draws(
         predictive=True,
         results=results,
     )
+    return summary, results
+
+
+def test_a_fit_draws_the_posterior_predictive_of_a_series_read_early(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    summary, results = _fit_with_predictive(GARCH, tmp_path)
+    assert summary.posterior is not None and not summary.stopped
+    assert "posterior_predictive" in results.groups
+    assert not [w for w in summary.warnings if w.kind == "posterior_predictive"]
+
+
+def test_a_fit_asked_for_predictive_draws_it_cannot_make_keeps_its_draws(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    """A model whose early read is of later entries (y's sum) has no step-by-step draw:
+    `qvr run --predictive` keeps the fit, the missing draws are a warning with the
+    reason, not an error after the sampling."""
+    text = GARCH.replace("    let e = y - mu\n", "    let total = y.sum()\n    let e = y - total\n")
+    summary, results = _fit_with_predictive(text, tmp_path)
     assert summary.posterior is not None and not summary.stopped
     assert "posterior" in results.groups and "posterior_predictive" not in results.groups
     (warning,) = [w for w in summary.warnings if w.kind == "posterior_predictive"]
-    assert "reads the observed 'y' (line 8) before its observe" in warning.message
+    assert "which it reads before the observe, did not settle" in warning.message
+
+
+# ---------------------------------------------------------------- lags and tail
+
+AR = """\
+object Time : FinSet 9
+object Later : FinSet 6
+object Lag : FinSet 3
+
+program ar : Time -> Time
+    sample alpha <- Normal(0.0, 10.0)
+    sample beta : Lag <- Normal(0.0, 1.0)
+    sample sigma <- HalfNormal(1.0)
+    sample z : Time <- Normal(0.0, 1.0)
+    let zlags = lags(z, Lag)
+    let zlater = tail(z, Later)
+    let past = lags(y, Lag)
+    let weighted = past * beta
+    let mu = alpha + weighted.sum(1)
+    let y_later = tail(y, Later)
+    let mu_later = tail(mu, Later)
+    observe y_later : Later <- Normal(mu_later, sigma)
+    return mu
+
+export ar
+"""
+Y9 = [0.4, -0.3, 1.1, 0.8, -0.6, 0.2, 1.5, -1.0, 0.7]
+
+
+def test_lags_are_the_values_before_each_step_and_tail_the_last_ones() -> None:
+    lags, tail = FUNCTION_IMPLEMENTATIONS["lags"], FUNCTION_IMPLEMENTATIONS["tail"]
+    y = torch.tensor(Y9, dtype=torch.float64)
+    got = lags(y, torch.tensor(3.0))
+    assert got.shape == (9, 3)
+    for t in range(9):
+        for k in range(3):
+            assert float(got[t, k]) == (Y9[t - k - 1] if t - k - 1 >= 0 else 0.0)
+    assert tail(y, torch.tensor(4.0)).tolist() == Y9[5:]
+    with pytest.raises(ValueError, match="10 entries of a series of 9"):
+        tail(y, torch.tensor(10.0))
+
+
+def test_lags_add_the_plate_and_tail_replaces_the_series_plate() -> None:
+    module = check(AR)
+    assert [d for d in module.diagnostics if d.is_error] == []
+    lets = {s.name: s for s in module.models["ar"].steps if isinstance(s, Let)}
+    labels = {n: lets[n].type.label for n in ("zlags", "zlater") if lets[n].type is not None}
+    assert labels == {"zlags": "Time * Lag -> R", "zlater": "Later -> R"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "says"),
+    [
+        ("tail(z, Later)", "tail(z, Wide)", "tail(z, Wide)", "has 9 (Time)"),
+        ("lags(z, Lag)", "lags(z, 3)", "3", "names a declared finite object"),
+        ("lags(z, Lag)", "lags(alpha, Lag)", "alpha", "reads a series"),
+    ],
+)
+def test_a_misused_lags_or_tail_is_refused_where_it_is_wrong(
+    old: str, new: str, where: str, says: str
+) -> None:
+    text = AR.replace(old, new).replace("object Lag", "object Wide : FinSet 12\nobject Lag")
+    errors = [d for d in check(text).diagnostics if d.is_error]
+    assert [d.code for d in errors] == ["QVR207"], errors
+    assert says in errors[0].message
+    assert text[errors[0].span.start : errors[0].span.end] == where
+
+
+def test_an_ar_model_scores_as_stans_loop() -> None:
+    """Stan's arK: y[t] ~ normal(alpha + sum_k beta[k] * y[t - k], sigma) for t > K."""
+    program = compile_model(check(AR), "ar")
+    point = {"alpha": 0.1, "beta": [0.5, -0.2, 0.1], "sigma": 0.7, "z": [0.0] * 9}
+    values = {k: torch.tensor(v, dtype=torch.float64) for k, v in point.items()}
+    got = float(program.log_joint({"y": torch.tensor(Y9, dtype=torch.float64)}, values))
+    d, f = torch.distributions, torch.float64
+    want = (
+        d.Normal(torch.tensor(0.0, dtype=f), 10.0).log_prob(values["alpha"])
+        + d.Normal(torch.tensor(0.0, dtype=f), 1.0).log_prob(values["beta"]).sum()
+        + d.HalfNormal(torch.tensor(1.0, dtype=f)).log_prob(values["sigma"])
+        + d.Normal(torch.tensor(0.0, dtype=f), 1.0).log_prob(values["z"]).sum()
+    )
+    for t in range(3, 9):
+        mu = 0.1 + sum(point["beta"][k] * Y9[t - k - 1] for k in range(3))  # type: ignore[index]
+        want = want + d.Normal(torch.tensor(mu, dtype=f), 0.7).log_prob(
+            torch.tensor(Y9[t], dtype=f)
+        )
+    assert got == pytest.approx(float(want), rel=1e-12)

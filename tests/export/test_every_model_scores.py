@@ -99,7 +99,8 @@ def test_every_numpyro_export_scores_as_qvr(tmp_path: Path) -> None:
         point = {k: jax.numpy.asarray(v) for k, v in start.point.items()}
         if 'infer={"enumerate": "parallel"}' not in written:
             return float(log_density(model, (), kwargs, point)[0])
-        enumerated = enum(model, first_available_dim=-1 - plate_nesting(model, kwargs))
+        nesting = plate_nesting(model, kwargs, point)
+        enumerated = enum(model, first_available_dim=-1 - nesting)
         density = jax.jit(lambda p: enumerated_log_density(enumerated, (), kwargs, p)[0])
         return float(density(point))
 

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpyro.distributions as dist
 from numpyro.contrib.funsor import enum
 from numpyro.contrib.funsor import log_density as enumerated_log_density
-from numpyro.handlers import seed, trace
+from numpyro.handlers import seed, substitute, trace
 from numpyro.infer import MCMC, NUTS
 from numpyro.infer.util import log_density
 
@@ -78,14 +78,16 @@ def model_data(namespace: dict[str, Any], name: str) -> dict[str, Any]:
     return loaded
 
 
-def plate_nesting(model: Any, kwargs: dict[str, Any]) -> int:
-    """The most plates any site of one run of `model` sits in. The run is only traced
-    (`jax.make_jaxpr`), not computed: eagerly, each of its random draws and operations
-    is an XLA program compiled on its own (the HMM's run: 7 s of compiling)."""
+def plate_nesting(model: Any, kwargs: dict[str, Any], values: dict[str, Any] | None = None) -> int:
+    """The most plates any site of one run of `model` sits in, its latents at `values`
+    where given (an `ImproperUniform` site, an ordered mean's, has no draws). The run is
+    only traced (`jax.make_jaxpr`), not computed: eagerly, each of its random draws and
+    operations is an XLA program compiled on its own (the HMM's run: 7 s of compiling)."""
     nesting: list[int] = []
 
     def run() -> int:
-        sites = trace(seed(model, 0)).get_trace(**kwargs).values()
+        at = substitute(seed(model, 0), data=values or {})
+        sites = trace(at).get_trace(**kwargs).values()
         nesting.append(max((len(site["cond_indep_stack"]) for site in sites), default=0))
         return 0
 
@@ -211,7 +213,8 @@ export clash
 def every_builtin() -> str:
     """A program with a `let` for each builtin function (each form: a value, one
     number, a method's axis), each operator, unary minus and `not`, a stack and a gather."""
-    lines = ["object K : FinSet 4", "", "program builtins : K -> K"]
+    lines = ["object K : FinSet 4", "object Lag : FinSet 2", "object Short : FinSet 3", ""]
+    lines.append("program builtins : K -> K")
     lines.append("    sample x : K <- Beta(2.0, 2.0)")  # in (0, 1): every function is defined
     # the linear algebra on matrices of x's 4 points, positive definite once jittered
     linear = {
@@ -221,6 +224,7 @@ def every_builtin() -> str:
     }
     # a series: a count where the function takes a whole number, 0.4 for a number
     series = {"x": "x", "k": "2", "init": "0.5", "coef": "0.4", "drive": "x"}
+    series |= {"L": "Lag", "P": "Short"}  # a plate where it takes an object
     for f in FUNCTIONS.values():
         a = "1.0 + x" if f.name == "acosh" else "x"
         if f.shape in linear:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import torch
 
-from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.graph.build import build_graph, graph_nodes
@@ -129,14 +128,14 @@ def agreement(checked: CheckedModule, name: str) -> list[str]:
                 all(e >= 0 for e in event) and got[len(plates) :] != event
             ):
                 problems.append(f"{n}: shape {tuple(got)}, the checker has {site.type.label}")
-        assert site.family is not None
+        assert site.support is not None  # a family's site: the registry's, or its constraint=
         ran = program._constraints.get(n)
         try:
-            static = torch_constraint(FAMILIES[site.family].support)
+            static = torch_constraint(site.support)
         except (ValueError, AssertionError):
             static = None
         if ran is not None and static is not None and type(_base(ran)) is not type(_base(static)):
-            problems.append(f"{n}: support {ran} at run time, the registry's {static}")
+            problems.append(f"{n}: support {ran} at run time, the checker's {static}")
         if ran is not None and ran.is_discrete != site.type.element.discrete:
             problems.append(f"{n}: discrete {ran.is_discrete} != checker's {site.type.label}")
     return problems

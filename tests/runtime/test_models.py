@@ -277,7 +277,7 @@ def test_a_deep_chain_of_scopes_is_summed_in_linear_time(monkeypatch, via_let: b
     v = m.run({}).values
     calls = []
     real = marginal.combine
-    monkeypatch.setattr(marginal, "combine", lambda p, t: calls.append(1) or real(p, t))
+    monkeypatch.setattr(marginal, "combine", lambda d, p, t: calls.append(1) or real(d, p, t))
     got = m.log_joint({}, v)[0]
     torch.testing.assert_close(got, forward_algorithm(v, depth), rtol=1e-5, atol=1e-4)
     # each scope once per value of the state before it (read directly or through a let

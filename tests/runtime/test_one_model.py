@@ -61,7 +61,6 @@ def test_the_agreement_covers_the_examples_and_the_corpus() -> None:
 #: plates it is indexed by, so the agreement's data are (rows,) and torch cannot broadcast
 #: them (issue 48: the resolved model carries each data name's axes). With real data they run.
 _MATRIX_DATA = {
-    "examples/posteriordb/arK-arK.qvr",
     "examples/posteriordb/diamonds-diamonds.qvr",
     "examples/posteriordb/sblrc-blr.qvr",
 }

@@ -89,6 +89,14 @@ CALLS.update(
 )
 
 
+#: NumPyro's constraint of each set a step's `[constraint=...]` names (Stan's `ordered[K]`):
+#: an ImproperUniform on it is the latent, moved by NumPyro's own ordered transform.
+ORDERED_SETS = {
+    "ordered": "dist.constraints.ordered_vector",
+    "positive_ordered": "dist.constraints.positive_ordered_vector",
+}
+
+
 class _ObservedOnly:
     """Families NumPyro has whose latent would not mean what qvr's does: why."""
 

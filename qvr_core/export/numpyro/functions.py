@@ -92,6 +92,12 @@ class _Written:
         "jnp.concatenate([jnp.zeros_like(jnp.asarray({0}, float)[..., : int({1})]), "
         "jnp.asarray({0}, float)[..., : jnp.shape({0})[-1] - int({1})]], axis=-1)"
     )
+    lags = (
+        "jnp.stack([jnp.concatenate([jnp.zeros_like(jnp.asarray({0}, float)[..., : k + 1]), "
+        "jnp.asarray({0}, float)[..., : jnp.shape({0})[-1] - k - 1]], axis=-1) "
+        "for k in range(int({1}))], axis=-1)"
+    )
+    tail = "jnp.asarray({0}, float)[..., jnp.shape({0})[-1] - int({1}) :]"
     linear_recurrence = (
         "jax.lax.associative_scan(lambda p, q: (q[0] * p[0], q[0] * p[1] + q[1]), "
         "(jnp.concatenate([jnp.zeros(jnp.shape({2})[:-1] + (1,)), "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Let, Site, Step
 from qvr_core.export.numpyro.analysis import Analysis, a_number, analyse, draw_size, frames
-from qvr_core.export.numpyro.families import NORMALISED, family_call, sized
+from qvr_core.export.numpyro.families import NORMALISED, ORDERED_SETS, family_call, sized
 from qvr_core.export.numpyro.module import (
     Assign,
     Computed,
@@ -195,6 +195,9 @@ class _Lowering:
     def _site(self, site: Site, later: Sequence[Step]) -> None:
         family = site.summed_family
         assert family is not None
+        if site.constraint is not None:
+            self._ordered(site, family)
+            return
         self._to(frames(site, self.plan.sizes))
         call = self._distribution(site, family)
         observe = site.kind == "observe"
@@ -208,6 +211,21 @@ class _Lowering:
                 enumerate=not observe and site.name in self.a.enumerated,
             )
         )
+
+    def _ordered(self, site: Site, family: Family) -> None:
+        """A latent held to `[constraint=ordered]`: NumPyro's ImproperUniform on the ordered
+        set, one vector along the site's one plate (the plan refuses more), and the
+        family's log density at it as a factor, summed over the vector: Stan's `ordered[K]
+        mu; mu ~ normal(...)`, not renormalised over the set, as qvr scores it."""
+        assert site.constraint is not None
+        self._to([])  # its one plate is the vector's axis, not a batch of draws
+        py = self.names[site.name]
+        size = self.plan.sizes[site.plates[-1]]
+        support = ORDERED_SETS[site.constraint.kind]
+        uniform = f"dist.ImproperUniform({support}, (), event_shape=({size},))"
+        self._add(Sample(py, site.name, uniform, observed=None, enumerate=False))
+        density = f"{self._distribution(site, family)}.log_prob({py}).sum(-1)"
+        self._add(Factor(f"{site.name}.{family.name}", density))
 
     def _distribution(self, site: Site, family: Family) -> str:
         size = draw_size(self.plan, site, family)

@@ -145,6 +145,21 @@ class _Mixture:
 MIXTURE = members(_Mixture, FAMILIES)
 
 
+TRANSFORMS = "pm.distributions.transforms"
+
+#: PyMC's transforms onto each set a step's `[constraint=...]` names (Stan's `ordered[K]`),
+#: applied in order from the value (the positive set: log, then ordered, a chain every
+#: PyMC 5 has), and a start inside it for a vector of `{size}`: PyMC starts a Normal at its
+#: mean, where the entries are equal, off the set (log 0 through the transform).
+ORDERED_SETS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ordered": ((f"{TRANSFORMS}.ordered",), "np.linspace(-1.0, 1.0, {size})"),
+    "positive_ordered": (
+        (f"{TRANSFORMS}.log", f"{TRANSFORMS}.ordered"),
+        "np.linspace(1.0, 2.0, {size})",
+    ),
+}
+
+
 def keywords(family: str, args: dict[str, str], *, named: bool = False) -> list[str]:
     """The keyword arguments PyMC's distribution of `family` takes for qvr's arguments
     (Python text by qvr parameter name); `named`: of a model variable, not a `.dist`."""
@@ -164,4 +179,13 @@ def family_call(family: str, args: dict[str, str]) -> str | None:
     return f"{PYMC_FAMILIES[family].pm}.dist({', '.join(keywords(family, args))})"
 
 
-__all__ = ["MIXTURE", "PYMC_FAMILIES", "SUMMED", "WHY_NOT", "family_call", "keywords"]
+__all__ = [
+    "MIXTURE",
+    "ORDERED_SETS",
+    "PYMC_FAMILIES",
+    "SUMMED",
+    "TRANSFORMS",
+    "WHY_NOT",
+    "family_call",
+    "keywords",
+]

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
 
 from qvr_core.builtins import FAMILIES
+from qvr_core.builtins.constraints import REAL
 from qvr_core.check.model import Let, Site
 from qvr_core.check.types import Plated
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc.context import Context
-from qvr_core.export.pymc.families import PYMC_FAMILIES
+from qvr_core.export.pymc.families import ORDERED_SETS, PYMC_FAMILIES, TRANSFORMS
 from qvr_core.export.pymc.lower_scopes import PER_GROUP, mixture, mixture_statements, potential
 from qvr_core.export.pymc.problems import problems
 from qvr_core.export.pymc.tree import (
@@ -32,6 +33,7 @@ from qvr_core.export.pymc.tree import (
     FunctionDef,
     If,
     Import,
+    KeywordCall,
     Module,
     Return,
     Source,
@@ -199,7 +201,8 @@ class _Lowering:
         cx = self.cx
         assert site.family is not None
         spec = PYMC_FAMILIES[site.family]
-        args = [cx.variable(site.name), *cx.family_args(site, named=True)]
+        args: list[str | KeywordCall] = [cx.variable(site.name)]
+        args += cx.family_args(site, named=True)
         observed = site.kind == "observe"
         datum = cx.plan.datum(site.name)
         if observed:
@@ -213,6 +216,9 @@ class _Lowering:
             args.append(f"shape={cx.shape(site.plates, size)}")
         elif dims is not None:
             named = tuple(dims)
+        if site.constraint is not None:  # one vector along its one plate (the plan's rule)
+            real = FAMILIES[site.family].support == REAL
+            args += _ordered(site.constraint.kind, cx.sizes[site.plates[-1]], real)
         out: list[Statement] = []
         if site.kind == "sample" and FAMILIES[site.family].discrete:
             out.append(Comment("discrete: PyMC samples it by Gibbs steps (qvr's NUTS sums it out)"))
@@ -252,6 +258,23 @@ class _Lowering:
         if let.type.data_plates and let.name not in cx.plan.rows:
             return None
         return cx.unique(cx.dims(cx.plan.axes(let.name)))
+
+
+def _ordered(kind: str, size: int, real: bool) -> list[str | KeywordCall]:
+    """`transform=` and `initval=` of a variable held to the set `kind` names, a vector of
+    `size`: its density stays the family's (Stan's `ordered[K]`), and PyMC's transforms
+    move it in the set from an ordered start. A family over fewer numbers than the reals
+    (`real` false) has a default transform (log for a positive one), which PyMC (5.14 on)
+    would apply before `transform=`: `default_transform=None` leaves the chain written
+    here the whole map, and an older PyMC refuses the keyword rather than mean another."""
+    chain, start = ORDERED_SETS[kind]
+    transform: str | KeywordCall = f"transform={chain[0]}"
+    if len(chain) > 1:
+        transform = KeywordCall(
+            "transform", Call(f"{TRANSFORMS}.Chain", (f"[{', '.join(chain)}]",))
+        )
+    default = [] if real else ["default_transform=None"]
+    return [*default, transform, f"initval={start.format(size=size)}"]
 
 
 def _main(renamed: bool) -> If:

@@ -51,6 +51,17 @@ def _matvec(a: list[str], _axis: int | None) -> str:
     return f"pt.dot({a[0]}, {a[1]})"
 
 
+def _lags(a: list[str], _axis: int | None) -> str:
+    x, count = f"pt.as_tensor({a[0]})", f"int({a[1]})"
+    before = f"{x}[..., : {x}.shape[-1] - k - 1]"
+    shifted = f"pt.concatenate([pt.zeros_like({x}[..., : k + 1]), {before}], axis=-1)"
+    return f"pt.stack([{shifted} for k in range({count})], axis=-1)"
+
+
+def _tail(a: list[str], _axis: int | None) -> str:
+    return f"pt.as_tensor({a[0]})[..., pt.as_tensor({a[0]}).shape[-1] - int({a[1]}) :]"
+
+
 def _gp_exp_quad_cov(a: list[str], _axis: int | None) -> str:
     x, alpha, rho = a
     gaps = f"(pt.as_tensor({x})[:, None] - pt.as_tensor({x})[None, :])"
@@ -127,13 +138,18 @@ class _PyMCFunctions:
     add_diag = _add_diag
     cholesky = _unary("pt.linalg.cholesky({x})")
     matvec = _matvec
+    # a series's lagged values and its last entries (slices, no scan)
+    lags = _lags
+    tail = _tail
 
 
-#: The builtin functions PyTensor writes, by name: all but a series (`lag`,
-#: `linear_recurrence`), which would need `pytensor.scan` (QVR701 at the call).
+#: The builtin functions PyTensor writes, by name: all but a recurrence (`lag` and
+#: `linear_recurrence` are written with `pytensor.scan`, which the export does not write
+#: yet: QVR701 at the call); `lags` and `tail` are slices.
 FUNCTIONS: dict[str, Fn] = {
     name: fn for name, fn in named(_PyMCFunctions, BUILTINS, FunctionType).items()
 }
+
 
 #: The comparison and logical operators, each a PyTensor function of two values.
 _COMPARE = {"==": "pt.eq", "!=": "pt.neq", "<": "pt.lt", "<=": "pt.le", ">": "pt.gt", ">=": "pt.ge"}

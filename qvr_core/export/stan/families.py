@@ -127,6 +127,9 @@ CONSTRAINED = {
     "corr_cholesky": "cholesky_factor_corr",
     "lower_cholesky": "cholesky_factor_cov",
     "positive_definite": "cov_matrix",
+    # a step's `[constraint=...]`: Stan's types of the same names (`ordered[K] mu;`)
+    "ordered": "ordered",
+    "positive_ordered": "positive_ordered",
 }
 #: support kinds Stan's integer data index from 0 in qvr: read through a 1-based copy
 FROM_ZERO = ("index", "ordinal")

@@ -69,6 +69,11 @@ class _NotWritten:
     cholesky = "Stan's cholesky_decompose returns a matrix, which the export does not declare yet"
     matvec = "a matrix times a vector (Stan's `*`): the export does not declare matrices yet"
     lag = "Stan writes a lag as a loop over time (`y[t - k]`), which the export does not write yet"
+    lags = (
+        "Stan writes lagged values as a loop over time and lags (`y[t - k]`), which the export "
+        "does not write yet"
+    )
+    tail = "Stan's tail(x, n) of a series, which the export does not write yet"
     linear_recurrence = (
         "Stan writes a recurrence as a loop over time that fills a local array, which the "
         "export does not write yet"

@@ -153,6 +153,8 @@ def _arg(
             and v.plates == target.value.plates
         ):
             return flat(p, target.value)
+        if _entry_per_value(env, v, target.value):
+            return p.text
         env.no(
             span,
             f"`{name}` over {words(v.plates)} for values over {words(target.value.plates)}",
@@ -169,6 +171,15 @@ def _arg(
         return p.text
     env.no(span, f"`{name}` is not a matrix where Stan takes one")
     return None
+
+
+def _entry_per_value(env: Env, v: Value, target: Value) -> bool:
+    """A vector of numbers without plates (`let mu_loc = [3.0, 10.0]`) for values that are
+    one vector over a plate of as many entries: Stan's vectorised statement pairs them
+    entry by entry, as qvr's broadcast does (the checker holds the lengths equal)."""
+    if v.kind != "vector" or v.plates or target.kind != "vector" or len(target.plates) != 1:
+        return False
+    return env.size(v.axes[-1], data=True) == env.size(target.plates[0], data=True)
 
 
 def _int_arg(env: Env, term: Term, ctx: Ctx, target: Printed) -> str | None:

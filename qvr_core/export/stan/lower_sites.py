@@ -119,7 +119,8 @@ def stan_family(env: Env, site: Site) -> StanFamily | None:
 
 def parameter(env: Env, site: Site, family: StanFamily) -> None:
     """A `sample`'s parameter, declared within its family's support (bounds, or Stan's
-    constrained type), so that Stan samples where qvr's density is defined."""
+    constrained type), so that Stan samples where qvr's density is defined; a step's
+    `[constraint=ordered]` is Stan's `ordered[K]` (the plan has it over one plate)."""
     value = site_value(env, site)
     if value is None:
         return
@@ -130,7 +131,9 @@ def parameter(env: Env, site: Site, family: StanFamily) -> None:
     if name is None:
         return
     constrained = CONSTRAINED.get(support.kind, "")
-    if support.rank == 2:
+    if site.constraint is not None:  # its own type, within the family's support: no bounds
+        decl = declared(value, env.size, NO_BOUNDS, CONSTRAINED[site.constraint.kind])
+    elif support.rank == 2:
         if not constrained:
             env.no(span, f"draws of {site.family}; Stan has no such type")
             return

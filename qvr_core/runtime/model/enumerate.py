@@ -38,6 +38,7 @@ from torch.distributions import constraints as C
 
 from qvr_core.check.model import Node, Site
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.markov import MarkovChain
 from qvr_core.runtime.model.families import distribution, where
 from qvr_core.runtime.model.program import (
     ModelProgram,
@@ -180,7 +181,10 @@ class _Draws(_Pass):
         dist = distribution(step, self.lookup, self.sizes, self._cache())
         deps = sorted(n for n in self._depends_on(node.outside) if n in self.enumerated)
         values, log_w = self._weights(node, deps)
-        k = torch.distributions.Categorical(logits=log_w.movedim(0, -1)).sample()
+        if isinstance(dist, MarkovChain):  # one path, each step given the ones after it
+            k = dist.draw_path(log_w)
+        else:
+            k = torch.distributions.Categorical(logits=log_w.movedim(0, -1)).sample()
         value = _pick(values, k, tuple(dist.batch_shape), tuple(dist.event_shape))
         self.values[self.prefix + step.name] = value
         self.env[step.name] = value

@@ -23,7 +23,7 @@ from torch import distributions as D
 from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Site, axis_plates, axis_sizes
 from qvr_core.check.terms import Ref
-from qvr_core.runtime.distributions import make_distribution
+from qvr_core.runtime.distributions import Ordered, make_distribution, torch_constraint
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import Lookup, gather, number, real
 from qvr_core.runtime.tensors import broadcast_shape
@@ -128,7 +128,23 @@ def distribution(
         except NotImplementedError:  # torch cannot expand some compositions: widen the arguments
             wide = {k: _widen(v, family, k, target) for k, v in args.items()}
             dist = make_distribution(family.name, wide, size)
+    if site.constraint is not None:
+        return _held(site, dist, sizes)
     return dist
+
+
+def _held(site: Site, dist: D.Distribution, sizes: Mapping[str, int]) -> D.Distribution:
+    """`dist` held to the site's `[constraint=ordered]`: its last batch axis, the site's
+    last plate, becomes one ordered vector. A plate a template's caller binds to one entry
+    lays out no axis (`axis_plates`), which would order another axis: refused instead."""
+    assert site.constraint is not None
+    if not site.plates or sizes.get(site.plates[-1]) == 1 or not dist.batch_shape:
+        raise QvrRuntimeError(
+            f"{where(site)}: constraint={site.constraint.kind} orders '{site.name}' along its "
+            "last plate, which has one entry here: there is nothing to order",
+            site=site.name,
+        )
+    return Ordered(dist, torch_constraint(site.constraint))
 
 
 def _widen(v: torch.Tensor, family: Family, name: str, batch: tuple[int, ...]) -> torch.Tensor:

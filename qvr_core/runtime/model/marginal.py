@@ -35,6 +35,7 @@ import torch
 from torch import distributions as D
 
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.markov import MarkovChain
 from qvr_core.sizing.model_resources import enumeration_bytes
 from qvr_core.sizing.resources import default_budget
 from qvr_core.text.units import format_bytes
@@ -75,6 +76,8 @@ def _support_count(dist: D.Distribution) -> int | None:
         return 2
     if isinstance(dist, D.Categorical | D.OneHotCategorical):
         return int(dist.param_shape[-1])
+    if isinstance(dist, MarkovChain):
+        return dist.states
     if isinstance(dist, D.Binomial):
         count = dist.total_count
         return int(count.max()) + 1 if count.numel() else 1
@@ -134,8 +137,26 @@ def per_value(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch
     )
 
 
-def combine(log_prior: list[torch.Tensor], terms: list[torch.Tensor]) -> torch.Tensor:
-    """logsumexp over k of (log p(k) + terms_k), per group (the caller sums the groups)."""
+def weights(
+    dist: D.Distribution, log_prior: list[torch.Tensor], terms: list[torch.Tensor]
+) -> torch.Tensor:
+    """What a summed site is drawn back from (K, *groups): log p(k) + terms_k per group;
+    for a Markov chain its emissions alone, the terms_k of each step, which its
+    backward draw combines with the transitions (`MarkovChain.draw_path`)."""
+    if isinstance(dist, MarkovChain):
+        return torch.stack(torch.broadcast_tensors(*terms), 0).expand(len(terms), *dist.batch_shape)
+    return per_value(log_prior, terms)
+
+
+def combine(
+    dist: D.Distribution, log_prior: list[torch.Tensor], terms: list[torch.Tensor]
+) -> torch.Tensor:
+    """logsumexp over k of (log p(k) + terms_k), per group (the caller sums the groups);
+    for a Markov chain, whose groups are its steps, the forward algorithm over them: one
+    number per chain (`MarkovChain.log_marginal`)."""
+    if isinstance(dist, MarkovChain):
+        emissions = torch.stack(torch.broadcast_tensors(*terms), 0)
+        return dist.log_marginal(emissions.expand(len(terms), *dist.batch_shape))
     return torch.logsumexp(per_value(log_prior, terms), 0)
 
 

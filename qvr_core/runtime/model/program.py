@@ -58,6 +58,13 @@ from qvr_core.runtime.distributions import (
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import evaluate, evaluate_let, gather
 from qvr_core.runtime.model import marginal
+from qvr_core.runtime.model.early import (
+    ReadEarly,
+    early_value,
+    reading_early,
+    settle,
+    step_limit,
+)
 from qvr_core.runtime.model.families import LeftTheFloats, distribution, where
 from qvr_core.runtime.model.observed_lets import computed_observations
 from qvr_core.runtime.share import Share, current_share
@@ -212,6 +219,9 @@ class ModelProgram(nn.Module):
         # forward runs kept and set aside for leaving float64 (`run`)
         self._kept = 0
         self._set_aside = 0
+        #: observed series a draw has read before their observe (`early.settle`): what a
+        #: batch of draws run together settles (`runs.predictive`)
+        self.early_names: set[str] = set()
 
     def _expand(
         self,
@@ -378,7 +388,7 @@ class ModelProgram(nn.Module):
         redrawn = 0
         while True:
             try:
-                out = _Pass(self, data, given, draw=True).run()
+                out = self._drawn(data, given)
             except LeftTheFloats as e:
                 self._set_aside += 1
                 if self._set_aside > 1 + self._kept // RARE:
@@ -392,6 +402,40 @@ class ModelProgram(nn.Module):
             self._kept += 1
             out.redrawn = redrawn
             return out
+
+    def _drawn(self, data: dict[str, torch.Tensor], given: dict[str, torch.Tensor]) -> ModelRun:
+        """One forward run; one that reads an observed series before drawing it is run
+        again from the same random state until the series settles (`early.settle`)."""
+        try:
+            return _Pass(self, data, given, draw=True).run()
+        except ReadEarly as e:
+            if self._together():  # vmap cannot repeat runs: the caller settles them
+                raise
+            first = {e.name: self.series_zeros(e.name)}
+
+        def again(guess: dict[str, torch.Tensor]) -> tuple[ModelRun, dict[str, torch.Tensor]]:
+            try:
+                with reading_early(guess):
+                    out = _Pass(self, data, given, draw=True).run()
+            except ReadEarly as e:  # another series read early: read zeros of it too
+                return ModelRun({}, {}, None, torch.zeros(1)), {
+                    **guess,
+                    e.name: self.series_zeros(e.name),
+                }
+            return out, {n: out.values[n] for n in guess}
+
+        self.early_names |= set(first)
+        return settle(again, first, step_limit(first) * 2, self.name)
+
+    @staticmethod
+    def _together() -> bool:
+        return _TOGETHER.get()
+
+    def series_zeros(self, name: str) -> torch.Tensor:
+        """Zeros of the shape of observed site `name` (its plates): what a run reads of a
+        series read before its observe before any draw of it."""
+        site = self.site(name)
+        return torch.zeros(axis_sizes(site.plates, self.sizes), dtype=DTYPE)
 
     def log_joint(self, x: Any, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The log joint at `values` (every site); marginalized scopes summed exactly.
@@ -583,13 +627,14 @@ class _Pass:
             # it is data the run was given, as Stan's `data` block is read anywhere
             if name in self.given:
                 return self.given[name]
-            raise QvrRuntimeError(
+            drawn = early_value(name)  # the draw of the run before (`early.settle`)
+            if drawn is not None:
+                return drawn
+            raise ReadEarly(
                 f"program {self.program.name} reads the observed '{name}' (line {line}) "
-                f"before its observe, so a draw of '{name}' from the model would have to be "
-                "made one step at a time, which qvr does not do: give it as data (fit the "
-                "model to it); drawing it from the prior or the posterior predictive is not "
-                "possible yet",
-                site=name,
+                f"before its observe: give it as data, or draw it step by step "
+                "(`runtime.model.early`)",
+                name,
             )
         raise QvrRuntimeError(
             f"program {self.program.name} needs data '{name}' (line {line}): "
@@ -751,7 +796,7 @@ class _Pass:
             bad = _first_outside(value, torch.as_tensor(inside))  # a vector family: a row
             raise QvrRuntimeError(
                 f"program {self.program.name}: '{name}' (line {step.line}) holds "
-                f"{bad}, outside the support of its family ({dist.support})",
+                f"{bad}, outside {_support_words(step, dist)}",
                 site=name,
             )
         return value
@@ -855,11 +900,11 @@ class _Pass:
                 totals.append(inner.total())
                 latents.append(inner.total(inner.latent))
             del self.env[name], self.enumerated[name]
-            contribution = self.sums[key] = marginal.combine(priors, totals)
+            contribution = self.sums[key] = marginal.combine(dist, priors, totals)
             if self.pointwise is not None:  # the same sum with the observations left out
-                self.latent_sums[key] = marginal.combine(priors, latents)
+                self.latent_sums[key] = marginal.combine(dist, priors, latents)
             if node.summed and self.weights is not None:
-                self.weights[key] = (values, marginal.per_value(priors, totals))
+                self.weights[key] = (values, marginal.weights(dist, priors, totals))
         if scope is None:
             self.log_probs[self.prefix + name] = contribution.sum()
             if self.pointwise is not None and self.in_scope:
@@ -954,6 +999,15 @@ def _static_support(site: Site) -> C.Constraint | None:
         return torch_constraint(site.support)
     except ValueError:  # a bound named by a parameter: known once the arguments are
         return None
+
+
+def _support_words(site: Site, dist: Distribution) -> str:
+    """The set a given value must lie in, for the message refusing one outside it: the
+    step's `constraint=` where it writes one (a set of its own, not its family's)."""
+    c = site.constraint
+    if c is not None:
+        return f"its constraint={c.kind} ({c.describe()})"
+    return f"the support of its family ({dist.support})"
 
 
 def _described(site: Site) -> str:
