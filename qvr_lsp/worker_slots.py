@@ -144,6 +144,12 @@ class WorkerSlots:
             del self._waiters[ticket]
             if waiter.turn.done():  # cancelled, and not yet gone
                 continue
+            # asked again here, not only by the poller: a run cancelled since its last
+            # pass must not start a worker because a slot came free first
+            reason = waiter.stop_reason()
+            if reason is not None:
+                waiter.turn.set_result(reason)
+                continue
             self.busy += waiter.count
             self.running += 1
             waiter.turn.set_result(None)

@@ -95,3 +95,23 @@ async def test_a_run_of_parallel_chains_takes_a_slot_per_process_and_keeps_its_t
     assert await asyncio.wait_for(later, 1) is None and slots.busy == 1
     slots.release()
     assert slots.busy == 0 and slots.running == 0
+
+
+async def test_a_slot_freed_before_the_poller_sees_a_cancel_goes_to_the_next_live_run():
+    """The stop is asked when the slot is handed over, not only on the poller's pass: a
+    run cancelled a moment before the slot came free never starts a worker."""
+    slots = WorkerSlots(1)
+    assert await slots.acquire(never) is None
+    stop = False
+    cancelled = asyncio.ensure_future(slots.acquire(lambda: "cancelled" if stop else None))
+    live = asyncio.ensure_future(slots.acquire(never))
+    await asyncio.sleep(0)  # both queued
+    assert slots.waiting == 2
+    stop = True
+    slots.release()  # at once: no poller pass in between
+    assert slots.busy == 1 and slots.waiting == 0  # handed on in that call
+    assert await asyncio.wait_for(cancelled, 1) == "cancelled"
+    assert await asyncio.wait_for(live, 1) is None
+    assert slots.busy == 1 and slots.running == 1 and slots.waiting == 0
+    slots.release()
+    assert slots.busy == 0 and slots.running == 0
