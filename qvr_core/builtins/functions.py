@@ -18,12 +18,18 @@ Shapes:
 - `series`: along the last axis of a series (a plate over time), the shape kept, each
   entry reading those before it (`lag(y, 1)`, `linear_recurrence(s0, c, d)`); only in
   Bayesian programs, where the last axis is the series' own.
+- `ode`: the solution of an ordinary differential equation whose right-hand side is a
+  `define` the call names (`ode_rk45(f, z0, t0, ts, theta)`): one state per output time,
+  a T x N value (the times' rows, then the state's plate); only in Bayesian programs.
 
 The linear algebra of Gaussian processes (`gram`, `matrix`, `matrix_vector`) is qvr's own,
 named as Stan names it (quivers has none; a call parses in every quivers grammar, as
 `Flat`, qvr's own family, does, so neither gets the QVR012 hint). So are the series
 functions, which say what a Stan model's loop over time says (`y[t - 1]`, a state
-carried from one step to the next: GARCH's variance, an AR(1) process).
+carried from one step to the next: GARCH's variance, an AR(1) process). The ODE solver is
+too, named as Stan's `ode_rk45`: its first argument names a `define`, a function of the
+program's text rather than a value, so its checker (`check/ode_calls.py`) and runtime
+(`runtime/ode.py`) are its own.
 
 `min`/`max` with one argument reduce (as quivers' tensor reductions do) and with
 two compare elementwise.
@@ -34,7 +40,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Shape = Literal["elementwise", "reduce", "rowwise", "gram", "matrix", "matrix_vector", "series"]
+Shape = Literal[
+    "elementwise", "reduce", "rowwise", "gram", "matrix", "matrix_vector", "series", "ode"
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,15 @@ class Function:
     #: What the object does to the series' plates: `adds` it as a new last axis (`lags`),
     #: `replaces` the series' own last plate, no longer than it (`tail`).
     object_plate: Literal["adds", "replaces", ""] = ""
+    #: Parameters written as the name of a `define` (`ode_rk45`'s f): a function, not a
+    #: value; the call's term carries the define's body (`terms.Call.function`).
+    defines: tuple[str, ...] = ()
+    #: Parameters that must be data, or computed from data only (`ode_rk45`'s output
+    #: times): the runtime reads them as Python numbers, fixed for the whole run.
+    data: tuple[str, ...] = ()
+    #: Of those, the increasing times a solver gives its value at (one row each); the
+    #: others are one number each.
+    times: tuple[str, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -234,6 +251,32 @@ _FUNCTIONS = (
         "log2(T) vectorised steps, so a gradient costs O(T log T), not a loop of T steps.",
         shape="series",
         numbers=("init", "coef"),
+    ),
+    Function(
+        "ode_rk45",
+        ("f", "z0", "t0", "ts", "theta"),
+        "The solution of the ODE dz/dt = f(t, z, theta) from z(t0) = z0 at the output times "
+        "ts, one state per time: a T x N value (Stan's ode_rk45, with its tolerances 1e-6 "
+        "and at most 10^6 steps between two times). f names a `define f(t : Real, z : State "
+        "-> Real, theta : Param -> Real) : State -> Real !{} =`; t0 and ts are data (ts "
+        "increasing, after t0). Adaptive Dormand-Prince 5(4) steps, as Stan's rk45, the "
+        "gradient's sensitivities held to the same tolerances.",
+        shape="ode",
+        defines=("f",),
+        data=("t0", "ts"),
+        times=("ts",),
+    ),
+    Function(
+        "ode_rk45_tol",
+        ("f", "z0", "t0", "ts", "rtol", "atol", "max_num_steps", "theta"),
+        "ode_rk45 with its tolerances given: each step's error estimate is within atol + "
+        "rtol |z|, and at most max_num_steps steps are taken between two output times (a "
+        "point that needs more is not a number, which a sampler rejects), as Stan's "
+        "ode_rk45_tol and integrate_ode_rk45 take them; all three are data.",
+        shape="ode",
+        defines=("f",),
+        data=("t0", "ts", "rtol", "atol", "max_num_steps"),
+        times=("ts",),
     ),
 )
 

@@ -9,7 +9,9 @@ random.sample[Real](site("l"), F(args))` (a draw at the sample site labelled
 "l"), `perform score.add(weight(e))` (a term of the log weight), `let x <-
 g(args)` (another such computation, whose row this one's must hold) and
 `return e`, every value a number. Anything else keeps the names-only check
-(one QVR011 saying what).
+(one QVR011 saying what). A pure define (`!{}`) may also take and return vectors,
+`z : State -> Real` (define_values.py): a function a solver calls, Stan's ODE right-hand
+side, never a call step, whose values are numbers.
 
 A call step puts the callee in place (`inline`, quivers' meaning of a call from
 a program): its draw is a site of the program under the label it gives (a label
@@ -27,8 +29,10 @@ from qvr_core.builtins import FAMILIES, bind
 from qvr_core.builtins.effects import EFFECTS, RANDOM, REAL_TYPE, SCORE, SITE, WEIGHT, Effect
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import report_binding, report_constraint
-from qvr_core.check.defines import Bind, Computation, Draw, Invoke, Line, Weigh
-from qvr_core.check.terms import Call, Num, Op, Ref, Term, Unary, lower
+from qvr_core.check.define_values import NotTyped, length, value_type
+from qvr_core.check.defines import NUMBER, Bind, Computation, Draw, Invoke, Line, Weigh
+from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Term, Unary, lower, subterms
+from qvr_core.check.types import Plated
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -100,6 +104,9 @@ class _Typing:
         self.bound: dict[str, Span] = {}
         self.row: tuple[str, ...] = ()
         self.lines: list[Line] = []
+        self.types: dict[str, Plated] = {}  # of the names bound so far
+        self.result_type = NUMBER
+        self.vectors = False  # a parameter or the result is a vector (define_values.py)
 
     def run(self) -> Computation:
         params = self._header()
@@ -109,22 +116,28 @@ class _Typing:
                 raise _Unsupported("its lines after its return")
             if line.kind == "let_value":
                 local, value = self._local(line), line.parts[1]
-                self.lines.append(Bind(local.text, self._value(value)))
+                term, t = self._typed_value(value)
+                self.lines.append(Bind(local.text, term))
                 self._bind(local)
+                self.types[local.text] = t
             elif line.kind == "let_bind":
                 local = self._local(line)
                 self._inline(line.parts[1], local)
                 self._bind(local)
+                self.types[local.text] = NUMBER  # a draw's or a call's: numbers
             elif line.kind == "do":
                 self._inline(line.parts[0], None)
             elif line.kind == "return" and len(line.parts) == 1:
-                result = self._value(line.parts[0])
+                result, t = self._typed_value(line.parts[0])
+                self._returns(t, line.parts[0])
             else:
                 word = line.keyword.text if line.keyword is not None else line.kind
                 raise _Unsupported(f"its `{word}` line")
         if result is None:
             raise _Unsupported("its body without a return")
-        return Computation(self.name, params, self.row, tuple(self.lines), result)
+        types = tuple(self.types[p] for p in params)
+        lines = tuple(self.lines)
+        return Computation(self.name, params, self.row, lines, result, types, self.result_type)
 
     # ------------------------------------------------------------ header
 
@@ -136,10 +149,9 @@ class _Typing:
         start = self.decl.name.span.end
         for p in parts:
             if isinstance(p, ast.Clause) and p.kind == "value_param":
-                if len(p.parts) != 2 or not _is_real(p.parts[1]):
-                    raise _Unsupported("its parameter types")
                 param = p.parts[0]
                 assert isinstance(param, ast.Name)
+                self.types[param.text] = self._declared(p.parts[1:], "its parameter types")
                 params.append(param)
                 start = p.span.end
             elif isinstance(p, ast.Name):
@@ -153,8 +165,10 @@ class _Typing:
         if bang < 0 or close < 0 or "|" in text[bang:close]:
             raise _Unsupported("its open effect row")
         result = [n for n in names if n.span.start < bang]
-        if len(result) != 1 or not _is_real(result[0]) or text[start:bang].count(":") != 1:
+        if text[start:bang].count(":") != 1:
             raise _Unsupported("its result type")
+        self.result_type = self._declared(result, "its result type")
+        self.vectors = any(t != NUMBER for t in (*self.types.values(), self.result_type))
         row = [n for n in names if n.span.start > bang]
         undefined = False
         for n in row:
@@ -172,6 +186,24 @@ class _Typing:
 
     def _instances(self) -> list[str]:
         return [n for n in self.ctx.top if instance_effect(self.ctx, n) is not None]
+
+    def _declared(self, names: tuple[object, ...] | list[ast.Name], what: str) -> Plated:
+        """A written type: `Real`, one number, or `A -> Real`, a vector of one number per
+        element of the declared finite set A (the grammar keeps the names, so the arrow
+        is read between them)."""
+        if len(names) == 1 and _is_real(names[0]):
+            return NUMBER
+        if len(names) == 2 and all(isinstance(n, ast.Name) for n in names):
+            first, second = names
+            assert isinstance(first, ast.Name) and isinstance(second, ast.Name)
+            obj = self.ctx.objects.get(first.text)
+            between = self.ctx.text[first.span.end : second.span.start].strip()
+            sized = obj is not None and obj.discrete and obj.size >= 0
+            if _is_real(second) and between == "->" and sized:
+                assert obj is not None
+                self.ctx.ref(first.span, SymbolKey(obj.name))
+                return Plated((obj,))
+        raise _Unsupported(what)
 
     # ------------------------------------------------------------ lines
 
@@ -194,13 +226,63 @@ class _Typing:
         self.bound[name.text] = name.span
 
     def _value(self, node: object) -> Term:
-        """A value of the body: arithmetic on numbers, over the names bound so far."""
+        """A number of the body (a draw's argument, a weight, a call's argument)."""
+        term, t = self._typed_value(node)
+        if t != NUMBER:
+            raise _Unsupported("its vector passed where a number goes")
+        return term
+
+    def _typed_value(self, node: object) -> tuple[Term, Plated]:
+        """A value of the body and its type: arithmetic over the names bound so far, on
+        numbers (and, in a define over vectors, on vectors: define_values.py)."""
+        if self.vectors:
+            return self._vector_value(node)
+        return self._number_value(node), NUMBER
+
+    def _returns(self, t: Plated, node: object) -> None:
+        """The returned value has the declared result type (a vector of its length)."""
+        want = self.result_type
+        if length(t) == length(want):
+            return
+        assert isinstance(node, ast.Arith)
+        self.ctx.report(
+            rules.DECLARED_TYPE_MISMATCH,
+            f"define {self.name} returns {_written(want)}, but {self.ctx.source(node.span)} "
+            f"is {_written(t)}",
+            node.span,
+        )
+        raise _Failed
+
+    def _vector_value(self, node: object) -> tuple[Term, Plated]:
+        kinds = (ast.Number, ast.Var, ast.Unary, ast.Binary, ast.Apply, ast.Index, ast.ListExpr)
+        if not isinstance(node, kinds):
+            raise _Unsupported("its values")
+        term = lower(node, lambda _: False)
+        if term is None:
+            raise _Unsupported("its expressions")
+        read = [t if isinstance(t, Ref) else Ref(t.base, t.span) for t in _reads(term)]
+        self._unbound(read)
+        try:
+            t = value_type(self.ctx, term, self.types, self.name)
+        except NotTyped as why:
+            raise _Unsupported(str(why)) from None
+        if t is None:
+            raise _Failed
+        return _folded(term), t
+
+    def _number_value(self, node: object) -> Term:
+        """A number of the body: arithmetic on numbers, over the names bound so far."""
         if not isinstance(node, ast.Number | ast.Var | ast.Unary | ast.Binary | ast.Apply):
             raise _Unsupported("its values")
         term = lower(node, lambda _: False)
         read = _number_refs(term) if term is not None else None
         if term is None or read is None:
             raise _Unsupported("its expressions")
+        self._unbound(read)
+        return _folded(term)
+
+    def _unbound(self, read: list[Ref]) -> None:
+        """QVR401 for each name read that is not bound; then the value is not typed."""
         unbound = [ref for ref in read if ref.name not in self.bound]
         for ref in unbound:
             self.ctx.did_you_mean(
@@ -212,7 +294,6 @@ class _Typing:
             )
         if unbound:
             raise _Failed
-        return _folded(term)
 
     def _inline(self, node: object, local: ast.Name | None) -> None:
         if not isinstance(node, ast.Clause):
@@ -314,7 +395,7 @@ class _Typing:
         if any(isinstance(p, ast.Name) for p in node.parts[1:]):
             raise _Unsupported("its static arguments")
         target = self.env.computation(callee.text) if callee.text != self.name else None
-        if target is None:
+        if target is None or not target.numbers_only:
             raise _Unsupported(f"its call of {callee.text}")
         self.ctx.ref(callee.span, SymbolKey(callee.text))
         args = tuple(self._value(a) for a in node.parts[1:])
@@ -346,6 +427,20 @@ def _folded(term: Term) -> Term:
     if isinstance(term, Unary) and term.op == "-" and isinstance(term.operand, Num):
         return Num(-term.operand.value, term.span)
     return term
+
+
+def _reads(term: Term) -> list[Ref | Gather]:
+    """The names a value reads, each where it is written (a gather's is the whole `z[0]`)."""
+    return [t for t in subterms(term) if isinstance(t, Ref | Gather)]
+
+
+def _written(t: Plated) -> str:
+    """A define's value type as a message writes it: `Real`, `State -> Real`, or the
+    length of a list."""
+    n = length(t)
+    if not n:
+        return REAL_TYPE if n == 0 else t.label
+    return f"{t.plates[0].name} -> {REAL_TYPE}" if t.plates else f"a list of {n} numbers"
 
 
 def _is_real(node: object) -> bool:

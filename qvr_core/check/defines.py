@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.check.terms import Term
+from qvr_core.check.types import Plated
+
+#: A number: what a value typed `Real` is.
+NUMBER = Plated(())
 
 
 @dataclass(frozen=True)
@@ -52,10 +56,20 @@ Line = Draw | Weigh | Bind | Invoke
 
 @dataclass(frozen=True)
 class Computation:
-    """A typed `define`: its value parameters, row, body and returned value."""
+    """A typed `define`: its value parameters, row, body and returned value. `types` are
+    the parameters' (`x : Real` a number, `z : State -> Real` a vector over State),
+    `result_type` the returned value's: a vector only in a pure function of vectors, which
+    a solver calls (`ode_rk45`), never a call step."""
 
     name: str
     params: tuple[str, ...]
     row: tuple[str, ...]
     lines: tuple[Line, ...]
     result: Term
+    types: tuple[Plated, ...] = ()
+    result_type: Plated = NUMBER
+
+    @property
+    def numbers_only(self) -> bool:
+        """Whether every value it takes and returns is a number (what a call step passes)."""
+        return all(t == NUMBER for t in (*self.types, self.result_type))

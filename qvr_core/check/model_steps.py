@@ -43,6 +43,7 @@ from qvr_core.check.model import (
     Step,
 )
 from qvr_core.check.module import SymbolKind
+from qvr_core.check.ode_calls import ode_type, solver_reason, with_functions
 from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.step_constraints import constraint_word, value_constraint
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
@@ -120,7 +121,7 @@ def model_reason(pc: ProgramPass) -> str | None:
             else:
                 return "its step source"
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
-            why = _arith_reason(step.value)
+            why = _arith_reason(step.value) or solver_reason(pc, step.value)
             if why:
                 return why
         elif isinstance(step, ast.CallStep):
@@ -143,7 +144,8 @@ def _call_reason(pc: ProgramPass, step: ast.CallStep) -> str | None:
     types (computations.py), or an argument is no arithmetic it types."""
     if step.static is not None or step.constructs:
         return "its call step"
-    if pc.env.computation(step.callee.text) is None:
+    comp = pc.env.computation(step.callee.text)
+    if comp is None or not comp.numbers_only:  # a function of vectors is a solver's
         return f"its call of {step.callee.text}"
     for a in step.args:
         why = _arith_reason(a)
@@ -208,7 +210,7 @@ def _computed_arith(node: object) -> ast.Arith | None:
     if not isinstance(node, ast.Call) or node.kwargs:
         return None
     fn = FUNCTIONS.get(node.callee.text)
-    if fn is None or not fn.accepts(len(node.args)):
+    if fn is None or not fn.accepts(len(node.args)) or fn.defines:  # a solver: in a let
         return None
     args = [_computed_arith(a) for a in node.args]
     if any(a is None for a in args):
@@ -226,7 +228,7 @@ def _arith_reason(node: ast.Arith) -> str | None:
             fn = FUNCTIONS.get(item.func.text)
             if fn is None:
                 return f"its function {item.func.text}"
-            if not fn.accepts(len(item.args)):
+            if not fn.accepts(len(item.args)) and not fn.defines:  # ode_calls.py reports it
                 return f"its call of {fn.name} with {len(item.args)} values"
             stack.extend(item.args)
         elif isinstance(item, ast.MethodCall):
@@ -433,6 +435,7 @@ class ModelChecker:
         t = self.arith(step.value)
         term = lower(step.value, self.is_plate, self.plates_of, self.size_of)
         assert term is not None  # model_reason admits only what lowers
+        term = with_functions(term, self.env)  # a solver's define: its body, not a name
         uses = tuple(dict.fromkeys(refs(term)))
         kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
         self.steps.append(Let(step.target.text, kind, step, uses, term, scope, t))
@@ -1459,6 +1462,8 @@ class ModelChecker:
             return Plated(())
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
+            if fn.defines:
+                return ode_type(self, fn, node)
             if fn.objects and fn.accepts(len(node.args)):
                 return self._object_series(fn, node)
             types = [self.arith(a) for a in node.args]

@@ -65,6 +65,24 @@ class Call(_Written):
     args: tuple[Term, ...]
     span: Span
     axis: int | None = None  # `x.sum(0)`: reduce along this axis only
+    # the `define` a function argument names (`ode_rk45(f, ...)`'s f), not among `args`:
+    # a body of its own names, so `subterms` and `refs` do not enter it
+    function: Body | None = None
+
+
+@dataclass(frozen=True)
+class Body:
+    """A pure `define` as a function of its parameters (`ode_rk45`'s right-hand side): each
+    of `lines` binds a name to a term over the parameters and the names bound before it,
+    and `result` is its value. `sizes[i]` is parameter i's length: 0 for a number, n for a
+    vector of n entries (`z : State -> Real`, which the body reads as `z[0]`)."""
+
+    name: str
+    params: tuple[str, ...]
+    sizes: tuple[int, ...]
+    lines: tuple[tuple[str, Term], ...]
+    result: Term
+    span: Span
 
 
 @dataclass(frozen=True)
@@ -115,7 +133,7 @@ def lower(
             return _binary(node, is_plate, plates_of, size_of)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
             fn = FUNCTIONS[func.text]
-            if not fn.accepts(len(args)):
+            if not fn.accepts(len(args)) and not fn.defines:  # a solver's checker says why
                 return None
             items = _all(args, is_plate, plates_of, size_of, fn.objects_at)
             return None if items is None else Call(func.text, items, span)

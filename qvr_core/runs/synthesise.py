@@ -35,7 +35,7 @@ lacks its data ends with, naming `qvr data`, which writes such a file.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,7 @@ import torch
 from qvr_core.builtins import FAMILIES, FUNCTIONS
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
+from qvr_core.builtins.functions import Function
 from qvr_core.check.model import DataVariable, Let, Model, Site, axis_sizes
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.terms import Call, Ref, Term, refs, subterms
@@ -210,6 +211,10 @@ def _data_name(
     elif model is not None and key in numbers_read(model):  # a recurrence's start
         shape = ()
         what = "data name (one number)"
+    elif model is not None and key in times_read(model):  # a solver's output times
+        count = _shape(readers, sizes, rows)[0]  # the rows of the value it solves for
+        times = np.arange(1.0, count + 1.0)
+        return Column(key, times, "data name, the times 1, 2, ... an ODE is solved at")
     else:
         shape = _shape(readers, sizes, rows)
         what = "data name"
@@ -304,18 +309,31 @@ def _shape(readers: tuple[Site, ...], sizes: Mapping[str, int], rows: int) -> tu
 
 def numbers_read(model: Model) -> frozenset[str]:
     """The names a series function reads where it takes one number (`sigma1` in
-    `linear_recurrence(sigma1 * sigma1, beta1, drive)`): a data name there is one number,
-    not a value per row of the series."""
+    `linear_recurrence(sigma1 * sigma1, beta1, drive)`), or a solver reads as one of its
+    numbers of data (`ode_rk45`'s t0: 0 before the times `times_read` makes): a data name
+    there is one number, not a value per row of the series."""
+    return _read_as(model, lambda f: tuple(p for p in f.data if p not in f.times) + f.numbers)
+
+
+def times_read(model: Model) -> frozenset[str]:
+    """The names a solver reads as its output times (`ode_rk45`'s ts): increasing, one per
+    row of the value it solves for."""
+    return _read_as(model, lambda f: f.times)
+
+
+def _read_as(model: Model, params: Callable[[Function], tuple[str, ...]]) -> frozenset[str]:
+    """The names the model's lets pass to a builtin as one of `params(builtin)`."""
     out: set[str] = set()
     for step in model.steps:
         if not isinstance(step, Let):
             continue
         for t in subterms(step.term):
             f = FUNCTIONS.get(t.fn) if isinstance(t, Call) else None
-            if f is None or not f.numbers or not isinstance(t, Call):
+            if f is None or not isinstance(t, Call) or not params(f):
                 continue
-            for param, arg in zip(f.params, t.args, strict=False):
-                if param in f.numbers:
+            written = [p for p in f.params if p not in f.defines]  # a solver's f: its body
+            for param, arg in zip(written, t.args, strict=False):
+                if param in params(f):
                     out.update(refs(arg))
     return frozenset(out)
 

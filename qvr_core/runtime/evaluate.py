@@ -83,9 +83,11 @@ def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> to
             return torch.logical_not(inner).to(inner.dtype) if op == "not" else -inner
         case Op():
             return _binary(term, lookup, sizes)
-        case Call(fn=fn, args=args, axis=axis):
+        case Call(fn=fn, args=args, axis=axis, function=function):
             values = [evaluate(a, lookup, sizes) for a in args]
             impl = FUNCTION_IMPLEMENTATIONS[fn]
+            if function is not None:  # a solver's right-hand side (`ode_rk45`), then values
+                return impl(function, *values)
             return impl(*values) if axis is None else impl(*values, axis)
         case Gather(base=base, indices=indices, line=line, plates=plates):
             one = tuple(sizes.get(p) == 1 for p in plates)

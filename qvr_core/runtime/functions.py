@@ -15,6 +15,9 @@ import torch
 import torch.nn.functional as F
 
 from qvr_core.builtins import FUNCTIONS
+from qvr_core.check.terms import Body
+from qvr_core.runtime import ode
+from qvr_core.runtime.ode_rhs import Builtins
 
 Fn = Callable[..., torch.Tensor]
 
@@ -203,6 +206,33 @@ class Implementations:
             a = torch.cat([a[..., :offset], a[..., offset:] * a[..., :-offset]], -1)
             offset *= 2
         return b
+
+    # An ODE's solution at output times, its right-hand side a checked define (runtime/ode.py).
+
+    @staticmethod
+    def ode_rk45(
+        f: Body, z0: torch.Tensor, t0: torch.Tensor, ts: torch.Tensor, theta: torch.Tensor
+    ) -> torch.Tensor:
+        return ode.ode_rk45(f, z0, t0, ts, theta, _builtins(), ode.Tolerance())
+
+    @staticmethod
+    def ode_rk45_tol(
+        f: Body,
+        z0: torch.Tensor,
+        t0: torch.Tensor,
+        ts: torch.Tensor,
+        rtol: torch.Tensor,
+        atol: torch.Tensor,
+        max_num_steps: torch.Tensor,
+        theta: torch.Tensor,
+    ) -> torch.Tensor:
+        tolerance = ode.tolerance_of(rtol, atol, max_num_steps)
+        return ode.ode_rk45(f, z0, t0, ts, theta, _builtins(), tolerance)
+
+
+def _builtins() -> Builtins:
+    """What a solver's right-hand side evaluates its functions and operators with."""
+    return Builtins(FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS)
 
 
 #: The torch function of each operator of the registry (`OPERATORS`), by its symbol.

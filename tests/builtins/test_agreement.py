@@ -11,6 +11,7 @@ import importlib.util
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,8 +97,27 @@ def test_every_function_runs_on_a_plate_shaped_value_as_its_shape_says() -> None
                 want = (4, 3, 2)
             elif fn.object_plate == "replaces":
                 want = (4, 2)
+        elif fn.shape == "ode":  # 4 decays dz/dt = -theta z, each at 3 times: 4 x 3
+            args, want = _decay(fn.params, x), (4, 3)
         got = FUNCTION_IMPLEMENTATIONS[name](*args)
         assert tuple(got.shape) == want, name
+
+
+def _decay(params: tuple[str, ...], x: Any) -> list[Any]:
+    """A solver's arguments: the right-hand side -theta z (a define's body), 4 states (a
+    number each) from 0 to the times 1, 2, 3, their rates x's first column; tolerances."""
+    import torch
+
+    from qvr_core.check.terms import Body, Op, Ref, Unary
+    from qvr_core.text.span import Span
+
+    at = Span(0, 0, 0, 0, 0, 0)
+    rhs = Unary("-", Op("*", Ref("theta", at), Ref("z", at), at), at)
+    body = Body("decay", ("t", "z", "theta"), (0, 0, 0), (), rhs, at)
+    given = {"z0": x[:, 1], "t0": torch.tensor(0.0), "ts": torch.tensor([1.0, 2.0, 3.0])}
+    given |= {"theta": x[:, 0], "rtol": torch.tensor(1e-6), "atol": torch.tensor(1e-6)}
+    given["max_num_steps"] = torch.tensor(1000.0)
+    return [body if p == "f" else given[p] for p in params]
 
 
 def test_checker_parser_and_graph_read_the_registry() -> None:

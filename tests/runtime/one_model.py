@@ -15,7 +15,7 @@ from qvr_core.check.model import Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.graph.build import build_graph, graph_nodes
 from qvr_core.graph.nodes import NodeKind
-from qvr_core.runs.synthesise import numbers_read
+from qvr_core.runs.synthesise import numbers_read, times_read
 from qvr_core.runtime.distributions import torch_constraint
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model import ModelProgram, ModelRun, compile_model
@@ -69,7 +69,9 @@ def synthetic_data(checked: CheckedModule, model: Model) -> dict[str, torch.Tens
             if t.data_plates and not t.plates and d.name not in numbers_read(model):
                 shape += consumer.get(d.name, (DATA_ROWS,))  # a recurrence's start: a number
             shape += [n if n >= 0 else DATA_ROWS for n in t.element.event]
-        if d.indexes is not None:
+        if d.name in times_read(model):  # an ODE's output times: its rows, increasing
+            out[d.name] = torch.arange(1.0, consumer.get(d.name, (DATA_ROWS,))[0] + 1.0)
+        elif d.indexes is not None:
             out[d.name] = torch.randint(0, sizes.get(d.indexes, DATA_ROWS), tuple(shape))
         else:
             # whole and positive: counts, scales and probabilities built from data stay valid

@@ -24,6 +24,7 @@ from qvr_core.builtins import OPERATORS
 from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
 from qvr_core.export.numpyro.functions import (
     ELEMENTWISE,
+    NOT_WRITTEN,
     PAIRWISE,
     REAL_ARGUMENTS,
     REDUCE,
@@ -106,7 +107,8 @@ class Terms:
 
     def _call_problems(self, t: Call, fn: str, arity: int, axis: int | None) -> list[Unsupported]:
         if not known_function(fn, arity, axis):
-            return [Unsupported(t.span, f"the function `{fn}` is not exported to NumPyro yet")]
+            why = f": {NOT_WRITTEN[fn]}" if fn in NOT_WRITTEN else ""
+            return [Unsupported(t.span, f"the function `{fn}` is not exported to NumPyro yet{why}")]
         if not any(self.depends(a) for a in t.args):
             return []
         reduces = (fn in REDUCE and arity == 1) or axis is not None

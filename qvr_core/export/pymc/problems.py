@@ -14,7 +14,7 @@ from qvr_core.check.terms import Call, Term, subterms
 from qvr_core.export.plan import Unsupported
 from qvr_core.export.pymc.context import Context, summed_name
 from qvr_core.export.pymc.families import PYMC_FAMILIES, SUMMED, WHY_NOT
-from qvr_core.export.pymc.terms import FUNCTIONS
+from qvr_core.export.pymc.terms import FUNCTIONS, NOT_WRITTEN
 
 
 def problems(cx: Context) -> list[Unsupported]:
@@ -42,7 +42,7 @@ def problems(cx: Context) -> list[Unsupported]:
 
 def _term_problems(term: Term) -> list[Unsupported]:
     return [
-        Unsupported(t.span, f"PyTensor has no `{t.fn}`")
+        Unsupported(t.span, NOT_WRITTEN.get(t.fn, f"PyTensor has no `{t.fn}`"))
         for t in subterms(term)
         if isinstance(t, Call) and t.fn not in FUNCTIONS
     ]

@@ -151,6 +151,18 @@ FUNCTIONS: dict[str, Fn] = {
 }
 
 
+class _NotWritten:
+    """Builtins PyMC has a way to say that the export does not write yet, and why."""
+
+    ode_rk45 = (
+        "PyMC solves an ODE with pm.ode.DifferentialEquation, whose right-hand side is a "
+        "Python function, which the export does not write from a define yet"
+    )
+    ode_rk45_tol = ode_rk45
+
+
+NOT_WRITTEN: dict[str, str] = named(_NotWritten, BUILTINS, str)
+
 #: The comparison and logical operators, each a PyTensor function of two values.
 _COMPARE = {"==": "pt.eq", "!=": "pt.neq", "<": "pt.lt", "<=": "pt.le", ">": "pt.gt", ">=": "pt.ge"}
 

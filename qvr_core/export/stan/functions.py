@@ -78,6 +78,11 @@ class _NotWritten:
         "Stan writes a recurrence as a loop over time that fills a local array, which the "
         "export does not write yet"
     )
+    ode_rk45 = (
+        "Stan's ode_rk45 takes its right-hand side as a function of a `functions` block, "
+        "which the export does not write yet"
+    )
+    ode_rk45_tol = ode_rk45
 
 
 NOT_WRITTEN = named(_NotWritten, BUILTINS, str)
