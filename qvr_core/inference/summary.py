@@ -31,6 +31,9 @@ from qvr_core.text.units import element_label
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 BFMI_MIN = 0.3
+#: A chain whose median energy is above this quantile of the energies of the chain lowest
+#: in energy sits where that chain almost never goes (`_apart_chains`).
+APART_QUANTILE = 0.99
 ROWS_PER_SITE = 12
 QUANTILES = (0.05, 0.5, 0.95)
 CHUNK = 2048
@@ -213,6 +216,21 @@ def _sampler(stats: SamplerStats) -> dict[str, Any]:
     }
 
 
+def _apart_chains(energy: np.ndarray) -> tuple[list[int], int]:
+    """The chains whose median energy is above the `APART_QUANTILE` quantile of the chain
+    lowest in median energy, and that chain. Chains of one distribution have their medians
+    near one another, far inside each other's range; a chain stuck in a local mode (a
+    slower oscillation of an ODE, a collapsed scale) keeps its whole range away. Two chains
+    stuck together are found too: they are compared with the lowest, not with the rest."""
+    e = np.asarray(energy, dtype=np.float64)
+    if e.ndim != 2 or e.shape[0] < 2 or e.shape[1] < 2 or not np.isfinite(e).all():
+        return [], 0
+    medians = np.median(e, axis=1)
+    best = int(np.argmin(medians))
+    ceiling = float(np.quantile(e[best], APART_QUANTILE))
+    return [c for c in range(e.shape[0]) if medians[c] > ceiling], best
+
+
 def _sampler_warnings(sampler: dict[str, Any], stats: SamplerStats) -> list[FitWarning]:
     out = []
     total = int(np.asarray(stats.diverging).size)
@@ -233,6 +251,24 @@ def _sampler_warnings(sampler: dict[str, Any], stats: SamplerStats) -> list[FitW
                 f"{sampler['tree_depth_saturated']} of {total} draws hit the maximum tree depth "
                 f"{stats.max_tree_depth}: trajectories were cut short, so sampling is slow",
                 "raise the maximum tree depth (--max-tree-depth) or reparameterise the model",
+            )
+        )
+    apart, best = _apart_chains(stats.energy)
+    if apart:
+        one = len(apart) == 1
+        shown = ", ".join(str(c) for c in apart)
+        median = "its median" if one else "the median"
+        each, they = ("", "it is") if one else (" of each", "they are")
+        out.append(
+            FitWarning(
+                "apart",
+                f"{'chain' if one else 'chains'} {shown} stayed where chain {best} almost never "
+                f"went: {median} energy (the negative log density plus the momentum's){each} "
+                f"is above chain {best}'s {APART_QUANTILE:.0%} quantile, so {they} stuck in "
+                "another mode or region, of much lower density",
+                "run more chains or another --seed to see how often a chain lands there; "
+                "priors or a parameterisation that rule such a mode out remove it (a "
+                "mode of much lower density holds little of the posterior)",
             )
         )
     low = [(c, v) for c, v in enumerate(sampler["e_bfmi"]) if v < BFMI_MIN]

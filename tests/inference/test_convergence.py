@@ -121,10 +121,33 @@ def test_each_threshold_forces_its_warning_and_only_it() -> None:
     assert kinds(summarize(good, stats)) == {"tree_depth"}
 
     stats = calm_stats(4, 500)
-    stats.energy[1] = np.cumsum(rng.standard_normal(500))  # a random walk: E-BFMI near 0
+    walk = np.cumsum(rng.standard_normal(500))  # a random walk: E-BFMI near 0
+    stats.energy[1] = walk - np.median(walk)  # where the other chains are
     summary = summarize(good, stats)
     assert kinds(summary) == {"e_bfmi"} and "chain 1" in summary.warnings[0].message
+
+    stats = calm_stats(4, 500)
+    stats.energy[2] += 40.0  # a chain in a mode of much lower density (a local mode)
+    summary = summarize(good, stats)
+    assert (
+        kinds(summary) == {"apart"} and "chain 2 stayed where chain" in summary.warnings[0].message
+    )
     assert all(w.remedy for w in summary.warnings)
+
+
+def test_chains_stuck_together_are_apart_from_the_lowest_and_calm_ones_are_not() -> None:
+    from qvr_core.inference.summary import _apart_chains
+
+    rng = np.random.default_rng(5)
+    for draws in (20, 100, 1000):  # short chains: their medians stay inside each other
+        for _ in range(50):
+            calm = rng.standard_normal((4, draws)) * 3 + 100.0
+            assert _apart_chains(calm)[0] == []
+    two = rng.standard_normal((4, 500)) * 3 + 100.0
+    two[[1, 3]] += 30.0  # half the chains in one other mode: still found
+    assert _apart_chains(two) == ([1, 3], _apart_chains(two)[1])
+    assert _apart_chains(two)[1] in (0, 2)
+    assert _apart_chains(np.full((1, 10), 1.0)) == ([], 0)  # one chain: nothing to compare
 
 
 def test_thresholds_are_exact() -> None:
