@@ -31,7 +31,19 @@ from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.define_values import NotTyped, length, value_type
 from qvr_core.check.defines import NUMBER, Bind, Computation, Draw, Invoke, Line, Weigh
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Term, Unary, lower, subterms
+from qvr_core.check.terms import (
+    Body,
+    Call,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+    lower,
+    subterms,
+)
 from qvr_core.check.types import Plated
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
@@ -471,17 +483,30 @@ def _number_refs(term: Term) -> list[Ref] | None:
 
 
 def substitute(term: Term, names: dict[str, Term], span: Span) -> Term:
-    """`term` with each name read from `names` and every node placed at `span`."""
+    """`term` with each name read from `names` (a name it lacks stays a name) and every
+    node placed at `span`."""
     match term:
         case Num(value=v):
             return Num(v, span)
         case Ref(name=n):
-            return names[n]
+            return names[n] if n in names else Ref(n, span)
         case Unary(op=op, operand=o):
             return Unary(op, substitute(o, names, span), span)
         case Op(op=op, left=left, right=right):
             return Op(op, substitute(left, names, span), substitute(right, names, span), span)
-        case Call(fn=fn, args=args, axis=axis):
-            return Call(fn, tuple(substitute(a, names, span) for a in args), span, axis)
+        case Call(fn=fn, args=args, axis=axis, function=function):
+            inner = tuple(substitute(a, names, span) for a in args)
+            return Call(fn, inner, span, axis, function and placed_at(function, span))
+        case Stack(items=items):
+            return Stack(tuple(substitute(i, names, span) for i in items), span)
+        case Gather(base=base, indices=indices, plates=plates):
+            moved = tuple(None if i is None else substitute(i, names, span) for i in indices)
+            return Gather(base, moved, span, plates)
         case _:
-            raise AssertionError("computations hold numbers only (_number_refs)")
+            raise AssertionError(f"not a term: {term!r}")
+
+
+def placed_at(body: Body, span: Span) -> Body:
+    """`body` with every node placed at `span` (a solver's right-hand side at its call)."""
+    lines = tuple((name, substitute(term, {}, span)) for name, term in body.lines)
+    return Body(body.name, body.params, body.sizes, lines, substitute(body.result, {}, span), span)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from qvr_core.builtins import FUNCTIONS
 from qvr_core.builtins.functions import Function
-from qvr_core.check.computations import is_computation
+from qvr_core.check.computations import is_computation, placed_at
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.define_values import length
 from qvr_core.check.defines import NUMBER, Bind, Computation
@@ -33,7 +33,6 @@ from qvr_core.check.terms import Body, Call, Gather, Num, Op, Ref, Stack, Term, 
 from qvr_core.check.types import Plated
 from qvr_core.syntax import ast
 from qvr_core.text import rules
-from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import Env, ModelPass, ProgramPass
@@ -290,36 +289,6 @@ def with_functions(term: Term, env: Env) -> Term:
     return _rewrite(term, env)
 
 
-def _placed_at(body: Body, span: Span) -> Body:
-    """`body` with every position the call's: the model's facts then point only into its
-    own program, so the incremental checker moves them with it (a body keeping the
-    define's positions would stay behind when an edit above both moves them), and the
-    runtime's messages about the right-hand side name the call that runs it."""
-    lines = tuple((name, _term_at(term, span)) for name, term in body.lines)
-    return Body(body.name, body.params, body.sizes, lines, _term_at(body.result, span), span)
-
-
-def _term_at(term: Term, span: Span) -> Term:
-    match term:
-        case Num(value=value):
-            return Num(value, span)
-        case Ref(name=name):
-            return Ref(name, span)
-        case Unary(op=op, operand=operand):
-            return Unary(op, _term_at(operand, span), span)
-        case Op(op=op, left=left, right=right):
-            return Op(op, _term_at(left, span), _term_at(right, span), span)
-        case Stack(items=items):
-            return Stack(tuple(_term_at(i, span) for i in items), span)
-        case Gather(base=base, indices=indices, plates=plates):
-            moved = tuple(None if i is None else _term_at(i, span) for i in indices)
-            return Gather(base, moved, span, plates)
-        case Call(fn=fn, args=args, axis=axis, function=function):
-            inner = tuple(_term_at(a, span) for a in args)
-            return Call(fn, inner, span, axis, function and _placed_at(function, span))
-    raise TypeError(f"not a term: {term!r}")
-
-
 def _names_define(t: Term) -> bool:
     return isinstance(t, Call) and t.function is None and bool(FUNCTIONS[t.fn].defines)
 
@@ -347,6 +316,6 @@ def _rewrite(term: Term, env: Env) -> Term:
             if body is None:
                 return Call(fn, inner, span, axis)
             rest = inner[: at[0]] + inner[at[0] + 1 :]
-            return Call(fn, rest, span, axis, _placed_at(body, span))
+            return Call(fn, rest, span, axis, placed_at(body, span))
         case Num() | Ref():
             return term

@@ -14,32 +14,8 @@ from qvr_core.check import check
 from qvr_core.check.model import Let
 from qvr_core.check.terms import Call, subterms
 from qvr_core.check.types import Plated
-
-HEAD = """\
-object State : FinSet 2
-object Rate : FinSet 4
-object Year : FinSet 20
-
-define lv(t : Real, z : State -> Real, theta : Rate -> Real) : State -> Real !{} =
-    let u = z[0]
-    let v = z[1]
-    let du = (theta[0] - theta[1] * v) * u
-    let dv = (-theta[2] + theta[3] * u) * v
-    return [du, dv]
-
-"""
-
-
-def _program(*lines: str, head: str = HEAD) -> str:
-    steps = [
-        "    sample theta : Rate <- HalfNormal(1.0)",
-        "    sample z0 : State <- HalfNormal(10.0)",
-        *lines,
-        "    let log_z = log(z)",
-        "    observe y : Year * State <- LogNormal(log_z, 0.25)",
-        "    return z",
-    ]
-    return head + "program m : Year -> Year\n" + "\n".join(steps) + "\n\nexport m\n"
+from tests.lotka_volterra import HEAD
+from tests.lotka_volterra import program as _program
 
 
 def _problems(text: str) -> list[tuple[str, str]]:

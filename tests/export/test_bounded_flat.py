@@ -23,29 +23,16 @@ from typing import Any
 import pytest
 import torch
 
-from qvr_core.check import check
-from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program
 from qvr_core.export.pymc import PYMC_FAMILIES, WHY_NOT
 from qvr_core.runtime.model import compile_model
+from tests.export.exported_text import exported, module
 from tests.export.stan_warm import unavailable
 from tests.models import bounded
 
 Y = [0.9, 0.8, 1.0, 0.7, 0.95]
 #: two points of the latents: inside the bounds, beta1's upper bound 1 - alpha1 differing
 POINTS = ({"alpha1": 0.3, "beta1": 0.2}, {"alpha1": 0.6, "beta1": 0.35})
-
-
-def module(source: str) -> CheckedModule:
-    checked = check(source)
-    assert checked.ok, [(d.code, d.message) for d in checked.diagnostics]
-    return checked
-
-
-def exported(source: str, target: str, name: str) -> str:
-    result = export_program(module(source), TARGETS[target], name, source=f"{name}.qvr")
-    assert result.text is not None, result.diagnostics
-    return result.text
 
 
 def qvr_log_joint(point: dict[str, float]) -> float:

@@ -19,12 +19,11 @@ import numpy as np
 import pytest
 import torch
 
-from qvr_core.check import check
-from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program
 from qvr_core.runtime.model import compile_model
 from qvr_core.runtime.ordered import PositiveOrderedTransform
 from tests.conftest import ROOT
+from tests.export.exported_text import exported, module
 from tests.export.stan_warm import unavailable
 
 MEANS = (ROOT / "tests" / "models" / "ordered.qvr").read_text(encoding="utf-8")
@@ -36,18 +35,6 @@ POINTS = (
     {"mu": [2.5, 9.0], "scale": [0.4, 1.7]},
     {"mu": [0.3, 4.0], "scale": [1.1, 1.2]},
 )
-
-
-def module(source: str) -> CheckedModule:
-    checked = check(source)
-    assert checked.ok, [(d.code, d.message) for d in checked.diagnostics]
-    return checked
-
-
-def exported(source: str, target: str, name: str) -> str:
-    result = export_program(module(source), TARGETS[target], name, source=f"{name}.qvr")
-    assert result.text is not None, result.diagnostics
-    return result.text
 
 
 def qvr_log_joint(point: dict[str, list[float]]) -> float:

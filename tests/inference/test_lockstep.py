@@ -24,6 +24,7 @@ from qvr_core.inference.mcmc import (
 from qvr_core.inference.nuts import NUTSKernel, Requests
 from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import PreparedRun, prepare
+from tests.inference.batched_agreement import assert_rows_are_eager
 
 from .toy_models import ScaledNormal
 
@@ -67,14 +68,7 @@ def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
     assert many.compiled
     if static.available():  # this torch has Static Runtime: it runs the potential
         assert isinstance(many.function, static.StaticGraph)
-    g = torch.Generator().manual_seed(1)
-    for _ in range(5):
-        points = starts + torch.randn(starts.shape, generator=g, dtype=starts.dtype)
-        values, grads = many(points)
-        for row in range(points.shape[0]):
-            u, grad = eager(points[row])
-            assert values[row] == pytest.approx(u, rel=1e-9)
-            torch.testing.assert_close(grads[row], grad, rtol=1e-7, atol=1e-9)
+    points = assert_rows_are_eager(many, eager, starts)
     fewer, _ = many(points[:1])  # one chain left waiting: the batch is padded, one answer
     assert len(fewer) == 1 and fewer[0] == pytest.approx(eager(points[0])[0], rel=1e-9)
 

@@ -29,6 +29,7 @@ from qvr_core.inference.nuts import NUTSKernel
 from qvr_core.inference.svi import SVI
 from qvr_core.runtime.model import ModelProgram, compile_model
 from qvr_core.runtime.ordered import ordered_vector
+from tests.inference.batched_agreement import assert_rows_are_eager
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -99,11 +100,4 @@ def test_the_chains_batched_potential_is_the_eager_one() -> None:
     starts = torch.stack([start, start + 0.3, start - 0.2])
     many = ManyPotential(eager, eager.log_density, starts)
     assert many.compiled
-    g = torch.Generator().manual_seed(1)
-    for _ in range(5):
-        points = starts + torch.randn(starts.shape, generator=g, dtype=starts.dtype)
-        values, grads = many(points)
-        for row in range(points.shape[0]):
-            u, grad = eager(points[row])
-            assert values[row] == pytest.approx(u, rel=1e-9)
-            torch.testing.assert_close(grads[row], grad, rtol=1e-7, atol=1e-9)
+    assert_rows_are_eager(many, eager, starts)

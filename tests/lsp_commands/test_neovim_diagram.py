@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs_blocks import lua_block
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 INIT = ROOT / "tests" / "nvim" / "init.lua"
@@ -28,10 +30,7 @@ pytestmark = pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is no
 
 def documented_mappings() -> str:
     """The Lua block of docs/editors.md's "Code lenses" section: the mappings a user copies."""
-    page = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
-    section = page[page.index("### Code lenses") :]
-    start = section.index("```lua\n") + len("```lua\n")
-    return section[start : section.index("\n```", start)]
+    return lua_block("### Code lenses")
 
 
 def test_neovim_requests_a_diagram(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from qvr_core.check.terms import Body, Call, subterms
 from qvr_core.inference.record import record
 from qvr_core.runtime import ode, ode_c
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
+from tests.lotka_volterra import program
 
 ode_rk45 = FUNCTION_IMPLEMENTATIONS["ode_rk45"]
 ode_rk45_tol = FUNCTION_IMPLEMENTATIONS["ode_rk45_tol"]
@@ -38,27 +39,7 @@ THETA = [0.5469, 0.02775, 0.8001, 0.02412]
 Z_INIT = [34.04, 5.936]
 TS = [float(t) for t in range(1, 21)]
 
-LOTKA_VOLTERRA = """\
-object State : FinSet 2
-object Rate : FinSet 4
-object Year : FinSet 20
-
-define lv(t : Real, z : State -> Real, theta : Rate -> Real) : State -> Real !{} =
-    let u = z[0]
-    let v = z[1]
-    let du = (theta[0] - theta[1] * v) * u
-    let dv = (-theta[2] + theta[3] * u) * v
-    return [du, dv]
-
-program m : Year -> Year
-    sample theta : Rate <- HalfNormal(1.0)
-    sample z0 : State <- HalfNormal(10.0)
-    let z = ode_rk45(lv, z0, 0.0, ts, theta)
-    observe y : Year * State <- LogNormal(log(z), 0.25)
-    return z
-
-export m
-"""
+LOTKA_VOLTERRA = program("    let z = ode_rk45(lv, z0, 0.0, ts, theta)")
 
 DECAY = """\
 object Year : FinSet 3

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs_blocks import lua_block
 from tests.tree_sitter.support import QUERIES, ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -24,10 +25,7 @@ pytestmark = pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is no
 
 def documented_setup() -> str:
     """The Lua block of docs/editors.md's "Tree-sitter highlighting" section."""
-    page = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
-    section = page[page.index("### Tree-sitter highlighting") :]
-    start = section.index("```lua\n") + len("```lua\n")
-    return section[start : section.index("\n```", start)]
+    return lua_block("### Tree-sitter highlighting")
 
 
 def position(lines: list[str], line_start: str, word: str) -> tuple[int, int]:
