@@ -38,6 +38,7 @@ from qvr_core.host.files import UnreadableFile, command_line_roots, kind_of, rea
 from qvr_core.plan.run_arguments import (
     DEVICES,
     GUIDES,
+    INITS,
     MASS_MATRICES,
     METHODS,
     RunArgumentError,
@@ -104,6 +105,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " draw variances) or dense (Stan's covariance: a matrix product per leapfrog step)",
     )
     parser.add_argument(
+        "--init",
+        choices=INITS,
+        default=d.init,
+        help="NUTS: where the chains start: pathfinder (the default: draws of multi-path"
+        " Pathfinder begun from the program's forward draws) or prior (those forward draws)",
+    )
+    parser.add_argument(
         "--subsample",
         metavar="PLATE=ROWS",
         help="SVI: score ROWS random rows of PLATE per step, scaled to the whole plate"
@@ -163,6 +171,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "seq_len": args.seq_len,
             "chains": getattr(args, "chains", None),
             "mass_matrix": getattr(args, "mass_matrix", None),
+            "init": getattr(args, "init", None),
             "guide": getattr(args, "guide", None),
             "max_tree_depth": getattr(args, "max_tree_depth", None),
             "data": args.data,
@@ -282,6 +291,7 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
             f"acceptance {_fmt(n.acceptance, '.2f')}, divergences {n.divergences}, "
             f"step size {_fmt(n.step_size, '.3g')}"
             + ("" if n.mass_matrix == "diag" else f", {n.mass_matrix} mass matrix")
+            + (", Pathfinder starts" if n.starts == "pathfinder" else "")
         )
         lines.append(
             f"  r_hat max {_fmt(n.r_hat_max, '.3f')}, ess_bulk min {_fmt(n.ess_min, '.1f')}"

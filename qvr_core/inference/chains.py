@@ -74,11 +74,13 @@ from qvr_core.inference.mcmc import (
 )
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
+from qvr_core.inference.starts import chain_starts
 from qvr_core.inference.work import count_work
 from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.program import Observed
 
-# (model, x, observations, kernel, num_warmup, num_samples, layout, send_draws), pickled
+# (model, x, observations, kernel, num_warmup, num_samples, layout, starts, send_draws),
+# pickled
 _Job = tuple[Any, ...]
 _Event = tuple[Any, ...]  # (kind, ...payload) sent by a chain process
 _Events = queue.Queue[tuple[int, _Event | None]]
@@ -191,6 +193,7 @@ def run_chains(
     on_draw: DrawFn | None = None,
     should_stop: Callable[[], bool] | None = None,
     share: ChainShare | None = None,
+    init: str = "pathfinder",
 ) -> MCMCResult:
     """Run `chains` chains and collect them; `on_progress(done, total, potential, chain)`
     as iterations finish in any chain (`total` counts all chains' iterations);
@@ -199,7 +202,10 @@ def run_chains(
     `share`, for a run spread over machines (`qvr_core.runs.distributed`): the chains
     this process runs (here, together), and how every process's records are brought
     together; each chain is seeded by its index, so the chains are the ones one
-    process would run, and `processes` in the result counts the machines' processes."""
+    process would run, and `processes` in the result counts the machines' processes.
+
+    `init` (`run_arguments.INITS`) says where the chains start: at multi-path Pathfinder's
+    draws (`pathfinder`, the default) or at the program's forward draws (`prior`)."""
     if chains < 1:
         raise InferenceError(f"chains must be at least 1, got {chains}")
     seeds = chain_seeds(seed, chains)
@@ -214,8 +220,20 @@ def run_chains(
         placement = chosen_processes(model, x, observations, shared, chains)
         processes, recorded = placement.processes, placement.recorded
     processes = max(1, min(processes, chains))
+    starts = chain_starts(model, x, observations, shared, seeds, seed, init=init, recorded=recorded)
+    recorded = starts.recorded
     draws = None if on_draw is None else _DrawReader(shared, on_draw)
-    job = (model, x, dict(observations), kernel, num_warmup, num_samples, shared, draws is not None)
+    job = (
+        model,
+        x,
+        dict(observations),
+        kernel,
+        num_warmup,
+        num_samples,
+        shared,
+        starts.positions,
+        draws is not None,
+    )
     if processes > 1:
         try:
             payload = pickle.dumps(job)
@@ -239,6 +257,7 @@ def run_chains(
     stopped = len(got) < len(records) or not all(r.complete for r in got)
     result = _result(shared, got, stopped=stopped)
     result.seeds, result.processes = seeds, processes
+    result.starts = "prior" if starts.positions is None else "pathfinder"
     return result
 
 
@@ -351,7 +370,7 @@ def _sample(
     the sampler reached) become a `ChainError` naming the chain and the iteration, here
     as in a chain process, so both runs fail with the same line; errors already in the
     user's words (ours, the runtime's) go on as they are."""
-    model, x, observations, kernel, num_warmup, num_samples, layout, _ = job
+    model, x, observations, kernel, num_warmup, num_samples, layout, starts, _ = job
     steps = {c: _Counted(on_step(c)) for c, _ in chains}
     try:
         records = sample_chains(
@@ -367,6 +386,7 @@ def _sample(
             on_draw=lambda k: on_draw(chains[k][0]),
             should_stop=should_stop,
             recorded=recorded,
+            starts=None if starts is None else [starts[c] for c, _ in chains],
         )
     except TaskError as failed:
         c, e = chains[failed.index][0], failed.error

@@ -11,13 +11,13 @@ matrix, tree, divergences and random stream; only the evaluations are shared.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
 import torch
 
-from qvr_core.inference.many import ManyPotential, RowError
+from qvr_core.inference.many import RowError
 from qvr_core.inference.nuts import Requests, Vector
 
 T = TypeVar("T")
@@ -31,7 +31,11 @@ class TaskError(Exception):
         self.index, self.error = index, error
 
 
-def run_together(tasks: Sequence[Requests[T]], potential: ManyPotential) -> list[T]:
+#: U and dU/dz of a batch of positions (`many.ManyPotential`), raising `RowError` for a row
+BatchPotential = Callable[[torch.Tensor], tuple[list[float], torch.Tensor]]
+
+
+def run_together(tasks: Sequence[Requests[T]], potential: BatchPotential) -> list[T]:
     """Run every task to its end, answering the positions they wait on together."""
     results: list[T | None] = [None] * len(tasks)
     waiting: dict[int, Vector] = {}

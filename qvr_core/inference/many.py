@@ -99,6 +99,9 @@ class ManyPotential:
     def __call__(self, positions: torch.Tensor) -> tuple[list[float], torch.Tensor]:
         """The potentials (floats) and gradients (rows of a tensor) of `positions`."""
         n = positions.shape[0]
+        if self.function is not None and n > self.rows:  # more than recorded: in parts
+            parts = [self(positions[i : i + self.rows]) for i in range(0, n, self.rows)]
+            return [u for us, _ in parts for u in us], torch.cat([g for _, g in parts])
         if self.function is not None and n <= self.rows:
             padded = positions
             if n < self.rows:  # chains that have finished wait: repeat a row for them

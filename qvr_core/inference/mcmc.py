@@ -104,6 +104,9 @@ class MCMCResult:
     diverging: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 0, dtype=torch.bool))
     seeds: list[int] = field(default_factory=list)
     processes: int = 1  # the processes the chains ran in (1: in the caller's)
+    #: where the chains started: Pathfinder's draws or their own forward draws
+    #: (`run_arguments.INITS`; `prior` also where Pathfinder gave no starts)
+    starts: str = "prior"
     r_hat: dict[str, torch.Tensor] = field(default_factory=dict)
     ess: dict[str, torch.Tensor] = field(default_factory=dict)
     stopped: bool = False
@@ -271,25 +274,30 @@ def sample_chains(
     should_stop: Callable[[], bool] | None = None,
     compile: bool = True,
     recorded: Batched | None = None,
+    starts: Sequence[torch.Tensor] | None = None,
 ) -> list[_ChainRecord]:
     """Chains `0..len(seeds)-1` advanced together (`lockstep`), each seeded as
     `sample_chain` would be under its seed (its start drawn from torch's stream seeded
     so, its sampler then on its own generator carrying that stream on): the same draws,
     up to floating point, as running them one after another. Their potentials are
     evaluated together, compiled where the model allows (`many.ManyPotential`). A
-    failure is a `lockstep.TaskError` naming the chain."""
+    failure is a `lockstep.TaskError` naming the chain. `starts`, when given, are the
+    chains' first positions in place of the ones they draw (`starts.chain_starts`);
+    each chain's stream is the same either way."""
     observations = dict(observations)
     chains: list[NUTSChain] = []
     names = coordinate_sites(layout)
-    for seed in seeds:
+    for k, seed in enumerate(seeds):
         torch.manual_seed(seed)
         start = layout.pack(initial_values(model, x, observations))
+        if starts is not None:
+            start = starts[k]
         stream = torch.Generator()
         stream.set_state(torch.get_rng_state())
         chains.append(kernel.chain(None, start, num_warmup, stream, names=names))
     eager = ProgramPotential(model, x, observations, layout)
-    starts = torch.stack([c.z for c in chains])
-    potential = ManyPotential(eager, eager.log_density, starts, compile=compile, recorded=recorded)
+    firsts = torch.stack([c.z for c in chains])
+    potential = ManyPotential(eager, eager.log_density, firsts, compile=compile, recorded=recorded)
     n = num_warmup + num_samples
     tasks = [
         chain_requests(chain, n, on_step(c), on_draw(c), should_stop)

@@ -25,6 +25,9 @@ GUIDES = ("normal", "delta", "mvn", "lowrank-mvn")
 #: correction; `auto`, one of those two by the number of coordinates
 #: (`inference.fisher.chosen_metric`)
 MASS_MATRICES = ("diag", "dense", "fisher", "low-rank", "auto")
+#: Where NUTS chains start (`inference.starts`): at draws of multi-path Pathfinder run from
+#: the program's forward draws (the default), or at those forward draws themselves
+INITS = ("pathfinder", "prior")
 #: Where a run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run
 #: is large enough to gain from it (`qvr_core.runs.device`)
 DEVICES = ("cpu", "cuda", "auto")
@@ -61,6 +64,7 @@ class RunArguments:
     max_tree_depth: int = 10  # NUTS only: Stan's default
     chains: int = 4  # NUTS only: chains advanced together (inference.chains)
     mass_matrix: str = "auto"  # NUTS only: `MASS_MATRICES`
+    init: str = "pathfinder"  # NUTS only: `INITS`
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
     #: SVI only: score a random subset of a plate's rows each step, `(plate, rows)`
@@ -81,6 +85,7 @@ class RunArguments:
             "max_tree_depth": self.max_tree_depth,
             "chains": self.chains,
             "mass_matrix": self.mass_matrix,
+            "init": self.init,
             "guide": self.guide,
             "memory_budget": self.memory_budget,
             "subsample": self.subsample,
@@ -120,6 +125,7 @@ def validate_run_arguments(
         max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
         chains=_whole(get("chains"), "chains", 1, MAX_CHAINS, text),
         mass_matrix=_one_of(get("mass_matrix"), "mass_matrix", MASS_MATRICES),
+        init=_one_of(get("init"), "init", INITS),
         guide=_guide(get("guide")),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
         subsample=_subsample(given.get("subsample", base.subsample), text),

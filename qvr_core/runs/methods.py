@@ -426,13 +426,15 @@ def run_nuts(
     chains: int,
     seed: int,
     mass_matrix: str = "auto",
+    init: str = "pathfinder",
     share: ChainShare | None = None,
 ) -> RunSummary:
     """NUTS over every latent of `target` (the job's program, or its lifted form), its
     discrete sites summed out and drawn back given each draw; exact draws of them when
     nothing continuous is left (`inference.discrete`). `mass_matrix` names the metric
     warmup adapts (`inference.fisher.MASS_MATRICES`); the summary names the one it
-    adapted (`auto` resolved by the number of coordinates)."""
+    adapted (`auto` resolved by the number of coordinates). `init` says where the chains
+    start (`inference.starts`)."""
     target = summed_out(target, observations)
     exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
     num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
@@ -475,6 +477,7 @@ def run_nuts(
             on_draw=None if live is None else live.add,
             should_stop=job.calls.should_stop,
             share=share,
+            init=init,
         )
         result = with_discrete_draws(result, target, x, observations)
         if share is not None:  # the other processes' chains' traces too
@@ -503,6 +506,7 @@ def run_nuts(
         ess={k: finite(v["ess_min"]) for k, v in site_summary.items()},
         traces=tuple(tuple(t) for t in traces),
         mass_matrix=mass_matrix if exact else chosen_metric(mass_matrix, result.coordinates),
+        starts=result.starts,
     )
     posterior = posterior_summary(result, depth, sampled=not exact) if draws else None
     if posterior is not None and skipped is not None:

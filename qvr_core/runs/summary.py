@@ -57,6 +57,8 @@ class NutsStats:
     traces: tuple[tuple[float, ...], ...]  # every chain's potential energy, warmup included
     #: the metric adapted in warmup (`run_arguments.MASS_MATRICES`, `auto` resolved)
     mass_matrix: str = "diag"
+    #: where the chains started (`MCMCResult.starts`)
+    starts: str = "prior"
 
     @property
     def r_hat_max(self) -> float | None:
@@ -214,6 +216,7 @@ class RunSummary:
                 warmup_divergences=n.warmup_divergences,
                 step_size=n.step_size,
                 mass_matrix=n.mass_matrix,
+                starts=n.starts,
                 r_hat=dict(n.r_hat),
                 ess=dict(n.ess),
                 r_hat_max=n.r_hat_max,

@@ -79,6 +79,16 @@ def test_the_mass_matrix_is_chosen_and_reported(regression_file, capsys) -> None
     assert json.loads(capsys.readouterr().out)["mass_matrix"] == "low-rank"
 
 
+def test_where_the_chains_start_is_chosen_and_reported(regression_file, capsys) -> None:
+    argv = (str(regression_file), "--method", "nuts", "--steps", "8")
+    assert cli_run.main(parse(*argv)) == 0
+    assert "Pathfinder starts" in capsys.readouterr().out
+    assert cli_run.main(parse(*argv, "--json")) == 0
+    assert json.loads(capsys.readouterr().out)["starts"] == "pathfinder"
+    assert cli_run.main(parse(*argv, "--init", "prior", "--json")) == 0
+    assert json.loads(capsys.readouterr().out)["starts"] == "prior"
+
+
 def test_errors_exit_1_with_one_line(tmp_path, capsys) -> None:
     assert cli_run.main(parse(str(tmp_path / "missing.qvr"))) == 1
     assert "cannot read" in capsys.readouterr().err

@@ -15,15 +15,14 @@ import pytest
 from bench.posteriordb import DEFAULT_DB, EXPRESSIBLE, MODELS, Settings, fit_model, reference
 
 DEFAULTS = Settings(draws=1000, warmup=1000, chains=4, seed=1, stan_rebuild=False)
-
-#: Posteriors whose one-click fit is not yet reliable, and why (issues 47 and 49): a test
-#: that fails on some seeds would fail on some CPUs.
+#: Posteriors whose one-click fit is not yet reliable, and why (issue 47): a test that
+#: fails on some seeds would fail on some CPUs.
 UNRELIABLE = {
-    # Local modes of the dynamics (a slower oscillation, populations that collapse): from
-    # its random start a chain stays in one about one run in two (Stan's seeds 1-3
-    # converge, its seed 4 fails to start). Its log density is held to the Stan program's
-    # in tests/runtime/test_ode_model.py and its solver to scipy's in test_ode.py.
-    "hudson_lynx_hare-lotka_volterra",
+    # The funnel of alpha and f_tilde: the default low-rank metric takes about 16 leapfrog
+    # steps a draw and leaves a min bulk ESS near 500 of 4,000 draws, so R-hat lands
+    # between 1.005 and 1.012 by seed (seeds 1-3, either init); Stan's diagonal metric
+    # takes 8 times the steps a draw. It matches the reference where R-hat passes.
+    "gp_pois_regr-gp_pois_regr",
 }
 
 

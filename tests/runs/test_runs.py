@@ -39,6 +39,7 @@ KEYS = {
         "warmup_divergences",
         "step_size",
         "mass_matrix",
+        "starts",
         "r_hat",
         "ess",
         "r_hat_max",
