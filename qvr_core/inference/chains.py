@@ -74,7 +74,7 @@ from qvr_core.inference.mcmc import (
 )
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
-from qvr_core.inference.starts import chain_starts
+from qvr_core.inference.starts import chain_starts, child_seeds
 from qvr_core.inference.work import count_work
 from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.program import Observed
@@ -174,8 +174,7 @@ def chosen_processes(
 
 def chain_seeds(seed: int, chains: int) -> list[int]:
     """Independent seeds for each chain, derived from the run's seed."""
-    children = np.random.SeedSequence(seed).spawn(chains)
-    return [int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in children]
+    return child_seeds(seed, 0, chains)
 
 
 def run_chains(

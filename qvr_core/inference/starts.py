@@ -50,10 +50,11 @@ class Starts:
     recorded: Batched | None = None
 
 
-def extra_seeds(seed: int, seeds: Sequence[int], count: int) -> list[int]:
-    """Seeds for the forward draws of the paths beyond one per chain: more children of the
-    run's seed than it has chains (`chains.chain_seeds` takes the first ones)."""
-    children = np.random.SeedSequence(seed).spawn(count)[len(seeds) :]
+def child_seeds(seed: int, first: int, stop: int) -> list[int]:
+    """Independent seeds derived from a run's seed: its children `first` to `stop - 1`.
+    The chains take the first ones (`chains.chain_seeds`), the forward draws of the
+    Pathfinder paths beyond one per chain the next ones."""
+    children = np.random.SeedSequence(seed).spawn(stop)[first:]
     return [int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in children]
 
 
@@ -89,7 +90,9 @@ def chain_starts(
     if init == "prior" or not 0 < layout.size <= MAX_COORDINATES:
         return Starts(None, recorded)
     count = max(len(seeds), PATHS)
-    own = own_starts(model, x, observations, layout, [*seeds, *extra_seeds(seed, seeds, count)])
+    own = own_starts(
+        model, x, observations, layout, [*seeds, *child_seeds(seed, len(seeds), count)]
+    )
     eager = ProgramPotential(model, x, dict(observations), layout)
     chains = own[: len(seeds)]
     potential = ManyPotential(eager, eager.log_density, chains, recorded=recorded)
