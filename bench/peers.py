@@ -187,9 +187,9 @@ fit = posterior.sample(num_chains=chains, num_warmup=draws, num_samples=draws,
                        max_depth=10)
 sampling = time.perf_counter() - began
 def by_chain(name):
-    a = np.asarray(fit[name])  # (*shape, draws * chains), chain-major draws
-    a = a.reshape(*a.shape[:-1], chains, draws)
-    return np.moveaxis(np.moveaxis(a, -2, 0), -1, 1)
+    a = np.asarray(fit[name])  # (*shape, draws * chains), the chains interleaved
+    a = a.reshape(*a.shape[:-1], draws, chains)
+    return np.moveaxis(np.moveaxis(a, -1, 0), -1, 1)
 div = int(np.asarray(fit["divergent__"]).sum())
 np.savez(out, div=div, sampling=sampling, mu=by_chain("mu"), tau=by_chain("tau"),
          theta_raw=by_chain("theta_raw"))

@@ -62,7 +62,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,17 +334,22 @@ def run_stan(name: str, db: Path, names: list[str], s: Settings) -> tuple:
 
     shapes = dict(zip(fit.param_names, fit.dims, strict=True))
 
-    def by_chain(var: str) -> np.ndarray:
-        a = np.asarray(fit[var])  # (*shape, draws * chains), chain after chain; a scalar (1, n)
-        a = a.reshape(*shapes[var], s.chains, s.draws)
-        return np.moveaxis(np.moveaxis(a, -2, 0), -1, 1)
-
     stems = {m.group(1) for n in names if (m := _NAME.fullmatch(n))}
-    draws = {v: by_chain(v) for v in stems}
+    draws = {v: stan_by_chain(np.asarray(fit[v]), shapes[v], s.chains) for v in stems}
     divergences = int(np.asarray(fit["divergent__"]).sum())
     note = "cached build" if cached else "compiled"
     out = Fit("stan", built + sampling, sampling, built, divergences, note=note)
     return out, by_parameter(draws, names)
+
+
+def stan_by_chain(a: np.ndarray, shape: Sequence[int], chains: int) -> np.ndarray:
+    """PyStan 3's draws of one variable, `(*shape, draws * chains)` (a scalar: `(1, n)`),
+    as `(chains, draws, *shape)`. PyStan lays the draws out draw after draw, the chains
+    interleaved (its `stepsize__`, one value per chain, cycles through the chains); read
+    chain after chain, each "chain" mixes all four, and ESS and R-hat come out as if
+    every draw were independent (gp_pois_regr's alpha: bulk ESS 3,937 where it is 1,272)."""
+    a = a.reshape(*shape, -1, chains)
+    return np.moveaxis(np.moveaxis(a, -1, 0), -1, 1)
 
 
 def nutpie_missing() -> str | None:
