@@ -4,7 +4,7 @@ the spare worker.
     .venv/bin/python bench/run_latency.py [--rounds 2] [--draws 1000] [--pause 10]
 
 A fresh server opens eight schools (examples/models/eight_schools_noncentered.qvr),
-shows its code lenses (which starts the spare worker, `qvr_lsp/spare_worker.py`), and
+shows its code lenses (which starts the spare worker, `qvr_lsp/runs/spare_worker.py`), and
 after `--pause` seconds (a user reading the model before clicking Run) is asked for
 NUTS, 4 chains x (`--draws` warmup + `--draws` draws), maximum tree depth 10, on the
 classic data. Printed per round: seconds from the request to the final summary, with

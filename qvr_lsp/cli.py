@@ -48,11 +48,12 @@ def main(args: argparse.Namespace) -> int:
     qvr_lsp._drop_working_directory(always=True)  # nothing imported from here on comes from it
     _configure_logging(args.log_level, args.log_file)
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)  # this process is the server's alone
-    from qvr_lsp.app import build_server
-    from qvr_lsp.memory import Collector
+    from qvr_lsp.analysis.memory import Collector
+    from qvr_lsp.app import build
 
-    server = build_server()
-    server.analyzer.collector = Collector()  # this process is the server's alone
+    session = build()
+    session.analyzer.collector = Collector()  # this process is the server's alone
+    server = session.server
     if address is not None:
         server.transport = "tcp"
         server.start_tcp(*address)

@@ -15,20 +15,20 @@ whole file, so they are no lightbulb at every cursor. The migration is computed 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from qvr_lsp import capabilities
-from qvr_lsp.analysis import Analysis
-from qvr_lsp.convert import to_lsp_diagnostic
-from qvr_lsp.features._current import current_analysis, workspace_edit
-from qvr_lsp.guard import guarded
+from qvr_lsp.protocol import capabilities
+from qvr_lsp.protocol.convert import to_lsp_diagnostic, workspace_edit
 
 if TYPE_CHECKING:
     from qvr_core.ide.actions import QuickFix
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_core.text.diagnostics import TextEdit
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 #: Imported on first use, or once the server is idle after its first diagnostics.
 DEFERRED = ("qvr_core.ide.actions", "qvr_core.ide.refactor")
@@ -39,6 +39,8 @@ INLINE = lsp.CodeActionKind.RefactorInline
 FIX_ALL = lsp.CodeActionKind.SourceFixAll
 MIGRATE = f"{lsp.CodeActionKind.Source.value}.migrate"
 MIGRATE_TITLE = "Migrate file to quivers 0.15+ syntax (define, ...)"
+#: The kinds the capabilities advertise.
+OPTIONS = lsp.CodeActionOptions(code_action_kinds=[QUICKFIX, EXTRACT, INLINE, FIX_ALL, MIGRATE])
 
 
 def wants(kind: str, context: lsp.CodeActionContext | None) -> bool:
@@ -71,69 +73,72 @@ def preferred_support(caps: lsp.ClientCapabilities | None) -> bool:
     return bool(get_capability(caps, path, False)) if caps is not None else False
 
 
-def register(server: QvrLanguageServer) -> None:
-    options = lsp.CodeActionOptions(code_action_kinds=[QUICKFIX, EXTRACT, INLINE, FIX_ALL, MIGRATE])
+async def code_actions(
+    session: Session, params: lsp.CodeActionParams, analysis: Analysis
+) -> list[lsp.CodeAction]:
+    from qvr_core.ide.actions import fix_all, quick_fixes
+    from qvr_core.ide.refactor import extract, inline
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)
-    @guarded(list)
-    async def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-        from qvr_core.ide.actions import fix_all, quick_fixes
-        from qvr_core.ide.refactor import extract, inline
-
-        caps = server.caps
-        if not literal_actions(caps):
-            return []
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return []
-        module = analysis.checked
-        start, end = analysis.positions.offsets(params.range)
-        actions: list[lsp.CodeAction] = []
-        if wants(QUICKFIX, params.context):
-            fixes = quick_fixes(module, start, end)
-            actions += [_quick_fix(server, analysis, found) for found in fixes]
-        if wants(EXTRACT, params.context):
-            extracted = extract(module, start, end)
-            if extracted is not None:
-                edit = workspace_edit(server, analysis, extracted.edits)
-                actions.append(lsp.CodeAction(title=extracted.title, kind=EXTRACT, edit=edit))
-        if wants(INLINE, params.context):
-            inlined = inline(module, start)
-            if inlined is not None:
-                edit = workspace_edit(server, analysis, inlined.edits)
-                actions.append(lsp.CodeAction(title=inlined.title, kind=INLINE, edit=edit))
-        if asked_for(FIX_ALL, params.context):
-            every = fix_all(module)
-            if every:
-                edits = [e for found in every for e in found.fix.edits]
-                title = f"Fix all: apply {len(every)} preferred fix{'es' if len(every) > 1 else ''}"
-                edit = workspace_edit(server, analysis, edits)
-                actions.append(lsp.CodeAction(title=title, kind=FIX_ALL, edit=edit))
-        if asked_for(MIGRATE, params.context):
-            actions += await _migration(server, analysis)
-        return actions
-
-    def _quick_fix(
-        server: QvrLanguageServer, analysis: Analysis, found: QuickFix
-    ) -> lsp.CodeAction:
-        caps = server.caps
-        diagnostic = to_lsp_diagnostic(
-            found.diagnostic,
-            analysis.positions,
-            analysis.uri,
-            related_information=capabilities.related_information(caps),
-            unnecessary_tag=capabilities.unnecessary_tag(caps),
-        )
-        return lsp.CodeAction(
-            title=found.fix.title,
-            kind=QUICKFIX,
-            diagnostics=[diagnostic],
-            is_preferred=(found.fix.preferred and preferred_support(caps)) or None,
-            edit=workspace_edit(server, analysis, found.fix.edits),
-        )
+    caps = session.server.caps
+    if not literal_actions(caps):
+        return []
+    module = analysis.checked
+    start, end = analysis.positions.offsets(params.range)
+    actions: list[lsp.CodeAction] = []
+    if wants(QUICKFIX, params.context):
+        fixes = quick_fixes(module, start, end)
+        actions += [_quick_fix(caps, analysis, found) for found in fixes]
+    if wants(EXTRACT, params.context):
+        extracted = extract(module, start, end)
+        if extracted is not None:
+            edit = _edit(caps, analysis, extracted.edits)
+            actions.append(lsp.CodeAction(title=extracted.title, kind=EXTRACT, edit=edit))
+    if wants(INLINE, params.context):
+        inlined = inline(module, start)
+        if inlined is not None:
+            edit = _edit(caps, analysis, inlined.edits)
+            actions.append(lsp.CodeAction(title=inlined.title, kind=INLINE, edit=edit))
+    if asked_for(FIX_ALL, params.context):
+        every = fix_all(module)
+        if every:
+            edits = [e for found in every for e in found.fix.edits]
+            title = f"Fix all: apply {len(every)} preferred fix{'es' if len(every) > 1 else ''}"
+            actions.append(
+                lsp.CodeAction(title=title, kind=FIX_ALL, edit=_edit(caps, analysis, edits))
+            )
+    if asked_for(MIGRATE, params.context):
+        actions += await _migration(caps, analysis)
+    return actions
 
 
-async def _migration(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.CodeAction]:
+def _edit(
+    caps: lsp.ClientCapabilities | None, analysis: Analysis, edits: Iterable[TextEdit]
+) -> lsp.WorkspaceEdit:
+    return workspace_edit(caps, analysis.uri, analysis.version, analysis.positions, edits)
+
+
+def _quick_fix(
+    caps: lsp.ClientCapabilities | None, analysis: Analysis, found: QuickFix
+) -> lsp.CodeAction:
+    diagnostic = to_lsp_diagnostic(
+        found.diagnostic,
+        analysis.positions,
+        analysis.uri,
+        related_information=capabilities.related_information(caps),
+        unnecessary_tag=capabilities.unnecessary_tag(caps),
+    )
+    return lsp.CodeAction(
+        title=found.fix.title,
+        kind=QUICKFIX,
+        diagnostics=[diagnostic],
+        is_preferred=(found.fix.preferred and preferred_support(caps)) or None,
+        edit=_edit(caps, analysis, found.fix.edits),
+    )
+
+
+async def _migration(
+    caps: lsp.ClientCapabilities | None, analysis: Analysis
+) -> list[lsp.CodeAction]:
     """The whole file rewritten in today's syntax, when that changes it (and it parses)."""
     from qvr_core.format.diff import diff_edits
     from qvr_core.migrate import migrate_text
@@ -144,10 +149,4 @@ async def _migration(server: QvrLanguageServer, analysis: Analysis) -> list[lsp.
     if not result.ok or result.text == analysis.text:
         return []
     edits = diff_edits(analysis.text, result.text)
-    return [
-        lsp.CodeAction(
-            title=MIGRATE_TITLE,
-            kind=MIGRATE,
-            edit=workspace_edit(server, analysis, edits),
-        )
-    ]
+    return [lsp.CodeAction(title=MIGRATE_TITLE, kind=MIGRATE, edit=_edit(caps, analysis, edits))]

@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from qvr_core.check.module import SymbolKind
-from qvr_lsp import capabilities
-from qvr_lsp.guard import guarded
+from qvr_lsp.protocol import capabilities
 
 if TYPE_CHECKING:
     from qvr_core.ide.completion import Candidate
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.kinds import Known
+    from qvr_lsp.analysis.session import Session
 
 #: Imported on first use, or once the server is idle after its first diagnostics.
 DEFERRED = ("qvr_core.ide.completion", "qvr_core.ide.completion_context")
 
 TRIGGER_CHARACTERS = ["~", "[", "(", ",", "=", ":", "-", ">", "*", "@"]
+OPTIONS = lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS)
 
 
 @cache
@@ -75,21 +76,18 @@ def _item(c: Candidate, markdown: bool) -> lsp.CompletionItem:
     )
 
 
-def register(server: QvrLanguageServer) -> None:
-    options = lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS)
+def nothing() -> lsp.CompletionList:
+    return lsp.CompletionList(is_incomplete=False, items=[])
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, options)
-    @guarded(lambda: lsp.CompletionList(is_incomplete=False, items=[]))
-    async def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
-        from qvr_core.ide.completion import candidates
-        from qvr_core.ide.completion_context import classify
 
-        snap = await server.available(params.text_document.uri)
-        if snap is None:
-            return lsp.CompletionList(is_incomplete=False, items=[])
-        offset = snap.document.positions.offset(params.position)
-        context = classify(snap.document.text, offset)
-        markdown = capabilities.markdown_completion_docs(server.caps)
-        modules = [a.module for a in snap.for_queries() if a.module is not None]
-        found = candidates(context, modules, params.position.line)
-        return completion_list(found, context.prefix, markdown)
+async def completion(
+    session: Session, params: lsp.CompletionParams, known: Known
+) -> lsp.CompletionList:
+    from qvr_core.ide.completion import candidates
+    from qvr_core.ide.completion_context import classify
+
+    offset = known.document.positions.offset(params.position)
+    context = classify(known.document.text, offset)
+    markdown = capabilities.markdown_completion_docs(session.server.caps)
+    found = candidates(context, list(known.modules), params.position.line)
+    return completion_list(found, context.prefix, markdown)

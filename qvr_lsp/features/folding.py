@@ -8,11 +8,10 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
 from qvr_core.ide.folding import FoldKind, folding_ranges
-from qvr_lsp.features._current import current_analysis
-from qvr_lsp.guard import guarded
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 KIND = {
     FoldKind.COMMENT: lsp.FoldingRangeKind.Comment,
@@ -20,19 +19,14 @@ KIND = {
 }
 
 
-def register(server: QvrLanguageServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
-    @guarded(list)
-    async def folding(params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return []
-        module = analysis.checked
-        ranges = [
-            lsp.FoldingRange(start_line=r.start_line, end_line=r.end_line, kind=KIND[r.kind])
-            for r in folding_ranges(module.ast, analysis.text)
-        ]
-        return ranges[: _limit(server.caps)]
+async def folding(
+    session: Session, params: lsp.FoldingRangeParams, analysis: Analysis
+) -> list[lsp.FoldingRange]:
+    ranges = [
+        lsp.FoldingRange(start_line=r.start_line, end_line=r.end_line, kind=KIND[r.kind])
+        for r in folding_ranges(analysis.checked.ast, analysis.text)
+    ]
+    return ranges[: _limit(session.server.caps)]
 
 
 def _limit(caps: lsp.ClientCapabilities | None) -> int | None:

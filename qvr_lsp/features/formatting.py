@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_lsp.analysis import is_large
-from qvr_lsp.documents import Document
-from qvr_lsp.features._current import text_edits
-from qvr_lsp.guard import guarded
+from qvr_lsp.analysis.analyzer import is_large
+from qvr_lsp.protocol.convert import text_edits
+from qvr_lsp.protocol.documents import Document
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
 
 log = logging.getLogger("qvr_lsp")
 
@@ -37,51 +36,36 @@ log = logging.getLogger("qvr_lsp")
 DEFERRED = ("qvr_core.format.diff", "qvr_core.format.formatter")
 
 
-def register(server: QvrLanguageServer) -> None:
-    # one thread: formatting is rare, and a superseded request stops at its next stage
-    executor = ThreadPoolExecutor(1, thread_name_prefix="qvr-format")
-    running: dict[str, threading.Event] = {}  # uri -> the stop flag of its latest request
+class Formatter:
+    """The session's formatting thread, and the stop flag of each document's latest request."""
 
-    def compute(
-        document: Document,
-        lines: tuple[int, int] | None,
-        stale: Callable[[], bool],
-    ) -> list[lsp.TextEdit]:
-        """In the formatting thread: the edits as the client takes them."""
-        from qvr_core.format.diff import diff_edits
-        from qvr_core.format.formatter import Cancelled, format_text
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        # one thread: formatting is rare, and a superseded request stops at its next stage
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="qvr-format")
+        self.running: dict[str, threading.Event] = {}
 
-        text = document.text
-        result = format_text(text, stale)
-        if not result.ok:
-            log.info("%s: %s", document.uri, result.refused)
-            return []
-        if stale():
-            raise Cancelled
-        # the positions table too is built here, not on the event loop
-        return text_edits(diff_edits(text, result.text, lines), document.positions)
-
-    async def edits_for(uri: str, lines: tuple[int, int] | None) -> list[lsp.TextEdit]:
-        snap = server.snapshot(uri)
-        if snap is None:
-            return []
-        document = snap.document
+    async def edits(self, document: Document, lines: tuple[int, int] | None) -> list[lsp.TextEdit]:
+        """The edits that format `document` (its `lines`, or all), as the client takes them;
+        none for a large document, a file that does not parse or a superseded request."""
+        uri = document.uri
         if is_large(document.text):
             log.info("%s: large document, not formatted (diagnostics only)", uri)
             return []
         stop = threading.Event()
-        if (older := running.get(uri)) is not None:
+        if (older := self.running.get(uri)) is not None:
             older.set()
-        running[uri] = stop
+        self.running[uri] = stop
+        documents = self.session.server.documents
 
         def stale() -> bool:
-            now = server.documents.get(uri)
+            now = documents.get(uri)
             return stop.is_set() or now is None or now.seq != document.seq
 
         from qvr_core.format.formatter import Cancelled
 
         loop = asyncio.get_running_loop()
-        job = loop.run_in_executor(executor, compute, document, lines, stale)
+        job = loop.run_in_executor(self.executor, _compute, document, lines, stale)
         try:
             edits = await job
         except Cancelled:
@@ -91,22 +75,42 @@ def register(server: QvrLanguageServer) -> None:
             stop.set()  # the client cancelled: the thread stops at its next stage
             raise
         finally:
-            if running.get(uri) is stop:
-                del running[uri]
+            if self.running.get(uri) is stop:
+                del self.running[uri]
         if stale():
             log.info("%s: formatting of version %s superseded", uri, document.version)
             return []
         return edits
 
-    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-    @guarded(list)
-    async def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
-        return await edits_for(params.text_document.uri, None)
 
-    @server.feature(lsp.TEXT_DOCUMENT_RANGE_FORMATTING)
-    @guarded(list)
-    async def range_formatting(params: lsp.DocumentRangeFormattingParams) -> list[lsp.TextEdit]:
-        first, end = params.range.start.line, params.range.end
-        # A range ending at column 0 stops before that line (a selection of whole lines).
-        last = end.line - 1 if end.character == 0 and end.line > first else end.line
-        return await edits_for(params.text_document.uri, (first, last))
+def _compute(
+    document: Document, lines: tuple[int, int] | None, stale: Callable[[], bool]
+) -> list[lsp.TextEdit]:
+    """In the formatting thread: the edits as the client takes them."""
+    from qvr_core.format.diff import diff_edits
+    from qvr_core.format.formatter import Cancelled, format_text
+
+    text = document.text
+    result = format_text(text, stale)
+    if not result.ok:
+        log.info("%s: %s", document.uri, result.refused)
+        return []
+    if stale():
+        raise Cancelled
+    # the positions table too is built here, not on the event loop
+    return text_edits(diff_edits(text, result.text, lines), document.positions)
+
+
+async def formatting(
+    session: Session, params: lsp.DocumentFormattingParams, document: Document
+) -> list[lsp.TextEdit]:
+    return await session.own(Formatter).edits(document, None)
+
+
+async def range_formatting(
+    session: Session, params: lsp.DocumentRangeFormattingParams, document: Document
+) -> list[lsp.TextEdit]:
+    first, end = params.range.start.line, params.range.end
+    # A range ending at column 0 stops before that line (a selection of whole lines).
+    last = end.line - 1 if end.character == 0 and end.line > first else end.line
+    return await session.own(Formatter).edits(document, (first, last))

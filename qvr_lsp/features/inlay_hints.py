@@ -6,11 +6,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_lsp.features._current import current_analysis
-from qvr_lsp.guard import guarded
-
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 #: Imported on first use, or once the server is idle after its first diagnostics.
 DEFERRED = ("qvr_core.ide.inlay",)
@@ -19,25 +17,21 @@ DEFERRED = ("qvr_core.ide.inlay",)
 KIND = {"type": lsp.InlayHintKind.Type, "parameter": lsp.InlayHintKind.Parameter}
 
 
-def register(server: QvrLanguageServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
-    @guarded(list)
-    async def hints(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
-        from qvr_core.ide.inlay import inlay_hints
+async def hints(
+    session: Session, params: lsp.InlayHintParams, analysis: Analysis
+) -> list[lsp.InlayHint]:
+    from qvr_core.ide.inlay import inlay_hints
 
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return []
-        positions = analysis.positions
-        start, end = positions.offsets(params.range)
-        return [
-            lsp.InlayHint(
-                position=positions.position(h.offset),
-                label=h.label,
-                kind=KIND[h.kind.value],
-                tooltip=h.tooltip or None,
-                padding_left=h.pad_left or None,
-                padding_right=h.pad_right or None,
-            )
-            for h in inlay_hints(analysis.checked, start, end)
-        ]
+    positions = analysis.positions
+    start, end = positions.offsets(params.range)
+    return [
+        lsp.InlayHint(
+            position=positions.position(h.offset),
+            label=h.label,
+            kind=KIND[h.kind.value],
+            tooltip=h.tooltip or None,
+            padding_left=h.pad_left or None,
+            padding_right=h.pad_right or None,
+        )
+        for h in inlay_hints(analysis.checked, start, end)
+    ]

@@ -1,6 +1,6 @@
 """Large documents: said once, when a document first gets diagnostics only.
 
-Above `analysis.LARGE_DOCUMENT_CHARS` the server checks a document in a
+Above `analysis.analyzer.LARGE_DOCUMENT_CHARS` the server checks a document in a
 child process and publishes its diagnostics, but the features that need the
 checked module answer nothing for it (hover, definition and references,
 semantic tokens, inlay hints, folding and selection ranges, the outline,
@@ -16,10 +16,11 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, Analysis
+from qvr_lsp.analysis.analyzer import LARGE_DOCUMENT_CHARS
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 
 def notice(uri: str, chars: int) -> str:
@@ -32,14 +33,20 @@ def notice(uri: str, chars: int) -> str:
     )
 
 
-def register(server: QvrLanguageServer) -> None:
-    told: set[str] = set()
+def told(_: Session) -> set[str]:
+    """The documents told about since they were opened (the session owns the set)."""
+    return set()
 
-    def on_analysis(analysis: Analysis) -> None:
-        if analysis.large and analysis.uri not in told:
-            told.add(analysis.uri)
-            message = notice(analysis.uri, len(analysis.text))
-            server.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, message))
 
-    server.analyzer.on_analysis(on_analysis)
-    server.analyzer.on_close(told.discard)
+def tell(session: Session, analysis: Analysis) -> None:
+    """The first analysis of a large document since it was opened: say so, once."""
+    said = session.own(told)
+    if analysis.large and analysis.uri not in said:
+        said.add(analysis.uri)
+        message = notice(analysis.uri, len(analysis.text))
+        session.server.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, message))
+
+
+def forget(session: Session, uri: str) -> None:
+    """Closed: the next opening is told again."""
+    session.own(told).discard(uri)

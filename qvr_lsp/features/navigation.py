@@ -2,7 +2,9 @@
 
 The core resolves every name to a `Symbol` whose `scope` is its program, so a
 program's local `h` and another program's `h` are different symbols and
-never answer for each other.
+never answer for each other. Each names the `SENT_TEXT` kind: the name under the
+cursor is looked up in the analysis of the text the request was sent for, then in
+the last that parsed.
 """
 
 from __future__ import annotations
@@ -11,63 +13,51 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from qvr_core.check.module import Reference
-from qvr_lsp.analysis import Analysis
-from qvr_lsp.guard import guarded
+from qvr_core.check.module import CheckedModule, Reference
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.kinds import Lookup
+    from qvr_lsp.analysis.session import Session
 
 
-async def reference_under_cursor(
-    server: QvrLanguageServer, uri: str, position: lsp.Position
-) -> tuple[Analysis, Reference] | None:
-    """The analysis that knows the name at `position`, and that name's reference."""
-    snap = await server.settled(uri)
-    if snap is None:
-        return None
-    for analysis in snap.for_queries():
-        ref = analysis.checked.symbols.reference_at(analysis.positions.offset(position))
-        if ref is not None:
-            return analysis, ref
-    return None
+def _reference(module: CheckedModule, offset: int) -> Reference | None:
+    return module.symbols.reference_at(offset)
 
 
-def register(server: QvrLanguageServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    @guarded(list)
-    async def definition(params: lsp.DefinitionParams) -> list[lsp.Location]:
-        found = await reference_under_cursor(server, params.text_document.uri, params.position)
-        if found is None:
-            return []
-        analysis, ref = found
-        return [lsp.Location(analysis.uri, analysis.positions.range(ref.symbol.span))]
+async def definition(
+    session: Session, params: lsp.DefinitionParams, at: Lookup
+) -> list[lsp.Location]:
+    found = at.first(_reference)
+    if found is None:
+        return []
+    analysis, ref = found
+    return [lsp.Location(analysis.uri, analysis.positions.range(ref.symbol.span))]
 
-    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    @guarded(list)
-    async def references(params: lsp.ReferenceParams) -> list[lsp.Location]:
-        found = await reference_under_cursor(server, params.text_document.uri, params.position)
-        if found is None:
-            return []
-        analysis, ref = found
-        include = params.context.include_declaration
-        uses = analysis.checked.symbols.references_to(ref.symbol, include)
-        return [lsp.Location(analysis.uri, analysis.positions.range(r.span)) for r in uses]
 
-    write, read = lsp.DocumentHighlightKind.Write, lsp.DocumentHighlightKind.Read
+async def references(
+    session: Session, params: lsp.ReferenceParams, at: Lookup
+) -> list[lsp.Location]:
+    found = at.first(_reference)
+    if found is None:
+        return []
+    analysis, ref = found
+    include = params.context.include_declaration
+    uses = analysis.checked.symbols.references_to(ref.symbol, include)
+    return [lsp.Location(analysis.uri, analysis.positions.range(r.span)) for r in uses]
 
-    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
-    @guarded(list)
-    async def highlight(params: lsp.DocumentHighlightParams) -> list[lsp.DocumentHighlight]:
-        found = await reference_under_cursor(server, params.text_document.uri, params.position)
-        if found is None:
-            return []
-        analysis, ref = found
-        uses = analysis.checked.symbols.references_to(ref.symbol)
-        return [
-            lsp.DocumentHighlight(
-                analysis.positions.range(r.span),
-                write if r.is_definition else read,
-            )
-            for r in uses
-        ]
+
+WRITE, READ = lsp.DocumentHighlightKind.Write, lsp.DocumentHighlightKind.Read
+
+
+async def highlight(
+    session: Session, params: lsp.DocumentHighlightParams, at: Lookup
+) -> list[lsp.DocumentHighlight]:
+    found = at.first(_reference)
+    if found is None:
+        return []
+    analysis, ref = found
+    uses = analysis.checked.symbols.references_to(ref.symbol)
+    return [
+        lsp.DocumentHighlight(analysis.positions.range(r.span), WRITE if r.is_definition else READ)
+        for r in uses
+    ]

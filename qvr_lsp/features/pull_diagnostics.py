@@ -12,7 +12,7 @@ generation), so a client asking again about an unchanged text is told
 only, no link out of the workspace, at most `LARGE_DOCUMENT_CHARS`) and
 checked in a thread; its result id is its modification time and size with
 the settings generation, and its diagnostics are cached under it (both are
-made by `analysis.analyze`, so with `qvr.export.target` set a file on disk
+made by `analysis.analyzer.analyze`, so with `qvr.export.target` set a file on disk
 gets that target's QVR701 warnings too). When an
 open document's diagnostics change after the client pulled them (new
 settings, a first check that outlasted the pull's wait), the server sends
@@ -22,7 +22,7 @@ changed since the client's last pull, the answer is held (the protocol's
 long poll) until a file changes, or `HOLD_SECONDS` pass.
 
 Listing and checking the files on disk runs in the server's scan thread
-(`qvr_lsp.scans`), never in the default thread pool: a listing is shared by
+(`qvr_lsp.analysis.scans`), never in the default thread pool: a listing is shared by
 the requests that want it while it runs, and a scan stops between two files
 once its request is cancelled (a client that pulls again cancels the held
 pull); the files it checked stay cached for the next one.
@@ -43,15 +43,17 @@ from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path, to_fs_path
 
 from qvr_core.host import files
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, Analysis, analyze
-from qvr_lsp.documents import Document
+from qvr_lsp.analysis.analyzer import LARGE_DOCUMENT_CHARS, analyze
+from qvr_lsp.analysis.kinds import newest_now
+from qvr_lsp.analysis.scans import Cancel, list_files
 from qvr_lsp.features.diagnostics import client_pulls, lsp_diagnostics
 from qvr_lsp.features.workspace_symbols import _roots
-from qvr_lsp.guard import guarded
-from qvr_lsp.scans import Cancel, list_files
+from qvr_lsp.protocol.documents import Document
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.kinds import Diagnosed, Open
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +79,8 @@ class FileReport:
 class DiskDiagnostics:
     """Diagnostics of `.qvr` files on disk, cached by (mtime, size, settings generation)."""
 
-    def __init__(self, server: QvrLanguageServer) -> None:
-        self.server = server
+    def __init__(self, session: Session) -> None:
+        self.session = session
         self._cache: dict[str, FileReport] = {}
         self._skipped: dict[str, str] = {}
         self.checked = 0  # files checked so far (a cached report is not checked again)
@@ -109,7 +111,7 @@ class DiskDiagnostics:
             self._skip(path, exc.reason)
             return None
         if generation is None:
-            generation = self.server.analyzer.generation
+            generation = self.session.analyzer.generation
         return f"{st.st_mtime_ns}:{st.st_size}:{generation}"
 
     def report(
@@ -120,7 +122,7 @@ class DiskDiagnostics:
         if cached is not None and cached.result_id == result_id:
             return cached
         if roots is None:
-            roots = _roots(self.server)
+            roots = _roots(self.session.server)
         try:
             _real, st = files.regular_file(path, roots)
             if st.st_size > LARGE_DOCUMENT_CHARS:
@@ -129,8 +131,8 @@ class DiskDiagnostics:
         except files.UnreadableFile as exc:
             self._skip(path, exc.reason)
             return None
-        analyzer = self.server.analyzer
-        doc = Document(uri, 0, text, 0, encoding=self.server.encoding)
+        analyzer, server = self.session.analyzer, self.session.server
+        doc = Document(uri, 0, text, 0, encoding=server.encoding)
         analysis = analyze(
             doc,
             analyzer.strict,
@@ -139,7 +141,7 @@ class DiskDiagnostics:
             analyzer.memory_budget,
             analyzer.export_target,
         )
-        report = FileReport(result_id, lsp_diagnostics(self.server, analysis))
+        report = FileReport(result_id, lsp_diagnostics(server.caps, analysis))
         self._cache[uri] = report
         self.checked += 1
         return report
@@ -155,8 +157,8 @@ class DiskDiagnostics:
             log.warning("workspace diagnostics: skipped %s: %s", path, reason)
 
 
-def _open_paths(server: QvrLanguageServer) -> set[str]:
-    paths = (to_fs_path(doc.uri) for doc in server.documents)
+def _open_paths(session: Session) -> set[str]:
+    paths = (to_fs_path(doc.uri) for doc in session.server.documents)
     return {os.path.realpath(p) for p in paths if p}
 
 
@@ -172,95 +174,102 @@ def result_id(analysis: Analysis) -> str:
     return f"{analysis.version}:{analysis.seq}:{analysis.generation}{pending}"
 
 
-def register(server: QvrLanguageServer) -> None:
-    disk = DiskDiagnostics(server)
-    #: uri -> the result id last answered for it: an analysis that lands later (new
-    #: settings, a first check slower than a pull waits) makes the client ask again.
-    answered: dict[str, str] = {}
-    refresh_pending = False
+class Pulls:
+    """What the session's pulls answered, and the files on disk they checked.
 
-    def stale() -> bool:
-        for uri, given in answered.items():
-            snap = server.snapshot(uri)
-            if snap is not None and snap.newest is not None and result_id(snap.newest) != given:
+    `answered` maps a document to the result id last answered for it: an analysis that
+    lands later (new settings, a first check slower than a pull waits) makes the client
+    ask again (`workspace/diagnostic/refresh`)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.disk = DiskDiagnostics(session)
+        self.answered: dict[str, str] = {}
+        self.refresh_pending = False
+
+    def stale(self) -> bool:
+        for uri, given in self.answered.items():
+            newest = newest_now(self.session.analyzer, uri)
+            if newest is not None and result_id(newest) != given:
                 return True
         return False
 
-    def refresh() -> None:
-        nonlocal refresh_pending
-        refresh_pending = False
-        if stale():
-            server.workspace_diagnostic_refresh(None)
+    def refresh(self) -> None:
+        self.refresh_pending = False
+        if self.stale():
+            self.session.server.workspace_diagnostic_refresh(None)
 
-    def on_analysis(analysis: Analysis) -> None:
-        nonlocal refresh_pending
-        caps = server.caps
-        if not (client_pulls(caps) and refresh_support(caps)) or refresh_pending:
-            return
-        given = answered.get(analysis.uri)
-        if given is not None and given != result_id(analysis):
-            # Soon, not at once: the pull that is waiting for this analysis may answer it.
-            refresh_pending = True
-            asyncio.get_running_loop().call_later(REFRESH_DELAY_SECONDS, refresh)
 
-    server.analyzer.on_analysis(on_analysis)
+def refresh_later(session: Session, analysis: Analysis) -> None:
+    """An analysis was announced: a client that pulled another of its document is asked
+    to pull again."""
+    pulls = session.own(Pulls)
+    caps = session.server.caps
+    if not (client_pulls(caps) and refresh_support(caps)) or pulls.refresh_pending:
+        return
+    given = pulls.answered.get(analysis.uri)
+    if given is not None and given != result_id(analysis):
+        # Soon, not at once: the pull that is waiting for this analysis may answer it.
+        pulls.refresh_pending = True
+        asyncio.get_running_loop().call_later(REFRESH_DELAY_SECONDS, pulls.refresh)
 
-    def forget(uri: str) -> None:
-        answered.pop(uri, None)
 
-    server.analyzer.on_close(forget)
-    options = lsp.DiagnosticOptions(
-        identifier=IDENTIFIER, inter_file_dependencies=False, workspace_diagnostics=True
+def forget(session: Session, uri: str) -> None:
+    """A document closed: nothing more to refresh for it."""
+    session.own(Pulls).answered.pop(uri, None)
+
+
+OPTIONS = lsp.DiagnosticOptions(
+    identifier=IDENTIFIER, inter_file_dependencies=False, workspace_diagnostics=True
+)
+
+
+async def document_diagnostic(
+    session: Session, params: lsp.DocumentDiagnosticParams, diagnosed: Diagnosed
+) -> lsp.DocumentDiagnosticReport:
+    pulls = session.own(Pulls)
+    uri = params.text_document.uri
+    if not diagnosed.opened:
+        previous = params.previous_result_id
+        roots = _roots(session.server)
+        return await session.scans.run(
+            ("unopened", uri, previous, session.analyzer.generation),
+            partial(_unopened, pulls.disk, uri, previous, roots),
+        )
+    analysis = diagnosed.newest
+    if analysis is None:
+        # Open but not checked yet: nothing to say now; its check will refresh.
+        pulls.answered[uri] = PENDING
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=PENDING)
+    given = pulls.answered[uri] = result_id(analysis)
+    if params.previous_result_id == given:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=given)
+    return lsp.RelatedFullDocumentDiagnosticReport(
+        items=lsp_diagnostics(session.server.caps, analysis), result_id=given
     )
 
-    @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, options)
-    @guarded()
-    async def document_diagnostic(
-        params: lsp.DocumentDiagnosticParams,
-    ) -> lsp.DocumentDiagnosticReport:
-        uri = params.text_document.uri
-        snap = await server.settled(uri)
-        if snap is None and server.documents.get(uri) is None:
-            previous = params.previous_result_id
-            roots = _roots(server)
-            return await server.scans.run(
-                ("unopened", uri, previous, server.analyzer.generation),
-                partial(_unopened, disk, uri, previous, roots),
-            )
-        if snap is None or snap.newest is None:
-            # Open but not checked yet: nothing to say now; its check will refresh.
-            answered[uri] = PENDING
-            return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=PENDING)
-        analysis = snap.newest
-        given = answered[uri] = result_id(analysis)
-        if params.previous_result_id == given:
-            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=given)
-        return lsp.RelatedFullDocumentDiagnosticReport(
-            items=lsp_diagnostics(server, analysis), result_id=given
-        )
 
-    @server.feature(lsp.WORKSPACE_DIAGNOSTIC)
-    @guarded()
-    async def workspace_diagnostic(
-        params: lsp.WorkspaceDiagnosticParams,
-    ) -> lsp.WorkspaceDiagnosticReport:
-        previous = {p.uri: p.value for p in params.previous_result_ids}
-        held_until = time.monotonic() + HOLD_SECONDS
-        while True:
-            roots = _roots(server)
-            open_paths = _open_paths(server)
-            generation = server.analyzer.generation
-            # shared with any other pull that wants the same listing now
-            key = ("workspace stamps", tuple(roots), frozenset(open_paths), generation)
-            work = partial(disk.stamps, roots, open_paths, generation)
-            stamps = await server.scans.run(key, work)
-            changed = {u: s for u, s in stamps.items() if previous.get(u) != s[1]}
-            if changed or time.monotonic() >= held_until:
-                break
-            await asyncio.sleep(POLL_SECONDS)
-        disk.forget_missing(set(stamps))
-        items = await server.scans.run(None, partial(_reports, disk, roots, stamps, previous))
-        return lsp.WorkspaceDiagnosticReport(items=items)
+async def workspace_diagnostic(
+    session: Session, params: lsp.WorkspaceDiagnosticParams, _: Open
+) -> lsp.WorkspaceDiagnosticReport:
+    disk = session.own(Pulls).disk
+    previous = {p.uri: p.value for p in params.previous_result_ids}
+    held_until = time.monotonic() + HOLD_SECONDS
+    while True:
+        roots = _roots(session.server)
+        open_paths = _open_paths(session)
+        generation = session.analyzer.generation
+        # shared with any other pull that wants the same listing now
+        key = ("workspace stamps", tuple(roots), frozenset(open_paths), generation)
+        work = partial(disk.stamps, roots, open_paths, generation)
+        stamps = await session.scans.run(key, work)
+        changed = {u: s for u, s in stamps.items() if previous.get(u) != s[1]}
+        if changed or time.monotonic() >= held_until:
+            break
+        await asyncio.sleep(POLL_SECONDS)
+    disk.forget_missing(set(stamps))
+    items = await session.scans.run(None, partial(_reports, disk, roots, stamps, previous))
+    return lsp.WorkspaceDiagnosticReport(items=items)
 
 
 def _unopened(

@@ -2,22 +2,24 @@
 
 A refusal (not a name, a keyword, a collision, a file with syntax errors)
 is answered with a RequestFailed error whose message says why, which VS
-Code and Neovim both show; it is not a server failure.
+Code and Neovim both show; it is not a server failure. Both name the
+`CURRENT_TEXT` kind: an edit is computed on the text the client has now, and
+while that text is still being analysed the refusal says so (`not_ready`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from qvr_core.ide.rename import RenameError, prepare_rename, rename
-from qvr_lsp.features._current import current_analysis, workspace_edit
-from qvr_lsp.guard import guarded
+from qvr_lsp.protocol.convert import workspace_edit
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 REQUEST_FAILED = -32803
 NOT_READY = "the file is still being analysed: try again"
@@ -30,45 +32,31 @@ class RenameRefused(JsonRpcException):
         super().__init__(message=message, code=REQUEST_FAILED)
 
 
-def register(server: QvrLanguageServer) -> None:
-    @guarded()
-    async def answer_prepare(
-        params: lsp.PrepareRenameParams,
-    ) -> lsp.PrepareRenamePlaceholder | str | None:
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return NOT_READY
-        offset = analysis.positions.offset(params.position)
-        try:
-            target = prepare_rename(analysis.checked, offset)
-        except RenameError as refusal:
-            return str(refusal)
-        return lsp.PrepareRenamePlaceholder(
-            range=analysis.positions.range(target.span), placeholder=target.placeholder
-        )
+def not_ready() -> NoReturn:
+    """No analysis of the current text in time: a refusal the user can act on (again)."""
+    raise RenameRefused(NOT_READY)
 
-    @guarded()
-    async def answer_rename(params: lsp.RenameParams) -> lsp.WorkspaceEdit | str | None:
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return NOT_READY
-        offset = analysis.positions.offset(params.position)
-        try:
-            edits = rename(analysis.checked, offset, params.new_name)
-        except RenameError as refusal:
-            return str(refusal)
-        return workspace_edit(server, analysis, edits)
 
-    @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
-    async def prepare(params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
-        answer = await answer_prepare(params)
-        if isinstance(answer, str):
-            raise RenameRefused(answer)
-        return answer
+async def prepare(
+    session: Session, params: lsp.PrepareRenameParams, analysis: Analysis
+) -> lsp.PrepareRenamePlaceholder | None:
+    offset = analysis.positions.offset(params.position)
+    try:
+        target = prepare_rename(analysis.checked, offset)
+    except RenameError as refusal:
+        raise RenameRefused(str(refusal)) from None
+    return lsp.PrepareRenamePlaceholder(
+        range=analysis.positions.range(target.span), placeholder=target.placeholder
+    )
 
-    @server.feature(lsp.TEXT_DOCUMENT_RENAME)
-    async def rename_symbol(params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
-        answer = await answer_rename(params)
-        if isinstance(answer, str):
-            raise RenameRefused(answer)
-        return answer
+
+async def rename_symbol(
+    session: Session, params: lsp.RenameParams, analysis: Analysis
+) -> lsp.WorkspaceEdit | None:
+    offset = analysis.positions.offset(params.position)
+    try:
+        edits = rename(analysis.checked, offset, params.new_name)
+    except RenameError as refusal:
+        raise RenameRefused(str(refusal)) from None
+    caps = session.server.caps
+    return workspace_edit(caps, analysis.uri, analysis.version, analysis.positions, edits)

@@ -30,12 +30,11 @@ from lsprotocol import types as lsp
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import SemanticToken, TokenModifier, TokenType, semantic_tokens
-from qvr_lsp.convert import TextPositions
-from qvr_lsp.features._current import current_analysis
-from qvr_lsp.guard import guarded
+from qvr_lsp.protocol.convert import TextPositions
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 TOKEN_TYPES = [
     "type",
@@ -115,24 +114,21 @@ def _data(
     return encode(semantic_tokens(module, start, end), positions)
 
 
-def register(server: QvrLanguageServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-    @guarded(lambda: lsp.SemanticTokens(data=[]))
-    async def full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
-        await server.quiet(params.text_document.uri)
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return lsp.SemanticTokens(data=[])
-        # off the event loop: a large file has tens of thousands of tokens
-        data = await asyncio.to_thread(_data, analysis.checked, analysis.positions)
-        return lsp.SemanticTokens(data=data)
+def nothing() -> lsp.SemanticTokens:
+    return lsp.SemanticTokens(data=[])
 
-    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
-    @guarded(lambda: lsp.SemanticTokens(data=[]))
-    async def in_range(params: lsp.SemanticTokensRangeParams) -> lsp.SemanticTokens:
-        analysis = await current_analysis(server, params.text_document.uri)
-        if analysis is None:
-            return lsp.SemanticTokens(data=[])
-        start, end = analysis.positions.offsets(params.range)
-        data = await asyncio.to_thread(_data, analysis.checked, analysis.positions, start, end)
-        return lsp.SemanticTokens(data=data)
+
+async def full(
+    session: Session, params: lsp.SemanticTokensParams, analysis: Analysis
+) -> lsp.SemanticTokens:
+    # off the event loop: a large file has tens of thousands of tokens
+    data = await asyncio.to_thread(_data, analysis.checked, analysis.positions)
+    return lsp.SemanticTokens(data=data)
+
+
+async def in_range(
+    session: Session, params: lsp.SemanticTokensRangeParams, analysis: Analysis
+) -> lsp.SemanticTokens:
+    start, end = analysis.positions.offsets(params.range)
+    data = await asyncio.to_thread(_data, analysis.checked, analysis.positions, start, end)
+    return lsp.SemanticTokens(data=data)

@@ -16,13 +16,13 @@ from lsprotocol import types as lsp
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.ide.outline import RETURN, OutlineItem, outline
 from qvr_core.text.span import Span
-from qvr_lsp import capabilities
-from qvr_lsp.answers import Serialized
-from qvr_lsp.convert import TextPositions
-from qvr_lsp.guard import guarded
+from qvr_lsp.protocol import capabilities
+from qvr_lsp.protocol.answers import Serialized
+from qvr_lsp.protocol.convert import TextPositions
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.analysis.snapshots import Analysis
 
 SYMBOL_KIND = {
     SymbolKind.OBJECT: lsp.SymbolKind.Struct,
@@ -88,23 +88,17 @@ def flatten(uri: str, nodes: list[Json], container: str | None = None) -> list[J
     return out
 
 
-def register(server: QvrLanguageServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guarded(list)
-    async def document_symbol(params: lsp.DocumentSymbolParams) -> Serialized | list[Any]:
-        uri = params.text_document.uri
-        await server.quiet(uri)
-        snap = await server.settled(uri)
-        analysis = snap.structural() if snap is not None else None
-        if analysis is None or analysis.module is None:
-            return []
-        module, positions = analysis.module, analysis.positions
-        hierarchical = capabilities.hierarchical_symbols(server.caps)
+async def document_symbol(
+    session: Session, params: lsp.DocumentSymbolParams, analysis: Analysis
+) -> Serialized:
+    uri = params.text_document.uri
+    module, positions = analysis.checked, analysis.positions
+    hierarchical = capabilities.hierarchical_symbols(session.server.caps)
 
-        def answer() -> Serialized:
-            nodes = document_symbols(module, positions)
-            return Serialized(json.dumps(nodes if hierarchical else flatten(uri, nodes)))
+    def answer() -> Serialized:
+        nodes = document_symbols(module, positions)
+        return Serialized(json.dumps(nodes if hierarchical else flatten(uri, nodes)))
 
-        # off the event loop, JSON included: a large file has thousands of declarations
-        # and steps (answers.py)
-        return await asyncio.to_thread(answer)
+    # off the event loop, JSON included: a large file has thousands of declarations
+    # and steps (answers.py)
+    return await asyncio.to_thread(answer)

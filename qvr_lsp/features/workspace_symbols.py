@@ -1,7 +1,7 @@
 """Workspace symbols: top-level declarations of the open documents and the workspace's `.qvr` files.
 
 Files that are not open are found and parsed only when the client asks, in
-the server's scan thread (`qvr_lsp.scans`), and their symbols are cached by
+the server's scan thread (`qvr_lsp.analysis.scans`), and their symbols are cached by
 modification time and size; an open document answers from its own analysis
 (its unsaved text). An editor sends a request per keystroke in Ctrl+T and
 cancels the one before: the scan is shared by the requests that come while
@@ -26,16 +26,17 @@ from pygls.uris import from_fs_path, to_fs_path
 from qvr_core.host import files
 from qvr_core.ide.outline import DECL_KIND
 from qvr_core.syntax import ast
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
-from qvr_lsp.convert import TextPositions
+from qvr_lsp.analysis.analyzer import LARGE_DOCUMENT_CHARS
+from qvr_lsp.analysis.scans import MAX_FILES, SKIPPED_DIRS, Cancel, list_files
 from qvr_lsp.features.symbols import SYMBOL_KIND
-from qvr_lsp.guard import guarded
-from qvr_lsp.scans import MAX_FILES, SKIPPED_DIRS, Cancel, list_files
+from qvr_lsp.protocol.convert import TextPositions
 
 if TYPE_CHECKING:
     from lsprotocol.types import PositionEncodingKind
 
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.kinds import Open
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.protocol.server import QvrLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ class FileIndex:
             if cached is not None and cached[0] == stamp:
                 return cached[1]
             if st.st_size > LARGE_DOCUMENT_CHARS:
-                return []  # a large file is not parsed for its names (see analysis.py)
+                return []  # a large file is not parsed for its names (see analysis/analyzer.py)
             text = files.read_text(path, roots)
         except files.UnreadableFile as exc:
             self._skip(path, exc.reason)
@@ -164,39 +165,39 @@ def select(
     return out
 
 
-def register(server: QvrLanguageServer) -> None:
-    index = FileIndex()
+def file_index(_: Session) -> FileIndex:
+    """The session's index of the workspace's files (kept between requests)."""
+    return FileIndex()
 
-    @server.feature(lsp.WORKSPACE_SYMBOL)
-    @guarded(list)
-    async def workspace_symbol(params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
-        query = params.query or ""
-        answer: list[lsp.SymbolInformation] = []
-        open_paths: set[str] = set()
-        for doc in server.documents:
-            path = to_fs_path(doc.uri)
-            if path:
-                open_paths.add(os.path.realpath(path))
-            snap = await server.available(doc.uri)
-            analysis = snap.structural() if snap is not None else None
-            if analysis is not None and analysis.module is not None:
-                for e in declarations(analysis.module.ast, analysis.positions):
-                    if matches(query, e.name):
-                        location = lsp.Location(doc.uri, e.range)
-                        answer.append(
-                            lsp.SymbolInformation(name=e.name, kind=e.kind, location=location)
-                        )
-        roots = _roots(server)
-        if not roots or len(answer) >= MAX_RESULTS:
-            return answer[:MAX_RESULTS]
-        encoding = server.encoding
-        # one scan for every request that comes while it runs (each keystroke in Ctrl+T)
-        scanned = await server.scans.run(
-            ("workspace symbols", tuple(roots), encoding), partial(scan, index, roots, encoding)
-        )
-        most = MAX_RESULTS - len(answer)
-        answer += await server.scans.run(None, partial(select, scanned, open_paths, query, most))
-        return answer
+
+async def workspace_symbol(
+    session: Session, params: lsp.WorkspaceSymbolParams, open_documents: Open
+) -> list[lsp.SymbolInformation]:
+    server = session.server
+    index = session.own(file_index)
+    query = params.query or ""
+    answer: list[lsp.SymbolInformation] = []
+    open_paths: set[str] = set()
+    for doc in server.documents:
+        path = to_fs_path(doc.uri)
+        if path:
+            open_paths.add(os.path.realpath(path))
+    for doc, analysis in await open_documents.structures():
+        for e in declarations(analysis.checked.ast, analysis.positions):
+            if matches(query, e.name):
+                location = lsp.Location(doc.uri, e.range)
+                answer.append(lsp.SymbolInformation(name=e.name, kind=e.kind, location=location))
+    roots = _roots(server)
+    if not roots or len(answer) >= MAX_RESULTS:
+        return answer[:MAX_RESULTS]
+    encoding = server.encoding
+    # one scan for every request that comes while it runs (each keystroke in Ctrl+T)
+    scanned = await session.scans.run(
+        ("workspace symbols", tuple(roots), encoding), partial(scan, index, roots, encoding)
+    )
+    most = MAX_RESULTS - len(answer)
+    answer += await session.scans.run(None, partial(select, scanned, open_paths, query, most))
+    return answer
 
 
 def _roots(server: QvrLanguageServer) -> list[str]:

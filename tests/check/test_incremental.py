@@ -196,7 +196,7 @@ def test_a_bug_in_the_reuse_costs_the_reuse_not_the_diagnostics(
 
 
 def test_checks_leave_no_reference_cycles() -> None:
-    """The language server turns cycle collection off (qvr_lsp/memory.py): a finished
+    """The language server turns cycle collection off (qvr_lsp/analysis/memory.py): a finished
     check must be freed by reference counting alone.
 
     What existed before is frozen (`gc.freeze`), so each collection walks only what the

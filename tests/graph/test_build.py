@@ -612,6 +612,7 @@ def test_drawing_never_imports_torch() -> None:
         "from qvr_core.check import check\n"
         "from qvr_core.graph import draw\n"
         "import qvr_core.cli.diagram, qvr_lsp.features.commands, qvr_lsp.features.codelens\n"
+        "import qvr_lsp.runs.run_inference\n"
         "module = check(open('examples/bert_mlm.qvr').read())\n"
         "draw(module, format='dot')\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"

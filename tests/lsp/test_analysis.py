@@ -8,9 +8,10 @@ import pytest
 from lsprotocol import types as lsp
 
 from qvr_core.check.incremental import IncrementalChecker
-from qvr_lsp.analysis import Analysis, Analyzer
-from qvr_lsp.documents import DocumentStore
-from qvr_lsp.guard import guarded
+from qvr_lsp.analysis.analyzer import Analyzer
+from qvr_lsp.analysis.snapshots import Analysis
+from qvr_lsp.protocol.documents import DocumentStore
+from qvr_lsp.protocol.guard import guarded
 from tests.lsp.support import example
 
 URI = "file:///doc.qvr"
@@ -172,7 +173,7 @@ async def test_building_the_tables_stops_when_a_newer_text_comes():
 def test_the_collector_collects_after_a_pause_or_many_analyses() -> None:
     import gc
 
-    from qvr_lsp.memory import Collector
+    from qvr_lsp.analysis.memory import Collector
 
     async def scenario() -> None:
         collector = Collector(idle=0.05, most=3)

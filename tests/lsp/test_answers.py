@@ -1,7 +1,7 @@
 """The outline, written as JSON off the event loop, is what pygls would have sent (#46).
 
 `features/symbols.py` builds the protocol's JSON itself, in the thread that
-computes the outline (`qvr_lsp.answers`); here it is compared with the
+computes the outline (`qvr_lsp.protocol.answers`); here it is compared with the
 protocol's classes for the same outline, sent the way pygls sends them.
 """
 
@@ -13,11 +13,11 @@ from lsprotocol import types as lsp
 
 from qvr_core.check import check
 from qvr_core.ide.outline import OutlineItem, outline
-from qvr_lsp.answers import Serialized
 from qvr_lsp.app import build_server
-from qvr_lsp.convert import TextPositions
 from qvr_lsp.features.symbols import SYMBOL_KIND, document_symbols, flatten
-from qvr_lsp.server import QvrLanguageServer
+from qvr_lsp.protocol.answers import Serialized
+from qvr_lsp.protocol.convert import TextPositions
+from qvr_lsp.protocol.server import QvrLanguageServer
 from tests.lsp.support import example
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from qvr_core.check import check
-from qvr_lsp.convert import (
+from qvr_lsp.protocol.convert import (
     UTF8,
     UTF16,
     UTF32,
@@ -17,7 +17,7 @@ from qvr_lsp.convert import (
     encoding_of,
     to_lsp_diagnostic,
 )
-from qvr_lsp.documents import DocumentStore, apply_change
+from qvr_lsp.protocol.documents import DocumentStore, apply_change
 
 
 def pos(line: int, character: int) -> lsp.Position:

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from qvr_core.text import rules
-from qvr_lsp.convert import SEVERITY
+from qvr_lsp.protocol.convert import SEVERITY
 from tests.lsp.support import (
     EXAMPLES,
     change,

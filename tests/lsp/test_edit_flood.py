@@ -20,9 +20,9 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from bench.generated import generate
-from qvr_lsp import analysis as analysis_module
-from qvr_lsp.analysis import Analyzer
-from qvr_lsp.documents import DocumentStore
+from qvr_lsp.analysis import analyzer as analysis_module
+from qvr_lsp.analysis.analyzer import Analyzer
+from qvr_lsp.protocol.documents import DocumentStore
 from tests.lsp.support import example
 from tests.security.support import TINY, served
 

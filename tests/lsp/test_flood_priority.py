@@ -19,10 +19,10 @@ import pytest
 from lsprotocol import types as lsp
 
 from qvr_core.check.module import PendingModule
-from qvr_lsp import analysis as analysis_module
-from qvr_lsp.analysis import Analyzer
-from qvr_lsp.app import build_server
-from qvr_lsp.documents import DocumentStore
+from qvr_lsp.analysis import analyzer as analysis_module
+from qvr_lsp.analysis.analyzer import Analyzer
+from qvr_lsp.app import build
+from qvr_lsp.protocol.documents import DocumentStore
 from tests.lsp.support import example
 
 URI = "file:///flooded.qvr"
@@ -89,12 +89,13 @@ async def test_a_hover_whose_text_was_overtaken_is_answered_from_the_last_built_
     """The hover's text is checked; an edit arrives meanwhile (as in any flood); the
     declaration under the cursor is untouched: the answer is carried from the last built
     tables at once, never waiting for a build (held here until the test ends)."""
-    server = build_server()
-    server.analyzer.build_delay = 30.0  # no build unasked
+    session = build()
+    server, analyzer = session.server, session.analyzer
+    analyzer.build_delay = 30.0  # no build unasked
     hover = server.protocol.fm.features[lsp.TEXT_DOCUMENT_HOVER]
     server.opened(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(URI, "qvr", 1, TEXT)))
     try:
-        ready = await server.settled(URI)
+        ready = await analyzer.settled(URI)
         assert ready is not None and ready.newest is not None and ready.newest.ready
         builds.held = True
         loop = asyncio.get_running_loop()
@@ -126,11 +127,11 @@ async def test_a_hover_whose_text_was_overtaken_is_answered_from_the_last_built_
             hover(lsp.HoverParams(lsp.TextDocumentIdentifier(URI), position)), 10
         )
         assert answer is not None
-        snap = server.snapshot(URI)
+        snap = analyzer.snapshot(URI)
         assert snap is not None and snap.newest is not None and not snap.newest.ready
     finally:
         builds.release.set()
-        server.analyzer.shutdown()
+        analyzer.shutdown()
 
 
 # ---------------------------------------------------------------- the checks

@@ -16,7 +16,7 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
+from qvr_lsp.analysis.analyzer import LARGE_DOCUMENT_CHARS
 from tests.lsp.support import (
     WAIT_SECONDS,
     RecordingClient,

@@ -1,5 +1,5 @@
 """`%%qvr` cells of a notebook over LSP 3.17's notebook document sync
-(`qvr_lsp/notebook_cells.py`): each such cell a QVR document under its own URI, with
+(`qvr_lsp/protocol/notebook_cells.py`): each such cell a QVR document under its own URI, with
 the cell's own lines and columns; other cells left alone."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import itertools
 import pytest
 from lsprotocol import types as lsp
 
-from qvr_lsp.notebook_cells import qvr_text
+from qvr_lsp.protocol.notebook_cells import qvr_text
 from tests.inference.qvr_sources import REGRESSION
 from tests.lsp.support import WAIT_SECONDS, codes, diagnostics_for, position_of
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from qvr_core.check import check
-from qvr_lsp.convert import UTF16, TextPositions, to_lsp_diagnostic
+from qvr_lsp.protocol.convert import UTF16, TextPositions, to_lsp_diagnostic
 from tests.lsp.support import (
     CONFIG,
     EXAMPLES,

@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from qvr_lsp.command_errors import INVALID_PARAMS
+from qvr_lsp.protocol.command_errors import INVALID_PARAMS
 from tests.lsp.support import WAIT_SECONDS, fresh_uri
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -3,7 +3,7 @@
 Typing in Ctrl+T over 10,000 files sent a workspace/symbol request per
 keystroke, each cancelled by the next; every one went on scanning in the
 event loop's default thread pool, so a diagram drawn there waited seconds.
-Scans now run in a thread of their own (`qvr_lsp.scans`), stop between two
+Scans now run in a thread of their own (`qvr_lsp.analysis.scans`), stop between two
 files once no request waits for them, and a scan already running is shared.
 """
 
@@ -17,10 +17,10 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from qvr_lsp.convert import UTF16
+from qvr_lsp.analysis.scans import Cancel, ScanCancelled, Scans
 from qvr_lsp.features.pull_diagnostics import DiskDiagnostics, _reports
 from qvr_lsp.features.workspace_symbols import FileIndex, scan
-from qvr_lsp.scans import Cancel, ScanCancelled, Scans
+from qvr_lsp.protocol.convert import UTF16
 from tests.security.support import TINY, served
 
 WAIT = 60.0
@@ -187,11 +187,11 @@ async def test_a_cancelled_symbol_scan_stops_and_the_next_reads_only_the_rest(tm
 
 
 async def test_a_cancelled_diagnostics_scan_stops_between_files(tmp_path):
-    from qvr_lsp.app import build_server
+    from qvr_lsp.app import build
 
     paths = workspace(tmp_path, 12)
-    server = build_server()
-    disk = DiskDiagnostics(server)
+    session = build()
+    disk = DiskDiagnostics(session)
     roots = [str(tmp_path)]
     cancel = Cancel()
     stamps = await asyncio.to_thread(disk.stamps, roots, set(), 0, cancel)
@@ -212,8 +212,8 @@ async def test_a_cancelled_diagnostics_scan_stops_between_files(tmp_path):
     items = await asyncio.to_thread(_reports, disk, roots, stamps, {}, Cancel())
     assert len(items) == len(paths)
     assert disk.checked == len(paths)  # the three checked before were not checked again
-    server.scans.shutdown()
-    server.analyzer.shutdown()
+    session.scans.shutdown()
+    session.analyzer.shutdown()
 
 
 # ------------------------------------------------------ through the server

@@ -1,4 +1,4 @@
-"""What the server imports to start, and what it leaves for later (`qvr_lsp.warmup`).
+"""What the server imports to start, and what it leaves for later (`qvr_lsp.analysis.warmup`).
 
 The start is the time to the first diagnostics: the feature modules import
 the core's editing modules on first use (their `DEFERRED`), and a thread
@@ -13,25 +13,25 @@ import subprocess
 import sys
 
 from qvr_core.host.version import installed_version
-from qvr_lsp.warmup import Warmup
+from qvr_lsp.analysis.warmup import Warmup
 from tests.ide.helpers import ROOT
 
 HEAVY = ("torch", "numpy", "importlib.metadata")
 
 START = f"""
 import sys
-from qvr_lsp.features import deferred_imports
-from qvr_lsp.app import build_server
+from qvr_lsp.analysis.handlers import deferred_imports
+from qvr_lsp.app import HANDLERS, build
 from qvr_core.check.incremental import IncrementalChecker
 
-server = build_server()
+session = build()
 IncrementalChecker().check(open("examples/bidirectional_rnn_lm.qvr").read())
-deferred = server.warmup.modules
-assert deferred and set(deferred) == set(deferred_imports(server.feature_modules))
+deferred = session.warmup.modules
+assert deferred and set(deferred) == set(deferred_imports(HANDLERS))
 early = [m for m in deferred if m in sys.modules]
 assert not early, f"imported at start: {{early}}"
-server.warmup.run()
-assert server.warmup.done.is_set()
+session.warmup.run()
+assert session.warmup.done.is_set()
 late = [m for m in deferred if m not in sys.modules]
 assert not late, f"not imported by the warm-up: {{late}}"
 heavy = [m for m in {HEAVY!r} if m in sys.modules]

@@ -6,7 +6,7 @@
   QVR: no diagnostics, no state.
 - One document is one document however its URI is spelled (`./`, percent
   escapes, `localhost`): state, answers and diagnostics follow the canonical
-  spelling (`qvr_lsp.uris`).
+  spelling (`qvr_lsp.protocol.uris`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from qvr_lsp.uris import _DRIVE, canonical_uri
+from qvr_lsp.protocol.uris import _DRIVE, canonical_uri
 
 SAME_FILE = [
     "file:///a/b.qvr",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from qvr_lsp.analysis import export_diagnostics
-from qvr_lsp.command_errors import CommandError
-from qvr_lsp.exports import ExportRequest, _name, _stem, export_arguments
-from qvr_lsp.settings import Settings
+from qvr_lsp.analysis.analyzer import export_diagnostics
+from qvr_lsp.features.exports import ExportRequest, _name, _stem, export_arguments
+from qvr_lsp.protocol.command_errors import CommandError
+from qvr_lsp.protocol.settings import Settings
 from tests.lsp_commands.conftest import EXAMPLES
 
 NOT_EXPORTABLE = EXAMPLES / "errors" / "QVR701_not_exportable.qvr"

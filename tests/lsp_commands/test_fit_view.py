@@ -16,7 +16,7 @@ import pytest
 from qvr_core.inference.results import RunResults
 from qvr_core.posterior import view as fit
 from qvr_core.posterior.view import fit_view
-from qvr_lsp.worker import PREDICTIVE_MAX_DRAWS, fit_view_of, predictive_refusal
+from qvr_lsp.runs.worker import PREDICTIVE_MAX_DRAWS, fit_view_of, predictive_refusal
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # arviz 0.2x announces its rewrite

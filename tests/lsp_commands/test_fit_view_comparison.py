@@ -1,4 +1,4 @@
-"""The run view's model comparison (`qvr_lsp.kept_runs`, the worker's `comparison_of`):
+"""The run view's model comparison (`qvr_lsp.runs.kept_runs`, the worker's `comparison_of`):
 runs kept in the server's private directory, at most 8, the same program replacing its
 file, compared only on the same observed data, with ArviZ's numbers; and the worker's
 refusal of a `keep_dir` it cannot use."""
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from qvr_core.inference.results import RunResults
-from qvr_lsp import kept_runs
-from qvr_lsp.kept_runs import (
+from qvr_lsp.runs import kept_runs
+from qvr_lsp.runs.kept_runs import (
     ALONE_NOTE,
     MAX_KEPT,
     check_keep_dir,
@@ -29,7 +29,7 @@ from qvr_lsp.kept_runs import (
     kept_files,
     run_key,
 )
-from qvr_lsp.worker import comparison_of
+from qvr_lsp.runs.worker import comparison_of
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)
@@ -223,7 +223,7 @@ def test_the_worker_refuses_a_request_with_a_bad_keep_dir(tmp_path: Path) -> Non
         "keep_dir": str(tmp_path / "missing"),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "qvr_lsp.worker"],
+        [sys.executable, "-m", "qvr_lsp.runs.worker"],
         input=json.dumps(request) + "\n",
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from qvr_lsp.keep_dirs import KEEP_DIR_PREFIX, make_keep_dir, remove_abandoned, remove_keep_dir
+from qvr_lsp.runs.keep_dirs import KEEP_DIR_PREFIX, make_keep_dir, remove_abandoned, remove_keep_dir
 
 
 def _dead_pid() -> int:
@@ -30,7 +30,7 @@ def test_a_new_folder_is_private_and_named_by_this_process(tmp_path: Path) -> No
 def _gone_servers_folder(base: Path) -> Path:
     """A folder made by a server process that has ended."""
     made = subprocess.run(
-        [sys.executable, "-c", "import sys; from qvr_lsp.keep_dirs import make_keep_dir; "
+        [sys.executable, "-c", "import sys; from qvr_lsp.runs.keep_dirs import make_keep_dir; "
          "print(make_keep_dir(sys.argv[1]))", str(base)],
         check=True, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip

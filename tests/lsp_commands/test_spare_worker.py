@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from qvr_lsp.spare_worker import WARM_VARIABLE
+from qvr_lsp.runs.spare_worker import WARM_VARIABLE
 from tests.lsp_commands.conftest import open_file
 from tests.lsp_commands.test_run_inference import gone, run
 

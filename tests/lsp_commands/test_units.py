@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from qvr_lsp.command_errors import CommandError
-from qvr_lsp.datapaths import DataPathError, resolve_data_path, workspace_roots
-from qvr_lsp.diagrams import diagram_arguments
-from qvr_lsp.inference_request import InferenceRequest
-from qvr_lsp.inference_runs import RunLimits
-from qvr_lsp.run_progress import thin
+from qvr_lsp.features.diagrams import diagram_arguments
+from qvr_lsp.protocol.command_errors import CommandError
+from qvr_lsp.runs.datapaths import DataPathError, resolve_data_path, workspace_roots
+from qvr_lsp.runs.inference_request import InferenceRequest
+from qvr_lsp.runs.inference_runs import RunLimits
+from qvr_lsp.runs.run_progress import thin
 
 
 def test_request_defaults_and_code_lens_form() -> None:
@@ -99,7 +99,7 @@ def test_thin_keeps_first_and_last_and_spacing() -> None:
 
 
 def test_worker_classifies_failures_by_what_the_user_can_do() -> None:
-    from qvr_lsp import worker
+    from qvr_lsp.runs import worker
 
     class NonFiniteLossError(Exception):
         pass
@@ -117,7 +117,7 @@ def test_worker_classifies_failures_by_what_the_user_can_do() -> None:
 
 
 def test_worker_events_are_strict_json() -> None:
-    from qvr_lsp import worker
+    from qvr_lsp.runs import worker
 
     assert worker._finite({"a": [1.0, float("nan")], "b": float("inf")}) == {
         "a": [1.0, None],
@@ -126,7 +126,7 @@ def test_worker_events_are_strict_json() -> None:
 
 
 def test_memory_budget_setting_forms() -> None:
-    from qvr_lsp.settings import Settings
+    from qvr_lsp.protocol.settings import Settings
 
     s = Settings().updated({"qvr": {"run": {"memoryBudget": "2GB"}}})
     assert s.memory_budget == 2 << 30 and s.strict is False

@@ -19,7 +19,7 @@ def _run_worker(
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     """A worker process given `request`, and the events it wrote."""
     done = subprocess.run(
-        [sys.executable, "-m", "qvr_lsp.worker"],
+        [sys.executable, "-m", "qvr_lsp.runs.worker"],
         input=json.dumps(request),
         capture_output=True,
         text=True,

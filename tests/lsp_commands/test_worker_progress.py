@@ -7,8 +7,8 @@ import io
 import json
 from typing import Any
 
-from qvr_lsp import worker
-from qvr_lsp.inference_runs import _handle_event
+from qvr_lsp.runs import worker
+from qvr_lsp.runs.inference_runs import _handle_event
 
 
 class Clock:

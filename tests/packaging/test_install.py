@@ -109,6 +109,9 @@ def test_the_wheel_and_sdist_carry_what_users_need(dist: Path) -> None:
         entry_points = wheel.read(f"qvr-{VERSION}.dist-info/entry_points.txt").decode()
     assert "qvr_core/syntax/grammar.lark" in names
     assert {"qvr_core/py.typed", "qvr_lsp/py.typed", "qvr_cli/py.typed"} <= names
+    # the server's rooms are packages of their own (docs/architecture.md)
+    rooms = {f"qvr_lsp/{room}/__init__.py" for room in ("protocol", "analysis", "runs", "features")}
+    assert rooms | {"qvr_lsp/runs/worker.py", "qvr_lsp/analysis/large_check.py"} <= names
     assert f"qvr-{VERSION}.dist-info/licenses/LICENSE" in names
     assert not any(n.startswith(("tests/", "bench/", "examples/")) for n in names)
     assert "Requires-Dist: torch" in metadata and 'extra == "run"' in metadata

@@ -24,7 +24,7 @@ def test_the_entry_point_imports_neither_torch_nor_the_server() -> None:
     code = (
         "import sys\n"
         "import qvr_cli.main\n"
-        "loaded = {'torch', 'pygls', 'qvr_lsp.server'} & set(sys.modules)\n"
+        "loaded = {'torch', 'pygls', 'qvr_lsp.protocol.server'} & set(sys.modules)\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)

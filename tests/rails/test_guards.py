@@ -77,6 +77,19 @@ def test_a_well_typed_module_passes(tmp_path: Path) -> None:
             """,
             '"ReturnStep',  # the kinds left out, first in the message
         ),
+        (
+            "a handler whose snapshot kind gives another view (qvr_lsp/app.py's table)",
+            """
+            from lsprotocol import types as lsp
+
+            from qvr_lsp.analysis.handlers import Request
+            from qvr_lsp.analysis.kinds import SENT_TEXT
+            from qvr_lsp.features import hover
+
+            entry = Request(lsp.TEXT_DOCUMENT_HOVER, SENT_TEXT, hover.hover)
+            """,
+            '"Callable[[Session, HoverParams, Lookup]',  # the view the kind gives
+        ),
     ],
 )
 def test_mypy_fails_on(tmp_path: Path, mistake: str, source: str, expected: str) -> None:

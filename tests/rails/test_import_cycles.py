@@ -10,8 +10,12 @@ tables and the cached ones importing each other)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import grimp
 import networkx as nx
+import pytest
 
 
 def _cycles(exclude_type_checking: bool, package: str = "qvr_core") -> list[frozenset[str]]:
@@ -40,5 +44,29 @@ def test_no_cycle_type_only_imports_included() -> None:
 
 def test_the_server_imports_without_a_cycle_type_only_imports_included() -> None:
     """Issue 53: the server and its features once imported each other (the server
-    registered them, they named its type); `qvr_lsp.app` composes them now."""
+    registered them, they named its type); `qvr_lsp.app` composes them now, and the
+    protocol, analysis and runs rooms below it import one way (`lint-imports` holds the
+    rooms' order; this holds every module's, lazy and type-only imports included)."""
     assert _cycles(exclude_type_checking=False, package="qvr_lsp") == []
+
+
+def test_a_cycle_through_a_type_only_import_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check can fail: a module that names another's class for an annotation while
+    that one imports it back (the server and its features did) is a cycle here."""
+    package = tmp_path / "rooms"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "server.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rooms.features import F\n"
+    )
+    (package / "features.py").write_text("from rooms.server import x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert _cycles(exclude_type_checking=False, package="rooms") == [
+            frozenset({"rooms.server", "rooms.features"})
+        ]
+        assert _cycles(exclude_type_checking=True, package="rooms") == []
+    finally:
+        sys.modules.pop("rooms", None)

@@ -121,7 +121,7 @@ def test_only_torchrun_or_the_flag_makes_a_process_join() -> None:
 def test_the_editors_workers_never_see_the_launch_variables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from qvr_lsp.inference_runs import _worker_environment
+    from qvr_lsp.runs.inference_runs import _worker_environment
 
     for name, value in {**LEFTOVER, "MASTER_PORT": "29500", "TORCHELASTIC_RUN_ID": "x"}.items():
         monkeypatch.setenv(name, value)

@@ -126,7 +126,7 @@ async def ended_within(pid: int, seconds: float) -> bool:
 
 def workers_of(server_pid: int) -> list[int]:
     """The live inference workers whose parent is `server_pid` (from /proc)."""
-    return children_of(server_pid, b"qvr_lsp.worker")
+    return children_of(server_pid, b"qvr_lsp.runs.worker")
 
 
 def children_of(server_pid: int, marker: bytes) -> list[int]:

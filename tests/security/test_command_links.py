@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from qvr_lsp.command_errors import CommandError, invalid, plain
+from qvr_lsp.protocol.command_errors import CommandError, invalid, plain
 from tests.security.support import TINY, served
 
 LINK = "[run me](command:workbench.action.terminal.new)"
@@ -38,9 +38,10 @@ def test_command_errors_are_plain_whatever_they_quote():
 
 
 def test_error_responses_and_messages_leave_the_server_plain(monkeypatch):
-    from qvr_lsp.app import build_server
+    from qvr_lsp.app import build
 
-    server = build_server()
+    session = build()
+    server = session.server
     sent: list[object] = []
     monkeypatch.setattr(server.protocol, "_send_data", sent.append)
     error = lsp.ResponseError(code=-32603, message=f"qvr.diagram failed: {LINK}")
@@ -49,8 +50,8 @@ def test_error_responses_and_messages_leave_the_server_plain(monkeypatch):
     assert len(sent) == 2
     assert sent[0].error.message == "qvr.diagram failed: " + plain(LINK)  # type: ignore[attr-defined]
     assert "](command:" not in str(sent[1])
-    server.scans.shutdown()
-    server.analyzer.shutdown()
+    session.scans.shutdown()
+    session.analyzer.shutdown()
 
 
 @pytest.mark.asyncio(loop_scope="function")

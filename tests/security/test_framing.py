@@ -3,7 +3,7 @@
 pygls's read loop ended the server at a header line over 1 MiB (silently),
 read the body of a frame without Content-Length as header lines (losing the
 next frame with it), and waited for the bytes of a huge Content-Length for
-ever (holding them as they came). `qvr_lsp.framing` reads the frames instead:
+ever (holding them as they came). `qvr_lsp.protocol.framing` reads the frames instead:
 each case below is written to the real server's stdin as raw bytes, and a
 request after it must be answered.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from qvr_lsp.framing import FrameReader
+from qvr_lsp.protocol.framing import FrameReader
 from tests.lsp.raw import RawServer
 
 URI = "file:///framing/unsaved.qvr"
@@ -221,9 +221,9 @@ def test_an_unreadable_body_gives_back_the_frame_inside_it():
 
 def test_a_stream_of_junk_logs_a_few_lines_not_one_per_bad_frame(caplog):
     data = b"\r\n" * 10_000 + b"Content-Length: 99999999\r\n\r\n" + GOOD
-    with caplog.at_level("ERROR", logger="qvr_lsp.framing"):
+    with caplog.at_level("ERROR", logger="qvr_lsp.protocol.framing"):
         found, _ = bodies(data, 1 << 16, max_body=1000)
     assert found == [GOOD_BODY]
-    errors = [r.getMessage() for r in caplog.records if r.name == "qvr_lsp.framing"]
+    errors = [r.getMessage() for r in caplog.records if r.name == "qvr_lsp.protocol.framing"]
     assert 2 <= len(errors) <= 6, errors
     assert "more problems" in errors[-1]

@@ -1,4 +1,4 @@
-"""The clean-up of dead servers' kept-run folders (`qvr_lsp.keep_dirs`) removes only what
+"""The clean-up of dead servers' kept-run folders (`qvr_lsp.runs.keep_dirs`) removes only what
 qvr made and whose server is gone: never a user's own folder that has the name, never a
 live server's folder whose process id means nothing here (another PID namespace: a
 container sharing /tmp), and always a dead server's folder, whatever process now has
@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from qvr_lsp.keep_dirs import KEEP_DIR_PREFIX, remove_abandoned
+from qvr_lsp.runs.keep_dirs import KEEP_DIR_PREFIX, remove_abandoned
 
 ROOT = Path(__file__).resolve().parents[2]
 MAKE = (
     "import sys\n"
-    "from qvr_lsp.keep_dirs import make_keep_dir\n"
+    "from qvr_lsp.runs.keep_dirs import make_keep_dir\n"
     "print(make_keep_dir(sys.argv[1]), flush=True)\n"
     "sys.stdin.read()\n"  # alive, and holding the folder, until the test closes stdin
 )

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS
-from qvr_lsp.large_check import check_in_child
+from qvr_lsp.analysis.analyzer import LARGE_DOCUMENT_CHARS
+from qvr_lsp.analysis.large_check import check_in_child
 from tests.lsp_depth.test_large_documents import large_text
 from tests.security.support import children_of, ended_within, gone_within, served
 
@@ -68,7 +68,7 @@ def until(predicate, seconds: float = WAIT) -> bool:  # type: ignore[no-untyped-
 def test_the_child_caps_its_address_space_before_it_reads_the_text():
     """The header line comes first; the child sets the limit before it reads the text."""
     child = subprocess.Popen(
-        [sys.executable, "-P", "-m", "qvr_lsp.large_check"],
+        [sys.executable, "-P", "-m", "qvr_lsp.analysis.large_check"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -96,7 +96,7 @@ def test_a_check_whose_server_ended_ends_too():
     code = (
         "import os, subprocess, sys\n"
         "env = dict(os.environ, QVR_SERVER_PID=str(os.getpid()))\n"
-        "p = subprocess.Popen([sys.executable, '-P', '-m', 'qvr_lsp.large_check'],"
+        "p = subprocess.Popen([sys.executable, '-P', '-m', 'qvr_lsp.analysis.large_check'],"
         " stdin=int(sys.argv[1]), stdout=-3, stderr=-3, env=env)\n"
         "print(p.pid, flush=True)\n"
     )
@@ -128,7 +128,7 @@ async def test_the_large_check_dies_with_a_killed_server(tmp_path):
         )
         checking: list[int] = []
         for _ in range(int(WAIT / 0.02)):
-            checking = children_of(server, b"qvr_lsp.large_check")
+            checking = children_of(server, b"qvr_lsp.analysis.large_check")
             if checking:
                 break
             await asyncio.sleep(0.02)

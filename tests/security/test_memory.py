@@ -15,9 +15,9 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from qvr_lsp.analysis import Analyzer
-from qvr_lsp.app import build_server
-from qvr_lsp.documents import DocumentStore
+from qvr_lsp.analysis.analyzer import Analyzer
+from qvr_lsp.app import build
+from qvr_lsp.protocol.documents import DocumentStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from generated import generate
@@ -62,8 +62,8 @@ class _Sink:
 
 
 async def test_notifications_leave_nothing_behind_in_the_request_table():
-    server = build_server()
-    protocol = server.protocol
+    session = build()
+    protocol = session.server.protocol
     protocol.set_writer(_Sink())
     uri = "file:///edited.qvr"
     protocol._handle_notification(
@@ -87,4 +87,4 @@ async def test_notifications_leave_nothing_behind_in_the_request_table():
     )
     await asyncio.sleep(0.1)
     assert len(protocol._request_futures) == 0
-    server.analyzer.shutdown()
+    session.analyzer.shutdown()

@@ -66,7 +66,7 @@ async def test_a_worker_dies_with_a_killed_server(tmp_path):
 
 def test_the_watchdog_ends_a_worker_whose_parent_is_gone_without_the_kernel_signal():
     """The portable half: a process that only runs the watchdog (no PR_SET_PDEATHSIG)."""
-    watch = "from qvr_lsp.worker import _watch_parent; _watch_parent({parent}, 0.05)"
+    watch = "from qvr_lsp.runs.worker import _watch_parent; _watch_parent({parent}, 0.05)"
     child = (
         "import os, subprocess, sys\n"
         f"code = {watch!r}.format(parent=os.getpid())\n"

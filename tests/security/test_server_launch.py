@@ -33,10 +33,10 @@ import sys
 before = set(sys.modules)
 import importlib
 from qvr_lsp import cli
-from qvr_lsp.features import deferred_imports
-from qvr_lsp.app import build_server
-server = build_server()
-for name in deferred_imports(server.feature_modules):
+from qvr_lsp.analysis.handlers import deferred_imports
+from qvr_lsp.app import HANDLERS, build
+session = build()
+for name in deferred_imports(HANDLERS):
     importlib.import_module(name)
 import qvr_core.check
 top = {m.split(".")[0] for m in sys.modules} - {m.split(".")[0] for m in before}

@@ -23,9 +23,9 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from qvr_core.host.datafile import DataFile, DataFileError
-from qvr_lsp import inference_runs, worker_slots
-from qvr_lsp.run_data import DataFiles, check_data_file
-from qvr_lsp.worker_slots import WorkerSlots
+from qvr_lsp.runs import inference_runs, worker_slots
+from qvr_lsp.runs.run_data import DataFiles, check_data_file
+from qvr_lsp.runs.worker_slots import WorkerSlots
 from tests.security.support import TINY, served
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,7 +180,7 @@ def test_the_worker_reads_the_raw_data_after_the_request_line(tmp_path):
         "data_size": len(content),
     }
     done = subprocess.run(
-        [sys.executable, "-P", "-m", "qvr_lsp.worker"],
+        [sys.executable, "-P", "-m", "qvr_lsp.runs.worker"],
         input=json.dumps(request).encode() + b"\n" + content,
         capture_output=True,
         timeout=WAIT,

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from qvr_lsp import worker_slots
-from qvr_lsp.worker_slots import WorkerSlots, default_size
+from qvr_lsp.runs import worker_slots
+from qvr_lsp.runs.worker_slots import WorkerSlots, default_size
 
 
 def never() -> None:

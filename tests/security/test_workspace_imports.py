@@ -69,7 +69,7 @@ def test_python_m_qvr_lsp_started_in_the_workspace_imports_none(hostile):
 def test_the_large_document_check_started_in_the_workspace_imports_none(hostile, monkeypatch):
     """A document over the size limit is checked in a child process; it starts like the
     workers, so the workspace's `lark.py` (which the checker would import) never runs."""
-    from qvr_lsp.large_check import check_in_child
+    from qvr_lsp.analysis.large_check import check_in_child
 
     root, marker = hostile
     monkeypatch.chdir(root)

@@ -64,6 +64,8 @@ export interface InferenceParams {
   chains?: number;
   /** NUTS: the mass matrix warmup adapts (nutpie's fisher or low-rank, auto's choice of them, Stan's diag_e or dense_e). */
   mass_matrix?: MassMatrix;
+  /** NUTS: where the chains start: multi-path Pathfinder's draws (the default) or the program's forward draws. */
+  init?: "pathfinder" | "prior";
   data?: string;
   /** Where the run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run is large. */
   device?: Device;

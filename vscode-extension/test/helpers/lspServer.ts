@@ -34,8 +34,8 @@ export interface PublishedDiagnostics {
 /** Why the server cannot be run here, or undefined when it can. */
 export function serverUnavailableReason(): string | undefined {
   if (!existsSync(serverPython)) return `no Python environment at ${serverPython}`;
-  const probe = spawnSync(serverPython, ["-c", "import qvr_lsp.server"], { cwd: repoRoot, encoding: "utf8" });
-  if (probe.status !== 0) return `qvr_lsp.server cannot be imported: ${probe.stderr.trim().split("\n").pop()}`;
+  const probe = spawnSync(serverPython, ["-c", "import qvr_lsp.protocol.server"], { cwd: repoRoot, encoding: "utf8" });
+  if (probe.status !== 0) return `qvr_lsp.protocol.server cannot be imported: ${probe.stderr.trim().split("\n").pop()}`;
   return undefined;
 }
 

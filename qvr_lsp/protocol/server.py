@@ -1,9 +1,13 @@
-"""The QVR language server: document sync, settings, analysis and the feature modules.
+"""The QVR language server as the editor sees it: the connection, document sync, settings.
 
-The server converts and schedules; every answer is a function of the core's
-`CheckedModule` (see docs/lsp.md for how a feature reaches it). Nothing here
-imports torch: the runtime is imported only by the inference command's
-worker process.
+It reads and writes the protocol, keeps the open documents and the settings, and
+runs the lifecycle; it knows no analysis, no feature and no run. What reacts to it
+hears it through hooks the composition root (`qvr_lsp.app`) connects: a
+`DocumentWatcher` for opened, changed and closed documents (the analyzer), and
+callbacks for new settings, `shutdown` and `exit`. The handlers of the table
+(`qvr_lsp.app.HANDLERS`) are registered on it by `analysis.handlers.serve`.
+Nothing here imports torch: the runtime is imported only by the inference
+command's worker process.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Awaitable, Generator
-from typing import Any, BinaryIO
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, BinaryIO, Protocol
 
 import attrs
 from lsprotocol import types as lsp
@@ -25,28 +29,36 @@ from pygls.exceptions import JsonRpcInternalError
 from pygls.io_ import StdoutWriter
 from pygls.protocol import lsp_method
 
-from qvr_lsp import __version__, framing
-from qvr_lsp.analysis import DEBOUNCE_SECONDS, Analyzer, Snapshot
-from qvr_lsp.answers import Serialized
-from qvr_lsp.command_errors import plain
-from qvr_lsp.convert import UTF16, encoding_of
-from qvr_lsp.documents import DocumentStore, is_qvr_document
-from qvr_lsp.framing import FrameReader
-from qvr_lsp.guard import guarded
-from qvr_lsp.logs import forward_to_client
-from qvr_lsp.notebook_cells import qvr_text
-from qvr_lsp.protocol import AnsweringProtocol, AnsweringServer
-from qvr_lsp.scans import Scans
-from qvr_lsp.settings import Settings
-from qvr_lsp.warmup import Warmup
+from qvr_lsp import __version__
+from qvr_lsp.protocol import framing
+from qvr_lsp.protocol.answers import Serialized
+from qvr_lsp.protocol.command_errors import plain
+from qvr_lsp.protocol.convert import UTF16, encoding_of
+from qvr_lsp.protocol.documents import DocumentStore, is_qvr_document
+from qvr_lsp.protocol.framing import FrameReader
+from qvr_lsp.protocol.guard import guarded
+from qvr_lsp.protocol.logs import forward_to_client
+from qvr_lsp.protocol.messages import AnsweringProtocol, AnsweringServer
+from qvr_lsp.protocol.notebook_cells import qvr_text
+from qvr_lsp.protocol.settings import Settings
 
 log = logging.getLogger("qvr_lsp")
+
+
+class DocumentWatcher(Protocol):
+    """What hears the open QVR documents change (the analyzer, connected by `qvr_lsp.app`)."""
+
+    def schedule(self, uri: str, *, immediate: bool = False) -> None:
+        """`uri` was opened (`immediate`) or changed: analyse it."""
+
+    def close(self, uri: str) -> None:
+        """`uri` was closed: let go of it."""
 
 
 class QvrProtocol(AnsweringProtocol):
     """pygls's protocol with the text kept by `DocumentStore` (protocol line rules).
 
-    Every request it cannot serve is answered with an error (see protocol.py).
+    Every request it cannot serve is answered with an error (see messages.py).
 
     pygls's workspace still gets a copy of each full text, so anything that
     reads `server.workspace.get_text_document(uri).source` sees the same text.
@@ -221,12 +233,12 @@ class QvrProtocol(AnsweringProtocol):
 
 
 class QvrLanguageServer(AnsweringServer):
-    """Holds the open documents, their analyses and the settings; features do the rest
+    """Holds the open documents and the settings; the handler table does the rest
     (registered by the composition root, `qvr_lsp.app`)."""
 
     protocol: QvrProtocol
 
-    def __init__(self, *, debounce: float = DEBOUNCE_SECONDS) -> None:
+    def __init__(self) -> None:
         super().__init__(
             "qvr-lsp",
             __version__,
@@ -243,23 +255,31 @@ class QvrLanguageServer(AnsweringServer):
         self.exit_code = 0
         #: executeCommand request id -> the workDoneToken the client sent with it
         self.command_progress_tokens: dict[Any, str | int] = {}
-        self.analyzer = Analyzer(self.documents, debounce=debounce)
-        #: workspace scans (workspace symbols and diagnostics): one thread, shared, cancellable
-        self.scans = Scans()
         self.settings = Settings()
         self.encoding: lsp.PositionEncodingKind = UTF16
+        self._watchers: list[DocumentWatcher] = []
+        self._on_settings: list[Callable[[Settings], None]] = []
+        self._on_shutdown: list[Callable[[], None]] = []
+        self._on_stop: list[Callable[[], None]] = []
         self._register_lifecycle()
-        #: the feature modules registered (`qvr_lsp.app.build_server` registers them)
-        self.feature_modules: list[str] = []
-        #: imports what the features left for later, once the first diagnostics are out
-        self.warmup = Warmup(())
 
-    def use_features(self, names: list[str], deferred: list[str]) -> None:
-        """The feature modules registered, and the modules their handlers import on first
-        use, imported once the first diagnostics are out."""
-        self.feature_modules = names
-        self.warmup = Warmup(deferred)
-        self.analyzer.on_analysis(self.warmup.start_soon)
+    # ------------------------------------------------------------ hooks
+
+    def watch(self, watcher: DocumentWatcher) -> None:
+        """Tell `watcher` of every QVR document opened, changed or closed."""
+        self._watchers.append(watcher)
+
+    def on_settings(self, listener: Callable[[Settings], None]) -> None:
+        """Call `listener` with the settings whenever the client sends them."""
+        self._on_settings.append(listener)
+
+    def on_shutdown(self, listener: Callable[[], None]) -> None:
+        """Call `listener` at the `shutdown` request."""
+        self._on_shutdown.append(listener)
+
+    def on_stop(self, listener: Callable[[], None]) -> None:
+        """Call `listener` at `exit`, in the order given, before the process ends."""
+        self._on_stop.append(listener)
 
     # ------------------------------------------------------------ stdio
 
@@ -323,7 +343,7 @@ class QvrLanguageServer(AnsweringServer):
         with contextlib.suppress(asyncio.CancelledError):  # `exit` closed the listener
             asyncio.run(listen())
 
-    # ------------------------------------------------------ for features
+    # ------------------------------------------------------ for handlers
 
     @property
     def caps(self) -> lsp.ClientCapabilities | None:
@@ -334,25 +354,21 @@ class QvrLanguageServer(AnsweringServer):
         """pygls's, in plain text: notifications render Markdown links (see `plain`)."""
         super().window_show_message(attrs.evolve(params, message=plain(params.message)))
 
-    def snapshot(self, uri: str) -> Snapshot | None:
-        """What is known about `uri` now (no waiting); None when it is not open."""
-        return self.analyzer.snapshot(uri)
+    def request_cancelled(self) -> Callable[[], bool]:
+        """Whether the client sent `$/cancelRequest` for the request being handled.
 
-    async def quiet(self, uri: str) -> None:
-        """Until typing in `uri` pauses (for requests that walk the whole file)."""
-        await self.analyzer.quiet(uri)
-
-    async def available(self, uri: str) -> Snapshot | None:
-        """What is known about `uri` now, its tables built (no waiting for a newer analysis)."""
-        return await self.analyzer.available(uri)
-
-    async def checked(self, uri: str) -> Snapshot | None:
-        """As `settled`, not waiting for the newest analysis's tables to be built."""
-        return await self.analyzer.checked(uri)
-
-    async def settled(self, uri: str) -> Snapshot | None:
-        """A snapshot whose newest analysis matches the current text when that is ready in time."""
-        return await self.analyzer.settled(uri)
+        pygls answers a cancelled request itself but does not stop a command that
+        is already running, so a long command (a run) asks the request's future.
+        Read it before the handler first awaits: the id is that of the message
+        being handled.
+        """
+        protocol = self.protocol
+        msg_id = protocol.msg_id
+        # pygls keeps no public handle on the request's future
+        future = protocol._request_futures.get(msg_id) if msg_id is not None else None
+        if future is None:
+            return lambda: False
+        return future.cancelled
 
     # -------------------------------------------------------- lifecycle
 
@@ -373,32 +389,22 @@ class QvrLanguageServer(AnsweringServer):
         @self.feature(lsp.SHUTDOWN)
         @guarded()
         def shutdown(params: None) -> None:
-            self.analyzer.shutdown()
-            self.scans.shutdown()
+            for listener in self._on_shutdown:
+                listener()
 
     def stop_work(self) -> None:
-        """At `exit`: kill the inference workers and drop the analyses, without waiting."""
-        runs = getattr(self, "inference_runs", None)
-        if runs is not None:
-            runs.kill_all()
-        self.analyzer.shutdown()
-        self.scans.shutdown()
-        if _loop_running():  # handlers cancelled as the loop ends are not errors
+        """At `exit`: what the hooks stop (the inference workers killed, the analyses
+        dropped), without waiting."""
+        for listener in self._on_stop:
+            listener()
+        if loop_running():  # handlers cancelled as the loop ends are not errors
             asyncio.get_running_loop().set_exception_handler(_ignore_cancelled)
 
     def apply_settings(self, payload: Any) -> None:
         self.settings = self.settings.updated(payload)
         log.info("settings: %s", self.settings)
-        if _loop_running():
-            self.analyzer.configure(
-                strict=self.settings.strict,
-                memory_budget=self.settings.memory_budget,
-                export_target=self.settings.export_target,
-            )
-        else:
-            self.analyzer.strict = self.settings.strict
-            self.analyzer.memory_budget = self.settings.memory_budget
-            self.analyzer.export_target = self.settings.export_target
+        for listener in self._on_settings:
+            listener(self.settings)
 
     @guarded()
     def opened(self, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -409,7 +415,8 @@ class QvrLanguageServer(AnsweringServer):
             return
         self.documents.open(item.uri, item.text, item.version, item.language_id)
         self._mirror(item.uri)
-        self.analyzer.schedule(item.uri, immediate=True)
+        for watcher in self._watchers:
+            watcher.schedule(item.uri, immediate=True)
 
     @guarded()
     def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
@@ -420,13 +427,15 @@ class QvrLanguageServer(AnsweringServer):
                 log.warning("change to %s, which is not open", uri)
             return
         self._mirror(uri)
-        self.analyzer.schedule(uri)
+        for watcher in self._watchers:
+            watcher.schedule(uri)
 
     @guarded()
     def closed(self, params: lsp.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self.documents.close(uri)
-        self.analyzer.close(uri)
+        for watcher in self._watchers:
+            watcher.close(uri)
         self.workspace.remove_text_document(uri)
 
     @guarded()
@@ -440,18 +449,21 @@ class QvrLanguageServer(AnsweringServer):
             if text is None:
                 if doc is not None:
                     self.documents.close(uri)
-                    self.analyzer.close(uri)
+                    for watcher in self._watchers:
+                        watcher.close(uri)
                 continue
             assert cell is not None
             version = cell.version if cell.version is not None else 0
             if doc is None:
                 self.documents.open(uri, text, version, "qvr")
-                self.analyzer.schedule(uri, immediate=True)
+                for watcher in self._watchers:
+                    watcher.schedule(uri, immediate=True)
             elif doc.text != text:
                 self.documents.change(
                     uri, version, [lsp.TextDocumentContentChangeWholeDocument(text)]
                 )
-                self.analyzer.schedule(uri)
+                for watcher in self._watchers:
+                    watcher.schedule(uri)
 
     def _mirror(self, uri: str) -> None:
         doc = self.documents.get(uri)
@@ -482,7 +494,8 @@ def _ignore_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) 
         loop.default_exception_handler(context)
 
 
-def _loop_running() -> bool:
+def loop_running() -> bool:
+    """Whether this thread runs an event loop (the server's, once it serves)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -15,7 +15,7 @@ from functools import cached_property
 
 from lsprotocol import types as lsp
 
-from qvr_lsp.convert import UTF16, TextPositions
+from qvr_lsp.protocol.convert import UTF16, TextPositions
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Checking a 10 MB file builds some 1 GB of syntax tree and facts in a
 dozen seconds. The server keeps giving the file its diagnostics, but builds
-none of that in its own process: `python -m qvr_lsp.large_check` reads the
+none of that in its own process: `python -m qvr_lsp.analysis.large_check` reads the
 text on stdin, checks it from scratch, writes the diagnostics (pickled) on
 stdout and exits, handing every byte back to the system. The server stops
 the child as soon as its text is superseded by a newer one.
@@ -19,7 +19,7 @@ in UTF-8 (surrogates passed through); written by a thread of the server, so
 encoding and copying a 10 MB text never happens on its event loop.
 
 The features that need the checked module (hover, tokens, inlay hints,
-folding, the outline...) decline large documents; see `analysis.LARGE_DOCUMENT_CHARS`.
+folding, the outline...) decline large documents; see `analyzer.LARGE_DOCUMENT_CHARS`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,14 @@ from typing import Any
 
 from qvr_core.text import rules
 from qvr_core.text.diagnostics import Diagnostic
-from qvr_lsp import lifeline
-from qvr_lsp.children import PACKAGE_ROOT, child_environment, python_module, stop_child, write_all
+from qvr_lsp.analysis import lifeline
+from qvr_lsp.analysis.children import (
+    PACKAGE_ROOT,
+    child_environment,
+    python_module,
+    stop_child,
+    write_all,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +86,8 @@ async def check_in_child(
     reading, writing = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            *python_module("qvr_lsp.large_check"),
-            cwd=PACKAGE_ROOT,  # never the workspace: see qvr_lsp/children.py
+            *python_module("qvr_lsp.analysis.large_check"),
+            cwd=PACKAGE_ROOT,  # never the workspace: see qvr_lsp/analysis/children.py
             stdin=reading,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

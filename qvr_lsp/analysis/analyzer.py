@@ -38,32 +38,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Protocol, TypeVar
-
-from lsprotocol import types as lsp
 
 from qvr_core.check import CheckedModule
 from qvr_core.check.incremental import IncrementalChecker
 from qvr_core.text import rules
 from qvr_core.text.diagnostics import Diagnostic, make
 from qvr_core.text.span import Span
-from qvr_lsp.convert import TextPositions
-from qvr_lsp.documents import Document, DocumentStore
-from qvr_lsp.memory import Collector
-
-if TYPE_CHECKING:
-    from qvr_core.check.kept import Kept
-    from qvr_core.ide.carried import Unknown
-
-
-class _Spanned(Protocol):
-    """An answer located in the text (a hover's)."""
-
-    @property
-    def span(self) -> Span: ...
-
-
-_T = TypeVar("_T", bound=_Spanned)
+from qvr_lsp.analysis.memory import Collector
+from qvr_lsp.analysis.snapshots import Analysis, Snapshot
+from qvr_lsp.protocol.documents import Document, DocumentStore
 
 log = logging.getLogger(__name__)
 
@@ -87,117 +70,6 @@ ANALYSIS_TIMEOUT_SECONDS = 20.0
 #: otherwise take some 1 GB and many seconds of the server. Documented in docs/lsp.md.
 LARGE_DOCUMENT_CHARS = 1_000_000
 _YIELD_POLL_SECONDS = 0.01
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """What the core said about one text of one document."""
-
-    uri: str
-    version: int
-    seq: int
-    text: str
-    module: CheckedModule | None  # None when the core itself failed
-    diagnostics: tuple[Diagnostic, ...]
-    positions: TextPositions
-    generation: int  # settings generation it was made under
-    seconds: float = 0.0
-    large: bool = False  # diagnostics only (see LARGE_DOCUMENT_CHARS); module is None
-    # the `qvr.export.target` warnings are still to come: they need the module's tables,
-    # so they are added (and the analysis announced again) once those are built
-    export_pending: bool = False
-
-    @property
-    def checked(self) -> CheckedModule:
-        """The module, for the analyses queries are given (`ready` or current ones have one)."""
-        assert self.module is not None, "a query was given an analysis the core failed on"
-        return self.module
-
-    @property
-    def ready(self) -> bool:
-        """True when the module's tables are built, so that queries do not wait."""
-        return self.module is not None and self.module.ready
-
-    @property
-    def parsed(self) -> bool:
-        """True when the whole text parsed: its symbols describe the file."""
-        return self.module is not None and not any(
-            d.code in rules.UNPARSED_CODES for d in self.diagnostics
-        )
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A document and the analyses available for it when a request is answered.
-
-    Queries read only analyses whose tables are built (`Analysis.ready`): one
-    whose tables are still pending is skipped for the last that was ready.
-    """
-
-    document: Document
-    newest: Analysis | None
-    good: Analysis | None  # the last analysis whose text parsed
-    ready: Analysis | None = None  # the last analysis whose tables were built
-
-    @property
-    def current(self) -> bool:
-        """True when the newest analysis is of the document's current text."""
-        return self.newest is not None and self.newest.seq == self.document.seq
-
-    def for_queries(self) -> list[Analysis]:
-        """Analyses to ask in order: the newest, then the last good one if different."""
-        found = [a for a in (self.newest, self.good) if a is not None and a.ready]
-        if not found and self.ready is not None:
-            found = [self.ready]
-        return found[:1] if len(found) == 2 and found[0] is found[1] else found
-
-    def carried(
-        self,
-        position: lsp.Position,
-        sent_for: int,
-        answer: Callable[[CheckedModule, Kept | None, int], _T | Unknown | None],
-    ) -> tuple[_T, lsp.Range] | Unknown | None:
-        """The answer for the text a request was sent for (`sent_for`, a `Document.seq`, or
-        a newer one) while that text's tables are pending, from the last built ones:
-        `answer(earlier module, the newest check's kept facts, offset)` gives it where the
-        tables carry the new text's very answer (`qvr_core.ide.carried`), else UNKNOWN
-        (wait for the new tables).
-
-        Edits that came after the request do not matter: under a flood of edits the
-        document has always moved on by the time the request's text is checked, and
-        waiting for that text's tables cost a build (some 0.3 s of a 5,000-line file).
-        This is the freshness rule of every request that may answer before its tables:
-        the features ask the snapshot and keep none of their own."""
-        from qvr_core.ide.carried import UNKNOWN, Unknown
-
-        newest, earlier = self.newest, self.ready
-        if (
-            newest is None
-            or newest.seq < sent_for
-            or newest.module is None
-            or newest.ready
-            or earlier is None
-            or earlier.module is None
-            or earlier.generation != newest.generation
-        ):
-            return UNKNOWN
-        found = answer(earlier.module, newest.module.kept, newest.positions.offset(position))
-        if found is None and not newest.parsed:
-            return UNKNOWN  # the last text that parsed may know more (`for_queries`)
-        if found is None or found is UNKNOWN:
-            return found
-        assert not isinstance(found, Unknown)
-        return found, newest.positions.range(found.span)
-
-    def structural(self) -> Analysis | None:
-        """The analysis to list symbols and candidates from: the newest if it parsed."""
-        if self.newest is not None and self.newest.parsed and self.newest.ready:
-            return self.newest
-        if self.good is not None and self.good.ready:
-            return self.good
-        if self.newest is not None and self.newest.ready:
-            return self.newest
-        return self.ready
 
 
 def analyze(
@@ -728,7 +600,7 @@ class Analyzer:
 
     async def _run_large(self, doc: Document, entry: _Entry) -> Analysis | None:
         """Diagnostics only, from a child process; None when a newer text came first."""
-        from qvr_lsp.large_check import check_in_child  # only large documents need it
+        from qvr_lsp.analysis.large_check import check_in_child  # only large documents need it
 
         # what was kept for a smaller text of this document goes: nothing here answers from it
         entry.checker = IncrementalChecker()

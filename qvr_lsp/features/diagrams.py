@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from qvr_lsp.command_errors import CommandError, invalid
-from qvr_lsp.command_sources import drawable_source
-from qvr_lsp.contract import DIAGRAM, DIAGRAM_ARGUMENTS, DiagramNode, DiagramResult, names
-from qvr_lsp.convert import TextPositions
+from qvr_lsp.protocol.command_errors import CommandError, invalid
+from qvr_lsp.protocol.contract import DIAGRAM, DIAGRAM_ARGUMENTS, DiagramNode, DiagramResult, names
+from qvr_lsp.protocol.convert import TextPositions
 
 if TYPE_CHECKING:
     from qvr_core.graph import Diagram, Node
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.kinds import Open
 
 FORMATS = ("mermaid", "dot", "svg")
 SVG_TIMEOUT_SECONDS = 20.0
@@ -44,9 +43,9 @@ def diagram_arguments(args: tuple[Any, ...]) -> tuple[str, str | None, str]:
     return uri, name, fmt
 
 
-async def diagram_result(server: QvrLanguageServer, args: tuple[Any, ...]) -> DiagramResult:
+async def diagram_result(open_documents: Open, args: tuple[Any, ...]) -> DiagramResult:
     uri, name, fmt = diagram_arguments(args)
-    source = await drawable_source(server, uri)
+    source = await open_documents.drawable_source(uri)
     diagram = await asyncio.to_thread(_draw, source.module, name, fmt)
     return {
         "format": diagram.format,

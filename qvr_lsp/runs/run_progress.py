@@ -22,10 +22,10 @@ from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
 from qvr_core.draws.series import evenly_spaced
-from qvr_lsp.contract import INFERENCE_PROGRESS, InferenceProgress
+from qvr_lsp.protocol.contract import INFERENCE_PROGRESS, InferenceProgress
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.protocol.server import QvrLanguageServer
 
 log = logging.getLogger("qvr_lsp")
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from itertools import accumulate
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
 
-from qvr_core.text.diagnostics import Diagnostic, Severity
+from qvr_core.text.diagnostics import Diagnostic, Severity, TextEdit
 from qvr_core.text.span import Span
 
 UTF8 = lsp.PositionEncodingKind.Utf8
@@ -209,3 +211,30 @@ def _range_json(rng: lsp.Range) -> dict[str, dict[str, int]]:
         "start": {"line": rng.start.line, "character": rng.start.character},
         "end": {"line": rng.end.line, "character": rng.end.character},
     }
+
+
+# ------------------------------------------------------------------- edits
+
+
+def text_edits(edits: Iterable[TextEdit], positions: TextPositions) -> list[lsp.TextEdit]:
+    """The core's edits of the text `positions` converts, as the protocol's."""
+    return [lsp.TextEdit(positions.range(e.span), e.new_text) for e in edits]
+
+
+def workspace_edit(
+    caps: lsp.ClientCapabilities | None,
+    uri: str,
+    version: int,
+    positions: TextPositions,
+    edits: Iterable[TextEdit],
+) -> lsp.WorkspaceEdit:
+    """Edits of one document (at `version`, whose text `positions` converts), versioned
+    when the client takes `documentChanges`, so a client applies them only to that text."""
+    changes = text_edits(edits, positions)
+    versioned = caps is not None and get_capability(
+        caps, "workspace.workspace_edit.document_changes", False
+    )
+    if versioned:
+        document = lsp.OptionalVersionedTextDocumentIdentifier(uri, version)
+        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(document, changes)])
+    return lsp.WorkspaceEdit(changes={uri: changes})

@@ -1,8 +1,10 @@
 """The checked text a command works on: the open document, or the file on disk.
 
-A diagram may come from the last text that parsed (a live diagram should not
-go blank while the user types a half-finished line); an inference run needs
-the current text exactly.
+These are the snapshot kinds of the commands, which name their document in their
+arguments rather than in `textDocument` (they reach them through the `WORKSPACE`
+kind's view, `kinds.Open`). A diagram may come from the last text that parsed (a
+live diagram should not go blank while the user types a half-finished line); an
+inference run or an export needs the current text exactly.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from pygls.uris import to_fs_path
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.host import files
-from qvr_lsp.analysis import LARGE_DOCUMENT_CHARS, is_large
-from qvr_lsp.command_errors import CommandError, invalid
-from qvr_lsp.convert import TextPositions
+from qvr_lsp.analysis.analyzer import LARGE_DOCUMENT_CHARS, is_large
+from qvr_lsp.protocol.command_errors import CommandError, invalid
+from qvr_lsp.protocol.convert import TextPositions
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.session import Session
+    from qvr_lsp.protocol.server import QvrLanguageServer
 
 
 @dataclass(frozen=True)
@@ -32,19 +35,20 @@ class Source:
     positions: TextPositions
 
 
-async def drawable_source(server: QvrLanguageServer, uri: str) -> Source:
-    """The newest analysis whose text parsed (or the newest at all)."""
-    snap = await server.settled(uri)
-    if snap is not None:
-        analysis = snap.structural()
-        if analysis is not None and analysis.module is not None:
-            return Source(uri, analysis.text, analysis.module, analysis.positions)
-    return await current_source(server, uri)
+async def drawable_source(session: Session, uri: str) -> Source:
+    """The newest analysis whose text parsed (or the newest at all), as `kinds.STRUCTURE`."""
+    snap = await session.analyzer.settled(uri)
+    analysis = snap.structural() if snap is not None else None
+    if analysis is not None and analysis.module is not None:
+        return Source(uri, analysis.text, analysis.module, analysis.positions)
+    return await current_source(session, uri)
 
 
-async def current_source(server: QvrLanguageServer, uri: str) -> Source:
-    """The current text of the document, checked."""
-    snap = await server.settled(uri)
+async def current_source(session: Session, uri: str) -> Source:
+    """The current text of the document, checked: the analysis of the text the client has
+    now when it is there in time, else that text (or the file's) checked here."""
+    server = session.server
+    snap = await session.analyzer.settled(uri)
     if snap is not None:
         newest = snap.newest
         if snap.current and newest is not None and newest.module is not None:

@@ -42,11 +42,11 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
-log = logging.getLogger("qvr_lsp.framing")
+log = logging.getLogger("qvr_lsp.protocol.framing")
 
 #: A header line is `Content-Length: 123` or `Content-Type: ...`; nothing sane comes near.
 MAX_HEADER_LINE_BYTES = 64 * 1024
-#: The largest body read. Documents over `analysis.LARGE_DOCUMENT_CHARS` (1 million
+#: The largest body read. Documents over `analysis.analyzer.LARGE_DOCUMENT_CHARS` (1 million
 #: characters) are served (checked in a child process), and `bench/large_document.py`
 #: opens a 10 MB one; JSON's escapes can make a text's body several times its size.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024

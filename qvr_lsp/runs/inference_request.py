@@ -19,8 +19,8 @@ from qvr_core.plan.run_arguments import (
     RunArguments,
     validate_run_arguments,
 )
-from qvr_lsp.command_errors import invalid
-from qvr_lsp.contract import RUN_INFERENCE_ARGUMENTS, names
+from qvr_lsp.protocol.command_errors import invalid
+from qvr_lsp.protocol.contract import RUN_INFERENCE_ARGUMENTS, names
 
 #: What a request leaves out: the command line's defaults with a batch of 4.
 DEFAULTS = replace(RunArguments(), batch=4)

@@ -3,7 +3,7 @@
 The server keys its state by URI (open documents, analyses, the one run per
 document), and a client may spell one file several ways: `file:///a/./b.qvr`,
 `file:///a/%62.qvr`, `file://localhost/a/b.qvr`, `%3a` or `%3A` after a drive
-letter. `qvr_lsp.protocol` rewrites each incoming document URI with this
+letter. `qvr_lsp.protocol.messages` rewrites each incoming document URI with this
 function before any handler sees it, so all of those are one document.
 
 The canonical form of a `file:` URI is what VS Code and Neovim send for an

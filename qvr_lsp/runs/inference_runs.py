@@ -1,6 +1,6 @@
 """Inference runs: one per document, each in a worker process the server can stop.
 
-The server never imports torch: it starts `python -m qvr_lsp.worker`, writes
+The server never imports torch: it starts `python -m qvr_lsp.runs.worker`, writes
 the request to its stdin and reads its JSON events. A run ends with the
 worker's summary, or with a `CommandError` that says what happened: the
 client cancelled, the wall-clock limit passed, the worker ran out of memory
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from qvr_core.host.datafile import DataFile, DataFileError
 from qvr_core.host.extras import RUN_MODULES, missing
 from qvr_core.plan.run_arguments import without_launch
-from qvr_lsp.children import (
+from qvr_lsp.analysis.children import (
     PACKAGE_ROOT,
     STOP_GRACE_SECONDS,
     child_environment,
@@ -57,16 +57,16 @@ from qvr_lsp.children import (
     stop_child,
     write_all,
 )
-from qvr_lsp.command_errors import CommandError
-from qvr_lsp.inference_request import InferenceRequest
-from qvr_lsp.keep_dirs import make_keep_dir, remove_keep_dir
-from qvr_lsp.run_data import DataFiles, DataSource
-from qvr_lsp.run_progress import RunProgress
-from qvr_lsp.spare_worker import WARM_VARIABLE, SpareWorker
-from qvr_lsp.worker_slots import WorkerSlots
+from qvr_lsp.protocol.command_errors import CommandError
+from qvr_lsp.runs.inference_request import InferenceRequest
+from qvr_lsp.runs.keep_dirs import make_keep_dir, remove_keep_dir
+from qvr_lsp.runs.run_data import DataFiles, DataSource
+from qvr_lsp.runs.run_progress import RunProgress
+from qvr_lsp.runs.spare_worker import WARM_VARIABLE, SpareWorker
+from qvr_lsp.runs.worker_slots import WorkerSlots
 
 if TYPE_CHECKING:
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.protocol.server import QvrLanguageServer
 
 log = logging.getLogger("qvr_lsp")
 
@@ -78,7 +78,7 @@ EVENT_LINE_LIMIT = 1 << 26  # a summary with a long loss series is one line
 TRANSFER_CHUNK_BYTES = 1 << 20
 #: Started by `children.python_module`: a `torch.py` or `numpy.py` in the workspace
 #: is never imported in place of the real one.
-WORKER_COMMAND = python_module("qvr_lsp.worker")
+WORKER_COMMAND = python_module("qvr_lsp.runs.worker")
 #: The methods whose runs the worker keeps for the run view's model comparison.
 KEPT_METHODS = ("nuts", "svi")
 
@@ -475,7 +475,7 @@ def ensure_run_support() -> None:
 
 
 async def _start_worker(stdin: int, warm: bool) -> asyncio.subprocess.Process:
-    """`python -m qvr_lsp.worker` reading its request from `stdin`; a `warm` one loads
+    """`python -m qvr_lsp.runs.worker` reading its request from `stdin`; a `warm` one loads
     the runtime before the request arrives (`spare_worker`)."""
     env = _worker_environment()
     if warm:

@@ -36,7 +36,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from qvr_lsp.uris import canonical_uri
+from qvr_lsp.protocol.uris import canonical_uri
 
 log = logging.getLogger("qvr_lsp")
 

@@ -1,7 +1,7 @@
 """What a child process of the server does first: end with the server, stay in its memory.
 
 The server starts two kinds of Python child: the inference worker
-(`qvr_lsp.worker`) and the check of a large document (`qvr_lsp.large_check`).
+(`qvr_lsp.runs.worker`) and the check of a large document (`qvr_lsp.analysis.large_check`).
 Each calls `die_with_parent()` and `limit_memory()` before anything else:
 
 - it ends when the server ends, however the server ends (even by SIGKILL):

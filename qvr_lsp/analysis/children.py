@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from qvr_lsp.lifeline import SERVER_PID_VARIABLE
+from qvr_lsp.analysis.lifeline import SERVER_PID_VARIABLE
 
 #: The folder that holds the qvr packages: children run here, never in the workspace.
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -31,9 +31,8 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from qvr_lsp.command_errors import invalid, plain
-from qvr_lsp.command_sources import current_source
-from qvr_lsp.contract import (
+from qvr_lsp.protocol.command_errors import invalid, plain
+from qvr_lsp.protocol.contract import (
     EXPORT_ARGUMENTS,
     EXPORT_PROGRAM,
     ExportDiagnostic,
@@ -41,13 +40,14 @@ from qvr_lsp.contract import (
     ExportWritten,
     names,
 )
-from qvr_lsp.convert import TextPositions
+from qvr_lsp.protocol.convert import TextPositions
 
 if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
     from qvr_core.export import Exported, Target
     from qvr_core.text.diagnostics import Diagnostic
-    from qvr_lsp.server import QvrLanguageServer
+    from qvr_lsp.analysis.kinds import Open
+    from qvr_lsp.analysis.session import Session
 
 log = logging.getLogger("qvr_lsp")
 
@@ -84,19 +84,19 @@ def export_arguments(args: tuple[Any, ...]) -> ExportRequest:
 
 
 async def export_result(
-    server: QvrLanguageServer, args: tuple[Any, ...]
+    session: Session, open_documents: Open, args: tuple[Any, ...]
 ) -> ExportWritten | ExportRefused:
     from qvr_core.export import TARGETS, exportable_programs
 
     request = export_arguments(args)
-    name = request.target or server.settings.export_target
+    name = request.target or session.server.settings.export_target
     choices = ", ".join(TARGETS)
     if not name:
         return refusal(f"no export target: name one ({choices}) or set qvr.export.target")
     chosen = TARGETS.get(name.strip().lower())
     if chosen is None:
         return refusal(f"unknown export target {name!r} (choose {choices})")
-    source = await current_source(server, request.uri)
+    source = await open_documents.current_source(request.uri)
     module = source.module
     if not module.ok:
         errors = module.errors

@@ -1,4 +1,4 @@
-"""The inference worker: one run in a process of its own (`python -m qvr_lsp.worker`).
+"""The inference worker: one run in a process of its own (`python -m qvr_lsp.runs.worker`).
 
 A crash, an out-of-memory or a runaway run then costs the run, never the
 language server, and the server stops a run by ending this process. This is
@@ -49,15 +49,15 @@ from typing import IO, Any, BinaryIO
 
 from qvr_core.host.datafile import DataFile
 from qvr_core.sizing.resources import address_space_left
-from qvr_lsp import lifeline
-from qvr_lsp.lifeline import (  # noqa: F401  # the names this module has always had
+from qvr_lsp.analysis import lifeline
+from qvr_lsp.analysis.lifeline import (  # noqa: F401  # the names this module has always had
     EXIT_ORPHANED,
     MIB,
     PARENT_POLL_SECONDS,
     PR_SET_PDEATHSIG,
     SERVER_PID_VARIABLE,
 )
-from qvr_lsp.spare_worker import WARM_VARIABLE
+from qvr_lsp.runs.spare_worker import WARM_VARIABLE
 
 #: How much lower than the server a run is scheduled: the user typing comes first.
 NICENESS = 10
@@ -120,7 +120,7 @@ def _load_runtime() -> None:
 
         if have_arviz():
             load_arviz()
-            import qvr_lsp.kept_runs  # noqa: F401  # the comparison of kept runs
+            import qvr_lsp.runs.kept_runs  # noqa: F401  # the comparison of kept runs
 
 
 def _keep_dir(value: object) -> Path | None:
@@ -128,7 +128,7 @@ def _keep_dir(value: object) -> Path | None:
     existing directory this process can write (`kept_runs.check_keep_dir`)."""
     if value is None:
         return None
-    from qvr_lsp.kept_runs import check_keep_dir
+    from qvr_lsp.runs.kept_runs import check_keep_dir
 
     return check_keep_dir(value)
 
@@ -202,7 +202,7 @@ def comparison_of(results: Any, request: dict[str, Any], keep_dir: Path) -> dict
     """The view's `comparison` (or `comparison_note`) of a completed NUTS or SVI run, which
     is kept in `keep_dir` for the runs to come (`kept_runs`); nothing for other runs. A
     failure costs the comparison (a note), never the run or its view."""
-    from qvr_lsp import kept_runs
+    from qvr_lsp.runs import kept_runs
 
     if request.get("method") not in ("nuts", "svi"):
         return {}
