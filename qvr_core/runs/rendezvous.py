@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -155,23 +155,37 @@ def _interrupted(e: _Signalled, doing: str) -> Interrupted:
     return Interrupted(f"stopped by {name} while {doing}", e.signum)
 
 
+@dataclass
+class _Caught:
+    """The signals a `_signals_raise` block received; once `quiet`, a signal is only
+    recorded here (the block is already ending, and must end whole)."""
+
+    signals: list[int] = field(default_factory=list)
+    quiet: bool = False
+
+
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
+def _signals_raise() -> Iterator[_Caught]:
     """SIGINT and SIGTERM raise `_Signalled` for the block (in the main thread; a signal
-    handler installed from C is left alone)."""
+    handler installed from C is left alone), and are recorded in what it yields: a signal
+    that arrives while the main thread is inside a store's call breaks that call first
+    (torch raises its own error), and the record says the error was the signal."""
+    caught = _Caught()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield caught
         return
 
     def handle(signum: int, frame: Any) -> None:
-        raise _Signalled(signum)
+        caught.signals.append(signum)
+        if not caught.quiet:
+            raise _Signalled(signum)
 
     previous: dict[signal.Signals, Any] = {}
     for stopping in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(stopping) is not None:
             previous[stopping] = signal.signal(stopping, handle)
     try:
-        yield
+        yield caught
     finally:
         for stopping, handler in previous.items():
             signal.signal(stopping, handler)
@@ -209,7 +223,7 @@ class Group:
         _meetings += 1
         deadline = time.monotonic() + launch.connect_timeout
         doing = f"waiting for the other processes of the run at {launch.where}"
-        with _signals_raise():
+        with _signals_raise() as caught:
             try:
                 base, served = _store(launch, deadline, should_stop)
             except _Signalled as e:
@@ -219,7 +233,11 @@ class Group:
                 group._arrive()
                 group.wait_for_all("arrived", deadline=deadline, start=True)
             except BaseException as e:  # the others learn why; nothing of it outlives this
-                error = _interrupted(e, doing) if isinstance(e, _Signalled) else e
+                caught.quiet = True  # (no call before it: a signal pending runs at a call)
+                signum = e.signum if isinstance(e, _Signalled) else None
+                if signum is None and caught.signals:  # torch's error of a call it broke
+                    signum = caught.signals[0]
+                error = e if signum is None else _interrupted(_Signalled(signum), doing)
                 group.fail(str(error) or type(error).__name__)
                 group.close(linger=not isinstance(error, Interrupted | KeyboardInterrupt))
                 if error is e:

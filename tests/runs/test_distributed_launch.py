@@ -216,3 +216,29 @@ def test_the_first_difference_is_named() -> None:
     assert differences([base, same, same]) is None
     assert differences([base, same, seed]) == "rank 2 runs with seed=1, rank 0 with seed=0"
     assert differences([base, shapes]) == "rank 1's data have other names or shapes than rank 0's"
+
+
+def test_a_store_call_a_signal_broke_is_the_signal_not_a_closed_meeting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A signal that lands while the main thread is inside one of torch's store calls
+    breaks the call first: torch raises its own error, and Python runs the handler only
+    after it. The meeting records the signal, so the error it ends with is the signal's
+    (CI once saw exit 1, "the meeting closed", for a Ctrl-C). Built by hand: the handler's
+    record holds SIGINT when the wait fails as that broken call makes it fail."""
+    from qvr_core.runs import rendezvous
+
+    @contextmanager
+    def signalled() -> Iterator[rendezvous._Caught]:
+        yield rendezvous._Caught(signals=[signal.SIGINT])
+
+    def broken(self: rendezvous.Group, kind: str, **_: object) -> list[str]:
+        raise rendezvous.InferenceError("the run's meeting closed")
+
+    monkeypatch.setattr(rendezvous, "_signals_raise", signalled)
+    monkeypatch.setattr(rendezvous.Group, "wait_for_all", broken)
+    env = _rank(0, _free_port(), TORCHELASTIC_RUN_ID="t", QVR_CONNECT_TIMEOUT="5")
+    with pytest.raises(rendezvous.Interrupted) as info:
+        rendezvous.Group.meet({**without_launch(os.environ), **env}, lambda: False)
+    assert info.value.signum == signal.SIGINT
+    assert str(info.value).startswith("stopped by Ctrl-C while waiting for the other processes")
