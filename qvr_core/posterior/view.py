@@ -1,7 +1,7 @@
 """The editor's run view after a fit: `fit_view(results)`, the run's draws made small enough
 to send and draw.
 
-The inference worker (`qvr_lsp.worker`) calls it on the run's `RunResults` and sends
+The inference worker (`qvr_lsp.runs.worker`) calls it on the run's `RunResults` and sends
 the dict with its result; the VS Code extension draws it (rank plots per chain, the pair
 plot with divergent draws marked, the energy plot with E-BFMI, the forest plot, the
 autocorrelation and the predictive check). Everything here is numpy: the numbers are

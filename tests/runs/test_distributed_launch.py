@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from qvr_core.inference.errors import InferenceError
 from qvr_core.plan.run_arguments import LAUNCH_VARIABLES, asked_to_join, without_launch
 from qvr_core.runs.agreement import differences
 from tests.runs.cli import ROOT
@@ -233,7 +234,7 @@ def test_a_store_call_a_signal_broke_is_the_signal_not_a_closed_meeting(
         yield rendezvous._Caught(signals=[signal.SIGINT])
 
     def broken(self: rendezvous.Group, kind: str, **_: object) -> list[str]:
-        raise rendezvous.InferenceError("the run's meeting closed")
+        raise InferenceError("the run's meeting closed")
 
     monkeypatch.setattr(rendezvous, "_signals_raise", signalled)
     monkeypatch.setattr(rendezvous.Group, "wait_for_all", broken)

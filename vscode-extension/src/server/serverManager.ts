@@ -138,7 +138,7 @@ export class ServerManager implements vscode.Disposable {
     try {
       await client.start();
       this.client = client;
-      // pygls sends its name and the package's version (qvr_lsp/server.py).
+      // pygls sends its name and the package's version (qvr_lsp/protocol/server.py).
       const info = client.initializeResult?.serverInfo;
       const version = info?.version;
       this.log.appendLine(`The language server is running${info ? `: ${info.name} ${version ?? ""}`.trimEnd() : ""}.`);

@@ -1,7 +1,7 @@
 /**
  * The language server's JSON contract (docs/lsp.md, "The contract"), shared by the
  * extension, the webview bundles and the tests. The server's commands, request and
- * notification payloads here name the fields qvr_lsp/contract.py declares
+ * notification payloads here name the fields qvr_lsp/protocol/contract.py declares
  * (tests/lsp/test_protocol_contract.py compares them): a field the client does not
  * read is still listed, optional.
  */
@@ -308,7 +308,7 @@ export interface FitView {
   bounds: FitBounds;
   /** Why there is no posterior predictive check, when the server left it out. */
   ppc_note?: string;
-  /** The models compared on this run's data (the worker's kept runs, `qvr_lsp/kept_runs.py`). */
+  /** The models compared on this run's data (the worker's kept runs, `qvr_lsp/runs/kept_runs.py`). */
   comparison?: FitComparison;
   /** Why there is no comparison (this run alone on its data, no ArviZ, too large). */
   comparison_note?: string;
@@ -400,7 +400,7 @@ export interface ExportDiagnostic {
   range: Range | null;
 }
 
-/** Result of `qvr.exportProgram` (qvr_lsp/exports.py): the code, or why there is none. */
+/** Result of `qvr.exportProgram` (qvr_lsp/features/exports.py): the code, or why there is none. */
 export type ExportResult =
   | { ok: true; text: string; target: string; language: string; filename: string; program: string }
   | { ok: false; message: string; diagnostics: ExportDiagnostic[]; programs?: string[] };
