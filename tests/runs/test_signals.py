@@ -46,12 +46,14 @@ pytestmark = pytest.mark.timeout(600)
 # is signalled after its warmup, a second of draws and at most a tenth of the run more,
 # with most of its draws to go. Timed on a 2-core machine (iterations/s a chain); on one
 # twice as fast the margin is still over a second.
-#: eight schools, two chains at tree depth 2 (~850/s): warmup 5000 draws 5000 a chain,
-#: signalled ~2 s into the draws, which take over 5 s
-SCHOOLS_STEPS = 10000
-#: the 50-row regression, one NUTS chain (~1200/s in warmup, ~750/s drawing): warmup 4000
-#: draws 4000, signalled ~1.6 s into the draws, which take over 5 s
-REGRESSION_NUTS_STEPS = 8000
+#: eight schools, two chains at tree depth 2 (~3,300/s a chain, advanced together and
+#: compiled; at 10,000 steps the draws took 1.5 s): warmup 20000 draws 20000 a chain,
+#: signalled ~1 s into the draws, which take over 5 s
+SCHOOLS_STEPS = 40000
+#: the 50-row regression, one NUTS chain (~3,200/s since it starts at Pathfinder's draws,
+#: where 8,000 steps left a quarter of a second between the signal's line and the end):
+#: warmup 20000 draws 20000, signalled ~1 s into the draws, which take over 5 s
+REGRESSION_NUTS_STEPS = 40000
 #: the 50-row regression's SVI (~900 steps/s): signalled at step 500, 4500 steps to go
 REGRESSION_SVI_STEPS = 5000
 
