@@ -206,6 +206,15 @@ def initial_values(
         return dict(model.run(x, observations).values)
 
 
+def seeded_start(
+    model: ProgramLike, x: Any, observations: dict[str, Observed], layout: FlatLayout, seed: int
+) -> torch.Tensor:
+    """A chain's own start: the program's forward draw under torch's stream seeded `seed`
+    (which the chain's sampler then carries on from)."""
+    torch.manual_seed(seed)
+    return layout.pack(initial_values(model, x, observations))
+
+
 def _latent_names(model: ProgramLike, observations: Mapping[str, Observed]) -> list[str]:
     names = latent_names(model, observations)
     if not names:
@@ -288,8 +297,7 @@ def sample_chains(
     chains: list[NUTSChain] = []
     names = coordinate_sites(layout)
     for k, seed in enumerate(seeds):
-        torch.manual_seed(seed)
-        start = layout.pack(initial_values(model, x, observations))
+        start = seeded_start(model, x, observations, layout, seed)
         if starts is not None:
             start = starts[k]
         stream = torch.Generator()

@@ -85,14 +85,15 @@ def single_path(
         return None
     pairs: deque[tuple[Vector, Vector]] = deque(maxlen=settings.history)
     best: tuple[float, _Normal, Vector, Vector] | None = None
+    h: Vector | None = None  # the inverse Hessian at x (None before any curvature is known)
     stale = iterations = 0
     while iterations < settings.max_iterations:
         iterations += 1
-        direction = -_inverse_hessian_product(g, pairs)
+        direction = _down(g) if h is None else -(h @ g)
         slope = float(g @ direction)
         if not slope < 0:  # not a descent direction: forget the history, go down the gradient
             pairs.clear()
-            direction = -g / max(1.0, float(np.linalg.norm(g)))
+            direction = _down(g)
             slope = float(g @ direction)
         found = yield from _line_search(x, u, direction, slope)
         if found is None:
@@ -103,7 +104,8 @@ def single_path(
             pairs.append((s, y))
         change = abs(u - u_new) / max(abs(u_new), 1.0)
         x, u, g = x_new, u_new, g_new
-        normal = _approximation(x, g, pairs)
+        h = _inverse_hessian(x.size, pairs) if pairs else None
+        normal = None if h is None else _approximation(x, g, h)
         if normal is not None:
             draws = _draw(normal, settings.elbo_draws, rng)
             log_w = yield from _log_weights(normal, draws)
@@ -168,9 +170,9 @@ def _line_search(
 
 def _inverse_hessian(size: int, pairs: deque[tuple[Vector, Vector]]) -> Vector:
     """L-BFGS's inverse Hessian as a matrix: gamma I (gamma = s.y / y.y of the latest
-    pair) updated by BFGS with each pair in turn."""
-    if not pairs:
-        return np.eye(size)
+    pair) updated by BFGS with each pair in turn. It is formed once an iterate and serves
+    both the next direction and the iterate's normal approximation (the dense arithmetic
+    is why `MAX_COORDINATES` bounds the models Pathfinder starts)."""
     s_last, y_last = pairs[-1]
     h = np.eye(size) * (float(s_last @ y_last) / float(y_last @ y_last))
     for s, y in pairs:
@@ -184,32 +186,15 @@ def _inverse_hessian(size: int, pairs: deque[tuple[Vector, Vector]]) -> Vector:
     return h
 
 
-def _inverse_hessian_product(g: Vector, pairs: deque[tuple[Vector, Vector]]) -> Vector:
-    """H g by L-BFGS's two loops (the same H as `_inverse_hessian`, without forming it);
-    with no history, the gradient scaled to at most unit length."""
-    if not pairs:
-        return g / max(1.0, float(np.linalg.norm(g)))
-    q = g.copy()
-    alphas = []
-    for s, y in reversed(pairs):
-        alpha = float(s @ q) / float(y @ s)
-        q -= alpha * y
-        alphas.append(alpha)
-    s_last, y_last = pairs[-1]
-    r = q * (float(s_last @ y_last) / float(y_last @ y_last))
-    for (s, y), alpha in zip(pairs, reversed(alphas), strict=True):
-        beta = float(y @ r) / float(y @ s)
-        r += (alpha - beta) * s
-    return r
+def _down(g: Vector) -> Vector:
+    """Down the gradient, at most a unit step: the direction before any curvature is known."""
+    return -g / max(1.0, float(np.linalg.norm(g)))
 
 
-def _approximation(x: Vector, g: Vector, pairs: deque[tuple[Vector, Vector]]) -> _Normal | None:
-    """The normal approximation at an iterate: covariance the inverse Hessian, mean its
-    Newton step x - H g (g is U's gradient); None before any curvature is known or where
-    the matrix is not numerically positive definite."""
-    if not pairs:
-        return None
-    h = _inverse_hessian(x.size, pairs)
+def _approximation(x: Vector, g: Vector, h: Vector) -> _Normal | None:
+    """The normal approximation at an iterate: covariance the inverse Hessian h, mean its
+    Newton step x - h g (g is U's gradient); None where h is not numerically positive
+    definite."""
     h = 0.5 * (h + h.T)
     try:
         factor = np.linalg.cholesky(h)

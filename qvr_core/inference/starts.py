@@ -25,7 +25,7 @@ import torch
 
 from qvr_core.inference.lockstep import TaskError, run_together
 from qvr_core.inference.many import Batched, ManyPotential, RowError
-from qvr_core.inference.mcmc import ProgramPotential, initial_values
+from qvr_core.inference.mcmc import ProgramPotential, seeded_start
 from qvr_core.inference.nuts import Requests
 from qvr_core.inference.pathfinder import MAX_COORDINATES, resampled_starts, single_path
 from qvr_core.inference.sites import FlatLayout, ProgramLike
@@ -68,11 +68,8 @@ def own_starts(
     """Each chain's own start, as `mcmc.sample_chains` draws it under the chain's seed;
     the caller's random stream is left as it was."""
     with torch.random.fork_rng():
-        rows = []
-        for seed in seeds:
-            torch.manual_seed(seed)
-            rows.append(layout.pack(initial_values(model, x, dict(observations))))
-    return torch.stack(rows)
+        given = dict(observations)
+        return torch.stack([seeded_start(model, x, given, layout, seed) for seed in seeds])
 
 
 def chain_starts(
