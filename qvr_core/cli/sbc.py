@@ -1,6 +1,6 @@
 """`qvr sbc FILE [--program P] [--data PATH] [--sims N] [--method nuts|svi] [--steps S]
-[--chains C] [--draws L] [--seed S] [--jobs J] [--output sbc.nc [--resume]] [--json]
-[--memory-budget SIZE]`.
+[--chains C] [--draws L] [--prob P] [--seed S] [--jobs J] [--output sbc.nc [--resume]]
+[--json] [--memory-budget SIZE]`.
 
 Simulation-based calibration of a model program (`qvr_core.runs.sbc` simulates and
 fits, `qvr_core.posterior.calibration` judges the ranks): for each of N simulations
@@ -9,11 +9,13 @@ given the data file's data names (or synthetic ones, as `qvr data` makes), the
 program is fitted to them as `qvr run` fits, and each true value is ranked among L
 of the fit's draws, `--jobs` simulations at a time in as many processes (by default
 one per core; the same ranks as one after another, each simulation having its own
-seed). Then a verdict per parameter element (calibrated, or how not)
-with its remedy. Progress goes to stderr. `--output` writes the ranks after every
-simulation (netCDF: a variable per site, `simulation` first, the settings in the
-attributes), so a run stopped by Ctrl-C keeps what it did, and `--resume` goes on
-from it with the same settings; `qvr plot --kind sbc` draws it.
+seed). Then a verdict per parameter element (calibrated, or how not) with its
+remedy; `--prob` is the band's probability (0.95: a right fit leaves it for one element
+in twenty; a wider band, 0.999, for when every element must pass). Progress goes to
+stderr. `--output` writes the ranks after every simulation (netCDF: a variable per site,
+`simulation` first, the settings in the attributes), so a run stopped by Ctrl-C keeps
+what it did, and `--resume` goes on from it with the same settings; `qvr plot --kind
+sbc` draws it.
 
 Exit status: 0 when judged (calibrated or not), 1 for a run that cannot be calibrated
 (a network program, a fit that cannot run at all), 2 for arguments out of range or an
@@ -54,6 +56,16 @@ def _count(low: int, high: int) -> Any:
     return parse
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
+    return value
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     one_line_errors(p, "sbc")
     p.add_argument("file", help="the .qvr source file")
@@ -67,6 +79,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chains", type=_count(1, 64), default=2, help="NUTS chains per fit (2)")
     p.add_argument(
         "--draws", type=_count(1, 10_000), default=100, help="draws a true value is ranked in (100)"
+    )
+    p.add_argument(
+        "--prob",
+        type=_probability,
+        default=None,  # calibration's PROB, read once a run needs numpy anyway
+        help="the simultaneous band's probability (0.95)",
     )
     p.add_argument(
         "--seed", type=_count(0, 2**63 - 1), default=0, help="simulation i uses seed+1+i"
@@ -92,9 +110,10 @@ def main(args: argparse.Namespace) -> int:
         return missing
     from qvr_core.inference.chains import usable_cores
     from qvr_core.inference.errors import InferenceError
-    from qvr_core.posterior.calibration import calibration
+    from qvr_core.posterior.calibration import PROB, calibration
     from qvr_core.runs.sbc import calibrate
 
+    prob = PROB if args.prob is None else args.prob
     if args.resume and not args.output:
         return _fail("--resume goes on from --output's ranks: give --output")
     try:  # as every command reads a source: a regular file, bounded
@@ -115,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
         each = (time.perf_counter() - started) / max(done - first, 1)
         print(f"qvr sbc: simulation {done}/{total} ({each:.1f} s each)", file=sys.stderr)
         if args.output:
-            _write(Path(args.output), so_far, total)
+            _write(Path(args.output), so_far, total, prob)
 
     try:
         run = calibrate(
@@ -138,8 +157,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"qvr sbc: {e}", file=sys.stderr)
         return 1
     if args.output:
-        _write(Path(args.output), run, args.sims)
-    judged = calibration(run.arrays(), run.draws)
+        _write(Path(args.output), run, args.sims, prob)
+    judged = calibration(run.arrays(), run.draws, prob)
     if args.json:
         out = judged.to_json()
         out["failed"] = run.failed
@@ -157,7 +176,7 @@ def format_calibration(c: Calibration, run: SbcRun) -> str:
     lines = [
         f"simulation-based calibration of {run.program}: {run.done} simulations, "
         f"{run.method} fits, each true value ranked among {run.draws} draws; ranks "
-        f"uniform within ArviZ's {c.prob:.0%} simultaneous band are calibrated"
+        f"uniform within ArviZ's {c.prob * 100:g}% simultaneous band are calibrated"
     ]
     rows = [["", "sims", "mean rank", "verdict"]] + [
         [e.label, str(e.simulations), f"{e.mean:.3f}", e.verdict] for e in c.elements
@@ -178,9 +197,10 @@ def format_calibration(c: Calibration, run: SbcRun) -> str:
     return "\n".join(lines)
 
 
-def _write(path: Path, run: SbcRun, sims: int) -> None:
+def _write(path: Path, run: SbcRun, sims: int, prob: float) -> None:
     """The ranks so far as InferenceData (netCDF) with one group, `sbc_ranks`, what
-    `qvr plot --kind sbc` draws; written beside `path` and renamed over it."""
+    `qvr plot --kind sbc` draws (in the band of `prob`, as judged here); written beside
+    `path` and renamed over it."""
     import warnings
 
     import xarray as xr
@@ -196,6 +216,7 @@ def _write(path: Path, run: SbcRun, sims: int) -> None:
         "program": run.program,
         "method": run.method,
         "draws": run.draws,
+        "prob": prob,
         "seed": run.seed,
         "sims": sims,
         "done": run.done,

@@ -423,17 +423,19 @@ SBC_GROUP = "sbc_ranks"
 def _sbc(idata: InferenceData, selection: Selection) -> Figure:
     """Simulation-based calibration's ECDF-difference plot: per parameter element, the
     ranks' ECDF less the uniform CDF, inside the simultaneous band it is judged by
-    (`posterior.calibration`: the same band and points, so the figure shows the verdict)."""
+    (`posterior.calibration`: the same band, of the file's `prob`, and points, so the
+    figure shows the verdict)."""
     if SBC_GROUP not in arviz_adapter.groups(idata):
         raise FigureError("it holds no ranks: plot --kind sbc draws a file qvr sbc --output wrote")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from qvr_core.posterior.calibration import curve, judge
+    from qvr_core.posterior.calibration import PROB, curve, judge
     from qvr_core.text.units import element_label
 
     ranks = idata[SBC_GROUP]
     draws = int(ranks.attrs["draws"])
+    prob = float(ranks.attrs.get("prob", PROB))  # files before `--prob`: the default
     names, coords = _selected(ranks, SBC_GROUP, selection)
     picked = ranks[names].sel(coords) if coords else ranks[names]
     panels = []
@@ -442,7 +444,7 @@ def _sbc(idata: InferenceData, selection: Selection) -> Figure:
         flat = values.reshape(values.shape[0], -1)
         for i in range(flat.shape[1]):
             index, label = element_label(name, tuple(values.shape[1:]), i)
-            panels.append((label, flat[:, i], judge(name, index, label, flat[:, i], draws)))
+            panels.append((label, flat[:, i], judge(name, index, label, flat[:, i], draws, prob)))
     _check_panels("sbc", len(panels), len(panels))
     if not panels:
         raise FigureError("it holds no ranks yet: run qvr sbc --output again")
@@ -450,7 +452,7 @@ def _sbc(idata: InferenceData, selection: Selection) -> Figure:
     rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.4 * rows), squeeze=False)
     for ax, (label, values, element) in zip(axes.flat, panels, strict=False):
-        drawn = curve(values, draws)
+        drawn = curve(values, draws, prob)
         ax.fill_between(
             drawn.points, drawn.lower, drawn.upper, color="0.85", step="post", linewidth=0
         )
