@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The summary names the target acceptance only where it is not the default (Stan's)
+STAN_TARGET = RunArguments().target_accept
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,6 +90,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_field("max_tree_depth"),
         default=d.max_tree_depth,
         help="NUTS: at most 2**depth leapfrog steps per draw; default 10 (Stan's)",
+    )
+    parser.add_argument(
+        "--target-accept",
+        type=_field("target_accept"),
+        default=d.target_accept,
+        help="NUTS: the acceptance warmup tunes the step size to; default 0.8 (Stan's"
+        " adapt_delta); 0.9 or 0.95 takes smaller steps where draws diverge",
     )
     parser.add_argument(
         "--chains",
@@ -174,6 +183,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "init": getattr(args, "init", None),
             "guide": getattr(args, "guide", None),
             "max_tree_depth": getattr(args, "max_tree_depth", None),
+            "target_accept": getattr(args, "target_accept", None),
             "data": args.data,
             "memory_budget": getattr(args, "memory_budget", None),
             "subsample": getattr(args, "subsample", None),
@@ -288,7 +298,9 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
         n = s.nuts
         lines.append(
             f"  {_chains(n.chains)} x (warmup {n.num_warmup}, draws {n.num_samples}), "
-            f"acceptance {_fmt(n.acceptance, '.2f')}, divergences {n.divergences}, "
+            f"acceptance {_fmt(n.acceptance, '.2f')}"
+            + (f" (target {n.target_accept:g})" if n.target_accept != STAN_TARGET else "")
+            + f", divergences {n.divergences}, "
             f"step size {_fmt(n.step_size, '.3g')}"
             + ("" if n.mass_matrix == "diag" else f", {n.mass_matrix} mass matrix")
             + (", Pathfinder starts" if n.starts == "pathfinder" else "")

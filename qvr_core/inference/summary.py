@@ -38,6 +38,13 @@ ROWS_PER_SITE = 12
 QUANTILES = (0.05, 0.5, 0.95)
 CHUNK = 2048
 
+#: The remedies the summary and the run view (`posterior.view`) give: written once.
+DIVERGENCE_REMEDY = (
+    "raise the target acceptance (--target-accept 0.9 or 0.95: smaller steps) or "
+    "reparameterise the model (e.g. non-centred for hierarchical scales)"
+)
+E_BFMI_REMEDY = "reparameterise the model (e.g. non-centred) or give weakly informative priors"
+
 
 @dataclass(frozen=True)
 class FitWarning:
@@ -240,8 +247,7 @@ def _sampler_warnings(sampler: dict[str, Any], stats: SamplerStats) -> list[FitW
                 "divergences",
                 f"{sampler['divergences']} of {total} draws after warmup diverged: the sampler "
                 "missed a region of high curvature and the draws may be biased",
-                "raise the target acceptance (smaller steps) or reparameterise the model "
-                "(e.g. non-centred for hierarchical scales)",
+                DIVERGENCE_REMEDY,
             )
         )
     if sampler["tree_depth_saturated"]:
@@ -279,7 +285,7 @@ def _sampler_warnings(sampler: dict[str, Any], stats: SamplerStats) -> list[FitW
                 "e_bfmi",
                 f"E-BFMI under {BFMI_MIN} ({shown}): the momentum resampling explores the "
                 "energy poorly, typically heavy tails or a funnel",
-                "reparameterise the model (e.g. non-centred) or give weakly informative priors",
+                E_BFMI_REMEDY,
             )
         )
     return out

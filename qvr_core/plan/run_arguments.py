@@ -62,6 +62,9 @@ class RunArguments:
     seq_len: int = 8
     data: str | None = None
     max_tree_depth: int = 10  # NUTS only: Stan's default
+    #: NUTS only: the mean acceptance statistic warmup tunes the step size to (Stan's
+    #: `adapt_delta`, 0.8); higher means smaller steps, for posteriors whose draws diverge
+    target_accept: float = 0.8
     chains: int = 4  # NUTS only: chains advanced together (inference.chains)
     mass_matrix: str = "auto"  # NUTS only: `MASS_MATRICES`
     init: str = "pathfinder"  # NUTS only: `INITS`
@@ -83,6 +86,7 @@ class RunArguments:
             "batch": self.batch,
             "seq_len": self.seq_len,
             "max_tree_depth": self.max_tree_depth,
+            "target_accept": self.target_accept,
             "chains": self.chains,
             "mass_matrix": self.mass_matrix,
             "init": self.init,
@@ -123,6 +127,7 @@ def validate_run_arguments(
         seq_len=_whole(get("seq_len"), "seq_len", 1, MAX_SEQ_LEN, text),
         data=_name(given.get("data"), "data"),
         max_tree_depth=_whole(get("max_tree_depth"), "max_tree_depth", 1, MAX_TREE_DEPTH, text),
+        target_accept=_fraction(get("target_accept"), "target_accept", text),
         chains=_whole(get("chains"), "chains", 1, MAX_CHAINS, text),
         mass_matrix=_one_of(get("mass_matrix"), "mass_matrix", MASS_MATRICES),
         init=_one_of(get("init"), "init", INITS),
@@ -197,6 +202,21 @@ def _rate(value: object, text: bool) -> float:
     if not math.isfinite(rate) or not 0 < rate <= MAX_LR:
         raise bad
     return rate
+
+
+def _fraction(value: object, key: str, text: bool) -> float:
+    """A number strictly between 0 and 1 (a probability that cannot be certain)."""
+    bad = RunArgumentError(key, f"{key} must be a number between 0 and 1, not {_show(value)}")
+    if isinstance(value, str) and text:
+        try:
+            value = float(value)
+        except ValueError:
+            raise bad from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise bad
+    if not 0.0 < float(value) < 1.0:  # NaN fails both comparisons
+        raise bad
+    return float(value)
 
 
 def _budget(value: object) -> int | None:

@@ -44,6 +44,7 @@ import numpy as np
 from qvr_core.draws.series import evenly_spaced
 from qvr_core.host.extras import ARVIZ_MODULES, missing
 from qvr_core.inference.convergence import average_ranks
+from qvr_core.inference.summary import DIVERGENCE_REMEDY, E_BFMI_REMEDY
 
 if TYPE_CHECKING:
     from qvr_core.inference.results import RunResults
@@ -409,8 +410,7 @@ def _warnings(view: Mapping[str, Any]) -> list[dict[str, str]]:
                 "message": f"{divergent} of {total} draws after warmup diverged (marked ✕ in "
                 "the pair plot): where they gather, the sampler missed a region of high "
                 "curvature, and the draws may be biased",
-                "remedy": "raise the target acceptance (smaller steps) or reparameterise the "
-                "model (e.g. non-centred for hierarchical scales)",
+                "remedy": DIVERGENCE_REMEDY,
             }
         )
     energy = view["energy"]
@@ -425,8 +425,7 @@ def _warnings(view: Mapping[str, Any]) -> list[dict[str, str]]:
                     "message": f"E-BFMI under {BFMI_MIN} ({shown}): the energy transitions are "
                     "narrower than the marginal energy, so the chains explore the energy poorly, "
                     "typically heavy tails or a funnel",
-                    "remedy": "reparameterise the model (e.g. non-centred) or give weakly "
-                    "informative priors",
+                    "remedy": E_BFMI_REMEDY,
                 }
             )
     return out

@@ -426,6 +426,7 @@ def run_nuts(
     chains: int,
     seed: int,
     mass_matrix: str = "auto",
+    target_accept: float = 0.8,
     init: str = "pathfinder",
     share: ChainShare | None = None,
 ) -> RunSummary:
@@ -439,7 +440,7 @@ def run_nuts(
     exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
     num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
     num_samples = max(job.steps - num_warmup, 1)
-    kernel = NUTSKernel(max_tree_depth=depth, mass_matrix=mass_matrix)
+    kernel = NUTSKernel(max_tree_depth=depth, target_accept=target_accept, mass_matrix=mass_matrix)
     traces: list[list[float]] = [[] for _ in range(chains)]
 
     def progress(i: int, total: int, potential: float, chain: int) -> None:
@@ -507,6 +508,7 @@ def run_nuts(
         traces=tuple(tuple(t) for t in traces),
         mass_matrix=mass_matrix if exact else chosen_metric(mass_matrix, result.coordinates),
         starts=result.starts,
+        target_accept=target_accept,
     )
     posterior = posterior_summary(result, depth, sampled=not exact) if draws else None
     if posterior is not None and skipped is not None:

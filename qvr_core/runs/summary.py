@@ -59,6 +59,8 @@ class NutsStats:
     mass_matrix: str = "diag"
     #: where the chains started (`MCMCResult.starts`)
     starts: str = "prior"
+    #: the acceptance warmup tuned the step size to (`RunArguments.target_accept`)
+    target_accept: float = 0.8
 
     @property
     def r_hat_max(self) -> float | None:
@@ -212,6 +214,7 @@ class RunSummary:
                 num_warmup=n.num_warmup,
                 num_samples=n.num_samples,
                 acceptance=n.acceptance,
+                target_accept=n.target_accept,
                 divergences=n.divergences,
                 warmup_divergences=n.warmup_divergences,
                 step_size=n.step_size,

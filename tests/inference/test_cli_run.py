@@ -89,6 +89,33 @@ def test_where_the_chains_start_is_chosen_and_reported(regression_file, capsys) 
     assert json.loads(capsys.readouterr().out)["starts"] == "prior"
 
 
+def test_the_target_acceptance_reaches_the_sampler_and_the_summary(
+    regression_file, capsys, monkeypatch
+) -> None:
+    import qvr_core.runs.methods as methods
+
+    kernels = []
+    made = methods.NUTSKernel
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        kernels.append(made(*args, **kwargs))
+        return kernels[-1]
+
+    monkeypatch.setattr(methods, "NUTSKernel", spy)
+    argv = (str(regression_file), "--method", "nuts", "--steps", "8")
+    assert cli_run.main(parse(*argv)) == 0
+    assert "(target" not in capsys.readouterr().out  # Stan's 0.8 goes without saying
+    assert cli_run.main(parse(*argv, "--target-accept", "0.95", "--json")) == 0
+    assert json.loads(capsys.readouterr().out)["target_accept"] == 0.95
+    assert [k.target_accept for k in kernels] == [0.8, 0.95]
+    assert cli_run.main(parse(*argv, "--target-accept", "0.9")) == 0
+    assert "(target 0.9)" in capsys.readouterr().out
+    for bad in ("1", "0", "nan", "high"):
+        with pytest.raises(SystemExit):
+            parse(*argv, "--target-accept", bad)
+        assert "target_accept must be a number between 0 and 1" in capsys.readouterr().err
+
+
 def test_errors_exit_1_with_one_line(tmp_path, capsys) -> None:
     assert cli_run.main(parse(str(tmp_path / "missing.qvr"))) == 1
     assert "cannot read" in capsys.readouterr().err

@@ -52,6 +52,7 @@ def _within_bounds(args) -> None:
     assert 1 <= args.steps <= MAX_STEPS and 0 <= args.seed <= MAX_SEED
     assert 1 <= args.batch <= MAX_BATCH and 1 <= args.seq_len <= MAX_SEQ_LEN
     assert math.isfinite(args.lr) and args.lr > 0
+    assert 0 < args.target_accept < 1
     assert args.method in ("svi", "nuts", "prior")
     assert args.memory_budget is None or args.memory_budget >= 1 << 20
 

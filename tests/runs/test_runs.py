@@ -35,6 +35,7 @@ KEYS = {
         "num_warmup",
         "num_samples",
         "acceptance",
+        "target_accept",
         "divergences",
         "warmup_divergences",
         "step_size",
