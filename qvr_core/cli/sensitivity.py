@@ -2,8 +2,9 @@
 
 Power-scaling sensitivity of a run's posterior to its prior and its likelihood
 (`qvr_core.posterior.sensitivity`, computed by ArviZ's `az.psens` as priorsense
-does): a row per parameter element with both sensitivities and priorsense's
-diagnosis, then each diagnosis's remedy. `--prior` says which priors are scaled:
+does): the draws they are estimated from (the values depend on how many), a row per
+parameter element with both sensitivities and priorsense's diagnosis, then each
+diagnosis's remedy. `--prior` says which priors are scaled:
 the top-level ones by default (those that read no other latent), all of them, or the
 sites named. The run must have a `log_prior` and a
 `log_likelihood` group, which `qvr run --output` writes for NUTS and SVI.
@@ -79,6 +80,8 @@ def format_sensitivity(s: Sensitivity) -> str:
         "over is sensitive",
         f"priors scaled: {', '.join(s.priors)}"
         + (f" ({s.note})" if s.note else " (the top-level ones; --prior all for every one)"),
+        f"from {_draws(s)}: estimates, noisier the fewer the draws; compare runs (or "
+        "priorsense's numbers) of as many draws",
     ]
     header = ["", "prior", "likelihood", "diagnosis"]
     cells = [[r.label, _num(r.prior), _num(r.likelihood), r.diagnosis or "-"] for r in s.rows]
@@ -95,6 +98,13 @@ def format_sensitivity(s: Sensitivity) -> str:
     if not flagged:
         lines.append("  no parameter is sensitive to its prior beyond the threshold")
     return "\n".join(lines)
+
+
+def _draws(s: Sensitivity) -> str:
+    """`4,000 draws (4 chains x 1,000)`, or the count alone when the chains are unknown."""
+    if s.chains > 0 and s.draws % s.chains == 0:
+        return f"{s.draws:,} draws ({s.chains} chains x {s.draws // s.chains:,})"
+    return f"{s.draws:,} draws"
 
 
 def _num(x: float) -> str:

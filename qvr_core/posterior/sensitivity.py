@@ -22,6 +22,30 @@ of sites. Diagnoses:
 - prior sensitivity > 0.05 > likelihood sensitivity: a strong prior or a weak
   likelihood (the data say little about it, the prior decides);
 - otherwise nothing to report.
+
+The numbers are priorsense's. Its sensitivity of a parameter is the cumulative
+Jensen-Shannon distance (the metric, the larger of the draws' and their negatives'
+directions) between the draws' ECDF and their importance-weighted ECDF at the powers
+0.99 and 1.01, summed and divided by twice log2(1.01), the weights Pareto-smoothed.
+`az.psens` computes the same with three small differences: its lower power is 1/1.01,
+not 0.99; its smoothing takes the relative efficiency as 1, where priorsense reads it
+from the log ratios' tail ESS; it clamps each direction of the divergence at 0.
+Measured on exact posterior draws of priorsense's two examples and on NUTS runs of
+its normal one (4,000 draws each), they make ArviZ's values lower by 0.005 at most (1
+per cent), well under the values' Monte Carlo error (a standard deviation of 0.04 to
+0.1 between runs of that example), so we keep ArviZ's maintained code rather than a
+copy of priorsense's (`tests/posterior/test_sensitivity.py` checks the two agree
+within 0.01 on the same draws).
+
+Monte Carlo error: the values are estimates from the draws, and noisy ones. The
+divergence is normalised by its integral over the draws' range, so a value moves with
+a run's extreme draws: over 160 NUTS runs of 4,000 draws of priorsense's normal
+example, mu's prior sensitivity had median 0.38 and its middle 90 per cent 0.34 to
+0.47, and a run whose chains crossed the posterior's long tail gave 4.5 times as
+much; from 200 draws (`qvr run`'s default steps) the middle 90 per cent was 0.30 to
+0.59. The value depends on the number of draws through that range too, so the number
+is reported (`Sensitivity.draws`), and runs, or a run and priorsense's printed
+numbers, compare only at equal draws (priorsense's examples: 4 chains of 1,000).
 """
 
 from __future__ import annotations
@@ -73,6 +97,8 @@ class Sensitivity:
     threshold: float = THRESHOLD
     priors: list[str] = field(default_factory=list)  # the prior terms scaled
     note: str = ""  # how they were chosen, when not the run's top-level priors
+    draws: int = 0  # the draws the values are estimated from (chains times draws)
+    chains: int = 0
 
     @property
     def flagged(self) -> list[Row]:
@@ -83,6 +109,8 @@ class Sensitivity:
             "threshold": self.threshold,
             "priors": self.priors,
             "note": self.note or None,
+            "draws": self.draws,
+            "chains": self.chains,
             "rows": [
                 {
                     "site": r.site,
@@ -145,7 +173,8 @@ def sensitivity(idata: InferenceData, name: str, priors: str | list[str] = "top"
     except Exception as e:  # a group ArviZ cannot read: its own words, on one line
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise RunFileError(name, f"ArviZ cannot compute its sensitivity ({why})") from None
-    out = Sensitivity(priors=chosen, note=note)
+    chains = int(idata.posterior.sizes.get("chain", 0))
+    out = Sensitivity(priors=chosen, note=note, draws=draws, chains=chains)
     for site in names:
         prior = _values(scaled["prior"], site)
         likelihood = _values(scaled["likelihood"], site)
