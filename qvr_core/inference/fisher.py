@@ -27,6 +27,19 @@ exact covariance). Its eigen-directions whose eigenvalue is far from 1 (outside
 whose product with a momentum, and whose square root for drawing one, cost
 O(d r) (`velocity`, `momentum`): a diagonal metric plus r rank-one corrections.
 
+That matrix is exact for a Gaussian, whose gradients are a linear function of its
+draws, so that Cx Cg = I. A posterior whose curvature changes across it (a funnel: a
+Gaussian process's magnitude and its latent values, a hierarchical scale) breaks
+that: its gradients vary far more than its draws' spread implies, in some direction.
+There one linear transform fitted to the bulk takes steps the tails cannot bear, and
+the chains mix the scale slowly: posteriordb's gp_pois_regr, with the correction,
+left R-hat above 1.01 at four of six seeds (nutpie's own low-rank metric at four of
+four), and converged at every seed with the diagonal alone. So a window whose
+eigenvalues of Cx^1/2 Cg Cx^1/2 lie further from 1 than sampling noise explains
+(`far_from_gaussian`) keeps the diagonal; that is judged only where the window has
+many draws per coordinate (`ROWS_PER_COORDINATE`), since with few the noise alone
+spreads them.
+
 `initial_variance` is nutpie's metric for the first iterations, before any
 window has closed: 1/|g| at the start, which has the scale of the variance of a
 Gaussian coordinate for a start a unit away from its mode.
@@ -64,6 +77,15 @@ INITIAL_LIMITS = (1e-4, 1e4)
 #: later one skipped), so a long window costs bounded memory.
 ROW_BUDGET = 1 << 22
 MIN_ROWS = 64
+#: A window far from Gaussian (`far_from_gaussian`) has an eigenvalue of Cx^1/2 Cg Cx^1/2
+#: this factor beyond the range sampling noise gives a Gaussian's (at most about 1.6 on
+#: posteriordb's regressions, time series and ODE; 8 to 30 on its Gaussian process)
+NON_GAUSSIAN = 6.0
+#: ... judged only where a window has at least this many draws per coordinate, where
+#: that noise is small (a factor of 1.8 at most) and the draws' autocorrelation matters
+#: little, and at least `JUDGED_ROWS` (the first, short windows are still on their way)
+ROWS_PER_COORDINATE = 16
+JUDGED_ROWS = 100
 
 
 def initial_variance(grad: Vector) -> Vector:
@@ -190,10 +212,11 @@ class FisherWindow:
             return LowRankMetric(scale, np.zeros((size, 0)), np.zeros(0))
         draws = np.stack([z for z, _ in self._rows])
         grads = np.stack([g for _, g in self._rows])
+        x, g = (draws - draws.mean(0)) / scale, (grads - grads.mean(0)) * scale
         try:
-            vectors, values = fisher_directions(
-                (draws - draws.mean(0)) / scale, (grads - grads.mean(0)) * scale
-            )
+            if far_from_gaussian(x, g):  # the correction would fit the bulk alone
+                return LowRankMetric(scale, np.zeros((size, 0)), np.zeros(0))
+            vectors, values = fisher_directions(x, g)
         except np.linalg.LinAlgError:  # a decomposition that did not converge: the diagonal
             return LowRankMetric(scale, np.zeros((size, 0)), np.zeros(0))
         return LowRankMetric(scale, vectors, values)
@@ -219,6 +242,25 @@ def fisher_directions(x: Vector, g: Vector) -> tuple[Vector, Vector]:
     if basis is not None:
         vectors = basis @ vectors
     return vectors, values[chosen]
+
+
+def far_from_gaussian(x: Vector, g: Vector) -> bool:
+    """Whether centred, scaled draws `x` and their gradients `g` (rows) are further from
+    a Gaussian's than sampling noise explains: an eigenvalue k of Cx^1/2 Cg Cx^1/2 (all 1
+    for a Gaussian) with |log k| more than log(NON_GAUSSIAN) beyond the noise. For n
+    independent draws of a Gaussian in d coordinates the eigenvalues of a sample
+    covariance over the true one lie within (1 +- sqrt(d/n))^2 (Marchenko and Pastur),
+    and k is about the square of those, so the noise reaches 2 |log(1 - sqrt(d/n))|.
+    Only judged with `ROWS_PER_COORDINATE` draws a coordinate or more, and `JUDGED_ROWS`:
+    False below."""
+    n, size = x.shape
+    if n < max(ROWS_PER_COORDINATE * size, JUDGED_ROWS):
+        return False
+    eye = np.eye(size)
+    lower = np.linalg.cholesky(x.T @ x / n + RIDGE * eye)
+    k = np.linalg.eigvalsh(lower.T @ (g.T @ g / n + RIDGE * eye) @ lower)
+    noise = 2.0 * abs(np.log(1.0 - np.sqrt(size / n)))
+    return bool(np.abs(np.log(np.clip(k, 1e-300, None))).max() > noise + np.log(NON_GAUSSIAN))
 
 
 def spd_mean_factor(cov_x: Vector, cov_g: Vector) -> Vector:

@@ -94,6 +94,49 @@ def test_the_low_rank_metric_of_correlated_gaussian_draws_is_their_covariance() 
     np.testing.assert_allclose(relative, 1.0, rtol=0.02)
 
 
+def funnel(rng: np.random.Generator, n: int, size: int, sd: float) -> tuple[np.ndarray, ...]:
+    """n independent draws of Neal's funnel, v ~ N(0, sd), x_i | v ~ N(0, exp(v / 2)),
+    and the gradients of its potential there, centred."""
+    v = rng.normal(size=n) * sd
+    x = rng.normal(size=(n, size - 1)) * np.exp(v / 2)[:, None]
+    grad_v = v / sd**2 - 0.5 * (x**2).sum(1) * np.exp(-v) + (size - 1) / 2
+    z, g = np.column_stack([v, x]), np.column_stack([grad_v, x * np.exp(-v)[:, None]])
+    return z - z.mean(0), g - g.mean(0)
+
+
+@pytest.mark.parametrize("size", [2, 5, 13, 26, 60])
+def test_gaussian_draws_are_never_taken_for_far_from_gaussian(size: int) -> None:
+    rng = np.random.default_rng(size)
+    for _ in range(20):  # at the fewest draws judged, of a covariance of any shape
+        factor = rng.normal(size=(size, size))
+        covariance = factor @ factor.T + 0.1 * np.eye(size)
+        n = max(fisher.ROWS_PER_COORDINATE * size, fisher.JUDGED_ROWS)
+        z = rng.normal(size=(n, size)) @ np.linalg.cholesky(covariance).T
+        g = z @ np.linalg.inv(covariance)
+        assert not fisher.far_from_gaussian(z - z.mean(0), g - g.mean(0))
+
+
+def test_a_funnel_keeps_the_diagonal_metric_where_a_milder_one_gets_its_directions() -> None:
+    """The low-rank correction is a Gaussian's: a funnel whose scale has sd 1.5 (the
+    gradients in its neck vary far more than its draws' spread implies) keeps the
+    diagonal, a mild one (sd 0.5) gets its directions; both seen through the same
+    linear map, which correlates their coordinates (draws z B, gradients g B^-T), so
+    that the diagonal alone cannot take either. With fewer draws than judged a window
+    is not judged at all."""
+    rng = np.random.default_rng(3)
+    mixing = np.eye(5) + 0.8 * rng.normal(size=(5, 5))
+    for sd, far in ((1.5, True), (0.5, False)):
+        z, g = funnel(rng, 500, 5, sd)
+        z, g = z @ mixing, g @ np.linalg.inv(mixing).T
+        assert fisher.far_from_gaussian(z, g) is far
+        window = FisherWindow(5, keep_rows=True)
+        for row, grad in zip(z, g, strict=True):
+            window.add(row, grad)
+        assert (window.low_rank(np.ones(5)).rank == 0) is far
+    z, g = funnel(rng, fisher.JUDGED_ROWS - 1, 5, 1.5)
+    assert not fisher.far_from_gaussian(z, g)
+
+
 @pytest.mark.parametrize("size", [12, fisher.DENSE_SIZE + 16])  # as matrices; factored
 def test_the_low_rank_metric_moves_and_draws_momenta_as_its_matrix(size: int) -> None:
     rng = np.random.default_rng(2)
