@@ -186,8 +186,9 @@ def _whole(value: object, key: str, low: int, high: int, text: bool) -> int:
     return value
 
 
-def _rate(value: object, text: bool) -> float:
-    bad = RunArgumentError("lr", f"lr must be a positive finite number, not {_show(value)}")
+def _number(value: object, bad: RunArgumentError, text: bool) -> float:
+    """`value` as a float (from a string too, with `text`), or `bad` raised: a bool, any
+    other type, or an integer too large for a float."""
     if isinstance(value, str) and text:
         try:
             value = float(value)
@@ -196,9 +197,14 @@ def _rate(value: object, text: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise bad
     try:
-        rate = float(value)
+        return float(value)
     except OverflowError:
         raise bad from None
+
+
+def _rate(value: object, text: bool) -> float:
+    bad = RunArgumentError("lr", f"lr must be a positive finite number, not {_show(value)}")
+    rate = _number(value, bad, text)
     if not math.isfinite(rate) or not 0 < rate <= MAX_LR:
         raise bad
     return rate
@@ -207,16 +213,10 @@ def _rate(value: object, text: bool) -> float:
 def _fraction(value: object, key: str, text: bool) -> float:
     """A number strictly between 0 and 1 (a probability that cannot be certain)."""
     bad = RunArgumentError(key, f"{key} must be a number between 0 and 1, not {_show(value)}")
-    if isinstance(value, str) and text:
-        try:
-            value = float(value)
-        except ValueError:
-            raise bad from None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = _number(value, bad, text)
+    if not 0.0 < number < 1.0:  # NaN fails both comparisons
         raise bad
-    if not 0.0 < float(value) < 1.0:  # NaN fails both comparisons
-        raise bad
-    return float(value)
+    return number
 
 
 def _budget(value: object) -> int | None:

@@ -176,3 +176,14 @@ def test_a_pickled_object_is_not_loaded() -> None:
     torch.save({"x": Evil()}, buffer)
     with pytest.raises(InferenceError, match=r"cannot read d\.pt"):
         read_data(DataFile("d.pt", buffer.getvalue()))
+
+
+@pytest.mark.parametrize("value", [0, 1, 1.0, -0.5, float("nan"), True, 2**2000, "0.9", None])
+def test_a_target_acceptance_outside_0_to_1_is_refused_by_name(value: object) -> None:
+    if value is None:  # absent: Stan's 0.8
+        assert validate_run_arguments({}).target_accept == 0.8
+        return
+    with pytest.raises(RunArgumentError) as refused:  # a string only from the command line
+        validate_run_arguments({"target_accept": value})
+    assert refused.value.key == "target_accept"
+    assert validate_run_arguments({"target_accept": "0.95"}, text=True).target_accept == 0.95
