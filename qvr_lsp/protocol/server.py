@@ -22,6 +22,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, BinaryIO, Protocol
+from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types as lsp
@@ -443,7 +444,10 @@ class QvrLanguageServer(AnsweringServer):
         """The notebook cells `uris` as pygls now holds them: each `%%qvr` one opened or
         changed as a QVR document, any other closed if it was one (`notebook_cells`)."""
         for uri in dict.fromkeys(uris):
-            cell = self.workspace.text_documents.get(uri)
+            # pygls keys its documents by the unquoted URI, and VS Code's cell URIs carry a
+            # percent-encoded fragment (`#W0sZmlsZQ%3D%3D`); the QVR document keeps the
+            # URI the client sent, which its requests name.
+            cell = self.workspace.text_documents.get(unquote(uri))
             text = qvr_text(cell.source) if cell is not None else None
             doc = self.documents.get(uri)
             if text is None:

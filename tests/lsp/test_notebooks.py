@@ -6,13 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import AsyncIterator
 
 import pytest
+import pytest_lsp
 from lsprotocol import types as lsp
 
 from qvr_lsp.protocol.notebook_cells import qvr_text
 from tests.inference.qvr_sources import REGRESSION
-from tests.lsp.support import WAIT_SECONDS, codes, diagnostics_for, position_of
+from tests.lsp.support import (
+    CONFIG,
+    WAIT_SECONDS,
+    RecordingClient,
+    codes,
+    diagnostics_for,
+    position_of,
+    pulling_capabilities,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -23,13 +33,19 @@ PYTHON = "import numpy as np\nx = np.zeros(3)\n"
 _notebooks = itertools.count(1)
 
 
+def cell_uri(n: int, i: int) -> str:
+    """A cell's URI as VS Code makes it (code-server's, with its authority): the fragment
+    names the cell, percent-encoded (`W0sZmlsZQ==` -> `W0sZmlsZQ%3D%3D`). pygls keys its
+    documents by the unquoted URI; the server answers under the URI the client sent."""
+    path = f"/tmp/qvr-tests/notebook-{n}.ipynb"
+    return f"vscode-notebook-cell://127.0.0.1:8080{path}#W{i}sZmlsZQ%3D%3D"
+
+
 def notebook(client, *cells: str) -> tuple[str, list[str]]:
     """Open a notebook of Python cells (each `cells` text); its URI and its cells'."""
     n = next(_notebooks)
     uri = f"file:///tmp/qvr-tests/notebook-{n}.ipynb"
-    cell_uris = [
-        f"vscode-notebook-cell:/tmp/qvr-tests/notebook-{n}.ipynb#c{i}" for i in range(len(cells))
-    ]
+    cell_uris = [cell_uri(n, i) for i in range(len(cells))]
     client.notebook_document_did_open(
         lsp.DidOpenNotebookDocumentParams(
             notebook_document=lsp.NotebookDocument(
@@ -103,6 +119,31 @@ async def test_hover_in_a_cell_reads_the_cells_positions(client) -> None:
     )
     assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
     assert "reg" in hover.contents.value and "X -> Y" in hover.contents.value
+
+
+@pytest_lsp.fixture(config=CONFIG, scope="module")
+async def puller(lsp_client: RecordingClient) -> AsyncIterator[None]:
+    """A session whose client pulls diagnostics, as VS Code 1.67+ does: pushed nothing."""
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=pulling_capabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_client_that_pulls_asks_for_a_cells_diagnostics(puller: RecordingClient) -> None:
+    """VS Code's extension pulls each `%%qvr` cell's diagnostics itself once the notebook's
+    open or change has gone out (vscode-extension/src/server/notebookCells.ts)."""
+    _, (python, cell) = notebook(puller, PYTHON, BAD)
+    report = await puller.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(cell))
+    )
+    assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
+    assert [str(d.code) for d in report.items] == ["QVR101"]
+    assert report.items[0].range.start.line == 5
+    other = await puller.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(python))
+    )
+    assert isinstance(other, lsp.RelatedFullDocumentDiagnosticReport) and not other.items
+    assert puller.published == []
 
 
 async def test_editing_a_cell_checks_it_again_and_leaving_qvr_clears_it(client) -> None:

@@ -191,7 +191,9 @@ export class CodeServer {
     }
     // QVR_E2E_KEEP=1 keeps the workspace and the logs (user-data/logs) to look at.
     if (process.env.QVR_E2E_KEEP === "1") console.log(`# kept ${this.root}`);
-    else rmSync(this.root, { recursive: true, force: true });
+    // Retried: the language server's workers can outlive code-server by a moment and write
+    // into its folders (ArviZ's cache/arviz/daily_warning) while they are being removed.
+    else rmSync(this.root, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

@@ -48,6 +48,29 @@ program messy : Token -> Token
 export messy
 `;
 
+/** A Jupyter notebook (Python kernel, as the ipynb extension built into VS Code opens it)
+ * whose first cell is `%%qvr` with the QVR201 example, the second plain Python. */
+const NOTEBOOK = "qvr_cells.ipynb";
+const PYTHON_CELL = "import numpy as np\nx = np.zeros(3)\nprint(x)\n";
+
+function notebookJson(cells: string[]): string {
+  return JSON.stringify({
+    cells: cells.map((text) => ({
+      cell_type: "code",
+      execution_count: null,
+      metadata: {},
+      outputs: [],
+      source: text.split(/(?<=\n)/),
+    })),
+    metadata: {
+      kernelspec: { display_name: "Python 3", language: "python", name: "python3" },
+      language_info: { name: "python" },
+    },
+    nbformat: 4,
+    nbformat_minor: 5,
+  });
+}
+
 const installDir = process.env.QVR_CODE_SERVER ?? "";
 const vsix = process.env.QVR_VSIX ?? path.join(extensionRoot, "qvr.vsix");
 
@@ -96,6 +119,8 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
     await codeServer.start();
     assert.ok(!existsSync(path.join(codeServer.workspace, ".venv")), "the workspace has no .venv");
     writeFileSync(path.join(codeServer.workspace, "messy.qvr"), MESSY);
+    const mismatch = readFileSync(path.join(examples, "errors", "QVR201_dimension_mismatch.qvr"), "utf8");
+    writeFileSync(path.join(codeServer.workspace, NOTEBOOK), notebookJson([`%%qvr\n${mismatch}`, PYTHON_CELL]));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     wb = new Workbench(page, SHOTS);
@@ -193,6 +218,37 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
     assert.match(backbone, /QVR201: cannot compose: .* 128\) but combine expects Combined \(96\)/);
     await wb.screenshot("hover-ill-typed-let");
     await wb.dismissHover();
+  });
+
+  it("checks a notebook's %%qvr cell (squiggles, hovers) and leaves its Python cell alone", async () => {
+    // The notebook editor lies over the editor group, not in it: its cells' editors by their text.
+    const cellEditor = (text: string) => wb.page.locator(".notebook-editor .cell-editor-container .monaco-editor", { hasText: text }).first();
+    const qvrCell = cellEditor("%%qvr");
+    const pythonCell = cellEditor("np.zeros");
+    await wb.openFile(NOTEBOOK, pythonCell.locator(".view-line").first());
+    const squiggle = qvrCell.locator(".squiggly-error").first();
+    await squiggle.waitFor({ state: "attached", timeout: FIRST_CHECK_MS });
+    await wb.screenshot("notebook-qvr-cell-squiggle");
+    // The squiggle's own hover: the server's QVR201, on the cell's line.
+    const diagnostic = await wb.hoverAt(squiggle, "QVR201");
+    assert.match(diagnostic, /cannot compose: fan\(forward_path, backward_path\) produces FwdHidden \* BwdHidden/);
+    await wb.screenshot("notebook-qvr-cell-diagnostic-hover");
+    // Hover with types, as in a .qvr file.
+    const forward = await wb.hover("let forward_path", "forward_path", "FwdHidden", qvrCell);
+    assert.match(forward, /let forward_path/);
+    await wb.screenshot("notebook-qvr-cell-type-hover");
+    await wb.dismissHover();
+    // The Python cell is no QVR: the server checked the notebook (the squiggle above) and
+    // said nothing about it, and no QVR formatter is offered for it.
+    assert.equal(await pythonCell.locator(".squiggly-error, .squiggly-warning, .squiggly-info").count(), 0);
+    await wb.clickWord("import numpy", "numpy", pythonCell);
+    await wb.page.locator(".notebook-editor .cell-editor-container .monaco-editor.focused", { hasText: "np.zeros" }).waitFor();
+    await wb.command("Format Document"); // in a cell's editor: the cell
+    const noFormatter = wb.page.locator(".monaco-dialog-box", { hasText: "There is no formatter for 'python' files installed" });
+    await noFormatter.waitFor({ timeout: 30_000 });
+    await wb.screenshot("notebook-python-cell-no-formatter");
+    await noFormatter.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
+    await noFormatter.waitFor({ state: "detached", timeout: 30_000 });
   });
 
   it("completes morphism names in a let", async () => {

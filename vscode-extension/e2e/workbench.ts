@@ -46,8 +46,11 @@ export class Workbench {
     }
   }
 
-  /** Opens a workspace file by name through Quick Open (Ctrl+P). */
-  async openFile(name: string): Promise<void> {
+  /**
+   * Opens a workspace file by name through Quick Open (Ctrl+P), and waits for `shown`: by
+   * default the first line of the active editor (a notebook's editors are its cells').
+   */
+  async openFile(name: string, shown?: Locator): Promise<void> {
     await this.page.keyboard.press("Escape");
     await this.page.keyboard.press("Control+P");
     const input = this.quickInput();
@@ -59,7 +62,7 @@ export class Workbench {
       .waitFor({ timeout: STEP_TIMEOUT_MS });
     await this.page.keyboard.press("Enter");
     await this.page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    await this.activeEditor().locator(".view-line").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await (shown ?? this.activeEditor().locator(".view-line").first()).waitFor({ timeout: STEP_TIMEOUT_MS });
   }
 
   /**
@@ -121,9 +124,9 @@ export class Workbench {
     throw new Error(`no line ${what} in the editor; it shows:\n${lines.join("\n")}`);
   }
 
-  /** The centre of `word` on the first editor line that starts with `lineStart`. */
-  async wordCenter(lineStart: string, word: string): Promise<{ x: number; y: number }> {
-    const editor = await this.activeEditor().elementHandle();
+  /** The centre of `word` on the first line that starts with `lineStart`, in `editor` (default: the active one). */
+  async wordCenter(lineStart: string, word: string, editor: Locator = this.activeEditor()): Promise<{ x: number; y: number }> {
+    const element = await editor.elementHandle();
     const box = await this.page.evaluate(
       ([root, start, target]) => {
         for (const line of Array.from((root as Element).querySelectorAll(".view-line"))) {
@@ -148,16 +151,27 @@ export class Workbench {
         }
         return null;
       },
-      [editor, lineStart, word] as const,
+      [element, lineStart, word] as const,
     );
     if (box === null) throw new Error(`"${word}" not found on a line starting "${lineStart}"`);
     return box;
   }
 
-  /** Hovers `word` and returns the hover's text once it shows `expected`. */
-  async hover(lineStart: string, word: string, expected: string): Promise<string> {
+  /** Hovers `word` (in `editor`, default the active one) and returns the hover's text once it shows `expected`. */
+  async hover(lineStart: string, word: string, expected: string, editor?: Locator): Promise<string> {
     await this.dismissHover();
-    const { x, y } = await this.wordCenter(lineStart, word);
+    return this.hoverPoint(await this.wordCenter(lineStart, word, editor), expected);
+  }
+
+  /** Hovers the middle of `target` (a squiggle, say) and returns the hover's text once it shows `expected`. */
+  async hoverAt(target: Locator, expected: string): Promise<string> {
+    await this.dismissHover();
+    const box = await target.boundingBox();
+    if (box === null) throw new Error("the element to hover is not shown");
+    return this.hoverPoint({ x: box.x + box.width / 2, y: box.y + box.height / 2 }, expected);
+  }
+
+  private async hoverPoint({ x, y }: { x: number; y: number }, expected: string): Promise<string> {
     await this.page.mouse.move(x - 30, y - 30);
     await this.page.mouse.move(x, y, { steps: 4 });
     const hover = this.page.locator(".monaco-hover-content", { hasText: expected }).filter({ visible: true }).first();
@@ -171,9 +185,9 @@ export class Workbench {
     await this.page.locator(".monaco-hover-content").filter({ visible: true }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
   }
 
-  /** Puts the cursor into `word` on the line starting with `lineStart`. */
-  async clickWord(lineStart: string, word: string): Promise<void> {
-    const { x, y } = await this.wordCenter(lineStart, word);
+  /** Puts the cursor into `word` on the line starting with `lineStart` (in `editor`, default the active one). */
+  async clickWord(lineStart: string, word: string, editor?: Locator): Promise<void> {
+    const { x, y } = await this.wordCenter(lineStart, word, editor);
     await this.page.mouse.click(x, y);
   }
 

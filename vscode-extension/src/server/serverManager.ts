@@ -16,6 +16,7 @@ import {
 import { serverConfiguration, serverSettings, setServerPath } from "../config";
 import { ClientCommands } from "../shared/protocol";
 import { type Discovery, type ServerLaunch, discoverServer, launchDirectory } from "./discovery";
+import { NotebookCells } from "./notebookCells";
 import { createNodeHost } from "./nodeHost";
 import { activeInterpreter } from "./pythonEnvironment";
 import { type ServerState, commandLine } from "./status";
@@ -45,6 +46,8 @@ export class ServerManager implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   /** Shared by successive clients: the server learns of .qvr files changed outside the editor. */
   private readonly qvrFiles = vscode.workspace.createFileSystemWatcher("**/*.qvr");
+  /** The diagnostics of notebooks' `%%qvr` cells, which the extension pulls itself (notebookCells.ts). */
+  private readonly cellDiagnostics = vscode.languages.createDiagnosticCollection("qvr-notebook-cells");
 
   /** Fires for each new client before it starts: the place to register notification handlers. */
   readonly onDidCreateClient = this.createdEmitter.event;
@@ -61,6 +64,7 @@ export class ServerManager implements vscode.Disposable {
   ) {
     this.disposables.push(
       this.qvrFiles,
+      this.cellDiagnostics,
       this.createdEmitter,
       this.startedEmitter,
       this.stateEmitter,
@@ -187,6 +191,10 @@ export class ServerManager implements vscode.Disposable {
     // Started outside the workspace (launchDirectory says why); -P keeps it off sys.path too.
     const executable = { command: launch.command, args: launch.args, transport: TransportKind.stdio, options: { cwd: launchDirectory(launch, process.platform) } };
     const serverOptions: ServerOptions = { run: executable, debug: executable };
+    // QVR files only: every feature the server declares is registered for this selector.
+    // Notebooks' `%%qvr` cells get hover, completion, signature help and diagnostics
+    // through NotebookCells, and ordinary Python cells nothing.
+    const cells = new NotebookCells(this.cellDiagnostics);
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
         { scheme: "file", language: "qvr" },
@@ -195,8 +203,11 @@ export class ServerManager implements vscode.Disposable {
       initializationOptions: serverConfiguration(),
       outputChannel: this.serverLog,
       synchronize: { fileEvents: this.qvrFiles },
+      middleware: cells.middleware,
     };
-    return new LanguageClient("qvr", "QVR Language Server", serverOptions, clientOptions);
+    const client = new LanguageClient("qvr", "QVR Language Server", serverOptions, clientOptions);
+    cells.attach(client);
+    return client;
   }
 
   private async reportMissingServer(discovery: Exclude<Discovery, { kind: "found" }>): Promise<void> {

@@ -73,6 +73,8 @@ export interface InferenceParams {
   subsample?: string;
   /** NUTS: trees of at most 2^max_tree_depth leapfrog steps (10 by default). */
   max_tree_depth?: number;
+  /** NUTS: the acceptance warmup tunes the step size to (Stan's adapt_delta, 0.8 by default). */
+  target_accept?: number;
   /** SVI: the guide (normal, delta, mvn, lowrank-mvn). */
   guide?: string;
   /** The run's memory budget ("8GB"); the server's setting caps it. */
