@@ -220,7 +220,7 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
     await wb.dismissHover();
   });
 
-  it("checks a notebook's %%qvr cell (squiggles, hovers) and leaves its Python cell alone", async () => {
+  it("checks a notebook's %%qvr cell (squiggles, hovers, its diagram) and leaves its Python cell alone", async () => {
     // The notebook editor lies over the editor group, not in it: its cells' editors by their text.
     const cellEditor = (text: string) => wb.page.locator(".notebook-editor .cell-editor-container .monaco-editor", { hasText: text }).first();
     const qvrCell = cellEditor("%%qvr");
@@ -238,6 +238,22 @@ describe("the extension in a real VS Code", { timeout: 1_500_000 }, () => {
     assert.match(forward, /let forward_path/);
     await wb.screenshot("notebook-qvr-cell-type-hover");
     await wb.dismissHover();
+    // The cell's diagram, from the palette while the cell has the focus; a clicked node
+    // selects its source in the cell (a notebook's status bar shows the cell, not the line).
+    await wb.clickWord("let forward_path", "forward_path", qvrCell);
+    await wb.command("QVR: Show Diagram");
+    const diagram = await wb.webviewFrame("svg.qvr-mermaid g.node.qvr-linked", FIRST_CHECK_MS);
+    assert.equal(await diagram.locator("g.node.qvr-error").count(), 1);
+    await wb.screenshot("notebook-qvr-cell-diagram");
+    await diagram.locator("g.node.qvr-linked", { hasText: "combine" }).first().click();
+    const focusedQvrCell = wb.page.locator(".notebook-editor .cell-editor-container .monaco-editor.focused", { hasText: "%%qvr" });
+    await focusedQvrCell.locator(".selected-text").first().waitFor({ state: "attached" });
+    await wb.screenshot("notebook-qvr-cell-diagram-node-revealed");
+    // Closed again, so that the file's diagram test below starts without it.
+    const diagramTab = wb.page.locator(".tab", { hasText: "Diagram: " }).first();
+    await diagramTab.click();
+    await wb.command("View: Close Editor");
+    await diagramTab.waitFor({ state: "detached", timeout: 30_000 });
     // The Python cell is no QVR: the server checked the notebook (the squiggle above) and
     // said nothing about it, and no QVR formatter is offered for it.
     assert.equal(await pythonCell.locator(".squiggly-error, .squiggly-warning, .squiggly-info").count(), 0);

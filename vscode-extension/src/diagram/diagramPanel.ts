@@ -7,6 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { diagramFormatSetting } from "../config";
+import { isQvrCell } from "../server/notebookCells";
 import type { ServerManager } from "../server/serverManager";
 import { Debouncer } from "../shared/debounce";
 import { errorMessage } from "../shared/errors";
@@ -45,7 +46,7 @@ export class DiagramPanel implements vscode.Disposable {
       }),
       vscode.window.onDidChangeActiveTextEditor((editor) => {
         const document = editor?.document;
-        if (this.panel === undefined || document?.languageId !== "qvr" || sameUri(document.uri, this.target?.uri)) return;
+        if (this.panel === undefined || document === undefined || !hasDiagram(document) || sameUri(document.uri, this.target?.uri)) return;
         this.retarget({ uri: document.uri });
       }),
       server.onDidStart(() => {
@@ -63,7 +64,7 @@ export class DiagramPanel implements vscode.Disposable {
   show(target: DiagramTarget | undefined): void {
     const resolved = target ?? activeQvrDocument();
     if (resolved === undefined) {
-      void vscode.window.showInformationMessage("Open a .qvr file to see its diagram.");
+      void vscode.window.showInformationMessage("Open a .qvr file, or a notebook's %%qvr cell, to see its diagram.");
       return;
     }
     if (this.panel === undefined) {
@@ -169,7 +170,13 @@ export class DiagramPanel implements vscode.Disposable {
 
 function activeQvrDocument(): DiagramTarget | undefined {
   const document = vscode.window.activeTextEditor?.document;
-  return document?.languageId === "qvr" ? { uri: document.uri } : undefined;
+  return document !== undefined && hasDiagram(document) ? { uri: document.uri } : undefined;
+}
+
+/** A QVR file, or a notebook's `%%qvr` cell: the server holds each as a QVR document
+ * under its URI (notebookCells.ts), so its diagram is asked for the same way. */
+function hasDiagram(document: vscode.TextDocument): boolean {
+  return document.languageId === "qvr" || isQvrCell(document);
 }
 
 function sameUri(a: vscode.Uri, b: vscode.Uri | undefined): boolean {
