@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import type { InferenceDefaults } from "./inference/params";
 import { type InstallSettings, ignoredInstallSettings, readInstallSettings } from "./server/installSettings";
-import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isDevice, isInferenceMethod, isMassMatrix } from "./shared/protocol";
+import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isDevice, isInferenceMethod, isMassMatrix, STAN_TARGET_ACCEPT } from "./shared/protocol";
 
 const SECTION = "qvr";
 
@@ -79,6 +79,7 @@ export function inferenceDefaults(): InferenceDefaults {
     seqLen: config.get<number>("inference.seqLen", 8),
     chains: config.get<number>("inference.chains", 4),
     massMatrix: isMassMatrix(massMatrix) ? massMatrix : "auto",
+    targetAccept: config.get<number>("inference.targetAccept", STAN_TARGET_ACCEPT),
     data: config.get<string>("inference.data", "").trim(),
     device: isDevice(device) ? device : "cpu",
     // Sent as written (when the method is SVI): a value off the setting's pattern is refused

@@ -9,7 +9,7 @@ import {
 } from "../src/inference/params";
 import { describeRun, formatPosterior, formatSummary } from "../src/inference/summary";
 
-const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", data: "", device: "cpu", subsample: "" };
+const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", targetAccept: 0.8, data: "", device: "cpu", subsample: "" };
 
 describe("inference arguments", () => {
   it("fill every field from the settings when run from the palette", () => {
@@ -43,6 +43,26 @@ describe("inference arguments", () => {
       mass_matrix: "diag",
       device: "cpu",
     });
+  });
+
+  it("send NUTS runs the target acceptance of the settings or a lens, and no other run", () => {
+    const nuts = { ...defaults, method: "nuts" as const, targetAccept: 0.95 };
+    assert.equal(buildInferenceParams("file:///m.qvr", nuts, parseInferenceArguments([])).target_accept, 0.95);
+    const lens = parseInferenceArguments([{ uri: "file:///m.qvr", target_accept: 0.9 }]);
+    assert.equal(buildInferenceParams("file:///m.qvr", nuts, lens).target_accept, 0.9);
+    for (const bad of [1, 0, -0.5, "0.9", Number.NaN]) {
+      const refused = parseInferenceArguments([{ uri: "file:///m.qvr", target_accept: bad }]);
+      assert.equal(buildInferenceParams("file:///m.qvr", nuts, refused).target_accept, 0.95);
+    }
+    // A setting outside (0, 1) is sent as written: the server refuses it in a line that names it.
+    assert.equal(buildInferenceParams("file:///m.qvr", { ...nuts, targetAccept: 1.5 }, parseInferenceArguments([])).target_accept, 1.5);
+    const svi = { ...defaults, targetAccept: 1.5 };
+    assert.equal("target_accept" in buildInferenceParams("file:///m.qvr", svi, parseInferenceArguments([])), false);
+    const prior = parseInferenceArguments([{ uri: "file:///m.qvr", method: "prior", target_accept: 0.9 }]);
+    assert.equal("target_accept" in buildInferenceParams("file:///m.qvr", defaults, prior), false);
+    // Stan's default goes unsaid: a server older than the setting runs NUTS as before.
+    const stan = { ...nuts, targetAccept: 0.8 };
+    assert.equal("target_accept" in buildInferenceParams("file:///m.qvr", stan, parseInferenceArguments([])), false);
   });
 
   it("take the mass matrix from the settings or a lens, and drop one the server does not know", () => {
@@ -111,6 +131,10 @@ describe("inference arguments", () => {
     assert.equal(
       line({ ...defaults, method: "nuts", massMatrix: "auto" }),
       "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, chains=4",
+    );
+    assert.equal(
+      line({ ...defaults, method: "nuts", massMatrix: "auto", targetAccept: 0.95 }),
+      "steps=200, lr=0.01, seed=0, batch=4, seq_len=8, chains=4, target_accept=0.95",
     );
   });
 

@@ -11,6 +11,7 @@ import {
   isInferenceMethod,
   isMassMatrix,
   isSubsample,
+  STAN_TARGET_ACCEPT,
 } from "../shared/protocol";
 
 /** The `qvr.inference.*` settings. */
@@ -23,6 +24,9 @@ export interface InferenceDefaults {
   seqLen: number;
   chains: number;
   massMatrix: MassMatrix;
+  /** NUTS: the target acceptance, sent as written (the server refuses, naming it, a value
+   * outside (0, 1)); only NUTS runs are sent it, and only when it is not Stan's 0.8. */
+  targetAccept: number;
   /** A data file, relative to the workspace folder; "" for none. */
   data: string;
   device: Device;
@@ -57,6 +61,8 @@ export function parseInferenceArguments(args: readonly unknown[]): InferenceTarg
   if (typeof raw.lr === "number" && raw.lr > 0 && Number.isFinite(raw.lr)) overrides.lr = raw.lr;
   if (typeof raw.data === "string" && raw.data !== "") overrides.data = raw.data;
   if (isMassMatrix(raw.mass_matrix)) overrides.mass_matrix = raw.mass_matrix;
+  const accept = raw.target_accept;
+  if (typeof accept === "number" && accept > 0 && accept < 1) overrides.target_accept = accept;
   if (isDevice(raw.device)) overrides.device = raw.device;
   const subsample = subsampleArgument(raw.subsample);
   if (subsample !== undefined) overrides.subsample = subsample;
@@ -79,6 +85,7 @@ export function buildInferenceParams(
     seq_len: defaults.seqLen,
     chains: defaults.chains,
     mass_matrix: defaults.massMatrix,
+    target_accept: defaults.targetAccept,
     device: defaults.device,
     ...(defaults.data !== "" ? { data: defaults.data } : {}),
     ...(defaults.subsample !== "" ? { subsample: defaults.subsample } : {}),
@@ -86,6 +93,9 @@ export function buildInferenceParams(
   };
   // Minibatches are SVI's: a NUTS or prior run scores every row, and is sent no subsample.
   if (params.method !== "svi") delete params.subsample;
+  // The step size's target is NUTS's: an SVI or prior run is sent none (nor refused for
+  // one). Stan's default goes unsaid, so a server older than the setting runs as before.
+  if (params.method !== "nuts" || params.target_accept === STAN_TARGET_ACCEPT) delete params.target_accept;
   if (target.program !== undefined) params.program = target.program;
   return params;
 }
@@ -95,6 +105,9 @@ export function describeInferenceParams(params: InferenceParams): string {
   const parts = [`steps=${params.steps}`, `lr=${params.lr}`, `seed=${params.seed}`, `batch=${params.batch}`, `seq_len=${params.seq_len}`];
   if (params.method === "nuts" && params.chains !== undefined) parts.push(`chains=${params.chains}`);
   if (params.method === "nuts" && params.mass_matrix !== undefined && params.mass_matrix !== "auto") parts.push(`mass_matrix=${params.mass_matrix}`);
+  if (params.method === "nuts" && params.target_accept !== undefined && params.target_accept !== STAN_TARGET_ACCEPT) {
+    parts.push(`target_accept=${params.target_accept}`);
+  }
   if (params.method === "svi" && params.subsample !== undefined) parts.push(`subsample=${params.subsample}`);
   if (params.device !== undefined && params.device !== "cpu") parts.push(`device=${params.device}`);
   return parts.join(", ");

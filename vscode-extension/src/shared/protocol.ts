@@ -88,6 +88,9 @@ export interface InferenceParams {
 export type MassMatrix = "diag" | "dense" | "fisher" | "low-rank" | "auto";
 export const MASS_MATRICES: readonly MassMatrix[] = ["diag", "dense", "fisher", "low-rank", "auto"];
 
+/** NUTS's default target acceptance (Stan's adapt_delta), as the server's. */
+export const STAN_TARGET_ACCEPT = 0.8;
+
 export function isMassMatrix(value: unknown): value is MassMatrix {
   return typeof value === "string" && (MASS_MATRICES as readonly string[]).includes(value);
 }
