@@ -193,6 +193,22 @@ _FUNCTIONS = (
         shape="gram",
     ),
     Function(
+        "gp_matern32_cov",
+        ("x", "alpha", "rho"),
+        "The Matérn 3/2 covariance of the points x, an N x N matrix: alpha² (1 + √3 d / rho) "
+        "exp(-√3 d / rho) with d = |x_i - x_j| (Stan's gp_matern32_cov): once-differentiable "
+        "functions, rougher than the exponentiated quadratic's.",
+        shape="gram",
+    ),
+    Function(
+        "gp_matern52_cov",
+        ("x", "alpha", "rho"),
+        "The Matérn 5/2 covariance of the points x, an N x N matrix: alpha² (1 + √5 d / rho "
+        "+ 5 d² / (3 rho²)) exp(-√5 d / rho) with d = |x_i - x_j| (Stan's gp_matern52_cov): "
+        "twice-differentiable functions.",
+        shape="gram",
+    ),
+    Function(
         "add_diag",
         ("m", "d"),
         "The square matrix m with d added to its diagonal (Stan's add_diag): a jitter that "

@@ -9,6 +9,7 @@ axis; rowwise ones act on the last axis.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -27,6 +28,12 @@ def _whole(reduce: Callable[..., torch.Tensor]) -> Fn:
         return reduce(x) if axis is None else reduce(x, axis)
 
     return run
+
+
+def _distances(x: torch.Tensor) -> torch.Tensor:
+    """|x_i - x_j| for each pair of the points x (the last axis), an N x N matrix."""
+    x = x if x.is_floating_point() else x.to(torch.get_default_dtype())
+    return (x[..., :, None] - x[..., None, :]).abs()
 
 
 class Implementations:
@@ -132,6 +139,17 @@ class Implementations:
         gaps = x[..., :, None] - x[..., None, :]
         scale = torch.as_tensor(rho)[..., None, None]
         return torch.as_tensor(alpha)[..., None, None] ** 2 * torch.exp(-0.5 * (gaps / scale) ** 2)
+
+    @staticmethod
+    def gp_matern32_cov(x: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
+        r = math.sqrt(3.0) * _distances(x) / torch.as_tensor(rho)[..., None, None]
+        return torch.as_tensor(alpha)[..., None, None] ** 2 * (1.0 + r) * torch.exp(-r)
+
+    @staticmethod
+    def gp_matern52_cov(x: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
+        r = math.sqrt(5.0) * _distances(x) / torch.as_tensor(rho)[..., None, None]
+        scale = torch.as_tensor(alpha)[..., None, None] ** 2
+        return scale * (1.0 + r + r * r / 3.0) * torch.exp(-r)
 
     @staticmethod
     def add_diag(m: torch.Tensor, d: torch.Tensor) -> torch.Tensor:

@@ -122,3 +122,44 @@ def test_a_covariance_that_is_not_positive_definite_has_a_factor_of_nan() -> Non
     good = Implementations.cholesky(singular + torch.eye(3, dtype=torch.float64))
     assert torch.allclose(good @ good.T, singular + torch.eye(3, dtype=torch.float64))
     assert not math.isnan(float(good.sum()))
+
+
+@pytest.mark.parametrize("kernel", ["gp_matern32_cov", "gp_matern52_cov"])
+def test_a_matern_process_is_typed_and_scored_as_stan_defines_it(kernel: str) -> None:
+    """Stan's Matérn 3/2 and 5/2 covariances of the points' distances d = |x_i - x_j|:
+    alpha² (1 + r) exp(-r) with r = √3 d / rho, and alpha² (1 + r + r² / 3) exp(-r) with
+    r = √5 d / rho; typed as the exponentiated quadratic is (N points, N x N)."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    from scipy import stats
+
+    from qvr_core.runtime.model import compile_model
+
+    text = GP.format(lets=STAN_LIKE).replace("gp_exp_quad_cov(x,", f"{kernel}(z,")
+    module = check(text)
+    assert [d.code for d in module.diagnostics] == []
+    assert lets_of(text)["cov"].type is not None
+    assert lets_of(text)["cov"].type.element.event == (4, 4)  # type: ignore[union-attr]
+    program = compile_model(module, "gp")
+    k = np.array([2.0, 5.0, 1.0, 0.0])
+    point = {"rho": 1.3, "alpha": 0.8, "z": np.array([0.3, -1.2, 0.5, 0.1])}
+    given = {n: torch.tensor(v, dtype=torch.float64) for n, v in point.items()}
+    with torch.no_grad():
+        ours = program.log_joint({}, {**given, "w": torch.zeros(3), "k": torch.tensor(k)})
+    z = point["z"]
+    d = np.abs(z[:, None] - z[None, :])
+    if kernel == "gp_matern32_cov":
+        r = np.sqrt(3.0) * d / point["rho"]
+        cov = point["alpha"] ** 2 * (1 + r) * np.exp(-r)
+    else:
+        r = np.sqrt(5.0) * d / point["rho"]
+        cov = point["alpha"] ** 2 * (1 + r + r**2 / 3) * np.exp(-r)
+    f = np.linalg.cholesky(cov + 1e-10 * np.eye(4)) @ z
+    expected = (
+        stats.gamma(25.0, scale=1 / 4.0).logpdf(point["rho"])
+        + stats.halfnorm(scale=2.0).logpdf(point["alpha"])
+        + stats.norm.logpdf(z).sum()
+        + stats.norm.logpdf(np.zeros(3)).sum()
+        + stats.poisson(np.exp(f)).logpmf(k).sum()
+    )
+    assert float(ours.reshape(-1)[0]) == pytest.approx(expected, rel=1e-10)

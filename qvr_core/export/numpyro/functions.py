@@ -82,6 +82,17 @@ class _Written:
         "({1}) ** 2 * jnp.exp(-0.5 * ((jnp.asarray({0})[..., :, None]"
         " - jnp.asarray({0})[..., None, :]) / ({2})) ** 2)"
     )
+    gp_matern32_cov = (
+        "({1}) ** 2 * (1.0 + 3.0 ** 0.5 * jnp.abs(jnp.asarray({0})[..., :, None]"
+        " - jnp.asarray({0})[..., None, :]) / ({2})) * jnp.exp(-(3.0 ** 0.5) * jnp.abs("
+        "jnp.asarray({0})[..., :, None] - jnp.asarray({0})[..., None, :]) / ({2}))"
+    )
+    gp_matern52_cov = (
+        "({1}) ** 2 * (1.0 + 5.0 ** 0.5 * jnp.abs(jnp.asarray({0})[..., :, None]"
+        " - jnp.asarray({0})[..., None, :]) / ({2}) + 5.0 * (jnp.asarray({0})[..., :, None]"
+        " - jnp.asarray({0})[..., None, :]) ** 2 / (3.0 * ({2}) ** 2)) * jnp.exp(-(5.0 ** 0.5)"
+        " * jnp.abs(jnp.asarray({0})[..., :, None] - jnp.asarray({0})[..., None, :]) / ({2}))"
+    )
     add_diag = "({0}) + ({1}) * jnp.eye(jnp.shape({0})[-1])"
     cholesky = "jnp.linalg.cholesky({0})"
     matvec = "jnp.matmul({0}, {1})"

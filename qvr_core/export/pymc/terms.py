@@ -68,6 +68,21 @@ def _gp_exp_quad_cov(a: list[str], _axis: int | None) -> str:
     return f"({alpha}) ** 2 * pt.exp(-0.5 * ({gaps} / ({rho})) ** 2)"
 
 
+def _matern(nu: str) -> Fn:
+    """Stan's gp_matern32_cov (`nu` "3/2") or gp_matern52_cov ("5/2") as PyTensor text."""
+
+    def write(a: list[str], _axis: int | None) -> str:
+        x, alpha, rho = a
+        d = f"pt.abs(pt.as_tensor({x})[:, None] - pt.as_tensor({x})[None, :])"
+        if nu == "3/2":
+            r = f"(3.0 ** 0.5 * {d} / ({rho}))"
+            return f"({alpha}) ** 2 * (1.0 + {r}) * pt.exp(-{r})"
+        r = f"(5.0 ** 0.5 * {d} / ({rho}))"
+        return f"({alpha}) ** 2 * (1.0 + {r} + {r} ** 2 / 3.0) * pt.exp(-{r})"
+
+    return write
+
+
 class _PyMCFunctions:
     """Every builtin function of the registry as PyTensor text, named after its entry."""
 
@@ -135,6 +150,8 @@ class _PyMCFunctions:
     pow = _power
     # a Gaussian process's linear algebra (a covariance, its jitter and Cholesky factor)
     gp_exp_quad_cov = _gp_exp_quad_cov
+    gp_matern32_cov = _matern("3/2")
+    gp_matern52_cov = _matern("5/2")
     add_diag = _add_diag
     cholesky = _unary("pt.linalg.cholesky({x})")
     matvec = _matvec

@@ -65,6 +65,12 @@ class _NotWritten:
     gp_exp_quad_cov = (
         "Stan's gp_exp_quad_cov returns a matrix, which the export does not declare yet"
     )
+    gp_matern32_cov = (
+        "Stan's gp_matern32_cov returns a matrix, which the export does not declare yet"
+    )
+    gp_matern52_cov = (
+        "Stan's gp_matern52_cov returns a matrix, which the export does not declare yet"
+    )
     add_diag = "Stan's add_diag returns a matrix, which the export does not declare yet"
     cholesky = "Stan's cholesky_decompose returns a matrix, which the export does not declare yet"
     matvec = "a matrix times a vector (Stan's `*`): the export does not declare matrices yet"
