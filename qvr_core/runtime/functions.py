@@ -30,10 +30,15 @@ def _whole(reduce: Callable[..., torch.Tensor]) -> Fn:
     return run
 
 
-def _distances(x: torch.Tensor) -> torch.Tensor:
-    """|x_i - x_j| for each pair of the points x (the last axis), an N x N matrix."""
+def _matern(nu: int, x: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
+    """Stan's Matérn covariance of the points x (the last axis) for `nu` 3 (its 3/2
+    kernel, alpha² (1 + r) exp(-r)) or 5 (5/2: alpha² (1 + r + r² / 3) exp(-r)), with
+    r = sqrt(nu) |x_i - x_j| / rho."""
     x = x if x.is_floating_point() else x.to(torch.get_default_dtype())
-    return (x[..., :, None] - x[..., None, :]).abs()
+    gaps = (x[..., :, None] - x[..., None, :]).abs()
+    r = math.sqrt(nu) * gaps / torch.as_tensor(rho)[..., None, None]
+    poly = 1.0 + r + (r * r / 3.0 if nu == 5 else 0.0)
+    return torch.as_tensor(alpha)[..., None, None] ** 2 * poly * torch.exp(-r)
 
 
 class Implementations:
@@ -142,14 +147,11 @@ class Implementations:
 
     @staticmethod
     def gp_matern32_cov(x: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
-        r = math.sqrt(3.0) * _distances(x) / torch.as_tensor(rho)[..., None, None]
-        return torch.as_tensor(alpha)[..., None, None] ** 2 * (1.0 + r) * torch.exp(-r)
+        return _matern(3, x, alpha, rho)
 
     @staticmethod
     def gp_matern52_cov(x: torch.Tensor, alpha: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
-        r = math.sqrt(5.0) * _distances(x) / torch.as_tensor(rho)[..., None, None]
-        scale = torch.as_tensor(alpha)[..., None, None] ** 2
-        return scale * (1.0 + r + r * r / 3.0) * torch.exp(-r)
+        return _matern(5, x, alpha, rho)
 
     @staticmethod
     def add_diag(m: torch.Tensor, d: torch.Tensor) -> torch.Tensor:

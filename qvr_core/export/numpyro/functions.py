@@ -62,6 +62,13 @@ class _Elementwise:
 ELEMENTWISE = named(_Elementwise, FUNCTIONS, str)
 
 
+#: The covariance functions' pairwise gaps of the points `{0}`, and the Matérn terms
+#: r = sqrt(nu) |x_i - x_j| / rho of `{2}` (nu 3 and 5: Stan's 3/2 and 5/2 kernels)
+_GAPS = "(jnp.asarray({0})[..., :, None] - jnp.asarray({0})[..., None, :])"
+_R3 = "(3.0 ** 0.5 * jnp.abs(" + _GAPS + ") / ({2}))"
+_R5 = "(5.0 ** 0.5 * jnp.abs(" + _GAPS + ") / ({2}))"
+
+
 class _Written:
     """Builtins written by a template of their argument(s) `{0}`, `{1}`: where jnp has no
     one call of the same meaning (torch's `gelu` is the exact one; `rsqrt` of an integer is
@@ -78,20 +85,10 @@ class _Written:
     layer_norm = "jax.nn.standardize({0}, axis=-1, epsilon=1e-5)"
     pow = "jnp.power({0}, {1})"
     # a Gaussian process's linear algebra (a covariance, its jitter and Cholesky factor)
-    gp_exp_quad_cov = (
-        "({1}) ** 2 * jnp.exp(-0.5 * ((jnp.asarray({0})[..., :, None]"
-        " - jnp.asarray({0})[..., None, :]) / ({2})) ** 2)"
-    )
-    gp_matern32_cov = (
-        "({1}) ** 2 * (1.0 + 3.0 ** 0.5 * jnp.abs(jnp.asarray({0})[..., :, None]"
-        " - jnp.asarray({0})[..., None, :]) / ({2})) * jnp.exp(-(3.0 ** 0.5) * jnp.abs("
-        "jnp.asarray({0})[..., :, None] - jnp.asarray({0})[..., None, :]) / ({2}))"
-    )
+    gp_exp_quad_cov = "({1}) ** 2 * jnp.exp(-0.5 * (" + _GAPS + " / ({2})) ** 2)"
+    gp_matern32_cov = "({1}) ** 2 * (1.0 + " + _R3 + ") * jnp.exp(-" + _R3 + ")"
     gp_matern52_cov = (
-        "({1}) ** 2 * (1.0 + 5.0 ** 0.5 * jnp.abs(jnp.asarray({0})[..., :, None]"
-        " - jnp.asarray({0})[..., None, :]) / ({2}) + 5.0 * (jnp.asarray({0})[..., :, None]"
-        " - jnp.asarray({0})[..., None, :]) ** 2 / (3.0 * ({2}) ** 2)) * jnp.exp(-(5.0 ** 0.5)"
-        " * jnp.abs(jnp.asarray({0})[..., :, None] - jnp.asarray({0})[..., None, :]) / ({2}))"
+        "({1}) ** 2 * (1.0 + " + _R5 + " + " + _R5 + " ** 2 / 3.0) * jnp.exp(-" + _R5 + ")"
     )
     add_diag = "({0}) + ({1}) * jnp.eye(jnp.shape({0})[-1])"
     cholesky = "jnp.linalg.cholesky({0})"

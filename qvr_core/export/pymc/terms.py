@@ -68,17 +68,16 @@ def _gp_exp_quad_cov(a: list[str], _axis: int | None) -> str:
     return f"({alpha}) ** 2 * pt.exp(-0.5 * ({gaps} / ({rho})) ** 2)"
 
 
-def _matern(nu: str) -> Fn:
-    """Stan's gp_matern32_cov (`nu` "3/2") or gp_matern52_cov ("5/2") as PyTensor text."""
+def _matern(nu: int) -> Fn:
+    """Stan's gp_matern32_cov (`nu` 3) or gp_matern52_cov (5) as PyTensor text, of
+    r = sqrt(nu) |x_i - x_j| / rho (as `runtime.functions._matern`)."""
 
     def write(a: list[str], _axis: int | None) -> str:
         x, alpha, rho = a
         d = f"pt.abs(pt.as_tensor({x})[:, None] - pt.as_tensor({x})[None, :])"
-        if nu == "3/2":
-            r = f"(3.0 ** 0.5 * {d} / ({rho}))"
-            return f"({alpha}) ** 2 * (1.0 + {r}) * pt.exp(-{r})"
-        r = f"(5.0 ** 0.5 * {d} / ({rho}))"
-        return f"({alpha}) ** 2 * (1.0 + {r} + {r} ** 2 / 3.0) * pt.exp(-{r})"
+        r = f"({nu}.0 ** 0.5 * {d} / ({rho}))"
+        poly = f"1.0 + {r}" + (f" + {r} ** 2 / 3.0" if nu == 5 else "")
+        return f"({alpha}) ** 2 * ({poly}) * pt.exp(-{r})"
 
     return write
 
@@ -150,8 +149,8 @@ class _PyMCFunctions:
     pow = _power
     # a Gaussian process's linear algebra (a covariance, its jitter and Cholesky factor)
     gp_exp_quad_cov = _gp_exp_quad_cov
-    gp_matern32_cov = _matern("3/2")
-    gp_matern52_cov = _matern("5/2")
+    gp_matern32_cov = _matern(3)
+    gp_matern52_cov = _matern(5)
     add_diag = _add_diag
     cholesky = _unary("pt.linalg.cholesky({x})")
     matvec = _matvec
