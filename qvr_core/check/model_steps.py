@@ -46,6 +46,7 @@ from qvr_core.check.module import SymbolKind
 from qvr_core.check.ode_calls import ode_type, solver_reason, with_functions
 from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.step_constraints import constraint_word, value_constraint
+from qvr_core.check.step_flags import flag_applies, flag_option
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
 from qvr_core.check.unchecked import is_family
@@ -100,8 +101,8 @@ def model_reason(pc: ProgramPass) -> str | None:
             plate = step.declared if isinstance(step, ast.ObserveStep) else step.plate
             if plate is not None and not isinstance(plate, ast.TypeRef):
                 return "its plates"
-            for o in step.options:
-                if not isinstance(o.value, ast.Literal | ast.ValueList):
+            for o in step.options:  # a flag (no value) is typed: check/step_flags.py
+                if not isinstance(o.value, ast.Literal | ast.ValueList | None):
                     return "its step options"
             source = step.source
             if isinstance(source, ast.NameRef) and is_family(ctx, source.name):
@@ -252,6 +253,15 @@ def _arith_reason(node: ast.Arith) -> str | None:
     return None
 
 
+def _written_number(node: ast.Arith) -> ast.Number | ast.Unary | None:
+    """A let's value that is a number as written (`1`, `-1`, `0.5`), else None: a name
+    bound to one indexes as the number does (`ModelChecker._bound_index`)."""
+    if _literal(node):
+        assert isinstance(node, ast.Number | ast.Unary)  # _literal
+        return node
+    return None
+
+
 def _literal(node: ast.Arith) -> bool:
     """An index written as a number (`beta[0]`, or `beta[-1]` and `beta[0.5]`, which the
     checker reports): it picks one entry along its axis."""
@@ -288,6 +298,13 @@ class ModelChecker:
         self.labels: dict[str, int] = {}  # labels drawn at inside called computations: draws
         self.drawn: dict[str, str] = {}  # the site names of those draws: the callee drawing
         self.observed_lets: list[str] = []  # lets of the data that observe steps observe
+        #: lets bound to a number as written (`let i = 1`, `let j = i`): an index by one
+        #: is an index by that number (`_bound_index`)
+        self.constants: dict[str, ast.Number | ast.Unary] = {}
+        #: the numbers standing for such an index at its use, by id: `_literal_index`
+        #: names the let in what it says
+        self._bound_at: dict[int, ast.Name] = {}
+        self._bound_read: list[str] = []  # such lets a let's value indexes by (`_let`)
         #: the site whose family arguments are being bound, and its scope (`_site`)
         self._owner: tuple[str, tuple[str, ...]] = ("", ())
         self._taken: set[str] | None = None  # `_written_names`, made on first use
@@ -432,11 +449,19 @@ class ModelChecker:
 
     def _let(self, step: ast.LetStep | ast.ScoreStep, scope: tuple[str, ...]) -> Plated | None:
         """Type a let's (or score's) value and put it in the model, in step order."""
+        self._bound_read = []
         t = self.arith(step.value)
-        term = lower(step.value, self.is_plate, self.plates_of, self.size_of)
+        term = lower(step.value, self.is_plate, self.plates_of, self.size_of, self._constant)
         assert term is not None  # model_reason admits only what lowers
+        if isinstance(step, ast.LetStep):
+            number = _written_number(step.value)
+            if number is None and isinstance(step.value, ast.Var):
+                number = self.constants.get(step.value.name.text)
+            if number is not None:
+                self.constants[step.target.text] = number
         term = with_functions(term, self.env)  # a solver's define: its body, not a name
-        uses = tuple(dict.fromkeys(refs(term)))
+        # a let indexed by is read, though its number is in the term: the diagram's edge
+        uses = tuple(dict.fromkeys((*refs(term), *self._bound_read)))
         kind: Literal["let", "score"] = "score" if isinstance(step, ast.ScoreStep) else "let"
         self.steps.append(Let(step.target.text, kind, step, uses, term, scope, t))
         return t
@@ -648,7 +673,17 @@ class ModelChecker:
                     otherwise=f": a {kind} step takes {', '.join(STEP_OPTIONS)}",
                 )
                 continue
-            values = o.value.items if isinstance(o.value, ast.ValueList) else (o.value,)
+            if o.value is None and flag_applies(key, kind):
+                flag_option(self.ctx, o, step.options)  # dropped: quivers compiles it so
+                continue
+            # a flag of a key the step does not read gets the valued option's QVR306
+            values = (
+                ()
+                if o.value is None
+                else o.value.items
+                if isinstance(o.value, ast.ValueList)
+                else (o.value,)
+            )
             if key in ("over", "iid_over"):
                 plates = tuple(p for v in values if (p := self._option_plate(key, v)) is not None)
                 if key == "over":
@@ -791,7 +826,7 @@ class ModelChecker:
                     rules.INVALID_OPTION_VALUE,
                     f"over= names {len(event_axes)} axes but a draw of {family.name} has "
                     f"{family.event_rank}",
-                    step.options[0].span,
+                    next(o.span for o in step.options if o.key.text == "over" and o.value),
                 )
                 event_axes = ()
         if (
@@ -1063,16 +1098,52 @@ class ModelChecker:
             return Element("real_vector" if len(event) == 1 else "real_matrix", event)
         return Element(_ENTRY_KINDS.get(element.kind, "real"))
 
+    def _bound_index(self, index: ast.Arith) -> ast.Name | ast.Arith:
+        """An index as `_gather` takes it: a name, or a number. A let bound to a number
+        (`let i = 1`) indexes as that number does, as quivers' runtime gathers by the
+        index's value (`beta[i]` is `beta[1]`): the number is put at the use, so the
+        checks of a written number locate there, and the let is still read."""
+        if not isinstance(index, ast.Var):
+            return index
+        number = self.constants.get(index.name.text)
+        if number is None:
+            return index.name
+        self._read(index.name)
+        self._bound_read.append(index.name.text)
+        at = index.span
+        placed: ast.Number | ast.Unary
+        if isinstance(number, ast.Unary):
+            assert isinstance(number.operand, ast.Number)  # _written_number
+            placed = ast.Unary(number.op, replace(number.operand, span=at), at)
+        else:
+            placed = replace(number, span=at)
+        self._bound_at[id(placed)] = index.name
+        return placed
+
+    def _constant(self, name: str) -> float | None:
+        """The number a let bound to one holds, for `lower` (`_bound_index`)."""
+        number = self.constants.get(name)
+        if number is None:
+            return None
+        if isinstance(number, ast.Unary):
+            assert isinstance(number.operand, ast.Number)  # _written_number
+            return -float(number.operand.value)
+        return float(number.value)
+
     def _literal_index(
         self, base_name: ast.Name, node: ast.Name | ast.Arith, axis: tuple[str, int] | None
     ) -> None:
         """`beta[0]`: a whole number from 0 below the size of the axis it indexes (`axis`:
-        its name and size, -1 when a caller or the data sizes it); else a located error."""
+        its name and size, -1 when a caller or the data sizes it); else a located error.
+        A let bound to a number (`beta[i]`, `_bound_index`) is said with its number."""
         assert not isinstance(node, ast.Name)
         negative = isinstance(node, ast.Unary)
         number = node.operand if isinstance(node, ast.Unary) else node
         assert isinstance(number, ast.Number)  # _literal: only numbers reach here
-        written = self.ctx.source(node.span)
+        shown = f"{base_name.text}[{self.ctx.source(node.span)}]"
+        bound = self._bound_at.get(id(node))
+        if bound is not None:  # `beta[i] (i = -1)`
+            shown += f" ({bound.text} = {'-' if negative else ''}{number.raw})"
         name, size = axis if axis is not None else ("its axis", -1)
         entries = (
             f"{name} has {size} entr{'y' if size == 1 else 'ies'}, indexed 0..{size - 1}"
@@ -1082,21 +1153,21 @@ class ModelChecker:
         if negative:
             self.ctx.report(
                 rules.INDEX_PLATE,
-                f"{base_name.text}[{written}]: an index counts from 0 and cannot be negative "
+                f"{shown}: an index counts from 0 and cannot be negative "
                 f"(qvr does not count from the end): {entries}",
                 node.span,
             )
         elif not number.raw.isdigit():
             self.ctx.report(
                 rules.INDEX_PLATE,
-                f"{base_name.text}[{written}]: an index is a whole number written without a "
+                f"{shown}: an index is a whole number written without a "
                 f"point or an exponent, counted from 0: {entries}",
                 node.span,
             )
         elif size >= 0 and int(number.raw) >= size:
             self.ctx.report(
                 rules.INDEX_PLATE,
-                f"{base_name.text}[{written}] is out of range: {entries} (qvr counts from 0)",
+                f"{shown} is out of range: {entries} (qvr counts from 0)",
                 node.span,
             )
 
@@ -1507,7 +1578,7 @@ class ModelChecker:
             return Plated(out.plates, Element("real", (*out.element.event, len(items))))
         if isinstance(node, ast.Index):
             base = self._read(node.base.name)
-            indices = tuple(i.name if isinstance(i, ast.Var) else i for i in node.indices)
+            indices = tuple(self._bound_index(i) for i in node.indices)
             return self._gather(node.base.name, base, indices, node.span)
         return None
 

@@ -109,13 +109,16 @@ def lower(
     is_plate: Callable[[str], bool],
     plates_of: Callable[[str], tuple[str, ...]] = lambda _: (),
     size_of: Callable[[str], int | None] = lambda _: None,
+    constant: Callable[[str], float | None] = lambda _: None,
 ) -> Term | None:
     """The term of a typed expression; None when it holds what the checker does not type.
 
     `is_plate(name)` says whether an index names a plate object (`sigma[School]`);
     `plates_of(name)` the plates of a value the checker typed, outermost first;
     `size_of(name)` the size of a finite object, which an object argument of a function
-    is lowered to (`lags(y, Lag)` reads Lag's size: a number)."""
+    is lowered to (`lags(y, Lag)` reads Lag's size: a number); `constant(name)` the number
+    a name used as an index is bound to (`let i = 1`), lowered as that number is
+    (`beta[i]` is `beta[1]`, an entry the checker has checked), so no reader decides it."""
     span = node.span
     match node:
         case ast.Number(value=value):
@@ -125,17 +128,17 @@ def lower(
         case ast.Var(name=name):
             return Ref(name.text, span)
         case ast.Unary(op=op, operand=operand):
-            inner = lower(operand, is_plate, plates_of, size_of)
+            inner = lower(operand, is_plate, plates_of, size_of, constant)
             if inner is None:
                 return None
             return Unary(op, inner, span)
         case ast.Binary(op=op) if op in OPERATORS:
-            return _binary(node, is_plate, plates_of, size_of)
+            return _binary(node, is_plate, plates_of, size_of, constant)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
             fn = FUNCTIONS[func.text]
             if not fn.accepts(len(args)) and not fn.defines:  # a solver's checker says why
                 return None
-            items = _all(args, is_plate, plates_of, size_of, fn.objects_at)
+            items = _all(args, is_plate, plates_of, size_of, constant, fn.objects_at)
             return None if items is None else Call(func.text, items, span)
         case ast.MethodCall(receiver=receiver, method=method, args=args):
             if method.text not in METHODS or len(args) > 1:
@@ -155,14 +158,18 @@ def lower(
                 if isinstance(i, ast.Var) and is_plate(i.name.text):
                     out.append(None)
                     continue
-                t = lower(i, is_plate, plates_of, size_of)
+                number = constant(i.name.text) if isinstance(i, ast.Var) else None
+                if number is not None:
+                    out.append(Num(number, i.span))
+                    continue
+                t = lower(i, is_plate, plates_of, size_of, constant)
                 if t is None:
                     return None
                 out.append(t)
             plates = plates_of(base.name.text)[: len(out)]
             return Gather(base.name.text, tuple(out), span, plates)
         case ast.ListExpr(items=items, tuple=False):
-            terms = _all(items, is_plate, plates_of, size_of)
+            terms = _all(items, is_plate, plates_of, size_of, constant)
             return None if terms is None else Stack(terms, span)
         case _:
             return None
@@ -173,13 +180,14 @@ def _binary(
     is_plate: Callable[[str], bool],
     plates_of: Callable[[str], tuple[str, ...]],
     size_of: Callable[[str], int | None],
+    constant: Callable[[str], float | None],
 ) -> Term | None:
     spine = [node]  # along the left spine: a long chain does not recurse per operator
     while isinstance(spine[-1].left, ast.Binary) and spine[-1].left.op in OPERATORS:
         spine.append(spine[-1].left)
-    value = lower(spine[-1].left, is_plate, plates_of, size_of)
+    value = lower(spine[-1].left, is_plate, plates_of, size_of, constant)
     for b in reversed(spine):
-        right = lower(b.right, is_plate, plates_of, size_of)
+        right = lower(b.right, is_plate, plates_of, size_of, constant)
         if value is None or right is None:
             return None
         value = Op(b.op, value, right, b.span)
@@ -191,6 +199,7 @@ def _all(
     is_plate: Callable[[str], bool],
     plates_of: Callable[[str], tuple[str, ...]],
     size_of: Callable[[str], int | None],
+    constant: Callable[[str], float | None],
     objects: frozenset[int] = frozenset(),
 ) -> tuple[Term, ...] | None:
     """Each node's term; one at the positions `objects` that names a finite object is
@@ -202,7 +211,7 @@ def _all(
         if size is not None:
             out.append(Num(float(size), n.span))
             continue
-        t = lower(n, is_plate, plates_of, size_of)
+        t = lower(n, is_plate, plates_of, size_of, constant)
         if t is None:
             return None
         out.append(t)

@@ -594,6 +594,23 @@ FAMILY_SUPPORT = Rule(
     example="QVR314_family_support.qvr",
 )
 
+OPTION_WITHOUT_VALUE = Rule(
+    code="QVR315",
+    name="option-without-value",
+    severity=WARNING,
+    summary="a step option written as a flag (`[over]`), which gives it no value",
+    explanation=(
+        "Every option of a program step takes a value: `over=` and `iid_over=` name "
+        "objects, `via=` a data name, `reduction=` a reduction. Written bare, as a flag, "
+        "the key is one the step reads but no value comes with it; quivers' compiler "
+        "accepts it and reads the step as if the option were not written, and so does "
+        "qvr: the step runs without it. Most likely the value was left out."
+    ),
+    fixes=("Give the option its value (`over=Topic`), or remove it.",),
+    example="QVR315_option_without_value.qvr",
+    quick_fixes=("Remove the option.",),
+)
+
 # ----------------------------------------------------------------- 4: programs
 
 UNBOUND_VARIABLE = Rule(
