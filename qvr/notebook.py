@@ -116,11 +116,20 @@ def diagram_bundle(module: CheckedModule) -> dict[str, str] | None:
     }
 
 
+def cell_source(line: str, cell: str) -> str:
+    """The QVR text of a cell: its body under the magic's line made a comment. IPython
+    hands the magic the body alone; with the line back, `cell:18` is the 18th line the
+    notebook shows, as in the language server's squiggles and hovers of the same cell
+    (VS Code, JupyterLab), which read the whole cell."""
+    return f"# qvr {line}".rstrip() + "\n" + cell
+
+
 def qvr_cell(line: str, cell: str, shell: InteractiveShell | None = None) -> Any:
     """The `%%qvr` magic: diagnostics, then the diagram; with `--run`, the fit's
     InferenceData (also stored as `--name` in the user's namespace)."""
     options, run_args = parse_options(line)
-    module = check(cell, strict=options.strict)
+    source = cell_source(line, cell)
+    module = check(source, strict=options.strict)
     if module.diagnostics:
         display(diagnostics_bundle(module), raw=True)
     if not module.ok:
@@ -130,7 +139,7 @@ def qvr_cell(line: str, cell: str, shell: InteractiveShell | None = None) -> Any
         display(picture, raw=True)
     if not options.run:
         return None
-    idata = _fit(cell, run_args, options.predictive)
+    idata = _fit(source, run_args, options.predictive)
     if idata is not None and options.name and shell is not None:
         shell.user_ns[options.name] = idata
     return idata

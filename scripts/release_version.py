@@ -1,8 +1,10 @@
 """Refuse a release whose tag is not the version it ships (`release_version.py vX.Y.Z`).
 
 The release workflow (.github/workflows/release.yml) runs it before building, so a tag
-pushed without bumping pyproject.toml and the extension's package.json (or with only
-one of them bumped) publishes nothing. Exit status 1 with one line saying which differs.
+pushed without bumping pyproject.toml and the extensions' package.json files (or with
+only some of them bumped) publishes nothing. The JupyterLab extension ships inside the
+wheel, built with its version (qvr/labextension/package.json, checked current by its
+`npm test`). Exit status 1 with one line saying which differs.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def versions(root: Path = ROOT) -> dict[str, str]:
-    """The version each artefact declares: the Python package's and the extension's."""
+    """The version each artefact declares: the Python package's and the extensions'."""
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    extension = json.loads((root / "vscode-extension" / "package.json").read_text("utf-8"))
-    return {
-        "pyproject.toml": project["project"]["version"],
-        "vscode-extension/package.json": extension["version"],
-    }
+    found = {"pyproject.toml": project["project"]["version"]}
+    for extension in ("vscode-extension", "jupyterlab-extension"):
+        package = json.loads((root / extension / "package.json").read_text("utf-8"))
+        found[f"{extension}/package.json"] = package["version"]
+    return found
 
 
 def mismatches(tag: str, root: Path = ROOT) -> list[str]:

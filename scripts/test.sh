@@ -97,14 +97,18 @@ if [ "$FAST" = 1 ]; then
     exit "$FAILED"
 fi
 
-# The extension's tests and the real VS Code spend much of their time waiting (for
-# Chromium, for the language server, for a wheel to install): they run beside the
-# Python tests from the start.
+# The extensions' tests, the real VS Code and the real JupyterLab spend much of their
+# time waiting (for Chromium, for the language server, for a wheel to install): they run
+# beside the Python tests from the start.
 node_tests() {
     echo "== VS Code extension tests"
     (cd vscode-extension && npm test)
     echo "== the extension in a real VS Code (code-server, headless Chromium)"
     bash scripts/vscode_e2e/run.sh
+    echo "== JupyterLab extension tests (and that qvr/labextension is what its sources build)"
+    (cd jupyterlab-extension && npm test)
+    echo "== %%qvr cells in a real JupyterLab (headless Chromium)"
+    (cd jupyterlab-extension && npm run --silent e2e)
 }
 if [ -f vscode-extension/package.json ]; then
     beside "extension tests" node_tests

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -101,6 +103,15 @@ async def test_a_cell_is_qvr_when_its_first_line_is_the_magic() -> None:
     ]
     for other in (PYTHON, "%%qvrx\n", " %%qvr\n", "x = 1\n%%qvr\n", ""):
         assert qvr_text(other) is None
+
+
+async def test_the_server_reads_cells_by_the_rule_jupyterlab_qvr_reads_them_by() -> None:
+    """The cases jupyterlab-extension/test/extractor.test.ts checks the extension against:
+    a cell is QVR, and the same document, in VS Code and in JupyterLab."""
+    cases = json.loads((Path(__file__).parent / "qvr_cells.json").read_text())["cases"]
+    assert len(cases) >= 10
+    for case in cases:
+        assert qvr_text(case["cell"]) == case["qvr"], case["cell"]
 
 
 async def test_a_qvr_cell_gets_its_diagnostics_on_its_own_lines(client) -> None:

@@ -14,8 +14,9 @@ import pytest
 from IPython.core.error import UsageError
 from nbclient import NotebookClient
 
-from qvr.notebook import diagnostics_bundle, diagram_bundle, parse_options
+from qvr.notebook import cell_source, diagnostics_bundle, diagram_bundle, parse_options
 from qvr_core.check import check
+from qvr_lsp.protocol.notebook_cells import qvr_text
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "examples" / "models" / "linear_regression.qvr"
@@ -51,6 +52,18 @@ def test_options_are_validated_as_qvr_run_validates_them() -> None:
     options, run = parse_options("--run --method nuts --steps 50 --chains 2 --seed 7 --name fit")
     assert options.run and options.name == "fit"
     assert (run.method, run.steps, run.chains, run.seed) == ("nuts", 50, 2, 7)
+
+
+def test_a_cell_is_checked_with_its_magic_line_so_lines_are_the_notebooks() -> None:
+    assert cell_source("", BROKEN) == "# qvr\n" + BROKEN
+    body = "object X : Real 1\n"
+    assert cell_source("--run --seed 1", body) == "# qvr --run --seed 1\n" + body
+    # the server's reading of the same cell has the same lines
+    server = qvr_text("%%qvr --run\n" + BROKEN)
+    assert server is not None
+    assert cell_source("--run", BROKEN).splitlines() == server.splitlines()
+    (error,) = check(cell_source("", BROKEN)).diagnostics
+    assert error.span.start_line == 2  # 0-based: the cell's third line, as the notebook shows it
 
 
 def test_diagnostics_show_the_line_and_a_caret_in_text_and_html() -> None:
@@ -114,7 +127,8 @@ def test_a_notebook_checks_draws_and_fits(tmp_path: Path, monkeypatch: pytest.Mo
     _, broken, bogus, model, fitted, checked = nb.cells
 
     (diagnostic,) = _outputs(broken, "text/html")
-    assert "error[QVR001]" in diagnostic.data["text/plain"]
+    # the cell's third line, counting `%%qvr` as the notebook and the language server do
+    assert "cell:3:20: error[QVR001]" in diagnostic.data["text/plain"]
     assert "^^^^^" in diagnostic.data["text/plain"]
     assert "image/svg+xml" not in json.dumps(broken.outputs)  # a broken model is not drawn
 

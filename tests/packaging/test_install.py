@@ -120,10 +120,25 @@ def test_the_wheel_and_sdist_carry_what_users_need(dist: Path) -> None:
     assert "qvr = qvr_cli.main:main" in entry_points
     assert "qvr-lsp = qvr_lsp.__main__:main" in entry_points
     assert "qvr = qvr.lexer:QvrLexer" in entry_points
+    assert "qvr-lsp = qvr.jupyter_lsp:spec" in entry_points  # jupyter-lsp's spec finder
+    # the prebuilt JupyterLab extension, where pip puts what JupyterLab loads
+    lab = f"qvr-{VERSION}.data/data/share/jupyter/labextensions/jupyterlab-qvr/"
+    assert {lab + "package.json", lab + "static/style.js"} <= names
+    assert any(n.startswith(lab + "static/remoteEntry.") for n in names)
     (sdist,) = dist.glob("qvr-*.tar.gz")
     with tarfile.open(sdist) as archive:
         members = {Path(*Path(m).parts[1:]).as_posix() for m in archive.getnames()}
     assert {"LICENSE", "CHANGELOG.md", "README.md", "qvr_core/syntax/grammar.lark"} <= members
+    # a wheel built from the sdist carries the extension too, with no Node.js
+    assert "qvr/labextension/package.json" in members
+
+
+def test_pip_install_puts_the_jupyterlab_extension_where_jupyterlab_finds_it(bare: Path) -> None:
+    """`pip install qvr` then `jupyter lab`: JupyterLab loads the extensions under
+    `<prefix>/share/jupyter/labextensions`, each by its package.json's remote entry."""
+    installed = bare.parent / "share" / "jupyter" / "labextensions" / "jupyterlab-qvr"
+    package = json.loads((installed / "package.json").read_text())
+    assert (installed / package["jupyterlab"]["_build"]["load"]).is_file()
 
 
 def test_twine_check_passes_as_the_release_runs_it(dist: Path) -> None:

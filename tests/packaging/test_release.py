@@ -96,17 +96,19 @@ def test_the_release_tests_builds_checks_and_publishes_each_artefact_once() -> N
     assert release["permissions"] == {"contents": "read"}
 
 
-def test_a_tag_must_be_the_version_of_both_artefacts(tmp_path: Path) -> None:
+def test_a_tag_must_be_the_version_of_every_artefact(tmp_path: Path) -> None:
     version = PROJECT["version"]
     assert EXTENSION["version"] == version
     assert release_version.mismatches(f"v{version}") == []
     assert release_version.main([f"v{version}"]) == 0
-    assert len(release_version.mismatches("v99.0.0")) == 2
+    assert len(release_version.mismatches("v99.0.0")) == 3
     assert release_version.mismatches(version) == [f"the tag {version!r} is not of the form vX.Y.Z"]
     # one bumped, the other not: the line names the file left behind
     (tmp_path / "vscode-extension").mkdir()
+    (tmp_path / "jupyterlab-extension").mkdir()
     (tmp_path / "pyproject.toml").write_text(f'[project]\nversion = "{version}"\n')
     (tmp_path / "vscode-extension" / "package.json").write_text('{"version": "0.0.1"}')
+    (tmp_path / "jupyterlab-extension" / "package.json").write_text(f'{{"version": "{version}"}}')
     (line,) = release_version.mismatches(f"v{version}", tmp_path)
     assert line.startswith("vscode-extension/package.json says 0.0.1")
 
