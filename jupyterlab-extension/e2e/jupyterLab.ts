@@ -8,8 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 
@@ -28,6 +27,7 @@ export class JupyterLab {
   readonly notebooks = path.join(this.root, "notebooks");
   readonly token = randomBytes(16).toString("hex");
   port = 0;
+  private readonly runtime = path.join(this.root, "runtime");
   private process: ChildProcess | undefined;
   private logText = "";
 
@@ -57,14 +57,12 @@ export class JupyterLab {
       mkdirSync(path.join(settings, pkg), { recursive: true });
       writeFileSync(path.join(settings, pkg, `${name}.jupyterlab-settings`), JSON.stringify(values));
     }
-    this.port = await freePort();
     const args = [
       "-m",
       "jupyter",
       "lab",
       "--no-browser",
-      `--ServerApp.port=${this.port}`,
-      "--ServerApp.port_retries=0",
+      "--ServerApp.port=0", // a free port of the server's choosing, written to its runtime file
       "--ServerApp.ip=127.0.0.1",
       `--IdentityProvider.token=${this.token}`,
       `--ServerApp.root_dir=${this.notebooks}`,
@@ -77,7 +75,7 @@ export class JupyterLab {
       ...process.env,
       JUPYTER_CONFIG_DIR: path.join(this.root, "config"),
       JUPYTER_DATA_DIR: path.join(this.root, "data"),
-      JUPYTER_RUNTIME_DIR: path.join(this.root, "runtime"),
+      JUPYTER_RUNTIME_DIR: this.runtime,
       IPYTHONDIR: path.join(this.root, "ipython"),
     };
     const child = spawn(this.options.python, args, { cwd: this.notebooks, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -98,15 +96,20 @@ export class JupyterLab {
     return { listed: session !== undefined, status: session?.status };
   }
 
+  /** Waits for the server's runtime file (jpserver-PID.json, which names its port) and
+   * then for its API to answer. */
   private async waitUp(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (this.process?.exitCode !== null && this.process?.exitCode !== undefined) break;
       try {
-        const response = await fetch(this.url("/api/status"));
-        if (response.ok) return;
+        if (this.port === 0) {
+          const file = readdirSync(this.runtime).find((name) => /^jpserver-\d+\.json$/.test(name));
+          if (file !== undefined) this.port = (JSON.parse(readFileSync(path.join(this.runtime, file), "utf8")) as { port: number }).port;
+        }
+        if (this.port !== 0 && (await fetch(this.url("/api/status"))).ok) return;
       } catch {
-        // not listening yet
+        // no runtime folder yet, a file half written, or not listening yet
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -138,16 +141,4 @@ export class JupyterLab {
     if (process.env.QVR_E2E_KEEP === "1") console.log(`# kept ${this.root}`);
     else rmSync(this.root, { recursive: true, force: true, maxRetries: 5 });
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
