@@ -4,7 +4,8 @@
 // shared packages from a folder holding the core's package.json, which
 // @jupyterlab/core-meta ships as core.package.json. The build is deterministic (webpack's
 // content hashes); `--check` fails, leaving the committed files as they were, when they
-// are not what the sources build (`npm test` runs it).
+// are not what the sources build (`npm test` runs it). Module ids by order of use
+// (webpack.config.js) keep it so in any folder.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
