@@ -27,9 +27,9 @@ named as Stan names it (quivers has none; a call parses in every quivers grammar
 `Flat`, qvr's own family, does, so neither gets the QVR012 hint). So are the series
 functions, which say what a Stan model's loop over time says (`y[t - 1]`, a state
 carried from one step to the next: GARCH's variance, an AR(1) process). The ODE solver is
-too, named as Stan's `ode_rk45`: its first argument names a `define`, a function of the
-program's text rather than a value, so its checker (`check/ode_calls.py`) and runtime
-(`runtime/ode.py`) are its own.
+too, named as Stan's `ode_rk45` (and the stiff `ode_bdf`): its first argument names a
+`define`, a function of the program's text rather than a value, so its checker
+(`check/ode_calls.py`) and runtime (`runtime/ode.py`) are its own.
 
 `min`/`max` with one argument reduce (as quivers' tensor reductions do) and with
 two compare elementwise.
@@ -289,6 +289,33 @@ _FUNCTIONS = (
         "rtol |z|, and at most max_num_steps steps are taken between two output times (a "
         "point that needs more is not a number, which a sampler rejects), as Stan's "
         "ode_rk45_tol and integrate_ode_rk45 take them; all three are data.",
+        shape="ode",
+        defines=("f",),
+        data=("t0", "ts", "rtol", "atol", "max_num_steps"),
+        times=("ts",),
+    ),
+    Function(
+        "ode_bdf",
+        ("f", "z0", "t0", "ts", "theta"),
+        "The solution of a stiff ODE dz/dt = f(t, z, theta) from z(t0) = z0 at the output "
+        "times ts, one state per time: a T x N value, as ode_rk45's (Stan's ode_bdf, with its "
+        "tolerances 1e-10 and at most 10^8 steps between two times). For an ODE whose fast "
+        "decay would hold an explicit method to tiny steps (chemical kinetics, "
+        "pharmacokinetics): adaptive L-stable Rosenbrock steps (ROS34PW2, of order 3), each "
+        "solving a linear system of f's Jacobian, the gradient's sensitivities held to the "
+        "same tolerances. f names a `define` as ode_rk45's; t0 and ts are data.",
+        shape="ode",
+        defines=("f",),
+        data=("t0", "ts"),
+        times=("ts",),
+    ),
+    Function(
+        "ode_bdf_tol",
+        ("f", "z0", "t0", "ts", "rtol", "atol", "max_num_steps", "theta"),
+        "ode_bdf with its tolerances given: each step's error estimate is within atol + "
+        "rtol |z|, and at most max_num_steps steps are taken between two output times (a "
+        "point that needs more is not a number, which a sampler rejects), as Stan's "
+        "ode_bdf_tol and integrate_ode_bdf take them; all three are data.",
         shape="ode",
         defines=("f",),
         data=("t0", "ts", "rtol", "atol", "max_num_steps"),

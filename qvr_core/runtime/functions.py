@@ -19,6 +19,7 @@ from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.terms import Body
 from qvr_core.runtime import ode
 from qvr_core.runtime.ode_rhs import Builtins
+from qvr_core.runtime.ode_rosenbrock import StiffTolerance
 
 Fn = Callable[..., torch.Tensor]
 
@@ -248,6 +249,26 @@ class Implementations:
     ) -> torch.Tensor:
         tolerance = ode.tolerance_of(rtol, atol, max_num_steps)
         return ode.ode_rk45(f, z0, t0, ts, theta, _builtins(), tolerance)
+
+    @staticmethod
+    def ode_bdf(
+        f: Body, z0: torch.Tensor, t0: torch.Tensor, ts: torch.Tensor, theta: torch.Tensor
+    ) -> torch.Tensor:
+        return ode.ode_bdf(f, z0, t0, ts, theta, _builtins(), StiffTolerance())
+
+    @staticmethod
+    def ode_bdf_tol(
+        f: Body,
+        z0: torch.Tensor,
+        t0: torch.Tensor,
+        ts: torch.Tensor,
+        rtol: torch.Tensor,
+        atol: torch.Tensor,
+        max_num_steps: torch.Tensor,
+        theta: torch.Tensor,
+    ) -> torch.Tensor:
+        tolerance = ode.stiff_tolerance_of(rtol, atol, max_num_steps)
+        return ode.ode_bdf(f, z0, t0, ts, theta, _builtins(), tolerance)
 
 
 def _builtins() -> Builtins:

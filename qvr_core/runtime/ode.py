@@ -1,4 +1,6 @@
-"""`ode_rk45`: an ODE solved by adaptive Dormand-Prince 5(4) steps, as Stan's rk45 solves it.
+"""`ode_rk45`: an ODE solved by adaptive Dormand-Prince 5(4) steps, as Stan's rk45 solves it;
+`ode_bdf`: a stiff one, by adaptive ROS34PW2 steps (`runtime.ode_rosenbrock`), on the same
+two paths.
 
 Two solvers compute the same steps' method. Where there is a C compiler (nearly always: the
 one PyStan builds with), the define's body is written in C with its tangents and solved
@@ -27,9 +29,10 @@ import torch
 
 from qvr_core.check.terms import Body
 from qvr_core.runtime.errors import QvrRuntimeError
-from qvr_core.runtime.ode_c import Compiled, compiled
+from qvr_core.runtime.ode_c import Compiled, compiled, reads
 from qvr_core.runtime.ode_op import register
 from qvr_core.runtime.ode_rhs import Builtins, Rhs, right_hand_side
+from qvr_core.runtime.ode_rosenbrock import StiffTolerance, rosenbrock
 
 # The Dormand-Prince 5(4) tableau (Dormand and Prince 1980; Hairer, Norsett and Wanner,
 # Solving ODEs I, table 5.2): the stage times, each stage's weights of the stages before
@@ -77,7 +80,7 @@ def ode_rk45(
     """The state at each of the times `ts` (rows), from `z0` at `t0`: a `(T, N)` value for
     a state of N entries (`(T,)` for a number), any axes before z0's and theta's entries
     carried along."""
-    start, times = _times(t0, ts)
+    start, times = _times(t0, ts, "ode_rk45")
     vector = body.sizes[1] > 0
     state = z0 if vector else z0[..., None]
     solver = compiled(body)
@@ -95,6 +98,37 @@ def ode_rk45(
     return solution if vector else solution[..., 0]
 
 
+def ode_bdf(
+    body: Body,
+    z0: torch.Tensor,
+    t0: torch.Tensor,
+    ts: torch.Tensor,
+    theta: torch.Tensor,
+    builtins: Builtins,
+    tolerance: StiffTolerance,
+) -> torch.Tensor:
+    """`ode_rk45`'s value by the stiff solver, ROS34PW2 (`runtime.ode_rosenbrock` says why
+    that method): compiled where the body is (`qvr::ode_bdf`, batched over chains), else
+    in torch with autograd through the kept steps; not a number where an interval needs
+    more than max_num_steps steps, as `ode_rk45` and Stan's rejected point."""
+    start, times = _times(t0, ts, "ode_bdf")
+    vector = body.sizes[1] > 0
+    state = z0 if vector else z0[..., None]
+    solver = compiled(body)
+    if solver is not None:
+        solution = _in_c(solver, body, state, theta, ts, start, 0.0, tolerance, stiff=True)
+    else:
+        rhs = right_hand_side(body, theta, vector, builtins)
+        reads_time = reads(body, body.params[0])
+        outputs = rosenbrock(rhs, list(state.unbind(-1)), start, times, tolerance, reads_time)
+        if outputs is None:
+            shape = (*torch.broadcast_shapes(state.shape[:-1], theta.shape[:-1]), len(times))
+            solution = torch.full((*shape, state.shape[-1]), torch.nan, dtype=state.dtype)
+        else:
+            solution = _solution(outputs)
+    return solution if vector else solution[..., 0]
+
+
 def _in_c(
     solver: Compiled,
     body: Body,
@@ -103,7 +137,8 @@ def _in_c(
     ts: torch.Tensor,
     t0: float,
     h0: float,
-    tolerance: Tolerance,
+    tolerance: Tolerance | StiffTolerance,
+    stiff: bool = False,
 ) -> torch.Tensor:
     """The compiled solver (`runtime.ode_c`) as one operation (`runtime.ode_op`), its
     rows the axes before z0's and theta's entries, broadcast together."""
@@ -113,30 +148,42 @@ def _in_c(
     z = state.to(dtype).expand(*batch, state.shape[-1]).reshape(-1, state.shape[-1])
     th = params.to(dtype).expand(*batch, params.shape[-1]).reshape(-1, params.shape[-1])
     times = ts.to(dtype)
-    out, _ = torch.ops.qvr.ode_rk45(
+    operation = torch.ops.qvr.ode_bdf if stiff else torch.ops.qvr.ode_rk45
+    out, _ = operation(
         z, th, times, t0, tolerance.rtol, tolerance.atol, tolerance.max_steps, h0,
         register(solver),
     )  # fmt: skip
     return out.reshape(*batch, *out.shape[1:]).to(state.dtype)
 
 
-def tolerance_of(rtol: torch.Tensor, atol: torch.Tensor, max_steps: torch.Tensor) -> Tolerance:
-    """`ode_rk45_tol`'s tolerances, data the checker admitted: numbers read once."""
+def tolerance_of(
+    rtol: torch.Tensor, atol: torch.Tensor, max_steps: torch.Tensor, name: str = "ode_rk45_tol"
+) -> Tolerance:
+    """`ode_rk45_tol`'s (or `name`'s) tolerances, data the checker admitted: numbers read
+    once."""
     r, a, m = float(rtol), float(atol), float(max_steps)
     if not (r > 0 and a > 0 and m >= 1 and m == int(m)):
         raise QvrRuntimeError(
-            f"ode_rk45_tol: rtol and atol are positive and max_num_steps a whole number, 1 or "
+            f"{name}: rtol and atol are positive and max_num_steps a whole number, 1 or "
             f"more, not {r}, {a} and {m}"
         )
     return Tolerance(r, a, int(m))
 
 
-def _times(t0: torch.Tensor, ts: torch.Tensor) -> tuple[float, list[float]]:
+def stiff_tolerance_of(
+    rtol: torch.Tensor, atol: torch.Tensor, max_steps: torch.Tensor
+) -> StiffTolerance:
+    """`ode_bdf_tol`'s tolerances, checked as `ode_rk45_tol`'s are."""
+    read = tolerance_of(rtol, atol, max_steps, "ode_bdf_tol")
+    return StiffTolerance(read.rtol, read.atol, read.max_steps)
+
+
+def _times(t0: torch.Tensor, ts: torch.Tensor, name: str) -> tuple[float, list[float]]:
     """The start and the output times as numbers: data, the same in every evaluation, so
     read once per evaluation (the checker admits only data here)."""
     if ts.dim() != 1 or t0.dim() != 0:
         raise QvrRuntimeError(
-            f"ode_rk45: the start is one number and the output times a vector, not shapes "
+            f"{name}: the start is one number and the output times a vector, not shapes "
             f"{tuple(t0.shape)} and {tuple(ts.shape)}"
         )
     start = float(t0)
@@ -145,7 +192,7 @@ def _times(t0: torch.Tensor, ts: torch.Tensor) -> tuple[float, list[float]]:
     for t in times:
         if not t > before:
             raise QvrRuntimeError(
-                f"ode_rk45: the output times increase from the start {start}, but {t} comes "
+                f"{name}: the output times increase from the start {start}, but {t} comes "
                 f"at or before {before}"
             )
         before = t

@@ -1,4 +1,5 @@
-"""An ODE's right-hand side and Stan's rk45 solver, written in C and compiled once.
+"""An ODE's right-hand side and its solvers, Stan's rk45 and the stiff one of `ode_bdf`
+(ROS34PW2, `runtime.ode_rosenbrock`), written in C and compiled once.
 
 Why C. NUTS evaluates the gradient of an ODE model's log density some 10^5 times. Written
 with torch operations, one Dormand-Prince step of a two-state system and its gradient is
@@ -21,6 +22,11 @@ The source is compiled by the C compiler (`cc`, or `$CC`) into the user's cache 
 named by a hash of the source, so each model is compiled once (some 0.1 s); where there
 is no compiler, or the body uses what `_FUNCTIONS` lacks, `compiled` gives None and the
 caller keeps the torch solver (`runtime.ode`).
+
+The stiff solver (`qvr_ode_solve_stiff`) reads df/dz from the same tangents (unit tangents
+along z), factors W = I - h gamma J once a step and carries the state's tangents through
+the stages with that W (the W-method's derivative: `runtime.ode_rosenbrock` says why that
+is an order-3 gradient), held to the tolerance as the state is.
 """
 
 from __future__ import annotations
@@ -39,8 +45,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qvr_core.builtins import FUNCTIONS
-from qvr_core.check.terms import Body, Call, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import Body, Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
 from qvr_core.export.named import members, named
+from qvr_core.runtime import ode_rosenbrock as ros
 
 
 class _Elementwise:
@@ -225,17 +232,228 @@ class _Writer:
         return self.fresh(y.value, lambda k: " + ".join(p.format(k=k) for p in parts))
 
 
+# `ode_bdf`'s solver: adaptive ROS34PW2 steps (runtime/ode_rosenbrock.py says why this
+# method), its tableau written from that module's numbers, on the state and its tangents
+# with one matrix W = I - h gamma J for both: the W-method's derivative, so no second
+# derivative of the body is needed. J is read from the body's own tangents (unit tangents
+# along z give df/dz), df/dt by a forward difference where the body reads t.
+_STIFF = r"""
+static const double RA[4][4] = %(alpha)s;
+static const double RG[4][4] = %(coupling)s;
+static const double RB[4] = %(b)s;
+static const double RE[4] = %(error)s;
+static const double RC[4] = %(nodes)s;
+static const double RD[4] = %(time_weights)s;
+#define GAMMA %(gamma)s
+#define EXPONENT %(exponent)s
+#define TIME_STEP %(time_step)s
+
+/* a = its LU factors with partial pivoting, in place (N x N, by rows); 1 when singular. */
+static int factor(double *a, int *piv) {
+    for (int c = 0; c < N; c++) {
+        int p = c;
+        double best = fabs(a[c * N + c]);
+        for (int r = c + 1; r < N; r++)
+            if (fabs(a[r * N + c]) > best) { best = fabs(a[r * N + c]); p = r; }
+        if (!(best > 0.0) || !isfinite(best)) return 1;
+        piv[c] = p;
+        if (p != c)
+            for (int q = 0; q < N; q++) {
+                double s = a[c * N + q]; a[c * N + q] = a[p * N + q]; a[p * N + q] = s;
+            }
+        for (int r = c + 1; r < N; r++) {
+            double l = a[r * N + c] / a[c * N + c];
+            a[r * N + c] = l;
+            for (int q = c + 1; q < N; q++) a[r * N + q] -= l * a[c * N + q];
+        }
+    }
+    return 0;
+}
+
+/* b (N values, `stride` apart) solved in place by the factors of `factor`. */
+static void solve(const double *a, const int *piv, double *b, int stride) {
+    for (int c = 0; c < N; c++)
+        if (piv[c] != c) {
+            double s = b[c * stride]; b[c * stride] = b[piv[c] * stride]; b[piv[c] * stride] = s;
+        }
+    for (int r = 0; r < N; r++)
+        for (int q = 0; q < r; q++) b[r * stride] -= a[r * N + q] * b[q * stride];
+    for (int r = N - 1; r >= 0; r--) {
+        for (int q = r + 1; q < N; q++) b[r * stride] -= a[r * N + q] * b[q * stride];
+        b[r * stride] /= a[r * N + r];
+    }
+}
+
+/* The first step (Hairer and Wanner's rule): a hundredth of the state over its derivative,
+   each over its tolerance; 1e-6 of the first interval where either is negligible. */
+static double first_step(double t, const double *y, const double *th, double span,
+                         double rtol, double atol) {
+    double f[N], dF[N * P], S[N * P];
+    memset(S, 0, sizeof S);
+    rhs(t, y, S, th, f, dF);
+    double d0 = 0.0, d1 = 0.0;
+    for (int i = 0; i < N; i++) {
+        double scale = atol + rtol * fabs(y[i]);
+        d0 = fmax(d0, fabs(y[i]) / scale);
+        d1 = fmax(d1, fabs(f[i]) / scale);
+    }
+    double h = (d0 > 1e-5 && d1 > 1e-5) ? 0.01 * d0 / d1 : 1e-6 * span;
+    return isfinite(h) ? fmin(h, span) : 1e-6 * span;
+}
+
+/* One chain by ROS34PW2: 0 when solved, 1 when an interval needs more than max_steps steps
+   kept, or a step shrinks to nothing (a singular W or a blow-up is rejected until it does). */
+static int stiff_chain(const double *z0, const double *th, double t0, int T, const double *ts,
+                       double rtol, double atol, long max_steps, double h0, double *out,
+                       double *sens) {
+    double y[N], S[N * P], U[N * P], J[N * N], W[N * N];
+    double f0[N], df0[N * P], ft[N], dft[N * P], fs[N], dfs[N * P];
+    double x[N], dx[N * P], k[4][N], dk[4][N * P], g[N], dg[N * P];
+    int piv[N];
+    memcpy(y, z0, sizeof y);
+    memset(S, 0, sizeof S);
+    memset(U, 0, sizeof U);
+    for (int i = 0; i < N; i++) S[i * P + M + i] = U[i * P + M + i] = 1.0;
+    memset(ft, 0, sizeof ft);
+    memset(dft, 0, sizeof dft);
+    double t = t0;
+    double h = h0 > 0.0 ? h0 : first_step(t, y, th, ts[0] - t0, rtol, atol);
+    for (int j = 0; j < T; j++) {
+        double end = ts[j];
+        double tiny = 1e-12 * (fabs(end) > 1.0 ? fabs(end) : 1.0);
+        long taken = 0;
+        while (t < end) {
+            if (taken >= max_steps || h < tiny || !isfinite(h)) return 1;
+            int last = end - (t + h) <= tiny;
+            double size = last ? end - t : h;
+            /* J from unit tangents along z (the columns after theta's), then f and its
+               tangents at the step's start, then df/dt */
+            rhs(t, y, U, th, f0, dfs);
+            for (int i = 0; i < N; i++)
+                for (int l = 0; l < N; l++) J[i * N + l] = dfs[i * P + M + l];
+            rhs(t, y, S, th, f0, df0);
+            if (READS_TIME) {
+                double dt = TIME_STEP * fmax(1.0, fabs(t));
+                rhs(t + dt, y, S, th, ft, dft);
+                for (int i = 0; i < N; i++) ft[i] = (ft[i] - f0[i]) / dt;
+                for (int q = 0; q < N * P; q++) dft[q] = (dft[q] - df0[q]) / dt;
+            }
+            for (int q = 0; q < N * N; q++) W[q] = -size * GAMMA * J[q];
+            for (int i = 0; i < N; i++) W[i * N + i] += 1.0;
+            double ratio = 0.0;
+            if (factor(W, piv)) ratio = NAN;
+            for (int s = 0; s < 4 && !isnan(ratio); s++) {
+                memcpy(x, y, sizeof x);
+                memcpy(dx, S, sizeof dx);
+                memset(g, 0, sizeof g);
+                memset(dg, 0, sizeof dg);
+                for (int r = 0; r < s; r++) {
+                    for (int i = 0; i < N; i++) {
+                        x[i] += RA[s][r] * k[r][i];
+                        g[i] += RG[s][r] * k[r][i];
+                    }
+                    for (int q = 0; q < N * P; q++) {
+                        dx[q] += RA[s][r] * dk[r][q];
+                        dg[q] += RG[s][r] * dk[r][q];
+                    }
+                }
+                if (s == 0) {
+                    memcpy(fs, f0, sizeof fs);
+                    memcpy(dfs, df0, sizeof dfs);
+                } else {
+                    rhs(t + RC[s] * size, x, dx, th, fs, dfs);
+                }
+                double w = size * size * RD[s];
+                for (int i = 0; i < N; i++) {
+                    double jg = 0.0;
+                    for (int l = 0; l < N; l++) jg += J[i * N + l] * g[l];
+                    k[s][i] = size * (fs[i] + jg) + w * ft[i];
+                    for (int c = 0; c < P; c++) {
+                        double jdg = 0.0;
+                        for (int l = 0; l < N; l++) jdg += J[i * N + l] * dg[l * P + c];
+                        dk[s][i * P + c] = size * (dfs[i * P + c] + jdg) + w * dft[i * P + c];
+                    }
+                }
+                solve(W, piv, k[s], 1);
+                for (int c = 0; c < P; c++) solve(W, piv, dk[s] + c, P);
+            }
+            if (!isnan(ratio)) {
+                memcpy(x, y, sizeof x);
+                memcpy(dx, S, sizeof dx);
+                for (int r = 0; r < 4; r++) {
+                    for (int i = 0; i < N; i++) x[i] += RB[r] * k[r][i];
+                    for (int q = 0; q < N * P; q++) dx[q] += RB[r] * dk[r][q];
+                }
+                for (int i = 0; i < N; i++) {
+                    double e = 0.0;
+                    for (int r = 0; r < 4; r++) e += RE[r] * k[r][i];
+                    double q = fabs(e) / (atol + rtol * fmax(fabs(y[i]), fabs(x[i])));
+                    if (isnan(q) || isnan(ratio)) ratio = NAN;
+                    else if (q > ratio) ratio = q;
+                }
+                /* the tangents held to the same test, as Stan's CVODES holds them */
+                for (int q = 0; q < N * P; q++) {
+                    double e = 0.0;
+                    for (int r = 0; r < 4; r++) e += RE[r] * dk[r][q];
+                    double u = fabs(e) / (atol + rtol * fmax(fabs(S[q]), fabs(dx[q])));
+                    if (isnan(u) || isnan(ratio)) ratio = NAN;
+                    else if (u > ratio) ratio = u;
+                }
+            }
+            double grow = !isfinite(ratio) ? 0.2 : ratio == 0.0 ? 5.0 : 0.9 * pow(ratio, -EXPONENT);
+            double proposal = size * fmin(5.0, fmax(0.2, grow));
+            if (ratio <= 1.0) {
+                taken++;
+                STEPS[0]++;
+                t = last ? end : t + size;
+                memcpy(y, x, sizeof y);
+                memcpy(S, dx, sizeof S);
+                h = last ? fmax(h, proposal) : proposal;
+            } else {
+                STEPS[1]++;
+                h = proposal;
+            }
+        }
+        memcpy(out + (long)j * N, y, sizeof y);
+        memcpy(sens + (long)j * N * P, S, sizeof S);
+    }
+    return 0;
+}
+
+/* `qvr_ode_solve` by ROS34PW2: h0 <= 0 lets each chain choose its first step. */
+int qvr_ode_solve_stiff(int batch, const double *z0, const double *th, double t0, int T,
+                        const double *ts, double rtol, double atol, long max_steps, double h0,
+                        double *out, double *sens) {
+    memset(E, 0, sizeof E);
+    for (int j = 0; j < M; j++) E[j * P + j] = 1.0;
+    int failed = 0;
+    for (int b = 0; b < batch; b++) {
+        double *o = out + (long)b * T * N, *s = sens + (long)b * T * N * P;
+        if (stiff_chain(z0 + (long)b * N, th + (long)b * M, t0, T, ts, rtol, atol, max_steps,
+                        h0, o, s)) {
+            for (long q = 0; q < (long)T * N; q++) o[q] = NAN;
+            for (long q = 0; q < (long)T * N * P; q++) s[q] = NAN;
+            failed++;
+        }
+    }
+    return failed;
+}
+"""
+
 # The solver: adaptive Dormand-Prince 5(4), its tableau as runtime/ode.py's, on the state
 # and its tangents, for each chain of a batch (see the module's docstring).
-_SOLVER = r"""
+_SOLVER = (
+    r"""
 #include <math.h>
 #include <string.h>
 
 #define N %(n)d
 #define M %(m)d
 #define P %(p)d
+#define READS_TIME %(reads_time)d
 
 static double E[M * P];  /* theta's own tangents: the unit vectors */
+static long STEPS[2];    /* steps kept and rejected, both solvers, since qvr_ode_counts */
 
 static void rhs(double t, const double *z, const double *S, const double *th,
                 double *f, double *dF) {
@@ -309,6 +527,7 @@ static int chain(const double *z0, const double *th, double t0, int T, const dou
             double proposal = size * fmin(5.0, fmax(0.2, grow));
             if (ratio <= 1.0) {
                 taken++;
+                STEPS[0]++;
                 t = last ? end : t + size;
                 memcpy(y, x, sizeof y);
                 memcpy(S, dx, sizeof S);
@@ -316,6 +535,7 @@ static int chain(const double *z0, const double *th, double t0, int T, const dou
                 memcpy(dk[0], dk[6], sizeof dk[0]);
                 h = last ? fmax(h, proposal) : proposal;
             } else {
+                STEPS[1]++;
                 h = proposal;
             }
         }
@@ -343,17 +563,36 @@ int qvr_ode_solve(int batch, const double *z0, const double *th, double t0, int 
     }
     return failed;
 }
+
+/* The steps each solver kept and rejected since the last call (the bench's count). */
+void qvr_ode_counts(long *out) {
+    out[0] = STEPS[0];
+    out[1] = STEPS[1];
+    STEPS[0] = STEPS[1] = 0;
+}
 """
+    + _STIFF
+)
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A body's solver, compiled: `solve` the C function, and the sizes it is made for
-    (N state entries, M entries of theta, P = M + N tangents)."""
+    """A body's solvers, compiled: `solve` (Dormand-Prince, `ode_rk45`) and `solve_stiff`
+    (ROS34PW2, `ode_bdf`), C functions of the same arguments; `counts` the steps they kept
+    and rejected since its last call; the sizes they are made for (N state entries, M
+    entries of theta, P = M + N tangents)."""
 
     solve: Callable[..., int]
+    solve_stiff: Callable[..., int]
+    counts: Callable[..., None]
     n: int
     m: int
+
+    def steps(self) -> tuple[int, int]:
+        """The steps kept and rejected since the last call, over every chain and solve."""
+        out = (ctypes.c_long * 2)()
+        self.counts(out)
+        return int(out[0]), int(out[1])
 
     @property
     def p(self) -> int:
@@ -364,7 +603,28 @@ def source(body: Body) -> str:
     """The C of the body's solver (NotWritten where the body uses what C here does not)."""
     writer = _Writer(body)
     text = writer.source()
-    return _SOLVER % {"n": writer.n, "m": writer.m, "p": writer.p, "body": text}
+    reads_time = int(reads(body, body.params[0]))
+    return _SOLVER % {
+        "n": writer.n, "m": writer.m, "p": writer.p, "body": text, "reads_time": reads_time,
+        "alpha": _c_rows(ros.ALPHA), "coupling": _c_rows(ros.COUPLING), "b": _c_row(ros.B),
+        "error": _c_row(ros.ERROR), "nodes": _c_row(ros.NODES),
+        "time_weights": _c_row(ros.TIME_WEIGHTS), "gamma": repr(ros.GAMMA),
+        "exponent": repr(ros.EXPONENT), "time_step": repr(ros.TIME_STEP),
+    }  # fmt: skip
+
+
+def reads(body: Body, name: str) -> bool:
+    """Whether the body reads the parameter `name` (a right-hand side of t needs df/dt)."""
+    return any(name in refs(term) for term in (*(t for _, t in body.lines), body.result))
+
+
+def _c_row(values: tuple[float, ...]) -> str:
+    """A C initializer of four doubles, exact (Python's repr of a float reads back as it)."""
+    return "{" + ", ".join(repr(float(v)) for v in (*values, *[0.0] * (4 - len(values)))) + "}"
+
+
+def _c_rows(rows: tuple[tuple[float, ...], ...]) -> str:
+    return "{" + ", ".join(_c_row(r) for r in rows) + "}"
 
 
 @functools.lru_cache(maxsize=64)
@@ -382,14 +642,18 @@ def compiled(body: Body) -> Compiled | None:
         library = ctypes.CDLL(path)
     except OSError:
         return None
-    solve = library.qvr_ode_solve
     double_p = ctypes.POINTER(ctypes.c_double)
-    solve.argtypes = [
-        ctypes.c_int, double_p, double_p, ctypes.c_double, ctypes.c_int, double_p,
-        ctypes.c_double, ctypes.c_double, ctypes.c_long, ctypes.c_double, double_p, double_p,
-    ]  # fmt: skip
-    solve.restype = ctypes.c_int
-    return Compiled(solve, max(body.sizes[1], 1), max(body.sizes[2], 1))
+    solvers = library.qvr_ode_solve, library.qvr_ode_solve_stiff
+    for solve in solvers:
+        solve.argtypes = [
+            ctypes.c_int, double_p, double_p, ctypes.c_double, ctypes.c_int, double_p,
+            ctypes.c_double, ctypes.c_double, ctypes.c_long, ctypes.c_double, double_p, double_p,
+        ]  # fmt: skip
+        solve.restype = ctypes.c_int
+    counts = library.qvr_ode_counts
+    counts.argtypes = [ctypes.POINTER(ctypes.c_long)]
+    counts.restype = None
+    return Compiled(*solvers, counts, max(body.sizes[1], 1), max(body.sizes[2], 1))
 
 
 def _library(text: str) -> str | None:

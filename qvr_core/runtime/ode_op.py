@@ -1,4 +1,5 @@
-"""The compiled ODE solver (`runtime.ode_c`) as one torch operation, `qvr::ode_rk45`.
+"""The compiled ODE solvers (`runtime.ode_c`) as torch operations, `qvr::ode_rk45` and
+`qvr::ode_bdf` (the stiff one), alike but for the C function they call.
 
 As a custom operation of torch's dispatcher, the solve is one node wherever torch looks:
 autograd differentiates it by the tangents it returns beside the solution (the backward
@@ -15,6 +16,7 @@ model's let first calls the solver (a recording replays in the process that made
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,34 @@ def register(solver: Compiled) -> int:
     return len(_SOLVERS) - 1
 
 
+def _solve(
+    stiff: bool,
+    z0: torch.Tensor,
+    theta: torch.Tensor,
+    ts: torch.Tensor,
+    t0: float,
+    rtol: float,
+    atol: float,
+    max_steps: int,
+    h0: float,
+    solver: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The kernel of both operations: `solver`'s Dormand-Prince or (`stiff`) ROS34PW2."""
+    chosen = _SOLVERS[solver]
+    z = np.ascontiguousarray(z0.detach().cpu().numpy(), dtype=np.float64)
+    th = np.ascontiguousarray(theta.detach().cpu().numpy(), dtype=np.float64)
+    times = np.ascontiguousarray(ts.detach().cpu().numpy(), dtype=np.float64)
+    batch, count = z.shape[0], times.shape[0]
+    out = np.empty((batch, count, chosen.n))
+    sens = np.empty((batch, count, chosen.n, chosen.p))
+    solve = chosen.solve_stiff if stiff else chosen.solve
+    solve(
+        batch, _pointer(z), _pointer(th), t0, count, _pointer(times), rtol, atol,
+        max_steps, h0, _pointer(out), _pointer(sens),
+    )  # fmt: skip
+    return torch.from_numpy(out).to(z0.device), torch.from_numpy(sens).to(z0.device)
+
+
 @torch.library.custom_op("qvr::ode_rk45", mutates_args=())
 def ode_rk45(
     z0: torch.Tensor,
@@ -48,25 +78,30 @@ def ode_rk45(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The states at `ts` from `z0` (batch, N) with `theta` (batch, M), and their tangents
     along theta's entries then z0's: (batch, T, N) and (batch, T, N, M + N)."""
-    chosen = _SOLVERS[solver]
-    z = np.ascontiguousarray(z0.detach().cpu().numpy(), dtype=np.float64)
-    th = np.ascontiguousarray(theta.detach().cpu().numpy(), dtype=np.float64)
-    times = np.ascontiguousarray(ts.detach().cpu().numpy(), dtype=np.float64)
-    batch, count = z.shape[0], times.shape[0]
-    out = np.empty((batch, count, chosen.n))
-    sens = np.empty((batch, count, chosen.n, chosen.p))
-    chosen.solve(
-        batch, _pointer(z), _pointer(th), t0, count, _pointer(times), rtol, atol,
-        max_steps, h0, _pointer(out), _pointer(sens),
-    )  # fmt: skip
-    return torch.from_numpy(out).to(z0.device), torch.from_numpy(sens).to(z0.device)
+    return _solve(False, z0, theta, ts, t0, rtol, atol, max_steps, h0, solver)
+
+
+@torch.library.custom_op("qvr::ode_bdf", mutates_args=())
+def ode_bdf(
+    z0: torch.Tensor,
+    theta: torch.Tensor,
+    ts: torch.Tensor,
+    t0: float,
+    rtol: float,
+    atol: float,
+    max_steps: int,
+    h0: float,
+    solver: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`ode_rk45`'s operation by the stiff solver (ROS34PW2, `runtime.ode_rosenbrock`);
+    h0 <= 0 lets each row choose its first step."""
+    return _solve(True, z0, theta, ts, t0, rtol, atol, max_steps, h0, solver)
 
 
 def _pointer(a: np.ndarray) -> Any:
     return a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
 
 
-@ode_rk45.register_fake
 def _shapes(
     z0: torch.Tensor, theta: torch.Tensor, ts: torch.Tensor, *_numbers: Any
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -87,29 +122,35 @@ def _backward(ctx: Any, grad: torch.Tensor, _grad_tangents: torch.Tensor) -> tup
     return total[..., m:], total[..., :m], None, None, None, None, None, None, None
 
 
-ode_rk45.register_autograd(_backward, setup_context=_keep)
+def _batched_by(operation: Any) -> Callable[..., Any]:
+    """The vmap rule of `operation`: vmap's batch as more rows of the operation's own batch
+    (the times are data, the same for every row)."""
+
+    def batched(
+        info: Any,
+        in_dims: tuple[int | None, ...],
+        z0: torch.Tensor,
+        theta: torch.Tensor,
+        ts: torch.Tensor,
+        *numbers: Any,
+    ) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
+        size = info.batch_size
+        z_dim, theta_dim, ts_dim = in_dims[0], in_dims[1], in_dims[2]
+        if ts_dim is not None:
+            raise ValueError("an ODE's output times are the same for every chain (data)")
+        z = _rows(z0, z_dim, size)
+        th = _rows(theta, theta_dim, size)
+        inner = z.shape[1]
+        out, sens = operation(z.flatten(0, 1), th.flatten(0, 1), ts, *numbers)
+        return (out.unflatten(0, (size, inner)), sens.unflatten(0, (size, inner))), (0, 0)
+
+    return batched
 
 
-@ode_rk45.register_vmap
-def _batched(
-    info: Any,
-    in_dims: tuple[int | None, ...],
-    z0: torch.Tensor,
-    theta: torch.Tensor,
-    ts: torch.Tensor,
-    *numbers: Any,
-) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
-    """vmap's batch as more rows of the operation's own batch (the times are data, the
-    same for every row)."""
-    size = info.batch_size
-    z_dim, theta_dim, ts_dim = in_dims[0], in_dims[1], in_dims[2]
-    if ts_dim is not None:
-        raise ValueError("ode_rk45: the output times are the same for every chain (data)")
-    z = _rows(z0, z_dim, size)
-    th = _rows(theta, theta_dim, size)
-    inner = z.shape[1]
-    out, sens = ode_rk45(z.flatten(0, 1), th.flatten(0, 1), ts, *numbers)
-    return (out.unflatten(0, (size, inner)), sens.unflatten(0, (size, inner))), (0, 0)
+for _operation in (ode_rk45, ode_bdf):
+    _operation.register_fake(_shapes)
+    _operation.register_autograd(_backward, setup_context=_keep)
+    _operation.register_vmap(_batched_by(_operation))
 
 
 def _rows(x: torch.Tensor, dim: int | None, size: int) -> torch.Tensor:

@@ -129,3 +129,19 @@ def test_a_vector_define_is_no_call_step() -> None:
     module = check(text)
     (note,) = [d for d in module.diagnostics if d.code == "QVR011"]
     assert "its call of lv" in note.message
+
+
+def test_ode_bdf_is_typed_and_misused_as_ode_rk45_is() -> None:
+    """The stiff solver has ode_rk45's signatures, value and located errors."""
+    text = _program("    let z = ode_bdf(lv, z0, 0.0, ts, theta)")
+    assert _problems(text) == []
+    (let,) = [s for s in check(text).models["m"].steps if isinstance(s, Let) and s.name == "z"]
+    assert isinstance(let.type, Plated) and [p.name for p in let.type.plates] == ["State"]
+    tol = "    let z = ode_bdf_tol(lv, z0, 0.0, ts, 1e-8, 1e-8, 10000, theta)"
+    assert _problems(_program(tol)) == []
+    assert _problems(_program("    let z = ode_bdf(lvv, z0, 0.0, ts, theta)")) == [
+        ("QVR101", "lvv")
+    ]
+    assert _problems(_program("    let z = ode_bdf_tol(lv, z0, 0.0, ts, theta)")) == [
+        ("QVR406", "ode_bdf_tol(lv, z0, 0.0, ts, theta)")
+    ]

@@ -140,6 +140,12 @@ class _NotWritten:
         "which the export does not write from a define yet"
     )
     ode_rk45_tol = ode_rk45
+    ode_bdf = (
+        "JAX has no stiff solver (jax.experimental.ode.odeint is explicit Dormand-Prince; "
+        "a stiff one, as diffrax's Kvaerno5, is another library), and the export does not "
+        "write a define as a JAX function yet"
+    )
+    ode_bdf_tol = ode_bdf
 
 
 NOT_WRITTEN = named(_NotWritten, FUNCTIONS, str)

@@ -175,6 +175,12 @@ class _NotWritten:
         "Python function, which the export does not write from a define yet"
     )
     ode_rk45_tol = ode_rk45
+    ode_bdf = (
+        "PyMC solves a stiff ODE with pm.ode.DifferentialEquation (scipy's odeint, LSODA) or "
+        "sunode's CVODES, whose right-hand side is a Python function, which the export does "
+        "not write from a define yet"
+    )
+    ode_bdf_tol = ode_bdf
 
 
 NOT_WRITTEN: dict[str, str] = named(_NotWritten, BUILTINS, str)

@@ -89,6 +89,11 @@ class _NotWritten:
         "which the export does not write yet"
     )
     ode_rk45_tol = ode_rk45
+    ode_bdf = (
+        "Stan's ode_bdf (CVODES's BDF) takes its right-hand side as a function of a "
+        "`functions` block, which the export does not write yet"
+    )
+    ode_bdf_tol = ode_bdf
 
 
 NOT_WRITTEN = named(_NotWritten, BUILTINS, str)
