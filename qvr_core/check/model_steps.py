@@ -22,6 +22,7 @@ from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, P
 from qvr_core.builtins.functions import LINEAR_ALGEBRA, Function
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
+from qvr_core.check.comprehensions import factor_type
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import (
     number_text,
@@ -247,6 +248,10 @@ def _arith_reason(node: ast.Arith) -> str | None:
             stack.append(item.operand)
         elif isinstance(item, ast.ListExpr):
             stack.extend(item.items)
+        elif isinstance(item, ast.Factor):  # a binder's object is checked where it is typed
+            stack += [value for _, value in item.cases]
+            if item.body is not None:
+                stack.append(item.body)
     # whether it lowers at all: an object argument's size is looked for when it is typed
     if lower(node, lambda _: False, size_of=lambda _: 0) is None:
         return "its expressions"
@@ -308,6 +313,9 @@ class ModelChecker:
         #: the site whose family arguments are being bound, and its scope (`_site`)
         self._owner: tuple[str, tuple[str, ...]] = ("", ())
         self._taken: set[str] | None = None  # `_written_names`, made on first use
+        #: the binders of the `factor` expressions being typed, innermost last: names
+        #: of the expression only, read before the program's (`comprehensions.py`)
+        self.binders: dict[str, Plated] = {}
 
     def run(self) -> Model:
         decl = self.decl
@@ -1105,6 +1113,8 @@ class ModelChecker:
         checks of a written number locate there, and the let is still read."""
         if not isinstance(index, ast.Var):
             return index
+        if index.name.text in self.binders:  # a factor's binder: every entry in turn
+            return index.name
         number = self.constants.get(index.name.text)
         if number is None:
             return index.name
@@ -1175,7 +1185,7 @@ class ModelChecker:
         self, name: ast.Name, plate: ObjectType | None
     ) -> ObjectType | tuple[Plated | None, str] | None:
         n = name.text
-        if n in self.pc.locals or n in self.data:
+        if n in self.binders or n in self.pc.locals or n in self.data:
             return self._read(name, indexes=plate.name if plate else None), n
         if n in self.plate_params:
             self._read_param(n, name.span)
@@ -1427,6 +1437,8 @@ class ModelChecker:
         variable (a name no step binds, bound from the data at fit time)."""
         n = name.text
         pc = self.pc
+        if n in self.binders:  # a factor's binder (`comprehensions.py` records its type)
+            return self.binders[n]
         if n in pc.locals:
             self.ctx.ref(name.span, SymbolKey(n, pc.scope))
             pc.use(n)
@@ -1580,6 +1592,8 @@ class ModelChecker:
             base = self._read(node.base.name)
             indices = tuple(self._bound_index(i) for i in node.indices)
             return self._gather(node.base.name, base, indices, node.span)
+        if isinstance(node, ast.Factor):
+            return factor_type(self, node)
         return None
 
     def _linear_algebra(

@@ -20,6 +20,7 @@ term carries the define's body (`terms.Call.function`), so the runtime never loo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins import FUNCTIONS
@@ -29,7 +30,19 @@ from qvr_core.check.context import SymbolKey
 from qvr_core.check.define_values import length
 from qvr_core.check.defines import NUMBER, Bind, Computation
 from qvr_core.check.model import Let, Site
-from qvr_core.check.terms import Body, Call, Gather, Num, Op, Ref, Stack, Term, Unary, subterms
+from qvr_core.check.terms import (
+    Body,
+    Call,
+    Comprehension,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+    subterms,
+)
 from qvr_core.check.types import Plated
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -317,5 +330,8 @@ def _rewrite(term: Term, env: Env) -> Term:
                 return Call(fn, inner, span, axis)
             rest = inner[: at[0]] + inner[at[0] + 1 :]
             return Call(fn, rest, span, axis, placed_at(body, span))
+        case Comprehension(body=each, cases=cases):
+            cells = None if each is None else _rewrite(each, env)
+            return replace(term, body=cells, cases=tuple(_rewrite(c, env) for c in cases))
         case Num() | Ref():
             return term

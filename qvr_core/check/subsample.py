@@ -21,7 +21,7 @@ from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.model import Argument, DataVariable, Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.rows import data_rows, data_sized, is_data_sized
-from qvr_core.check.terms import Call, Gather, refs, subterms
+from qvr_core.check.terms import Call, Comprehension, Gather, refs, subterms
 from qvr_core.check.types import Plated
 
 #: The end of every refusal of a value that does not stay per row.
@@ -294,6 +294,14 @@ class _Walk:
                             f"{_show(let)} picks {plate}'s rows of `{t.base}` by index; {_PER_ROW}",
                             let.line,
                         )
+            elif isinstance(t, Comprehension) and (
+                plate in t.plates or any(n in self.over for n in refs(t))
+            ):
+                raise _refuse(
+                    f"{_show(let)} builds a `factor` table entry by entry over every row of "
+                    f"{plate}; {_PER_ROW}",
+                    let.line,
+                )
 
     def _gather(self, site: Site, a: Argument) -> None:
         """Refuses a site argument `theta[idx]` that picks the plate's rows by index."""

@@ -6,9 +6,10 @@ evaluates what was checked without reading the syntax tree: a name is a `Ref`
 name in `qvr_core.builtins.FUNCTIONS` (a method `x.sum(0)` is the same call with
 its `axis`), an operator an `Op` of a symbol in `OPERATORS`, and a gather
 `alpha[group]` a `Gather` whose indices are terms or `None` for every entry of a
-plate (`sigma[School]`). `span` is where the term is written (kept in place by
-the incremental checker like every other fact), `line` its 1-based line for the
-runtime's messages.
+plate (`sigma[School]`), and quivers' `factor v : Verb in body` a `Comprehension`
+(the body once per entry of its plates, its binders whole numbers read as `Ref`s).
+`span` is where the term is written (kept in place by the incremental checker like
+every other fact), `line` its 1-based line for the runtime's messages.
 
 `lower` returns None for what the checker does not type; such a program is not
 run (the run is refused with the checker's reason).
@@ -101,7 +102,24 @@ class Stack(_Written):
     span: Span
 
 
-Term = Num | Ref | Unary | Op | Call | Gather | Stack
+@dataclass(frozen=True)
+class Comprehension(_Written):
+    """`factor v : Verb, c : Class in body`: a value over the plates `plates` (sizes
+    `sizes`) whose entry at (i, j) is `body` with `v` = i, `c` = j, then the body's own
+    axes, as quivers' compiler builds it (one comprehension per binder, the first
+    outermost). The case form `factor c : Class in {0 -> a, 1 -> b}` has one binder and
+    `cases` instead of a body: entry k is case k's value, the binder reading k in it.
+    The binders are names of this term only: `refs` does not count them as reads."""
+
+    binders: tuple[str, ...]
+    plates: tuple[str, ...]
+    sizes: tuple[int, ...]
+    body: Term | None
+    cases: tuple[Term, ...]
+    span: Span
+
+
+Term = Num | Ref | Unary | Op | Call | Gather | Stack | Comprehension
 
 
 def lower(
@@ -171,8 +189,70 @@ def lower(
         case ast.ListExpr(items=items, tuple=False):
             terms = _all(items, is_plate, plates_of, size_of, constant)
             return None if terms is None else Stack(terms, span)
+        case ast.Factor():
+            return _comprehension(node, is_plate, plates_of, size_of, constant)
         case _:
             return None
+
+
+def binder_object(obj: ast.ObjectExpr) -> ast.Name | None:
+    """The object a `factor` binder ranges over, when it is written as one name (`v :
+    Verb`); None for any other object expression, which the checker does not type."""
+    if isinstance(obj, ast.TypeRef) and len(obj.factors) == 1:
+        return obj.factors[0]
+    return None
+
+
+def _comprehension(
+    node: ast.Factor,
+    is_plate: Callable[[str], bool],
+    plates_of: Callable[[str], tuple[str, ...]],
+    size_of: Callable[[str], int | None],
+    constant: Callable[[str], float | None],
+) -> Comprehension | None:
+    """A `factor`'s term: each binder's object by name and size, the body (or the cases
+    in label order) lowered with the binders as names of their own, which shadow a let
+    bound to a number and a plate of the same name."""
+    names = tuple(n.text for n, _ in node.binders)
+    plates: list[str] = []
+    sizes: list[int] = []
+    for _, obj in node.binders:  # an object the checker reports is lowered with size -1
+        name = binder_object(obj)
+        size = size_of(name.text) if name is not None else None
+        plates.append(name.text if name is not None else "")
+        sizes.append(-1 if size is None else size)
+    bound = frozenset(names)
+
+    def inner_plate(n: str) -> bool:
+        return n not in bound and is_plate(n)
+
+    def inner_plates_of(n: str) -> tuple[str, ...]:
+        return () if n in bound else plates_of(n)
+
+    def inner_constant(n: str) -> float | None:
+        return None if n in bound else constant(n)
+
+    def part(n: ast.Arith) -> Term | None:
+        return lower(n, inner_plate, inner_plates_of, size_of, inner_constant)
+
+    if node.body is not None:
+        body = part(node.body)
+        if body is None:
+            return None
+        return Comprehension(names, tuple(plates), tuple(sizes), body, (), node.span)
+    cases = [part(value) for _, value in sorted(node.cases, key=lambda c: _label(c[0]))]
+    if any(c is None for c in cases):
+        return None
+    kept = tuple(c for c in cases if c is not None)
+    return Comprehension(names, tuple(plates), tuple(sizes), None, kept, node.span)
+
+
+def _label(label: ast.Literal) -> float:
+    """A case's label as a number (the checker reports one that is not a whole number)."""
+    try:
+        return float(label.value)
+    except (TypeError, ValueError):
+        return float("inf")
 
 
 def _binary(
@@ -233,14 +313,35 @@ def subterms(term: Term) -> Iterator[Term]:
                 stack.extend(reversed(args))
             case Gather(indices=indices):
                 stack.extend(reversed([i for i in indices if i is not None]))
+            case Comprehension(body=body, cases=cases):
+                stack.extend(reversed((body, *cases) if body is not None else cases))
             case Num() | Ref():
                 pass
 
 
 def refs(term: Term) -> Iterator[str]:
-    """Every name a term reads, in order of writing (repeats included)."""
-    for t in subterms(term):
-        if isinstance(t, Ref):
-            yield t.name
-        elif isinstance(t, Gather):
-            yield t.base
+    """Every name a term reads, in order of writing (repeats included); a `factor`'s
+    binders are its own names, not reads."""
+    stack: list[tuple[Term, frozenset[str]]] = [(term, frozenset())]
+    while stack:
+        t, bound = stack.pop()
+        match t:
+            case Ref(name=name):
+                if name not in bound:
+                    yield name
+            case Gather(base=base, indices=indices):
+                if base not in bound:
+                    yield base
+                stack.extend((i, bound) for i in reversed(indices) if i is not None)
+            case Unary(operand=o):
+                stack.append((o, bound))
+            case Op(left=left, right=right):
+                stack += [(right, bound), (left, bound)]
+            case Call(args=args) | Stack(items=args):
+                stack.extend((a, bound) for a in reversed(args))
+            case Comprehension(binders=binders, body=body, cases=cases):
+                inner = bound | frozenset(binders)
+                parts = (body, *cases) if body is not None else cases
+                stack.extend((p, inner) for p in reversed(parts))
+            case Num():
+                pass

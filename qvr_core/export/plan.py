@@ -36,6 +36,14 @@ class Unsupported:
     message: str
 
 
+#: Why no target writes quivers' `factor` expression yet (each would build its table
+#: entry by entry; qvr's runtime runs it): the one sentence all three say at it.
+NOT_EXPORTED_FACTOR = (
+    "a `factor` expression is not exported yet (qvr runs it): write its entries as "
+    "arithmetic over the plates to export the program"
+)
+
+
 @dataclass(frozen=True)
 class Plate:
     """A finite set the model's values run over; `size` None: the data fixes it at fit time."""

@@ -4,7 +4,9 @@ Numbers and tensors broadcast as in torch; indices and booleans count as numbers
 Names are read through `lookup`; functions and operators run from
 `runtime.functions`, keyed by their registry names. A gather `alpha[group]` takes,
 for each entry of the index value, that entry of `alpha` (a `None` index takes
-every entry of that axis), checking every index against the axis it indexes.
+every entry of that axis), checking every index against the axis it indexes. A
+`factor` comprehension evaluates its body once per entry of its plates, as quivers'
+comprehension does, and stacks the entries on leading axes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import torch
 
 from qvr_core.check.model import Let
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import Call, Comprehension, Gather, Num, Op, Ref, Stack, Term, Unary
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
 from qvr_core.runtime.value_checks import check_values, check_within
@@ -97,6 +99,40 @@ def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> to
             return torch.stack(
                 torch.broadcast_tensors(*(evaluate(i, lookup, sizes) for i in items)), -1
             )
+        case Comprehension():
+            return _comprehension(term, lookup, sizes)
+
+
+def _comprehension(term: Comprehension, lookup: Lookup, sizes: Mapping[str, int]) -> torch.Tensor:
+    """`factor v : V, c : C in body`: the body with each binder a whole number, once per
+    entry, stacked with the first binder's axis outermost; `{0 -> a, 1 -> b}`: case k at
+    entry k. A one-entry plate lays out no axis (`check.model.axis_plates`), so its one
+    entry is the value. The binders shadow the program's names inside the body."""
+
+    def entry(part: Term, bound: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        def read(name: str, line: int) -> torch.Tensor:
+            value = bound.get(name)
+            return lookup(name, line) if value is None else value
+
+        return real(evaluate(part, read, sizes))
+
+    def axis(entries: list[torch.Tensor]) -> torch.Tensor:
+        if len(entries) == 1:
+            return entries[0]
+        return torch.stack(torch.broadcast_tensors(*entries), 0)
+
+    if term.body is None:
+        (binder,) = term.binders  # the checker admits one binder with cases
+        return axis([entry(c, {binder: number(k)}) for k, c in enumerate(term.cases)])
+    body = term.body
+
+    def over(depth: int, bound: dict[str, torch.Tensor]) -> torch.Tensor:
+        if depth == len(term.binders):
+            return entry(body, bound)
+        name = term.binders[depth]
+        return axis([over(depth + 1, {**bound, name: number(k)}) for k in range(term.sizes[depth])])
+
+    return over(0, {})
 
 
 def _binary(term: Op, lookup: Lookup, sizes: Mapping[str, int]) -> torch.Tensor:

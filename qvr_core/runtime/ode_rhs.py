@@ -18,7 +18,19 @@ from dataclasses import dataclass
 
 import torch
 
-from qvr_core.check.terms import Body, Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
+from qvr_core.check.terms import (
+    Body,
+    Call,
+    Comprehension,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+    refs,
+)
 
 Number = float | torch.Tensor
 Value = Number | list[Number]
@@ -96,6 +108,8 @@ class _Folding:
                 return Stack(tuple(self._fold(i) for i in items), span)
             case Num() | Ref() | Gather():  # read as they are
                 return term
+            case Comprehension():
+                raise AssertionError("define_values: a define's body has no factor")
 
 
 def _over(entry: Number, like: torch.Tensor) -> torch.Tensor:
@@ -156,6 +170,8 @@ class _Evaluator:
                 return out
             case Gather():
                 raise AssertionError("define_values: an entry is picked by a number")
+            case Comprehension():
+                raise AssertionError("define_values: a define's body has no factor")
 
     def _unary(self, op: str, x: Number) -> Number:
         if op == "-":

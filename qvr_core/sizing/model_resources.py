@@ -45,7 +45,17 @@ from typing import Any
 
 from qvr_core.builtins.objects import PLATE_KINDS
 from qvr_core.check.model import Let, Model, Node, Site, Step
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import (
+    Call,
+    Comprehension,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+)
 from qvr_core.check.types import Plated
 from qvr_core.sizing.resources import Estimate, Need
 from qvr_core.syntax import ast
@@ -240,6 +250,13 @@ def _operations(term: Term) -> int:
             todo.extend(t.items)
         elif isinstance(t, Gather):
             todo.extend(i for i in t.indices if i is not None)
+        elif isinstance(t, Comprehension):  # the body once per entry, then the stacks
+            cells = 1
+            for size in t.sizes:
+                cells *= max(size, 1)
+            if t.body is not None:
+                n += cells * _operations(t.body) + len(t.sizes)
+            todo.extend(t.cases)
     return n
 
 

@@ -3,7 +3,9 @@ lambda's variables) and declarations it reads (`parse(PCFG, ..)`) are never its 
 run refuses such a program once, before it reads data, at the construct's line.
 
 (The call step calls a `define` the checker leaves names-only, a tuple value: a call of
-one it types runs, tests/runtime/test_call_steps.py.)"""
+one it types runs, tests/runtime/test_call_steps.py. The `factor` program is names-only
+for its method `.first()`: a program whose factor is typed runs,
+tests/runtime/test_factor_expressions.py.)"""
 
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ object Resp : FinSet 3
 program prog : Resp -> Resp
     sample mu : Class <- Normal(0.0, 1.0)
     let s = factor c : Class in mu[c] + 1.0
-    let s0 = s[0]
+    let s0 = s.first()
     observe y : Resp <- Normal(s0, 0.5)
     return mu
 

@@ -21,7 +21,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from qvr_core.builtins import OPERATORS
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary, refs
+from qvr_core.check.terms import (
+    Call,
+    Comprehension,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+    refs,
+)
 from qvr_core.export.numpyro.functions import (
     ELEMENTWISE,
     NOT_WRITTEN,
@@ -31,7 +42,7 @@ from qvr_core.export.numpyro.functions import (
     WRITTEN,
     known_function,
 )
-from qvr_core.export.plan import Unsupported
+from qvr_core.export.plan import NOT_EXPORTED_FACTOR, Unsupported
 from qvr_core.text.span import Span
 
 #: Operators as Python writes them, with their precedence (higher binds tighter).
@@ -103,6 +114,8 @@ class Terms:
                     stack.extend(i for i in indices if i is not None)
                 case Stack(items=items):
                     stack.extend(items)
+                case Comprehension():
+                    out.append(Unsupported(t.span, NOT_EXPORTED_FACTOR))
         return out
 
     def _call_problems(self, t: Call, fn: str, arity: int, axis: int | None) -> list[Unsupported]:
@@ -203,6 +216,8 @@ class Terms:
             case Stack(items=items):
                 inner = ", ".join(self.text(i) for i in items)
                 return f"jnp.stack(jnp.broadcast_arrays({inner}), axis=-1)", _ATOM
+            case Comprehension():
+                raise AssertionError("problems() refuses a factor expression")
 
     def _operator(self, t: Op) -> tuple[str, int]:
         spine = [t]  # along the left spine, as the runtime does: long chains do not recurse

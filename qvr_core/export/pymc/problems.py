@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Site, walk
-from qvr_core.check.terms import Call, Term, subterms
-from qvr_core.export.plan import Unsupported
+from qvr_core.check.terms import Call, Comprehension, Term, subterms
+from qvr_core.export.plan import NOT_EXPORTED_FACTOR, Unsupported
 from qvr_core.export.pymc.context import Context, summed_name
 from qvr_core.export.pymc.families import PYMC_FAMILIES, SUMMED, WHY_NOT
 from qvr_core.export.pymc.terms import FUNCTIONS, NOT_WRITTEN
@@ -41,11 +41,13 @@ def problems(cx: Context) -> list[Unsupported]:
 
 
 def _term_problems(term: Term) -> list[Unsupported]:
-    return [
-        Unsupported(t.span, NOT_WRITTEN.get(t.fn, f"PyTensor has no `{t.fn}`"))
-        for t in subterms(term)
-        if isinstance(t, Call) and t.fn not in FUNCTIONS
-    ]
+    out: list[Unsupported] = []
+    for t in subterms(term):
+        if isinstance(t, Call) and t.fn not in FUNCTIONS:
+            out.append(Unsupported(t.span, NOT_WRITTEN.get(t.fn, f"PyTensor has no `{t.fn}`")))
+        elif isinstance(t, Comprehension):
+            out.append(Unsupported(t.span, NOT_EXPORTED_FACTOR))
+    return out
 
 
 def _site_problems(cx: Context, site: Site) -> list[Unsupported]:

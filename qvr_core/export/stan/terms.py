@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term, Unary
-from qvr_core.export.plan import Unsupported
+from qvr_core.check.terms import Call, Comprehension, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.export.plan import NOT_EXPORTED_FACTOR, Unsupported
 from qvr_core.export.stan.functions import (
     DIVIDED_BY_SUM,
     ELEMENTWISE,
@@ -118,6 +118,9 @@ class Printer:
                     return None
                 text = ", ".join(p.text for p in done)
                 return Printed(f"[{text}]'", Value("vector", (f"#{len(done)}",), 1))
+            case Comprehension(span=span):
+                self.no(span, NOT_EXPORTED_FACTOR)
+                return None
 
     def _ref(self, name: str, span: Span, ctx: Ctx) -> Printed | None:
         b = self.lookup(name)
