@@ -324,6 +324,27 @@ _FUNCTIONS = (
 )
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS}
+
+
+@dataclass(frozen=True)
+class Lifted:
+    """A function of quivers' `let` that takes a lambda (`x -> body`) as an argument:
+    typed and run by `check/comprehensions.py`, not by a table of implementations."""
+
+    name: str
+    params: tuple[str, ...]
+    doc: str
+
+
+#: quivers' `map(xs, x -> body)`: the body once per entry of `xs`'s leading plate.
+MAP = Lifted(
+    "map",
+    ("xs", "f"),
+    "The value whose entry i is f's body with its parameter bound to entry i of xs, "
+    "along xs's first plate (quivers' map over a tensor's leading axis): `map(xs, x -> "
+    "x - 1.0)`. xs is a name; f is a lambda written in the call.",
+)
+
 #: The shapes of linear algebra: their functions take and give matrices, not elementwise.
 LINEAR_ALGEBRA: frozenset[Shape] = frozenset({"gram", "matrix", "matrix_vector"})
 #: The functions a value's method may call (`theta.sum()`, `x.exp()`).

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from qvr_core.builtins.functions import MAP
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.terms import binder_object
 from qvr_core.check.types import Element, ObjectType, Plated
@@ -162,3 +163,80 @@ def _cases(
     element = first.element if len(kinds) == 1 else Element("real", first.element.event)
     case_type = Plated(first.plates, element, first.data_plates)
     return _over(mc, plates, names, case_type, node.cases[0][1])
+
+
+def map_type(mc: ModelPass, node: ast.Apply) -> Plated | None:
+    """quivers' `map(xs, x -> body)` (0.25.2, `qiec_lowering.py`, `_lower_map`): the body
+    with `x` each entry of xs along its leading axis, stacked on a new leading axis. Here
+    that axis is xs's first plate: `x` is a value over xs's other plates, and the result
+    is over that plate, then the body's own. Its misuses are reported where written."""
+    ctx = mc.ctx
+    usage = f"{MAP.name}(xs, x -> body)"
+    if len(node.args) != 2:
+        ctx.report(
+            rules.ARGUMENT_COUNT,
+            f"{MAP.name} takes 2 values: {usage}",
+            node.span,
+        )
+        for a in node.args:
+            mc.arith(a.body if isinstance(a, ast.Lambda) else a)
+        return None
+    source, f = node.args
+    xs = mc.arith(source)
+    if not isinstance(f, ast.Lambda):
+        ctx.report(
+            rules.WRONG_KIND,
+            f"the second value of {MAP.name} is a lambda, `x -> body`, not "
+            f"{ctx.source(f.span)}: {usage}",
+            f.span,
+        )
+        mc.arith(f)
+        return None
+    if not isinstance(source, ast.Var):
+        ctx.report(
+            rules.WRONG_KIND,
+            f"the collection {MAP.name} runs over is written as a name here: bind "
+            f"{ctx.source(source.span)} with a `let` first",
+            source.span,
+        )
+        return None
+    if xs is None:
+        return None
+    if not xs.plates:
+        ctx.report(
+            rules.ARITHMETIC_DIMENSIONS,
+            f"{MAP.name} runs over the first plate of its collection, and "
+            f"{source.name.text} is {xs.label}, over no plate",
+            source.span,
+        )
+        return None
+    plate = xs.plates[0]
+    if xs.data_plates:
+        mc.gaps.append(
+            f"line {node.span.start_line + 1}: {MAP.name} over a value the data sizes, "
+            "which the model runtime cannot lay out yet"
+        )
+    param = f.param.text
+    entry = Plated(xs.plates[1:], xs.element, xs.data_plates)
+    ctx.record_type(
+        f.param.span, entry, f"a {MAP.name}'s parameter: each entry of {source.name.text}"
+    )
+    outer = dict(mc.binders)
+    mc.binders[param] = entry
+    try:
+        body = mc.arith(f.body)
+    finally:
+        mc.binders.clear()
+        mc.binders.update(outer)
+    if body is None:
+        return None
+    if plate in body.plates:
+        ctx.report(
+            rules.ARITHMETIC_DIMENSIONS,
+            f"the body of this {MAP.name} is a value over {plate.name}, which {MAP.name} "
+            f"runs over: quivers would give it {plate.name} twice (read one entry, or "
+            "compute the value without map)",
+            f.body.span,
+        )
+        return None
+    return Plated((plate, *body.plates), body.element, body.data_plates)

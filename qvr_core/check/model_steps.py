@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
-from qvr_core.builtins.functions import LINEAR_ALGEBRA, Function
+from qvr_core.builtins.functions import LINEAR_ALGEBRA, MAP, Function
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
-from qvr_core.check.comprehensions import factor_type
+from qvr_core.check.comprehensions import factor_type, map_type
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import (
     number_text,
@@ -226,7 +226,9 @@ def _arith_reason(node: ast.Arith) -> str | None:
     stack: list[object] = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ast.Apply):
+        if isinstance(item, ast.Apply) and item.func.text == MAP.name:  # comprehensions.py
+            stack += [a.body if isinstance(a, ast.Lambda) else a for a in item.args]
+        elif isinstance(item, ast.Apply):
             fn = FUNCTIONS.get(item.func.text)
             if fn is None:
                 return f"its function {item.func.text}"
@@ -1543,6 +1545,8 @@ class ModelChecker:
             return _broadcast(left, right)
         if isinstance(node, ast.Literal):
             return Plated(())
+        if isinstance(node, ast.Apply) and node.func.text == MAP.name:
+            return map_type(self, node)
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
             if fn.defines:

@@ -18,9 +18,10 @@ run (the run is refused with the checker's reason).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qvr_core.builtins import FUNCTIONS, METHODS, OPERATORS
+from qvr_core.builtins.functions import MAP
 from qvr_core.syntax import ast
 from qvr_core.text.span import Span
 
@@ -109,7 +110,9 @@ class Comprehension(_Written):
     axes, as quivers' compiler builds it (one comprehension per binder, the first
     outermost). The case form `factor c : Class in {0 -> a, 1 -> b}` has one binder and
     `cases` instead of a body: entry k is case k's value, the binder reading k in it.
-    The binders are names of this term only: `refs` does not count them as reads."""
+    The binders are names of this term only: `refs` does not count them as reads.
+    quivers' `map(xs, x -> body)` is one too: binder `x#` over xs's first plate, the
+    body reading `xs[x#]` for `x` (`_mapped`)."""
 
     binders: tuple[str, ...]
     plates: tuple[str, ...]
@@ -152,6 +155,12 @@ def lower(
             return Unary(op, inner, span)
         case ast.Binary(op=op) if op in OPERATORS:
             return _binary(node, is_plate, plates_of, size_of, constant)
+        case ast.Apply(func=func, args=(ast.Var() as xs, ast.Lambda() as f)) if (
+            func.text == MAP.name
+        ):
+            return _mapped(xs.name.text, f, span, is_plate, plates_of, size_of, constant)
+        case ast.Apply(func=func) if func.text == MAP.name:  # misuse: the checker reports it
+            return Comprehension(("",), ("",), (-1,), Num(0.0, span), (), span)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
             fn = FUNCTIONS[func.text]
             if not fn.accepts(len(args)) and not fn.defines:  # a solver's checker says why
@@ -245,6 +254,81 @@ def _comprehension(
         return None
     kept = tuple(c for c in cases if c is not None)
     return Comprehension(names, tuple(plates), tuple(sizes), None, kept, node.span)
+
+
+def map_binder(param: str) -> str:
+    """The name of the entry a `map`'s lambda reads (`x -> ...` reads entry `x#` of its
+    collection): no written name can be it, so it shadows nothing."""
+    return f"{param}#"
+
+
+def _mapped(
+    source: str,
+    f: ast.Lambda,
+    span: Span,
+    is_plate: Callable[[str], bool],
+    plates_of: Callable[[str], tuple[str, ...]],
+    size_of: Callable[[str], int | None],
+    constant: Callable[[str], float | None],
+) -> Comprehension | None:
+    """quivers' `map(xs, x -> body)`: the body once per entry of xs's first plate, as
+    `factor x# : P in body` with each read of `x` the entry `xs[x#]` (an `x[c]` is
+    `xs[x#, c]`). An xs of no plate (which the checker reports) lowers with size -1."""
+    param = f.param.text
+    plates = plates_of(source)
+    plate = plates[0] if plates else ""
+    size = size_of(plate) if plate else None
+
+    def inner_plate(n: str) -> bool:
+        return n != param and is_plate(n)
+
+    def inner_plates_of(n: str) -> tuple[str, ...]:
+        return plates[1:] if n == param else plates_of(n)
+
+    def inner_constant(n: str) -> float | None:
+        return None if n == param else constant(n)
+
+    body = lower(f.body, inner_plate, inner_plates_of, size_of, inner_constant)
+    if body is None:
+        return None
+    binder = map_binder(param)
+    entry = Ref(binder, f.param.span)
+    body = _entry_of(body, param, source, entry, plates[:1])
+    return Comprehension((binder,), (plate,), (-1 if size is None else size,), body, (), span)
+
+
+def _entry_of(term: Term, param: str, source: str, entry: Ref, plate: tuple[str, ...]) -> Term:
+    """`term` with each read of `param` the entry `source[entry]` of the mapped value."""
+
+    def go(t: Term) -> Term:
+        match t:
+            case Ref(name=name, span=span) if name == param:
+                return Gather(source, (entry,), span, plate)
+            case Gather(base=base, indices=indices, plates=plates):
+                inner = tuple(None if i is None else go(i) for i in indices)
+                if base == param:
+                    return Gather(source, (entry, *inner), t.span, (*plate, *plates))
+                return replace(t, indices=inner)
+            case Unary(operand=o):
+                return replace(t, operand=go(o))
+            case Op(left=left, right=right):
+                return replace(t, left=go(left), right=go(right))
+            case Call(args=args):
+                return replace(t, args=tuple(go(a) for a in args))
+            case Stack(items=items):
+                return replace(t, items=tuple(go(i) for i in items))
+            case Comprehension(binders=binders, body=body, cases=cases):
+                if param in binders:  # shadowed: its own name inside
+                    return t
+                return replace(
+                    t,
+                    body=None if body is None else go(body),
+                    cases=tuple(go(c) for c in cases),
+                )
+            case _:
+                return t
+
+    return go(term)
 
 
 def _label(label: ast.Literal) -> float:

@@ -36,10 +36,11 @@ class Unsupported:
     message: str
 
 
-#: Why no target writes quivers' `factor` expression yet (each would build its table
-#: entry by entry; qvr's runtime runs it): the one sentence all three say at it.
+#: Why no target writes quivers' `factor` expression or `map(xs, x -> body)` yet (each
+#: would build its table entry by entry; qvr's runtime runs it): the one sentence all
+#: three say at it.
 NOT_EXPORTED_FACTOR = (
-    "a `factor` expression is not exported yet (qvr runs it): write its entries as "
+    "a `factor` or `map` expression is not exported yet (qvr runs it): write its entries as "
     "arithmetic over the plates to export the program"
 )
 
