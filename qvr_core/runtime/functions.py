@@ -19,7 +19,6 @@ from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.terms import Body
 from qvr_core.runtime import ode
 from qvr_core.runtime.ode_rhs import Builtins
-from qvr_core.runtime.ode_rosenbrock import StiffTolerance
 
 Fn = Callable[..., torch.Tensor]
 
@@ -234,7 +233,7 @@ class Implementations:
     def ode_rk45(
         f: Body, z0: torch.Tensor, t0: torch.Tensor, ts: torch.Tensor, theta: torch.Tensor
     ) -> torch.Tensor:
-        return ode.ode_rk45(f, z0, t0, ts, theta, _builtins(), ode.Tolerance())
+        return ode.ode_rk45(f, z0, t0, ts, theta, _builtins(), ode.RK45_DEFAULTS)
 
     @staticmethod
     def ode_rk45_tol(
@@ -254,7 +253,7 @@ class Implementations:
     def ode_bdf(
         f: Body, z0: torch.Tensor, t0: torch.Tensor, ts: torch.Tensor, theta: torch.Tensor
     ) -> torch.Tensor:
-        return ode.ode_bdf(f, z0, t0, ts, theta, _builtins(), StiffTolerance())
+        return ode.ode_bdf(f, z0, t0, ts, theta, _builtins(), ode.BDF_DEFAULTS)
 
     @staticmethod
     def ode_bdf_tol(
@@ -267,7 +266,7 @@ class Implementations:
         max_num_steps: torch.Tensor,
         theta: torch.Tensor,
     ) -> torch.Tensor:
-        tolerance = ode.stiff_tolerance_of(rtol, atol, max_num_steps)
+        tolerance = ode.tolerance_of(rtol, atol, max_num_steps, "ode_bdf_tol")
         return ode.ode_bdf(f, z0, t0, ts, theta, _builtins(), tolerance)
 
 

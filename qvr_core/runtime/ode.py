@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
@@ -32,7 +31,7 @@ from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.ode_c import Compiled, compiled, reads
 from qvr_core.runtime.ode_op import register
 from qvr_core.runtime.ode_rhs import Builtins, Rhs, right_hand_side
-from qvr_core.runtime.ode_rosenbrock import StiffTolerance, rosenbrock
+from qvr_core.runtime.ode_rosenbrock import Tolerance, rosenbrock
 
 # The Dormand-Prince 5(4) tableau (Dormand and Prince 1980; Hairer, Norsett and Wanner,
 # Solving ODEs I, table 5.2): the stage times, each stage's weights of the stages before
@@ -51,14 +50,9 @@ WEIGHTS: tuple[tuple[float, ...], ...] = (
 ERROR = (71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40)
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    """How accurate a solution is: each step's error estimate within `atol + rtol * |z|`,
-    at most `max_steps` adaptive steps between two output times. Stan's ode_rk45 defaults."""
-
-    rtol: float = 1e-6
-    atol: float = 1e-6
-    max_steps: int = 10**6
+#: Stan's defaults: `ode_rk45`'s, and its stiff solvers' (CVODES's, which `ode_bdf` keeps).
+RK45_DEFAULTS = Tolerance(1e-6, 1e-6, 10**6)
+BDF_DEFAULTS = Tolerance(1e-10, 1e-10, 10**8)
 
 
 def first_steps(rtol: float) -> int:
@@ -80,22 +74,7 @@ def ode_rk45(
     """The state at each of the times `ts` (rows), from `z0` at `t0`: a `(T, N)` value for
     a state of N entries (`(T,)` for a number), any axes before z0's and theta's entries
     carried along."""
-    start, times = _times(t0, ts, "ode_rk45")
-    vector = body.sizes[1] > 0
-    state = z0 if vector else z0[..., None]
-    solver = compiled(body)
-    if solver is not None:
-        h0 = (times[0] - start) / first_steps(tolerance.rtol)
-        solution = _in_c(solver, body, state, theta, ts, start, h0, tolerance)
-    else:
-        rhs = right_hand_side(body, theta, vector, builtins)
-        outputs = adaptive(rhs, list(state.unbind(-1)), start, times, tolerance)
-        if outputs is None:  # more steps than max_num_steps: a point the sampler rejects
-            shape = (*torch.broadcast_shapes(state.shape[:-1], theta.shape[:-1]), len(times))
-            solution = torch.full((*shape, state.shape[-1]), torch.nan, dtype=state.dtype)
-        else:
-            solution = _solution(outputs)
-    return solution if vector else solution[..., 0]
+    return _solve(body, z0, t0, ts, theta, builtins, tolerance, stiff=False)
 
 
 def ode_bdf(
@@ -105,22 +84,43 @@ def ode_bdf(
     ts: torch.Tensor,
     theta: torch.Tensor,
     builtins: Builtins,
-    tolerance: StiffTolerance,
+    tolerance: Tolerance,
 ) -> torch.Tensor:
     """`ode_rk45`'s value by the stiff solver, ROS34PW2 (`runtime.ode_rosenbrock` says why
     that method): compiled where the body is (`qvr::ode_bdf`, batched over chains), else
-    in torch with autograd through the kept steps; not a number where an interval needs
-    more than max_num_steps steps, as `ode_rk45` and Stan's rejected point."""
-    start, times = _times(t0, ts, "ode_bdf")
+    in torch with autograd through the kept steps."""
+    return _solve(body, z0, t0, ts, theta, builtins, tolerance, stiff=True)
+
+
+def _solve(
+    body: Body,
+    z0: torch.Tensor,
+    t0: torch.Tensor,
+    ts: torch.Tensor,
+    theta: torch.Tensor,
+    builtins: Builtins,
+    tolerance: Tolerance,
+    stiff: bool,
+) -> torch.Tensor:
+    """Either solver: the compiled one where the body compiles, else the torch one; not a
+    number where an interval needs more than max_num_steps steps (the point a sampler
+    rejects, as Stan's)."""
+    start, times = _times(t0, ts, "ode_bdf" if stiff else "ode_rk45")
     vector = body.sizes[1] > 0
     state = z0 if vector else z0[..., None]
     solver = compiled(body)
     if solver is not None:
-        solution = _in_c(solver, body, state, theta, ts, start, 0.0, tolerance, stiff=True)
+        # the stiff controller picks its own first step (h0 = 0)
+        h0 = 0.0 if stiff else (times[0] - start) / first_steps(tolerance.rtol)
+        solution = _in_c(solver, body, state, theta, ts, start, h0, tolerance, stiff=stiff)
     else:
         rhs = right_hand_side(body, theta, vector, builtins)
-        reads_time = reads(body, body.params[0])
-        outputs = rosenbrock(rhs, list(state.unbind(-1)), start, times, tolerance, reads_time)
+        z = list(state.unbind(-1))
+        outputs = (
+            rosenbrock(rhs, z, start, times, tolerance, reads(body, body.params[0]))
+            if stiff
+            else adaptive(rhs, z, start, times, tolerance)
+        )
         if outputs is None:
             shape = (*torch.broadcast_shapes(state.shape[:-1], theta.shape[:-1]), len(times))
             solution = torch.full((*shape, state.shape[-1]), torch.nan, dtype=state.dtype)
@@ -137,7 +137,7 @@ def _in_c(
     ts: torch.Tensor,
     t0: float,
     h0: float,
-    tolerance: Tolerance | StiffTolerance,
+    tolerance: Tolerance,
     stiff: bool = False,
 ) -> torch.Tensor:
     """The compiled solver (`runtime.ode_c`) as one operation (`runtime.ode_op`), its
@@ -168,14 +168,6 @@ def tolerance_of(
             f"more, not {r}, {a} and {m}"
         )
     return Tolerance(r, a, int(m))
-
-
-def stiff_tolerance_of(
-    rtol: torch.Tensor, atol: torch.Tensor, max_steps: torch.Tensor
-) -> StiffTolerance:
-    """`ode_bdf_tol`'s tolerances, checked as `ode_rk45_tol`'s are."""
-    read = tolerance_of(rtol, atol, max_steps, "ode_bdf_tol")
-    return StiffTolerance(read.rtol, read.atol, read.max_steps)
 
 
 def _times(t0: torch.Tensor, ts: torch.Tensor, name: str) -> tuple[float, list[float]]:

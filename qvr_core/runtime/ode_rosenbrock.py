@@ -72,13 +72,14 @@ TIME_STEP = 1.4901161193847656e-08
 
 
 @dataclass(frozen=True)
-class StiffTolerance:
-    """Stan's `ode_bdf` defaults (CVODES's): each step's error estimate within
-    `atol + rtol * |z|`, of 1e-10 each, and at most 10^8 steps between two output times."""
+class Tolerance:
+    """How accurate a solution is, for either solver (`runtime.ode` holds each one's
+    defaults, Stan's): each step's error estimate within `atol + rtol * |z|`, at most
+    `max_steps` steps kept between two output times."""
 
-    rtol: float = 1e-10
-    atol: float = 1e-10
-    max_steps: int = 10**8
+    rtol: float
+    atol: float
+    max_steps: int
 
 
 State = list[torch.Tensor]
@@ -89,7 +90,7 @@ def rosenbrock(
     z0: State,
     t0: float,
     ts: Sequence[float],
-    tolerance: StiffTolerance,
+    tolerance: Tolerance,
     reads_time: bool,
 ) -> list[State] | None:
     """The states at `ts` by adaptive ROS34PW2 steps of one size for the whole batch (as
@@ -144,9 +145,7 @@ def _stacked(rhs: Rhs) -> Field:
     return f
 
 
-def _first_step(
-    f: Field, z: torch.Tensor, t0: float, span: float, tolerance: StiffTolerance
-) -> float:
+def _first_step(f: Field, z: torch.Tensor, t0: float, span: float, tolerance: Tolerance) -> float:
     """The first step's size (Hairer and Wanner's rule, as the compiled solver's): a
     hundredth of the state over its derivative, each over its tolerance; 10^-6 of the first
     interval where either is negligible. The controller finds its own sizes after it."""
@@ -165,7 +164,7 @@ def _step(
     h: float,
     eye: torch.Tensor,
     reads_time: bool,
-    tolerance: StiffTolerance,
+    tolerance: Tolerance,
 ) -> tuple[torch.Tensor, float]:
     """One ROS34PW2 step of size h from (t, z): the new state and the largest error
     estimate over its tolerance (NaN where W is singular or a value is not finite)."""
