@@ -34,6 +34,7 @@ from qvr_core.plan.run_arguments import (
     RunArguments,
     validate_run_arguments,
 )
+from qvr_core.text.cells import MAGIC, qvr_text
 from qvr_core.text.diagnostics import Severity
 
 #: IPython's `display`, which it leaves unannotated.
@@ -117,11 +118,13 @@ def diagram_bundle(module: CheckedModule) -> dict[str, str] | None:
 
 
 def cell_source(line: str, cell: str) -> str:
-    """The QVR text of a cell: its body under the magic's line made a comment. IPython
-    hands the magic the body alone; with the line back, `cell:18` is the 18th line the
-    notebook shows, as in the language server's squiggles and hovers of the same cell
-    (VS Code, JupyterLab), which read the whole cell."""
-    return f"# qvr {line}".rstrip() + "\n" + cell
+    """The QVR text of a cell, by the rule every reader of `%%qvr` cells uses
+    (`qvr_core.text.cells`): IPython hands the magic its line and body apart; whole again,
+    `cell:18` is the 18th line the notebook shows, as in the language server's squiggles
+    and hovers of the same cell (VS Code, JupyterLab)."""
+    text = qvr_text(f"{MAGIC} {line}".rstrip() + "\n" + cell)
+    assert text is not None  # a magic line, by construction
+    return text
 
 
 def qvr_cell(line: str, cell: str, shell: InteractiveShell | None = None) -> Any:

@@ -1,6 +1,6 @@
 /**
  * Which text of a notebook cell is QVR: a `%%qvr` cell, read as the qvr server reads
- * the cells VS Code sends it (qvr_lsp/protocol/notebook_cells.py).
+ * the cells VS Code sends it (qvr_core/text/cells.py).
  *
  * jupyterlab-lsp builds one virtual document per language from a notebook's cells, and
  * asks the registered extractors which text of a Python cell belongs to another language.

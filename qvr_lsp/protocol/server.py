@@ -30,6 +30,7 @@ from pygls.exceptions import JsonRpcInternalError
 from pygls.io_ import StdoutWriter
 from pygls.protocol import lsp_method
 
+from qvr_core.text.cells import qvr_text
 from qvr_lsp import __version__
 from qvr_lsp.protocol import framing
 from qvr_lsp.protocol.answers import Serialized
@@ -40,7 +41,6 @@ from qvr_lsp.protocol.framing import FrameReader
 from qvr_lsp.protocol.guard import guarded
 from qvr_lsp.protocol.logs import forward_to_client
 from qvr_lsp.protocol.messages import AnsweringProtocol, AnsweringServer
-from qvr_lsp.protocol.notebook_cells import qvr_text
 from qvr_lsp.protocol.settings import Settings
 
 log = logging.getLogger("qvr_lsp")
@@ -442,7 +442,7 @@ class QvrLanguageServer(AnsweringServer):
     @guarded()
     def cells_changed(self, uris: list[str]) -> None:
         """The notebook cells `uris` as pygls now holds them: each `%%qvr` one opened or
-        changed as a QVR document, any other closed if it was one (`notebook_cells`)."""
+        changed as a QVR document, any other closed if it was one (`qvr_core.text.cells`)."""
         for uri in dict.fromkeys(uris):
             # pygls keys its documents by the unquoted URI, and VS Code's cell URIs carry a
             # percent-encoded fragment (`#W0sZmlsZQ%3D%3D`); the QVR document keeps the

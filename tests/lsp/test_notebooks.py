@@ -14,7 +14,7 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 
-from qvr_lsp.protocol.notebook_cells import qvr_text
+from qvr_core.text.cells import qvr_text
 from tests.inference.qvr_sources import REGRESSION
 from tests.lsp.support import (
     CONFIG,

@@ -15,7 +15,7 @@ from jupyter_lsp.schema import LANGUAGE_SERVER_SPEC_MAP
 from pytest_lsp import ClientServerConfig
 
 from qvr.jupyter_lsp import LANGUAGE, spec
-from qvr_lsp.protocol.notebook_cells import qvr_text
+from qvr_core.text.cells import qvr_text
 from tests.lsp.support import (
     RecordingClient,
     codes,

@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 
 from qvr.notebook import cell_source, diagnostics_bundle, diagram_bundle, parse_options
 from qvr_core.check import check
-from qvr_lsp.protocol.notebook_cells import qvr_text
+from qvr_core.text.cells import qvr_text
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "examples" / "models" / "linear_regression.qvr"

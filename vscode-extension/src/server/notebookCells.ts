@@ -3,7 +3,7 @@
  *
  * The server asks for the Python cells of every notebook (`notebookDocumentSync`) and
  * checks each cell whose first line is the `%%qvr` magic as a QVR document under the
- * cell's URI (qvr_lsp/protocol/notebook_cells.py); vscode-languageclient syncs those cells
+ * cell's URI (qvr_core/text/cells.py); vscode-languageclient syncs those cells
  * by the server's selector whatever the client's own `documentSelector` says. What it does
  * not do by itself is ask the server about a cell:
  *
