@@ -49,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.constructs import census
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program, exportable_programs
@@ -96,6 +97,7 @@ def main() -> int:
     misses: list[str] = []
     exports: dict[str, Counter[str]] = {t: Counter() for t in TARGETS}
     reasons: dict[str, Counter[str]] = {t: Counter() for t in TARGETS}
+    constructs: dict[str, Counter[str]] = defaultdict(Counter)
     for f in files:
         text = f.text()
         modern = have_oracle and oracle.modern(oracle.accepted_by(text))
@@ -117,6 +119,11 @@ def main() -> int:
                 d.name.text in module.programs or d.name.text in module.models for d in declared
             )
             row["models"] += sum(d.name.text in module.models for d in declared)
+            for label, checked in census(module).items():
+                constructs[label]["files"] += 1
+                constructs[label]["unchecked"] += not checked
+                if args.files and not checked:
+                    constructs[label][f.name] += 1
         if clean:
             _export(module, modern, exports, reasons)
         if clean and not args.no_run:
@@ -157,6 +164,7 @@ def main() -> int:
         " all their programs; in parentheses those typed as Bayesian models"
     )
     _print_exports(exports, reasons if args.files else None)
+    _print_constructs(constructs, args.files)
     for line in misses:
         print(line)
     if args.runs and have_oracle:
@@ -166,6 +174,22 @@ def main() -> int:
         print("--runs needs quivers' parsers to pick the 0.11+ files")
         return 2
     return 0
+
+
+def _print_constructs(constructs: dict[str, Counter[str]], files: bool) -> None:
+    """The census of quivers constructs over the 0.11+ files (bench/constructs.py)."""
+    print()
+    print(f"{'construct (0.11+ files)':<44} {'files':>6} {'unchecked':>10}")
+    for label in sorted(constructs):
+        c = constructs[label]
+        print(f"{label:<44} {c['files']:>6} {c['unchecked']:>10}")
+        if files:
+            for name in sorted(k for k in c if k not in ("files", "unchecked")):
+                print(f"{'':<6}unchecked in {name}")
+    print(
+        "unchecked: files where some use of the construct gets QVR011 (not checked yet);"
+        " the checker types every use in the others"
+    )
 
 
 def _prior_failure(text: str) -> str | None:
