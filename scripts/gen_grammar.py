@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, OBJECT_CONSTRUCTORS  # noqa: E402
+from qvr_core.builtins.functions import LIFTED  # noqa: E402
 from qvr_core.check.context import OPTION_KEYS, PARAM_SOURCES, ROLES  # noqa: E402
 from qvr_core.syntax.layout import (  # noqa: E402
     CONTROL_KEYWORDS,
@@ -42,7 +43,7 @@ WORDS: dict[str, Iterable[str]] = {
     "storage.type.qvr": DECLARATION_KEYWORDS,
     "keyword.control.qvr": CONTROL_KEYWORDS,
     "support.function.combinator.qvr": COMBINATORS,
-    "support.function.builtin.qvr": FUNCTIONS,
+    "support.function.builtin.qvr": (*FUNCTIONS, *LIFTED),
     "support.type.constructor.qvr": OBJECT_CONSTRUCTORS,
     "support.class.family.qvr": FAMILIES,
     "support.constant.role.qvr": ROLES,

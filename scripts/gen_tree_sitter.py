@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from qvr_core.builtins import COMBINATORS, FUNCTIONS  # noqa: E402
+from qvr_core.builtins.functions import LIFTED  # noqa: E402
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, UNTYPED_CONSTRUCTORS  # noqa: E402
 
 GRAMMAR_DIR = ROOT / "editors" / "tree-sitter-qvr"
@@ -65,7 +66,7 @@ def constructors() -> list[str]:
 
 
 def builtin_functions() -> list[str]:
-    return [*FUNCTIONS, *COMBINATORS]
+    return [*FUNCTIONS, *LIFTED, *COMBINATORS]
 
 
 def between(text: str, begin: str, end: str, lines: Iterable[str]) -> str:

@@ -1,13 +1,14 @@
 """The builtins of QVR, each described once and without torch.
 
-Families (`families.FAMILIES`), object constructors (`objects.OBJECT_CONSTRUCTORS`),
-combinators (`combinators.COMBINATORS`) and the arithmetic builtin functions
-(`functions.FUNCTIONS`). The checker, runtime, graph, editor features and the
-TextMate grammar (`scripts/gen_grammar.py`) read these tables;
+Composition rules (`algebras.ALGEBRAS`), families (`families.FAMILIES`), object
+constructors (`objects.OBJECT_CONSTRUCTORS`), combinators (`combinators.COMBINATORS`)
+and the arithmetic builtin functions (`functions.FUNCTIONS`). The checker, runtime,
+graph, editor features and the TextMate grammar (`scripts/gen_grammar.py`) read these tables;
 `tests/builtins/test_agreement.py` checks that their name sets agree.
 This package imports nothing else of qvr, so every layer may read it.
 """
 
+from qvr_core.builtins.algebras import ALGEBRAS, Algebra
 from qvr_core.builtins.combinators import COMBINATORS, Combinator, CombinatorCost
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import (
@@ -25,6 +26,7 @@ from qvr_core.builtins.objects import BY_KIND, OBJECT_CONSTRUCTORS, ObjectConstr
 from qvr_core.builtins.param_sources import LAYER_NORM, PARAM_SOURCES, ParamSource
 
 __all__ = [
+    "ALGEBRAS",
     "BY_KIND",
     "COMBINATORS",
     "FAMILIES",
@@ -38,6 +40,7 @@ __all__ = [
     "RESERVED",
     "STEP_KEYWORDS",
     "TOP_KEYWORDS",
+    "Algebra",
     "Axis",
     "Combinator",
     "CombinatorCost",

@@ -342,8 +342,24 @@ MAP = Lifted(
     ("xs", "f"),
     "The value whose entry i is f's body with its parameter bound to entry i of xs, "
     "along xs's first plate (quivers' map over a tensor's leading axis): `map(xs, x -> "
-    "x - 1.0)`. xs is a name; f is a lambda written in the call.",
+    "x - 1.0)`. xs is a name; f is a lambda, written in the call or bound by a `let` "
+    "(`let f = x -> x - 1.0`, then `map(xs, f)`).",
 )
+
+#: quivers' `fold(xs, init, acc -> x -> body)`: a left fold along `xs`'s leading plate.
+FOLD = Lifted(
+    "fold",
+    ("xs", "init", "f"),
+    "A left fold along xs's first plate: the accumulator starts as init, and each entry "
+    "of xs in turn gives the next one as f's body, with f's first parameter the "
+    "accumulator and its second the entry; the value is the last accumulator, of init's "
+    "type (quivers' fold, curried with the accumulator first): `fold(xs, 0.0, acc -> x "
+    "-> phi * acc + x)`. xs is a name; f is a lambda, written in the call or bound by a "
+    "`let`.",
+)
+
+#: The functions that take a lambda, by name: the editor lists them with `FUNCTIONS`.
+LIFTED: dict[str, Lifted] = {f.name: f for f in (MAP, FOLD)}
 
 #: The shapes of linear algebra: their functions take and give matrices, not elementwise.
 LINEAR_ALGEBRA: frozenset[Shape] = frozenset({"gram", "matrix", "matrix_vector"})

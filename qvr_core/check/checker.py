@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import builtins
+from qvr_core.check.algebras import check_compositions, is_composition
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
@@ -25,6 +26,7 @@ from qvr_core.check.model import Model
 from qvr_core.check.module import (
     CheckedModule,
     LetInfo,
+    ModuleAlgebra,
     MorphismInfo,
     ProgramInfo,
     Reference,
@@ -330,6 +332,7 @@ class Run:
     globals: Frame  # the frame of the passes over the whole module
     exports: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]  # all of them, sorted
+    algebra: ModuleAlgebra | None = None  # the file's `composition` rule, checked
 
 
 def run_passes(
@@ -381,12 +384,15 @@ def run_passes(
             case ast.OtherDecl():
                 if is_computation(d) and _peek(top, d.name.text) is d:
                     env.computation(d.name.text)
+                elif is_composition(d):
+                    pass  # checked with the others of the file, below
                 else:
                     env.in_frame(d, _check_other, ctx, d)
             case ast.ObjectDecl() | ast.ExportDecl():
                 pass  # objects are checked above, exports after the programs
             case _:
                 assert_never(d)
+    algebra = check_compositions(ctx, decls, env.morphisms)
     _type_lets_and_programs(env, declared, typed)
     ordered = env.in_order(decls)
     # most frames report nothing: only these are read for diagnostics
@@ -411,7 +417,7 @@ def run_passes(
         for late in late_passes():  # sizing (QVR601), which imports the checker
             found += late(ctx, env, exports, ctx.memory_budget)
     found.sort(key=lambda d: (d.span.start, d.code))
-    return Run(globals_, exports, tuple(found))
+    return Run(globals_, exports, tuple(found), algebra)
 
 
 def _type_lets_and_programs(env: Env, declared: list[Uses], typed: list[Uses]) -> None:
@@ -493,6 +499,7 @@ def build_module(
         diagnostics=run.diagnostics,
         strict=ctx.strict,
         lines=ctx.lines,
+        algebra=run.algebra,
     )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from qvr_core.builtins.functions import MAP
 from qvr_core.check.context import SymbolKey
+from qvr_core.check.lambdas import lambda_argument, too_many_parameters
 from qvr_core.check.terms import binder_object
 from qvr_core.check.types import Element, ObjectType, Plated
 from qvr_core.syntax import ast
@@ -178,19 +179,23 @@ def map_type(mc: ModelPass, node: ast.Apply) -> Plated | None:
             f"{MAP.name} takes 2 values: {usage}",
             node.span,
         )
-        for a in node.args:
-            mc.arith(a.body if isinstance(a, ast.Lambda) else a)
+        for a in node.args:  # what is not a lambda is read as a value
+            if lambda_argument(mc, a) is None:
+                mc.arith(a)
         return None
-    source, f = node.args
+    source, written = node.args
     xs = mc.arith(source)
-    if not isinstance(f, ast.Lambda):
+    f = lambda_argument(mc, written)
+    if f is None:
         ctx.report(
             rules.WRONG_KIND,
-            f"the second value of {MAP.name} is a lambda, `x -> body`, not "
-            f"{ctx.source(f.span)}: {usage}",
-            f.span,
+            f"the second value of {MAP.name} is a lambda, `x -> body`, written there or "
+            f"bound by a `let`, not {ctx.source(written.span)}: {usage}",
+            written.span,
         )
-        mc.arith(f)
+        mc.arith(written)
+        return None
+    if too_many_parameters(mc, f, written, usage):
         return None
     if not isinstance(source, ast.Var):
         ctx.report(

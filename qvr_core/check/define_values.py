@@ -27,7 +27,18 @@ from collections.abc import Mapping
 from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.context import Context
 from qvr_core.check.defines import NUMBER
-from qvr_core.check.terms import Call, Comprehension, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import (
+    Call,
+    Comprehension,
+    Fold,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+)
 from qvr_core.check.types import Element, Plated
 from qvr_core.text import rules
 
@@ -85,6 +96,8 @@ def value_type(ctx: Context, term: Term, types: Mapping[str, Plated], define: st
             return vector(len(items))
         case Comprehension():
             raise NotTyped("its factor expression")
+        case Fold():
+            raise NotTyped("its fold")
     raise NotTyped("its expressions")
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
-from qvr_core.builtins.functions import LINEAR_ALGEBRA, MAP, Function
+from qvr_core.builtins.functions import FOLD, LIFTED, LINEAR_ALGEBRA, MAP, Function
 from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
 from qvr_core.check.comprehensions import factor_type, map_type
@@ -31,6 +31,8 @@ from qvr_core.check.declarations import (
     resolve_type,
     spread_entries,
 )
+from qvr_core.check.folds import fold_type
+from qvr_core.check.lambdas import LambdaValue, inline, innermost
 from qvr_core.check.model import (
     CONSTRAINT_OPTION,
     REDUCTIONS,
@@ -123,7 +125,9 @@ def model_reason(pc: ProgramPass) -> str | None:
             else:
                 return "its step source"
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
-            why = _arith_reason(step.value) or solver_reason(pc, step.value)
+            # a let may bind a lambda, which map and fold read (check/lambdas.py)
+            value = innermost(step.value) if isinstance(step, ast.LetStep) else step.value
+            why = _arith_reason(value) or solver_reason(pc, value)
             if why:
                 return why
         elif isinstance(step, ast.CallStep):
@@ -226,8 +230,8 @@ def _arith_reason(node: ast.Arith) -> str | None:
     stack: list[object] = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ast.Apply) and item.func.text == MAP.name:  # comprehensions.py
-            stack += [a.body if isinstance(a, ast.Lambda) else a for a in item.args]
+        if isinstance(item, ast.Apply) and item.func.text in LIFTED:  # map, fold: a lambda
+            stack += [innermost(a) for a in item.args]
         elif isinstance(item, ast.Apply):
             fn = FUNCTIONS.get(item.func.text)
             if fn is None:
@@ -318,6 +322,12 @@ class ModelChecker:
         #: the binders of the `factor` expressions being typed, innermost last: names
         #: of the expression only, read before the program's (`comprehensions.py`)
         self.binders: dict[str, Plated] = {}
+        #: the lambdas lets bind (`let f = x -> x - 1.0`), which map and fold read by name
+        #: (`check/lambdas.py`): no values of the model
+        self.lambdas: dict[str, ast.Lambda] = {}
+        #: the plates of each fold's accumulator, under `terms.fold_accumulator`'s name,
+        #: for `lower` (`check/folds.py`)
+        self.accumulators: dict[str, tuple[str, ...]] = {}
 
     def run(self) -> Model:
         decl = self.decl
@@ -451,17 +461,37 @@ class ModelChecker:
             self._site(step, scope)
         elif isinstance(step, ast.CallStep):
             self._call_step(step, scope)
+        elif isinstance(step, ast.LetStep) and isinstance(step.value, ast.Lambda):
+            self._lambda_let(step)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             t = self._let(step, tuple(s.name for s in scope))
             self.bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if isinstance(step, ast.ScoreStep):
                 self.pc.use(step.target.text)  # a score term is used by the joint density
 
+    def _lambda_let(self, step: ast.LetStep) -> None:
+        """`let f = x -> x - 1.0`: a lambda that map and fold read by name, as quivers reads
+        its lambda macro; no value of the model, so no step of it (its body is typed at
+        each use, with that call's parameters)."""
+        assert isinstance(step.value, ast.Lambda)  # _step
+        shown = LambdaValue(self.ctx.source(step.value.span))
+        self.bind_target(step.target, SymbolKind.LOCAL, step.span, shown)  # type: ignore[arg-type]  # hover shows the lambda (ide/hover.py)
+        local = self.pc.locals.get(step.target.text)
+        if local is not None and local.name.span == step.target.span:  # not rebound
+            self.lambdas[step.target.text] = step.value
+            self.ctx.record_type(
+                step.target.span,
+                shown,
+                f"a lambda bound by a let: the function of a {MAP.name} or {FOLD.name} "
+                "that names it, not a value",
+            )
+
     def _let(self, step: ast.LetStep | ast.ScoreStep, scope: tuple[str, ...]) -> Plated | None:
         """Type a let's (or score's) value and put it in the model, in step order."""
         self._bound_read = []
         t = self.arith(step.value)
-        term = lower(step.value, self.is_plate, self.plates_of, self.size_of, self._constant)
+        value = inline(step.value, self.lambdas)
+        term = lower(value, self.is_plate, self.plates_of, self.size_of, self._constant)
         assert term is not None  # model_reason admits only what lowers
         if isinstance(step, ast.LetStep):
             number = _written_number(step.value)
@@ -1441,6 +1471,17 @@ class ModelChecker:
         pc = self.pc
         if n in self.binders:  # a factor's binder (`comprehensions.py` records its type)
             return self.binders[n]
+        if n in self.lambdas:
+            self.ctx.ref(name.span, SymbolKey(n, pc.scope))
+            pc.use(n)
+            self.ctx.report(
+                rules.WRONG_KIND,
+                f"'{n}' is a lambda bound by a let, not a value: quivers reads it only as "
+                f"the function of {MAP.name} or {FOLD.name} (`{MAP.name}(xs, {n})`)",
+                name.span,
+                related=(Related(self.pc.locals[n].name.span, f"'{n}' is bound here"),),
+            )
+            return None
         if n in pc.locals:
             self.ctx.ref(name.span, SymbolKey(n, pc.scope))
             pc.use(n)
@@ -1547,6 +1588,8 @@ class ModelChecker:
             return Plated(())
         if isinstance(node, ast.Apply) and node.func.text == MAP.name:
             return map_type(self, node)
+        if isinstance(node, ast.Apply) and node.func.text == FOLD.name:
+            return fold_type(self, node)
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
             if fn.defines:
@@ -1727,7 +1770,10 @@ class ModelChecker:
         return ok
 
     def plates_of(self, name: str) -> tuple[str, ...]:
-        """The plates of a local the checker typed (none for data and parameters)."""
+        """The plates of a local the checker typed (none for data and parameters), or of a
+        fold's accumulator (`terms.fold_accumulator`)."""
+        if name in self.accumulators:
+            return self.accumulators[name]
         local = self.pc.locals.get(name)
         t: object = local.type if local is not None else None  # a model's locals hold Plated
         return tuple(p.name for p in t.plates) if isinstance(t, Plated) else ()

@@ -115,6 +115,29 @@ Given = float | tuple[float, ...] | tuple[tuple[float, ...], ...]
 
 
 @dataclass(frozen=True)
+class ModuleAlgebra:
+    """The composition rule a file declares (`composition real [level=algebra]`), checked.
+
+    `rule` is the registry's name (`qvr_core.builtins.algebras.ALGEBRAS`) when the
+    declaration names a registered rule, None for an inline body (`tensor_op(a, b) =
+    ...`), which the checker types but the runtime does not compute. `level` is the
+    declared level (`rule` when none is written, as quivers reads it). `span` is the
+    name in the declaration, where the runtime's refusals point. The runtime reads
+    this record; nothing downstream reads the declaration again.
+    """
+
+    name: str
+    level: str
+    rule: str | None
+    span: Span
+
+    @property
+    def line(self) -> int:
+        """The declaration's line, counted from 1 (for messages)."""
+        return self.span.start_line + 1
+
+
+@dataclass(frozen=True)
 class MorphismInfo:
     """A declared morphism with its validated options."""
 
@@ -215,6 +238,9 @@ class CheckedModule:
     #: Bayesian programs (family steps, plates, data variables), by name: see check/model.py.
     #: A program is in `programs` (the seeds' kind, applying morphisms) or here, not both.
     models: Mapping[str, Model] = field(default_factory=dict)
+    #: The declared composition rule (`composition NAME`), None when the file declares
+    #: none: qvr then runs finite-set latents as row-stochastic matrices (`markov`).
+    algebra: ModuleAlgebra | None = None
 
     def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
         """Nothing to do: every table is built (see PendingModule). True when built."""

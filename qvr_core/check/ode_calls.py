@@ -34,6 +34,7 @@ from qvr_core.check.terms import (
     Body,
     Call,
     Comprehension,
+    Fold,
     Gather,
     Num,
     Op,
@@ -333,5 +334,8 @@ def _rewrite(term: Term, env: Env) -> Term:
         case Comprehension(body=each, cases=cases):
             cells = None if each is None else _rewrite(each, env)
             return replace(term, body=cells, cases=tuple(_rewrite(c, env) for c in cases))
+        case Fold(items=xs, init=init, body=step):
+            read = _rewrite(xs, env)
+            return replace(term, items=read, init=_rewrite(init, env), body=_rewrite(step, env))
         case Num() | Ref():
             return term

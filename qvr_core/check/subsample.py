@@ -21,7 +21,7 @@ from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.model import Argument, DataVariable, Let, Model, Site, Step
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.rows import data_rows, data_sized, is_data_sized
-from qvr_core.check.terms import Call, Comprehension, Gather, refs, subterms
+from qvr_core.check.terms import Call, Comprehension, Fold, Gather, refs, subterms
 from qvr_core.check.types import Plated
 
 #: The end of every refusal of a value that does not stay per row.
@@ -300,6 +300,12 @@ class _Walk:
                 raise _refuse(
                     f"{_show(let)} builds a `factor` table entry by entry over every row of "
                     f"{plate}; {_PER_ROW}",
+                    let.line,
+                )
+            elif isinstance(t, Fold) and (plate == t.plate or any(n in self.over for n in refs(t))):
+                raise _refuse(
+                    f"{_show(let)} runs a `fold` that carries its accumulator from one entry "
+                    f"to the next over the rows of {plate}; {_PER_ROW}",
                     let.line,
                 )
 

@@ -7,7 +7,9 @@ name in `qvr_core.builtins.FUNCTIONS` (a method `x.sum(0)` is the same call with
 its `axis`), an operator an `Op` of a symbol in `OPERATORS`, and a gather
 `alpha[group]` a `Gather` whose indices are terms or `None` for every entry of a
 plate (`sigma[School]`), and quivers' `factor v : Verb in body` a `Comprehension`
-(the body once per entry of its plates, its binders whole numbers read as `Ref`s).
+(the body once per entry of its plates, its binders whole numbers read as `Ref`s),
+and quivers' `fold(xs, init, acc -> x -> body)` a `Fold` (a loop carrying its
+accumulator, never the body copied once per entry).
 `span` is where the term is written (kept in place by the incremental checker like
 every other fact), `line` its 1-based line for the runtime's messages.
 
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from qvr_core.builtins import FUNCTIONS, METHODS, OPERATORS
-from qvr_core.builtins.functions import MAP
+from qvr_core.builtins.functions import FOLD, MAP
 from qvr_core.syntax import ast
 from qvr_core.text.span import Span
 
@@ -122,7 +124,26 @@ class Comprehension(_Written):
     span: Span
 
 
-Term = Num | Ref | Unary | Op | Call | Gather | Stack | Comprehension
+@dataclass(frozen=True)
+class Fold(_Written):
+    """quivers' `fold(xs, init, acc -> x -> body)`, a left fold along xs's first plate
+    (`plate`, `size` entries): the accumulator `acc` starts as `init`'s value, and entry
+    k of `items` (read as `item`) gives the next one as `body`. Its value is the last
+    accumulator. It is a term of its own, not the body copied once per entry: quivers'
+    compiler unrolls it so, which grows exponentially where the body reads `acc` twice.
+    `acc` and `item` are names of the body only: `refs` does not count them as reads."""
+
+    items: Term  # xs as read: a name, or an entry `xs[x#]` where xs is a map's parameter
+    plate: str
+    size: int
+    init: Term
+    acc: str
+    item: str
+    body: Term
+    span: Span
+
+
+Term = Num | Ref | Unary | Op | Call | Gather | Stack | Comprehension | Fold
 
 
 def lower(
@@ -156,11 +177,17 @@ def lower(
         case ast.Binary(op=op) if op in OPERATORS:
             return _binary(node, is_plate, plates_of, size_of, constant)
         case ast.Apply(func=func, args=(ast.Var() as xs, ast.Lambda() as f)) if (
-            func.text == MAP.name
+            func.text == MAP.name and not isinstance(f.body, ast.Lambda)
         ):
             return _mapped(xs.name.text, f, span, is_plate, plates_of, size_of, constant)
         case ast.Apply(func=func) if func.text == MAP.name:  # misuse: the checker reports it
             return Comprehension(("",), ("",), (-1,), Num(0.0, span), (), span)
+        case ast.Apply(
+            func=func, args=(ast.Var() as xs, init, ast.Lambda(body=ast.Lambda() as g) as f)
+        ) if func.text == FOLD.name and not isinstance(g.body, ast.Lambda):
+            return _folded(xs, init, f, span, is_plate, plates_of, size_of, constant)
+        case ast.Apply(func=func) if func.text == FOLD.name:  # misuse: the checker reports it
+            return Fold(Ref("", span), "", -1, Num(0.0, span), "", "", Num(0.0, span), span)
         case ast.Apply(func=func, args=args) if func.text in FUNCTIONS:
             fn = FUNCTIONS[func.text]
             if not fn.accepts(len(args)) and not fn.defines:  # a solver's checker says why
@@ -297,6 +324,57 @@ def _mapped(
     return Comprehension((binder,), (plate,), (-1 if size is None else size,), body, (), span)
 
 
+def fold_accumulator(fold: Span) -> str:
+    """The name under which the checker gives `lower` the plates of the accumulator of the
+    `fold` written at `fold` (its type is its init's, which `lower` cannot know from a
+    name): no written name can be it."""
+    return f"#fold@{fold.start}"
+
+
+def _folded(
+    xs: ast.Var,
+    init: ast.Arith,
+    f: ast.Lambda,
+    span: Span,
+    is_plate: Callable[[str], bool],
+    plates_of: Callable[[str], tuple[str, ...]],
+    size_of: Callable[[str], int | None],
+    constant: Callable[[str], float | None],
+) -> Fold | None:
+    """quivers' `fold(xs, init, acc -> x -> body)`: init lowered where the fold is, the
+    body with `acc` and `x` names of its own (`x` shadows `acc` when both are one name,
+    as the inner lambda's parameter does), `x` over xs's other plates and `acc` over the
+    plates the checker gave the accumulator (`fold_accumulator`)."""
+    assert isinstance(f.body, ast.Lambda)  # the case of `lower` that calls this
+    source = xs.name.text
+    acc, item = f.param.text, f.body.param.text
+    plates = plates_of(source)
+    plate = plates[0] if plates else ""
+    size = size_of(plate) if plate else None
+    acc_plates = plates_of(fold_accumulator(span))
+    start = lower(init, is_plate, plates_of, size_of, constant)
+    if start is None:
+        return None
+    bound = frozenset((acc, item))
+
+    def inner_plate(n: str) -> bool:
+        return n not in bound and is_plate(n)
+
+    def inner_plates_of(n: str) -> tuple[str, ...]:
+        if n == item:
+            return plates[1:]
+        return acc_plates if n == acc else plates_of(n)
+
+    def inner_constant(n: str) -> float | None:
+        return None if n in bound else constant(n)
+
+    body = lower(f.body.body, inner_plate, inner_plates_of, size_of, inner_constant)
+    if body is None:
+        return None
+    items = Ref(source, xs.span)
+    return Fold(items, plate, -1 if size is None else size, start, acc, item, body, span)
+
+
 def _entry_of(term: Term, param: str, source: str, entry: Ref, plate: tuple[str, ...]) -> Term:
     """`term` with each read of `param` the entry `source[entry]` of the mapped value."""
 
@@ -325,6 +403,9 @@ def _entry_of(term: Term, param: str, source: str, entry: Ref, plate: tuple[str,
                     body=None if body is None else go(body),
                     cases=tuple(go(c) for c in cases),
                 )
+            case Fold(items=items, init=init, acc=acc, item=item, body=body):
+                step = body if param in (acc, item) else go(body)  # shadowed inside
+                return replace(t, items=go(items), init=go(init), body=step)
             case _:
                 return t
 
@@ -399,6 +480,8 @@ def subterms(term: Term) -> Iterator[Term]:
                 stack.extend(reversed([i for i in indices if i is not None]))
             case Comprehension(body=body, cases=cases):
                 stack.extend(reversed((body, *cases) if body is not None else cases))
+            case Fold(items=items, init=init, body=body):
+                stack += [body, init, items]
             case Num() | Ref():
                 pass
 
@@ -427,5 +510,7 @@ def refs(term: Term) -> Iterator[str]:
                 inner = bound | frozenset(binders)
                 parts = (body, *cases) if body is not None else cases
                 stack.extend((p, inner) for p in reversed(parts))
+            case Fold(items=items, init=init, acc=acc, item=item, body=body):
+                stack += [(body, bound | {acc, item}), (init, bound), (items, bound)]
             case Num():
                 pass

@@ -44,6 +44,13 @@ NOT_EXPORTED_FACTOR = (
     "arithmetic over the plates to export the program"
 )
 
+#: Why no target writes quivers' `fold(xs, init, acc -> x -> body)` yet (each would need
+#: a loop carrying the accumulator; qvr's runtime runs one): the sentence all three say.
+NOT_EXPORTED_FOLD = (
+    "a `fold` is not exported yet (qvr runs it as a loop over its collection's first "
+    "plate): write its steps as arithmetic to export the program"
+)
+
 
 @dataclass(frozen=True)
 class Plate:

@@ -14,6 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from qvr_core.builtins import (
+    ALGEBRAS,
     COMBINATORS,
     FAMILIES,
     FUNCTIONS,
@@ -22,6 +23,8 @@ from qvr_core.builtins import (
     Family,
 )
 from qvr_core.builtins.families import codomain_words
+from qvr_core.builtins.functions import LIFTED
+from qvr_core.check.algebras import is_composition
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
 from qvr_core.ide.walk import walk
@@ -58,6 +61,34 @@ def describe(name: str) -> BuiltinDoc | None:
     if name in FUNCTIONS:
         fn = FUNCTIONS[name]
         return BuiltinDoc(name, "builtin function", f"{name}({', '.join(fn.params)})", fn.doc)
+    if name in LIFTED:  # map and fold: a lambda among their arguments
+        lifted = LIFTED[name]
+        signature = f"{name}({', '.join(lifted.params)})"
+        return BuiltinDoc(name, "builtin function", signature, lifted.doc)
+    return None
+
+
+def describe_algebra(name: str) -> BuiltinDoc | None:
+    """A registered composition rule (`composition NAME`), looked up lower-cased as quivers
+    does, or None if the registry has no rule of that name."""
+    rule = ALGEBRAS.get(name.lower())
+    if rule is None:
+        return None
+    return BuiltinDoc(rule.name, "composition rule", f"composition {rule.name}", rule.describe())
+
+
+def algebra_at(module: CheckedModule, offset: int) -> tuple[BuiltinDoc, Span] | None:
+    """The registered rule named by the `composition` declaration whose name is at `offset`
+    (a declaration with an inline body defines its own rule: None)."""
+    for d in module.ast.decls:
+        if d.span.start > offset:
+            break
+        if not (isinstance(d, ast.OtherDecl) and is_composition(d)) or d.clause.body:
+            continue
+        span = d.name.span
+        if span.start <= offset <= span.end:
+            doc = describe_algebra(d.name.text)
+            return (doc, span) if doc is not None else None
     return None
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from qvr_core.builtins import (
+    ALGEBRAS,
     COMBINATORS,
     FAMILIES,
     FUNCTIONS,
@@ -29,6 +30,7 @@ from qvr_core.builtins import (
 )
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import codomain_words
+from qvr_core.builtins.functions import LIFTED
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import CONSTRAINT_OPTION, REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
@@ -59,6 +61,7 @@ class Word(StrEnum):
     CONSTRUCTOR = "constructor"
     COMBINATOR = "combinator"
     FUNCTION = "function"
+    ALGEBRA = "composition rule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +154,16 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
                 for p in dict.fromkeys(q for schema in family.schemas for q in schema)
             ]
         if where is Where.ARITH:
-            found += _builtins(FUNCTIONS, Word.FUNCTION)
+            found += _builtins((*FUNCTIONS, *LIFTED), Word.FUNCTION)
     elif where is Where.EXPORT:
         found += _from(symbols, lambda s: s.kind in (SymbolKind.PROGRAM, SymbolKind.LET))
+    elif where is Where.ALGEBRA:
+        found += [
+            Candidate(
+                a.name, Word.ALGEBRA, f"{a.level}: {a.tensor}, join {a.join}", "2", a.describe()
+            )
+            for a in ALGEBRAS.values()
+        ]
     return found
 
 

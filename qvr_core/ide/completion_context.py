@@ -15,6 +15,7 @@ from enum import StrEnum
 from itertools import pairwise
 
 from qvr_core.builtins import COMBINATORS, STEP_KEYWORDS
+from qvr_core.check.algebras import COMPOSITION
 from qvr_core.syntax.layout import (
     DECLARATION_KEYWORDS,
     KEYWORDS,
@@ -55,6 +56,7 @@ class Where(StrEnum):
     BOUND = "bound"  # a program's bound names (call arguments, return)
     ARITH = "arith"  # a step's `let` arithmetic: bound names and builtin functions
     EXPORT = "export"  # after `export`
+    ALGEBRA = "algebra"  # after `composition`: the registered composition rules
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,8 @@ def _declaration(tokens: list[Token], prefix: str) -> Context:
         return Context(Where.TYPE, prefix, declaring=declaring)
     elif first == "EXPORT" and len(tokens) == 1:
         return Context(Where.EXPORT, prefix)
+    elif len(tokens) == 1 and tokens[0].text == COMPOSITION:
+        return Context(Where.ALGEBRA, prefix)
     return Context(Where.NOTHING, prefix)
 
 

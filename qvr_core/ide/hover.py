@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from qvr_core.check.lambdas import LambdaValue
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
 from qvr_core.check.types import (
     Arrow,
@@ -29,7 +30,7 @@ from qvr_core.check.types import (
     dims_text,
     sum_text,
 )
-from qvr_core.ide.builtins_info import builtin_at
+from qvr_core.ide.builtins_info import algebra_at, builtin_at
 from qvr_core.ide.known import PartialKnowledge, known_parts
 from qvr_core.syntax.era import era
 from qvr_core.text.span import Span
@@ -84,6 +85,10 @@ def _here(span: Span) -> Span:
 
 
 def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) -> HoverText | None:
+    rule = algebra_at(module, offset)  # `composition real`: the rule, not the declared name
+    if rule is not None:
+        info, span = rule
+        return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
     typed = module.type_at(offset)
     ref = module.symbols.reference_at(offset)
     if ref is not None:
@@ -214,7 +219,7 @@ def _label(t: object) -> str:
 
 def _dimensions(t: object) -> list[str]:
     """One line per value the type involves: `label = dims` (and the sum for products)."""
-    if t is None:
+    if t is None or isinstance(t, LambdaValue):  # a let-bound lambda: no value to measure
         return []
     if isinstance(t, Arrow):
         return [f"input: {_value(t.dom)}", f"output: {_value(t.cod)}"]

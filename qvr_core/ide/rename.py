@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from qvr_core.builtins import FUNCTIONS
+from qvr_core.builtins.functions import LIFTED
 from qvr_core.check.context import COMBINATORS, FAMILIES, KEYWORDS
 from qvr_core.check.module import CheckedModule, Reference, Symbol
 from qvr_core.check.types import CONSTRUCTORS
@@ -33,7 +34,7 @@ BUILTIN_NAMES: dict[str, str] = {
     **{n: "a type constructor" for n in CONSTRUCTORS},
     **{n: "a combinator" for n in COMBINATORS},
     **{n: "a distribution family" for n in FAMILIES},
-    **{n: "a builtin function" for n in FUNCTIONS},
+    **{n: "a builtin function" for n in (*FUNCTIONS, *LIFTED)},
     "true": "a boolean literal",
     "false": "a boolean literal",
 }

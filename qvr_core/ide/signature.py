@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, Family
+from qvr_core.builtins.functions import LIFTED
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
 from qvr_core.ide.builtins_info import family_text
@@ -127,6 +128,9 @@ def _signature(site: CallSite, module: CheckedModule | None) -> Signature | None
     if site.in_program and name in FUNCTIONS:
         fn = FUNCTIONS[name]
         return _build(name, fn.params, "", fn.doc)
+    if site.in_program and name in LIFTED:  # map, fold
+        lifted = LIFTED[name]
+        return _build(name, lifted.params, "", lifted.doc)
     declared = module is not None and module.symbols.lookup(name) is not None
     if site.in_program and name in FAMILIES and not declared:
         return _family(FAMILIES[name], site)

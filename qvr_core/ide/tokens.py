@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from qvr_core import builtins
+from qvr_core.builtins.functions import LIFTED
 from qvr_core.check.context import COMBINATORS, FAMILIES
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import CONSTRUCTORS
@@ -68,7 +69,7 @@ _SITE_MODIFIER = {
     SymbolKind.SAMPLE: TokenModifier.SAMPLED,
     SymbolKind.OBSERVE: TokenModifier.OBSERVED,
 }
-_FUNCTIONS = frozenset((*COMBINATORS, *builtins.FUNCTIONS))
+_FUNCTIONS = frozenset((*COMBINATORS, *builtins.FUNCTIONS, *LIFTED))
 
 
 def semantic_tokens(

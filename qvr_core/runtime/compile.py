@@ -18,11 +18,12 @@ independent of each other and of uses outside the stack.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from qvr_core.builtins import COMBINATORS
 from qvr_core.check import lowered as ir
 from qvr_core.check.lowered import lower_module
-from qvr_core.check.module import CheckedModule, MorphismInfo
+from qvr_core.check.module import CheckedModule, ModuleAlgebra, MorphismInfo
 from qvr_core.check.nesting import MAX_INLINED_DEPTH
 from qvr_core.check.types import Arrow, Seq
 from qvr_core.runtime.attention import Attention
@@ -41,6 +42,10 @@ from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
+from qvr_core.runtime.relations import Relation, rule_of
+
+if TYPE_CHECKING:
+    import torch
 
 
 class Compiler:
@@ -116,6 +121,9 @@ class Compiler:
             leaves: dict[str, Leaf] = {}
             for module in sites.values():
                 leaves.update(_leaves_of(module))
+            for leaf in leaves.values():
+                if isinstance(leaf, Relation):  # a tensor of the algebra, not a kernel
+                    raise QvrError(f"program {name} cannot run: {leaf.refusal()}")
             self._programs[key] = ProgramModule(program, sites, leaves)
         return self._programs[key]
 
@@ -233,8 +241,15 @@ class Compiler:
         base = info.name if index is None else f"{info.name}_{index}"
         key = base + suffix
         if key not in self._leaves:
-            self._leaves[key] = _make_leaf(key, info)
+            self._leaves[key] = _make_leaf(key, info, self.checked.algebra)
         return self._leaves[key]
+
+    def relation(self, name: str) -> torch.Tensor:
+        """The tensor of let `name` under the file's composition rule (`relations.py`):
+        what quivers' `Program.forward()` gives for an exported finite-set morphism."""
+        from qvr_core.runtime.relations import relation
+
+        return relation(self.let(name), self.checked)
 
     # ---------------------------------------------------------------- sites
 
@@ -260,11 +275,14 @@ def _refuse_unrunnable(program: ir.Program) -> None:
             )
 
 
-def _make_leaf(key: str, info: MorphismInfo) -> Leaf:
+def _make_leaf(key: str, info: MorphismInfo, algebra: ModuleAlgebra | None = None) -> Leaf:
     if info.role == "embed":
         return Embed(key, info.type)
     if info.role == "latent":
-        return Latent(key, info.type)
+        if algebra is None:  # qvr's own reading: a row-stochastic matrix (see relations.py)
+            return Latent(key, info.type)
+        rule_of(algebra)  # an inline body is refused here, with its line
+        return Relation(key, info.type, algebra)
     if info.role == "kernel" and info.family is not None:
         return Kernel(
             key,

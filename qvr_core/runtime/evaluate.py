@@ -6,7 +6,9 @@ Names are read through `lookup`; functions and operators run from
 for each entry of the index value, that entry of `alpha` (a `None` index takes
 every entry of that axis), checking every index against the axis it indexes. A
 `factor` comprehension evaluates its body once per entry of its plates, as quivers'
-comprehension does, and stacks the entries on leading axes.
+comprehension does, and stacks the entries on leading axes. A `fold` is a loop over
+its collection's first plate carrying the accumulator: one evaluation of its body per
+entry, whatever the body reads.
 """
 
 from __future__ import annotations
@@ -19,7 +21,18 @@ from typing import Any
 import torch
 
 from qvr_core.check.model import Let
-from qvr_core.check.terms import Call, Comprehension, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import (
+    Call,
+    Comprehension,
+    Fold,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+)
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
 from qvr_core.runtime.value_checks import check_values, check_within
@@ -101,6 +114,33 @@ def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> to
             )
         case Comprehension():
             return _comprehension(term, lookup, sizes)
+        case Fold():
+            return _fold(term, lookup, sizes)
+
+
+def _fold(term: Fold, lookup: Lookup, sizes: Mapping[str, int]) -> torch.Tensor:
+    """`fold(xs, init, acc -> x -> body)`: the accumulator starts as init's value, and
+    entry k of xs along its first plate gives the next one as the body's value with `acc`
+    the accumulator and `x` that entry; the last accumulator is the value. A loop, so the
+    body is evaluated once per entry (autograd follows the chain to init and xs; under
+    vmap, as the samplers batch chains, each step is one batched evaluation). A one-entry
+    plate lays out no axis (`check.model.axis_plates`): its one entry is xs itself."""
+    items = real(evaluate(term.items, lookup, sizes))
+    acc = real(evaluate(term.init, lookup, sizes))
+    n = sizes.get(term.plate, term.size)
+    if n < 0:  # a plate the checker could not size: the value's own axis says
+        n = items.shape[0]
+
+    for k in range(n):
+        item = items if n == 1 else items[k]
+        bound = {term.acc: acc, term.item: item}  # the entry shadows an `acc` of its name
+
+        def read(name: str, line: int, bound: Mapping[str, torch.Tensor] = bound) -> torch.Tensor:
+            value = bound.get(name)
+            return lookup(name, line) if value is None else value
+
+        acc = real(evaluate(term.body, read, sizes))
+    return acc
 
 
 def _comprehension(term: Comprehension, lookup: Lookup, sizes: Mapping[str, int]) -> torch.Tensor:

@@ -22,6 +22,7 @@ from qvr_core.check.terms import (
     Body,
     Call,
     Comprehension,
+    Fold,
     Gather,
     Num,
     Op,
@@ -110,6 +111,8 @@ class _Folding:
                 return term
             case Comprehension():
                 raise AssertionError("define_values: a define's body has no factor")
+            case Fold():
+                raise AssertionError("define_values: a define's body has no fold")
 
 
 def _over(entry: Number, like: torch.Tensor) -> torch.Tensor:
@@ -172,6 +175,8 @@ class _Evaluator:
                 raise AssertionError("define_values: an entry is picked by a number")
             case Comprehension():
                 raise AssertionError("define_values: a define's body has no factor")
+            case Fold():
+                raise AssertionError("define_values: a define's body has no fold")
 
     def _unary(self, op: str, x: Number) -> Number:
         if op == "-":

@@ -48,6 +48,7 @@ from qvr_core.check.model import Let, Model, Node, Site, Step
 from qvr_core.check.terms import (
     Call,
     Comprehension,
+    Fold,
     Gather,
     Num,
     Op,
@@ -257,6 +258,9 @@ def _operations(term: Term) -> int:
             if t.body is not None:
                 n += cells * _operations(t.body) + len(t.sizes)
             todo.extend(t.cases)
+        elif isinstance(t, Fold):  # the body once per entry, each step's value kept
+            n += max(t.size, 1) * _operations(t.body)
+            todo += [t.items, t.init]
     return n
 
 

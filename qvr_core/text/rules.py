@@ -611,6 +611,33 @@ OPTION_WITHOUT_VALUE = Rule(
     quick_fixes=("Remove the option.",),
 )
 
+COMPOSITION_RULE = Rule(
+    code="QVR316",
+    name="composition-rule",
+    severity=ERROR,
+    summary="a `composition` declaration quivers refuses, or one qvr cannot give one meaning",
+    explanation=(
+        "`composition NAME [level=L]` chooses the algebra that enriches the file's morphisms. "
+        "quivers' compiler refuses a registered rule that is not at the declared level "
+        "(`material_impl` is a semigroupoid, not an algebra; no built-in rule is a "
+        "`bilinear_form`), and an inline body without exactly the entries its level needs "
+        "(`tensor_op(a, b)` and `join(t)` everywhere, `unit` and `zero` values at the "
+        "algebra level, `negation(a)` and `meet(t)` optional there), written as functions "
+        "or values as each entry is. quivers enriches each morphism over the rule declared "
+        "above it (`product_fuzzy` when none is) and refuses `>>` between morphisms of two "
+        "rules; qvr takes one rule for the whole file, so a second declaration, or a latent "
+        "morphism declared above the declaration, is an error rather than a file whose "
+        "morphisms would silently mean something else."
+    ),
+    fixes=(
+        "Declare the level the rule is at (`[level=semigroupoid]` for `material_impl`), or "
+        "drop `[level=...]` (the permissive `rule` level).",
+        "Give an inline body exactly the entries of its level.",
+        "Keep one `composition` declaration, above the morphisms.",
+    ),
+    example="QVR316_composition_rule.qvr",
+)
+
 # ----------------------------------------------------------------- 4: programs
 
 UNBOUND_VARIABLE = Rule(

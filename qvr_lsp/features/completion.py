@@ -53,6 +53,7 @@ def item_kinds() -> dict[object, lsp.CompletionItemKind]:
         Word.CONSTRUCTOR: lsp.CompletionItemKind.TypeParameter,
         Word.COMBINATOR: lsp.CompletionItemKind.Operator,
         Word.FUNCTION: lsp.CompletionItemKind.Function,
+        Word.ALGEBRA: lsp.CompletionItemKind.EnumMember,
     }
 
 

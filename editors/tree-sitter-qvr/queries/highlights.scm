@@ -348,7 +348,8 @@
     "logsigmoid" "softsign" "gelu" "silu" "elu" "selu" "mish" "relu6" "sum" "mean" "prod"
     "logsumexp" "softmax" "log_softmax" "cumsum" "sort" "normalize" "layer_norm" "min" "max" "pow"
     "gp_exp_quad_cov" "gp_matern32_cov" "gp_matern52_cov" "add_diag" "cholesky" "matvec" "lag"
-    "lags" "tail" "linear_recurrence" "ode_rk45" "ode_rk45_tol" "ode_bdf" "ode_bdf_tol" "fan" "scan"
-    "scanl" "multihead" "causal_multihead" "cross_multihead" "stack" "repeat" "identity")
+    "lags" "tail" "linear_recurrence" "ode_rk45" "ode_rk45_tol" "ode_bdf" "ode_bdf_tol" "map" "fold"
+    "fan" "scan" "scanl" "multihead" "causal_multihead" "cross_multihead" "stack" "repeat"
+    "identity")
   ; END builtin functions
   )

@@ -24,6 +24,7 @@ from qvr_core.builtins import OPERATORS
 from qvr_core.check.terms import (
     Call,
     Comprehension,
+    Fold,
     Gather,
     Num,
     Op,
@@ -42,7 +43,7 @@ from qvr_core.export.numpyro.functions import (
     WRITTEN,
     known_function,
 )
-from qvr_core.export.plan import NOT_EXPORTED_FACTOR, Unsupported
+from qvr_core.export.plan import NOT_EXPORTED_FACTOR, NOT_EXPORTED_FOLD, Unsupported
 from qvr_core.text.span import Span
 
 #: Operators as Python writes them, with their precedence (higher binds tighter).
@@ -116,6 +117,8 @@ class Terms:
                     stack.extend(items)
                 case Comprehension():
                     out.append(Unsupported(t.span, NOT_EXPORTED_FACTOR))
+                case Fold():
+                    out.append(Unsupported(t.span, NOT_EXPORTED_FOLD))
         return out
 
     def _call_problems(self, t: Call, fn: str, arity: int, axis: int | None) -> list[Unsupported]:
@@ -218,6 +221,8 @@ class Terms:
                 return f"jnp.stack(jnp.broadcast_arrays({inner}), axis=-1)", _ATOM
             case Comprehension():
                 raise AssertionError("problems() refuses a factor expression")
+            case Fold():
+                raise AssertionError("problems() refuses a fold")
 
     def _operator(self, t: Op) -> tuple[str, int]:
         spine = [t]  # along the left spine, as the runtime does: long chains do not recurse

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Site, walk
-from qvr_core.check.terms import Call, Comprehension, Term, subterms
-from qvr_core.export.plan import NOT_EXPORTED_FACTOR, Unsupported
+from qvr_core.check.terms import Call, Comprehension, Fold, Term, subterms
+from qvr_core.export.plan import NOT_EXPORTED_FACTOR, NOT_EXPORTED_FOLD, Unsupported
 from qvr_core.export.pymc.context import Context, summed_name
 from qvr_core.export.pymc.families import PYMC_FAMILIES, SUMMED, WHY_NOT
 from qvr_core.export.pymc.terms import FUNCTIONS, NOT_WRITTEN
@@ -47,6 +47,8 @@ def _term_problems(term: Term) -> list[Unsupported]:
             out.append(Unsupported(t.span, NOT_WRITTEN.get(t.fn, f"PyTensor has no `{t.fn}`")))
         elif isinstance(t, Comprehension):
             out.append(Unsupported(t.span, NOT_EXPORTED_FACTOR))
+        elif isinstance(t, Fold):
+            out.append(Unsupported(t.span, NOT_EXPORTED_FOLD))
     return out
 
 

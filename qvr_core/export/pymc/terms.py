@@ -16,7 +16,18 @@ from collections.abc import Callable, Collection, Mapping
 from types import FunctionType
 
 from qvr_core.builtins import FUNCTIONS as BUILTINS
-from qvr_core.check.terms import Call, Comprehension, Gather, Num, Op, Ref, Stack, Term, Unary
+from qvr_core.check.terms import (
+    Call,
+    Comprehension,
+    Fold,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+)
 from qvr_core.export.named import named
 
 # How tightly an expression binds, to write only the parentheses Python needs.
@@ -247,6 +258,8 @@ class TermPrinter:
                 return f"pt.stack(pt.broadcast_arrays({parts}), axis=-1)", _ATOM
             case Comprehension():
                 raise AssertionError("problems.py refuses a factor expression")
+            case Fold():
+                raise AssertionError("problems.py refuses a fold")
 
     def _at(self, term: Term, level: int) -> str:
         """`term` written to bind at least as tightly as `level`."""

@@ -19,8 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from qvr_core.check.terms import Call, Comprehension, Gather, Num, Op, Ref, Stack, Term, Unary
-from qvr_core.export.plan import NOT_EXPORTED_FACTOR, Unsupported
+from qvr_core.check.terms import (
+    Call,
+    Comprehension,
+    Fold,
+    Gather,
+    Num,
+    Op,
+    Ref,
+    Stack,
+    Term,
+    Unary,
+)
+from qvr_core.export.plan import NOT_EXPORTED_FACTOR, NOT_EXPORTED_FOLD, Unsupported
 from qvr_core.export.stan.functions import (
     DIVIDED_BY_SUM,
     ELEMENTWISE,
@@ -120,6 +131,9 @@ class Printer:
                 return Printed(f"[{text}]'", Value("vector", (f"#{len(done)}",), 1))
             case Comprehension(span=span):
                 self.no(span, NOT_EXPORTED_FACTOR)
+                return None
+            case Fold(span=span):
+                self.no(span, NOT_EXPORTED_FOLD)
                 return None
 
     def _ref(self, name: str, span: Span, ctx: Ctx) -> Printed | None:
