@@ -19,9 +19,12 @@ from qvr_core.check.algebras import check_compositions, is_composition
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.declarations import check_morphism, check_objects
+from qvr_core.check.deduction_system import Deduction
+from qvr_core.check.deductions import check_deduction, is_deduction
 from qvr_core.check.defines import Computation
 from qvr_core.check.expressions import infer
 from qvr_core.check.frames import Frame, Names
+from qvr_core.check.grammar_rules import check_grammar, is_grammar
 from qvr_core.check.model import Model
 from qvr_core.check.module import (
     CheckedModule,
@@ -297,10 +300,18 @@ class Env:
         return False
 
 
-def _check_other(ctx: Context, decl: ast.OtherDecl) -> None:
-    """An instance of a prelude interface is checked whole; other kinds are names only."""
+def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
+    """A deduction, a categorial declaration (`category`, `rule`, `schema`, `bundle`)
+    and an instance of a prelude interface are checked whole; other kinds are names
+    only. A checked deduction's record is the frame's result."""
+    if is_deduction(decl):
+        return check_deduction(ctx, decl)
+    if is_grammar(decl):
+        check_grammar(ctx, decl)
+        return None
     if not check_instance(ctx, decl):
         check_other(ctx, decl)
+    return None
 
 
 def _check_program(env: Env, decl: ast.ProgramDecl) -> ProgramInfo | None:
@@ -322,7 +333,10 @@ def check_parsed(
     run = run_passes(ctx, env, module.decls, syntax)
     facts = Facts.merge([run.globals, *(frame for _, frame in env.in_order(module.decls))])
     top = dict(ctx.top.items())
-    return build_module(text, module, run, ctx, env.morphisms, env.lets, env.programs, top, facts)
+    deductions = checked_deductions(env, module.decls)
+    return build_module(
+        text, module, run, ctx, env.morphisms, env.lets, env.programs, top, facts, deductions
+    )
 
 
 @dataclass
@@ -420,6 +434,15 @@ def run_passes(
     return Run(globals_, exports, tuple(found), algebra)
 
 
+def checked_deductions(env: Env, decls: tuple[ast.Decl, ...]) -> dict[str, Deduction]:
+    """The deductions checked whole, by name: their frames' results (`_check_other`)."""
+    return {
+        found.name: found
+        for _, frame in env.in_order(decls)
+        if isinstance(found := frame.result, Deduction)
+    }
+
+
 def _type_lets_and_programs(env: Env, declared: list[Uses], typed: list[Uses]) -> None:
     """Type the lets and programs of `typed` (of `declared`, those that keep no frame: the
     others' results are in the tables already), what a declaration uses first, so that
@@ -474,6 +497,7 @@ def build_module(
     programs: Mapping[str, object],
     top: dict[str, ast.Decl],
     facts: Facts,
+    deductions: Mapping[str, Deduction],
 ) -> CheckedModule:
     """The checked module, from tables whose positions are all those of `text`."""
     morphisms = dict(morphisms.items())
@@ -487,6 +511,7 @@ def build_module(
         lets={k: v for k in top if isinstance(v := lets.get(k), LetInfo)},
         programs={k: v for k in top if isinstance(v := programs.get(k), ProgramInfo)},
         models={k: v for k in top if isinstance(v := programs.get(k), Model)},
+        deductions=deductions,
         exports=run.exports,
         expr_types=facts.expr_types,
         reversed_scans=frozenset(facts.reversed_scans),

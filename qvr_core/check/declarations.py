@@ -67,7 +67,9 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     for d in one_each:
         ctx.object_decls.setdefault(d.name.text, d)
         body = d.body
-        if not isinstance(body, ast.SizedObject | ast.TypeRef) or (
+        if isinstance(body, ast.EnumSet):
+            _enumerated_object(ctx, d, body)
+        elif not isinstance(body, ast.SizedObject | ast.TypeRef) or (
             isinstance(body, ast.SizedObject) and body.constructor.text in OTHER_CONSTRUCTORS
         ):
             refer(ctx, body)
@@ -80,6 +82,29 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     pending = {d.name.text: d for d in decls if isinstance(d.body, ast.TypeRef)}
     for name in list(pending):
         _alias(ctx, name, pending, ())
+
+
+def _enumerated_object(ctx: Context, decl: ast.ObjectDecl, body: ast.EnumSet) -> None:
+    """`object Token : {the, dog, runs}`: a finite set given by its elements, which
+    quivers builds as an `EnumSet` of that many elements (0.25.2, `_compile_type`); as
+    a plate or a value it is a FinSet of that size, its elements named in hover."""
+    seen: dict[str, ast.Name] = {}
+    for e in body.elements:
+        first = seen.get(e.text)
+        if first is not None:
+            ctx.report(
+                rules.DUPLICATE_DECLARATION,
+                f"object {decl.name.text} lists the element '{e.text}' twice",
+                e.span,
+                related=(Related(first.span, f"first '{e.text}'"),),
+            )
+            continue
+        seen[e.text] = e
+    if not seen:
+        return  # `{}`: the parser has reported it
+    found = ObjectType(decl.name.text, "finset", len(seen), tuple(seen))
+    ctx.objects[decl.name.text] = found
+    ctx.record_type(decl.name.span, found)
 
 
 def _base_object(ctx: Context, decl: ast.ObjectDecl, body: ast.SizedObject) -> None:

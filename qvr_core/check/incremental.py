@@ -45,6 +45,7 @@ from qvr_core.check.checker import (
     Facts,
     Run,
     build_module,
+    checked_deductions,
     replicate_members,
     run_passes,
 )
@@ -624,6 +625,7 @@ class _Builder:
             programs,
             top,
             facts,
+            checked_deductions(self.env, self.ctx.module.decls),
         )
 
 

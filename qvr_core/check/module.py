@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
 
+from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
@@ -241,6 +242,8 @@ class CheckedModule:
     #: The declared composition rule (`composition NAME`), None when the file declares
     #: none: qvr then runs finite-set latents as row-stochastic matrices (`markov`).
     algebra: ModuleAlgebra | None = None
+    #: The checked `deduction` declarations, by name (check/deductions.py).
+    deductions: Mapping[str, Deduction] = field(default_factory=dict)
 
     def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
         """Nothing to do: every table is built (see PendingModule). True when built."""

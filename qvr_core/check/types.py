@@ -22,6 +22,8 @@ class ObjectType:
     name: str
     kind: str  # "finset" | "real" | "positive" | "unit" | "simplex"
     size: int
+    #: the elements' names of a finite set given by them (`object Token : {the, dog}`)
+    elements: tuple[str, ...] = ()
 
     @property
     def discrete(self) -> bool:
@@ -37,6 +39,8 @@ class ObjectType:
         return KIND_TO_CONSTRUCTOR[self.kind]
 
     def describe(self) -> str:
+        if self.elements:
+            return "{" + ", ".join(self.elements) + "}"
         return f"{self.constructor} {self.size}"
 
 

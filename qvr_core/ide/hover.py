@@ -93,7 +93,7 @@ def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) ->
     ref = module.symbols.reference_at(offset)
     if ref is not None:
         note = typed.note if typed is not None and typed.span == ref.span else ""
-        note = note or _tuple_part(module, ref.symbol)
+        note = note or _tuple_part(module, ref.symbol) or _deduction(module, ref.symbol)
         found = _symbol_hover(ref.symbol, ref.span, note, place)
         if ref.symbol.type is None and ref.symbol.kind is SymbolKind.LET:
             known = known_parts(module, ref.symbol.decl_span)
@@ -109,6 +109,12 @@ def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) ->
         info, span = builtin
         return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
     return None
+
+
+def _deduction(module: CheckedModule, symbol: Symbol) -> str:
+    """What a checked `deduction` computes: its semiring, goal and size."""
+    found = module.deductions.get(symbol.name) if symbol.scope is None else None
+    return found.summary() if found is not None else ""
 
 
 def _tuple_part(module: CheckedModule, symbol: Symbol) -> str:
@@ -229,7 +235,8 @@ def _dimensions(t: object) -> list[str]:
             f"{t.count} independent copies, each {_value(member.dom)} to {_value(member.cod)}",
         ]
     if isinstance(t, ObjectType):
-        return [f"`{t.name} = {dims_text(t)}`"]
+        named = f", its elements {t.describe()}" if t.elements else ""
+        return [f"`{t.name} = {dims_text(t)}`{named}"]
     if isinstance(t, Plated):
         return [_plated(t)]
     return [_value(t)]  # type: ignore[arg-type]  # the value types are left

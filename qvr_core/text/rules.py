@@ -983,6 +983,57 @@ NOT_EXPORTABLE = Rule(
 )
 
 
+# ----------------------------------------------------------------- grammars
+
+GRAMMAR_TERM = Rule(
+    code="QVR801",
+    name="grammar-term",
+    severity=ERROR,
+    summary="a deduction's or grammar rule's term, category or rule that quivers refuses",
+    explanation=(
+        "A `deduction` builds its items from a closed set of terms: the atoms it lists, the "
+        "variables of its patterns, and in a lexicon entry's logical form the variables its "
+        "binders bind (`lam(x, body)` binds `x`). `atom` and `var` are the term algebra's "
+        "own tags and cannot be atoms or binders; a logical form that uses a name no atom "
+        "declares and no binder binds, and a category list `{NP, VP}` that names an atom "
+        "the deduction does not declare, have no term to stand for. A top-level grammar "
+        "`rule` takes one premise or two. quivers refuses all of these when it compiles the "
+        "file, and so does qvr while you type."
+    ),
+    fixes=(
+        "Add the name to the deduction's `atoms`, or correct its spelling.",
+        "Bind the variable with a binder (`binders lam`, then `lam(x, ...)`).",
+        "Split a rule of three premises into two binary rules.",
+    ),
+    example="QVR801_grammar_term.qvr",
+    quick_fixes=("Change to each close atom.",),
+)
+
+GRAMMAR_READ_OTHERWISE = Rule(
+    code="QVR802",
+    name="grammar-read-otherwise",
+    severity=WARNING,
+    summary="a deduction or grammar rule quivers accepts but computes otherwise than it reads",
+    explanation=(
+        "Some slips in a `deduction` or a grammar `rule` compile in quivers without a word "
+        "and then compute something else: a `semiring=` it does not know (it knows LogProb, "
+        "Viterbi, Boolean and Counting) is read as LogProb; a `start=` that no rule and no "
+        "lexicon entry mentions is a goal item that is never derived, so every sentence "
+        "weighs zero; in a deduction's pattern a name that is not a declared atom is a "
+        "variable that matches anything, so `Np` where the atom is `NP` makes the rule fire "
+        "on every category; and in a top-level rule a name that is neither one of its "
+        "variables nor a declared category is a constant no category is, so the rule never "
+        "fires."
+    ),
+    fixes=(
+        "Correct the spelling (the message suggests the close name).",
+        "Declare the name (among the deduction's `atoms`, or with `category`).",
+    ),
+    example="QVR802_grammar_read_otherwise.qvr",
+    quick_fixes=("Change to each close semiring, atom or category.",),
+)
+
+
 # ----------------------------------------------------------------- the index
 
 RULES: tuple[Rule, ...] = tuple(
