@@ -96,6 +96,7 @@ class Env:
         self.chain: list[str] = []
         self.stack: list[Frame] = []
         self.frames: dict[int, tuple[ast.Decl, Frame]] = {}  # by id(decl), in checking order
+        self.declared_algebra: ModuleAlgebra | None = None  # set before lets are typed
 
     def in_order(self, decls: tuple[ast.Decl, ...]) -> list[tuple[ast.Decl, Frame]]:
         """The frames of `decls` in their order (checking order depends on reuse)."""
@@ -244,6 +245,13 @@ class Env:
         if not isinstance(info, ProgramInfo):
             return None
         return info.type or info.header
+
+    def algebra(self) -> ModuleAlgebra | None:
+        """The file's composition rule, checked before the lets and programs. A frame that
+        reads it is never reused: the rule is no name the frame looks up."""
+        for frame in self.stack:
+            frame.volatile = True
+        return self.declared_algebra
 
     def computation(self, n: str) -> Computation | None:
         """The typed `define` named `n` (checked on first use, in its own frame), or None
@@ -407,6 +415,7 @@ def run_passes(
             case _:
                 assert_never(d)
     algebra = check_compositions(ctx, decls, env.morphisms)
+    env.declared_algebra = algebra
     _type_lets_and_programs(env, declared, typed)
     ordered = env.in_order(decls)
     # most frames report nothing: only these are read for diagnostics

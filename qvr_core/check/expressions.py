@@ -47,13 +47,49 @@ def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
             )
             return None
         case ast.Method():
-            return None  # not reached: expr_reason leaves a let with a method names-only
+            t = _dagger(env, expr)  # the one method typed (expr_reason: the others)
         case _:
             assert_never(expr)
     if t is not None:
         env.ctx.expr_types[expr] = t
         env.ctx.record_type(expr.span, t)
     return t
+
+
+def _dagger(env: Env, expr: ast.Method) -> Arrow | None:
+    """`f.dagger : B -> A` for `f : A -> B` between finite sets, quivers' transpose of the
+    tensor (0.25.2, `Morphism.dagger`): compiled only under a rule at the algebra level,
+    and in qvr only under a declared one, since without a declaration a latent is a
+    kernel to draw from, whose transpose is no kernel."""
+    ctx = env.ctx
+    inner = arrow(env, expr.receiver, "`.dagger`")
+    declared = env.algebra()
+    if declared is None or declared.level != "algebra":
+        why = (
+            "the file declares no composition rule (qvr's latents are then kernels to draw "
+            "from, whose transpose is none)"
+            if declared is None
+            else f"`composition {declared.name}` is declared at the {declared.level} level"
+        )
+        ctx.report(
+            rules.COMPOSITION_RULE,
+            f"`.dagger` needs a composition rule at the algebra level (`composition real "
+            f"[level=algebra]`): {why}",
+            expr.method.span,
+        )
+        return None
+    if inner is None:
+        return None
+    sides = (inner.dom, inner.cod)
+    if not all(isinstance(v, Product) and v.discrete for v in sides):
+        ctx.report(
+            rules.ROLE_TYPE_MISMATCH,
+            f"`.dagger` transposes a relation between finite sets, not "
+            f"{ctx.source(expr.receiver.span)} : {inner.label}",
+            expr.receiver.span,
+        )
+        return None
+    return Arrow(inner.cod, inner.dom)
 
 
 def arrow(env: Env, expr: ast.Expr, where: str) -> Arrow | None:

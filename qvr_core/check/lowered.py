@@ -84,6 +84,16 @@ class Combinator:
 
 
 @dataclass(frozen=True)
+class Transposed:
+    """`part.dagger`: the relation `part` read from its codomain to its domain (its
+    tensor transposed, under the file's composition rule)."""
+
+    type: Arrow | None
+    label: str
+    part: Expr
+
+
+@dataclass(frozen=True)
 class Opaque:
     """A part that is no morphism expression the runtime compiles (a method call)."""
 
@@ -105,7 +115,7 @@ class FamilyDraw:
     fed: tuple[tuple[str, int], ...]
 
 
-Expr = Named | Composed | Tensored | Combinator | Opaque | FamilyDraw
+Expr = Named | Composed | Tensored | Combinator | Transposed | Opaque | FamilyDraw
 
 
 # --------------------------------------------------------------- programs
@@ -220,6 +230,8 @@ class _Lowering:
                 return Tensored(self.arrow(node), label, parts[0], parts[1])
             case ast.Call():
                 return self.call(node, label, parts)
+            case ast.Method() if _is_dagger(node):
+                return Transposed(self.arrow(node), label, parts[0])
             case _:
                 return Opaque(label)
 
@@ -308,8 +320,15 @@ def _children(node: ast.Arg) -> tuple[ast.Arg, ...]:
             return (node.left, node.right)
         case ast.Call():
             return tuple(a for a in node.args if isinstance(a, ast.Expr))
+        case ast.Method() if _is_dagger(node):
+            return (node.receiver,)
         case _:
             return ()
+
+
+def _is_dagger(node: ast.Method) -> bool:
+    """`f.dagger`, the one method of a morphism the checker types."""
+    return node.method.text == "dagger" and node.args is None
 
 
 def _stack_calls(module: ast.Module) -> list[ast.Call]:

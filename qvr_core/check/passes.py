@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from qvr_core.check.context import Context, SymbolKey
     from qvr_core.check.defines import Computation
     from qvr_core.check.model import DataVariable, Step
-    from qvr_core.check.module import ProgramInfo, SymbolKind
+    from qvr_core.check.module import ModuleAlgebra, ProgramInfo, SymbolKind
     from qvr_core.check.types import Arrow, Group, Plated, ValueType
     from qvr_core.syntax import ast
     from qvr_core.text.diagnostics import Diagnostic
@@ -55,6 +55,8 @@ class Env(Protocol):
     def cyclic(self, name: ast.Name) -> bool: ...
 
     def computation(self, n: str) -> Computation | None: ...
+
+    def algebra(self) -> ModuleAlgebra | None: ...
 
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]: ...
 

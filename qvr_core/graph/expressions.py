@@ -56,7 +56,26 @@ def expand(
         return _call(b, expr, sources, prefix, reversed_)
     if isinstance(expr, ast.NameRef):
         return _name(b, expr, sources, prefix, reversed_)
+    if expr.method.text == "dagger" and expr.args is None:  # the one method typed
+        return _dagger(b, expr, sources, prefix, reversed_)
     return []
+
+
+def _dagger(
+    b: GraphBuilder,
+    expr: ast.Method,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool,
+) -> list[str]:
+    """`f.dagger`: one box, the relation read backwards (its receiver is one relation)."""
+    text = b.module.source[expr.span.start : expr.span.end]
+    t = b.module.expr_types.get(expr)
+    node = b.node(
+        (*prefix, text), text, NodeKind.MORPHISM, t, expr.span, detail="transposed relation"
+    )
+    b.edges(sources, node, reversed_)
+    return [node]
 
 
 def morphism_node(

@@ -42,7 +42,7 @@ from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
-from qvr_core.runtime.relations import Relation, rule_of
+from qvr_core.runtime.relations import Dagger, Relation, rule_of
 
 if TYPE_CHECKING:
     import torch
@@ -147,6 +147,8 @@ class Compiler:
                 return TensorProduct(_arrow(node), node.label, parts)
             case ir.Combinator():
                 return self._call(node, suffix)
+            case ir.Transposed(part=part):
+                return Dagger(_arrow(node), node.label, self.expr(part, suffix))
             case ir.Opaque(label=label):
                 raise QvrError(f"expected a morphism, found {label}")
             case ir.FamilyDraw():
@@ -260,7 +262,7 @@ class Compiler:
         return module
 
 
-def _arrow(node: ir.Composed | ir.Tensored | ir.Combinator) -> Arrow:
+def _arrow(node: ir.Composed | ir.Tensored | ir.Combinator | ir.Transposed) -> Arrow:
     if node.type is None:
         raise QvrError(f"{node.label}: the checker recorded no type for it")
     return node.type

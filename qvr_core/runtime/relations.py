@@ -111,9 +111,31 @@ class Relation(Leaf):
         raise QvrRuntimeError(self.refusal())
 
 
+class Dagger(Morphism):
+    """`f.dagger`: the relation `f` read backwards, its tensor transposed (quivers 0.25.2,
+    `Morphism.dagger`, for finite sets a transpose under every rule). A transpose of a
+    relation is a relation, so it has no draws either."""
+
+    def __init__(self, arrow: Arrow, label: str, inner: Morphism) -> None:
+        super().__init__(arrow, label)
+        self.inner = inner
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        raise QvrRuntimeError(
+            f"{self.label} is a transposed relation: qvr computes its tensor "
+            "(qvr_core.runtime.relations.relation), it does not draw from it"
+        )
+
+    _mean = _rsample
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self._rsample(x)
+
+
 def relation(m: Morphism, checked: CheckedModule) -> torch.Tensor:
     """The tensor of `m` under the file's composition rule: (values of its domain, values
-    of its codomain), for a morphism built from latents, `identity`, `>>` and `repeat`."""
+    of its codomain), for a morphism built from latents, `identity`, `>>`, `repeat` and
+    `.dagger`."""
     return relation_under(m, rule_of(checked.algebra), checked.algebra)
 
 
@@ -127,6 +149,8 @@ def relation_under(
         return m.matrix
     if isinstance(m, Definition):
         return relation_under(m.body, rule, declared)
+    if isinstance(m, Dagger):
+        return relation_under(m.inner, rule, declared).transpose(0, 1)
     if isinstance(m, Identity):
         return identity(rule, value_count(elem(m.dom)))
     if isinstance(m, Compose | Repeat):
@@ -145,6 +169,6 @@ def relation_under(
             out = compose(rule, out, t)
         return out
     raise QvrError(
-        f"{m.label} is not a relation between finite sets (latent morphisms, identity, >> "
-        "and repeat make one)"
+        f"{m.label} is not a relation between finite sets (latent morphisms, identity, >>, "
+        "repeat and .dagger make one)"
     )
