@@ -197,32 +197,12 @@ def map_type(mc: ModelPass, node: ast.Apply) -> Plated | None:
         return None
     if too_many_parameters(mc, f, written, usage):
         return None
-    if not isinstance(source, ast.Var):
-        ctx.report(
-            rules.WRONG_KIND,
-            f"the collection {MAP.name} runs over is written as a name here: bind "
-            f"{ctx.source(source.span)} with a `let` first",
-            source.span,
-        )
+    along = collection_plate(mc, MAP.name, node, source, xs)
+    if along is None:
         return None
-    if xs is None:
-        return None
-    if not xs.plates:
-        ctx.report(
-            rules.ARITHMETIC_DIMENSIONS,
-            f"{MAP.name} runs over the first plate of its collection, and "
-            f"{source.name.text} is {xs.label}, over no plate",
-            source.span,
-        )
-        return None
-    plate = xs.plates[0]
-    if xs.data_plates:
-        mc.gaps.append(
-            f"line {node.span.start_line + 1}: {MAP.name} over a value the data sizes, "
-            "which the model runtime cannot lay out yet"
-        )
+    plate, entry = along
+    assert isinstance(source, ast.Var)  # `collection_plate` says so
     param = f.param.text
-    entry = Plated(xs.plates[1:], xs.element, xs.data_plates)
     ctx.record_type(
         f.param.span, entry, f"a {MAP.name}'s parameter: each entry of {source.name.text}"
     )
@@ -245,3 +225,36 @@ def map_type(mc: ModelPass, node: ast.Apply) -> Plated | None:
         )
         return None
     return Plated((plate, *body.plates), body.element, body.data_plates)
+
+
+def collection_plate(
+    mc: ModelPass, verb: str, node: ast.Apply, source: ast.Arith, xs: Plated | None
+) -> tuple[ObjectType, Plated] | None:
+    """The plate a `map` or `fold` runs along (its collection's first) and the type of one
+    entry (a value over the collection's other plates); the misuses reported where
+    written. The collection is a name: quivers indexes it entry by entry."""
+    ctx = mc.ctx
+    if not isinstance(source, ast.Var):
+        ctx.report(
+            rules.WRONG_KIND,
+            f"the collection {verb} runs over is written as a name here: bind "
+            f"{ctx.source(source.span)} with a `let` first",
+            source.span,
+        )
+        return None
+    if xs is None:
+        return None
+    if not xs.plates:
+        ctx.report(
+            rules.ARITHMETIC_DIMENSIONS,
+            f"{verb} runs along the first plate of its collection, and "
+            f"{source.name.text} is {xs.label}, over no plate",
+            source.span,
+        )
+        return None
+    if xs.data_plates:
+        mc.gaps.append(
+            f"line {node.span.start_line + 1}: {verb} over a value the data sizes, "
+            "which the model runtime cannot lay out yet"
+        )
+    return xs.plates[0], Plated(xs.plates[1:], xs.element, xs.data_plates)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins.functions import FOLD
+from qvr_core.check.comprehensions import collection_plate
 from qvr_core.check.lambdas import lambda_argument, too_many_parameters
 from qvr_core.check.terms import fold_accumulator
 from qvr_core.check.types import Plated
@@ -60,31 +61,11 @@ def fold_type(mc: ModelPass, node: ast.Apply) -> Plated | None:
     inner = outer.body
     if too_many_parameters(mc, inner, f, USAGE):
         return None
-    if not isinstance(source, ast.Var):
-        ctx.report(
-            rules.WRONG_KIND,
-            f"the collection {FOLD.name} runs over is written as a name here: bind "
-            f"{ctx.source(source.span)} with a `let` first",
-            source.span,
-        )
+    along = collection_plate(mc, FOLD.name, node, source, xs)
+    if along is None or start is None:
         return None
-    if xs is None or start is None:
-        return None
-    if not xs.plates:
-        ctx.report(
-            rules.ARITHMETIC_DIMENSIONS,
-            f"{FOLD.name} runs along the first plate of its collection, and "
-            f"{source.name.text} is {xs.label}, over no plate",
-            source.span,
-        )
-        return None
-    plate = xs.plates[0]
-    if xs.data_plates:
-        mc.gaps.append(
-            f"line {node.span.start_line + 1}: {FOLD.name} over a value the data sizes, "
-            "which the model runtime cannot lay out yet"
-        )
-    entry = Plated(xs.plates[1:], xs.element, xs.data_plates)
+    plate, entry = along
+    assert isinstance(source, ast.Var)  # `collection_plate` says so
     acc, item = outer.param, inner.param
     ctx.record_type(
         acc.span,
