@@ -18,6 +18,7 @@ from qvr_core import builtins
 from qvr_core.check.algebras import check_compositions, is_composition
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
+from qvr_core.check.contractions import check_contraction, is_contraction
 from qvr_core.check.declarations import check_morphism, check_objects
 from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.deductions import check_deduction, is_deduction
@@ -43,6 +44,7 @@ from qvr_core.check.passes import late_passes
 from qvr_core.check.programs import ProgramChecker
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
+from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import without_comments
 from qvr_core.text import rules
@@ -93,6 +95,7 @@ class Env:
         self.lets: dict[str, LetInfo | object] = {}
         self.programs: dict[str, ProgramInfo | object | None] = {}
         self.computations: dict[str, Computation | None] = {}  # typed `define`s, by name
+        self.contractions: dict[str, Contraction | None] = {}  # checked `contraction`s
         self.chain: list[str] = []
         self.stack: list[Frame] = []
         self.frames: dict[int, tuple[ast.Decl, Frame]] = {}  # by id(decl), in checking order
@@ -265,6 +268,14 @@ class Env:
             return None
         return self._checked(self.computations, n, decl, check_computation, self, decl)
 
+    def contraction(self, n: str) -> Contraction | None:
+        """The checked `contraction` named `n` (checked on first use, in its own frame, so
+        a let may call one declared below it), or None when there is none or it is wrong."""
+        decl = self.ctx.top.get(n)  # a dependency of the frame asking, cached or not
+        if not is_contraction(decl):
+            return None
+        return self._checked(self.contractions, n, decl, check_contraction, self.ctx, decl)
+
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]:
         """The scans in an expression (following lets) that consume its input sequence."""
         found: list[ast.Call] = []
@@ -317,6 +328,9 @@ def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
     if is_grammar(decl):
         check_grammar(ctx, decl)
         return None
+    if is_contraction(decl):  # a second of its name (the first: `Env.contraction`)
+        check_contraction(ctx, decl)
+        return None
     if not check_instance(ctx, decl):
         check_other(ctx, decl)
     return None
@@ -341,9 +355,18 @@ def check_parsed(
     run = run_passes(ctx, env, module.decls, syntax)
     facts = Facts.merge([run.globals, *(frame for _, frame in env.in_order(module.decls))])
     top = dict(ctx.top.items())
-    deductions = checked_deductions(env, module.decls)
     return build_module(
-        text, module, run, ctx, env.morphisms, env.lets, env.programs, top, facts, deductions
+        text,
+        module,
+        run,
+        ctx,
+        env.morphisms,
+        env.lets,
+        env.programs,
+        top,
+        facts,
+        checked_deductions(env, module.decls),
+        checked_contractions(env, module.decls),
     )
 
 
@@ -408,6 +431,8 @@ def run_passes(
                     env.computation(d.name.text)
                 elif is_composition(d):
                     pass  # checked with the others of the file, below
+                elif is_contraction(d) and _peek(top, d.name.text) is d:
+                    env.contraction(d.name.text)
                 else:
                     env.in_frame(d, _check_other, ctx, d)
             case ast.ObjectDecl() | ast.ExportDecl():
@@ -449,6 +474,15 @@ def checked_deductions(env: Env, decls: tuple[ast.Decl, ...]) -> dict[str, Deduc
         found.name: found
         for _, frame in env.in_order(decls)
         if isinstance(found := frame.result, Deduction)
+    }
+
+
+def checked_contractions(env: Env, decls: tuple[ast.Decl, ...]) -> dict[str, Contraction]:
+    """The contractions checked, by name: their frames' results (`Env.contraction`)."""
+    return {
+        found.name: found
+        for _, frame in env.in_order(decls)
+        if isinstance(found := frame.result, Contraction)
     }
 
 
@@ -507,6 +541,7 @@ def build_module(
     top: dict[str, ast.Decl],
     facts: Facts,
     deductions: Mapping[str, Deduction],
+    contractions: Mapping[str, Contraction],
 ) -> CheckedModule:
     """The checked module, from tables whose positions are all those of `text`."""
     morphisms = dict(morphisms.items())
@@ -521,6 +556,7 @@ def build_module(
         programs={k: v for k in top if isinstance(v := programs.get(k), ProgramInfo)},
         models={k: v for k in top if isinstance(v := programs.get(k), Model)},
         deductions=deductions,
+        contractions=contractions,
         exports=run.exports,
         expr_types=facts.expr_types,
         reversed_scans=frozenset(facts.reversed_scans),

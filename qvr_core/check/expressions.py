@@ -17,6 +17,7 @@ from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
 from qvr_core.check.unchecked import note as not_checked
 from qvr_core.check.unchecked import refer
+from qvr_core.check.wiring import CONTRACTION, Param
 from qvr_core.syntax import ast
 from qvr_core.text import rules
 
@@ -220,6 +221,8 @@ def product(*ps: Product) -> Product:
 def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
     name = call.callee.text
     decl = env.ctx.top.get(name)
+    if isinstance(decl, ast.OtherDecl) and decl.clause.kind == CONTRACTION:
+        return _contraction_call(env, call)
     if (
         name in EXPR_BUILTINS
         or isinstance(decl, ast.OtherDecl)
@@ -248,6 +251,87 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
         return None
     _check_kwargs(env, call, tuple(COMBINATOR_KWARGS.get(name, {})))
     return COMBINATOR_RULES[name](env, call)
+
+
+def _contraction_call(env: Env, call: ast.Call) -> Arrow | None:
+    """`bilinear_score(f, g, h)`: the declared contraction's `dom -> cod`, each argument
+    a declared morphism or let (quivers looks the arguments up by name) whose type is
+    its parameter's. quivers checks only that the sizes multiply out alike; an argument
+    whose factors have the sizes of the parameter's, but other names, is a hint (QVR203,
+    as a match by dimension), other sizes an error (QVR201: the einsum cannot align
+    them). Its tensor is a relation, so the file must declare a composition rule: without
+    one qvr's latents are kernels to draw from (QVR316 where the call is written)."""
+    ctx = env.ctx
+    name = call.callee.text
+    ctx.ref(call.callee.span, SymbolKey(name))
+    found = env.contraction(name)
+    _check_kwargs(env, call, ())
+    if found is None:  # its declaration is wrong (reported there) or names only
+        refer(ctx, call.args)
+        return None
+    declared = env.algebra()
+    if declared is None:
+        refer(ctx, call.args)
+        ctx.report(
+            rules.COMPOSITION_RULE,
+            f"{name}(...) contracts relations, but the file declares no composition rule "
+            "(qvr's latents are then kernels to draw from): declare one above the morphisms "
+            "(`composition real [level=algebra]`)",
+            call.callee.span,
+        )
+        return None
+    if len(call.args) != len(found.params):
+        refer(ctx, call.args)
+        wanted = ", ".join(p.name for p in found.params)
+        ctx.report(
+            rules.ARGUMENT_COUNT,
+            f"contraction {name} takes {len(found.params)} argument"
+            f"{'s' if len(found.params) != 1 else ''} ({wanted}), not {len(call.args)}",
+            call.span,
+        )
+        return None
+    ok = True
+    for arg, param in zip(call.args, found.params, strict=True):
+        if not isinstance(arg, ast.NameRef):
+            refer(ctx, arg)
+            ctx.report(
+                rules.ARGUMENT_NOT_A_NAME,
+                f"the argument {param.name} of contraction {name} is a morphism's name "
+                f"(quivers looks it up by name), not {text(env, arg)}: bind it with "
+                "`define` first",
+                arg.span,
+            )
+            ok = False
+            continue
+        t = arrow(env, arg, f"contraction {name}")
+        ok = t is not None and _fits_param(env, arg, t, name, param) and ok
+    return found.type if ok else None
+
+
+def _fits_param(env: Env, arg: ast.NameRef, t: Arrow, name: str, param: Param) -> bool:
+    want = param.type
+    message = (
+        f"the argument {arg.name.text} of contraction {name} is {t.label} "
+        f"({dims_text(t.dom)} -> {dims_text(t.cod)}), but its parameter {param.name} is "
+        f"{want.label} ({dims_text(want.dom)} -> {dims_text(want.cod)})"
+    )
+    sides = (t.dom, t.cod)
+    if not all(isinstance(p, Product) for p in sides):
+        env.ctx.report(rules.DIMENSION_MISMATCH, message, arg.span)
+        return False
+    if all(p.names == q.names for p, q in zip(sides, (want.dom, want.cod), strict=True)):  # type: ignore[union-attr]  # Products, checked above
+        return True
+    sizes = [tuple(f.size for f in p.factors) for p in sides]  # type: ignore[union-attr]  # as above
+    wanted = [tuple(f.size for f in p.factors) for p in (want.dom, want.cod)]  # type: ignore[union-attr]  # a parameter's sides are finite sets
+    if sizes == wanted and all(p.discrete for p in sides):  # type: ignore[union-attr]  # as above
+        env.ctx.hint_or_error(
+            rules.MATCHED_BY_DIMENSION,
+            f"matched by size, not by name: {message}",
+            arg.span,
+        )
+        return not env.ctx.strict
+    env.ctx.report(rules.DIMENSION_MISMATCH, message, arg.span)
+    return False
 
 
 def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:

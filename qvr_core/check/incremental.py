@@ -45,6 +45,7 @@ from qvr_core.check.checker import (
     Facts,
     Run,
     build_module,
+    checked_contractions,
     checked_deductions,
     replicate_members,
     run_passes,
@@ -626,6 +627,7 @@ class _Builder:
             top,
             facts,
             checked_deductions(self.env, self.ctx.module.decls),
+            checked_contractions(self.env, self.ctx.module.decls),
         )
 
 

@@ -7,9 +7,11 @@ these and never reads the syntax tree:
 
 - a morphism expression is a `Named` morphism, let or program, a `Composed`
   or `Tensored` pair, a `Combinator` call with its morphism arguments, its
-  integer arguments (`stack(blk, 3)`) and the checker's facts about it, or an
-  `Opaque` part that is no morphism expression; each carries its source text
-  (`label`) and, when the checker recorded one, its type;
+  integer arguments (`stack(blk, 3)`) and the checker's facts about it, a
+  `Transposed` relation (`f.dagger`), a `Contracted` call of a declared
+  `contraction` with its checked record, or an `Opaque` part that is no
+  morphism expression; each carries its source text (`label`) and, when the
+  checker recorded one, its type;
 - a program is its steps in order: `Site` (`sample`/`observe`), `LetValue`
   and `Destructure` (their value a checked term, `qvr_core.check.terms`),
   `Return`.
@@ -31,6 +33,7 @@ from qvr_core.check.module import CheckedModule, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
 from qvr_core.check.terms import Term, lower
 from qvr_core.check.types import Arrow, Group, ValueType
+from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
 
 # ------------------------------------------------------------ expressions
@@ -94,6 +97,17 @@ class Transposed:
 
 
 @dataclass(frozen=True)
+class Contracted:
+    """A call of a declared `contraction` (`bilinear_score(f, g, h)`): the relation whose
+    entries are `parts`' entries combined under `contraction.rule` along its wiring."""
+
+    type: Arrow | None
+    label: str
+    contraction: Contraction
+    parts: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class Opaque:
     """A part that is no morphism expression the runtime compiles (a method call)."""
 
@@ -115,7 +129,7 @@ class FamilyDraw:
     fed: tuple[tuple[str, int], ...]
 
 
-Expr = Named | Composed | Tensored | Combinator | Transposed | Opaque | FamilyDraw
+Expr = Named | Composed | Tensored | Combinator | Transposed | Contracted | Opaque | FamilyDraw
 
 
 # --------------------------------------------------------------- programs
@@ -228,6 +242,9 @@ class _Lowering:
                 return Composed(self.arrow(node), label, parts[0], parts[1])
             case ast.Tensor():
                 return Tensored(self.arrow(node), label, parts[0], parts[1])
+            case ast.Call() if node.callee.text in self.checked.contractions:
+                found = self.checked.contractions[node.callee.text]
+                return Contracted(self.arrow(node), label, found, tuple(parts))
             case ast.Call():
                 return self.call(node, label, parts)
             case ast.Method() if _is_dagger(node):

@@ -19,6 +19,7 @@ from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
+from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
 from qvr_core.syntax.ast import Call, Expr  # the field `ast` hides the module in the class
 from qvr_core.text.diagnostics import Diagnostic, Severity
@@ -244,6 +245,9 @@ class CheckedModule:
     algebra: ModuleAlgebra | None = None
     #: The checked `deduction` declarations, by name (check/deductions.py).
     deductions: Mapping[str, Deduction] = field(default_factory=dict)
+    #: The checked `contraction` declarations, by name (check/contractions.py); the
+    #: lowered model and the runtime read what a call computes from them.
+    contractions: Mapping[str, Contraction] = field(default_factory=dict)
 
     def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
         """Nothing to do: every table is built (see PendingModule). True when built."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from qvr_core.check.model import DataVariable, Step
     from qvr_core.check.module import ModuleAlgebra, ProgramInfo, SymbolKind
     from qvr_core.check.types import Arrow, Group, Plated, ValueType
+    from qvr_core.check.wiring import Contraction
     from qvr_core.syntax import ast
     from qvr_core.text.diagnostics import Diagnostic
     from qvr_core.text.span import Span
@@ -57,6 +58,8 @@ class Env(Protocol):
     def computation(self, n: str) -> Computation | None: ...
 
     def algebra(self) -> ModuleAlgebra | None: ...
+
+    def contraction(self, n: str) -> Contraction | None: ...
 
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]: ...
 

@@ -178,6 +178,8 @@ def _call(
     reversed_: bool,
 ) -> list[str]:
     callee = call.callee.text
+    if callee in b.module.contractions:
+        return _contraction(b, call, sources, prefix, reversed_)
     combinator = COMBINATORS.get(callee)
     if combinator is not None and combinator.variadic:  # branches on one input
         return _fan(b, call, sources, prefix, reversed_)
@@ -189,6 +191,34 @@ def _call(
     node = b.node((*prefix, _call_segment(call)), label, kind, t, call.span)
     b.edges(sources, node, reversed_ or call in b.module.reversed_scans)
     return [node]
+
+
+def _contraction(
+    b: GraphBuilder,
+    call: ast.Call,
+    sources: list[str],
+    prefix: tuple[str, ...],
+    reversed_: bool,
+) -> list[str]:
+    """`bilinear_score(f, g, h)`: one box for the contraction, fed by the input and by
+    each argument (a relation it combines, drawn as its own node: an argument is a
+    morphism the contraction reads whole, not a step the data passes through)."""
+    found = b.module.contractions[call.callee.text]
+    box = b.ids.make(*prefix, call.callee.text)
+    inner = tuple(box.split("."))
+    for arg in call.args:
+        if isinstance(arg, ast.NameRef):
+            b.edges(_name(b, arg, [], inner, False), box)
+    b.add(
+        box,
+        source_text(b, call),
+        NodeKind.MORPHISM,
+        b.module.expr_types.get(call),
+        call.span,
+        detail=f"contraction under {found.rule}: {found.wiring.spec}",
+    )
+    b.edges(sources, box, reversed_)
+    return [box]
 
 
 def _attention_label(b: GraphBuilder, call: ast.Call, combinator: Combinator, text: str) -> str:

@@ -42,7 +42,7 @@ from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
-from qvr_core.runtime.relations import Dagger, Relation, rule_of
+from qvr_core.runtime.relations import Contracted, Dagger, Relation, rule_of
 
 if TYPE_CHECKING:
     import torch
@@ -149,6 +149,9 @@ class Compiler:
                 return self._call(node, suffix)
             case ir.Transposed(part=part):
                 return Dagger(_arrow(node), node.label, self.expr(part, suffix))
+            case ir.Contracted(contraction=found, parts=parts):
+                inputs = [self.expr(p, suffix) for p in parts]
+                return Contracted(_arrow(node), node.label, found, inputs)
             case ir.Opaque(label=label):
                 raise QvrError(f"expected a morphism, found {label}")
             case ir.FamilyDraw():
@@ -262,7 +265,9 @@ class Compiler:
         return module
 
 
-def _arrow(node: ir.Composed | ir.Tensored | ir.Combinator | ir.Transposed) -> Arrow:
+def _arrow(
+    node: ir.Composed | ir.Tensored | ir.Combinator | ir.Transposed | ir.Contracted,
+) -> Arrow:
     if node.type is None:
         raise QvrError(f"{node.label}: the checker recorded no type for it")
     return node.type

@@ -7,7 +7,18 @@ enriches its latent finite-set morphisms over that rule, as quivers 0.25.2 does
 `sigmoid(raw)` of a free parameter, and `f >> g` is the tensor
 `join_j(f[i, j] (x) g[j, k])`, with the rule's tensor and join
 (`qvr_core.builtins.algebras`). `relation(m, checked)` computes that tensor for a
-morphism built from latents, identities, `>>` and `repeat`.
+morphism built from latents, identities, `>>`, `repeat`, `.dagger` and calls of a
+declared `contraction`.
+
+A side that is a product of finite sets (`(PredDim * ArgDim) -> Judgment`) is one
+tensor axis per factor, as in quivers (`raw` has the shape `(*domain.shape,
+*codomain.shape)`), and so is the tensor `relation` returns. Composing works on the
+tensor flattened to a matrix, rows the domain's values and columns the codomain's in
+row-major order: a join over a product's axes is the join over its flattened values,
+so `>>`, `.dagger` and `identity` need no axis bookkeeping. A contraction
+(`contract`) restores the axes its wiring names, runs quivers' einsum under its own
+rule (`core/wiring.py` `EinsumWiring`: broadcast, fold the rule's tensor, join the
+axes the output drops) and flattens the result again.
 
 Such a tensor is a relation valued in the algebra, not a probability kernel (a row
 need not sum to 1; under `log_prob` or `tropical` its entries are not probabilities),
@@ -26,7 +37,8 @@ from torch import nn
 
 from qvr_core.builtins.algebras import ALGEBRAS, Algebra, Values
 from qvr_core.check.module import CheckedModule, ModuleAlgebra
-from qvr_core.check.types import Arrow
+from qvr_core.check.types import Arrow, Product
+from qvr_core.check.wiring import Contraction, Wiring
 from qvr_core.runtime.combinators import Compose, Definition, Repeat
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.morphisms import Identity, Latent, Leaf, Morphism, value_count
@@ -71,7 +83,8 @@ def identity(rule: Algebra, n: int, like: torch.Tensor | None = None) -> torch.T
 
 
 class Relation(Leaf):
-    """`role=latent` under a declared composition rule: an N x M tensor `sigmoid(raw)`.
+    """`role=latent` under a declared composition rule: a tensor `sigmoid(raw)` with an
+    axis per factor of its domain, then of its codomain (N x M between two sets).
 
     The parameter is `raw` (quivers' name), 0 at first (entries 1/2), as qvr starts
     a latent's logits at 0. It has a tensor, not draws: `rsample`, `mean` and
@@ -80,11 +93,10 @@ class Relation(Leaf):
 
     def __init__(self, key: str, arrow: Arrow, declared: ModuleAlgebra) -> None:
         super().__init__(key, arrow)
-        if not (self.dom_p.discrete and len(self.cod_p.factors) == 1 and self.cod_p.discrete):
-            raise QvrRuntimeError(f"{key}: role=latent needs a FinSet -> FinSet type")
+        if not (self.dom_p.discrete and self.cod_p.discrete):
+            raise QvrRuntimeError(f"{key}: role=latent needs finite sets on both sides")
         self.declared = declared
-        n, m = value_count(self.dom_p), self.cod_p.factors[0].size
-        self.raw = nn.Parameter(torch.zeros(n, m))
+        self.raw = nn.Parameter(torch.zeros(axes(self.dom_p, self.cod_p)))
 
     @property
     def stochastic(self) -> bool:
@@ -93,6 +105,12 @@ class Relation(Leaf):
     @property
     def tensor(self) -> torch.Tensor:
         return torch.sigmoid(self.raw)
+
+    @property
+    def matrix(self) -> torch.Tensor:
+        """The tensor with the domain's axes flattened into rows, the codomain's into
+        columns (row-major), as `>>` composes it."""
+        return self.tensor.reshape(value_count(self.dom_p), value_count(self.cod_p))
 
     def refusal(self) -> str:
         d = self.declared
@@ -132,11 +150,90 @@ class Dagger(Morphism):
         return self._rsample(x)
 
 
+class Contracted(Morphism):
+    """A call of a declared `contraction` (`bilinear_score(f, g, h)`): the relation whose
+    entries are its inputs' combined by the contraction's own rule along its wiring
+    (quivers 0.25.2, `_compile_morphism_call`: an `ObservedMorphism` of the declared type
+    whose tensor is `EinsumWiring.apply` of the arguments' tensors). It has no draws."""
+
+    def __init__(
+        self, arrow: Arrow, label: str, contraction: Contraction, inputs: list[Morphism]
+    ) -> None:
+        super().__init__(arrow, label)
+        self.contraction = contraction
+        self.inputs = nn.ModuleList(inputs)
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        raise QvrRuntimeError(
+            f"{self.label} is a relation computed by contraction {self.contraction.name}: qvr "
+            "computes its tensor (qvr_core.runtime.relations.relation), it does not draw "
+            "from it"
+        )
+
+    _mean = _rsample
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self._rsample(x)
+
+
+def axes(dom: Product, cod: Product) -> tuple[int, ...]:
+    """A relation's tensor shape: one axis per factor of the domain, then of the codomain."""
+    return tuple(f.size for f in (*dom.factors, *cod.factors))
+
+
+def contract(rule: Algebra, wiring: Wiring, tensors: list[torch.Tensor]) -> torch.Tensor:
+    """The einsum `wiring` under `rule`, as quivers' `EinsumWiring.apply` computes it: each
+    input's axes put in the order of first mention across the inputs (a missing axis of
+    size 1), the inputs folded left to right with the rule's tensor, the axes the output
+    does not keep joined, the rest put in the output's order."""
+    universe = tuple(dict.fromkeys("".join(wiring.inputs)))
+    index = {ch: i for i, ch in enumerate(universe)}
+    broadcast: list[torch.Tensor] = []
+    for t, spec in zip(tensors, wiring.inputs, strict=True):
+        order = sorted(range(len(spec)), key=lambda i: index[spec[i]])
+        permuted = t.permute(*order)
+        sizes = dict(zip(sorted(spec, key=index.__getitem__), permuted.shape, strict=True))
+        broadcast.append(permuted.reshape([sizes.get(ch, 1) for ch in universe]))
+    if rule.no_composition and len({b.shape for b in broadcast}) > 1:
+        raise QvrError(f"cannot contract under {rule.name}: {rule.no_composition}")
+    acc = broadcast[0]
+    for nxt in broadcast[1:]:
+        acc = cast(torch.Tensor, rule.tensor_op(cast(Values, acc), cast(Values, nxt)))
+    dropped = tuple(i for i, ch in enumerate(universe) if ch not in wiring.output)
+    if dropped:
+        acc = cast(torch.Tensor, rule.join_op(cast(Values, acc), dropped))
+    kept = [ch for ch in universe if ch in wiring.output]
+    if kept != list(wiring.output):
+        acc = acc.permute(*[kept.index(ch) for ch in wiring.output])
+    return acc
+
+
 def relation(m: Morphism, checked: CheckedModule) -> torch.Tensor:
-    """The tensor of `m` under the file's composition rule: (values of its domain, values
-    of its codomain), for a morphism built from latents, `identity`, `>>`, `repeat` and
-    `.dagger`."""
-    return relation_under(m, rule_of(checked.algebra), checked.algebra)
+    """The tensor of `m` under the file's composition rule, one axis per factor of its
+    domain and then of its codomain (quivers' `Morphism.tensor`), for a morphism built
+    from latents, `identity`, `>>`, `repeat`, `.dagger` and contraction calls."""
+    flat = relation_under(m, rule_of(checked.algebra), checked.algebra)
+    return flat.reshape(axes(elem(m.dom), elem(m.cod)))
+
+
+def _contracted(m: Contracted, rule: Algebra, declared: ModuleAlgebra | None) -> torch.Tensor:
+    """A contraction call as a matrix: each input's relation (under the file's rule) with
+    its parameter's axes, contracted under the contraction's rule, flattened."""
+    found = m.contraction
+    tensors = []
+    for part, param in zip(cast(list[Morphism], m.inputs), found.params, strict=True):
+        dom, cod = elem(param.type.dom), elem(param.type.cod)
+        tensors.append(relation_under(part, rule, declared).reshape(axes(dom, cod)))
+    out = contract(ALGEBRAS[found.rule], found.wiring, tensors)
+    return out.reshape(value_count(elem(m.dom)), value_count(elem(m.cod)))
+
+
+def _own_rule(m: Morphism) -> str | None:
+    """The rule a contraction call's relation is enriched over (through `define`s): quivers
+    refuses `>>` between morphisms of two rules."""
+    while isinstance(m, Definition):
+        m = m.body
+    return m.contraction.rule if isinstance(m, Contracted) else None
 
 
 def relation_under(
@@ -144,7 +241,9 @@ def relation_under(
 ) -> torch.Tensor:
     """`relation` with the rule given (`declared`: the declaration, for messages)."""
     if isinstance(m, Relation):
-        return m.tensor
+        return m.matrix
+    if isinstance(m, Contracted):
+        return _contracted(m, rule, declared)
     if isinstance(m, Latent):
         return m.matrix
     if isinstance(m, Definition):
@@ -159,6 +258,13 @@ def relation_under(
         tensors = [relation_under(p, rule, declared) for p in parts]
         if not tensors:
             return identity(rule, value_count(elem(m.dom)))
+        other = next((r for p in parts if (r := _own_rule(p)) not in (None, rule.name)), None)
+        if len(tensors) > 1 and other is not None:
+            raise QvrError(
+                f"{m.label}: cannot compose a relation of {other} (a contraction's rule) with "
+                f"morphisms of the file's rule {rule.name}: quivers refuses `>>` between "
+                "morphisms of two rules"
+            )
         if len(tensors) > 1 and rule.no_composition:
             where = f" (`composition {declared.name}`, line {declared.line})" if declared else ""
             raise QvrError(
@@ -170,5 +276,5 @@ def relation_under(
         return out
     raise QvrError(
         f"{m.label} is not a relation between finite sets (latent morphisms, identity, >>, "
-        "repeat and .dagger make one)"
+        "repeat, .dagger and contractions make one)"
     )

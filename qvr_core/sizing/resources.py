@@ -253,7 +253,7 @@ def _leaf(info: Any) -> _Leaf:
             rows * cod.width, 3 * cod.width, f"a table of {format_count(rows)} x {cod.width}"
         )
     if info.role == "latent":
-        n, m = _rows(dom), sum(f.size for f in cod.factors)
+        n, m = _rows(dom), _rows(cod)  # a product of sets: one axis each (a relation)
         return _Leaf(n * m, 4 * m, f"a {format_count(n)} x {format_count(m)} matrix")
     family = FAMILIES.get(info.family) if info.family is not None else None
     n_in = _feature_width(dom)

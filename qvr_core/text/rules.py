@@ -234,7 +234,9 @@ MATCHED_BY_DIMENSION = Rule(
         "objects differ (`Features` into `Hidden`, both `Real 128`). That is often "
         "intended, but it is also how a wiring mistake goes unnoticed, so it is a hint, "
         "and an error with `qvr check --strict` or the editor setting `qvr.strict`. "
-        "Editors show both sides' dimensions as an inlay hint."
+        "Editors show both sides' dimensions as an inlay hint. The argument of a "
+        "`contraction` call whose finite sets have its parameter's sizes but other names "
+        "is matched the same way (quivers compares the sizes only)."
     ),
     fixes=("Use the same object on both sides, if they mean the same thing.",),
     example="QVR203_matched_by_dimension.qvr",
@@ -615,7 +617,10 @@ COMPOSITION_RULE = Rule(
     code="QVR316",
     name="composition-rule",
     severity=ERROR,
-    summary="a `composition` declaration quivers refuses, or one qvr cannot give one meaning",
+    summary=(
+        "a `composition` or `contraction` declaration quivers refuses, or one qvr cannot "
+        "give one meaning"
+    ),
     explanation=(
         "`composition NAME [level=L]` chooses the algebra that enriches the file's morphisms. "
         "quivers' compiler refuses a registered rule that is not at the declared level "
@@ -627,13 +632,21 @@ COMPOSITION_RULE = Rule(
         "above it (`product_fuzzy` when none is) and refuses `>>` between morphisms of two "
         "rules; qvr takes one rule for the whole file, so a second declaration, or a latent "
         "morphism declared above the declaration, is an error rather than a file whose "
-        "morphisms would silently mean something else."
+        "morphisms would silently mean something else. A `contraction` names the rule it "
+        "contracts under (`rule=`, required) and an einsum wiring, inferred from its typed "
+        'signature or written (`wiring="ab, bc -> ac"`): quivers refuses an axis that is '
+        "in one input only and neither in the output nor in `share=`, a repeated axis (a "
+        "diagonal), a wiring whose inputs are not the parameters, and fails at every call "
+        "when the letters do not fit the parameters' axes or the declared output; a call "
+        "computes a relation, so it needs the file's composition rule declared."
     ),
     fixes=(
         "Declare the level the rule is at (`[level=semigroupoid]` for `material_impl`), or "
         "drop `[level=...]` (the permissive `rule` level).",
         "Give an inline body exactly the entries of its level.",
         "Keep one `composition` declaration, above the morphisms.",
+        "Give a contraction `rule=NAME`, and an output type (or `share=`, or `wiring=`) "
+        "that places every axis.",
     ),
     example="QVR316_composition_rule.qvr",
 )
@@ -729,7 +742,8 @@ ARGUMENT_NOT_A_NAME = Rule(
     summary="an expression as an argument of a program step, where a name is needed",
     explanation=(
         "The arguments of `sample x <- f(a, b)` are named values, so each site reads "
-        "values the program has bound."
+        "values the program has bound. The arguments of a `contraction` call are "
+        "morphisms by name: quivers looks each up among the declared ones."
     ),
     fixes=("Bind the expression with `let` first and pass its name.",),
     example="QVR407_argument_not_a_name.qvr",
