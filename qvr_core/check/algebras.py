@@ -256,44 +256,48 @@ def _check_body(ctx: Context, decl: ast.OtherDecl, level: Level) -> bool:
 def _check_entry(
     ctx: Context, decl: ast.OtherDecl, key: ast.Name, params: list[ast.Name], body: object
 ) -> bool:
+    """Report an entry written against its kind (a value, or a function of its arity)."""
+    problem = _entry_problem(key, params, body)
+    if problem is None:
+        return True
+    message, span = problem
+    ctx.report(
+        rules.COMPOSITION_RULE, f"composition {decl.name.text}: {message}", ctx.real(decl, span)
+    )
+    return False
+
+
+def _entry_problem(key: ast.Name, params: list[ast.Name], body: object) -> tuple[str, Span] | None:
+    """What is wrong with one body entry, and where, or None."""
     arity = FUNCTION_ENTRIES.get(key.text)
     free = [v for v in _vars(body) if v.name.text not in {p.text for p in params}]
     if arity is None:  # a value: `unit = 1.0`
         if params:
-            ctx.report(
-                rules.COMPOSITION_RULE,
-                f"composition {decl.name.text}: {key.text} is a value entry, written "
-                f"without parameters (`{key.text} = 1.0`)",
-                ctx.real(decl, key.span),
+            return (
+                f"{key.text} is a value entry, written without parameters (`{key.text} = 1.0`)",
+                key.span,
             )
-            return False
         if free:
-            ctx.report(
-                rules.COMPOSITION_RULE,
-                f"composition {decl.name.text}: the value of {key.text} is computed when the "
-                f"file compiles, from numbers only; '{free[0].name.text}' is not one",
-                ctx.real(decl, free[0].span),
+            return (
+                f"the value of {key.text} is computed when the file compiles, from numbers "
+                f"only; '{free[0].name.text}' is not one",
+                free[0].span,
             )
-            return False
-        return True
+        return None
     if len(params) != arity:
         shape = "(a, b)" if arity == 2 else "(t)"
-        ctx.report(
-            rules.COMPOSITION_RULE,
-            f"composition {decl.name.text}: {key.text} is a function of {arity} "
-            f"parameter{'s' if arity > 1 else ''}, written `{key.text}{shape} = ...`",
-            ctx.real(decl, key.span),
+        return (
+            f"{key.text} is a function of {arity} parameter{'s' if arity > 1 else ''}, "
+            f"written `{key.text}{shape} = ...`",
+            key.span,
         )
-        return False
     if free:
-        ctx.report(
-            rules.COMPOSITION_RULE,
-            f"composition {decl.name.text}: {key.text} reads '{free[0].name.text}', which is "
-            f"not one of its parameters ({', '.join(p.text for p in params)})",
-            ctx.real(decl, free[0].span),
+        return (
+            f"{key.text} reads '{free[0].name.text}', which is not one of its parameters "
+            f"({', '.join(p.text for p in params)})",
+            free[0].span,
         )
-        return False
-    return True
+    return None
 
 
 def _vars(node: object) -> Iterator[ast.Var]:

@@ -365,8 +365,7 @@ def check_parsed(
         env.programs,
         top,
         facts,
-        checked_deductions(env, module.decls),
-        checked_contractions(env, module.decls),
+        *checked_records(env, module.decls),
     )
 
 
@@ -468,22 +467,20 @@ def run_passes(
     return Run(globals_, exports, tuple(found), algebra)
 
 
-def checked_deductions(env: Env, decls: tuple[ast.Decl, ...]) -> dict[str, Deduction]:
-    """The deductions checked whole, by name: their frames' results (`_check_other`)."""
-    return {
-        found.name: found
-        for _, frame in env.in_order(decls)
-        if isinstance(found := frame.result, Deduction)
-    }
-
-
-def checked_contractions(env: Env, decls: tuple[ast.Decl, ...]) -> dict[str, Contraction]:
-    """The contractions checked, by name: their frames' results (`Env.contraction`)."""
-    return {
-        found.name: found
-        for _, frame in env.in_order(decls)
-        if isinstance(found := frame.result, Contraction)
-    }
+def checked_records(
+    env: Env, decls: tuple[ast.Decl, ...]
+) -> tuple[dict[str, Deduction], dict[str, Contraction]]:
+    """The deductions and the contractions checked, by name, in one pass over the frames:
+    each is its declaration's frame result (`_check_other`, `Env.contraction`)."""
+    deductions: dict[str, Deduction] = {}
+    contractions: dict[str, Contraction] = {}
+    for _, frame in env.in_order(decls):
+        found = frame.result
+        if isinstance(found, Deduction):
+            deductions[found.name] = found
+        elif isinstance(found, Contraction):
+            contractions[found.name] = found
+    return deductions, contractions
 
 
 def _type_lets_and_programs(env: Env, declared: list[Uses], typed: list[Uses]) -> None:

@@ -315,15 +315,14 @@ def _fits_param(env: Env, arg: ast.NameRef, t: Arrow, name: str, param: Param) -
         f"({dims_text(t.dom)} -> {dims_text(t.cod)}), but its parameter {param.name} is "
         f"{want.label} ({dims_text(want.dom)} -> {dims_text(want.cod)})"
     )
-    sides = (t.dom, t.cod)
-    if not all(isinstance(p, Product) for p in sides):
+    dom, cod, want_dom, want_cod = t.dom, t.cod, want.dom, want.cod
+    if not (isinstance(dom, Product) and isinstance(cod, Product)):
         env.ctx.report(rules.DIMENSION_MISMATCH, message, arg.span)
         return False
-    if all(p.names == q.names for p, q in zip(sides, (want.dom, want.cod), strict=True)):  # type: ignore[union-attr]  # Products, checked above
+    assert isinstance(want_dom, Product) and isinstance(want_cod, Product)  # finite sets
+    if (dom.names, cod.names) == (want_dom.names, want_cod.names):
         return True
-    sizes = [tuple(f.size for f in p.factors) for p in sides]  # type: ignore[union-attr]  # as above
-    wanted = [tuple(f.size for f in p.factors) for p in (want.dom, want.cod)]  # type: ignore[union-attr]  # a parameter's sides are finite sets
-    if sizes == wanted and all(p.discrete for p in sides):  # type: ignore[union-attr]  # as above
+    if _sizes(dom, cod) == _sizes(want_dom, want_cod) and dom.discrete and cod.discrete:
         env.ctx.hint_or_error(
             rules.MATCHED_BY_DIMENSION,
             f"matched by size, not by name: {message}",
@@ -332,6 +331,11 @@ def _fits_param(env: Env, arg: ast.NameRef, t: Arrow, name: str, param: Param) -
         return not env.ctx.strict
     env.ctx.report(rules.DIMENSION_MISMATCH, message, arg.span)
     return False
+
+
+def _sizes(*sides: Product) -> tuple[tuple[int, ...], ...]:
+    """Each side's factor sizes: what quivers compares a contraction's arguments by."""
+    return tuple(tuple(f.size for f in side.factors) for side in sides)
 
 
 def _check_kwargs(env: Env, call: ast.Call, allowed: tuple[str, ...]) -> None:

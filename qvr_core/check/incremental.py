@@ -45,8 +45,7 @@ from qvr_core.check.checker import (
     Facts,
     Run,
     build_module,
-    checked_contractions,
-    checked_deductions,
+    checked_records,
     replicate_members,
     run_passes,
 )
@@ -626,8 +625,7 @@ class _Builder:
             programs,
             top,
             facts,
-            checked_deductions(self.env, self.ctx.module.decls),
-            checked_contractions(self.env, self.ctx.module.decls),
+            *checked_records(self.env, self.ctx.module.decls),
         )
 
 

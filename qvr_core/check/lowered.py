@@ -247,7 +247,7 @@ class _Lowering:
                 return Contracted(self.arrow(node), label, found, tuple(parts))
             case ast.Call():
                 return self.call(node, label, parts)
-            case ast.Method() if _is_dagger(node):
+            case ast.Method() if node.is_dagger:
                 return Transposed(self.arrow(node), label, parts[0])
             case _:
                 return Opaque(label)
@@ -337,15 +337,10 @@ def _children(node: ast.Arg) -> tuple[ast.Arg, ...]:
             return (node.left, node.right)
         case ast.Call():
             return tuple(a for a in node.args if isinstance(a, ast.Expr))
-        case ast.Method() if _is_dagger(node):
+        case ast.Method() if node.is_dagger:
             return (node.receiver,)
         case _:
             return ()
-
-
-def _is_dagger(node: ast.Method) -> bool:
-    """`f.dagger`, the one method of a morphism the checker types."""
-    return node.method.text == "dagger" and node.args is None
 
 
 def _stack_calls(module: ast.Module) -> list[ast.Call]:

@@ -241,7 +241,7 @@ def _has_unchecked_expr(expr: object) -> bool:
     while stack:
         e = stack.pop()
         if isinstance(e, ast.Method):
-            if e.method.text != "dagger" or e.args is not None:
+            if not e.is_dagger:
                 return True  # `.dagger` is the one method typed (expressions.py)
             stack.append(e.receiver)
         if isinstance(e, ast.Compose):

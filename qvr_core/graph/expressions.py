@@ -56,7 +56,7 @@ def expand(
         return _call(b, expr, sources, prefix, reversed_)
     if isinstance(expr, ast.NameRef):
         return _name(b, expr, sources, prefix, reversed_)
-    if expr.method.text == "dagger" and expr.args is None:  # the one method typed
+    if expr.is_dagger:
         return _dagger(b, expr, sources, prefix, reversed_)
     return []
 

@@ -24,7 +24,6 @@ from qvr_core.builtins import (
 )
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
-from qvr_core.check.algebras import is_composition
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
 from qvr_core.ide.walk import walk
@@ -78,18 +77,17 @@ def describe_algebra(name: str) -> BuiltinDoc | None:
 
 
 def algebra_at(module: CheckedModule, offset: int) -> tuple[BuiltinDoc, Span] | None:
-    """The registered rule named by the `composition` declaration whose name is at `offset`
-    (a declaration with an inline body defines its own rule: None)."""
-    for d in module.ast.decls:
-        if d.span.start > offset:
-            break
-        if not (isinstance(d, ast.OtherDecl) and is_composition(d)) or d.clause.body:
-            continue
-        span = d.name.span
-        if span.start <= offset <= span.end:
-            doc = describe_algebra(d.name.text)
-            return (doc, span) if doc is not None else None
-    return None
+    """The registered rule the file's `composition` declaration names, when `offset` is on
+    that name (the checker's record, `CheckedModule.algebra`; an inline body defines its
+    own rule: None)."""
+    declared = module.algebra
+    if declared is None or declared.rule is None:
+        return None
+    span = declared.span
+    if not span.start <= offset <= span.end:
+        return None
+    doc = describe_algebra(declared.rule)
+    return (doc, span) if doc is not None else None
 
 
 def describe_param_source(name: str) -> BuiltinDoc | None:

@@ -93,8 +93,7 @@ def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) ->
     ref = module.symbols.reference_at(offset)
     if ref is not None:
         note = typed.note if typed is not None and typed.span == ref.span else ""
-        note = note or _tuple_part(module, ref.symbol) or _deduction(module, ref.symbol)
-        note = note or _contraction(module, ref.symbol)
+        note = note or _tuple_part(module, ref.symbol) or _summary(module, ref.symbol)
         found = _symbol_hover(ref.symbol, ref.span, note, place)
         if ref.symbol.type is None and ref.symbol.kind is SymbolKind.LET:
             known = known_parts(module, ref.symbol.decl_span)
@@ -112,16 +111,12 @@ def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) ->
     return None
 
 
-def _deduction(module: CheckedModule, symbol: Symbol) -> str:
-    """What a checked `deduction` computes: its semiring, goal and size."""
-    found = module.deductions.get(symbol.name) if symbol.scope is None else None
-    return found.summary() if found is not None else ""
-
-
-def _contraction(module: CheckedModule, symbol: Symbol) -> str:
-    """What a checked `contraction` computes, where it is called: its signature, rule and
-    wiring (at the declaration the checker's note on the name says the same)."""
-    found = module.contractions.get(symbol.name) if symbol.scope is None else None
+def _summary(module: CheckedModule, symbol: Symbol) -> str:
+    """What a checked `deduction` (semiring, goal, size) or `contraction` (signature, rule,
+    wiring) computes, wherever its name is; the checker's records say it."""
+    if symbol.scope is not None:
+        return ""
+    found = module.deductions.get(symbol.name) or module.contractions.get(symbol.name)
     return found.summary() if found is not None else ""
 
 

@@ -42,7 +42,7 @@ from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
-from qvr_core.runtime.relations import Contracted, Dagger, Relation, rule_of
+from qvr_core.runtime.relations import Contracted, Dagger, Relation, relation, rule_of
 
 if TYPE_CHECKING:
     import torch
@@ -252,8 +252,6 @@ class Compiler:
     def relation(self, name: str) -> torch.Tensor:
         """The tensor of let `name` under the file's composition rule (`relations.py`):
         what quivers' `Program.forward()` gives for an exported finite-set morphism."""
-        from qvr_core.runtime.relations import relation
-
         return relation(self.let(name), self.checked)
 
     # ---------------------------------------------------------------- sites

@@ -82,7 +82,26 @@ def identity(rule: Algebra, n: int, like: torch.Tensor | None = None) -> torch.T
     return out.fill_diagonal_(rule.unit)
 
 
-class Relation(Leaf):
+class _Undrawn(Morphism):
+    """A relation of the algebra, not a probability kernel: `rsample`, `mean` and
+    `log_prob` raise with `refusal()`, which says what it is and where to get its tensor."""
+
+    def refusal(self) -> str:
+        raise NotImplementedError
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        raise QvrRuntimeError(
+            f"{self.refusal()}: qvr computes its tensor "
+            "(qvr_core.runtime.relations.relation), it does not draw from it"
+        )
+
+    _mean = _rsample
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self._rsample(x)
+
+
+class Relation(_Undrawn, Leaf):
     """`role=latent` under a declared composition rule: a tensor `sigmoid(raw)` with an
     axis per factor of its domain, then of its codomain (N x M between two sets).
 
@@ -116,20 +135,11 @@ class Relation(Leaf):
         d = self.declared
         return (
             f"{self.key} is a relation valued in {d.name} (`composition {d.name}`, line "
-            f"{d.line}), not a probability kernel: qvr computes its tensor "
-            "(qvr_core.runtime.relations.relation), it does not draw from it"
+            f"{d.line}), not a probability kernel"
         )
 
-    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        raise QvrRuntimeError(self.refusal())
 
-    _mean = _rsample
-
-    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        raise QvrRuntimeError(self.refusal())
-
-
-class Dagger(Morphism):
+class Dagger(_Undrawn):
     """`f.dagger`: the relation `f` read backwards, its tensor transposed (quivers 0.25.2,
     `Morphism.dagger`, for finite sets a transpose under every rule). A transpose of a
     relation is a relation, so it has no draws either."""
@@ -138,19 +148,11 @@ class Dagger(Morphism):
         super().__init__(arrow, label)
         self.inner = inner
 
-    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        raise QvrRuntimeError(
-            f"{self.label} is a transposed relation: qvr computes its tensor "
-            "(qvr_core.runtime.relations.relation), it does not draw from it"
-        )
-
-    _mean = _rsample
-
-    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        return self._rsample(x)
+    def refusal(self) -> str:
+        return f"{self.label} is a transposed relation"
 
 
-class Contracted(Morphism):
+class Contracted(_Undrawn):
     """A call of a declared `contraction` (`bilinear_score(f, g, h)`): the relation whose
     entries are its inputs' combined by the contraction's own rule along its wiring
     (quivers 0.25.2, `_compile_morphism_call`: an `ObservedMorphism` of the declared type
@@ -163,17 +165,8 @@ class Contracted(Morphism):
         self.contraction = contraction
         self.inputs = nn.ModuleList(inputs)
 
-    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        raise QvrRuntimeError(
-            f"{self.label} is a relation computed by contraction {self.contraction.name}: qvr "
-            "computes its tensor (qvr_core.runtime.relations.relation), it does not draw "
-            "from it"
-        )
-
-    _mean = _rsample
-
-    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        return self._rsample(x)
+    def refusal(self) -> str:
+        return f"{self.label} is a relation computed by contraction {self.contraction.name}"
 
 
 def axes(dom: Product, cod: Product) -> tuple[int, ...]:

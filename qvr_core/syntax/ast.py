@@ -211,6 +211,12 @@ class Method:
     args: tuple[Arg, ...] | None
     span: Span
 
+    @property
+    def is_dagger(self) -> bool:
+        """`f.dagger` (no argument list): the one method of a morphism the checker types,
+        so the checker, the lowered model and the diagram all ask this."""
+        return self.method.text == "dagger" and self.args is None
+
 
 @dataclass(frozen=True)
 class Call:
