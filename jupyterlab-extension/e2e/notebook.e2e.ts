@@ -120,7 +120,7 @@ describe("%%qvr cells in a real JupyterLab", { timeout: 600_000 }, () => {
     });
     assert.equal(lineNumber, 18, "the squiggle is on the cell's 18th line, `let backbone`");
     await squiggle.first().hover();
-    const tooltip = page.locator(".cm-tooltip-hover");
+    const tooltip = page.locator(".cm-tooltip-hover", { hasText: "cannot compose" });
     await tooltip.waitFor({ timeout: STEP_MS });
     assert.match(await tooltip.innerText(), /cannot compose: fan\(forward_path, backward_path\) produces FwdHidden \* BwdHidden \(64 \+ 64 = 128\) but combine expects Combined \(96\)/);
     await screenshot("qvr-cell-diagnostic-tooltip");
@@ -137,7 +137,9 @@ describe("%%qvr cells in a real JupyterLab", { timeout: 600_000 }, () => {
     await page.keyboard.down("Control");
     try {
       await page.mouse.move(at.x, at.y);
-      const hover = page.locator(".lsp-hover");
+      // jupyterlab-lsp opens the tooltip before it renders the markdown into it, so wait
+      // for the rendered text, not the empty box.
+      const hover = page.locator(".lsp-hover", { hasText: "let forward_path" });
       await hover.waitFor({ timeout: STEP_MS });
       const text = await hover.innerText();
       assert.match(text, /let forward_path : \[Token\] -> FwdHidden/);
@@ -159,11 +161,14 @@ describe("%%qvr cells in a real JupyterLab", { timeout: 600_000 }, () => {
     await page.keyboard.press("Tab");
     // JupyterLab lists the matches, or puts in the only one at once; either way the name
     // is qvr's (the kernel knows no Python name `tok_em...`).
+    // Wait for the list's text, not its box: the list and its documentation panel fill in
+    // after the completer opens.
     const completer = page.locator(".jp-Completer");
     const completed = line(qvrCell(), "let again = tok_embed");
-    await completer.or(completed).first().waitFor({ timeout: STEP_MS });
+    await completer.filter({ hasText: "tok_embed" }).or(completed).first().waitFor({ timeout: STEP_MS });
     await screenshot("qvr-cell-completion");
     if (await completer.isVisible()) {
+      await completer.filter({ hasText: "morphism tok_embed : Token -> Embedded" }).waitFor({ timeout: STEP_MS });
       const offered = await completer.innerText();
       assert.match(offered, /tok_embed/);
       assert.match(offered, /morphism tok_embed : Token -> Embedded/);
