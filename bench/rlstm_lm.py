@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from qvr_core.dsl import load  # noqa: E402
 from qvr_core.inference import ELBO, SVI, AutoNormalGuide  # noqa: E402
+from qvr_core.inference.recorded_step import AFTER_SECONDS  # noqa: E402
 from qvr_core.runtime import param_groups  # noqa: E402
 from qvr_core.runtime.program import ProgramModule  # noqa: E402
 from tests.gallery.pages import page_blocks  # noqa: E402
@@ -134,10 +135,14 @@ class Trainer:
     """One model and its optimiser: a training step, and the held-out loss per token."""
 
     def __init__(
-        self, step: Callable[[Tensor, Tensor], float], loss: Callable[[Tensor, Tensor], float]
+        self,
+        step: Callable[[Tensor, Tensor], float],
+        loss: Callable[[Tensor, Tensor], float],
+        stepping: Callable[[], str] = lambda: "eager",
     ):
         self.step = step
         self.loss = loss
+        self.stepping = stepping  # how the steps run now, in words
         self.times: list[float] = []
 
     def timed_step(self, tokens: Tensor, targets: Tensor) -> float:
@@ -147,13 +152,16 @@ class Trainer:
         return value
 
 
-def qvr_trainer(model: ProgramModule, lr: float) -> Trainer:
+def qvr_trainer(model: ProgramModule, lr: float, eager: bool = False) -> Trainer:
     guide = AutoNormalGuide(model, observed_names={"next_tokens"})
     optim = torch.optim.Adam(param_groups([model, guide], lr))
-    svi = SVI(model, guide, optim, ELBO(num_particles=1))
+    svi = SVI(
+        model, guide, optim, ELBO(num_particles=1), record_after=None if eager else AFTER_SECONDS
+    )
     return Trainer(
         lambda x, y: svi.step(x, {"next_tokens": y}),
         lambda x, y: svi.evaluate_loss(x, {"next_tokens": y}),
+        lambda: svi.stepping,
     )
 
 
@@ -191,6 +199,11 @@ def main() -> int:
         help="where both models and the corpus live (cpu, cuda); a step's time includes the "
         "wait for the device, since each step returns its loss as a float",
     )
+    parser.add_argument(
+        "--eager",
+        action="store_true",
+        help="never record qvr's step (what the recording gives, measured in one run)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # The corpus and the batches' rows are drawn on the CPU from their own generators,
@@ -211,7 +224,10 @@ def main() -> int:
     ref = ReferenceLM()
     if args.same_init:
         copy_start(model, ref)
-    trainers = {"qvr": qvr_trainer(model, args.lr), "pytorch": torch_trainer(ref, args.lr)}
+    trainers = {
+        "qvr": qvr_trainer(model, args.lr, args.eager),
+        "pytorch": torch_trainer(ref, args.lr),
+    }
 
     start_ce = {k: t.loss(hx, hy) / positions for k, t in trainers.items()}
     print(
@@ -257,6 +273,7 @@ def main() -> int:
         f"ratio {speed:.2f}x ({'within' if speed <= MAX_SLOWDOWN else 'NOT within'} "
         f"{MAX_SLOWDOWN:.1f}x)"
     )
+    print(f"qvr's steps at the end: {trainers['qvr'].stepping()}")
     return 0
 
 

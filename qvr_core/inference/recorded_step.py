@@ -26,6 +26,10 @@ form) stays eager, as does a step whose arithmetic dominates (`MAX_STEP_SECONDS`
 Recording costs a few eager steps, so it waits until the run's eager steps have taken
 `AFTER_SECONDS`: short runs never pay it.
 
+On a GPU the recording is made and replayed the same way, on the device: its draws
+come from that device's generator, which the checks save and restore with the CPU's
+(`inference.generators`).
+
 Both decisions read the step's work counted in the first step (`inference.work`), not
 a clock: the replayed step rounds differently from the eager one in the last bits, so a
 choice by measured time would give a `--seed` run other numbers on a loaded machine.
@@ -43,6 +47,7 @@ from typing import Any
 
 import torch
 
+from qvr_core.inference import generators
 from qvr_core.inference.record import record_call
 from qvr_core.inference.simplify import simplify
 from qvr_core.inference.traceable import traceable
@@ -85,6 +90,7 @@ class RecordedStep:
         self.proven = False  # and checked on a batch other than the one it watched
         self.used: list[bool] = []  # which parameters the loss reaches
         self.checks: list[tuple[Check, int]] = []  # the data's checks each replay runs
+        self.devices: tuple[torch.device, ...] = ()  # the accelerators whose noise it draws
 
     @property
     def replaying(self) -> bool:
@@ -116,7 +122,7 @@ class RecordedStep:
             and work is not None
             and self.eager_steps * work.seconds >= self.after_seconds
         ):
-            if work.seconds <= MAX_STEP_SECONDS:
+            if _step_seconds(work, params) <= MAX_STEP_SECONDS:
                 return self._record(loss, params, batch)
             self.state = _State.OFF
         self.eager_steps += 1
@@ -134,9 +140,10 @@ class RecordedStep:
         batch: tuple[Any, ...],
     ) -> tuple[torch.Tensor, Grads]:
         self.state = _State.OFF  # unless everything below succeeds
-        if torch.get_default_device().type != "cpu" or any(p.device.type != "cpu" for p in params):
+        self.devices = generators.devices_of([*params, *_tensors(batch)])
+        if len(self.devices) > 1:  # one replay draws on one device's generator
             return _eager(loss, params)
-        before = torch.random.get_rng_state()
+        before = generators.save(self.devices)
         outputs: list[torch.Tensor] = []
 
         def step() -> list[torch.Tensor]:
@@ -156,7 +163,7 @@ class RecordedStep:
                 graph = record_call(step, inputs, random=True, checks=checks)
             except Exception as e:  # any program it cannot record stays eager
                 log.debug("the SVI step cannot be recorded with %s (%s)", _takes(layout), e)
-                torch.random.set_rng_state(before)
+                generators.restore(before)
                 continue
             self.layout, self.checks = layout, checks
             break
@@ -164,7 +171,7 @@ class RecordedStep:
             return _eager(loss, params)
         answer = outputs[0].detach(), self._grads([o.detach() for o in outputs[1:]])
         try:
-            with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+            with generators.forked(self.devices), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # TorchScript's notes on tracing; checked next step
                 examples = self._inputs(params, batch)
                 graph = traceable(simplify(graph, *examples))
@@ -187,10 +194,10 @@ class RecordedStep:
         """An eager step, and the replay from the same random state compared with it;
         `proves`: the batch is not the one recorded, so agreeing proves the recording
         holds for any batch laid out alike."""
-        before = torch.random.get_rng_state()
+        before = generators.save(self.devices)
         value, grads = _eager(loss, params)
-        after = torch.random.get_rng_state()
-        torch.random.set_rng_state(before)
+        after = generators.save(self.devices)
+        generators.restore(before)
         try:
             replayed, replayed_grads = self._replay(params, batch)
             agrees = _close(replayed, value) and all(
@@ -200,7 +207,7 @@ class RecordedStep:
         except Exception as e:
             log.debug("the recorded SVI step fails (%s); eager", e)
             agrees = False
-        torch.random.set_rng_state(after)
+        generators.restore(after)
         self.state = _State.REPLAY if agrees else _State.OFF
         self.proven = self.proven or (agrees and proves)
         if not agrees:
@@ -218,11 +225,11 @@ class RecordedStep:
         the graph before the data's checks run), the eager step from the same random
         state, which raises its own error for a bad batch, or else answers in its place
         from here on."""
-        before = torch.random.get_rng_state()
+        before = generators.save(self.devices)
         try:
             outputs = self._run(params, batch)
         except Exception as e:
-            torch.random.set_rng_state(before)
+            generators.restore(before)
             answer = _eager(loss, params)  # a bad batch raises here, as without a recording
             log.debug("the recorded SVI step fails where the eager one does not (%s); eager", e)
             self.state, self.function = _State.OFF, None
@@ -256,6 +263,16 @@ class RecordedStep:
         """The gradients of the used parameters spread back over all of them."""
         given = iter(grads)
         return [next(given) if used else None for used in self.used]
+
+
+def _step_seconds(work: Work, params: Sequence[torch.Tensor]) -> float:
+    """What recording a step would leave to weigh against its gain: on the CPU the whole
+    step, arithmetic included; on a GPU the interpreter's part only, since the device does
+    the arithmetic while Python goes on queueing operations, so a recording removes the
+    step's time unless the device is the one waiting."""
+    if generators.devices_of(params):
+        return work.interpreter_seconds
+    return work.seconds
 
 
 def _eager(

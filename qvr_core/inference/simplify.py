@@ -21,6 +21,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Interpreter, Node
 
+from qvr_core.inference import generators
+
 aten = torch.ops.aten
 
 #: Operations whose result depends only on the shapes of their inputs, which are fixed.
@@ -68,7 +70,7 @@ def simplify(module: GraphModule, *examples: torch.Tensor) -> GraphModule:
     the shapes and dtypes of `examples`, one for each placeholder in order (the result
     is for those shapes only). A random draw is never folded: each replay draws anew.
     Torch's random state is left as it was (the shapes are found by running the graph)."""
-    with torch.random.fork_rng(devices=[]):
+    with generators.forked(generators.devices_of(examples)):
         constants = _fold(module, examples)
         _ShapeOf(module).run(*examples)
     for node in list(module.graph.nodes):

@@ -78,6 +78,15 @@ class SVI:
         """Whether steps are replayed from a recording (`inference.recorded_step`)."""
         return self._recorded is not None and self._recorded.replaying
 
+    @property
+    def stepping(self) -> str:
+        """How steps run now, in words, for a bench or a log: "replayed for any batch",
+        "replayed for one batch" or "eager"."""
+        if not self.replaying:
+            return "eager"
+        assert self._recorded is not None
+        return "replayed for " + ("any batch" if self._recorded.for_any_batch else "one batch")
+
     def _adopt_new_parameters(self) -> None:
         """Give the optimiser guide parameters created lazily on the first call."""
         params = _params(self.guide)

@@ -127,9 +127,30 @@ def test_a_recording_taking_the_batch_replays_every_minibatch_as_the_eager_steps
     recorded_model, x, y = language_model()
     recorded, recorded_losses = minibatch_fit(recorded_model, x, y, order, record=True)
     eager_model, x, y = language_model()
-    _, eager_losses = minibatch_fit(eager_model, x, y, order, record=False)
+    eager, eager_losses = minibatch_fit(eager_model, x, y, order, record=False)
     assert recorded.replaying and recorded._recorded is not None
     assert recorded._recorded.for_any_batch  # not one batch's constants
+    assert (recorded.stepping, eager.stepping) == ("replayed for any batch", "eager")
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
+    for a, b in zip(recorded_model.parameters(), eager_model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_the_recording_replays_every_minibatch_as_the_eager_steps_do() -> None:
+    """The replay draws its noise from the GPU's generator in the eager step's order: the
+    same losses and parameters from the same seed prove it."""
+    order = [k % 4 for k in range(30)]
+    with torch.device("cuda"):
+        recorded_model, x, y = language_model()
+        recorded, recorded_losses = minibatch_fit(recorded_model, x, y, order, record=True)
+        eager_model, x, y = language_model()
+        _, eager_losses = minibatch_fit(eager_model, x, y, order, record=False)
+    assert x.device.type == "cuda"
+    assert all(p.device.type == "cuda" for p in recorded_model.parameters())
+    assert recorded.replaying and recorded._recorded is not None
+    assert recorded._recorded.for_any_batch
+    assert recorded._recorded.devices == (torch.device("cuda", torch.cuda.current_device()),)
     torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
     for a, b in zip(recorded_model.parameters(), eager_model.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
@@ -184,6 +205,7 @@ def test_a_shape_read_from_the_data_records_for_the_one_batch_only() -> None:
     svi, recorded_losses = fit(Masking(n=3, sigma=0.5), x, obs, 12, record_after=0.0)
     _, eager_losses = fit(Masking(n=3, sigma=0.5), x, obs, 12, record_after=None)
     assert svi.replaying and svi._recorded is not None and not svi._recorded.for_any_batch
+    assert svi.stepping == "replayed for one batch"
     torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
 
 
