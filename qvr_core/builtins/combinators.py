@@ -50,8 +50,9 @@ class Combinator:
     variadic: bool = False  # `fan(f1, ..., fn)`: branches on one input, results joined
     #: which attention a call is (the checker's typing and the runtime's masks read it)
     attention: Literal["self", "causal", "cross"] | None = None
-    #: argument counts quivers accepts that qvr does not type yet (names only, QVR011)
-    untyped_arities: tuple[int, ...] = ()
+    #: the count of a call that leaves it out (quivers' `repeat(b)`: `RepeatMorphism(b,
+    #: n=1)`, whose count the program's Python changes later); None: it must be written
+    default_count: int | None = None
 
     @property
     def folds_a_sequence(self) -> bool:
@@ -178,9 +179,10 @@ _COMBINATORS = (
             CombinatorParam("n", "how many copies", "count"),
         ),
         " : A -> A",
-        "`b : A -> A` applied n times, parameters shared.",
+        "`b : A -> A` applied n times, parameters shared. `repeat(b)` applies it once "
+        "until the program sets its count (`times`), as quivers' runtime-variable repeat.",
         CombinatorCost("count"),
-        untyped_arities=(1,),  # quivers' `repeat(b)`, whose count the program sets
+        default_count=1,
     ),
     Combinator(
         "identity",

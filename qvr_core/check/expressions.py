@@ -223,15 +223,7 @@ def _call(env: Env, call: ast.Call) -> Arrow | Group | None:
     decl = env.ctx.top.get(name)
     if isinstance(decl, ast.OtherDecl) and decl.clause.kind == CONTRACTION:
         return _contraction_call(env, call)
-    if (
-        name in EXPR_BUILTINS
-        or isinstance(decl, ast.OtherDecl)
-        or (
-            name in builtins.COMBINATORS
-            and len(call.args) in builtins.COMBINATORS[name].untyped_arities
-            and decl is None
-        )
-    ):
+    if name in EXPR_BUILTINS or isinstance(decl, ast.OtherDecl):
         refer(env.ctx, call)
         not_checked(env.ctx, call.callee.span, f"{name}(...)")
         return None
@@ -622,10 +614,20 @@ def _leading(env: Env, dom: Product, n: int) -> Product:
 
 def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
     name = call.callee.text
-    if not _positional(env, call, 2, f"{name}(body, n)"):
+    if builtins.COMBINATORS[name].default_count is not None:  # `repeat(b)` or `repeat(b, n)`
+        if len(call.args) not in (1, 2):
+            env.ctx.report(
+                rules.ARGUMENT_COUNT,
+                f"{name} takes 1 or 2 arguments: {name}(body) or {name}(body, n)",
+                call.span,
+            )
+            return None
+    elif not _positional(env, call, 2, f"{name}(body, n)"):
         return None
-    written, n = call.args
-    if isinstance(n, ast.Literal):
+    written, n = (call.args[0], None) if len(call.args) == 1 else call.args
+    if n is None:
+        pass  # the registry's default count, which the program may change at run time
+    elif isinstance(n, ast.Literal):
         if n.kind != "int" or int(n.value) < 1:
             env.ctx.report(
                 rules.BAD_STACK_BODY,

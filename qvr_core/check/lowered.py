@@ -256,6 +256,9 @@ class _Lowering:
         counts = tuple(
             int(a.value) for a in node.args if isinstance(a, ast.Literal) and a.kind == "int"
         )
+        combinator = COMBINATORS.get(node.callee.text)
+        if not counts and combinator is not None and combinator.default_count is not None:
+            counts = (combinator.default_count,)  # `repeat(b)`: once, until the program says
         exprs = [a for a in node.args if isinstance(a, ast.Expr)]
         group: str | None = None
         one = exprs[0] if len(exprs) == 1 else None

@@ -105,6 +105,19 @@ class Repeat(Chain):
         self.body = body
         self.times = times
 
+    @property
+    def n_steps(self) -> int:
+        """How many times the body runs: quivers' name for it. `repeat(b)` leaves it at 1
+        for the program's Python to set (an HMM's horizon), as quivers'
+        `RepeatMorphism.n_steps` does."""
+        return self.times
+
+    @n_steps.setter
+    def n_steps(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{self.label}: n_steps must be a whole number >= 1, not {value!r}")
+        self.times = value
+
     def chain(self) -> Sequence[Morphism]:
         return [self.body] * self.times
 

@@ -695,7 +695,8 @@ def _times(call: ast.Call) -> int:
     lit = call.args[index] if index is not None and len(call.args) > index else None
     if isinstance(lit, ast.Literal) and lit.kind == "int":
         return max(int(lit.value), 0)
-    return 1
+    default = combinator.default_count if combinator is not None else None
+    return default if default is not None else 1
 
 
 def _call_label(e: ast.Call) -> str:
