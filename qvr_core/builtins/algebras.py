@@ -19,6 +19,7 @@ not follow it there (docs/language.md, "Composition algebras").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -458,3 +459,55 @@ ALGEBRAS: Mapping[str, Algebra] = MappingProxyType({a.name: a for a in _entries(
 
 #: The rule of a file that declares none, in quivers (qvr runs such a file as `markov`).
 QUIVERS_DEFAULT = "product_fuzzy"
+
+
+# ------------------------------------------------------------------ a latent's start
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where `[role=latent, init=auto]` starts a latent's raw parameter: quivers'
+    algebra-guided recipe (`analysis/init_spec.py`, `_algebra_init_spec` at depth 1, as its
+    compiler applies it to a top-level latent), which puts one composition step of the
+    rule near its mid-saturation point, so a chain of them neither vanishes nor saturates.
+
+    `distribution` is "uniform" on [low, high], "normal" (mean, std) or "constant" (mean).
+    `through_sigmoid`: the recipe is in value space and the raw parameter is its logit (a
+    latent's entries are sigmoid(raw)); otherwise it is applied to the raw parameter as
+    it is, as quivers does for the rules whose recipe is not in [0, 1]."""
+
+    distribution: Literal["uniform", "normal", "constant"]
+    mean: float
+    std: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+    through_sigmoid: bool = False
+    why: str = ""
+
+
+def auto_start(rule: str, size: int) -> Start:
+    """The `init=auto` recipe of a latent under `rule` (a registry name, `markov` for a
+    file that declares none) whose larger side has `size` values (quivers'
+    `intermediate_size`, the cells one composition joins over)."""
+    k = max(int(size), 1)
+    if rule in ("product_fuzzy", "lukasiewicz", "probability", "counting"):
+        p = math.log(2.0) / k if rule == "product_fuzzy" else 1.0 / k
+        high = 3.0 * p / 2.0 if rule == "counting" else min(1.0, 3.0 * p / 2.0)
+        return Start(
+            "uniform",
+            p,
+            p / 2.0,
+            max(0.0, p / 2.0),
+            high,
+            through_sigmoid=rule != "counting",
+            why=f"each of the {k} cells one composition joins near {p:.4g}",
+        )
+    if rule in ("boolean", "godel"):
+        return Start("constant", 0.5, through_sigmoid=True, why="the mid-point 1/2 (idempotent)")
+    if rule == "log_prob":
+        return Start("normal", -math.log(k), 0.5, why=f"centred at -ln({k})")
+    if rule == "markov":
+        return Start("normal", 0.0, 1.0, why="row logits about 0: a near-uniform row")
+    return Start(  # the additive rules, real, the duals and the semigroupoids
+        "normal", 0.0, 1.0 / math.sqrt(k), why=f"centred at 0, spread 1/sqrt({k})"
+    )

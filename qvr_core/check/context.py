@@ -28,10 +28,24 @@ ROLES = ("embed", "kernel", "latent")
 COMBINATORS = tuple(builtins.COMBINATORS)
 FAMILIES = tuple(builtins.FAMILIES)
 KERNEL_FAMILIES = builtins.KERNEL_FAMILIES  # those that can follow `~` on a morphism
-OPTION_KEYS = ("role", "scale", "replicate", "param_source", "hidden_dim", "rank")
+OPTION_KEYS = ("role", "scale", "init", "replicate", "param_source", "hidden_dim", "rank")
+#: The roles an option applies to, where not to all: `scale` is a kernel's fixed standard
+#: deviation and, as quivers 0.25.2 reads it, a latent's initial spread; `init=auto` is a
+#: latent's algebra-guided start (quivers' `_ROLE_OPTION_KEYS`).
+OPTION_ROLES: dict[str, tuple[str, ...]] = {
+    "scale": ("kernel", "latent"),
+    "init": ("latent",),
+    "param_source": ("kernel",),
+    "hidden_dim": ("kernel",),
+    "rank": ("kernel",),
+}
 PARAM_SOURCES = tuple(builtins.PARAM_SOURCES)
 #: Options whose values are names from a fixed set (the others are numbers).
-OPTION_VALUES: dict[str, tuple[str, ...]] = {"role": ROLES, "param_source": PARAM_SOURCES}
+OPTION_VALUES: dict[str, tuple[str, ...]] = {
+    "role": ROLES,
+    "param_source": PARAM_SOURCES,
+    "init": ("auto",),
+}
 #: Keyword arguments each combinator accepts, with their literal values.
 COMBINATOR_KWARGS: dict[str, dict[str, tuple[str, ...]]] = {
     c.name: {key: values for key, values, _ in c.keywords}

@@ -27,6 +27,8 @@ from qvr_core.check.context import (
     FAMILIES,
     KERNEL_FAMILIES,
     OPTION_KEYS,
+    OPTION_ROLES,
+    OPTION_VALUES,
     PARAM_SOURCES,
     ROLES,
     Context,
@@ -347,6 +349,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         role=str(role) if role is not None else None,
         family=family,
         scale=float(scale) if isinstance(scale, int | float) else None,
+        init=str(opts["init"]) if "init" in opts else None,
         replicate=int(replicate) if isinstance(replicate, int) else None,
         param_source=str(opts.get("param_source", "mlp")),
         hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[call-overload]  # _options kept an int
@@ -498,9 +501,16 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
         return v.value
     if key == "scale":
         if v.kind not in ("int", "float") or float(v.value) <= 0:
-            bad("a positive number (the fixed standard deviation)")
+            bad(
+                "a positive number (a kernel's fixed standard deviation, a latent's initial spread)"
+            )
             return None
         return float(v.value)
+    if key == "init":
+        if v.kind != "name" or v.value not in OPTION_VALUES["init"]:
+            bad("auto (the composition rule's own start, as quivers' init=auto)")
+            return None
+        return v.value
     if key in ("replicate", "hidden_dim", "rank"):
         if v.kind != "int" or int(v.value) < 1:
             bad("a positive whole number")
@@ -549,22 +559,21 @@ def _check_role(
     (`~ F(args)`) or the shape of its one draw (a whole-draw family), False when they are
     in error, else None."""
     name = decl.name.text
-    kernel_only = ("scale", "param_source", "hidden_dim", "rank")
-    if role != "kernel":
-        for o in decl.options:
-            if o.key.text in kernel_only:
-                ctx.report(
-                    rules.OPTION_NOT_APPLICABLE,
-                    f"option {o.key.text} applies to kernel morphisms, not to {role} morphism "
-                    f"{name}",
-                    o.span,
-                )
-        if decl.family is not None:
+    for o in decl.options:
+        applies = OPTION_ROLES.get(o.key.text)
+        if applies is not None and role not in applies:
             ctx.report(
-                rules.UNEXPECTED_FAMILY,
-                f"{role} morphism {name} takes no family: remove '~ {decl.family.text}'",
-                decl.family.span,
+                rules.OPTION_NOT_APPLICABLE,
+                f"option {o.key.text} applies to {' and '.join(applies)} morphisms, not to "
+                f"{role} morphism {name}",
+                o.span,
             )
+    if role != "kernel" and decl.family is not None:
+        ctx.report(
+            rules.UNEXPECTED_FAMILY,
+            f"{role} morphism {name} takes no family: remove '~ {decl.family.text}'",
+            decl.family.span,
+        )
     if role == "embed":
         if not (len(dom.factors) == 1 and dom.discrete):
             ctx.report(

@@ -148,7 +148,10 @@ class MorphismInfo:
     type: Arrow
     role: str | None  # "embed" | "kernel" | "latent"
     family: str | None
+    #: a kernel's fixed standard deviation; a latent's initial spread (its raw parameter
+    #: drawn Normal(0, scale), as quivers' LatentMorphism; without it qvr starts at 0)
     scale: float | None = None
+    init: str | None = None  # a latent's `init=auto`: its rule's start (`auto_start`)
     replicate: int | None = None
     param_source: str = "mlp"
     hidden_dim: int = 64

@@ -285,9 +285,9 @@ def _make_leaf(key: str, info: MorphismInfo, algebra: ModuleAlgebra | None = Non
         return Embed(key, info.type)
     if info.role == "latent":
         if algebra is None:  # qvr's own reading: a row-stochastic matrix (see relations.py)
-            return Latent(key, info.type)
+            return Latent(key, info.type, info.scale, info.init)
         rule_of(algebra)  # an inline body is refused here, with its line
-        return Relation(key, info.type, algebra)
+        return Relation(key, info.type, algebra, info.scale, info.init)
     if info.role == "kernel" and info.family is not None:
         return Kernel(
             key,

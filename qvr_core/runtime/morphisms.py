@@ -32,6 +32,7 @@ from qvr_core.check.module import Given as GivenValue
 from qvr_core.check.types import Arrow, Product, ValueType
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.families import Given, constrain, make_family
+from qvr_core.runtime.latent_start import initial
 from qvr_core.runtime.paramnet import make_paramnet
 from qvr_core.runtime.tensors import (
     batch_shape,
@@ -340,12 +341,15 @@ class Latent(Leaf):
     `rsample` draws a Categorical from the input's row; its mean is the row's mode.
     """
 
-    def __init__(self, key: str, arrow: Arrow) -> None:
+    def __init__(
+        self, key: str, arrow: Arrow, scale: float | None = None, init: str | None = None
+    ) -> None:
         super().__init__(key, arrow)
         if not (self.dom_p.discrete and is_index(self.cod_p)):
             raise QvrRuntimeError(f"{key}: role=latent needs a FinSet -> FinSet type")
         n, m = value_count(self.dom_p), self.cod_p.factors[0].size
-        self.logits = nn.Parameter(torch.zeros(n, m))
+        # 0 (uniform rows) unless the declaration asks for a drawn start (`latent_start`)
+        self.logits = nn.Parameter(initial((n, m), "markov", max(n, m), scale, init))
 
     @property
     def stochastic(self) -> bool:

@@ -41,6 +41,7 @@ from qvr_core.check.types import Arrow, Product
 from qvr_core.check.wiring import Contraction, Wiring
 from qvr_core.runtime.combinators import Compose, Definition, Repeat
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
+from qvr_core.runtime.latent_start import initial
 from qvr_core.runtime.morphisms import Identity, Latent, Leaf, Morphism, value_count
 from qvr_core.runtime.tensors import elem
 
@@ -106,16 +107,26 @@ class Relation(_Undrawn, Leaf):
     axis per factor of its domain, then of its codomain (N x M between two sets).
 
     The parameter is `raw` (quivers' name), 0 at first (entries 1/2), as qvr starts
-    a latent's logits at 0. It has a tensor, not draws: `rsample`, `mean` and
+    a latent's logits at 0, unless the declaration asks for quivers' starts (`scale=`,
+    `init=auto`: `latent_start`). It has a tensor, not draws: `rsample`, `mean` and
     `log_prob` raise, naming the rule and its line.
     """
 
-    def __init__(self, key: str, arrow: Arrow, declared: ModuleAlgebra) -> None:
+    def __init__(
+        self,
+        key: str,
+        arrow: Arrow,
+        declared: ModuleAlgebra,
+        scale: float | None = None,
+        init: str | None = None,
+    ) -> None:
         super().__init__(key, arrow)
         if not (self.dom_p.discrete and self.cod_p.discrete):
             raise QvrRuntimeError(f"{key}: role=latent needs finite sets on both sides")
         self.declared = declared
-        self.raw = nn.Parameter(torch.zeros(axes(self.dom_p, self.cod_p)))
+        size = max(value_count(self.dom_p), value_count(self.cod_p))
+        shape = axes(self.dom_p, self.cod_p)
+        self.raw = nn.Parameter(initial(shape, rule_of(declared).name, size, scale, init))
 
     @property
     def stochastic(self) -> bool:
