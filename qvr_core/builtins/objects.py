@@ -53,6 +53,10 @@ UNTYPED_CONSTRUCTORS = (
     "Diagonal",
 )
 BY_KIND: dict[str, ObjectConstructor] = {c.kind: c for c in _CONSTRUCTORS}
+#: The connectives `FreeResiduated(Atoms, ops=[...])` closes its atoms under (quivers
+#: 0.25.2, `stochastic/categories.py`, `BUILTIN_CONSTRUCTOR_NAMES`): `slash` makes A/B and
+#: A\\B, `product` A⊗B, `unit` the unit I, `diamond` ◇A and `box` □A.
+RESIDUATED_CONNECTIVES = ("slash", "product", "unit", "diamond", "box")
 #: The constructor of finite sets: plates, and the values an index takes.
 FINSET = BY_KIND["finset"].name
 #: quivers 0.1-0.4's constructor names, by the name they have since 0.11.

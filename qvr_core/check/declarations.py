@@ -23,6 +23,7 @@ from qvr_core.builtins.families import (
 from qvr_core.builtins.objects import UNTYPED_CONSTRUCTORS
 from qvr_core.builtins.param_sources import LINEAR, MLP
 from qvr_core.builtins.param_sources import PARAM_SOURCES as SOURCES
+from qvr_core.check import residuated
 from qvr_core.check.context import (
     FAMILIES,
     KERNEL_FAMILIES,
@@ -66,11 +67,16 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
         else:
             one_each.append(d)
     decls = []
+    universes: list[ast.ObjectDecl] = []
     for d in one_each:
         ctx.object_decls.setdefault(d.name.text, d)
         body = d.body
         if isinstance(body, ast.EnumSet):
             _enumerated_object(ctx, d, body)
+        elif isinstance(body, ast.ObjApply) and body.func.text == residuated.FREE_RESIDUATED:
+            universes.append(d)  # once its atoms' object is known, below
+        elif residuated.is_pattern(ctx, body, frozenset({d.name.text})):
+            residuated.pattern_alias(ctx, d)
         elif not isinstance(body, ast.SizedObject | ast.TypeRef) or (
             isinstance(body, ast.SizedObject) and body.constructor.text in OTHER_CONSTRUCTORS
         ):
@@ -84,6 +90,9 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     pending = {d.name.text: d for d in decls if isinstance(d.body, ast.TypeRef)}
     for name in list(pending):
         _alias(ctx, name, pending, ())
+    for d in universes:
+        assert isinstance(d.body, ast.ObjApply)
+        residuated.free_residuated(ctx, d, d.body)
 
 
 def _enumerated_object(ctx: Context, decl: ast.ObjectDecl, body: ast.EnumSet) -> None:
@@ -183,6 +192,9 @@ def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
             factors.extend(ctx.aliases[f.text].factors)
         else:
             ok = False
+            if residuated.pattern_name(ctx, f.text):
+                residuated.refuse_as_type(ctx, f)
+                continue
             if f.text in ctx.object_decls:
                 ctx.ref(f.span, SymbolKey(f.text))
                 continue  # declared but broken: already reported there

@@ -24,6 +24,8 @@ class ObjectType:
     size: int
     #: the elements' names of a finite set given by them (`object Token : {the, dog}`)
     elements: tuple[str, ...] = ()
+    #: how a finite set made by a constructor was written (`FreeResiduated(Atoms, ...)`)
+    closure: str = ""
 
     @property
     def discrete(self) -> bool:
@@ -39,6 +41,8 @@ class ObjectType:
         return KIND_TO_CONSTRUCTOR[self.kind]
 
     def describe(self) -> str:
+        if self.closure:
+            return f"{self.closure}: {self.constructor} {self.size}"
         if self.elements:
             return "{" + ", ".join(self.elements) + "}"
         return f"{self.constructor} {self.size}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from qvr_core.check.lambdas import LambdaValue
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
+from qvr_core.check.residuated import ResiduatedPattern
 from qvr_core.check.types import (
     Arrow,
     Group,
@@ -237,6 +238,8 @@ def _dimensions(t: object) -> list[str]:
         return [
             f"{t.count} independent copies, each {_value(member.dom)} to {_value(member.cod)}",
         ]
+    if isinstance(t, ResiduatedPattern):  # no values: nothing to measure
+        return []
     if isinstance(t, ObjectType):
         named = f", its elements {t.describe()}" if t.elements else ""
         return [f"`{t.name} = {dims_text(t)}`{named}"]
