@@ -63,3 +63,6 @@ SITE = "site"
 WEIGHT = "weight"
 #: The value type of a real number (`x : Real`), the one a draw here has.
 REAL_TYPE = BY_KIND["real"].name
+#: The QIEC kernel's base value types (quivers 0.25.2, `qiec/types.py`): what a module's
+#: own effect operations take and give, and a computation's parameters and result.
+VALUE_TYPES = ("Unit", "Bool", "Int", REAL_TYPE, "String")

@@ -44,6 +44,7 @@ from qvr_core.check.passes import late_passes
 from qvr_core.check.programs import ProgramChecker
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
+from qvr_core.check.user_effects import check_effect, check_user_instance, is_effect, read_effect
 from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
 from qvr_core.syntax.layout import without_comments
@@ -331,7 +332,15 @@ def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
     if is_contraction(decl):  # a second of its name (the first: `Env.contraction`)
         check_contraction(ctx, decl)
         return None
-    if not check_instance(ctx, decl):
+    if is_effect(decl):  # a module's own QIEC interface
+        found = read_effect(ctx, decl)
+        if isinstance(found, str):
+            refer(ctx, decl.clause, frozenset(id(n) for n in decl.names))
+            note(ctx, decl.name.span, f"effect {decl.name.text} ({found})")
+        else:
+            check_effect(ctx, decl)
+        return None
+    if not (check_instance(ctx, decl) or check_user_instance(ctx, decl)):
         check_other(ctx, decl)
     return None
 

@@ -44,8 +44,9 @@ from qvr_core.check.terms import (
     lower,
     subterms,
 )
-from qvr_core.check.types import Plated
+from qvr_core.check.types import Element, Plated
 from qvr_core.check.unchecked import note, refer
+from qvr_core.check.user_effects import UserEffect, user_effect
 from qvr_core.syntax import ast
 from qvr_core.text import rules
 from qvr_core.text.span import Span
@@ -55,6 +56,14 @@ if TYPE_CHECKING:
     from qvr_core.check.passes import Env
 
 COMPUTATION = "computation"  # the clause kind of a `define` with parameters and a row
+#: The QIEC base types other than Real, as a computation's values have them: one value
+#: each, kept apart from numbers (the kernel never converts between them).
+BASE_VALUES: dict[str, Plated] = {
+    "Int": Plated((), Element("integer")),
+    "Bool": Plated((), Element("boolean")),
+    "String": Plated((), Element("string")),
+    "Unit": Plated((), Element("unit")),
+}
 INSTANCE = "instance"
 
 
@@ -119,6 +128,7 @@ class _Typing:
         self.types: dict[str, Plated] = {}  # of the names bound so far
         self.result_type = NUMBER
         self.vectors = False  # a parameter or the result is a vector (define_values.py)
+        self.handlers: list[str] = []  # the module's own operations it performs, in order
 
     def run(self) -> Computation:
         params = self._header()
@@ -134,9 +144,9 @@ class _Typing:
                 self.types[local.text] = t
             elif line.kind == "let_bind":
                 local = self._local(line)
-                self._inline(line.parts[1], local)
+                bound = self._inline(line.parts[1], local)
                 self._bind(local)
-                self.types[local.text] = NUMBER  # a draw's or a call's: numbers
+                self.types[local.text] = bound  # a draw's or a call's: a number
             elif line.kind == "do":
                 self._inline(line.parts[0], None)
             elif line.kind == "return" and len(line.parts) == 1:
@@ -149,7 +159,16 @@ class _Typing:
             raise _Unsupported("its body without a return")
         types = tuple(self.types[p] for p in params)
         lines = tuple(self.lines)
-        return Computation(self.name, params, self.row, lines, result, types, self.result_type)
+        return Computation(
+            self.name,
+            params,
+            self.row,
+            lines,
+            result,
+            types,
+            self.result_type,
+            tuple(self.handlers),
+        )
 
     # ------------------------------------------------------------ header
 
@@ -180,11 +199,15 @@ class _Typing:
         if text[start:bang].count(":") != 1:
             raise _Unsupported("its result type")
         self.result_type = self._declared(result, "its result type")
-        self.vectors = any(t != NUMBER for t in (*self.types.values(), self.result_type))
+        self.vectors = any(
+            t.plates or t.element.event for t in (*self.types.values(), self.result_type)
+        )
+        if self.vectors and any(t in BASE_VALUES.values() for t in self.types.values()):
+            raise _Unsupported("its vectors beside values other than numbers")
         row = [n for n in names if n.span.start > bang]
         undefined = False
         for n in row:
-            if instance_effect(self.ctx, n.text) is None:
+            if instance_effect(self.ctx, n.text) is None and user_effect(self.ctx, n.text) is None:
                 if n.text in self.ctx.top:
                     raise _Unsupported(f"its effect instance {n.text}")
                 self.ctx.undefined(n, "effect instance", self._instances())
@@ -197,7 +220,11 @@ class _Typing:
         return tuple(p.text for p in params)
 
     def _instances(self) -> list[str]:
-        return [n for n in self.ctx.top if instance_effect(self.ctx, n) is not None]
+        return [
+            n
+            for n in self.ctx.top
+            if instance_effect(self.ctx, n) is not None or user_effect(self.ctx, n) is not None
+        ]
 
     def _declared(self, names: tuple[object, ...] | list[ast.Name], what: str) -> Plated:
         """A written type: `Real`, one number, or `A -> Real`, a vector of one number per
@@ -205,6 +232,8 @@ class _Typing:
         is read between them)."""
         if len(names) == 1 and _is_real(names[0]):
             return NUMBER
+        if len(names) == 1 and isinstance(names[0], ast.Name) and names[0].text in BASE_VALUES:
+            return BASE_VALUES[names[0].text]
         if len(names) == 2 and all(isinstance(n, ast.Name) for n in names):
             first, second = names
             assert isinstance(first, ast.Name) and isinstance(second, ast.Name)
@@ -249,11 +278,25 @@ class _Typing:
         numbers (and, in a define over vectors, on vectors: define_values.py)."""
         if self.vectors:
             return self._vector_value(node)
+        if isinstance(node, ast.Var):
+            t = self.types.get(node.name.text)
+            if t is not None and t in BASE_VALUES.values():
+                self._unbound([Ref(node.name.text, node.span)])
+                return Ref(node.name.text, node.span), t
         return self._number_value(node), NUMBER
 
     def _returns(self, t: Plated, node: object) -> None:
         """The returned value has the declared result type (a vector of its length)."""
         want = self.result_type
+        if not _fits(t, want, node):
+            assert isinstance(node, ast.Arith)
+            self.ctx.report(
+                rules.DECLARED_TYPE_MISMATCH,
+                f"define {self.name} returns {_written(want)}, but "
+                f"{self.ctx.source(node.span)} is {_written(t)}",
+                node.span,
+            )
+            raise _Failed
         if length(t) == length(want):
             return
         assert isinstance(node, ast.Arith)
@@ -291,6 +334,8 @@ class _Typing:
         if term is None or read is None:
             raise _Unsupported("its expressions")
         self._unbound(read)
+        if any(self.types.get(r.name) in BASE_VALUES.values() for r in read):
+            raise _Unsupported("its arithmetic on values other than numbers")
         return _folded(term)
 
     def _unbound(self, read: list[Ref]) -> None:
@@ -307,24 +352,30 @@ class _Typing:
         if unbound:
             raise _Failed
 
-    def _inline(self, node: object, local: ast.Name | None) -> None:
+    def _inline(self, node: object, local: ast.Name | None) -> Plated:
+        """Put a performance or a call in place; the type of the value it gives."""
         if not isinstance(node, ast.Clause):
             raise _Unsupported("its bindings")
         if node.kind == "perform":
-            self._perform(node, local)
-        elif node.kind == "call":
+            return self._perform(node, local)
+        if node.kind == "call":
             if local is None:
                 raise _Unsupported("its call without a binding")
             self._call(node, local)
-        else:
-            raise _Unsupported(f"its {node.kind}")
+            return NUMBER
+        raise _Unsupported(f"its {node.kind}")
 
-    def _perform(self, node: ast.Clause, local: ast.Name | None) -> None:
+    def _perform(self, node: ast.Clause, local: ast.Name | None) -> Plated:
         instance, op_name = node.parts[0], node.parts[1]
         assert isinstance(instance, ast.Name) and isinstance(op_name, ast.Name)
         statics = [p for p in node.parts[2:] if isinstance(p, ast.Name)]
         values = [p for p in node.parts[2:] if not isinstance(p, ast.Name)]
         effect = instance_effect(self.ctx, instance.text)
+        own = user_effect(self.ctx, instance.text) if effect is None else None
+        if own is not None:
+            if statics:
+                raise _Unsupported("its static arguments")
+            return self._perform_own(node, instance, op_name, own, values)
         if effect is None:
             if instance.text in self.ctx.top:
                 raise _Unsupported(f"its effect instance {instance.text}")
@@ -362,6 +413,58 @@ class _Typing:
             if local is not None:
                 raise _Unsupported("its binding of a score")
             self.lines.append(Weigh(self._wrapped(values[0], WEIGHT)))
+        return NUMBER
+
+    def _perform_own(
+        self,
+        node: ast.Clause,
+        instance: ast.Name,
+        op_name: ast.Name,
+        effect: UserEffect,
+        values: list[object],
+    ) -> Plated:
+        """`perform ask.get()` of a module's own effect: its row, its operation, its
+        arguments' types; the result has the operation's type, and a handler, which qvr
+        does not run, gives it (`Computation.handlers`)."""
+        self.ctx.ref(instance.span, SymbolKey(instance.text))
+        if instance.text not in self.row:
+            self.ctx.report(
+                rules.EFFECT_ROW,
+                f"define {self.name} performs on '{instance.text}', which its row "
+                f"!{{{', '.join(self.row)}}} does not list: add it to the row",
+                instance.span,
+            )
+        op = effect.operation(op_name.text)
+        if op is None:
+            ops = ", ".join(o.name for o in effect.operations)
+            self.ctx.report(
+                rules.EFFECT_ROW,
+                f"{effect.name} has no operation '{op_name.text}' (its operations: {ops})",
+                op_name.span,
+            )
+            raise _Failed
+        if len(values) != len(op.params):
+            self.ctx.report(
+                rules.ARGUMENT_COUNT,
+                f"{instance.text}.{op.name} takes {len(op.params)} value"
+                f"{'s' if len(op.params) != 1 else ''} ({op.signature}), not {len(values)}",
+                node.span,
+            )
+            raise _Failed
+        for value, param in zip(values, op.params, strict=True):
+            _, t = self._typed_value(value)
+            want = BASE_VALUES.get(param, NUMBER)
+            if not _fits(t, want, value):
+                assert isinstance(value, ast.Arith)
+                self.ctx.report(
+                    rules.DECLARED_TYPE_MISMATCH,
+                    f"{instance.text}.{op.name} takes {_written(want)} ({op.signature}), but "
+                    f"{self.ctx.source(value.span)} is {_written(t)}",
+                    value.span,
+                )
+                raise _Failed
+        self.handlers.append(f"{instance.text}.{op.name}")
+        return BASE_VALUES.get(op.result, NUMBER)
 
     def _wrapped(self, node: object, constructor: str) -> Term:
         """`weight(e)`: the value inside the prelude's constructor."""
@@ -446,9 +549,24 @@ def _reads(term: Term) -> list[Ref | Gather]:
     return [t for t in subterms(term) if isinstance(t, Ref | Gather)]
 
 
+def _fits(t: Plated, want: Plated, node: object) -> bool:
+    """Whether a value of type `t` (written `node`) goes where `want` is declared: the same
+    base type, a whole-number literal for an Int, and any number where a Real goes (a
+    vector's length is compared by the caller)."""
+    if want in BASE_VALUES.values() or t in BASE_VALUES.values():
+        whole = (
+            isinstance(node, ast.Number) and float(node.value).is_integer() and "." not in node.raw
+        )
+        return t == want or (want == BASE_VALUES["Int"] and t == NUMBER and whole)
+    return True
+
+
 def _written(t: Plated) -> str:
-    """A define's value type as a message writes it: `Real`, `State -> Real`, or the
-    length of a list."""
+    """A define's value type as a message writes it: `Real`, `Int`, `State -> Real`, or
+    the length of a list."""
+    for name, base in BASE_VALUES.items():
+        if t == base:
+            return name
     n = length(t)
     if not n:
         return REAL_TYPE if n == 0 else t.label

@@ -68,8 +68,12 @@ class Computation:
     result: Term
     types: tuple[Plated, ...] = ()
     result_type: Plated = NUMBER
+    #: the module's own effect operations it performs (`ask.get`), in order: a handler
+    #: gives their values, which qvr does not run (check/user_effects.py)
+    handlers: tuple[str, ...] = ()
 
     @property
     def numbers_only(self) -> bool:
-        """Whether every value it takes and returns is a number (what a call step passes)."""
-        return all(t == NUMBER for t in (*self.types, self.result_type))
+        """Whether every value it takes and returns is a number and it needs no handler:
+        what a call step passes, and the runtime puts in place."""
+        return not self.handlers and all(t == NUMBER for t in (*self.types, self.result_type))

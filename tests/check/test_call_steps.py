@@ -144,10 +144,13 @@ def test_what_a_define_does_beyond_that_stays_names_only() -> None:
     ]
 
 
-def test_an_instance_of_a_declared_effect_stays_names_only() -> None:
+def test_an_instance_of_a_declared_effect_is_checked_where_its_effect_is() -> None:
     text = "effect Ask\n    get : Unit -> Int\n\ninstance ask : Ask\n"
-    notes = [msg for c, msg in _problems(check(text)) if c == rules.NOT_CHECKED.code]
+    assert not [msg for c, msg in _problems(check(text)) if c == rules.NOT_CHECKED.code]
+    untyped = text.replace("Unit -> Int", "List -> Int")  # not a base type: names only
+    notes = [msg for c, msg in _problems(check(untyped)) if c == rules.NOT_CHECKED.code]
     assert "instance ask is not checked yet (names only)" in notes
+    assert any(n.startswith("effect Ask (its operations' types") for n in notes), notes
 
 
 def test_a_program_reading_a_site_name_of_a_call_is_refused() -> None:
