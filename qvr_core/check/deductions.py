@@ -27,6 +27,7 @@ files a declaration names, so such a deduction keeps the names-only check (QVR01
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeGuard
 
 from qvr_core.builtins.semirings import DEFAULT_SEMIRING, SEMIRINGS, Semiring
@@ -410,10 +411,24 @@ class _Checking:
 
     # ------------------------------------------------------------ goal
 
+    def _variable_goal(self, conclusion: ast.ObjectExpr) -> bool:
+        """Whether a rule's conclusion may be a goal item through a variable, in one of
+        the goal shapes quivers' `_goal` recognises: a bare variable (the atom `S`), or
+        `span(I, J, X, ...)` whose category `X` is a variable."""
+        if _variable(conclusion, self.atoms):
+            return True
+        return (
+            isinstance(conclusion, ast.ObjApply)
+            and conclusion.func.text == "span"
+            and len(conclusion.args) >= 3
+            and _variable(conclusion.args[2], self.atoms)
+        )
+
     def _goal(
         self, start: ast.Literal | None, rule_lines: list[ast.Clause], entries: list[ast.Clause]
     ) -> None:
-        """A `start` no rule concludes and no entry gives is a goal never derived."""
+        """A `start` no rule concludes and no entry gives is a goal never derived: one no
+        rule or entry mentions, unless a rule concludes it through a variable category."""
         if start is None:
             return
         name = str(start.value)
@@ -421,12 +436,25 @@ class _Checking:
             for p in node.parts:
                 if any(n.text == name for n in pattern_names(p)):
                     return
+        for line in rule_lines:
+            patterns = [p for p in line.parts if _is_pattern(p)]
+            if patterns and self._variable_goal(patterns[-1]):
+                return
         self.ctx.report(
             rules.GRAMMAR_READ_OTHERWISE,
             f"no rule or lexicon entry of deduction {self.decl.name.text} mentions the start "
             f"'{name}', so its goal item is never derived (every parse weighs zero)",
             start.span,
         )
+
+
+def _variable(node: object, atoms: Iterable[str]) -> bool:
+    """Whether a pattern is one name that no atom declares: a variable."""
+    return (
+        isinstance(node, ast.TypeRef)
+        and len(node.factors) == 1
+        and node.factors[0].text not in atoms
+    )
 
 
 def _is_pattern(part: object) -> TypeGuard[ast.ObjectExpr]:

@@ -172,6 +172,18 @@ def test_a_start_nothing_mentions_is_a_goal_never_derived() -> None:
     assert check(source).deductions["Grammar"].semiring.name == "Viterbi"
 
 
+def test_a_rule_concluding_a_variable_category_may_derive_any_start() -> None:
+    # quivers' `_goal` matches `span(0, n, S)`: a rule concluding `span(I, J, X)` with a
+    # variable X derives it (the guide's CCG), so no warning; one concluding the
+    # category in another argument does not
+    ccg = _source("semiring=LogProb, start=Sentence, depth=4").replace(
+        "rule vp_v : span(I, J, V) |- span(I, J, VP)", "rule lift : span(I, J, V) |- span(I, J, X)"
+    )
+    assert _codes(ccg) == []
+    elsewhere = ccg.replace("|- span(I, J, X)", "|- span(X, J, VP)")
+    assert _codes(elsewhere) == [("QVR802", "Sentence")]
+
+
 def test_a_pattern_name_spelt_like_an_atom_is_a_variable_with_a_warning() -> None:
     source = _source().replace("span(I, K, NP), span(K, J, VP)", "span(I, K, Np), span(K, J, VP)")
     assert _codes(source) == [("QVR802", "Np")]
