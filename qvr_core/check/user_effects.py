@@ -63,6 +63,15 @@ class UserEffect:
     def operation(self, name: str) -> UserOperation | None:
         return next((op for op in self.operations if op.name == name), None)
 
+    @property
+    def label(self) -> str:
+        return f"effect {self.name}"
+
+    def summary(self) -> str:
+        """Its operations, for hover: `next : Unit -> Int; step : Int * Real -> Real`."""
+        listed = "; ".join(op.signature for op in self.operations) or "no operations"
+        return f"operations: {listed} (a handler gives their values; qvr runs none)"
+
 
 def is_effect(decl: ast.Decl) -> bool:
     return isinstance(decl, ast.OtherDecl) and decl.clause.kind == EFFECT
@@ -95,6 +104,9 @@ def read_effect(ctx: Context, decl: ast.OtherDecl) -> UserEffect | str:
 
 def check_effect(ctx: Context, decl: ast.OtherDecl) -> None:
     """Check an `effect` declaration qvr types (`read_effect`) where it is written."""
+    found = read_effect(ctx, decl)
+    if isinstance(found, UserEffect):
+        ctx.record_type(decl.name.span, found, found.summary())
     seen: dict[str, ast.Name] = {}
     for line in decl.clause.body:
         name = line.parts[0]
@@ -128,9 +140,11 @@ def user_effect(ctx: Context, instance: str) -> UserEffect | None:
 
 def check_user_instance(ctx: Context, decl: ast.OtherDecl) -> bool:
     """`instance ask : Ask` of a module's own effect: checked (its effect linked)."""
-    if user_effect(ctx, decl.name.text) is None:
+    found = user_effect(ctx, decl.name.text)
+    if found is None:
         return False
     applied = decl.clause.parts[1]
     assert isinstance(applied, ast.Name)
     ctx.ref(applied.span, SymbolKey(applied.text))
+    ctx.record_type(decl.name.span, found, f"an instance of {found.name}; {found.summary()}")
     return True

@@ -31,6 +31,7 @@ from qvr_core.check.types import (
     dims_text,
     sum_text,
 )
+from qvr_core.check.user_effects import UserEffect
 from qvr_core.ide.builtins_info import algebra_at, builtin_at
 from qvr_core.ide.known import PartialKnowledge, known_parts
 from qvr_core.syntax.era import era
@@ -238,7 +239,7 @@ def _dimensions(t: object) -> list[str]:
         return [
             f"{t.count} independent copies, each {_value(member.dom)} to {_value(member.cod)}",
         ]
-    if isinstance(t, ResiduatedPattern):  # no values: nothing to measure
+    if isinstance(t, ResiduatedPattern | UserEffect):  # no values: nothing to measure
         return []
     if isinstance(t, ObjectType):
         named = f", its elements {t.describe()}" if t.elements else ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from qvr_core.check import check
+from qvr_core.ide.hover import hover_at
 from tests.conformance import oracle
 
 SOURCE = """effect Counter
@@ -101,3 +102,12 @@ def test_a_program_cannot_call_a_computation_that_needs_a_handler() -> None:
     )
     found = [d for d in check(source).diagnostics if d.code == "QVR011"]
     assert found and "its call of drift" in found[0].message
+
+
+def test_hover_lists_the_operations() -> None:
+    module = check(SOURCE)
+    effect = hover_at(module, SOURCE.index("Counter\n") + 1)
+    assert effect is not None
+    assert "operations: next : Unit -> Int; step : Int * Real -> Real" in effect.plain
+    instance = hover_at(module, SOURCE.index("counter : Counter") + 1)
+    assert instance is not None and "an instance of Counter" in instance.plain
