@@ -26,7 +26,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins import FAMILIES, bind
-from qvr_core.builtins.effects import EFFECTS, RANDOM, REAL_TYPE, SCORE, SITE, WEIGHT, Effect
+from qvr_core.builtins.effects import (
+    EFFECTS,
+    RANDOM,
+    REAL_TYPE,
+    SCORE,
+    SITE,
+    WEIGHT,
+    Effect,
+    Operation,
+)
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.define_values import NotTyped, length, value_type
@@ -46,7 +55,7 @@ from qvr_core.check.terms import (
 )
 from qvr_core.check.types import Element, Plated
 from qvr_core.check.unchecked import note, refer
-from qvr_core.check.user_effects import UserEffect, user_effect
+from qvr_core.check.user_effects import UserEffect, UserOperation, user_effect
 from qvr_core.syntax import ast
 from qvr_core.text import rules
 from qvr_core.text.span import Span
@@ -381,6 +390,28 @@ class _Typing:
                 raise _Unsupported(f"its effect instance {instance.text}")
             self.ctx.undefined(instance, "effect instance", self._instances())
             raise _Failed
+        op = self._operation(node, instance, op_name, effect, len(values))
+        assert isinstance(op, Operation)
+        if effect is RANDOM:
+            if len(statics) != op.statics or not _is_real(statics[0]):
+                raise _Unsupported("its draw of a value other than a Real")
+            self._draw(values[0], values[1], local)
+        elif effect is SCORE:
+            if local is not None:
+                raise _Unsupported("its binding of a score")
+            self.lines.append(Weigh(self._wrapped(values[0], WEIGHT)))
+        return NUMBER
+
+    def _operation(
+        self,
+        node: ast.Clause,
+        instance: ast.Name,
+        op_name: ast.Name,
+        effect: Effect | UserEffect,
+        given: int,
+    ) -> Operation | UserOperation:
+        """The operation `instance.op_name` performs, once the row lists the instance, the
+        interface has the operation and it is given as many values as it takes."""
         self.ctx.ref(instance.span, SymbolKey(instance.text))
         if instance.text not in self.row:
             self.ctx.report(
@@ -398,22 +429,14 @@ class _Typing:
                 op_name.span,
             )
             raise _Failed
-        if len(values) != len(op.params):
+        if given != len(op.params):
             self.ctx.report(
                 rules.ARGUMENT_COUNT,
-                takes(f"{instance.text}.{op.name}", op.params, len(values)),
+                takes(f"{instance.text}.{op.name}", op.params, given),
                 node.span,
             )
             raise _Failed
-        if effect is RANDOM:
-            if len(statics) != op.statics or not _is_real(statics[0]):
-                raise _Unsupported("its draw of a value other than a Real")
-            self._draw(values[0], values[1], local)
-        elif effect is SCORE:
-            if local is not None:
-                raise _Unsupported("its binding of a score")
-            self.lines.append(Weigh(self._wrapped(values[0], WEIGHT)))
-        return NUMBER
+        return op
 
     def _perform_own(
         self,
@@ -426,31 +449,8 @@ class _Typing:
         """`perform ask.get()` of a module's own effect: its row, its operation, its
         arguments' types; the result has the operation's type, and a handler, which qvr
         does not run, gives it (`Computation.handlers`)."""
-        self.ctx.ref(instance.span, SymbolKey(instance.text))
-        if instance.text not in self.row:
-            self.ctx.report(
-                rules.EFFECT_ROW,
-                f"define {self.name} performs on '{instance.text}', which its row "
-                f"!{{{', '.join(self.row)}}} does not list: add it to the row",
-                instance.span,
-            )
-        op = effect.operation(op_name.text)
-        if op is None:
-            ops = ", ".join(o.name for o in effect.operations)
-            self.ctx.report(
-                rules.EFFECT_ROW,
-                f"{effect.name} has no operation '{op_name.text}' (its operations: {ops})",
-                op_name.span,
-            )
-            raise _Failed
-        if len(values) != len(op.params):
-            self.ctx.report(
-                rules.ARGUMENT_COUNT,
-                f"{instance.text}.{op.name} takes {len(op.params)} value"
-                f"{'s' if len(op.params) != 1 else ''} ({op.signature}), not {len(values)}",
-                node.span,
-            )
-            raise _Failed
+        op = self._operation(node, instance, op_name, effect, len(values))
+        assert isinstance(op, UserOperation)
         for value, param in zip(values, op.params, strict=True):
             _, t = self._typed_value(value)
             want = BASE_VALUES.get(param, NUMBER)

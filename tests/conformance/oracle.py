@@ -163,3 +163,17 @@ def accepted_by(text: str) -> list[str]:
 def modern(revisions: list[str]) -> bool:
     """Whether one of `revisions` is a grammar of quivers 0.11 or later."""
     return any(rev in MODERN for rev in revisions)
+
+
+def require_head(text: str) -> list[str]:
+    """The revisions that accept `text`, asserting that quivers 0.11 or later and its HEAD
+    grammar do; the calling test is skipped, with the reason, where the parsers cannot
+    be had."""
+    import pytest  # a test helper: only tests call it
+
+    try:
+        accepted = accepted_by(text)
+    except OracleUnavailable as exc:
+        pytest.skip(f"quivers' parsers are unavailable: {exc}")
+    assert modern(accepted) and "HEAD" in accepted, accepted
+    return accepted
