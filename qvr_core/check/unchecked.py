@@ -60,11 +60,30 @@ def names_in(node: object) -> Iterator[ast.Name]:
 
 
 def refer(ctx: Context, node: object, skip: frozenset[int] = frozenset()) -> None:
-    """Record every name under `node` that is a top-level declaration as a use of it."""
+    """Record every name under `node` that is a top-level declaration as a use of it: a
+    name, or an option's or keyword argument's word (`parser(terminal=Token)`), which in
+    a construct checked for names only may well name one."""
     top = ctx.top
     for name in names_in(node):
         if id(name) not in skip and name.text in top:
             ctx.ref(name.span, SymbolKey(name.text))
+    for word in _words_in(node):
+        if word.value in top and word.span.end - word.span.start == len(str(word.value)):
+            ctx.ref(word.span, SymbolKey(str(word.value)))
+
+
+def _words_in(node: object) -> Iterator[ast.Literal]:
+    """Every name-valued literal under a node (`terminal=Token`'s `Token`)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Literal):
+            if item.kind == "name":
+                yield item
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif type(item) is not Span and dataclasses.is_dataclass(item):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
 
 
 def check_other(ctx: Context, decl: ast.OtherDecl) -> None:
