@@ -65,4 +65,6 @@ WEIGHT = "weight"
 REAL_TYPE = BY_KIND["real"].name
 #: The QIEC kernel's base value types (quivers 0.25.2, `qiec/types.py`): what a module's
 #: own effect operations take and give, and a computation's parameters and result.
-VALUE_TYPES = ("Unit", "Bool", "Int", REAL_TYPE, "String")
+#: (QIEC's `Unit`, the type of no value, is not qvr's `Unit` object, the interval [0, 1].)
+UNIT_TYPE = "Unit"
+VALUE_TYPES = (UNIT_TYPE, "Bool", "Int", REAL_TYPE, "String")

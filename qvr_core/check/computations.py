@@ -32,6 +32,7 @@ from qvr_core.builtins.effects import (
     REAL_TYPE,
     SCORE,
     SITE,
+    UNIT_TYPE,
     WEIGHT,
     Effect,
     Operation,
@@ -71,7 +72,7 @@ BASE_VALUES: dict[str, Plated] = {
     "Int": Plated((), Element("integer")),
     "Bool": Plated((), Element("boolean")),
     "String": Plated((), Element("string")),
-    "Unit": Plated((), Element("unit")),
+    UNIT_TYPE: Plated((), Element("unit")),
 }
 INSTANCE = "instance"
 

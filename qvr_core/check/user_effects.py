@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from qvr_core.builtins.effects import VALUE_TYPES
+from qvr_core.builtins.effects import UNIT_TYPE, VALUE_TYPES
 from qvr_core.check.context import SymbolKey
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from qvr_core.check.context import Context
 
 EFFECT = "effect"  # the clause kind of an `effect` declaration
-UNIT = "Unit"
+UNIT = UNIT_TYPE  # an operation taking it takes no value
 
 
 @dataclass(frozen=True)
