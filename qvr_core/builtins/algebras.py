@@ -459,6 +459,9 @@ ALGEBRAS: Mapping[str, Algebra] = MappingProxyType({a.name: a for a in _entries(
 
 #: The rule of a file that declares none, in quivers (qvr runs such a file as `markov`).
 QUIVERS_DEFAULT = "product_fuzzy"
+#: The rule qvr composes finite-set latents under when a file declares none: its
+#: latents are row-stochastic matrices, the law of the chain of draws qvr runs.
+UNDECLARED = "markov"
 
 
 # ------------------------------------------------------------------ a latent's start
@@ -506,7 +509,7 @@ def auto_start(rule: str, size: int) -> Start:
         return Start("constant", 0.5, through_sigmoid=True, why="the mid-point 1/2 (idempotent)")
     if rule == "log_prob":
         return Start("normal", -math.log(k), 0.5, why=f"centred at -ln({k})")
-    if rule == "markov":
+    if rule == UNDECLARED:
         return Start("normal", 0.0, 1.0, why="row logits about 0: a near-uniform row")
     return Start(  # the additive rules, real, the duals and the semigroupoids
         "normal", 0.0, 1.0 / math.sqrt(k), why=f"centred at 0, spread 1/sqrt({k})"

@@ -338,7 +338,7 @@ def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
             refer(ctx, decl.clause, frozenset(id(n) for n in decl.names))
             note(ctx, decl.name.span, f"effect {decl.name.text} ({found})")
         else:
-            check_effect(ctx, decl)
+            check_effect(ctx, decl, found)
         return None
     if not (check_instance(ctx, decl) or check_user_instance(ctx, decl)):
         check_other(ctx, decl)

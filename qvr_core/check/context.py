@@ -149,6 +149,23 @@ class Context:
         severity = Severity.ERROR if self.strict else Severity.HINT
         self.diagnostics.append(make(rule, message, span, severity=severity, **kwargs))
 
+    def once_each(self, names: list[ast.Name], twice: str) -> dict[str, ast.Name]:
+        """The first of each name in `names`, by text; each later one is reported
+        (QVR102: `twice` with `{name}` for the name, pointing at the first)."""
+        first: dict[str, ast.Name] = {}
+        for n in names:
+            seen = first.get(n.text)
+            if seen is None:
+                first[n.text] = n
+                continue
+            self.report(
+                rules.DUPLICATE_DECLARATION,
+                twice.format(name=n.text),
+                n.span,
+                related=(Related(seen.span, f"first '{n.text}'"),),
+            )
+        return first
+
     def undefined(
         self, name: ast.Name, what: str, candidates: list[str] | tuple[str, ...], extra: str = ""
     ) -> None:

@@ -99,18 +99,9 @@ def _enumerated_object(ctx: Context, decl: ast.ObjectDecl, body: ast.EnumSet) ->
     """`object Token : {the, dog, runs}`: a finite set given by its elements, which
     quivers builds as an `EnumSet` of that many elements (0.25.2, `_compile_type`); as
     a plate or a value it is a FinSet of that size, its elements named in hover."""
-    seen: dict[str, ast.Name] = {}
-    for e in body.elements:
-        first = seen.get(e.text)
-        if first is not None:
-            ctx.report(
-                rules.DUPLICATE_DECLARATION,
-                f"object {decl.name.text} lists the element '{e.text}' twice",
-                e.span,
-                related=(Related(first.span, f"first '{e.text}'"),),
-            )
-            continue
-        seen[e.text] = e
+    seen = ctx.once_each(
+        list(body.elements), f"object {decl.name.text} lists the element '{{name}}' twice"
+    )
     if not seen:
         return  # `{}`: the parser has reported it
     found = ObjectType(decl.name.text, "finset", len(seen), tuple(seen))

@@ -624,17 +624,16 @@ def _stack_repeat(env: Env, call: ast.Call) -> Arrow | None:
             return None
     elif not _positional(env, call, 2, f"{name}(body, n)"):
         return None
-    written, n = (call.args[0], None) if len(call.args) == 1 else call.args
-    if n is None:
-        pass  # the registry's default count, which the program may change at run time
-    elif isinstance(n, ast.Literal):
+    written, *count = call.args  # no count: the registry's default, set at run time
+    n = count[0] if count else None
+    if isinstance(n, ast.Literal):
         if n.kind != "int" or int(n.value) < 1:
             env.ctx.report(
                 rules.BAD_STACK_BODY,
                 f"{name} needs a positive whole number of copies, not {n.raw}",
                 n.span,
             )
-    else:
+    elif n is not None:
         env.ctx.report(
             rules.BAD_STACK_BODY, f"{name} needs a number of copies, not {text(env, n)}", n.span
         )

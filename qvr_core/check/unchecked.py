@@ -48,10 +48,15 @@ def declared_names(decl: ast.Decl) -> tuple[ast.Name, ...]:
 
 def names_in(node: object) -> Iterator[ast.Name]:
     """Every Name under a node (iteratively), in no particular order."""
+    return (leaf for leaf in _leaves(node) if isinstance(leaf, ast.Name))
+
+
+def _leaves(node: object) -> Iterator[ast.Name | ast.Literal]:
+    """Every Name and every literal under a node (iteratively), in no particular order."""
     stack = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ast.Name):
+        if isinstance(item, ast.Name | ast.Literal):
             yield item
         elif isinstance(item, tuple):
             stack.extend(item)
@@ -64,26 +69,12 @@ def refer(ctx: Context, node: object, skip: frozenset[int] = frozenset()) -> Non
     name, or an option's or keyword argument's word (`parser(terminal=Token)`), which in
     a construct checked for names only may well name one."""
     top = ctx.top
-    for name in names_in(node):
-        if id(name) not in skip and name.text in top:
-            ctx.ref(name.span, SymbolKey(name.text))
-    for word in _words_in(node):
-        if word.value in top and word.span.end - word.span.start == len(str(word.value)):
-            ctx.ref(word.span, SymbolKey(str(word.value)))
-
-
-def _words_in(node: object) -> Iterator[ast.Literal]:
-    """Every name-valued literal under a node (`terminal=Token`'s `Token`)."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, ast.Literal):
-            if item.kind == "name":
-                yield item
-        elif isinstance(item, tuple):
-            stack.extend(item)
-        elif type(item) is not Span and dataclasses.is_dataclass(item):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+    for leaf in _leaves(node):
+        if isinstance(leaf, ast.Name):
+            if id(leaf) not in skip and leaf.text in top:
+                ctx.ref(leaf.span, SymbolKey(leaf.text))
+        elif leaf.kind == "name" and leaf.raw in top:  # `terminal=Token`'s word
+            ctx.ref(leaf.span, SymbolKey(leaf.raw))
 
 
 def check_other(ctx: Context, decl: ast.OtherDecl) -> None:

@@ -30,8 +30,6 @@ from typing import TYPE_CHECKING
 from qvr_core.builtins.effects import UNIT_TYPE, VALUE_TYPES
 from qvr_core.check.context import SymbolKey
 from qvr_core.syntax import ast
-from qvr_core.text import rules
-from qvr_core.text.diagnostics import Related
 
 if TYPE_CHECKING:
     from qvr_core.check.context import Context
@@ -102,24 +100,15 @@ def read_effect(ctx: Context, decl: ast.OtherDecl) -> UserEffect | str:
     return UserEffect(decl.name.text, tuple(operations))
 
 
-def check_effect(ctx: Context, decl: ast.OtherDecl) -> None:
-    """Check an `effect` declaration qvr types (`read_effect`) where it is written."""
-    found = read_effect(ctx, decl)
-    if isinstance(found, UserEffect):
-        ctx.record_type(decl.name.span, found, found.summary())
-    seen: dict[str, ast.Name] = {}
-    for line in decl.clause.body:
-        name = line.parts[0]
-        assert isinstance(name, ast.Name)
-        first = seen.get(name.text)
-        if first is not None:
-            ctx.report(
-                rules.DUPLICATE_DECLARATION,
-                f"effect {decl.name.text} declares the operation '{name.text}' twice",
-                name.span,
-                related=(Related(first.span, f"first '{name.text}'"),),
-            )
-        seen.setdefault(name.text, name)
+def check_effect(ctx: Context, decl: ast.OtherDecl, found: UserEffect) -> None:
+    """Check an `effect` declaration qvr types (`found`, as `read_effect` read it) where
+    it is written: an operation named twice, and its hover."""
+    ctx.record_type(decl.name.span, found, found.summary())
+    names = [line.parts[0] for line in decl.clause.body]
+    ctx.once_each(
+        [n for n in names if isinstance(n, ast.Name)],
+        f"effect {decl.name.text} declares the operation '{{name}}' twice",
+    )
 
 
 def user_effect(ctx: Context, instance: str) -> UserEffect | None:

@@ -28,6 +28,7 @@ from torch import distributions as D
 from torch import nn
 from torch.distributions import constraints as C
 
+from qvr_core.builtins.algebras import UNDECLARED
 from qvr_core.check.module import Given as GivenValue
 from qvr_core.check.types import Arrow, Product, ValueType
 from qvr_core.runtime.errors import QvrRuntimeError
@@ -349,7 +350,7 @@ class Latent(Leaf):
             raise QvrRuntimeError(f"{key}: role=latent needs a FinSet -> FinSet type")
         n, m = value_count(self.dom_p), self.cod_p.factors[0].size
         # 0 (uniform rows) unless the declaration asks for a drawn start (`latent_start`)
-        self.logits = nn.Parameter(initial((n, m), "markov", max(n, m), scale, init))
+        self.logits = nn.Parameter(initial((n, m), UNDECLARED, max(n, m), scale, init))
 
     @property
     def stochastic(self) -> bool:

@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from qvr_core.builtins.algebras import ALGEBRAS, Algebra, Values
+from qvr_core.builtins.algebras import UNDECLARED as UNDECLARED_RULE
 from qvr_core.check.module import CheckedModule, ModuleAlgebra
 from qvr_core.check.types import Arrow, Product
 from qvr_core.check.wiring import Contraction, Wiring
@@ -46,7 +47,7 @@ from qvr_core.runtime.morphisms import Identity, Latent, Leaf, Morphism, value_c
 from qvr_core.runtime.tensors import elem
 
 #: The rule qvr composes finite-set latents under when a file declares none.
-UNDECLARED = ALGEBRAS["markov"]
+UNDECLARED = ALGEBRAS[UNDECLARED_RULE]
 
 
 def rule_of(declared: ModuleAlgebra | None) -> Algebra:
