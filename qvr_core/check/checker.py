@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import builtins
 from qvr_core.check.algebras import check_compositions, is_composition
+from qvr_core.check.chart_parsers import check_parser, is_parser_call
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.contractions import check_contraction, is_contraction
@@ -147,7 +148,17 @@ class Env:
         decl = ctx.top.get(n)
         if isinstance(decl, ast.LetDecl):
             ctx.ref(name.span, SymbolKey(n))
-            return self._cycle_guarded(name, self.let_type)
+            found = self._cycle_guarded(name, self.let_type)
+            let = self.lets.get(n)
+            if isinstance(let, LetInfo) and let.grammar is not None:
+                ctx.report(
+                    rules.WRONG_KIND,
+                    f"'{n}' is a chart parser (it scores sentences), not a morphism to "
+                    "compose: call it from Python, or export it",
+                    name.span,
+                )
+                return None
+            return found
         if isinstance(decl, ast.ProgramDecl):
             ctx.ref(name.span, SymbolKey(n))
             return self._cycle_guarded(name, self.program_type)
@@ -226,6 +237,8 @@ class Env:
         return info.type if isinstance(info, LetInfo) else None
 
     def _type_let(self, n: str, decl: ast.LetDecl) -> LetInfo:
+        if not decl.where and is_parser_call(self.ctx, decl.expr):
+            return check_parser(self.ctx, n, decl)
         if decl.where or expr_reason(decl.expr):
             refer(self.ctx, (decl.expr, decl.where))
             note(self.ctx, decl.name.span, f"{decl.keyword} {n}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeGuard
 
+from qvr_core.builtins.schemas import SCHEMAS as BUILTIN_SCHEMAS
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.unchecked import refer
 from qvr_core.syntax import ast
@@ -28,23 +29,6 @@ from qvr_core.text import rules
 if TYPE_CHECKING:
     from qvr_core.check.context import Context
 
-#: quivers' built-in schemas (0.25.2, `stochastic/schema.py`, `SCHEMA_REGISTRY`), which a
-#: bundle may list and no rule, schema or bundle may be named.
-BUILTIN_SCHEMAS = (
-    "evaluation",
-    "harmonic_composition",
-    "crossed_composition",
-    "generalized_composition",
-    "adjunction_units",
-    "tensor_introduction",
-    "tensor_projection",
-    "commutative_evaluation",
-    "unit_introduction",
-    "unit_elimination",
-    "modal_introduction",
-    "modal_elimination",
-    "modal_application",
-)
 KINDS = ("category", "rule", "schema", "bundle")
 
 

@@ -9,7 +9,8 @@ these and never reads the syntax tree:
   or `Tensored` pair, a `Combinator` call with its morphism arguments, its
   integer arguments (`stack(blk, 3)`) and the checker's facts about it, a
   `Transposed` relation (`f.dagger`), a `Contracted` call of a declared
-  `contraction` with its checked record, or an `Opaque` part that is no
+  `contraction` with its checked record, a `Parsed` chart parser (a `parser(...)`
+  let with its grammar), or an `Opaque` part that is no
   morphism expression; each carries its source text (`label`) and, when the
   checker recorded one, its type;
 - a program is its steps in order: `Site` (`sample`/`observe`), `LetValue`
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS
 from qvr_core.builtins.combinators import learned_init
-from qvr_core.check.module import CheckedModule, ProgramInfo, SiteInfo
+from qvr_core.check.chart_grammar import ChartGrammar
+from qvr_core.check.module import CheckedModule, LetInfo, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
 from qvr_core.check.terms import Term, lower
 from qvr_core.check.types import Arrow, Group, ValueType
@@ -108,6 +110,15 @@ class Contracted:
 
 
 @dataclass(frozen=True)
+class Parsed:
+    """A `parser(...)` let (check/chart_parsers.py): the CKY parser of `grammar`."""
+
+    type: Arrow
+    label: str
+    grammar: ChartGrammar
+
+
+@dataclass(frozen=True)
 class Opaque:
     """A part that is no morphism expression the runtime compiles (a method call)."""
 
@@ -129,7 +140,17 @@ class FamilyDraw:
     fed: tuple[tuple[str, int], ...]
 
 
-Expr = Named | Composed | Tensored | Combinator | Transposed | Contracted | Opaque | FamilyDraw
+Expr = (
+    Named
+    | Composed
+    | Tensored
+    | Combinator
+    | Transposed
+    | Contracted
+    | Parsed
+    | Opaque
+    | FamilyDraw
+)
 
 
 # --------------------------------------------------------------- programs
@@ -201,7 +222,7 @@ class Lowered:
 def lower_module(checked: CheckedModule) -> Lowered:
     """The lets and programs of `checked` without syntax (linear in the file)."""
     lowering = _Lowering(checked)
-    lets = {name: lowering.expr(info.decl.expr) for name, info in checked.lets.items()}
+    lets = {name: lowering.let(info) for name, info in checked.lets.items()}
     programs = {name: lowering.program(info) for name, info in checked.programs.items()}
     top = {d.name.text: d for d in checked.ast.decls if isinstance(d, Uses)}
     return Lowered(lets, programs, inlined_depths(list(top.values()), top))
@@ -218,6 +239,11 @@ class _Lowering:
     def arrow(self, node: ast.Expr) -> Arrow | None:
         t = self.checked.expr_types.get(node)
         return t if isinstance(t, Arrow) else None
+
+    def let(self, info: LetInfo) -> Expr:
+        if info.grammar is not None and info.type is not None:
+            return Parsed(info.type, info.name, info.grammar)
+        return self.expr(info.decl.expr)
 
     def expr(self, root: ast.Arg) -> Expr:
         """The lowered expression, children before parents on an explicit stack."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
 
+from qvr_core.check.chart_grammar import ChartGrammar
 from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
@@ -181,6 +182,8 @@ class LetInfo:
     name: str
     decl: ast.LetDecl
     type: Arrow | None  # None when the expression has an error
+    #: what a `parser(...)` let computes (check/chart_parsers.py); None for other lets
+    grammar: ChartGrammar | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ object declaration in the residuated stratum of categorial grammar:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins.objects import RESIDUATED_CONNECTIVES
@@ -223,10 +223,24 @@ def closure_size(atoms: int, depth: int, ops: Iterable[str]) -> int | None:
     return now
 
 
+#: A category as a tuple: ("atom", name), ("slash", result, argument, direction),
+#: ("product", left, right), ("unit",) or ("modal", mark, inner).
+Category = tuple[object, ...]
+
+
 def categories(atoms: tuple[str, ...], depth: int, ops: tuple[str, ...], limit: int) -> list[str]:
     """The first `limit` categories in quivers' order (its `CategorySystem` indices),
     written as quivers writes them (`N/NP`, `(S\\NP)/NP`, `N⊗S`, `◇N`, `I`)."""
-    found: list[_Category] = [("atom", a) for a in atoms]
+    return [category_text(c) for c in inventory(atoms, depth, ops, limit)]
+
+
+def inventory(
+    atoms: Sequence[str], depth: int, ops: Sequence[str], limit: int | None = None
+) -> list[Category]:
+    """The categories `depth` rounds of `ops` make from `atoms`, in quivers' order (at most
+    `limit` of them): each round applies each connective, in order, to the categories of
+    the round before and keeps what is new."""
+    found: list[Category] = [("atom", a) for a in atoms]
     seen = set(found)
     for _ in range(depth):
         current = list(found)
@@ -235,17 +249,12 @@ def categories(atoms: tuple[str, ...], depth: int, ops: tuple[str, ...], limit: 
                 if made not in seen:
                     seen.add(made)
                     found.append(made)
-                    if len(found) >= limit:
-                        return [_text(c) for c in found[:limit]]
-    return [_text(c) for c in found[:limit]]
+                    if limit is not None and len(found) >= limit:
+                        return found[:limit]
+    return found if limit is None else found[:limit]
 
 
-#: A category as a tuple: ("atom", name), ("slash", result, argument, direction),
-#: ("product", left, right), ("unit",) or ("modal", mark, inner).
-_Category = tuple[object, ...]
-
-
-def _made(op: str, current: list[_Category]) -> Iterable[_Category]:
+def _made(op: str, current: list[Category]) -> Iterable[Category]:
     if op == "slash":
         for result in current:
             for arg in current:
@@ -263,7 +272,7 @@ def _made(op: str, current: list[_Category]) -> Iterable[_Category]:
             yield ("modal", mark, inner)
 
 
-def _text(c: _Category) -> str:
+def category_text(c: Category) -> str:
     """quivers' `__str__` of each kind: a slash wraps a slash part in parentheses, a
     product and a modality wrap a slash or a product part."""
     kind = c[0]
@@ -283,8 +292,26 @@ def _text(c: _Category) -> str:
 
 def _part(c: object, wrapped: tuple[str, ...]) -> str:
     assert isinstance(c, tuple)
-    text = _text(c)
+    text = category_text(c)
     return f"({text})" if c[0] in wrapped else text
+
+
+def universe_atoms(ctx: Context) -> list[tuple[str, tuple[str, ...]]]:
+    """Each checked `FreeResiduated` universe of the file with the atoms it closes, in
+    the file's order (a chart parser with no atoms of its own reads them)."""
+    found = []
+    for name, decl in ctx.object_decls.items():
+        body = decl.body
+        if not (
+            isinstance(body, ast.ObjApply)
+            and body.func.text == FREE_RESIDUATED
+            and name in ctx.objects
+        ):
+            continue
+        atoms_ref = next(a for a in body.args if not isinstance(a, ast.Option))
+        assert isinstance(atoms_ref, ast.TypeRef)
+        found.append((name, ctx.objects[atoms_ref.factors[0].text].elements))
+    return found
 
 
 def ast_names(node: object) -> list[ast.Name]:

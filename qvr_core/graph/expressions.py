@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from qvr_core.builtins import COMBINATORS, Combinator
+from qvr_core.builtins.schemas import PARSER
 from qvr_core.check.module import MorphismInfo
 from qvr_core.check.types import Arrow, Group
 from qvr_core.graph.builder import GraphBuilder
@@ -188,7 +189,11 @@ def _call(
     label = source_text(b, call)
     if combinator is not None and combinator.attention is not None:
         label = _attention_label(b, call, combinator, label)
-    node = b.node((*prefix, _call_segment(call)), label, kind, t, call.span)
+    detail = ""
+    if callee == PARSER:  # a chart parser: its grammar is the let's record
+        found = [i.grammar for i in b.module.lets.values() if i.decl.expr is call and i.grammar]
+        detail = found[0].summary() if found else ""
+    node = b.node((*prefix, _call_segment(call)), label, kind, t, call.span, detail)
     b.edges(sources, node, reversed_ or call in b.module.reversed_scans)
     return [node]
 

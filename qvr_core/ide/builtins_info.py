@@ -24,6 +24,7 @@ from qvr_core.builtins import (
 )
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
+from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_SIGNATURE, SCHEMAS
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
 from qvr_core.ide.walk import walk
@@ -64,6 +65,12 @@ def describe(name: str) -> BuiltinDoc | None:
         lifted = LIFTED[name]
         signature = f"{name}({', '.join(lifted.params)})"
         return BuiltinDoc(name, "builtin function", signature, lifted.doc)
+    if name == PARSER:
+        return BuiltinDoc(name, "chart parser", PARSER_SIGNATURE, PARSER_DOC)
+    if name in SCHEMAS:
+        schema = SCHEMAS[name]
+        doc = f"quivers' built-in rule schema: {schema.doc}."
+        return BuiltinDoc(name, "rule schema", f"parser(rules=[{name}], ...)", doc)
     return None
 
 

@@ -31,6 +31,7 @@ from qvr_core.builtins import (
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
+from qvr_core.builtins.schemas import PARSER, PARSER_KEYWORDS, SCHEMAS
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import CONSTRAINT_OPTION, REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
@@ -136,8 +137,23 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
             ),
         )
     elif where is Where.LET_EXPR:
-        found += _builtins(COMBINATORS, Word.COMBINATOR)
+        found += _builtins((*COMBINATORS, PARSER), Word.COMBINATOR)
         found += _from(symbols, lambda s: s.kind in CALLABLE_KINDS and s.name != context.declaring)
+    elif where is Where.PARSER_KEY:
+        found += [
+            Candidate(k, Word.PARAMETER, "parser keyword", "1", doc, insert=f"{k}=")
+            for k, doc in PARSER_KEYWORDS.items()
+            if k not in context.present
+        ]
+    elif where is Where.PARSER_RULE:
+        found += _from(
+            symbols,
+            lambda s: (
+                s.kind is SymbolKind.DECLARATION
+                and s.detail.startswith(("rule", "schema", "bundle"))
+            ),
+        )
+        found += _builtins(SCHEMAS, Word.COMBINATOR)
     elif where in (Where.BOUND, Where.ARITH):
         found += _from(symbols, _bound_in(context.program, cursor_line), rank="0")
         family = FAMILIES.get(context.callee or "")

@@ -15,6 +15,7 @@ from enum import StrEnum
 from itertools import pairwise
 
 from qvr_core.builtins import COMBINATORS, STEP_KEYWORDS
+from qvr_core.builtins.schemas import PARSER
 from qvr_core.check.algebras import COMPOSITION
 from qvr_core.syntax.layout import (
     DECLARATION_KEYWORDS,
@@ -53,6 +54,8 @@ class Where(StrEnum):
     STEP_OPTION_KEY = "step-option-key"  # inside a step's `[...]` after `[` or `,`
     STEP_OPTION_VALUE = "step-option-value"  # inside a step's `[...]` after `key=`
     LET_EXPR = "let-expr"  # in a top-level let's expression: combinators and morphisms
+    PARSER_KEY = "parser-key"  # in `parser(` after `(` or `,`: its keywords
+    PARSER_RULE = "parser-rule"  # in `parser(rules=[`: rules, schemas and bundles
     BOUND = "bound"  # a program's bound names (call arguments, return)
     ARITH = "arith"  # a step's `let` arithmetic: bound names and builtin functions
     EXPORT = "export"  # after `export`
@@ -163,6 +166,39 @@ def _open_call(tokens: list[Token]) -> tuple[int, int] | None:
     return None
 
 
+def _parser_argument(after: list[Token], prefix: str, declaring: str | None) -> Context | None:
+    """Inside quivers' `parser(...)`: its keywords, the rules of `rules=[`, the objects
+    after `terminal=`; None outside such a call."""
+    opened: list[int] = []
+    for i, t in enumerate(after):
+        if t.type in ("LPAR", "LSQB"):
+            opened.append(i)
+        elif t.type in ("RPAR", "RSQB") and opened:
+            opened.pop()
+    calls = [i for i in opened if after[i].type == "LPAR"]
+    if not calls or calls[-1] == 0 or after[calls[-1] - 1].text != PARSER:
+        return None
+    paren = calls[-1]
+    inside = after[paren + 1 :]
+    last = after[-1].type
+    if opened[-1] != paren:  # in a list: which keyword's?
+        bracket = opened[-1]
+        key = after[bracket - 2].text if after[bracket - 1].type == "EQUAL" else None
+        if key == "rules" and last in ("LSQB", "COMMA"):
+            return Context(Where.PARSER_RULE, prefix, declaring=declaring)
+        return Context(Where.NOTHING, prefix)
+    if last in ("LPAR", "COMMA"):
+        present = tuple(
+            t.text
+            for t, following in pairwise(inside)
+            if t.type == "NAME" and following.type == "EQUAL"
+        )
+        return Context(Where.PARSER_KEY, prefix, declaring=declaring, present=present)
+    if last == "EQUAL" and after[-2].text == "terminal":
+        return Context(Where.TYPE, prefix, declaring=declaring)
+    return Context(Where.NOTHING, prefix)
+
+
 def _step(tokens: list[Token], prefix: str, program: str) -> Context:
     kinds = _types(tokens)
     first, last = kinds[0], kinds[-1]
@@ -270,6 +306,9 @@ def _morphism(tokens: list[Token], kinds: list[str], prefix: str, declaring: str
 def _let_expression(tokens: list[Token], prefix: str, declaring: str | None) -> Context:
     after = tokens[_types(tokens).index("EQUAL") + 1 :]
     last = after[-1].type if after else "EQUAL"
+    in_parser = _parser_argument(after, prefix, declaring)
+    if in_parser is not None:
+        return in_parser
     call = _open_call(after)
     if call is not None:
         index, commas = call

@@ -8,7 +8,8 @@ may be the last analysis that parsed.
 
 Covered: every combinator of the registry (`fan`, `scan`, `scanl`, `stack`,
 `repeat`, `identity`, the attention calls `multihead(query, key, value)` and
-their kin), in `let` and `define` alike; morphisms, lets and programs applied
+their kin) and quivers' chart `parser(rules=..., terminal=...)`, in `let` and `define`
+alike; morphisms, lets and programs applied
 to named values in program steps; the arithmetic builtins (`sigmoid(x)`,
 `layer_norm(x)`, `min(a, b)`) in program `let`s; and family calls in program
 steps (`Normal(loc, scale)`). Builtins are read from the registry
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, Family
 from qvr_core.builtins.functions import LIFTED
+from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_KEYWORDS
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
 from qvr_core.ide.builtins_info import family_text
@@ -125,13 +127,16 @@ def _signature(site: CallSite, module: CheckedModule | None) -> Signature | None
     name = site.callee
     if name in COMBINATORS:
         return _combinator(site)
+    declared = module is not None and module.symbols.lookup(name) is not None
+    if name == PARSER and not site.in_program and not declared:
+        params = tuple(f"{k}=" for k in PARSER_KEYWORDS)
+        return _build(PARSER, params, " : [T] -> Real", PARSER_DOC, tuple(PARSER_KEYWORDS.values()))
     if site.in_program and name in FUNCTIONS:
         fn = FUNCTIONS[name]
         return _build(name, fn.params, "", fn.doc)
     if site.in_program and name in LIFTED:  # map, fold
         lifted = LIFTED[name]
         return _build(name, lifted.params, "", lifted.doc)
-    declared = module is not None and module.symbols.lookup(name) is not None
     if site.in_program and name in FAMILIES and not declared:
         return _family(FAMILIES[name], site)
     if module is None or not site.in_program:

@@ -27,6 +27,7 @@ from qvr_core.check.module import CheckedModule, ModuleAlgebra, MorphismInfo
 from qvr_core.check.nesting import MAX_INLINED_DEPTH
 from qvr_core.check.types import Arrow, Seq
 from qvr_core.runtime.attention import Attention
+from qvr_core.runtime.chart_parser import ChartParser
 from qvr_core.runtime.combinators import (
     Compose,
     Definition,
@@ -89,6 +90,8 @@ class Compiler:
             return self.program(name)
         if name in self.lowered.lets:
             body = self.let(name)
+            if isinstance(body, ChartParser):  # called as quivers calls its parser
+                return body
             return Definition(name, body, _leaves_of(body))
         known = ", ".join((*self.lowered.programs, *self.lowered.lets)) or "none"
         raise QvrError(f"no program or let named '{name}' (programs and lets: {known})")
@@ -152,6 +155,8 @@ class Compiler:
             case ir.Contracted(contraction=found, parts=parts):
                 inputs = [self.expr(p, suffix) for p in parts]
                 return Contracted(_arrow(node), node.label, found, inputs)
+            case ir.Parsed(type=t, label=label, grammar=grammar):
+                return ChartParser(t, label, grammar)
             case ir.Opaque(label=label):
                 raise QvrError(f"expected a morphism, found {label}")
             case ir.FamilyDraw():
