@@ -28,6 +28,7 @@ _NAMED_CALLS = frozenset(
         "map",
         "fold",
         "parse",
+        "parser",
         "repeat",
         "stack",
         "scan",

@@ -1011,8 +1011,11 @@ GRAMMAR_TERM = Rule(
         "own tags and cannot be atoms or binders; a logical form that uses a name no atom "
         "declares and no binder binds, and a category list `{NP, VP}` that names an atom "
         "the deduction does not declare, have no term to stand for. A top-level grammar "
-        "`rule` takes one premise or two. quivers refuses all of these when it compiles the "
-        "file, and so does qvr while you type."
+        "`rule` takes one premise or two. A chart `parser(...)` needs rules (all schemas or "
+        "all morphisms, not a mix), `terminal=` and category atoms (from `categories=`, "
+        "`category` declarations or one `FreeResiduated` universe), and its `start=` must "
+        "be one of the atoms. quivers refuses all of these when it compiles the file, and "
+        "so does qvr while you type."
     ),
     fixes=(
         "Add the name to the deduction's `atoms`, or correct its spelling.",
@@ -1036,9 +1039,9 @@ GRAMMAR_READ_OTHERWISE = Rule(
         "(`span(I, J, X)`), is a goal item that is never derived, so every sentence "
         "weighs zero; in a deduction's pattern a name that is not a declared atom is a "
         "variable that matches anything, so `Np` where the atom is `NP` makes the rule fire "
-        "on every category; and in a top-level rule a name that is neither one of its "
+        "on every category; in a top-level rule a name that is neither one of its "
         "variables nor a declared category is a constant no category is, so the rule never "
-        "fires."
+        "fires; and a chart parser over schemas reads a number as its `start=` as S."
     ),
     fixes=(
         "Correct the spelling (the message suggests the close name).",

@@ -32,6 +32,7 @@ from qvr_core.dsl import loads
 from qvr_core.ide.hover import hover_at
 from qvr_core.runtime.chart_parser import ChartParser
 from tests.conformance import oracle
+from tests.conftest import ROOT
 
 LP = """object Atoms : {N, S}
 object Cat : FreeResiduated(Atoms)
@@ -319,3 +320,25 @@ def test_hover_says_what_the_parser_is() -> None:
     assert shown is not None
     assert "[Word] -> Real" in shown.plain
     assert "10 in all" in shown.plain and "8 binary and 4 unary rules" in shown.plain
+
+
+def test_the_example_grammar_learns_its_sentences() -> None:
+    """The example as a user fits it: Adam on minus the log weight of its sentences. The
+    loss is a smooth function of the lexicon and rule weights, so fifty small steps down
+    its gradient from any start lower it."""
+    source = (ROOT / "examples" / "grammars" / "chart_parser.qvr").read_text(encoding="utf-8")
+    oracle.require_head(source)
+    assert check(source).diagnostics == ()
+    grammar = loads(source)["grammar"]
+    assert isinstance(grammar, ChartParser)
+    sentences = torch.tensor([[0, 1, 3], [0, 2, 3]])  # the dog sleeps, the cat sleeps
+    optimiser = torch.optim.Adam(grammar.parameters(), lr=0.05)
+    losses = []
+    for _ in range(50):
+        optimiser.zero_grad()
+        loss = -grammar(sentences).sum()
+        loss.backward()
+        optimiser.step()
+        losses.append(float(loss.detach()))
+    assert all(math.isfinite(v) for v in losses)
+    assert losses[-1] < losses[0] - 1.0
