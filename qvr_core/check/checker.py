@@ -43,6 +43,7 @@ from qvr_core.check.module import (
 from qvr_core.check.nesting import Uses, dependency_order, used_names
 from qvr_core.check.passes import late_passes
 from qvr_core.check.programs import ProgramChecker
+from qvr_core.check.structural import check_structural, is_structural
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
 from qvr_core.check.user_effects import check_effect, check_user_instance, is_effect, read_effect
@@ -344,6 +345,9 @@ def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
         return None
     if is_contraction(decl):  # a second of its name (the first: `Env.contraction`)
         check_contraction(ctx, decl)
+        return None
+    if is_structural(decl):  # signature, encoder, decoder, loss
+        check_structural(ctx, decl)
         return None
     if is_effect(decl):  # a module's own QIEC interface
         found = read_effect(ctx, decl)

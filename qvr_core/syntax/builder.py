@@ -941,7 +941,6 @@ _TRANSPARENT = frozenset(
         "sort_kind",
         "edge_arrow",
         "grade",
-        "op_mode",
         "line_pragma",
         "type",
         "type_product",

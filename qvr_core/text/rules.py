@@ -75,8 +75,9 @@ NOT_CHECKED = Rule(
     summary="a declaration the checker does not type yet: its names are checked, not its types",
     explanation=(
         "qvr parses every construct of quivers 0.11 and later, but its checker types only "
-        "part of the language so far. For a declaration it does not type (a `category`, a "
-        "`deduction`, a program with family calls or plates, ...) its names are declared "
+        "part of the language so far. For a declaration it does not type (a `deduction` "
+        "whose lexicon is read from a file, a chart `parser` over morphism rules, an effect "
+        "over types other than Unit, Bool, Int, Real and String, ...) its names are declared "
         "and its uses recorded, so hover, go to definition and rename work and no false "
         "'undefined' follows; this information diagnostic says, once per declaration, that "
         "no type errors are looked for in it."
