@@ -77,3 +77,6 @@ PARAMETER_KINDS: dict[str, str] = {
 }
 VALUE_KINDS = tuple(k for k, role in PARAMETER_KINDS.items() if role == "value")
 PLATE_KINDS = tuple(k for k, role in PARAMETER_KINDS.items() if role == "plate")
+#: quivers' free monoid object: `FreeMonoid(Atoms, max_length=n)`, the words of length 0
+#: to n over a finite set (0.25.2, `core/objects.py`).
+FREE_MONOID = "FreeMonoid"

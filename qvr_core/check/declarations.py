@@ -36,6 +36,7 @@ from qvr_core.check.context import (
     SymbolKey,
     suggest,
 )
+from qvr_core.check.finite_objects import check_finite_constructions, is_finite_construction
 from qvr_core.check.module import Given, MorphismInfo
 from qvr_core.check.types import (
     CONSTRUCTORS,
@@ -68,6 +69,7 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
             one_each.append(d)
     decls = []
     universes: list[ast.ObjectDecl] = []
+    constructed: list[ast.ObjectDecl] = []
     for d in one_each:
         ctx.object_decls.setdefault(d.name.text, d)
         body = d.body
@@ -77,6 +79,8 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
             universes.append(d)  # once its atoms' object is known, below
         elif residuated.is_pattern(ctx, body, frozenset({d.name.text})):
             residuated.pattern_alias(ctx, d)
+        elif is_finite_construction(body):
+            constructed.append(d)  # once the sets it is made of are known, below
         elif not isinstance(body, ast.SizedObject | ast.TypeRef) or (
             isinstance(body, ast.SizedObject) and body.constructor.text in OTHER_CONSTRUCTORS
         ):
@@ -93,6 +97,7 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     for d in universes:
         assert isinstance(d.body, ast.ObjApply)
         residuated.free_residuated(ctx, d, d.body)
+    check_finite_constructions(ctx, constructed)
 
 
 def _enumerated_object(ctx: Context, decl: ast.ObjectDecl, body: ast.EnumSet) -> None:
