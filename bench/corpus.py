@@ -26,7 +26,12 @@ check error, those where prior, NUTS and SVI all finish for every exported
 program, and those where a run printed a Python traceback; then each failure
 with its first error line, and the failures grouped by that line.
 
-    .venv/bin/python bench/corpus.py [--files] [--no-run]
+With `--guides DIR` it also counts the constructs of the ```qvr blocks of every
+markdown file under DIR (quivers' `docs/guides` in a clone of FACTSlab/quivers;
+`bench/guide_blocks.py`): those quivers' doc tests compile and the fragments they
+mark `compile: false`, apart.
+
+    .venv/bin/python bench/corpus.py [--files] [--no-run] [--guides DIR]
         (--files: list each file that misses; --no-run: skip the prior column)
     .venv/bin/python bench/corpus.py --no-run --runs [--jobs N] [--timeout S] [--only TEXT]
         (the long part: about an hour at --jobs 2 on two cores)
@@ -50,6 +55,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.constructs import census
+from bench.guide_blocks import guide_blocks
 from qvr_core.check import check
 from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program, exportable_programs
@@ -77,6 +83,12 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1, help="runs at a time (default 1)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds a run (default 600)")
     ap.add_argument("--only", default="", help="with --runs: only files whose name has this")
+    ap.add_argument(
+        "--guides",
+        type=Path,
+        help="also count the qvr blocks of the markdown files under this folder (quivers' "
+        "docs/guides)",
+    )
     ap.add_argument(
         "--child", nargs=3, metavar=("FILE", "PROGRAM", "METHOD"), help=argparse.SUPPRESS
     )
@@ -165,6 +177,8 @@ def main() -> int:
     )
     _print_exports(exports, reasons if args.files else None)
     _print_constructs(constructs, args.files)
+    if args.guides is not None:
+        _print_guides(args.guides, args.files)
     for line in misses:
         print(line)
     if args.runs and have_oracle:
@@ -190,6 +204,46 @@ def _print_constructs(constructs: dict[str, Counter[str]], files: bool) -> None:
         "unchecked: files where some use of the construct gets QVR011 (not checked yet);"
         " the checker types every use in the others"
     )
+
+
+def _print_guides(root: Path, files: bool) -> None:
+    """The census of constructs over the qvr blocks of quivers' guides under `root`:
+    the blocks quivers' doc tests compile, and the fragments (`compile: false`) apart."""
+    found = guide_blocks(root)
+    print()
+    if not found:
+        print(f"no qvr blocks in the markdown files under {root}")
+        return
+    table: dict[str, Counter[str]] = defaultdict(Counter)
+    summary: Counter[str] = Counter()
+    for block in found:
+        kind = "compiled" if block.compiled else "fragment"
+        module = check(block.text)
+        codes = {d.code for d in module.diagnostics}
+        summary[kind] += 1
+        summary[f"{kind} QVR011"] += "QVR011" in codes
+        summary[f"{kind} error"] += any(d.is_error for d in module.diagnostics)
+        for label, checked in census(module).items():
+            table[label][kind] += 1
+            table[label][f"{kind} unchecked"] += not checked
+            if files and not checked:
+                table[label][f"~{kind} {block.name}"] += 1
+    print(
+        f"guides under {root}: {summary['compiled']} blocks quivers compiles "
+        f"({summary['compiled QVR011']} with QVR011, {summary['compiled error']} with an "
+        f"error), {summary['fragment']} fragments ({summary['fragment QVR011']} with QVR011, "
+        f"{summary['fragment error']} with an error)"
+    )
+    heads = ("compiled", "unchecked", "fragments", "unchecked")
+    print(f"{'construct (guide blocks)':<44} " + " ".join(f"{h:>10}" for h in heads))
+    for label in sorted(table):
+        c = table[label]
+        print(
+            f"{label:<44} {c['compiled']:>10} {c['compiled unchecked']:>10} "
+            f"{c['fragment']:>10} {c['fragment unchecked']:>10}"
+        )
+        for key in sorted(k for k in c if k.startswith("~")):
+            print(f"{'':<6}unchecked in {key[1:]}")
 
 
 def _prior_failure(text: str) -> str | None:

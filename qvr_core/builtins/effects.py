@@ -68,3 +68,9 @@ REAL_TYPE = BY_KIND["real"].name
 #: (QIEC's `Unit`, the type of no value, is not qvr's `Unit` object, the interval [0, 1].)
 UNIT_TYPE = "Unit"
 VALUE_TYPES = (UNIT_TYPE, "Bool", "Int", REAL_TYPE, "String")
+
+#: A program's options (quivers 0.25.2, `_PROGRAM_OPTION_KEYS`).
+PROGRAM_OPTIONS = ("effects", "over")
+#: The effects a program body has (`_infer_effects`), and the one of none.
+PROGRAM_EFFECTS = ("Sample", "Score", "Marginal", "Pure")
+PURE = "Pure"

@@ -87,8 +87,6 @@ def model_reason(pc: ProgramPass) -> str | None:
     ctx = pc.ctx
     if not (_header_typed(decl.dom) and _header_typed(decl.cod)):
         return "its domain or codomain"
-    if decl.options:
-        return "its options"
     for kind in decl.param_kinds:
         if kind is not None and not (
             isinstance(kind, ast.TypeRef)

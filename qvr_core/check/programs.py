@@ -25,6 +25,7 @@ from qvr_core.check.matching import (
 from qvr_core.check.model_steps import ModelChecker, model_reason
 from qvr_core.check.module import ProgramInfo, SiteInfo, SymbolKind
 from qvr_core.check.passes import Local
+from qvr_core.check.program_options import check_program_options
 from qvr_core.check.types import (
     Arrow,
     Group,
@@ -63,6 +64,8 @@ class ProgramChecker:
 
     def run(self) -> ProgramInfo | None:
         decl = self.decl
+        if decl.options:
+            check_program_options(self.ctx, decl)
         reason = program_reason(self)
         if reason is not None:
             why = model_reason(self)

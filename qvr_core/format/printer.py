@@ -223,13 +223,22 @@ def expr(node: ast.Arg) -> str:
             if node.args is not None:
                 text += "(" + ", ".join(expr(a) for a in node.args) + ")"
             return text
+        case ast.Compose(op="<<"):  # stored in the order data flows: `right << left`
+            level = _EXPR_PRECEDENCE[ast.Compose]
+            written_left = _wrap(expr(node.right), _expr_level(node.right) < level)
+            written_right = _wrap(expr(node.left), _expr_level(node.left) <= level)
+            return f"{written_left} << {written_right}"
         case ast.Compose() | ast.Tensor():
             # a loop along the left spine: a long flat chain does not recurse per operator
             kind = type(node)
             level = _EXPR_PRECEDENCE[kind]
             rights = []
             chain: ast.Expr = node
-            while isinstance(chain, ast.Compose | ast.Tensor) and type(chain) is kind:
+            while (
+                isinstance(chain, ast.Compose | ast.Tensor)
+                and type(chain) is kind
+                and not (isinstance(chain, ast.Compose) and chain.op == "<<")  # a unit: above
+            ):
                 op = chain.op if isinstance(chain, ast.Compose) else "@"
                 right = _wrap(expr(chain.right), _expr_level(chain.right) <= level)
                 rights.append(f" {op} {right}")

@@ -51,6 +51,14 @@ class Runnability:
 
 def runnability(checked: CheckedModule, name: str) -> Runnability:
     """How program `name` of `checked` runs, or the one-line reason it does not."""
+    over = posterior_of(program_decl(checked, name))
+    if over is not None:
+        return Runnability(
+            name,
+            None,
+            f"program {name} is a posterior block over {over} ([over={over}]): quivers keeps "
+            f"it among {over}'s posteriors, not as a program to run; run {over}",
+        )
     model = checked.models.get(name)
     if model is not None:
         template = next((p for p in model.params if p.kind in TEMPLATE_KINDS), None)
@@ -77,6 +85,16 @@ def runnability(checked: CheckedModule, name: str) -> Runnability:
             f"'{name}' is {what}: inference needs a program with sample or observe steps",
         )
     return Runnability(name, None, _unchecked_reason(checked, decl))
+
+
+def posterior_of(decl: ast.ProgramDecl | None) -> str | None:
+    """The model a program is a posterior block of (`[over=M]`), or None."""
+    if decl is None:
+        return None
+    for o in decl.options:
+        if o.key.text == "over" and isinstance(o.value, ast.Literal):
+            return o.value.raw
+    return None
 
 
 def runnable_programs(checked: CheckedModule) -> dict[str, ast.ProgramDecl]:

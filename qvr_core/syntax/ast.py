@@ -151,7 +151,11 @@ class NameRef:
 
 @dataclass(frozen=True)
 class Compose:
-    """`left >> right` (`op` is ">>"; quivers also has "<<", ">>>" and, 0.11-0.14, ">=>"...)."""
+    """`left >> right` (`op` is ">>"; quivers also has "<<", ">>>" and, 0.11-0.14, ">=>"...).
+
+    `left` runs first whatever the operator: `g << f` (quivers' `f >> g` written right to
+    left) is stored with `left` f and `right` g, so every reader follows the data; the
+    printer writes it back as written."""
 
     left: Expr
     right: Expr

@@ -363,7 +363,10 @@ class TreeBuilder:
     # ----------------------------------------------- morphism expressions
 
     def compose(self, c: Children) -> ast.Compose:
-        return ast.Compose(_bare(c[0]), _bare(c[2]), cover(c[0].span, c[2].span), c[1].text)
+        span = cover(c[0].span, c[2].span)
+        if c[1].text == "<<":  # `g << f` is `f >> g` (quivers): kept in the order data flows
+            return ast.Compose(_bare(c[2]), _bare(c[0]), span, "<<")
+        return ast.Compose(_bare(c[0]), _bare(c[2]), span, c[1].text)
 
     def method(self, c: Children) -> ast.Method:
         args = None
