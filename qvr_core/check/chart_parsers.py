@@ -103,13 +103,7 @@ def _keywords(ctx: Context, call: ast.Call) -> dict[str, ast.KeywordArg] | None:
     for kw in call.kwargs:
         key = kw.key.text
         if key not in PARSER_KEYWORDS:
-            ctx.did_you_mean(
-                rules.UNKNOWN_OPTION,
-                f"parser has no keyword '{key}' (its keywords: {', '.join(PARSER_KEYWORDS)})",
-                kw.key.span,
-                key,
-                list(PARSER_KEYWORDS),
-            )
+            ctx.unknown_option(kw.key, "parser", list(PARSER_KEYWORDS))
             ok = False
         elif key in given:
             ctx.report(rules.DUPLICATE_OPTION, f"parser's {key} is given twice", kw.key.span)

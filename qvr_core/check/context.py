@@ -6,6 +6,7 @@ values built only at the end, once every type is known.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple, TypeVar
@@ -210,6 +211,18 @@ class Context:
             message += otherwise
         self.report(rule, message, span, fixes=fixes)
         return close
+
+    def unknown_option(self, key: ast.Name, owner: str, allowed: Sequence[str]) -> None:
+        """An option (or keyword) `owner` does not take: QVR303 with the close key, or
+        the keys it takes."""
+        self.did_you_mean(
+            rules.UNKNOWN_OPTION,
+            f"{owner} has no option '{key.text}'",
+            key.span,
+            key.text,
+            list(allowed),
+            otherwise=f" (it takes {', '.join(allowed)})",
+        )
 
     # ------------------------------------------------------------ recording
 

@@ -155,14 +155,7 @@ class _Checking:
             if o.key.text in allowed:
                 kept.append(o)
                 continue
-            self.ctx.did_you_mean(
-                rules.UNKNOWN_OPTION,
-                f"{owner} has no option '{o.key.text}'",
-                o.key.span,
-                o.key.text,
-                list(allowed),
-                otherwise=f" (it takes {', '.join(allowed)})",
-            )
+            self.ctx.unknown_option(o.key, owner, allowed)
         return kept
 
     def _bad_value(self, o: ast.Option, wanted: str) -> None:

@@ -137,11 +137,7 @@ def _free_monoid(
     options = {o.key.text: o for o in body.args if isinstance(o, ast.Option)}
     for key, o in options.items():
         if key != "max_length":
-            ctx.report(
-                rules.UNKNOWN_OPTION,
-                f"unknown option '{key}' of {FREE_MONOID} (its option is max_length)",
-                o.key.span,
-            )
+            ctx.unknown_option(o.key, FREE_MONOID, ("max_length",))
     length = options.get("max_length")
     v = length.value if length is not None else None
     if not (isinstance(v, ast.Literal) and v.kind == "int" and int(v.value) >= 0):

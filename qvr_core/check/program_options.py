@@ -29,14 +29,7 @@ def check_program_options(ctx: Context, decl: ast.ProgramDecl) -> None:
     for o in decl.options:
         key = o.key.text
         if key not in PROGRAM_OPTIONS:
-            ctx.did_you_mean(
-                rules.UNKNOWN_OPTION,
-                f"program {name} has no option {key} (a program's options: "
-                f"{', '.join(PROGRAM_OPTIONS)})",
-                o.key.span,
-                key,
-                list(PROGRAM_OPTIONS),
-            )
+            ctx.unknown_option(o.key, f"program {name}", PROGRAM_OPTIONS)
         elif key == "effects":
             _effects(ctx, decl, o)
         else:

@@ -403,14 +403,7 @@ def _coder_options(
     allowed = ENCODER_OPTIONS if kind == "encoder" else DECODER_OPTIONS
     for o in options:
         if o.key.text not in allowed:
-            ctx.did_you_mean(
-                rules.UNKNOWN_OPTION,
-                f"{kind} {decl.name.text} has no option {o.key.text} (its options: "
-                f"{', '.join(allowed)})",
-                o.key.span,
-                o.key.text,
-                list(allowed),
-            )
+            ctx.unknown_option(o.key, f"{kind} {decl.name.text}", allowed)
         elif o.key.text == "depth" and not (
             isinstance(o.value, ast.Literal) and o.value.kind == "int" and int(o.value.value) > 0
         ):
@@ -535,13 +528,7 @@ def _loss(ctx: Context, decl: ast.OtherDecl) -> None:
     for o in options:
         key = o.key.text
         if key not in LOSS_OPTIONS:
-            ctx.did_you_mean(
-                rules.UNKNOWN_OPTION,
-                f"loss {name} has no option {key} (its options: {', '.join(LOSS_OPTIONS)})",
-                o.key.span,
-                key,
-                list(LOSS_OPTIONS),
-            )
+            ctx.unknown_option(o.key, f"loss {name}", LOSS_OPTIONS)
         elif key == "weight" and not (
             isinstance(o.value, ast.Literal) and o.value.kind in ("int", "float")
         ):

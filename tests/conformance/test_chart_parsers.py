@@ -281,7 +281,7 @@ def _codes(source: str) -> list[tuple[str, str]]:
         ("terminal=Word, ", "", "QVR801", "needs terminal=<object>"),
         ("terminal=Word", "terminal=Wrd", "QVR101", "is no declared object"),
         ("depth=1", "depth=9", "QVR304", "more than 10,000 categories"),
-        ("depth=1", "depth=1, semiring=viterbi", "QVR303", "no keyword 'semiring'"),
+        ("depth=1", "depth=1, semiring=viterbi", "QVR303", "no option 'semiring'"),
         ("start=S", "start=0", "QVR802", "reads a number there as S"),
         ("rules=[lp]", "rules=[lp, lp2]", "QVR101", "'lp2'"),
     ],

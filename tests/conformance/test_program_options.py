@@ -61,7 +61,7 @@ def test_a_posterior_block_is_not_run_but_its_model_is() -> None:
         ("[effects=[Sample, Score]]", "[effects=[Sample]]", "QVR410", "this step is Score"),
         ("[effects=[Sample, Score]]", "[effects=Pure]", "QVR410", "declared Pure"),
         ("over=model", "over=modl", "QVR101", "no declared model"),
-        ("[effects=[Sample], over=model]", "[effect=[Sample]]", "QVR303", "no option effect"),
+        ("[effects=[Sample], over=model]", "[effect=[Sample]]", "QVR303", "no option 'effect'"),
         ("[effects=[Sample, Score]]", "[effects=[Sample, Scor]]", "QVR802", "'Scor'"),
     ],
 )

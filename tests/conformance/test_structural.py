@@ -112,16 +112,16 @@ def test_hover_gives_the_sorts_operators_and_dimensions() -> None:
             "QVR304",
             "unknown factory rnn",
         ),
-        ("encoder enc : Arith", "encoder enc : Arith [width=3]", "QVR303", "no option width"),
+        ("encoder enc : Arith", "encoder enc : Arith [width=3]", "QVR303", "no option 'width'"),
         # _compile_decoder
         ("[depth=5]", "[depth=0]", "QVR304", "depth is a whole number > 0"),
-        ("[depth=5]", "[depth=5, beam=2]", "QVR303", "no option beam"),
+        ("[depth=5]", "[depth=5, beam=2]", "QVR303", "no option 'beam'"),
         # _compile_loss, _decode_loss_attachment
         ("weight=0.5", "weight=heavy", "QVR304", "weight is a number"),
         ("on=decoder(dec)", "on=layer(dec)", "QVR304", "on= is one of"),
         ("on=decoder(dec)", "on=rule(dec)", "QVR304", "takes rule and deduction"),
         ("on=decoder(dec)", "on=decoder(dek)", "QVR802", "never evaluates it"),
-        ("[weight=0.5,", "[weight=0.5, scale=2,", "QVR303", "no option scale"),
+        ("[weight=0.5,", "[weight=0.5, scale=2,", "QVR303", "no option 'scale'"),
     ],
 )
 def test_what_quivers_refuses_is_reported_where_it_is(
