@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, assert_never
 from qvr_core import builtins
 from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
+from qvr_core.check.marginals import check_marginalize
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
 from qvr_core.check.unchecked import note as not_checked
@@ -47,8 +48,10 @@ def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
                 expr.span,
             )
             return None
-        case ast.Method():
-            t = _dagger(env, expr)  # the one method typed (expr_reason: the others)
+        case ast.Method() if expr.is_dagger:
+            t = _dagger(env, expr)
+        case ast.Method():  # `.marginalize(A)`, the other method typed (expr_reason)
+            t = check_marginalize(env, expr, arrow(env, expr.receiver, "`.marginalize`"))
         case _:
             assert_never(expr)
     if t is not None:

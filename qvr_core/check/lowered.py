@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from qvr_core.builtins import COMBINATORS
 from qvr_core.builtins.combinators import learned_init
 from qvr_core.check.chart_grammar import ChartGrammar
+from qvr_core.check.marginals import summed_out
 from qvr_core.check.module import CheckedModule, LetInfo, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
 from qvr_core.check.terms import Term, lower
@@ -96,6 +97,17 @@ class Transposed:
     type: Arrow | None
     label: str
     part: Expr
+
+
+@dataclass(frozen=True)
+class Marginalized:
+    """`part.marginalize(A, ...)`: `part` with the codomain factors at `drop` summed out
+    (check/marginals.py)."""
+
+    type: Arrow | None
+    label: str
+    part: Expr
+    drop: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -275,8 +287,18 @@ class _Lowering:
                 return self.call(node, label, parts)
             case ast.Method() if node.is_dagger:
                 return Transposed(self.arrow(node), label, parts[0])
+            case ast.Method() if node.is_marginalize:
+                return self.marginalized(node, label, parts[0])
             case _:
                 return Opaque(label)
+
+    def marginalized(self, node: ast.Method, label: str, part: Expr) -> Expr:
+        inner = self.arrow(node.receiver)
+        names = [a.name.text for a in node.args or () if isinstance(a, ast.NameRef)]
+        drop = summed_out(inner.cod, names) if inner is not None else "untyped"
+        if isinstance(drop, str):  # the checker reported it: the module has an error
+            return Opaque(label)
+        return Marginalized(self.arrow(node), label, part, drop)
 
     def call(self, node: ast.Call, label: str, parts: list[Expr]) -> Expr:
         counts = tuple(
@@ -366,7 +388,7 @@ def _children(node: ast.Arg) -> tuple[ast.Arg, ...]:
             return (node.left, node.right)
         case ast.Call():
             return tuple(a for a in node.args if isinstance(a, ast.Expr))
-        case ast.Method() if node.is_dagger:
+        case ast.Method() if node.typed:
             return (node.receiver,)
         case _:
             return ()

@@ -251,8 +251,8 @@ def _has_unchecked_expr(expr: object) -> bool:
     while stack:
         e = stack.pop()
         if isinstance(e, ast.Method):
-            if not e.is_dagger:
-                return True  # `.dagger` is the one method typed (expressions.py)
+            if not e.typed:
+                return True  # `.dagger` and `.marginalize(A)` are typed (expressions.py)
             stack.append(e.receiver)
         if isinstance(e, ast.Compose):
             if e.op not in (">>", "<<"):  # quivers 0.25.2's two (`g << f` is `f >> g`)

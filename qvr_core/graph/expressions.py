@@ -57,24 +57,24 @@ def expand(
         return _call(b, expr, sources, prefix, reversed_)
     if isinstance(expr, ast.NameRef):
         return _name(b, expr, sources, prefix, reversed_)
-    if expr.is_dagger:
-        return _dagger(b, expr, sources, prefix, reversed_)
+    if expr.typed:
+        return _method(b, expr, sources, prefix, reversed_)
     return []
 
 
-def _dagger(
+def _method(
     b: GraphBuilder,
     expr: ast.Method,
     sources: list[str],
     prefix: tuple[str, ...],
     reversed_: bool,
 ) -> list[str]:
-    """`f.dagger`: one box, the relation read backwards (its receiver is one relation)."""
+    """`f.dagger` (the relation read backwards) or `f.marginalize(A)` (factors of its
+    codomain summed out): one box, its receiver being one morphism."""
     text = b.module.source[expr.span.start : expr.span.end]
     t = b.module.expr_types.get(expr)
-    node = b.node(
-        (*prefix, text), text, NodeKind.MORPHISM, t, expr.span, detail="transposed relation"
-    )
+    detail = "transposed relation" if expr.is_dagger else "codomain factors summed out"
+    node = b.node((*prefix, text), text, NodeKind.MORPHISM, t, expr.span, detail=detail)
     b.edges(sources, node, reversed_)
     return [node]
 

@@ -43,7 +43,14 @@ from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
-from qvr_core.runtime.relations import Contracted, Dagger, Relation, relation, rule_of
+from qvr_core.runtime.relations import (
+    Contracted,
+    Dagger,
+    Marginalized,
+    Relation,
+    relation,
+    rule_of,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -152,6 +159,8 @@ class Compiler:
                 return self._call(node, suffix)
             case ir.Transposed(part=part):
                 return Dagger(_arrow(node), node.label, self.expr(part, suffix))
+            case ir.Marginalized(part=part, drop=drop):
+                return Marginalized(_arrow(node), node.label, self.expr(part, suffix), drop)
             case ir.Contracted(contraction=found, parts=parts):
                 inputs = [self.expr(p, suffix) for p in parts]
                 return Contracted(_arrow(node), node.label, found, inputs)

@@ -30,6 +30,7 @@ its tensor composes under `markov`: the law of the chain of draws qvr runs.
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import torch
@@ -44,7 +45,7 @@ from qvr_core.runtime.combinators import Compose, Definition, Repeat
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
 from qvr_core.runtime.latent_start import initial
 from qvr_core.runtime.morphisms import Identity, Latent, Leaf, Morphism, value_count
-from qvr_core.runtime.tensors import elem
+from qvr_core.runtime.tensors import batch_shape, columns, core_ndim, elem, is_index
 
 #: The rule qvr composes finite-set latents under when a file declares none.
 UNDECLARED = ALGEBRAS[UNDECLARED_RULE]
@@ -164,6 +165,69 @@ class Dagger(_Undrawn):
         return f"{self.label} is a transposed relation"
 
 
+class Marginalized(Morphism):
+    """`f.marginalize(A, ...)` (check/marginals.py): `f` with the codomain factors at
+    `drop` summed out. Of a relation, its tensor join-reduced over those axes under the
+    file's rule (`relation_under`), and no draws; of a kernel, the marginal law: a draw
+    is `f`'s draw without those factors, and a value's probability is `f`'s summed over
+    every value of them (at most `MAX_SUMMED` values, enumerated)."""
+
+    #: The most values of the factors summed out that a score enumerates.
+    MAX_SUMMED = 65_536
+
+    def __init__(self, arrow: Arrow, label: str, inner: Morphism, drop: tuple[int, ...]) -> None:
+        super().__init__(arrow, label)
+        self.inner = inner
+        self.drop = drop
+        cod = elem(inner.cod)
+        starts = [0]
+        for f in cod.factors:
+            starts.append(starts[-1] + f.width)
+        keep = [i for i in range(len(cod.factors)) if i not in drop]
+        self.width = starts[-1]
+        self.keep_columns = [c for i in keep for c in range(starts[i], starts[i + 1])]
+        self.drop_columns = [starts[i] for i in drop]  # finite sets: one column each
+        self.drop_sizes = [cod.factors[i].size for i in drop]
+
+    @property
+    def stochastic(self) -> bool:
+        return self.inner.stochastic
+
+    def _kept(self, joint: torch.Tensor) -> torch.Tensor:
+        """The kept factors' columns of values of the whole codomain, packed as the
+        marginal's codomain packs them (a single finite set: a bare index)."""
+        kept = joint[..., self.keep_columns]
+        return kept.squeeze(-1) if is_index(elem(self.cod)) else kept
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        return self._kept(self.inner.rsample(x))
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self._kept(self.inner.mean(x))
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        count = math.prod(self.drop_sizes)
+        if count > self.MAX_SUMMED:
+            raise QvrRuntimeError(
+                f"{self.label}: scoring sums over {count:,} values of the factors summed out, "
+                f"more than {self.MAX_SUMMED:,}"
+            )
+        lead = batch_shape(value, self.cod)
+        values = columns(value, elem(self.cod)).reshape(-1, len(self.keep_columns))
+        x_core = x.shape[x.ndim - core_ndim(self.dom) :]
+        xs = x.expand(*lead, *x_core).reshape(-1, *x_core)
+        n = values.shape[0]
+        grids = torch.cartesian_prod(
+            *(torch.arange(k, device=value.device) for k in self.drop_sizes)
+        ).reshape(count, len(self.drop_sizes))
+        joint = torch.empty((count, n, self.width), dtype=value.dtype, device=value.device)
+        joint[:, :, self.keep_columns] = values.unsqueeze(0)
+        joint[:, :, self.drop_columns] = grids.unsqueeze(1).to(value.dtype)
+        repeated = xs.repeat(count, *([1] * len(x_core)))
+        scores = self.inner.log_prob(repeated, joint.reshape(count * n, self.width))
+        return torch.logsumexp(scores.reshape(count, n), dim=0).reshape(lead)
+
+
 class Contracted(_Undrawn):
     """A call of a declared `contraction` (`bilinear_score(f, g, h)`): the relation whose
     entries are its inputs' combined by the contraction's own rule along its wiring
@@ -255,6 +319,11 @@ def relation_under(
         return relation_under(m.body, rule, declared)
     if isinstance(m, Dagger):
         return relation_under(m.inner, rule, declared).transpose(0, 1)
+    if isinstance(m, Marginalized):
+        dom, cod = elem(m.inner.dom), elem(m.inner.cod)
+        tensor = relation_under(m.inner, rule, declared).reshape(axes(dom, cod))
+        reduced = rule.join_op(cast(Values, tensor), tuple(len(dom.factors) + i for i in m.drop))
+        return cast(torch.Tensor, reduced).reshape(value_count(dom), value_count(elem(m.cod)))
     if isinstance(m, Identity):
         return identity(rule, value_count(elem(m.dom)))
     if isinstance(m, Compose | Repeat):

@@ -217,9 +217,19 @@ class Method:
 
     @property
     def is_dagger(self) -> bool:
-        """`f.dagger` (no argument list): the one method of a morphism the checker types,
-        so the checker, the lowered model and the diagram all ask this."""
+        """`f.dagger` (no argument list): the checker, the lowered model and the diagram
+        all ask this."""
         return self.method.text == "dagger" and self.args is None
+
+    @property
+    def is_marginalize(self) -> bool:
+        """`f.marginalize(A)`: the codomain's factors A summed out (check/marginals.py)."""
+        return self.method.text == "marginalize" and self.args is not None
+
+    @property
+    def typed(self) -> bool:
+        """Whether the checker types this method (the others keep the names-only check)."""
+        return self.is_dagger or self.is_marginalize
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import torch
 from qvr_core.check import check
 from qvr_core.dsl import loads
 from qvr_core.format.formatter import format_source
+from qvr_core.runtime.morphisms import Morphism
 from tests.conformance import oracle
 
 SOURCE = """object A : FinSet 3
@@ -50,11 +51,15 @@ def test_it_is_typed_in_the_order_data_flows() -> None:
 
 def test_it_computes_the_forward_composition() -> None:
     program = loads(SOURCE)
-    x = torch.tensor([[0], [1], [2]])
-    values = torch.tensor([[1], [0], [2]])
-    want = program["forward"].log_prob(x, values)
+    x = torch.tensor([0, 1, 2])
+    values = torch.tensor([1, 0, 2])
+    forward = program["forward"]
+    assert isinstance(forward, Morphism)
+    want = forward.log_prob(x, values)
     for name in ("back", "mixed", "grouped"):
-        assert torch.equal(program[name].log_prob(x, values), want), name
+        other = program[name]
+        assert isinstance(other, Morphism)
+        assert torch.equal(other.log_prob(x, values), want), name
 
 
 def test_the_formatter_writes_it_as_written() -> None:
