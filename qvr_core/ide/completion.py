@@ -137,7 +137,8 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
             ),
         )
     elif where is Where.LET_EXPR:
-        found += _builtins((*COMBINATORS, PARSER), Word.COMBINATOR)
+        # a chart parser is a let's whole expression: it composes with nothing
+        found += _builtins((*COMBINATORS, *([PARSER] if context.whole else [])), Word.COMBINATOR)
         found += _from(symbols, lambda s: s.kind in CALLABLE_KINDS and s.name != context.declaring)
     elif where is Where.PARSER_KEY:
         found += [

@@ -71,6 +71,7 @@ class Context:
     declaring: str | None = None  # the name the current declaration defines
     present: tuple[str, ...] = ()  # option keys already given in the block
     callee: str | None = None  # the name whose call's arguments are being typed
+    whole: bool = False  # a let's whole expression starts here (right after its `=`)
 
 
 def classify(text: str, offset: int) -> Context:
@@ -321,5 +322,5 @@ def _let_expression(tokens: list[Token], prefix: str, declaring: str | None) -> 
             if param is None or param.kind == "count":
                 return Context(Where.NOTHING, prefix)  # a keyword argument or a count
     if last in ("EQUAL", "RSHIFT", "AT", "LPAR", "COMMA"):
-        return Context(Where.LET_EXPR, prefix, declaring=declaring)
+        return Context(Where.LET_EXPR, prefix, declaring=declaring, whole=last == "EQUAL")
     return Context(Where.NOTHING, prefix)

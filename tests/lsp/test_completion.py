@@ -135,6 +135,8 @@ async def test_builtin_names_offered_are_exactly_the_registrys(client):
     combinators = await labels(client, "let deep = tok_embed >> ")
     declared = MORPHISMS | {"backbone", "head", "head_0", "head_1", "other", "lm"}
     assert combinators - declared == set(COMBINATORS)
+    # a chart parser only as a let's whole expression: it composes with nothing
+    assert (await labels(client, "let deep = ")) - declared == {*COMBINATORS, "parser"}
     arith = await labels(client, "    let k = ")
     assert set(FUNCTIONS) | set(LIFTED) <= arith
     assert arith - set(FUNCTIONS) - set(LIFTED) <= {"x", "h", "g"}
