@@ -40,6 +40,7 @@ from qvr_core.check.finite_objects import check_finite_constructions, is_finite_
 from qvr_core.check.module import Given, MorphismInfo
 from qvr_core.check.types import (
     CONSTRUCTORS,
+    inline_object,
     Arrow,
     ObjectType,
     Product,
@@ -175,7 +176,15 @@ def _alias(
 
 def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
     """A written product of object names -> its flattened Product (None after an error,
-    or for an object expression the checker does not type yet: its names are recorded)."""
+    or for an object expression the checker does not type yet: its names are recorded).
+    An unnamed sized object (`Real 64`) is one factor named as written."""
+    if isinstance(ref, ast.SizedObject) and inline_object(ref):
+        assert ref.size is not None
+        written = ctx.source(ref.span)
+        found = ObjectType(written, CONSTRUCTORS[ref.constructor.text], ref.size)
+        product = Product((found,), (written,))
+        ctx.record_type(ref.span, product)
+        return product
     if type(ref) is not ast.TypeRef:
         refer(ctx, ref)
         return None
@@ -214,7 +223,7 @@ def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
 
 def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
     """What in a morphism declaration the checker does not type yet, if anything."""
-    if type(decl.dom) is not ast.TypeRef or type(decl.cod) is not ast.TypeRef:
+    if not all(type(side) is ast.TypeRef or inline_object(side) for side in (decl.dom, decl.cod)):
         return "its domain or codomain"
     if decl.init is not None:
         return "its initialiser"

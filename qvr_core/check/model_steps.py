@@ -442,10 +442,7 @@ class ModelChecker:
 
     def _header(self, ref: ast.TypeRef | ast.SizedObject) -> Product | None:
         if isinstance(ref, ast.SizedObject):  # `G -> 1`: an unnamed object, as written
-            assert ref.size is not None  # model_reason: a sized object of a known constructor
-            kind = OBJECT_CONSTRUCTORS[ref.constructor.text].kind
-            written = self.ctx.source(ref.span)
-            return Product((ObjectType(written, kind, ref.size),), (written,))
+            return resolve_type(self.ctx, ref)
         if any(f.text in self.plate_params for f in ref.factors):
             for f in ref.factors:
                 self._object_name(f)

@@ -9,10 +9,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.builtins.objects import BY_KIND, FINSET, OBJECT_CONSTRUCTORS
+from qvr_core.syntax import ast
 
 CONSTRUCTORS: dict[str, str] = {c.name: c.kind for c in OBJECT_CONSTRUCTORS.values()}
 KIND_TO_CONSTRUCTOR = {kind: ctor for ctor, kind in CONSTRUCTORS.items()}
 SPACE_SYMBOL = {c.kind: c.symbol for c in OBJECT_CONSTRUCTORS.values() if c.kind != "finset"}
+
+
+def inline_object(ref: object) -> bool:
+    """`Real 64`, `FinSet 20` written in a signature: an unnamed object of a constructor
+    qvr types, of a known size."""
+    return (
+        isinstance(ref, ast.SizedObject)
+        and ref.size is not None
+        and ref.constructor.text in CONSTRUCTORS
+    )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from qvr_core.builtins import FAMILIES as REGISTRY
 from qvr_core.builtins import bind
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
 from qvr_core.check.module import SymbolKind
+from qvr_core.check.types import inline_object
 from qvr_core.syntax import ast
 from qvr_core.text import rules
 from qvr_core.text.span import Span
@@ -100,7 +101,7 @@ def program_reason(pc: ProgramPass, mixed: bool = False) -> str | None:
     `seed_family`), and a free name that only morphisms read, per-example data of
     their domain (`observe y : Resp <- net(x)`)."""
     decl = pc.decl
-    if not isinstance(decl.dom, ast.TypeRef) or not isinstance(decl.cod, ast.TypeRef):
+    if not all(isinstance(s, ast.TypeRef) or inline_object(s) for s in (decl.dom, decl.cod)):
         return "its domain or codomain"
     if decl.param_kinds:
         return "its typed parameters"
