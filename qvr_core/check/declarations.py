@@ -40,11 +40,11 @@ from qvr_core.check.finite_objects import check_finite_constructions, is_finite_
 from qvr_core.check.module import Given, MorphismInfo
 from qvr_core.check.types import (
     CONSTRUCTORS,
-    inline_object,
     Arrow,
     ObjectType,
     Product,
     dims_text,
+    inline_object,
     matrix_carrier,
 )
 from qvr_core.check.unchecked import note, refer

@@ -158,6 +158,7 @@ Expr = (
     | Tensored
     | Combinator
     | Transposed
+    | Marginalized
     | Contracted
     | Parsed
     | Opaque

@@ -23,7 +23,7 @@ from qvr_core.syntax import ast
 from qvr_core.text import rules
 
 if TYPE_CHECKING:
-    from qvr_core.check.checker import Env
+    from qvr_core.check.passes import Env
 
 MARGINALIZE = "marginalize"
 

@@ -278,7 +278,12 @@ class Compiler:
 
 
 def _arrow(
-    node: ir.Composed | ir.Tensored | ir.Combinator | ir.Transposed | ir.Contracted,
+    node: ir.Composed
+    | ir.Tensored
+    | ir.Combinator
+    | ir.Transposed
+    | ir.Marginalized
+    | ir.Contracted,
 ) -> Arrow:
     if node.type is None:
         raise QvrError(f"{node.label}: the checker recorded no type for it")
