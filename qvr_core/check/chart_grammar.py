@@ -54,6 +54,11 @@ class ChartGrammar:
     unary: tuple[tuple[int, int], ...]
     iterations: int = UNARY_ITERATIONS
 
+    @property
+    def parameters(self) -> int:
+        """How many numbers the parser learns: its lexicon's logits and its rule weights."""
+        return self.terminals * len(self.categories) + len(self.binary) + len(self.unary)
+
     def summary(self) -> str:
         """One line for hover: the inventory and the rules."""
         shown = ", ".join(self.categories[:8])

@@ -55,6 +55,15 @@ from qvr_core.runtime.relations import (
 if TYPE_CHECKING:
     import torch
 
+    from qvr_core.check.chart_grammar import ChartGrammar
+
+
+def torch_float_bytes() -> int:
+    """Bytes of one number of torch's default float type."""
+    import torch
+
+    return torch.empty((), dtype=torch.get_default_dtype()).element_size()
+
 
 class Compiler:
     """Compiles the programs and lets of one checked module, sharing declared morphisms."""
@@ -121,6 +130,22 @@ class Compiler:
                 f"{format_bytes(budget)}{why}"
             )
 
+    def _refuse_oversized_parser(self, name: str, grammar: ChartGrammar) -> None:
+        """Refuse, before allocating it, a chart parser whose lexicon does not fit in memory
+        (a row of logits per token and a column per category)."""
+        from qvr_core.sizing.resources import default_budget
+        from qvr_core.text.units import format_bytes
+
+        need = grammar.parameters * torch_float_bytes()
+        budget = self.memory_budget if self.memory_budget is not None else default_budget()
+        if need > budget:
+            raise QvrError(
+                f"chart parser {name} has {grammar.parameters:,} parameters "
+                f"({format_bytes(need)}: {grammar.terminals:,} tokens x "
+                f"{len(grammar.categories):,} categories), more than the memory budget of "
+                f"{format_bytes(budget)}"
+            )
+
     def program(self, name: str, suffix: str = "") -> ProgramModule:
         key = (name, suffix)
         if key not in self._programs:
@@ -165,6 +190,7 @@ class Compiler:
                 inputs = [self.expr(p, suffix) for p in parts]
                 return Contracted(_arrow(node), node.label, found, inputs)
             case ir.Parsed(type=t, label=label, grammar=grammar):
+                self._refuse_oversized_parser(label, grammar)
                 return ChartParser(t, label, grammar)
             case ir.Opaque(label=label):
                 raise QvrError(f"expected a morphism, found {label}")

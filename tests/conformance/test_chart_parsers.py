@@ -31,6 +31,8 @@ from qvr_core.check.residuated import Category, inventory
 from qvr_core.dsl import loads
 from qvr_core.ide.hover import hover_at
 from qvr_core.runtime.chart_parser import ChartParser
+from qvr_core.runtime.compile import Compiler
+from qvr_core.runtime.errors import QvrError
 from tests.conformance import oracle
 from tests.conftest import ROOT
 
@@ -342,3 +344,11 @@ def test_the_example_grammar_learns_its_sentences() -> None:
         losses.append(float(loss.detach()))
     assert all(math.isfinite(v) for v in losses)
     assert losses[-1] < losses[0] - 1.0
+
+
+def test_a_parser_beyond_the_memory_budget_is_refused_before_it_is_built() -> None:
+    """10 categories x 2 tokens + 12 rule weights = 32 numbers, 128 bytes in float32."""
+    compiler = Compiler(check(LP), memory_budget=100)
+    with pytest.raises(QvrError, match=r"chart parser g has 32 parameters .* 2 tokens x 10"):
+        compiler.export("g")
+    assert isinstance(Compiler(check(LP), memory_budget=1000).export("g"), ChartParser)
