@@ -185,7 +185,7 @@ def variables(pattern: Pattern) -> set[str]:
     if kind == "slash":
         return variables(_p(pattern[1])) | variables(_p(pattern[2]))
     if kind == "product":
-        return set().union(*(variables(_p(c)) for c in _parts(pattern)))
+        return set().union(*(variables(_p(c)) for c in parts(pattern)))
     if kind == "modal":
         return variables(_p(pattern[2]))
     return set()
@@ -220,10 +220,10 @@ def match(pattern: Pattern, category: Category, bound: dict[str, Category]) -> b
             and match(_p(pattern[2]), _c(category[2]), bound)
         )
     if kind == "product":
-        parts = _parts(pattern)
-        spine = _spine(category, len(parts))
+        pieces = parts(pattern)
+        spine = _spine(category, len(pieces))
         return spine is not None and all(
-            match(p, c, bound) for p, c in zip(parts, spine, strict=True)
+            match(p, c, bound) for p, c in zip(pieces, spine, strict=True)
         )
     return False  # an application (`M(X)`): quivers matches no category with it
 
@@ -246,7 +246,7 @@ def instantiate(pattern: Pattern, bound: dict[str, Category]) -> Category | None
         inner = instantiate(_p(pattern[2]), bound)
         return None if inner is None else ("modal", pattern[1], inner)
     if kind == "product":
-        made = [instantiate(p, bound) for p in _parts(pattern)]
+        made = [instantiate(p, bound) for p in parts(pattern)]
         if any(m is None for m in made):
             return None
         out = made[0]
@@ -270,10 +270,11 @@ def _spine(category: Category, n: int) -> list[Category] | None:
     return spine if len(spine) == n else None
 
 
-def _parts(pattern: Pattern) -> tuple[Pattern, ...]:
-    parts = pattern[1]
-    assert isinstance(parts, tuple)
-    return parts
+def parts(pattern: Pattern) -> tuple[Pattern, ...]:
+    """A product pattern's parts (flattened, left to right)."""
+    found = pattern[1]
+    assert isinstance(found, tuple)
+    return found
 
 
 def _p(x: object) -> Pattern:

@@ -38,6 +38,7 @@ from qvr_core.check.chart_grammar import (
     MAX_TESTS,
     ChartGrammar,
     TooManyTests,
+    parts,
     rules_of,
     texts,
 )
@@ -227,8 +228,8 @@ def declared_rule(decl: ast.OtherDecl) -> PatternRule | None:
         if len(patterns) != 2:
             return None
         domain, codomain = patterns
-        if domain[0] == "product" and len(_flat(domain)) == 2:
-            left, right = _flat(domain)
+        if domain[0] == "product" and len(parts(domain)) == 2:
+            left, right = parts(domain)
             return PatternRule((left, right), codomain)
         return PatternRule((domain,), codomain)
     if len(patterns) - 1 not in (1, 2):
@@ -236,27 +237,21 @@ def declared_rule(decl: ast.OtherDecl) -> PatternRule | None:
     return PatternRule(tuple(patterns[:-1]), patterns[-1])
 
 
-def _flat(p: Pattern) -> tuple[Pattern, ...]:
-    parts = p[1]
-    assert isinstance(parts, tuple)
-    return parts
-
-
 def pattern(node: object, variables: set[str]) -> Pattern:
     """An object expression of a rule as a pattern: a name is a variable of the rule or
     an atom, `/` and `\\` make slashes (result first), a product's parts are flattened
     (quivers' `ObjectProduct`); anything else matches no category."""
     if isinstance(node, ast.TypeRef):
-        parts = [_name(f.text, variables) for f in node.factors]
-        return parts[0] if len(parts) == 1 else ("product", tuple(parts))
+        names = [_name(f.text, variables) for f in node.factors]
+        return names[0] if len(names) == 1 else ("product", tuple(names))
     if isinstance(node, ast.ObjBinary) and node.op in ("/", "\\"):
         return ("slash", pattern(node.left, variables), pattern(node.right, variables), node.op)
     if isinstance(node, ast.ObjBinary) and node.op == "*":
-        parts = []
+        flat: list[Pattern] = []
         for side in (node.left, node.right):
             p = pattern(side, variables)
-            parts.extend(_flat(p) if p[0] == "product" else (p,))
-        return ("product", tuple(parts))
+            flat.extend(parts(p) if p[0] == "product" else (p,))
+        return ("product", tuple(flat))
     return ("never",)
 
 

@@ -329,7 +329,7 @@ def _coder(ctx: Context, decl: ast.OtherDecl) -> None:
             if isinstance(d, ast.OtherDecl) and d.clause.kind == "signature"
         ]
         ctx.undefined(sig_name, "signature", signatures)
-        _bodies(ctx, decl, None)
+        _bodies(ctx, decl)
         return
     ctx.ref(sig_name.span, SymbolKey(sig_name.text))
     sig = read_signature(ctx, target)
@@ -356,7 +356,7 @@ def _coder(ctx: Context, decl: ast.OtherDecl) -> None:
                 dims[s] = d
     if kind == "encoder":
         _encoder_rules(ctx, name, sig, body)
-    _bodies(ctx, decl, sig)
+    _bodies(ctx, decl)
     shown = ", ".join(f"{s} {d}" for s, d in dims.items())
     what = "folds terms of" if kind == "encoder" else "expands codes into terms of"
     note = f"{what} {sig.name}" + (f"; dimensions {shown}" if shown else "")
@@ -453,7 +453,7 @@ def _encoder_rules(ctx: Context, name: str, sig: Signature, body: list[ast.Claus
                 )
 
 
-def _bodies(ctx: Context, decl: ast.OtherDecl, sig: Signature | None) -> None:
+def _bodies(ctx: Context, decl: ast.OtherDecl) -> None:
     """The names a block's rule bodies use: each bound by its rule or declared."""
     for c in decl.clause.body:
         if c.kind in ("dim", "section"):
@@ -470,7 +470,6 @@ def _bodies(ctx: Context, decl: ast.OtherDecl, sig: Signature | None) -> None:
         bound |= _FRAMEWORK_NAMES.get(c.kind, frozenset())
         for b in bodies:
             _uses(ctx, b, bound, environment=False)
-    del sig
 
 
 #: Names the framework binds in a rule's body besides those the rule writes.

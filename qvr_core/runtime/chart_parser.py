@@ -103,6 +103,11 @@ class ChartParser(Morphism):
             self.register_buffer(f"_{kind}_targets", targets)
             self.register_buffer(f"_{kind}_rows", rows)
 
+    @staticmethod
+    def bytes_for(grammar: ChartGrammar) -> int:
+        """The memory its parameters take in torch's default float type."""
+        return grammar.parameters * torch.get_default_dtype().itemsize
+
     @property
     def stochastic(self) -> bool:
         return False

@@ -58,13 +58,6 @@ if TYPE_CHECKING:
     from qvr_core.check.chart_grammar import ChartGrammar
 
 
-def torch_float_bytes() -> int:
-    """Bytes of one number of torch's default float type."""
-    import torch
-
-    return torch.empty((), dtype=torch.get_default_dtype()).element_size()
-
-
 class Compiler:
     """Compiles the programs and lets of one checked module, sharing declared morphisms."""
 
@@ -136,7 +129,7 @@ class Compiler:
         from qvr_core.sizing.resources import default_budget
         from qvr_core.text.units import format_bytes
 
-        need = grammar.parameters * torch_float_bytes()
+        need = ChartParser.bytes_for(grammar)
         budget = self.memory_budget if self.memory_budget is not None else default_budget()
         if need > budget:
             raise QvrError(
