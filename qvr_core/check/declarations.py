@@ -38,6 +38,7 @@ from qvr_core.check.context import (
 )
 from qvr_core.check.finite_objects import check_finite_constructions, is_finite_construction
 from qvr_core.check.module import Given, MorphismInfo
+from qvr_core.check.sized_objects import names_in, resolve_sized
 from qvr_core.check.types import (
     CONSTRUCTORS,
     Arrow,
@@ -46,9 +47,11 @@ from qvr_core.check.types import (
     dims_text,
     inline_object,
     matrix_carrier,
+    sized_by_arguments,
 )
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
+from qvr_core.syntax.builder import MAX_OBJECT_SIZE
 from qvr_core.text import rules
 from qvr_core.text.diagnostics import Fix, Related, TextEdit
 from qvr_core.text.span import Span
@@ -71,6 +74,7 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     decls = []
     universes: list[ast.ObjectDecl] = []
     constructed: list[ast.ObjectDecl] = []
+    sized: list[ast.ObjectDecl] = []
     for d in one_each:
         ctx.object_decls.setdefault(d.name.text, d)
         body = d.body
@@ -82,6 +86,8 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
             residuated.pattern_alias(ctx, d)
         elif is_finite_construction(body):
             constructed.append(d)  # once the sets it is made of are known, below
+        elif sized_by_arguments(body):
+            sized.append(d)  # `Real D`: once the objects it is sized by are known, below
         elif not isinstance(body, ast.SizedObject | ast.TypeRef) or (
             isinstance(body, ast.SizedObject) and body.constructor.text in OTHER_CONSTRUCTORS
         ):
@@ -92,6 +98,9 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
     for d in decls:
         if isinstance(d.body, ast.SizedObject):
             _base_object(ctx, d, d.body)
+    # sized by base objects first, so that aliases may use them; by aliases and made
+    # sets after those
+    later = [d for d in sized if not _sized_object(ctx, d, first=True)]
     pending = {d.name.text: d for d in decls if isinstance(d.body, ast.TypeRef)}
     for name in list(pending):
         _alias(ctx, name, pending, ())
@@ -99,6 +108,27 @@ def check_objects(ctx: Context, decls: list[ast.ObjectDecl]) -> None:
         assert isinstance(d.body, ast.ObjApply)
         residuated.free_residuated(ctx, d, d.body)
     check_finite_constructions(ctx, constructed)
+    for d in later:
+        _sized_object(ctx, d, first=False)
+
+
+def _sized_object(ctx: Context, decl: ast.ObjectDecl, first: bool) -> bool:
+    """`object X : Real D`: typed once what it names is (`first`: only if it names base
+    objects); whether it was taken."""
+    body = decl.body
+    assert isinstance(body, ast.ObjCtor)
+    if first and any(n not in ctx.objects for n in names_in(body)):
+        return False
+    found = resolve_sized(ctx, body, decl.name.text)
+    if found is not None:
+        if len(found.factors) == 1 and found.written == (decl.name.text,):
+            factor = found.factors[0]
+            ctx.objects[decl.name.text] = dataclasses.replace(factor, name=decl.name.text)
+            ctx.record_type(decl.name.span, ctx.objects[decl.name.text])
+        else:
+            ctx.aliases[decl.name.text] = found
+            ctx.record_type(decl.name.span, found)
+    return True
 
 
 def _enumerated_object(ctx: Context, decl: ast.ObjectDecl, body: ast.EnumSet) -> None:
@@ -178,8 +208,18 @@ def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
     """A written product of object names -> its flattened Product (None after an error,
     or for an object expression the checker does not type yet: its names are recorded).
     An unnamed sized object (`Real 64`) is one factor named as written."""
+    if isinstance(ref, ast.ObjCtor) and inline_object(ref):
+        return resolve_sized(ctx, ref)
     if isinstance(ref, ast.SizedObject) and inline_object(ref):
-        assert ref.size is not None
+        if ref.size is None:
+            assert ref.size_span is not None
+            ctx.report(
+                rules.OBJECT_SIZE,
+                f"{ctx.source(ref.span)}: a size is a whole number from 1 to "
+                f"{MAX_OBJECT_SIZE:,} (the most entries a tensor axis holds)",
+                ref.size_span,
+            )
+            return None
         written = ctx.source(ref.span)
         found = ObjectType(written, CONSTRUCTORS[ref.constructor.text], ref.size)
         product = Product((found,), (written,))

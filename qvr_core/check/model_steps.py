@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
 from qvr_core.builtins.functions import FOLD, LIFTED, LINEAR_ALGEBRA, MAP, Function
-from qvr_core.builtins.objects import OBJECT_CONSTRUCTORS, PLATE_KINDS, VALUE_KINDS
+from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
 from qvr_core.check.comprehensions import factor_type, map_type
 from qvr_core.check.context import SymbolKey
@@ -51,7 +51,7 @@ from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.step_constraints import constraint_word, value_constraint
 from qvr_core.check.step_flags import flag_applies, flag_option
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
-from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product
+from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product, inline_object
 from qvr_core.check.unchecked import is_family
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -160,10 +160,8 @@ def _call_reason(pc: ProgramPass, step: ast.CallStep) -> str | None:
 
 def _header_typed(side: object) -> bool:
     """A header side the model checker types: a product of names (`School`, `A * B`) or
-    an unnamed sized object of a known constructor (`1`, `FinSet 3`)."""
-    if isinstance(side, ast.SizedObject):
-        return side.size is not None and side.constructor.text in OBJECT_CONSTRUCTORS
-    return isinstance(side, ast.TypeRef)
+    an unnamed sized object of a known constructor (`1`, `FinSet 3`, `Real D`)."""
+    return isinstance(side, ast.TypeRef) or inline_object(side)
 
 
 def _all_steps(steps: tuple[ast.Step, ...]) -> Iterator[ast.Step]:
@@ -331,8 +329,8 @@ class ModelChecker:
         decl = self.decl
         self._parameters()
         # model_reason admits a product of names or a sized object on either side
-        assert isinstance(decl.dom, ast.TypeRef | ast.SizedObject)
-        assert isinstance(decl.cod, ast.TypeRef | ast.SizedObject)
+        assert isinstance(decl.dom, ast.TypeRef | ast.SizedObject | ast.ObjCtor)
+        assert isinstance(decl.cod, ast.TypeRef | ast.SizedObject | ast.ObjCtor)
         dom = self._header(decl.dom)
         cod = self._header(decl.cod)
         returns: tuple[str, ...] = ()
@@ -440,8 +438,8 @@ class ModelChecker:
             if word in PLATE_KINDS:
                 self.pc.use(name.text)  # a plate parameter is used by the header or steps
 
-    def _header(self, ref: ast.TypeRef | ast.SizedObject) -> Product | None:
-        if isinstance(ref, ast.SizedObject):  # `G -> 1`: an unnamed object, as written
+    def _header(self, ref: ast.TypeRef | ast.SizedObject | ast.ObjCtor) -> Product | None:
+        if not isinstance(ref, ast.TypeRef):  # `G -> 1`: an unnamed object, as written
             return resolve_type(self.ctx, ref)
         if any(f.text in self.plate_params for f in ref.factors):
             for f in ref.factors:

@@ -17,12 +17,25 @@ SPACE_SYMBOL = {c.kind: c.symbol for c in OBJECT_CONSTRUCTORS.values() if c.kind
 
 
 def inline_object(ref: object) -> bool:
-    """`Real 64`, `FinSet 20` written in a signature: an unnamed object of a constructor
-    qvr types, of a known size."""
+    """`Real 64`, `FinSet 20`, `Real D`, `Real 4 8` written in a signature: an unnamed
+    object of a constructor qvr types, sized by numbers or finite objects (a size that
+    is no positive number is reported where the side is typed)."""
+    if isinstance(ref, ast.SizedObject):
+        return ref.constructor.text in CONSTRUCTORS and (
+            ref.size is not None or ref.size_span is not None
+        )
+    return sized_by_arguments(ref)
+
+
+def sized_by_arguments(ref: object) -> bool:
+    """Whether `ref` is a known constructor applied to sizes only, numbers or names
+    (`Real D`, `Real 4 8`, `FinSet N`: `check/sized_objects.py` types it)."""
     return (
-        isinstance(ref, ast.SizedObject)
-        and ref.size is not None
+        isinstance(ref, ast.ObjCtor)
         and ref.constructor.text in CONSTRUCTORS
+        and not ref.options
+        and bool(ref.args)
+        and all(a.kind in ("int", "name") for a in ref.args)
     )
 
 

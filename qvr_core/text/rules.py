@@ -361,6 +361,26 @@ SIMPLEX_TOO_SMALL = Rule(
     example="QVR210_simplex_too_small.qvr",
 )
 
+OBJECT_SIZE = Rule(
+    code="QVR212",
+    name="object-size",
+    severity=ERROR,
+    summary="a size that is not a positive whole number or a finite object (`Real 0`, `Real D` with D continuous)",
+    explanation=(
+        "A constructor's size is a whole number of at least 1 or the name of a finite "
+        "object declared in the file, which stands for its number of elements "
+        "(`Real Vocab` has one dimension per word). `Real` multiplies several sizes into "
+        "one (`Real 4 8` is R^32); every other constructor takes exactly one. A space such "
+        "as `Real 3` has no number of elements to size by, and a size beyond what a tensor "
+        "axis holds cannot be allocated."
+    ),
+    fixes=(
+        "Write a whole number, or name a `FinSet` object.",
+        "Give the constructor one size, or use `Real` to multiply sizes.",
+    ),
+    example="QVR212_object_size.qvr",
+)
+
 # ----------------------------------------------- 3: roles, options, families
 
 MISSING_ROLE = Rule(

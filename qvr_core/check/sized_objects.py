@@ -1,0 +1,156 @@
+"""Objects whose size is written with names or several numbers: `Real D`, `Real 4 8`,
+`FinSet N`.
+
+quivers 0.25.2 resolves a constructor's size arguments one by one (`dsl/compiler/
+resolution.py`): a whole number, or the name of a finite object declared before, which
+stands for its number of elements. `Real` multiplies several sizes into one (`Real 4 8`
+is R^32); every other constructor takes exactly one. `FinSet N` with a name is that
+object itself. A name of a continuous space, or of nothing, is refused. qvr types these
+sides as it types `Real 32`: an unnamed object of that size, named as written.
+
+Options in braces (`Real 3 {low=0.0}`) are not typed here; such a side keeps the
+names-only check (QVR011).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from qvr_core.builtins.objects import FINSET
+from qvr_core.check.context import SymbolKey
+from qvr_core.check.types import CONSTRUCTORS, ObjectType, Product, dims_text
+from qvr_core.syntax import ast
+from qvr_core.syntax.builder import MAX_OBJECT_SIZE
+from qvr_core.text import rules
+
+if TYPE_CHECKING:
+    from qvr_core.check.context import Context
+
+#: The constructor that multiplies several sizes into one (quivers' `fuses_sizes`).
+FUSES_SIZES = frozenset({"Real"})
+
+
+def names_in(ref: ast.ObjCtor) -> tuple[str, ...]:
+    """The object names a sized constructor's arguments read."""
+    return tuple(a.raw for a in ref.args if a.kind == "name")
+
+
+def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Product | None:
+    """The one-factor product `ref` denotes (None after an error, which is reported).
+
+    `name`: the declared object it defines (`object X : Real D`), else the side is named
+    as written."""
+    ctor = ref.constructor.text
+    kind = CONSTRUCTORS[ctor]
+    if ctor == FINSET and len(ref.args) == 1 and ref.args[0].kind == "name":
+        return _same_object(ctx, ref, ref.args[0], name)
+    if len(ref.args) > 1 and ctor not in FUSES_SIZES:
+        ctx.report(
+            rules.OBJECT_SIZE,
+            f"{ctor} takes one size, but {len(ref.args)} are given (only Real multiplies "
+            f"several sizes into one: `Real 4 8` is R^32)",
+            ref.span,
+        )
+        return None
+    sizes: list[int] = []
+    for arg in ref.args:
+        size = _size_of(ctx, arg)
+        if size is None:
+            return None
+        sizes.append(size)
+    size = math.prod(sizes)
+    if size > MAX_OBJECT_SIZE:
+        ctx.report(
+            rules.OBJECT_SIZE,
+            f"{ctx.source(ref.span)} has {size:,} dimensions, more than a tensor axis holds",
+            ref.span,
+        )
+        return None
+    if kind == "simplex" and size < 2:
+        ctx.report(
+            rules.SIMPLEX_TOO_SMALL,
+            f"{ctx.source(ref.span)} has no room for a probability vector: use at least 2",
+            ref.span,
+        )
+    written = name if name is not None else ctx.source(ref.span)
+    found = ObjectType(written, kind, size)
+    product = Product((found,), (written,))
+    ctx.record_type(ref.span, product)
+    return product
+
+
+def _size_of(ctx: Context, arg: ast.Literal) -> int | None:
+    """A size argument's value: the number, or the number of elements of the finite
+    object it names."""
+    if arg.kind == "int":
+        value = int(arg.raw)
+        if value < 1:
+            ctx.report(
+                rules.OBJECT_SIZE,
+                f"a size must be at least 1, but it is {value}: a zero-dimensional space "
+                "has no values",
+                arg.span,
+            )
+            return None
+        return value
+    product = _named(ctx, arg)
+    if product is None:
+        return None
+    if not product.discrete:
+        ctx.report(
+            rules.OBJECT_SIZE,
+            f"'{arg.raw}' is {dims_text(product)}, which has no number of elements: a size "
+            "is a whole number or a finite object",
+            arg.span,
+        )
+        return None
+    return math.prod(f.size for f in product.factors)
+
+
+def _same_object(
+    ctx: Context, ref: ast.ObjCtor, arg: ast.Literal, name: str | None
+) -> Product | None:
+    """`FinSet N`: the finite object N itself, as quivers resolves it."""
+    product = _named(ctx, arg)
+    if product is None:
+        return None
+    if not product.discrete:
+        ctx.report(
+            rules.OBJECT_SIZE,
+            f"FinSet {arg.raw}: '{arg.raw}' is {dims_text(product)}, not a finite set",
+            arg.span,
+        )
+        return None
+    written = (name,) if name is not None else product.written
+    found = Product(product.factors, written)
+    ctx.record_type(ref.span, found)
+    return found
+
+
+def _named(ctx: Context, arg: ast.Literal) -> Product | None:
+    """The object a size argument names (its use recorded), or None with an error."""
+    word = arg.raw
+    if word in ctx.objects:
+        ctx.ref(arg.span, SymbolKey(word))
+        return Product((ctx.objects[word],), (word,))
+    if word in ctx.aliases:
+        ctx.ref(arg.span, SymbolKey(word))
+        return ctx.aliases[word]
+    if word in ctx.object_decls:
+        ctx.ref(arg.span, SymbolKey(word))
+        return None  # declared but broken: reported there
+    decl = ctx.top.get(word)
+    if decl is not None:
+        kind = type(decl).__name__.removesuffix("Decl").lower()
+        ctx.report(
+            rules.WRONG_KIND, f"'{word}' is a {kind}, not a finite object to size by", arg.span
+        )
+        return None
+    ctx.undefined(
+        ast.Name(word, arg.span),
+        "object",
+        list(ctx.object_decls),
+        "a size is a whole number or a finite object declared in this file",
+    )
+    return None
