@@ -365,7 +365,7 @@ OBJECT_SIZE = Rule(
     code="QVR212",
     name="object-size",
     severity=ERROR,
-    summary="a size that is not a positive whole number or a finite object (`Real 0`, `Real D` with D continuous)",
+    summary="a size that is no positive whole number or finite object (`Real 0`, `Real Space`)",
     explanation=(
         "A constructor's size is a whole number of at least 1 or the name of a finite "
         "object declared in the file, which stands for its number of elements "
