@@ -15,6 +15,9 @@ class ObjectConstructor:
     symbol: str  # in dimension texts: `R^64`, `R+^3`; FinSet sizes are shown as `FinSet N`
     doc: str
     family: str  # the family whose support is exactly this object's values
+    #: several sizes multiply into one (quivers' `fuses_sizes`: `Real 4 8` is R^32); the
+    #: other constructors take exactly one size
+    fuses_sizes: bool = False
 
 
 _CONSTRUCTORS = (
@@ -25,7 +28,7 @@ _CONSTRUCTORS = (
         "A finite set of N values, 0 .. N-1 (discrete).",
         "Categorical",
     ),
-    ObjectConstructor("Real", "real", "R", "Real vectors R^N.", "Normal"),
+    ObjectConstructor("Real", "real", "R", "Real vectors R^N.", "Normal", fuses_sizes=True),
     ObjectConstructor("Positive", "positive", "R+", "Positive vectors (0, inf)^N.", "LogNormal"),
     ObjectConstructor("Unit", "unit", "(0,1)", "Vectors in the unit cube (0, 1)^N.", "LogitNormal"),
     ObjectConstructor(

@@ -378,8 +378,10 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
     if decl.family is not None and family not in FAMILIES:
         ctx.undefined(decl.family, "family", KERNEL_FAMILIES)
         family = None
-    if "role" not in opts and family is not None:
-        role = "kernel"  # quivers: `~ Family` makes a stochastic kernel; the block is optional
+    if "role" not in opts and (family is not None or _table(dom, cod)):
+        # quivers 0.25.2: a morphism without a role is a kernel; `~ Family` makes a
+        # parametric one, and without a family between finite sets it is a table
+        role = "kernel"
     elif "role" not in opts and not _role_was_bad(ctx, decl):
         _missing_role(ctx, decl, dom, cod)
     if dom is None or cod is None:
@@ -416,6 +418,12 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         draw=drawn.shape if drawn is not None else (),
         family_options=drawn.options if drawn is not None else (),
     )
+
+
+def _table(dom: Product | None, cod: Product | None) -> bool:
+    """Whether a kernel without a family is quivers' table between finite sets (a
+    `StochasticMorphism`: each row a categorical distribution over the codomain)."""
+    return dom is not None and cod is not None and dom.discrete and cod.discrete
 
 
 def _role_was_bad(ctx: Context, decl: ast.MorphismDecl) -> bool:
@@ -584,9 +592,9 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
 def _missing_role(
     ctx: Context, decl: ast.MorphismDecl, dom: Product | None, cod: Product | None
 ) -> None:
-    guess = "kernel"
+    guess = "kernel"  # (between finite sets a morphism without a role is a table kernel)
     if decl.family is None and dom is not None and cod is not None and dom.discrete:
-        guess = "latent" if cod.discrete else "embed"
+        guess = "embed"
     if decl.options_span is not None:
         inside = decl.options_span.start + 1
         edit_span = ctx.lines.span(inside, inside)
@@ -659,6 +667,8 @@ def _check_role(
                 )
     elif role == "kernel":
         given: Fixed | None = None
+        if decl.family is None and _table(dom, cod):
+            return None  # a table kernel: a distribution over cod for each value of dom
         if decl.family is None:
             ctx.report(
                 rules.MISSING_FAMILY,

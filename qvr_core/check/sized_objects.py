@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from qvr_core.builtins.objects import FINSET
+from qvr_core.builtins.objects import FINSET, OBJECT_CONSTRUCTORS
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.types import CONSTRUCTORS, ObjectType, Product, dims_text
 from qvr_core.syntax import ast
@@ -26,9 +26,6 @@ from qvr_core.text import rules
 
 if TYPE_CHECKING:
     from qvr_core.check.context import Context
-
-#: The constructor that multiplies several sizes into one (quivers' `fuses_sizes`).
-FUSES_SIZES = frozenset({"Real"})
 
 
 def names_in(ref: ast.ObjCtor) -> tuple[str, ...]:
@@ -45,7 +42,7 @@ def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Pr
     kind = CONSTRUCTORS[ctor]
     if ctor == FINSET and len(ref.args) == 1 and ref.args[0].kind == "name":
         return _same_object(ctx, ref, ref.args[0], name)
-    if len(ref.args) > 1 and ctor not in FUSES_SIZES:
+    if len(ref.args) > 1 and not OBJECT_CONSTRUCTORS[ctor].fuses_sizes:
         ctx.report(
             rules.OBJECT_SIZE,
             f"{ctor} takes one size, but {len(ref.args)} are given (only Real multiplies "

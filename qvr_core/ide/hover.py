@@ -119,7 +119,16 @@ def _summary(module: CheckedModule, symbol: Symbol) -> str:
     if symbol.scope is not None:
         return ""
     found = module.deductions.get(symbol.name) or module.contractions.get(symbol.name)
-    return found.summary() if found is not None else ""
+    if found is not None:
+        return found.summary()
+    morphism = module.morphisms.get(symbol.name)
+    if morphism is not None and morphism.role == "kernel" and morphism.family is None:
+        t = morphism.type
+        return (
+            f"a table kernel: for each value of {t.dom.label}, a categorical distribution "
+            f"over {t.cod.label}, learned (no family; quivers' StochasticMorphism)"
+        )
+    return ""
 
 
 def _tuple_part(module: CheckedModule, symbol: Symbol) -> str:

@@ -340,6 +340,9 @@ def _make_leaf(key: str, info: MorphismInfo, algebra: ModuleAlgebra | None = Non
             draw=info.draw,
             family_options=info.family_options,
         )
+    if info.role == "kernel":  # no family: quivers' table between finite sets, rows that
+        # sum to 1 whatever the file's composition rule (its `StochasticMorphism`)
+        return Latent(key, info.type, None, None)
     raise QvrError(f"morphism {info.name} has no role the runtime can compile ({info.role})")
 
 

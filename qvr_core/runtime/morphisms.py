@@ -100,6 +100,18 @@ def flat_index(x: torch.Tensor, p: Product) -> torch.Tensor:
     return index
 
 
+def unflat_index(index: torch.Tensor, p: Product) -> torch.Tensor:
+    """The value of a product of FinSets at a row of its table (`flat_index`'s inverse):
+    a bare index for one FinSet, else a column per factor."""
+    if is_index(p):
+        return index
+    cols: list[torch.Tensor] = []
+    for f in reversed(p.factors):
+        cols.append(index % f.size)
+        index = torch.div(index, f.size, rounding_mode="floor")
+    return torch.stack(cols[::-1], dim=-1)
+
+
 class Morphism(nn.Module):
     """A compiled morphism expression of type `dom -> cod` (types from the checker)."""
 
@@ -337,7 +349,9 @@ def _all(bound: object, test: Callable[[torch.Tensor], torch.Tensor]) -> bool:
 
 
 class Latent(Leaf):
-    """`role=latent`: an N x M row-stochastic matrix, the softmax of free `logits`.
+    """`role=latent`, or a kernel without a family between finite sets: an N x M
+    row-stochastic matrix, the softmax of free `logits` (M: the codomain's values, a
+    product's in row-major order).
 
     `rsample` draws a Categorical from the input's row; its mean is the row's mode.
     """
@@ -346,9 +360,9 @@ class Latent(Leaf):
         self, key: str, arrow: Arrow, scale: float | None = None, init: str | None = None
     ) -> None:
         super().__init__(key, arrow)
-        if not (self.dom_p.discrete and is_index(self.cod_p)):
-            raise QvrRuntimeError(f"{key}: role=latent needs a FinSet -> FinSet type")
-        n, m = value_count(self.dom_p), self.cod_p.factors[0].size
+        if not (self.dom_p.discrete and self.cod_p.discrete):
+            raise QvrRuntimeError(f"{key}: a table needs a FinSet -> FinSet type")
+        n, m = value_count(self.dom_p), value_count(self.cod_p)
         # 0 (uniform rows) unless the declaration asks for a drawn start (`latent_start`)
         self.logits = nn.Parameter(initial((n, m), UNDECLARED, max(n, m), scale, init))
 
@@ -364,13 +378,15 @@ class Latent(Leaf):
         return self.logits[flat_index(x, self.dom_p)]
 
     def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        return D.Categorical(logits=self._row(x), validate_args=False).sample()
+        drawn = D.Categorical(logits=self._row(x), validate_args=False).sample()
+        return unflat_index(drawn, self.cod_p)
 
     def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        return self._row(x).argmax(-1)
+        return unflat_index(self._row(x).argmax(-1), self.cod_p)
 
     def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        return D.Categorical(logits=self._row(x), validate_args=False).log_prob(value)
+        row = D.Categorical(logits=self._row(x), validate_args=False)
+        return row.log_prob(flat_index(value, self.cod_p))
 
 
 class Identity(Morphism):

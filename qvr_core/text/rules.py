@@ -387,11 +387,14 @@ MISSING_ROLE = Rule(
     code="QVR301",
     name="missing-role",
     severity=ERROR,
-    summary="a morphism without a `role`",
+    summary="a morphism without a `role` that cannot be a kernel (no family, a space side)",
     explanation=(
         "The role says what a morphism is at run time: `embed` (a lookup table from a "
-        "FinSet), `kernel` (a parameterised distribution), `latent` (a stochastic matrix "
-        "between finite sets). Without it the morphism cannot be compiled."
+        "FinSet), `kernel` (a distribution over the codomain), `latent` (a matrix "
+        "between finite sets). Without a role a morphism is a kernel, as in quivers "
+        "0.25.2: a parametric one with `~ Family`, a table between finite sets without. "
+        "A morphism with a continuous side and neither a role nor a family is none of "
+        "these, and quivers refuses it too."
     ),
     fixes=("Add `[role=...]`; the quick fix guesses the role from the types.",),
     example="QVR301_missing_role.qvr",
@@ -507,10 +510,11 @@ MISSING_FAMILY = Rule(
     code="QVR308",
     name="missing-family",
     severity=ERROR,
-    summary="a kernel morphism without `~ Family`",
+    summary="a kernel morphism with a continuous side and no `~ Family`",
     explanation=(
         "A kernel is a distribution over its codomain given its domain; the family says "
-        "which distribution."
+        "which distribution. Only between finite sets may it go without one: it is then "
+        "a table whose rows are categorical distributions (quivers' `StochasticMorphism`)."
     ),
     fixes=("Add `~ Family` with a family that fits the codomain.",),
     example="QVR308_missing_family.qvr",
