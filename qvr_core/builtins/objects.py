@@ -18,6 +18,8 @@ class ObjectConstructor:
     #: several sizes multiply into one (quivers' `fuses_sizes`: `Real 4 8` is R^32); the
     #: other constructors take exactly one size
     fuses_sizes: bool = False
+    #: the options it takes in braces (quivers' `option_fields`: `Real 1 {low=0.0}`)
+    options: tuple[str, ...] = ()
 
 
 _CONSTRUCTORS = (
@@ -28,7 +30,15 @@ _CONSTRUCTORS = (
         "A finite set of N values, 0 .. N-1 (discrete).",
         "Categorical",
     ),
-    ObjectConstructor("Real", "real", "R", "Real vectors R^N.", "Normal", fuses_sizes=True),
+    ObjectConstructor(
+        "Real",
+        "real",
+        "R",
+        "Real vectors R^N; `{low=a, high=b}` bounds every coordinate.",
+        "Normal",
+        fuses_sizes=True,
+        options=("low", "high"),
+    ),
     ObjectConstructor("Positive", "positive", "R+", "Positive vectors (0, inf)^N.", "LogNormal"),
     ObjectConstructor("Unit", "unit", "(0,1)", "Vectors in the unit cube (0, 1)^N.", "LogitNormal"),
     ObjectConstructor(

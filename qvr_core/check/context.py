@@ -24,21 +24,32 @@ from qvr_core.text.span import LineIndex, Span
 
 T = TypeVar("T")
 
-ROLES = ("embed", "kernel", "latent")
+ROLES = ("discretize", "embed", "kernel", "latent")
 #: Builtin names, from the one registry (`qvr_core.builtins`).
 COMBINATORS = tuple(builtins.COMBINATORS)
 FAMILIES = tuple(builtins.FAMILIES)
 KERNEL_FAMILIES = builtins.KERNEL_FAMILIES  # those that can follow `~` on a morphism
-OPTION_KEYS = ("role", "scale", "init", "replicate", "param_source", "hidden_dim", "rank")
+OPTION_KEYS = (
+    "role",
+    "scale",
+    "init",
+    "replicate",
+    "param_source",
+    "hidden_dim",
+    "rank",
+    "bins",
+)
 #: The roles an option applies to, where not to all: `scale` is a kernel's fixed standard
 #: deviation and, as quivers 0.25.2 reads it, a latent's initial spread; `init=auto` is a
-#: latent's algebra-guided start (quivers' `_ROLE_OPTION_KEYS`).
+#: latent's algebra-guided start, `bins` a discretize morphism's count (quivers'
+#: `_ROLE_OPTION_KEYS`).
 OPTION_ROLES: dict[str, tuple[str, ...]] = {
     "scale": ("kernel", "latent"),
     "init": ("latent",),
     "param_source": ("kernel",),
     "hidden_dim": ("kernel",),
     "rank": ("kernel",),
+    "bins": ("discretize",),
 }
 PARAM_SOURCES = tuple(builtins.PARAM_SOURCES)
 #: Options whose values are names from a fixed set (the others are numbers).

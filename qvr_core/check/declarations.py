@@ -413,6 +413,7 @@ def check_morphism(ctx: Context, decl: ast.MorphismDecl) -> MorphismInfo | None:
         param_source=str(opts.get("param_source", "mlp")),
         hidden_dim=int(opts.get("hidden_dim", 64)),  # type: ignore[call-overload]  # _options kept an int
         rank=int(rank) if isinstance(rank, int) else None,
+        bins=int(opts["bins"]) if role == "discretize" and "bins" in opts else None,  # type: ignore[call-overload]  # _options kept an int
         given=given.values if given is not None else None,
         network=given.network if given is not None else (),
         draw=drawn.shape if drawn is not None else (),
@@ -576,7 +577,7 @@ def _option_value(ctx: Context, decl: ast.MorphismDecl, o: ast.Option) -> object
             bad("auto (the composition rule's own start, as quivers' init=auto)")
             return None
         return v.value
-    if key in ("replicate", "hidden_dim", "rank"):
+    if key in ("replicate", "hidden_dim", "rank", "bins"):
         if v.kind != "int" or int(v.value) < 1:
             bad("a positive whole number")
             return None
@@ -654,6 +655,8 @@ def _check_role(
                 f"{dims_text(cod)}",
                 decl.cod.span,
             )
+    elif role == "discretize":
+        _check_discretize(ctx, decl, dom, cod, opts)
     elif role == "latent":
         # a product of finite sets is an axis each under a declared composition rule:
         # whether the file declares one is the whole module's (algebras.latent_products)
@@ -692,6 +695,40 @@ def _check_role(
         _check_kernel_options(ctx, decl, family, dom, cod, opts, given)
         return given
     return None
+
+
+def _check_discretize(
+    ctx: Context, decl: ast.MorphismDecl, dom: Product, cod: Product, opts: dict[str, object]
+) -> None:
+    """`role=discretize, bins=N`: quivers' `Discretize` bins one bounded real number into
+    N bins (its compiler and `continuous/boundaries.py` refuse any other domain, and a
+    missing `bins`); the codomain must be a finite set of N values, which quivers makes
+    whatever is declared."""
+    name = decl.name.text
+    factor = dom.factors[0] if len(dom.factors) == 1 else None
+    if factor is None or factor.discrete or factor.width != 1 or factor.interval is None:
+        ctx.report(
+            rules.ROLE_TYPE_MISMATCH,
+            f"discretize morphism {name} bins one bounded number (`Real 1 {{low=a, high=b}}`), "
+            f"but {dom.label} is {dims_text(dom)}"
+            + ("" if factor is None or factor.interval else " without bounds"),
+            decl.dom.span,
+        )
+    bins = opts.get("bins")
+    if bins is None:
+        if not any(o.key.text == "bins" for o in decl.options):  # else reported as invalid
+            ctx.report(
+                rules.INVALID_OPTION_VALUE,
+                f"discretize morphism {name} needs `bins=N`, the number of bins",
+                decl.name.span,
+            )
+        return
+    if not (cod.discrete and math.prod(f.size for f in cod.factors) == bins):
+        ctx.report(
+            rules.ROLE_TYPE_MISMATCH,
+            f"discretize morphism {name} makes {bins} bins, but {cod.label} is {dims_text(cod)}",
+            decl.cod.span,
+        )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -147,7 +147,7 @@ class MorphismInfo:
     name: str
     decl: ast.MorphismDecl
     type: Arrow
-    role: str | None  # "embed" | "kernel" | "latent"
+    role: str | None  # "discretize" | "embed" | "kernel" | "latent"
     family: str | None
     #: a kernel's fixed standard deviation; a latent's initial spread (its raw parameter
     #: drawn Normal(0, scale), as quivers' LatentMorphism; without it qvr starts at 0)
@@ -157,6 +157,8 @@ class MorphismInfo:
     param_source: str = "mlp"
     hidden_dim: int = 64
     rank: int | None = None
+    #: a discretize morphism's number of bins (`role=discretize, bins=N`)
+    bins: int | None = None
     #: `~ F(args)` (or an option named after a parameter of F): the parameters it fixes,
     #: in the schema's order, and those its parameter network gives; None for `~ F`,
     #: whose network gives what F's kernel form says.

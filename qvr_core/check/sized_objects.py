@@ -8,8 +8,10 @@ is R^32); every other constructor takes exactly one. `FinSet N` with a name is t
 object itself. A name of a continuous space, or of nothing, is refused. qvr types these
 sides as it types `Real 32`: an unnamed object of that size, named as written.
 
-Options in braces (`Real 3 {low=0.0}`) are not typed here; such a side keeps the
-names-only check (QVR011).
+`Real N {low=a, high=b}` bounds every coordinate (quivers' bounded `Euclidean`): the
+bounds are numbers, high above low. As in quivers' runtime, they are read by what bins
+values (`role=discretize`) and shown in hover; a draw into such a space is not
+truncated.
 """
 
 from __future__ import annotations
@@ -70,11 +72,42 @@ def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Pr
             f"{ctx.source(ref.span)} has no room for a probability vector: use at least 2",
             ref.span,
         )
+    bounds = _bounds(ctx, ref)
+    if bounds is None:
+        return None
     written = name if name is not None else ctx.source(ref.span)
-    found = ObjectType(written, kind, size)
+    found = ObjectType(written, kind, size, low=bounds[0], high=bounds[1])
     product = Product((found,), (written,))
     ctx.record_type(ref.span, product)
     return product
+
+
+def _bounds(ctx: Context, ref: ast.ObjCtor) -> tuple[float | None, float | None] | None:
+    """`{low=a, high=b}`: numbers, high above low, as quivers checks them (None after an
+    error, reported; the registry has said which options the constructor takes)."""
+    found: dict[str, float] = {}
+    for o in ref.options:
+        v = o.value
+        if not (isinstance(v, ast.Literal) and v.kind in ("int", "float")):
+            ctx.report(
+                rules.INVALID_OPTION_VALUE,
+                f"{o.key.text} of {ref.constructor.text} must be a number",
+                o.span,
+            )
+            return None
+        if o.key.text in found:
+            ctx.report(rules.DUPLICATE_OPTION, f"{o.key.text} is given twice", o.span)
+            return None
+        found[o.key.text] = float(v.value)
+    low, high = found.get("low"), found.get("high")
+    if low is not None and high is not None and high <= low:
+        ctx.report(
+            rules.INVALID_OPTION_VALUE,
+            f"high={high} must be greater than low={low}",
+            ref.span,
+        )
+        return None
+    return (low, high)
 
 
 def _size_of(ctx: Context, arg: ast.Literal) -> int | None:

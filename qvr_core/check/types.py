@@ -28,14 +28,17 @@ def inline_object(ref: object) -> bool:
 
 
 def sized_by_arguments(ref: object) -> bool:
-    """Whether `ref` is a known constructor applied to sizes only, numbers or names
-    (`Real D`, `Real 4 8`, `FinSet N`: `check/sized_objects.py` types it)."""
+    """Whether `ref` is a known constructor applied to sizes, numbers or names, and the
+    options it reads (`Real D`, `Real 4 8`, `FinSet N`, `Real 1 {low=0.0}`:
+    `check/sized_objects.py` types it)."""
     return (
         isinstance(ref, ast.ObjCtor)
         and ref.constructor.text in CONSTRUCTORS
-        and not ref.options
         and bool(ref.args)
         and all(a.kind in ("int", "name") for a in ref.args)
+        and all(
+            o.key.text in OBJECT_CONSTRUCTORS[ref.constructor.text].options for o in ref.options
+        )
     )
 
 
@@ -50,6 +53,10 @@ class ObjectType:
     elements: tuple[str, ...] = ()
     #: how a finite set made by a constructor was written (`FreeResiduated(Atoms, ...)`)
     closure: str = ""
+    #: a bounded space's bounds (`Real 1 {low=0.0, high=1.0}`): as in quivers' runtime,
+    #: read by what bins or places values (`role=discretize`), not a truncation of draws
+    low: float | None = None
+    high: float | None = None
 
     @property
     def discrete(self) -> bool:
@@ -69,7 +76,19 @@ class ObjectType:
             return f"{self.closure}: {self.constructor} {self.size}"
         if self.elements:
             return "{" + ", ".join(self.elements) + "}"
-        return f"{self.constructor} {self.size}"
+        bounds = [f"{k}={v}" for k, v in (("low", self.low), ("high", self.high)) if v is not None]
+        written = f" {{{', '.join(bounds)}}}" if bounds else ""
+        return f"{self.constructor} {self.size}{written}"
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The bounds every coordinate lies within, where both are known: a bounded Real's
+        or the unit interval's."""
+        if self.kind == "unit":
+            return (0.0, 1.0)
+        if self.low is not None and self.high is not None:
+            return (self.low, self.high)
+        return None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from qvr_core.runtime.combinators import (
     Stack,
     TensorProduct,
 )
+from qvr_core.runtime.discretize import Discretize
 from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
@@ -340,6 +341,8 @@ def _make_leaf(key: str, info: MorphismInfo, algebra: ModuleAlgebra | None = Non
             draw=info.draw,
             family_options=info.family_options,
         )
+    if info.role == "discretize" and info.bins is not None:
+        return Discretize(key, info.type, info.bins)
     if info.role == "kernel":  # no family: quivers' table between finite sets, rows that
         # sum to 1 whatever the file's composition rule (its `StochasticMorphism`)
         return Latent(key, info.type, None, None)

@@ -252,7 +252,9 @@ def _leaf(info: Any) -> _Leaf:
         return _Leaf(
             rows * cod.width, 3 * cod.width, f"a table of {format_count(rows)} x {cod.width}"
         )
-    if info.role == "latent":
+    if info.role == "discretize":
+        return _Leaf(0, 2 * _rows(cod), f"{info.bins} bins, nothing learned")
+    if info.role == "latent" or (info.role == "kernel" and info.family is None):
         n, m = _rows(dom), _rows(cod)  # a product of sets: one axis each (a relation)
         return _Leaf(n * m, 4 * m, f"a {format_count(n)} x {format_count(m)} matrix")
     family = FAMILIES.get(info.family) if info.family is not None else None

@@ -191,8 +191,8 @@ class TreeBuilder:
 
     def obj_ctor(self, c: Children) -> Any:
         head, args = c[0], c[1]
-        options: tuple[ast.Option, ...] = c[2] if len(c) == 3 else ()
-        span = cover(head, _last(c))
+        options: tuple[ast.Option, ...] = c[2][0] if len(c) == 3 else ()
+        span = cover(head, c[2][1] if len(c) == 3 else _last(c))
         if len(args) == 1 and not options:
             toks = args[0]
             size_tok = toks[-1]
@@ -210,8 +210,9 @@ class TreeBuilder:
     def ctor_arg(self, c: Children) -> Children:
         return c
 
-    def ctor_options(self, c: Children) -> tuple[ast.Option, ...]:
-        return tuple(c[1])
+    def ctor_options(self, c: Children) -> tuple[tuple[ast.Option, ...], Token]:
+        """The options and the closing brace (where the constructor's span ends)."""
+        return (tuple(c[1]), c[2])
 
     def obj_apply(self, c: Children) -> ast.ObjApply:
         return ast.ObjApply(_name(c[0]), tuple(c[2]), cover(c[0], c[-1]))

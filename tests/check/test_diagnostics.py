@@ -92,7 +92,8 @@ CASES = {
         "QVR301",
         "tok_embed",
         "morphism tok_embed",
-        "morphism tok_embed has no role: add [role=embed] (roles are embed, kernel, latent)",
+        "morphism tok_embed has no role: add [role=embed] (roles are discretize, embed, kernel, "
+        "latent)",
     ),
     "QVR302_wrong_family.qvr": (
         "QVR302",
