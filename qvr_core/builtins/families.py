@@ -128,6 +128,7 @@ class KernelForm:
         "parameters",
         "structured",
         "hyperparameters",
+        "flow",
     ]
     doc: str
     scale_option: bool = False  # `scale=` fixes the standard deviation
@@ -143,7 +144,7 @@ class KernelForm:
     def whole_draw(self) -> bool:
         """One draw is a single vector or matrix filling the codomain, not a draw per
         coordinate."""
-        return self.outputs in ("structured", "hyperparameters")
+        return self.outputs in ("structured", "hyperparameters", "flow")
 
     def draw_shape(self, width: int, axes: Sequence[int] = ()) -> tuple[int, ...] | None:
         """The shape of one draw into a Real object of `width` numbers, the axes of a
@@ -308,8 +309,8 @@ class Family:
         estimate counts them from here."""
         form = self.kernel
         assert form is not None, f"{self.name} has no morphism form"
-        if form.outputs == "hyperparameters":
-            return 0
+        if form.outputs in ("hyperparameters", "flow"):
+            return 0  # no parameter network (a flow's coupling networks are its own)
         if form.outputs != "structured":
             return form.param_width(factors)
         return sum(free_entries(p, dims) for p, dims in self.structured_layout(draw, options))
@@ -1140,6 +1141,27 @@ _CATALOGUE: tuple[Family, ...] = (
         ),
         kernel_only="its covariance is evaluated at the locations a morphism's input gives",
     ),
+    # ---- a normalizing flow: its density is the base Normal's through its layers
+    Family(
+        "Flow",
+        (),
+        REAL_VECTOR,
+        "Conditional normalizing flow (quivers' `ConditionalFlow`): a standard Normal "
+        "vector pushed through `n_layers` affine coupling layers (RealNVP), each "
+        "conditioned on the input; its density is exact by the change of variables.",
+        {},
+        event=(Axis(),),
+        kernel=KernelForm(
+            "flow",
+            "the codomain (one Real object of at least 2 numbers) is a standard Normal "
+            "vector through n_layers affine coupling layers, the even and odd coordinates "
+            "taking turns; each layer's shift and log-scale come from a two-hidden-layer "
+            "tanh network of hidden_dim units reading the input (a finite one through a "
+            "learned embedding) and the coordinates it keeps",
+            options=(KernelOption("n_layers", "the number of coupling layers", 4, whole=True),),
+        ),
+        kernel_only="its layers are networks that only a morphism's input conditions",
+    ),
     # ---- qvr's Dirac kernel
     Family(
         "Deterministic",
@@ -1156,6 +1178,8 @@ _CATALOGUE: tuple[Family, ...] = (
 FAMILIES: dict[str, Family] = {f.name: f for f in _CATALOGUE}
 #: Families that can follow `~` on a morphism, in the catalogue's order.
 KERNEL_FAMILIES: tuple[str, ...] = tuple(f.name for f in _CATALOGUE if f.kernel is not None)
+#: The normalizing-flow kernel, which the runtime builds apart (`runtime/flows.py`).
+FLOW = next(f.name for f in _CATALOGUE if f.kernel is not None and f.kernel.outputs == "flow")
 
 
 def codomain_words(family: Family) -> str:

@@ -807,6 +807,8 @@ def _check_whole_draw(
             span,
         )
         return None
+    if form.outputs == "flow" and not _flow_fits(ctx, decl, family, cod):
+        return None
     features = sum(f.size for f in dom.factors)  # a FinSet one-hot, a space as it is
     if form.outputs == "hyperparameters" and features % draw[0]:
         ctx.report(
@@ -819,6 +821,21 @@ def _check_whole_draw(
         return None
     options = tuple((o.name, _option_or_default(opts, o)) for o in form.options)
     return Drawn(draw, options, carrier)
+
+
+def _flow_fits(ctx: Context, decl: ast.MorphismDecl, family: str, cod: Product) -> bool:
+    """quivers' `ConditionalFlow` couples halves of a vector of at least 2 numbers."""
+    assert decl.family is not None
+    if cod.width < 2:
+        ctx.report(
+            rules.FAMILY_CODOMAIN,
+            f"a {family} couples two halves of its draw, so its codomain needs at least 2 "
+            f"numbers: {cod.label} of morphism {decl.name.text} has {cod.width} (a Normal "
+            "kernel draws one)",
+            decl.family.span,
+        )
+        return False
+    return True
 
 
 def _option_or_default(opts: dict[str, object], option: KernelOption) -> float | str:
@@ -908,12 +925,20 @@ def _check_kernel_options(
         width = spec.network_width(cod.factors)
     if (given is not None and not given.network) or (drawn is not None and not width):
         learned = " and ".join(p.name for p in spec.params) if spec is not None else ""
+        flow = form is not None and form.outputs == "flow"
         why = (
             f"its declaration gives every parameter of {family}"
             if given is not None
+            else f"{family}'s coupling layers are its networks, of hidden_dim units"
+            if flow
             else f"{family} learns its own {learned}"
         )
-        network_keys = ("param_source", "hidden_dim", "rank", *(("scale",) if drawn else ()))
+        network_keys = (
+            "param_source",
+            *(() if flow else ("hidden_dim",)),
+            "rank",
+            *(("scale",) if drawn else ()),
+        )
         for key in network_keys:
             if key in opts and not (form and form.option(key)):
                 ctx.report(

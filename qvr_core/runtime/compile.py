@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins import COMBINATORS
+from qvr_core.builtins.families import FLOW
 from qvr_core.check import lowered as ir
 from qvr_core.check.lowered import lower_module
 from qvr_core.check.module import CheckedModule, ModuleAlgebra, MorphismInfo
@@ -42,6 +43,7 @@ from qvr_core.runtime.combinators import (
 from qvr_core.runtime.discretize import Discretize
 from qvr_core.runtime.errors import QvrError, format_diagnostics
 from qvr_core.runtime.family_draw import FamilyDraw
+from qvr_core.runtime.flows import Flow
 from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Morphism
 from qvr_core.runtime.program import ProgramModule
 from qvr_core.runtime.relations import (
@@ -327,6 +329,9 @@ def _make_leaf(key: str, info: MorphismInfo, algebra: ModuleAlgebra | None = Non
             return Latent(key, info.type, info.scale, info.init)
         rule_of(algebra)  # an inline body is refused here, with its line
         return Relation(key, info.type, algebra, info.scale, info.init)
+    if info.role == "kernel" and info.family == FLOW:
+        layers = dict(info.family_options).get("n_layers", 4)
+        return Flow(key, info.type, int(layers), info.hidden_dim)
     if info.role == "kernel" and info.family is not None:
         return Kernel(
             key,

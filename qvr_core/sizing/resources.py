@@ -258,6 +258,8 @@ def _leaf(info: Any) -> _Leaf:
         n, m = _rows(dom), _rows(cod)  # a product of sets: one axis each (a relation)
         return _Leaf(n * m, 4 * m, f"a {format_count(n)} x {format_count(m)} matrix")
     family = FAMILIES.get(info.family) if info.family is not None else None
+    if family is not None and family.kernel is not None and family.kernel.outputs == "flow":
+        return _flow(info, dom, cod)
     n_in = _feature_width(dom)
     n_out, scale = cod.width, 0
     if family is not None and family.kernel is not None:
@@ -284,6 +286,23 @@ def _leaf(info: Any) -> _Leaf:
     floats += 2 * n_out + 2 * cod.width  # the network output; a draw and its noise
     reason = f"input {format_count(n_in)}, {net}, output {format_count(n_out)}"
     return _Leaf(params + scale, floats, reason)
+
+
+def _flow(info: Any, dom: Product, cod: Product) -> _Leaf:
+    """`~ Flow`: n_layers coupling layers, each its own network of hidden_dim units (and
+    embedding of a finite input), moving the odd then the even coordinates in turn
+    (`runtime/flows.py`)."""
+    layers = int(dict(info.family_options).get("n_layers", 4))
+    h, width = info.hidden_dim, cod.width
+    rows = _rows(dom) if dom.discrete else 0
+    condition = h if rows else _feature_width(dom)
+    params = 0
+    for i in range(layers):
+        kept = (width + 1) // 2 if i % 2 == 0 else width // 2
+        moved = width - kept
+        params += rows * h + (condition + kept) * h + h + h * h + h + h * 2 * moved + 2 * moved
+    floats = layers * (condition + 3 * h + 4 * width)
+    return _Leaf(params, floats, f"{layers} coupling layers of {h} units")
 
 
 def _leaf_reason(name: str, info: Any, leaf: _Leaf) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from qvr_core.builtins import FAMILIES, KERNEL_FAMILIES
+from qvr_core.builtins.families import FLOW
 from qvr_core.runtime.distributions import Factories, factory
 from qvr_core.runtime.families import KERNELS
 
@@ -31,7 +32,7 @@ def test_a_name_that_is_no_family_finds_no_factory() -> None:
         assert factory(name) is None
 
 
-@pytest.mark.parametrize("name", KERNEL_FAMILIES)
+@pytest.mark.parametrize("name", [n for n in KERNEL_FAMILIES if n != FLOW])
 def test_every_kernel_family_has_a_morphism_form_named_after_it(name: str) -> None:
     assert KERNELS[name].name == name
     assert KERNELS[name].__name__ == name

@@ -72,6 +72,7 @@ async def test_options_roles_and_families(client):
     assert {"scale", "replicate", "param_source", "hidden_dim", "rank"} <= keys
     assert "role" not in keys
     assert await labels(client, "morphism f : Token -> Hidden [role=") == {
+        "discretize",
         "embed",
         "kernel",
         "latent",

@@ -33,6 +33,8 @@ def _options(family: Family) -> list[str]:
     assert family.kernel is not None
     if family.kernel.outputs == "hyperparameters":  # no network: its own numbers only
         return ["", ", length_scale=0.5"]
+    if family.kernel.outputs == "flow":  # its coupling layers are its networks
+        return ["", ", hidden_dim=5", ", n_layers=1", ", n_layers=3, hidden_dim=7"]
     options = ["", ", param_source=linear", ", param_source=linear, rank=1", ", hidden_dim=5"]
     if family.kernel.scale_option:
         options.append(", scale=0.5")
