@@ -10,8 +10,9 @@ image of y plus the sum of the inverse layers' log-scales. As in quivers, each l
 network is Linear -> tanh -> Linear -> tanh -> Linear with `hidden_dim` units, and a
 finite input enters through a learned embedding of `hidden_dim` numbers (a space's
 numbers enter as they are; an input with both, which quivers reads as one space, as
-qvr's parameter networks read it: finite factors one-hot). The mean is the image of the base's mean, z = 0: a flow has
-no closed-form mean, and that point is where its draws concentrate.
+qvr's parameter networks read it: finite factors one-hot). The mean is the image of the
+base's mean, z = 0: a flow has no closed-form mean, and that point is where its draws
+concentrate.
 """
 
 from __future__ import annotations
