@@ -10,6 +10,9 @@
     fitted = models.fit("linear_regression", method="nuts", data="data.json")
     fitted.run.posterior                         # the table `qvr run` prints
 
+    grammar = load("examples/grammars/pcfg.qvr").deduction("PCFG")
+    grammar.parse(["the", "dog", "runs"]).goal_weight()   # log inside weight of S
+
 An export compiles on the runtime that runs it (`qvr_core.plan.runnable`): a seed
 program or a let to a morphism (`runtime.compile`), a model program to a
 `ModelProgram` (`runtime.model`). `Program.fit` runs a program as `qvr run`
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from qvr_core.check.module import CheckedModule
     from qvr_core.runs.fit import Fit
     from qvr_core.runtime.compile import Compiler
+    from qvr_core.runtime.deduction import DeductionEngine
     from qvr_core.runtime.model import ModelProgram
     from qvr_core.runtime.morphisms import Morphism
 
@@ -56,6 +60,7 @@ class Program:
         self.module = module
         self.path = path
         self._compiled: dict[str, Morphism | ModelProgram] = {}
+        self._deductions: dict[str, DeductionEngine] = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -85,6 +90,21 @@ class Program:
 
     def __contains__(self, name: object) -> bool:
         return name in self.module.exports
+
+    def deduction(self, name: str) -> DeductionEngine:
+        """The `deduction` `name`, ready to parse: `.parse(["the", "dog", "runs"])` gives
+        its chart, whose `goal_weight()` is differentiable in the deduction's learnable
+        weights (`.weights`, an `nn.Module`; rule weights are made as rules first fire,
+        so build an optimiser after a first parse, as with quivers)."""
+        if name not in self._deductions:
+            found = self.module.deductions.get(name)
+            if found is None:
+                known = ", ".join(self.module.deductions) or "none"
+                raise KeyError(f"no deduction '{name}' (deductions: {known})")
+            from qvr_core.runtime.deduction import DeductionEngine
+
+            self._deductions[name] = DeductionEngine(found)
+        return self._deductions[name]
 
     def fit(self, name: str | None = None, **arguments: Any) -> Fit:
         """Run program `name` (default: the first export) as `qvr run` does, keeping its

@@ -7,13 +7,23 @@ a frame kept by the incremental checker can hold them however the text moves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from qvr_core.builtins.semirings import Semiring
+
+#: A term of a deduction's algebra, as quivers' compiler builds one
+#: (`dsl/compiler/deductions.py`, `_convert_pattern`): an atom `("atom", "NP")`, a
+#: pattern variable `("?", "X")` (any name the `atoms` line does not declare), an applied
+#: term `("span", I, K, NP)` with its head a string, a slash `("/", result, argument)` or
+#: `("\\", result, argument)`, a product `("product", (A, B))`; a logical form's bound
+#: variable is `("var", "#v1")`, and a span's positions are ints.
+Term = tuple[Any, ...]
+ATOM, VARIABLE = "atom", "?"
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One sequent rule: premises `|-` conclusion, as written."""
+    """One sequent rule: premises `|-` conclusion, as written and as terms."""
 
     name: str
     premises: tuple[str, ...]
@@ -21,17 +31,23 @@ class Rule:
     learnable: bool
     bounded: bool
     parent: str | None
+    premise_terms: tuple[Term, ...] = ()
+    conclusion_term: Term = ()
 
 
 @dataclass(frozen=True)
 class Entry:
     """One lexicon entry: its words, its category (None for any atom, `*`) and its
-    logical form, as written."""
+    logical form, as written; `categories` the category terms it gives each word (one per
+    atom for `*` and `{NP, VP}`, which are always learnable) and `form` its logical form
+    as a term."""
 
     words: tuple[str, ...]
     category: str | None
     logical_form: str
     learnable: bool
+    categories: tuple[Term, ...] = ()
+    form: Term | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,12 @@ class Deduction:
     binders: tuple[str, ...]
     rules: tuple[Rule, ...]
     lexicon: tuple[Entry, ...]
+    #: quivers' `[tolerance=]` and `[max_iterations=]`: when an item's change is too small
+    #: to propagate, and how many items the agenda may pop
+    tolerance: float = 0.0
+    max_iterations: int = 100_000
+    #: span items carry a logical form (a `binders` line, or a rule's span of 4 or more)
+    carries_forms: bool = False
 
     def summary(self) -> str:
         """One paragraph: the semiring, the goal and the size of the system."""

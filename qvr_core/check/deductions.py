@@ -27,12 +27,20 @@ files a declaration names, so such a deduction keeps the names-only check (QVR01
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeGuard
 
 from qvr_core.builtins.semirings import DEFAULT_SEMIRING, SEMIRINGS, Semiring
 from qvr_core.check.context import SymbolKey, suggest
-from qvr_core.check.deduction_system import Deduction, Entry, Rule
+from qvr_core.check.deduction_system import ATOM, Deduction, Entry, Rule
+from qvr_core.check.deduction_terms import (
+    carries_forms,
+    counter,
+    form_term,
+    pattern_term,
+    with_form_slots,
+)
 from qvr_core.check.grammar_rules import pattern_names
 from qvr_core.check.unchecked import note, refer
 from qvr_core.syntax import ast
@@ -86,6 +94,7 @@ class _Checking:
         self.decl = decl
         self.atoms: dict[str, ast.Name] = {}
         self.binders: dict[str, ast.Name] = {}
+        self._fresh = counter()  # the bound variables of logical forms, renamed apart
 
     def run(self) -> Deduction:
         clause = self.decl.clause
@@ -110,6 +119,20 @@ class _Checking:
         start = values.get("start")
         self._goal(start, rule_lines, entries)
         depth = values.get("depth")
+        patterns = [t for r in found for t in (*r.premise_terms, r.conclusion_term)]
+        forms = carries_forms(tuple(self.binders), patterns)
+        if forms:
+            fresh = counter()
+            found = tuple(
+                dataclasses.replace(
+                    r,
+                    premise_terms=tuple(with_form_slots(t, fresh) for t in r.premise_terms),
+                    conclusion_term=with_form_slots(r.conclusion_term, fresh),
+                )
+                for r in found
+            )
+        tolerance = values.get("tolerance")
+        iterations = values.get("max_iterations")
         return Deduction(
             self.decl.name.text,
             semiring,
@@ -119,6 +142,9 @@ class _Checking:
             tuple(self.binders),
             found,
             lexicon,
+            float(tolerance.value) if tolerance is not None else 0.0,
+            int(iterations.value) if iterations is not None else 100_000,
+            forms,
         )
 
     # ------------------------------------------------------------ options
@@ -243,6 +269,8 @@ class _Checking:
             if isinstance(parent, ast.Literal):
                 parents[name.text] = parent
             text = [self.ctx.source(p.span) for p in patterns]
+            atoms = frozenset(self.atoms)
+            terms = [pattern_term(p, atoms) for p in patterns]
             found.append(
                 Rule(
                     name.text,
@@ -251,6 +279,8 @@ class _Checking:
                     "learnable" in flags,
                     "bounded" in flags,
                     str(parent.value) if isinstance(parent, ast.Literal) else None,
+                    tuple(terms[:-1]),
+                    terms[-1] if terms else (),
                 )
             )
         self._parents(parents, names)
@@ -358,14 +388,24 @@ class _Checking:
         flags = self._pragma(
             line, ENTRY_PRAGMAS, f"the lexicon entry {', '.join(map(repr, words))}"
         )
+        atoms = frozenset(self.atoms)
         if listed:
             category: str | None = "{" + ", ".join(a.text for a in listed) + "}"
+            terms = tuple((ATOM, a.text) for a in listed if a.text in self.atoms)
         elif fixed:
             category = self.ctx.source(fixed[0].span)
+            terms = (pattern_term(fixed[0], atoms),)
         else:
             category = None
+            terms = tuple((ATOM, a) for a in self.atoms)  # `*`: every atom, in order
         lf = self.ctx.source(form.span) if form is not None else ""  # type: ignore[attr-defined]  # an expression
-        return Entry(words, category, lf, "learnable" in flags)
+        learned = "learnable" in flags or not fixed  # quivers: `*` and `{..}` always learn
+        term = (
+            form_term(form, atoms, frozenset(self.binders), self._fresh)
+            if form is not None
+            else None
+        )
+        return Entry(words, category, lf, learned, terms, term)
 
     def _logical_form(self, form: object, words: tuple[str, ...]) -> None:
         """A logical form is closed: each name an atom, a binder, or the variable a

@@ -1,0 +1,215 @@
+"""Running a `deduction` over a sentence, as quivers 0.25.2 runs it.
+
+Read from quivers (the 0.25.2 wheel): `dsl/compiler/deductions.py`
+(`_compile_deduction`: the lexicon's axioms, the learnable weights, `bounded`,
+`parent=`, the depth guard and the goal) and `stochastic/agenda.py` (`run_agenda`:
+a first-in first-out agenda that merges an item pushed again, semi-naive firing,
+`max_iterations`, `tolerance`; `match`, `instantiate`; `_full_extent_goal`). The
+numbers below are what that engine computes for these grammars, worked out from its
+code: the inside weight of the goal over the whole sentence, each learnable weight
+starting at 0 and keyed, for a rule, by the binding of all its variables. The grammars
+are our own, parsed by quivers' grammars.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from qvr_core.check import check
+from qvr_core.dsl import loads
+from qvr_core.runtime.deduction import DeductionEngine
+from qvr_core.runtime.errors import QvrRuntimeError
+from tests.conformance import oracle
+
+PCFG = """object Term : FinSet 16
+
+deduction PCFG : Term -> Term [semiring=LogProb, start=S, depth=4]
+    atoms S, NP, VP, Det, N, V, span, the, a, cat, dog, sleeps, runs
+    rule s_np_vp : span(I, K, NP), span(K, J, VP) |- span(I, J, S) #[learnable]
+    rule np_det_n : span(I, K, Det), span(K, J, N) |- span(I, J, NP) #[learnable]
+    rule vp_v : span(I, J, V) |- span(I, J, VP) #[learnable]
+    lexicon
+        "the"    : Det = the     #[learnable]
+        "a"      : Det = a       #[learnable]
+        "cat"    : N   = cat     #[learnable]
+        "dog"    : N   = dog     #[learnable]
+        "sleeps" : V   = sleeps  #[learnable]
+        "runs"   : V   = runs    #[learnable]
+"""
+
+ATTACH = """object Term : FinSet 4
+
+deduction Attach : Term -> Term [semiring=SEMIRING, start=S]
+    atoms S, NP, VP, PP, V, P, span
+    rule s : span(I, K, NP), span(K, J, VP) |- span(I, J, S) #[learnable]
+    rule vp_v_np : span(I, K, V), span(K, J, NP) |- span(I, J, VP) #[learnable]
+    rule vp_vp_pp : span(I, K, VP), span(K, J, PP) |- span(I, J, VP) #[learnable]
+    rule np_np_pp : span(I, K, NP), span(K, J, PP) |- span(I, J, NP) #[learnable]
+    rule pp : span(I, K, P), span(K, J, NP) |- span(I, J, PP) #[learnable]
+    lexicon
+        "I" : NP = NP
+        "saw" : V = V
+        "man" : NP = NP
+        "with" : P = P
+        "telescope" : NP = NP
+"""
+ATTACHED = ["I", "saw", "man", "with", "telescope"]
+
+
+def engine(source: str, name: str) -> DeductionEngine:
+    module = check(source)
+    assert not module.errors, [d.message for d in module.errors]
+    return DeductionEngine(module.deductions[name])
+
+
+@pytest.mark.parametrize(
+    "source", [PCFG, ATTACH.replace("SEMIRING", "LogProb")], ids=["pcfg", "attach"]
+)
+def test_quivers_grammars_parse_it(source: str) -> None:
+    oracle.require_head(source)
+
+
+def test_one_parse_weighs_one_at_the_start() -> None:
+    pcfg = engine(PCFG, "PCFG")
+    chart = pcfg.parse(["the", "dog", "runs"])
+    assert chart.goal_weight().item() == 0.0
+    assert chart.iterations == 6  # quivers' agenda pops six items for it
+    assert chart.goal_items == [("span", 0, 3, ("atom", "S"))]
+    assert set(pcfg.weights.named_weights()) == {
+        *(f"PCFG.lex.{i}" for i in range(6)),
+        "PCFG.rule.s_np_vp:0|3|2",
+        "PCFG.rule.np_det_n:0|2|1",
+        "PCFG.rule.vp_v:2|3",
+    }
+
+
+def test_the_goal_is_the_sum_of_its_weights_and_each_gradient_one() -> None:
+    pcfg = engine(PCFG, "PCFG")
+    pcfg.parse(["the", "dog", "runs"])  # makes the rule weights
+    weights = pcfg.weights
+    with torch.no_grad():
+        weights.lexicon[[0, 3, 5]] = torch.tensor([-0.3, -0.2, -0.5], dtype=torch.float64)
+        weights.rule("s_np_vp", "0|3|2").fill_(-0.1)
+        weights.rule("np_det_n", "0|2|1").fill_(-0.4)
+        weights.rule("vp_v", "2|3").fill_(-0.6)
+    goal = pcfg.parse(["the", "dog", "runs"]).goal_weight()
+    assert goal.item() == pytest.approx(-2.1)
+    goal.backward()
+    assert weights.lexicon.grad is not None
+    assert weights.lexicon.grad.tolist() == [1.0, 0.0, 0.0, 1.0, 0.0, 1.0]
+    assert all(float(p.grad) == 1.0 for p in weights.rules.values() if p.grad is not None)
+    # a rule's weight is keyed by its positions, so another sentence of three words
+    # reuses the three rule weights with its own words' (0)
+    assert pcfg.parse(["a", "cat", "sleeps"]).goal_weight().item() == pytest.approx(-1.1)
+
+
+@pytest.mark.parametrize(
+    "sentence", [["dog", "the", "runs"], ["the", "unicorn", "runs"], ["the", "dog"], []]
+)
+def test_no_parse_weighs_zero(sentence: list[str]) -> None:
+    assert float(engine(PCFG, "PCFG").parse(sentence).goal_weight()) == -math.inf
+
+
+@pytest.mark.parametrize(
+    ("semiring", "expected", "pops"),
+    [
+        ("LogProb", math.log(2), 13),
+        ("Viterbi", 0.0, 12),
+        ("Boolean", 1.0, 12),
+        ("Counting", 2.0, 13),
+    ],
+)
+def test_two_attachments_in_each_semiring(semiring: str, expected: float, pops: int) -> None:
+    chart = engine(ATTACH.replace("SEMIRING", semiring), "Attach").parse(ATTACHED)
+    assert chart.goal_weight().item() == pytest.approx(expected)
+    assert chart.iterations == pops
+
+
+def test_the_gradient_is_each_rules_expected_use() -> None:
+    attach = engine(ATTACH.replace("SEMIRING", "LogProb"), "Attach")
+    attach.parse(ATTACHED)
+    with torch.no_grad():
+        attach.weights.rule("vp_vp_pp", "1|5|3").fill_(-1.0)
+        attach.weights.rule("np_np_pp", "2|5|3").fill_(-2.0)
+    goal = attach.parse(ATTACHED).goal_weight()
+    assert goal.item() == pytest.approx(math.log(math.exp(-1) + math.exp(-2)))
+    goal.backward()
+    verb, noun = attach.weights.rule("vp_vp_pp", "1|5|3"), attach.weights.rule("np_np_pp", "2|5|3")
+    assert verb.grad is not None and noun.grad is not None
+    assert float(verb.grad) == pytest.approx(1 / (1 + math.exp(-1)))
+    assert float(noun.grad) == pytest.approx(1 - 1 / (1 + math.exp(-1)))
+
+
+CYCLE = """object Term : FinSet 2
+
+deduction Loop : Term -> Term [start=S, OPTIONS]
+    atoms S, T, span
+    rule up : span(I, J, S) |- span(I, J, T) PRAGMA
+    rule down : span(I, J, T) |- span(I, J, S) PRAGMA
+    lexicon
+        "w" : S = S
+"""
+
+
+def test_a_bounded_cycle_settles_at_its_fixed_point() -> None:
+    """Each bounded rule weighs -softplus(0) - log 2 = -log 4 (two bounded rules), so S
+    weighs 1 + 1/16 + 1/16^2 + ... = 16/15."""
+    source = CYCLE.replace("OPTIONS", "tolerance=0.000001").replace(
+        "PRAGMA", "#[learnable, bounded]"
+    )
+    goal = engine(source, "Loop").parse(["w"]).goal_weight()
+    assert goal.item() == pytest.approx(math.log(16 / 15), abs=1e-6)
+
+
+def test_a_cycle_that_does_not_settle_stops_with_an_error() -> None:
+    source = CYCLE.replace("OPTIONS", "max_iterations=50").replace(" PRAGMA", "")
+    with pytest.raises(QvrRuntimeError, match="max_iterations=50"):
+        engine(source, "Loop").parse(["w"])
+
+
+def test_a_parent_adds_its_weight_at_the_same_binding() -> None:
+    source = """object Term : FinSet 2
+
+deduction Two : Term -> Term [start=S]
+    atoms S, NP, span
+    rule base : span(I, J, NP) |- span(I, J, S) #[learnable]
+    rule special : span(I, J, NP) |- span(I, J, S) #[parent=base]
+    lexicon
+        "x" : NP = NP
+"""
+    two = engine(source, "Two")
+    two.parse(["x"])
+    with torch.no_grad():
+        two.weights.rule("base", "0|1").fill_(0.3)
+    assert two.parse(["x"]).goal_weight().item() == pytest.approx(math.log(2 * math.exp(0.3)))
+
+
+def test_depth_bounds_how_deep_a_conclusion_nests() -> None:
+    source = """object Term : FinSet 2
+
+deduction Modal : Term -> Term [semiring=Counting, depth=2]
+    atoms S, Dia, span
+    rule dia : span(I, J, A) |- span(I, J, Dia(A))
+    lexicon
+        "p" : S = S
+"""
+    chart = engine(source, "Modal").parse(["p"])
+    assert set(chart.items) == {
+        ("span", 0, 1, ("atom", "S")),
+        ("span", 0, 1, ("Dia", ("atom", "S"))),
+        ("span", 0, 1, ("Dia", ("Dia", ("atom", "S")))),
+    }
+    assert chart.goal_weight().item() == 3.0  # no start: every whole-sentence item
+
+
+def test_a_program_gives_its_deductions() -> None:
+    program = loads(
+        PCFG + "\nobject R : FinSet 1\nprogram p : R -> R\n"
+        "    sample z : R <- Normal(0.0, 1.0)\n    return z\nexport p\n"
+    )
+    assert program.deduction("PCFG").parse(["a", "cat", "sleeps"]).goal_weight().item() == 0.0
+    with pytest.raises(KeyError, match="PCFG"):
+        program.deduction("CFG")
