@@ -21,7 +21,7 @@ from qvr_core.check.computations import check_computation, check_instance, is_co
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.contractions import check_contraction, is_contraction
 from qvr_core.check.declarations import check_morphism, check_objects
-from qvr_core.check.deduction_system import Deduction
+from qvr_core.check.deduction_system import DEDUCTION, Deduction
 from qvr_core.check.deductions import check_deduction, is_deduction
 from qvr_core.check.defines import Computation
 from qvr_core.check.expressions import infer
@@ -168,6 +168,15 @@ class Env:
             ctx.report(
                 rules.WRONG_KIND,
                 f"'{n}' is an object, not a morphism: to pass a value through use identity({n})",
+                name.span,
+            )
+            return None
+        if isinstance(decl, ast.OtherDecl) and decl.clause.kind == DEDUCTION:
+            ctx.ref(name.span, SymbolKey(n))
+            ctx.report(  # quivers refuses it too (no family, morphism or let of that name)
+                rules.WRONG_KIND,
+                f"'{n}' is a deduction, not a morphism: a program parses a sentence with "
+                f"`let chart = parse({n}, sentence)`",
                 name.span,
             )
             return None

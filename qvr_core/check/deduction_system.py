@@ -19,6 +19,8 @@ from qvr_core.builtins.semirings import Semiring
 #: variable is `("var", "#v1")`, and a span's positions are ints.
 Term = tuple[Any, ...]
 ATOM, VARIABLE = "atom", "?"
+#: The clause kind of a `deduction` declaration.
+DEDUCTION = "deduction"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from qvr_core.builtins.semirings import DEFAULT_SEMIRING, SEMIRINGS, Semiring
 from qvr_core.check.context import SymbolKey, suggest
-from qvr_core.check.deduction_system import ATOM, Deduction, Entry, Rule
+from qvr_core.check.deduction_system import ATOM, DEDUCTION, Deduction, Entry, Rule
 from qvr_core.check.deduction_terms import (
     carries_forms,
     counter,
@@ -50,7 +50,6 @@ from qvr_core.text.diagnostics import Related
 if TYPE_CHECKING:
     from qvr_core.check.context import Context
 
-DEDUCTION = "deduction"  # the clause kind of the declaration
 #: quivers' closed option sets (0.25.2, `_DEDUCTION_OPTION_KEYS` and the pragma sets).
 DEDUCTION_OPTIONS = (
     "semiring",

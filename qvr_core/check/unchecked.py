@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from qvr_core.builtins import FAMILIES as REGISTRY
 from qvr_core.builtins import bind
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
+from qvr_core.check.deduction_system import DEDUCTION
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.types import inline_object
 from qvr_core.syntax import ast
@@ -301,8 +302,15 @@ def structural(pc: ProgramPass, reason: str) -> None:
     for p in decl.params or ():
         pc.define(p, SymbolKind.PARAM, p.span, None, is_input=True)
     data: set[str] = set()
+    errors = _errors(ctx)
     _steps(pc, decl.steps, data)
+    if _errors(ctx) > errors:
+        return  # an undefined callee, a step over a deduction: refused, as by quivers
     note(ctx, decl.name.span, f"program {decl.name.text} ({reason})")
+
+
+def _errors(ctx: Context) -> int:
+    return sum(d.is_error for d in ctx.diagnostics)
 
 
 def _steps(pc: ProgramPass, steps: tuple[ast.Step, ...], data: set[str]) -> None:
@@ -340,6 +348,16 @@ def _callee(pc: ProgramPass, name: ast.Name) -> None:
         use(pc, name, set())
     elif n in pc.ctx.top:
         pc.ctx.ref(name.span, SymbolKey(n))
+        decl = pc.ctx.top[n]
+        if isinstance(decl, ast.OtherDecl) and decl.clause.kind == DEDUCTION:
+            # quivers refuses it too: "neither a family in the registry, a declared
+            # morphism, nor a let-bound name"
+            pc.ctx.report(
+                rules.WRONG_KIND,
+                f"'{n}' is a deduction, not a morphism: a program parses a sentence with "
+                f"`let chart = parse({n}, sentence)`",
+                name.span,
+            )
     elif n[:1].isupper():  # not a family of the registry (is_family), nor declared
         pc.ctx.undefined(name, "family", FAMILIES)
 

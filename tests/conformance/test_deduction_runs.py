@@ -213,3 +213,32 @@ def test_a_program_gives_its_deductions() -> None:
     assert program.deduction("PCFG").parse(["a", "cat", "sleeps"]).goal_weight().item() == 0.0
     with pytest.raises(KeyError, match="PCFG"):
         program.deduction("CFG")
+
+
+STEP_OVER_A_DEDUCTION = """object Term : FinSet 4
+object Sentence : FinSet 4
+
+deduction CCG : Term -> Term [start=S]
+    atoms S, NP, span
+    rule s : span(I, K, NP), span(K, J, NP) |- span(I, J, S)
+    lexicon
+        "a" : NP = NP
+
+program p : Sentence -> Sentence
+    sample chart <- CCG(x)
+STEP    return chart
+
+export p
+"""
+
+
+@pytest.mark.parametrize("step", ["", "    let w = chart.goal_weight()\n"])
+def test_a_step_drawing_from_a_deduction_is_refused(step: str) -> None:
+    """quivers refuses `sample chart <- CCG(x)` in both its engines: CCG is neither a
+    family, a morphism nor a let."""
+    source = STEP_OVER_A_DEDUCTION.replace("STEP", step)
+    oracle.require_head(source)
+    module = check(source)
+    [error] = module.errors
+    assert error.code == "QVR104" and "parse(CCG, sentence)" in error.message
+    assert all(d.code != "QVR011" for d in module.diagnostics)
