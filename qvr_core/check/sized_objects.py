@@ -124,38 +124,33 @@ def _size_of(ctx: Context, arg: ast.Literal) -> int | None:
             )
             return None
         return value
-    product = _named(ctx, arg)
-    if product is None:
-        return None
-    if not product.discrete:
-        ctx.report(
-            rules.OBJECT_SIZE,
-            f"'{arg.raw}' is {dims_text(product)}, which has no number of elements: a size "
-            "is a whole number or a finite object",
-            arg.span,
-        )
-        return None
-    return math.prod(f.size for f in product.factors)
+    product = _finite(
+        ctx, arg, "which has no number of elements: a size is a whole number or a finite object"
+    )
+    return None if product is None else math.prod(f.size for f in product.factors)
 
 
 def _same_object(
     ctx: Context, ref: ast.ObjCtor, arg: ast.Literal, name: str | None
 ) -> Product | None:
     """`FinSet N`: the finite object N itself, as quivers resolves it."""
-    product = _named(ctx, arg)
+    product = _finite(ctx, arg, "not a finite set")
     if product is None:
-        return None
-    if not product.discrete:
-        ctx.report(
-            rules.OBJECT_SIZE,
-            f"FinSet {arg.raw}: '{arg.raw}' is {dims_text(product)}, not a finite set",
-            arg.span,
-        )
         return None
     written = (name,) if name is not None else product.written
     found = Product(product.factors, written)
     ctx.record_type(ref.span, found)
     return found
+
+
+def _finite(ctx: Context, arg: ast.Literal, otherwise: str) -> Product | None:
+    """The finite object a size argument names, or None with an error (QVR212 for a
+    space: `otherwise` says what it is not)."""
+    product = _named(ctx, arg)
+    if product is not None and not product.discrete:
+        ctx.report(rules.OBJECT_SIZE, f"'{arg.raw}' is {dims_text(product)}, {otherwise}", arg.span)
+        return None
+    return product
 
 
 def _named(ctx: Context, arg: ast.Literal) -> Product | None:

@@ -6,24 +6,23 @@ bound. An input x falls in bin k with probability softmax_k(-(x - c_k)^2 / 0.1),
 soft assignment at its default temperature, which its compiler does not change: a draw
 is a bin drawn so, a score the log of that probability, and the mean the nearest centre
 (quivers' hard assignment). Nothing is learned. quivers clamps the probability at its
-EPS before the log; qvr takes the log-softmax itself, which agrees wherever the
-probability is above it.
+EPS before the log; qvr takes the categorical's log-probability, which agrees wherever
+the probability is above it.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.distributions as D
 
 from qvr_core.check.types import Arrow
 from qvr_core.runtime.errors import QvrRuntimeError
-from qvr_core.runtime.morphisms import Leaf, flat_index, unflat_index, value_count
+from qvr_core.runtime.morphisms import CategoricalRows, value_count
 
 #: quivers' `Discretize(temperature=0.1)`: the spread of the soft assignment.
 TEMPERATURE = 0.1
 
 
-class Discretize(Leaf):
+class Discretize(CategoricalRows):
     """Bins a `Real 1 {low=a, high=b}` (or `Unit 1`) value into `bins` bins."""
 
     centres: torch.Tensor
@@ -36,22 +35,6 @@ class Discretize(Leaf):
             raise QvrRuntimeError(f"{key}: role=discretize needs one bounded number and bins")
         self.register_buffer("centres", torch.linspace(interval[0], interval[1], bins))
 
-    @property
-    def stochastic(self) -> bool:
-        return True
-
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
         centres = self.centres.to(x.dtype)
         return -((x[..., :1] - centres) ** 2) / TEMPERATURE
-
-    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        drawn = D.Categorical(logits=self._logits(x), validate_args=False).sample()
-        return unflat_index(drawn, self.cod_p)
-
-    def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        return unflat_index(self._logits(x).argmax(-1), self.cod_p)
-
-    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        scores = torch.log_softmax(self._logits(x), dim=-1)
-        index = flat_index(value, self.cod_p).unsqueeze(-1)
-        return scores.gather(-1, index).squeeze(-1)

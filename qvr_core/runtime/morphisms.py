@@ -348,13 +348,34 @@ def _all(bound: object, test: Callable[[torch.Tensor], torch.Tensor]) -> bool:
     return bool(test(torch.as_tensor(bound)).all())
 
 
-class Latent(Leaf):
+class CategoricalRows(Leaf):
+    """A leaf whose value is a categorical draw over its finite codomain's values (a
+    product's in row-major order), from logits its input gives (`_logits`): a draw is a
+    value drawn so, the mean the most likely value, a score the log-probability."""
+
+    @property
+    def stochastic(self) -> bool:
+        return True
+
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
+        drawn = D.Categorical(logits=self._logits(x), validate_args=False).sample()
+        return unflat_index(drawn, self.cod_p)
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return unflat_index(self._logits(x).argmax(-1), self.cod_p)
+
+    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        rows = D.Categorical(logits=self._logits(x), validate_args=False)
+        return rows.log_prob(flat_index(value, self.cod_p))
+
+
+class Latent(CategoricalRows):
     """`role=latent`, or a kernel without a family between finite sets: an N x M
     row-stochastic matrix, the softmax of free `logits` (M: the codomain's values, a
-    product's in row-major order).
-
-    `rsample` draws a Categorical from the input's row; its mean is the row's mode.
-    """
+    product's in row-major order); the input's row is drawn from."""
 
     def __init__(
         self, key: str, arrow: Arrow, scale: float | None = None, init: str | None = None
@@ -367,26 +388,11 @@ class Latent(Leaf):
         self.logits = nn.Parameter(initial((n, m), UNDECLARED, max(n, m), scale, init))
 
     @property
-    def stochastic(self) -> bool:
-        return True
-
-    @property
     def matrix(self) -> torch.Tensor:
         return torch.softmax(self.logits, dim=-1)
 
-    def _row(self, x: torch.Tensor) -> torch.Tensor:
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
         return self.logits[flat_index(x, self.dom_p)]
-
-    def _rsample(self, x: torch.Tensor) -> torch.Tensor:
-        drawn = D.Categorical(logits=self._row(x), validate_args=False).sample()
-        return unflat_index(drawn, self.cod_p)
-
-    def _mean(self, x: torch.Tensor) -> torch.Tensor:
-        return unflat_index(self._row(x).argmax(-1), self.cod_p)
-
-    def _log_prob(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        row = D.Categorical(logits=self._row(x), validate_args=False)
-        return row.log_prob(flat_index(value, self.cod_p))
 
 
 class Identity(Morphism):
