@@ -94,7 +94,6 @@ def model_reason(pc: ProgramPass) -> str | None:
             and kind.factors[0].text in (*VALUE_KINDS, *PLATE_KINDS)
         ):
             return "its typed parameters"
-    families = 0
     for step in _all_steps(decl.steps):
         if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
             if getattr(step, "more_targets", ()):
@@ -107,12 +106,10 @@ def model_reason(pc: ProgramPass) -> str | None:
                     return "its step options"
             source = step.source
             if isinstance(source, ast.NameRef) and is_family(ctx, source.name):
-                families += 1  # a family written bare (`Flat`): `_site` reads it as a call
-                continue
+                continue  # a family written bare (`Flat`): `_site` reads it as a call
             if not isinstance(source, ast.Call):
                 return "its step source"
             if is_family(ctx, source.callee):
-                families += 1
                 if not all(_family_arg(a) for a in (*source.args, *source.kwargs)):
                     return "its family arguments"
             elif isinstance(ctx.top.get(source.callee.text), ast.ProgramDecl):
@@ -132,7 +129,6 @@ def model_reason(pc: ProgramPass) -> str | None:
             why = _call_reason(pc, step)
             if why:
                 return why
-            families += 1  # its callee's draws and weights are the program's
         elif not isinstance(step, ast.ReturnStep):
             return f"its {type(step).__name__.removesuffix('Step').lower()} step"
     for step in decl.steps:
@@ -140,7 +136,7 @@ def model_reason(pc: ProgramPass) -> str | None:
             isinstance(s, ast.CallStep) for s in _all_steps(step.steps)
         ):
             return "its call step inside a marginalize"
-    return None if families else "its steps"
+    return None
 
 
 def _call_reason(pc: ProgramPass, step: ast.CallStep) -> str | None:

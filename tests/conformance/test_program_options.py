@@ -12,9 +12,12 @@ guide's (`dsl-programs-and-lets.md`) and parsed by quivers' grammars.
 from __future__ import annotations
 
 import pytest
+import torch
 
 from qvr_core.check import check
+from qvr_core.dsl import loads
 from qvr_core.plan.runnable import runnability
+from qvr_core.runtime.model import ModelProgram
 from tests.conformance import oracle
 
 SOURCE = """object X : FinSet 3
@@ -68,3 +71,28 @@ def test_a_posterior_block_is_not_run_but_its_model_is() -> None:
 def test_what_quivers_refuses_is_reported(before: str, after: str, code: str, says: str) -> None:
     found = _found(SOURCE.replace(before, after, 1))
     assert any(c == code and says in m for c, m in found), found
+
+
+PURE = """object X : Real 2
+
+program double : X -> X [effects=[Pure]]
+    let y = x * 2.0
+    return y
+
+export double
+"""
+
+
+def test_a_pure_program_of_lets_is_typed_and_computes_its_return() -> None:
+    """quivers binds the free name `x` from the data, and a `Pure` program has no step
+    with an effect: it computes its return from the data."""
+    oracle.require_head(PURE)
+    module = check(PURE)
+    assert _found(PURE) == []
+    assert "double" in module.models and runnability(module, "double").ok
+    program = loads(PURE)["double"]
+    assert isinstance(program, ModelProgram)
+    out = program.rsample({"x": torch.tensor([1.0, -3.0])})
+    assert torch.equal(
+        torch.as_tensor(out).double(), torch.tensor([2.0, -6.0], dtype=torch.float64)
+    )
