@@ -99,6 +99,7 @@ class Env:
         self.programs: dict[str, ProgramInfo | object | None] = {}
         self.computations: dict[str, Computation | None] = {}  # typed `define`s, by name
         self.contractions: dict[str, Contraction | None] = {}  # checked `contraction`s
+        self.deductions: dict[str, Deduction | None] = {}  # checked `deduction`s
         self.chain: list[str] = []
         self.stack: list[Frame] = []
         self.frames: dict[int, tuple[ast.Decl, Frame]] = {}  # by id(decl), in checking order
@@ -300,6 +301,14 @@ class Env:
             return None
         return self._checked(self.contractions, n, decl, check_contraction, self.ctx, decl)
 
+    def deduction(self, n: str) -> Deduction | None:
+        """The checked `deduction` named `n` (checked on first use, in its own frame), or
+        None when there is none or it keeps the names-only check."""
+        decl = self.ctx.top.get(n)  # a dependency of the frame asking, cached or not
+        if not (isinstance(decl, ast.OtherDecl) and is_deduction(decl)):
+            return None
+        return self._checked(self.deductions, n, decl, check_deduction, self.ctx, decl)
+
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]:
         """The scans in an expression (following lets) that consume its input sequence."""
         found: list[ast.Call] = []
@@ -467,6 +476,8 @@ def run_passes(
                     pass  # checked with the others of the file, below
                 elif is_contraction(d) and _peek(top, d.name.text) is d:
                     env.contraction(d.name.text)
+                elif is_deduction(d) and _peek(top, d.name.text) is d:
+                    env.deduction(d.name.text)
                 else:
                     env.in_frame(d, _check_other, ctx, d)
             case ast.ObjectDecl() | ast.ExportDecl():

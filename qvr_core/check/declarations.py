@@ -282,7 +282,9 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
             if not _is_number(o.value):
                 return f"option {key}, a parameter of {spec.name} given as a name"
             continue
-        if key in _AXIS_OPTIONS:
+        if key == _STEP_IID:
+            continue  # not a morphism's option in quivers: `_options` reports it
+        if key in _MORPHISM_AXIS_OPTIONS:
             return (
                 f"option {key}: it names axes of one {family or 'family'} draw, but a "
                 "morphism's draw is one value of its codomain, which qvr does not split "
@@ -298,9 +300,12 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
 
 
 #: quivers' axis-role options (`over=`, `iid=`): which axes of a draw are its event.
-_AXIS_OPTIONS = ("over", "iid", "iid_over")
+_MORPHISM_AXIS_OPTIONS = ("over", "iid")
+#: A sample step's spelling of `iid=`, which quivers' morphisms do not take
+#: (`_MORPHISM_OPTION_KEYS`).
+_STEP_IID = "iid_over"
 #: The option that names the two finite sets a matrix kernel's draw runs over.
-_OVER = _AXIS_OPTIONS[0]
+_OVER = _MORPHISM_AXIS_OPTIONS[0]
 
 
 def _family_spec(decl: ast.MorphismDecl) -> Family | None:
@@ -461,6 +466,18 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
         if key not in OPTION_KEYS and spec is not None and spec.param(key) is not None:
             # `[temperature=0.5] ~ RelaxedBernoulli`: an option named after a parameter of
             # the family fixes that parameter, as quivers' compiler reads it (`_given`)
+            continue
+        if key == _STEP_IID:  # quivers' morphisms take `iid=`, its steps `iid_over=`
+            ctx.did_you_mean(
+                rules.UNKNOWN_OPTION,
+                f"unknown option '{key}' on morphism {decl.name.text}: a morphism's axes "
+                f"are `{_MORPHISM_AXIS_OPTIONS[0]}=` and `{_MORPHISM_AXIS_OPTIONS[1]}=` "
+                f"(`{key}=` is a sample step's)",
+                o.key.span,
+                key,
+                _MORPHISM_AXIS_OPTIONS,
+                close=[_MORPHISM_AXIS_OPTIONS[1]],
+            )
             continue
         if key not in OPTION_KEYS:
             ctx.did_you_mean(

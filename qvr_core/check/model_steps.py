@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
+from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
 from qvr_core.builtins.functions import FOLD, LIFTED, LINEAR_ALGEBRA, MAP, Function
 from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
 from qvr_core.check.call_steps import call_step
@@ -31,6 +32,8 @@ from qvr_core.check.declarations import (
     resolve_type,
     spread_entries,
 )
+from qvr_core.check.deduction_calls import admitted, goal_weight_type, parse_type
+from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.folds import fold_type
 from qvr_core.check.lambdas import LambdaValue, inline, innermost
 from qvr_core.check.model import (
@@ -50,7 +53,7 @@ from qvr_core.check.ode_calls import ode_type, solver_reason, with_functions
 from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.step_constraints import constraint_word, value_constraint
 from qvr_core.check.step_flags import flag_applies, flag_option
-from qvr_core.check.terms import Num, Ref, Term, lower, refs
+from qvr_core.check.terms import Call, Num, Ref, Term, lower, refs
 from qvr_core.check.types import REAL_NUMBER, Element, ObjectType, Plated, Product, inline_object
 from qvr_core.check.unchecked import is_family
 from qvr_core.syntax import ast
@@ -224,6 +227,8 @@ def _arith_reason(node: ast.Arith) -> str | None:
         item = stack.pop()
         if isinstance(item, ast.Apply) and item.func.text in LIFTED:  # map, fold: a lambda
             stack += [innermost(a) for a in item.args]
+        elif admitted(item):  # `parse(D, s)`, `chart.goal_weight()`: deduction_calls.py
+            continue
         elif isinstance(item, ast.Apply):
             fn = FUNCTIONS.get(item.func.text)
             if fn is None:
@@ -320,6 +325,11 @@ class ModelChecker:
         #: the plates of each fold's accumulator, under `terms.fold_accumulator`'s name,
         #: for `lower` (`check/folds.py`)
         self.accumulators: dict[str, tuple[str, ...]] = {}
+        #: the deduction of each `parse(D, s)` by where it is written, and the lets bound
+        #: to a chart (`check/deduction_calls.py`)
+        self.parses: dict[Span, Deduction] = {}
+        self.charts: set[str] = set()
+        self._let_value: ast.Arith | None = None
 
     def run(self) -> Model:
         decl = self.decl
@@ -478,10 +488,15 @@ class ModelChecker:
     def _let(self, step: ast.LetStep | ast.ScoreStep, scope: tuple[str, ...]) -> Plated | None:
         """Type a let's (or score's) value and put it in the model, in step order."""
         self._bound_read = []
+        self._let_value = step.value if isinstance(step, ast.LetStep) else None
         t = self.arith(step.value)
+        self._let_value = None
         value = inline(step.value, self.lambdas)
         term = lower(value, self.is_plate, self.plates_of, self.size_of, self._constant)
         assert term is not None  # model_reason admits only what lowers
+        if isinstance(term, Call) and term.fn == PARSE:
+            term = replace(term, deduction=self.parses.get(term.span))
+            self.charts.add(step.target.text)
         if isinstance(step, ast.LetStep):
             number = _written_number(step.value)
             if number is None and isinstance(step.value, ast.Var):
@@ -1579,6 +1594,10 @@ class ModelChecker:
             return map_type(self, node)
         if isinstance(node, ast.Apply) and node.func.text == FOLD.name:
             return fold_type(self, node)
+        if isinstance(node, ast.Apply) and node.func.text == PARSE:
+            return parse_type(self, node, node is self._let_value)
+        if isinstance(node, ast.MethodCall) and node.method.text == GOAL_WEIGHT:
+            return goal_weight_type(self, node)
         if isinstance(node, ast.Apply):
             fn = FUNCTIONS[node.func.text]
             if fn.defines:

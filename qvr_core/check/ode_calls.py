@@ -304,7 +304,8 @@ def with_functions(term: Term, env: Env) -> Term:
 
 
 def _names_define(t: Term) -> bool:
-    return isinstance(t, Call) and t.function is None and bool(FUNCTIONS[t.fn].defines)
+    spec = FUNCTIONS.get(t.fn) if isinstance(t, Call) else None  # not `parse`'s
+    return isinstance(t, Call) and t.function is None and spec is not None and bool(spec.defines)
 
 
 def _rewrite(term: Term, env: Env) -> Term:
@@ -320,10 +321,10 @@ def _rewrite(term: Term, env: Env) -> Term:
             return Gather(base, moved, span, plates)
         case Call(fn=fn, args=args, span=span, axis=axis, function=function):
             inner = tuple(_rewrite(a, env) for a in args)
-            spec = FUNCTIONS[fn]
-            at = [i for i, p in enumerate(spec.params) if p in spec.defines]
+            spec = FUNCTIONS.get(fn)
+            at = [i for i, p in enumerate(spec.params) if p in spec.defines] if spec else []
             if function is not None or not at or at[0] >= len(inner):
-                return Call(fn, inner, span, axis, function)
+                return replace(term, args=inner)  # (a deduction's `parse` keeps its record)
             named = inner[at[0]]
             comp = env.computation(named.name) if isinstance(named, Ref) else None
             body = body_of(comp) if comp is not None else None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from qvr_core.check.context import Context, SymbolKey
+    from qvr_core.check.deduction_system import Deduction
     from qvr_core.check.defines import Computation
     from qvr_core.check.model import DataVariable, Step
     from qvr_core.check.module import ModuleAlgebra, ProgramInfo, SymbolKind
@@ -60,6 +61,8 @@ class Env(Protocol):
     def algebra(self) -> ModuleAlgebra | None: ...
 
     def contraction(self, n: str) -> Contraction | None: ...
+
+    def deduction(self, n: str) -> Deduction | None: ...
 
     def sequence_scans(self, expr: ast.Expr) -> list[ast.Call]: ...
 

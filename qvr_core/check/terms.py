@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from qvr_core.builtins import FUNCTIONS, METHODS, OPERATORS
+from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
 from qvr_core.builtins.functions import FOLD, MAP
+from qvr_core.check.deduction_system import Deduction
 from qvr_core.syntax import ast
 from qvr_core.text.span import Span
 
@@ -72,6 +74,9 @@ class Call(_Written):
     # the `define` a function argument names (`ode_rk45(f, ...)`'s f), not among `args`:
     # a body of its own names, so `subterms` and `refs` do not enter it
     function: Body | None = None
+    #: `parse(D, sentence)`: the checked deduction D (`args` is the sentence); set by the
+    #: model checker, which knows the declarations (`check/deduction_calls.py`)
+    deduction: Deduction | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,12 @@ def lower(
                 return None
             items = _all(args, is_plate, plates_of, size_of, constant, fn.objects_at)
             return None if items is None else Call(func.text, items, span)
+        case ast.Apply(func=func, args=(ast.Var(), ast.Var() as sentence)) if func.text == PARSE:
+            return Call(PARSE, (Ref(sentence.name.text, sentence.span),), span)
+        case ast.MethodCall(receiver=receiver, method=method, args=()) if (
+            method.text == GOAL_WEIGHT
+        ):
+            return Ref(receiver.name.text, span)  # a chart is bound to its goal's weight
         case ast.MethodCall(receiver=receiver, method=method, args=args):
             if method.text not in METHODS or len(args) > 1:
                 return None

@@ -22,6 +22,7 @@ from qvr_core.builtins import (
     PARAM_SOURCES,
     Family,
 )
+from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, GOAL_WEIGHT_DOC, PARSE, PARSE_DOC
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
 from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_SIGNATURE, SCHEMAS
@@ -67,6 +68,10 @@ def describe(name: str) -> BuiltinDoc | None:
         return BuiltinDoc(name, "builtin function", signature, lifted.doc)
     if name == PARSER:
         return BuiltinDoc(name, "chart parser", PARSER_SIGNATURE, PARSER_DOC)
+    if name == PARSE:
+        return BuiltinDoc(name, "deduction call", f"{PARSE}(D, sentence)", PARSE_DOC)
+    if name == GOAL_WEIGHT:
+        return BuiltinDoc(name, "chart method", f"chart.{GOAL_WEIGHT}()", GOAL_WEIGHT_DOC)
     if name in SCHEMAS:
         schema = SCHEMAS[name]
         doc = f"quivers' built-in rule schema: {schema.doc}."

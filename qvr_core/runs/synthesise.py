@@ -46,6 +46,7 @@ from qvr_core.builtins import FAMILIES, FUNCTIONS
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
 from qvr_core.builtins.functions import Function
+from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.model import DataVariable, Let, Model, Site, axis_sizes
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.terms import Call, Ref, Term, refs, subterms
@@ -53,6 +54,7 @@ from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import write_replacing
 from qvr_core.plan.runnable import improper_refusal, runnability
 from qvr_core.runtime.compile import Compiler
+from qvr_core.runtime.deduction import OPS, goal_weight, vocabulary
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.model import ModelProgram, compile_model
 from qvr_core.runtime.program import ProgramModule
@@ -202,6 +204,9 @@ def _data_name(
 ) -> Column:
     """A data name's values: an index, a count or a number in the supports it feeds."""
     variable, model = _variable(key, models)
+    deduction = _parsed(model, key) if model is not None else None
+    if deduction is not None:
+        return Column(key, _sentence(deduction, rng), "data name, word ids of a sentence it parses")
     parameter = next((p for m in models for p in m.params if p.name == key), None)
     readers = _readers(model, key) if model is not None else ()
     plate = _indexed(variable, sizes)
@@ -236,6 +241,28 @@ def _data_name(
     if vector is not None and (shape or parameter is None):  # a vector or matrix per entry
         shape = (*shape, *_event(*vector))
     return Column(key, _values(kind, shape, rng), f"{what}, {_words(kind)}")
+
+
+def _parsed(model: Model, key: str) -> Deduction | None:
+    """The deduction a `parse(D, key)` of the model runs over the data name `key`."""
+    for let in model.lets.values():
+        for t in subterms(let.term):
+            if isinstance(t, Call) and t.deduction is not None and _names(t.args) == {key}:
+                return t.deduction
+    return None
+
+
+def _sentence(deduction: Deduction, rng: np.random.Generator, tries: int = 200) -> np.ndarray:
+    """Word ids of a sentence the deduction parses (its goal weight is not the semiring's
+    zero): random sentences of 1 to 6 words, the first that parses, else the last tried."""
+    words = vocabulary(deduction)
+    zero = OPS[deduction.semiring.name].zero
+    ids = np.zeros(1, dtype=np.int64)
+    for _ in range(tries):
+        ids = rng.integers(0, max(len(words), 1), int(rng.integers(1, 7)))
+        if float(goal_weight(deduction, torch.as_tensor(ids))) != zero:
+            return ids
+    return ids
 
 
 def _variable(key: str, models: tuple[Model, ...]) -> tuple[DataVariable | None, Model | None]:

@@ -33,6 +33,7 @@ injects its raw 0, which is those semirings' zero).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -393,3 +394,49 @@ def _candidates(pattern: Term, bindings: Bindings, index: Mapping[Any, list[Any]
         if isinstance(first, int):
             return list(index.get((SPAN, len(pattern), "from", first), ()))
     return list(index.get((pattern[0], len(pattern)), ()))
+
+
+# ------------------------------------------------------------------ in programs
+
+
+def vocabulary(deduction: Deduction) -> tuple[str, ...]:
+    """The deduction's words in the order its lexicon first lists them: a program's data
+    gives a sentence as their ids (`check/deduction_calls.py`)."""
+    return tuple(dict.fromkeys(w for e in deduction.lexicon for w in e.words))
+
+
+@functools.lru_cache(maxsize=32)
+def _engine(deduction: Deduction) -> DeductionEngine:
+    return DeductionEngine(deduction)
+
+
+@functools.lru_cache(maxsize=4096)
+def _goal(deduction: Deduction, ids: tuple[int, ...]) -> float:
+    words = vocabulary(deduction)
+    if any(not 0 <= i < len(words) for i in ids):
+        bad = next(i for i in ids if not 0 <= i < len(words))
+        raise QvrRuntimeError(
+            f"parse({deduction.name}, ...): word id {bad} is not one of the {len(words)} "
+            f"words of {deduction.name} (0 = {words[0]!r} ... {len(words) - 1} = "
+            f"{words[-1]!r}, as its lexicon lists them)"
+            if words
+            else f"parse({deduction.name}, ...): {deduction.name} has no words"
+        )
+    with torch.no_grad():
+        return float(_engine(deduction).parse([words[i] for i in ids]).goal_weight())
+
+
+def goal_weight(deduction: Deduction, sentence: torch.Tensor) -> torch.Tensor:
+    """`parse(D, sentence)` in a program: the goal weight over the sentence's words (word
+    ids, `vocabulary`), the learnable weights at their start (0). A number computed from
+    the data alone, once per sentence."""
+    values = sentence.detach().reshape(-1).tolist()
+    if any(float(v) != int(v) for v in values):
+        raise QvrRuntimeError(
+            f"parse({deduction.name}, ...): a sentence is word ids, whole numbers; "
+            f"the data gives {next(v for v in values if float(v) != int(v))}"
+        )
+    ids = tuple(int(v) for v in values)
+    return torch.tensor(
+        _goal(deduction, ids), dtype=torch.get_default_dtype(), device=sentence.device
+    )

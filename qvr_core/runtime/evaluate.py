@@ -33,6 +33,7 @@ from qvr_core.check.terms import (
     Term,
     Unary,
 )
+from qvr_core.runtime.deduction import goal_weight
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
 from qvr_core.runtime.value_checks import check_values, check_within
@@ -98,8 +99,10 @@ def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> to
             return torch.logical_not(inner).to(inner.dtype) if op == "not" else -inner
         case Op():
             return _binary(term, lookup, sizes)
-        case Call(fn=fn, args=args, axis=axis, function=function):
+        case Call(fn=fn, args=args, axis=axis, function=function, deduction=deduction):
             values = [evaluate(a, lookup, sizes) for a in args]
+            if deduction is not None:  # `parse(D, sentence)`: D's goal weight
+                return goal_weight(deduction, values[0])
             impl = FUNCTION_IMPLEMENTATIONS[fn]
             if function is not None:  # a solver's right-hand side (`ode_rk45`), then values
                 return impl(function, *values)

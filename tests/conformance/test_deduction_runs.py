@@ -20,8 +20,10 @@ import torch
 
 from qvr_core.check import check
 from qvr_core.dsl import loads
+from qvr_core.runs.synthesise import synthesise
 from qvr_core.runtime.deduction import DeductionEngine
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.model import ModelProgram
 from tests.conformance import oracle
 
 PCFG = """object Term : FinSet 16
@@ -242,3 +244,73 @@ def test_a_step_drawing_from_a_deduction_is_refused(step: str) -> None:
     [error] = module.errors
     assert error.code == "QVR104" and "parse(CCG, sentence)" in error.message
     assert all(d.code != "QVR011" for d in module.diagnostics)
+
+
+PROGRAM = (
+    ATTACH.replace("SEMIRING", "LogProb")
+    + """
+program fit : Term -> Term
+    let chart = parse(Attach, sentence)
+    score log_Z = chart.goal_weight()
+    return log_Z
+
+export fit
+"""
+)
+#: "I saw man with telescope" as word ids: the words in the order the lexicon lists them.
+ATTACHED_IDS = [0, 1, 2, 3, 4]
+
+
+def test_a_program_parses_its_sentence_and_scores_the_goal() -> None:
+    """quivers' `let chart = parse(D, sentence)`, `chart.goal_weight()` and `score`: the
+    sentence is a program input, the chart its goal's weight (two parses: log 2)."""
+    oracle.require_head(PROGRAM)
+    module = check(PROGRAM)
+    assert [d for d in module.diagnostics if d.is_error or d.code == "QVR011"] == []
+    assert "fit" in module.models
+    program = loads(PROGRAM)["fit"]
+    assert isinstance(program, ModelProgram)
+    data = {"sentence": torch.tensor(ATTACHED_IDS)}
+    assert float(torch.as_tensor(program.rsample(data))) == pytest.approx(math.log(2))
+    assert float(program.log_joint(data, {}).sum()) == pytest.approx(math.log(2))
+
+
+def test_a_word_id_outside_the_lexicon_is_refused() -> None:
+    program = loads(PROGRAM)["fit"]
+    assert isinstance(program, ModelProgram)
+    with pytest.raises(QvrRuntimeError, match="word id 7 is not one of the 5 words"):
+        program.rsample({"sentence": torch.tensor([0, 7])})
+
+
+def test_synthesised_data_is_a_sentence_that_parses() -> None:
+    data = synthesise(check(PROGRAM), "fit", seed=3)
+    [column] = data.columns
+    ids = torch.as_tensor(column.value)
+    program = loads(PROGRAM)["fit"]
+    assert isinstance(program, ModelProgram)
+    assert float(torch.as_tensor(program.rsample({"sentence": ids}))) > -math.inf
+
+
+@pytest.mark.parametrize(
+    ("step", "says"),
+    [
+        ("    let w = parse(Attach, sentence) + 1.0\n", "a let's whole value"),
+        (
+            "    sample sentence <- Normal(0.0, 1.0)\n    let c = parse(Attach, sentence)\n",
+            "a step binds",
+        ),
+        ("    let c = parse(Term, sentence)\n", "not a deduction"),
+        ("    let v = 1.0\n    let w = v.goal_weight()\n", "a method of a chart"),
+    ],
+)
+def test_what_quivers_refuses_in_a_program_is_an_error(step: str, says: str) -> None:
+    source = ATTACH.replace("SEMIRING", "LogProb") + (
+        "\nprogram p : Term -> Term\n" + step + "    return 1.0\n\nexport p\n"
+    )
+    found = [d for d in check(source).errors if d.code == "QVR104"]
+    assert found and says in found[0].message, [d.message for d in check(source).errors]
+
+
+def test_a_boolean_deduction_has_no_real_weight_to_score() -> None:
+    source = PROGRAM.replace("semiring=LogProb", "semiring=Boolean")
+    assert any("Boolean" in d.message for d in check(source).errors)
