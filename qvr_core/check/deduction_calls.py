@@ -8,7 +8,7 @@ program, the sentence, and `x` is bound to the deduction's answer over it, which
 call is a let's whole value; it adds nothing to the log density (a `score` does).
 
 qvr reads the sentence from the data as word ids: each word's place among the
-deduction's words in the order its lexicon lists them (`runtime.deduction.vocabulary`),
+deduction's words in the order its lexicon lists them (`Deduction.words`),
 one per data row, since a program's data are numbers. The value is computed from the
 data alone, with the deduction's learnable weights at their start (0), as quivers'
 reference machine reads weights it is not given.
@@ -57,7 +57,7 @@ def parse_type(mc: ModelChecker, node: ast.Apply, whole: bool) -> Plated | None:
     which, sentence = node.args
     assert isinstance(which, ast.Var) and isinstance(sentence, ast.Var)  # admitted
     deduction = _deduction(mc, which.name)
-    words = _sentence(mc, sentence.name)
+    words = _sentence(mc, sentence.name, deduction)
     if deduction is None or not words:
         return None
     mc.parses[node.span] = deduction
@@ -98,8 +98,9 @@ def _deduction(mc: ModelChecker, name: ast.Name) -> Deduction | None:
     return found
 
 
-def _sentence(mc: ModelChecker, name: ast.Name) -> bool:
-    """The sentence is an input of the program, a name no step binds."""
+def _sentence(mc: ModelChecker, name: ast.Name, deduction: Deduction | None) -> bool:
+    """The sentence is an input of the program, a name no step binds; hover lists the
+    words its ids stand for."""
     n = name.text
     pc = mc.pc
     if n in pc.locals and n not in mc.data:
@@ -117,8 +118,16 @@ def _sentence(mc: ModelChecker, name: ast.Name) -> bool:
     pc.define(name, SymbolKind.DATA, name.span, WORD_IDS, is_input=True)  # type: ignore[arg-type]  # a model's locals hold Plated values
     pc.use(n)
     mc.data[n] = DataVariable(n, name.span, False, WORD_IDS)
-    mc.ctx.record_type(name.span, WORD_IDS)
+    mc.ctx.record_type(name.span, WORD_IDS, _ids(deduction) if deduction else "")
     return True
+
+
+def _ids(deduction: Deduction) -> str:
+    """`word ids of PCFG: 0 = "a", 1 = "the", ...`: as the lexicon lists its words."""
+    words = deduction.words
+    shown = ", ".join(f'{i} = "{w}"' for i, w in enumerate(words[:8]))
+    more = f", ... ({len(words)} words)" if len(words) > 8 else ""
+    return f"word ids of {deduction.name}: {shown}{more}"
 
 
 def goal_weight_type(mc: ModelChecker, node: ast.MethodCall) -> Plated | None:

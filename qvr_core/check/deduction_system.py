@@ -71,6 +71,12 @@ class Deduction:
     #: span items carry a logical form (a `binders` line, or a rule's span of 4 or more)
     carries_forms: bool = False
 
+    @property
+    def words(self) -> tuple[str, ...]:
+        """Its words in the order its lexicon first lists them: a program's data gives a
+        sentence as their ids (`check/deduction_calls.py`)."""
+        return tuple(dict.fromkeys(w for e in self.lexicon for w in e.words))
+
     def summary(self) -> str:
         """One paragraph: the semiring, the goal and the size of the system."""
         goal = f"goal {self.start}" if self.start else "every item a goal"

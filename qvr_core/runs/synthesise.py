@@ -54,7 +54,7 @@ from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import write_replacing
 from qvr_core.plan.runnable import improper_refusal, runnability
 from qvr_core.runtime.compile import Compiler
-from qvr_core.runtime.deduction import OPS, goal_weight, vocabulary
+from qvr_core.runtime.deduction import OPS, goal_weight
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
 from qvr_core.runtime.model import ModelProgram, compile_model
 from qvr_core.runtime.program import ProgramModule
@@ -255,7 +255,7 @@ def _parsed(model: Model, key: str) -> Deduction | None:
 def _sentence(deduction: Deduction, rng: np.random.Generator, tries: int = 200) -> np.ndarray:
     """Word ids of a sentence the deduction parses (its goal weight is not the semiring's
     zero): random sentences of 1 to 6 words, the first that parses, else the last tried."""
-    words = vocabulary(deduction)
+    words = deduction.words
     zero = OPS[deduction.semiring.name].zero
     ids = np.zeros(1, dtype=np.int64)
     for _ in range(tries):

@@ -399,12 +399,6 @@ def _candidates(pattern: Term, bindings: Bindings, index: Mapping[Any, list[Any]
 # ------------------------------------------------------------------ in programs
 
 
-def vocabulary(deduction: Deduction) -> tuple[str, ...]:
-    """The deduction's words in the order its lexicon first lists them: a program's data
-    gives a sentence as their ids (`check/deduction_calls.py`)."""
-    return tuple(dict.fromkeys(w for e in deduction.lexicon for w in e.words))
-
-
 @functools.lru_cache(maxsize=32)
 def _engine(deduction: Deduction) -> DeductionEngine:
     return DeductionEngine(deduction)
@@ -412,7 +406,7 @@ def _engine(deduction: Deduction) -> DeductionEngine:
 
 @functools.lru_cache(maxsize=4096)
 def _goal(deduction: Deduction, ids: tuple[int, ...]) -> float:
-    words = vocabulary(deduction)
+    words = deduction.words
     if any(not 0 <= i < len(words) for i in ids):
         bad = next(i for i in ids if not 0 <= i < len(words))
         raise QvrRuntimeError(
@@ -428,7 +422,7 @@ def _goal(deduction: Deduction, ids: tuple[int, ...]) -> float:
 
 def goal_weight(deduction: Deduction, sentence: torch.Tensor) -> torch.Tensor:
     """`parse(D, sentence)` in a program: the goal weight over the sentence's words (word
-    ids, `vocabulary`), the learnable weights at their start (0). A number computed from
+    ids, `Deduction.words`), the learnable weights at their start (0). A number computed from
     the data alone, once per sentence."""
     values = sentence.detach().reshape(-1).tolist()
     if any(float(v) != int(v) for v in values):
