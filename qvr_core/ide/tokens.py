@@ -120,7 +120,9 @@ def _vocabulary_tokens(module: CheckedModule) -> list[SemanticToken]:
 def classify(node: object) -> list[SemanticToken]:
     """Vocabulary tokens of one node (its own names, not its children's)."""
     match node:
-        case ast.SizedObject(constructor=ctor) if ctor.text in CONSTRUCTORS:
+        case ast.SizedObject(constructor=ctor) | ast.ObjCtor(constructor=ctor) if (
+            ctor.text in CONSTRUCTORS
+        ):
             return [SemanticToken(ctor.span, TokenType.BUILTIN_TYPE)]
         case ast.Option(key=key) | ast.KeywordArg(key=key):
             return [SemanticToken(key.span, TokenType.OPTION)]
