@@ -28,7 +28,7 @@ from qvr_core.syntax import ast
 from qvr_core.text import rules
 
 if TYPE_CHECKING:
-    from qvr_core.check.model_steps import ModelChecker
+    from qvr_core.check.passes import ModelPass
 
 #: A sentence's type: one vector of word ids, as long as the data makes it.
 WORD_IDS = Plated((), Element("index", (-1,)))
@@ -42,7 +42,7 @@ def admitted(node: object) -> bool:
     return isinstance(node, ast.MethodCall) and node.method.text == GOAL_WEIGHT and not node.args
 
 
-def parse_type(mc: ModelChecker, node: ast.Apply, whole: bool) -> Plated | None:
+def parse_type(mc: ModelPass, node: ast.Apply, whole: bool) -> Plated | None:
     """Type `parse(D, sentence)` (`whole`: it is a let's whole value); the deduction is
     recorded for the term (`mc.parses`)."""
     ctx = mc.ctx
@@ -64,7 +64,7 @@ def parse_type(mc: ModelChecker, node: ast.Apply, whole: bool) -> Plated | None:
     return Plated(())
 
 
-def _deduction(mc: ModelChecker, name: ast.Name) -> Deduction | None:
+def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
     ctx = mc.ctx
     n = name.text
     decl = ctx.top.get(n)
@@ -98,7 +98,7 @@ def _deduction(mc: ModelChecker, name: ast.Name) -> Deduction | None:
     return found
 
 
-def _sentence(mc: ModelChecker, name: ast.Name, deduction: Deduction | None) -> bool:
+def _sentence(mc: ModelPass, name: ast.Name, deduction: Deduction | None) -> bool:
     """The sentence is an input of the program, a name no step binds; hover lists the
     words its ids stand for."""
     n = name.text
@@ -130,7 +130,7 @@ def _ids(deduction: Deduction) -> str:
     return f"word ids of {deduction.name}: {shown}{more}"
 
 
-def goal_weight_type(mc: ModelChecker, node: ast.MethodCall) -> Plated | None:
+def goal_weight_type(mc: ModelPass, node: ast.MethodCall) -> Plated | None:
     """`chart.goal_weight()`: a real number, of a chart a parse bound."""
     n = node.receiver.name.text
     if n not in mc.charts:
