@@ -311,6 +311,17 @@ def test_what_quivers_refuses_in_a_program_is_an_error(step: str, says: str) -> 
     assert found and says in found[0].message, [d.message for d in check(source).errors]
 
 
+def test_a_deduction_without_a_lexicon_parses_no_sentence() -> None:
+    """quivers: such a deduction "takes its axioms and their weights, not a sentence"."""
+    without = PROGRAM.replace('        "I" : NP = NP\n', "")
+    for line in ('"saw" : V = V', '"man" : NP = NP', '"with" : P = P', '"telescope" : NP = NP'):
+        without = without.replace(f"        {line}\n", "")
+    without = without.replace("    lexicon\n", "")
+    assert "lexicon" not in without
+    found = [d for d in check(without).errors if d.code == "QVR104"]
+    assert found and "has no lexicon" in found[0].message
+
+
 def test_a_boolean_deduction_has_no_real_weight_to_score() -> None:
     source = PROGRAM.replace("semiring=LogProb", "semiring=Boolean")
     assert any("Boolean" in d.message for d in check(source).errors)

@@ -1,6 +1,7 @@
 """Names a program binds itself (a call step's target, a `factor` comprehension's or a
-lambda's variables) and declarations it reads (`parse(PCFG, ..)`) are never its data: a
-run refuses such a program once, before it reads data, at the construct's line.
+lambda's variables) are never its data: a run refuses such a program once, before it
+reads data, at the construct's line. (A deduction a program parses is typed:
+tests/conformance/test_deduction_runs.py.)
 
 (The call step calls a `define` the checker leaves names-only, a tuple value: a call of
 one it types runs, tests/runtime/test_call_steps.py. The `factor` program is names-only
@@ -66,28 +67,10 @@ program prog : Resp -> Resp
 export prog
 """
 
-PARSE = """\
-object Term : FinSet 8
-object Weight : Real 1
-
-deduction PCFG : Term -> Term [semiring=LogProb, start=S, depth=2]
-    atoms S, NP, VP, span
-    rule s_np_vp : span(I, K, NP), span(K, J, VP) |- span(I, J, S) #[learnable]
-
-program prog : Term -> Weight
-    sample bias <- Normal(0.0, 1.0)
-    let chart = parse(PCFG, sentence)
-    score log_z = chart.goal_weight() + bias
-    return log_z
-
-export prog
-"""
-
 CASES = {
     "call step": (CALL_STEP, "line 9, the call step that binds 'b'", ["b"]),
     "factor": (FACTOR, "line 6, the `factor` comprehension over 'c'", ["c"]),
     "lambda": (LAMBDA, "line 5, the lambda of 'z'", ["z"]),
-    "parse": (PARSE, "line 10, 'PCFG' is the deduction of line 4, not a value", ["PCFG"]),
 }
 
 
