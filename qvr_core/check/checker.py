@@ -21,6 +21,7 @@ from qvr_core.check.computations import check_computation, check_instance, is_co
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.contractions import check_contraction, is_contraction
 from qvr_core.check.declarations import check_morphism, check_objects
+from qvr_core.check.deduction_calls import not_a_morphism
 from qvr_core.check.deduction_system import DEDUCTION, Deduction
 from qvr_core.check.deductions import check_deduction, is_deduction
 from qvr_core.check.defines import Computation
@@ -174,12 +175,7 @@ class Env:
             return None
         if isinstance(decl, ast.OtherDecl) and decl.clause.kind == DEDUCTION:
             ctx.ref(name.span, SymbolKey(n))
-            ctx.report(  # quivers refuses it too (no family, morphism or let of that name)
-                rules.WRONG_KIND,
-                f"'{n}' is a deduction, not a morphism: a program parses a sentence with "
-                f"`let chart = parse({n}, sentence)`",
-                name.span,
-            )
+            not_a_morphism(ctx, name)
             return None
         if isinstance(decl, ast.MorphismDecl | ast.OtherDecl):
             ctx.ref(name.span, SymbolKey(n))

@@ -38,7 +38,7 @@ from qvr_core.check.context import (
 )
 from qvr_core.check.finite_objects import check_finite_constructions, is_finite_construction
 from qvr_core.check.module import Given, MorphismInfo
-from qvr_core.check.sized_objects import names_in, resolve_sized
+from qvr_core.check.sized_objects import names_in, resolve_sized, room_for_a_simplex
 from qvr_core.check.types import (
     CONSTRUCTORS,
     Arrow,
@@ -119,7 +119,7 @@ def _sized_object(ctx: Context, decl: ast.ObjectDecl, first: bool) -> bool:
     assert isinstance(body, ast.ObjCtor)
     if first and any(n not in ctx.objects for n in names_in(body)):
         return False
-    found = resolve_sized(ctx, body, decl.name.text)
+    found = resolve_sized(ctx, body, resolve_type, decl.name.text)
     if found is not None:
         if len(found.factors) == 1 and found.written == (decl.name.text,):
             factor = found.factors[0]
@@ -153,12 +153,7 @@ def _base_object(ctx: Context, decl: ast.ObjectDecl, body: ast.SizedObject) -> N
         return
     if body.size is None:
         return
-    if kind == "simplex" and body.size < 2:
-        ctx.report(
-            rules.SIMPLEX_TOO_SMALL,
-            f"Simplex {body.size} has no room for a probability vector: use at least 2",
-            body.size_span or body.span,
-        )
+    room_for_a_simplex(ctx, kind, body.size, f"Simplex {body.size}", body.size_span or body.span)
     ctx.objects[decl.name.text] = ObjectType(decl.name.text, kind, body.size)
     ctx.record_type(decl.name.span, ctx.objects[decl.name.text])
 
@@ -209,7 +204,7 @@ def resolve_type(ctx: Context, ref: ast.ObjectExpr | None) -> Product | None:
     or for an object expression the checker does not type yet: its names are recorded).
     An unnamed sized object (`Real 64`) is one factor named as written."""
     if isinstance(ref, ast.ObjCtor) and inline_object(ref):
-        return resolve_sized(ctx, ref)
+        return resolve_sized(ctx, ref, resolve_type)
     if isinstance(ref, ast.SizedObject) and inline_object(ref):
         if ref.size is None:
             assert ref.size_span is not None

@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
+from qvr_core.builtins.semirings import BOOLEAN
 from qvr_core.check.context import SymbolKey
-from qvr_core.check.deduction_system import Deduction
+from qvr_core.check.deduction_system import DEDUCTION, Deduction
 from qvr_core.check.model import DataVariable
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.types import Element, Plated
@@ -28,10 +29,22 @@ from qvr_core.syntax import ast
 from qvr_core.text import rules
 
 if TYPE_CHECKING:
+    from qvr_core.check.context import Context
     from qvr_core.check.passes import ModelPass
 
 #: A sentence's type: one vector of word ids, as long as the data makes it.
 WORD_IDS = Plated((), Element("index", (-1,)))
+
+
+def not_a_morphism(ctx: Context, name: ast.Name) -> None:
+    """QVR104 where a deduction is used as a morphism or a step's kernel, as quivers
+    refuses it (no family, morphism or let of that name), with the spelling that parses."""
+    ctx.report(
+        rules.WRONG_KIND,
+        f"'{name.text}' is a deduction, not a morphism: a program parses a sentence with "
+        f"`let chart = {PARSE}({name.text}, sentence)`",
+        name.span,
+    )
 
 
 def admitted(node: object) -> bool:
@@ -75,7 +88,7 @@ def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
     ctx.ref(name.span, SymbolKey(n))
     found = mc.env.deduction(n)
     if found is None:
-        if not isinstance(decl, ast.OtherDecl) or decl.clause.kind != "deduction":
+        if not isinstance(decl, ast.OtherDecl) or decl.clause.kind != DEDUCTION:
             kind = type(decl).__name__.removesuffix("Decl").lower()
             ctx.report(rules.WRONG_KIND, f"'{n}' is a {kind}, not a deduction", name.span)
         return None  # a deduction checked for names only says so where it is declared
@@ -87,7 +100,7 @@ def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
             name.span,
         )
         return None
-    if not found.semiring.reads_weights and found.semiring.name == "Boolean":
+    if found.semiring is BOOLEAN:
         ctx.report(
             rules.WRONG_KIND,
             f"deduction {n} answers in the Boolean semiring, which has no real value to "

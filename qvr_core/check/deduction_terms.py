@@ -14,7 +14,6 @@ form, so a rule passes forms through as quivers' does. The runtime
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from itertools import count
 
 from qvr_core.check.deduction_system import ATOM, VARIABLE, Term
 from qvr_core.syntax import ast
@@ -88,7 +87,3 @@ def with_form_slots(term: Term, fresh: Iterator[int]) -> Term:
     if term and term[0] == SPAN and len(term) == 4:
         return (*term, (VARIABLE, f"_lf_{next(fresh)}"))
     return term
-
-
-def counter() -> Iterator[int]:
-    return count(1)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from itertools import count
 from typing import TYPE_CHECKING, TypeGuard
 
 from qvr_core.builtins.semirings import DEFAULT_SEMIRING, SEMIRINGS, Semiring
@@ -36,7 +37,6 @@ from qvr_core.check.context import SymbolKey, suggest
 from qvr_core.check.deduction_system import ATOM, DEDUCTION, Deduction, Entry, Rule
 from qvr_core.check.deduction_terms import (
     carries_forms,
-    counter,
     form_term,
     pattern_term,
     with_form_slots,
@@ -93,7 +93,7 @@ class _Checking:
         self.decl = decl
         self.atoms: dict[str, ast.Name] = {}
         self.binders: dict[str, ast.Name] = {}
-        self._fresh = counter()  # the bound variables of logical forms, renamed apart
+        self._fresh = count(1)  # the bound variables of logical forms, renamed apart
 
     def run(self) -> Deduction:
         clause = self.decl.clause
@@ -121,7 +121,7 @@ class _Checking:
         patterns = [t for r in found for t in (*r.premise_terms, r.conclusion_term)]
         forms = carries_forms(tuple(self.binders), patterns)
         if forms:
-            fresh = counter()
+            fresh = count(1)
             found = tuple(
                 dataclasses.replace(
                     r,

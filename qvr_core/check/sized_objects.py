@@ -20,14 +20,19 @@ import math
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins.objects import FINSET, OBJECT_CONSTRUCTORS
-from qvr_core.check.context import SymbolKey
 from qvr_core.check.types import CONSTRUCTORS, ObjectType, Product, dims_text
 from qvr_core.syntax import ast
 from qvr_core.syntax.builder import MAX_OBJECT_SIZE
 from qvr_core.text import rules
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from qvr_core.check.context import Context
+    from qvr_core.text.span import Span
+
+    #: How a written object is typed (`declarations.resolve_type`).
+    Resolve = Callable[[Context, ast.ObjectExpr | None], Product | None]
 
 
 def names_in(ref: ast.ObjCtor) -> tuple[str, ...]:
@@ -35,15 +40,17 @@ def names_in(ref: ast.ObjCtor) -> tuple[str, ...]:
     return tuple(a.raw for a in ref.args if a.kind == "name")
 
 
-def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Product | None:
+def resolve_sized(
+    ctx: Context, ref: ast.ObjCtor, resolve: Resolve, name: str | None = None
+) -> Product | None:
     """The one-factor product `ref` denotes (None after an error, which is reported).
 
-    `name`: the declared object it defines (`object X : Real D`), else the side is named
-    as written."""
+    `resolve` types a written object (`declarations.resolve_type`); `name`: the declared
+    object it defines (`object X : Real D`), else the side is named as written."""
     ctor = ref.constructor.text
     kind = CONSTRUCTORS[ctor]
     if ctor == FINSET and len(ref.args) == 1 and ref.args[0].kind == "name":
-        return _same_object(ctx, ref, ref.args[0], name)
+        return _same_object(ctx, ref, ref.args[0], name, resolve)
     if len(ref.args) > 1 and not OBJECT_CONSTRUCTORS[ctor].fuses_sizes:
         ctx.report(
             rules.OBJECT_SIZE,
@@ -54,7 +61,7 @@ def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Pr
         return None
     sizes: list[int] = []
     for arg in ref.args:
-        size = _size_of(ctx, arg)
+        size = _size_of(ctx, arg, resolve)
         if size is None:
             return None
         sizes.append(size)
@@ -66,12 +73,7 @@ def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Pr
             ref.span,
         )
         return None
-    if kind == "simplex" and size < 2:
-        ctx.report(
-            rules.SIMPLEX_TOO_SMALL,
-            f"{ctx.source(ref.span)} has no room for a probability vector: use at least 2",
-            ref.span,
-        )
+    room_for_a_simplex(ctx, kind, size, ctx.source(ref.span), ref.span)
     bounds = _bounds(ctx, ref)
     if bounds is None:
         return None
@@ -80,6 +82,16 @@ def resolve_sized(ctx: Context, ref: ast.ObjCtor, name: str | None = None) -> Pr
     product = Product((found,), (written,))
     ctx.record_type(ref.span, product)
     return product
+
+
+def room_for_a_simplex(ctx: Context, kind: str, size: int, written: str, span: Span) -> None:
+    """QVR210 for a `Simplex` of fewer than 2 entries, as written."""
+    if kind == "simplex" and size < 2:
+        ctx.report(
+            rules.SIMPLEX_TOO_SMALL,
+            f"{written} has no room for a probability vector: use at least 2",
+            span,
+        )
 
 
 def _bounds(ctx: Context, ref: ast.ObjCtor) -> tuple[float | None, float | None] | None:
@@ -110,7 +122,7 @@ def _bounds(ctx: Context, ref: ast.ObjCtor) -> tuple[float | None, float | None]
     return (low, high)
 
 
-def _size_of(ctx: Context, arg: ast.Literal) -> int | None:
+def _size_of(ctx: Context, arg: ast.Literal, resolve: Resolve) -> int | None:
     """A size argument's value: the number, or the number of elements of the finite
     object it names."""
     if arg.kind == "int":
@@ -124,17 +136,16 @@ def _size_of(ctx: Context, arg: ast.Literal) -> int | None:
             )
             return None
         return value
-    product = _finite(
-        ctx, arg, "which has no number of elements: a size is a whole number or a finite object"
-    )
+    why = "which has no number of elements: a size is a whole number or a finite object"
+    product = _finite(ctx, arg, why, resolve)
     return None if product is None else math.prod(f.size for f in product.factors)
 
 
 def _same_object(
-    ctx: Context, ref: ast.ObjCtor, arg: ast.Literal, name: str | None
+    ctx: Context, ref: ast.ObjCtor, arg: ast.Literal, name: str | None, resolve: Resolve
 ) -> Product | None:
     """`FinSet N`: the finite object N itself, as quivers resolves it."""
-    product = _finite(ctx, arg, "not a finite set")
+    product = _finite(ctx, arg, "not a finite set", resolve)
     if product is None:
         return None
     written = (name,) if name is not None else product.written
@@ -143,39 +154,18 @@ def _same_object(
     return found
 
 
-def _finite(ctx: Context, arg: ast.Literal, otherwise: str) -> Product | None:
+def _finite(ctx: Context, arg: ast.Literal, otherwise: str, resolve: Resolve) -> Product | None:
     """The finite object a size argument names, or None with an error (QVR212 for a
     space: `otherwise` says what it is not)."""
-    product = _named(ctx, arg)
+    product = _named(ctx, arg, resolve)
     if product is not None and not product.discrete:
         ctx.report(rules.OBJECT_SIZE, f"'{arg.raw}' is {dims_text(product)}, {otherwise}", arg.span)
         return None
     return product
 
 
-def _named(ctx: Context, arg: ast.Literal) -> Product | None:
-    """The object a size argument names (its use recorded), or None with an error."""
-    word = arg.raw
-    if word in ctx.objects:
-        ctx.ref(arg.span, SymbolKey(word))
-        return Product((ctx.objects[word],), (word,))
-    if word in ctx.aliases:
-        ctx.ref(arg.span, SymbolKey(word))
-        return ctx.aliases[word]
-    if word in ctx.object_decls:
-        ctx.ref(arg.span, SymbolKey(word))
-        return None  # declared but broken: reported there
-    decl = ctx.top.get(word)
-    if decl is not None:
-        kind = type(decl).__name__.removesuffix("Decl").lower()
-        ctx.report(
-            rules.WRONG_KIND, f"'{word}' is a {kind}, not a finite object to size by", arg.span
-        )
-        return None
-    ctx.undefined(
-        ast.Name(word, arg.span),
-        "object",
-        list(ctx.object_decls),
-        "a size is a whole number or a finite object declared in this file",
-    )
-    return None
+def _named(ctx: Context, arg: ast.Literal, resolve: Resolve) -> Product | None:
+    """The object a size argument names, resolved as any written object is (its use
+    recorded; an undefined name or another kind of declaration reported)."""
+    name = ast.Name(arg.raw, arg.span)
+    return resolve(ctx, ast.TypeRef((name,), arg.span))

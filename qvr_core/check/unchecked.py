@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from qvr_core.builtins import FAMILIES as REGISTRY
 from qvr_core.builtins import bind
 from qvr_core.check.context import BINARY_FUNCS, COMBINATORS, FAMILIES, UNARY_FUNCS, SymbolKey
+from qvr_core.check.deduction_calls import not_a_morphism
 from qvr_core.check.deduction_system import DEDUCTION
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.types import inline_object
@@ -350,14 +351,7 @@ def _callee(pc: ProgramPass, name: ast.Name) -> None:
         pc.ctx.ref(name.span, SymbolKey(n))
         decl = pc.ctx.top[n]
         if isinstance(decl, ast.OtherDecl) and decl.clause.kind == DEDUCTION:
-            # quivers refuses it too: "neither a family in the registry, a declared
-            # morphism, nor a let-bound name"
-            pc.ctx.report(
-                rules.WRONG_KIND,
-                f"'{n}' is a deduction, not a morphism: a program parses a sentence with "
-                f"`let chart = parse({n}, sentence)`",
-                name.span,
-            )
+            not_a_morphism(pc.ctx, name)
     elif n[:1].isupper():  # not a family of the registry (is_family), nor declared
         pc.ctx.undefined(name, "family", FAMILIES)
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from qvr_core.builtins.semirings import BOOLEAN, COUNTING, LOG_PROB, VITERBI
 from qvr_core.check.deduction_system import ATOM, VARIABLE, Deduction, Entry, Rule, Term
 from qvr_core.check.deduction_terms import SPAN
 from qvr_core.runtime.errors import QvrRuntimeError
@@ -65,11 +66,12 @@ class SemiringOps:
     one: float
 
 
+#: The operations of each semiring of the registry (`builtins.semirings`), by its name.
 OPS: dict[str, SemiringOps] = {
-    "LogProb": SemiringOps(torch.logaddexp, torch.add, -math.inf, 0.0),
-    "Viterbi": SemiringOps(torch.maximum, torch.add, -math.inf, 0.0),
-    "Boolean": SemiringOps(torch.maximum, torch.mul, 0.0, 1.0),
-    "Counting": SemiringOps(torch.add, torch.mul, 0.0, 1.0),
+    LOG_PROB.name: SemiringOps(torch.logaddexp, torch.add, -math.inf, 0.0),
+    VITERBI.name: SemiringOps(torch.maximum, torch.add, -math.inf, 0.0),
+    BOOLEAN.name: SemiringOps(torch.maximum, torch.mul, 0.0, 1.0),
+    COUNTING.name: SemiringOps(torch.add, torch.mul, 0.0, 1.0),
 }
 
 
@@ -334,7 +336,7 @@ class DeductionEngine:
             if q == popped:
                 yield from extend(q + 1, b, self.ops.times(weight, delta))
                 return
-            for candidate in _candidates(premises[q], b, index):
+            for candidate in _candidates(premises[q], b, index, chart):
                 found = match(premises[q], candidate, b)
                 if found is None:
                     continue
@@ -381,19 +383,20 @@ def _keys(item: Any) -> Iterator[Any]:
             yield (SPAN, len(item), "from", item[1])
 
 
-def _candidates(pattern: Term, bindings: Bindings, index: Mapping[Any, list[Any]]) -> list[Any]:
-    """The chart items a premise may match: by its head, and a span's start when known."""
-    if not (isinstance(pattern, tuple) and pattern and isinstance(pattern[0], str)):
-        return [i for items in index.values() for i in items]
+def _candidates(
+    pattern: Term, bindings: Bindings, index: Mapping[Any, list[Any]], chart: Mapping[Any, Weight]
+) -> Iterable[Any]:
+    """The chart items a premise may match: by its head, and a span's start when known;
+    every item for a premise that is one variable."""
     if pattern[0] == VARIABLE:
-        return list(dict.fromkeys(i for items in index.values() for i in items))
+        return chart.keys()
     if pattern[0] == SPAN and len(pattern) >= 3:
         first = pattern[1]
         if isinstance(first, tuple) and first[0] == VARIABLE and first[1] in bindings:
             first = bindings[first[1]]
         if isinstance(first, int):
-            return list(index.get((SPAN, len(pattern), "from", first), ()))
-    return list(index.get((pattern[0], len(pattern)), ()))
+            return index.get((SPAN, len(pattern), "from", first), ())
+    return index.get((pattern[0], len(pattern)), ())
 
 
 # ------------------------------------------------------------------ in programs
