@@ -279,6 +279,8 @@ def unchecked_morphism(decl: ast.MorphismDecl) -> str | None:
             continue
         if key == _STEP_IID:
             continue  # not a morphism's option in quivers: `_options` reports it
+        if key in _MORPHISM_AXIS_OPTIONS and _is_latent(decl):
+            continue  # the axes of a latent's prior (`_latent_prior` checks them)
         if key in _MORPHISM_AXIS_OPTIONS:
             return (
                 f"option {key}: it names axes of one {family or 'family'} draw, but a "
@@ -321,9 +323,8 @@ def _unchecked_arguments(decl: ast.MorphismDecl, spec: Family) -> str | None:
     """What in `~ F(args)` the checker does not type: a prior on a latent morphism's
     tensor, a discrete or matrix family's fixed draws, an argument that is not a number
     or a list of them (a name quivers binds when it fits the model)."""
-    roles = [o.value for o in decl.options if o.key.text == "role"]
-    if any(isinstance(r, ast.Literal) and r.value == "latent" for r in roles):
-        return f"its prior ~ {spec.name}(...) on the latent tensor"
+    if _is_latent(decl):
+        return None  # a latent's prior: its axes are checked, its arguments never read
     if spec.discrete:
         return f"~ {spec.name}(...): a discrete family with arguments"
     if spec.event_rank >= 2:
@@ -338,6 +339,67 @@ def _unchecked_arguments(decl: ast.MorphismDecl, spec: Family) -> str | None:
                 what = "an expression"
             return f"its argument {what} to {spec.name}, not a number or a list of numbers"
     return None
+
+
+def _is_latent(decl: ast.MorphismDecl) -> bool:
+    """Whether the declaration says `role=latent` (as written: before any checking)."""
+    roles = [o.value for o in decl.options if o.key.text == "role"]
+    return any(isinstance(r, ast.Literal) and r.value == "latent" for r in roles)
+
+
+def _latent_prior(ctx: Context, decl: ast.MorphismDecl, family: str | None) -> None:
+    """`[role=latent, over=cod, iid=dom] ~ Dirichlet(alpha)`: quivers 0.25.2
+    (`_compile_latent_role`, `_validate_family_axes`) checks the axes against the
+    family's draw and then builds the latent without the prior. The axes are the sides
+    written as one object (`dom`, `cod`) and every factor named; `over` lists as many as a
+    draw of the family has axes, and no axis is in both lists. qvr checks the same and
+    says, at the family, that the prior is not used."""
+    assert decl.family is not None
+    spec = FAMILY_TABLE.get(family) if family is not None else None
+    axes = {o.key.text: o for o in decl.options if o.key.text in _MORPHISM_AXIS_OPTIONS}
+    if spec is not None and axes:
+        available = _axis_names(decl)
+        named: dict[str, list[str]] = {}
+        for key, o in axes.items():
+            items = o.value.items if isinstance(o.value, ast.ValueList) else (o.value,)
+            named[key] = [ctx.source(i.span) for i in items if i is not None]
+        over, iid = named.get(_OVER, []), named.get(_MORPHISM_AXIS_OPTIONS[1], [])
+        where = (axes.get(_OVER) or next(iter(axes.values()))).span
+        problem = None
+        if len(over) != spec.event_rank:
+            problem = (
+                f"a draw of {spec.name} has {spec.event_rank} "
+                f"{'axis' if spec.event_rank == 1 else 'axes'}, and over= names {len(over)}"
+            )
+        elif bad := [a for a in (*over, *iid) if a not in available]:
+            problem = (
+                f"{', '.join(bad)} is no axis of morphism {decl.name.text}: its axes are "
+                f"{', '.join(sorted(available))}"
+            )
+        elif both := sorted(set(over) & set(iid)):
+            problem = f"{', '.join(both)} is in both over= and iid=: an axis has one role"
+        if problem is not None:
+            ctx.report(rules.INVALID_OPTION_VALUE, f"the prior's axes: {problem}", where)
+            return
+    ctx.report(
+        rules.LATENT_PRIOR,
+        f"the prior ~ {decl.family.text}(...) of latent morphism {decl.name.text} is not "
+        "used: quivers checks its axes and fits the latent's tensor without it, and so "
+        "does qvr",
+        decl.family.span,
+    )
+
+
+def _axis_names(decl: ast.MorphismDecl) -> set[str]:
+    """The axes a latent's prior may name (quivers' `_available_axes_for`): `dom` or `cod`
+    for a side written as one object, and every factor named on either side."""
+    out: set[str] = set()
+    for shortcut, side in (("dom", decl.dom), ("cod", decl.cod)):
+        if isinstance(side, ast.TypeRef):
+            out |= {f.text for f in side.factors}
+            if len(side.factors) == 1:
+                out.add(shortcut)
+    return out
 
 
 def _is_number(value: object) -> bool:
@@ -474,6 +536,8 @@ def _options(ctx: Context, decl: ast.MorphismDecl) -> dict[str, object]:
                 close=[_MORPHISM_AXIS_OPTIONS[1]],
             )
             continue
+        if key in _MORPHISM_AXIS_OPTIONS and decl.family is not None and _is_latent(decl):
+            continue  # the axes of a latent's prior: `_latent_prior` checks them
         if key not in OPTION_KEYS:
             ctx.did_you_mean(
                 rules.UNKNOWN_OPTION,
@@ -646,7 +710,9 @@ def _check_role(
                 f"{role} morphism {name}",
                 o.span,
             )
-    if role != "kernel" and decl.family is not None:
+    if role == "latent" and decl.family is not None:
+        _latent_prior(ctx, decl, family)
+    elif role != "kernel" and decl.family is not None:
         ctx.report(
             rules.UNEXPECTED_FAMILY,
             f"{role} morphism {name} takes no family: remove '~ {decl.family.text}'",

@@ -525,10 +525,11 @@ UNEXPECTED_FAMILY = Rule(
     code="QVR309",
     name="unexpected-family",
     severity=ERROR,
-    summary="a family on an `embed` or `latent` morphism, which takes none",
+    summary="a family on a morphism whose role takes none (an `embed`, a `discretize`)",
     explanation=(
-        "Only kernels are distributions with a family; an embedding is a table and a latent "
-        "morphism a stochastic matrix."
+        "Only kernels are distributions with a family; an embedding is a table. A latent "
+        "morphism's `~ Family` is a prior on its tensor, which quivers checks and does not "
+        "use (QVR317)."
     ),
     fixes=("Remove `~ Family`, or make the morphism a kernel.",),
     example="QVR309_unexpected_family.qvr",
@@ -636,6 +637,28 @@ OPTION_WITHOUT_VALUE = Rule(
     fixes=("Give the option its value (`over=Topic`), or remove it.",),
     example="QVR315_option_without_value.qvr",
     quick_fixes=("Remove the option.",),
+)
+
+LATENT_PRIOR = Rule(
+    code="QVR317",
+    name="latent-prior",
+    severity=WARNING,
+    summary="a prior on a latent morphism, which quivers checks and does not use",
+    explanation=(
+        "`morphism T : K -> K [role=latent, over=cod, iid=dom] ~ Dirichlet(alpha)` writes a "
+        "prior on the latent's tensor. quivers 0.25.2 checks its axes (the sides written as "
+        "one object, `dom` and `cod`, and every factor named; `over=` lists as many axes as "
+        "a draw of the family has, and no axis is in both lists) and then builds the latent "
+        "without it: the tensor is fitted as a point estimate, with no prior term and the "
+        "prior's arguments never read. qvr does the same, and says so here, since a reader "
+        "would expect the prior to shape the fit. Wrong axes are QVR304 (invalid option "
+        "value)."
+    ),
+    fixes=(
+        "Remove the prior, or write the model as a program whose steps draw the rows "
+        "(`sample rows : K <- Dirichlet(alpha) [over=K, iid_over=K]`) and use them.",
+    ),
+    example="QVR317_latent_prior.qvr",
 )
 
 COMPOSITION_RULE = Rule(

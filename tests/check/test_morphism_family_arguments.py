@@ -145,7 +145,6 @@ def test_a_bad_argument_is_a_located_error(
 @pytest.mark.parametrize(
     ("decl", "cod", "reason"),
     [
-        ("[role=latent] ~ Normal(0.0, 1.0)", "Die", "its prior ~ Normal(...) on the latent"),
         ("~ Categorical([0.2, 0.3, 0.5])", "Die", "a discrete family with arguments"),
         ("~ Normal(mu, 1.0)", "Obs", "its argument 'mu' to Normal"),
         ("[role=kernel, over=[Obs]] ~ Normal", "Obs", "option over: it names axes"),
