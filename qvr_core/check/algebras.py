@@ -31,7 +31,6 @@ from qvr_core.builtins.algebras import (
 )
 from qvr_core.check.context import Context, suggest
 from qvr_core.check.module import ModuleAlgebra, MorphismInfo
-from qvr_core.check.types import Product
 from qvr_core.check.unchecked import refer
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -53,7 +52,6 @@ def check_compositions(
     rule: the first declaration's, None when there is none or it is wrong."""
     found = [d for d in decls if isinstance(d, ast.OtherDecl) and is_composition(d)]
     if not found:
-        _latent_products(ctx, decls, morphisms)
         return None
     first = found[0]
     algebra = _check_one(ctx, first)
@@ -86,32 +84,6 @@ def check_compositions(
                     related=(Related(first_at, "the composition declaration"),),
                 )
     return algebra
-
-
-def _latent_products(
-    ctx: Context, decls: tuple[ast.Decl, ...], morphisms: Mapping[str, MorphismInfo]
-) -> None:
-    """A latent morphism with a product of finite sets on a side, in a file that declares
-    no composition rule: quivers' `LatentMorphism` has one tensor axis per factor, and
-    under a declared rule qvr reads it so (a relation); without one a qvr latent is a
-    row-stochastic kernel from one finite set to one, which a product is not (QVR307)."""
-    for d in decls:
-        if not isinstance(d, ast.MorphismDecl):
-            continue
-        info = morphisms.get(d.name.text)
-        if info is None or info.role != "latent":
-            continue
-        for side, ref in ((info.type.dom, d.dom), (info.type.cod, d.cod)):
-            if isinstance(side, Product) and side.discrete and len(side.factors) > 1:
-                ctx.report(
-                    rules.ROLE_TYPE_MISMATCH,
-                    f"latent morphism {d.name.text} is a product of finite sets on one side "
-                    f"({side.label}), a tensor with an axis per factor, which needs a "
-                    "composition rule: without one qvr's latents are stochastic matrices "
-                    "from one finite set to one; declare one above the morphisms "
-                    "(`composition real [level=algebra]`)",
-                    ctx.real(d, ref.span),
-                )
 
 
 def _check_one(ctx: Context, decl: ast.OtherDecl) -> ModuleAlgebra | None:

@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar, assert_never
 
 from qvr_core import builtins
 from qvr_core.check.algebras import check_compositions, is_composition
+from qvr_core.check.change_base import check_transformation_let, is_transformation, names_of
 from qvr_core.check.chart_parsers import check_parser, is_parser_call
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
@@ -39,6 +40,7 @@ from qvr_core.check.module import (
     Symbol,
     SymbolKind,
     SymbolTable,
+    TransformationStep,
     TypedSpan,
 )
 from qvr_core.check.nesting import Uses, dependency_order, used_names
@@ -153,6 +155,14 @@ class Env:
             ctx.ref(name.span, SymbolKey(n))
             found = self._cycle_guarded(name, self.let_type)
             let = self.lets.get(n)
+            if isinstance(let, LetInfo) and let.transformation is not None:
+                ctx.report(
+                    rules.WRONG_KIND,
+                    f"'{n}' is a change-of-base transformation, not a morphism: apply it "
+                    f"with `f.change_base({n})`",
+                    name.span,
+                )
+                return None
             if isinstance(let, LetInfo) and let.grammar is not None:
                 ctx.report(
                     rules.WRONG_KIND,
@@ -237,6 +247,21 @@ class Env:
                 self.chain.pop()
         return table[n]
 
+    def arrow_of(self, n: str) -> Arrow | None:
+        info = self.morphisms.get(n)
+        if info is not None:
+            return None if info.replicate else info.type
+        if isinstance(self.ctx.top.get(n), ast.LetDecl) and n not in self.chain:
+            return self.let_type(n)
+        return None
+
+    def transformation(self, n: str) -> tuple[TransformationStep, ...] | None:
+        decl = self.ctx.top.get(n)
+        if not isinstance(decl, ast.LetDecl) or (n in self.chain and n not in self.lets):
+            return None
+        info = self._checked(self.lets, n, decl, self._type_let, n, decl)
+        return info.transformation if isinstance(info, LetInfo) else None
+
     def let_type(self, n: str) -> Arrow | None:
         decl = self.ctx.top[n]
         assert isinstance(decl, ast.LetDecl)
@@ -246,6 +271,9 @@ class Env:
     def _type_let(self, n: str, decl: ast.LetDecl) -> LetInfo:
         if not decl.where and is_parser_call(self.ctx, decl.expr):
             return check_parser(self.ctx, n, decl)
+        if not decl.where and is_transformation(decl.expr, names_of(self)):
+            steps = check_transformation_let(self, decl.expr)
+            return LetInfo(n, decl, None, transformation=steps or ())
         if decl.where or expr_reason(decl.expr):
             refer(self.ctx, (decl.expr, decl.where))
             note(self.ctx, decl.name.span, f"{decl.keyword} {n}")

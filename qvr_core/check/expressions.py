@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, assert_never
 
 from qvr_core import builtins
 from qvr_core.builtins.combinators import learned_init
+from qvr_core.check.change_base import check_change_base
 from qvr_core.check.context import COMBINATOR_KWARGS, COMBINATORS, SymbolKey, describe
+from qvr_core.check.curry import check_curry
 from qvr_core.check.marginals import check_marginalize
 from qvr_core.check.matching import Sides, match
 from qvr_core.check.types import Arrow, Group, Product, Seq, dims_text
@@ -50,6 +52,10 @@ def infer(env: Env, expr: ast.Expr) -> Arrow | Group | None:
             return None
         case ast.Method() if expr.is_dagger:
             t = _dagger(env, expr)
+        case ast.Method() if expr.is_change_base:
+            t = check_change_base(env, expr, arrow(env, expr.receiver, "`.change_base`"))
+        case ast.Method() if expr.is_curry:
+            t = check_curry(env, expr, arrow(env, expr.receiver, f"`.{expr.method.text}`"))
         case ast.Method():  # `.marginalize(A)`, the other method typed (expr_reason)
             t = check_marginalize(env, expr, arrow(env, expr.receiver, "`.marginalize`"))
         case _:

@@ -8,7 +8,8 @@ these and never reads the syntax tree:
 - a morphism expression is a `Named` morphism, let or program, a `Composed`
   or `Tensored` pair, a `Combinator` call with its morphism arguments, its
   integer arguments (`stack(blk, 3)`) and the checker's facts about it, a
-  `Transposed` relation (`f.dagger`), a `Contracted` call of a declared
+  `Transposed` relation (`f.dagger`), a `Curried` one (`f.curry_right`), a
+  `Transformed` one (`f.change_base(phi)`), a `Contracted` call of a declared
   `contraction` with its checked record, a `Parsed` chart parser (a `parser(...)`
   let with its grammar), or an `Opaque` part that is no
   morphism expression; each carries its source text (`label`) and, when the
@@ -30,7 +31,9 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS
 from qvr_core.builtins.combinators import learned_init
+from qvr_core.check.change_base import Refusal, axis_index, checked_names, resolve, transformed
 from qvr_core.check.chart_grammar import ChartGrammar
+from qvr_core.check.curry import CURRY
 from qvr_core.check.marginals import summed_out
 from qvr_core.check.module import CheckedModule, LetInfo, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
@@ -100,6 +103,38 @@ class Transposed:
 
 
 @dataclass(frozen=True)
+class Curried:
+    """`part.curry_right` / `part.curry_left`: the relation `part` with the last (right)
+    or first (left) factor of its domain moved into its codomain (check/curry.py)."""
+
+    type: Arrow | None
+    label: str
+    part: Expr
+    direction: str
+
+
+@dataclass(frozen=True)
+class ChangeStep:
+    """One step of a change of base: the registered transformation's name, the tensor
+    axis it acts along (`softmax(B)`), or the prior's morphism (`bayes_invert(pi)`)."""
+
+    name: str
+    axis: int | None = None
+    prior: Named | None = None
+
+
+@dataclass(frozen=True)
+class Transformed:
+    """`part.change_base(phi)`: the relation `part` with phi's steps applied to its
+    tensor, valued in the last step's target rule (check/change_base.py)."""
+
+    type: Arrow | None
+    label: str
+    part: Expr
+    steps: tuple[ChangeStep, ...]
+
+
+@dataclass(frozen=True)
 class Marginalized:
     """`part.marginalize(A, ...)`: `part` with the codomain factors at `drop` summed out
     (check/marginals.py)."""
@@ -158,6 +193,8 @@ Expr = (
     | Tensored
     | Combinator
     | Transposed
+    | Curried
+    | Transformed
     | Marginalized
     | Contracted
     | Parsed
@@ -256,6 +293,8 @@ class _Lowering:
     def let(self, info: LetInfo) -> Expr:
         if info.grammar is not None and info.type is not None:
             return Parsed(info.type, info.name, info.grammar)
+        if info.transformation is not None:  # no morphism: applied where it is named
+            return Opaque(f"{info.name} (a change-of-base transformation)")
         return self.expr(info.decl.expr)
 
     def expr(self, root: ast.Arg) -> Expr:
@@ -290,8 +329,28 @@ class _Lowering:
                 return Transposed(self.arrow(node), label, parts[0])
             case ast.Method() if node.is_marginalize:
                 return self.marginalized(node, label, parts[0])
+            case ast.Method() if node.is_change_base:
+                return self.changed(node, label, parts[0])
+            case ast.Method() if node.is_curry:
+                return Curried(self.arrow(node), label, parts[0], CURRY[node.method.text])
             case _:
                 return Opaque(label)
+
+    def changed(self, node: ast.Method, label: str, part: Expr) -> Expr:
+        """`part.change_base(phi)` with phi's steps as the checker resolved them, each
+        with its tensor axis or its prior lowered (check/change_base.py)."""
+        inner = self.arrow(node.receiver)
+        steps = resolve((node.args or ())[0], checked_names(self.checked))
+        if inner is None or isinstance(steps, Refusal):  # the checker reported it
+            return Opaque(label)
+        lowered: list[ChangeStep] = []
+        t = inner
+        for step in steps:
+            axis = axis_index(t, step.argument) if step.argument else None
+            prior = Named(step.argument, step.argument) if axis is None and step.argument else None
+            lowered.append(ChangeStep(step.name, axis, prior))
+            t = transformed(t, (step,))
+        return Transformed(self.arrow(node), label, part, tuple(lowered))
 
     def marginalized(self, node: ast.Method, label: str, part: Expr) -> Expr:
         inner = self.arrow(node.receiver)

@@ -186,6 +186,19 @@ class LetInfo:
     type: Arrow | None  # None when the expression has an error
     #: what a `parser(...)` let computes (check/chart_parsers.py); None for other lets
     grammar: ChartGrammar | None = None
+    #: what a let bound to a change-of-base transformation names (`define pipe = s >>>
+    #: expectation`, check/change_base.py): its steps in order; None for other lets
+    transformation: tuple[TransformationStep, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TransformationStep:
+    """One step of a change of base: a registered transformation
+    (`builtins.transformations`) and what a constructor is called with, the object of its
+    axis (`softmax(B)`) or the morphism of its prior (`bayes_invert(pi)`); "" for none."""
+
+    name: str
+    argument: str = ""
 
 
 @dataclass(frozen=True)

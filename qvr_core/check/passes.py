@@ -19,7 +19,12 @@ if TYPE_CHECKING:
     from qvr_core.check.deduction_system import Deduction
     from qvr_core.check.defines import Computation
     from qvr_core.check.model import DataVariable, Step
-    from qvr_core.check.module import ModuleAlgebra, ProgramInfo, SymbolKind
+    from qvr_core.check.module import (
+        ModuleAlgebra,
+        ProgramInfo,
+        SymbolKind,
+        TransformationStep,
+    )
     from qvr_core.check.types import Arrow, Group, Plated, ValueType
     from qvr_core.check.wiring import Contraction
     from qvr_core.syntax import ast
@@ -51,6 +56,14 @@ class Env(Protocol):
     def locals(self) -> dict[SymbolKey, tuple[SymbolKind, Span, Span, ValueType | None]]: ...
 
     def name_type(self, name: ast.Name) -> Arrow | Group | None: ...
+
+    def arrow_of(self, n: str) -> Arrow | None:
+        """The type of the morphism or let named `n`, recording no use of it."""
+        ...
+
+    def transformation(self, n: str) -> tuple[TransformationStep, ...] | None:
+        """The steps of the let `n` when it is bound to a transformation, else None."""
+        ...
 
     def program_type(self, n: str) -> Arrow | None: ...
 

@@ -255,7 +255,7 @@ def _has_unchecked_expr(expr: object) -> bool:
         e = stack.pop()
         if isinstance(e, ast.Method):
             if not e.typed:
-                return True  # `.dagger` and `.marginalize(A)` are typed (expressions.py)
+                return True  # `.dagger`, `.marginalize(A)`, `.curry_*` are typed (expressions.py)
             stack.append(e.receiver)
         if isinstance(e, ast.Compose):
             if e.op not in (">>", "<<"):  # quivers 0.25.2's two (`g << f` is `f >> g`)

@@ -69,11 +69,21 @@ def _method(
     prefix: tuple[str, ...],
     reversed_: bool,
 ) -> list[str]:
-    """`f.dagger` (the relation read backwards) or `f.marginalize(A)` (factors of its
-    codomain summed out): one box, its receiver being one morphism."""
+    """`f.dagger` (the relation read backwards), `f.curry_right` (a domain factor moved
+    into a residual), `f.change_base(phi)` (the relation moved to another rule) or
+    `f.marginalize(A)` (factors of its codomain summed out): one box, its receiver being
+    one morphism."""
     text = b.module.source[expr.span.start : expr.span.end]
     t = b.module.expr_types.get(expr)
-    detail = "transposed relation" if expr.is_dagger else "codomain factors summed out"
+    detail = (
+        "transposed relation"
+        if expr.is_dagger
+        else "curried relation"
+        if expr.is_curry
+        else "change of base"
+        if expr.is_change_base
+        else "codomain factors summed out"
+    )
     node = b.node((*prefix, text), text, NodeKind.MORPHISM, t, expr.span, detail=detail)
     b.edges(sources, node, reversed_)
     return [node]

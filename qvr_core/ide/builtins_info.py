@@ -26,6 +26,7 @@ from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, GOAL_WEIGHT_DOC, PARS
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
 from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_SIGNATURE, SCHEMAS
+from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
 from qvr_core.ide.walk import walk
@@ -100,6 +101,44 @@ def algebra_at(module: CheckedModule, offset: int) -> tuple[BuiltinDoc, Span] | 
         return None
     doc = describe_algebra(declared.rule)
     return (doc, span) if doc is not None else None
+
+
+def transformation_at(module: CheckedModule, offset: int) -> tuple[BuiltinDoc, Span] | None:
+    """The change-of-base transformation named at `offset`: in the argument of
+    `f.change_base(...)` or in a let the checker bound to a transformation (elsewhere
+    `softmax` is the arithmetic builtin, and `log_prob` a composition rule)."""
+    decls = module.ast.decls
+    i = bisect_right(decls, offset, key=lambda d: d.span.start) - 1
+    if i < 0 or not decls[i].span.start <= offset <= decls[i].span.end:
+        return None
+    declared = (module.objects, module.morphisms, module.lets, module.programs)
+    for node in walk(decls[i]):
+        roots: tuple[ast.Arg, ...] = ()
+        if isinstance(node, ast.Method) and node.is_change_base:
+            roots = node.args or ()
+        elif isinstance(node, ast.LetDecl):
+            info = module.lets.get(node.name.text)
+            roots = (node.expr,) if info is not None and info.transformation is not None else ()
+        stack = list(roots)
+        while stack:
+            item = stack.pop()
+            name = None
+            if isinstance(item, ast.Compose):
+                stack += [item.left, item.right]
+            elif isinstance(item, ast.Call):
+                name = item.callee
+            elif isinstance(item, ast.NameRef):
+                name = item.name
+            found = TRANSFORMATIONS.get(name.text) if name is not None else None
+            if (
+                found is not None
+                and name is not None
+                and name.span.start <= offset <= name.span.end
+                and not any(name.text in table for table in declared)
+            ):
+                doc = BuiltinDoc(found.name, "transformation", found.call, found.describe())
+                return doc, name.span
+    return None
 
 
 def describe_param_source(name: str) -> BuiltinDoc | None:

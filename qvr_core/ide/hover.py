@@ -32,7 +32,7 @@ from qvr_core.check.types import (
     sum_text,
 )
 from qvr_core.check.user_effects import UserEffect
-from qvr_core.ide.builtins_info import algebra_at, builtin_at
+from qvr_core.ide.builtins_info import algebra_at, builtin_at, transformation_at
 from qvr_core.ide.known import PartialKnowledge, known_parts
 from qvr_core.syntax.era import era
 from qvr_core.text.span import Span
@@ -87,8 +87,8 @@ def _here(span: Span) -> Span:
 
 
 def _hover(module: CheckedModule, offset: int, place: Callable[[Span], Span]) -> HoverText | None:
-    rule = algebra_at(module, offset)  # `composition real`: the rule, not the declared name
-    if rule is not None:
+    rule = algebra_at(module, offset) or transformation_at(module, offset)
+    if rule is not None:  # `composition real`: the rule, not the declared name
         info, span = rule
         return _compose(info.signature, [], "", info.doc, f"QVR {info.kind}", span)
     typed = module.type_at(offset)

@@ -48,9 +48,11 @@ from qvr_core.runtime.morphisms import Embed, Identity, Kernel, Latent, Leaf, Mo
 from qvr_core.runtime.program import ProgramModule
 from qvr_core.runtime.relations import (
     Contracted,
+    Curried,
     Dagger,
     Marginalized,
     Relation,
+    Transformed,
     relation,
     rule_of,
 )
@@ -180,6 +182,17 @@ class Compiler:
                 return self._call(node, suffix)
             case ir.Transposed(part=part):
                 return Dagger(_arrow(node), node.label, self.expr(part, suffix))
+            case ir.Transformed(part=part, steps=steps):
+                priors = {
+                    i: self.expr(step.prior, suffix)
+                    for i, step in enumerate(steps)
+                    if step.prior is not None
+                }
+                plain = tuple((step.name, step.axis) for step in steps)
+                inner = self.expr(part, suffix)
+                return Transformed(_arrow(node), node.label, inner, plain, priors)
+            case ir.Curried(part=part, direction=direction):
+                return Curried(_arrow(node), node.label, self.expr(part, suffix), direction)
             case ir.Marginalized(part=part, drop=drop):
                 return Marginalized(_arrow(node), node.label, self.expr(part, suffix), drop)
             case ir.Contracted(contraction=found, parts=parts):
@@ -304,6 +317,8 @@ def _arrow(
     | ir.Tensored
     | ir.Combinator
     | ir.Transposed
+    | ir.Curried
+    | ir.Transformed
     | ir.Marginalized
     | ir.Contracted,
 ) -> Arrow:

@@ -7,7 +7,8 @@ enriches its latent finite-set morphisms over that rule, as quivers 0.25.2 does
 `sigmoid(raw)` of a free parameter, and `f >> g` is the tensor
 `join_j(f[i, j] (x) g[j, k])`, with the rule's tensor and join
 (`qvr_core.builtins.algebras`). `relation(m, checked)` computes that tensor for a
-morphism built from latents, identities, `>>`, `repeat`, `.dagger` and calls of a
+morphism built from latents, identities, `>>`, `repeat`, `.dagger`, `.curry_*`,
+`.change_base(phi)` and calls of a
 declared `contraction`.
 
 A side that is a product of finite sets (`(PredDim * ArgDim) -> Judgment`) is one
@@ -38,6 +39,7 @@ from torch import nn
 
 from qvr_core.builtins.algebras import ALGEBRAS, Algebra, Values
 from qvr_core.builtins.algebras import UNDECLARED as UNDECLARED_RULE
+from qvr_core.builtins.transformations import TRANSFORMATIONS, Entries, invert
 from qvr_core.check.module import CheckedModule, ModuleAlgebra
 from qvr_core.check.types import Arrow, Product
 from qvr_core.check.wiring import Contraction, Wiring
@@ -163,6 +165,93 @@ class Dagger(_Undrawn):
 
     def refusal(self) -> str:
         return f"{self.label} is a transposed relation"
+
+
+class Curried(_Undrawn):
+    """`f.curry_right` / `f.curry_left` (check/curry.py): the relation `f` with the last
+    or first factor of its domain read as the first of its codomain. The entries are
+    `f`'s (quivers' residuation is the identity on them); `curry_left` moves that
+    factor's axis from the front of the domain's to the front of the codomain's."""
+
+    def __init__(self, arrow: Arrow, label: str, inner: Morphism, direction: str) -> None:
+        super().__init__(arrow, label)
+        self.inner = inner
+        self.direction = direction
+
+    def refusal(self) -> str:
+        return f"{self.label} is a curried relation"
+
+    def moved(self, tensor: torch.Tensor) -> torch.Tensor:
+        """`f`'s tensor (an axis per factor) with the axes in the curried type's order."""
+        if self.direction == "right":
+            return tensor
+        n = len(elem(self.inner.dom).factors)
+        order = [*range(1, n), 0, *range(n, tensor.ndim)]
+        return tensor.permute(order)
+
+
+class Transformed(_Undrawn):
+    """`f.change_base(phi)` (check/change_base.py): the relation `f` with each step of
+    `phi` applied to its tensor in order (`builtins.transformations`), valued in the
+    last step's target rule. A prior's tensor is read without its gradient, as quivers
+    reads it (`bayes_invert`: flattened, and renormalised when it does not sum to 1)."""
+
+    def __init__(
+        self,
+        arrow: Arrow,
+        label: str,
+        inner: Morphism,
+        steps: tuple[tuple[str, int | None], ...],
+        priors: dict[int, Morphism],
+    ) -> None:
+        super().__init__(arrow, label)
+        self.inner = inner
+        self.steps = steps
+        self.priors = nn.ModuleDict({str(i): m for i, m in priors.items()})
+
+    @property
+    def rule(self) -> str:
+        """The rule its entries are values of: the last step's target."""
+        return TRANSFORMATIONS[self.steps[-1][0]].target
+
+    def refusal(self) -> str:
+        return f"{self.label} is a relation valued in {self.rule}, not a probability kernel"
+
+    def transform(
+        self, tensor: torch.Tensor, rule: Algebra, declared: ModuleAlgebra | None
+    ) -> torch.Tensor:
+        """The steps applied to `f`'s tensor (an axis per factor)."""
+        for i, (name, axis) in enumerate(self.steps):
+            found = TRANSFORMATIONS[name]
+            if found.pointwise is not None:
+                tensor = cast(torch.Tensor, found.pointwise(cast(Entries, tensor)))
+            elif found.along is not None and axis is not None:
+                tensor = cast(torch.Tensor, found.along(cast(Entries, tensor), axis))
+            else:
+                prior = _prior(
+                    relation_under(cast(Morphism, self.priors[str(i)]), rule, declared), self.label
+                )
+                if prior.numel() != tensor.shape[0]:
+                    raise QvrError(
+                        f"{self.label}: the prior has {prior.numel()} entries, and the kernel "
+                        f"{tensor.shape[0]} rows"
+                    )
+                kernel = cast(Entries, tensor)
+                tensor = cast(torch.Tensor, invert(kernel, cast(Entries, prior[:, None]))).T
+        return tensor
+
+
+def _prior(tensor: torch.Tensor, label: str) -> torch.Tensor:
+    """A prior's entries as quivers' `bayes_invert` reads them: flattened, without their
+    gradient, clamped at 0 and renormalised unless they sum to 1 (within 1e-5)."""
+    flat = tensor.detach().flatten()
+    total = flat.sum()
+    if float(total.abs()) < 1e-12:
+        raise QvrError(f"{label}: the prior sums to zero, so it cannot be normalised")
+    if abs(float(total) - 1.0) > 1e-5:
+        flat = flat.clamp(min=0.0)
+        flat = flat / flat.sum().clamp(min=1e-12)
+    return flat
 
 
 class Marginalized(Morphism):
@@ -298,10 +387,12 @@ def _contracted(m: Contracted, rule: Algebra, declared: ModuleAlgebra | None) ->
 
 
 def _own_rule(m: Morphism) -> str | None:
-    """The rule a contraction call's relation is enriched over (through `define`s): quivers
-    refuses `>>` between morphisms of two rules."""
+    """The rule a contraction call's or a change of base's relation is enriched over
+    (through `define`s): quivers refuses `>>` between morphisms of two rules."""
     while isinstance(m, Definition):
         m = m.body
+    if isinstance(m, Transformed):
+        return m.rule
     return m.contraction.rule if isinstance(m, Contracted) else None
 
 
@@ -319,6 +410,16 @@ def relation_under(
         return relation_under(m.body, rule, declared)
     if isinstance(m, Dagger):
         return relation_under(m.inner, rule, declared).transpose(0, 1)
+    if isinstance(m, Curried):
+        dom, cod = elem(m.inner.dom), elem(m.inner.cod)
+        tensor = m.moved(relation_under(m.inner, rule, declared).reshape(axes(dom, cod)))
+        return tensor.reshape(value_count(elem(m.dom)), value_count(elem(m.cod)))
+    if isinstance(m, Transformed):
+        dom, cod = elem(m.inner.dom), elem(m.inner.cod)
+        tensor = m.transform(
+            relation_under(m.inner, rule, declared).reshape(axes(dom, cod)), rule, declared
+        )
+        return tensor.reshape(value_count(elem(m.dom)), value_count(elem(m.cod)))
     if isinstance(m, Marginalized):
         dom, cod = elem(m.inner.dom), elem(m.inner.cod)
         tensor = relation_under(m.inner, rule, declared).reshape(axes(dom, cod))

@@ -208,7 +208,8 @@ class KeywordArg:
 
 @dataclass(frozen=True)
 class Method:
-    """`expr.dagger`, `f.marginalize(A)`: a method of a morphism expression (0.15 on)."""
+    """`expr.dagger`, `f.marginalize(A)`, `f.curry_right`: a method of a morphism expression
+    (0.15 on)."""
 
     receiver: Expr
     method: Name
@@ -227,9 +228,20 @@ class Method:
         return self.method.text == "marginalize" and self.args is not None
 
     @property
+    def is_curry(self) -> bool:
+        """`f.curry_right` / `f.curry_left` (no argument list): the relation read into a
+        residual (check/curry.py)."""
+        return self.method.text in ("curry_right", "curry_left") and self.args is None
+
+    @property
+    def is_change_base(self) -> bool:
+        """`f.change_base(phi)`: the relation moved to another rule (check/change_base.py)."""
+        return self.method.text == "change_base" and self.args is not None
+
+    @property
     def typed(self) -> bool:
         """Whether the checker types this method (the others keep the names-only check)."""
-        return self.is_dagger or self.is_marginalize
+        return self.is_dagger or self.is_marginalize or self.is_curry or self.is_change_base
 
 
 @dataclass(frozen=True)

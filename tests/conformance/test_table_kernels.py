@@ -121,3 +121,28 @@ def test_the_older_kernel_declaration_is_the_same_table() -> None:
     module = check(older)
     assert not module.errors
     assert (module.morphisms["emit"].role, module.morphisms["emit"].family) == ("kernel", None)
+
+
+def test_a_latent_from_a_product_is_a_kernel_over_its_rows() -> None:
+    """Without a composition rule a `role=latent` morphism from a product of finite sets
+    is qvr's kernel, its rows the domain's values in row-major order (quivers: a tensor
+    with an axis per factor, under its undeclared rule)."""
+    source = """object X : FinSet 2
+object Y : FinSet 3
+object Z : FinSet 4
+morphism f : X * Y -> Z [role=latent]
+define g = f
+export g
+"""
+    oracle.require_head(source)
+    assert check(source).errors == []
+    g = loads(source)["g"]
+    assert isinstance(g, Morphism)
+    (logits,) = list(g.parameters())
+    assert logits.shape == (6, 4)
+    with torch.no_grad():
+        logits.copy_(torch.randn(6, 4, generator=torch.Generator().manual_seed(1)))
+    pairs = torch.tensor([[x, y] for x in range(2) for y in range(3)])
+    for z in range(4):
+        got = g.log_prob(pairs, torch.full((6,), z))
+        assert torch.allclose(got, torch.log_softmax(logits, dim=-1)[:, z])
