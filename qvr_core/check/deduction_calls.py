@@ -7,9 +7,9 @@ program, the sentence, and `x` is bound to the deduction's answer over it, which
 `x.goal_weight()` reads as a real number (a Boolean deduction's answer has none). The
 call is a let's whole value; it adds nothing to the log density (a `score` does).
 
-qvr reads the sentence from the data as word ids: each word's place among the
-deduction's words in the order its lexicon lists them (`Deduction.words`),
-one per data row, since a program's data are numbers. The value is computed from the
+qvr reads the sentence from the data as its words (a JSON list of strings, as quivers
+takes a sentence) or as word ids: each word's place among the deduction's words in the
+order its lexicon lists them (`Deduction.words`), one per data row. The value is computed from the
 data alone, with the deduction's learnable weights at their start (0), as quivers'
 reference machine reads weights it is not given.
 """
@@ -22,8 +22,9 @@ from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
 from qvr_core.builtins.semirings import BOOLEAN
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.deduction_system import DEDUCTION, Deduction
-from qvr_core.check.model import DataVariable
+from qvr_core.check.model import DataVariable, Model
 from qvr_core.check.module import SymbolKind
+from qvr_core.check.terms import Call, Ref, subterms
 from qvr_core.check.types import Element, Plated
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -34,6 +35,19 @@ if TYPE_CHECKING:
 
 #: A sentence's type: one vector of word ids, as long as the data makes it.
 WORD_IDS = Plated((), Element("index", (-1,)))
+
+
+def sentences(model: Model) -> dict[str, Deduction]:
+    """Each data name a `parse(D, s)` of the model reads as its sentence, with D: what
+    reads a sentence's words into ids (`runs/data.py`) and what synthesises one ask."""
+    out: dict[str, Deduction] = {}
+    for let in model.lets.values():
+        for t in subterms(let.term):
+            if isinstance(t, Call) and t.deduction is not None:
+                for arg in t.args:
+                    if isinstance(arg, Ref):
+                        out.setdefault(arg.name, t.deduction)
+    return out
 
 
 def not_a_morphism(ctx: Context, name: ast.Name) -> None:

@@ -12,7 +12,9 @@ per observed site, each with the batch on the first axis:
 - `.npz`: arrays saved with `numpy.savez`, same keys, read without pickles
   (`allow_pickle=False`: an object array is refused);
 - `.json`: one object whose values are numbers or rectangular nested lists of
-  numbers (whole numbers are read as integers, so they can index);
+  numbers (whole numbers are read as integers, so they can index); a sentence a
+  program parses (`parse(D, sentence)`) may be its words, a list of strings, read as
+  their ids in the deduction's lexicon (`Vocabulary`);
 - `.csv`: UTF-8 (a byte-order mark is allowed), a header row, then one row
   per example. A column is named after its key (`x`, `next_token`) when the
   key holds one number per example, or `key[i]` / `key[i,j]` for the
@@ -40,6 +42,7 @@ import json
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -118,10 +121,20 @@ def resolve_data_path(path: str | Path, root: str | Path | None = None) -> Path:
     return p
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words a data key may hold as strings (a sentence a deduction parses): a word's
+    id is its place in `words`; `owner` names the deduction in messages."""
+
+    owner: str
+    words: tuple[str, ...]
+
+
 def read_data(
     data: DataFile | str | Path,
     budget: int | None = None,
     shapes: Callable[[Mapping[str, tuple[int, ...]]], None] | None = None,
+    words: Mapping[str, Vocabulary] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Every array in the data by key, as dense tensors (dtypes as stored), validated as
     read: real numbers only, every value finite.
@@ -130,7 +143,8 @@ def read_data(
     half the memory available) before any value is decoded: a file over it is refused
     with `RunTooLargeError`, one line naming what is big. `shapes`, when given, sees each
     array's shape by key where the format's headers give them (`.npz`), after that check
-    and before any value is decoded: it raises `InferenceError` to refuse the file."""
+    and before any value is decoded: it raises `InferenceError` to refuse the file.
+    `words` gives the keys a JSON file may hold as a list of words, and their words."""
     limit = budget if budget is not None else default_budget()
     try:
         file = data if isinstance(data, DataFile) else read_file(data, budget=limit)
@@ -146,7 +160,12 @@ def read_data(
         )
     Need(len(file.content), f"a file of {len(file.content):,} bytes").check(file.name, limit)
     try:
-        arrays = _read_npz(file, limit, shapes) if suffix == ".npz" else reader(file, limit)
+        if suffix == ".npz":
+            arrays = _read_npz(file, limit, shapes)
+        elif suffix == ".json":
+            arrays = _read_json(file, limit, words or {})
+        else:
+            arrays = reader(file, limit)
         for key, t in arrays.items():
             _check_numbers(t, key, shown)
     except InferenceError:
@@ -257,9 +276,12 @@ def _read_member(archive: zipfile.ZipFile, m: NpyMember, name: str) -> np.ndarra
     return a.reshape(m.shape)
 
 
-def _read_json(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
-    """A JSON object of numbers and rectangular nested lists of numbers, by key; what
-    parsing makes is bounded by the separators counted before it parses."""
+def _read_json(
+    file: DataFile, budget: int, words: Mapping[str, Vocabulary] | None = None
+) -> dict[str, torch.Tensor]:
+    """A JSON object of numbers and rectangular nested lists of numbers, by key (a key of
+    `words` also a list of its words); what parsing makes is bounded by the separators
+    counted before it parses."""
     shown = printable(file.name, 320)
     json_need(file.content).check(file.name, budget)
     try:
@@ -271,6 +293,10 @@ def _read_json(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
     out = {}
     for key in list(obj):
         value = obj.pop(key)  # each key's lists freed once it is an array
+        vocabulary = (words or {}).get(key)
+        if vocabulary is not None and _all_strings(value):
+            out[key] = torch.tensor(_word_ids(value, vocabulary, key, shown), dtype=torch.long)
+            continue
         whole = _all_ints(value)
         try:
             a = np.asarray(value, dtype=np.int64 if whole else np.float64)
@@ -285,10 +311,33 @@ def _read_json(file: DataFile, budget: int) -> dict[str, torch.Tensor]:
         except (TypeError, ValueError):
             raise InferenceError(
                 f"{shown}: {quoted(key)} must be a number or a rectangular list of numbers"
+                + (
+                    f", or the sentence's words, a list of strings ({vocabulary.owner}'s)"
+                    if vocabulary is not None
+                    else ""
+                )
             ) from None
         del value
         out[key] = torch.from_numpy(a)
     return out
+
+
+def _all_strings(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _word_ids(value: list[str], vocabulary: Vocabulary, key: str, shown: str) -> list[int]:
+    """Each word's id in the vocabulary, or an error naming the first unknown word."""
+    ids = {w: i for i, w in enumerate(vocabulary.words)}
+    for position, word in enumerate(value):
+        if word not in ids:
+            known = ", ".join(quoted(w) for w in vocabulary.words[:12])
+            more = ", ..." if len(vocabulary.words) > 12 else ""
+            raise InferenceError(
+                f"{shown}: {quoted(key)}: word {position + 1}, {quoted(word)}, is not in "
+                f"the lexicon of {vocabulary.owner} ({known}{more})"
+            )
+    return [ids[w] for w in value]
 
 
 def _all_ints(value: object) -> bool:

@@ -25,13 +25,21 @@ from typing import cast
 import torch
 
 from qvr_core.check import check
+from qvr_core.check.deduction_calls import sentences
 from qvr_core.check.module import CheckedModule, ProgramInfo
 from qvr_core.check.types import Seq
 from qvr_core.host.datafile import DataFile, printable
 from qvr_core.inference.errors import InferenceError
 from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.plan.runnable import PriorDraw, RuntimeKind, improper_refusal, runnability
-from qvr_core.runs.data import conform, read_data, resolve_data_path, select, whole_numbers
+from qvr_core.runs.data import (
+    Vocabulary,
+    conform,
+    read_data,
+    resolve_data_path,
+    select,
+    whole_numbers,
+)
 from qvr_core.runs.methods import Input
 from qvr_core.runs.model_data import one_thread, refuse_observed_shapes, split_data, synthetic
 from qvr_core.runs.sequence_data import SequenceData, optional_keys
@@ -267,7 +275,10 @@ def _model(
     if data is not None:
         file, shown = _file(data, data_root)
         shapes = partial(refuse_observed_shapes, checked, name, source=shown)
-        arrays = read_data(file, budget, shapes)  # a shape that cannot fit: refused unread
+        model = checked.models.get(name)
+        parsed = sentences(model) if model is not None else {}
+        words = {k: Vocabulary(d.name, d.words) for k, d in parsed.items()}
+        arrays = read_data(file, budget, shapes, words)  # a shape that cannot fit: refused unread
     sizing = size_model_run(
         checked,
         name,

@@ -46,6 +46,7 @@ from qvr_core.builtins import FAMILIES, FUNCTIONS
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import Param
 from qvr_core.builtins.functions import Function
+from qvr_core.check.deduction_calls import sentences
 from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.model import DataVariable, Let, Model, Site, axis_sizes
 from qvr_core.check.module import CheckedModule, ProgramInfo
@@ -204,7 +205,7 @@ def _data_name(
 ) -> Column:
     """A data name's values: an index, a count or a number in the supports it feeds."""
     variable, model = _variable(key, models)
-    deduction = _parsed(model, key) if model is not None else None
+    deduction = sentences(model).get(key) if model is not None else None
     if deduction is not None:
         return Column(key, _sentence(deduction, rng), "data name, word ids of a sentence it parses")
     parameter = next((p for m in models for p in m.params if p.name == key), None)
@@ -241,15 +242,6 @@ def _data_name(
     if vector is not None and (shape or parameter is None):  # a vector or matrix per entry
         shape = (*shape, *_event(*vector))
     return Column(key, _values(kind, shape, rng), f"{what}, {_words(kind)}")
-
-
-def _parsed(model: Model, key: str) -> Deduction | None:
-    """The deduction a `parse(D, key)` of the model runs over the data name `key`."""
-    for let in model.lets.values():
-        for t in subterms(let.term):
-            if isinstance(t, Call) and t.deduction is not None and _names(t.args) == {key}:
-                return t.deduction
-    return None
 
 
 def _sentence(deduction: Deduction, rng: np.random.Generator, tries: int = 200) -> np.ndarray:

@@ -13,13 +13,19 @@ are our own, parsed by quivers' grammars.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
+from qvr_cli.main import main as qvr
 from qvr_core.check import check
+from qvr_core.check.deduction_calls import sentences
 from qvr_core.dsl import loads
+from qvr_core.inference.errors import InferenceError
+from qvr_core.runs.data import Vocabulary, read_data
 from qvr_core.runs.synthesise import synthesise
 from qvr_core.runtime.deduction import DeductionEngine
 from qvr_core.runtime.errors import QvrRuntimeError
@@ -325,3 +331,21 @@ def test_a_deduction_without_a_lexicon_parses_no_sentence() -> None:
 def test_a_boolean_deduction_has_no_real_weight_to_score() -> None:
     source = PROGRAM.replace("semiring=LogProb", "semiring=Boolean")
     assert any("Boolean" in d.message for d in check(source).errors)
+
+
+def test_the_sentence_may_be_given_as_its_words(tmp_path: Path) -> None:
+    """A JSON data file may hold the sentence as quivers takes it, its words; they are
+    read as their ids, and a word the lexicon lacks is refused, naming it."""
+    module = check(PROGRAM)
+    parsed = sentences(module.models["fit"])
+    words = {k: Vocabulary(d.name, d.words) for k, d in parsed.items()}
+    given = tmp_path / "words.json"
+    given.write_text(json.dumps({"sentence": ["I", "saw", "man", "with", "telescope"]}))
+    assert read_data(given, words=words)["sentence"].tolist() == ATTACHED_IDS
+    given.write_text(json.dumps({"sentence": ["I", "sees", "man"]}))
+    with pytest.raises(InferenceError, match="word 2, 'sees', is not in the lexicon of Attach"):
+        read_data(given, words=words)
+    source = tmp_path / "fit.qvr"
+    source.write_text(PROGRAM)
+    given.write_text(json.dumps({"sentence": ["I", "saw", "man", "with", "telescope"]}))
+    assert qvr(["run", str(source), "--data", str(given), "--method", "prior", "--steps", "5"]) == 0
