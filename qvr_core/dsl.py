@@ -95,7 +95,8 @@ class Program:
         """The `deduction` `name`, ready to parse: `.parse(["the", "dog", "runs"])` gives
         its chart, whose `goal_weight()` is differentiable in the deduction's learnable
         weights (`.weights`, an `nn.Module`; rule weights are made as rules first fire,
-        so build an optimiser after a first parse, as with quivers)."""
+        so build an optimiser after a first parse, as with quivers). A deduction without a
+        lexicon runs on its axioms: `.derive([("edge(a, b)", 0.0), ...])`."""
         if name not in self._deductions:
             found = self.module.deductions.get(name)
             if found is None:

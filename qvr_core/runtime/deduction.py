@@ -47,6 +47,7 @@ from torch.nn import functional as F
 from qvr_core.builtins.semirings import BOOLEAN, COUNTING, LOG_PROB, VITERBI
 from qvr_core.check.deduction_system import ATOM, VARIABLE, Deduction, Entry, Rule, Term
 from qvr_core.check.deduction_terms import SPAN
+from qvr_core.runtime.deduction_items import item as read_item
 from qvr_core.runtime.errors import QvrRuntimeError
 
 Bindings = dict[str, Any]
@@ -204,6 +205,14 @@ class Chart:
     semiring: str
     iterations: int
 
+    def weight(self, written: str | Any) -> Weight:
+        """The weight of one item (written as in a rule, `"path(a, d)"`, or already read);
+        an item the run did not derive is refused, naming it (quivers' `ChartView.weight`)."""
+        found = read_item(written) if isinstance(written, str) else written
+        if found not in self.items:
+            raise QvrRuntimeError(f"{show(found)} is not in the chart: nothing derived it")
+        return self.items[found]
+
     def goal_weight(self) -> Weight:
         ops = OPS[self.semiring]
         weights = [self.items[i] for i in self.goal_items]
@@ -267,6 +276,32 @@ class DeductionEngine:
                 if d.carries_forms:
                     item = (*item, axiom.form)
                 self._push(agenda, item, self._entry_weight(axiom))
+        return self._run(agenda, len(tokens))
+
+    def derive(self, axioms: Iterable[tuple[str | Any, float | Weight]]) -> Chart:
+        """The chart of a deduction given its axioms and their weights (quivers' input to
+        a deduction without a lexicon): each item written as in a rule
+        (`"Every(dog, animal)"`, `deduction_items.item`) or already read, with its weight in
+        the semiring's values (a log weight under LogProb and Viterbi, a count under
+        Counting, 0 or 1 under Boolean), a number or a tensor to differentiate through.
+        As in quivers, a span over positions is a goal when it covers 0 to the number
+        of axioms given."""
+        given = list(axioms)
+        agenda: OrderedDict[Any, Weight] = OrderedDict()
+        for written, weight in given:
+            found = read_item(written) if isinstance(written, str) else written
+            w = torch.as_tensor(weight, dtype=torch.float64)
+            if w.ndim != 0:
+                raise QvrRuntimeError(
+                    f"deduction {self.deduction.name}: the weight of {show(found)} is one "
+                    f"number, not a tensor of shape {tuple(w.shape)}"
+                )
+            self._push(agenda, found, w)
+        return self._run(agenda, len(given))
+
+    def _run(self, agenda: OrderedDict[Any, Weight], n: int) -> Chart:
+        """Pop the agenda to a fixed point; the goal items are those over (0, n)."""
+        d = self.deduction
         chart: dict[Any, Weight] = {}
         index: dict[Any, list[Any]] = {}
         iterations = 0
@@ -296,7 +331,6 @@ class DeductionEngine:
                         rule, p, start, delta, item, old, chart, index
                     ):
                         self._conclude(agenda, rule, bindings, weight)
-        n = len(tokens)
         goals = [i for i in chart if self._goal(i, n)]
         return Chart(chart, goals, d.semiring.name, iterations)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,62 @@ def test_the_sentence_may_be_given_as_its_words(tmp_path: Path) -> None:
     source.write_text(PROGRAM)
     given.write_text(json.dumps({"sentence": ["I", "saw", "man", "with", "telescope"]}))
     assert qvr(["run", str(source), "--data", str(given), "--method", "prior", "--steps", "5"]) == 0
+
+
+PATHS = """object Node : FinSet 4
+
+deduction Paths : Node -> Node [semiring=SEMIRING, start=path]
+    atoms a, b, c, d
+    rule step : edge(X, Y) |- path(X, Y)
+    rule extend : path(X, Y), edge(Y, Z) |- path(X, Z)
+"""
+#: a -> b -> c -> d and a -> c: two paths from a to c and two from a to d.
+EDGES = ["edge(a, b)", "edge(b, c)", "edge(a, c)", "edge(c, d)"]
+
+
+@pytest.mark.parametrize(
+    ("semiring", "one", "goal"),
+    [("Counting", 1.0, 8.0), ("LogProb", 0.0, math.log(8)), ("Viterbi", 0.0, 0.0)],
+)
+def test_a_deduction_without_a_lexicon_derives_from_its_axioms(
+    semiring: str, one: float, goal: float
+) -> None:
+    """quivers runs a deduction without a lexicon on `(item, weight)` pairs; every item
+    headed by the start is a goal. Six paths follow the four edges, two of them doubly."""
+    source = PATHS.replace("SEMIRING", semiring)
+    oracle.require_head(source)
+    assert check(source).errors == []
+    engine = loads(source).deduction("Paths")
+    chart = engine.derive([(e, one) for e in EDGES])
+    assert float(chart.goal_weight()) == pytest.approx(goal)
+    if semiring == "Counting":
+        assert float(chart.weight("path(a, d)")) == 2.0
+        assert float(chart.weight("path(b, d)")) == 1.0
+        with pytest.raises(QvrRuntimeError, match=r"path\(d,a\) is not in the chart"):
+            chart.weight("path(d, a)")
+
+
+def test_the_goal_is_differentiable_in_the_axioms_weights() -> None:
+    """Under LogProb the gradient in an axiom's weight is the share of the goal's
+    derivations that use it: edge(a, b) is in 3 of the 8."""
+    engine = loads(PATHS.replace("SEMIRING", "LogProb")).deduction("Paths")
+    weights = {e: torch.zeros((), dtype=torch.float64, requires_grad=True) for e in EDGES}
+    chart = engine.derive(list(weights.items()))
+    chart.goal_weight().backward()
+    grad = weights["edge(a, b)"].grad
+    assert grad is not None and float(grad) == pytest.approx(3 / 8)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("edge(a, b", "expected ')' at character 10"),
+        ("edge(a; b)", "unexpected ';' at character 7"),
+        ("", "expected a name, a number or '('"),
+        ("(" * 500 + "a" + ")" * 500, "nested more than 200 deep"),
+    ],
+)
+def test_a_malformed_item_is_refused_where_it_goes_wrong(text: str, says: str) -> None:
+    engine = loads(PATHS.replace("SEMIRING", "Counting")).deduction("Paths")
+    with pytest.raises(QvrRuntimeError, match=re.escape(says)):
+        engine.derive([(text, 1.0)])
