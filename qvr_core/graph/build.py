@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import networkx as nx
 
 from qvr_core.builtins import COMBINATORS
-from qvr_core.check.module import CheckedModule, ProgramInfo
+from qvr_core.check.module import CheckedModule, LetInfo, ProgramInfo
 from qvr_core.graph.builder import GraphBuilder
 from qvr_core.graph.expressions import source_text
 from qvr_core.graph.marks import mark_errors
@@ -60,13 +60,13 @@ def build_graph(module: CheckedModule, name: str | None = None) -> nx.DiGraph:
                 _draw_block_or_program(b, program, blocks.get(n, []))
             elif model is not None and model.decl is decl:
                 draw_model(b, model)
-            elif let is not None and let.decl is decl and n not in used:
+            elif let is not None and let.decl is decl and n not in used and _drawn(let):
                 draw_let(b, let)
     elif name in module.programs:
         draw_program(b, module.programs[name])
     elif name in module.models:
         draw_model(b, module.models[name])
-    elif name in module.lets:
+    elif name in module.lets and _drawn(module.lets[name]):
         draw_let(b, module.lets[name])
     else:
         raise UnknownDiagramName(name, drawable_names(module))
@@ -83,9 +83,16 @@ def drawable_names(module: CheckedModule) -> list[str]:
         and (
             d.name.text in module.programs
             or d.name.text in module.models
-            or d.name.text in module.lets
+            or (d.name.text in module.lets and _drawn(module.lets[d.name.text]))
         )
     ]
+
+
+def _drawn(let: LetInfo) -> bool:
+    """A let of morphisms is a dataflow; one bound to a change-of-base transformation
+    (`define pipe = softmax(B) >>> expectation`) moves values between rules, not along
+    the flow, and is shown where a `.change_base(pipe)` applies it."""
+    return let.transformation is None
 
 
 def graph_nodes(graph: nx.DiGraph) -> list[Node]:

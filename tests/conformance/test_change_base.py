@@ -19,6 +19,7 @@ import torch
 
 from qvr_core.check import check
 from qvr_core.graph import build_graph
+from qvr_core.graph.build import drawable_names
 from qvr_core.ide.hover import hover_at
 from qvr_core.runtime.compile import Compiler
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError
@@ -200,3 +201,13 @@ def test_hover_says_what_a_transformation_does() -> None:
     assert found is not None and "product_fuzzy relations to markov" in found.markdown
     found = hover_at(module, FUZZY.index("expectation") + 1)
     assert found is not None and "markov relations to product_fuzzy" in found.markdown
+
+
+def test_a_transformation_let_is_no_diagram_of_its_own() -> None:
+    """`define pipe = softmax(B) >>> expectation` is drawn where it is applied, not as a
+    flow of values."""
+    module = check(FUZZY)
+    graph = build_graph(module)
+    labels = {data.get("label") for _, data in graph.nodes(data=True)}
+    assert "softmax(B)" not in labels and "expectation" not in labels
+    assert "pipe" not in drawable_names(module) and "g" in drawable_names(module)
