@@ -32,6 +32,7 @@ from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
 from qvr_core.builtins.schemas import PARSER, PARSER_KEYWORDS, SCHEMAS
+from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import CONSTRAINT_OPTION, REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
@@ -63,6 +64,7 @@ class Word(StrEnum):
     COMBINATOR = "combinator"
     FUNCTION = "function"
     ALGEBRA = "composition rule"
+    TRANSFORMATION = "transformation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +176,24 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
             found += _builtins((*FUNCTIONS, *LIFTED), Word.FUNCTION)
     elif where is Where.EXPORT:
         found += _from(symbols, lambda s: s.kind in (SymbolKind.PROGRAM, SymbolKind.LET))
+    elif where is Where.TRANSFORMATION:
+        found += [
+            Candidate(
+                t.name,
+                Word.TRANSFORMATION,
+                f"transformation {t.call}: {t.source} -> {t.target}",
+                "2",
+                t.describe(),
+                insert=f"{t.name}(" if t.constructor else None,
+            )
+            for t in TRANSFORMATIONS.values()
+        ]
+        found += [
+            Candidate(n, SymbolKind.LET, "transformation", "1")
+            for m in modules
+            for n, let in m.lets.items()
+            if let.transformation is not None and n != context.declaring
+        ]
     elif where is Where.ALGEBRA:
         found += [
             Candidate(

@@ -16,6 +16,7 @@ from itertools import pairwise
 
 from qvr_core.builtins import COMBINATORS, STEP_KEYWORDS
 from qvr_core.builtins.schemas import PARSER
+from qvr_core.builtins.transformations import CHANGE_BASE, TRANSFORMATIONS
 from qvr_core.check.algebras import COMPOSITION
 from qvr_core.syntax.layout import (
     DECLARATION_KEYWORDS,
@@ -60,6 +61,7 @@ class Where(StrEnum):
     ARITH = "arith"  # a step's `let` arithmetic: bound names and builtin functions
     EXPORT = "export"  # after `export`
     ALGEBRA = "algebra"  # after `composition`: the registered composition rules
+    TRANSFORMATION = "transformation"  # in `f.change_base(` or after `>>>`: transformations
 
 
 @dataclass(frozen=True)
@@ -311,9 +313,17 @@ def _let_expression(tokens: list[Token], prefix: str, declaring: str | None) -> 
     if in_parser is not None:
         return in_parser
     call = _open_call(after)
+    if last == "TRANS":  # `softmax(B) >>> `: the next step of a change of base
+        return Context(Where.TRANSFORMATION, prefix, declaring=declaring)
     if call is not None:
         index, commas = call
         callee = after[index - 1].text if index > 0 and after[index - 1].type == "NAME" else None
+        if callee == CHANGE_BASE and index > 1 and after[index - 2].type == "DOT":
+            where = Where.TRANSFORMATION if last == "LPAR" else Where.NOTHING
+            return Context(where, prefix, declaring=declaring)
+        takes = TRANSFORMATIONS[callee].takes if callee in TRANSFORMATIONS else ""
+        if takes == "axis" and last == "LPAR":  # `softmax(`: the object of its axis
+            return Context(Where.TYPE, prefix, declaring=declaring)
         combinator = COMBINATORS.get(callee or "")
         if combinator is not None:
             param = combinator.param_at(commas)

@@ -54,6 +54,7 @@ def item_kinds() -> dict[object, lsp.CompletionItemKind]:
         Word.COMBINATOR: lsp.CompletionItemKind.Operator,
         Word.FUNCTION: lsp.CompletionItemKind.Function,
         Word.ALGEBRA: lsp.CompletionItemKind.EnumMember,
+        Word.TRANSFORMATION: lsp.CompletionItemKind.Function,
     }
 
 

@@ -50,3 +50,29 @@ def test_option_keys_already_given_are_not_offered_again() -> None:
     found = labels(Context(Where.OPTION_KEY, present=("role",)))
     assert "role" not in found and "scale" in found
     assert all(kind is Word.OPTION for kind in found.values())
+
+
+RELATIONS = """composition product_fuzzy [level=algebra]
+object A : FinSet 3
+object B : FinSet 4
+morphism f : A -> B [role=latent]
+define pipe = softmax(B) >>> expectation
+define g = f.change_base(pipe)
+export g
+"""
+
+
+def test_a_change_of_base_offers_the_transformations_and_the_lets_bound_to_one() -> None:
+    from qvr_core.ide.completion_context import classify
+
+    module = check(RELATIONS)
+    for probe in ("f.change_base(", "softmax(B) >>> "):
+        at = RELATIONS.index(probe) + len(probe)
+        context = classify(RELATIONS, at)
+        assert context.where is Where.TRANSFORMATION
+        found = {c.label: c for c in candidates(context, [module], 0)}
+        assert found["expectation"].kind is Word.TRANSFORMATION
+        assert found["softmax"].insert == "softmax("
+        assert ("pipe" in found) == (probe == "f.change_base(")
+    at = RELATIONS.index("softmax(") + len("softmax(")
+    assert classify(RELATIONS, at).where is Where.TYPE
