@@ -321,7 +321,8 @@ def _let_expression(tokens: list[Token], prefix: str, declaring: str | None) -> 
         if callee == CHANGE_BASE and index > 1 and after[index - 2].type == "DOT":
             where = Where.TRANSFORMATION if last == "LPAR" else Where.NOTHING
             return Context(where, prefix, declaring=declaring)
-        takes = TRANSFORMATIONS[callee].takes if callee in TRANSFORMATIONS else ""
+        found = TRANSFORMATIONS.get(callee or "")
+        takes = found.takes if found is not None else ""
         if takes == "axis" and last == "LPAR":  # `softmax(`: the object of its axis
             return Context(Where.TYPE, prefix, declaring=declaring)
         combinator = COMBINATORS.get(callee or "")
