@@ -78,10 +78,15 @@ class Column:
     key: str
     value: np.ndarray
     what: str
+    #: the words a sentence's ids stand for (a JSON file writes the words), else ()
+    words: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """`y: int64, shape (120,), observed site (Bernoulli), values 0 .. 1`."""
         v = self.value
+        if self.words:
+            said = " ".join(self.words[i] for i in v.reshape(-1).tolist())
+            return f"{self.key}: {v.size} words, {self.what}: {said!r}"
         shape = f"shape {v.shape}" if v.shape else "a number"
         span = f"{v.min():.4g} .. {v.max():.4g}" if v.size else "none"
         return f"{self.key}: {v.dtype}, {shape}, {self.what}, values {span}"
@@ -161,8 +166,15 @@ def write_data(data: SynthesisedData, path: str | Path) -> Path:
 
 
 def _json(data: SynthesisedData) -> str:
-    """One object of numbers and lists; integers stay whole, so they can index."""
-    return json.dumps({c.key: c.value.tolist() for c in data.columns}) + "\n"
+    """One object of numbers and lists; integers stay whole, so they can index, and a
+    sentence is its words, as quivers takes it."""
+    return json.dumps({c.key: _json_value(c) for c in data.columns}) + "\n"
+
+
+def _json_value(column: Column) -> object:
+    if column.words:
+        return [column.words[i] for i in column.value.reshape(-1).tolist()]
+    return column.value.tolist()
 
 
 # ------------------------------------------------------------------ model programs
@@ -207,7 +219,8 @@ def _data_name(
     variable, model = _variable(key, models)
     deduction = sentences(model).get(key) if model is not None else None
     if deduction is not None:
-        return Column(key, _sentence(deduction, rng), "data name, word ids of a sentence it parses")
+        ids = _sentence(deduction, rng)
+        return Column(key, ids, "data name, a sentence it parses", deduction.words)
     parameter = next((p for m in models for p in m.params if p.name == key), None)
     readers = _readers(model, key) if model is not None else ()
     plate = _indexed(variable, sizes)

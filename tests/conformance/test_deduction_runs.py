@@ -27,7 +27,7 @@ from qvr_core.check.deduction_calls import sentences
 from qvr_core.dsl import loads
 from qvr_core.inference.errors import InferenceError
 from qvr_core.runs.data import Vocabulary, read_data
-from qvr_core.runs.synthesise import synthesise
+from qvr_core.runs.synthesise import synthesise, write_data
 from qvr_core.runtime.deduction import DeductionEngine
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.model import ModelProgram
@@ -409,3 +409,15 @@ def test_a_malformed_item_is_refused_where_it_goes_wrong(text: str, says: str) -
     engine = loads(PATHS.replace("SEMIRING", "Counting")).deduction("Paths")
     with pytest.raises(QvrRuntimeError, match=re.escape(says)):
         engine.derive([(text, 1.0)])
+
+
+def test_qvr_data_writes_a_sentence_as_its_words(tmp_path: Path) -> None:
+    module = check(PROGRAM)
+    data = synthesise(module, "fit", seed=3)
+    [column] = data.columns
+    target = write_data(data, tmp_path / "data.json")
+    written = json.loads(target.read_text())["sentence"]
+    assert all(isinstance(w, str) for w in written) and len(written) == column.value.size
+    parsed = sentences(module.models["fit"])
+    words = {k: Vocabulary(d.name, d.words) for k, d in parsed.items()}
+    assert read_data(target, words=words)["sentence"].tolist() == column.value.tolist()
