@@ -234,7 +234,9 @@ def checked_names(checked: CheckedModule) -> Names:
         let_steps=let_steps,
         is_let=lambda n: n in checked.lets,
         is_object=lambda n: n in checked.objects,
-        is_morphism=lambda n: n in checked.morphisms or let_steps(n) is None,
+        is_morphism=lambda n: (
+            n in checked.morphisms or (n in checked.lets and let_steps(n) is None)
+        ),
         is_declared=lambda n: (
             n in checked.objects
             or n in checked.morphisms

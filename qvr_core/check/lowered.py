@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS
 from qvr_core.builtins.combinators import learned_init
+from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.change_base import Refusal, axis_index, checked_names, resolve, transformed
 from qvr_core.check.chart_grammar import ChartGrammar
 from qvr_core.check.curry import CURRY
@@ -346,8 +347,9 @@ class _Lowering:
         lowered: list[ChangeStep] = []
         t = inner
         for step in steps:
-            axis = axis_index(t, step.argument) if step.argument else None
-            prior = Named(step.argument, step.argument) if axis is None and step.argument else None
+            takes = TRANSFORMATIONS[step.name].takes
+            axis = axis_index(t, step.argument) if takes == "axis" else None
+            prior = Named(step.argument, step.argument) if takes == "prior" else None
             lowered.append(ChangeStep(step.name, axis, prior))
             t = transformed(t, (step,))
         return Transformed(self.arrow(node), label, part, tuple(lowered))
