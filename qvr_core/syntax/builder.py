@@ -663,7 +663,7 @@ class TreeBuilder:
         if type(rest[0]) is list:  # the `[N]` of a replicated declaration
             replicas = rest[0]
             rest = rest[1:]
-        dom, cod = _bare(rest[1]), _bare(rest[3])
+        dom, cod = _space_call(_bare(rest[1])), _space_call(_bare(rest[3]))
         options: tuple[ast.Option, ...] = ()
         family_init = None
         axes = None
@@ -697,7 +697,8 @@ class TreeBuilder:
             if replicas is not None:
                 opts.append(f"replicate={replicas[1].text}")
             opts += [src(o.span) for o in options]
-            text = f"morphism {name.text} : {src(dom.span)} -> {src(cod.span)} [{', '.join(opts)}]"
+            sides = f"{_side_text(dom, src)} -> {_side_text(cod, src)}"
+            text = f"morphism {name.text} : {sides} [{', '.join(opts)}]"
             if family_init is not None:
                 text += " " + src(family_init.span)
             if axes is not None:
@@ -837,6 +838,31 @@ _ERA_ROLES = {
     "embed": "embed",
     "latent": "latent",
 }
+
+
+def _space_call(side: Any) -> Any:
+    """A side written `Euclidean(D)` (quivers 0.3-0.9's space of |D| dimensions, which
+    no grammar from 0.11 on has) as the sized object it stands for, `Real D`; any other
+    side as it is."""
+    if (
+        isinstance(side, ast.ObjApply)
+        and side.func.text in LEGACY_CONSTRUCTORS
+        and len(side.args) == 1
+        and isinstance(side.args[0], ast.TypeRef)
+        and len(side.args[0].factors) == 1
+    ):
+        size = side.args[0].factors[0]
+        modern = _synthetic(LEGACY_CONSTRUCTORS[side.func.text], side.func.span)
+        arg = ast.Literal("name", size.text, size.text, size.span)
+        return ast.ObjCtor(modern, (arg,), (), side.span)
+    return side
+
+
+def _side_text(side: Any, src: Callable[[Span], str]) -> str:
+    """A side as 0.11 writes it: `Real D` for a rewritten `Euclidean(D)`."""
+    if isinstance(side, ast.ObjCtor) and src(side.constructor.span) != side.constructor.text:
+        return f"{side.constructor.text} {' '.join(a.raw for a in side.args)}"
+    return src(side.span)
 
 
 def _synthetic(text: str, at: Span) -> ast.Name:

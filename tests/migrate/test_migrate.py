@@ -43,6 +43,18 @@ def test_older_surfaces_are_rewritten_by_their_quick_fixes() -> None:
     assert migrate_text(text).text == fixed == "# old\nobject Term : FinSet 16\n"
 
 
+def test_a_space_written_as_a_call_is_the_sized_object_it_stands_for() -> None:
+    """quivers 0.3-0.9's `Euclidean(D)` is `Real D` since 0.11: typed so (a continuous
+    latent is then QVR307, not names only) and rewritten so."""
+    from qvr_core.check import check
+
+    text = "object D : FinSet 3\nobject K : FinSet 4\nlatent W : Euclidean(D) -> Euclidean(K)\n"
+    codes = sorted({d.code for d in check(text).diagnostics})
+    assert codes == ["QVR010", "QVR103", "QVR307"], codes
+    migrated = migrate_text(text).text
+    assert migrated.endswith("morphism W : Real D -> Real K [role=latent]\n")
+
+
 def test_forms_quivers_015_dropped_are_left_and_named() -> None:
     text = "composition log_prob as algebra\nobject A : FinSet 2\n"
     result = migrate_text(text)
