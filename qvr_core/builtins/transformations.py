@@ -29,6 +29,13 @@ Takes = Literal["", "axis", "prior"]
 CHAIN = ">>>"
 CHANGE_BASE = "change_base"
 
+#: What `f.change_base(phi)` does, for hover and signature help.
+CHANGE_BASE_DOC = (
+    "The relation f moved to another composition rule: phi's steps applied to its tensor "
+    "in order, the first taking f's rule, the result valued in the last one's. The sides "
+    "stay (Bayes' inversion swaps them); it has no draws."
+)
+
 #: Below this a sum or a norm is read as this (quivers' `EPS`), so nothing divides by 0.
 EPS = 1e-8
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, Family
 from qvr_core.builtins.functions import LIFTED
 from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_KEYWORDS
+from qvr_core.builtins.transformations import CHANGE_BASE, CHANGE_BASE_DOC, TRANSFORMATIONS
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
 from qvr_core.ide.builtins_info import family_text
@@ -131,6 +132,20 @@ def _signature(site: CallSite, module: CheckedModule | None) -> Signature | None
     if name == PARSER and not site.in_program and not declared:
         params = tuple(f"{k}=" for k in PARSER_KEYWORDS)
         return _build(PARSER, params, " : [T] -> Real", PARSER_DOC, tuple(PARSER_KEYWORDS.values()))
+    transformation = TRANSFORMATIONS.get(name)
+    outside = not site.in_program and not declared  # a top-level let, no name of the file
+    if transformation is not None and transformation.constructor and outside:
+        what = "an object" if transformation.takes == "axis" else "a morphism"
+        takes = (f"{transformation.takes}: {what}",)  # `softmax(B)`: the axis's object
+        return _build(name, (transformation.takes,), "", transformation.describe(), takes)
+    if name == CHANGE_BASE and outside:
+        return _build(
+            f"f.{CHANGE_BASE}",
+            ("phi",),
+            "",
+            CHANGE_BASE_DOC,
+            ("a transformation, a define bound to one, or several chained with >>>",),
+        )
     if site.in_program and name in FUNCTIONS:
         fn = FUNCTIONS[name]
         return _build(name, fn.params, "", fn.doc)

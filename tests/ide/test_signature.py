@@ -102,3 +102,20 @@ def test_morphism_calls_outside_programs_are_not_applications() -> None:
 def test_unknown_callee_gives_no_help() -> None:
     text, offset = typing("\nprogram q : Token -> Token\n    sample y <- nowhere(")
     assert signature_help(text, offset, MODULE) is None
+
+
+@pytest.mark.parametrize(
+    ("suffix", "label", "param"),
+    [
+        ("\ndefine g = f.change_base(", "f.change_base(phi)", "phi"),
+        ("\ndefine pipe = softmax(", "softmax(axis)", "axis"),
+        ("\ndefine g = f.change_base(softmax(B) >>> bayes_invert(", "bayes_invert(prior)", "prior"),
+    ],
+)
+def test_a_change_of_base_and_its_constructors(suffix: str, label: str, param: str) -> None:
+    assert active(*typing(suffix)) == (label, param)
+
+
+def test_an_arithmetic_softmax_in_a_program_is_the_function() -> None:
+    found = active(*typing("\nprogram q : Token -> Token\n    let p = softmax("))
+    assert found is not None and found[0].startswith("softmax(") and found[0] != "softmax(axis)"
