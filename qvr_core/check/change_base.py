@@ -322,22 +322,20 @@ def _applies(env: Env, inner: Arrow, steps: Steps) -> str | None:
                 return f"{step.name} inverts a kernel from one finite set to one, not {t.label}"
             prior = env.arrow_of(step.argument)
             size = dom.factors[0].size
-            if isinstance(prior, Arrow) and _count(prior) != size:
+            entries = _entries(prior) if prior is not None else None
+            if prior is not None and entries is not None and entries != size:
                 return (
-                    f"the prior {step.argument} : {prior.label} has {_count(prior)} entries, "
+                    f"the prior {step.argument} : {prior.label} has {entries} entries, "
                     f"and {step.name} needs one per value of {dom.label} ({size})"
                 )
             t = Arrow(cod, dom)
     return None
 
 
-def _count(t: Arrow) -> int:
-    n = 1
-    for side in (t.dom, t.cod):
-        if isinstance(side, Product):
-            for f in side.factors:
-                n *= f.size
-    return n
+def _entries(t: Arrow) -> int | None:
+    """How many entries a relation's tensor has (None: a side is no product)."""
+    sides = [s for s in (t.dom, t.cod) if isinstance(s, Product)]
+    return sides[0].size * sides[1].size if len(sides) == 2 else None
 
 
 def receiver_rule(env: Env, expr: ast.Expr, seen: frozenset[str] = frozenset()) -> str:

@@ -24,14 +24,11 @@ from typing import TYPE_CHECKING
 
 from qvr_core.check.types import Arrow, Product
 from qvr_core.syntax import ast
+from qvr_core.syntax.ast import CURRY
 from qvr_core.text import rules
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import Env
-
-#: The two methods, by the side of the domain whose last (right) or first (left) factor
-#: moves into the codomain.
-CURRY = {"curry_right": "right", "curry_left": "left"}
 
 
 def curried(inner: Arrow, direction: str) -> Arrow | str:

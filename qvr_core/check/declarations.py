@@ -801,7 +801,7 @@ def _check_discretize(
                 decl.name.span,
             )
         return
-    if not (cod.discrete and math.prod(f.size for f in cod.factors) == bins):
+    if not (cod.discrete and cod.size == bins):
         ctx.report(
             rules.ROLE_TYPE_MISMATCH,
             f"discretize morphism {name} makes {bins} bins, but {cod.label} is {dims_text(cod)}",

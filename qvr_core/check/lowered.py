@@ -34,7 +34,6 @@ from qvr_core.builtins.combinators import learned_init
 from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.change_base import Refusal, axis_index, checked_names, resolve, transformed
 from qvr_core.check.chart_grammar import ChartGrammar
-from qvr_core.check.curry import CURRY
 from qvr_core.check.marginals import summed_out
 from qvr_core.check.module import CheckedModule, LetInfo, ProgramInfo, SiteInfo
 from qvr_core.check.nesting import Uses, inlined_depths
@@ -42,6 +41,7 @@ from qvr_core.check.terms import Term, lower
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
+from qvr_core.syntax.ast import CURRY
 
 # ------------------------------------------------------------ expressions
 

@@ -138,7 +138,7 @@ def _size_of(ctx: Context, arg: ast.Literal, resolve: Resolve) -> int | None:
         return value
     why = "which has no number of elements: a size is a whole number or a finite object"
     product = _finite(ctx, arg, why, resolve)
-    return None if product is None else math.prod(f.size for f in product.factors)
+    return None if product is None else product.size
 
 
 def _same_object(

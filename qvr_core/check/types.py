@@ -6,6 +6,7 @@ the graph and the runtime all read them from the checked module.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from qvr_core.builtins.objects import BY_KIND, FINSET, OBJECT_CONSTRUCTORS
@@ -119,6 +120,11 @@ class Product:
     @property
     def discrete(self) -> bool:
         return bool(self.factors) and all(f.discrete for f in self.factors)
+
+    @property
+    def size(self) -> int:
+        """How many values a product of finite sets has (its factors' sizes multiplied)."""
+        return math.prod(f.size for f in self.factors)
 
     @property
     def continuous(self) -> bool:

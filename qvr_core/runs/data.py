@@ -163,7 +163,7 @@ def read_data(
         if suffix == ".npz":
             arrays = _read_npz(file, limit, shapes)
         elif suffix == ".json":
-            arrays = _read_json(file, limit, words or {})
+            arrays = _read_json(file, limit, words)
         else:
             arrays = reader(file, limit)
         for key, t in arrays.items():

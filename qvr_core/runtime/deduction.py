@@ -208,7 +208,7 @@ class Chart:
     def weight(self, written: str | Any) -> Weight:
         """The weight of one item (written as in a rule, `"path(a, d)"`, or already read);
         an item the run did not derive is refused, naming it (quivers' `ChartView.weight`)."""
-        found = read_item(written) if isinstance(written, str) else written
+        found = _read(written)
         if found not in self.items:
             raise QvrRuntimeError(f"{show(found)} is not in the chart: nothing derived it")
         return self.items[found]
@@ -289,7 +289,7 @@ class DeductionEngine:
         given = list(axioms)
         agenda: OrderedDict[Any, Weight] = OrderedDict()
         for written, weight in given:
-            found = read_item(written) if isinstance(written, str) else written
+            found = _read(written)
             w = torch.as_tensor(weight, dtype=torch.float64)
             if w.ndim != 0:
                 raise QvrRuntimeError(
@@ -407,6 +407,11 @@ class DeductionEngine:
         if start is None:
             return True
         return item == (ATOM, start) or item[0] == start
+
+
+def _read(written: str | Any) -> Any:
+    """An item written as in a rule (`"path(a, d)"`), read; one already read, as it is."""
+    return read_item(written) if isinstance(written, str) else written
 
 
 def _keys(item: Any) -> Iterator[Any]:

@@ -86,7 +86,7 @@ def runtime_errors(
 
 def value_count(p: Product) -> int:
     """How many values a product of FinSets has (rows of a table indexed by it)."""
-    return math.prod(f.size for f in p.factors)
+    return p.size
 
 
 def flat_index(x: torch.Tensor, p: Product) -> torch.Tensor:

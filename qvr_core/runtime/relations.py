@@ -181,7 +181,9 @@ class Curried(_Undrawn):
     def refusal(self) -> str:
         return f"{self.label} is a curried relation"
 
-    def moved(self, tensor: torch.Tensor) -> torch.Tensor:
+    def on_axes(
+        self, tensor: torch.Tensor, rule: Algebra, declared: ModuleAlgebra | None
+    ) -> torch.Tensor:
         """`f`'s tensor (an axis per factor) with the axes in the curried type's order."""
         if self.direction == "right":
             return tensor
@@ -217,10 +219,11 @@ class Transformed(_Undrawn):
     def refusal(self) -> str:
         return f"{self.label} is a relation valued in {self.rule}, not a probability kernel"
 
-    def transform(
+    def on_axes(
         self, tensor: torch.Tensor, rule: Algebra, declared: ModuleAlgebra | None
     ) -> torch.Tensor:
-        """The steps applied to `f`'s tensor (an axis per factor)."""
+        """The steps applied to `f`'s tensor (an axis per factor), under the file's `rule`
+        for a prior's tensor."""
         for i, (name, axis) in enumerate(self.steps):
             found = TRANSFORMATIONS[name]
             if found.pointwise is not None:
@@ -410,15 +413,10 @@ def relation_under(
         return relation_under(m.body, rule, declared)
     if isinstance(m, Dagger):
         return relation_under(m.inner, rule, declared).transpose(0, 1)
-    if isinstance(m, Curried):
+    if isinstance(m, Curried | Transformed):  # each acts on f's tensor, an axis a factor
         dom, cod = elem(m.inner.dom), elem(m.inner.cod)
-        tensor = m.moved(relation_under(m.inner, rule, declared).reshape(axes(dom, cod)))
-        return tensor.reshape(value_count(elem(m.dom)), value_count(elem(m.cod)))
-    if isinstance(m, Transformed):
-        dom, cod = elem(m.inner.dom), elem(m.inner.cod)
-        tensor = m.transform(
-            relation_under(m.inner, rule, declared).reshape(axes(dom, cod)), rule, declared
-        )
+        inner = relation_under(m.inner, rule, declared).reshape(axes(dom, cod))
+        tensor = m.on_axes(inner, rule, declared)
         return tensor.reshape(value_count(elem(m.dom)), value_count(elem(m.cod)))
     if isinstance(m, Marginalized):
         dom, cod = elem(m.inner.dom), elem(m.inner.cod)

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qvr_core.builtins.transformations import CHANGE_BASE
 from qvr_core.text.span import Span
+
+#: The two curry methods, by the side of the domain whose last (right) or first (left)
+#: factor moves into the codomain (check/curry.py).
+CURRY = {"curry_right": "right", "curry_left": "left"}
 
 
 @dataclass(frozen=True)
@@ -231,12 +236,12 @@ class Method:
     def is_curry(self) -> bool:
         """`f.curry_right` / `f.curry_left` (no argument list): the relation read into a
         residual (check/curry.py)."""
-        return self.method.text in ("curry_right", "curry_left") and self.args is None
+        return self.method.text in CURRY and self.args is None
 
     @property
     def is_change_base(self) -> bool:
         """`f.change_base(phi)`: the relation moved to another rule (check/change_base.py)."""
-        return self.method.text == "change_base" and self.args is not None
+        return self.method.text == CHANGE_BASE and self.args is not None
 
     @property
     def typed(self) -> bool:

@@ -663,7 +663,8 @@ class TreeBuilder:
         if type(rest[0]) is list:  # the `[N]` of a replicated declaration
             replicas = rest[0]
             rest = rest[1:]
-        dom, cod = _space_call(_bare(rest[1])), _space_call(_bare(rest[3]))
+        written = (_bare(rest[1]), _bare(rest[3]))
+        dom, cod = _space_call(written[0]), _space_call(written[1])
         options: tuple[ast.Option, ...] = ()
         family_init = None
         axes = None
@@ -697,7 +698,11 @@ class TreeBuilder:
             if replicas is not None:
                 opts.append(f"replicate={replicas[1].text}")
             opts += [src(o.span) for o in options]
-            sides = f"{_side_text(dom, src)} -> {_side_text(cod, src)}"
+            texts = [
+                src(side.span) if side is as_written else _sized_text(side)
+                for side, as_written in ((dom, written[0]), (cod, written[1]))
+            ]
+            sides = " -> ".join(texts)
             text = f"morphism {name.text} : {sides} [{', '.join(opts)}]"
             if family_init is not None:
                 text += " " + src(family_init.span)
@@ -858,11 +863,9 @@ def _space_call(side: Any) -> Any:
     return side
 
 
-def _side_text(side: Any, src: Callable[[Span], str]) -> str:
-    """A side as 0.11 writes it: `Real D` for a rewritten `Euclidean(D)`."""
-    if isinstance(side, ast.ObjCtor) and src(side.constructor.span) != side.constructor.text:
-        return f"{side.constructor.text} {' '.join(a.raw for a in side.args)}"
-    return src(side.span)
+def _sized_text(side: ast.ObjCtor) -> str:
+    """A side `_space_call` rewrote, as 0.11 writes it: `Real D`."""
+    return f"{side.constructor.text} {' '.join(a.raw for a in side.args)}"
 
 
 def _synthetic(text: str, at: Span) -> ast.Name:

@@ -211,3 +211,10 @@ def test_a_transformation_let_is_no_diagram_of_its_own() -> None:
     labels = {data.get("label") for _, data in graph.nodes(data=True)}
     assert "softmax(B)" not in labels and "expectation" not in labels
     assert "pipe" not in drawable_names(module) and "g" in drawable_names(module)
+
+
+def test_a_prior_of_another_size_is_refused_where_written() -> None:
+    """quivers' BayesInvert needs one prior entry per row of the kernel."""
+    source = KERNELS.replace("morphism pi : One -> A", "morphism pi : One -> B")
+    found = [d for d in check(source).errors if d.code == "QVR307"]
+    assert found and "has 2 entries" in found[0].message and "(3)" in found[0].message
