@@ -24,6 +24,7 @@ from qvr_core.check.context import SymbolKey
 from qvr_core.check.defines import Bind, Computation, Draw, Invoke, Weigh
 from qvr_core.check.model import Argument, Let, Site
 from qvr_core.check.module import SymbolKind
+from qvr_core.check.qiec_calls import runs_computation, staged_call_step
 from qvr_core.check.terms import Num, Ref, Term, lower, refs
 from qvr_core.check.types import Element, Plated
 from qvr_core.syntax import ast
@@ -40,6 +41,13 @@ def call_step(mc: ModelPass, step: ast.CallStep, scope: tuple[str, ...]) -> None
     """Type `let c <- f(args)` and put `f` in place in the model `mc` builds."""
     ctx = mc.ctx
     name = step.callee.text
+    if runs_computation(mc.env, step):  # a QIEC computation (qiec_calls.py)
+        found = staged_call_step(mc, step)
+        if found is None:
+            mc.bind_target(step.target, SymbolKind.LOCAL, step.span, None)
+            return
+        put_in_place(mc, step.target, step.callee, step.span, scope, *found, rhs=_rhs(mc, step))
+        return
     comp = mc.env.computation(name)
     assert comp is not None  # model_reason: a typed computation
     ctx.ref(step.callee.span, SymbolKey(name))
@@ -65,11 +73,28 @@ def call_step(mc: ModelPass, step: ast.CallStep, scope: tuple[str, ...]) -> None
     if not ok:
         mc.bind_target(step.target, SymbolKind.LOCAL, step.span, None)
         return
-    inliner = _Inliner(mc, step, scope)
-    result = inliner.call(comp, args)
-    mc.bind_target(step.target, SymbolKind.LOCAL, step.span, NUMBER)
-    let = ast.LetStep(step.target, inliner.rhs, step.span)
-    mc.steps.append(Let(step.target.text, "let", let, _uses(result), result, scope, NUMBER))
+    put_in_place(mc, step.target, step.callee, step.span, scope, comp, NUMBER, args, _rhs(mc, step))
+
+
+def put_in_place(
+    mc: ModelPass,
+    target: ast.Name,
+    callee: ast.Name,
+    span: Span,
+    scope: tuple[str, ...],
+    comp: Computation,
+    t: Plated,
+    args: list[Term] | None = None,
+    rhs: ast.Arith | None = None,
+) -> None:
+    """The callee's draws, weights and value as steps of the model, placed at the step
+    (`span`), the target of type `t` bound to its value; `rhs` what the steps show as
+    their formula (the call as written)."""
+    inliner = _Inliner(mc, target, callee, span, scope, rhs)
+    result = inliner.call(comp, args or [])
+    mc.bind_target(target, SymbolKind.LOCAL, span, t)
+    let = ast.LetStep(target, inliner.rhs, span)
+    mc.steps.append(Let(target.text, "let", let, _uses(result), result, scope, t))
 
 
 def _number(t: Plated) -> bool:
@@ -91,13 +116,22 @@ def _uses(term: Term) -> tuple[str, ...]:
 class _Inliner:
     """One call step's callee (and what it calls) as steps of the model."""
 
-    def __init__(self, mc: ModelPass, step: ast.CallStep, scope: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        mc: ModelPass,
+        target: ast.Name,
+        callee: ast.Name,
+        span: Span,
+        scope: tuple[str, ...],
+        rhs: ast.Arith | None,
+    ) -> None:
         self.mc = mc
-        self.step = step
+        self.target_name = target
+        self.callee = callee
         self.scope = scope
-        self.span: Span = step.span
-        self.target = step.target.text
-        self.rhs = _rhs(mc, step)
+        self.span: Span = span
+        self.target = target.text
+        self.rhs: ast.Arith = rhs if rhs is not None else ast.Var(target, span)
         self.types: dict[str, Plated] = {}
         self.scores = 0
 
@@ -120,7 +154,7 @@ class _Inliner:
         return substitute(comp.result, names, self.span)
 
     def _draw(self, line: Draw, names: dict[str, Term]) -> str:
-        name = self.mc.site_label(line.label, self.step)
+        name = self.mc.site_label(line.label, self.callee)
         family = FAMILIES[line.family]
         args = tuple(
             self._argument(name, param, substitute(term, names, self.span))
@@ -128,8 +162,8 @@ class _Inliner:
         )
         t = Plated((), Element(family.support.kind))
         node = ast.SampleStep(
-            ast.Name(name, self.step.target.span),
-            ast.Call(ast.Name(family.name, self.step.callee.span), (), (), self.rhs.span),
+            ast.Name(name, self.target_name.span),
+            ast.Call(ast.Name(family.name, self.callee.span), (), (), self.rhs.span),
             self.span,
         )
         site = Site(
@@ -162,7 +196,7 @@ class _Inliner:
         self._let(f"{self.target}.score{suffix}", "score", term)
 
     def _let(self, name: str, kind: str, term: Term) -> None:
-        target = ast.Name(name, self.step.target.span)
+        target = ast.Name(name, self.target_name.span)
         node: ast.LetStep | ast.ScoreStep = (
             ast.ScoreStep(target, self.rhs, self.span)
             if kind == "score"

@@ -46,6 +46,7 @@ from qvr_core.check.module import (
 from qvr_core.check.nesting import Uses, dependency_order, used_names
 from qvr_core.check.passes import late_passes
 from qvr_core.check.programs import ProgramChecker
+from qvr_core.check.qiec_checks import QIEC_RECORDS, QiecRecord, Staged, check_declaration
 from qvr_core.check.structural import check_structural, is_structural
 from qvr_core.check.types import Arrow, Group, ValueType
 from qvr_core.check.unchecked import check_other, declared_names, expr_reason, note, refer
@@ -100,7 +101,7 @@ class Env:
         self.morphisms: dict[str, MorphismInfo] = Names(ctx.current) if reuse is not None else {}
         self.lets: dict[str, LetInfo | object] = {}
         self.programs: dict[str, ProgramInfo | object | None] = {}
-        self.computations: dict[str, Computation | None] = {}  # typed `define`s, by name
+        self.computations: dict[str, Computation | Staged | None] = {}  # typed `define`s, by name
         self.contractions: dict[str, Contraction | None] = {}  # checked `contraction`s
         self.deductions: dict[str, Deduction | None] = {}  # checked `deduction`s
         self.chain: list[str] = []
@@ -307,7 +308,17 @@ class Env:
 
     def computation(self, n: str) -> Computation | None:
         """The typed `define` named `n` (checked on first use, in its own frame), or None
-        when there is none, it calls itself, or it has the names-only check."""
+        when there is none, it calls itself, it has the names-only check, or it is one
+        the checker runs at each call (`staged`)."""
+        found = self._define(n)
+        return found if isinstance(found, Computation) else None
+
+    def staged(self, n: str) -> Staged | None:
+        """The checked QIEC `define` named `n` that each call runs (`qiec_eval.py`)."""
+        found = self._define(n)
+        return found if isinstance(found, Staged) else None
+
+    def _define(self, n: str) -> Computation | Staged | None:
         decl = self.ctx.top.get(n)  # a dependency of the frame asking, cached or not
         if not (isinstance(decl, ast.OtherDecl) and is_computation(decl)):
             return None
@@ -376,7 +387,7 @@ class Env:
         return False
 
 
-def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
+def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | QiecRecord | None:
     """A deduction, a categorial declaration (`category`, `rule`, `schema`, `bundle`)
     and an instance of a prelude interface are checked whole; other kinds are names
     only. A checked deduction's record is the frame's result."""
@@ -393,14 +404,20 @@ def _check_other(ctx: Context, decl: ast.OtherDecl) -> Deduction | None:
         return None
     if is_effect(decl):  # a module's own QIEC interface
         found = read_effect(ctx, decl)
-        if isinstance(found, str):
+        if not isinstance(found, str):
+            check_effect(ctx, decl, found)
+            return None
+        record = check_declaration(ctx, decl)  # static parameters, indexed results
+        if record is False:
             refer(ctx, decl.clause, frozenset(id(n) for n in decl.names))
             note(ctx, decl.name.span, f"effect {decl.name.text} ({found})")
-        else:
-            check_effect(ctx, decl, found)
+        return record if not isinstance(record, bool) else None
+    if check_instance(ctx, decl) or check_user_instance(ctx, decl):
         return None
-    if not (check_instance(ctx, decl) or check_user_instance(ctx, decl)):
+    record = check_declaration(ctx, decl)  # index, family, handler, an applied instance
+    if record is False:
         check_other(ctx, decl)
+    return record if not isinstance(record, bool) else None
     return None
 
 
@@ -539,18 +556,22 @@ def run_passes(
 
 def checked_records(
     env: Env, decls: tuple[ast.Decl, ...]
-) -> tuple[dict[str, Deduction], dict[str, Contraction]]:
-    """The deductions and the contractions checked, by name, in one pass over the frames:
-    each is its declaration's frame result (`_check_other`, `Env.contraction`)."""
+) -> tuple[dict[str, Deduction], dict[str, Contraction], dict[str, QiecRecord]]:
+    """The deductions, the contractions and the QIEC declarations checked, by name, in
+    one pass over the frames: each is its declaration's frame result (`_check_other`,
+    `Env.contraction`, `Env.staged`)."""
     deductions: dict[str, Deduction] = {}
     contractions: dict[str, Contraction] = {}
+    qiec: dict[str, QiecRecord] = {}
     for _, frame in env.in_order(decls):
         found = frame.result
         if isinstance(found, Deduction):
             deductions[found.name] = found
         elif isinstance(found, Contraction):
             contractions[found.name] = found
-    return deductions, contractions
+        elif isinstance(found, QIEC_RECORDS):
+            qiec[found.name] = found
+    return deductions, contractions, qiec
 
 
 def _type_lets_and_programs(env: Env, declared: list[Uses], typed: list[Uses]) -> None:
@@ -609,6 +630,7 @@ def build_module(
     facts: Facts,
     deductions: Mapping[str, Deduction],
     contractions: Mapping[str, Contraction],
+    qiec: Mapping[str, QiecRecord],
 ) -> CheckedModule:
     """The checked module, from tables whose positions are all those of `text`."""
     morphisms = dict(morphisms.items())
@@ -624,6 +646,7 @@ def build_module(
         models={k: v for k in top if isinstance(v := programs.get(k), Model)},
         deductions=deductions,
         contractions=contractions,
+        qiec=qiec,
         exports=run.exports,
         expr_types=facts.expr_types,
         reversed_scans=frozenset(facts.reversed_scans),

@@ -41,6 +41,7 @@ from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.define_values import NotTyped, length, value_type
 from qvr_core.check.defines import NUMBER, Bind, Computation, Draw, Invoke, Line, Weigh
+from qvr_core.check.qiec_checks import Staged, check_define
 from qvr_core.check.terms import (
     Body,
     Call,
@@ -113,15 +114,25 @@ class _Failed(Exception):
     """A computation with an error (reported where it is): no type, and no QVR011."""
 
 
-def check_computation(env: Env, decl: ast.OtherDecl) -> Computation | None:
-    """Type one `define` (its diagnostics reported), or give it the names-only check."""
+def check_computation(env: Env, decl: ast.OtherDecl) -> Computation | Staged | None:
+    """Type one `define` (its diagnostics reported), or give it the names-only check.
+
+    A define of numbers (and a solver's function of vectors) is typed here into lines a
+    call puts in place; any other (static parameters, indexed families, `case`, lists,
+    handlers) is checked by running it (`qiec_eval.py`) and run again at each call."""
     ctx = env.ctx
     refer(ctx, decl.clause, frozenset(id(n) for n in decl.names))
+    reported = len(ctx.diagnostics)
     typing = _Typing(env, decl)
     try:
         return typing.run()
-    except _Unsupported as why:
-        note(ctx, decl.name.span, f"define {decl.name.text} ({why})")
+    except _Unsupported:
+        del ctx.diagnostics[reported:]  # the evaluator checks it whole, from the start
+        found = check_define(ctx, decl)
+        if isinstance(found, str):
+            note(ctx, decl.name.span, f"define {decl.name.text} ({found})")
+            return None
+        return found
     except _Failed:
         pass
     return None

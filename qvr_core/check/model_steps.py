@@ -22,7 +22,7 @@ from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, P
 from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
 from qvr_core.builtins.functions import FOLD, LIFTED, LINEAR_ALGEBRA, MAP, Function
 from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
-from qvr_core.check.call_steps import call_step
+from qvr_core.check.call_steps import call_step, put_in_place
 from qvr_core.check.comprehensions import factor_type, map_type
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.declarations import (
@@ -50,6 +50,7 @@ from qvr_core.check.model import (
 )
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.ode_calls import ode_type, solver_reason, with_functions
+from qvr_core.check.qiec_calls import computed_let, literal_lists, runs_computation, staged_let
 from qvr_core.check.spelling import one_edit_apart
 from qvr_core.check.step_constraints import constraint_word, value_constraint
 from qvr_core.check.step_flags import flag_applies, flag_option
@@ -97,6 +98,7 @@ def model_reason(pc: ProgramPass) -> str | None:
             and kind.factors[0].text in (*VALUE_KINDS, *PLATE_KINDS)
         ):
             return "its typed parameters"
+    lists = literal_lists(decl.steps)
     for step in _all_steps(decl.steps):
         if isinstance(step, ast.SampleStep | ast.ObserveStep | ast.MarginalizeStep):
             if getattr(step, "more_targets", ()):
@@ -125,6 +127,8 @@ def model_reason(pc: ProgramPass) -> str | None:
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             # a let may bind a lambda, which map and fold read (check/lambdas.py)
             value = innermost(step.value) if isinstance(step, ast.LetStep) else step.value
+            if isinstance(step, ast.LetStep) and computed_let(pc.env, value, lists):
+                continue  # the computations' evaluator runs it (qiec_calls.py)
             why = _arith_reason(value) or solver_reason(pc, value)
             if why:
                 return why
@@ -145,6 +149,8 @@ def model_reason(pc: ProgramPass) -> str | None:
 def _call_reason(pc: ProgramPass, step: ast.CallStep) -> str | None:
     """Why a call step `let c <- f(args)` is not typed: `f` is no computation the checker
     types (computations.py), or an argument is no arithmetic it types."""
+    if runs_computation(pc.env, step):  # a QIEC computation, run with the call's values
+        return None
     if step.static is not None or step.constructs:
         return "its call step"
     comp = pc.env.computation(step.callee.text)
@@ -303,6 +309,8 @@ class ModelChecker:
         self.steps: list[Step] = []
         self.marginal: set[str] = set()  # coordinates summed out (their gathers add no plate)
         self.gaps: list[str] = []  # what it types that the model runtime cannot run
+        self._lists = literal_lists(pc.decl.steps)  # lists written out, which a let maps
+        self.whole_data: dict[str, str] = {}  # `let k = int(d)`: k, read from data d
         self.labels: dict[str, int] = {}  # labels drawn at inside called computations: draws
         self.drawn: dict[str, str] = {}  # the site names of those draws: the callee drawing
         self.observed_lets: list[str] = []  # lets of the data that observe steps observe
@@ -462,11 +470,24 @@ class ModelChecker:
             self._call_step(step, scope)
         elif isinstance(step, ast.LetStep) and isinstance(step.value, ast.Lambda):
             self._lambda_let(step)
+        elif isinstance(step, ast.LetStep) and computed_let(self.env, step.value, self._lists):
+            self._computed(step, scope)
         elif isinstance(step, ast.LetStep | ast.ScoreStep):
             t = self._let(step, tuple(s.name for s in scope))
             self.bind_target(step.target, SymbolKind.LOCAL, step.span, t)
             if isinstance(step, ast.ScoreStep):
                 self.pc.use(step.target.text)  # a score term is used by the joint density
+
+    def _computed(self, step: ast.LetStep, scope: tuple[_Scope, ...]) -> None:
+        """A let the computations' evaluator runs (`int(d)`, a map over a written list)."""
+        found = staged_let(self, step)
+        if found is None:
+            self.bind_target(step.target, SymbolKind.LOCAL, step.span, None)
+            return
+        comp, t = found
+        put_in_place(
+            self, step.target, step.target, step.span, tuple(s.name for s in scope), comp, t
+        )
 
     def _lambda_let(self, step: ast.LetStep) -> None:
         """`let f = x -> x - 1.0`: a lambda that map and fold read by name, as quivers reads
@@ -558,16 +579,16 @@ class ModelChecker:
     def _call_step(self, step: ast.CallStep, scope: tuple[_Scope, ...]) -> None:
         call_step(self, step, tuple(s.name for s in scope))
 
-    def site_label(self, label: str, step: ast.CallStep) -> str:
+    def site_label(self, label: str, callee: ast.Name) -> str:
         """The site name of a draw labelled `label` inside a called computation: the label,
         counted when drawn again (`noise@1`, as quivers replays it). A name the program
         binds as well would be two values under one name: reported at the call."""
         n = self.labels.get(label, 0)
         self.labels[label] = n + 1
         name = label if n == 0 else f"{label}@{n}"
-        self.drawn[name] = step.callee.text
+        self.drawn[name] = callee.text
         if name in self.pc.locals or name in self.data:
-            self._label_clash(name, step.callee.span)
+            self._label_clash(name, callee.span)
         return name
 
     def _label_clash(self, name: str, span: Span) -> None:
@@ -1056,6 +1077,8 @@ class ModelChecker:
             return base
         names = tuple(i for i in indices if isinstance(i, ast.Name))
         literals = tuple(i for i in indices if not isinstance(i, ast.Name))
+        if not base.plates and base.element.event and len(names) == len(indices) == 1:
+            return self._entry_by_value(base_name, base, names[0])
         if literals and base.data_plates:
             for i in names:
                 self._index_name(i, None)
@@ -1126,6 +1149,32 @@ class ModelChecker:
         if extra:
             element = self._entry(base_name, element, extra)
         return Plated((*plates, *(p for p in rest if p not in plates)), element, data)
+
+    def _entry_by_value(self, base_name: ast.Name, base: Plated, index: ast.Name) -> Plated | None:
+        """`xs[k]` of a list of n values (no plate: a computation's list, `[a, b, c]`) by a
+        discrete value over a finite set of n elements (a marginalised `k : K`, K of size
+        n): entry k, over k's plates (none for a marginalised coordinate)."""
+        got = self._index_name(index, None)
+        if not isinstance(got, tuple):
+            return None
+        idx_t, idx_name = got
+        if idx_t is None:
+            return None
+        n = base.element.event[0]
+        of = self.ctx.objects.get(idx_t.element.of) if idx_t.element.of else None
+        if not idx_t.discrete or of is None or of.size != n:
+            what = f"{of.name} of {of.size} values" if of is not None else idx_t.label
+            self.ctx.report(
+                rules.INDEX_PLATE,
+                f"{base_name.text} : {base.label} is a list of {n} entries, so its index "
+                f"ranges over a finite set of {n} values, not {what}",
+                index.span,
+            )
+            return None
+        plates = () if idx_name in self.marginal else idx_t.plates
+        event = base.element.event[1:]
+        kind = "real" if not event else ("real_vector" if len(event) == 1 else "real_matrix")
+        return Plated(plates, Element(kind, event), idx_t.data_plates)
 
     def _entry(
         self, base_name: ast.Name, element: Element, indices: tuple[ast.Name | ast.Arith, ...]

@@ -19,6 +19,7 @@ from qvr_core.check.chart_grammar import ChartGrammar
 from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
+from qvr_core.check.qiec_checks import QiecRecord
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
 from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
@@ -269,6 +270,9 @@ class CheckedModule:
     #: The checked `contraction` declarations, by name (check/contractions.py); the
     #: lowered model and the runtime read what a call computes from them.
     contractions: Mapping[str, Contraction] = field(default_factory=dict)
+    #: The checked QIEC declarations (computations, indices, families, interfaces with
+    #: static parameters, handlers), by name (check/qiec_eval.py).
+    qiec: Mapping[str, QiecRecord] = field(default_factory=dict)
 
     def materialize(self, stop: Callable[[], bool] | None = None) -> bool:
         """Nothing to do: every table is built (see PendingModule). True when built."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         SymbolKind,
         TransformationStep,
     )
+    from qvr_core.check.qiec_checks import Staged
     from qvr_core.check.types import Arrow, Group, Plated, ValueType
     from qvr_core.check.wiring import Contraction
     from qvr_core.syntax import ast
@@ -70,6 +71,8 @@ class Env(Protocol):
     def cyclic(self, name: ast.Name) -> bool: ...
 
     def computation(self, n: str) -> Computation | None: ...
+
+    def staged(self, n: str) -> Staged | None: ...
 
     def algebra(self) -> ModuleAlgebra | None: ...
 
@@ -152,7 +155,10 @@ class ModelPass(Protocol):
     @property
     def charts(self) -> set[str]: ...
 
-    def site_label(self, label: str, step: ast.CallStep) -> str: ...
+    @property
+    def whole_data(self) -> dict[str, str]: ...
+
+    def site_label(self, label: str, callee: ast.Name) -> str: ...
 
     def bind_target(
         self, target: ast.Name, kind: SymbolKind, span: Span, t: Plated | None

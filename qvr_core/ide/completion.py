@@ -36,6 +36,7 @@ from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import CONSTRAINT_OPTION, REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
+from qvr_core.check.qiec_declarations import Family, Handler
 from qvr_core.check.step_constraints import CONSTRAINT_VALUES
 from qvr_core.check.types import Group
 from qvr_core.ide.builtins_info import PARAM_SOURCE_OPTION, describe, describe_param_source
@@ -65,6 +66,7 @@ class Word(StrEnum):
     FUNCTION = "function"
     ALGEBRA = "composition rule"
     TRANSFORMATION = "transformation"
+    HANDLER = "handler"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +196,8 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
             for n, let in m.lets.items()
             if let.transformation is not None and n != context.declaring
         ]
+    elif where in (Where.CONSTRUCTOR, Where.HANDLER, Where.INSTANCE):
+        found += _qiec_names(where, modules)
     elif where is Where.ALGEBRA:
         found += [
             Candidate(
@@ -202,6 +206,28 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
             for a in ALGEBRAS.values()
         ]
     return found
+
+
+def _qiec_names(where: Where, modules: list[CheckedModule]) -> list[Candidate]:
+    """The constructors of the module's families, its handlers, or its instances, as
+    the checker recorded them."""
+    out: list[Candidate] = []
+    for m in modules:
+        for name, record in m.qiec.items():
+            if where is Where.CONSTRUCTOR and isinstance(record, Family):
+                out += [
+                    Candidate(c.name, Word.CONSTRUCTOR, f"constructor of {name}", "1", None)
+                    for c in record.constructors
+                ]
+            elif where is Where.HANDLER and isinstance(record, Handler):
+                out.append(Candidate(name, Word.HANDLER, record.summary(), "1", None))
+        if where is Where.INSTANCE:
+            out += [
+                Candidate(s.name, SymbolKind.DECLARATION, s.detail, "1", None)
+                for s in m.symbols.top_level()
+                if s.detail.startswith("instance ")
+            ]
+    return out
 
 
 def narrow(found: list[Candidate], prefix: str) -> tuple[list[Candidate], bool]:

@@ -18,6 +18,7 @@ from qvr_core.builtins import COMBINATORS, STEP_KEYWORDS
 from qvr_core.builtins.schemas import PARSER
 from qvr_core.builtins.transformations import CHANGE_BASE, TRANSFORMATIONS
 from qvr_core.check.algebras import COMPOSITION
+from qvr_core.syntax.ast import CONSTRUCT, HANDLE, PERFORM, WITH
 from qvr_core.syntax.layout import (
     DECLARATION_KEYWORDS,
     KEYWORDS,
@@ -62,6 +63,9 @@ class Where(StrEnum):
     EXPORT = "export"  # after `export`
     ALGEBRA = "algebra"  # after `composition`: the registered composition rules
     TRANSFORMATION = "transformation"  # in `f.change_base(` or after `>>>`: transformations
+    CONSTRUCTOR = "constructor"  # after `construct`: the constructors of the families
+    HANDLER = "handler"  # after `handle i with`: the handlers
+    INSTANCE = "instance"  # after `perform`: the effect instances
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,9 @@ def classify(text: str, offset: int) -> Context:
     if prefix and tokens and tokens[-1].text == prefix and tokens[-1].end == offset - start:
         tokens.pop()
     program = _program_name(chunk) if chunk is not None and indented else None
+    qiec = _qiec_word(tokens)
+    if qiec is not None:
+        return Context(qiec, prefix, program)
     if not tokens:
         if indented and chunk is not None and chunk.keyword == "PROGRAM":
             return Context(Where.STEP_KEYWORD, prefix, program)
@@ -106,6 +113,21 @@ def classify(text: str, offset: int) -> Context:
     if program is not None and logical is not None and logical is not head:
         return _step(tokens, prefix, program)
     return _declaration(tokens, prefix)
+
+
+def _qiec_word(tokens: list[Token]) -> Where | None:
+    """After a QIEC keyword that names a declaration of the module: `construct ` (a
+    constructor), `handle i with ` (a handler), `perform ` (an instance)."""
+    if not tokens:
+        return None
+    last = tokens[-1].text
+    if last == CONSTRUCT:
+        return Where.CONSTRUCTOR
+    if last == PERFORM:
+        return Where.INSTANCE
+    if last == WITH and any(t.text == HANDLE for t in tokens):
+        return Where.HANDLER
+    return None
 
 
 def _identifier_at_end(line: str) -> str:

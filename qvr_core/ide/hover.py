@@ -118,7 +118,11 @@ def _summary(module: CheckedModule, symbol: Symbol) -> str:
     wiring) computes, wherever its name is; the checker's records say it."""
     if symbol.scope is not None:
         return ""
-    found = module.deductions.get(symbol.name) or module.contractions.get(symbol.name)
+    found = (
+        module.deductions.get(symbol.name)
+        or module.contractions.get(symbol.name)
+        or module.qiec.get(symbol.name)
+    )
     if found is not None:
         return found.summary()
     morphism = module.morphisms.get(symbol.name)

@@ -21,10 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.builtins import COMBINATORS, FAMILIES, FUNCTIONS, Family
+from qvr_core.builtins.effects import COMPUTATION_FUNCTIONS
 from qvr_core.builtins.functions import LIFTED
 from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_KEYWORDS
 from qvr_core.builtins.transformations import CHANGE_BASE, CHANGE_BASE_DOC, TRANSFORMATIONS
 from qvr_core.check.module import CheckedModule, SymbolKind
+from qvr_core.check.qiec_checks import Staged
+from qvr_core.check.qiec_types import written
 from qvr_core.check.types import Arrow, Product, Seq, dims_text
 from qvr_core.ide.builtins_info import family_text
 from qvr_core.syntax.layout import LogicalLine, Token, split
@@ -85,11 +88,21 @@ def call_site(text: str, offset: int) -> CallSite | None:
         return None
     frames: list[_Frame] = []
     previous: Token | None = None
+    statics: list[str | None] = []  # the name before each open `[` (`f[S](`: f's statics)
+    closed: str | None = None  # the name before the `[...]` just closed
     for tok in line.tokens:
         if tok.type in ("LPAR", "LSQB"):
-            named = tok.type == "LPAR" and previous is not None and previous.type == "NAME"
-            frames.append(_Frame(previous.text if named and previous is not None else None))
+            named = previous is not None and previous.type == "NAME"
+            name = previous.text if named and previous is not None else None
+            if tok.type == "LSQB":
+                statics.append(name)
+                name = None
+            elif previous is not None and previous.type == "RSQB":
+                name = closed  # `interpret[Answered](`: a call of interpret
+            frames.append(_Frame(name))
         elif tok.type in ("RPAR", "RSQB"):
+            if tok.type == "RSQB":
+                closed = statics.pop() if statics else None
             if frames:
                 frames.pop()
         elif frames and tok.type == "COMMA":
@@ -154,6 +167,14 @@ def _signature(site: CallSite, module: CheckedModule | None) -> Signature | None
         return _build(name, lifted.params, "", lifted.doc)
     if site.in_program and name in FAMILIES and not declared:
         return _family(FAMILIES[name], site)
+    record = module.qiec.get(name) if module is not None else None
+    if isinstance(record, Staged):  # a QIEC computation, in a program or another's body
+        header = record.header
+        params = tuple(f"{n} : {written(t)}" for n, t in header.params)
+        return _build(name, params, f" : {written(header.result)}", record.summary())
+    function = COMPUTATION_FUNCTIONS.get(name)
+    if function is not None and not declared:
+        return _build(name, function.params, "", function.doc)
     if module is None or not site.in_program:
         return None
     return _applied(name, module)

@@ -234,6 +234,18 @@ def _data_name(
         count = _shape(readers, sizes, rows)[0]  # the rows of the value it solves for
         times = np.arange(1.0, count + 1.0)
         return Column(key, times, "data name, the times 1, 2, ... an ODE is solved at")
+    elif _fixed(variable):  # a value a computation takes whole: its declared shape
+        assert variable is not None and variable.type is not None
+        element = variable.type.element
+        if element.discrete or element.kind == "integer":
+            kind = element.kind if element.discrete else "nonnegative_integer"
+            values = _values(kind, element.event, rng)
+            return Column(key, values, f"data name, one whole number, {_words(kind)}")
+        return Column(
+            key,
+            rng.uniform(0.5, 1.5, element.event),
+            "data name, the list of Reals a computation takes",
+        )
     else:
         shape = _shape(readers, sizes, rows)
         what = "data name"
@@ -393,6 +405,15 @@ def _columns(
         extra = [p.name for p in t.plates if p.name not in rows]
         return axis_sizes(extra, sizes) if all(p in sizes for p in extra) else ()
     return ()
+
+
+def _fixed(variable: DataVariable | None) -> bool:
+    """A data name whose shape its type fixes (`Tensor[Real]([7])` of a computation's
+    parameter), not its rows."""
+    t = variable.type if variable is not None else None
+    if t is None or t.data_plates or t.plates:
+        return False
+    return bool(t.element.event) or t.element.discrete or t.element.kind == "integer"
 
 
 def _indexed(variable: DataVariable | None, sizes: Mapping[str, int]) -> str | None:

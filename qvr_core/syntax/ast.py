@@ -19,6 +19,9 @@ from qvr_core.text.span import Span
 #: The two curry methods, by the side of the domain whose last (right) or first (left)
 #: factor moves into the codomain (check/curry.py).
 CURRY = {"curry_right": "right", "curry_left": "left"}
+#: QIEC's keywords before a name of the module's declarations: a constructor after
+#: `construct`, an instance after `perform`, a handler after `handle i with`.
+CONSTRUCT, PERFORM, HANDLE, WITH = "construct", "perform", "handle", "with"
 
 
 @dataclass(frozen=True)

@@ -139,7 +139,7 @@ def test_what_a_define_does_beyond_that_stays_names_only() -> None:
     text = SOURCE.replace("    return x + k\n", "    let pair = (x, k)\n    return pair[0]\n")
     notes = [msg for c, msg in _problems(check(text)) if c == rules.NOT_CHECKED.code]
     assert notes == [
-        "define shift (its values) is not checked yet (names only)",
+        "define shift (its tuples) is not checked yet (names only)",
         "program prog (its call of shift) is not checked yet (names only)",
     ]
 
