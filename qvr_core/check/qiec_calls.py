@@ -24,12 +24,13 @@ from qvr_core.builtins.functions import MAP
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.defines import Computation
 from qvr_core.check.qiec_eval import Evaluator
-from qvr_core.check.qiec_evaluation import Failed, NotRun, Refused
+from qvr_core.check.qiec_evaluation import Failed, Refused
 from qvr_core.check.qiec_types import INT, TensorT
-from qvr_core.check.qiec_values import Scalar, Value, leaves, term_of, type_of
+from qvr_core.check.qiec_values import NotRun, Scalar, Value, leaves, term_of, type_of
 from qvr_core.check.terms import Ref
 from qvr_core.check.types import Element, Plated
 from qvr_core.syntax import ast
+from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
     from qvr_core.check.passes import Env, ModelPass
@@ -195,7 +196,8 @@ def staged_call_step(mc: ModelPass, step: ast.CallStep) -> tuple[Computation, Pl
             value = ev.lifted(step.callee, tuple(nodes), env, step.span)
         else:
             value = ev.call(step.callee, statics, tuple(nodes), env, step.span)
-    except Failed:
+    except Failed as why:
+        _failed(mc, why, f"its call of {step.callee.text}", step.span)
         return None
     except (NotRun, Refused) as why:
         _gap(mc, step.span.start_line, f"its call of {step.callee.text}: {why}")
@@ -232,7 +234,8 @@ def staged_let(mc: ModelPass, step: ast.LetStep) -> tuple[Computation, Plated] |
         mc.data[d] = replace(mc.data[d], type=Plated((), Element(WHOLE)))
     try:
         value = ev.expr(step.value, env)
-    except Failed:
+    except Failed as why:
+        _failed(mc, why, f"its let {step.target.text}", step.span)
         return None
     except (NotRun, Refused) as why:
         _gap(mc, step.span.start_line, f"its let {step.target.text}: {why}")
@@ -254,6 +257,13 @@ def _result(
     if isinstance(value, Scalar) and value.kind == INT:
         return comp, Plated((), Element(WHOLE))
     return comp, Plated(())
+
+
+def _failed(mc: ModelPass, why: Failed, what: str, span: Span) -> None:
+    """An error inside a computation with the program's values (an entry past a list's
+    end, given this call's static arguments), reported at the step that runs it."""
+    if not why.reported:
+        mc.ctx.report(why.rule, f"{what}: {why}", span)
 
 
 def _gap(mc: ModelPass, line: int, why: str) -> None:

@@ -19,9 +19,10 @@ from qvr_core.check.qiec_declarations import (
     FAMILY,
     HANDLER,
     INDEX,
+    INSTANCE,
     ONE_SHOT,
     Family,
-    Handler,
+    HandlerInfo,
     Header,
     IndexType,
     Interface,
@@ -36,7 +37,7 @@ from qvr_core.check.qiec_declarations import (
     unknown_type,
 )
 from qvr_core.check.qiec_eval import Evaluator
-from qvr_core.check.qiec_evaluation import Failed, NotRun, Refused, unknown_value
+from qvr_core.check.qiec_evaluation import Failed, Refused, unknown_value
 from qvr_core.check.qiec_types import (
     BaseT,
     QType,
@@ -45,6 +46,7 @@ from qvr_core.check.qiec_types import (
     written,
 )
 from qvr_core.check.qiec_values import (
+    NotRun,
     Value,
     describe,
     fits,
@@ -82,8 +84,8 @@ class Staged:
 
 
 #: A checked QIEC declaration, as the module keeps it (hover reads its summary).
-QiecRecord = Staged | IndexType | Family | Interface | Handler
-QIEC_RECORDS = (Staged, IndexType, Family, Interface, Handler)
+QiecRecord = Staged | IndexType | Family | Interface | HandlerInfo
+QIEC_RECORDS = (Staged, IndexType, Family, Interface, HandlerInfo)
 
 
 def static_choices(ev: Evaluator, header: Header) -> Iterator[dict[str, str]] | None:
@@ -111,7 +113,7 @@ def check_define(ctx: Context, decl: ast.OtherDecl) -> Staged | str | None:
     unknown = unknown_type(ctx, [*(t for _, t in header.params), header.result])
     if unknown is not None:
         return f"its type {unknown}"
-    ev = Evaluator(ctx)
+    ev = Evaluator(ctx, root=decl)
     choices = static_choices(ev, header)
     if choices is None:
         return "its static parameters"
@@ -123,7 +125,7 @@ def check_define(ctx: Context, decl: ast.OtherDecl) -> Staged | str | None:
                 else leaves(t, n, decl.name.span)
                 for n, t in header.params
             )
-            ev.define(header, decl, bound, args, decl.name.span)
+            ev.define(header, decl, bound, args)
     except Refused as why:
         return str(why)
     except Failed:
@@ -133,14 +135,15 @@ def check_define(ctx: Context, decl: ast.OtherDecl) -> Staged | str | None:
     return Staged(header.name, header)
 
 
-def check_handler(ctx: Context, decl: ast.OtherDecl) -> Handler | bool:
+def check_handler(ctx: Context, decl: ast.OtherDecl) -> HandlerInfo | bool:
     """Check a handler alone: its return clause takes the handled body's value and gives
     the handler's result, each operation clause takes the operation's values, and what
     it resumes with is of the operation's result. True when it checks."""
     handler = read_handler(ctx, decl)
     if handler is None:
         return False
-    ev = Evaluator(ctx)
+    ev = Evaluator(ctx, root=decl)
+    ev.owners.append(decl)
     interface = ev.interface(handler.interface)
     if interface is None:
         return False  # a handler of a prelude interface: names only
@@ -210,7 +213,7 @@ def check_handler(ctx: Context, decl: ast.OtherDecl) -> Handler | bool:
         return True
     except (Refused, NotRun):
         return False
-    return handler
+    return handler.info
 
 
 def check_declaration(ctx: Context, decl: ast.OtherDecl) -> QiecRecord | bool:
@@ -244,7 +247,7 @@ def check_declaration(ctx: Context, decl: ast.OtherDecl) -> QiecRecord | bool:
         read_interface(ctx, decl)
         _refer_indices(ctx, decl, [k for _, k in interface.statics])
         return interface
-    if kind == "instance":
+    if kind == INSTANCE:
         return _check_instance(ctx, decl)
     if kind == HANDLER:
         return check_handler(ctx, decl)

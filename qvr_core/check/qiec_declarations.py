@@ -63,6 +63,8 @@ class Reading(Protocol):
 
     def ref(self, span: Span, key: SymbolKey, definition: bool = False) -> None: ...
 
+    def real(self, decl: object, span: Span) -> Span: ...
+
 
 class Quiet:
     """A context that reports nothing: a declaration is checked where it is written, and
@@ -72,6 +74,7 @@ class Quiet:
         self.text = ctx.text
         self.top = ctx.top
         self.lines = ctx.lines
+        self.real = ctx.real
 
     def report(self, rule: Rule, message: str, span: Span, **kwargs: object) -> None:
         return None
@@ -179,11 +182,31 @@ class Handler:
     return_body: tuple[ast.Clause, ...]
     clauses: tuple[OperationClause, ...]
 
+    @property
+    def info(self) -> HandlerInfo:
+        """What the module keeps of it: no bodies, so nothing that has a place."""
+        resumes = tuple((c.operation, c.resumes) for c in self.clauses)
+        return HandlerInfo(
+            self.name, self.interface, self.statics, self.input, self.output, resumes
+        )
+
+
+@dataclass(frozen=True)
+class HandlerInfo:
+    """A checked handler as the module keeps it (hover, completion)."""
+
+    name: str
+    interface: str
+    statics: tuple[str, ...]
+    input: QType
+    output: QType
+    resumes: tuple[tuple[str, str], ...]  # (operation, ONE_SHOT or MULTI_SHOT)
+
     def summary(self) -> str:
         statics = f"[{', '.join(self.statics)}]" if self.statics else ""
         resumes = ", ".join(
-            f"{c.operation} resumes {'once' if c.resumes == ONE_SHOT else 'any number of times'}"
-            for c in self.clauses
+            f"{op} resumes {'once' if how == ONE_SHOT else 'any number of times'}"
+            for op, how in self.resumes
         )
         return (
             f"handles {self.interface}{statics}: a body of {written(self.input)} gives "
@@ -203,16 +226,19 @@ class Header:
     open_row: bool
 
 
+def clause_reader(ctx: Reading, decl: object, clause: ast.Clause) -> Reader:
+    """The tokens of a clause's first line, up to its body (all of it when it has none).
+    `decl` is the declaration it is in: one an incremental check kept sits where an
+    earlier text had it, and `ctx.real` says where it is in this one."""
+    start = ctx.real(decl, clause.span).start
+    end = ctx.real(decl, clause.body[0].span if clause.body else clause.span)
+    stop = end.start if clause.body else end.end
+    return Reader(tokens(ctx.text, start, stop), stop)
+
+
 def _reader(ctx: Reading, decl: ast.OtherDecl) -> Reader:
     """The header's tokens: from the declaration's start to its first body line."""
-    body = decl.clause.body
-    end = body[0].span.start if body else decl.span.end
-    return Reader(tokens(ctx.text, decl.span.start, end), end)
-
-
-def _line_reader(ctx: Reading, clause: ast.Clause) -> Reader:
-    end = clause.body[0].span.start if clause.body else clause.span.end
-    return Reader(tokens(ctx.text, clause.span.start, end), end)
+    return clause_reader(ctx, decl, decl.clause)
 
 
 def _syntax(ctx: Reading, what: str, err: TypeSyntaxError) -> None:
@@ -260,7 +286,7 @@ def read_family(ctx: Reading, decl: ast.OtherDecl) -> Family | None:
     for line in decl.clause.body:
         if line.kind != "constructor" or not line.names:
             continue
-        lr = _line_reader(ctx, line)
+        lr = clause_reader(ctx, decl, line)
         try:
             lr.take("constructor")
             cname = lr.name().text
@@ -341,7 +367,7 @@ def read_interface(ctx: Reading, decl: ast.OtherDecl) -> Interface | None:
     for line in decl.clause.body:
         if line.kind != "operation" or not line.names:
             continue
-        lr = _line_reader(ctx, line)
+        lr = clause_reader(ctx, decl, line)
         try:
             op = lr.name().text
             if lr.accept("["):

@@ -38,17 +38,18 @@ from qvr_core.builtins.effects import (
     WEIGHT,
 )
 from qvr_core.builtins.functions import MAP
-from qvr_core.check.context import SymbolKey
 from qvr_core.check.defines import Draw, Weigh
 from qvr_core.check.qiec_declarations import (
     EFFECT,
     FAMILY,
     HANDLER,
+    INSTANCE,
     ONE_SHOT,
     Constructor,
     Family,
     Handler,
     Header,
+    clause_reader,
 )
 from qvr_core.check.qiec_evaluation import (
     DefineScope,
@@ -56,7 +57,6 @@ from qvr_core.check.qiec_evaluation import (
     Failed,
     HandleFrame,
     InScope,
-    NotRun,
     Performed,
     Refused,
     is_arith,
@@ -69,10 +69,8 @@ from qvr_core.check.qiec_types import (
     DistT,
     FamilyT,
     QType,
-    Reader,
     TypeSyntaxError,
     substitute,
-    tokens,
     with_variables,
     written,
 )
@@ -80,6 +78,7 @@ from qvr_core.check.qiec_values import (
     Built,
     Dist,
     Items,
+    NotRun,
     Opaque,
     Scalar,
     Tagged,
@@ -114,7 +113,6 @@ class Evaluator(Evaluation):
         decl: ast.OtherDecl,
         statics: dict[str, str],
         args: tuple[Value, ...],
-        at: Span,
     ) -> Value:
         """Run a define's body with its parameters bound; its returned value, checked
         against its declared result."""
@@ -126,24 +124,26 @@ class Evaluator(Evaluation):
             name: value for (name, _), value in zip(header.params, args, strict=True)
         }
         self.scopes.append(DefineScope(header.name, header.row, header.open_row))
+        self.owners.append(decl)  # its result is its own text's too
         try:
             result = self.block(decl.clause.body, env)
+            if result is None:
+                raise self.fail(
+                    rules.MISPLACED_RETURN,
+                    f"define {header.name} ends without a return",
+                    decl.name.span,
+                )
+            want = substitute(header.result, {}, statics)
+            if not fits(result, want):
+                raise self.fail(
+                    rules.DECLARED_TYPE_MISMATCH,
+                    f"define {header.name} returns {written(want)}, but its body gives "
+                    f"{describe(result)}",
+                    decl.name.span,
+                )
         finally:
             self.scopes.pop()
-        if result is None:
-            raise self.fail(
-                rules.MISPLACED_RETURN,
-                f"define {header.name} ends without a return",
-                decl.name.span,
-            )
-        want = substitute(header.result, {}, statics)
-        if not fits(result, want):
-            raise self.fail(
-                rules.DECLARED_TYPE_MISMATCH,
-                f"define {header.name} returns {written(want)}, but its body gives "
-                f"{describe(result)}",
-                at,
-            )
+            self.owners.pop()
         return result
 
     # ------------------------------------------------------------ statements
@@ -256,10 +256,9 @@ class Evaluator(Evaluation):
             head = branch.parts[0]
             assert isinstance(head, ast.Name)
             if fam.constructor(head.text) is None:
-                self.ctx_undefined(
+                raise self.ctx_undefined(
                     head, f"constructor of {fam.name}", [c.name for c in fam.constructors]
                 )
-                raise Failed(head.text)
             if head.text in branches:
                 raise self.fail(
                     rules.DUPLICATE_DECLARATION,
@@ -314,6 +313,10 @@ class Evaluator(Evaluation):
                     branch.span,
                 )
             values.append(value)
+        if not values:  # no constructor builds a value of this index: never reached
+            if motive is None:
+                raise Refused(f"its case on {written(t)}, which no constructor builds")
+            return unknown_value(motive)
         if len(values) == 1:
             return values[0]
         if self.staging:
@@ -323,8 +326,7 @@ class Evaluator(Evaluation):
     def _motive(self, line: ast.Clause, fam: Family, t: FamilyT) -> QType | None:
         """`motive (q : K) => R`: the branches' result, R with q read as the scrutinee's
         index."""
-        end = line.body[0].span.start if line.body else line.span.end
-        r = Reader(tokens(self.ctx.text, line.span.start, end), end)
+        r = clause_reader(self.ctx, self.owner, line)
         while r.peek() not in ("motive", ""):
             r.take()
         if not r.accept("motive"):
@@ -383,8 +385,7 @@ class Evaluator(Evaluation):
 
     def _construct(self, clause: ast.Clause, env: dict[str, object]) -> Value:
         """`construct C[T](args) as F[T](i)`."""
-        end = clause.span.end
-        r = Reader(tokens(self.ctx.text, clause.span.start, end), end)
+        r = clause_reader(self.ctx, self.owner, clause)
         head = clause.parts[0]
         assert isinstance(head, ast.Name)
         try:
@@ -406,8 +407,7 @@ class Evaluator(Evaluation):
             ) from None
         found = self.constructor(head.text)
         if found is None:
-            self.ctx_undefined(head, "constructor", self._constructors())
-            raise Failed(head.text)
+            raise self.ctx_undefined(head, "constructor", self._constructors())
         fam, ctor = found
         if not isinstance(target, FamilyT) or target.family != fam.name:
             raise self.fail(
@@ -452,11 +452,7 @@ class Evaluator(Evaluation):
         return Built(ctor, FamilyT(fam.name, tuple(statics), target.index), tuple(fields))
 
     def _constructors(self) -> list[str]:
-        out: list[str] = []
-        for decl in self.ctx.module.decls:
-            if isinstance(decl, ast.OtherDecl) and decl.clause.kind == FAMILY:
-                out += [p.names[0].text for p in decl.clause.body if p.names]
-        return out
+        return [p.names[0].text for d in self.declared(FAMILY) for p in d.clause.body if p.names]
 
     # ------------------------------------------------------------ calls
 
@@ -483,7 +479,7 @@ class Evaluator(Evaluation):
         if found is None:
             raise Refused(f"its call of {callee.text}")
         header, decl = found
-        self.ctx.ref(callee.span, SymbolKey(callee.text)) if not self.staging else None
+        self.ref(callee)
         if len(statics) != len(header.statics):
             raise self.fail(
                 rules.ARGUMENT_COUNT,
@@ -523,7 +519,14 @@ class Evaluator(Evaluation):
                 )
             args.append(_as_declared(v, want))
         self._row_allows(header, callee)
-        return self.define(header, decl, bound, tuple(args), span)
+        try:
+            return self.define(header, decl, bound, tuple(args))
+        except Failed as why:
+            if why.reported:
+                raise
+            # an error in the callee's text (its own check reports it there), or one
+            # these arguments cause: said at the call too
+            raise self.fail(why.rule, f"{callee.text}: {why}", span) from None
 
     def _row_allows(self, header: Header, callee: ast.Name) -> None:
         """A callee's row: each instance is one the caller's row lists or a handler of the
@@ -565,12 +568,8 @@ class Evaluator(Evaluation):
         nodes = [p for p in clause.parts[2:] if not isinstance(p, ast.Name)]
         inst = self.instance(inst_name.text, env)
         if inst is None:
-            self.ctx_undefined(inst_name, "effect instance", self._instances(env))
-            raise Failed(inst_name.text)
-        if not self.staging:
-            self.ctx.ref(
-                inst_name.span, SymbolKey(inst_name.text)
-            ) if inst_name.text in self.ctx.top else None
+            raise self.ctx_undefined(inst_name, "effect instance", self._instances(env))
+        self.ref(inst_name)
         args = tuple(self._value_part(n, env) for n in nodes)
         frame = next((f for f in reversed(self.frames) if f.instance == inst.name), None)
         scope = self.scopes[-1] if self.scopes else None
@@ -625,11 +624,7 @@ class Evaluator(Evaluation):
 
     def _instances(self, env: dict[str, object]) -> list[str]:
         own = [k for k, v in env.items() if isinstance(v, InScope)]
-        return own + [
-            d.name.text
-            for d in self.ctx.module.decls
-            if isinstance(d, ast.OtherDecl) and d.clause.kind == "instance"
-        ]
+        return own + [d.name.text for d in self.declared(INSTANCE)]
 
     def _sample(
         self, op: ast.Name, statics: list[ast.Name], args: tuple[Value, ...], span: Span
@@ -717,17 +712,12 @@ class Evaluator(Evaluation):
         assert isinstance(name, ast.Name) and isinstance(iface, ast.Name)
         interface = self.interface(iface.text)
         if interface is None:
-            self.ctx_undefined(
+            raise self.ctx_undefined(
                 iface,
                 "effect",
-                [
-                    d.name.text
-                    for d in self.ctx.module.decls
-                    if isinstance(d, ast.OtherDecl) and d.clause.kind == EFFECT
-                ],
+                [d.name.text for d in self.declared(EFFECT)],
             )
-            raise Failed(iface.text)
-        self.ctx.ref(iface.span, SymbolKey(iface.text)) if not self.staging else None
+        self.ref(iface)
         statics = tuple(p.text for p in line.parts[2:] if isinstance(p, ast.Name))
         inner = dict(env)
         inner[name.text] = InScope(name.text, interface.name, statics)
@@ -745,22 +735,15 @@ class Evaluator(Evaluation):
         assert isinstance(inst_name, ast.Name) and isinstance(handler_name, ast.Name)
         inst = self.instance(inst_name.text, env)
         if inst is None:
-            self.ctx_undefined(inst_name, "effect instance", self._instances(env))
-            raise Failed(inst_name.text)
+            raise self.ctx_undefined(inst_name, "effect instance", self._instances(env))
         handler = self.handler(handler_name.text)
         if handler is None:
-            self.ctx_undefined(
+            raise self.ctx_undefined(
                 handler_name,
                 "handler",
-                [
-                    d.name.text
-                    for d in self.ctx.module.decls
-                    if isinstance(d, ast.OtherDecl) and d.clause.kind == HANDLER
-                ],
+                [d.name.text for d in self.declared(HANDLER)],
             )
-            raise Failed(handler_name.text)
-        if not self.staging:
-            self.ctx.ref(handler_name.span, SymbolKey(handler_name.text))
+        self.ref(handler_name)
         if handler.interface != inst.interface or handler.statics != inst.statics:
             raise self.fail(
                 rules.DECLARED_TYPE_MISMATCH,
@@ -770,8 +753,9 @@ class Evaluator(Evaluation):
                 handler_name.span,
             )
         interface = self.interface(inst.interface)
-        assert interface is not None
-        frame = HandleFrame(inst.name, handler, interface, inst.statics, line.body, env)
+        if interface is None:  # a prelude interface, or one checked names-only
+            raise Refused(f"its handler of {inst.interface}")
+        frame = HandleFrame(inst.name, handler, interface, inst.statics, line.body, env, self.owner)
         return self._resume_from(frame, [], [], line.span)
 
     def _resume_from(
@@ -784,14 +768,20 @@ class Evaluator(Evaluation):
         frame.cursor = 0
         frame.drawn = 0
         self.frames.append(frame)
+        self.owners.append(frame.owner)
         try:
             value = self.block(frame.body, frame.env)
         except Performed as p:
             if p.frame is not frame:
                 raise
             self.frames.pop()
+            self.owners.pop()
             return self._clause(frame, p, answers, shots, span)
+        except BaseException:
+            self.owners.pop()
+            raise
         self.frames.pop()
+        self.owners.pop()
         if value is None:
             raise self.fail(rules.MISPLACED_RETURN, "the handled block ends without a return", span)
         return self._return_clause(frame.handler, value, span)
@@ -804,7 +794,11 @@ class Evaluator(Evaluation):
                 f"returns {describe(value)}",
                 span,
             )
-        out = self.block(handler.return_body, {handler.return_param: value})
+        self.owners.append(self._decl(handler.name, HANDLER))
+        try:
+            out = self.block(handler.return_body, {handler.return_param: value})
+        finally:
+            self.owners.pop()
         if out is None:
             raise self.fail(
                 rules.MISPLACED_RETURN,
@@ -841,10 +835,12 @@ class Evaluator(Evaluation):
             return self._resume_from(frame, [*answers, value], [*shots, shot], span)
 
         self.resumptions.append(resume)
+        self.owners.append(self._decl(handler.name, HANDLER))
         try:
             value = self.block(clause.body, env)
         finally:
             self.resumptions.pop()
+            self.owners.pop()
         if value is None:
             raise self.fail(
                 rules.MISPLACED_RETURN,

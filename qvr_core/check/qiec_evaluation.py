@@ -34,6 +34,7 @@ from qvr_core.builtins.effects import (
     WHOLE_VALUED,
 )
 from qvr_core.builtins.functions import FOLD, MAP
+from qvr_core.check.context import SymbolKey
 from qvr_core.check.defines import Line
 from qvr_core.check.qiec_declarations import (
     COMPUTATION,
@@ -41,6 +42,7 @@ from qvr_core.check.qiec_declarations import (
     FAMILY,
     HANDLER,
     INDEX,
+    INSTANCE,
     Constructor,
     Family,
     Handler,
@@ -68,6 +70,7 @@ from qvr_core.check.qiec_values import (
     Closure,
     Dist,
     Items,
+    NotRun,
     Opaque,
     Scalar,
     Tagged,
@@ -100,11 +103,15 @@ class Refused(Exception):
 
 
 class Failed(Exception):
-    """An error (reported where it is): the evaluation stops."""
+    """An error: the evaluation stops. `reported` unless it lies inside a callee's body,
+    whose own check reports it (then the call reports `rule` and the message)."""
 
-
-class NotRun(Exception):
-    """What a checked computation does that a program's run cannot put in place."""
+    def __init__(
+        self, message: str, rule: Rule = rules.DECLARED_TYPE_MISMATCH, reported: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.reported = reported
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,7 @@ class HandleFrame:
     statics: tuple[str, ...]
     body: tuple[ast.Clause, ...]
     env: dict[str, object]
+    owner: object | None  # the declaration whose text the handled body is
     answers: list[Value] = field(default_factory=list)
     shots: list[int] = field(default_factory=list)
     cursor: int = 0
@@ -159,9 +167,15 @@ class Evaluation:
     computation (then draws and weights are recorded as lines, and what a run cannot do
     is `NotRun`)."""
 
-    def __init__(self, ctx: Context, staging: bool = False) -> None:
+    def __init__(self, ctx: Context, staging: bool = False, root: object | None = None) -> None:
         self.ctx = ctx
         self.staging = staging
+        #: the declaration being checked: only what its own text does is reported (None:
+        #: a program's step, whose arguments are its own text)
+        self.root = root
+        #: the declarations whose text is being run, innermost last (a callee's body, a
+        #: handler's clause); an incremental check reads a kept one where it is now
+        self.owners: list[object] = []
         self.lines: list[Line] = []
         self.frames: list[HandleFrame] = []
         self.scopes: list[DefineScope] = []
@@ -182,15 +196,38 @@ class Evaluation:
         """Inside a replayed prefix: what happens there happened before."""
         return any(f.cursor < len(f.answers) for f in self.frames)
 
-    def report(self, rule: Rule, message: str, span: Span) -> None:
-        key = (rule.code, span.start, message)
-        if key not in self.reported and not self.muted:
-            self.reported.add(key)
-            self.ctx.report(rule, message, span)
+    @property
+    def owner(self) -> object | None:
+        """The declaration whose text is being run (None: a program's step)."""
+        return self.owners[-1] if self.owners else None
+
+    @property
+    def own(self) -> bool:
+        """Whether what is being run is the checked declaration's own text (a define's
+        body, a program's arguments), not a callee's or a handler's, which their own
+        checks report on."""
+        return self.owner is self.root and not self.muted
+
+    def _reporting(self, key: tuple[str, int, str]) -> bool:
+        if key in self.reported or not self.own:
+            return False
+        self.reported.add(key)
+        return True
+
+    def report(self, rule: Rule, message: str, span: Span) -> bool:
+        """Report where written (True), unless in a callee's text or reported before."""
+        if not self._reporting((rule.code, span.start, message)):
+            return False
+        self.ctx.report(rule, message, span)
+        return True
 
     def fail(self, rule: Rule, message: str, span: Span) -> Failed:
-        self.report(rule, message, span)
-        return Failed(message)
+        return Failed(message, rule, self.report(rule, message, span))
+
+    def ref(self, name: ast.Name) -> None:
+        """A use of a top-level declaration, in the checked declaration's own text."""
+        if name.text in self.ctx.top and self._reporting(("ref", name.span.start, name.text)):
+            self.ctx.ref(name.span, SymbolKey(name.text))
 
     def _tick(self) -> None:
         self.steps += 1
@@ -232,7 +269,7 @@ class Evaluation:
         local = env.get(name)
         if isinstance(local, InScope):
             return local
-        decl = self._decl(name, "instance")
+        decl = self._decl(name, INSTANCE)
         if decl is None:
             return None
         found = read_instance(Quiet(self.ctx), decl)
@@ -240,24 +277,28 @@ class Evaluation:
             return None
         return InScope(found.name, found.interface, found.statics)
 
+    def declared(self, kind: str) -> list[ast.OtherDecl]:
+        """The module's declarations of a kind (`family`, `handler`, ...), each looked up
+        by name, so the frame asking depends on them and on the module's names."""
+        names = [n for n, d in self.ctx.top.items() if isinstance(d, ast.OtherDecl)]
+        found = [self.ctx.top.get(n) for n in names]
+        return [d for d in found if isinstance(d, ast.OtherDecl) and d.clause.kind == kind]
+
     def constructor(self, name: str) -> tuple[Family, Constructor] | None:
-        for decl in self.ctx.module.decls:
-            if (
-                isinstance(decl, ast.OtherDecl)
-                and decl.clause.kind == FAMILY
-                and any(p.names and p.names[0].text == name for p in decl.clause.body)
-            ):
+        for decl in self.declared(FAMILY):
+            if any(p.names and p.names[0].text == name for p in decl.clause.body):
                 fam = self.family(decl.name.text)
                 ctor = fam.constructor(name) if fam is not None else None
                 if fam is not None and ctor is not None:
                     return fam, ctor
         return None
 
-    def ctx_undefined(self, name: ast.Name, what: str, candidates: list[str]) -> None:
-        key = (rules.UNDEFINED_NAME.code, name.span.start, what)
-        if key not in self.reported and not self.muted and not self.staging:
-            self.reported.add(key)
+    def ctx_undefined(self, name: ast.Name, what: str, candidates: list[str]) -> Failed:
+        """An undefined name, reported with its did-you-mean; the failure to raise."""
+        reported = self._reporting((rules.UNDEFINED_NAME.code, name.span.start, what))
+        if reported:
             self.ctx.undefined(name, what, candidates)
+        return Failed(f"undefined {what} '{name.text}'", rules.UNDEFINED_NAME, reported)
 
     def index_names(self, fam: Family) -> frozenset[str]:
         out: set[str] = set()
@@ -337,16 +378,14 @@ class Evaluation:
                 f"{name.text}, which is no value a computation takes (a value over plates?)"
             )
         if v is None or not is_value(v):
-            self.report_unbound(name, env)
-            raise Failed(name.text)
+            reported = self.report_unbound(name, env)
+            raise Failed(f"unbound variable '{name.text}'", rules.UNBOUND_VARIABLE, reported)
         assert is_value(v)
         return v
 
-    def report_unbound(self, name: ast.Name, env: dict[str, object]) -> None:
-        key = (rules.UNBOUND_VARIABLE.code, name.span.start, name.text)
-        if key in self.reported or self.muted or self.staging:
-            return
-        self.reported.add(key)
+    def report_unbound(self, name: ast.Name, env: dict[str, object]) -> bool:
+        if not self._reporting((rules.UNBOUND_VARIABLE.code, name.span.start, name.text)):
+            return False
         scope = self.scopes[-1].name if self.scopes else "the computation"
         self.ctx.did_you_mean(
             rules.UNBOUND_VARIABLE,
@@ -355,6 +394,7 @@ class Evaluation:
             name.text,
             [k for k, v in env.items() if is_value(v)],
         )
+        return True
 
     def _unary(self, op: str, v: Value, node: ast.Arith, span: Span) -> Value:
         if op == "-" and isinstance(v, Scalar) and v.kind in (INT, REAL_TYPE):
@@ -534,8 +574,7 @@ class Evaluation:
             return self._function(name, tuple(self.expr(a, env) for a in args), span)
         if name in COMPUTATION_FUNCTIONS:
             raise Refused(f"its function {name}")
-        self.ctx_undefined(func, "function", [*FUNCTIONS, *COMPUTATION_FUNCTIONS])
-        raise Failed(name)
+        raise self.ctx_undefined(func, "function", [*FUNCTIONS, *COMPUTATION_FUNCTIONS])
 
     def _logsumexp(self, values: list[Value], span: Span) -> Value:
         if not all(isinstance(v, Scalar) and fits(v, BaseT(REAL_TYPE)) for v in values):

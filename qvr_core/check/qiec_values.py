@@ -40,6 +40,10 @@ from qvr_core.text.span import Span
 Static = float | int | bool | str
 
 
+class NotRun(Exception):
+    """What a checked computation does that a program's run cannot put in place."""
+
+
 @dataclass(frozen=True)
 class Scalar:
     """One value of a base type: `static` when the file says it, else `term` (a run's).
@@ -58,7 +62,8 @@ class Scalar:
     def as_term(self, span: Span) -> Term:
         if self.term is not None:
             return self.term
-        assert self.static is not None and not isinstance(self.static, str)
+        if self.static is None or isinstance(self.static, str):
+            raise NotRun("a value a run would need that only its type is known of")
         return Num(float(self.static), span)
 
 
@@ -225,7 +230,9 @@ def arithmetic(op: str, a: Scalar, b: Scalar, kind: str, span: Span) -> Scalar:
     """`a op b` of two numbers: folded when both are known, else a term."""
     if a.static is not None and b.static is not None:
         x, y = a.static, b.static
-        assert not isinstance(x, str) and not isinstance(y, str)
+        if isinstance(x, str) or isinstance(y, str):  # two Strings compared
+            same = x == y
+            return Scalar(kind, static=same if op == "==" else not same)
         value = _fold(op, x, y, kind)
         if value is not None:
             return Scalar(kind, static=value, literal=a.literal and b.literal)

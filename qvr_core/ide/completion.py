@@ -36,7 +36,7 @@ from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.context import OPTION_KEYS, OPTION_VALUES
 from qvr_core.check.model import CONSTRAINT_OPTION, REDUCTIONS, STEP_OPTIONS
 from qvr_core.check.module import CheckedModule, Symbol, SymbolKind
-from qvr_core.check.qiec_declarations import Family, Handler
+from qvr_core.check.qiec_declarations import Family, HandlerInfo
 from qvr_core.check.step_constraints import CONSTRAINT_VALUES
 from qvr_core.check.types import Group
 from qvr_core.ide.builtins_info import PARAM_SOURCE_OPTION, describe, describe_param_source
@@ -219,7 +219,7 @@ def _qiec_names(where: Where, modules: list[CheckedModule]) -> list[Candidate]:
                     Candidate(c.name, Word.CONSTRUCTOR, f"constructor of {name}", "1", None)
                     for c in record.constructors
                 ]
-            elif where is Where.HANDLER and isinstance(record, Handler):
+            elif where is Where.HANDLER and isinstance(record, HandlerInfo):
                 out.append(Candidate(name, Word.HANDLER, record.summary(), "1", None))
         if where is Where.INSTANCE:
             out += [

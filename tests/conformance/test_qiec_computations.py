@@ -404,3 +404,19 @@ def test_prior_svi_and_nuts_finish(tmp_path: Path) -> None:
         summary = run_program(LISTENER, method=method, steps=steps, chains=1, data=str(data))
         drawn = summary.sites if method == "prior" else summary.posterior.sites
         assert drawn is not None and "raw_alpha" in drawn, method
+
+
+def test_an_error_a_call_s_arguments_cause_in_the_callee_is_said_at_the_call() -> None:
+    """`pick` checks alone (its index is a run's); called with 5, past its list's end,
+    the error is reported at the call, naming the callee, and the callee stays clean."""
+    source = (
+        "define pick(xs : Tensor[Real]([3]), k : Int) : Real !{} =\n"
+        "    return xs[k]\n\n"
+        "define third(xs : Tensor[Real]([3])) : Real !{} =\n"
+        "    let v <- pick(xs, 5)\n"
+        "    return v\n"
+    )
+    oracle.require_head(source)
+    found = [d for d in check(source).diagnostics if d.is_error]
+    assert [(d.code, d.span.start_line) for d in found] == [(rules.INDEX_PLATE.code, 4)]
+    assert found[0].message.startswith("pick: entry 5 of a list of 3")
