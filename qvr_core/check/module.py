@@ -14,18 +14,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from qvr_core.check.chart_grammar import ChartGrammar
 from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.kept import Kept
 from qvr_core.check.model import Model
-from qvr_core.check.qiec_checks import QiecRecord
 from qvr_core.check.types import Arrow, Group, ObjectType, Plated, Product, ValueType
 from qvr_core.check.wiring import Contraction
 from qvr_core.syntax import ast
 from qvr_core.syntax.ast import Call, Expr  # the field `ast` hides the module in the class
 from qvr_core.text.diagnostics import Diagnostic, Severity
 from qvr_core.text.span import LineIndex, Span
+
+if TYPE_CHECKING:
+    from qvr_core.check.qiec_checks import QiecRecord
 
 
 class SymbolKind(StrEnum):

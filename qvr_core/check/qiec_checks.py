@@ -20,7 +20,6 @@ from qvr_core.check.qiec_declarations import (
     HANDLER,
     INDEX,
     INSTANCE,
-    ONE_SHOT,
     Family,
     HandlerInfo,
     Header,
@@ -28,6 +27,7 @@ from qvr_core.check.qiec_declarations import (
     Interface,
     OperationClause,
     Quiet,
+    clause_names,
     read_family,
     read_handler,
     read_header,
@@ -147,8 +147,7 @@ def check_handler(ctx: Context, decl: ast.OtherDecl) -> HandlerInfo | bool:
     interface = ev.interface(handler.interface)
     if interface is None:
         return False  # a handler of a prelude interface: names only
-    types = [t for _, sig in interface.operations for t in (*sig.params, sig.result)]
-    if unknown_type(ctx, [*types, handler.input, handler.output]) is not None:
+    if unknown_type(ctx, [*interface.types, handler.input, handler.output]) is not None:
         return False  # its interface is checked names-only
     indices = dict(zip((n for n, _ in interface.statics), handler.statics, strict=False))
     span = decl.name.span
@@ -180,13 +179,7 @@ def check_handler(ctx: Context, decl: ast.OtherDecl) -> HandlerInfo | bool:
                 used: list[int] = [0],  # noqa: B006 (one counter per clause, bound here)
             ) -> Value:
                 used[0] += 1
-                if c.resumes == ONE_SHOT and used[0] > 1:
-                    raise ev.fail(
-                        rules.EFFECT_ROW,
-                        f"{handler.name}'s clause for {c.operation} resumes once (resumes "
-                        "1), but resumes again here: write `resumes omega`",
-                        at,
-                    )
+                ev.once(handler.name, c, used[0], at)
                 if not fits(value, want):
                     raise ev.fail(
                         rules.DECLARED_TYPE_MISMATCH,
@@ -241,8 +234,7 @@ def check_declaration(ctx: Context, decl: ast.OtherDecl) -> QiecRecord | bool:
         interface = read_interface(Quiet(ctx), decl)
         if interface is None:
             return False
-        types = [t for _, sig in interface.operations for t in (*sig.params, sig.result)]
-        if unknown_type(ctx, types) is not None:
+        if unknown_type(ctx, interface.types) is not None:
             return False
         read_interface(ctx, decl)
         _refer_indices(ctx, decl, [k for _, k in interface.statics])
@@ -255,27 +247,15 @@ def check_declaration(ctx: Context, decl: ast.OtherDecl) -> QiecRecord | bool:
 
 
 def _refer_indices(ctx: Context, decl: ast.OtherDecl, kinds: list[str]) -> None:
-    """Uses of the index types and families a declaration's header names."""
-    for part in _names(decl.clause):
-        target = ctx.top.get(part.text)
-        if target is not None and target is not decl:
-            ctx.ref(part.span, SymbolKey(part.text))
+    """Uses of the index types and families a declaration names; an index type that is
+    no declaration of the module is reported."""
+    own = {id(n) for n in decl.names}
+    for name in clause_names(decl.clause):
+        if id(name) not in own and name.text in ctx.top:
+            ctx.ref(name.span, SymbolKey(name.text))
     for kind in kinds:
         if kind not in ctx.top:
             ctx.report(rules.UNDEFINED_NAME, f"undefined index '{kind}'", decl.name.span)
-
-
-def _names(clause: ast.Clause) -> list[ast.Name]:
-    out: list[ast.Name] = []
-    stack: list[object] = [clause]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name):
-            out.append(node)
-        elif isinstance(node, ast.Clause):
-            stack.extend(node.parts)
-            stack.extend(node.body)
-    return out
 
 
 def _check_instance(ctx: Context, decl: ast.OtherDecl) -> bool:
@@ -288,8 +268,7 @@ def _check_instance(ctx: Context, decl: ast.OtherDecl) -> bool:
     interface = ev.interface(found.interface)
     if interface is None:
         return False
-    types = [t for _, sig in interface.operations for t in (*sig.params, sig.result)]
-    if unknown_type(ctx, types) is not None:
+    if unknown_type(ctx, interface.types) is not None:
         return False  # its interface is checked names-only
     _refer_indices(ctx, decl, [])
     if len(found.statics) != len(interface.statics):

@@ -30,14 +30,12 @@ from typing import TYPE_CHECKING, Protocol
 from qvr_core.builtins.effects import UNIT_TYPE
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.qiec_types import (
-    BASE_TYPES,
     KIND,
     DistT,
     FamilyT,
     QType,
     Reader,
     TypeSyntaxError,
-    VarT,
     tokens,
     with_variables,
     written,
@@ -143,6 +141,11 @@ class Interface:
 
     def operation(self, name: str) -> Signature | None:
         return next((s for n, s in self.operations if n == name), None)
+
+    @property
+    def types(self) -> list[QType]:
+        """Every type its operations take or give."""
+        return [t for _, sig in self.operations for t in (*sig.params, sig.result)]
 
     def summary(self) -> str:
         ops = "; ".join(
@@ -323,19 +326,11 @@ def read_family(ctx: Reading, decl: ast.OtherDecl) -> Family | None:
         ctors.append(
             Constructor(cname, name, tuple(with_variables(f, variables) for f in fields), result)
         )
-    for _, kind in index_params:
-        ctx_ref_type(ctx, decl, kind)
     return Family(name, tuple(type_params), tuple(index_params), tuple(ctors))
 
 
-def ctx_ref_type(ctx: Reading, decl: ast.OtherDecl, name: str) -> None:
-    """Record the uses of a top-level name in a declaration's header."""
-    for p in ast_names(decl.clause):
-        if p.text == name and name in ctx.top:
-            ctx.ref(p.span, SymbolKey(name))
-
-
-def ast_names(clause: ast.Clause) -> list[ast.Name]:
+def clause_names(clause: ast.Clause) -> list[ast.Name]:
+    """The names a clause is written with, its indented lines' included."""
     out: list[ast.Name] = []
     stack: list[object] = [clause]
     while stack:
@@ -344,6 +339,7 @@ def ast_names(clause: ast.Clause) -> list[ast.Name]:
             out.append(node)
         elif isinstance(node, ast.Clause):
             stack.extend(node.parts)
+            stack.extend(node.body)
     return out
 
 
@@ -472,10 +468,3 @@ def read_header(ctx: Reading, decl: ast.OtherDecl) -> Header | None:
         tuple(t.text for t in listed),
         tail is not None,
     )
-
-
-def is_base_name(name: str) -> bool:
-    return name in BASE_TYPES
-
-
-__all__ = ["VarT"]

@@ -49,6 +49,7 @@ from qvr_core.check.qiec_declarations import (
     Family,
     Handler,
     Header,
+    OperationClause,
     clause_reader,
 )
 from qvr_core.check.qiec_evaluation import (
@@ -807,6 +808,16 @@ class Evaluator(Evaluation):
             )
         return out
 
+    def once(self, handler: str, clause: OperationClause, resumed: int, at: Span) -> None:
+        """A clause that `resumes 1` resuming a second time is an error where it does."""
+        if clause.resumes == ONE_SHOT and resumed > 1:
+            raise self.fail(
+                rules.EFFECT_ROW,
+                f"{handler}'s clause for {clause.operation} resumes once (resumes 1), but "
+                "resumes again here: write `resumes omega`",
+                at,
+            )
+
     def _clause(
         self, frame: HandleFrame, p: Performed, answers: list[Value], shots: list[int], span: Span
     ) -> Value:
@@ -823,13 +834,7 @@ class Evaluator(Evaluation):
 
         def resume(value: Value, at: Span) -> Value:
             used[0] += 1
-            if clause.resumes == ONE_SHOT and used[0] > 1:
-                raise self.fail(
-                    rules.EFFECT_ROW,
-                    f"{handler.name}'s clause for {p.operation} resumes once (resumes 1), "
-                    "but resumes again here",
-                    at,
-                )
+            self.once(handler.name, clause, used[0], at)
             frame.resumed += 1
             shot = frame.resumed
             return self._resume_from(frame, [*answers, value], [*shots, shot], span)
