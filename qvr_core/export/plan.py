@@ -214,13 +214,22 @@ def _problems(model: Model) -> list[Unsupported]:
                     f"one vector, Stan's {step.constraint.kind}[K], over one plate",
                 )
             )
-        callee = step.called or (step.callee if isinstance(step, Site) else None)
-        if callee is not None:
+        program = step.callee if isinstance(step, Site) else None
+        if program is not None:
             out.append(
                 Unsupported(
                     step.step.span,
-                    f"a draw through another program (`{callee}`) is not exported yet: "
+                    f"a draw through another program (`{program}`) is not exported yet: "
                     "write its steps in this program",
+                )
+            )
+        elif step.called is not None:  # a computation's draw or weight, put in place
+            out.append(
+                Unsupported(
+                    step.step.span,
+                    f"the draws and weights of a computation (the call binding "
+                    f"`{step.called}`) are not exported yet: write them as steps of this "
+                    "program",
                 )
             )
     return out

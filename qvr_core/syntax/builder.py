@@ -801,6 +801,13 @@ class TreeBuilder:
 
     # ------------------------------------------------------ generic clauses
 
+    def g_static_item(self, c: Children) -> Any:
+        """`coverage=total` in a handler's brackets is an option, as in a morphism's;
+        any other static item (a type, a whole number) is the generic clause's."""
+        if len(c) == 3 and type(c[1]) is Token and c[1].type == "EQUAL":
+            return ast.Option(_name(c[0]), c[2], cover(c[0], c[2].span))
+        return _clause("static_item", c)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("g_"):
             kind = name[2:]

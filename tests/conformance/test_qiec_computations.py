@@ -24,10 +24,12 @@ import torch
 from torch import distributions as D
 
 from qvr_core.check import check
+from qvr_core.export import TARGETS, export_program
 from qvr_core.runs.run import run_program
 from qvr_core.runtime.model import compile_model
 from qvr_core.text import rules
 from tests.conformance import oracle
+from tests.conftest import EXAMPLES
 
 #: A handler's options, as quivers' examples write them.
 OPTIONS = "[coverage=total, forwards=none, implementation=authored]"
@@ -420,3 +422,19 @@ def test_an_error_a_call_s_arguments_cause_in_the_callee_is_said_at_the_call() -
     found = [d for d in check(source).diagnostics if d.is_error]
     assert [(d.code, d.span.start_line) for d in found] == [(rules.INDEX_PLATE.code, 4)]
     assert found[0].message.startswith("pick: entry 5 of a list of 3")
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_the_exports_write_what_folds_and_name_what_they_cannot(target: str) -> None:
+    """A computation whose handlers and lists fold into arithmetic is written in every
+    target (the example, whose prior over amounts is drawn); one that scores a weight
+    (`respond`) is QVR701 at its call."""
+    example = (EXAMPLES / "computations" / "about_ten.qvr").read_text(encoding="utf-8")
+    written = export_program(check(example), TARGETS[target], "about_ten")
+    assert written.text is not None and written.diagnostics == ()
+    refused = export_program(check(LISTENER), TARGETS[target], "listen")
+    assert refused.text is None
+    assert [d.code for d in refused.diagnostics] == ["QVR701"]
+    (problem,) = refused.diagnostics
+    assert LISTENER[problem.span.start : problem.span.end].startswith("let answer <- respond")
+    assert "the draws and weights of a computation" in problem.message
