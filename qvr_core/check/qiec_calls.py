@@ -15,7 +15,6 @@ run would choose) is the model's runtime gap, said when a run is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,7 @@ from qvr_core.check.qiec_values import NotRun, Scalar, Value, leaves, term_of, t
 from qvr_core.check.terms import Ref
 from qvr_core.check.types import Element, Plated
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import walk
 from qvr_core.text.span import Span
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def computed_let(env: Env, value: ast.Arith, literal_lists: set[str]) -> bool:
     """Whether a program's let is computed by the evaluator: its value uses a function
     only computations have (`int`, `real`, `length`, ...), calls a checked computation,
     or maps over a list the program writes (`literal_lists`)."""
-    for node in _walk(value):
+    for node in walk(value):
         if isinstance(node, ast.Apply):
             if node.func.text in COMPUTATION_FUNCTIONS or env.staged(node.func.text):
                 return True
@@ -86,41 +86,15 @@ def _numbers(node: ast.Arith) -> bool:
 
 
 def _calls_staged(env: Env, node: ast.Arith) -> bool:
-    return any(
-        isinstance(n, ast.Apply) and env.staged(n.func.text) is not None for n in _walk(node)
-    )
+    return any(isinstance(n, ast.Apply) and env.staged(n.func.text) is not None for n in walk(node))
 
 
-def _walk(node: object) -> Iterator[object]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        match n:
-            case ast.Unary(operand=o):
-                stack.append(o)
-            case ast.Binary(left=left, right=right):
-                stack += [left, right]
-            case ast.Apply(args=args):
-                stack.extend(args)
-            case ast.Index(base=base, indices=indices):
-                stack += [base, *indices]
-            case ast.ListExpr(items=items):
-                stack.extend(items)
-            case ast.Lambda(body=body):
-                stack.append(body)
-            case ast.Clause(parts=parts):
-                stack.extend(parts)
-            case _:
-                pass
-
-
-def _reads(nodes: list[object]) -> tuple[list[ast.Var], set[str]]:
+def _reads(nodes: list[ast.Arith | ast.Clause]) -> tuple[list[ast.Var], set[str]]:
     """The names the nodes read, and the names their lambdas bind (not the program's)."""
     read: list[ast.Var] = []
     bound: set[str] = set()
     for node in nodes:
-        for n in _walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Var):
                 read.append(n)
             elif isinstance(n, ast.Lambda):
@@ -129,7 +103,7 @@ def _reads(nodes: list[object]) -> tuple[list[ast.Var], set[str]]:
 
 
 def _program_values(
-    mc: ModelPass, nodes: list[object], tensors: dict[str, TensorT]
+    mc: ModelPass, nodes: list[ast.Arith | ast.Clause], tensors: dict[str, TensorT]
 ) -> dict[str, object]:
     """The program's values the nodes read, as the evaluator's: a list the program
     writes is known; a number a run decides is its name; a vector its entries; a name
@@ -173,11 +147,11 @@ def _tensor_args(mc: ModelPass, step: ast.CallStep) -> dict[str, TensorT]:
     return out
 
 
-def _written_args(step: ast.CallStep) -> list[object]:
+def _written_args(step: ast.CallStep) -> list[ast.Arith | ast.Clause]:
     """The call's values in the order written: its arithmetic and its `construct`s."""
     nodes: list[ast.Arith | ast.Clause] = [*step.args, *step.constructs]
     nodes.sort(key=lambda n: n.span.start)
-    return list(nodes)
+    return nodes
 
 
 def staged_call_step(mc: ModelPass, step: ast.CallStep) -> tuple[Computation, Plated] | None:

@@ -41,6 +41,7 @@ from qvr_core.check.qiec_types import (
     written,
 )
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import walk
 from qvr_core.text import rules
 
 if TYPE_CHECKING:
@@ -331,16 +332,7 @@ def read_family(ctx: Reading, decl: ast.OtherDecl) -> Family | None:
 
 def clause_names(clause: ast.Clause) -> list[ast.Name]:
     """The names a clause is written with, its indented lines' included."""
-    out: list[ast.Name] = []
-    stack: list[object] = [clause]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name):
-            out.append(node)
-        elif isinstance(node, ast.Clause):
-            stack.extend(node.parts)
-            stack.extend(node.body)
-    return out
+    return [n for n in walk(clause) if isinstance(n, ast.Name)]
 
 
 def index_has(ctx: Reading, kind: str, given: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from qvr_core.builtins import FAMILIES, FUNCTIONS, bind
 from qvr_core.builtins.effects import (
@@ -96,6 +96,8 @@ if TYPE_CHECKING:
 #: The most steps one evaluation may take: lists the file writes are short, and a body
 #: that would take longer is refused, not run for ever.
 MOST_STEPS = 200_000
+
+_T = TypeVar("_T")
 
 
 class Refused(Exception):
@@ -183,6 +185,7 @@ class Evaluation:
         self.reported: set[tuple[str, int, str]] = set()
         self.draws = 0
         self.steps = 0
+        self._records: dict[tuple[int, object], Any] = {}  # `_read`'s
         #: names a run decides that pick one of n categories (`log_prob(Categorical(p), k)`
         #: with k a program's value): a data file must give one of 0..n-1
         self.picks: dict[str, int] = {}
@@ -242,9 +245,18 @@ class Evaluation:
             return decl
         return None
 
+    def _read(self, decl: ast.OtherDecl, reader: Callable[[Quiet, ast.OtherDecl], _T]) -> _T:
+        """A declaration read once per evaluation (a loop's constructor, a handler resumed
+        many times, would read it again each time), silently: it is checked where it is."""
+        key = (id(decl), reader)
+        if key not in self._records:
+            self._records[key] = reader(Quiet(self.ctx), decl)
+        found: _T = self._records[key]
+        return found
+
     def family(self, name: str) -> Family | None:
         decl = self._decl(name, FAMILY)
-        return None if decl is None else read_family(Quiet(self.ctx), decl)
+        return None if decl is None else self._read(decl, read_family)
 
     def index_of(self, name: str) -> tuple[str, ...] | None:
         decl = self._decl(name, INDEX)
@@ -252,17 +264,17 @@ class Evaluation:
 
     def interface(self, name: str) -> Interface | None:
         decl = self._decl(name, EFFECT)
-        return None if decl is None else read_interface(Quiet(self.ctx), decl)
+        return None if decl is None else self._read(decl, read_interface)
 
     def handler(self, name: str) -> Handler | None:
         decl = self._decl(name, HANDLER)
-        return None if decl is None else read_handler(Quiet(self.ctx), decl)
+        return None if decl is None else self._read(decl, read_handler)
 
     def header(self, name: str) -> tuple[Header, ast.OtherDecl] | None:
         decl = self._decl(name, COMPUTATION)
         if decl is None:
             return None
-        found = read_header(Quiet(self.ctx), decl)
+        found = self._read(decl, read_header)
         return None if found is None else (found, decl)
 
     def instance(self, name: str, env: dict[str, object]) -> InScope | None:
@@ -272,7 +284,7 @@ class Evaluation:
         decl = self._decl(name, INSTANCE)
         if decl is None:
             return None
-        found = read_instance(Quiet(self.ctx), decl)
+        found = self._read(decl, read_instance)
         if found is None:
             return None
         return InScope(found.name, found.interface, found.statics)

@@ -29,8 +29,8 @@ from qvr_core.builtins.schemas import PARSER, PARSER_DOC, PARSER_SIGNATURE, SCHE
 from qvr_core.builtins.transformations import TRANSFORMATIONS
 from qvr_core.check.module import CheckedModule
 from qvr_core.ide.tokens import TokenType, classify
-from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import walk
 from qvr_core.text.span import Span
 
 #: The morphism option whose value names a param source (`[param_source=layer_norm]`).

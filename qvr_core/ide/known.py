@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.types import Arrow, Group
-from qvr_core.ide.walk import Node, children
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import Node, children
 from qvr_core.text.diagnostics import Severity
 from qvr_core.text.span import Span
 

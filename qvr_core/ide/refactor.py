@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.ide.rename import RenameError, validate_name
-from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import walk
 from qvr_core.text.diagnostics import TextEdit
 from qvr_core.text.span import Span
 

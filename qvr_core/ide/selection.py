@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from qvr_core.ide.walk import Node, children
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import Node, children
 from qvr_core.text.span import Span
 
 

@@ -20,8 +20,8 @@ from qvr_core.builtins.functions import LIFTED
 from qvr_core.check.context import COMBINATORS, FAMILIES
 from qvr_core.check.module import CheckedModule, SymbolKind
 from qvr_core.check.types import CONSTRUCTORS
-from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import walk
 from qvr_core.text.span import Span
 
 

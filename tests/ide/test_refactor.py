@@ -9,8 +9,8 @@ import pytest
 from qvr_core.check import check
 from qvr_core.ide.actions import fix_all
 from qvr_core.ide.refactor import extract, inline
-from qvr_core.ide.walk import walk
 from qvr_core.syntax import ast
+from qvr_core.syntax.walk import walk
 from qvr_core.text.edits import apply_edits
 from tests.ide.helpers import EXAMPLES, at, example
 
