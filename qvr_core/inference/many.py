@@ -49,8 +49,13 @@ log = logging.getLogger(__name__)
 
 Batched = Callable[[torch.Tensor], tuple[torch.Tensor, ...]]  # Z -> (dU/dZ, U)
 
-#: How close the compiled potential must be to the eager one to replace it.
+#: How close the compiled potential must be to the eager one to replace it: relative to
+#: the value, and for a gradient to its largest element. A float32 model is held to
+#: `ROUNDINGS` of its own rounding instead where that is looser: its gradients differ by
+#: 1e-6 or so wherever the operations run in another order (vmap's batched kernels),
+#: while a recording that froze the wrong branch is off by far more than that.
 RTOL, ATOL = 1e-6, 1e-8
+ROUNDINGS = 64
 #: A model whose one eager evaluation is estimated longer is not compiled (`work.Work`).
 COMPILE_SECONDS = 0.05
 
@@ -164,7 +169,7 @@ def _agrees_beside(function: Batched, eager: Potential, starts: torch.Tensor) ->
                 grads, values = function(points)
             for row in range(points.shape[0]):
                 u, g = eager(points[row])
-                if not _close(-float(values[row]), u) or not _agree(-grads[row], g):
+                if not _close(-float(values[row]), u, g.dtype) or not _agree(-grads[row], g):
                     log.debug("the compiled potential disagrees at row %d; not used", row)
                     return False
     except Exception as e:
@@ -173,13 +178,25 @@ def _agrees_beside(function: Batched, eager: Potential, starts: torch.Tensor) ->
     return True
 
 
-def _close(a: float, b: float) -> bool:
+def _tolerance(dtype: torch.dtype) -> float:
+    """The relative tolerance for a model computed in `dtype` (see `RTOL`)."""
+    return max(RTOL, ROUNDINGS * torch.finfo(dtype).eps) if dtype.is_floating_point else RTOL
+
+
+def _close(a: float, b: float, dtype: torch.dtype) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    return math.isclose(a, b, rel_tol=RTOL, abs_tol=ATOL) or a == b
+    return math.isclose(a, b, rel_tol=_tolerance(dtype), abs_tol=ATOL) or a == b
 
 
 def _agree(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and bool(
-        torch.allclose(a, b, rtol=RTOL * 10, atol=ATOL, equal_nan=True)
+    """Whether two gradients agree: elementwise relative to each element and, for the
+    elements near zero, to the largest one."""
+    if a.shape != b.shape:
+        return False
+    tolerance = _tolerance(b.dtype)
+    finite = b[torch.isfinite(b)]
+    scale = float(finite.abs().max()) if finite.numel() else 0.0
+    return bool(
+        torch.allclose(a, b, rtol=tolerance * 10, atol=max(ATOL, tolerance * scale), equal_nan=True)
     )

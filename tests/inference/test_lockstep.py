@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from qvr_core.inference import chains as chains_module
+from qvr_core.inference import many as many_module
 from qvr_core.inference import static
 from qvr_core.inference.chains import chain_seeds, chosen_processes, default_processes, run_chains
 from qvr_core.inference.lockstep import TaskError, run_together
@@ -79,6 +80,69 @@ def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
         u, grad = eager(more[row])
         assert values[row] == pytest.approx(u, rel=1e-9)
         torch.testing.assert_close(grads[row], grad, rtol=1e-7, atol=1e-9)
+
+
+# A recurrent network in float32, as the editor's quick runs have it.
+TINY_NETWORK = """\
+object Tok : FinSet 8
+object Emb : Real 4
+object Hid : Real 4
+
+morphism embed : Tok -> Emb [role=embed]
+morphism cell : Emb * Hid -> Hid [role=kernel, scale=0.1, hidden_dim=8] ~ Normal
+morphism head : Hid -> Tok [role=kernel, hidden_dim=8] ~ Categorical
+
+program tiny : Tok -> Tok
+    sample h <- embed >> scan(cell)
+    observe next : Tok <- head(h)
+    return next
+
+export tiny
+"""
+
+
+def test_a_float32_network_is_compiled_and_agrees_to_its_rounding() -> None:
+    """vmap's batched kernels add in another order than the eager ones, so a float32
+    gradient differs from the eager one by some 1e-6; the compiled potential is used all
+    the same (it was not, and Pathfinder evaluated such a model row by row), and agrees
+    with the eager one to a few hundred of float32's roundings of the largest element."""
+    run = prepare(TINY_NETWORK, RunArguments(method="nuts", batch=2))
+    eager, starts = _potentials(run)
+    assert starts.dtype == torch.float32
+    many = ManyPotential(eager, eager.log_density, starts)
+    assert many.compiled
+    g = torch.Generator().manual_seed(2)
+    points = starts + 0.1 * torch.randn(starts.shape, generator=g)
+    values, grads = many(points)
+    for row in range(points.shape[0]):
+        u, grad = eager(points[row])
+        assert values[row] == pytest.approx(u, rel=1e-5)
+        scale = float(grad.abs().max())
+        torch.testing.assert_close(grads[row], grad, rtol=1e-4, atol=1e-5 * scale)
+
+
+def _off_by(eager: ProgramPotential, error: float):
+    """A batched potential giving `eager`'s answers with every gradient element moved by
+    `error` times the row's largest element (what another order of additions does)."""
+
+    def batched(points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = [eager(z) for z in points]
+        grads = torch.stack([g + error * g.abs().max() for _, g in rows])
+        values = torch.tensor([u for u, _ in rows], dtype=points.dtype)
+        return -grads, -values
+
+    return batched
+
+
+def test_a_float32_gradient_is_held_to_float32s_rounding_of_its_largest_element() -> None:
+    """A gradient element near zero differs by the rounding of the sums that made it,
+    which is float32's rounding of the largest element, not of its own size: that is
+    accepted, an error a hundred times that is not."""
+    run = prepare(TINY_NETWORK, RunArguments(method="nuts", batch=2))
+    eager, starts = _potentials(run)
+    eps = torch.finfo(torch.float32).eps
+    assert many_module._agrees_beside(_off_by(eager, 4 * eps), eager, starts)
+    assert not many_module._agrees_beside(_off_by(eager, 400 * eps), eager, starts)
 
 
 def test_a_model_quick_once_recorded_keeps_its_chains_here(

@@ -24,21 +24,48 @@ from tests.lsp_commands.conftest import open_file
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 RUN = "qvr.runInference"
-WAIT = 60.0
+# How long a test waits for an answer or an event. Runs here take seconds; the bound is for
+# a loaded CI machine (a 6-draw NUTS run took over 60 s there), under pytest's 300 s limit.
+WAIT = 200.0
 HOVER_SECONDS = 5.0  # a hover takes milliseconds; this only bounds a loaded machine
 
 
-def start(client, arguments: dict, msg_id: str | None = None) -> asyncio.Future:
+_ids = itertools.count(1)
+
+
+def start(
+    client, arguments: dict | list, msg_id: str | None = None, token: str | None = None
+) -> asyncio.Future:
+    """Send a run: `arguments` is the object, or the list a code lens sends."""
     future = client.protocol.send_request(
         lsp.WORKSPACE_EXECUTE_COMMAND,
-        lsp.ExecuteCommandParams(command=RUN, arguments=[arguments]),
-        msg_id=msg_id,
+        lsp.ExecuteCommandParams(
+            command=RUN,
+            arguments=arguments if isinstance(arguments, list) else [arguments],
+            work_done_token=token,
+        ),
+        msg_id=msg_id or f"run-{next(_ids)}",
     )
     return asyncio.wrap_future(future)
 
 
-async def run(client, arguments: dict) -> dict:
-    return await asyncio.wait_for(start(client, arguments), WAIT)
+async def answer(pending: asyncio.Future, seconds: float = WAIT):
+    """The answer to a request, waiting at most `seconds`. The wait is shielded: a timeout
+    fails this test alone, where cancelling the request's future would make pygls raise
+    when the answer comes after all, which stops the client for every later test."""
+    return await asyncio.wait_for(asyncio.shield(pending), seconds)
+
+
+async def run(client, arguments: dict | list, token: str | None = None) -> dict:
+    msg_id = f"run-{next(_ids)}"
+    pending = start(client, arguments, msg_id=msg_id, token=token)
+    try:
+        return await answer(pending)
+    except TimeoutError:  # the next test must not find the document busy with this run
+        client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+        with contextlib.suppress(Exception):
+            await answer(pending)
+        raise
 
 
 async def failure(client, arguments: dict) -> JsonRpcException:
@@ -65,9 +92,6 @@ async def until(condition, seconds: float = 10.0) -> None:
         await asyncio.sleep(0.05)
 
 
-_ids = itertools.count(1)
-
-
 @contextlib.asynccontextmanager
 async def long_run(client, uri: str):
     """A run too long to finish: yields (msg_id, pending, first progress); cancelled at exit."""
@@ -81,7 +105,7 @@ async def long_run(client, uri: str):
         if not pending.done():
             client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(pending, WAIT)
+            await answer(pending)
         await until(lambda: ended(client, None, uri, after), WAIT)
 
 
@@ -111,7 +135,7 @@ async def hover_answers(client, path: Path) -> None:
     copy.write_text(text)
     uri = open_file(client, copy)
     started = time.monotonic()
-    result = await asyncio.wait_for(
+    result = await answer(
         client.text_document_hover_async(
             lsp.HoverParams(lsp.TextDocumentIdentifier(uri), position_of(text, "backbone", 1, 2))
         ),
@@ -158,16 +182,7 @@ async def test_svi_run_reports_progress_and_returns_a_summary(client, workspace)
 async def test_progress_goes_to_the_token_the_client_sent(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
     before = set(client.progress_reports)
-    summary = await asyncio.wait_for(
-        client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(
-                command=RUN,
-                arguments=[{"uri": uri, "method": "svi", "steps": 5}],
-                work_done_token="client-token-1",
-            )
-        ),
-        WAIT,
-    )
+    summary = await run(client, {"uri": uri, "method": "svi", "steps": 5}, token="client-token-1")
     assert summary["status"] == "completed"
     assert set(client.progress_reports) - before == {"client-token-1"}  # one bar, the client's
     reports = client.progress_reports["client-token-1"]
@@ -178,12 +193,7 @@ async def test_progress_goes_to_the_token_the_client_sent(client, workspace):
 @pytest.mark.kernel_free
 async def test_code_lens_arguments_run_the_defaults(client, workspace):
     uri = (workspace / "tiny.qvr").as_uri()
-    summary = await asyncio.wait_for(
-        client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(command=RUN, arguments=[uri, "tiny"])
-        ),
-        WAIT,
-    )
+    summary = await run(client, [uri, "tiny"])
     assert summary["method"] == "svi" and summary["status"] == "completed"
     assert summary["program"] == "tiny" and len(summary["losses"]) == 100
 
@@ -231,7 +241,7 @@ async def test_cancelling_a_nuts_run_stops_every_chain_process(client, workspace
     assert len(children) in ((0, 2) if len(os.sched_getaffinity(0)) >= 2 else (0,))
     client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
     with pytest.raises(JsonRpcException):
-        await asyncio.wait_for(pending, WAIT)
+        await answer(pending)
     await until(lambda: gone(note["workerPid"]) and all(gone(c) for c in children))
     await until(lambda: ended(client, note["runId"]))
 
@@ -258,7 +268,7 @@ async def test_cancel_request_stops_the_worker_and_the_server_keeps_answering(cl
         assert not gone(pid)
         client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
         with pytest.raises(JsonRpcException) as info:
-            await asyncio.wait_for(pending, WAIT)
+            await answer(pending)
         assert info.value.code == -32800  # RequestCancelled
         await hover_answers(client, path)
         await until(lambda: gone(pid))
@@ -273,7 +283,7 @@ async def test_progress_cancel_button_stops_the_run(client, workspace):
         (token,) = set(client.progress_reports) - before
         client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
         with pytest.raises(JsonRpcException) as info:
-            await asyncio.wait_for(pending, WAIT)
+            await answer(pending)
         assert info.value.data["kind"] == "cancelled" and "cancelled" in str(info.value)
         await until(lambda: gone(note["workerPid"]))
         await until(lambda: isinstance(client.progress_reports[token][-1], lsp.WorkDoneProgressEnd))
@@ -309,7 +319,7 @@ class TestWhileARunGoes:
             lsp.ExecuteCommandParams(command=RUN, arguments=[f"{folder}/./{name}"]),
         )
         with pytest.raises(JsonRpcException) as info:
-            await asyncio.wait_for(lens_form, WAIT)
+            await answer(lens_form)
         assert info.value.data["kind"] == "busy"
 
 
