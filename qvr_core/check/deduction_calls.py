@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
+from qvr_core.builtins.schemas import PARSER
 from qvr_core.builtins.semirings import BOOLEAN
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.deduction_system import DEDUCTION, Deduction
@@ -102,7 +103,16 @@ def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
     ctx.ref(name.span, SymbolKey(n))
     found = mc.env.deduction(n)
     if found is None:
-        if not isinstance(decl, ast.OtherDecl) or decl.clause.kind != DEDUCTION:
+        if isinstance(decl, ast.LetDecl) and _chart_parser(ctx, decl.expr):
+            ctx.report(
+                rules.WRONG_KIND,
+                f"'{n}' is a chart {PARSER}(...), not a deduction: a program parses only "
+                f"with a `deduction` that has a lexicon. quivers 0.25.2 refuses this too "
+                f"(its program elaboration has no {PARSE} over a chart parser); call the "
+                "parser from Python or export it",
+                name.span,
+            )
+        elif not isinstance(decl, ast.OtherDecl) or decl.clause.kind != DEDUCTION:
             kind = type(decl).__name__.removesuffix("Decl").lower()
             ctx.report(rules.WRONG_KIND, f"'{n}' is a {kind}, not a deduction", name.span)
         return None  # a deduction checked for names only says so where it is declared
@@ -123,6 +133,12 @@ def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
         )
         return None
     return found
+
+
+def _chart_parser(ctx: Context, expr: ast.Expr) -> bool:
+    """Whether a let's value is quivers' `parser(...)` (check/chart_parsers.py, which
+    imports the checker's passes and so cannot be imported here)."""
+    return isinstance(expr, ast.Call) and expr.callee.text == PARSER and PARSER not in ctx.top
 
 
 def _sentence(mc: ModelPass, name: ast.Name, deduction: Deduction | None) -> bool:

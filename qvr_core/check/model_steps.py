@@ -1128,7 +1128,8 @@ class ModelChecker:
             if not idx_t.discrete:  # a real-valued index contracts along the plate
                 self.gaps.append(
                     f"line {span.start_line + 1}: {base_name.text}[{i.text}] contracts along "
-                    f"{plate.name} by a real-valued index, which the model runtime cannot run yet"
+                    f"{plate.name} by a real-valued index, which the model runtime does not "
+                    "run: quivers 0.25.2 refuses it too (an index is an Int or a Tensor of them)"
                 )
                 plates.extend(p for p in idx_t.plates if p not in plates and p != plate)
                 data = data or idx_t.data_plates

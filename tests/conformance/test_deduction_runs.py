@@ -318,6 +318,38 @@ def test_what_quivers_refuses_in_a_program_is_an_error(step: str, says: str) -> 
     assert found and says in found[0].message, [d.message for d in check(source).errors]
 
 
+CHART_PARSER = """object Atoms : {NP, S}
+object Cat : FreeResiduated(Atoms)
+object Word : {ann, sleeps}
+
+schema fwd (X, Y : Cat) : (X / Y) * Y -> X
+schema bwd (X, Y : Cat) : Y * (X \\ Y) -> X
+
+define g = parser(rules=[fwd, bwd], terminal=Word, start=S)
+
+program p : Word -> Word
+    let chart = parse(g, sentence)
+    score evidence = chart.goal_weight()
+    return evidence
+
+export p
+"""
+
+
+def test_parse_over_a_chart_parser_in_a_program_is_refused_as_quivers_refuses_it() -> None:
+    """quivers 0.25.2's program elaboration reads `parse(D, s)` only for a deduction; over
+    a `parser(...)` let it fails ("the builtin `parse(...)` has no elaboration yet").
+    qvr says what the name is and that quivers refuses it, where it is written."""
+    oracle.require_head(CHART_PARSER)
+    module = check(CHART_PARSER)
+    [found] = module.errors
+    assert found.code == "QVR104"
+    assert "'g' is a chart parser(...), not a deduction" in found.message
+    assert "quivers 0.25.2 refuses this too" in found.message
+    line = CHART_PARSER.splitlines().index("    let chart = parse(g, sentence)")
+    assert (found.span.start_line, found.span.start_col) == (line, 22)
+
+
 def test_a_deduction_without_a_lexicon_parses_no_sentence() -> None:
     """quivers: such a deduction "takes its axioms and their weights, not a sentence"."""
     without = PROGRAM.replace('        "I" : NP = NP\n', "")
