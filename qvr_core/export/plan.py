@@ -223,15 +223,6 @@ def _problems(model: Model) -> list[Unsupported]:
                     "write its steps in this program",
                 )
             )
-        elif step.called is not None:  # a computation's draw or weight, put in place
-            out.append(
-                Unsupported(
-                    step.step.span,
-                    f"the draws and weights of a computation (the call binding "
-                    f"`{step.called}`) are not exported yet: write them as steps of this "
-                    "program",
-                )
-            )
     return out
 
 

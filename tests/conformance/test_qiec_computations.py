@@ -425,16 +425,21 @@ def test_an_error_a_call_s_arguments_cause_in_the_callee_is_said_at_the_call() -
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
-def test_the_exports_write_what_folds_and_name_what_they_cannot(target: str) -> None:
-    """A computation whose handlers and lists fold into arithmetic is written in every
-    target (the example, whose prior over amounts is drawn); one that scores a weight
-    (`respond`) is QVR701 at its call."""
+def test_every_target_writes_the_computations_folded_draws_and_weights(target: str) -> None:
+    """What a computation folds to (handlers and lists: the example), its weights (the
+    listener's `respond` scores the choice) and its draws (one per resumption: `post`,
+    `post@1`) are written in every target, under names the target allows; that each
+    export scores as qvr does is tests/export/test_every_model_scores.py's, over the
+    examples (`missing_readings` draws and scores through a computation)."""
     example = (EXAMPLES / "computations" / "about_ten.qvr").read_text(encoding="utf-8")
-    written = export_program(check(example), TARGETS[target], "about_ten")
-    assert written.text is not None and written.diagnostics == ()
-    refused = export_program(check(LISTENER), TARGETS[target], "listen")
-    assert refused.text is None
-    assert [d.code for d in refused.diagnostics] == ["QVR701"]
-    (problem,) = refused.diagnostics
-    assert LISTENER[problem.span.start : problem.span.end].startswith("let answer <- respond")
-    assert "the draws and weights of a computation" in problem.message
+    for source, program in ((example, "about_ten"), (LISTENER, "listen"), (REPLAYED, "replay")):
+        written = export_program(check(source), TARGETS[target], program)
+        assert written.text is not None and written.diagnostics == (), program
+    text = export_program(check(REPLAYED), TARGETS[target], "replay").text
+    assert text is not None
+    declared = {
+        "stan": "real post_1_;",
+        "numpyro": 'post_1 = numpyro.sample("post@1", ',
+        "pymc": 'post_1 = pm.Normal("post@1", ',
+    }[target]
+    assert declared in text

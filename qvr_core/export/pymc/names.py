@@ -34,12 +34,16 @@ def _qvr_names(plan: Plan, params: list[Parameter]) -> list[str]:
 
 def python_names(plan: Plan, params: list[Parameter]) -> dict[str, str]:
     """Each QVR name as a Python name: a Python word or a name the module uses gets a
-    trailing `_` (the PyMC variable keeps the QVR name)."""
+    trailing `_` (the PyMC variable keeps the QVR name). A name the checker made for a
+    computation's draw or weight (`post@1`, `answer.score`, `post.loc`) has `_` for each
+    character Python does not allow."""
     qvr = _qvr_names(plan, params)
     taken = set(qvr)
     out: dict[str, str] = {}
     for name in dict.fromkeys(qvr):
-        py = name
+        py = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+        if not py.isidentifier():
+            py = f"_{py}"
         while py in _TAKEN or py in _MODULE or (py != name and py in taken):
             py += "_"
         taken.add(py)
