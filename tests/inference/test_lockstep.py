@@ -26,6 +26,7 @@ from qvr_core.inference.nuts import NUTSKernel, Requests
 from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import PreparedRun, prepare
 from tests.inference.batched_agreement import assert_rows_are_eager
+from tests.tiny_network import TINY as TINY_NETWORK
 
 from .toy_models import ScaledNormal
 
@@ -80,25 +81,6 @@ def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
         u, grad = eager(more[row])
         assert values[row] == pytest.approx(u, rel=1e-9)
         torch.testing.assert_close(grads[row], grad, rtol=1e-7, atol=1e-9)
-
-
-# A recurrent network in float32, as the editor's quick runs have it.
-TINY_NETWORK = """\
-object Tok : FinSet 8
-object Emb : Real 4
-object Hid : Real 4
-
-morphism embed : Tok -> Emb [role=embed]
-morphism cell : Emb * Hid -> Hid [role=kernel, scale=0.1, hidden_dim=8] ~ Normal
-morphism head : Hid -> Tok [role=kernel, hidden_dim=8] ~ Categorical
-
-program tiny : Tok -> Tok
-    sample h <- embed >> scan(cell)
-    observe next : Tok <- head(h)
-    return next
-
-export tiny
-"""
 
 
 def test_a_float32_network_is_compiled_and_agrees_to_its_rounding() -> None:

@@ -16,29 +16,10 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
 from tests.lsp.support import SERVER_COMMAND, RecordingClient, initialize_params, make_client
+from tests.tiny_network import TINY
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PROGRESS_NOTIFICATION = "qvr/inferenceProgress"
-
-# A model small enough that a run costs little more than starting the worker.
-TINY = """\
-object Tok : FinSet 8
-object Emb : Real 4
-object Hid : Real 4
-
-morphism embed : Tok -> Emb [role=embed]
-morphism cell : Emb * Hid -> Hid [role=kernel, scale=0.1, hidden_dim=8] ~ Normal
-morphism head : Hid -> Tok [role=kernel, hidden_dim=8] ~ Categorical
-
-let backbone = embed >> scan(cell)
-
-program tiny : Tok -> Tok
-    sample h <- backbone
-    observe next : Tok <- head(h)
-    return next
-
-export tiny
-"""
 
 
 def make_recording_client():
