@@ -22,11 +22,12 @@ inventory; a grammar that would still take more than `MAX_TESTS` tests is refuse
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from qvr_core.builtins.schemas import Pattern, PatternRule
+from qvr_core.builtins.schemas import PARSER, Pattern, PatternRule
 from qvr_core.check.residuated import Category, category_text
+from qvr_core.syntax import ast
 
 #: quivers' unary rounds per chart cell (`UnarySpanDeduction(iterations=3)`).
 UNARY_ITERATIONS = 3
@@ -288,3 +289,9 @@ _c = _p
 def texts(categories: Iterable[Category]) -> tuple[str, ...]:
     """The categories as quivers writes them."""
     return tuple(category_text(c) for c in categories)
+
+
+def is_parser_call(top: Mapping[str, object], expr: ast.Expr) -> bool:
+    """Whether a let's expression is quivers' `parser(...)`, not a call of a file's own
+    `parser` (`top`: the module's declarations by name)."""
+    return isinstance(expr, ast.Call) and expr.callee.text == PARSER and PARSER not in top

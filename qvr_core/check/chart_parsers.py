@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins.objects import BY_KIND, RESIDUATED_CONNECTIVES
-from qvr_core.builtins.schemas import PARSER, PARSER_KEYWORDS, SCHEMAS, Pattern, PatternRule
+from qvr_core.builtins.schemas import PARSER_KEYWORDS, SCHEMAS, Pattern, PatternRule
 from qvr_core.check.chart_grammar import (
     MAX_PARSER_CATEGORIES,
     MAX_TESTS,
@@ -57,11 +57,6 @@ if TYPE_CHECKING:
 #: What a parser gives a sentence: its log weight, one real number.
 REAL = BY_KIND["real"].name
 SCORE = Product((ObjectType(REAL, "real", 1),), (REAL,))
-
-
-def is_parser_call(ctx: Context, expr: ast.Expr) -> bool:
-    """Whether a let's expression is quivers' `parser(...)` (not a file's own `parser`)."""
-    return isinstance(expr, ast.Call) and expr.callee.text == PARSER and PARSER not in ctx.top
 
 
 def check_parser(ctx: Context, name: str, decl: ast.LetDecl) -> LetInfo:

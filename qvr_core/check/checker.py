@@ -17,7 +17,8 @@ from typing import Protocol, TypeVar, assert_never
 from qvr_core import builtins
 from qvr_core.check.algebras import check_compositions, is_composition
 from qvr_core.check.change_base import check_transformation_let, is_transformation, names_of
-from qvr_core.check.chart_parsers import check_parser, is_parser_call
+from qvr_core.check.chart_grammar import is_parser_call
+from qvr_core.check.chart_parsers import check_parser
 from qvr_core.check.computations import check_computation, check_instance, is_computation
 from qvr_core.check.context import COMBINATORS, Context, SymbolKey
 from qvr_core.check.contractions import check_contraction, is_contraction
@@ -270,7 +271,7 @@ class Env:
         return info.type if isinstance(info, LetInfo) else None
 
     def _type_let(self, n: str, decl: ast.LetDecl) -> LetInfo:
-        if not decl.where and is_parser_call(self.ctx, decl.expr):
+        if not decl.where and is_parser_call(self.ctx.top, decl.expr):
             return check_parser(self.ctx, n, decl)
         if not decl.where and is_transformation(decl.expr, names_of(self)):
             steps = check_transformation_let(self, decl.expr)

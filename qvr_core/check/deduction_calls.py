@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
 from qvr_core.builtins.schemas import PARSER
 from qvr_core.builtins.semirings import BOOLEAN
+from qvr_core.check.chart_grammar import is_parser_call
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.deduction_system import DEDUCTION, Deduction
 from qvr_core.check.model import DataVariable, Model
@@ -103,7 +104,7 @@ def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
     ctx.ref(name.span, SymbolKey(n))
     found = mc.env.deduction(n)
     if found is None:
-        if isinstance(decl, ast.LetDecl) and _chart_parser(ctx, decl.expr):
+        if isinstance(decl, ast.LetDecl) and is_parser_call(ctx.top, decl.expr):
             ctx.report(
                 rules.WRONG_KIND,
                 f"'{n}' is a chart {PARSER}(...), not a deduction: a program parses only "
@@ -133,12 +134,6 @@ def _deduction(mc: ModelPass, name: ast.Name) -> Deduction | None:
         )
         return None
     return found
-
-
-def _chart_parser(ctx: Context, expr: ast.Expr) -> bool:
-    """Whether a let's value is quivers' `parser(...)` (check/chart_parsers.py, which
-    imports the checker's passes and so cannot be imported here)."""
-    return isinstance(expr, ast.Call) and expr.callee.text == PARSER and PARSER not in ctx.top
 
 
 def _sentence(mc: ModelPass, name: ast.Name, deduction: Deduction | None) -> bool:

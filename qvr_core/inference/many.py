@@ -180,7 +180,7 @@ def _agrees_beside(function: Batched, eager: Potential, starts: torch.Tensor) ->
 
 def _tolerance(dtype: torch.dtype) -> float:
     """The relative tolerance for a model computed in `dtype` (see `RTOL`)."""
-    return max(RTOL, ROUNDINGS * torch.finfo(dtype).eps) if dtype.is_floating_point else RTOL
+    return max(RTOL, ROUNDINGS * torch.finfo(dtype).eps)
 
 
 def _close(a: float, b: float, dtype: torch.dtype) -> bool:
