@@ -23,6 +23,7 @@ own coordinates.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins import FAMILIES, bind
@@ -614,9 +615,10 @@ def substitute(term: Term, names: dict[str, Term], span: Span) -> Term:
             return Unary(op, substitute(o, names, span), span)
         case Op(op=op, left=left, right=right):
             return Op(op, substitute(left, names, span), substitute(right, names, span), span)
-        case Call(fn=fn, args=args, axis=axis, function=function):
+        case Call(args=args, function=function):  # its deduction or density kept
             inner = tuple(substitute(a, names, span) for a in args)
-            return Call(fn, inner, span, axis, function and placed_at(function, span))
+            placed = function and placed_at(function, span)
+            return replace(term, args=inner, span=span, function=placed)
         case Stack(items=items):
             return Stack(tuple(substitute(i, names, span) for i in items), span)
         case Gather(base=base, indices=indices, plates=plates):

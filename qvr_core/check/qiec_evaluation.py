@@ -669,7 +669,10 @@ class Evaluation:
             self.picks[x.term.name] = len(probs.items)
         out = log_density(dist, as_real(x) if dist.element == REAL_TYPE else x, span)
         if out is None:
-            raise NotRun(f"log_prob of {dist.family}: qvr scores Categorical, Bernoulli and Normal")
+            raise NotRun(
+                f"log_prob of {dist.family}: qvr scores a family whose arguments are numbers "
+                "(a Categorical's a list of them), and a Mixture of such families"
+            )
         return out
 
     # ---------------------------------------------------------------- helpers

@@ -14,10 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.effects import (
     BERNOULLI,
     CATEGORICAL,
     LOG,
+    LOG_PROB,
+    LOGSUMEXP,
+    MIXTURE,
     NORMAL,
     REAL_TYPE,
     UNIT_TYPE,
@@ -33,7 +37,7 @@ from qvr_core.check.qiec_types import (
     TensorT,
     written,
 )
-from qvr_core.check.terms import Call, Gather, Num, Op, Ref, Stack, Term
+from qvr_core.check.terms import Call, Density, Gather, Num, Op, Ref, Stack, Term
 from qvr_core.syntax import ast
 from qvr_core.text.span import Span
 
@@ -326,8 +330,58 @@ def merged(cond: Scalar, a: Value, b: Value, span: Span) -> Value | None:
 
 
 def log_density(dist: Dist, x: Scalar, span: Span) -> Scalar | None:
-    """The log density of `dist` at `x` as a term, for the families a computation scores
-    by hand (quivers' `log_prob`): Categorical, Bernoulli, Normal; None for others."""
+    """The log density of `dist` at `x` as a term (quivers' `log_prob`): Categorical,
+    Bernoulli and Normal written out, a `Mixture` as the log of its weighted components'
+    densities, and any other family of the registry whose arguments are numbers as a
+    `log_prob` call the runtime scores with the registry's torch distribution; None
+    where an argument is not a number (a list given to a scalar family)."""
+    if dist.family == MIXTURE.name:
+        return _mixture_density(dist, x, span)
+    written_out = _written_out(dist, x, span)
+    if written_out is not None or dist.family in (CATEGORICAL, BERNOULLI, NORMAL):
+        return written_out
+    return density(dist, x, span)
+
+
+def density(dist: Dist, x: Scalar, span: Span) -> Scalar | None:
+    """`log_prob(F(a, b), x)` for a family F of the registry, its arguments numbers: a call
+    the runtime scores with F's torch distribution (`terms.Density`)."""
+    if dist.family not in FAMILIES or not all(isinstance(v, Scalar) for _, v in dist.args):
+        return None
+    params = tuple(name for name, _ in dist.args)
+    values = tuple(v.as_term(span) for _, v in dist.args if isinstance(v, Scalar))
+    call = Call(
+        LOG_PROB.name, (x.as_term(span), *values), span, density=Density(dist.family, params)
+    )
+    return Scalar(REAL_TYPE, term=call)
+
+
+def _mixture_density(dist: Dist, x: Scalar, span: Span) -> Scalar | None:
+    """log sum_k w_k p_k(x), as quivers' Mixture (weights on the simplex, as given) scores
+    it: the log-sum-exp of log w_k + log p_k(x), stable however small a component's
+    density is. None where a weight is not a number or a component is not scored."""
+    weights, components = dist.arg("weights"), dist.arg("components")
+    if not isinstance(weights, Items) or not isinstance(components, Items):
+        return None
+    if len(weights.items) != len(components.items) or not weights.items:
+        return None
+    parts: list[Term] = []
+    for w, component in zip(weights.items, components.items, strict=True):
+        if not isinstance(w, Scalar) or not isinstance(component, Dist):
+            return None
+        inner = log_density(component, x, span)
+        if inner is None:
+            return None
+        log_w = _call(LOG, as_real(w), span)
+        parts.append(Op("+", log_w.as_term(span), inner.as_term(span), span))
+    # along the components' axis only: a value per row (data read a row at a time) keeps
+    # its rows, each scored under the whole mixture
+    stacked = Stack(tuple(parts), span)
+    return Scalar(REAL_TYPE, term=Call(LOGSUMEXP, (stacked,), span, axis=-1))
+
+
+def _written_out(dist: Dist, x: Scalar, span: Span) -> Scalar | None:
+    """Categorical (which picks an entry of its list), Bernoulli and Normal as terms."""
     log = LOG
     if dist.family == CATEGORICAL:
         probs = dist.arg("probs")

@@ -77,6 +77,20 @@ class Call(_Written):
     #: `parse(D, sentence)`: the checked deduction D (`args` is the sentence); set by the
     #: model checker, which knows the declarations (`check/deduction_calls.py`)
     deduction: Deduction | None = None
+    #: `log_prob(F(a, b), x)` inside a computation: the family F of the registry and the
+    #: parameters `args[1:]` are bound to (`args[0]` is x); set by the computation
+    #: evaluator (`check/qiec_values.density`), which the runtime scores with the
+    #: registry's own torch distribution rather than a formula written here
+    density: Density | None = None
+
+
+@dataclass(frozen=True)
+class Density:
+    """Which log density a `log_prob` call is: a family of the registry and the names of
+    the parameters its arguments after the value are bound to."""
+
+    family: str
+    params: tuple[str, ...]
 
 
 @dataclass(frozen=True)

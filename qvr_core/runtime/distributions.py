@@ -35,10 +35,11 @@ from torch import distributions as D
 from torch.distributions import constraints as C
 from torch.distributions import transforms as T
 
-from qvr_core.builtins import FAMILIES
+from qvr_core.builtins import FAMILIES, Family
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.markov import MarkovChain
+from qvr_core.runtime.numbers import number
 from qvr_core.runtime.ordered import ordered_vector, positive_ordered_vector
 from qvr_core.runtime.tensors import broadcast_shape
 
@@ -900,6 +901,51 @@ def make_distribution(name: str, args: Args, space: int | None = None) -> D.Dist
         if lifted is None:
             raise
         return build(lifted, space)
+
+
+def completed(
+    family: Family, bound: dict[str, torch.Tensor], size: int | None
+) -> dict[str, torch.Tensor]:
+    """Defaults filled in; a number given for a vector parameter spread to the draw's size."""
+    schema = next((s for s in family.schemas if set(bound) <= {p.name for p in s}), family.params)
+    out = dict(bound)
+    for p in schema:
+        if p.name not in out and p.default is not None:
+            out[p.name] = number(p.default)
+    for p in schema:
+        v = out.get(p.name)
+        if v is not None and p.rank == 1 and v.dim() == 0 and size is not None:
+            out[p.name] = v.expand(size)
+    return out
+
+
+def log_density(
+    name: str, params: tuple[str, ...], value: torch.Tensor, *args: torch.Tensor
+) -> torch.Tensor:
+    """`log_prob(F(args), value)` of a computation (`terms.Density`): the log density of
+    family `name`'s torch distribution, its arguments bound to `params` (defaults filled
+    in), at `value`; -inf where the value lies outside the family's support, as a
+    density that is zero there (torch's own log_prob gives any number, or NaN, outside)."""
+    family = FAMILIES[name]
+    dist = make_distribution(name, completed(family, dict(zip(params, args, strict=True)), None))
+    support = dist.support
+    if support is None:  # torch declares none: its log_prob is the whole answer
+        return dist.log_prob(value)
+    if family.discrete and value.is_floating_point():  # a count read from Real data
+        value = value.round()
+    inside = within_floats(value, support.check(value))
+    scored = dist.log_prob(torch.where(inside, value, _inside_point(support, value)))
+    return torch.where(inside, scored, torch.full_like(scored, -math.inf))
+
+
+def _inside_point(support: C.Constraint, like: torch.Tensor) -> torch.Tensor:
+    """A value inside `support`, put where the asked one is outside, so torch's log_prob
+    there (discarded) stays finite and no NaN reaches a gradient: the image of 0 in the
+    unconstrained space for a continuous support, the value itself (whose mass torch
+    computes finitely) for a discrete one."""
+    if support.is_discrete:
+        return like
+    return D.biject_to(support)(torch.zeros_like(like))
 
 
 #: Registry constraint kinds whose values lie strictly inside what torch takes for some

@@ -34,8 +34,10 @@ from qvr_core.check.terms import (
     Unary,
 )
 from qvr_core.runtime.deduction import goal_weight
+from qvr_core.runtime.distributions import log_density
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.functions import FUNCTION_IMPLEMENTATIONS, OPERATOR_FUNCTIONS
+from qvr_core.runtime.numbers import number
 from qvr_core.runtime.value_checks import check_values, check_within
 
 #: Reads a name's value; the line is where the term reading it is written.
@@ -47,18 +49,6 @@ EMPTY: Mapping[str, int] = MappingProxyType({})
 def real(t: torch.Tensor) -> torch.Tensor:
     """Indices and booleans count as numbers in arithmetic."""
     return t if t.is_floating_point() else t.to(torch.get_default_dtype())
-
-
-def number(v: float) -> torch.Tensor:
-    """A number as a tensor; the same one each time (nothing writes into them), one per
-    dtype and device: a run on a GPU (`runs.device.computing_on`) reads numbers made
-    there, not the CPU's made when the program was compiled."""
-    return _number(float(v), torch.get_default_dtype(), torch.get_default_device())
-
-
-@functools.lru_cache(maxsize=4096)
-def _number(v: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    return torch.tensor(v, dtype=dtype, device=device)
 
 
 def evaluate_let(
@@ -99,10 +89,14 @@ def evaluate(term: Term, lookup: Lookup, sizes: Mapping[str, int] = EMPTY) -> to
             return torch.logical_not(inner).to(inner.dtype) if op == "not" else -inner
         case Op():
             return _binary(term, lookup, sizes)
-        case Call(fn=fn, args=args, axis=axis, function=function, deduction=deduction):
+        case Call(
+            fn=fn, args=args, axis=axis, function=function, deduction=deduction, density=density
+        ):
             values = [evaluate(a, lookup, sizes) for a in args]
             if deduction is not None:  # `parse(D, sentence)`: D's goal weight
                 return goal_weight(deduction, values[0])
+            if density is not None:  # `log_prob(F(a, b), x)`: F's torch density at x
+                return log_density(density.family, density.params, *values)
             impl = FUNCTION_IMPLEMENTATIONS[fn]
             if function is not None:  # a solver's right-hand side (`ode_rk45`), then values
                 return impl(function, *values)

@@ -31,7 +31,7 @@ from qvr_core.runs.device import (
 )
 from qvr_core.runs.run import run_program
 from qvr_core.runs.sizing import device_budget
-from qvr_core.runtime.evaluate import number
+from qvr_core.runtime.numbers import number
 from qvr_core.runtime.padding import Padded
 from qvr_core.runtime.program import Masked
 

@@ -34,6 +34,8 @@ from qvr_core.check.terms import (
     Unary,
     refs,
 )
+from qvr_core.export.densities import density_problem, density_text
+from qvr_core.export.numpyro.families import family_call
 from qvr_core.export.numpyro.functions import (
     ELEMENTWISE,
     NOT_WRITTEN,
@@ -107,6 +109,10 @@ class Terms:
                     ):
                         out.append(Unsupported(t.span, f"the operator `{op}` is not exported"))
                     stack += [left, right]
+                case Call(density=density, args=args) if density is not None:
+                    why = density_problem(t, family_call, "NumPyro")
+                    out += [] if why is None else [Unsupported(t.span, why)]
+                    stack.extend(args)
                 case Call(fn=fn, args=args, axis=axis):
                     out += self._call_problems(t, fn, len(args), axis)
                     stack.extend(args)
@@ -201,6 +207,11 @@ class Terms:
                 return f"-{_wrap(inner, p, _UNARY_PRECEDENCE)}", _UNARY_PRECEDENCE
             case Op():
                 return self._operator(t)
+            case Call(density=density, args=args) if density is not None:
+                texts = [self.text(a) for a in args]
+                written = density_text(t, texts, family_call, "{dist}.log_prob({value})")
+                assert written is not None  # problems() refuses a family NumPyro lacks
+                return written, _ATOM
             case Call(fn=fn, args=args, axis=axis):
                 return self._call(fn, [self.text(a) for a in args], axis, args), _ATOM
             case Gather(base=base, indices=indices, plates=plates):

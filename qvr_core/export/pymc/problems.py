@@ -11,9 +11,10 @@ from __future__ import annotations
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Site, walk
 from qvr_core.check.terms import Call, Comprehension, Fold, Term, subterms
+from qvr_core.export.densities import density_problem
 from qvr_core.export.plan import NOT_EXPORTED_FACTOR, NOT_EXPORTED_FOLD, Unsupported
 from qvr_core.export.pymc.context import Context, summed_name
-from qvr_core.export.pymc.families import PYMC_FAMILIES, SUMMED, WHY_NOT
+from qvr_core.export.pymc.families import PYMC_FAMILIES, SUMMED, WHY_NOT, family_call
 from qvr_core.export.pymc.terms import FUNCTIONS, NOT_WRITTEN
 
 
@@ -43,7 +44,10 @@ def problems(cx: Context) -> list[Unsupported]:
 def _term_problems(term: Term) -> list[Unsupported]:
     out: list[Unsupported] = []
     for t in subterms(term):
-        if isinstance(t, Call) and t.fn not in FUNCTIONS:
+        if isinstance(t, Call) and t.density is not None:
+            why = density_problem(t, family_call, "PyMC")
+            out += [] if why is None else [Unsupported(t.span, why)]
+        elif isinstance(t, Call) and t.fn not in FUNCTIONS:
             out.append(Unsupported(t.span, NOT_WRITTEN.get(t.fn, f"PyTensor has no `{t.fn}`")))
         elif isinstance(t, Comprehension):
             out.append(Unsupported(t.span, NOT_EXPORTED_FACTOR))

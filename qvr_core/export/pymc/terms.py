@@ -28,7 +28,9 @@ from qvr_core.check.terms import (
     Term,
     Unary,
 )
+from qvr_core.export.densities import density_text
 from qvr_core.export.named import named
+from qvr_core.export.pymc.families import family_call
 
 # How tightly an expression binds, to write only the parentheses Python needs.
 _ADD, _MUL, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
@@ -197,6 +199,8 @@ class _NotWritten:
 NOT_WRITTEN: dict[str, str] = named(_NotWritten, BUILTINS, str)
 
 #: The comparison and logical operators, each a PyTensor function of two values.
+#: A log density in PyMC: its distribution (`.dist`) scored at the value.
+LOGP = "pm.logp({dist}, {value})"
 _COMPARE = {"==": "pt.eq", "!=": "pt.neq", "<": "pt.lt", "<=": "pt.le", ">": "pt.gt", ">=": "pt.ge"}
 
 
@@ -247,6 +251,10 @@ class TermPrinter:
                 return f'pt.eq({self(operand)}, 0).astype("float64")', _ATOM
             case Op(op=op, left=left, right=right):
                 return self._op(op, left, right)
+            case Call(density=density, args=args) if density is not None:
+                written = density_text(term, [self(a) for a in args], family_call, LOGP)
+                assert written is not None  # problems.py refuses a family PyMC lacks
+                return written, _ATOM
             case Call(fn=fn, args=args, axis=axis):
                 return FUNCTIONS[fn]([self(a) for a in args], axis), _ATOM
             case Gather():

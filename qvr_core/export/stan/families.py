@@ -136,3 +136,26 @@ FROM_ZERO = ("index", "ordinal")
 
 
 __all__ = ["CONSTRAINED", "DERIVED_RANK", "FROM_ZERO", "STAN_FAMILIES", "StanFamily"]
+
+
+def density_refusal(family: str, params: tuple[str, ...]) -> str | None:
+    """Why Stan has no density function of exactly qvr's `log_prob` of `family` given
+    `params` (a half family's, a truncated or rewritten one's, an improper or a vector
+    one's), or None where `density_call` writes it."""
+    spec = STAN_FAMILIES.get(family)
+    if spec is None or spec.half or spec.flat or spec.over_ints or spec.truncation:
+        return f"log_prob of {family}: the export writes the density of a family Stan has as is"
+    if spec.rewrite is not None or spec.ints or FAMILIES[family].event_rank:
+        return f"log_prob of {family}: Stan's density takes other parameters than qvr's"
+    if not set(spec.params) <= set(params):
+        return f"log_prob of {family} given {', '.join(params)}: Stan's density takes others"
+    return None
+
+
+def density_call(family: str, params: tuple[str, ...], texts: list[str]) -> str:
+    """`student_t_lpdf(y | 3.0, mu, sigma)`: `log_prob` of `family`, its arguments' texts
+    bound to `params` and the value's text first in `texts` (`density_refusal` is None)."""
+    spec = STAN_FAMILIES[family]
+    given = dict(zip(params, texts[1:], strict=True))
+    suffix = "lpmf" if FAMILIES[family].discrete else "lpdf"
+    return f"{spec.stan}_{suffix}({texts[0]} | {', '.join(given[p] for p in spec.params)})"

@@ -32,6 +32,7 @@ from qvr_core.check.terms import (
     Unary,
 )
 from qvr_core.export.plan import NOT_EXPORTED_FACTOR, NOT_EXPORTED_FOLD, Unsupported
+from qvr_core.export.stan.families import density_call, density_refusal
 from qvr_core.export.stan.functions import (
     DIVIDED_BY_SUM,
     ELEMENTWISE,
@@ -205,6 +206,16 @@ class Printer:
             return None
         xs = [a for a in args if a is not None]
         fn, span = term.fn, term.span
+        if term.density is not None:  # `log_prob(F(a, b), x)`: Stan's density of F
+            if not all(x.value.scalar for x in xs):
+                self.no(span, f"log_prob of {term.density.family} over a vector")
+                return None
+            family, params = term.density.family, term.density.params
+            why = density_refusal(family, params)
+            if why is not None:
+                self.no(span, why)
+                return None
+            return Printed(density_call(family, params, [x.text for x in xs]), REAL)
         if fn.startswith(STAN_PREFIX):
             return Printed(f"{fn[len(STAN_PREFIX) :]}({xs[0].text})", xs[0].value)
         if len(xs) == 1 and xs[0].value.kind == "vectors":

@@ -23,9 +23,15 @@ from torch import distributions as D
 from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Site, axis_plates, axis_sizes
 from qvr_core.check.terms import Ref
-from qvr_core.runtime.distributions import Ordered, make_distribution, torch_constraint
+from qvr_core.runtime.distributions import (
+    Ordered,
+    completed,
+    make_distribution,
+    torch_constraint,
+)
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
-from qvr_core.runtime.evaluate import Lookup, gather, number, real
+from qvr_core.runtime.evaluate import Lookup, gather, real
+from qvr_core.runtime.numbers import number
 from qvr_core.runtime.tensors import broadcast_shape
 
 
@@ -106,7 +112,7 @@ def distribution(
     batch: tuple[int, ...]
     size: int | None
     batch, size = known  # type: ignore[misc]  # why: the cache holds (batch, event size) pairs
-    args = _complete(family, args, size)
+    args = completed(family, args, size)
     try:
         dist = make_distribution(family.name, args, size)
         target = tuple(dist.batch_shape)
@@ -152,22 +158,6 @@ def _widen(v: torch.Tensor, family: Family, name: str, batch: tuple[int, ...]) -
     rank = param.rank if param is not None else 0
     event = tuple(v.shape[v.dim() - rank :]) if rank else ()
     return v.expand(*batch, *event)
-
-
-def _complete(
-    family: Family, bound: dict[str, torch.Tensor], size: int | None
-) -> dict[str, torch.Tensor]:
-    """Defaults filled in; a number given for a vector parameter spread to the draw's size."""
-    schema = next((s for s in family.schemas if set(bound) <= {p.name for p in s}), family.params)
-    out = dict(bound)
-    for p in schema:
-        if p.name not in out and p.default is not None:
-            out[p.name] = number(p.default)
-    for p in schema:
-        v = out.get(p.name)
-        if v is not None and p.rank == 1 and v.dim() == 0 and size is not None:
-            out[p.name] = v.expand(size)
-    return out
 
 
 _OUTSIDE = re.compile(
