@@ -8,6 +8,8 @@ import * as path from "node:path";
 import type { Frame, Locator, Page } from "playwright-core";
 
 const STEP_TIMEOUT_MS = 30_000;
+/** How long an open palette takes to accept typing; past it, it has closed under us. */
+const PALETTE_TIMEOUT_MS = 5_000;
 
 export class Workbench {
   private shotCount = 0;
@@ -83,15 +85,29 @@ export class Workbench {
     throw new Error(`could not focus the action ${await row.innerText()}`);
   }
 
-  /** Runs a command by its palette title, e.g. "QVR: Show Diagram". */
+  /**
+   * Runs a command by its palette title, e.g. "QVR: Show Diagram". An editor that takes
+   * the focus as it settles (a webview tab just clicked, a notebook cell) closes the
+   * palette it opened over, which then fails to fill (one CI run in several, after the
+   * notebook's diagram tab was clicked): the palette is opened again while it is the
+   * closing that failed the attempt, and any other failure is reported as it is.
+   */
   async command(title: string): Promise<void> {
-    await this.page.keyboard.press("Control+Shift+P");
     const input = this.quickInput();
-    await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-    await input.fill(`>${title}`);
     const row = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-    await row.waitFor({ timeout: STEP_TIMEOUT_MS });
-    await row.click();
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.press("Control+Shift+P");
+      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      try {
+        await input.fill(`>${title}`, { timeout: PALETTE_TIMEOUT_MS });
+        await row.click({ timeout: STEP_TIMEOUT_MS });
+        return;
+      } catch (e) {
+        if ((await input.isVisible()) || Date.now() > deadline) throw e;
+        console.log(`# the palette closed before "${title}" was chosen (attempt ${attempt}); again`);
+      }
+    }
   }
 
   quickInput(): Locator {
