@@ -346,10 +346,11 @@ def log_density(dist: Dist, x: Scalar, span: Span) -> Scalar | None:
 def density(dist: Dist, x: Scalar, span: Span) -> Scalar | None:
     """`log_prob(F(a, b), x)` for a family F of the registry, its arguments numbers: a call
     the runtime scores with F's torch distribution (`terms.Density`)."""
-    if dist.family not in FAMILIES or not all(isinstance(v, Scalar) for _, v in dist.args):
+    numbers = [(name, v) for name, v in dist.args if isinstance(v, Scalar)]
+    if dist.family not in FAMILIES or len(numbers) != len(dist.args):
         return None
-    params = tuple(name for name, _ in dist.args)
-    values = tuple(v.as_term(span) for _, v in dist.args if isinstance(v, Scalar))
+    params = tuple(name for name, _ in numbers)
+    values = tuple(v.as_term(span) for _, v in numbers)
     call = Call(
         LOG_PROB.name, (x.as_term(span), *values), span, density=Density(dist.family, params)
     )

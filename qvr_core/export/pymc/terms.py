@@ -198,9 +198,10 @@ class _NotWritten:
 
 NOT_WRITTEN: dict[str, str] = named(_NotWritten, BUILTINS, str)
 
-#: The comparison and logical operators, each a PyTensor function of two values.
 #: A log density in PyMC: its distribution (`.dist`) scored at the value.
 LOGP = "pm.logp({dist}, {value})"
+
+#: The comparison and logical operators, each a PyTensor function of two values.
 _COMPARE = {"==": "pt.eq", "!=": "pt.neq", "<": "pt.lt", "<=": "pt.le", ">": "pt.gt", ">=": "pt.ge"}
 
 
