@@ -58,12 +58,15 @@ by its lower triangle), and `GP` learns its own length scale and amplitude.
 """
 
 TAIL = """
+The operators of quivers' measure algebra (`Mixture`, `Restrict` and its other name
+`Truncate`, `Truncated`, `Normalize`, `PointMass`, `Pushforward` and its other name
+`Transformed`) take distributions as arguments: their values are whatever the
+distributions they are built from give (docs/language.md, "Distributions built from
+distributions").
+
 Not in the catalogue yet, from quivers 0.25: `Horseshoe` (its marginal density has no
-closed form or torch
-counterpart), `LKJCorrelationFactor`, `ZeroOneInflatedBeta`, `PointMass`, and the
-families whose arguments are other distributions (`Mixture`, `Independent`,
-`Transformed`/`Pushforward`, `Truncated`, `Restrict`/`Truncate`, `Normalize`),
-which need distribution-valued arguments in the language.
+closed form or torch counterpart), `LKJCorrelationFactor`, `ZeroOneInflatedBeta` and
+`Independent`.
 """
 
 
@@ -86,8 +89,16 @@ def _row(f: Family) -> str:
     schemas = " or ".join(
         ", ".join(f"`{p.name}` ({p.constraint.describe()})" for p in s) for s in f.schemas
     )
-    values = "the network's output" if f.dirac else f.support.describe()
+    values = (
+        "the network's output"
+        if f.dirac
+        else "those of its distributions"
+        if f.measure is not None
+        else f.support.describe()
+    )
     kernel = f"yes: {codomain_words(f)}" if f.kernel is not None else "not yet"
+    if f.measure is not None:
+        kernel = "no: a step's distribution"
     if f.improper:
         kernel = "no: an improper prior"
     return f"| `{f.name}` | {schemas or 'none'} | {values} | {_draw(f)} | {kernel} |"

@@ -26,6 +26,7 @@ _KINDS: dict[str, tuple[str, bool, int]] = {
     "interval": ("a number in [low, high]", False, 0),
     "greater_than": ("a number above the bound", False, 0),
     "greater_than_eq": ("a number at or above the bound", False, 0),
+    "less_than_eq": ("a number at or below the bound", False, 0),
     "simplex": ("a probability vector: positive, summing to 1", False, 1),
     "real_vector": ("a vector of real numbers", False, 1),
     "positive_vector": ("a vector of positive numbers", False, 1),
@@ -43,7 +44,13 @@ _KINDS: dict[str, tuple[str, bool, int]] = {
     "ordinal": ("a category 0 .. K, between K cutpoints", True, 0),
     "boolean": ("0 or 1", True, 0),
     "one_hot": ("a one-hot vector", True, 1),
+    # what the measure algebra's parameters take: no value of a site has these kinds
+    "measure": ("a distribution, such as Normal(0.0, 1.0)", False, 0),
+    "measures": ("a list of distributions, [Normal(0.0, 1.0), PointMass(0.0)]", False, 0),
+    "bijector": ("the name of a bijection: Identity, Exp, Log, Sigmoid, Logit, Softplus", False, 0),
 }
+#: The kinds of a measure operator's parameters that are no numbers (`MEASURE_KINDS`).
+MEASURE_KINDS = frozenset({"measure", "measures", "bijector"})
 KINDS = tuple(_KINDS)
 
 #: Which object kinds (`FinSet` is `finset`, `Real` is `real`, ...) contain every value of a
@@ -146,6 +153,8 @@ class Constraint:
         elif self.kind in ("greater_than", "greater_than_eq"):
             op = ">" if self.kind == "greater_than" else ">="
             return f"a number {op} {_fmt(self.low)}"
+        elif self.kind == "less_than_eq":
+            return f"a number <= {_fmt(self.high)}"
         return words
 
     def fits(self, object_kind: str, size: int | None = None) -> bool:
@@ -156,6 +165,8 @@ class Constraint:
         """
         if self.kind == "boolean":
             return object_kind == "finset" and size in (None, 2)
+        if self.kind == "less_than_eq":
+            return object_kind == "real"
         if self.kind in ("interval", "greater_than", "greater_than_eq"):
             low = self.low if isinstance(self.low, int | float) else None
             high = self.high if isinstance(self.high, int | float) else None
@@ -195,6 +206,8 @@ class Constraint:
                 return value > low  # type: ignore[operator]  # bounds resolved above
             case "greater_than_eq":
                 return value >= low  # type: ignore[operator]  # bounds resolved above
+            case "less_than_eq":
+                return value <= high  # type: ignore[operator]  # bounds resolved above
             case "nonnegative_integer":
                 return whole and value >= 0
             case "positive_integer":

@@ -41,7 +41,14 @@ from qvr_core.builtins.constraints import (
     Constraint,
 )
 
-Value = float | list[float] | list[list[float]]
+#: An example argument: a number, a vector, a matrix, or (for the measure algebra's
+#: distributions and bijections) its source text.
+Value = float | str | list[float] | list[list[float]]
+#: What a measure operator does with the distributions it takes (quivers' operator
+#: algebra): weigh them, restrict one to an interval (keeping its mass there, or
+#: rescaled to mass 1: `Truncated`), rescale one to mass 1, put all mass on one point,
+#: or push one through a bijection.
+MeasureOp = Literal["mixture", "restrict", "truncated", "rescaled", "point", "pushforward"]
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,14 @@ class Family:
     #: (`MarkovChain`): a `marginalize` sums it out by the forward algorithm, not value by
     #: value per entry.
     chain: bool = False
+    #: An operator of quivers' measure algebra (`Mixture`, `Restrict`, ...): its
+    #: parameters take distributions, so it has no torch factory of its own; the runtime
+    #: builds it from the distributions it takes (`runtime/measures.py`), and the site's
+    #: support is what the checker works out from them (`check/measure_steps.py`).
+    measure: MeasureOp | None = None
+    #: The family this name stands for, where it is another spelling quivers accepts
+    #: (`Truncate` for `Restrict`, `Transformed` for `Pushforward`).
+    alias_of: str | None = None
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -270,7 +285,7 @@ class Family:
     def has_distribution(self) -> bool:
         """A torch distribution of its own, which a step can draw (not a Dirac kernel, not a
         family only a morphism can have)."""
-        return not self.dirac and not self.kernel_only
+        return not self.dirac and not self.kernel_only and self.measure is None
 
     def signature(self) -> str:
         """`Normal(loc, scale)`; alternatives joined by ` | `."""
@@ -485,6 +500,9 @@ def _c(kind: str, low: float | str | None = None, high: float | str | None = Non
 
 
 _LOC = _p("loc", REAL, "location")
+_BASE = _p("base", Constraint("measure"), "the distribution it is built from")
+_MEASURES = _p("components", Constraint("measures"), "the component distributions, a list")
+_BIJECTOR = _p("bijector", Constraint("bijector"), "the bijection: Exp, Log, Sigmoid, ...")
 _SCALE = _p("scale", POSITIVE, "scale (> 0)")
 _C1 = Param("concentration1", POSITIVE, "first shape, alpha (> 0)", network_floor=0.1)
 _C0 = Param("concentration0", POSITIVE, "second shape, beta (> 0)", network_floor=0.1)
@@ -1162,6 +1180,92 @@ _CATALOGUE: tuple[Family, ...] = (
         ),
         kernel_only="its layers are networks that only a morphism's input conditions",
     ),
+    # ---- quivers' measure algebra: distributions built from distributions
+    Family(
+        "Mixture",
+        ((_p("weights", SIMPLEX, "one weight per component"), _MEASURES),),
+        REAL,
+        "A mixture: component k with probability weights[k] (times its mass, where it is a "
+        "restriction). Components may differ in family, and a `PointMass` among them puts "
+        "mass on one value (zero inflation). Its density is log sum_k w_k p_k(x).",
+        {"weights": [0.3, 0.7], "components": "[PointMass(0.0), Poisson(4.0)]"},
+        measure="mixture",
+    ),
+    Family(
+        "Restrict",
+        (
+            (_BASE, _p("low", REAL, "lower end (kept)"), _p("high", REAL, "upper end (kept)")),
+            (_BASE, _p("low", REAL, "lower end (kept)")),
+            (_BASE, _p("high", REAL, "upper end (kept)")),
+        ),
+        REAL,
+        "The base restricted to [low, high] (Stan's truncation `T[low, high]`): a step "
+        "rescales it to mass 1, so its density is the base's over its mass on the interval; "
+        "inside a `Mixture` it keeps its mass (a hurdle's counts above 0).",
+        {"base": "Normal(0.0, 1.0)", "low": 0.0},
+        measure="restrict",
+    ),
+    Family(
+        "Truncate",
+        (
+            (_BASE, _p("low", REAL, "lower end (kept)"), _p("high", REAL, "upper end (kept)")),
+            (_BASE, _p("low", REAL, "lower end (kept)")),
+            (_BASE, _p("high", REAL, "upper end (kept)")),
+        ),
+        REAL,
+        "Another name of `Restrict`: the base restricted to [low, high].",
+        {"base": "Normal(0.0, 1.0)", "low": 0.0},
+        measure="restrict",
+        alias_of="Restrict",
+    ),
+    Family(
+        "Truncated",
+        ((_BASE, _p("low", REAL, "lower end (kept)"), _p("high", REAL, "upper end (kept)")),),
+        REAL,
+        "The base restricted to [low, high] and rescaled to mass 1 wherever it is written "
+        "(`Normalize(Restrict(base, low, high))`): inside a `Mixture` too, it is a "
+        "probability distribution.",
+        {"base": "Gamma(2.0, 1.0)", "low": 0.5, "high": 4.0},
+        measure="truncated",
+    ),
+    Family(
+        "Normalize",
+        ((_BASE,),),
+        REAL,
+        "The base rescaled to mass 1: a `Restrict` or a `Mixture` of restrictions divided by "
+        "its mass (a step does this at its boundary; inside a `Mixture` it makes a "
+        "component a probability distribution again).",
+        {"base": "Restrict(Poisson(3.0), 1.0)"},
+        measure="rescaled",
+    ),
+    Family(
+        "PointMass",
+        ((_p("value", REAL, "the one value"),),),
+        REAL,
+        "All mass on one value (a Dirac measure): inside a `Mixture`, the zero of a "
+        "zero-inflated or hurdle model.",
+        {"value": 0.0},
+        measure="point",
+    ),
+    Family(
+        "Pushforward",
+        ((_BASE, _BIJECTOR),),
+        REAL,
+        "The base pushed through a bijection (`Pushforward(Normal(0.0, 1.0), Exp)` is a "
+        "LogNormal): its density is the base's at the inverse image times the inverse's "
+        "derivative.",
+        {"base": "Normal(0.0, 1.0)", "bijector": "Exp"},
+        measure="pushforward",
+    ),
+    Family(
+        "Transformed",
+        ((_BASE, _BIJECTOR),),
+        REAL,
+        "Another name of `Pushforward`: the base pushed through a bijection.",
+        {"base": "Normal(0.0, 1.0)", "bijector": "Exp"},
+        measure="pushforward",
+        alias_of="Pushforward",
+    ),
     # ---- qvr's Dirac kernel
     Family(
         "Deterministic",
@@ -1178,6 +1282,8 @@ _CATALOGUE: tuple[Family, ...] = (
 FAMILIES: dict[str, Family] = {f.name: f for f in _CATALOGUE}
 #: Families that can follow `~` on a morphism, in the catalogue's order.
 KERNEL_FAMILIES: tuple[str, ...] = tuple(f.name for f in _CATALOGUE if f.kernel is not None)
+#: The operators of quivers' measure algebra (`Family.measure`), in the catalogue's order.
+MEASURE_FAMILIES: tuple[str, ...] = tuple(f.name for f in _CATALOGUE if f.measure is not None)
 #: The normalizing-flow kernel, which the runtime builds apart (`runtime/flows.py`).
 FLOW = next(f.name for f in _CATALOGUE if f.kernel is not None and f.kernel.outputs == "flow")
 

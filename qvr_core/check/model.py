@@ -61,6 +61,41 @@ class Argument:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """A distribution of quivers' measure algebra, as a step writes it:
+    `Mixture([0.3, 0.7], [PointMass(0.0), Poisson(rate)])`.
+
+    `family` names a registry family: a number family (a leaf, `Poisson(rate)`) or an
+    operator (`Family.measure`: `Mixture`, `Restrict`, `Normalize`, `PointMass`,
+    `Pushforward`). `args` are its number arguments bound to their parameters, as a
+    family site's; `parts` the distributions it takes (a `Restrict`'s base, a
+    `Mixture`'s components, in order); `bijector` the name a `Pushforward` pushes
+    through. `support` is the set its values lie in, worked out from its parts
+    (`check/measure_steps.py`); `point` says some of its mass sits on single values
+    (a `PointMass` among its parts), so next to a continuous part it is no density.
+    """
+
+    family: str
+    span: Span
+    args: tuple[Argument, ...] = ()
+    parts: tuple[Measure, ...] = ()
+    bijector: str | None = None
+    support: Constraint = field(default_factory=lambda: Constraint("real"))
+    point: bool = False
+
+    def walk(self) -> Iterator[Measure]:
+        """This measure and every one inside it, outermost first."""
+        yield self
+        for part in self.parts:
+            yield from part.walk()
+
+    def names(self) -> tuple[str, ...]:
+        """The names its arguments read, at every depth, in order, without repeats."""
+        found = [n for m in self.walk() for a in m.args for n in (a.name, *a.index) if n]
+        return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
 class Site:
     """A random variable: a `sample`, an `observe` or a `marginalize` step.
 
@@ -88,6 +123,10 @@ class Site:
     increasing, as Stan's `ordered[K]`. Its density stays the family's, summed over the
     row and not renormalised over the set (Stan's is not either), so it is `support`:
     what inference moves the site in, what the exports declare.
+
+    `measure` is the whole distribution of a step of quivers' measure algebra
+    (`observe y <- Mixture(...)`); `family` is then its outer operator and `args` that
+    operator's own number arguments, and `support` the set the checker worked out.
     """
 
     name: str
@@ -109,6 +148,7 @@ class Site:
     #: at site("noise")): the call's target. The step is the call step's, for its place.
     called: str | None = None
     constraint: Constraint | None = None
+    measure: Measure | None = None
 
     @property
     def line(self) -> int:
@@ -140,6 +180,8 @@ class Site:
         their own."""
         if self.constraint is not None:
             return self.constraint
+        if self.measure is not None:
+            return self.measure.support
         return FAMILIES[self.family].support if self.family is not None else None
 
     @property
@@ -175,6 +217,8 @@ class Site:
     def reads(self) -> tuple[str, ...]:
         """The names this step reads (its arguments, their indices, `via`), not its body's."""
         names = [n for a in self.args for n in (a.name, *a.index) if n is not None]
+        if self.measure is not None:
+            names += self.measure.names()
         names += [n for t in self.call_values for n in refs(t)]
         if self.via is not None:
             names.append(self.via)

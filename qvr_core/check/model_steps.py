@@ -36,6 +36,7 @@ from qvr_core.check.deduction_calls import admitted, goal_weight_type, parse_typ
 from qvr_core.check.deduction_system import Deduction
 from qvr_core.check.folds import fold_type
 from qvr_core.check.lambdas import LambdaValue, inline, innermost
+from qvr_core.check.measure_steps import build_measure, measure_typed
 from qvr_core.check.model import (
     CONSTRAINT_OPTION,
     REDUCTIONS,
@@ -114,7 +115,10 @@ def model_reason(pc: ProgramPass) -> str | None:
                 continue  # a family written bare (`Flat`): `_site` reads it as a call
             if not isinstance(source, ast.Call):
                 return "its step source"
-            if is_family(ctx, source.callee):
+            if is_family(ctx, source.callee) and FAMILIES[source.callee.text].measure:
+                if not measure_typed(source, _family_arg):
+                    return "its distribution arguments"
+            elif is_family(ctx, source.callee):
                 if not all(_family_arg(a) for a in (*source.args, *source.kwargs)):
                     return "its family arguments"
             elif isinstance(ctx.top.get(source.callee.text), ast.ProgramDecl):
@@ -187,8 +191,8 @@ def _family_arg(arg: object) -> bool:
         return _computed_arith(arg) is not None
     if isinstance(arg, ast.IndexArg):
         return isinstance(arg.index, ast.TypeRef)
-    if isinstance(arg, ast.ListArg):
-        return all(isinstance(i, ast.Literal) and i.kind in ("int", "float") for i in arg.items)
+    if isinstance(arg, ast.ListArg):  # numbers, or names and calls: a vector let (`[pi, q]`)
+        return _computed_arith(arg) is not None
     return False
 
 
@@ -214,6 +218,11 @@ def _computed_arith(node: object) -> ast.Arith | None:
         return ast.Var(node.name, node.span)
     if isinstance(node, ast.Literal) and node.kind in ("int", "float"):
         return ast.Number(float(node.value), node.raw, node.span)
+    if isinstance(node, ast.ListArg):
+        items = [_computed_arith(i) for i in node.items]
+        if not items or any(i is None for i in items):
+            return None
+        return ast.ListExpr(tuple(i for i in items if i is not None), node.span)
     if not isinstance(node, ast.Call) or node.kwargs:
         return None
     fn = FUNCTIONS.get(node.callee.text)
@@ -414,7 +423,7 @@ class ModelChecker:
                 if step.kind == "score":
                     sinks.append(step.name)
             else:
-                read = tuple(n for a in step.args for n in (a.name, *a.index) if n)
+                read = step.reads()  # its arguments' names, a measure's at every depth
                 if step.kind == "observe":
                     sinks.append(step.name)
                 family = FAMILIES.get(step.family or "")
@@ -878,7 +887,16 @@ class ModelChecker:
         value_set: ObjectType | None = None
         if kind == "marginalize" and family.support.kind in _INDEX_KINDS and plates:
             value_set, plates = plates[0], plates[1:]  # `marginalize c : K <- Categorical(..)`
-        args = self._bind(family, call)
+        measure = None
+        if family.measure is not None:  # quivers' measure algebra: check/measure_steps.py
+            measure = build_measure(self, call, kind, step.target.text)
+            args = measure.args if measure is not None else ()
+            bound = (
+                [(FAMILIES[m.family], a) for m in measure.walk() for a in m.args] if measure else []
+            )
+        else:
+            args = self.bind_family(family, call)
+            bound = [(family, a) for a in args]
         # the plates: annotation, iid_over, a marginalize's grouping, a number family's over
         event_axes: tuple[ObjectType, ...] = ()
         extra = opts.iid_over
@@ -912,13 +930,13 @@ class ModelChecker:
         # number families broadcast over their arguments' plates when nothing is written
         data_rows = False
         allowed = {p.name for p in (*plates, *event_axes)}  # a vector's own axis too
-        for a in args:
+        for owner, a in bound:
             if a.type is None:
                 continue
             if a.type.data_plates:  # its axes are the data's: known when it is bound
                 data_rows = True
                 continue
-            for p in _site_plates(family, a):
+            for p in _site_plates(owner, a):
                 if p.name in allowed:
                     continue
                 if explicit and kind != "marginalize" and not opts.via and p.size >= 0:
@@ -926,13 +944,23 @@ class ModelChecker:
                     continue
                 plates = (*plates, p)
                 allowed.add(p.name)
-        element = self._element(step, family, args, event_axes, spaces, value_set, plates)
-        self._check_literals(family, args)
-        self._check_support(family, spaces, annotation)
+        if measure is not None:
+            element = Element(measure.support.kind)
+        else:
+            element = self._element(step, family, args, event_axes, spaces, value_set, plates)
+            self.check_literals(family, args)
+            self._check_support(family, spaces, annotation)
         t = Plated(plates, element, data_rows and not explicit)
         self.ctx.record_type(step.target.span, t)
         constraint = None
-        if opts.constraint is not None and opts.constraint_at is not None:
+        if measure is not None and opts.constraint_at is not None:
+            self.ctx.report(
+                rules.OPTION_NOT_APPLICABLE,
+                f"constraint= orders the numbers a family draws; {family.name} has the "
+                "support its distributions give",
+                opts.constraint_at,
+            )
+        elif opts.constraint is not None and opts.constraint_at is not None:
             word, at = opts.constraint, opts.constraint_at
             constraint = value_constraint(self.ctx, word, at, family, step.target.text, t)
         return Site(
@@ -948,6 +976,7 @@ class ModelChecker:
             type=t,
             annotated=annotation is not None,
             constraint=constraint,
+            measure=measure,
         )
 
     def _annotation(
@@ -986,7 +1015,7 @@ class ModelChecker:
         self.ctx.ref(span, SymbolKey(n, self.pc.scope))
         self.pc.use(n)
 
-    def _bind(self, family: Family, call: ast.Call) -> tuple[Argument, ...]:
+    def bind_family(self, family: Family, call: ast.Call) -> tuple[Argument, ...]:
         """The arguments bound to the family's parameters (`Dirichlet(1.0, 2.0, 3.0)`
         spreads a vector parameter's entries), each typed."""
         bare = call.span == call.callee.span  # `_site` made the call of a bare name
@@ -1012,16 +1041,19 @@ class ModelChecker:
         if isinstance(bound, str):
             report_binding(self.ctx, family, bound, call.span)
             for a in (*positional, *keywords.values()):
-                self._argument(None, a)
+                self.bind_argument(None, a)
             return ()
         params, values = bound
         by_name = {p.name: p for p in params}
-        return tuple(self._argument(by_name[name], node) for name, node in values.items())
+        return tuple(self.bind_argument(by_name[name], node) for name, node in values.items())
 
-    def _argument(self, param: Param | None, node: object) -> Argument:
+    def bind_argument(self, param: Param | None, node: object) -> Argument:
         name = param.name if param is not None else ""
         span: Span = node.span  # type: ignore[attr-defined]  # every argument node has a span
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) or (
+            isinstance(node, ast.ListArg)
+            and not all(isinstance(i, ast.Literal) for i in node.items)
+        ):
             return self._computed_argument(name, node)
         if isinstance(node, ast.Literal) and node.kind == "name":
             node = ast.NameRef(ast.Name(str(node.value), span), span)
@@ -1388,7 +1420,7 @@ class ModelChecker:
                     related=self._object_related(last.name),
                 )
 
-    def _check_literals(self, family: Family, args: tuple[Argument, ...]) -> None:
+    def check_literals(self, family: Family, args: tuple[Argument, ...]) -> None:
         """A number outside its parameter's constraint (`HalfCauchy(-1.0)`)."""
         bounds = {a.param: a.literal for a in args if isinstance(a.literal, float)}
         for a in args:
@@ -1565,8 +1597,9 @@ class ModelChecker:
         self.data[n] = DataVariable(n, name.span, False, t, indexes)
         return t
 
-    def _computed_argument(self, param: str, call: ast.Call) -> Argument:
-        """`Bernoulli(sigmoid(eta))`: the call's value is a `let` of its own, placed just
+    def _computed_argument(self, param: str, call: ast.Call | ast.ListArg) -> Argument:
+        """`Bernoulli(sigmoid(eta))`, `Mixture([pi, q], ...)`: the value is a `let` of its
+        own (a vector for a list), placed just
         before the site and read by it, as a call step puts a draw's expression argument
         (call_steps.py). So the runtime, the exports and the diagram, which read lets
         already, need nothing new. Its name is the site's and the parameter's

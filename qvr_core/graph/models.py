@@ -130,6 +130,8 @@ def _site(
     read: list[str] = list(computed.uses) if computed is not None else []
     for a in site.args:
         read += [n for n in (a.name, *a.index) if n is not None]
+    if site.measure is not None:  # the distributions a measure step builds from
+        read += site.measure.names()
     if site.via:
         read.append(site.via)
     b.edges([values[n] for n in dict.fromkeys(read) if n in values], node)

@@ -22,6 +22,7 @@ from qvr_core.builtins import (
     PARAM_SOURCES,
     Family,
 )
+from qvr_core.builtins.bijectors import BIJECTORS
 from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, GOAL_WEIGHT_DOC, PARSE, PARSE_DOC
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
@@ -50,6 +51,10 @@ def describe(name: str) -> BuiltinDoc | None:
     if name in FAMILIES:
         f = FAMILIES[name]
         return BuiltinDoc(name, "family", f.signature(), family_text(f))
+    if name in BIJECTORS:  # what a Pushforward pushes its base through
+        b = BIJECTORS[name]
+        doc = f"A bijection for `Pushforward(base, {name})`: {b.doc}."
+        return BuiltinDoc(name, "bijection", name, doc)
     if name in OBJECT_CONSTRUCTORS:
         c = OBJECT_CONSTRUCTORS[name]
         return BuiltinDoc(name, "type constructor", f"{name} N", c.doc)
@@ -174,6 +179,8 @@ def family_text(f: Family) -> str:
                 for p in schema
             )
     values = f"Draws {f.support.describe()}" if not f.dirac else "Draws the network's output"
+    if f.measure is not None:
+        values = "Draws what the distributions it is built from draw"
     if f.improper:
         values = f"Flat over every value that is {f.support.describe()}; no draws"
     if f.event_rank:

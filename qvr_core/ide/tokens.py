@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from qvr_core import builtins
+from qvr_core.builtins import FAMILIES as REGISTRY
+from qvr_core.builtins.bijectors import BIJECTORS
 from qvr_core.builtins.functions import LIFTED
 from qvr_core.check.context import COMBINATORS, FAMILIES
 from qvr_core.check.module import CheckedModule, SymbolKind
@@ -117,6 +119,10 @@ def _vocabulary_tokens(module: CheckedModule) -> list[SemanticToken]:
     return tokens
 
 
+#: The families whose second argument names a bijection (`Pushforward(base, Exp)`).
+PUSHFORWARDS = frozenset(n for n, f in REGISTRY.items() if f.measure == "pushforward")
+
+
 def classify(node: object) -> list[SemanticToken]:
     """Vocabulary tokens of one node (its own names, not its children's)."""
     match node:
@@ -130,8 +136,20 @@ def classify(node: object) -> list[SemanticToken]:
             return [SemanticToken(span, TokenType.VALUE)]
         case ast.MorphismDecl(family=ast.Name(text=text, span=span)) if text in FAMILIES:
             return [SemanticToken(span, TokenType.FAMILY)]
-        case ast.Call(callee=ast.Name(text=text, span=span)) if text in FAMILIES:
-            return [SemanticToken(span, TokenType.FAMILY)]  # a family step `Normal(0.0, 1.0)`
+        case ast.Call(callee=ast.Name(text=text, span=span), args=args, kwargs=kwargs) if (
+            text in FAMILIES
+        ):
+            # a family step `Normal(0.0, 1.0)`; a pushforward's bijection `Exp` is a builtin
+            pushed = text in PUSHFORWARDS
+            named = (*args, *(kw.value for kw in kwargs)) if pushed else ()
+            return [
+                SemanticToken(span, TokenType.FAMILY),
+                *(
+                    SemanticToken(a.span, TokenType.BUILTIN_FUNCTION)
+                    for a in named
+                    if isinstance(a, ast.NameRef) and a.name.text in BIJECTORS
+                ),
+            ]
         case (
             ast.SampleStep(source=ast.NameRef(name=name))
             | ast.ObserveStep(source=ast.NameRef(name=name))

@@ -1060,6 +1060,8 @@ def torch_constraint(c: Constraint, args: Args | None = None) -> C.Constraint:
             return C.greater_than(bound(c.low))
         case "greater_than_eq":
             return C.greater_than_eq(bound(c.low))
+        case "less_than_eq":  # torch's is strict: the bound itself has probability 0
+            return C.less_than(bound(c.high))
         case "integer_interval":
             return C.integer_interval(bound(c.low), bound(c.high))
         case "index" | "ordinal":

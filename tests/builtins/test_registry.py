@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qvr_core.builtins import FAMILIES, bind
-from qvr_core.builtins.constraints import KINDS, Constraint
+from qvr_core.builtins.constraints import KINDS, MEASURE_KINDS, Constraint
 from qvr_core.builtins.families import codomain_words, family_for
 
 
@@ -62,8 +62,9 @@ _SCALAR_KINDS = [
     k
     for k in KINDS
     if Constraint(k).rank == 0
-    and k not in ("index", "ordinal", "interval", "integer_interval")
+    and k not in ("index", "ordinal", "interval", "integer_interval", "less_than_eq")
     and not k.startswith("greater")
+    and k not in MEASURE_KINDS  # a distribution or a bijection: no number's set
 ]
 _NUMBERS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=32),
@@ -84,6 +85,20 @@ def test_admits_agrees_with_torch(kind: str, value: float) -> None:
         torch_constraint(Constraint(kind)).check(torch.tensor(value, dtype=torch.float64))
     )
     assert ours == theirs, (kind, value)
+
+
+def test_an_upper_bound_admits_what_torch_does_but_the_bound() -> None:
+    """`less_than_eq` (a `Restrict` with only `high`) holds its bound; torch's `less_than`
+    does not, which matters for no continuous value (the bound has probability 0)."""
+    import torch
+
+    from qvr_core.runtime.distributions import torch_constraint
+
+    c = Constraint("less_than_eq", None, 2.5)
+    for value in (-1e9, 0.0, 2.4, 2.6, 1e9):
+        theirs = bool(torch_constraint(c).check(torch.tensor(value, dtype=torch.float64)))
+        assert c.admits(value) is theirs, value
+    assert c.admits(2.5) is True and c.describe() == "a number <= 2.5"
 
 
 def test_event_shapes_follow_the_arguments_or_the_object() -> None:

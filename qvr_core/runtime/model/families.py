@@ -31,6 +31,7 @@ from qvr_core.runtime.distributions import (
 )
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import Lookup, gather, real
+from qvr_core.runtime.measures import measure_arguments, measure_distribution
 from qvr_core.runtime.numbers import number
 from qvr_core.runtime.tensors import broadcast_shape
 
@@ -96,8 +97,13 @@ def distribution(
     the site: its batch shape and event size. NUTS evaluates the same sites
     thousands of times."""
     assert site.family is not None
-    family = family or FAMILIES[site.family]
     line = site.line
+    if site.measure is not None:  # quivers' measure algebra: runtime/measures.py
+        values = {id(a): argument(a, lookup, sizes, line) for a in measure_arguments(site.measure)}
+        return measure_distribution(
+            site, site.measure, values, batch_shape(site, sizes), where(site)
+        )
+    family = family or FAMILIES[site.family]
     if family.dirac:
         raise QvrRuntimeError(f"{where(site)}: {family.name} is a morphism family; use `let`")
     args = {

@@ -740,6 +740,8 @@ class _Pass:
                 try:
                     with torch.no_grad() if not dist.has_rsample else nullcontext():
                         value = dist.rsample() if dist.has_rsample else dist.sample()
+                except QvrRuntimeError:
+                    raise  # it says where and why already (a measure's draw, measures.py)
                 except (RuntimeError, IndexError) as e:  # torch finds the shapes off only here
                     raise _unfit(step, dist, e) from None
                 value = into_support(value, dist.support)  # a draw rounded onto a bound

@@ -1,0 +1,433 @@
+"""The torch distribution of a step of quivers' measure algebra (`check.model.Measure`).
+
+Each node of the checked measure is a `_Node` holding its arguments as tensors of the
+site's whole batch shape: a number family (`_Leaf`, the registry's torch factory), or an
+operator. A node gives its log density as a measure (`density`), its log mass on an
+interval (`mass`: a `Restrict` inside a `Mixture` keeps less than 1) and draws of the
+normalised measure (`draw`). `MeasureDistribution` is what the step draws from: the
+measure normalised at the step's boundary, as quivers' program elaboration wraps a
+measure-valued step in `Normalize`, so `Restrict(Normal(0.0, 1.0), 0.0)` there is the
+half-Normal.
+
+A restriction's mass is the base's CDF at the two ends (torch's `cdf`; the Normal's by
+its tails, `log_ndtr`, so a cut far out keeps its digits); a count family's mass is its
+probabilities added over the whole numbers below the interval, or over the interval
+when it is bounded above. A family torch has no CDF for (the Student-t, the Beta) is
+refused when it is restricted, naming the step. Draws of a continuous restriction come
+from the inverse CDF where torch has one, else by drawing again until inside.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import torch
+from torch import distributions as D
+from torch.distributions import transforms as T
+
+from qvr_core.builtins import FAMILIES
+from qvr_core.check.model import Argument, Measure, Site
+from qvr_core.runtime.distributions import (
+    _inside_point,
+    completed,
+    make_distribution,
+    torch_constraint,
+)
+from qvr_core.runtime.errors import QvrRuntimeError, first_line
+from qvr_core.runtime.tensors import broadcast_shape
+
+#: How many whole numbers a count family's restriction adds up at most.
+_MOST_COUNTS = 100_000
+#: How many rounds a restriction without an inverse CDF draws again for.
+_ROUNDS = 1_000
+_BIJECTIONS: dict[str, T.Transform] = {
+    "Identity": T.identity_transform,
+    "Exp": T.ExpTransform(),
+    "Log": T.ExpTransform().inv,
+    "Sigmoid": T.SigmoidTransform(),
+    "Logit": T.SigmoidTransform().inv,
+    "Softplus": T.SoftplusTransform(),
+}
+
+
+class _Node:
+    """One measure: its log density, its log mass on [low, high], normalised draws."""
+
+    where: str
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class _Leaf(_Node):
+    def __init__(self, name: str, dist: D.Distribution, dtype: torch.dtype, where: str) -> None:
+        self.name, self.dist, self.dtype, self.where = name, dist, dtype, where
+        self.discrete = FAMILIES[name].discrete
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        support = self.dist.support
+        if support is None:
+            return self.dist.log_prob(x)
+        inside = support.check(x)
+        safe = torch.where(inside, x, _inside_point(support, x))
+        return torch.where(inside, self.dist.log_prob(safe), -math.inf)
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        zero = torch.zeros(self.dist.batch_shape, dtype=self.dtype)
+        if low is None and high is None:
+            return zero
+        if self.discrete:
+            return self._counted(low, high)
+        if isinstance(self.dist, D.Normal):
+            return _normal_mass(self.dist, low, high)
+        try:
+            upper = self.dist.cdf(high) if high is not None else 1.0 + zero
+            lower = self.dist.cdf(low) if low is not None else zero
+        except NotImplementedError:
+            raise QvrRuntimeError(
+                f"{self.where}: Restrict of {self.name} needs its CDF, which torch does not "
+                f"give for {self.name}; restrict a family that has one (Normal, Gamma, "
+                "LogNormal, Exponential, Cauchy, ...)"
+            ) from None
+        return torch.log(torch.clamp(upper - lower, min=0.0))
+
+    def _counted(self, low: torch.Tensor | None, high: torch.Tensor | None) -> torch.Tensor:
+        """A count family's log mass on [low, high]: its probabilities added over the
+        interval when it is bounded above, else 1 less those below it."""
+        start = torch.zeros((), dtype=self.dtype) if low is None else torch.ceil(low).clamp(min=0.0)
+        if high is None:
+            stop = int(start.max()) if start.numel() else 0
+            if stop > _MOST_COUNTS:
+                raise QvrRuntimeError(f"{self.where}: Restrict starts past {_MOST_COUNTS}")
+            below = self._added(torch.zeros_like(start), start - 1, stop)
+            return torch.log1p(-torch.clamp(below, max=1.0))
+        end = torch.floor(high)
+        span = int((end - start).max()) + 1 if end.numel() else 0
+        if span > _MOST_COUNTS:
+            raise QvrRuntimeError(f"{self.where}: Restrict spans over {_MOST_COUNTS} counts")
+        return torch.log(self._added(start, end, max(span, 0)))
+
+    def _added(self, start: torch.Tensor, end: torch.Tensor, n: int) -> torch.Tensor:
+        """The probabilities of start, start + 1, ..., end (none where end < start)."""
+        if n <= 0:
+            return torch.zeros(self.dist.batch_shape, dtype=self.dtype)
+        k = torch.arange(n, dtype=self.dtype)
+        shape = broadcast_shape(tuple(self.dist.batch_shape), tuple(start.shape))
+        counts = start.expand(shape).unsqueeze(0) + k.reshape(-1, *([1] * len(shape)))
+        p = torch.exp(self.density(counts))
+        return torch.where(counts <= end, p, 0.0).sum(0)
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        return self.dist.sample(shape)
+
+
+def _normal_mass(d: D.Normal, low: torch.Tensor | None, high: torch.Tensor | None) -> torch.Tensor:
+    """log P(low <= X <= high) for a Normal, from the tail each end lies in, so a cut far
+    from the mean keeps its digits (1 - Phi(9) is 0 in float64, log Phi(-9) is not)."""
+    a = (low - d.loc) / d.scale if low is not None else torch.full_like(d.loc, -math.inf)
+    b = (high - d.loc) / d.scale if high is not None else torch.full_like(d.loc, math.inf)
+    upper = a > 0  # both ends in the upper tail: reflect, Phi(-a) - Phi(-b)
+    lo, hi = torch.where(upper, -b, a), torch.where(upper, -a, b)
+    log_hi, log_lo = torch.special.log_ndtr(hi), torch.special.log_ndtr(lo)
+    return log_hi + torch.log1p(-torch.exp(torch.clamp(log_lo - log_hi, max=0.0)))
+
+
+class _Point(_Node):
+    def __init__(self, value: torch.Tensor, where: str) -> None:
+        self.value, self.where = value, where
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.where(x == self.value, 0.0, -math.inf).to(self.value.dtype)
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        inside = torch.ones_like(self.value, dtype=torch.bool)
+        if low is not None:
+            inside = inside & (self.value >= low)
+        if high is not None:
+            inside = inside & (self.value <= high)
+        return torch.where(inside, 0.0, -math.inf).to(self.value.dtype)
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        return self.value.expand(*shape, *self.value.shape).clone()
+
+
+class _Restrict(_Node):
+    def __init__(
+        self, base: _Node, low: torch.Tensor | None, high: torch.Tensor | None, where: str
+    ) -> None:
+        self.base, self.low, self.high, self.where = base, low, high, where
+
+    def _inside(self, x: torch.Tensor) -> torch.Tensor:
+        inside = torch.ones_like(x, dtype=torch.bool)
+        if self.low is not None:
+            inside = inside & (x >= self.low)
+        if self.high is not None:
+            inside = inside & (x <= self.high)
+        return inside
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.where(self._inside(x), self.base.density(x), -math.inf)
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return self.base.mass(
+            _tighter(low, self.low, torch.maximum), _tighter(high, self.high, torch.minimum)
+        )
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        base = self.base
+        if isinstance(base, _Leaf) and not base.discrete:
+            x = self._inverted(base, shape)
+            if x is not None and bool(torch.isfinite(x).all()) and bool(self._inside(x).all()):
+                return x
+        x = base.draw(shape)
+        for _ in range(_ROUNDS):
+            outside = ~self._inside(x)
+            if not bool(outside.any()):
+                return x
+            x = torch.where(outside, base.draw(shape), x)
+        raise QvrRuntimeError(
+            f"{self.where}: no draw of the base landed inside Restrict's interval in "
+            f"{_ROUNDS} rounds: its mass there is too small to draw by rejection"
+        )
+
+    def _inverted(self, base: _Leaf, shape: torch.Size) -> torch.Tensor | None:
+        """Draws by the inverse CDF at a uniform draw between the ends' CDFs; a Normal's
+        from the lower tail, reflected where both ends lie above its mean, so a cut nine
+        scales out (whose CDF rounds to 1) still draws. None without an inverse CDF."""
+        u = torch.rand(shape + base.dist.batch_shape, dtype=base.dtype)
+        d = base.dist
+        if isinstance(d, D.Normal):
+            a = (
+                (self.low - d.loc) / d.scale
+                if self.low is not None
+                else torch.full_like(d.loc, -math.inf)
+            )
+            b = (
+                (self.high - d.loc) / d.scale
+                if self.high is not None
+                else torch.full_like(d.loc, math.inf)
+            )
+            upper = a > 0
+            lo, hi = torch.where(upper, -b, a), torch.where(upper, -a, b)
+            # torch's ndtr is 0 below about -8.3; exp of log_ndtr keeps the tail
+            p_lo, p_hi = (
+                torch.exp(torch.special.log_ndtr(lo)),
+                torch.exp(torch.special.log_ndtr(hi)),
+            )
+            z = torch.special.ndtri(p_lo + (p_hi - p_lo) * u)
+            return d.loc + d.scale * torch.where(upper, -z, z)
+        try:
+            lower = d.cdf(self.low) if self.low is not None else torch.zeros_like(u)
+            upper_p = d.cdf(self.high) if self.high is not None else torch.ones_like(u)
+            return d.icdf(lower + (upper_p - lower) * u)
+        except NotImplementedError:
+            return None
+
+
+def _tighter(
+    a: torch.Tensor | None,
+    b: torch.Tensor | None,
+    pick: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+) -> torch.Tensor | None:
+    """The tighter of two ends, either of which may be missing (`pick`: torch.maximum for
+    lower ends, torch.minimum for upper ones)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return pick(a, b)
+
+
+class _Normalize(_Node):
+    def __init__(self, base: _Node, where: str) -> None:
+        self.base, self.where = base, where
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base.density(x) - self.base.mass()
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return self.base.mass(low, high) - self.base.mass()
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        return self.base.draw(shape)
+
+
+class _Pushforward(_Node):
+    def __init__(self, base: _Node, bijection: T.Transform, where: str) -> None:
+        self.base, self.f, self.where = base, bijection, where
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        inside = self.f.codomain.check(x)
+        safe = torch.where(inside, x, _inside_point(self.f.codomain, x))
+        y = self.f.inv(safe)
+        out = self.base.density(y) - self.f.log_abs_det_jacobian(y, safe)
+        return torch.where(inside, out, -math.inf)
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        # every bijection here increases, so [low, high] comes from [f^-1(low), f^-1(high)]
+        return self.base.mass(
+            self.f.inv(low) if low is not None else None,
+            self.f.inv(high) if high is not None else None,
+        )
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        return self.f(self.base.draw(shape))
+
+
+class _Mixture(_Node):
+    def __init__(self, weights: torch.Tensor, parts: list[_Node], where: str) -> None:
+        self.log_w = torch.log(weights)  # the last axis: one weight per component
+        self.parts, self.where = parts, where
+
+    def _weighed(self, each: list[torch.Tensor]) -> torch.Tensor:
+        stacked = torch.stack(torch.broadcast_tensors(*each), dim=-1)
+        return torch.logsumexp(self.log_w + stacked, dim=-1)
+
+    def density(self, x: torch.Tensor) -> torch.Tensor:
+        return self._weighed([p.density(x) for p in self.parts])
+
+    def mass(
+        self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return self._weighed([p.mass(low, high) for p in self.parts])
+
+    def draw(self, shape: torch.Size) -> torch.Tensor:
+        masses = torch.stack(torch.broadcast_tensors(*(p.mass() for p in self.parts)), dim=-1)
+        pick = D.Categorical(logits=self.log_w + masses).sample(shape)
+        draws = torch.stack(torch.broadcast_tensors(*(p.draw(shape) for p in self.parts)), dim=-1)
+        chosen = pick.unsqueeze(-1).expand(*draws.shape[:-1], 1)
+        return draws.gather(-1, chosen).squeeze(-1)
+
+
+class MeasureDistribution(D.Distribution):
+    """The measure of a step, normalised at its boundary: log density less log mass."""
+
+    arg_constraints: dict[str, D.constraints.Constraint] = {}  # noqa: RUF012  # torch's API
+    has_rsample = False
+
+    def __init__(self, node: _Node, batch: torch.Size, support: D.constraints.Constraint) -> None:
+        self.node, self._support = node, support
+        super().__init__(batch, validate_args=False)
+
+    @property
+    def support(self) -> D.constraints.Constraint:
+        return self._support
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        return self.node.density(value) - self.node.mass()
+
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        with torch.no_grad():
+            return self.node.draw(torch.Size(sample_shape))
+
+    def expand(
+        self, batch_shape: torch.Size | list[int] | tuple[int, ...], _instance: object = None
+    ) -> MeasureDistribution:
+        if torch.Size(batch_shape) != self.batch_shape:
+            raise NotImplementedError("a measure is built at its site's batch shape")
+        return self
+
+
+def measure_distribution(
+    site: Site,
+    measure: Measure,
+    value: Mapping[int, torch.Tensor],
+    batch: tuple[int, ...],
+    where: str,
+) -> MeasureDistribution:
+    """The distribution of `site`, whose measure is `measure`; `value` holds every
+    argument's tensor by `id(argument)`, `batch` the site's plates' axes."""
+    shapes = [batch]
+    for m in measure.walk():
+        family = FAMILIES[m.family]
+        for a in m.args:
+            param = family.param(a.param)
+            rank = param.rank if param is not None else 0
+            t = value[id(a)]
+            shapes.append(tuple(t.shape[: t.dim() - rank]))
+    full: tuple[int, ...] = ()
+    for s in shapes:
+        full = broadcast_shape(full, s)
+    node = _node(measure, value, full, where)
+    args = {a.param: value[id(a)] for a in measure.args}
+    support = site.support
+    assert support is not None
+    try:
+        constraint = torch_constraint(support, args)
+    except KeyError:  # a kind no torch constraint names (none a measure gives)
+        constraint = D.constraints.real
+    return MeasureDistribution(node, torch.Size(full), constraint)
+
+
+def _node(
+    m: Measure, value: Mapping[int, torch.Tensor], batch: tuple[int, ...], where: str
+) -> _Node:
+    family = FAMILIES[m.family]
+
+    def arg(name: str) -> torch.Tensor | None:
+        a = next((a for a in m.args if a.param == name), None)
+        if a is None:
+            return None
+        param = family.param(name)
+        t = value[id(a)]
+        rank = param.rank if param is not None else 0
+        event = tuple(t.shape[t.dim() - rank :]) if rank else ()
+        return t.expand(torch.Size((*batch, *event)))
+
+    parts = [_node(p, value, batch, where) for p in m.parts]
+    match family.measure:
+        case None:
+            args = {a.param: arg(a.param) for a in m.args}
+            full = completed(family, {k: v for k, v in args.items() if v is not None}, None)
+            wide = {
+                k: v if v.dim() >= len(batch) else v.expand(torch.Size(batch))
+                for k, v in full.items()
+            }
+            dtype = next((v.dtype for v in wide.values() if v.is_floating_point()), torch.float64)
+            try:
+                return _Leaf(family.name, make_distribution(family.name, wide), dtype, where)
+            except ValueError as e:  # torch refused an argument's value (a rate below 0)
+                raise QvrRuntimeError(
+                    f"{where}: an argument of {family.name} is outside what it allows "
+                    f"({first_line(e)})"
+                ) from None
+        case "point":
+            point = arg("value")
+            assert point is not None
+            return _Point(point, where)
+        case "restrict":
+            return _Restrict(parts[0], arg("low"), arg("high"), where)
+        case "truncated":
+            return _Normalize(_Restrict(parts[0], arg("low"), arg("high"), where), where)
+        case "rescaled":
+            return _Normalize(parts[0], where)
+        case "pushforward":
+            return _Pushforward(parts[0], _BIJECTIONS[m.bijector or "Identity"], where)
+        case "mixture":
+            weights = arg("weights")
+            assert weights is not None
+            return _Mixture(weights, parts, where)
+
+
+def measure_arguments(measure: Measure) -> tuple[Argument, ...]:
+    """Every number argument of the measure, at every depth, outermost first."""
+    return tuple(a for m in measure.walk() for a in m.args)

@@ -1,0 +1,296 @@
+"""quivers' measure algebra as a step's distribution: Mixture, Restrict, Normalize,
+PointMass and Pushforward, with distributions as their arguments.
+
+Read from quivers 0.25.2: `dsl/family_schemas.py` (each operator's parameters; `Truncate`
+and `Transformed` are other names of `Restrict` and `Pushforward`),
+`qiec/reference_families.py` (a mixture's density is log sum_k w_k p_k(x) and its mass
+sum_k w_k m_k; a restriction keeps the base's density on its interval and its mass
+there; `Normalize` divides by the mass; a point mass has density 0 at its value) and
+`dsl/program_elaboration.py` (a step normalises the measure it draws from). The programs
+are our own, parsed by quivers' HEAD grammar. Each density is checked two ways: against
+torch.distributions written out by hand, and against the registry family that is the
+same distribution under another name (a restricted Normal is the TruncatedNormal, a
+Normal pushed through Exp the LogNormal, quivers' zero-inflated and hurdle Poissons are
+mixtures with a point mass at 0), compared exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import distributions as D
+
+from qvr_core.check import check
+from qvr_core.export import TARGETS, export_program
+from qvr_core.runtime.model import compile_model
+from tests.conformance import oracle
+
+COUNTS = """object Row : FinSet 6
+
+program counts : Row -> Row
+    sample pi <- Beta(2.0, 2.0)
+    sample rate <- Gamma(3.0, 1.0)
+    let q = 1.0 - pi
+    observe zi : Row <- Mixture([pi, q], [PointMass(0.0), Poisson(rate)])
+    observe hu : Row <- Mixture([pi, q], [PointMass(0.0), Normalize(Restrict(Poisson(rate), 1.0))])
+    observe weighed : Row <- Mixture([pi, q], [PointMass(0.0), Restrict(Poisson(rate), 1.0)])
+    return rate
+
+export counts
+"""
+
+#: The same data under the registry's families of the same names.
+BY_FAMILY = """object Row : FinSet 6
+
+program counts : Row -> Row
+    sample pi <- Beta(2.0, 2.0)
+    sample rate <- Gamma(3.0, 1.0)
+    observe zi : Row <- ZeroInflatedPoisson(pi, rate)
+    observe hu : Row <- HurdlePoisson(pi, rate)
+    return rate
+
+export counts
+"""
+
+REALS = """object One : FinSet 1
+
+program reals : One -> One
+    sample mu <- Normal(0.0, 1.0)
+    sample x <- Restrict(Normal(mu, 2.0), 0.0)
+    observe cut <- Truncate(Normal(mu, 1.0), low=-1.0, high=2.5)
+    observe far <- Restrict(Normal(mu, 1.0), 9.0)
+    observe pushed <- Pushforward(Normal(mu, 0.5), Exp)
+    observe mixed <- Mixture([0.25, 0.75], [Normal(mu, 1.0), Pushforward(Normal(0.0, 1.0), Exp)])
+    return mu
+
+export reals
+"""
+
+BY_FAMILY_REALS = """object One : FinSet 1
+
+program reals : One -> One
+    sample mu <- Normal(0.0, 1.0)
+    sample x <- TruncatedNormal(mu, 2.0, 0.0, 1000.0)
+    observe cut <- TruncatedNormal(mu, 1.0, -1.0, 2.5)
+    observe pushed <- LogNormal(mu, 0.5)
+    return mu
+
+export reals
+"""
+
+F64 = torch.float64
+ZEROS_AND_COUNTS = [0.0, 3.0, 0.0, 1.0, 7.0, 2.0]
+
+
+def _joint(
+    source: str, name: str, observed: dict[str, object], latent: dict[str, float]
+) -> torch.Tensor:
+    checked = check(source)
+    assert [d.message for d in checked.diagnostics if d.is_error] == []
+    program = compile_model(checked, name)
+    obs = {k: torch.tensor(v, dtype=F64) for k, v in observed.items()}
+    lat = {k: torch.tensor(v, dtype=F64) for k, v in latent.items()}
+    return program.log_joint({}, {**lat, **obs}).double().reshape(())
+
+
+@pytest.mark.parametrize("source", [COUNTS, REALS])
+def test_quivers_grammar_parses_it(source: str) -> None:
+    oracle.require_head(source)
+
+
+@pytest.mark.parametrize(("source", "name"), [(COUNTS, "counts"), (REALS, "reals")])
+def test_it_checks_without_an_error_or_a_gap(source: str, name: str) -> None:
+    checked = check(source)
+    assert [d for d in checked.diagnostics if d.is_error] == []
+    assert checked.models[name].runtime_gaps == ()
+
+
+def test_the_supports_come_from_the_parts() -> None:
+    model = check(COUNTS + "\n" + REALS.replace("export reals", "")).models
+    supports = {n: model["counts"].site(n).support for n in ("zi", "hu", "weighed")}
+    assert {s.kind for s in supports.values()} == {"nonnegative_integer"}
+    reals = check(REALS).models["reals"]
+    x, cut, pushed, mixed = (reals.site(n).support for n in ("x", "cut", "pushed", "mixed"))
+    assert (x.kind, x.low) == ("greater_than_eq", 0.0)
+    assert (cut.kind, cut.low, cut.high) == ("interval", -1.0, 2.5)
+    assert pushed.kind == "positive"
+    assert mixed.kind == "real"  # a Normal's reals and a LogNormal's positive numbers
+
+
+def test_zero_inflation_and_hurdle_are_the_registry_families() -> None:
+    latent = {"pi": 0.3, "rate": 2.2}
+    data = {"zi": ZEROS_AND_COUNTS, "hu": ZEROS_AND_COUNTS}
+    by_measure = _joint(COUNTS, "counts", {**data, "weighed": ZEROS_AND_COUNTS}, latent)
+    by_family = _joint(BY_FAMILY, "counts", data, latent)
+    weighed = _weighed_hurdle(torch.tensor(ZEROS_AND_COUNTS, dtype=F64), 0.3, 2.2)
+    torch.testing.assert_close(by_measure, by_family + weighed, rtol=1e-12, atol=1e-12)
+
+
+def _weighed_hurdle(y: torch.Tensor, pi: float, rate: float) -> torch.Tensor:
+    """`Mixture([pi, 1 - pi], [PointMass(0), Restrict(Poisson(rate), 1)])` at a step: the
+    restriction keeps its mass 1 - e^-rate inside the mixture, and the step divides by
+    the mixture's mass pi + (1 - pi)(1 - e^-rate)."""
+    kept = 1.0 - math.exp(-rate)
+    mass = math.log(pi + (1.0 - pi) * kept)
+    poisson = D.Poisson(torch.tensor(rate, dtype=F64)).log_prob(y)
+    each = torch.where(y == 0, math.log(pi), math.log(1.0 - pi) + poisson)
+    return (each - mass).sum()
+
+
+def test_the_hurdle_by_hand() -> None:
+    """P(0) = pi; P(y) = (1 - pi) Poisson(y) / (1 - e^-rate) above 0."""
+    y = torch.tensor(ZEROS_AND_COUNTS, dtype=F64)
+    pi, rate = 0.3, 2.2
+    hurdle = torch.where(
+        y == 0,
+        math.log(pi),
+        math.log(1 - pi)
+        + D.Poisson(torch.tensor(rate, dtype=F64)).log_prob(y)
+        - math.log1p(-math.exp(-rate)),
+    ).sum()
+    zi = torch.where(
+        y == 0,
+        torch.log(pi + (1 - pi) * torch.exp(-torch.tensor(rate, dtype=F64))),
+        math.log(1 - pi) + D.Poisson(torch.tensor(rate, dtype=F64)).log_prob(y),
+    ).sum()
+    two, three, one = (torch.tensor(v, dtype=F64) for v in (2.0, 3.0, 1.0))
+    priors = D.Beta(two, two).log_prob(torch.tensor(pi, dtype=F64)) + D.Gamma(three, one).log_prob(
+        torch.tensor(rate, dtype=F64)
+    )
+    data = {"zi": ZEROS_AND_COUNTS, "hu": ZEROS_AND_COUNTS, "weighed": ZEROS_AND_COUNTS}
+    got = _joint(COUNTS, "counts", data, {"pi": pi, "rate": rate})
+    want = priors + zi + hurdle + _weighed_hurdle(y, pi, rate)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_restrictions_and_pushforwards_are_the_registry_families() -> None:
+    """`Restrict(Normal(mu, 2), 0)` against a TruncatedNormal cut at 1000 (whose mass
+    above differs by nothing float64 holds), a two-sided cut, and Exp of a Normal against
+    the LogNormal; the far cut and the mixture by hand."""
+    mu, x = 0.4, 1.3
+    observed = {"cut": 2.0, "pushed": 1.7}
+    by_family = _joint(BY_FAMILY_REALS, "reals", observed, {"mu": mu, "x": x})
+    far, mixed = 9.5, 2.0
+    measure = _joint(REALS, "reals", {**observed, "far": far, "mixed": mixed}, {"mu": mu, "x": x})
+    m = torch.tensor(mu, dtype=F64)
+    # 1 - Phi(8.6) is 4e-18: its log from the upper tail, not 1 - cdf
+    far_density = D.Normal(m, 1.0).log_prob(torch.tensor(far, dtype=F64)) - torch.special.log_ndtr(
+        -(9.0 - m)
+    )
+    mixture = torch.logsumexp(
+        torch.stack(
+            [
+                math.log(0.25) + D.Normal(m, 1.0).log_prob(torch.tensor(mixed, dtype=F64)),
+                math.log(0.75) + D.LogNormal(0.0, 1.0).log_prob(torch.tensor(mixed, dtype=F64)),
+            ]
+        ),
+        0,
+    )
+    torch.testing.assert_close(measure, by_family + far_density + mixture, rtol=1e-10, atol=1e-10)
+
+
+def test_a_value_outside_the_support_has_no_density() -> None:
+    observed = {"cut": 3.0, "pushed": 1.7, "far": 9.5, "mixed": 2.0}  # cut keeps [-1, 2.5]
+    assert _joint(REALS, "reals", observed, {"mu": 0.4, "x": 1.3}).item() == -math.inf
+    observed = {"cut": 2.0, "pushed": -1.0, "far": 9.5, "mixed": 2.0}  # Exp's image is > 0
+    assert _joint(REALS, "reals", observed, {"mu": 0.4, "x": 1.3}).item() == -math.inf
+
+
+def test_prior_draws_lie_in_the_support() -> None:
+    torch.manual_seed(0)
+    counts = compile_model(check(COUNTS), "counts")
+    reals = compile_model(check(REALS), "reals")
+    for _ in range(20):
+        drawn = counts.run().values
+        for n in ("hu", "weighed"):
+            y = drawn[n]
+            assert bool(((y == 0) | (y >= 1)).all()) and bool((y == torch.round(y)).all())
+        r = reals.run().values
+        assert float(r["x"]) >= 0.0
+        assert -1.0 <= float(r["cut"]) <= 2.5
+        assert float(r["far"]) >= 9.0
+        assert float(r["pushed"]) > 0.0
+
+
+def test_a_latent_restriction_is_moved_within_its_bounds() -> None:
+    program = compile_model(check(REALS), "reals")
+    constraint = program.site_constraint("x")
+    assert bool(constraint.check(torch.tensor(0.5))) and not bool(
+        constraint.check(torch.tensor(-0.5))
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "words"),
+    [
+        ("sample p <- PointMass(1.0)", "bind it with `let p = ...`"),
+        (
+            "sample p <- Mixture([0.5, 0.5], [PointMass(0.0), Normal(0.0, 1.0)])",
+            "part discrete",
+        ),
+        (
+            "observe p <- Mixture([0.5, 0.5], [Poisson(2.0), Normal(0.0, 1.0)])",
+            "all discrete or all continuous",
+        ),
+        (
+            "observe p <- Mixture([0.2, 0.3, 0.5], [Normal(0.0, 1.0), Normal(2.0, 1.0)])",
+            "2 components but 3 weights",
+        ),
+        ("observe p <- Pushforward(Normal(0.0, 1.0), Exq)", "no bijection"),
+        ("observe p <- Pushforward(Normal(0.0, 1.0), Log)", "Log takes"),
+        ("observe p <- Restrict(Dirichlet([1.0, 1.0]), 0.0)", "draws a vector"),
+        ("observe p <- Restrict(1.0, 0.0)", "is a distribution"),
+        (
+            "observe p <- Mixture([0.5, 0.5], [Normal(0.0, 1.0), Normall(1.0, 1.0)])",
+            "undefined family",
+        ),
+    ],
+)
+def test_what_no_run_can_do_is_said_at_the_construct(step: str, words: str) -> None:
+    head = "object One : FinSet 1\n\nprogram bad : One -> One\n"
+    source = f"{head}    {step}\n    return p\n\nexport bad\n"
+    errors = [d for d in check(source).diagnostics if d.is_error]
+    assert errors and any(words in d.message for d in errors), [d.message for d in errors]
+    assert all(d.span.start_line == 3 for d in errors)
+
+
+def test_a_restriction_without_a_cdf_is_refused_when_run() -> None:
+    source = (
+        "object One : FinSet 1\n\nprogram t : One -> One\n"
+        "    observe y <- Restrict(StudentT(3.0, 0.0, 1.0), 0.0)\n    return y\n\nexport t\n"
+    )
+    program = compile_model(check(source), "t")
+    with pytest.raises(Exception, match=r"line 4, observe y: Restrict of StudentT needs its CDF"):
+        program.log_joint({}, {"y": torch.tensor(1.0, dtype=F64)})
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_export_refuses_a_measure_at_its_step(target: str) -> None:
+    out = export_program(check(REALS), TARGETS[target], "reals")
+    assert out.text is None
+    lines = {d.span.start_line for d in out.diagnostics if d.code == "QVR701"}
+    assert 4 in lines, out.diagnostics  # the restricted latent x
+
+
+def test_the_hurdle_example_is_the_registry_hurdle_on_its_data() -> None:
+    """examples/models/hurdle_counts.qvr, and the same program with the registry's
+    HurdlePoisson in place of its Mixture: one log joint on the example's data."""
+    import json
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "models"
+    source = (example / "hurdle_counts.qvr").read_text(encoding="utf-8")
+    written = "Mixture([pi, fishes], [PointMass(0.0), Normalize(Restrict(Poisson(rate), 1.0))])"
+    assert written in source
+    data = json.loads((example / "hurdle_counts.json").read_text(encoding="utf-8"))
+    latent = {"pi": 0.35, "a": 0.8, "b": -0.7}
+    observed = {"count": data["count"]}
+    x = {"child": torch.tensor(data["child"], dtype=F64)}
+    joints = []
+    for text in (source, source.replace(written, "HurdlePoisson(pi, rate)")):
+        program = compile_model(check(text), "hurdle_counts")
+        values = {k: torch.tensor(v, dtype=F64) for k, v in {**latent, **observed}.items()}
+        joints.append(program.log_joint(x, values).double())
+    torch.testing.assert_close(joints[0], joints[1], rtol=1e-12, atol=1e-12)
