@@ -18,6 +18,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterator
 
+from qvr_core.builtins.families import MEASURE_FAMILIES
 from qvr_core.check.module import CheckedModule
 from qvr_core.syntax import ast
 from qvr_core.text.span import Span
@@ -90,6 +91,8 @@ def _label(node: object) -> str | None:
         return step
     if isinstance(node, ast.Call):
         name = node.callee.text
+        if name in MEASURE_FAMILIES:  # quivers' operator algebra: Mixture, Restrict, ...
+            return f"measure: {name}(...)"
         return f"call: {name}(...)" if name in _NAMED_CALLS else None
     if isinstance(node, ast.Apply):
         name = node.func.text

@@ -52,17 +52,6 @@ def main() -> None:
         f"o{t}": np.array([rng.choice(3, p=emit[s]) for s in st]) for t, st in enumerate(states)
     }
     write("hmm", symbols)
-    # a group fishes at all with probability 0.6 (pi = 0.4 never do); fishing groups catch
-    # Poisson(exp(0.9 - 0.8 * child)) fish, at least one
-    child = rng.integers(0, 4, 120)
-    rate = np.exp(0.9 - 0.8 * child)
-    caught = np.zeros(120, dtype=np.int64)
-    for i in np.flatnonzero(rng.uniform(size=120) >= 0.4):
-        k = 0
-        while k == 0:
-            k = rng.poisson(rate[i])
-        caught[i] = k
-    write("hurdle_counts", {"child": child.astype(np.float64), "count": caught})
 
 
 if __name__ == "__main__":

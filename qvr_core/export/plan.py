@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Let, Measure, Model, Site
+from qvr_core.check.model import Let, Model, Site
 from qvr_core.check.module import CheckedModule
 from qvr_core.check.rows import data_rows
 from qvr_core.check.types import Element
@@ -51,19 +50,6 @@ NOT_EXPORTED_FOLD = (
     "a `fold` is not exported yet (qvr runs it as a loop over its collection's first "
     "plate): write its steps as arithmetic to export the program"
 )
-
-
-def not_exported_measure(measure: Measure) -> str:
-    """Why no target writes a step of quivers' measure algebra yet, in one sentence: each
-    has its own spelling of a mixture, a truncation and a transformed distribution, and
-    none of a restriction that keeps its mass inside a mixture."""
-    ops = dict.fromkeys(m.family for m in measure.walk() if FAMILIES[m.family].measure)
-    return (
-        f"a distribution built from distributions ({', '.join(ops)}) is not exported yet "
-        "(qvr runs it); where a registry family is the same distribution, write it "
-        "(TruncatedNormal, LogNormal, ZeroInflatedPoisson, HurdlePoisson, MixtureNormal) "
-        "to export the program"
-    )
 
 
 @dataclass(frozen=True)
@@ -228,8 +214,6 @@ def _problems(model: Model) -> list[Unsupported]:
                     f"one vector, Stan's {step.constraint.kind}[K], over one plate",
                 )
             )
-        if isinstance(step, Site) and step.measure is not None:
-            out.append(Unsupported(step.step.span, not_exported_measure(step.measure)))
         program = step.callee if isinstance(step, Site) else None
         if program is not None:
             out.append(

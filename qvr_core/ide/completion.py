@@ -28,6 +28,7 @@ from qvr_core.builtins import (
     TOP_KEYWORDS,
     Keyword,
 )
+from qvr_core.builtins.bijectors import BIJECTORS
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.builtins.families import codomain_words
 from qvr_core.builtins.functions import LIFTED
@@ -174,6 +175,14 @@ def candidates(context: Context, modules: list[CheckedModule], cursor_line: int)
                 )
                 for p in dict.fromkeys(q for schema in family.schemas for q in schema)
             ]
+        if family is not None and family.measure is not None:  # its arguments: distributions
+            found += [
+                Candidate(f, Word.FAMILY, f"family {FAMILIES[f].signature()}", "2", _doc(f))
+                for f in FAMILIES
+                if FAMILIES[f].has_distribution or FAMILIES[f].measure is not None
+            ]
+            if family.measure == "pushforward":
+                found += _builtins(BIJECTORS, Word.FUNCTION)
         if where is Where.ARITH:
             found += _builtins((*FUNCTIONS, *LIFTED), Word.FUNCTION)
     elif where is Where.EXPORT:

@@ -23,7 +23,6 @@ import torch
 from torch import distributions as D
 
 from qvr_core.check import check
-from qvr_core.export import TARGETS, export_program
 from qvr_core.runtime.model import compile_model
 from tests.conformance import oracle
 
@@ -266,31 +265,49 @@ def test_a_restriction_without_a_cdf_is_refused_when_run() -> None:
         program.log_joint({}, {"y": torch.tensor(1.0, dtype=F64)})
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
-def test_every_export_refuses_a_measure_at_its_step(target: str) -> None:
-    out = export_program(check(REALS), TARGETS[target], "reals")
-    assert out.text is None
-    lines = {d.span.start_line for d in out.diagnostics if d.code == "QVR701"}
-    assert 4 in lines, out.diagnostics  # the restricted latent x
-
-
 def test_the_hurdle_example_is_the_registry_hurdle_on_its_data() -> None:
-    """examples/models/hurdle_counts.qvr, and the same program with the registry's
-    HurdlePoisson in place of its Mixture: one log joint on the example's data."""
-    import json
+    """examples/measures/hurdle_counts.qvr, and the same program with the registry's
+    HurdlePoisson in place of its Mixture: one log joint on data `qvr data` draws."""
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "models"
+    from qvr_core.runs.synthesise import synthesise
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "measures"
     source = (example / "hurdle_counts.qvr").read_text(encoding="utf-8")
     written = "Mixture([pi, fishes], [PointMass(0.0), Normalize(Restrict(Poisson(rate), 1.0))])"
     assert written in source
-    data = json.loads((example / "hurdle_counts.json").read_text(encoding="utf-8"))
-    latent = {"pi": 0.35, "a": 0.8, "b": -0.7}
-    observed = {"count": data["count"]}
-    x = {"child": torch.tensor(data["child"], dtype=F64)}
+    data = synthesise(check(source), "hurdle_counts", seed=0).arrays()
+    assert 0 < int((data["count"] == 0).sum()) < 120  # zeros and counts both
+    latent = {k: torch.tensor(v, dtype=F64) for k, v in {"pi": 0.35, "a": 0.8, "b": -0.7}.items()}
+    count = torch.as_tensor(data["count"], dtype=F64)
+    x = {"child": torch.as_tensor(data["child"], dtype=F64)}
     joints = []
     for text in (source, source.replace(written, "HurdlePoisson(pi, rate)")):
         program = compile_model(check(text), "hurdle_counts")
-        values = {k: torch.tensor(v, dtype=F64) for k, v in {**latent, **observed}.items()}
-        joints.append(program.log_joint(x, values).double())
+        joints.append(program.log_joint(x, {**latent, "count": count}).double())
+    torch.testing.assert_close(joints[0], joints[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("restricted", "family"),
+    [
+        ("Restrict(Normal(0.0, 2.0), 0.0)", "HalfNormal(2.0)"),
+        ("Restrict(Cauchy(0.0, 2.5), 0.0)", "HalfCauchy(2.5)"),
+        ("Truncated(Normal(0.3, 1.5), -1.0, 2.0)", "TruncatedNormal(0.3, 1.5, -1.0, 2.0)"),
+        ("Pushforward(Normal(0.2, 0.7), Sigmoid)", "LogitNormal(0.2, 0.7)"),
+    ],
+)
+def test_quivers_sugar_is_the_registry_family(restricted: str, family: str) -> None:
+    """quivers' compiler reads `HalfNormal(2.0)` as `Restrict(Normal(0.0, 2.0), 0.0)` and
+    `HalfCauchy(2.5)` as `Restrict(Cauchy(0.0, 2.5), 0.0)` (`dsl/compiler/sugar.py`): the
+    same densities here, at values inside."""
+    values = torch.tensor([0.05, 0.4, 0.9], dtype=F64)
+    joints = []
+    for written in (restricted, family):
+        source = (
+            "object Row : FinSet 3\n\nprogram p : Row -> Row\n"
+            f"    observe y : Row <- {written}\n    return y\n\nexport p\n"
+        )
+        program = compile_model(check(source), "p")
+        joints.append(program.log_joint({}, {"y": values}).double())
     torch.testing.assert_close(joints[0], joints[1], rtol=1e-12, atol=1e-12)

@@ -76,3 +76,15 @@ def test_a_change_of_base_offers_the_transformations_and_the_lets_bound_to_one()
         assert ("pipe" in found) == (probe == "f.change_base(")
     at = RELATIONS.index("softmax(") + len("softmax(")
     assert classify(RELATIONS, at).where is Where.TYPE
+
+
+def test_a_measure_operators_arguments_offer_the_distributions_and_its_bijections() -> None:
+    """Inside `Mixture(...)`, `Restrict(...)`, `Pushforward(...)` an argument is a
+    distribution: the families (number families and operators), and for a pushforward
+    the bijections it takes; a number family's own arguments offer no families."""
+    mixture = labels(Context(Where.BOUND, "", "p", callee="Mixture"))
+    assert mixture.get("Poisson") is Word.FAMILY and mixture.get("PointMass") is Word.FAMILY
+    assert "weights=" in mixture and "Exp" not in mixture
+    pushed = labels(Context(Where.BOUND, "", "p", callee="Pushforward"))
+    assert pushed.get("Exp") is Word.FUNCTION and pushed.get("Normal") is Word.FAMILY
+    assert "Poisson" not in labels(Context(Where.BOUND, "", "p", callee="Normal"))

@@ -23,6 +23,7 @@ from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Let, Site, Step
 from qvr_core.export.numpyro.analysis import Analysis, a_number, analyse, draw_size, frames
 from qvr_core.export.numpyro.families import NORMALISED, ORDERED_SETS, family_call, sized
+from qvr_core.export.numpyro.measures import measure_call
 from qvr_core.export.numpyro.module import (
     Assign,
     Computed,
@@ -228,6 +229,8 @@ class _Lowering:
         self._add(Factor(f"{site.name}.{family.name}", density))
 
     def _distribution(self, site: Site, family: Family) -> str:
+        if site.measure is not None:  # quivers' measure algebra: measures.py
+            return measure_call(site, lambda a: self._argument(family, a, 0, None))
         size = draw_size(self.plan, site, family)
         args: dict[str, str] = {}
         for a in site.args:

@@ -19,6 +19,7 @@ from qvr_core.export.numpyro.families import (
     family_call,
     sized,
 )
+from qvr_core.export.numpyro.measures import measure_problems
 from qvr_core.export.plan import Unsupported
 from qvr_core.text.span import Span
 
@@ -83,6 +84,8 @@ def _one_entry(span: Span, plate: str) -> Unsupported:
 
 def _site_problems(m: Analysis, site: Site) -> list[Unsupported]:
     span = site.step.span
+    if site.measure is not None:  # quivers' measure algebra: measures.py
+        return measure_problems(site)
     family = site.summed_family
     if family is None:
         return [Unsupported(span, f"`{site.family}` is no family NumPyro's export knows")]

@@ -21,6 +21,7 @@ from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.pymc.context import Context
 from qvr_core.export.pymc.families import ORDERED_SETS, PYMC_FAMILIES, TRANSFORMS
 from qvr_core.export.pymc.lower_scopes import PER_GROUP, mixture, mixture_statements, potential
+from qvr_core.export.pymc.measures import measure_call
 from qvr_core.export.pymc.problems import problems
 from qvr_core.export.pymc.tree import (
     AddTerm,
@@ -200,13 +201,18 @@ class _Lowering:
         reads it."""
         cx = self.cx
         assert site.family is not None
-        spec = PYMC_FAMILIES[site.family]
         args: list[str | KeywordCall] = [cx.variable(site.name)]
-        args += cx.family_args(site, named=True)
+        if site.measure is not None:  # quivers' measure algebra: measures.py
+            head, written = measure_call(cx, site)
+            args += written
+        else:
+            head = PYMC_FAMILIES[site.family].pm
+            args += cx.family_args(site, named=True)
         observed = site.kind == "observe"
         datum = cx.plan.datum(site.name)
+        support = site.support
         if observed:
-            integer = datum.integer if datum is not None else FAMILIES[site.family].discrete
+            integer = datum.integer if datum is not None else bool(support and support.discrete)
             early = site.name in self.early
             args.append(f"observed={cx.py(site.name) if early else cx.array(site.name, integer)}")
         dims = cx.site_dims(site) if (site.annotated or not observed) else []
@@ -223,7 +229,7 @@ class _Lowering:
         if site.kind == "sample" and FAMILIES[site.family].discrete:
             out.append(Comment("discrete: PyMC samples it by Gibbs steps (qvr's NUTS sums it out)"))
         target = cx.py(site.name) if read_later else None
-        out.append(Assign(target, Call(spec.pm, tuple(args), named)))
+        out.append(Assign(target, Call(head, tuple(args), named)))
         return out
 
     # -- lets

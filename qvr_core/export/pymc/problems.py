@@ -15,6 +15,7 @@ from qvr_core.export.densities import density_problem
 from qvr_core.export.plan import NOT_EXPORTED_FACTOR, NOT_EXPORTED_FOLD, Unsupported
 from qvr_core.export.pymc.context import Context, summed_name
 from qvr_core.export.pymc.families import PYMC_FAMILIES, SUMMED, WHY_NOT, family_call
+from qvr_core.export.pymc.measures import measure_problems
 from qvr_core.export.pymc.terms import FUNCTIONS, NOT_WRITTEN
 
 
@@ -58,6 +59,8 @@ def _term_problems(term: Term) -> list[Unsupported]:
 
 def _site_problems(cx: Context, site: Site) -> list[Unsupported]:
     assert site.family is not None
+    if site.measure is not None:  # quivers' measure algebra: measures.py
+        return measure_problems(site)
     if site.family not in PYMC_FAMILIES:
         why = WHY_NOT.get(site.family, f"PyMC has no {site.family} distribution")
         return [Unsupported(site.step.span, f"{site.family}: {why}")]

@@ -23,6 +23,7 @@ from qvr_core.export.stan.lower_env import Env, declared
 from qvr_core.export.stan.lower_lets import declare_let, let_blocks, let_by_entry, score
 from qvr_core.export.stan.lower_scopes import scope
 from qvr_core.export.stan.lower_sites import draw, parameter, site_value, stan_family
+from qvr_core.export.stan.measures import truncated_site
 from qvr_core.export.stan.program import (
     NO_BOUNDS,
     Assign,
@@ -239,9 +240,16 @@ def _top(env: Env, node: Node, kinds: dict[str, str]) -> None:
             )
         env.model.extend(scope(env, node, {}, None, "target"))
         return
-    family = stan_family(env, step)
-    if family is None:
-        return
+    if step.measure is not None:  # quivers' measure algebra: a truncation (measures.py)
+        found = truncated_site(env, step)
+        if found is None:
+            return
+        step, family = found
+    else:
+        written = stan_family(env, step)
+        if written is None:
+            return
+        family = written
     if step.kind == "sample":
         parameter(env, step, family)
     env.model.extend(draw(env, step, family))

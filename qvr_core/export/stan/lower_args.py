@@ -98,6 +98,8 @@ def arguments(env: Env, site: Site, family: StanFamily) -> dict[str, Term] | Non
     for name in family.params + (family.truncation or ()):
         if name in given:
             out[name] = given[name]
+        elif name in (family.truncation or ()):
+            continue  # an end left open: `T[low, ]`
         elif name.isdigit():
             out[name] = Num(float(name), span)
         else:
@@ -128,8 +130,8 @@ def dist(
         texts[name] = text
     main = ", ".join(texts[n] for n in family.params)
     bounds = None
-    if family.truncation is not None:
-        bounds = (texts[family.truncation[0]], texts[family.truncation[1]])
+    if family.truncation is not None:  # an end not given is left open: `T[0.0, ]`
+        bounds = (texts.get(family.truncation[0], ""), texts.get(family.truncation[1], ""))
     return family.stan, main, bounds
 
 

@@ -151,7 +151,9 @@ def _bounds(env: Env, site: Site, value: Value) -> Bounds | None:
     """The bounds of a parameter: its family's support (None, with the problem, where
     Stan has no parameter of that support)."""
     assert site.family is not None
-    c = FAMILIES[site.family].support
+    # a truncation's interval (measures.py), else the family's support
+    c = site.support if site.measure is not None else None
+    c = c or FAMILIES[site.family].support
     match c.kind:
         case "real" | "simplex" | "real_vector":
             return NO_BOUNDS
@@ -159,7 +161,7 @@ def _bounds(env: Env, site: Site, value: Value) -> Bounds | None:
             return Bounds(lower="0")
         case "unit_interval":
             return Bounds(lower="0", upper="1")
-        case "interval" | "greater_than" | "greater_than_eq":
+        case "interval" | "greater_than" | "greater_than_eq" | "less_than_eq":
             ends: list[str | None] = []
             for param in (c.low, c.high):
                 if param is None or isinstance(param, float):

@@ -1,0 +1,151 @@
+"""A step of quivers' measure algebra as the probability distribution each target writes.
+
+qvr's runtime computes any measure (`runtime/measures.py`): a restriction that keeps its
+mass inside a mixture, nested mixtures, a step that rescales what it draws from. The
+targets' libraries have probability distributions only: a mixture of them (PyMC's
+`Mixture`, NumPyro's `MixtureGeneral`), a truncation rescaled to mass 1 (`pm.Truncated`,
+`TruncatedDistribution`, Stan's `T[low, high]`), a point mass, a transformed
+distribution. `written_form` rewrites the checked measure into those terms where that is
+the same distribution, and says why where it is not, so every target refuses the same
+constructs for the same reason and then only what its own library lacks.
+
+The rewriting: a step rescales its measure to mass 1, so a `Restrict` the step draws from
+is a truncation; `Truncated(b, ...)` and `Normalize(Restrict(b, ...))` are one anywhere.
+A `Mixture` the step draws from, of components that are probability distributions, is
+the mixture with its weights divided by their sum (`Mix.rescaled`). A `Restrict` inside a
+`Mixture` keeps its mass there (the mixture weighs it by w_k m_k), which no target's
+mixture does: refused, with the spelling that makes it a distribution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qvr_core.builtins import FAMILIES
+from qvr_core.check.model import Argument, Measure
+from qvr_core.export.plan import Unsupported
+from qvr_core.text.span import Span
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A number family of the registry at its bound arguments."""
+
+    family: str
+    args: tuple[Argument, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Point:
+    """All mass on `value`."""
+
+    value: Argument
+    span: Span
+
+
+@dataclass(frozen=True)
+class Cut:
+    """`base` truncated to [low, high] (either may be missing) and rescaled to mass 1."""
+
+    base: Leaf
+    low: Argument | None
+    high: Argument | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """`base` pushed through the bijection named `bijector`."""
+
+    base: Leaf | Cut
+    bijector: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Mix:
+    """A mixture of probability distributions: component k with weight w_k / sum(w)."""
+
+    weights: Argument
+    parts: tuple[Leaf | Point | Cut | Pushed, ...]
+    span: Span
+
+
+Form = Leaf | Point | Cut | Pushed | Mix
+Part = Leaf | Point | Cut | Pushed
+
+
+def written_form(m: Measure) -> Form | Unsupported:
+    """The distribution a step draws from `m` is, in the targets' terms (module doc)."""
+    found = _form(m, top=True)
+    return found
+
+
+def _form(m: Measure, *, top: bool) -> Form | Unsupported:
+    family = FAMILIES[m.family]
+    args = {a.param: a for a in m.args}
+    match family.measure:
+        case None:
+            return Leaf(m.family, m.args, m.span)
+        case "point":
+            return Point(args["value"], m.span)
+        case "truncated":
+            return _cut(m.parts[0], args, m.span)
+        case "restrict":
+            if not top:
+                return Unsupported(
+                    m.span,
+                    f"a {m.family} inside another distribution keeps its mass there "
+                    "(quivers' meaning: the mixture weighs it by that mass), which no "
+                    "target's mixture does: write Truncated(base, low, high) or "
+                    f"Normalize({m.family}(...)) for a component that has mass 1",
+                )
+            return _cut(m.parts[0], args, m.span)
+        case "rescaled":
+            inner = m.parts[0]
+            if FAMILIES[inner.family].measure in ("restrict", "truncated"):
+                inner_args = {a.param: a for a in inner.args}
+                return _cut(inner.parts[0], inner_args, m.span)
+            return _form(inner, top=top)
+        case "pushforward":
+            base = _form(m.parts[0], top=False)
+            if isinstance(base, Unsupported):
+                return base
+            if not isinstance(base, Leaf | Cut):
+                return Unsupported(m.span, "a Pushforward of a mixture or a point is not exported")
+            return Pushed(base, m.bijector or "Identity", m.span)
+        case "mixture":
+            if not top:
+                return Unsupported(m.span, "a Mixture inside another distribution is not exported")
+            parts: list[Part] = []
+            for p in m.parts:
+                found = _form(p, top=False)
+                if isinstance(found, Unsupported):
+                    return found
+                assert not isinstance(found, Mix)  # refused above
+                parts.append(found)
+            return Mix(args["weights"], tuple(parts), m.span)
+    raise AssertionError(family.measure)
+
+
+def _cut(base: Measure, args: dict[str, Argument], span: Span) -> Cut | Unsupported:
+    if FAMILIES[base.family].measure is not None:
+        return Unsupported(span, f"a truncation of a {base.family} is not exported")
+    return Cut(Leaf(base.family, base.args, base.span), args.get("low"), args.get("high"), span)
+
+
+def leaves(form: Form) -> tuple[Leaf, ...]:
+    """The number families a form draws from, outermost first."""
+    match form:
+        case Leaf():
+            return (form,)
+        case Point():
+            return ()
+        case Cut(base=base) | Pushed(base=base):
+            return leaves(base)
+        case Mix(parts=parts):
+            return tuple(leaf for p in parts for leaf in leaves(p))
+
+
+__all__ = ["Cut", "Form", "Leaf", "Mix", "Part", "Point", "Pushed", "leaves", "written_form"]

@@ -1,0 +1,120 @@
+"""A step of quivers' measure algebra as a PyMC distribution (`export/measures.py`'s form).
+
+A mixture is `pm.Mixture(w=..., comp_dists=[...])` with the weights divided by their sum
+(the step rescales the mixture to mass 1), a truncation `pm.Truncated(base, lower=...,
+upper=...)` (PyMC rescales by the base's CDF, as qvr does), a point mass
+`pm.DiracDelta`. PyMC has no distribution pushed through a bijection: refused, naming
+the registry family that is one (`LogNormal` for `Exp` of a `Normal`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from qvr_core.check.model import Argument, Site
+from qvr_core.export.measures import Cut, Form, Leaf, Mix, Part, Point, Pushed, written_form
+from qvr_core.export.plan import Unsupported
+from qvr_core.export.pymc.context import Context
+from qvr_core.export.pymc.families import PYMC_FAMILIES, WHY_NOT, family_call, keywords
+from qvr_core.export.pymc.terms import number
+
+#: What PyMC writes of each operator of the measure algebra (docs/export.md's table).
+WRITES: dict[str, str] = {
+    "mixture": "yes",
+    "restrict": "yes, at a step",
+    "truncated": "yes",
+    "rescaled": "of a truncation",
+    "point": "yes",
+    "pushforward": "no",
+}
+
+
+def measure_problems(site: Site) -> list[Unsupported]:
+    """What PyMC cannot write of the measure `site` draws from (none: it writes it)."""
+    assert site.measure is not None
+    form = written_form(site.measure)
+    if isinstance(form, Unsupported):
+        return [form]
+    return [p for part in _parts(form) if (p := _part_problem(part)) is not None]
+
+
+def _parts(form: Form) -> tuple[Part, ...]:
+    return form.parts if isinstance(form, Mix) else (form,)
+
+
+def _part_problem(part: Part) -> Unsupported | None:
+    match part:
+        case Pushed():
+            return Unsupported(
+                part.span,
+                f"PyMC has no distribution pushed through a bijection ({part.bijector}); "
+                "where a registry family is the same one, write it (LogNormal for Exp of a "
+                "Normal, LogitNormal for Sigmoid of one)",
+            )
+        case Cut(base=base) | (Leaf() as base) if base.family not in PYMC_FAMILIES:
+            why = WHY_NOT.get(base.family, f"PyMC has no {base.family} distribution")
+            return Unsupported(base.span, f"{base.family}: {why}")
+    return None
+
+
+def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
+    """The PyMC class of the step's distribution and its arguments (beside the name,
+    `observed` and `dims`, which the site's writer adds)."""
+    assert site.measure is not None
+    form = written_form(site.measure)
+    assert not isinstance(form, Unsupported)  # measure_problems said so first
+    match form:
+        case Mix(weights=weights, parts=parts):
+            whole = bool(site.support and site.support.discrete)
+            comps = ", ".join(_dist(cx, p, whole) for p in parts)
+            return "pm.Mixture", [f"w={_weights(cx, weights)}", f"comp_dists=[{comps}]"]
+        case Cut():
+            return "pm.Truncated", [_dist(cx, form.base), *_bounds(cx, form)]
+        case Point(value=value):
+            return "pm.DiracDelta", [f"c={cx.argument(value)}"]
+        case Leaf(family=family, args=args):
+            texts = {a.param: cx.argument(a) for a in args}
+            return PYMC_FAMILIES[family].pm, keywords(family, texts, named=True)
+        case Pushed():
+            raise AssertionError(form)  # measure_problems refused it
+
+
+def _dist(cx: Context, part: Part, whole: bool = False) -> str:
+    """`part` as a PyMC distribution; `whole`: in a mixture of counts, where PyMC wants
+    its point mass of an integer type (it refuses to mix discrete and continuous ones)."""
+    match part:
+        case Leaf(family=family, args=args):
+            call = family_call(family, {a.param: cx.argument(a) for a in args})
+            assert call is not None  # measure_problems refused the others
+            return call
+        case Point(value=value) if whole and isinstance(value.literal, float):
+            return f"pm.DiracDelta.dist({int(value.literal)})"
+        case Point(value=value) if whole:
+            return f"pm.DiracDelta.dist(pt.round({cx.argument(value)}).astype('int64'))"
+        case Point(value=value):
+            return f"pm.DiracDelta.dist({cx.argument(value)})"
+        case Cut():
+            return f"pm.Truncated.dist({_dist(cx, part.base)}, {', '.join(_bounds(cx, part))})"
+        case Pushed():
+            raise AssertionError(part)  # measure_problems refused it
+
+
+def _bounds(cx: Context, cut: Cut) -> list[str]:
+    out = []
+    if cut.low is not None:
+        out.append(f"lower={cx.argument(cut.low)}")
+    if cut.high is not None:
+        out.append(f"upper={cx.argument(cut.high)}")
+    return out
+
+
+def _weights(cx: Context, w: Argument) -> str:
+    """The weights divided by their sum: written out where they are numbers."""
+    if isinstance(w.literal, tuple):
+        total = math.fsum(w.literal)
+        return f"np.array([{', '.join(number(v / total) for v in w.literal)}])"
+    text = cx.argument(w)
+    return f"{text} / pt.sum({text}, axis=-1, keepdims=True)"
+
+
+__all__ = ["WRITES", "measure_call", "measure_problems"]

@@ -1,0 +1,171 @@
+"""quivers' measure algebra through the exports: what each target writes scores as qvr.
+
+`export/measures.py` rewrites a step's measure into probability distributions (a
+truncation, a mixture of distributions, a point mass, a pushforward); PyMC writes
+`pm.Truncated`, `pm.Mixture` and `pm.DiracDelta`, NumPyro `TruncatedDistribution`,
+`MixtureGeneral`, `Delta` and `TransformedDistribution`, Stan `T[low, high]`. Each
+export's log density at qvr's start point is qvr's log joint there (Stan's: its
+compiler accepts the program; tests/export/test_stan.py holds compiled Stan to qvr's
+log joint). What a target cannot write is refused where it is written (QVR701).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qvr_core.check import check
+from qvr_core.export import TARGETS, export_program
+from qvr_core.runs.synthesise import synthesise
+from tests.export.qvr_start import qvr_start
+
+#: Truncated latents (one end, the other, both), truncated data, a mixture of a Normal and
+#: a truncated Exponential, zero inflation: what PyMC writes.
+BY_PYMC = """object R : FinSet 4
+
+program cuts : R -> R
+    sample mu <- Normal(0.0, 1.0)
+    sample x <- Restrict(Normal(mu, 2.0), 0.0)
+    sample s <- Truncate(Gamma(2.0, 1.0), high=3.0)
+    observe cut : R <- Truncate(Normal(mu, s), low=-1.0, high=2.5)
+    observe far : R <- Restrict(Normal(mu, 1.0), 2.0)
+    observe m : R <- Mixture([0.25, 0.5], [Normal(mu, 1.0), Truncated(Exponential(x), 0.5, 4.0)])
+    observe zi : R <- Mixture([0.3, 0.7], [PointMass(0.0), Poisson(x)])
+    return mu
+
+export cuts
+"""
+
+#: What NumPyro writes: its truncations are of Normal, Cauchy, Laplace, Logistic and
+#: StudentT; a pushforward inside a mixture.
+BY_NUMPYRO = """object R : FinSet 4
+
+program cuts : R -> R
+    sample mu <- Normal(0.0, 1.0)
+    sample x <- Restrict(Normal(mu, 2.0), 0.0)
+    sample s <- Truncate(Cauchy(1.0, 1.0), 0.0, 3.0)
+    observe cut : R <- Truncate(Normal(mu, s), low=-1.0, high=2.5)
+    observe pushed : R <- Pushforward(Normal(mu, 0.5), Exp)
+    observe m : R <- Mixture([0.25, 0.5], [Normal(mu, 1.0), Pushforward(Laplace(x, 1.0), Exp)])
+    observe zi : R <- Mixture([0.3, 0.7], [PointMass(0.0), Poisson(x)])
+    return mu
+
+export cuts
+"""
+
+
+def _data(source: str) -> tuple[Any, dict[str, Any]]:
+    module = check(source)
+    assert [d.message for d in module.diagnostics if d.is_error] == []
+    arrays = synthesise(module, "cuts", seed=0).arrays()
+    return module, json.loads(json.dumps({k: v.tolist() for k, v in arrays.items()}))
+
+
+def test_pymc_writes_truncations_mixtures_and_point_masses_as_qvr_scores() -> None:
+    pytest.importorskip("pymc")
+    from tests.export.pymc_points import value_point
+    from tests.export.test_pymc import PYTHON, load
+
+    module, data = _data(BY_PYMC)
+    out = export_program(module, TARGETS["pymc"], "cuts")
+    assert out.text is not None, out.diagnostics
+    for written in ("pm.Truncated(", "pm.Mixture(", "pm.DiracDelta.dist(0)", "upper=3.0"):
+        assert written in out.text, out.text
+    start = qvr_start(module, "cuts", data, summed=False)
+    model = load(out.text)["build_model"](**data)
+    logp = model.compile_logp(jacobian=False, mode=PYTHON)
+    assert float(logp(value_point(model, start.point))) == pytest.approx(start.log_joint, rel=1e-6)
+
+
+@pytest.mark.usefixtures("jax_float64")
+def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("numpyro")
+    import jax
+    from numpyro.infer.util import log_density
+
+    from tests.export.test_numpyro import load
+
+    module, data = _data(BY_NUMPYRO)
+    out = export_program(module, TARGETS["numpyro"], "cuts")
+    assert out.text is not None, out.diagnostics
+    for written in ("TruncatedDistribution(", "MixtureGeneral(", "dist.Delta(0.0)", "ExpTransform"):
+        assert written in out.text, out.text
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    namespace = load(out.text)
+    kwargs = namespace["load_data"](str(path))
+    start = qvr_start(module, "cuts", data, summed=True)
+    point = {k: jax.numpy.asarray(v) for k, v in start.point.items()}
+    density = float(log_density(namespace["model"], (), kwargs, point)[0])
+    assert density == pytest.approx(start.log_joint, rel=1e-6)
+
+
+def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
+    source = "\n".join(line for line in BY_PYMC.splitlines() if "Mixture" not in line)
+    out = export_program(check(source), TARGETS["stan"], "cuts")
+    assert out.text is not None, out.diagnostics
+    for written in (
+        "real<lower=0.0> x;",
+        "real<lower=0.0, upper=3.0> s;",
+        "x ~ normal(mu, 2.0) T[0.0, ];",
+        "s ~ gamma(2.0, 1.0) T[, 3.0];",
+        "cut ~ normal(mu, s) T[-1.0, 2.5];",
+    ):
+        assert written in out.text, out.text
+    try:
+        import httpstan.compile
+    except Exception:
+        pytest.skip("httpstan (Stan's compiler front end) is not installed")
+    httpstan.compile.compile(out.text, "qvr_export")  # raises where stanc refuses it
+
+
+@pytest.mark.parametrize(
+    ("target", "step", "words"),
+    [
+        ("pymc", "observe y : Row <- Pushforward(Normal(0.0, 1.0), Exp)", "LogNormal for Exp"),
+        ("numpyro", "observe y : Row <- Truncated(Gamma(2.0, 1.0), 0.5, 3.0)", "not Gamma"),
+        (
+            "numpyro",
+            "observe y : Row <- Mixture([0.4, 0.6], [PointMass(0.0), Normalize(Restrict(Poisson(2.0), 1.0))])",  # noqa: E501
+            "HurdlePoisson",
+        ),
+        (
+            "stan",
+            "observe y : Row <- Mixture([0.4, 0.6], [Normal(0.0, 1.0), Normal(3.0, 1.0)])",
+            "not a mixture",
+        ),
+        ("stan", "observe y : Row <- Restrict(Poisson(2.0), 1.0)", "continuous families"),
+    ],
+)
+def test_what_a_target_lacks_is_refused_where_it_is_written(
+    target: str, step: str, words: str
+) -> None:
+    source = (
+        f"object Row : FinSet 3\n\nprogram p : Row -> Row\n    {step}\n    return y\n\nexport p\n"
+    )
+    out = export_program(check(source), TARGETS[target], "p")
+    assert out.text is None
+    found = [d for d in out.diagnostics if d.code == "QVR701" and words in d.message]
+    assert found and all(d.span.start_line == 3 for d in found), out.diagnostics
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_a_restriction_that_keeps_its_mass_in_a_mixture_is_refused_by_every_target(
+    target: str,
+) -> None:
+    """quivers' mixture weighs a Restrict by the mass it keeps; no target's mixture does,
+    so each says so at the Restrict and how to write a component of mass 1."""
+    step = "observe y : Row <- Mixture([0.4, 0.6], [PointMass(0.0), Restrict(Poisson(2.0), 1.0)])"
+    source = (
+        f"object Row : FinSet 3\n\nprogram p : Row -> Row\n    {step}\n    return y\n\nexport p\n"
+    )
+    out = export_program(check(source), TARGETS[target], "p")
+    assert out.text is None
+    found = [d for d in out.diagnostics if "keeps its mass there" in d.message]
+    assert found, out.diagnostics
+    assert source[found[0].span.start : found[0].span.end].startswith("Restrict(Poisson")
