@@ -65,8 +65,7 @@ distributions they are built from give (docs/language.md, "Distributions built f
 distributions").
 
 Not in the catalogue yet, from quivers 0.25: `Horseshoe` (its marginal density has no
-closed form or torch counterpart), `LKJCorrelationFactor`, `ZeroOneInflatedBeta` and
-`Independent`.
+closed form or torch counterpart), `LKJCorrelationFactor` and `Independent`.
 """
 
 

@@ -503,6 +503,10 @@ _LOC = _p("loc", REAL, "location")
 _BASE = _p("base", Constraint("measure"), "the distribution it is built from")
 _MEASURES = _p("components", Constraint("measures"), "the component distributions, a list")
 _BIJECTOR = _p("bijector", Constraint("bijector"), "the bijection: Exp, Log, Sigmoid, ...")
+_LOW = _p("low", REAL, "lower end (kept)")
+_HIGH = _p("high", REAL, "upper end (kept)")
+#: A restriction's parameterisations: both ends, or either (quivers' `Restrict`).
+_RESTRICT = ((_BASE, _LOW, _HIGH), (_BASE, _LOW), (_BASE, _HIGH))
 _SCALE = _p("scale", POSITIVE, "scale (> 0)")
 _C1 = Param("concentration1", POSITIVE, "first shape, alpha (> 0)", network_floor=0.1)
 _C0 = Param("concentration0", POSITIVE, "second shape, beta (> 0)", network_floor=0.1)
@@ -965,6 +969,21 @@ _CATALOGUE: tuple[Family, ...] = (
         {"zero_prob": 0.3, "rate": 2.5},
     ),
     Family(
+        "ZeroOneInflatedBeta",
+        (
+            (
+                _p("mu", UNIT, "mean of the Beta part, in (0, 1)"),
+                _p("phi", POSITIVE, "precision of the Beta part (> 0)"),
+                _p("zoi", UNIT, "probability of 0 or 1"),
+                _p("coi", UNIT, "probability of 1 given 0 or 1"),
+            ),
+        ),
+        UNIT,
+        "A proportion that may be exactly 0 or 1 (brms' zero-one-inflated beta): 0 with "
+        "probability zoi (1 - coi), 1 with zoi coi, else a Beta(mu phi, (1 - mu) phi) draw.",
+        {"mu": 0.4, "phi": 5.0, "zoi": 0.2, "coi": 0.3},
+    ),
+    Family(
         "OneHotCategorical",
         ((_p("probs", SIMPLEX, "the probability of each value"),),),
         Constraint("one_hot"),
@@ -1193,11 +1212,7 @@ _CATALOGUE: tuple[Family, ...] = (
     ),
     Family(
         "Restrict",
-        (
-            (_BASE, _p("low", REAL, "lower end (kept)"), _p("high", REAL, "upper end (kept)")),
-            (_BASE, _p("low", REAL, "lower end (kept)")),
-            (_BASE, _p("high", REAL, "upper end (kept)")),
-        ),
+        _RESTRICT,
         REAL,
         "The base restricted to [low, high] (Stan's truncation `T[low, high]`): a step "
         "rescales it to mass 1, so its density is the base's over its mass on the interval; "
@@ -1207,11 +1222,7 @@ _CATALOGUE: tuple[Family, ...] = (
     ),
     Family(
         "Truncate",
-        (
-            (_BASE, _p("low", REAL, "lower end (kept)"), _p("high", REAL, "upper end (kept)")),
-            (_BASE, _p("low", REAL, "lower end (kept)")),
-            (_BASE, _p("high", REAL, "upper end (kept)")),
-        ),
+        _RESTRICT,
         REAL,
         "Another name of `Restrict`: the base restricted to [low, high].",
         {"base": "Normal(0.0, 1.0)", "low": 0.0},
@@ -1220,7 +1231,7 @@ _CATALOGUE: tuple[Family, ...] = (
     ),
     Family(
         "Truncated",
-        ((_BASE, _p("low", REAL, "lower end (kept)"), _p("high", REAL, "upper end (kept)")),),
+        _RESTRICT[:1],
         REAL,
         "The base restricted to [low, high] and rescaled to mass 1 wherever it is written "
         "(`Normalize(Restrict(base, low, high))`): inside a `Mixture` too, it is a "

@@ -290,6 +290,64 @@ class BetaBinomial(_Rebuilt, D.Distribution):
         return torch.where(inside, lp, -math.inf)
 
 
+class _ClosedUnit(C.Constraint):
+    """[0, 1] with its ends as values a draw may take (atoms, not roundings): not one of
+    torch's intervals, so `into_support` keeps a draw of exactly 0 or 1 as it is."""
+
+    def check(self, value: torch.Tensor) -> torch.Tensor:
+        return (value >= 0) & (value <= 1)
+
+
+class ZeroOneInflatedBeta(_Rebuilt, D.Distribution):
+    """A proportion with atoms at 0 and 1 (brms' zero-one-inflated beta): mass zoi (1 - coi)
+    at 0, zoi coi at 1, and (1 - zoi) Beta(mu phi, (1 - mu) phi) between, as quivers'
+    reference family writes it. Its log density at 0 and 1 is of those masses, between
+    them of the Beta part's density, and -inf outside [0, 1]."""
+
+    PARAMS = ("mu", "phi", "zoi", "coi")
+
+    arg_constraints: ClassVar[dict[str, C.Constraint]] = {
+        "mu": C.unit_interval,
+        "phi": C.positive,
+        "zoi": C.unit_interval,
+        "coi": C.unit_interval,
+    }
+    support = _ClosedUnit()
+    has_rsample = False
+
+    def __init__(
+        self,
+        mu: torch.Tensor,
+        phi: torch.Tensor,
+        zoi: torch.Tensor,
+        coi: torch.Tensor,
+        validate_args: bool | None = None,
+    ):
+        self.mu, self.phi, self.zoi, self.coi = torch.broadcast_tensors(mu, phi, zoi, coi)
+        super().__init__(self.mu.shape, validate_args=validate_args)
+
+    def _beta(self) -> D.Beta:
+        return D.Beta(self.mu * self.phi, (1 - self.mu) * self.phi, validate_args=False)
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        inside = (value > 0) & (value < 1)
+        middle = torch.log1p(-self.zoi) + self._beta().log_prob(
+            torch.where(inside, value, torch.full_like(value, 0.5))
+        )
+        zero = torch.log(self.zoi) + torch.log1p(-self.coi)
+        one = torch.log(self.zoi) + torch.log(self.coi)
+        lp = torch.where(value == 0, zero, torch.where(value == 1, one, middle))
+        return torch.where(inside | (value == 0) | (value == 1), lp, -math.inf)
+
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
+        shape = self._extended_shape(torch.Size(sample_shape))
+        with torch.no_grad():
+            middle = self._beta().sample(torch.Size(sample_shape))
+            ends = torch.rand(shape, dtype=middle.dtype) < self.zoi.expand(shape)
+            one = torch.rand(shape, dtype=middle.dtype) < self.coi.expand(shape)
+            return torch.where(ends, one.to(middle.dtype), middle)
+
+
 class HurdlePoisson(_Rebuilt, D.Distribution):
     """0 with probability `zero_prob`, else a zero-truncated Poisson(rate).
 
@@ -825,6 +883,10 @@ class Factories:
     @staticmethod
     def HurdlePoisson(a: Args, space: int | None) -> D.Distribution:
         return HurdlePoisson(a["zero_prob"], a["rate"])
+
+    @staticmethod
+    def ZeroOneInflatedBeta(a: Args, space: int | None) -> D.Distribution:
+        return ZeroOneInflatedBeta(a["mu"], a["phi"], a["zoi"], a["coi"])
 
     @staticmethod
     def OneHotCategorical(a: Args, space: int | None) -> D.Distribution:

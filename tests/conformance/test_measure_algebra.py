@@ -311,3 +311,35 @@ def test_quivers_sugar_is_the_registry_family(restricted: str, family: str) -> N
         program = compile_model(check(source), "p")
         joints.append(program.log_joint({}, {"y": values}).double())
     torch.testing.assert_close(joints[0], joints[1], rtol=1e-12, atol=1e-12)
+
+
+def test_the_zero_one_inflated_beta_is_quivers_reference_density() -> None:
+    """quivers' `ZeroOneInflatedBeta(mu, phi, zoi, coi)` (`qiec/reference_families.py`):
+    log(zoi (1 - coi)) at 0, log(zoi coi) at 1, log(1 - zoi) plus the Beta(mu phi,
+    (1 - mu) phi) log density between, -inf outside [0, 1]; draws keep the atoms."""
+    source = (
+        "object Row : FinSet 5\n\nprogram p : Row -> Row\n"
+        "    sample mu <- Beta(2.0, 2.0)\n"
+        "    observe y : Row <- ZeroOneInflatedBeta(mu, 6.0, 0.3, 0.4)\n"
+        "    return mu\n\nexport p\n"
+    )
+    program = compile_model(check(source), "p")
+    mu = 0.35
+    y = torch.tensor([0.0, 1.0, 0.2, 0.9, 0.5], dtype=F64)
+    got = program.log_joint({}, {"mu": torch.tensor(mu, dtype=F64), "y": y}).double().reshape(())
+    beta = D.Beta(torch.tensor(mu * 6.0, dtype=F64), torch.tensor((1 - mu) * 6.0, dtype=F64))
+    want = (
+        D.Beta(torch.tensor(2.0, dtype=F64), torch.tensor(2.0, dtype=F64)).log_prob(
+            torch.tensor(mu, dtype=F64)
+        )
+        + math.log(0.3 * 0.6)
+        + math.log(0.3 * 0.4)
+        + (math.log(0.7) + beta.log_prob(y[2:])).sum()
+    )
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    outside = program.log_joint({}, {"mu": torch.tensor(mu, dtype=F64), "y": y + 0.5})
+    assert outside.item() == -math.inf
+    torch.manual_seed(0)
+    draws = torch.stack([program.run().values["y"] for _ in range(400)])
+    assert bool(((draws >= 0) & (draws <= 1)).all())
+    assert bool((draws == 0).any()) and bool((draws == 1).any())
