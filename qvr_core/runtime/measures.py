@@ -190,6 +190,10 @@ class _Restrict(_Node):
 
     def draw(self, shape: torch.Size) -> torch.Tensor:
         base = self.base
+        if isinstance(base, _Leaf) and base.discrete:
+            counted = self._counted(base, shape)
+            if counted is not None:
+                return counted
         if isinstance(base, _Leaf) and not base.discrete:
             x = self._inverted(base, shape)
             if x is not None and bool(torch.isfinite(x).all()) and bool(self._inside(x).all()):
@@ -204,6 +208,35 @@ class _Restrict(_Node):
             f"{self.where}: no draw of the base landed inside Restrict's interval in "
             f"{_ROUNDS} rounds: its mass there is too small to draw by rejection"
         )
+
+    def _counted(self, base: _Leaf, shape: torch.Size) -> torch.Tensor | None:
+        """Draws of a count family restricted to [low, high] by its probabilities over the
+        whole numbers there (a Poisson above 0 at a rate of 0.001 draws 1 at once, where
+        drawing again until inside would take a thousand rounds); up to 20 standard
+        deviations past its mean where no upper end is given. None where that is past
+        `_MOST_COUNTS` numbers (drawn again until inside instead)."""
+        d = base.dist
+        start = torch.zeros((), dtype=base.dtype) if self.low is None else torch.ceil(self.low)
+        start = start.clamp(min=0.0)
+        try:
+            far = d.mean + 20 * d.stddev + 20
+        except NotImplementedError:
+            return None
+        end = torch.floor(self.high) if self.high is not None else far
+        n = int((torch.minimum(end, far) - start).max()) + 1 if end.numel() else 1
+        if not 0 < n <= _MOST_COUNTS:
+            return None
+        k = torch.arange(n, dtype=base.dtype).reshape(-1, *([1] * len(d.batch_shape)))
+        counts = start + k  # (n, *batch)
+        p = torch.where(counts <= end, torch.exp(base.density(counts)), 0.0)
+        total = p.sum(0)
+        if not bool((total > 0).all()):
+            return None
+        cumulative = torch.cumsum(p / total, 0)  # (n, *batch)
+        u = torch.rand(shape + d.batch_shape, dtype=base.dtype)
+        laid = cumulative.reshape(n, *([1] * len(shape)), *d.batch_shape)
+        index = (laid < u.unsqueeze(0)).sum(0).clamp(max=n - 1)  # the first k with F(k) >= u
+        return start + index.to(base.dtype)
 
     def _inverted(self, base: _Leaf, shape: torch.Size) -> torch.Tensor | None:
         """Draws by the inverse CDF at a uniform draw between the ends' CDFs; a Normal's

@@ -343,3 +343,25 @@ def test_the_zero_one_inflated_beta_is_quivers_reference_density() -> None:
     draws = torch.stack([program.run().values["y"] for _ in range(400)])
     assert bool(((draws >= 0) & (draws <= 1)).all())
     assert bool((draws == 0).any()) and bool((draws == 1).any())
+
+
+def test_a_restricted_count_draws_by_its_probabilities_on_the_interval() -> None:
+    """A Poisson above 0 at a rate of 0.001 (which a draw-again-until-inside sampler
+    would need a thousand rounds for) and a Poisson(3) kept to 2..4: draws in the
+    interval, each count about as often as its probability there says (within 5 sd)."""
+    source = (
+        "object R : FinSet 3000\n\nprogram p : R -> R\n"
+        "    observe y : R <- Restrict(Poisson(0.001), 1.0)\n"
+        "    observe w : R <- Restrict(Poisson(3.0), 2.0, 4.0)\n"
+        "    return y\n\nexport p\n"
+    )
+    torch.manual_seed(0)
+    drawn = compile_model(check(source), "p").run().values
+    y, w = drawn["y"], drawn["w"]
+    assert bool((y >= 1).all()) and float((y == 1).double().mean()) > 0.99
+    masses = [3.0**k / math.factorial(k) for k in (2, 3, 4)]
+    for k, mass in zip((2, 3, 4), masses, strict=True):
+        p = mass / sum(masses)
+        count = float((w == k).sum())
+        assert abs(count - 3000 * p) < 5 * math.sqrt(3000 * p * (1 - p)), (k, count)
+    assert bool(((w >= 2) & (w <= 4)).all())

@@ -169,3 +169,54 @@ def test_a_restriction_that_keeps_its_mass_in_a_mixture_is_refused_by_every_targ
     found = [d for d in out.diagnostics if "keeps its mass there" in d.message]
     assert found, out.diagnostics
     assert source[found[0].span.start : found[0].span.end].startswith("Restrict(Poisson")
+
+
+SCOPED = """object Component : FinSet 2
+object Point : FinSet 20
+
+program scoped : Point -> Point
+    sample weights <- Dirichlet(2.0) [over=Component]
+    sample mu : Component <- Normal(0.0, 10.0)
+    marginalize z : Component <- Categorical(weights) [over=Point]
+        observe y : Point <- Truncate(Normal(mu[z], 1.0), low=-5.0)
+    return weights
+
+export scoped
+"""
+
+
+@pytest.mark.usefixtures("jax_float64")
+def test_a_truncation_inside_a_summed_scope_is_numpyros_and_refused_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """NumPyro enumerates the scope around its truncated observe (scored as qvr sums it);
+    PyMC and Stan write a scope's sum of registry families only, and say so at the step."""
+    pytest.importorskip("funsor")
+    import jax
+    from numpyro.contrib.funsor import enum
+    from numpyro.contrib.funsor import log_density as enumerated_log_density
+
+    from tests.export.test_numpyro import load, plate_nesting
+
+    module = check(SCOPED)
+    arrays = synthesise(module, "scoped", seed=0).arrays()
+    data = json.loads(json.dumps({k: v.tolist() for k, v in arrays.items()}))
+    out = export_program(module, TARGETS["numpyro"], "scoped")
+    assert out.text is not None, out.diagnostics
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    namespace = load(out.text)
+    kwargs = namespace["load_data"](str(path))
+    start = qvr_start(module, "scoped", data, summed=True)
+    point = {k: jax.numpy.asarray(v) for k, v in start.point.items()}
+    nesting = plate_nesting(namespace["model"], kwargs, point)
+    enumerated = enum(namespace["model"], first_available_dim=-1 - nesting)
+    density = float(enumerated_log_density(enumerated, (), kwargs, point)[0])
+    assert density == pytest.approx(start.log_joint, rel=1e-6)
+    for target in ("pymc", "stan"):
+        refused = export_program(module, TARGETS[target], "scoped")
+        assert refused.text is None
+        assert any(
+            "inside `marginalize z`" in d.message and d.span.start_line == 7
+            for d in refused.diagnostics
+        ), refused.diagnostics

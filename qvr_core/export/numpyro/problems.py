@@ -84,6 +84,15 @@ def _one_entry(span: Span, plate: str) -> Unsupported:
 
 def _site_problems(m: Analysis, site: Site) -> list[Unsupported]:
     span = site.step.span
+    if site.measure is not None and (site.kind == "sample" or site.via) and site.scope:
+        return [
+            Unsupported(
+                span,
+                f"a distribution built from distributions inside `marginalize "
+                f"{site.scope[-1]}`, drawn or mapped by `via`: the export writes it observed "
+                "over the scope's plate only",
+            )
+        ]
     if site.measure is not None:  # quivers' measure algebra: measures.py
         return measure_problems(site)
     family = site.summed_family
