@@ -22,8 +22,14 @@ from qvr_core.export.stan.families import FROM_ZERO, STAN_FAMILIES
 from qvr_core.export.stan.lower_env import Env, declared
 from qvr_core.export.stan.lower_lets import declare_let, let_blocks, let_by_entry, score
 from qvr_core.export.stan.lower_scopes import scope
-from qvr_core.export.stan.lower_sites import draw, parameter, site_value, stan_family
-from qvr_core.export.stan.measures import truncated_site
+from qvr_core.export.stan.lower_sites import (
+    draw,
+    parameter,
+    site_value,
+    stan_family,
+    value_support,
+)
+from qvr_core.export.stan.measures import is_mixture, mixture, truncated_site
 from qvr_core.export.stan.program import (
     NO_BOUNDS,
     Assign,
@@ -186,9 +192,7 @@ def _copies(env: Env) -> None:
 def _data_bounds(env: Env, site: Site) -> Bounds:
     """Bounds that check observed data against the family's support (numbers only: a
     simplex of rounded numbers in a data file would be refused)."""
-    assert site.family is not None
-    family = FAMILIES[site.family]
-    c = family.support
+    c = value_support(site)
     match c.kind:
         case "boolean":
             return Bounds("0", "1")
@@ -240,6 +244,11 @@ def _top(env: Env, node: Node, kinds: dict[str, str]) -> None:
             )
         env.model.extend(scope(env, node, {}, None, "target"))
         return
+    if step.measure is not None and is_mixture(step):  # measures.py
+        if step.kind == "sample":
+            parameter(env, step)
+        env.model.extend(mixture(env, step))
+        return
     if step.measure is not None:  # quivers' measure algebra: a truncation (measures.py)
         found = truncated_site(env, step)
         if found is None:
@@ -251,7 +260,7 @@ def _top(env: Env, node: Node, kinds: dict[str, str]) -> None:
             return
         family = written
     if step.kind == "sample":
-        parameter(env, step, family)
+        parameter(env, step)
     env.model.extend(draw(env, step, family))
 
 

@@ -11,7 +11,7 @@ scope's sum instead: its exact log density, constants kept (`lpdf`).
 
 from __future__ import annotations
 
-from qvr_core.builtins import FAMILIES
+from qvr_core.builtins import FAMILIES, Constraint
 from qvr_core.check.model import Site
 from qvr_core.check.terms import Call, Gather, Num, Ref, refs
 from qvr_core.export.stan.families import CONSTRAINED, FROM_ZERO, STAN_FAMILIES, StanFamily
@@ -39,11 +39,17 @@ from qvr_core.export.stan.terms import Printer
 from qvr_core.export.stan.values import INT, Binding, Ctx, Printed, Value, at, real_literal
 
 
+def value_support(site: Site) -> Constraint:
+    """The set a site's values lie in as Stan declares them: its family's support, or
+    the one the checker worked out for a step of the measure algebra."""
+    assert site.family is not None
+    support = site.support if site.measure is not None else None
+    return support or FAMILIES[site.family].support
+
+
 def site_value(env: Env, site: Site) -> Value | None:
     """The Stan type of a site's value: its plates, then one draw's own axes."""
-    assert site.family is not None
-    family = FAMILIES[site.family]
-    support = family.support
+    support = value_support(site)
     plates = site.plates
     span = site.step.span
     for p in plates:
@@ -124,15 +130,14 @@ def stan_family(env: Env, site: Site) -> StanFamily | None:
     return spec
 
 
-def parameter(env: Env, site: Site, family: StanFamily) -> None:
+def parameter(env: Env, site: Site) -> None:
     """A `sample`'s parameter, declared within its family's support (bounds, or Stan's
     constrained type), so that Stan samples where qvr's density is defined; a step's
     `[constraint=ordered]` is Stan's `ordered[K]` (the plan has it over one plate)."""
     value = site_value(env, site)
     if value is None:
         return
-    assert site.family is not None
-    support = FAMILIES[site.family].support
+    support = value_support(site)
     span = site.step.span
     name = env.stan_name(site.name, span)
     if name is None:
@@ -158,9 +163,7 @@ def _bounds(env: Env, site: Site, value: Value) -> Bounds | None:
     """The bounds of a parameter: its family's support (None, with the problem, where
     Stan has no parameter of that support)."""
     assert site.family is not None
-    # a truncation's interval (measures.py), else the family's support
-    c = site.support if site.measure is not None else None
-    c = c or FAMILIES[site.family].support
+    c = value_support(site)  # a truncation's interval (measures.py) or the family's
     match c.kind:
         case "real" | "simplex" | "real_vector":
             return NO_BOUNDS
@@ -309,4 +312,4 @@ def lpdf(env: Env, site: Site, family: StanFamily, ctx: Ctx) -> str | None:
     return text
 
 
-__all__ = ["draw", "lpdf", "parameter", "site_target", "site_value", "stan_family"]
+__all__ = ["draw", "lpdf", "parameter", "site_target", "site_value", "stan_family", "value_support"]

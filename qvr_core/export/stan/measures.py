@@ -1,22 +1,31 @@
-"""A step of quivers' measure algebra in Stan: a truncation, `y ~ normal(mu, s) T[0, ];`.
+"""A step of quivers' measure algebra in Stan: a truncation, `y ~ normal(mu, s) T[0, ];`,
+and a mixture, its log density added to `target` one value at a time.
 
 Stan truncates one distribution by its CDF (`T[low, high]`, either end left out), as qvr
-rescales a restriction at a step, and declares a parameter within the interval. It has
-no statement for a mixture of distributions (its `log_mix` is a sum written per value),
-a point mass or a distribution pushed through a bijection: those are refused, naming the
-construct (`export/measures.py` says what every target refuses alike).
+rescales a restriction at a step, and declares a parameter within the interval. A
+mixture is `target += log_sum_exp({log w_1 + lp_1, ...})` for each value (in a loop
+over the site's plate): each component's exact `_lpdf`/`_lpmf` (a truncated one less
+the log of its mass, from its CDFs; a count's ends as whole numbers), a point mass
+`(y == v ? 0 : negative_infinity())`. A distribution pushed through a bijection has no
+Stan statement: refused, naming the construct (`export/measures.py` says what every
+target refuses alike).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Site
-from qvr_core.export.measures import Cut, written_form
+from qvr_core.check.model import Argument, Site
+from qvr_core.export.measures import Cut, Leaf, Mix, Part, Point, written_form
 from qvr_core.export.plan import Unsupported
 from qvr_core.export.stan.families import STAN_FAMILIES, StanFamily
+from qvr_core.export.stan.lower_args import arg_term, dist
 from qvr_core.export.stan.lower_env import Env
+from qvr_core.export.stan.lower_sites import lpdf, site_target
+from qvr_core.export.stan.program import Assign, For, Statement
+from qvr_core.export.stan.values import Ctx, real_literal
 
 #: The parameters a truncation's ends are bound to (`Restrict`'s and `Truncated`'s).
 ENDS = ("low", "high")
@@ -24,9 +33,11 @@ ENDS = ("low", "high")
 
 #: What Stan writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
-    "restrict": "a continuous family, at a step",
-    "truncated": "a continuous family, at a step",
+    "mixture": "yes",
+    "restrict": "a continuous family at a step; in a mixture, a count too",
+    "truncated": "a continuous family; in a mixture, a count too",
     "rescaled": "of a truncation",
+    "point": "in a mixture",
 }
 
 
@@ -41,9 +52,9 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
     if not isinstance(form, Cut):
         env.no(
             site.step.span,
-            "Stan writes a truncated family (T[low, high]) of quivers' measure algebra, not a "
-            "mixture of distributions, a point mass or a pushforward: where a registry "
-            "family is the same distribution, write it (MixtureNormal, LogNormal)",
+            "Stan writes a truncated family (T[low, high]) or a mixture of quivers' measure "
+            "algebra, not a point mass or a pushforward alone: where a registry family is "
+            "the same distribution, write it (LogNormal)",
         )
         return None
     leaf = form.base
@@ -60,4 +71,125 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
     )
 
 
-__all__ = ["ENDS", "WRITES", "truncated_site"]
+def is_mixture(site: Site) -> bool:
+    """The step draws from a mixture (written by `mixture`, not as a `~` statement)."""
+    return site.measure is not None and isinstance(written_form(site.measure), Mix)
+
+
+def mixture(env: Env, site: Site) -> list[Statement]:
+    """`target += log_sum_exp({...})` for each value of the site (module doc); nothing,
+    with the problem, where a part has no Stan density."""
+    assert site.measure is not None
+    form = written_form(site.measure)
+    assert isinstance(form, Mix)
+    target = site_target(env, site, {})
+    if target is None:
+        return []
+    plates = target.value.plates
+    if len(plates) > 1:
+        env.no(site.step.span, "a mixture over more than one plate; the export loops over one")
+        return []
+    i = env.fresh("i") if plates else None
+    ctx: Ctx = {plates[0]: i} if i is not None else {}
+    env.active.append(set())
+    try:
+        weights = _log_weights(env, form.weights, len(form.parts), ctx)
+        terms = [_part(env, site, part, ctx) for part in form.parts]
+    finally:
+        env.active.pop()
+    if weights is None or any(t is None for t in terms):
+        return []
+    summed = ", ".join(f"{w} + {t}" for w, t in zip(weights, terms, strict=True))
+    add = Assign("target", f"log_sum_exp({{{summed}}})", "+=")
+    if i is None:
+        return [add]
+    return [For(i, "1", env.size(plates[0]), (add,))]
+
+
+def _log_weights(env: Env, w: Argument, n: int, ctx: Ctx) -> list[str] | None:
+    """log w_k / sum(w): numbers where they are written, else read from the vector."""
+    if isinstance(w.literal, tuple):
+        total = math.fsum(w.literal)
+        return [real_literal(math.log(v / total)) for v in w.literal]
+    term = arg_term(env, w)
+    p = env.printer.expr(term, ctx) if term is not None else None
+    if p is None:
+        env.no(w.span, "mixture weights the export cannot read")
+        return None
+    return [f"log({p.text}[{k + 1}]) - log(sum({p.text}))" for k in range(n)]
+
+
+def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
+    """One component's exact log density at the site's value read in `ctx`."""
+    match part:
+        case Point(value=value):
+            target = site_target(env, site, ctx)
+            term = arg_term(env, value)
+            p = env.printer.expr(term, ctx) if term is not None else None
+            if target is None or p is None:
+                return None
+            return f"({target.text} == {p.text} ? 0 : negative_infinity())"
+        case Leaf():
+            spec = _spec(env, part)
+            if spec is None:
+                return None
+            return lpdf(env, replace(site, family=part.family, args=part.args), spec, ctx)
+        case Cut(base=base):
+            spec = _spec(env, base)
+            if spec is None:
+                return None
+            plain = replace(site, family=base.family, args=base.args)
+            density = lpdf(env, plain, spec, ctx)
+            mass = _mass(env, plain, spec, part, ctx)
+            if density is None or mass is None:
+                return None
+            return f"{density} - {mass}"
+        case _:
+            env.no(part.span, "Stan has no distribution pushed through a bijection")
+            return None
+
+
+def _spec(env: Env, leaf: Leaf) -> StanFamily | None:
+    spec = STAN_FAMILIES.get(leaf.family)
+    if spec is None or spec.flat or spec.truncation or spec.over_ints:
+        env.no(leaf.span, f"Stan has no {leaf.family} of the same density in a mixture")
+        return None
+    return spec
+
+
+def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | None:
+    """The log of the mass a truncation keeps: from the CDFs at its ends (a count's ends
+    are whole numbers: from its lower end less 1, as Stan's CDFs of counts include it)."""
+    if spec.half:
+        env.no(cut.span, f"a truncated {plain.family}: Stan has it as |x| of another family")
+        return None
+    target = site_target(env, plain, ctx)
+    got = dist(env, plain, spec, target, ctx) if target is not None else None
+    if got is None:
+        return None
+    stan, args, _ = got
+    ends: list[str | None] = []
+    discrete = FAMILIES[cut.base.family].discrete
+    for a, shift in ((cut.low, -1 if discrete else 0), (cut.high, 0)):
+        if a is None:
+            ends.append(None)
+        elif discrete and isinstance(a.literal, float) and a.literal.is_integer():
+            ends.append(str(int(a.literal) + shift))
+        elif discrete:
+            env.no(a.span, "a count's truncation at an end that is not a whole number written")
+            return None
+        else:
+            term = arg_term(env, a)
+            p = env.printer.expr(term, ctx) if term is not None else None
+            if p is None:
+                return None
+            ends.append(p.text)
+    low, high = ends
+    if low is not None and high is not None:
+        return f"log_diff_exp({stan}_lcdf({high} | {args}), {stan}_lcdf({low} | {args}))"
+    if low is not None:
+        return f"{stan}_lccdf({low} | {args})"
+    return f"{stan}_lcdf({high} | {args})"
+
+
+__all__ = ["ENDS", "WRITES", "is_mixture", "mixture", "truncated_site"]
