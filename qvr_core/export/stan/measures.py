@@ -5,10 +5,10 @@ Stan truncates one distribution by its CDF (`T[low, high]`, either end left out)
 rescales a restriction at a step, and declares a parameter within the interval. A
 mixture is `target += log_sum_exp({log w_1 + lp_1, ...})` for each value (in a loop
 over the site's plate): each component's exact `_lpdf`/`_lpmf` (a truncated one less
-the log of its mass, from its CDFs; a count's ends as whole numbers), a point mass
-`(y == v ? 0 : negative_infinity())`. A distribution pushed through a bijection has no
-Stan statement: refused, naming the construct (`export/measures.py` says what every
-target refuses alike).
+the log of its mass, from its CDFs, inside its interval and -inf outside; a count's
+ends as whole numbers), a point mass `(y == v ? 0 : negative_infinity())`. A
+distribution pushed through a bijection has no Stan statement: refused, naming the
+construct (`export/measures.py` says what every target refuses alike).
 """
 
 from __future__ import annotations
@@ -141,12 +141,31 @@ def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
             plain = replace(site, family=base.family, args=base.args)
             density = lpdf(env, plain, spec, ctx)
             mass = _mass(env, plain, spec, part, ctx)
-            if density is None or mass is None:
+            inside = _inside(env, site, part, ctx)
+            if density is None or mass is None or inside is None:
                 return None
-            return f"{density} - {mass}"
+            return f"({inside} ? {density} - {mass} : negative_infinity())"
         case _:
             env.no(part.span, "Stan has no distribution pushed through a bijection")
             return None
+
+
+def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx) -> str | None:
+    """The condition that the value lies in a truncation's interval (outside it the
+    component's density is 0, whatever its lpdf there says)."""
+    target = site_target(env, site, ctx)
+    if target is None:
+        return None
+    conditions = []
+    for a, op in ((cut.low, ">="), (cut.high, "<=")):
+        if a is None:
+            continue
+        term = arg_term(env, a)
+        p = env.printer.expr(term, ctx) if term is not None else None
+        if p is None:
+            return None
+        conditions.append(f"{target.text} {op} {p.text}")
+    return " && ".join(conditions) or "1"
 
 
 def _spec(env: Env, leaf: Leaf) -> StanFamily | None:
