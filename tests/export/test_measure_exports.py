@@ -57,11 +57,22 @@ export cuts
 """
 
 
-def _data(source: str) -> tuple[Any, dict[str, Any]]:
+def _data(source: str, program: str = "cuts") -> tuple[Any, dict[str, Any]]:
     module = check(source)
     assert [d.message for d in module.diagnostics if d.is_error] == []
-    arrays = synthesise(module, "cuts", seed=0).arrays()
+    arrays = synthesise(module, program, seed=0).arrays()
     return module, json.loads(json.dumps({k: v.tolist() for k, v in arrays.items()}))
+
+
+def _exported(source: str, target: str, written: tuple[str, ...]) -> tuple[Any, Any, str]:
+    """The checked module, its data as a JSON file gives it and `target`'s export, which
+    writes each of `written`."""
+    module, data = _data(source)
+    out = export_program(module, TARGETS[target], "cuts")
+    assert out.text is not None, out.diagnostics
+    for text in written:
+        assert text in out.text, out.text
+    return module, data, out.text
 
 
 def test_pymc_writes_truncations_mixtures_and_point_masses_as_qvr_scores() -> None:
@@ -69,13 +80,10 @@ def test_pymc_writes_truncations_mixtures_and_point_masses_as_qvr_scores() -> No
     from tests.export.pymc_points import value_point
     from tests.export.test_pymc import PYTHON, load
 
-    module, data = _data(BY_PYMC)
-    out = export_program(module, TARGETS["pymc"], "cuts")
-    assert out.text is not None, out.diagnostics
-    for written in ("pm.Truncated(", "pm.Mixture(", "pm.DiracDelta.dist(0)", "upper=3.0"):
-        assert written in out.text, out.text
+    written = ("pm.Truncated(", "pm.Mixture(", "pm.DiracDelta.dist(0)", "upper=3.0")
+    module, data, text = _exported(BY_PYMC, "pymc", written)
     start = qvr_start(module, "cuts", data, summed=False)
-    model = load(out.text)["build_model"](**data)
+    model = load(text)["build_model"](**data)
     logp = model.compile_logp(jacobian=False, mode=PYTHON)
     assert float(logp(value_point(model, start.point))) == pytest.approx(start.log_joint, rel=1e-6)
 
@@ -90,14 +98,11 @@ def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
 
     from tests.export.test_numpyro import load
 
-    module, data = _data(BY_NUMPYRO)
-    out = export_program(module, TARGETS["numpyro"], "cuts")
-    assert out.text is not None, out.diagnostics
-    for written in ("TruncatedDistribution(", "MixtureGeneral(", "dist.Delta(0.0)", "ExpTransform"):
-        assert written in out.text, out.text
+    written = ("TruncatedDistribution(", "MixtureGeneral(", "dist.Delta(0.0)", "ExpTransform")
+    module, data, text = _exported(BY_NUMPYRO, "numpyro", written)
     path = tmp_path / "data.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    namespace = load(out.text)
+    namespace = load(text)
     kwargs = namespace["load_data"](str(path))
     start = qvr_start(module, "cuts", data, summed=True)
     point = {k: jax.numpy.asarray(v) for k, v in start.point.items()}
@@ -199,9 +204,7 @@ def test_a_truncation_inside_a_summed_scope_is_numpyros_and_refused_elsewhere(
 
     from tests.export.test_numpyro import load, plate_nesting
 
-    module = check(SCOPED)
-    arrays = synthesise(module, "scoped", seed=0).arrays()
-    data = json.loads(json.dumps({k: v.tolist() for k, v in arrays.items()}))
+    module, data = _data(SCOPED, "scoped")
     out = export_program(module, TARGETS["numpyro"], "scoped")
     assert out.text is not None, out.diagnostics
     path = tmp_path / "data.json"
@@ -282,10 +285,8 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
 
     from qvr_core.runtime.model import compile_model
 
-    module, data = _data(BY_STAN)
+    module, data, code = _exported(BY_STAN, "stan", ("T[-1.0, 2.5]", "log_sum_exp("))
     assert any(v == 0 for v in data["hu"]) and any(v > 0 for v in data["hu"])
-    code = export_program(module, TARGETS["stan"], "cuts").text
-    assert code is not None
     model = build(code, data, random_seed=1)
     program = compile_model(module, "cuts")
 

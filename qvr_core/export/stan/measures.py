@@ -111,12 +111,18 @@ def _log_weights(env: Env, w: Argument, n: int, ctx: Ctx) -> list[str] | None:
     if isinstance(w.literal, tuple):
         total = math.fsum(w.literal)
         return [real_literal(math.log(v / total)) for v in w.literal]
-    term = arg_term(env, w)
-    p = env.printer.expr(term, ctx) if term is not None else None
-    if p is None:
+    text = _text(env, w, ctx)
+    if text is None:
         env.no(w.span, "mixture weights the export cannot read")
         return None
-    return [f"log({p.text}[{k + 1}]) - log(sum({p.text}))" for k in range(n)]
+    return [f"log({text}[{k + 1}]) - log(sum({text}))" for k in range(n)]
+
+
+def _text(env: Env, a: Argument, ctx: Ctx) -> str | None:
+    """An argument's Stan text read in `ctx` (None, with the problem, where it cannot be)."""
+    term = arg_term(env, a)
+    p = env.printer.expr(term, ctx) if term is not None else None
+    return p.text if p is not None else None
 
 
 def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
@@ -124,11 +130,10 @@ def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
     match part:
         case Point(value=value):
             target = site_target(env, site, ctx)
-            term = arg_term(env, value)
-            p = env.printer.expr(term, ctx) if term is not None else None
-            if target is None or p is None:
+            point = _text(env, value, ctx)
+            if target is None or point is None:
                 return None
-            return f"({target.text} == {p.text} ? 0 : negative_infinity())"
+            return f"({target.text} == {point} ? 0 : negative_infinity())"
         case Leaf():
             spec = _spec(env, part)
             if spec is None:
@@ -160,11 +165,10 @@ def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx) -> str | None:
     for a, op in ((cut.low, ">="), (cut.high, "<=")):
         if a is None:
             continue
-        term = arg_term(env, a)
-        p = env.printer.expr(term, ctx) if term is not None else None
-        if p is None:
+        end = _text(env, a, ctx)
+        if end is None:
             return None
-        conditions.append(f"{target.text} {op} {p.text}")
+        conditions.append(f"{target.text} {op} {end}")
     return " && ".join(conditions) or "1"
 
 
@@ -198,11 +202,10 @@ def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | 
             env.no(a.span, "a count's truncation at an end that is not a whole number written")
             return None
         else:
-            term = arg_term(env, a)
-            p = env.printer.expr(term, ctx) if term is not None else None
-            if p is None:
+            end = _text(env, a, ctx)
+            if end is None:
                 return None
-            ends.append(p.text)
+            ends.append(end)
     low, high = ends
     if low is not None and high is not None:
         return f"log_diff_exp({stan}_lcdf({high} | {args}), {stan}_lcdf({low} | {args}))"
