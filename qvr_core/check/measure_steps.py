@@ -26,11 +26,11 @@ takes values its base does not give.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from qvr_core.builtins import FAMILIES, Constraint, Family, Param, bind
 from qvr_core.builtins.bijectors import BIJECTORS
-from qvr_core.builtins.families import MEASURE_FAMILIES
 from qvr_core.check.declarations import report_binding
 from qvr_core.check.model import Argument, Measure
 from qvr_core.syntax import ast
@@ -250,8 +250,6 @@ def _leaf_support(family: Family, args: tuple[Argument, ...]) -> Constraint:
 
 def _with_support(ctx: Context, m: Measure, family: Family, top: bool) -> Measure | None:
     """`m` with the set its values lie in; None where no value is possible (reported)."""
-    from dataclasses import replace
-
     match family.measure:
         case "point":
             value = next((a.literal for a in m.args if isinstance(a.literal, float)), None)
@@ -272,8 +270,6 @@ def _with_support(ctx: Context, m: Measure, family: Family, top: bool) -> Measur
 
 
 def _pushed(ctx: Context, m: Measure) -> Measure | None:
-    from dataclasses import replace
-
     base = m.parts[0]
     b = BIJECTORS[m.bijector or "Identity"]
     if base.support.discrete or base.point:
@@ -349,8 +345,6 @@ def _mixed(ctx: Context, m: Measure) -> Measure | None:
     """A mixture's support: its components' where they agree; the reals where continuous
     ones differ; whole numbers where every one is discrete (a point at a whole number
     counts as one). Continuous and discrete components together are no density."""
-    from dataclasses import replace
-
     weights = next((a for a in m.args if a.param == "weights"), None)
     n = _entries(weights)
     if n is not None and n != len(m.parts):
@@ -392,4 +386,4 @@ def _entries(a: Argument | None) -> int | None:
     return event[-1] if event and event[-1] >= 0 else None
 
 
-__all__ = ["MEASURE_FAMILIES", "Binder", "build_measure", "measure_typed"]
+__all__ = ["Binder", "build_measure", "measure_typed"]

@@ -89,9 +89,16 @@ class Measure:
         for part in self.parts:
             yield from part.walk()
 
+    def arguments(self) -> Iterator[tuple[str, Argument]]:
+        """Every number argument at every depth with the family it is bound to,
+        outermost first: what the plates, the runtime and the graph read."""
+        for m in self.walk():
+            for a in m.args:
+                yield m.family, a
+
     def names(self) -> tuple[str, ...]:
         """The names its arguments read, at every depth, in order, without repeats."""
-        found = [n for m in self.walk() for a in m.args for n in (a.name, *a.index) if n]
+        found = [n for _, a in self.arguments() for n in (a.name, *a.index) if n]
         return tuple(dict.fromkeys(found))
 
 

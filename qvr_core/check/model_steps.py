@@ -891,9 +891,7 @@ class ModelChecker:
         if family.measure is not None:  # quivers' measure algebra: check/measure_steps.py
             measure = build_measure(self, call, kind, step.target.text)
             args = measure.args if measure is not None else ()
-            bound = (
-                [(FAMILIES[m.family], a) for m in measure.walk() for a in m.args] if measure else []
-            )
+            bound = [(FAMILIES[f], a) for f, a in measure.arguments()] if measure else []
         else:
             args = self.bind_family(family, call)
             bound = [(family, a) for a in args]

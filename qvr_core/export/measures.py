@@ -78,8 +78,7 @@ Part = Leaf | Point | Cut | Pushed
 
 def written_form(m: Measure) -> Form | Unsupported:
     """The distribution a step draws from `m` is, in the targets' terms (module doc)."""
-    found = _form(m, top=True)
-    return found
+    return _form(m, top=True)
 
 
 def _form(m: Measure, *, top: bool) -> Form | Unsupported:

@@ -990,11 +990,18 @@ def log_density(
     density that is zero there (torch's own log_prob gives any number, or NaN, outside)."""
     family = FAMILIES[name]
     dist = make_distribution(name, completed(family, dict(zip(params, args, strict=True)), None))
+    if family.discrete and value.is_floating_point():  # a count read from Real data
+        value = value.round()
+    return supported_log_prob(dist, value)
+
+
+def supported_log_prob(dist: D.Distribution, value: torch.Tensor) -> torch.Tensor:
+    """`dist.log_prob(value)`, -inf where the value lies outside its support (or off the
+    floats), as a density that is zero there: torch's own log_prob gives any number, or
+    NaN, outside. A point inside is scored in its place, so no NaN reaches a gradient."""
     support = dist.support
     if support is None:  # torch declares none: its log_prob is the whole answer
         return dist.log_prob(value)
-    if family.discrete and value.is_floating_point():  # a count read from Real data
-        value = value.round()
     inside = within_floats(value, support.check(value))
     scored = dist.log_prob(torch.where(inside, value, _inside_point(support, value)))
     return torch.where(inside, scored, torch.full_like(scored, -math.inf))

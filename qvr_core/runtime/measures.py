@@ -27,11 +27,12 @@ from torch import distributions as D
 from torch.distributions import transforms as T
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Measure, Site
+from qvr_core.check.model import Measure, Site
 from qvr_core.runtime.distributions import (
     _inside_point,
     completed,
     make_distribution,
+    supported_log_prob,
     torch_constraint,
 )
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
@@ -74,12 +75,7 @@ class _Leaf(_Node):
         self.discrete = FAMILIES[name].discrete
 
     def density(self, x: torch.Tensor) -> torch.Tensor:
-        support = self.dist.support
-        if support is None:
-            return self.dist.log_prob(x)
-        inside = support.check(x)
-        safe = torch.where(inside, x, _inside_point(support, x))
-        return torch.where(inside, self.dist.log_prob(safe), -math.inf)
+        return supported_log_prob(self.dist, x)
 
     def mass(
         self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
@@ -135,12 +131,20 @@ class _Leaf(_Node):
 def _normal_mass(d: D.Normal, low: torch.Tensor | None, high: torch.Tensor | None) -> torch.Tensor:
     """log P(low <= X <= high) for a Normal, from the tail each end lies in, so a cut far
     from the mean keeps its digits (1 - Phi(9) is 0 in float64, log Phi(-9) is not)."""
-    a = (low - d.loc) / d.scale if low is not None else torch.full_like(d.loc, -math.inf)
-    b = (high - d.loc) / d.scale if high is not None else torch.full_like(d.loc, math.inf)
-    upper = a > 0  # both ends in the upper tail: reflect, Phi(-a) - Phi(-b)
-    lo, hi = torch.where(upper, -b, a), torch.where(upper, -a, b)
+    _, lo, hi = _reflected(d, low, high)
     log_hi, log_lo = torch.special.log_ndtr(hi), torch.special.log_ndtr(lo)
     return log_hi + torch.log1p(-torch.exp(torch.clamp(log_lo - log_hi, max=0.0)))
+
+
+def _reflected(
+    d: D.Normal, low: torch.Tensor | None, high: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The ends in standard units, reflected where both lie above the mean (`upper`):
+    [a, b] becomes [-b, -a], in the lower tail, where Phi keeps its digits."""
+    a = (low - d.loc) / d.scale if low is not None else torch.full_like(d.loc, -math.inf)
+    b = (high - d.loc) / d.scale if high is not None else torch.full_like(d.loc, math.inf)
+    upper = a > 0
+    return upper, torch.where(upper, -b, a), torch.where(upper, -a, b)
 
 
 class _Point(_Node):
@@ -245,18 +249,7 @@ class _Restrict(_Node):
         u = torch.rand(shape + base.dist.batch_shape, dtype=base.dtype)
         d = base.dist
         if isinstance(d, D.Normal):
-            a = (
-                (self.low - d.loc) / d.scale
-                if self.low is not None
-                else torch.full_like(d.loc, -math.inf)
-            )
-            b = (
-                (self.high - d.loc) / d.scale
-                if self.high is not None
-                else torch.full_like(d.loc, math.inf)
-            )
-            upper = a > 0
-            lo, hi = torch.where(upper, -b, a), torch.where(upper, -a, b)
+            upper, lo, hi = _reflected(d, self.low, self.high)
             # torch's ndtr is 0 below about -8.3; exp of log_ndtr keeps the tail
             p_lo, p_hi = (
                 torch.exp(torch.special.log_ndtr(lo)),
@@ -389,17 +382,11 @@ def measure_distribution(
 ) -> MeasureDistribution:
     """The distribution of `site`, whose measure is `measure`; `value` holds every
     argument's tensor by `id(argument)`, `batch` the site's plates' axes."""
-    shapes = [batch]
-    for m in measure.walk():
-        family = FAMILIES[m.family]
-        for a in m.args:
-            param = family.param(a.param)
-            rank = param.rank if param is not None else 0
-            t = value[id(a)]
-            shapes.append(tuple(t.shape[: t.dim() - rank]))
-    full: tuple[int, ...] = ()
-    for s in shapes:
-        full = broadcast_shape(full, s)
+    full = batch
+    for name, a in measure.arguments():  # each argument's batch axes (a vector's own last)
+        param = FAMILIES[name].param(a.param)
+        t = value[id(a)]
+        full = broadcast_shape(full, tuple(t.shape[: t.dim() - (param.rank if param else 0)]))
     node = _node(measure, value, full, where)
     args = {a.param: value[id(a)] for a in measure.args}
     support = site.support
@@ -459,8 +446,3 @@ def _node(
             weights = arg("weights")
             assert weights is not None
             return _Mixture(weights, parts, where)
-
-
-def measure_arguments(measure: Measure) -> tuple[Argument, ...]:
-    """Every number argument of the measure, at every depth, outermost first."""
-    return tuple(a for m in measure.walk() for a in m.args)

@@ -31,7 +31,7 @@ from qvr_core.runtime.distributions import (
 )
 from qvr_core.runtime.errors import QvrRuntimeError, first_line
 from qvr_core.runtime.evaluate import Lookup, gather, real
-from qvr_core.runtime.measures import measure_arguments, measure_distribution
+from qvr_core.runtime.measures import measure_distribution
 from qvr_core.runtime.numbers import number
 from qvr_core.runtime.tensors import broadcast_shape
 
@@ -99,7 +99,7 @@ def distribution(
     assert site.family is not None
     line = site.line
     if site.measure is not None:  # quivers' measure algebra: runtime/measures.py
-        values = {id(a): argument(a, lookup, sizes, line) for a in measure_arguments(site.measure)}
+        values = {id(a): argument(a, lookup, sizes, line) for _, a in site.measure.arguments()}
         return measure_distribution(
             site, site.measure, values, batch_shape(site, sizes), where(site)
         )
