@@ -60,12 +60,14 @@ by its lower triangle), and `GP` learns its own length scale and amplitude.
 TAIL = """
 The operators of quivers' measure algebra (`Mixture`, `Restrict` and its other name
 `Truncate`, `Truncated`, `Normalize`, `PointMass`, `Pushforward` and its other name
-`Transformed`) take distributions as arguments: their values are whatever the
-distributions they are built from give (docs/language.md, "Distributions built from
+`Transformed`, `Independent`) take distributions as arguments: their values are whatever
+the distributions they are built from give (docs/language.md, "Distributions built from
 distributions").
 
-Not in the catalogue yet, from quivers 0.25: `Horseshoe` (its marginal density has no
-closed form or torch counterpart), `LKJCorrelationFactor` and `Independent`.
+`LKJCorrelationFactor` is another name of `LKJCholesky`: quivers' draws and scores the
+same Cholesky factors, and the checker records its sites as `LKJCholesky`'s. `Horseshoe`
+scores by quivers' 16-point quadrature over the local scale (docs/language.md, "Families").
+Every family of quivers 0.25.2's `family_schemas` is in the catalogue.
 """
 
 

@@ -19,6 +19,7 @@ from qvr_core.builtins.families import (
     KernelForm,
     Param,
     bind,
+    resolved,
 )
 from qvr_core.builtins.functions import FUNCTIONS, METHODS, OPERATORS, Function, Operator
 from qvr_core.builtins.keywords import RESERVED, STEP_KEYWORDS, TOP_KEYWORDS, Keyword
@@ -54,4 +55,5 @@ __all__ = [
     "Param",
     "ParamSource",
     "bind",
+    "resolved",
 ]

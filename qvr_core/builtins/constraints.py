@@ -48,9 +48,10 @@ _KINDS: dict[str, tuple[str, bool, int]] = {
     "measure": ("a distribution, such as Normal(0.0, 1.0)", False, 0),
     "measures": ("a list of distributions, [Normal(0.0, 1.0), PointMass(0.0)]", False, 0),
     "bijector": ("the name of a bijection: Identity, Exp, Log, Sigmoid, Logit, Softplus", False, 0),
+    "plate_count": ("a whole number written out: how many of the step's plates", True, 0),
 }
 #: The kinds of a measure operator's parameters that are no numbers (`MEASURE_KINDS`).
-MEASURE_KINDS = frozenset({"measure", "measures", "bijector"})
+MEASURE_KINDS = frozenset({"measure", "measures", "bijector", "plate_count"})
 KINDS = tuple(_KINDS)
 
 #: Which object kinds (`FinSet` is `finset`, `Real` is `real`, ...) contain every value of a

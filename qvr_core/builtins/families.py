@@ -48,7 +48,9 @@ Value = float | str | list[float] | list[list[float]]
 #: algebra): weigh them, restrict one to an interval (keeping its mass there, or
 #: rescaled to mass 1: `Truncated`), rescale one to mass 1, put all mass on one point,
 #: or push one through a bijection.
-MeasureOp = Literal["mixture", "restrict", "truncated", "rescaled", "point", "pushforward"]
+MeasureOp = Literal[
+    "mixture", "restrict", "truncated", "rescaled", "point", "pushforward", "independent"
+]
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,12 @@ class Family:
     def has_distribution(self) -> bool:
         """A torch distribution of its own, which a step can draw (not a Dirac kernel, not a
         family only a morphism can have)."""
-        return not self.dirac and not self.kernel_only and self.measure is None
+        return (
+            not self.dirac
+            and not self.kernel_only
+            and self.measure is None
+            and self.alias_of is None
+        )
 
     def signature(self) -> str:
         """`Normal(loc, scale)`; alternatives joined by ` | `."""
@@ -696,6 +703,16 @@ _CATALOGUE: tuple[Family, ...] = (
         kernel=_net(1),
     ),
     Family(
+        "Horseshoe",
+        ((_p("scale", POSITIVE, "the global shrinkage tau (> 0)"),),),
+        REAL,
+        "The horseshoe prior (Carvalho, Polson and Scott): Normal(0, tau lambda) with a "
+        "HalfCauchy(1) local scale lambda integrated out, so most draws shrink to 0 and a "
+        "few stay large. As quivers scores it, the integral is a 16-point Gauss-Legendre "
+        "rule over lambda = tan(pi t / 2).",
+        {"scale": 1.0},
+    ),
+    Family(
         "HalfStudentT",
         ((Param("df", POSITIVE, "degrees of freedom (> 0)", network_floor=0.1), _SCALE),),
         NONNEGATIVE,
@@ -1079,6 +1096,17 @@ _CATALOGUE: tuple[Family, ...] = (
         example_space=3,
     ),
     Family(
+        "LKJCorrelationFactor",
+        ((_p("concentration", POSITIVE, "eta (> 0); 1 is uniform over correlations"),),),
+        CORR_CHOLESKY,
+        "Another name of `LKJCholesky` (quivers' `LKJCorrelationFactor` draws and scores "
+        "the same Cholesky factors); its size is the object's.",
+        {"concentration": 2.0},
+        event=(Axis(), Axis()),
+        example_space=3,
+        alias_of="LKJCholesky",
+    ),
+    Family(
         "Wishart",
         (
             (
@@ -1277,6 +1305,25 @@ _CATALOGUE: tuple[Family, ...] = (
         measure="pushforward",
         alias_of="Pushforward",
     ),
+    Family(
+        "Independent",
+        (
+            (
+                _BASE,
+                _p(
+                    "reinterpreted_batch_ndims",
+                    Constraint("plate_count"),
+                    "how many of the step's plates, the innermost, make one observation",
+                ),
+            ),
+        ),
+        REAL,
+        "The base with the step's innermost plates read as one observation (torch's and "
+        "NumPyro's `Independent`): the same density, summed over those plates, so the "
+        "pointwise log-likelihood (LOO, WAIC) has one term per whole vector.",
+        {"base": "Normal(0.0, 1.0)", "reinterpreted_batch_ndims": 1},
+        measure="independent",
+    ),
     # ---- qvr's Dirac kernel
     Family(
         "Deterministic",
@@ -1297,6 +1344,13 @@ KERNEL_FAMILIES: tuple[str, ...] = tuple(f.name for f in _CATALOGUE if f.kernel 
 MEASURE_FAMILIES: tuple[str, ...] = tuple(f.name for f in _CATALOGUE if f.measure is not None)
 #: The normalizing-flow kernel, which the runtime builds apart (`runtime/flows.py`).
 FLOW = next(f.name for f in _CATALOGUE if f.kernel is not None and f.kernel.outputs == "flow")
+
+
+def resolved(family: Family) -> Family:
+    """The family a name builds: an alias's (`LKJCorrelationFactor` builds `LKJCholesky`,
+    `Truncate` builds `Restrict`), else itself. The checker records sites under this one,
+    so the runtime and the exports never see an alias."""
+    return FAMILIES[family.alias_of] if family.alias_of is not None else family
 
 
 def codomain_words(family: Family) -> str:

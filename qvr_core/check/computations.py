@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from qvr_core.builtins import FAMILIES, bind
+from qvr_core.builtins import FAMILIES, bind, resolved
 from qvr_core.builtins.effects import (
     EFFECTS,
     RANDOM,
@@ -489,7 +489,7 @@ class _Typing:
         label = str(site.args[0].value)
         if not isinstance(dist, ast.Apply) or dist.func.text not in FAMILIES:
             raise _Unsupported("its distribution")
-        family = FAMILIES[dist.func.text]
+        family = resolved(FAMILIES[dist.func.text])
         if family.event_rank or family.discrete or family.dirac:
             raise _Unsupported(f"its draw from {family.name}")
         bound = bind(family, dist.args, {})

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from qvr_core.builtins import FAMILIES, bind
+from qvr_core.builtins import FAMILIES, bind, resolved
 from qvr_core.check.declarations import report_binding, report_constraint
 from qvr_core.check.expressions import product
 from qvr_core.check.matching import related_objects
@@ -42,7 +42,7 @@ class FamilyDraw:
 
 def family_draw(pc: ProgramPass, call: ast.Call) -> FamilyDraw:
     """Type the family step `call` of the program `pc` checks (its diagnostics reported)."""
-    family = FAMILIES[call.callee.text]
+    family = resolved(FAMILIES[call.callee.text])
     ctx = pc.ctx
     keywords = {kw.key.text: kw.value for kw in call.kwargs}
     bound = bind(family, list(call.args), keywords)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from qvr_core.builtins import FAMILIES, Constraint, Family, Param, bind
+from qvr_core.builtins import FAMILIES, Constraint, Family, Param, bind, resolved
 from qvr_core.builtins.bijectors import BIJECTORS
 from qvr_core.check.declarations import report_binding
 from qvr_core.check.model import Argument, Measure
@@ -120,6 +120,7 @@ def _measure(mc: Binder, call: ast.Call, *, top: bool) -> Measure | None:
     if family is None:
         ctx.undefined(call.callee, "family", list(FAMILIES))
         return None
+    family = resolved(family)
     if family.measure is None:
         return _leaf(mc, family, call)
     keywords = {kw.key.text: kw.value for kw in call.kwargs}
@@ -131,6 +132,7 @@ def _measure(mc: Binder, call: ast.Call, *, top: bool) -> Measure | None:
     args: list[Argument] = []
     parts: list[Measure] = []
     bijector: str | None = None
+    joined = 0
     ok = True
     for p in schema:
         node = values.get(p.name)
@@ -148,12 +150,16 @@ def _measure(mc: Binder, call: ast.Call, *, top: bool) -> Measure | None:
         elif kind == "bijector":
             bijector = _bijector(ctx, node)
             ok = ok and bijector is not None
+        elif kind == "plate_count":
+            count = _plate_count(ctx, family, p, node)
+            ok = ok and count is not None
+            joined = count or 0
         else:
             args.append(mc.bind_argument(p, node))
     if not ok:
         return None
     mc.check_literals(family, tuple(args))
-    m = Measure(family.name, call.span, tuple(args), tuple(parts), bijector)
+    m = Measure(family.name, call.span, tuple(args), tuple(parts), bijector, joined=joined)
     return _with_support(ctx, m, family, top)
 
 
@@ -202,6 +208,20 @@ def _not_a_distribution(ctx: Context, family: Family, p: Param, node: object) ->
         f"{ctx.source(span)}: {family.signature()}",
         span,
     )
+
+
+def _plate_count(ctx: Context, family: Family, p: Param, node: object) -> int | None:
+    """How many plates an `Independent` joins: a whole number written out, since the
+    shape of one observation cannot wait for a value."""
+    if isinstance(node, ast.Literal) and node.kind == "int" and int(node.value) >= 0:
+        return int(node.value)
+    span: Span = node.span  # type: ignore[attr-defined]  # every argument node has one
+    ctx.report(
+        rules.FAMILY_ARGUMENTS,
+        f"the {p.name} of {family.name} is {p.constraint.describe()}, not {ctx.source(span)}",
+        span,
+    )
+    return None
 
 
 def _bijector(ctx: Context, node: object) -> str | None:
@@ -265,6 +285,17 @@ def _with_support(ctx: Context, m: Measure, family: Family, top: bool) -> Measur
             return replace(m, support=_restricted(m, top), point=m.parts[0].point)
         case "mixture":
             return _mixed(ctx, m)
+        case "independent":
+            base = m.parts[0]
+            if not top:
+                ctx.report(
+                    rules.WRONG_KIND,
+                    f"{m.family} reads the step's plates as one observation, so it is the "
+                    "step's whole distribution: write it outermost",
+                    m.span,
+                )
+                return None
+            return replace(m, support=base.support, point=base.point)
         case _:
             return m
 

@@ -73,6 +73,8 @@ class Measure:
     through. `support` is the set its values lie in, worked out from its parts
     (`check/measure_steps.py`); `point` says some of its mass sits on single values
     (a `PointMass` among its parts), so next to a continuous part it is no density.
+    `joined` is how many of the step's innermost plates an `Independent` (only ever the
+    step's whole measure) reads as one observation; 0 elsewhere.
     """
 
     family: str
@@ -82,6 +84,7 @@ class Measure:
     bijector: str | None = None
     support: Constraint = field(default_factory=lambda: Constraint("real"))
     point: bool = False
+    joined: int = 0
 
     def walk(self) -> Iterator[Measure]:
         """This measure and every one inside it, outermost first."""

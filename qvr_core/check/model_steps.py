@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind
+from qvr_core.builtins import FAMILIES, FUNCTIONS, METHODS, OPERATORS, Family, Param, bind, resolved
 from qvr_core.builtins.deduction_calls import GOAL_WEIGHT, PARSE
 from qvr_core.builtins.functions import FOLD, LIFTED, LINEAR_ALGEBRA, MAP, Function
 from qvr_core.builtins.objects import PLATE_KINDS, VALUE_KINDS
@@ -561,7 +561,7 @@ class ModelChecker:
         opts = self._options(step, kind, scope)
         self._owner = (step.target.text, tuple(s.name for s in scope))
         if is_family(self.ctx, source.callee):
-            family = FAMILIES[source.callee.text]
+            family = resolved(FAMILIES[source.callee.text])
             site = self._family_site(step, source, kind, family, annotation, opts)
         else:
             site = self._call_site(step, kind, source, annotation)
@@ -950,6 +950,14 @@ class ModelChecker:
             self._check_support(family, spaces, annotation)
         t = Plated(plates, element, data_rows and not explicit)
         self.ctx.record_type(step.target.span, t)
+        if measure is not None and measure.joined > len(plates) + int(t.data_plates):
+            self.ctx.report(
+                rules.FAMILY_ARGUMENTS,
+                f"{family.name} joins {measure.joined} plates into one observation but "
+                f"'{step.target.text}' has {len(plates) + int(t.data_plates)}: name them "
+                f"(`{step.target.text} : A * B`) or join fewer",
+                measure.span,
+            )
         constraint = None
         if measure is not None and opts.constraint_at is not None:
             self.ctx.report(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-from qvr_core.builtins import FAMILIES, FUNCTIONS, bind
+from qvr_core.builtins import FAMILIES, FUNCTIONS, bind, resolved
 from qvr_core.builtins.effects import (
     CATEGORICAL,
     COMPUTATION_FUNCTIONS,
@@ -623,7 +623,7 @@ class Evaluation:
     def _dist(
         self, func: ast.Name, args: tuple[ast.Arith, ...], env: dict[str, object], span: Span
     ) -> Value:
-        family = FAMILIES[func.text]
+        family = resolved(FAMILIES[func.text])
         bound = bind(family, args, {})
         if isinstance(bound, str):
             raise self.fail(rules.FAMILY_ARGUMENTS, f"{family.name}: {bound}", span)

@@ -11,7 +11,7 @@ are QVR701 diagnostics where they happen.
 
 from __future__ import annotations
 
-from qvr_core.builtins import FAMILIES
+from qvr_core.builtins import FAMILIES, resolved
 from qvr_core.export.numpyro import CALLS, OBSERVED_ONLY
 from qvr_core.export.numpyro.measures import WRITES as NUMPYRO_MEASURES
 from qvr_core.export.pymc import PYMC_FAMILIES, WHY_NOT
@@ -27,15 +27,17 @@ END = "<!-- end of families -->"
 def cells(name: str) -> tuple[str, str, str]:
     """What Stan, NumPyro and PyMC write for the family `name`: a relaxation the target
     has no distribution for is still summed out by a `marginalize` as its discrete family
-    (`Site.summed_family`), where the target writes that one."""
-    op = FAMILIES[name].measure
+    (`Site.summed_family`), where the target writes that one. An alias is written as the
+    family it stands for (the checker records its sites under that one)."""
+    family = resolved(FAMILIES[name])
+    name, op = family.name, family.measure
     if op is not None:  # quivers' measure algebra: each target's measures.py says
         return (
             STAN_MEASURES.get(op, "no"),
             NUMPYRO_MEASURES.get(op, "no"),
             PYMC_MEASURES.get(op, "no"),
         )
-    relaxes = FAMILIES[name].relaxes
+    relaxes = family.relaxes
 
     def cell(written: bool, relaxed: bool, why: str = "no") -> str:
         if written:

@@ -14,15 +14,17 @@ is a truncation; `Truncated(b, ...)` and `Normalize(Restrict(b, ...))` are one a
 A `Mixture` the step draws from, of components that are probability distributions, is
 the mixture with its weights divided by their sum (`Mix.rescaled`). A `Restrict` inside a
 `Mixture` keeps its mass there (the mixture weighs it by w_k m_k), which no target's
-mixture does: refused, with the spelling that makes it a distribution.
+mixture does: refused, with the spelling that makes it a distribution. An `Independent`
+is written as its base: the joint density is the same, and only qvr's pointwise
+log-likelihood (one term per joined vector) tells them apart.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qvr_core.builtins import FAMILIES
-from qvr_core.check.model import Argument, Measure
+from qvr_core.check.model import Argument, Measure, Site
 from qvr_core.export.plan import Unsupported
 from qvr_core.text.span import Span
 
@@ -125,7 +127,20 @@ def _form(m: Measure, *, top: bool) -> Form | Unsupported:
                 assert not isinstance(found, Mix)  # refused above
                 parts.append(found)
             return Mix(args["weights"], tuple(parts), m.span)
+        case "independent":  # the same density; only qvr's pointwise terms join the plates
+            return _form(m.parts[0], top=top)
     raise AssertionError(family.measure)
+
+
+def leaf_site(site: Site) -> Site | None:
+    """The site as a plain family site where its measure is one number family (an
+    `Independent` of it): a target then writes it as any site of that family."""
+    if site.measure is None:
+        return None
+    form = written_form(site.measure)
+    if not isinstance(form, Leaf):
+        return None
+    return replace(site, family=form.family, args=form.args, measure=None)
 
 
 def _cut(base: Measure, args: dict[str, Argument], span: Span) -> Cut | Unsupported:
@@ -147,4 +162,15 @@ def leaves(form: Form) -> tuple[Leaf, ...]:
             return tuple(leaf for p in parts for leaf in leaves(p))
 
 
-__all__ = ["Cut", "Form", "Leaf", "Mix", "Part", "Point", "Pushed", "leaves", "written_form"]
+__all__ = [
+    "Cut",
+    "Form",
+    "Leaf",
+    "Mix",
+    "Part",
+    "Point",
+    "Pushed",
+    "leaf_site",
+    "leaves",
+    "written_form",
+]

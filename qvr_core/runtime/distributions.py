@@ -9,9 +9,9 @@ Where torch has the family, it is used as is; where it does not, the family
 is a small composition of torch distributions and transforms. Four score with
 their closed form: the Beta-Binomial (which torch lacks in any form), and the
 Logistic, the Kumaraswamy and the Weibull, whose compositions score -inf where the
-density is not 0. The Poisson draws a rate past 2^52 by its normal approximation
-(torch's sampler overflows). `torch_constraint` maps the registry's torch-free
-constraints to torch's.
+density is not 0; the horseshoe scores by quivers' quadrature (`horseshoe.py`). The
+Poisson draws a rate past 2^52 by its normal approximation (torch's sampler
+overflows). `torch_constraint` maps the registry's torch-free constraints to torch's.
 
 Numbers at the edge of a float32: `make_distribution` takes an argument that
 rounded onto the edge of what it may take (a scale that underflowed to 0, a
@@ -38,6 +38,7 @@ from torch.distributions import transforms as T
 from qvr_core.builtins import FAMILIES, Family
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.horseshoe import Horseshoe
 from qvr_core.runtime.markov import MarkovChain
 from qvr_core.runtime.numbers import number
 from qvr_core.runtime.ordered import ordered_vector, positive_ordered_vector
@@ -775,6 +776,10 @@ class Factories:
     @staticmethod
     def HalfCauchy(a: Args, space: int | None) -> D.Distribution:
         return D.HalfCauchy(a["scale"])
+
+    @staticmethod
+    def Horseshoe(a: Args, space: int | None) -> D.Distribution:
+        return Horseshoe(a["scale"])
 
     @staticmethod
     def HalfStudentT(a: Args, space: int | None) -> D.Distribution:

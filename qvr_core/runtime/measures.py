@@ -379,9 +379,11 @@ def measure_distribution(
     value: Mapping[int, torch.Tensor],
     batch: tuple[int, ...],
     where: str,
-) -> MeasureDistribution:
+) -> D.Distribution:
     """The distribution of `site`, whose measure is `measure`; `value` holds every
-    argument's tensor by `id(argument)`, `batch` the site's plates' axes."""
+    argument's tensor by `id(argument)`, `batch` the site's plates' axes. An
+    `Independent` is the base's, its innermost `joined` axes one event (torch's
+    `Independent`), so its log density has one term per whole vector."""
     full = batch
     for name, a in measure.arguments():  # each argument's batch axes (a vector's own last)
         param = FAMILIES[name].param(a.param)
@@ -395,7 +397,14 @@ def measure_distribution(
         constraint = torch_constraint(support, args)
     except KeyError:  # a kind no torch constraint names (none a measure gives)
         constraint = D.constraints.real
-    return MeasureDistribution(node, torch.Size(full), constraint)
+    drawn = MeasureDistribution(node, torch.Size(full), constraint)
+    if not measure.joined:
+        return drawn
+    if measure.joined > len(full):
+        raise QvrRuntimeError(
+            f"{where}: Independent joins {measure.joined} plates but the step has {len(full)} axes"
+        )
+    return D.Independent(drawn, measure.joined)
 
 
 def _node(
@@ -446,3 +455,5 @@ def _node(
             weights = arg("weights")
             assert weights is not None
             return _Mixture(weights, parts, where)
+        case "independent":  # the step's whole measure: `measure_distribution` joins axes
+            return parts[0]

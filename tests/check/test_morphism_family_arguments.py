@@ -148,7 +148,6 @@ def test_a_bad_argument_is_a_located_error(
         ("~ Categorical([0.2, 0.3, 0.5])", "Die", "a discrete family with arguments"),
         ("~ Normal(mu, 1.0)", "Obs", "its argument 'mu' to Normal"),
         ("[role=kernel, over=[Obs]] ~ Normal", "Obs", "option over: it names axes"),
-        ("[role=kernel] ~ Horseshoe", "Obs", "family Horseshoe, which the registry"),
     ],
 )
 def test_what_is_left_names_only_says_what_it_is(decl: str, cod: str, reason: str) -> None:

@@ -23,7 +23,8 @@ from qvr_core.runs.synthesise import synthesise
 from tests.export.qvr_start import qvr_start
 
 #: Truncated latents (one end, the other, both), truncated data, a mixture of a Normal and
-#: a truncated Exponential, zero inflation: what PyMC writes.
+#: a truncated Exponential, zero inflation, an `Independent` (its base), the horseshoe (a
+#: mixture of 16 Normals, its quadrature): what PyMC writes.
 BY_PYMC = """object R : FinSet 4
 
 program cuts : R -> R
@@ -34,6 +35,8 @@ program cuts : R -> R
     observe far : R <- Restrict(Normal(mu, 1.0), 2.0)
     observe m : R <- Mixture([0.25, 0.5], [Normal(mu, 1.0), Truncated(Exponential(x), 0.5, 4.0)])
     observe zi : R <- Mixture([0.3, 0.7], [PointMass(0.0), Poisson(x)])
+    observe joined : R <- Independent(Normal(mu, 2.0), 1)
+    sample shrunk : R <- Horseshoe(s)
     return mu
 
 export cuts
@@ -51,6 +54,8 @@ program cuts : R -> R
     observe pushed : R <- Pushforward(Normal(mu, 0.5), Exp)
     observe m : R <- Mixture([0.25, 0.5], [Normal(mu, 1.0), Pushforward(Laplace(x, 1.0), Exp)])
     observe zi : R <- Mixture([0.3, 0.7], [PointMass(0.0), Poisson(x)])
+    observe joined : R <- Independent(Normal(mu, 2.0), 1)
+    sample shrunk : R <- Horseshoe(s)
     return mu
 
 export cuts
@@ -80,7 +85,13 @@ def test_pymc_writes_truncations_mixtures_and_point_masses_as_qvr_scores() -> No
     from tests.export.pymc_points import value_point
     from tests.export.test_pymc import PYTHON, load
 
-    written = ("pm.Truncated(", "pm.Mixture(", "pm.DiracDelta.dist(0)", "upper=3.0")
+    written = (
+        "pm.Truncated(",
+        "pm.Mixture(",
+        "pm.DiracDelta.dist(0)",
+        "upper=3.0",
+        "pm.NormalMixture(",
+    )
     module, data, text = _exported(BY_PYMC, "pymc", written)
     start = qvr_start(module, "cuts", data, summed=False)
     model = load(text)["build_model"](**data)
@@ -98,7 +109,13 @@ def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
 
     from tests.export.test_numpyro import load
 
-    written = ("TruncatedDistribution(", "MixtureGeneral(", "dist.Delta(0.0)", "ExpTransform")
+    written = (
+        "TruncatedDistribution(",
+        "MixtureGeneral(",
+        "dist.Delta(0.0)",
+        "ExpTransform",
+        "MixtureSameFamily(",
+    )
     module, data, text = _exported(BY_NUMPYRO, "numpyro", written)
     path = tmp_path / "data.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -111,7 +128,9 @@ def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
 
 
 def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
-    source = "\n".join(line for line in BY_PYMC.splitlines() if "Mixture" not in line)
+    source = "\n".join(
+        line for line in BY_PYMC.splitlines() if "Mixture" not in line and "Horseshoe" not in line
+    )
     out = export_program(check(source), TARGETS["stan"], "cuts")
     assert out.text is not None, out.diagnostics
     for written in (
@@ -120,6 +139,7 @@ def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
         "x ~ normal(mu, 2.0) T[0.0, ];",
         "s ~ gamma(2.0, 1.0) T[, 3.0];",
         "cut ~ normal(mu, s) T[-1.0, 2.5];",
+        "joined ~ normal(mu, 2.0);",
     ):
         assert written in out.text, out.text
     try:

@@ -12,7 +12,20 @@ from __future__ import annotations
 import string
 
 from qvr_core.builtins import FAMILIES, Family
+from qvr_core.builtins.quadrature import HORSESHOE_SCALES, HORSESHOE_WEIGHTS
 from qvr_core.export.named import members, named
+
+
+def _numbers(values: tuple[float, ...]) -> str:
+    return f"jnp.array([{', '.join(repr(v) for v in values)}])"
+
+
+#: The horseshoe as the mixture of 16 Normals its quadrature is (`builtins/quadrature.py`).
+_HORSESHOE = (
+    f"dist.MixtureSameFamily(dist.Categorical(probs={_numbers(HORSESHOE_WEIGHTS)}), "
+    "dist.Normal(0.0, jnp.expand_dims(jnp.asarray({scale}), -1) * "
+    f"{_numbers(HORSESHOE_SCALES)}))"
+)
 
 
 class _NumPyroCalls:
@@ -38,6 +51,7 @@ class _NumPyroCalls:
     TruncatedNormal = ("dist.TruncatedNormal({mu}, {sigma}, low={low}, high={high})",)
     HalfNormal = ("dist.HalfNormal({scale})",)
     HalfCauchy = ("dist.HalfCauchy({scale})",)
+    Horseshoe = (_HORSESHOE,)
     HalfStudentT = ("dist.FoldedDistribution(dist.StudentT({df}, 0.0, {scale}))",)
     LogNormal = ("dist.LogNormal({loc}, {scale})",)
     Exponential = ("dist.Exponential({rate})",)

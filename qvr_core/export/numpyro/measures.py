@@ -56,6 +56,7 @@ WRITES: dict[str, str] = {
     "rescaled": "of a truncation",
     "point": "yes",
     "pushforward": "yes",
+    "independent": "as its base",
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qvr_core.builtins import FAMILIES
+from qvr_core.builtins.quadrature import HORSESHOE_SCALES, HORSESHOE_WEIGHTS
 from qvr_core.export.named import members, named
 
 
@@ -26,6 +27,7 @@ class _Family:
     flipped: frozenset[str] = frozenset()
     fixed: tuple[str, ...] = ()
     named: tuple[str, ...] = ()
+    shaped: dict[str, str] | None = None  # a parameter's text in a template: `{}` is it
 
 
 def _f(
@@ -87,6 +89,15 @@ class _PyMCFamilies:
         "pm.ZeroInflatedPoisson", "zero_prob=psi", "rate=mu", flipped=("zero_prob",)
     )
     HurdlePoisson = _f("pm.HurdlePoisson", "zero_prob=psi", "rate=mu", flipped=("zero_prob",))
+    # the mixture of 16 Normals the horseshoe's quadrature is (builtins/quadrature.py)
+    Horseshoe = _Family(
+        "pm.NormalMixture",
+        {"scale": "sigma"},
+        fixed=(f"w={list(HORSESHOE_WEIGHTS)!r}", "mu=0.0"),
+        shaped={
+            "scale": f"pm.math.as_tensor({{}})[..., None] * np.array({list(HORSESHOE_SCALES)!r})"
+        },
+    )
     Dirichlet = _f("pm.Dirichlet", "concentration=a")
     MultivariateNormal = _f("pm.MvNormal", "loc=mu", "scale_tril=chol")
 
@@ -167,6 +178,8 @@ def keywords(family: str, args: dict[str, str], *, named: bool = False) -> list[
     out = []
     for param, text in args.items():
         value = f"1.0 - {text}" if param in spec.flipped else text
+        if spec.shaped is not None and param in spec.shaped:
+            value = spec.shaped[param].format(value)
         out.append(f"{spec.keywords[param]}={value}")
     return out + list(spec.fixed) + list(spec.named if named else ())
 

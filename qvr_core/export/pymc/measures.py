@@ -26,6 +26,7 @@ WRITES: dict[str, str] = {
     "rescaled": "of a truncation",
     "point": "yes",
     "pushforward": "no",
+    "independent": "as its base",
 }
 
 

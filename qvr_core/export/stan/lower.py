@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Node, Site, walk
 from qvr_core.check.terms import Call, Gather, Op, Ref, Stack, Term, Unary
+from qvr_core.export.measures import leaf_site
 from qvr_core.export.plan import Plan, Unsupported
 from qvr_core.export.stan.families import FROM_ZERO, STAN_FAMILIES
 from qvr_core.export.stan.lower_env import Env, declared
@@ -244,6 +245,7 @@ def _top(env: Env, node: Node, kinds: dict[str, str]) -> None:
             )
         env.model.extend(scope(env, node, {}, None, "target"))
         return
+    step = leaf_site(step) or step  # an Independent of one family: that family's site
     if step.measure is not None and is_mixture(step):  # measures.py
         if step.kind == "sample":
             parameter(env, step)

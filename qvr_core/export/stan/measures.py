@@ -38,6 +38,7 @@ WRITES: dict[str, str] = {
     "truncated": "a continuous family; in a mixture, a count too",
     "rescaled": "of a truncation",
     "point": "in a mixture",
+    "independent": "as its base",
 }
 
 
