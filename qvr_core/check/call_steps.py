@@ -22,10 +22,11 @@ from qvr_core.builtins import FAMILIES
 from qvr_core.check.computations import substitute, takes
 from qvr_core.check.context import SymbolKey
 from qvr_core.check.defines import Bind, Computation, Draw, Invoke, Weigh
-from qvr_core.check.model import Argument, Let, Site
+from qvr_core.check.measure_steps import supported
+from qvr_core.check.model import Argument, Let, Measure, Site
 from qvr_core.check.module import SymbolKind
 from qvr_core.check.qiec_calls import runs_computation, staged_call_step
-from qvr_core.check.terms import Num, Ref, Term, lower, refs
+from qvr_core.check.terms import Num, Ref, Stack, Term, lower, refs
 from qvr_core.check.types import Element, Plated
 from qvr_core.syntax import ast
 from qvr_core.text import rules
@@ -156,11 +157,17 @@ class _Inliner:
     def _draw(self, line: Draw, names: dict[str, Term]) -> str:
         name = self.mc.site_label(line.label, self.callee)
         family = FAMILIES[line.family]
-        args = tuple(
-            self._argument(name, param, substitute(term, names, self.span))
-            for param, term in line.args
+        measure = self._measure(name, line, names) if line.parts else None
+        args = (
+            measure.args
+            if measure is not None
+            else tuple(
+                self._argument(name, param, substitute(term, names, self.span))
+                for param, term in line.args
+            )
         )
-        t = Plated((), Element(family.support.kind))
+        kind = measure.support.kind if measure is not None else family.support.kind
+        t = Plated((), Element(kind))
         node = ast.SampleStep(
             ast.Name(name, self.target_name.span),
             ast.Call(ast.Name(family.name, self.callee.span), (), (), self.rhs.span),
@@ -176,10 +183,37 @@ class _Inliner:
             scope=self.scope,
             type=t,
             called=self.target,
+            measure=measure,
         )
         self.mc.steps.append(site)
         self.types[name] = t
         return name
+
+    def _measure(self, site: str, line: Draw, names: dict[str, Term]) -> Measure | None:
+        """A draw from a `Mixture` as the measure a family step would have built: its
+        weights (numbers written out, or a vector `let` of their terms) and each
+        component a leaf at its arguments, the supports worked out as for a step."""
+
+        def leaf(part: Draw) -> Measure:
+            args = tuple(
+                self._argument(site, param, substitute(term, names, self.span))
+                for param, term in part.args
+            )
+            return Measure(part.family, self.span, args)
+
+        ((param, term),) = line.args
+        weights = substitute(term, names, self.span)
+        assert isinstance(weights, Stack)  # qiec_eval wrote the weights so
+        if all(isinstance(w, Num) for w in weights.items):
+            literal = tuple(w.value for w in weights.items if isinstance(w, Num))
+            argument = Argument(param, self.span, literal=literal)
+        else:
+            aux = f"{site}.{param}"
+            vector = Plated((), Element("real_vector", (len(weights.items),)))
+            self._let(aux, "let", weights, vector)
+            argument = Argument(param, self.span, name=aux, type=vector)
+        built = Measure(line.family, self.span, (argument,), tuple(leaf(p) for p in line.parts))
+        return supported(self.mc.ctx, built)
 
     def _argument(self, site: str, param: str, term: Term) -> Argument:
         if isinstance(term, Num):
@@ -195,7 +229,7 @@ class _Inliner:
         suffix = "" if self.scores == 1 else f"@{self.scores - 1}"
         self._let(f"{self.target}.score{suffix}", "score", term)
 
-    def _let(self, name: str, kind: str, term: Term) -> None:
+    def _let(self, name: str, kind: str, term: Term, t: Plated = NUMBER) -> None:
         target = ast.Name(name, self.target_name.span)
         node: ast.LetStep | ast.ScoreStep = (
             ast.ScoreStep(target, self.rhs, self.span)
@@ -203,9 +237,9 @@ class _Inliner:
             else ast.LetStep(target, self.rhs, self.span)
         )
         self.mc.steps.append(
-            Let(name, kind, node, _uses(term), term, self.scope, NUMBER, called=self.target)  # type: ignore[arg-type]  # "let" or "score"
+            Let(name, kind, node, _uses(term), term, self.scope, t, called=self.target)  # type: ignore[arg-type]  # "let" or "score"
         )
-        self.types[name] = NUMBER
+        self.types[name] = t
 
     def _type(self, name: str) -> Plated | None:
         if name in self.types:

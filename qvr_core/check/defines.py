@@ -19,12 +19,14 @@ NUMBER = Plated(())
 @dataclass(frozen=True)
 class Draw:
     """`let x <- perform random.sample[Real](site("l"), F(args))`: `args` bound to F's
-    parameters, each a term over the computation's names."""
+    parameters, each a term over the computation's names. A draw from a `Mixture` has
+    its weights as `args` and its components as `parts` (each a draw without a local)."""
 
     local: str | None
     label: str
     family: str
     args: tuple[tuple[str, Term], ...]
+    parts: tuple[Draw, ...] = ()
 
 
 @dataclass(frozen=True)

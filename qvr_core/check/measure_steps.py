@@ -249,6 +249,19 @@ def _bijector(ctx: Context, node: object) -> str | None:
 # ---------------------------------------------------------------- supports
 
 
+def supported(ctx: Context, m: Measure, *, top: bool = True) -> Measure | None:
+    """`m`, built elsewhere (a computation's draw from a `Mixture`, call_steps.py), with
+    the set each node's values lie in worked out as for a step's; None where reported."""
+    family = FAMILIES[m.family]
+    if family.measure is None:
+        return replace(m, support=_leaf_support(family, m.args))
+    found = [supported(ctx, p, top=False) for p in m.parts]
+    parts = tuple(p for p in found if p is not None)
+    if len(parts) != len(found):
+        return None
+    return _with_support(ctx, replace(m, parts=parts), family, top)
+
+
 def _leaf_support(family: Family, args: tuple[Argument, ...]) -> Constraint:
     """A number family's support, its bounds named by parameters read from the literal
     arguments; a bound given by a name widens to what the kind allows."""

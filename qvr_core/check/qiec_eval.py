@@ -26,10 +26,12 @@ the replayed prefix recorded twice.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.effects import (
+    MIXTURE,
     RANDOM,
     REAL_TYPE,
     SCORE,
@@ -91,7 +93,7 @@ from qvr_core.check.qiec_values import (
     type_of,
     unit,
 )
-from qvr_core.check.terms import Ref, Term
+from qvr_core.check.terms import Ref, Stack, Term
 from qvr_core.syntax import ast
 from qvr_core.text import rules
 from qvr_core.text.span import Span
@@ -662,18 +664,14 @@ class Evaluator(Evaluation):
         if not isinstance(dist, Dist) or dist.family not in FAMILIES or element != REAL_TYPE:
             family = dist.family if isinstance(dist, Dist) else "a distribution"
             raise NotRun(f"its draw from {family}: qvr puts draws of Reals from a family in place")
-        terms: list[tuple[str, Term]] = []
-        for name, v in dist.args:
-            if not isinstance(v, Scalar):
-                raise NotRun(f"its draw from {dist.family} with a list argument")
-            terms.append((name, v.as_term(span)))
+        drawn_from = _drawn(dist, str(label), span)
         key = self._draw_key()
         known = self.replayed.get(key)
         if known is not None:  # a draw of a replayed prefix: the one drawn then
             return known
         self.draws += 1
         local = f"#draw{self.draws}"
-        self.lines.append(Draw(local, str(label), dist.family, tuple(terms)))
+        self.lines.append(replace(drawn_from, local=local))
         drawn = Scalar(REAL_TYPE, term=Ref(local, span))
         if key:
             self.replayed[key] = drawn
@@ -896,6 +894,33 @@ def _real_if(v: Value, other: Value) -> Value:
 
 def _bracketed(statics: tuple[str, ...]) -> str:
     return f"[{', '.join(statics)}]" if statics else ""
+
+
+def _drawn(dist: Dist, label: str, span: Span) -> Draw:
+    """The draw a run puts in place for `dist` (its local set by the caller): a family's
+    at its number arguments, or a `Mixture` of such families with its weights (numbers
+    or values of the computation), each component a draw of its own."""
+    if dist.family != MIXTURE.name:
+        terms: list[tuple[str, Term]] = []
+        for name, v in dist.args:
+            if not isinstance(v, Scalar):
+                raise NotRun(f"its draw from {dist.family} with a list argument")
+            terms.append((name, v.as_term(span)))
+        return Draw(None, label, dist.family, tuple(terms))
+    weights, components = dist.arg("weights"), dist.arg("components")
+    assert isinstance(components, Items)  # qiec_evaluation built it so
+    listed = weights.items if isinstance(weights, Items) else ()
+    numbers = [w for w in listed if isinstance(w, Scalar)]
+    if not isinstance(weights, Items) or len(numbers) != len(listed):
+        raise NotRun("its draw from a Mixture whose weights are not a list of numbers")
+    parts = []
+    for c in components.items:
+        assert isinstance(c, Dist)
+        if c.family == MIXTURE.name or c.element != REAL_TYPE:
+            raise NotRun(f"its draw from a Mixture with a {c.family} component")
+        parts.append(_drawn(c, label, span))
+    stacked = Stack(tuple(as_real(w).as_term(span) for w in numbers), span)
+    return Draw(None, label, dist.family, (("weights", stacked),), tuple(parts))
 
 
 # ---------------------------------------------------------------- entry points

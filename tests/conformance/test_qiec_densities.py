@@ -172,3 +172,61 @@ def test_stan_refuses_a_density_of_a_value_per_row() -> None:
     out = export_program(check(source), TARGETS["stan"], "reading")
     assert out.text is None
     assert any("log_prob of StudentT over a vector" in d.message for d in out.diagnostics)
+
+
+# A lost reading drawn from the contaminated likelihood (quivers' `complete[Missing]`),
+# its weights once numbers and once values of the computation.
+DRAWN = """instance random : Random
+
+define contamination(location : Real, scale : Real) : Sampleable[Real] !{} =
+    return Mixture(WEIGHTS, [Normal(location, scale), StudentT(3.0, location, scale)])
+
+define lost(location : Real, scale : Real) : Real !{random} =
+    let reader <- contamination(location, scale)
+    let value <- perform random.sample[Real](site("lost"), reader)
+    return value
+
+object One : FinSet 1
+
+program reading : One -> One
+    sample location <- Normal(6.0, 1.0)
+    sample scale <- Gamma(2.0, 2.0)
+    let filled <- lost(location, scale)
+    return filled
+
+export reading
+"""
+
+
+@pytest.mark.parametrize(
+    ("weights", "heavy"), [("[0.9, 0.1]", 0.1), ("[1.0 - scale / 10.0, scale / 10.0]", 0.07)]
+)
+def test_a_draw_from_a_mixture_is_a_mixture_site(weights: str, heavy: float) -> None:
+    """quivers draws the lost value from the Mixture; in qvr it is a site `lost` whose
+    measure is that Mixture, scored log sum_k w_k p_k(x) at the value, as a step's."""
+    source = DRAWN.replace("WEIGHTS", weights)
+    oracle.require_head(source)
+    checked = check(source)
+    assert [d.message for d in checked.diagnostics if d.is_error] == []
+    model = checked.models["reading"]
+    assert model.runtime_gaps == ()
+    site = model.site("lost")
+    assert site.measure is not None and [p.family for p in site.measure.parts] == [
+        "Normal",
+        "StudentT",
+    ]
+    program = compile_model(checked, "reading")
+    loc, scale, x = (torch.tensor(v, dtype=torch.float64) for v in (5.2, 0.7, 7.9))
+    got = program.log_joint({}, {"location": loc, "scale": scale, "lost": x}).double()
+    mixed = torch.logsumexp(
+        torch.stack(
+            [
+                math.log(1.0 - heavy) + D.Normal(loc, scale).log_prob(x),
+                math.log(heavy) + D.StudentT(3.0, loc, scale).log_prob(x),
+            ]
+        ),
+        0,
+    )
+    two = torch.tensor(2.0, dtype=torch.float64)
+    want = D.Normal(6.0, 1.0).log_prob(loc) + D.Gamma(two, two).log_prob(scale) + mixed
+    torch.testing.assert_close(got.reshape(()), want, rtol=1e-12, atol=1e-12)
