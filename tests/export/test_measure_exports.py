@@ -24,7 +24,8 @@ from tests.export.qvr_start import qvr_start
 
 #: Truncated latents (one end, the other, both), truncated data, a mixture of a Normal and
 #: a truncated Exponential, zero inflation, an `Independent` (its base), the horseshoe (a
-#: mixture of 16 Normals, its quadrature): what PyMC writes.
+#: mixture of 16 Normals, its quadrature), pushforwards (a latent, data, a component):
+#: what PyMC writes.
 BY_PYMC = """object R : FinSet 4
 
 program cuts : R -> R
@@ -37,6 +38,9 @@ program cuts : R -> R
     observe zi : R <- Mixture([0.3, 0.7], [PointMass(0.0), Poisson(x)])
     observe joined : R <- Independent(Normal(mu, 2.0), 1)
     sample shrunk : R <- Horseshoe(s)
+    sample soft <- Pushforward(Normal(0.0, 1.0), Softplus)
+    observe pushed : R <- Pushforward(Normal(mu, 0.5), Exp)
+    observe q : R <- Mixture([0.5, 0.5], [Normal(mu, 1.0), Pushforward(Normal(soft, 1.0), Sigmoid)])
     return mu
 
 export cuts
@@ -91,6 +95,7 @@ def test_pymc_writes_truncations_mixtures_and_point_masses_as_qvr_scores() -> No
         "pm.DiracDelta.dist(0)",
         "upper=3.0",
         "pm.NormalMixture(",
+        "pm.CustomDist(",
     )
     module, data, text = _exported(BY_PYMC, "pymc", written)
     start = qvr_start(module, "cuts", data, summed=False)
@@ -129,7 +134,9 @@ def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
 
 def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
     source = "\n".join(
-        line for line in BY_PYMC.splitlines() if "Mixture" not in line and "Horseshoe" not in line
+        line
+        for line in BY_PYMC.splitlines()
+        if not any(w in line for w in ("Mixture", "Horseshoe", "Pushforward"))
     )
     out = export_program(check(source), TARGETS["stan"], "cuts")
     assert out.text is not None, out.diagnostics
@@ -152,18 +159,22 @@ def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
 @pytest.mark.parametrize(
     ("target", "step", "words"),
     [
-        ("pymc", "observe y : Row <- Pushforward(Normal(0.0, 1.0), Exp)", "LogNormal for Exp"),
+        ("pymc", "observe y : Row <- Pushforward(Beta(2.0, 2.0), Logit)", "finds no density"),
         ("numpyro", "observe y : Row <- Truncated(Gamma(2.0, 1.0), 0.5, 3.0)", "not Gamma"),
         (
             "numpyro",
             "observe y : Row <- Mixture([0.4, 0.6], [PointMass(0.0), Normalize(Restrict(Poisson(2.0), 1.0))])",  # noqa: E501
             "HurdlePoisson",
         ),
-        ("stan", "observe y : Row <- Pushforward(Normal(0.0, 1.0), Exp)", "pushforward alone"),
         (
             "stan",
-            "observe y : Row <- Mixture([0.5, 0.5], [Normal(0.0, 1.0), Pushforward(Normal(0.0, 1.0), Exp)])",  # noqa: E501
-            "pushed through a bijection",
+            "observe y : Row <- Pushforward(Truncated(Normal(0.0, 1.0), 0.0, 1.0), Exp)",
+            "pushforward of a truncation",
+        ),
+        (
+            "stan",
+            "observe y : Row <- Mixture([0.5, 0.5], [Normal(0.0, 1.0), Pushforward(Truncated(Normal(0.0, 1.0), 0.0, 1.0), Exp)])",  # noqa: E501
+            "pushforward of a truncation",
         ),
         ("stan", "observe y : Row <- Restrict(Poisson(2.0), 1.0)", "continuous families"),
     ],
@@ -271,8 +282,9 @@ def test_stan_writes_a_mixture_one_value_at_a_time() -> None:
     httpstan.compile.compile(out.text, "qvr_export")
 
 
-#: Truncated latents and data, a mixture of a truncated count beside a point mass, and
-#: a mixture of a Normal and a truncated Exponential: one program, compiled once.
+#: Truncated latents and data, a mixture of a truncated count beside a point mass, a
+#: mixture of a Normal and a truncated Exponential, pushforwards (latents, data, a
+#: component): one program, compiled once.
 BY_STAN = """object R : FinSet 6
 
 program cuts : R -> R
@@ -284,6 +296,10 @@ program cuts : R -> R
     observe cut : R <- Truncate(Normal(mu, s), low=-1.0, high=2.5)
     observe hu : R <- Mixture([pi, q], [PointMass(0.0), Truncated(Poisson(x), 1.0, 6.0)])
     observe m : R <- Mixture([0.25, 0.5], [Normal(mu, 1.0), Truncated(Exponential(x), 0.5, 4.0)])
+    sample soft <- Pushforward(Normal(0.0, 1.0), Softplus)
+    sample p <- Pushforward(Normal(mu, 1.0), Sigmoid)
+    observe pushed : R <- Pushforward(Normal(mu, 0.5), Exp)
+    observe sg : R <- Mixture([0.5, 0.5], [Normal(mu, 1.0), Pushforward(Normal(soft, 1.0), Exp)])
     return mu
 
 export cuts
@@ -305,7 +321,7 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
 
     from qvr_core.runtime.model import compile_model
 
-    module, data, code = _exported(BY_STAN, "stan", ("T[-1.0, 2.5]", "log_sum_exp("))
+    module, data, code = _exported(BY_STAN, "stan", ("T[-1.0, 2.5]", "log_sum_exp(", "logit("))
     assert any(v == 0 for v in data["hu"]) and any(v > 0 for v in data["hu"])
     model = build(code, data, random_seed=1)
     program = compile_model(module, "cuts")
@@ -314,7 +330,7 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
         values = {k: torch.tensor(v, dtype=torch.float64) for k, v in {**point, **data}.items()}
         return float(program.log_joint({}, values))
 
-    first = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4}
+    first = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4, "soft": 0.8, "p": 0.35}
     u1 = list(model.unconstrain_pars(first))
     u2 = [u + 0.3 * (i % 3 - 1) + 0.1 for i, u in enumerate(u1)]
     flat = model.constrain_pars(u2, include_tparams=False, include_gqs=False)

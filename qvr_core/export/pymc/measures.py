@@ -3,8 +3,10 @@
 A mixture is `pm.Mixture(w=..., comp_dists=[...])` with the weights divided by their sum
 (the step rescales the mixture to mass 1), a truncation `pm.Truncated(base, lower=...,
 upper=...)` (PyMC rescales by the base's CDF, as qvr does), a point mass
-`pm.DiracDelta`. PyMC has no distribution pushed through a bijection: refused, naming
-the registry family that is one (`LogNormal` for `Exp` of a `Normal`).
+`pm.DiracDelta`. A family pushed through a bijection is a `pm.CustomDist` whose `dist`
+applies the bijection to the family's draw: PyMC derives its density by the change of
+variables (for `Exp`, `Log`, `Sigmoid` and `Softplus`; not for `Logit`, refused), and a
+latent one moves on the unconstrained scale of the bijection's image.
 """
 
 from __future__ import annotations
@@ -25,8 +27,24 @@ WRITES: dict[str, str] = {
     "truncated": "yes",
     "rescaled": "of a truncation",
     "point": "yes",
-    "pushforward": "no",
+    "pushforward": "of a family, by any bijection but Logit",
     "independent": "as its base",
+}
+
+#: Each bijection as PyMC applies it to a draw (`{}`), where PyMC derives the density
+#: of the image: Logit is absent (PyMC finds no density for it).
+_APPLIED: dict[str, str] = {
+    "Identity": "{}",
+    "Exp": "pm.math.exp({})",
+    "Log": "pm.math.log({})",
+    "Sigmoid": "pm.math.sigmoid({})",
+    "Softplus": "pt.softplus({})",
+}
+#: The transform a latent moves on, by the kind of values the bijection gives.
+_MOVED = {
+    "Exp": "pm.distributions.transforms.log",
+    "Softplus": "pm.distributions.transforms.log",
+    "Sigmoid": "pm.distributions.transforms.logodds",
 }
 
 
@@ -45,14 +63,17 @@ def _parts(form: Form) -> tuple[Part, ...]:
 
 def _part_problem(part: Part) -> Unsupported | None:
     match part:
-        case Pushed():
+        case Pushed(bijector=bijector) if bijector not in _APPLIED:
             return Unsupported(
                 part.span,
-                f"PyMC has no distribution pushed through a bijection ({part.bijector}); "
-                "where a registry family is the same one, write it (LogNormal for Exp of a "
-                "Normal, LogitNormal for Sigmoid of one)",
+                f"PyMC finds no density for a draw pushed through {bijector}; where a "
+                "registry family is the same distribution, write it",
             )
-        case Cut(base=base) | (Leaf() as base) if base.family not in PYMC_FAMILIES:
+        case Pushed(base=Cut()):
+            return Unsupported(part.span, "a pushforward of a truncation is not exported")
+        case Cut(base=base) | (Leaf() as base) | Pushed(base=Leaf() as base) if (
+            base.family not in PYMC_FAMILIES
+        ):
             why = WHY_NOT.get(base.family, f"PyMC has no {base.family} distribution")
             return Unsupported(base.span, f"{base.family}: {why}")
     return None
@@ -76,8 +97,9 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
         case Leaf(family=family, args=args):
             texts = {a.param: cx.argument(a) for a in args}
             return PYMC_FAMILIES[family].pm, keywords(family, texts, named=True)
-        case Pushed():
-            raise AssertionError(form)  # measure_problems refused it
+        case Pushed(bijector=bijector):
+            moved = _MOVED.get(bijector) if site.kind == "sample" else None
+            return "pm.CustomDist", [*_pushed(cx, form), *([f"transform={moved}"] if moved else [])]
 
 
 def _dist(cx: Context, part: Part, whole: bool = False) -> str:
@@ -97,7 +119,23 @@ def _dist(cx: Context, part: Part, whole: bool = False) -> str:
         case Cut():
             return f"pm.Truncated.dist({_dist(cx, part.base)}, {', '.join(_bounds(cx, part))})"
         case Pushed():
-            raise AssertionError(part)  # measure_problems refused it
+            return f"pm.CustomDist.dist({', '.join(_pushed(cx, part))})"
+
+
+def _pushed(cx: Context, part: Pushed) -> list[str]:
+    """A `pm.CustomDist`'s arguments for a family pushed through a bijection: the
+    family's arguments, then `dist`, which draws the family (its arguments are the
+    lambda's, as PyMC requires) and applies the bijection."""
+    base = part.base
+    assert isinstance(base, Leaf)  # measure_problems refused a pushed truncation
+    params = [f"_a{i}" for i in range(len(base.args))]
+    inner = keywords(base.family, {a.param: p for a, p in zip(base.args, params, strict=True)})
+    draw = f"{PYMC_FAMILIES[base.family].pm}.dist({', '.join([*inner, 'size=size'])})"
+    applied = _APPLIED[part.bijector].format(draw)
+    return [
+        *(cx.argument(a) for a in base.args),
+        f"dist=lambda {', '.join([*params, 'size'])}: {applied}",
+    ]
 
 
 def _bounds(cx: Context, cut: Cut) -> list[str]:

@@ -30,7 +30,13 @@ from qvr_core.export.stan.lower_sites import (
     stan_family,
     value_support,
 )
-from qvr_core.export.stan.measures import is_mixture, mixture, truncated_site
+from qvr_core.export.stan.measures import (
+    is_mixture,
+    is_pushed,
+    mixture,
+    pushed,
+    truncated_site,
+)
 from qvr_core.export.stan.program import (
     NO_BOUNDS,
     Assign,
@@ -246,10 +252,10 @@ def _top(env: Env, node: Node, kinds: dict[str, str]) -> None:
         env.model.extend(scope(env, node, {}, None, "target"))
         return
     step = leaf_site(step) or step  # an Independent of one family: that family's site
-    if step.measure is not None and is_mixture(step):  # measures.py
+    if step.measure is not None and (is_mixture(step) or is_pushed(step)):  # measures.py
         if step.kind == "sample":
             parameter(env, step)
-        env.model.extend(mixture(env, step))
+        env.model.extend(mixture(env, step) if is_mixture(step) else pushed(env, step))
         return
     if step.measure is not None:  # quivers' measure algebra: a truncation (measures.py)
         found = truncated_site(env, step)

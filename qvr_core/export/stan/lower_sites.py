@@ -279,9 +279,10 @@ def draw(env: Env, site: Site, family: StanFamily) -> list[Statement]:
     return [For(i, "1", env.size(plates[0]), (Draw(inner.text, stan, args, bounds),))]
 
 
-def lpdf(env: Env, site: Site, family: StanFamily, ctx: Ctx) -> str | None:
+def lpdf(env: Env, site: Site, family: StanFamily, ctx: Ctx, at: str = "{}") -> str | None:
     """The exact log density of a site in a scope, read in `ctx` (a sum over what is
-    left of its plates), constants kept."""
+    left of its plates), constants kept; `at` maps the value's text to the point the
+    density is taken at (a pushforward's base at the inverse image)."""
     target = site_target(env, site, ctx)
     if target is None:
         return None
@@ -298,7 +299,7 @@ def lpdf(env: Env, site: Site, family: StanFamily, ctx: Ctx) -> str | None:
     stan, args, bounds = got
     assert site.family is not None
     suffix = "lpmf" if FAMILIES[site.family].discrete else "lpdf"
-    value = flat(target, target.value)
+    value = at.format(flat(target, target.value))
     text = f"{stan}_{suffix}({value} | {args})"
     count = "" if target.value.scalar else f"num_elements({target.text}) * "
     if family.half:  # |x|: twice the density on x >= 0

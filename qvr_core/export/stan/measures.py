@@ -8,7 +8,10 @@ over the site's plate): each component's exact `_lpdf`/`_lpmf` (a truncated one 
 the log of its mass, from its CDFs, inside its interval and -inf outside; a count's
 ends as whole numbers), a point mass `(y == v ? 0 : negative_infinity())`. A
 distribution pushed through a bijection has no Stan statement: refused, naming the
-construct (`export/measures.py` says what every target refuses alike).
+construct (`export/measures.py` says what every target refuses alike). A family
+pushed through a bijection is its base's density at the inverse image plus the log of
+the inverse's derivative, `target += normal_lpdf(log(y) | mu, s) - sum(log(y));`, the
+parameter declared within the bijection's image.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ from dataclasses import replace
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Site
-from qvr_core.export.measures import Cut, Leaf, Mix, Part, Point, written_form
+from qvr_core.export.measures import Cut, Leaf, Mix, Part, Point, Pushed, written_form
 from qvr_core.export.plan import Unsupported
 from qvr_core.export.stan.families import STAN_FAMILIES, StanFamily
-from qvr_core.export.stan.lower_args import arg_term, dist
+from qvr_core.export.stan.lower_args import arg_term, dist, flat
 from qvr_core.export.stan.lower_env import Env
 from qvr_core.export.stan.lower_sites import lpdf, site_target
 from qvr_core.export.stan.program import Assign, For, Statement
@@ -38,7 +41,21 @@ WRITES: dict[str, str] = {
     "truncated": "a continuous family; in a mixture, a count too",
     "rescaled": "of a truncation",
     "point": "in a mixture",
+    "pushforward": "of a family",
     "independent": "as its base",
+}
+
+#: Each bijection's inverse at a value `{}`, the log of the inverse's derivative there
+#: (Stan's functions are vectorised, so a vector of values reads them entrywise), and
+#: the condition that one value lies in its image (a mixture's component is -inf outside
+#: it, where the inverse is NaN).
+_INVERSES: dict[str, tuple[str, str, str]] = {
+    "Identity": ("{}", "", ""),
+    "Exp": ("log({})", "-log({})", "{} > 0"),
+    "Log": ("exp({})", "{}", ""),
+    "Sigmoid": ("logit({})", "-log({}) - log1m({})", "{} > 0 && {} < 1"),
+    "Logit": ("inv_logit({})", "log_inv_logit({}) + log1m_inv_logit({})", ""),
+    "Softplus": ("log_diff_exp({}, 0)", "{} - log_diff_exp({}, 0)", "{} > 0"),
 }
 
 
@@ -53,9 +70,8 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
     if not isinstance(form, Cut):
         env.no(
             site.step.span,
-            "Stan writes a truncated family (T[low, high]) or a mixture of quivers' measure "
-            "algebra, not a point mass or a pushforward alone: where a registry family is "
-            "the same distribution, write it (LogNormal)",
+            "Stan writes a truncated family (T[low, high]), a pushforward or a mixture of "
+            "quivers' measure algebra, not a point mass alone: it is a value, `let`",
         )
         return None
     leaf = form.base
@@ -70,6 +86,43 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
     return replace(site, family=leaf.family, args=(*leaf.args, *ends)), replace(
         spec, truncation=ENDS
     )
+
+
+def is_pushed(site: Site) -> bool:
+    """The step draws from a distribution pushed through a bijection (`pushed`)."""
+    return site.measure is not None and isinstance(written_form(site.measure), Pushed)
+
+
+def pushed(env: Env, site: Site) -> list[Statement]:
+    """`target += base_lpdf(inverse(y) | ...) + log |d inverse / dy|;` for the whole
+    value at once; nothing, with the problem, where the base has no Stan density."""
+    assert site.measure is not None
+    form = written_form(site.measure)
+    assert isinstance(form, Pushed)
+    density = _pushed_density(env, site, form, {})
+    return [Assign("target", density, "+=")] if density is not None else []
+
+
+def _pushed_density(env: Env, site: Site, part: Pushed, ctx: Ctx) -> str | None:
+    if not isinstance(part.base, Leaf):
+        env.no(part.span, "a pushforward of a truncation is not exported")
+        return None
+    spec = _spec(env, part.base)
+    target = site_target(env, site, ctx)
+    if spec is None or target is None:
+        return None
+    inverse, jacobian, inside = _INVERSES[part.bijector]
+    plain = replace(site, family=part.base.family, args=part.base.args, measure=None)
+    density = lpdf(env, plain, spec, ctx, at=inverse)
+    if density is None:
+        return None
+    value = flat(target, target.value)
+    if jacobian:
+        summed = jacobian.format(value, value)
+        density += f" + {summed if target.value.scalar else f'sum({summed})'}"
+    if inside and target.value.scalar:  # one value: -inf outside the image, not NaN
+        density = f"({inside.format(value, value)} ? {density} : negative_infinity())"
+    return density
 
 
 def is_mixture(site: Site) -> bool:
@@ -151,9 +204,10 @@ def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
             if density is None or mass is None or inside is None:
                 return None
             return f"({inside} ? {density} - {mass} : negative_infinity())"
+        case Pushed():
+            return _pushed_density(env, site, part, ctx)
         case _:
-            env.no(part.span, "Stan has no distribution pushed through a bijection")
-            return None
+            raise AssertionError(part)
 
 
 def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx) -> str | None:
@@ -215,4 +269,4 @@ def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | 
     return f"{stan}_lcdf({high} | {args})"
 
 
-__all__ = ["ENDS", "WRITES", "is_mixture", "mixture", "truncated_site"]
+__all__ = ["ENDS", "WRITES", "is_mixture", "is_pushed", "mixture", "pushed", "truncated_site"]
