@@ -176,7 +176,7 @@ def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
             "observe y : Row <- Mixture([0.5, 0.5], [Normal(0.0, 1.0), Pushforward(Truncated(Normal(0.0, 1.0), 0.0, 1.0), Exp)])",  # noqa: E501
             "pushforward of a truncation",
         ),
-        ("stan", "observe y : Row <- Restrict(Poisson(2.0), 1.0)", "continuous families"),
+        ("stan", "observe y : Row <- Restrict(Poisson(2.0), 1.5)", "whole numbers written out"),
     ],
 )
 def test_what_a_target_lacks_is_refused_where_it_is_written(
@@ -284,7 +284,7 @@ def test_stan_writes_a_mixture_one_value_at_a_time() -> None:
 
 #: Truncated latents and data, a mixture of a truncated count beside a point mass, a
 #: mixture of a Normal and a truncated Exponential, pushforwards (latents, data, a
-#: component): one program, compiled once.
+#: component), truncated observed counts: one program, compiled once.
 BY_STAN = """object R : FinSet 6
 
 program cuts : R -> R
@@ -300,6 +300,8 @@ program cuts : R -> R
     sample p <- Pushforward(Normal(mu, 1.0), Sigmoid)
     observe pushed : R <- Pushforward(Normal(mu, 0.5), Exp)
     observe sg : R <- Mixture([0.5, 0.5], [Normal(mu, 1.0), Pushforward(Normal(soft, 1.0), Exp)])
+    observe counted : R <- Restrict(Poisson(x), 1.0)
+    observe capped : R <- Truncated(Poisson(x), 1.0, 6.0)
     return mu
 
 export cuts
@@ -321,7 +323,9 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
 
     from qvr_core.runtime.model import compile_model
 
-    module, data, code = _exported(BY_STAN, "stan", ("T[-1.0, 2.5]", "log_sum_exp(", "logit("))
+    module, data, code = _exported(
+        BY_STAN, "stan", ("T[-1.0, 2.5]", "log_sum_exp(", "logit(", "T[1, 6]")
+    )
     assert any(v == 0 for v in data["hu"]) and any(v > 0 for v in data["hu"])
     model = build(code, data, random_seed=1)
     program = compile_model(module, "cuts")

@@ -37,8 +37,8 @@ ENDS = ("low", "high")
 #: What Stan writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
     "mixture": "yes",
-    "restrict": "a continuous family at a step; in a mixture, a count too",
-    "truncated": "a continuous family; in a mixture, a count too",
+    "restrict": "at a step (observed counts at whole-number ends)",
+    "truncated": "yes (observed counts at whole-number ends)",
     "rescaled": "of a truncation",
     "point": "in a mixture",
     "pushforward": "of a family",
@@ -79,12 +79,20 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
     if spec is None or spec.half or spec.flat or spec.truncation or spec.over_ints:
         env.no(leaf.span, f"Stan has no {leaf.family} of the same density to truncate")
         return None
-    if FAMILIES[leaf.family].discrete:
-        env.no(leaf.span, f"a truncated {leaf.family}: the export truncates continuous families")
-        return None
     ends = tuple(a for a in (form.low, form.high) if a is not None)
+    ints = spec.ints
+    if FAMILIES[leaf.family].discrete:  # observed counts: Stan's T[] of a pmf takes ints
+        whole = all(isinstance(a.literal, float) and a.literal.is_integer() for a in ends)
+        if site.kind != "observe" or not whole:
+            env.no(
+                leaf.span,
+                f"a truncated {leaf.family}: the export truncates observed counts at "
+                "whole numbers written out, and continuous families",
+            )
+            return None
+        ints = (*ints, *(a.param for a in ends))
     return replace(site, family=leaf.family, args=(*leaf.args, *ends)), replace(
-        spec, truncation=ENDS
+        spec, truncation=ENDS, ints=ints
     )
 
 
