@@ -14,13 +14,15 @@ is a truncation; `Truncated(b, ...)` and `Normalize(Restrict(b, ...))` are one a
 A `Mixture` the step draws from, of components that are probability distributions, is
 the mixture with its weights divided by their sum (`Mix.rescaled`). A `Restrict` inside a
 `Mixture` keeps its mass there (the mixture weighs it by w_k m_k), which no target's
-mixture does: refused, with the spelling that makes it a distribution. An `Independent`
+mixture does directly: it is written as the rescaled truncation with its weight times
+its mass (`Cut.kept`), which is the same distribution. An `Independent`
 is written as its base: the joint density is the same, and only qvr's pointwise
 log-likelihood (one term per joined vector) tells them apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from qvr_core.builtins import FAMILIES
@@ -48,12 +50,18 @@ class Point:
 
 @dataclass(frozen=True)
 class Cut:
-    """`base` truncated to [low, high] (either may be missing) and rescaled to mass 1."""
+    """`base` truncated to [low, high] (either may be missing) and rescaled to mass 1.
+
+    `kept`: a `Restrict` written inside a `Mixture`, which keeps its mass m there, so the
+    mixture weighs it by w m. A target writes it as this rescaled truncation with its
+    weight w m / sum_j w_j m_j (the step rescales the whole mixture to mass 1), which is
+    the same distribution: w p(x) 1[x inside] = w m (p(x) 1[x inside] / m)."""
 
     base: Leaf
     low: Argument | None
     high: Argument | None
     span: Span
+    kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,13 +102,12 @@ def _form(m: Measure, *, top: bool) -> Form | Unsupported:
         case "truncated":
             return _cut(m.parts[0], args, m.span)
         case "restrict":
-            if not top:
+            if not top:  # a mixture's component is read by `_component`
                 return Unsupported(
                     m.span,
-                    f"a {m.family} inside another distribution keeps its mass there "
-                    "(quivers' meaning: the mixture weighs it by that mass), which no "
-                    "target's mixture does: write Truncated(base, low, high) or "
-                    f"Normalize({m.family}(...)) for a component that has mass 1",
+                    f"a {m.family} pushed through a bijection keeps its mass there, which "
+                    "no target writes: write Truncated(base, low, high) or "
+                    f"Normalize({m.family}(...))",
                 )
             return _cut(m.parts[0], args, m.span)
         case "rescaled":
@@ -121,7 +128,7 @@ def _form(m: Measure, *, top: bool) -> Form | Unsupported:
                 return Unsupported(m.span, "a Mixture inside another distribution is not exported")
             parts: list[Part] = []
             for p in m.parts:
-                found = _form(p, top=False)
+                found = _component(p)
                 if isinstance(found, Unsupported):
                     return found
                 assert not isinstance(found, Mix)  # refused above
@@ -143,10 +150,49 @@ def leaf_site(site: Site) -> Site | None:
     return replace(site, family=form.family, args=form.args, measure=None)
 
 
-def _cut(base: Measure, args: dict[str, Argument], span: Span) -> Cut | Unsupported:
+def _component(m: Measure) -> Form | Unsupported:
+    """A mixture's component: a `Restrict` keeps its mass (`Cut.kept`)."""
+    if FAMILIES[m.family].measure == "restrict":
+        return _cut(m.parts[0], {a.param: a for a in m.args}, m.span, kept=True)
+    return _form(m, top=False)
+
+
+def _cut(
+    base: Measure, args: dict[str, Argument], span: Span, kept: bool = False
+) -> Cut | Unsupported:
     if FAMILIES[base.family].measure is not None:
         return Unsupported(span, f"a truncation of a {base.family} is not exported")
-    return Cut(Leaf(base.family, base.args, base.span), args.get("low"), args.get("high"), span)
+    leaf = Leaf(base.family, base.args, base.span)
+    return Cut(leaf, args.get("low"), args.get("high"), span, kept)
+
+
+def kept_mass(cut: Cut, cdf: Callable[[str], str], text: Callable[[Argument], str]) -> str | None:
+    """The mass a truncation keeps, P(low <= X <= high), from its base's CDF as a target
+    writes it (`cdf` of an end's text; `text` writes an argument). A count's lower end
+    counts from the whole number below it, its ends written out as whole numbers (None
+    where one is not)."""
+    discrete = FAMILIES[cut.base.family].discrete
+    ends: list[str | None] = []
+    for a, shift in ((cut.low, -1), (cut.high, 0)):
+        if a is None:
+            ends.append(None)
+        elif not discrete:
+            ends.append(text(a))
+        elif isinstance(a.literal, float) and a.literal.is_integer():
+            ends.append(str(int(a.literal) + shift))
+        else:
+            return None
+    low, high = ends
+    if low is not None and high is not None:
+        return f"({cdf(high)} - {cdf(low)})"
+    if low is not None:
+        return f"(1.0 - {cdf(low)})"
+    return cdf(high) if high is not None else "1.0"
+
+
+def weighed(form: Mix) -> bool:
+    """Some component keeps its mass (`Cut.kept`): the weights are w_k m_k, rescaled."""
+    return any(isinstance(p, Cut) and p.kept for p in form.parts)
 
 
 def leaves(form: Form) -> tuple[Leaf, ...]:
@@ -170,7 +216,9 @@ __all__ = [
     "Part",
     "Point",
     "Pushed",
+    "kept_mass",
     "leaf_site",
     "leaves",
+    "weighed",
     "written_form",
 ]

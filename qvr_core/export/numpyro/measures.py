@@ -15,7 +15,17 @@ from collections.abc import Callable
 from qvr_core.builtins import FAMILIES
 from qvr_core.builtins.constraints import Constraint
 from qvr_core.check.model import Argument, Site
-from qvr_core.export.measures import Cut, Leaf, Mix, Part, Point, Pushed, written_form
+from qvr_core.export.measures import (
+    Cut,
+    Leaf,
+    Mix,
+    Part,
+    Point,
+    Pushed,
+    kept_mass,
+    weighed,
+    written_form,
+)
 from qvr_core.export.named import members
 from qvr_core.export.numpyro.families import CALLS, family_call
 from qvr_core.export.numpyro.terms import number
@@ -51,7 +61,7 @@ TRANSFORMS = {
 #: What NumPyro writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
     "mixture": "yes",
-    "restrict": "Normal, Cauchy, Laplace, Logistic, StudentT, at a step",
+    "restrict": "Normal, Cauchy, Laplace, Logistic, StudentT",
     "truncated": "Normal, Cauchy, Laplace, Logistic, StudentT",
     "rescaled": "of a truncation",
     "point": "yes",
@@ -108,8 +118,11 @@ def measure_call(site: Site, argument: ArgumentText) -> str:
     if isinstance(form, Mix):
         comps = ", ".join(_dist(p, argument) for p in form.parts)
         support = site.support or Constraint("real")
+        w = _weights(form.weights, argument)
+        if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
+            w = _weighed(w, form.parts, argument)
         return (
-            f"dist.MixtureGeneral(dist.Categorical(probs={_weights(form.weights, argument)}), "
+            f"dist.MixtureGeneral(dist.Categorical(probs={w}), "
             f"[{comps}], support={_support(support)})"
         )
     return _dist(form, argument)
@@ -135,6 +148,21 @@ def _dist(part: Part, argument: ArgumentText) -> str:
         case Pushed(base=base, bijector=bijector):
             return f"dist.TransformedDistribution({_dist(base, argument)}, {TRANSFORMS[bijector]})"
     raise AssertionError(part)
+
+
+def _weighed(w: str, parts: tuple[Part, ...], argument: ArgumentText) -> str:
+    """The weights times each kept component's mass (from its base's CDF), rescaled."""
+    each = []
+    for k, part in enumerate(parts):
+        entry = f"jnp.asarray({w})[..., {k}]"
+        if isinstance(part, Cut) and part.kept:
+            cdf = f"{_dist(part.base, argument)}.cdf({{}})"
+            mass = kept_mass(part, cdf.format, argument)
+            assert mass is not None  # only continuous bases are truncated here
+            entry = f"{entry} * {mass}"
+        each.append(entry)
+    stacked = f"jnp.stack([{', '.join(each)}], axis=-1)"
+    return f"{stacked} / jnp.sum({stacked}, axis=-1, keepdims=True)"
 
 
 def _weights(w: Argument, argument: ArgumentText) -> str:

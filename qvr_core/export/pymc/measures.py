@@ -14,7 +14,18 @@ from __future__ import annotations
 import math
 
 from qvr_core.check.model import Argument, Site
-from qvr_core.export.measures import Cut, Form, Leaf, Mix, Part, Point, Pushed, written_form
+from qvr_core.export.measures import (
+    Cut,
+    Form,
+    Leaf,
+    Mix,
+    Part,
+    Point,
+    Pushed,
+    kept_mass,
+    weighed,
+    written_form,
+)
 from qvr_core.export.plan import Unsupported
 from qvr_core.export.pymc.context import Context
 from qvr_core.export.pymc.families import PYMC_FAMILIES, WHY_NOT, family_call, keywords
@@ -23,7 +34,7 @@ from qvr_core.export.pymc.terms import number
 #: What PyMC writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
     "mixture": "yes",
-    "restrict": "yes, at a step",
+    "restrict": "yes",
     "truncated": "yes",
     "rescaled": "of a truncation",
     "point": "yes",
@@ -71,6 +82,10 @@ def _part_problem(part: Part) -> Unsupported | None:
             )
         case Pushed(base=Cut()):
             return Unsupported(part.span, "a pushforward of a truncation is not exported")
+        case Cut(kept=True) if kept_mass(part, str, str) is None:
+            return Unsupported(
+                part.span, "a count's Restrict in a mixture at ends not written as whole numbers"
+            )
         case Cut(base=base) | (Leaf() as base) | Pushed(base=Leaf() as base) if (
             base.family not in PYMC_FAMILIES
         ):
@@ -89,7 +104,10 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
         case Mix(weights=weights, parts=parts):
             whole = bool(site.support and site.support.discrete)
             comps = ", ".join(_dist(cx, p, whole) for p in parts)
-            return "pm.Mixture", [f"w={_weights(cx, weights)}", f"comp_dists=[{comps}]"]
+            w = _weights(cx, weights)
+            if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
+                w = _weighed(cx, w, parts)
+            return "pm.Mixture", [f"w={w}", f"comp_dists=[{comps}]"]
         case Cut():
             return "pm.Truncated", [_dist(cx, form.base), *_bounds(cx, form)]
         case Point(value=value):
@@ -136,6 +154,21 @@ def _pushed(cx: Context, part: Pushed) -> list[str]:
         *(cx.argument(a) for a in base.args),
         f"dist=lambda {', '.join([*params, 'size'])}: {applied}",
     ]
+
+
+def _weighed(cx: Context, w: str, parts: tuple[Part, ...]) -> str:
+    """The weights times each kept component's mass, rescaled to sum to 1."""
+    each = []
+    for k, part in enumerate(parts):
+        entry = f"pt.as_tensor({w})[..., {k}]"
+        if isinstance(part, Cut) and part.kept:
+            cdf = f"pm.math.exp(pm.logcdf({_dist(cx, part.base)}, {{}}))"
+            mass = kept_mass(part, cdf.format, cx.argument)
+            assert mass is not None  # measure_problems refused the others
+            entry = f"{entry} * {mass}"
+        each.append(entry)
+    stacked = f"pt.stack([{', '.join(each)}], axis=-1)"
+    return f"{stacked} / pt.sum({stacked}, axis=-1, keepdims=True)"
 
 
 def _bounds(cx: Context, cut: Cut) -> list[str]:

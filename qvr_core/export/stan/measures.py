@@ -37,7 +37,7 @@ ENDS = ("low", "high")
 #: What Stan writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
     "mixture": "yes",
-    "restrict": "at a step (observed counts at whole-number ends)",
+    "restrict": "yes (counts at whole-number ends, observed where at a step)",
     "truncated": "yes (observed counts at whole-number ends)",
     "rescaled": "of a truncation",
     "point": "in a mixture",
@@ -157,15 +157,36 @@ def mixture(env: Env, site: Site) -> list[Statement]:
     try:
         weights = _log_weights(env, form.weights, len(form.parts), ctx)
         terms = [_part(env, site, part, ctx) for part in form.parts]
+        kept = _kept_masses(env, site, form, ctx)
     finally:
         env.active.pop()
-    if weights is None or any(t is None for t in terms):
+    if weights is None or kept is None or any(t is None for t in terms):
         return []
+    if any(kept):  # w_k m_k / sum_j w_j m_j for a Restrict that keeps its mass m_k
+        weighed = [f"{w} + {m}" if m else w for w, m in zip(weights, kept, strict=True)]
+        total = f"log_sum_exp({{{', '.join(weighed)}}})"
+        weights = [f"{w} - {total}" for w in weighed]
     summed = ", ".join(f"{w} + {t}" for w, t in zip(weights, terms, strict=True))
     add = Assign("target", f"log_sum_exp({{{summed}}})", "+=")
     if i is None:
         return [add]
     return [For(i, "1", env.size(plates[0]), (add,))]
+
+
+def _kept_masses(env: Env, site: Site, form: Mix, ctx: Ctx) -> list[str] | None:
+    """Each component's log mass where it keeps it (`Cut.kept`), else ""."""
+    out = []
+    for part in form.parts:
+        if not (isinstance(part, Cut) and part.kept):
+            out.append("")
+            continue
+        spec = _spec(env, part.base)
+        plain = replace(site, family=part.base.family, args=part.base.args, measure=None)
+        mass = _mass(env, plain, spec, part, ctx) if spec is not None else None
+        if mass is None:
+            return None
+        out.append(mass)
+    return out
 
 
 def _log_weights(env: Env, w: Argument, n: int, ctx: Ctx) -> list[str] | None:
