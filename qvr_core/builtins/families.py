@@ -40,6 +40,7 @@ from qvr_core.builtins.constraints import (
     UNIT,
     Constraint,
 )
+from qvr_core.builtins.quadrature import HORSESHOE_SCALES, HORSESHOE_WEIGHTS
 
 #: An example argument: a number, a vector, a matrix, or (for the measure algebra's
 #: distributions and bijections) its source text.
@@ -242,6 +243,10 @@ class Family:
     #: The family this name stands for, where it is another spelling quivers accepts
     #: (`Truncate` for `Restrict`, `Transformed` for `Pushforward`).
     alias_of: str | None = None
+    #: Its density is a mixture of Normals at 0 with these (weight, scale relative to
+    #: the `scale` parameter) pairs: the horseshoe under quivers' quadrature
+    #: (`builtins/quadrature.py`). A target without the family writes that mixture.
+    normal_scales: tuple[tuple[float, float], ...] | None = None
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -711,6 +716,7 @@ _CATALOGUE: tuple[Family, ...] = (
         "few stay large. As quivers scores it, the integral is a 16-point Gauss-Legendre "
         "rule over lambda = tan(pi t / 2).",
         {"scale": 1.0},
+        normal_scales=tuple(zip(HORSESHOE_WEIGHTS, HORSESHOE_SCALES, strict=True)),
     ),
     Family(
         "HalfStudentT",

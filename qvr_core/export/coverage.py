@@ -44,7 +44,8 @@ def cells(name: str) -> tuple[str, str, str]:
             return "yes"
         return "in a marginalize" if relaxes is not None and relaxed else why
 
-    stan = cell(name in STAN_FAMILIES, relaxes in STAN_FAMILIES)
+    # a scale mixture of Normals (the horseshoe) Stan writes out (stan/measures.py)
+    stan = cell(name in STAN_FAMILIES or bool(family.normal_scales), relaxes in STAN_FAMILIES)
     numpyro = cell(name in CALLS, relaxes in CALLS)
     if name in OBSERVED_ONLY:
         numpyro = "observed only"

@@ -12,6 +12,7 @@ log joint). What a target cannot write is refused where it is written (QVR701).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -275,7 +276,8 @@ def test_stan_writes_a_mixture_one_value_at_a_time() -> None:
 
 #: Truncated latents and data, a mixture of a truncated count beside a point mass, a
 #: mixture of a Normal and a truncated Exponential, pushforwards (latents, data, a
-#: component), truncated observed counts: one program, compiled once.
+#: component), truncated observed counts, mass-keeping restrictions in mixtures, the
+#: horseshoe (its 16-Normal mixture written out): one program, compiled once.
 BY_STAN = """object R : FinSet 6
 
 program cuts : R -> R
@@ -295,6 +297,7 @@ program cuts : R -> R
     observe capped : R <- Truncated(Poisson(x), 1.0, 6.0)
     observe kept : R <- Mixture([pi, q], [PointMass(0.0), Restrict(Poisson(x), 1.0)])
     observe km : R <- Mixture([0.3, 0.7], [Restrict(Normal(mu, 1.0), 0.0, 2.0), Normal(3.0, 1.0)])
+    sample shrunk : R <- Horseshoe(s)
     return mu
 
 export cuts
@@ -323,15 +326,20 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
     model = build(code, data, random_seed=1)
     program = compile_model(module, "cuts")
 
-    def qvr(point: dict[str, float]) -> float:
+    def qvr(point: dict[str, Any]) -> float:
         values = {k: torch.tensor(v, dtype=torch.float64) for k, v in {**point, **data}.items()}
         return float(program.log_joint({}, values))
 
-    first = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4, "soft": 0.8, "p": 0.35}
+    first: dict[str, Any] = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4, "soft": 0.8, "p": 0.35}
+    first["shrunk"] = [0.05, -0.4, 1.3, 2.2, -3.0, 0.01]
     u1 = list(model.unconstrain_pars(first))
     u2 = [u + 0.3 * (i % 3 - 1) + 0.1 for i, u in enumerate(u1)]
-    flat = model.constrain_pars(u2, include_tparams=False, include_gqs=False)
-    second = dict(zip(model.param_names, (float(f) for f in flat), strict=True))
+    flat = [float(f) for f in model.constrain_pars(u2, include_tparams=False, include_gqs=False)]
+    second: dict[str, Any] = {}
+    for name, dims in zip(model.param_names, model.dims, strict=True):  # a vector's entries
+        n = math.prod(dims)
+        second[name] = flat[:n] if dims else flat[0]
+        flat = flat[n:]
     stan = model.log_prob(u1, adjust_transform=False) - model.log_prob(u2, adjust_transform=False)
     ours = qvr(first) - qvr(second)
     assert abs(ours) > 1e-3

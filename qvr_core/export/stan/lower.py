@@ -34,6 +34,7 @@ from qvr_core.export.stan.measures import (
     is_mixture,
     is_pushed,
     mixture,
+    normal_scales,
     pushed,
     truncated_site,
 )
@@ -252,6 +253,11 @@ def _top(env: Env, node: Node, kinds: dict[str, str]) -> None:
         env.model.extend(scope(env, node, {}, None, "target"))
         return
     step = leaf_site(step) or step  # an Independent of one family: that family's site
+    if step.family is not None and FAMILIES[step.family].normal_scales:  # the horseshoe
+        if step.kind == "sample":
+            parameter(env, step)
+        env.model.extend(normal_scales(env, step))
+        return
     if step.measure is not None and (is_mixture(step) or is_pushed(step)):  # measures.py
         if step.kind == "sample":
             parameter(env, step)

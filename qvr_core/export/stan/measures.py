@@ -133,6 +133,43 @@ def _pushed_density(env: Env, site: Site, part: Pushed, ctx: Ctx) -> str | None:
     return density
 
 
+def normal_scales(env: Env, site: Site) -> list[Statement]:
+    """A family whose density is a mixture of Normals at 0 with fixed weights and scales
+    relative to its `scale` (the horseshoe, `Family.normal_scales`), one value at a time:
+    `target += log_sum_exp(log_w - 0.5 * square(y ./ s) - log(s)) - log(sqrt(2 pi))`
+    with `s` the scale times the relative scales (a vector)."""
+    assert site.family is not None
+    pairs = FAMILIES[site.family].normal_scales
+    assert pairs is not None
+    target = site_target(env, site, {})
+    scale = next((a for a in site.args if a.param == "scale"), None)
+    if target is None or scale is None:
+        return []
+    plates = target.value.plates
+    if len(plates) > 1:
+        env.no(site.step.span, f"a {site.family} over more than one plate")
+        return []
+    i = env.fresh("i") if plates else None
+    ctx: Ctx = {plates[0]: i} if i is not None else {}
+    env.active.append(set())
+    try:
+        value = site_target(env, site, ctx)
+        s = _text(env, scale, ctx)
+    finally:
+        env.active.pop()
+    if value is None or s is None:
+        return []
+    log_w = ", ".join(real_literal(math.log(w)) for w, _ in pairs)
+    relative = ", ".join(real_literal(r) for _, r in pairs)
+    sd = f"({s}) * [{relative}]'"
+    density = (
+        f"log_sum_exp([{log_w}]' - 0.5 * square({value.text} ./ ({sd})) - log({sd})) "
+        f"- {real_literal(0.5 * math.log(2 * math.pi))}"
+    )
+    add = Assign("target", density, "+=")
+    return [add] if i is None else [For(i, "1", env.size(plates[0]), (add,))]
+
+
 def is_mixture(site: Site) -> bool:
     """The step draws from a mixture (written by `mixture`, not as a `~` statement)."""
     return site.measure is not None and isinstance(written_form(site.measure), Mix)
@@ -298,4 +335,13 @@ def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | 
     return f"{stan}_lcdf({high} | {args})"
 
 
-__all__ = ["ENDS", "WRITES", "is_mixture", "is_pushed", "mixture", "pushed", "truncated_site"]
+__all__ = [
+    "ENDS",
+    "WRITES",
+    "is_mixture",
+    "is_pushed",
+    "mixture",
+    "normal_scales",
+    "pushed",
+    "truncated_site",
+]
