@@ -126,14 +126,7 @@ def _form(m: Measure, *, top: bool) -> Form | Unsupported:
         case "mixture":
             if not top:
                 return Unsupported(m.span, "a Mixture inside another distribution is not exported")
-            parts: list[Part] = []
-            for p in m.parts:
-                found = _component(p)
-                if isinstance(found, Unsupported):
-                    return found
-                assert not isinstance(found, Mix)  # refused above
-                parts.append(found)
-            return Mix(args["weights"], tuple(parts), m.span)
+            return _mixed(m, args["weights"])
         case "independent":  # the same density; only qvr's pointwise terms join the plates
             return _form(m.parts[0], top=top)
     raise AssertionError(family.measure)
@@ -148,6 +141,39 @@ def leaf_site(site: Site) -> Site | None:
     if not isinstance(form, Leaf):
         return None
     return replace(site, family=form.family, args=form.args, measure=None)
+
+
+def _mixed(m: Measure, weights: Argument) -> Mix | Unsupported:
+    """A step's mixture, a mixture among its components flattened into it: inside a
+    mixture, one keeps its mass (sum_j c_j m_j), so its component j weighs w_k c_j, which
+    is written out where both mixtures' weights are numbers."""
+    parts: list[Part] = []
+    flat: list[float] = []
+    outer = weights.literal if isinstance(weights.literal, tuple) else None
+    for k, p in enumerate(m.parts):
+        inner = FAMILIES[p.family].measure == "mixture"
+        found = _mixed(p, next(a for a in p.args if a.param == "weights")) if inner else None
+        if isinstance(found, Unsupported):
+            return found
+        if found is not None:
+            c = found.weights.literal
+            if outer is None or not isinstance(c, tuple):
+                return Unsupported(
+                    p.span, "a Mixture inside a Mixture whose weights are not numbers written out"
+                )
+            parts += found.parts
+            flat += [outer[k] * cj for cj in c]
+            continue
+        part = _component(p)
+        if isinstance(part, Unsupported):
+            return part
+        assert not isinstance(part, Mix)  # a mixture was flattened above
+        parts.append(part)
+        if outer is not None:
+            flat.append(outer[k])
+    if len(flat) != len(parts):  # nothing was flattened: the weights as written
+        return Mix(weights, tuple(parts), m.span)
+    return Mix(replace(weights, literal=tuple(flat)), tuple(parts), m.span)
 
 
 def _component(m: Measure) -> Form | Unsupported:

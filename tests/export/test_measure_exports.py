@@ -70,6 +70,16 @@ export cuts
 """
 
 
+#: A mixture among a mixture's components, which every target writes flattened: its
+#: components weigh 0.4 * 0.5 and 0.4 * 0.2 (it keeps its mass, 0.7), the step rescales.
+NESTED = (
+    "    observe n2 : R <- Mixture([0.4, 0.6], "
+    "[Mixture([0.5, 0.2], [Normal(mu, 1.0), Normal(x, 2.0)]), Normal(mu, 3.0)])\n"
+)
+BY_PYMC = BY_PYMC.replace("    return mu\n", NESTED + "    return mu\n")
+BY_NUMPYRO = BY_NUMPYRO.replace("    return mu\n", NESTED + "    return mu\n")
+
+
 def _data(source: str, program: str = "cuts") -> tuple[Any, dict[str, Any]]:
     module = check(source)
     assert [d.message for d in module.diagnostics if d.is_error] == []
@@ -302,6 +312,9 @@ program cuts : R -> R
 
 export cuts
 """
+
+
+BY_STAN = BY_STAN.replace("    return mu\n", NESTED + "    return mu\n")
 
 
 @pytest.mark.timeout(1500)
