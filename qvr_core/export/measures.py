@@ -12,11 +12,12 @@ constructs for the same reason and then only what its own library lacks.
 The rewriting: a step rescales its measure to mass 1, so a `Restrict` the step draws from
 is a truncation; `Truncated(b, ...)` and `Normalize(Restrict(b, ...))` are one anywhere.
 A `Mixture` the step draws from, of components that are probability distributions, is
-the mixture with its weights divided by their sum (`Mix.rescaled`). A `Restrict` inside a
-`Mixture` keeps its mass there (the mixture weighs it by w_k m_k), which no target's
-mixture does directly: it is written as the rescaled truncation with its weight times
-its mass (`Cut.kept`), which is the same distribution. An `Independent`
-is written as its base: the joint density is the same, and only qvr's pointwise
+the mixture with its weights divided by their sum. A `Restrict` inside a `Mixture` keeps
+its mass there (the mixture weighs it by w_k m_k), which no target's mixture does
+directly: it is written as the rescaled truncation with its weight times its mass
+(`Cut.kept`), which is the same distribution. A `Mixture` inside one keeps its mass too
+and is flattened into it where both are given numbers as weights. An `Independent` is
+written as its base: the joint density is the same, and only qvr's pointwise
 log-likelihood (one term per joined vector) tells them apart.
 """
 

@@ -1,17 +1,18 @@
 """A step of quivers' measure algebra in Stan: a truncation, `y ~ normal(mu, s) T[0, ];`,
-and a mixture, its log density added to `target` one value at a time.
+a pushforward and a mixture, their log density added to `target`.
 
 Stan truncates one distribution by its CDF (`T[low, high]`, either end left out), as qvr
 rescales a restriction at a step, and declares a parameter within the interval. A
 mixture is `target += log_sum_exp({log w_1 + lp_1, ...})` for each value (in a loop
 over the site's plate): each component's exact `_lpdf`/`_lpmf` (a truncated one less
 the log of its mass, from its CDFs, inside its interval and -inf outside; a count's
-ends as whole numbers), a point mass `(y == v ? 0 : negative_infinity())`. A
-distribution pushed through a bijection has no Stan statement: refused, naming the
-construct (`export/measures.py` says what every target refuses alike). A family
-pushed through a bijection is its base's density at the inverse image plus the log of
-the inverse's derivative, `target += normal_lpdf(log(y) | mu, s) - sum(log(y));`, the
-parameter declared within the bijection's image.
+ends as whole numbers), a point mass `(y == v ? 0 : negative_infinity())`; a component
+that keeps its mass weighs w_k m_k, rescaled. A family pushed through a bijection is
+its base's density at the inverse image plus the log of the inverse's derivative,
+`target += normal_lpdf(log(y) | mu, s) + sum(-log(y));`, the parameter declared within
+the bijection's image. The horseshoe, a mixture of 16 Normals (`Family.normal_scales`),
+is written out one value at a time. What no target writes is refused where it is
+written (`export/measures.py` says what every target refuses alike).
 """
 
 from __future__ import annotations
@@ -296,7 +297,7 @@ def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx) -> str | None:
 def _spec(env: Env, leaf: Leaf) -> StanFamily | None:
     spec = STAN_FAMILIES.get(leaf.family)
     if spec is None or spec.flat or spec.truncation or spec.over_ints:
-        env.no(leaf.span, f"Stan has no {leaf.family} of the same density in a mixture")
+        env.no(leaf.span, f"Stan has no {leaf.family} of the same density to build on")
         return None
     return spec
 
