@@ -325,6 +325,7 @@ def _pushed(ctx: Context, m: Measure) -> Measure | None:
         return None
     if b.name == "Identity":
         return replace(m, support=base.support)
+    carried = _carried(base.support, b.forward)
     if not _within(base.support, b.domain):
         ctx.report(
             rules.FAMILY_ARGUMENTS,
@@ -333,7 +334,27 @@ def _pushed(ctx: Context, m: Measure) -> Measure | None:
             base.span,
         )
         return None
-    return replace(m, support=Constraint(b.image))
+    return replace(m, support=carried or Constraint(b.image))
+
+
+def _carried(s: Constraint, forward: Callable[[float], float]) -> Constraint | None:
+    """The image of a base's interval with ends written as numbers (a truncation's):
+    every bijection increases, so its ends map to the image's; None where the base has
+    no such end (the image is then the bijection's whole range)."""
+    low = s.low if isinstance(s.low, float) and s.kind != "real" else None
+    high = s.high if isinstance(s.high, float) and s.kind != "real" else None
+    if low is None and high is None:
+        return None
+    try:
+        ends = [forward(e) if e is not None else None for e in (low, high)]
+    except (OverflowError, ValueError):  # an end outside what floats hold
+        return None
+    lo, hi = ends
+    if lo is not None and hi is not None:
+        return Constraint("interval", lo, hi)
+    if lo is not None:
+        return Constraint("greater_than_eq", lo)
+    return Constraint("less_than_eq", None, hi)
 
 
 def _within(s: Constraint, kind: str) -> bool:

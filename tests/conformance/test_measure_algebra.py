@@ -365,3 +365,24 @@ def test_a_restricted_count_draws_by_its_probabilities_on_the_interval() -> None
         count = float((w == k).sum())
         assert abs(count - 3000 * p) < 5 * math.sqrt(3000 * p * (1 - p)), (k, count)
     assert bool(((w >= 2) & (w <= 4)).all())
+
+
+def test_a_pushforward_carries_its_base_s_interval() -> None:
+    """Every bijection increases, so a truncation's ends map to the image's: the latent
+    moves in [sigmoid(-1), sigmoid(1)], not in all of (0, 1) where its density is 0."""
+    source = """object One : FinSet 1
+
+program p : One -> One
+    sample pl <- Pushforward(Truncated(Normal(0.0, 1.0), -1.0, 1.0), Sigmoid)
+    sample up <- Pushforward(Restrict(Normal(0.0, 1.0), 0.0), Exp)
+    sample wide <- Pushforward(Normal(0.0, 1.0), Softplus)
+    return pl
+
+export p
+"""
+    model = check(source).models["p"]
+    pl, up, wide = (model.site(n).support for n in ("pl", "up", "wide"))
+    sigmoid = [1.0 / (1.0 + math.exp(-e)) for e in (-1.0, 1.0)]
+    assert (pl.kind, pl.low, pl.high) == ("interval", *sigmoid)
+    assert (up.kind, up.low) == ("greater_than_eq", 1.0)
+    assert wide.kind == "positive"

@@ -38,7 +38,7 @@ WRITES: dict[str, str] = {
     "truncated": "yes",
     "rescaled": "of a truncation",
     "point": "yes",
-    "pushforward": "of a family, by any bijection but Logit",
+    "pushforward": "by any bijection but Logit",
     "independent": "as its base",
 }
 
@@ -80,15 +80,16 @@ def _part_problem(part: Part) -> Unsupported | None:
                 f"PyMC finds no density for a draw pushed through {bijector}; where a "
                 "registry family is the same distribution, write it",
             )
-        case Pushed(base=Cut()):
-            return Unsupported(part.span, "a pushforward of a truncation is not exported")
         case Cut(kept=True) if kept_mass(part, str, str) is None:
             return Unsupported(
                 part.span, "a count's Restrict in a mixture at ends not written as whole numbers"
             )
-        case Cut(base=base) | (Leaf() as base) | Pushed(base=Leaf() as base) if (
-            base.family not in PYMC_FAMILIES
-        ):
+        case (
+            Cut(base=base)
+            | (Leaf() as base)
+            | Pushed(base=(Leaf() as base))
+            | Pushed(base=Cut(base=base))
+        ) if base.family not in PYMC_FAMILIES:
             why = WHY_NOT.get(base.family, f"PyMC has no {base.family} distribution")
             return Unsupported(base.span, f"{base.family}: {why}")
     return None
@@ -141,17 +142,26 @@ def _dist(cx: Context, part: Part, whole: bool = False) -> str:
 
 
 def _pushed(cx: Context, part: Pushed) -> list[str]:
-    """A `pm.CustomDist`'s arguments for a family pushed through a bijection: the
-    family's arguments, then `dist`, which draws the family (its arguments are the
-    lambda's, as PyMC requires) and applies the bijection."""
-    base = part.base
-    assert isinstance(base, Leaf)  # measure_problems refused a pushed truncation
-    params = [f"_a{i}" for i in range(len(base.args))]
-    inner = keywords(base.family, {a.param: p for a, p in zip(base.args, params, strict=True)})
-    draw = f"{PYMC_FAMILIES[base.family].pm}.dist({', '.join([*inner, 'size=size'])})"
+    """A `pm.CustomDist`'s arguments for a family (or a truncation of one) pushed through
+    a bijection: the family's arguments and the truncation's ends, then `dist`, which
+    draws the family (its arguments are the lambda's, as PyMC requires), truncates it and
+    applies the bijection."""
+    cut = part.base if isinstance(part.base, Cut) else None
+    leaf = part.base.base if isinstance(part.base, Cut) else part.base
+    ends = [(k, a) for k, a in (("lower", cut.low), ("upper", cut.high)) if a] if cut else []
+    given = [*leaf.args, *(a for _, a in ends)]
+    params = [f"_a{i}" for i in range(len(given))]
+    texts = {a.param: p for a, p in zip(leaf.args, params, strict=False)}
+    family = PYMC_FAMILIES[leaf.family].pm
+    if cut is None:
+        draw = f"{family}.dist({', '.join([*keywords(leaf.family, texts), 'size=size'])})"
+    else:
+        bounds = [f"{k}={p}" for (k, _), p in zip(ends, params[len(leaf.args) :], strict=True)]
+        base = f"{family}.dist({', '.join(keywords(leaf.family, texts))})"
+        draw = f"pm.Truncated.dist({', '.join([base, *bounds, 'size=size'])})"
     applied = _APPLIED[part.bijector].format(draw)
     return [
-        *(cx.argument(a) for a in base.args),
+        *(cx.argument(a) for a in given),
         f"dist=lambda {', '.join([*params, 'size'])}: {applied}",
     ]
 

@@ -18,6 +18,7 @@ written (`export/measures.py` says what every target refuses alike).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from qvr_core.builtins import FAMILIES
@@ -42,7 +43,7 @@ WRITES: dict[str, str] = {
     "truncated": "yes (observed counts at whole-number ends)",
     "rescaled": "of a truncation",
     "point": "in a mixture",
-    "pushforward": "of a family",
+    "pushforward": "yes",
     "independent": "as its base",
 }
 
@@ -104,24 +105,26 @@ def is_pushed(site: Site) -> bool:
 
 def pushed(env: Env, site: Site) -> list[Statement]:
     """`target += base_lpdf(inverse(y) | ...) + log |d inverse / dy|;` for the whole
-    value at once; nothing, with the problem, where the base has no Stan density."""
+    value at once (a pushed truncation one value at a time, each -inf outside its
+    interval); nothing, with the problem, where the base has no Stan density."""
     assert site.measure is not None
     form = written_form(site.measure)
     assert isinstance(form, Pushed)
+    if isinstance(form.base, Cut):
+        return _each_value(env, site, lambda ctx: _pushed_density(env, site, form, ctx))
     density = _pushed_density(env, site, form, {})
     return [Assign("target", density, "+=")] if density is not None else []
 
 
 def _pushed_density(env: Env, site: Site, part: Pushed, ctx: Ctx) -> str | None:
-    if not isinstance(part.base, Leaf):
-        env.no(part.span, "a pushforward of a truncation is not exported")
-        return None
-    spec = _spec(env, part.base)
+    cut = part.base if isinstance(part.base, Cut) else None
+    leaf = part.base.base if isinstance(part.base, Cut) else part.base
+    spec = _spec(env, leaf)
     target = site_target(env, site, ctx)
     if spec is None or target is None:
         return None
-    inverse, jacobian, inside = _INVERSES[part.bijector]
-    plain = replace(site, family=part.base.family, args=part.base.args, measure=None)
+    inverse, jacobian, image = _INVERSES[part.bijector]
+    plain = replace(site, family=leaf.family, args=leaf.args, measure=None)
     density = lpdf(env, plain, spec, ctx, at=inverse)
     if density is None:
         return None
@@ -129,9 +132,42 @@ def _pushed_density(env: Env, site: Site, part: Pushed, ctx: Ctx) -> str | None:
     if jacobian:
         summed = jacobian.format(value, value)
         density += f" + {summed if target.value.scalar else f'sum({summed})'}"
-    if inside and target.value.scalar:  # one value: -inf outside the image, not NaN
-        density = f"({inside.format(value, value)} ? {density} : negative_infinity())"
+    conditions = [image.format(value, value)] if image and target.value.scalar else []
+    if cut is not None:  # one value (pushed() loops): its inverse inside the interval
+        mass = _mass(env, plain, spec, cut, ctx)
+        inside = _inside(env, site, cut, ctx, at=inverse)
+        if mass is None or inside is None:
+            return None
+        density += f" - {mass}"
+        conditions.append(inside)
+    if conditions:  # one value: -inf outside, not NaN or a density with no mass there
+        density = f"({' && '.join(conditions)} ? {density} : negative_infinity())"
     return density
+
+
+def _each_value(
+    env: Env, site: Site, term: Callable[[Ctx], str | None], what: str = "this distribution"
+) -> list[Statement]:
+    """`target += term` for each value of the site: in a loop over its one plate, `term`
+    read at the loop's index; nothing, with the problem, where it cannot be written."""
+    target = site_target(env, site, {})
+    if target is None:
+        return []
+    plates = target.value.plates
+    if len(plates) > 1:
+        env.no(site.step.span, f"{what} over more than one plate; the export loops over one")
+        return []
+    i = env.fresh("i") if plates else None
+    ctx: Ctx = {plates[0]: i} if i is not None else {}
+    env.active.append(set())
+    try:
+        text = term(ctx)
+    finally:
+        env.active.pop()
+    if text is None:
+        return []
+    add = Assign("target", text, "+=")
+    return [add] if i is None else [For(i, "1", env.size(plates[0]), (add,))]
 
 
 def normal_scales(env: Env, site: Site) -> list[Statement]:
@@ -142,33 +178,22 @@ def normal_scales(env: Env, site: Site) -> list[Statement]:
     assert site.family is not None
     pairs = FAMILIES[site.family].normal_scales
     assert pairs is not None
-    target = site_target(env, site, {})
-    scale = next((a for a in site.args if a.param == "scale"), None)
-    if target is None or scale is None:
-        return []
-    plates = target.value.plates
-    if len(plates) > 1:
-        env.no(site.step.span, f"a {site.family} over more than one plate")
-        return []
-    i = env.fresh("i") if plates else None
-    ctx: Ctx = {plates[0]: i} if i is not None else {}
-    env.active.append(set())
-    try:
-        value = site_target(env, site, ctx)
-        s = _text(env, scale, ctx)
-    finally:
-        env.active.pop()
-    if value is None or s is None:
-        return []
+    scale = next(a for a in site.args if a.param == "scale")
     log_w = ", ".join(real_literal(math.log(w)) for w, _ in pairs)
     relative = ", ".join(real_literal(r) for _, r in pairs)
-    sd = f"({s}) * [{relative}]'"
-    density = (
-        f"log_sum_exp([{log_w}]' - 0.5 * square({value.text} ./ ({sd})) - log({sd})) "
-        f"- {real_literal(0.5 * math.log(2 * math.pi))}"
-    )
-    add = Assign("target", density, "+=")
-    return [add] if i is None else [For(i, "1", env.size(plates[0]), (add,))]
+
+    def density(ctx: Ctx) -> str | None:
+        value = site_target(env, site, ctx)
+        s = _text(env, scale, ctx)
+        if value is None or s is None:
+            return None
+        sd = f"({s}) * [{relative}]'"
+        return (
+            f"log_sum_exp([{log_w}]' - 0.5 * square({value.text} ./ ({sd})) - log({sd})) "
+            f"- {real_literal(0.5 * math.log(2 * math.pi))}"
+        )
+
+    return _each_value(env, site, density, f"a {site.family}")
 
 
 def is_mixture(site: Site) -> bool:
@@ -182,33 +207,21 @@ def mixture(env: Env, site: Site) -> list[Statement]:
     assert site.measure is not None
     form = written_form(site.measure)
     assert isinstance(form, Mix)
-    target = site_target(env, site, {})
-    if target is None:
-        return []
-    plates = target.value.plates
-    if len(plates) > 1:
-        env.no(site.step.span, "a mixture over more than one plate; the export loops over one")
-        return []
-    i = env.fresh("i") if plates else None
-    ctx: Ctx = {plates[0]: i} if i is not None else {}
-    env.active.append(set())
-    try:
+
+    def density(ctx: Ctx) -> str | None:
         weights = _log_weights(env, form.weights, len(form.parts), ctx)
         terms = [_part(env, site, part, ctx) for part in form.parts]
         kept = _kept_masses(env, site, form, ctx)
-    finally:
-        env.active.pop()
-    if weights is None or kept is None or any(t is None for t in terms):
-        return []
-    if any(kept):  # w_k m_k / sum_j w_j m_j for a Restrict that keeps its mass m_k
-        weighed = [f"{w} + {m}" if m else w for w, m in zip(weights, kept, strict=True)]
-        total = f"log_sum_exp({{{', '.join(weighed)}}})"
-        weights = [f"{w} - {total}" for w in weighed]
-    summed = ", ".join(f"{w} + {t}" for w, t in zip(weights, terms, strict=True))
-    add = Assign("target", f"log_sum_exp({{{summed}}})", "+=")
-    if i is None:
-        return [add]
-    return [For(i, "1", env.size(plates[0]), (add,))]
+        if weights is None or kept is None or any(t is None for t in terms):
+            return None
+        if any(kept):  # w_k m_k / sum_j w_j m_j for a Restrict that keeps its mass m_k
+            weighed = [f"{w} + {m}" if m else w for w, m in zip(weights, kept, strict=True)]
+            total = f"log_sum_exp({{{', '.join(weighed)}}})"
+            weights = [f"{w} - {total}" for w in weighed]
+        summed = ", ".join(f"{w} + {t}" for w, t in zip(weights, terms, strict=True))
+        return f"log_sum_exp({{{summed}}})"
+
+    return _each_value(env, site, density, "a mixture")
 
 
 def _kept_masses(env: Env, site: Site, form: Mix, ctx: Ctx) -> list[str] | None:
@@ -277,12 +290,13 @@ def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
             raise AssertionError(part)
 
 
-def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx) -> str | None:
-    """The condition that the value lies in a truncation's interval (outside it the
-    component's density is 0, whatever its lpdf there says)."""
+def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx, at: str = "{}") -> str | None:
+    """The condition that the value (`at` of it: a pushforward's inverse image) lies in a
+    truncation's interval (outside it the density is 0, whatever its lpdf says)."""
     target = site_target(env, site, ctx)
     if target is None:
         return None
+    value = at.format(target.text)
     conditions = []
     for a, op in ((cut.low, ">="), (cut.high, "<=")):
         if a is None:
@@ -290,7 +304,7 @@ def _inside(env: Env, site: Site, cut: Cut, ctx: Ctx) -> str | None:
         end = _text(env, a, ctx)
         if end is None:
             return None
-        conditions.append(f"{target.text} {op} {end}")
+        conditions.append(f"{value} {op} {end}")
     return " && ".join(conditions) or "1"
 
 
