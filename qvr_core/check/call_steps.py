@@ -204,25 +204,24 @@ class _Inliner:
         ((param, term),) = line.args
         weights = substitute(term, names, self.span)
         assert isinstance(weights, Stack)  # qiec_eval wrote the weights so
-        if all(isinstance(w, Num) for w in weights.items):
-            literal = tuple(w.value for w in weights.items if isinstance(w, Num))
-            argument = Argument(param, self.span, literal=literal)
-        else:
-            aux = f"{site}.{param}"
-            vector = Plated((), Element("real_vector", (len(weights.items),)))
-            self._let(aux, "let", weights, vector)
-            argument = Argument(param, self.span, name=aux, type=vector)
+        vector = Plated((), Element("real_vector", (len(weights.items),)))
+        argument = self._argument(site, param, weights, vector)
         built = Measure(line.family, self.span, (argument,), tuple(leaf(p) for p in line.parts))
         return supported(self.mc.ctx, built)
 
-    def _argument(self, site: str, param: str, term: Term) -> Argument:
+    def _argument(self, site: str, param: str, term: Term, t: Plated = NUMBER) -> Argument:
+        """A draw's argument of type `t`: a number or a list of numbers written out, a
+        name, else a `let` of its own that the draw reads."""
         if isinstance(term, Num):
             return Argument(param, self.span, literal=term.value, type=NUMBER)
+        if isinstance(term, Stack) and all(isinstance(i, Num) for i in term.items):
+            numbers = tuple(i.value for i in term.items if isinstance(i, Num))
+            return Argument(param, self.span, literal=numbers)
         if isinstance(term, Ref):
             return Argument(param, self.span, name=term.name, type=self._type(term.name))
         aux = f"{site}.{param}"  # an expression: a value of its own, which the draw reads
-        self._let(aux, "let", term)
-        return Argument(param, self.span, name=aux, type=NUMBER)
+        self._let(aux, "let", term, t)
+        return Argument(param, self.span, name=aux, type=t)
 
     def _weigh(self, term: Term) -> None:
         self.scores += 1

@@ -187,20 +187,20 @@ def _leaf(mc: Binder, family: Family, call: ast.Call) -> Measure | None:
 def _part(mc: Binder, family: Family, p: Param, node: object) -> Measure | None:
     if isinstance(node, ast.Call):
         return _measure(mc, node, top=False)
-    _not_a_distribution(mc.ctx, family, p, node)
+    _not_what_it_takes(mc.ctx, family, p, node)
     return None
 
 
 def _components(mc: Binder, family: Family, p: Param, node: object) -> list[Measure] | None:
     if not isinstance(node, ast.ListArg) or not node.items:
-        _not_a_distribution(mc.ctx, family, p, node)
+        _not_what_it_takes(mc.ctx, family, p, node)
         return None
     found = [_part(mc, family, p, item) for item in node.items]
     parts = [m for m in found if m is not None]
     return parts if len(parts) == len(found) else None
 
 
-def _not_a_distribution(ctx: Context, family: Family, p: Param, node: object) -> None:
+def _not_what_it_takes(ctx: Context, family: Family, p: Param, node: object) -> None:
     span: Span = node.span  # type: ignore[attr-defined]  # every argument node has one
     ctx.report(
         rules.FAMILY_ARGUMENTS,
@@ -215,12 +215,7 @@ def _plate_count(ctx: Context, family: Family, p: Param, node: object) -> int | 
     shape of one observation cannot wait for a value."""
     if isinstance(node, ast.Literal) and node.kind == "int" and int(node.value) >= 0:
         return int(node.value)
-    span: Span = node.span  # type: ignore[attr-defined]  # every argument node has one
-    ctx.report(
-        rules.FAMILY_ARGUMENTS,
-        f"the {p.name} of {family.name} is {p.constraint.describe()}, not {ctx.source(span)}",
-        span,
-    )
+    _not_what_it_takes(ctx, family, p, node)
     return None
 
 

@@ -193,22 +193,47 @@ def _cut(
     return Cut(leaf, args.get("low"), args.get("high"), span, kept)
 
 
-def kept_mass(cut: Cut, cdf: Callable[[str], str], text: Callable[[Argument], str]) -> str | None:
-    """The mass a truncation keeps, P(low <= X <= high), from its base's CDF as a target
-    writes it (`cdf` of an end's text; `text` writes an argument). A count's lower end
-    counts from the whole number below it, its ends written out as whole numbers (None
-    where one is not)."""
+def count_ends_written(cut: Cut) -> bool:
+    """A truncation of a count family has its ends written as whole numbers (a target
+    reads its CDF there); any other truncation's ends may be values."""
+    if not FAMILIES[cut.base.family].discrete:
+        return True
+    return all(
+        isinstance(a.literal, float) and a.literal.is_integer()
+        for a in (cut.low, cut.high)
+        if a is not None
+    )
+
+
+def cdf_ends(
+    cut: Cut, text: Callable[[Argument], str | None]
+) -> tuple[str | None, str | None] | None:
+    """Where the base's CDF F is read for the mass a truncation keeps, P(low <= X <= high)
+    = F(high) - F(low'): low' is the lower end, a count's less 1 (F includes it), a count's
+    ends as whole numbers (`count_ends_written` first); `text` writes a value's end (None
+    where it cannot, and then this is None)."""
     discrete = FAMILIES[cut.base.family].discrete
     ends: list[str | None] = []
     for a, shift in ((cut.low, -1), (cut.high, 0)):
         if a is None:
             ends.append(None)
-        elif not discrete:
-            ends.append(text(a))
-        elif isinstance(a.literal, float) and a.literal.is_integer():
+            continue
+        if discrete:
+            assert isinstance(a.literal, float)  # count_ends_written said so
             ends.append(str(int(a.literal) + shift))
-        else:
+            continue
+        end = text(a)
+        if end is None:
             return None
+        ends.append(end)
+    return ends[0], ends[1]
+
+
+def kept_mass(cut: Cut, cdf: Callable[[str], str], text: Callable[[Argument], str]) -> str:
+    """The mass a truncation keeps as a target writes it: `cdf` of an end's text (see
+    `cdf_ends`), `text` writes an argument."""
+    ends = cdf_ends(cut, text)
+    assert ends is not None  # `text` writes every argument
     low, high = ends
     if low is not None and high is not None:
         return f"({cdf(high)} - {cdf(low)})"
@@ -220,6 +245,20 @@ def kept_mass(cut: Cut, cdf: Callable[[str], str], text: Callable[[Argument], st
 def weighed(form: Mix) -> bool:
     """Some component keeps its mass (`Cut.kept`): the weights are w_k m_k, rescaled."""
     return any(isinstance(p, Cut) and p.kept for p in form.parts)
+
+
+def weighed_weights(form: Mix, w: str, lib: str, as_array: str, mass: Callable[[Cut], str]) -> str:
+    """The weights (`w`, the text of the rescaled weights) times each kept component's
+    mass (`mass` writes it), rescaled to sum to 1, in the array library the written code
+    calls `lib` (`jnp`, `pt`; `as_array` makes an array of a value)."""
+    each = []
+    for k, part in enumerate(form.parts):
+        entry = f"{as_array}({w})[..., {k}]"
+        if isinstance(part, Cut) and part.kept:
+            entry = f"{entry} * {mass(part)}"
+        each.append(entry)
+    stacked = f"{lib}.stack([{', '.join(each)}], axis=-1)"
+    return f"{stacked} / {lib}.sum({stacked}, axis=-1, keepdims=True)"
 
 
 def leaves(form: Form) -> tuple[Leaf, ...]:
@@ -243,9 +282,12 @@ __all__ = [
     "Part",
     "Point",
     "Pushed",
+    "cdf_ends",
+    "count_ends_written",
     "kept_mass",
     "leaf_site",
     "leaves",
     "weighed",
+    "weighed_weights",
     "written_form",
 ]

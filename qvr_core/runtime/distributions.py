@@ -42,6 +42,7 @@ from qvr_core.runtime.horseshoe import Horseshoe
 from qvr_core.runtime.markov import MarkovChain
 from qvr_core.runtime.numbers import number
 from qvr_core.runtime.ordered import ordered_vector, positive_ordered_vector
+from qvr_core.runtime.rebuilt import Rebuilt
 from qvr_core.runtime.tensors import broadcast_shape
 
 Args = Mapping[str, torch.Tensor]
@@ -51,22 +52,7 @@ Factory = Callable[[Args, "int | None"], D.Distribution]
 # ---------------------------------------------------------------- compositions
 
 
-class _Rebuilt(D.Distribution):
-    """`expand` by building the family again on expanded parameters: torch asks every
-    subclass with a constructor of its own for an `expand`, and the runtime expands a
-    family over plates and observed values (`PARAMS`: the constructor's arguments, in
-    order, each kept as an attribute of that name)."""
-
-    PARAMS: ClassVar[tuple[str, ...]]
-
-    def expand(
-        self, batch_shape: torch.Size | list[int] | tuple[int, ...], _instance: Any = None
-    ) -> Any:
-        shape = torch.Size(batch_shape)
-        return type(self)(*(getattr(self, p).expand(shape) for p in self.PARAMS))
-
-
-class HalfStudentT(_Rebuilt, D.TransformedDistribution):
+class HalfStudentT(Rebuilt, D.TransformedDistribution):
     """|x| for x ~ StudentT(df, 0, scale), as torch builds HalfCauchy from Cauchy."""
 
     PARAMS = ("df", "scale")
@@ -89,7 +75,7 @@ class HalfStudentT(_Rebuilt, D.TransformedDistribution):
         return torch.zeros_like(self.scale)
 
 
-class Logistic(_Rebuilt, D.TransformedDistribution):
+class Logistic(Rebuilt, D.TransformedDistribution):
     """loc + scale * logit(u) for u ~ Uniform(0, 1)."""
 
     PARAMS = ("loc", "scale")
@@ -209,7 +195,7 @@ class _StandardNormalQuantile(T.Transform):
         return -self._std.log_prob(z)
 
 
-class TruncatedNormal(_Rebuilt, D.TransformedDistribution):
+class TruncatedNormal(Rebuilt, D.TransformedDistribution):
     """Normal(mu, sigma) restricted to [low, high]: a uniform draw between the bounds'
     Normal CDF values pushed through the Normal quantile (inverse-CDF sampling)."""
 
@@ -238,7 +224,7 @@ class TruncatedNormal(_Rebuilt, D.TransformedDistribution):
         return C.interval(self.low, self.high)
 
 
-class BetaBinomial(_Rebuilt, D.Distribution):
+class BetaBinomial(Rebuilt, D.Distribution):
     """Binomial(total_count, p) with p ~ Beta(concentration1, concentration0), p summed out.
 
     torch has no Beta-Binomial (nor a Dirichlet-multinomial), so this scores with its
@@ -299,7 +285,7 @@ class _ClosedUnit(C.Constraint):
         return (value >= 0) & (value <= 1)
 
 
-class ZeroOneInflatedBeta(_Rebuilt, D.Distribution):
+class ZeroOneInflatedBeta(Rebuilt, D.Distribution):
     """A proportion with atoms at 0 and 1 (brms' zero-one-inflated beta): mass zoi (1 - coi)
     at 0, zoi coi at 1, and (1 - zoi) Beta(mu phi, (1 - mu) phi) between, as quivers'
     reference family writes it. Its log density at 0 and 1 is of those masses, between
@@ -349,7 +335,7 @@ class ZeroOneInflatedBeta(_Rebuilt, D.Distribution):
             return torch.where(ends, one.to(middle.dtype), middle)
 
 
-class HurdlePoisson(_Rebuilt, D.Distribution):
+class HurdlePoisson(Rebuilt, D.Distribution):
     """0 with probability `zero_prob`, else a zero-truncated Poisson(rate).
 
     torch has no truncation for discrete families: the density is torch's Poisson
@@ -430,7 +416,7 @@ class VonMises(D.VonMises):
         )
 
 
-class _ImproperFlat(_Rebuilt, D.Distribution):
+class _ImproperFlat(Rebuilt, D.Distribution):
     """An improper flat density on `support`: log density 0 there (-inf off it), a Stan
     parameter with no prior statement. NUTS and SVI move it through `biject_to(support)`
     with the map's log-det Jacobian, as Stan does (a positive one in log space).

@@ -27,14 +27,14 @@ from torch import distributions as D
 from torch.distributions import constraints as C
 
 from qvr_core.builtins.quadrature import HORSESHOE_SCALES, HORSESHOE_WEIGHTS
+from qvr_core.runtime.rebuilt import Rebuilt
 
-#: The rule's local scales and the log of their weights (`builtins/quadrature.py`).
-_LAMBDA = HORSESHOE_SCALES
+#: The log of the rule's weights (`builtins/quadrature.py`).
 _LOG_WEIGHTS = tuple(math.log(w) for w in HORSESHOE_WEIGHTS)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-class Horseshoe(D.Distribution):
+class Horseshoe(Rebuilt, D.Distribution):
     """The horseshoe's marginal over its local scale, at global scale `scale`."""
 
     PARAMS = ("scale",)
@@ -47,14 +47,9 @@ class Horseshoe(D.Distribution):
         self.scale = scale
         super().__init__(scale.shape, validate_args=validate_args)
 
-    def expand(
-        self, batch_shape: torch.Size | list[int] | tuple[int, ...], _instance: object = None
-    ) -> Horseshoe:
-        return Horseshoe(self.scale.expand(torch.Size(batch_shape)))
-
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
         dtype = value.dtype if value.is_floating_point() else self.scale.dtype
-        lam = torch.as_tensor(_LAMBDA, dtype=dtype)
+        lam = torch.as_tensor(HORSESHOE_SCALES, dtype=dtype)
         log_w = torch.as_tensor(_LOG_WEIGHTS, dtype=dtype)
         sigma = self.scale.unsqueeze(-1) * lam  # (..., 16)
         z = value.unsqueeze(-1) / sigma
@@ -65,5 +60,5 @@ class Horseshoe(D.Distribution):
         shape = self._extended_shape(torch.Size(sample_shape))
         dtype = self.scale.dtype
         node = D.Categorical(logits=torch.as_tensor(_LOG_WEIGHTS, dtype=dtype)).sample(shape)
-        local = torch.as_tensor(_LAMBDA, dtype=dtype)[node]
+        local = torch.as_tensor(HORSESHOE_SCALES, dtype=dtype)[node]
         return self.scale.expand(shape) * local * torch.randn(shape, dtype=dtype)

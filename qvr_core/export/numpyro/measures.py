@@ -24,6 +24,7 @@ from qvr_core.export.measures import (
     Pushed,
     kept_mass,
     weighed,
+    weighed_weights,
     written_form,
 )
 from qvr_core.export.named import members
@@ -120,7 +121,7 @@ def measure_call(site: Site, argument: ArgumentText) -> str:
         support = site.support or Constraint("real")
         w = _weights(form.weights, argument)
         if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
-            w = _weighed(w, form.parts, argument)
+            w = weighed_weights(form, w, "jnp", "jnp.asarray", lambda cut: _mass(cut, argument))
         return (
             f"dist.MixtureGeneral(dist.Categorical(probs={w}), "
             f"[{comps}], support={_support(support)})"
@@ -150,19 +151,9 @@ def _dist(part: Part, argument: ArgumentText) -> str:
     raise AssertionError(part)
 
 
-def _weighed(w: str, parts: tuple[Part, ...], argument: ArgumentText) -> str:
-    """The weights times each kept component's mass (from its base's CDF), rescaled."""
-    each = []
-    for k, part in enumerate(parts):
-        entry = f"jnp.asarray({w})[..., {k}]"
-        if isinstance(part, Cut) and part.kept:
-            cdf = f"{_dist(part.base, argument)}.cdf({{}})"
-            mass = kept_mass(part, cdf.format, argument)
-            assert mass is not None  # only continuous bases are truncated here
-            entry = f"{entry} * {mass}"
-        each.append(entry)
-    stacked = f"jnp.stack([{', '.join(each)}], axis=-1)"
-    return f"{stacked} / jnp.sum({stacked}, axis=-1, keepdims=True)"
+def _mass(cut: Cut, argument: ArgumentText) -> str:
+    """The mass a truncation keeps, from NumPyro's CDF of its base."""
+    return kept_mass(cut, f"{_dist(cut.base, argument)}.cdf({{}})".format, argument)
 
 
 def _weights(w: Argument, argument: ArgumentText) -> str:

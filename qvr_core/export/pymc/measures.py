@@ -22,8 +22,10 @@ from qvr_core.export.measures import (
     Part,
     Point,
     Pushed,
+    count_ends_written,
     kept_mass,
     weighed,
+    weighed_weights,
     written_form,
 )
 from qvr_core.export.plan import Unsupported
@@ -80,7 +82,7 @@ def _part_problem(part: Part) -> Unsupported | None:
                 f"PyMC finds no density for a draw pushed through {bijector}; where a "
                 "registry family is the same distribution, write it",
             )
-        case Cut(kept=True) if kept_mass(part, str, str) is None:
+        case Cut(kept=True) if not count_ends_written(part):
             return Unsupported(
                 part.span, "a count's Restrict in a mixture at ends not written as whole numbers"
             )
@@ -107,7 +109,7 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
             comps = ", ".join(_dist(cx, p, whole) for p in parts)
             w = _weights(cx, weights)
             if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
-                w = _weighed(cx, w, parts)
+                w = weighed_weights(form, w, "pt", "pt.as_tensor", lambda cut: _mass(cx, cut))
             return "pm.Mixture", [f"w={w}", f"comp_dists=[{comps}]"]
         case Cut():
             return "pm.Truncated", [_dist(cx, form.base), *_bounds(cx, form)]
@@ -166,19 +168,11 @@ def _pushed(cx: Context, part: Pushed) -> list[str]:
     ]
 
 
-def _weighed(cx: Context, w: str, parts: tuple[Part, ...]) -> str:
-    """The weights times each kept component's mass, rescaled to sum to 1."""
-    each = []
-    for k, part in enumerate(parts):
-        entry = f"pt.as_tensor({w})[..., {k}]"
-        if isinstance(part, Cut) and part.kept:
-            cdf = f"pm.math.exp(pm.logcdf({_dist(cx, part.base)}, {{}}))"
-            mass = kept_mass(part, cdf.format, cx.argument)
-            assert mass is not None  # measure_problems refused the others
-            entry = f"{entry} * {mass}"
-        each.append(entry)
-    stacked = f"pt.stack([{', '.join(each)}], axis=-1)"
-    return f"{stacked} / pt.sum({stacked}, axis=-1, keepdims=True)"
+def _mass(cx: Context, cut: Cut) -> str:
+    """The mass a truncation keeps, from PyMC's log CDF of its base."""
+    return kept_mass(
+        cut, f"pm.math.exp(pm.logcdf({_dist(cx, cut.base)}, {{}}))".format, cx.argument
+    )
 
 
 def _bounds(cx: Context, cut: Cut) -> list[str]:

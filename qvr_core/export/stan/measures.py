@@ -23,7 +23,17 @@ from dataclasses import replace
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Site
-from qvr_core.export.measures import Cut, Leaf, Mix, Part, Point, Pushed, written_form
+from qvr_core.export.measures import (
+    Cut,
+    Leaf,
+    Mix,
+    Part,
+    Point,
+    Pushed,
+    cdf_ends,
+    count_ends_written,
+    written_form,
+)
 from qvr_core.export.plan import Unsupported
 from qvr_core.export.stan.families import STAN_FAMILIES, StanFamily
 from qvr_core.export.stan.lower_args import arg_term, dist, flat
@@ -327,21 +337,12 @@ def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | 
     if got is None:
         return None
     stan, args, _ = got
-    ends: list[str | None] = []
-    discrete = FAMILIES[cut.base.family].discrete
-    for a, shift in ((cut.low, -1 if discrete else 0), (cut.high, 0)):
-        if a is None:
-            ends.append(None)
-        elif discrete and isinstance(a.literal, float) and a.literal.is_integer():
-            ends.append(str(int(a.literal) + shift))
-        elif discrete:
-            env.no(a.span, "a count's truncation at an end that is not a whole number written")
-            return None
-        else:
-            end = _text(env, a, ctx)
-            if end is None:
-                return None
-            ends.append(end)
+    if not count_ends_written(cut):
+        env.no(cut.span, "a count's truncation at an end that is not a whole number written")
+        return None
+    ends = cdf_ends(cut, lambda a: _text(env, a, ctx))
+    if ends is None:
+        return None
     low, high = ends
     if low is not None and high is not None:
         return f"log_diff_exp({stan}_lcdf({high} | {args}), {stan}_lcdf({low} | {args}))"
