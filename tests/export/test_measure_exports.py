@@ -218,19 +218,21 @@ program scoped : Point -> Point
     sample mu : Component <- Normal(0.0, 10.0)
     marginalize z : Component <- Categorical(weights) [over=Point]
         observe y : Point <- Truncate(Normal(mu[z], 1.0), low=-5.0)
+        observe w : Point <- Mixture([0.3, 0.7], [Normal(mu[z], 1.0), Pushforward(Normal(mu[z], 2.0), Exp)])
     return weights
 
 export scoped
-"""
+"""  # noqa: E501
 
 
 @pytest.mark.usefixtures("jax_float64")
-def test_a_truncation_inside_a_summed_scope_is_numpyros_and_refused_elsewhere(
-    tmp_path: Path,
-) -> None:
-    """NumPyro enumerates the scope around its truncated observe (scored as qvr sums it);
-    PyMC and Stan write a scope's sum of registry families only, and say so at the step."""
+def test_measures_inside_a_summed_scope_score_as_qvr_sums_them(tmp_path: Path) -> None:
+    """NumPyro enumerates the scope around its truncated and mixed observes, PyMC's scope
+    function adds their `pm.logp` for each value, Stan their densities one value at a
+    time (compiled in `test_compiled_stan_scores_truncations_and_mixtures_as_qvr`): each
+    scored as qvr sums it."""
     pytest.importorskip("funsor")
+    pytest.importorskip("pymc")
     import jax
     from numpyro.contrib.funsor import enum
     from numpyro.contrib.funsor import log_density as enumerated_log_density
@@ -250,13 +252,43 @@ def test_a_truncation_inside_a_summed_scope_is_numpyros_and_refused_elsewhere(
     enumerated = enum(namespace["model"], first_available_dim=-1 - nesting)
     density = float(enumerated_log_density(enumerated, (), kwargs, point)[0])
     assert density == pytest.approx(start.log_joint, rel=1e-6)
-    for target in ("pymc", "stan"):
-        refused = export_program(module, TARGETS[target], "scoped")
-        assert refused.text is None
-        assert any(
-            "inside `marginalize z`" in d.message and d.span.start_line == 7
-            for d in refused.diagnostics
-        ), refused.diagnostics
+
+    from tests.export.pymc_points import value_point
+    from tests.export.test_pymc import PYTHON
+    from tests.export.test_pymc import load as load_pymc
+
+    written = export_program(module, TARGETS["pymc"], "scoped")
+    assert written.text is not None, written.diagnostics
+    assert "pm.logp(pm.Truncated.dist(" in written.text, written.text
+    model = load_pymc(written.text)["build_model"](**data)
+    logp = model.compile_logp(jacobian=False, mode=PYTHON)
+    unsummed = qvr_start(module, "scoped", data, summed=False)
+    assert float(logp(value_point(model, unsummed.point))) == pytest.approx(
+        unsummed.log_joint, rel=1e-6
+    )
+    stan = export_program(module, TARGETS["stan"], "scoped")
+    assert stan.text is not None, stan.diagnostics
+    assert "normal_lccdf(-5.0 | mu[z], 1.0)" in stan.text, stan.text
+
+
+def test_a_measure_over_plates_inside_an_ungrouped_scope_is_refused_in_stan() -> None:
+    """Stan writes a measure's density one value at a time: inside a scope with no
+    groups, an observation over a plate would need its sum, which is refused there."""
+    source = """object Point : FinSet 5
+
+program p : Point -> Point
+    sample mu <- Normal(0.0, 1.0)
+    marginalize z <- Bernoulli(0.3)
+        observe y : Point <- Truncate(Normal(mu, 1.0), low=-5.0)
+    return mu
+
+export p
+"""
+    out = export_program(check(source), TARGETS["stan"], "p")
+    assert out.text is None
+    assert any(
+        "one value at a time" in d.message and d.span.start_line == 5 for d in out.diagnostics
+    ), out.diagnostics
 
 
 def test_stan_writes_a_mixture_one_value_at_a_time() -> None:
@@ -314,7 +346,18 @@ export cuts
 """
 
 
-BY_STAN = BY_STAN.replace("    return mu\n", NESTED + PUSHED_CUTS + "    return mu\n")
+#: A truncation, and a mixture with a pushed component, inside a `marginalize` scope.
+SCOPED_MEASURES = (
+    "    sample wk <- Dirichlet(2.0) [over=K]\n"
+    "    sample muk : K <- Normal(0.0, 3.0)\n"
+    "    marginalize z : K <- Categorical(wk) [over=R]\n"
+    "        observe zy : R <- Truncate(Normal(muk[z], 1.0), low=-5.0)\n"
+    "        observe zm : R <- Mixture([0.3, 0.7], "
+    "[Normal(muk[z], 1.0), Pushforward(Normal(muk[z], 2.0), Exp)])\n"
+)
+BY_STAN = BY_STAN.replace(
+    "    return mu\n", NESTED + PUSHED_CUTS + SCOPED_MEASURES + "    return mu\n"
+).replace("object R : FinSet 6\n", "object R : FinSet 6\nobject K : FinSet 2\n")
 
 
 @pytest.mark.timeout(1500)
@@ -345,6 +388,7 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
 
     first: dict[str, Any] = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4, "soft": 0.8, "p": 0.35}
     first["pl"] = 0.6  # sigmoid of a value in (-1, 1)
+    first["wk"], first["muk"] = [0.3, 0.7], [-1.0, 1.0]
     first["shrunk"] = [0.05, -0.4, 1.3, 2.2, -3.0, 0.01]
     u1 = list(model.unconstrain_pars(first))
     u2 = [u + 0.3 * (i % 3 - 1) + 0.1 for i, u in enumerate(u1)]

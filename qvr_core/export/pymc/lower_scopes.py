@@ -14,6 +14,7 @@ from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Let, Node, Site
 from qvr_core.export.pymc.context import Context, summed_name
 from qvr_core.export.pymc.families import MIXTURE, PYMC_FAMILIES, keywords
+from qvr_core.export.pymc.measures import scoped_term
 from qvr_core.export.pymc.tree import (
     AddTerm,
     Assign,
@@ -56,6 +57,8 @@ def mixture(cx: Context, node: Node) -> Site | None:
         return None
     inner = node.body[0].step
     if not isinstance(inner, Site) or inner.kind != "observe" or inner.via is not None:
+        return None
+    if inner.measure is not None:  # its components are a distribution's: the Potential
         return None
     if inner.family not in PYMC_FAMILIES or FAMILIES[inner.family].event_rank:
         return None
@@ -173,9 +176,12 @@ def _scope_function(cx: Context, node: Node, enclosing: list[str], out: list[Sta
             )
         else:
             assert step.family is not None
-            dist = Call(f"{PYMC_FAMILIES[step.family].pm}.dist", tuple(cx.family_args(step)))
             via = cx.py(step.via) if step.via is not None else None
-            body.append(AddTerm(LogP(dist, cx.py(step.name)), groups, via))
+            if step.measure is not None:  # quivers' measure algebra: measures.py
+                body.append(AddTerm(scoped_term(cx, step), groups, via))
+            else:
+                dist = Call(f"{PYMC_FAMILIES[step.family].pm}.dist", tuple(cx.family_args(step)))
+                body.append(AddTerm(LogP(dist, cx.py(step.name)), groups, via))
         bound.append(step.name)
     body.append(Assign(None, "per_value.append(lp)"))
     # a nested scope: its sum once for each values of what it reads

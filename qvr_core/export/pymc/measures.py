@@ -32,6 +32,7 @@ from qvr_core.export.plan import Unsupported
 from qvr_core.export.pymc.context import Context
 from qvr_core.export.pymc.families import PYMC_FAMILIES, WHY_NOT, family_call, keywords
 from qvr_core.export.pymc.terms import number
+from qvr_core.export.pymc.tree import Call, LogP
 
 #: What PyMC writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
@@ -52,6 +53,21 @@ _APPLIED: dict[str, str] = {
     "Log": "pm.math.log({})",
     "Sigmoid": "pm.math.sigmoid({})",
     "Softplus": "pt.softplus({})",
+}
+#: Each bijection's inverse at a value `{0}`, the log of the inverse's derivative there,
+#: the condition that the value lies in the bijection's image (None: everywhere) and a
+#: point inside it (`_pushed_logp`).
+_INVERSES: dict[str, tuple[str, str, str | None, str]] = {
+    "Identity": ("{0}", "0.0", None, "0.0"),
+    "Exp": ("pt.log({0})", "-pt.log({0})", "pt.gt({0}, 0)", "1.0"),
+    "Log": ("pt.exp({0})", "{0}", None, "0.0"),
+    "Sigmoid": (
+        "(pt.log({0}) - pt.log1p(-{0}))",
+        "(-pt.log({0}) - pt.log1p(-{0}))",
+        "pt.and_(pt.gt({0}, 0), pt.lt({0}, 1))",
+        "0.5",
+    ),
+    "Softplus": ("pt.log(pt.expm1({0}))", "({0} - pt.log(pt.expm1({0})))", "pt.gt({0}, 0)", "1.0"),
 }
 #: The transform a latent moves on, by the kind of values the bijection gives.
 _MOVED = {
@@ -104,13 +120,10 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
     form = written_form(site.measure)
     assert not isinstance(form, Unsupported)  # measure_problems said so first
     match form:
-        case Mix(weights=weights, parts=parts):
+        case Mix(parts=parts):
             whole = bool(site.support and site.support.discrete)
             comps = ", ".join(_dist(cx, p, whole) for p in parts)
-            w = _weights(cx, weights)
-            if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
-                w = weighed_weights(form, w, "pt", "pt.as_tensor", lambda cut: _mass(cx, cut))
-            return "pm.Mixture", [f"w={w}", f"comp_dists=[{comps}]"]
+            return "pm.Mixture", [f"w={_mix_weights(cx, form)}", f"comp_dists=[{comps}]"]
         case Cut():
             return "pm.Truncated", [_dist(cx, form.base), *_bounds(cx, form)]
         case Point(value=value):
@@ -121,6 +134,65 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
         case Pushed(bijector=bijector):
             moved = _MOVED.get(bijector) if site.kind == "sample" else None
             return "pm.CustomDist", [*_pushed(cx, form), *([f"transform={moved}"] if moved else [])]
+
+
+def _mix_weights(cx: Context, form: Mix) -> str:
+    """A mixture's weights divided by their sum; w_k m_k / sum_j w_j m_j where a
+    component keeps its mass m_k (export/measures.py, `Cut.kept`)."""
+    w = _weights(cx, form.weights)
+    if weighed(form):
+        w = weighed_weights(form, w, "pt", "pt.as_tensor", lambda cut: _mass(cx, cut))
+    return w
+
+
+def scoped_term(cx: Context, site: Site) -> LogP | str:
+    """The log density of an observation drawn from a measure inside a `marginalize`
+    scope, which its scope function adds for each value it sums out (`lower_scopes`):
+    `pm.logp` of the step's distribution, but for a pushforward, alone or in a mixture.
+    PyMC derives a `pm.CustomDist`'s density only for a variable of the model: `pm.logp`
+    of one built in place (`.dist`) keeps a random draw in its graph, so each
+    evaluation gave another number. A pushforward is written as its base's density at
+    the inverse image plus the log of the inverse's derivative, -inf outside the image
+    (as Stan's export writes it); a mixture with one as the log-sum-exp of its weighted
+    components."""
+    assert site.measure is not None
+    form = written_form(site.measure)
+    assert not isinstance(form, Unsupported)  # measure_problems said so first
+    value = cx.py(site.name)
+    if not any(isinstance(p, Pushed) for p in _parts(form)):
+        head, args = measure_call(cx, site)
+        return LogP(Call(f"{head}.dist", tuple(args)), value)
+    if isinstance(form, Pushed):
+        return _pushed_logp(cx, form, value)
+    assert isinstance(form, Mix)
+    whole = bool(site.support and site.support.discrete)
+    w = _mix_weights(cx, form)
+    terms = []
+    for k, part in enumerate(form.parts):
+        if isinstance(part, Pushed):
+            density = _pushed_logp(cx, part, value)
+        else:
+            density = _logp(_dist(cx, part, whole), value)
+        terms.append(f"pt.log(pt.as_tensor({w})[..., {k}]) + {density}")
+    return f"pm.math.logsumexp(pt.stack(pt.broadcast_arrays({', '.join(terms)})), axis=0)"
+
+
+def _logp(dist: str, value: str) -> str:
+    return f"pm.logp({dist}, {value})"
+
+
+def _pushed_logp(cx: Context, part: Pushed, value: str) -> str:
+    """A pushforward's log density at `value` (`scoped_term`): a value outside the
+    bijection's image is read at a point inside it, so that neither the density nor its
+    gradient is NaN there, and scored -inf."""
+    inverse, jacobian, image, inside = _INVERSES[part.bijector]
+    base = part.base.base if isinstance(part.base, Cut) else part.base
+    dist = _dist(cx, part.base) if isinstance(part.base, Cut) else _dist(cx, base)
+    if image is None:
+        return f"({_logp(dist, inverse.format(value))} + {jacobian.format(value)})"
+    safe = f"pt.switch({image.format(value)}, {value}, {inside})"
+    density = f"{_logp(dist, inverse.format(safe))} + {jacobian.format(safe)}"
+    return f"pt.switch({image.format(value)}, {density}, -np.inf)"
 
 
 def _dist(cx: Context, part: Part, whole: bool = False) -> str:
@@ -193,4 +265,4 @@ def _weights(cx: Context, w: Argument) -> str:
     return f"{text} / pt.sum({text}, axis=-1, keepdims=True)"
 
 
-__all__ = ["WRITES", "measure_call", "measure_problems"]
+__all__ = ["WRITES", "measure_call", "measure_problems", "scoped_term"]

@@ -62,7 +62,7 @@ def _statement(s: Statement, ind: str) -> list[str]:
             head = f"{ind}{target} = " if target is not None else ind
             return [_value(head, value, ind)]
         case AddTerm(term=term, groups=groups, via=via):
-            text = term if isinstance(term, str) else _logp(term, ind)
+            text = term if isinstance(term, str) else _logp(term, ind + _STEP)
             args = [text, groups, *([f"via={via}"] if via is not None else [])]
             return [_call(f"{ind}lp = lp + per_group", args, ind)]
         case Comment(text=text, marker=marker):

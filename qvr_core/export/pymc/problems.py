@@ -59,16 +59,7 @@ def _term_problems(term: Term) -> list[Unsupported]:
 
 def _site_problems(cx: Context, site: Site) -> list[Unsupported]:
     assert site.family is not None
-    if site.measure is not None and site.scope:  # a scope's sum is written per family
-        return [
-            Unsupported(
-                site.step.span,
-                f"a distribution built from distributions inside `marginalize "
-                f"{site.scope[-1]}`: the export sums a scope's families only; observe it "
-                "outside the scope, or write a registry family",
-            )
-        ]
-    if site.measure is not None:  # quivers' measure algebra: measures.py
+    if site.measure is not None:  # quivers' measure algebra, in a scope too: measures.py
         return measure_problems(site)
     if site.family not in PYMC_FAMILIES:
         why = WHY_NOT.get(site.family, f"PyMC has no {site.family} distribution")

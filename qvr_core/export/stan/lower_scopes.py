@@ -6,20 +6,28 @@ coordinate's values is its log prior plus the scope's terms, written into a slot
 local vector (`lp_z[k]`); `log_sum_exp` of the vector is added to the log density, or,
 for a nested scope, to the slot of the scope around it, inside its loop (an HMM's chain
 of states). Every term is a normalised `_lpdf`, so that the sum is the same number
-qvr's is. An observation grouped through a `via` map adds each of its rows to its
+qvr's is; an observation drawn from a distribution built from distributions (a
+truncation, a mixture, a pushforward) is its exact log density at its one value in the
+group (`measures.scoped`). An observation grouped through a `via` map adds each of its rows to its
 group's slot, read through the rows sorted by group in `transformed data`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from qvr_core.check.model import Let, Node, Site
-from qvr_core.export.stan.families import STAN_FAMILIES, StanFamily
+from qvr_core.export.stan.families import STAN_FAMILIES
 from qvr_core.export.stan.lower_args import arg_term
 from qvr_core.export.stan.lower_env import Env
 from qvr_core.export.stan.lower_lets import declare_let, score
 from qvr_core.export.stan.lower_sites import lpdf, stan_family
+from qvr_core.export.stan.measures import scoped
 from qvr_core.export.stan.program import Assign, Comment, Declare, For, Statement, Type
 from qvr_core.export.stan.values import INT, Binding, Ctx
+
+#: An observation's log density read at a context (`_density`).
+Density = Callable[[Ctx], str | None]
 
 
 def scope(env: Env, node: Node, ctx: Ctx, outer: str | None, add: str) -> list[Statement]:
@@ -151,11 +159,11 @@ def _body(
             )
             ok = False
             continue
-        family = stan_family(env, step)
-        if family is None:
+        density = _density(env, step)
+        if density is None:
             ok = False
             continue
-        got = _observe(env, step, family, ctx, groups, slot)
+        got = _observe(env, step, density, ctx, groups, slot)
         if got is None:
             ok = False
         elif isinstance(got, str):
@@ -167,14 +175,26 @@ def _body(
     return [*lets, Assign(slot, " + ".join(terms)), *after]
 
 
+def _density(env: Env, site: Site) -> Density | None:
+    """How an observation's log density is written at a context: its family's `_lpdf`,
+    or, for a distribution built from distributions, one value at a time
+    (`measures.scoped`); None, with the problem, where Stan has no such density."""
+    if site.measure is not None:
+        return lambda ctx: scoped(env, site, ctx)
+    family = stan_family(env, site)
+    if family is None:
+        return None
+    return lambda ctx: lpdf(env, site, family, ctx)
+
+
 def _observe(
-    env: Env, site: Site, family: StanFamily, ctx: Ctx, groups: str | None, slot: str
+    env: Env, site: Site, density: Density, ctx: Ctx, groups: str | None, slot: str
 ) -> str | list[Statement] | None:
     """An observation inside a scope: its log density in the group (a term), or the
     statements adding each of its rows to the group its `via` map puts it in."""
     span = site.step.span
     if groups is None:
-        return lpdf(env, site, family, ctx)
+        return density(ctx)
     if site.via is None:
         if not site.plates or site.plates[0] != groups:
             env.no(
@@ -183,7 +203,7 @@ def _observe(
                 f"{groups}: give it that plate, or `[via=...]` mapping its rows to groups",
             )
             return None
-        return lpdf(env, site, family, ctx)
+        return density(ctx)
     via = env.lookup(site.via)
     if via is None or via.index is None or len(site.plates) != 1:
         env.no(span, "a `via` map the export cannot read")
@@ -195,7 +215,7 @@ def _observe(
     env.active.append(set())
     try:
         j, r = env.fresh("j"), env.fresh("r")
-        term = lpdf(env, site, family, {**ctx, site.plates[0]: r})
+        term = density({**ctx, site.plates[0]: r})
     finally:
         env.active.pop()
     if term is None:

@@ -98,13 +98,7 @@ def stan_family(env: Env, site: Site) -> StanFamily | None:
     if name is None or name not in FAMILIES:
         env.no(span, f"`{name}` is no family the export knows")
         return None
-    if site.measure is not None:  # outside the scopes, lower.py writes it (measures.py)
-        env.no(
-            span,
-            f"a distribution built from distributions inside `marginalize "
-            f"{site.scope[-1] if site.scope else ''}`: the export sums a scope's families only",
-        )
-        return None
+    assert site.measure is None  # measures.py writes those, in scopes too
     family = FAMILIES[name]
     if family.discrete and site.name in env.plan.model.observed_lets:
         env.no(

@@ -217,21 +217,46 @@ def mixture(env: Env, site: Site) -> list[Statement]:
     assert site.measure is not None
     form = written_form(site.measure)
     assert isinstance(form, Mix)
+    return _each_value(env, site, lambda ctx: _mixed(env, site, form, ctx), "a mixture")
 
-    def density(ctx: Ctx) -> str | None:
-        weights = _log_weights(env, form.weights, len(form.parts), ctx)
-        terms = [_part(env, site, part, ctx) for part in form.parts]
-        kept = _kept_masses(env, site, form, ctx)
-        if weights is None or kept is None or any(t is None for t in terms):
-            return None
-        if any(kept):  # w_k m_k / sum_j w_j m_j for a Restrict that keeps its mass m_k
-            weighed = [f"{w} + {m}" if m else w for w, m in zip(weights, kept, strict=True)]
-            total = f"log_sum_exp({{{', '.join(weighed)}}})"
-            weights = [f"{w} - {total}" for w in weighed]
-        summed = ", ".join(f"{w} + {t}" for w, t in zip(weights, terms, strict=True))
-        return f"log_sum_exp({{{summed}}})"
 
-    return _each_value(env, site, density, "a mixture")
+def _mixed(env: Env, site: Site, form: Mix, ctx: Ctx) -> str | None:
+    """A mixture's log density at one value of the site, read in `ctx`."""
+    weights = _log_weights(env, form.weights, len(form.parts), ctx)
+    terms = [_part(env, site, part, ctx) for part in form.parts]
+    kept = _kept_masses(env, site, form, ctx)
+    if weights is None or kept is None or any(t is None for t in terms):
+        return None
+    if any(kept):  # w_k m_k / sum_j w_j m_j for a Restrict that keeps its mass m_k
+        weighed = [f"{w} + {m}" if m else w for w, m in zip(weights, kept, strict=True)]
+        total = f"log_sum_exp({{{', '.join(weighed)}}})"
+        weights = [f"{w} - {total}" for w in weighed]
+    summed = ", ".join(f"{w} + {t}" for w, t in zip(weights, terms, strict=True))
+    return f"log_sum_exp({{{summed}}})"
+
+
+def scoped(env: Env, site: Site, ctx: Ctx) -> str | None:
+    """The log density of an observation drawn from a measure inside a `marginalize`
+    scope, at its one value read in `ctx` (the scope's groups bind its plate, or a
+    `via` map's row does): a term of the scope's sum for each value summed out. Nothing,
+    with the problem, where the value is not one number there or a part has no Stan
+    density."""
+    assert site.measure is not None
+    form = written_form(site.measure)
+    if isinstance(form, Unsupported):
+        env.no(form.span, form.message)
+        return None
+    target = site_target(env, site, ctx)
+    if target is None:
+        return None
+    if not target.value.scalar:
+        env.no(
+            site.step.span,
+            "a distribution built from distributions over plates inside `marginalize`: "
+            "the export writes it one value at a time, over the plate the scope groups by",
+        )
+        return None
+    return _mixed(env, site, form, ctx) if isinstance(form, Mix) else _part(env, site, form, ctx)
 
 
 def _kept_masses(env: Env, site: Site, form: Mix, ctx: Ctx) -> list[str] | None:
@@ -359,5 +384,6 @@ __all__ = [
     "mixture",
     "normal_scales",
     "pushed",
+    "scoped",
     "truncated_site",
 ]
