@@ -23,7 +23,7 @@ from qvr_core.builtins import FAMILIES, Family
 from qvr_core.check.model import Argument, Let, Site, Step
 from qvr_core.export.numpyro.analysis import Analysis, a_number, analyse, draw_size, frames
 from qvr_core.export.numpyro.families import NORMALISED, ORDERED_SETS, family_call, sized
-from qvr_core.export.numpyro.measures import measure_call
+from qvr_core.export.numpyro.measures import TRUNCATED_BY_CDF, cut_by_cdf, measure_call
 from qvr_core.export.numpyro.module import (
     Assign,
     Computed,
@@ -109,6 +109,7 @@ class _Lowering:
             model=model,
             loader=self._loader(),
             main=Main(bool(plan.data), _CHAINS, _WARMUP, _SAMPLES),
+            helpers=(TRUNCATED_BY_CDF,) if any(map(cut_by_cdf, plan.model.sites)) else (),
         )
 
     # -- the model function ---------------------------------------------------

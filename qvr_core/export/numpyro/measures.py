@@ -4,7 +4,10 @@ A mixture is `dist.MixtureGeneral(dist.Categorical(probs=w / sum(w)), [...], sup
 (components may differ in family; the support is the one the checker worked out), a
 truncation `dist.TruncatedDistribution(base, low=..., high=...)` (NumPyro truncates the
 families `_Truncatable` names, by their CDFs), a point mass `dist.Delta`, a pushforward
-`dist.TransformedDistribution(base, transform)`.
+`dist.TransformedDistribution(base, transform)`. Any other family NumPyro has a CDF of
+(`_CutByCdf`: Gamma, LogNormal, Poisson, ...) is truncated by a class the module
+defines, `TruncatedByCDF` (`TRUNCATED_BY_CDF`): qvr's density, the support NUTS moves a
+latent in, and draws by the inverse CDF, for `Predictive` and NumPyro's initialisation.
 """
 
 from __future__ import annotations
@@ -48,6 +51,154 @@ class _Truncatable:
 
 TRUNCATABLE = members(_Truncatable, FAMILIES)
 
+
+class _CutByCdf:
+    """The families truncated by the module's own `TruncatedByCDF` (`CUT_BY_CDF`): those
+    whose NumPyro distribution has a CDF. A draw is the inverse CDF of a uniform draw
+    between the ends' CDFs: NumPyro's own inverse where this JAX computes it (Gamma's
+    needs TensorFlow Probability), else by bisection; a count's is found by stepping up
+    from its lower end."""
+
+    Exponential = True
+    Gamma = True
+    InverseGamma = True
+    Chi2 = True
+    LogNormal = True
+    Gumbel = True
+    HalfNormal = True
+    HalfCauchy = True
+    Pareto = True
+    Uniform = True
+    Weibull = True
+    Poisson = True
+    NegativeBinomial = True
+
+
+CUT_BY_CDF = members(_CutByCdf, FAMILIES)
+
+#: The class a module defines where it truncates a `CUT_BY_CDF` family: NumPyro's own
+#: `TruncatedDistribution` takes the five symmetric families of `TRUNCATABLE` only. It
+#: is qvr's truncation (the base's density rescaled by its mass between the ends, -inf
+#: outside them; a count's ends read as the whole numbers inside them), with the support
+#: NUTS moves a latent in and draws for `Predictive` and NumPyro's initialisation.
+TRUNCATED_BY_CDF = (
+    "class TruncatedByCDF(dist.Distribution):",
+    '    """`base` restricted to [low, high] (either may be None) and rescaled to mass 1 by',
+    "    its CDF, as qvr's Truncated is: NumPyro's TruncatedDistribution takes only five",
+    "    families. A count keeps the whole numbers between the ends: its mass is",
+    '    F(floor(high)) - F(ceil(low) - 1)."""',
+    "",
+    "    def __init__(self, base, low=None, high=None, *, validate_args=None):",
+    "        self.base, self.low, self.high = base, low, high",
+    "        self.count = base.support.is_discrete",
+    "        ends = [jnp.shape(e) for e in (low, high) if e is not None]",
+    "        batch_shape = jax.lax.broadcast_shapes(base.batch_shape, *ends)",
+    "        super().__init__(batch_shape, base.event_shape, validate_args=validate_args)",
+    "",
+    "    def _ends(self):",
+    '        """The interval\'s ends: the ones given, else the base support\'s (None where',
+    '        it has none); a count\'s the whole numbers inside them."""',
+    "        support = self.base.support",
+    "        low = getattr(support, 'lower_bound', None) if self.low is None else self.low",
+    "        high = getattr(support, 'upper_bound', None) if self.high is None else self.high",
+    "        if self.count:",
+    "            low = None if low is None else jnp.ceil(low)",
+    "            high = None if high is None else jnp.floor(high)",
+    "        return low, high",
+    "",
+    "    @property",
+    "    def support(self):",
+    "        low, high = self._ends()",
+    "        if self.count:",
+    "            if high is None:",
+    "                return dist.constraints.integer_greater_than(low)",
+    "            return dist.constraints.integer_interval(low, high)",
+    "        if high is None:",
+    "            return dist.constraints.greater_than(low)",
+    "        if low is None:",
+    "            return dist.constraints.less_than(high)",
+    "        return dist.constraints.interval(low, high)",
+    "",
+    "    def _cdf_ends(self):",
+    '        """F at the ends the mass is read between (the lower one, a count\'s less 1)."""',
+    "        low, high = self._ends()",
+    "        if self.low is None:",
+    "            lower = 0.0",
+    "        elif self.count:  # F(-1) is 0: a count's CDF is read from 0 on",
+    "            lower = jnp.where(low >= 1, self.base.cdf(jnp.maximum(low - 1, 0)), 0.0)",
+    "        else:",
+    "            lower = self.base.cdf(low)",
+    "        upper = 1.0 if self.high is None else self.base.cdf(high)",
+    "        return lower, upper",
+    "",
+    "    def log_prob(self, value):",
+    "        low, high = self._ends()",
+    "        inside = self._inside(value)",
+    "        # outside, the density is read at a point inside, so that neither it nor its",
+    "        # gradient is NaN where the -inf is chosen",
+    "        if low is not None and high is not None:",
+    "            safe = low if self.count else 0.5 * (low + high)",
+    "        elif low is not None:",
+    "            safe = low if self.count else low + 1.0",
+    "        else:",
+    "            safe = high if self.count else high - 1.0",
+    "        at = jnp.where(inside, value, safe)",
+    "        lower, upper = self._cdf_ends()",
+    "        density = self.base.log_prob(at) - jnp.log(upper - lower)",
+    "        return jnp.where(inside, density, -jnp.inf)",
+    "",
+    "    def _inside(self, value):",
+    "        low, high = self._ends()",
+    "        inside = jnp.ones(jnp.shape(value), dtype=bool)",
+    "        if low is not None:",
+    "            inside = inside & (value >= low)",
+    "        if high is not None:",
+    "            inside = inside & (value <= high)",
+    "        return inside",
+    "",
+    "    def sample(self, key, sample_shape=()):",
+    "        shape = sample_shape + self.batch_shape",
+    "        lower, upper = self._cdf_ends()",
+    "        u = lower + jax.random.uniform(key, shape) * (upper - lower)",
+    "        low, high = self._ends()",
+    "        if self.count:  # the smallest whole k with F(k) >= u, stepped up to from low",
+    "",
+    "            def below(k):",
+    "                return self.base.cdf(k) < u",
+    "",
+    "            start = jnp.broadcast_to(jnp.maximum(low, 0.0), shape)",
+    "            step = lambda k: jnp.where(below(k), k + 1, k)  # noqa: E731",
+    "            return jax.lax.while_loop(lambda k: jnp.any(below(k)), step, start)",
+    "        try:",
+    "            drawn = self.base.icdf(u)",
+    "        except (ImportError, NotImplementedError):  # no inverse CDF here",
+    "            drawn = self._bisected(u, low, high)",
+    "        return jnp.clip(drawn, low, high)  # rounding at the ends",
+    "",
+    "    def _bisected(self, u, low, high):",
+    '        """F^-1(u) by bisection between the ends (an open end pushed out until its CDF',
+    '        passes u), for a base whose inverse CDF this JAX cannot compute."""',
+    "        shape = jnp.shape(u)",
+    "        if low is None:",
+    "            far = jnp.broadcast_to(jnp.minimum(high, 0.0) - 1.0, shape)",
+    "            step = lambda b: jnp.where(self.base.cdf(b) > u, 2.0 * b - high, b)  # noqa: E731",
+    "            low = jax.lax.while_loop(lambda b: jnp.any(self.base.cdf(b) > u), step, far)",
+    "        if high is None:",
+    "            far = jnp.broadcast_to(jnp.maximum(low, 0.0) + 1.0, shape)",
+    "            step = lambda b: jnp.where(self.base.cdf(b) < u, 2.0 * b - low, b)  # noqa: E731",
+    "            high = jax.lax.while_loop(lambda b: jnp.any(self.base.cdf(b) < u), step, far)",
+    "",
+    "        def halve(_, ends):",
+    "            a, b = ends",
+    "            mid = 0.5 * (a + b)",
+    "            left = self.base.cdf(mid) >= u",
+    "            return jnp.where(left, a, mid), jnp.where(left, mid, b)",
+    "",
+    "        ends = (jnp.broadcast_to(low, shape), jnp.broadcast_to(high, shape))",
+    "        a, b = jax.lax.fori_loop(0, 64, halve, ends)",
+    "        return 0.5 * (a + b)",
+)
+
 #: NumPyro's transform of each bijection a Pushforward names (`builtins/bijectors.py`).
 TRANSFORMS = {
     "Identity": "dist.transforms.IdentityTransform()",
@@ -62,8 +213,8 @@ TRANSFORMS = {
 #: What NumPyro writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
     "mixture": "yes",
-    "restrict": "Normal, Cauchy, Laplace, Logistic, StudentT",
-    "truncated": "Normal, Cauchy, Laplace, Logistic, StudentT",
+    "restrict": "any family NumPyro has a CDF of",
+    "truncated": "any family NumPyro has a CDF of",
     "rescaled": "of a truncation",
     "point": "yes",
     "pushforward": "yes",
@@ -95,15 +246,12 @@ def _part_problems(part: Part) -> list[Unsupported]:
     match part:
         case Leaf(family=family, span=span) if family not in CALLS:
             return [Unsupported(span, f"NumPyro has no {family} distribution as qvr's")]
-        case Cut(base=base) if base.family not in TRUNCATABLE:
-            hint = (
-                " (a point mass at 0 beside a Poisson above 0 is the registry's HurdlePoisson)"
-                if FAMILIES[base.family].discrete
-                else ""
-            )
-            names = ", ".join(TRUNCATABLE)
+        case Cut(base=base) if base.family not in TRUNCATABLE + CUT_BY_CDF:
             return [
-                Unsupported(part.span, f"NumPyro truncates {names} only, not {base.family}{hint}")
+                Unsupported(
+                    part.span,
+                    f"NumPyro has no CDF of {base.family} to truncate it by",
+                )
             ]
         case Cut(base=base) | Pushed(base=base):  # the base's own problems
             return _part_problems(base)
@@ -145,10 +293,28 @@ def _dist(part: Part, argument: ArgumentText) -> str:
             return f"dist.Delta({argument(value)})"
         case Cut(low=low, high=high):
             ends = [f"{k}={argument(a)}" for k, a in (("low", low), ("high", high)) if a]
-            return f"dist.TruncatedDistribution({_dist(part.base, argument)}, {', '.join(ends)})"
+            own = part.base.family in TRUNCATABLE
+            by = "dist.TruncatedDistribution" if own else "TruncatedByCDF"
+            return f"{by}({_dist(part.base, argument)}, {', '.join(ends)})"
         case Pushed(base=base, bijector=bijector):
             return f"dist.TransformedDistribution({_dist(base, argument)}, {TRANSFORMS[bijector]})"
     raise AssertionError(part)
+
+
+def cut_by_cdf(site: Site) -> bool:
+    """The step truncates a family by the module's `TruncatedByCDF` (which the module
+    then defines)."""
+    if site.measure is None:
+        return False
+    form = written_form(site.measure)
+    if isinstance(form, Unsupported):
+        return False
+    parts = form.parts if isinstance(form, Mix) else (form,)
+    return any(
+        isinstance(cut, Cut) and cut.base.family not in TRUNCATABLE
+        for part in parts
+        for cut in (part.base if isinstance(part, Pushed) else part,)
+    )
 
 
 def _mass(cut: Cut, argument: ArgumentText) -> str:
@@ -174,10 +340,13 @@ def _support(c: Constraint) -> str:
 
 
 __all__ = [
+    "CUT_BY_CDF",
     "TRANSFORMS",
     "TRUNCATABLE",
+    "TRUNCATED_BY_CDF",
     "WRITES",
     "ArgumentText",
+    "cut_by_cdf",
     "measure_call",
     "measure_problems",
 ]

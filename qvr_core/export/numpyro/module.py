@@ -141,7 +141,8 @@ class Main:
 @dataclass(frozen=True)
 class Module:
     """The whole file: its header comment lines, its docstring, its import groups (each
-    a block of lines), `model`, `load_data` and the `__main__` block."""
+    a block of lines), the definitions `model` calls beyond NumPyro's (each a block of
+    lines: `measures.TRUNCATED_BY_CDF`), `model`, `load_data` and the `__main__` block."""
 
     header: str
     doc: str
@@ -149,6 +150,7 @@ class Module:
     model: ModelFunction
     loader: Loader
     main: Main
+    helpers: tuple[tuple[str, ...], ...] = ()
 
 
 __all__ = [

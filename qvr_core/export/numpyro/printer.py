@@ -33,10 +33,12 @@ _ENUMERATE = 'infer={"enumerate": "parallel"}'
 
 
 def print_module(m: Module) -> str:
-    """The module's text: head (header, docstring, imports), `model`, `load_data`,
-    `__main__`, two blank lines apart as a Python file keeps its top-level blocks."""
+    """The module's text: head (header, docstring, imports), the helpers, `model`,
+    `load_data`, `__main__`, two blank lines apart as a Python file keeps its top-level
+    blocks."""
     head = [m.header.rstrip("\n"), f'"""{m.doc}"""', *("\n".join(g) for g in m.imports)]
-    parts = ["\n\n".join(head), _model(m.model), _loader(m.loader), _main(m.main)]
+    helpers = ["\n".join(h) for h in m.helpers]
+    parts = ["\n\n".join(head), *helpers, _model(m.model), _loader(m.loader), _main(m.main)]
     return "\n\n\n".join(parts) + "\n"
 
 
