@@ -5,8 +5,10 @@ A mixture is `pm.Mixture(w=..., comp_dists=[...])` with the weights divided by t
 upper=...)` (PyMC rescales by the base's CDF, as qvr does), a point mass
 `pm.DiracDelta`. A family pushed through a bijection is a `pm.CustomDist` whose `dist`
 applies the bijection to the family's draw: PyMC derives its density by the change of
-variables (for `Exp`, `Log`, `Sigmoid` and `Softplus`; not for `Logit`, refused), and a
-latent one moves on the unconstrained scale of the bijection's image.
+variables (for `Exp`, `Log`, `Sigmoid` and `Softplus`), and a latent one moves on the
+unconstrained scale of the bijection's image. PyMC finds no density for a draw pushed
+through `Logit`, so that one is also given its `logp`: the base's density at the
+inverse image plus the log of the inverse's derivative (`_INVERSES`).
 """
 
 from __future__ import annotations
@@ -41,19 +43,22 @@ WRITES: dict[str, str] = {
     "truncated": "yes",
     "rescaled": "of a truncation",
     "point": "yes",
-    "pushforward": "by any bijection but Logit",
+    "pushforward": "yes",
     "independent": "as its base",
 }
 
-#: Each bijection as PyMC applies it to a draw (`{}`), where PyMC derives the density
-#: of the image: Logit is absent (PyMC finds no density for it).
+#: Each bijection as PyMC applies it to a draw (`{}`).
 _APPLIED: dict[str, str] = {
     "Identity": "{}",
     "Exp": "pm.math.exp({})",
     "Log": "pm.math.log({})",
     "Sigmoid": "pm.math.sigmoid({})",
     "Softplus": "pt.softplus({})",
+    "Logit": "pm.math.logit({})",
 }
+#: The bijections whose image PyMC derives no density for: their `pm.CustomDist` is
+#: given its `logp` (module doc).
+_GIVEN_LOGP = ("Logit",)
 #: Each bijection's inverse at a value `{0}`, the log of the inverse's derivative there,
 #: the condition that the value lies in the bijection's image (None: everywhere) and a
 #: point inside it (`_pushed_logp`).
@@ -68,6 +73,7 @@ _INVERSES: dict[str, tuple[str, str, str | None, str]] = {
         "0.5",
     ),
     "Softplus": ("pt.log(pt.expm1({0}))", "({0} - pt.log(pt.expm1({0})))", "pt.gt({0}, 0)", "1.0"),
+    "Logit": ("pm.math.sigmoid({0})", "(-pt.softplus(-{0}) - pt.softplus({0}))", None, "0.0"),
 }
 #: The transform a latent moves on, by the kind of values the bijection gives.
 _MOVED = {
@@ -92,12 +98,6 @@ def _parts(form: Form) -> tuple[Part, ...]:
 
 def _part_problem(part: Part) -> Unsupported | None:
     match part:
-        case Pushed(bijector=bijector) if bijector not in _APPLIED:
-            return Unsupported(
-                part.span,
-                f"PyMC finds no density for a draw pushed through {bijector}; where a "
-                "registry family is the same distribution, write it",
-            )
         case Cut(kept=True) if not count_ends_written(part):
             return Unsupported(
                 part.span, "a count's Restrict in a mixture at ends not written as whole numbers"
@@ -219,7 +219,7 @@ def _pushed(cx: Context, part: Pushed) -> list[str]:
     """A `pm.CustomDist`'s arguments for a family (or a truncation of one) pushed through
     a bijection: the family's arguments and the truncation's ends, then `dist`, which
     draws the family (its arguments are the lambda's, as PyMC requires), truncates it and
-    applies the bijection."""
+    applies the bijection; for a bijection in `_GIVEN_LOGP`, `logp` too."""
     cut = part.base if isinstance(part.base, Cut) else None
     leaf = part.base.base if isinstance(part.base, Cut) else part.base
     ends = [(k, a) for k, a in (("lower", cut.low), ("upper", cut.high)) if a] if cut else []
@@ -227,17 +227,23 @@ def _pushed(cx: Context, part: Pushed) -> list[str]:
     params = [f"_a{i}" for i in range(len(given))]
     texts = {a.param: p for a, p in zip(leaf.args, params, strict=False)}
     family = PYMC_FAMILIES[leaf.family].pm
+    bounds = [f"{k}={p}" for (k, _), p in zip(ends, params[len(leaf.args) :], strict=True)]
+    base = f"{family}.dist({', '.join(keywords(leaf.family, texts))})"
     if cut is None:
         draw = f"{family}.dist({', '.join([*keywords(leaf.family, texts), 'size=size'])})"
     else:
-        bounds = [f"{k}={p}" for (k, _), p in zip(ends, params[len(leaf.args) :], strict=True)]
-        base = f"{family}.dist({', '.join(keywords(leaf.family, texts))})"
         draw = f"pm.Truncated.dist({', '.join([base, *bounds, 'size=size'])})"
+        base = f"pm.Truncated.dist({', '.join([base, *bounds])})"
     applied = _APPLIED[part.bijector].format(draw)
-    return [
+    out = [
         *(cx.argument(a) for a in given),
         f"dist=lambda {', '.join([*params, 'size'])}: {applied}",
     ]
+    if part.bijector in _GIVEN_LOGP:  # its image is the real line: no condition
+        inverse, jacobian, _, _ = _INVERSES[part.bijector]
+        density = f"{_logp(base, inverse.format('value'))} + {jacobian.format('value')}"
+        out.append(f"logp=lambda {', '.join(['value', *params])}: {density}")
+    return out
 
 
 def _mass(cx: Context, cut: Cut) -> str:
