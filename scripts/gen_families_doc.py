@@ -51,7 +51,8 @@ numbers or one vector (not a count, not a matrix) can: the arguments fix those
 parameters and the network gives the rest. A family whose one draw is a vector or a
 matrix fills one Real object, a matrix row by row, as quivers' conditional
 multivariate families do: the network gives each parameter whole (a Cholesky factor
-by its lower triangle), and `GP` learns its own length scale and amplitude.
+by its lower triangle), `GP` learns its own length scale and amplitude, and
+`Horseshoe` its global scale, with no network (its draws do not depend on the input).
 
 | family | parameters | values | draw | morphism |
 |---|---|---|---|---|

@@ -146,6 +146,10 @@ class KernelForm:
     draw: DrawLayout = "vector"
     shapes: tuple[tuple[str, ...], ...] = ()
     options: tuple[KernelOption, ...] = ()
+    #: "hyperparameters": the input's features are what the family reads (a GP's
+    #: locations); False where the draw does not depend on the input, which only gives
+    #: the batch (quivers' horseshoe)
+    reads_input: bool = True
 
     def option(self, name: str) -> KernelOption | None:
         return next((o for o in self.options if o.name == name), None)
@@ -717,6 +721,13 @@ _CATALOGUE: tuple[Family, ...] = (
         "rule over lambda = tan(pi t / 2).",
         {"scale": 1.0},
         normal_scales=tuple(zip(HORSESHOE_WEIGHTS, HORSESHOE_SCALES, strict=True)),
+        kernel=KernelForm(
+            "hyperparameters",
+            "no network: the codomain's numbers are independent horseshoe draws whatever the "
+            "input; the global scale is learned (softplus), started at the option scale",
+            options=(KernelOption("scale", "the global scale it starts at (> 0)", 1.0),),
+            reads_input=False,
+        ),
     ),
     Family(
         "HalfStudentT",

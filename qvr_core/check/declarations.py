@@ -888,7 +888,7 @@ def _check_whole_draw(
     if form.outputs == "flow" and not _flow_fits(ctx, decl, family, cod):
         return None
     features = sum(f.size for f in dom.factors)  # a FinSet one-hot, a space as it is
-    if form.outputs == "hyperparameters" and features % draw[0]:
+    if form.outputs == "hyperparameters" and form.reads_input and features % draw[0]:
         ctx.report(
             rules.FAMILY_CODOMAIN,
             f"a {family} kernel draws the process at one location per number of its codomain "

@@ -40,6 +40,7 @@ from qvr_core.runtime.distributions import (
     make_distribution,
     torch_constraint,
 )
+from qvr_core.runtime.horseshoe import Horseshoe as HorseshoePrior
 from qvr_core.runtime.tensors import is_index, unconstrained_shape
 
 
@@ -110,7 +111,7 @@ class Family:
     def reads_input(self) -> bool:
         """The family reads the input's features themselves, not a network's output (a
         GP's locations)."""
-        return self.form.outputs == "hyperparameters"
+        return self.form.outputs == "hyperparameters" and self.form.reads_input
 
     @property
     def param_width(self) -> int:
@@ -557,6 +558,30 @@ class GP(Family):
         return self.dist(params, std).log_prob(value)
 
 
+class Horseshoe(Family):
+    """quivers' `ConditionalHorseshoe`: each of the codomain's numbers an independent
+    horseshoe draw at the kernel's held global scale, the input giving only the batch
+    (`params` has no numbers). The draws and density are the runtime's horseshoe, the
+    16-Normal mixture a `sample ... <- Horseshoe(tau)` step draws from."""
+
+    def dist(self, params: torch.Tensor, held: torch.Tensor | None) -> D.Distribution:
+        assert held is not None
+        (scale,) = held.unbind(-1)
+        shape = (*params.shape[:-1], self.draw[0])
+        return D.Independent(HorseshoePrior(scale.to(params).expand(shape)), 1)
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self.dist(params, std).rsample()
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return params.new_zeros(*params.shape[:-1], self.draw[0])
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params, std).log_prob(value)
+
+
 def _tril(raw: torch.Tensor, n: int, floor: float) -> torch.Tensor:
     """An n x n lower-triangular matrix from its n(n+1)/2 entries, row by row, the diagonal
     softplus'd above `floor` (quivers' Cholesky factors from a network)."""
@@ -585,6 +610,7 @@ KERNELS: dict[str, type[Family]] = {
         Wishart,
         InverseWishart,
         GP,
+        Horseshoe,
     )
 }
 KERNELS.update(

@@ -20,6 +20,7 @@ import torch
 from scipy import integrate, stats
 from torch import distributions as D
 
+from qvr_core import dsl
 from qvr_core.check import check
 from qvr_core.runtime.horseshoe import Horseshoe
 from qvr_core.runtime.model import compile_model
@@ -143,13 +144,37 @@ export p
 
 
 def test_a_horseshoe_morphism_takes_its_scale() -> None:
-    """`~ Horseshoe(0.5)` is a kernel with that scale; bare, no network gives its scale
-    (quivers learns one scalar from 1.0), and the fix says to write it."""
+    """`~ Horseshoe(0.5)` is a kernel with that scale, no network and nothing learned."""
     given = check(MORPHISM.format(family="Horseshoe(0.5)"))
     assert [d.message for d in given.diagnostics if d.is_error] == []
-    bare = check(MORPHISM.format(family="Horseshoe"))
-    (error,) = [d for d in bare.diagnostics if d.is_error and d.code == "QVR302"]
-    assert "~ Horseshoe(scale)" in error.message
+    kernel = dsl.loads(MORPHISM.format(family="Horseshoe(0.5)")).morphism.morphisms["k"]
+    assert [n for n, _ in kernel.named_parameters()] == []
+
+
+@pytest.mark.parametrize(("options", "start"), [("", 1.0), (" [scale=0.25]", 0.25)])
+def test_a_bare_horseshoe_morphism_learns_its_global_scale(options: str, start: float) -> None:
+    """quivers' `ConditionalHorseshoe`: no network, one learnable global scale (softplus,
+    started at the `scale` option, 1.0 by default); each codomain number an independent
+    horseshoe draw, the input giving the batch only. Scored as the step family is, and
+    its gradient reaches the scale."""
+    source = MORPHISM.format(family="Horseshoe").replace(" ~ Horseshoe", f"{options} ~ Horseshoe")
+    oracle.require_head(source)
+    checked = check(source)
+    assert [d.message for d in checked.diagnostics if d.is_error] == []
+    kernel = dsl.loads(source).morphism.morphisms["k"]
+    assert [n for n, _ in kernel.named_parameters()] == ["raw_scale"]
+    scale = float(torch.nn.functional.softplus(kernel.raw_scale.detach()))
+    assert scale == pytest.approx(start, rel=1e-5)
+    x = torch.tensor([0, 1, 1])
+    value = torch.tensor([[0.1, -2.0, 5.0], [0.0, 0.3, -0.7], [1.5, 1.5, 1.5]])
+    got = kernel.log_prob(x, value)
+    held = kernel.std()
+    assert held is not None
+    want = Horseshoe(held[0].detach().expand(3, 3)).log_prob(value).sum(-1)
+    torch.testing.assert_close(got.detach(), want, rtol=1e-6, atol=1e-6)
+    got.sum().backward()
+    assert kernel.raw_scale.grad is not None and torch.isfinite(kernel.raw_scale.grad)
+    assert kernel.rsample(x).shape == (3, 3)
 
 
 JOINED = """object Group : FinSet 5
