@@ -16,7 +16,8 @@ the mixture with its weights divided by their sum. A `Restrict` inside a `Mixtur
 its mass there (the mixture weighs it by w_k m_k), which no target's mixture does
 directly: it is written as the rescaled truncation with its weight times its mass
 (`Cut.kept`), which is the same distribution. A `Mixture` inside one keeps its mass too
-and is flattened into it where both are given numbers as weights. An `Independent` is
+and is flattened into it, each of its components weighing the product of the two
+weights (`Mix.products` where they are values). An `Independent` is
 written as its base: the joint density is the same, and only qvr's pointwise
 log-likelihood (one term per joined vector) tells them apart.
 """
@@ -74,13 +75,23 @@ class Pushed:
     span: Span
 
 
+#: One entry of a weights argument: the argument and the entry's index.
+Entry = tuple[Argument, int]
+
+
 @dataclass(frozen=True)
 class Mix:
-    """A mixture of probability distributions: component k with weight w_k / sum(w)."""
+    """A mixture of probability distributions: component k with weight w_k / sum(w).
+
+    `products`: where a mixture among its components was flattened into it and some
+    weights are values, not numbers, component k's weight is the product of the entries
+    listed for it (the outer mixture's, then the inner one's), before the weights are
+    divided by their sum; None where `weights` is the weights as written."""
 
     weights: Argument
     parts: tuple[Leaf | Point | Cut | Pushed, ...]
     span: Span
+    products: tuple[tuple[Entry, ...], ...] | None = None
 
 
 Form = Leaf | Point | Cut | Pushed | Mix
@@ -146,35 +157,53 @@ def leaf_site(site: Site) -> Site | None:
 
 def _mixed(m: Measure, weights: Argument) -> Mix | Unsupported:
     """A step's mixture, a mixture among its components flattened into it: inside a
-    mixture, one keeps its mass (sum_j c_j m_j), so its component j weighs w_k c_j, which
-    is written out where both mixtures' weights are numbers."""
+    mixture, one keeps its mass (sum_j c_j m_j), so its component j weighs w_k c_j. Where
+    every weight is a number, the products are written out as numbers; else each
+    component's weight is the product of its entries (`Mix.products`)."""
     parts: list[Part] = []
-    flat: list[float] = []
-    outer = weights.literal if isinstance(weights.literal, tuple) else None
+    products: list[tuple[Entry, ...]] = []
+    flattened = False
     for k, p in enumerate(m.parts):
         inner = FAMILIES[p.family].measure == "mixture"
         found = _mixed(p, next(a for a in p.args if a.param == "weights")) if inner else None
         if isinstance(found, Unsupported):
             return found
         if found is not None:
-            c = found.weights.literal
-            if outer is None or not isinstance(c, tuple):
-                return Unsupported(
-                    p.span, "a Mixture inside a Mixture whose weights are not numbers written out"
-                )
+            flattened = True
             parts += found.parts
-            flat += [outer[k] * cj for cj in c]
+            inside = found.products or tuple(((found.weights, j),) for j in range(len(found.parts)))
+            products += [((weights, k), *entries) for entries in inside]
             continue
         part = _component(p)
         if isinstance(part, Unsupported):
             return part
         assert not isinstance(part, Mix)  # a mixture was flattened above
         parts.append(part)
-        if outer is not None:
-            flat.append(outer[k])
-    if len(flat) != len(parts):  # nothing was flattened: the weights as written
+        products.append(((weights, k),))
+    if not flattened:  # the weights as written
         return Mix(weights, tuple(parts), m.span)
-    return Mix(replace(weights, literal=tuple(flat)), tuple(parts), m.span)
+    numbers = tuple(n for entries in products if (n := _number(entries)) is not None)
+    if len(numbers) == len(products):  # every weight a number: the products written out
+        return Mix(replace(weights, literal=numbers), tuple(parts), m.span)
+    return Mix(weights, tuple(parts), m.span, tuple(products))
+
+
+def _number(entries: tuple[Entry, ...]) -> float | None:
+    """The product of entries that are all numbers written out, else None."""
+    out = 1.0
+    for a, k in entries:
+        if not isinstance(a.literal, tuple):
+            return None
+        out *= a.literal[k]
+    return out
+
+
+def weight_products(form: Mix, entry: Callable[[Argument, int], str], join: str) -> list[str]:
+    """Each component's weight before the division by their sum (`Mix.products`) as a
+    target writes it: `entry` writes one entry of a weights argument, `join` joins a
+    product's factors (" * ", or " + " of their logs)."""
+    assert form.products is not None
+    return [join.join(entry(a, k) for a, k in entries) for entries in form.products]
 
 
 def _component(m: Measure) -> Form | Unsupported:
@@ -276,6 +305,7 @@ def leaves(form: Form) -> tuple[Leaf, ...]:
 
 __all__ = [
     "Cut",
+    "Entry",
     "Form",
     "Leaf",
     "Mix",
@@ -289,5 +319,6 @@ __all__ = [
     "leaves",
     "weighed",
     "weighed_weights",
+    "weight_products",
     "written_form",
 ]

@@ -86,13 +86,23 @@ NESTED = (
     "    observe n2 : R <- Mixture([0.4, 0.6], "
     "[Mixture([0.5, 0.2], [Normal(mu, 1.0), Normal(x, 2.0)]), Normal(mu, 3.0)])\n"
 )
+#: The same with weights that are values, the inner mixture's too: each component's
+#: weight the product of the two, divided by their sum.
+NESTED_VALUES = (
+    "    observe n3 : R <- Mixture([x, 1.0], "
+    "[Mixture([0.5, x], [Normal(mu, 1.0), Normal(x, 2.0)]), Normal(mu, 3.0)])\n"
+)
 #: Pushforwards of truncations, a latent and data.
 PUSHED_CUTS = (
     "    sample pl <- Pushforward(Truncated(Normal(0.0, 1.0), -1.0, 1.0), Sigmoid)\n"
     "    observe pc : R <- Pushforward(Truncated(Normal(mu, 1.0), 0.0, 2.0), Exp)\n"
 )
-BY_PYMC = BY_PYMC.replace("    return mu\n", NESTED + PUSHED_CUTS + "    return mu\n")
-BY_NUMPYRO = BY_NUMPYRO.replace("    return mu\n", NESTED + PUSHED_CUTS + "    return mu\n")
+BY_PYMC = BY_PYMC.replace(
+    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + "    return mu\n"
+)
+BY_NUMPYRO = BY_NUMPYRO.replace(
+    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + "    return mu\n"
+)
 
 
 def _data(source: str, program: str = "cuts") -> tuple[Any, dict[str, Any]]:
@@ -418,7 +428,7 @@ SCOPED_MEASURES = (
     "[Normal(muk[z], 1.0), Pushforward(Normal(muk[z], 2.0), Exp)])\n"
 )
 BY_STAN = BY_STAN.replace(
-    "    return mu\n", NESTED + PUSHED_CUTS + SCOPED_MEASURES + "    return mu\n"
+    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + SCOPED_MEASURES + "    return mu\n"
 ).replace("object R : FinSet 6\n", "object R : FinSet 6\nobject K : FinSet 2\n")
 
 

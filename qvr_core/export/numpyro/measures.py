@@ -28,6 +28,7 @@ from qvr_core.export.measures import (
     kept_mass,
     weighed,
     weighed_weights,
+    weight_products,
     written_form,
 )
 from qvr_core.export.named import members
@@ -267,7 +268,7 @@ def measure_call(site: Site, argument: ArgumentText) -> str:
     if isinstance(form, Mix):
         comps = ", ".join(_dist(p, argument) for p in form.parts)
         support = site.support or Constraint("real")
-        w = _weights(form.weights, argument)
+        w = _weights(form, argument)
         if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
             w = weighed_weights(form, w, "jnp", "jnp.asarray", lambda cut: _mass(cut, argument))
         return (
@@ -322,8 +323,19 @@ def _mass(cut: Cut, argument: ArgumentText) -> str:
     return kept_mass(cut, f"{_dist(cut.base, argument)}.cdf({{}})".format, argument)
 
 
-def _weights(w: Argument, argument: ArgumentText) -> str:
-    """The weights divided by their sum: written out where they are numbers."""
+def _weights(form: Mix, argument: ArgumentText) -> str:
+    """The weights divided by their sum: written out where they are numbers, each a
+    product of entries where a mixture was flattened into this one (`Mix.products`)."""
+    if form.products is not None:
+
+        def entry(a: Argument, k: int) -> str:
+            if isinstance(a.literal, tuple):
+                return number(a.literal[k])
+            return f"jnp.asarray({argument(a)})[..., {k}]"
+
+        stacked = f"jnp.stack([{', '.join(weight_products(form, entry, ' * '))}], axis=-1)"
+        return f"{stacked} / jnp.sum({stacked}, axis=-1, keepdims=True)"
+    w = form.weights
     if isinstance(w.literal, tuple):
         total = math.fsum(w.literal)
         return f"jnp.array([{', '.join(number(v / total) for v in w.literal)}])"

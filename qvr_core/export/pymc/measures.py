@@ -28,6 +28,7 @@ from qvr_core.export.measures import (
     kept_mass,
     weighed,
     weighed_weights,
+    weight_products,
     written_form,
 )
 from qvr_core.export.plan import Unsupported
@@ -139,7 +140,7 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
 def _mix_weights(cx: Context, form: Mix) -> str:
     """A mixture's weights divided by their sum; w_k m_k / sum_j w_j m_j where a
     component keeps its mass m_k (export/measures.py, `Cut.kept`)."""
-    w = _weights(cx, form.weights)
+    w = _weights(cx, form)
     if weighed(form):
         w = weighed_weights(form, w, "pt", "pt.as_tensor", lambda cut: _mass(cx, cut))
     return w
@@ -262,8 +263,19 @@ def _bounds(cx: Context, cut: Cut) -> list[str]:
     return out
 
 
-def _weights(cx: Context, w: Argument) -> str:
-    """The weights divided by their sum: written out where they are numbers."""
+def _weights(cx: Context, form: Mix) -> str:
+    """The weights divided by their sum: written out where they are numbers, each a
+    product of entries where a mixture was flattened into this one (`Mix.products`)."""
+    if form.products is not None:
+
+        def entry(a: Argument, k: int) -> str:
+            if isinstance(a.literal, tuple):
+                return number(a.literal[k])
+            return f"pt.as_tensor({cx.argument(a)})[..., {k}]"
+
+        stacked = f"pt.stack([{', '.join(weight_products(form, entry, ' * '))}], axis=-1)"
+        return f"{stacked} / pt.sum({stacked}, axis=-1, keepdims=True)"
+    w = form.weights
     if isinstance(w.literal, tuple):
         total = math.fsum(w.literal)
         return f"np.array([{', '.join(number(v / total) for v in w.literal)}])"

@@ -32,6 +32,7 @@ from qvr_core.export.measures import (
     Pushed,
     cdf_ends,
     count_ends_written,
+    weight_products,
     written_form,
 )
 from qvr_core.export.plan import Unsupported
@@ -222,7 +223,7 @@ def mixture(env: Env, site: Site) -> list[Statement]:
 
 def _mixed(env: Env, site: Site, form: Mix, ctx: Ctx) -> str | None:
     """A mixture's log density at one value of the site, read in `ctx`."""
-    weights = _log_weights(env, form.weights, len(form.parts), ctx)
+    weights = _log_weights(env, form, ctx)
     terms = [_part(env, site, part, ctx) for part in form.parts]
     kept = _kept_masses(env, site, form, ctx)
     if weights is None or kept is None or any(t is None for t in terms):
@@ -275,8 +276,29 @@ def _kept_masses(env: Env, site: Site, form: Mix, ctx: Ctx) -> list[str] | None:
     return out
 
 
-def _log_weights(env: Env, w: Argument, n: int, ctx: Ctx) -> list[str] | None:
-    """log w_k / sum(w): numbers where they are written, else read from the vector."""
+def _log_weights(env: Env, form: Mix, ctx: Ctx) -> list[str] | None:
+    """log w_k / sum(w): numbers where they are written, else read from the vector; where
+    a mixture was flattened into this one, each the sum of its entries' logs less their
+    log_sum_exp (`Mix.products`)."""
+    w, n = form.weights, len(form.parts)
+    if form.products is not None:
+        texts: dict[int, str] = {}
+        for a, _ in (e for entries in form.products for e in entries):
+            if not isinstance(a.literal, tuple) and id(a) not in texts:
+                text = _text(env, a, ctx)
+                if text is None:
+                    env.no(a.span, "mixture weights the export cannot read")
+                    return None
+                texts[id(a)] = text
+
+        def entry(a: Argument, k: int) -> str:
+            if isinstance(a.literal, tuple):
+                return real_literal(math.log(a.literal[k]))
+            return f"log({texts[id(a)]}[{k + 1}])"
+
+        logs = weight_products(form, entry, " + ")
+        log_total = f"log_sum_exp({{{', '.join(logs)}}})"
+        return [f"{log} - {log_total}" for log in logs]
     if isinstance(w.literal, tuple):
         total = math.fsum(w.literal)
         return [real_literal(math.log(v / total)) for v in w.literal]
