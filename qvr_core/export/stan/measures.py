@@ -89,9 +89,15 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
         return None
     leaf = form.base
     spec = STAN_FAMILIES.get(leaf.family)
-    if spec is None or spec.half or spec.flat or spec.truncation or spec.over_ints:
+    if spec is None or spec.flat or spec.truncation or spec.over_ints:
         env.no(leaf.span, f"Stan has no {leaf.family} of the same density to truncate")
         return None
+    if spec.half:  # |x| of a symmetric family at 0: that family truncated at or above 0
+        low = _half_low(env, form)
+        if low is None:
+            return None
+        form = replace(form, low=low)
+        spec = replace(spec, half=False)
     ends = tuple(a for a in (form.low, form.high) if a is not None)
     ints = spec.ints
     if FAMILIES[leaf.family].discrete:  # observed counts: Stan's T[] of a pmf takes ints
@@ -329,11 +335,21 @@ def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
             spec = _spec(env, part)
             if spec is None:
                 return None
-            return lpdf(env, replace(site, family=part.family, args=part.args), spec, ctx)
+            density = lpdf(env, replace(site, family=part.family, args=part.args), spec, ctx)
+            target = site_target(env, site, ctx)
+            if density is None or target is None or not spec.half:
+                return density
+            # |x| has no mass below 0, where its symmetric family's density has some
+            return f"({target.text} >= 0 ? {density} : negative_infinity())"
         case Cut(base=base):
             spec = _spec(env, base)
             if spec is None:
                 return None
+            if spec.half:  # no mass below 0: the interval starts there at the lowest
+                at = _half_low(env, part)
+                if at is None:
+                    return None
+                part = replace(part, low=at)
             plain = replace(site, family=base.family, args=base.args)
             density = lpdf(env, plain, spec, ctx)
             mass = _mass(env, plain, spec, part, ctx)
@@ -373,12 +389,32 @@ def _spec(env: Env, leaf: Leaf) -> StanFamily | None:
     return spec
 
 
+def _half_low(env: Env, cut: Cut) -> Argument | None:
+    """The lower end a half family's truncation has as its symmetric family's: 0 where
+    none is given, a given number below 0 raised to 0 (|x| has no mass below it). None,
+    with the problem, for an end that is a value, which may lie below 0."""
+    if cut.low is None:
+        return Argument("low", cut.span, literal=0.0)
+    if isinstance(cut.low.literal, float):
+        return replace(cut.low, literal=max(cut.low.literal, 0.0))
+    env.no(
+        cut.low.span,
+        f"a truncated {cut.base.family} at a lower end that is a value: Stan writes |x| as "
+        "its symmetric family truncated at 0 or above, so give the end as a number",
+    )
+    return None
+
+
 def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | None:
     """The log of the mass a truncation keeps: from the CDFs at its ends (a count's ends
-    are whole numbers: from its lower end less 1, as Stan's CDFs of counts include it)."""
+    are whole numbers: from its lower end less 1, as Stan's CDFs of counts include it). A
+    half family's is twice its symmetric family's between the ends (`_half_low`)."""
     if spec.half:
-        env.no(cut.span, f"a truncated {plain.family}: Stan has it as |x| of another family")
-        return None
+        at = _half_low(env, cut)
+        if at is None:
+            return None
+        mass = _mass(env, plain, replace(spec, half=False), replace(cut, low=at), ctx)
+        return None if mass is None else f"(log2() + {mass})"
     target = site_target(env, plain, ctx)
     got = dist(env, plain, spec, target, ctx) if target is not None else None
     if got is None:
