@@ -24,6 +24,7 @@ log-likelihood (one term per joined vector) tells them apart.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -198,6 +199,35 @@ def _number(entries: tuple[Entry, ...]) -> float | None:
     return out
 
 
+def divided_weights(
+    form: Mix,
+    text: Callable[[Argument], str],
+    number: Callable[[float], str],
+    lib: str,
+    as_array: str,
+    array: str,
+) -> str:
+    """A mixture's weights divided by their sum, in the array library the written code
+    calls `lib` (`as_array` makes an array of a value, `array` one of numbers): written
+    out where they are numbers, each a product of entries where a mixture was flattened
+    into this one (`Mix.products`); `text` writes an argument, `number` a number."""
+    if form.products is not None:
+
+        def entry(a: Argument, k: int) -> str:
+            if isinstance(a.literal, tuple):
+                return number(a.literal[k])
+            return f"{as_array}({text(a)})[..., {k}]"
+
+        stacked = f"{lib}.stack([{', '.join(weight_products(form, entry, ' * '))}], axis=-1)"
+        return f"{stacked} / {lib}.sum({stacked}, axis=-1, keepdims=True)"
+    w = form.weights
+    if isinstance(w.literal, tuple):
+        total = math.fsum(w.literal)
+        return f"{array}([{', '.join(number(v / total) for v in w.literal)}])"
+    written = text(w)
+    return f"{written} / {lib}.sum({written}, axis=-1, keepdims=True)"
+
+
 def weight_products(form: Mix, entry: Callable[[Argument, int], str], join: str) -> list[str]:
     """Each component's weight before the division by their sum (`Mix.products`) as a
     target writes it: `entry` writes one entry of a weights argument, `join` joins a
@@ -314,6 +344,7 @@ __all__ = [
     "Pushed",
     "cdf_ends",
     "count_ends_written",
+    "divided_weights",
     "kept_mass",
     "leaf_site",
     "leaves",

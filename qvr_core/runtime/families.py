@@ -527,7 +527,26 @@ def _matern52(d2: torch.Tensor, ls: torch.Tensor) -> torch.Tensor:
     return (1.0 + scaled + 5.0 / 3.0 * d2 / ls**2) * torch.exp(-scaled)
 
 
-class GP(Family):
+class _HeldDraw(Family):
+    """A family whose one draw is `dist`'s, built from the kernel's held numbers (a
+    GP's, the horseshoe's) and not from a network: mean 0, drawn and scored by it."""
+
+    def dist(self, params: torch.Tensor, held: torch.Tensor | None) -> D.Distribution:
+        raise NotImplementedError
+
+    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return self.dist(params, std).rsample()
+
+    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
+        return params.new_zeros(*params.shape[:-1], self.draw[0])
+
+    def log_prob(
+        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
+    ) -> torch.Tensor:
+        return self.dist(params, std).log_prob(value)
+
+
+class GP(_HeldDraw):
     """quivers' `ConditionalGaussianProcess`: the codomain's N numbers are the process at N
     locations, the input's features split into N equal parts (quivers reads an input of
     shape (N, D)); mean 0 and covariance amplitude² k(x_i, x_j) + 1e-6 I. `params` are
@@ -546,19 +565,8 @@ class GP(Family):
         loc = k.new_zeros(k.shape[:-1])
         return D.MultivariateNormal(loc, scale_tril=torch.linalg.cholesky(k), validate_args=False)
 
-    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
-        return self.dist(params, std).rsample()
 
-    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
-        return params.new_zeros(*params.shape[:-1], self.draw[0])
-
-    def log_prob(
-        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
-    ) -> torch.Tensor:
-        return self.dist(params, std).log_prob(value)
-
-
-class Horseshoe(Family):
+class Horseshoe(_HeldDraw):
     """quivers' `ConditionalHorseshoe`: each of the codomain's numbers an independent
     horseshoe draw at the kernel's held global scale, the input giving only the batch
     (`params` has no numbers). The draws and density are the runtime's horseshoe, the
@@ -569,17 +577,6 @@ class Horseshoe(Family):
         (scale,) = held.unbind(-1)
         shape = (*params.shape[:-1], self.draw[0])
         return D.Independent(HorseshoePrior(scale.to(params).expand(shape)), 1)
-
-    def rsample(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
-        return self.dist(params, std).rsample()
-
-    def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
-        return params.new_zeros(*params.shape[:-1], self.draw[0])
-
-    def log_prob(
-        self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
-    ) -> torch.Tensor:
-        return self.dist(params, std).log_prob(value)
 
 
 def _tril(raw: torch.Tensor, n: int, floor: float) -> torch.Tensor:

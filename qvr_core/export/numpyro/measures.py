@@ -12,7 +12,6 @@ latent in, and draws by the inverse CDF, for `Predictive` and NumPyro's initiali
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from qvr_core.builtins import FAMILIES
@@ -25,10 +24,10 @@ from qvr_core.export.measures import (
     Part,
     Point,
     Pushed,
+    divided_weights,
     kept_mass,
     weighed,
     weighed_weights,
-    weight_products,
     written_form,
 )
 from qvr_core.export.named import members
@@ -268,7 +267,7 @@ def measure_call(site: Site, argument: ArgumentText) -> str:
     if isinstance(form, Mix):
         comps = ", ".join(_dist(p, argument) for p in form.parts)
         support = site.support or Constraint("real")
-        w = _weights(form, argument)
+        w = divided_weights(form, argument, number, "jnp", "jnp.asarray", "jnp.array")
         if weighed(form):  # w_k m_k / sum_j w_j m_j (export/measures.py, Cut.kept)
             w = weighed_weights(form, w, "jnp", "jnp.asarray", lambda cut: _mass(cut, argument))
         return (
@@ -321,26 +320,6 @@ def cut_by_cdf(site: Site) -> bool:
 def _mass(cut: Cut, argument: ArgumentText) -> str:
     """The mass a truncation keeps, from NumPyro's CDF of its base."""
     return kept_mass(cut, f"{_dist(cut.base, argument)}.cdf({{}})".format, argument)
-
-
-def _weights(form: Mix, argument: ArgumentText) -> str:
-    """The weights divided by their sum: written out where they are numbers, each a
-    product of entries where a mixture was flattened into this one (`Mix.products`)."""
-    if form.products is not None:
-
-        def entry(a: Argument, k: int) -> str:
-            if isinstance(a.literal, tuple):
-                return number(a.literal[k])
-            return f"jnp.asarray({argument(a)})[..., {k}]"
-
-        stacked = f"jnp.stack([{', '.join(weight_products(form, entry, ' * '))}], axis=-1)"
-        return f"{stacked} / jnp.sum({stacked}, axis=-1, keepdims=True)"
-    w = form.weights
-    if isinstance(w.literal, tuple):
-        total = math.fsum(w.literal)
-        return f"jnp.array([{', '.join(number(v / total) for v in w.literal)}])"
-    text = argument(w)
-    return f"{text} / jnp.sum({text}, axis=-1, keepdims=True)"
 
 
 def _support(c: Constraint) -> str:

@@ -13,9 +13,7 @@ inverse image plus the log of the inverse's derivative (`_INVERSES`).
 
 from __future__ import annotations
 
-import math
-
-from qvr_core.check.model import Argument, Site
+from qvr_core.check.model import Site
 from qvr_core.export.measures import (
     Cut,
     Form,
@@ -25,10 +23,10 @@ from qvr_core.export.measures import (
     Point,
     Pushed,
     count_ends_written,
+    divided_weights,
     kept_mass,
     weighed,
     weighed_weights,
-    weight_products,
     written_form,
 )
 from qvr_core.export.plan import Unsupported
@@ -140,7 +138,7 @@ def measure_call(cx: Context, site: Site) -> tuple[str, list[str]]:
 def _mix_weights(cx: Context, form: Mix) -> str:
     """A mixture's weights divided by their sum; w_k m_k / sum_j w_j m_j where a
     component keeps its mass m_k (export/measures.py, `Cut.kept`)."""
-    w = _weights(cx, form)
+    w = divided_weights(form, cx.argument, number, "pt", "pt.as_tensor", "np.array")
     if weighed(form):
         w = weighed_weights(form, w, "pt", "pt.as_tensor", lambda cut: _mass(cx, cut))
     return w
@@ -261,26 +259,6 @@ def _bounds(cx: Context, cut: Cut) -> list[str]:
     if cut.high is not None:
         out.append(f"upper={cx.argument(cut.high)}")
     return out
-
-
-def _weights(cx: Context, form: Mix) -> str:
-    """The weights divided by their sum: written out where they are numbers, each a
-    product of entries where a mixture was flattened into this one (`Mix.products`)."""
-    if form.products is not None:
-
-        def entry(a: Argument, k: int) -> str:
-            if isinstance(a.literal, tuple):
-                return number(a.literal[k])
-            return f"pt.as_tensor({cx.argument(a)})[..., {k}]"
-
-        stacked = f"pt.stack([{', '.join(weight_products(form, entry, ' * '))}], axis=-1)"
-        return f"{stacked} / pt.sum({stacked}, axis=-1, keepdims=True)"
-    w = form.weights
-    if isinstance(w.literal, tuple):
-        total = math.fsum(w.literal)
-        return f"np.array([{', '.join(number(v / total) for v in w.literal)}])"
-    text = cx.argument(w)
-    return f"{text} / pt.sum({text}, axis=-1, keepdims=True)"
 
 
 __all__ = ["WRITES", "measure_call", "measure_problems", "scoped_term"]
