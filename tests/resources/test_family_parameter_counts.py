@@ -32,7 +32,8 @@ def _options(family: Family) -> list[str]:
     """The option sets that change how many parameters a kernel has."""
     assert family.kernel is not None
     if family.kernel.outputs == "hyperparameters":  # no network: its own numbers only
-        return ["", ", length_scale=0.5"]
+        held = [o.name for o in family.kernel.options if isinstance(o.default, float)]
+        return ["", f", {held[0]}=0.5"]  # a held number started elsewhere: still one
     if family.kernel.outputs == "flow":  # its coupling layers are its networks
         return ["", ", hidden_dim=5", ", n_layers=1", ", n_layers=3, hidden_dim=7"]
     options = ["", ", param_source=linear", ", param_source=linear, rank=1", ", hidden_dim=5"]
