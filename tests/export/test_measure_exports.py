@@ -338,10 +338,9 @@ def test_measures_inside_a_summed_scope_score_as_qvr_sums_them(tmp_path: Path) -
     assert "normal_lccdf(-5.0 | mu[z], 1.0)" in stan.text, stan.text
 
 
-def test_stan_refuses_a_half_family_truncated_below_at_a_value() -> None:
-    """|x| is written as its symmetric family truncated at 0 or above: an end that is a
-    value may lie below 0, so Stan asks for a number there."""
-    source = """object Row : FinSet 3
+#: |x| is written as its symmetric family truncated at 0 or above: an end that is a value
+#: may lie below 0, so Stan asks for a number there.
+HALF_AT_A_VALUE = """object Row : FinSet 3
 
 program p : Row -> Row
     sample m <- Normal(0.0, 1.0)
@@ -350,17 +349,9 @@ program p : Row -> Row
 
 export p
 """
-    out = export_program(check(source), TARGETS["stan"], "p")
-    assert out.text is None
-    assert any(
-        "give the end as a number" in d.message and d.span.start_line == 4 for d in out.diagnostics
-    ), out.diagnostics
-
-
-def test_a_measure_over_plates_inside_an_ungrouped_scope_is_refused_in_stan() -> None:
-    """Stan writes a measure's density one value at a time: inside a scope with no
-    groups, an observation over a plate would need its sum, which is refused there."""
-    source = """object Point : FinSet 5
+#: Stan writes a measure's density one value at a time: inside a scope with no groups,
+#: an observation over a plate would need its sum, which is refused there.
+UNGROUPED_SCOPE = """object Point : FinSet 5
 
 program p : Point -> Point
     sample mu <- Normal(0.0, 1.0)
@@ -370,11 +361,23 @@ program p : Point -> Point
 
 export p
 """
+
+
+@pytest.mark.parametrize(
+    ("source", "words", "line"),
+    [
+        (HALF_AT_A_VALUE, "give the end as a number", 4),
+        (UNGROUPED_SCOPE, "one value at a time", 5),
+    ],
+)
+def test_stan_refuses_what_it_cannot_write_one_value_at_a_time(
+    source: str, words: str, line: int
+) -> None:
     out = export_program(check(source), TARGETS["stan"], "p")
     assert out.text is None
-    assert any(
-        "one value at a time" in d.message and d.span.start_line == 5 for d in out.diagnostics
-    ), out.diagnostics
+    assert any(words in d.message and d.span.start_line == line for d in out.diagnostics), (
+        out.diagnostics
+    )
 
 
 def test_stan_writes_a_mixture_one_value_at_a_time() -> None:

@@ -185,8 +185,7 @@ def _pushed_logp(cx: Context, part: Pushed, value: str) -> str:
     bijection's image is read at a point inside it, so that neither the density nor its
     gradient is NaN there, and scored -inf."""
     inverse, jacobian, image, inside = _INVERSES[part.bijector]
-    base = part.base.base if isinstance(part.base, Cut) else part.base
-    dist = _dist(cx, part.base) if isinstance(part.base, Cut) else _dist(cx, base)
+    dist = _dist(cx, part.base)  # the family, or its truncation
     if image is None:
         return f"({_logp(dist, inverse.format(value))} + {jacobian.format(value)})"
     safe = f"pt.switch({image.format(value)}, {value}, {inside})"
