@@ -1,10 +1,14 @@
 """Several NUTS chains at once, in worker processes, each with its own seed and adaptation.
 
-`run_chains` advances its chains together (`mcmc.sample_chains`: their potentials
+`run_chains` advances its chains together (`mcmc.ChainGroup`: their potentials
 evaluated in one batch, compiled where the model allows), here in this process by
 default; only where one evaluation of the model is slow enough to be arithmetic
 rather than interpretation (`chosen_processes`) does it split the chains over
-child processes, one per usable core, never more than the chains. Each child
+child processes, one per usable core, never more than the chains. Where it does
+not, the chains' first `PROBE_ITERATIONS` show how long their trees are; when the
+trees' own Python, one chain's after another's here, is projected to cost more than
+a process's start saves (`worth_splitting`), the chains go on in processes from
+where they are (a `mcmc.ChainState` each, pickled). Each child
 advances its chains together in the same way and sends every iteration's
 potential, every draw after warmup when the caller reads draws as they come
 (`on_draw`), and at the end the chains' records back over a queue. Chain `c`
@@ -52,7 +56,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -64,13 +68,15 @@ from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
 from qvr_core.inference.lockstep import TaskError
 from qvr_core.inference.many import COMPILE_SECONDS, Batched, compiled_potential
 from qvr_core.inference.mcmc import (
+    ChainGroup,
+    ChainState,
     MCMCResult,
     ProgramPotential,
     _ChainRecord,
     _result,
     chain_layout,
     initial_values,
-    sample_chains,
+    new_chains,
 )
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
@@ -128,6 +134,19 @@ def default_processes(chains: int) -> int:
 #: interpreter, which the chains advanced together in one process
 #: (`mcmc.sample_chains`) pay once for all.
 SPLIT_SECONDS = 0.005
+#: A run whose chains share this process runs their first iterations here, together, and
+#: then reads how long their trees are: a posterior whose trees are long (gp_pois_regr:
+#: about 170 leapfrog steps an iteration) spends as much time in the trees' own Python
+#: as in its potential, and that Python, one chain's after another's in one process, is
+#: shared out by processes (`worth_splitting`).
+PROBE_ITERATIONS = 50
+#: What the tree's Python costs per leapfrog step of one chain, counted rather than timed
+#: as `work` counts (measured on gp_pois_regr: 45 to 90 us on a 3 GHz core).
+TREE_SECONDS = 50e-6
+#: The rest of a run goes to processes when the tree time they take off this one is
+#: projected above this: several times a chain process's start (importing torch and
+#: recording the potential, about 3 s), so that a run only splits where it gains.
+SPLIT_GAIN_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -172,6 +191,20 @@ def chosen_processes(
     return Placement(default_processes(chains))
 
 
+def worth_splitting(states: Sequence[ChainState], total: int, processes: int) -> bool:
+    """Whether the rest of a run, chains `states` `total` iterations long each, goes to
+    `processes` processes: the leapfrog steps of the iterations done so far, projected
+    over the rest, times what each costs the tree (`TREE_SECONDS`), the share of it other
+    processes take on, against `SPLIT_GAIN_SECONDS`. Counted, not timed: a `--seed` run
+    splits, or not, on a loaded machine as on an idle one."""
+    done = min((s.chain.iteration for s in states), default=0)
+    if processes < 2 or done == 0 or done >= total:
+        return False
+    leapfrogs = sum(s.chain.leapfrogs for s in states)
+    projected = leapfrogs * (total - done) / done
+    return projected * TREE_SECONDS * (1 - 1 / processes) > SPLIT_GAIN_SECONDS
+
+
 def chain_seeds(seed: int, chains: int) -> list[int]:
     """Independent seeds for each chain, derived from the run's seed."""
     return child_seeds(seed, 0, chains)
@@ -213,11 +246,14 @@ def run_chains(
     with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
         shared = chain_layout(model, x, observations)
     recorded = None
+    probe = 0  # iterations run here before the rest may go to processes
     if share is not None:  # this process's chains advance together here
         processes = 1
     elif processes is None:
         placement = chosen_processes(model, x, observations, shared, chains)
         processes, recorded = placement.processes, placement.recorded
+        if processes == 1 and default_processes(chains) > 1:
+            probe = min(PROBE_ITERATIONS, num_warmup)
     processes = max(1, min(processes, chains))
     starts = chain_starts(model, x, observations, shared, seeds, seed, init=init, recorded=recorded)
     recorded = starts.recorded
@@ -239,11 +275,28 @@ def run_chains(
         except (pickle.PicklingError, TypeError, AttributeError) as e:
             log.warning("the chains run one after another here: the program cannot travel (%s)", e)
             processes = 1
+    resumed: dict[int, ChainState] = {}
+    if processes == 1 and probe > 0:
+        here = [(c, seeds[c], None) for c in range(chains)]
+        probed, recorded = _sample(
+            job, here, progress, _readers(draws), should_stop, recorded, until=probe
+        )
+        resumed = dict(probed)
+        split = default_processes(chains)
+        probed_all = all(s.chain.iteration == probe for s in resumed.values())  # none stopped
+        if probed_all and worth_splitting(list(resumed.values()), num_warmup + num_samples, split):
+            try:
+                payload = pickle.dumps(job)
+                processes = split
+                log.debug("the chains go on in %d processes after %d iterations", split, probe)
+            except (pickle.PicklingError, TypeError, AttributeError) as e:
+                log.debug("the chains go on here: the program cannot travel (%s)", e)
     if processes == 1:
         mine = range(chains) if share is None else share.mine
-        records = _here(job, seeds, mine, progress, draws, should_stop, recorded)
+        compile = not resumed or recorded is not None  # a probe that could not record, once
+        records = _here(job, seeds, mine, progress, draws, should_stop, recorded, resumed, compile)
     else:
-        records = _in_processes(payload, seeds, processes, progress, draws, should_stop)
+        records = _in_processes(payload, seeds, processes, progress, draws, should_stop, resumed)
     if draws is not None:
         draws.flush()
     if share is not None:  # every process's chains, by index
@@ -308,8 +361,8 @@ class _DrawReader:
 class _Counted:
     """A chain's `on_step` that counts the iterations done, for `ChainError`."""
 
-    def __init__(self, report: Callable[[float], None]) -> None:
-        self.report, self.done = report, 0
+    def __init__(self, report: Callable[[float], None], done: int = 0) -> None:
+        self.report, self.done = report, done
 
     def __call__(self, potential: float) -> None:
         self.done += 1
@@ -334,66 +387,92 @@ def _here(
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
     recorded: Batched | None = None,
+    resumed: Mapping[int, ChainState] | None = None,
+    compile: bool = True,
 ) -> list[_ChainRecord | None]:
     """The chains `mine` run together here (`recorded`: their potential, if recorded
-    already); the records of every chain by index (None for the chains another process
-    runs)."""
+    already; `resumed`: chains that ran their first iterations already; `compile`: whether
+    to try recording it); the records of every chain by index (None for the chains
+    another process runs)."""
     records: list[_ChainRecord | None] = [None] * len(seeds)
-    pairs = [(c, seeds[c]) for c in mine]
-    if pairs:
-        chains = _sample(
-            job,
-            pairs,
-            lambda c: _bound(progress, c),
-            lambda c: None if draws is None else draws.transition(c),
-            should_stop,
-            recorded,
+    resumed = resumed or {}
+    chains = [(c, seeds[c], resumed.get(c)) for c in mine]
+    if chains:
+        done, _ = _sample(
+            job, chains, progress, _readers(draws), should_stop, recorded, compile=compile
         )
-        for c, record in chains:
-            records[c] = record
+        for c, state in done:
+            records[c] = state.record
     return records
+
+
+def _readers(draws: _DrawReader | None) -> Callable[[int], Callable[[Transition], None] | None]:
+    """Each chain's reader of its draws, here (none when nobody reads them as they come)."""
+    return lambda c: None if draws is None else draws.transition(c)
+
+
+#: (chain, seed, the chain as far as it has run, or None for a chain yet to start)
+_Part = tuple[int, int, ChainState | None]
 
 
 def _sample(
     job: _Job,
-    chains: list[tuple[int, int]],
-    on_step: Callable[[int], Callable[[float], None]],
+    chains: Sequence[_Part],
+    report: Callable[[float, int], None],
     on_draw: Callable[[int], Callable[[Transition], None] | None],
     should_stop: Callable[[], bool] | None,
     recorded: Batched | None = None,
-) -> Iterator[tuple[int, _ChainRecord]]:
-    """Run the (chain, seed) pairs together, here (`mcmc.sample_chains`); each chain's
-    record at the end. `on_step(c)` and `on_draw(c)` give chain c's calls.
+    *,
+    until: int | None = None,
+    compile: bool = True,
+) -> tuple[list[tuple[int, ChainState]], Batched | None]:
+    """Run the chains together, here (`mcmc.ChainGroup`), each to iteration `until` (by
+    default its last); each chain's state at the end, and the potential recorded for
+    them (None if it was not). `report(potential, c)` after chain c's iterations;
+    `on_draw(c)` is chain c's reader of its draws.
 
     torch's own errors from the model (a RuntimeError of a Cholesky factor at a point
     the sampler reached) become a `ChainError` naming the chain and the iteration, here
     as in a chain process, so both runs fail with the same line; errors already in the
     user's words (ours, the runtime's) go on as they are."""
     model, x, observations, kernel, num_warmup, num_samples, layout, starts, _ = job
-    steps = {c: _Counted(on_step(c)) for c, _ in chains}
-    try:
-        records = sample_chains(
+    total = num_warmup + num_samples
+    fresh = [(c, seed) for c, seed, state in chains if state is None]
+    made = iter(
+        new_chains(
             model,
             x,
             observations,
             kernel,
             num_warmup,
-            num_samples,
-            [seed for _, seed in chains],
+            [seed for _, seed in fresh],
             layout,
-            on_step=lambda k: steps[chains[k][0]],
-            on_draw=lambda k: on_draw(chains[k][0]),
-            should_stop=should_stop,
-            recorded=recorded,
-            starts=None if starts is None else [starts[c] for c, _ in chains],
+            None if starts is None else [starts[c] for c, _ in fresh],
+        )
+    )
+    states = [next(made) if state is None else state for _, _, state in chains]
+    indices = [c for c, _, _ in chains]
+    steps = {
+        c: _Counted(_bound(report, c), s.chain.iteration)
+        for c, s in zip(indices, states, strict=True)
+    }
+    try:
+        group = ChainGroup(
+            model, x, observations, layout, states, compile=compile, recorded=recorded
+        )
+        group.advance(
+            total if until is None else until,
+            lambda k: steps[indices[k]],
+            lambda k: on_draw(indices[k]),
+            should_stop,
+            total=total,
         )
     except TaskError as failed:
-        c, e = chains[failed.index][0], failed.error
+        c, e = indices[failed.index], failed.error
         if not is_torch_error(e):
             raise e from None
         raise ChainError(c, steps[c].done + 1, num_warmup, first_line(e)) from e
-    for (c, _), record in zip(chains, records, strict=True):
-        yield c, record
+    return list(zip(indices, states, strict=True)), group.potential.function
 
 
 def _in_processes(
@@ -403,7 +482,12 @@ def _in_processes(
     progress: _Progress,
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
+    resumed: Mapping[int, ChainState] | None = None,
 ) -> list[_ChainRecord | None]:
+    """The chains shared out over `processes` chain processes (`resumed`: those that ran
+    their first iterations here already, which go on where they are); every chain's
+    record by index."""
+    resumed = resumed or {}
     threads = max(1, torch.get_num_threads() // processes)
     events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []
@@ -411,7 +495,7 @@ def _in_processes(
     stopping = False
     try:
         for p in range(processes):
-            mine = [(c, seeds[c]) for c in range(p, len(seeds), processes)]
+            mine = [(c, seeds[c], resumed.get(c)) for c in range(p, len(seeds), processes)]
             child = _start_child(p, events)
             children.append(child)
             assert child.stdin is not None
@@ -634,12 +718,10 @@ def child_main() -> int:
                 (c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
             )
 
-        def step(c: int) -> Callable[[float], None]:
-            return _bound(outbox.step, c)
-
-        for c, record in _sample(job, mine, step, draw, stop.is_set):
-            outbox.flush()
-            emit(("chain", c, record))
+        done, _ = _sample(job, mine, outbox.step, draw, stop.is_set)
+        outbox.flush()
+        for c, state in done:
+            emit(("chain", c, state.record))
     except BaseException as exc:  # everything reaches the parent, which raises it again
         outbox.flush()
         emit(_error_event(exc))

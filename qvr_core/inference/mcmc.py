@@ -293,8 +293,34 @@ def sample_chains(
     failure is a `lockstep.TaskError` naming the chain. `starts`, when given, are the
     chains' first positions in place of the ones they draw (`starts.chain_starts`);
     each chain's stream is the same either way."""
+    states = new_chains(model, x, observations, kernel, num_warmup, seeds, layout, starts)
+    group = ChainGroup(model, x, observations, layout, states, compile=compile, recorded=recorded)
+    group.advance(num_warmup + num_samples, on_step, on_draw, should_stop)
+    return [state.record for state in states]
+
+
+@dataclass
+class ChainState:
+    """A chain and what it has recorded so far: what a run carries from one stretch of
+    iterations to the next, in this process or, pickled, in another (`chains.run_chains`)."""
+
+    chain: NUTSChain
+    record: _ChainRecord = field(default_factory=lambda: _ChainRecord())
+
+
+def new_chains(
+    model: ProgramLike,
+    x: Any,
+    observations: Mapping[str, Observed],
+    kernel: NUTSKernel,
+    num_warmup: int,
+    seeds: Sequence[int],
+    layout: FlatLayout,
+    starts: Sequence[torch.Tensor] | None = None,
+) -> list[ChainState]:
+    """A chain per seed, not yet begun, as `sample_chains` describes them."""
     observations = dict(observations)
-    chains: list[NUTSChain] = []
+    states: list[ChainState] = []
     names = coordinate_sites(layout)
     for k, seed in enumerate(seeds):
         start = seeded_start(model, x, observations, layout, seed)
@@ -302,29 +328,72 @@ def sample_chains(
             start = starts[k]
         stream = torch.Generator()
         stream.set_state(torch.get_rng_state())
-        chains.append(kernel.chain(None, start, num_warmup, stream, names=names))
-    eager = ProgramPotential(model, x, observations, layout)
-    firsts = torch.stack([c.z for c in chains])
-    potential = ManyPotential(eager, eager.log_density, firsts, compile=compile, recorded=recorded)
-    n = num_warmup + num_samples
-    tasks = [
-        chain_requests(chain, n, on_step(c), on_draw(c), should_stop)
-        for c, chain in enumerate(chains)
-    ]
-    return run_together(tasks, potential)
+        states.append(ChainState(kernel.chain(None, start, num_warmup, stream, names=names)))
+    return states
+
+
+class ChainGroup:
+    """Chains advanced together in this process: their potentials evaluated in one batch
+    (`many.ManyPotential`, recorded at the chains' current positions), through as many
+    stretches of iterations as the caller asks (`advance`)."""
+
+    def __init__(
+        self,
+        model: ProgramLike,
+        x: Any,
+        observations: Mapping[str, Observed],
+        layout: FlatLayout,
+        states: Sequence[ChainState],
+        *,
+        compile: bool = True,
+        recorded: Batched | None = None,
+    ) -> None:
+        self.states = list(states)
+        eager = ProgramPotential(model, x, dict(observations), layout)
+        firsts = torch.stack([s.chain.z for s in self.states])
+        self.potential = ManyPotential(
+            eager, eager.log_density, firsts, compile=compile, recorded=recorded
+        )
+
+    def advance(
+        self,
+        until: int,
+        on_step: Callable[[int], Callable[[float], None] | None] = lambda c: None,
+        on_draw: Callable[[int], Callable[[Transition], None] | None] = lambda c: None,
+        should_stop: Callable[[], bool] | None = None,
+        *,
+        total: int | None = None,
+    ) -> None:
+        """Every chain on to its iteration `until` (a record is complete when that is its
+        last, `total`, by default `until`); callbacks by the chain's index in the group."""
+        total = until if total is None else total
+        tasks = [
+            chain_requests(
+                s.chain, until, on_step(c), on_draw(c), should_stop, record=s.record, total=total
+            )
+            for c, s in enumerate(self.states)
+        ]
+        for state, record in zip(self.states, run_together(tasks, self.potential), strict=True):
+            state.record = record
 
 
 def chain_requests(
     chain: NUTSChain,
-    iterations: int,
+    until: int,
     on_step: Callable[[float], None] | None,
     on_draw: Callable[[Transition], None] | None,
     should_stop: Callable[[], bool] | None,
+    *,
+    record: _ChainRecord | None = None,
+    total: int | None = None,
 ) -> Requests[_ChainRecord]:
-    """One chain's whole run, start, warmup and draws, as requests for potentials."""
-    yield from chain.begin()
-    record = _ChainRecord()
-    for _ in range(iterations):
+    """A chain's run, as requests for potentials: its start when it has none yet, then
+    its iterations up to `until` (warmup and draws), added to `record`, which is complete
+    once the chain has done `total` (by default `until`)."""
+    if not chain.begun:
+        yield from chain.begin()
+    record = _ChainRecord() if record is None else record
+    while chain.iteration < until:
         if should_stop is not None and should_stop():
             return record
         warming = chain.warming_up
@@ -337,7 +406,7 @@ def chain_requests(
                 on_draw(t)
         if on_step is not None:
             on_step(t.potential)
-    record.complete = True
+    record.complete = chain.iteration == (until if total is None else total)
     return record
 
 

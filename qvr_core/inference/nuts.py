@@ -305,6 +305,12 @@ class NUTSChain:
         self.generator = generator
         self.names = None if names is None else list(names)
         self.iteration = 0
+        #: whether `begin` has found the chain a start (a chain carried on in another
+        #: process has, and does not look again)
+        self.begun = False
+        #: the potentials and gradients the chain has asked for, all told: what its trees
+        #: cost, counted (`chains.worth_splitting` reads it)
+        self.leapfrogs = 0
         self.dtype = z0.dtype
         self._z: Vector = z0.detach().cpu().numpy().copy()
         self.potential, self.grad = math.nan, np.zeros_like(self._z)
@@ -387,6 +393,7 @@ class NUTSChain:
                     continue
                 self.step_size = step_size
                 self.dual.restart(self.step_size)
+            self.begun = True
             return
         raise InferenceError(failure.message())
 
@@ -435,6 +442,7 @@ class NUTSChain:
         half = 0.5 * eps
         r = p.r - half * p.grad
         z = p.z + eps * self._velocity(r)
+        self.leapfrogs += 1
         u, g = yield z
         r -= half * g
         return self._point(z, r, u, g)
