@@ -124,9 +124,22 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: The most processes a run's chains may take here (`limit_processes`); None: one per core.
+_process_limit: int | None = None
+
+
+def limit_processes(limit: int | None) -> None:
+    """Hold this process's runs to `limit` chain processes (None: one per usable core).
+    A process that is itself one of several sharing the cores (a `qvr sbc` job) sets 1,
+    so its chains never start processes of their own on cores its siblings use."""
+    global _process_limit
+    _process_limit = None if limit is None else max(1, int(limit))
+
+
 def default_processes(chains: int) -> int:
-    """One process per chain, at most one per usable core."""
-    return max(1, min(chains, usable_cores()))
+    """One process per chain, at most one per usable core (and `limit_processes`)."""
+    cores = usable_cores() if _process_limit is None else min(usable_cores(), _process_limit)
+    return max(1, min(chains, cores))
 
 
 #: One evaluation of the chains' potential estimated slower than this (`work.Work`) is

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from qvr_core.inference.chains import limit_processes
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
 from qvr_core.runs.methods import Calls
@@ -227,6 +228,7 @@ def _start_process(settings: _Settings, budget: int) -> None:
     global _SIMULATOR
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
+    limit_processes(1)  # the pool has the cores: a fit's chains stay in its process
     _SIMULATOR = _Simulator(settings, budget)
 
 

@@ -92,3 +92,16 @@ def test_a_run_stopped_during_its_first_iterations_stops_here(
     )
     assert result.stopped and result.processes == 1  # no process was started
     assert 9 <= len(seen) <= 9 + 2  # the other two chains end the iteration they are in
+
+
+# kernel_free: a process count, nothing is drawn
+@pytest.mark.kernel_free
+def test_a_process_held_to_one_starts_no_chain_process() -> None:
+    cores = chains.usable_cores()
+    try:
+        chains.limit_processes(1)  # as a `qvr sbc` job does
+        assert default_processes(4) == 1
+        chains.limit_processes(None)
+        assert default_processes(4) == min(4, cores)
+    finally:
+        chains.limit_processes(None)
