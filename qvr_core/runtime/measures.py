@@ -88,8 +88,8 @@ class _Leaf(_Node):
         if isinstance(self.dist, D.Normal):
             return _normal_mass(self.dist, low, high)
         try:
-            upper = self.dist.cdf(high) if high is not None else 1.0 + zero
-            lower = self.dist.cdf(low) if low is not None else zero
+            upper = support_cdf(self.dist, high) if high is not None else 1.0 + zero
+            lower = support_cdf(self.dist, low) if low is not None else zero
         except NotImplementedError:
             raise QvrRuntimeError(
                 f"{self.where}: Restrict of {self.name} needs its CDF, which torch does not "
@@ -126,6 +126,26 @@ class _Leaf(_Node):
 
     def draw(self, shape: torch.Size) -> torch.Tensor:
         return self.dist.sample(shape)
+
+
+def support_cdf(d: D.Distribution, end: torch.Tensor) -> torch.Tensor:
+    """F(end): 0 at or below the family's support and 1 at or above it, where torch's `cdf`
+    refuses to be asked (`Truncated(HalfNormal(1.0), m, 2.0)` with m below 0 keeps the
+    mass of [0, 2]); torch's own CDF inside."""
+    lo = getattr(d.support, "lower_bound", None)
+    hi = getattr(d.support, "upper_bound", None)
+    below = end <= lo if lo is not None else torch.zeros_like(end, dtype=torch.bool)
+    above = end >= hi if hi is not None else torch.zeros_like(end, dtype=torch.bool)
+    if not bool((below | above).any()):
+        return d.cdf(end)
+    if lo is not None and hi is not None:
+        inside = (torch.as_tensor(lo) + torch.as_tensor(hi)) / 2
+    elif lo is not None:
+        inside = torch.as_tensor(lo) + 1.0
+    else:
+        inside = torch.as_tensor(hi) - 1.0
+    f = d.cdf(torch.where(below | above, inside.to(end.dtype), end))
+    return torch.where(below, 0.0, torch.where(above, 1.0, f)).to(f.dtype)
 
 
 def _normal_mass(d: D.Normal, low: torch.Tensor | None, high: torch.Tensor | None) -> torch.Tensor:
@@ -258,8 +278,8 @@ class _Restrict(_Node):
             z = torch.special.ndtri(p_lo + (p_hi - p_lo) * u)
             return d.loc + d.scale * torch.where(upper, -z, z)
         try:
-            lower = d.cdf(self.low) if self.low is not None else torch.zeros_like(u)
-            upper_p = d.cdf(self.high) if self.high is not None else torch.ones_like(u)
+            lower = support_cdf(d, self.low) if self.low is not None else torch.zeros_like(u)
+            upper_p = support_cdf(d, self.high) if self.high is not None else torch.ones_like(u)
             return d.icdf(lower + (upper_p - lower) * u)
         except NotImplementedError:
             return None
@@ -284,12 +304,14 @@ class _Normalize(_Node):
         self.base, self.where = base, where
 
     def density(self, x: torch.Tensor) -> torch.Tensor:
-        return self.base.density(x) - self.base.mass()
+        mass = self.base.mass()  # none (an interval outside the support): no density, not NaN
+        return torch.where(torch.isneginf(mass), -math.inf, self.base.density(x) - mass)
 
     def mass(
         self, low: torch.Tensor | None = None, high: torch.Tensor | None = None
     ) -> torch.Tensor:
-        return self.base.mass(low, high) - self.base.mass()
+        total = self.base.mass()
+        return torch.where(torch.isneginf(total), -math.inf, self.base.mass(low, high) - total)
 
     def draw(self, shape: torch.Size) -> torch.Tensor:
         return self.base.draw(shape)
@@ -359,7 +381,8 @@ class MeasureDistribution(D.Distribution):
         return self._support
 
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
-        return self.node.density(value) - self.node.mass()
+        mass = self.node.mass()  # none (an interval outside the support): no density, not NaN
+        return torch.where(torch.isneginf(mass), -math.inf, self.node.density(value) - mass)
 
     def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
         with torch.no_grad():

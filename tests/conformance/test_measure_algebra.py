@@ -386,3 +386,50 @@ export p
     assert (pl.kind, pl.low, pl.high) == ("interval", *sigmoid)
     assert (up.kind, up.low) == ("greater_than_eq", 1.0)
     assert wide.kind == "positive"
+
+
+#: Ends below the support of the family they cut: a HalfNormal's at a value that may be
+#: negative, a Gamma's at a number below 0, an Exponential's both below 0.
+BELOW_SUPPORT = """object Row : FinSet 4
+
+program below : Row -> Row
+    sample m <- Normal(0.0, 1.0)
+    observe h : Row <- Truncated(HalfNormal(1.0), m, 2.0)
+    observe g : Row <- Restrict(Gamma(2.0, 1.5), -3.0, 4.0)
+    sample e <- Truncated(Exponential(1.0), -2.0, -1.0)
+    return h
+
+export below
+"""
+
+
+def test_an_end_below_the_support_keeps_the_mass_inside_it() -> None:
+    """A truncation keeps the mass of the interval inside the family's support: [m, 2] of
+    a HalfNormal is [0, 2] for any m below 0, [-3, 4] of a Gamma is [0, 4] (torch's CDFs
+    refuse an end outside the support; qvr ended with an internal error)."""
+    oracle.require_head(BELOW_SUPPORT.replace("-2.0, -1.0", "0.5, 1.0"))
+    h, g = [0.3, 1.2, 0.05, 1.9], [0.5, 2.0, 3.9, 1.1]
+    source = BELOW_SUPPORT.replace("    sample e <- Truncated(Exponential(1.0), -2.0, -1.0)\n", "")
+    joints = [_joint(source, "below", {"h": h, "g": g}, {"m": m}) for m in (-1.5, -0.2, 0.0)]
+
+    def f64(v: object) -> torch.Tensor:
+        return torch.tensor(v, dtype=F64)
+
+    half, gamma = D.HalfNormal(f64(1.0)), D.Gamma(f64(2.0), f64(1.5))
+    expected = (half.log_prob(f64(h)) - torch.log(half.cdf(f64(2.0)))).sum() + (
+        gamma.log_prob(f64(g)) - torch.log(gamma.cdf(f64(4.0)))
+    ).sum()
+    for m, joint in zip((-1.5, -0.2, 0.0), joints, strict=True):
+        prior = D.Normal(f64(0.0), f64(1.0)).log_prob(f64(m))
+        assert float(joint) == pytest.approx(float(expected + prior), rel=1e-9)
+    torch.manual_seed(0)
+    program = compile_model(check(source), "below")
+    for _ in range(10):
+        drawn = program.run().values
+        assert bool(((drawn["h"] >= 0) & (drawn["h"] <= 2)).all())
+        assert bool(((drawn["g"] > 0) & (drawn["g"] <= 4)).all())
+    # an interval wholly below the support keeps no mass: no value has a density there
+    nothing = compile_model(check(BELOW_SUPPORT), "below")
+    values = {"m": 0.1, "h": h, "g": g, "e": -1.5}
+    at = {k: torch.tensor(v, dtype=F64) for k, v in values.items()}
+    assert float(nothing.log_joint({}, at)) == -math.inf

@@ -96,11 +96,21 @@ TRUNCATED_BY_CDF = (
     "        super().__init__(batch_shape, base.event_shape, validate_args=validate_args)",
     "",
     "    def _ends(self):",
-    '        """The interval\'s ends: the ones given, else the base support\'s (None where',
-    '        it has none); a count\'s the whole numbers inside them."""',
+    '        """The interval\'s ends: the ones given, moved into the base\'s support where',
+    "        they lie outside it (a HalfNormal cut at -1 keeps [0, ...]), else the support's",
+    '        own (None where it has none); a count\'s the whole numbers inside them."""',
     "        support = self.base.support",
-    "        low = getattr(support, 'lower_bound', None) if self.low is None else self.low",
-    "        high = getattr(support, 'upper_bound', None) if self.high is None else self.high",
+    "        floor = getattr(support, 'lower_bound', None)",
+    "        ceiling = getattr(support, 'upper_bound', None)",
+    "        low, high = self.low, self.high",
+    "        if low is None or floor is None:",
+    "            low = floor if low is None else low",
+    "        else:",
+    "            low = jnp.maximum(low, floor)",
+    "        if high is None or ceiling is None:",
+    "            high = ceiling if high is None else high",
+    "        else:",
+    "            high = jnp.minimum(high, ceiling)",
     "        if self.count:",
     "            low = None if low is None else jnp.ceil(low)",
     "            high = None if high is None else jnp.floor(high)",
@@ -318,8 +328,17 @@ def cut_by_cdf(site: Site) -> bool:
 
 
 def _mass(cut: Cut, argument: ArgumentText) -> str:
-    """The mass a truncation keeps, from NumPyro's CDF of its base."""
-    return kept_mass(cut, f"{_dist(cut.base, argument)}.cdf({{}})".format, argument)
+    """The mass a truncation keeps, from NumPyro's CDF of its base, each end moved into
+    the base's support first (NumPyro's CDFs are not 0 or 1 outside it: a HalfNormal's
+    is negative below 0)."""
+    base = _dist(cut.base, argument)
+
+    def cdf(end: str) -> str:
+        floor = f"getattr({base}.support, 'lower_bound', -jnp.inf)"
+        ceiling = f"getattr({base}.support, 'upper_bound', jnp.inf)"
+        return f"{base}.cdf(jnp.clip({end}, {floor}, {ceiling}))"
+
+    return kept_mass(cut, cdf, argument)
 
 
 def _support(c: Constraint) -> str:
