@@ -294,9 +294,12 @@ def run_qvr(
     )
     click = time.perf_counter() - began
     assert summary.nuts is not None
-    note = ""
+    notes = []
     if s.warmup != s.draws:
-        note = f"{steps} iterations split {steps // 2} warmup + {steps - steps // 2} draws"
+        notes.append(f"{steps} iterations split {steps // 2} warmup + {steps - steps // 2} draws")
+    if summary.nuts.processes > 1:  # chains in processes (`inference.chains`)
+        notes.append(f"chains in {summary.nuts.processes} processes")
+    note = "; ".join(notes)
     draws = spec.draws(dict(results.groups["posterior"]), qvr_data)
     fit = Fit(
         "qvr",

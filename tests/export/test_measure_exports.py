@@ -97,11 +97,19 @@ PUSHED_CUTS = (
     "    sample pl <- Pushforward(Truncated(Normal(0.0, 1.0), -1.0, 1.0), Sigmoid)\n"
     "    observe pc : R <- Pushforward(Truncated(Normal(mu, 1.0), 0.0, 2.0), Exp)\n"
 )
+#: A half family cut at a value below 0, where it keeps the mass from 0 on, at a step and
+#: as a mixture's component that keeps its mass.
+BELOW_ZERO = (
+    "    let under = mu - 4.0\n"
+    "    observe hb : R <- Truncated(HalfNormal(1.0), under, 3.0)\n"
+    "    observe hk : R <- Mixture([0.5, 0.5], [Restrict(HalfNormal(1.0), under, 3.0), "
+    "Normal(mu, 1.0)])\n"
+)
 BY_PYMC = BY_PYMC.replace(
-    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + "    return mu\n"
+    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + BELOW_ZERO + "    return mu\n"
 )
 BY_NUMPYRO = BY_NUMPYRO.replace(
-    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + "    return mu\n"
+    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + BELOW_ZERO + "    return mu\n"
 )
 
 
@@ -339,7 +347,7 @@ def test_measures_inside_a_summed_scope_score_as_qvr_sums_them(tmp_path: Path) -
 
 
 #: |x| is written as its symmetric family truncated at 0 or above: an end that is a value
-#: may lie below 0, so Stan asks for a number there.
+#: may lie below 0, so Stan raises it to 0 there.
 HALF_AT_A_VALUE = """object Row : FinSet 3
 
 program p : Row -> Row
@@ -363,21 +371,20 @@ export p
 """
 
 
-@pytest.mark.parametrize(
-    ("source", "words", "line"),
-    [
-        (HALF_AT_A_VALUE, "give the end as a number", 4),
-        (UNGROUPED_SCOPE, "one value at a time", 5),
-    ],
-)
-def test_stan_refuses_what_it_cannot_write_one_value_at_a_time(
-    source: str, words: str, line: int
-) -> None:
-    out = export_program(check(source), TARGETS["stan"], "p")
+def test_stan_refuses_what_it_cannot_write_one_value_at_a_time() -> None:
+    out = export_program(check(UNGROUPED_SCOPE), TARGETS["stan"], "p")
     assert out.text is None
-    assert any(words in d.message and d.span.start_line == line for d in out.diagnostics), (
-        out.diagnostics
-    )
+    assert any(
+        "one value at a time" in d.message and d.span.start_line == 5 for d in out.diagnostics
+    ), out.diagnostics
+
+
+def test_stan_raises_a_half_family_s_lower_end_given_as_a_value_to_0() -> None:
+    """|x| is its symmetric family from 0 on: an end that is a value may lie below 0,
+    so Stan's bound, truncation and mass read it as `fmax(end, 0)`."""
+    out = export_program(check(HALF_AT_A_VALUE), TARGETS["stan"], "p")
+    assert out.text is not None, out.diagnostics
+    assert "y ~ normal(0.0, 1.0) T[fmax(m, 0.0), 2.0];" in out.text, out.text
 
 
 def test_stan_writes_a_mixture_one_value_at_a_time() -> None:
@@ -445,6 +452,15 @@ HALVES = (
     "[Truncated(HalfCauchy(hs), 0.2, 3.0), Normal(mu, 1.0)])\n"
     "    observe hp : R <- Pushforward(Truncated(HalfNormal(ht), 0.1, 2.0), Exp)\n"
     "    observe hh : R <- Mixture([0.5, 0.5], [HalfNormal(1.0), Normal(mu, 1.0)])\n"
+    # lower ends that are values, raised to 0 where below it (`fmax(end, 0)`)
+    "    let lo = mu - 0.2\n"
+    "    let below = mu - 5.0\n"
+    "    observe hv : R <- Mixture([0.5, 0.5], [Truncated(HalfNormal(1.0), lo, 3.0), "
+    "Normal(mu, 1.0)])\n"
+    "    observe hw : R <- Truncated(HalfNormal(1.0), below, 4.0)\n"
+    "    sample hl <- Truncated(HalfCauchy(1.0), below, 10.0)\n"
+    "    observe hk : R <- Mixture([0.5, 0.5], [Restrict(HalfNormal(1.0), below, 3.0), "
+    "Normal(mu, 1.0)])\n"
 )
 #: A truncation, and a mixture with a pushed component, inside a `marginalize` scope.
 SCOPED_MEASURES = (
@@ -490,7 +506,7 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
     first: dict[str, Any] = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4, "soft": 0.8, "p": 0.35}
     first["pl"] = 0.6  # sigmoid of a value in (-1, 1)
     first["wk"], first["muk"] = [0.3, 0.7], [-1.0, 1.0]
-    first["hs"], first["ht"] = 2.2, 0.8
+    first["hs"], first["ht"], first["hl"] = 2.2, 0.8, 1.5
     first["shrunk"] = [0.05, -0.4, 1.3, 2.2, -3.0, 0.01]
     u1 = list(model.unconstrain_pars(first))
     u2 = [u + 0.3 * (i % 3 - 1) + 0.1 for i, u in enumerate(u1)]

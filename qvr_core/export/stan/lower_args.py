@@ -10,7 +10,8 @@ Stan would broadcast it otherwise, or refuse it.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.check.model import Argument, Let, Site
@@ -20,7 +21,28 @@ from qvr_core.export.stan.lower_env import Env
 from qvr_core.export.stan.values import Ctx, Printed, Value, at, words
 
 
+@dataclass(frozen=True)
+class AtLeastZero(Argument):
+    """An argument raised to 0 where it is below (`fmax(end, 0)`): a half family's lower
+    end given as a value, since Stan writes |x| as its symmetric family from 0 on."""
+
+    @classmethod
+    def of(cls, a: Argument) -> AtLeastZero:
+        return cls(**_fields(a))
+
+    def end(self) -> Argument:
+        """The end as given, before it is raised."""
+        return Argument(**_fields(self))
+
+
+def _fields(a: Argument) -> dict[str, Any]:
+    return {f.name: getattr(a, f.name) for f in fields(Argument)}
+
+
 def arg_term(env: Env, a: Argument) -> Term | None:
+    if isinstance(a, AtLeastZero):
+        inner = arg_term(env, a.end())
+        return None if inner is None else Call("max", (inner, Num(0.0, a.span)), a.span)
     if isinstance(a.literal, float):
         return Num(a.literal, a.span)
     if isinstance(a.literal, tuple):

@@ -37,7 +37,7 @@ from qvr_core.export.measures import (
 )
 from qvr_core.export.plan import Unsupported
 from qvr_core.export.stan.families import STAN_FAMILIES, StanFamily
-from qvr_core.export.stan.lower_args import arg_term, dist, flat
+from qvr_core.export.stan.lower_args import AtLeastZero, arg_term, dist, flat
 from qvr_core.export.stan.lower_env import Env
 from qvr_core.export.stan.lower_sites import lpdf, site_target
 from qvr_core.export.stan.program import Assign, For, Statement
@@ -93,10 +93,7 @@ def truncated_site(env: Env, site: Site) -> tuple[Site, StanFamily] | None:
         env.no(leaf.span, f"Stan has no {leaf.family} of the same density to truncate")
         return None
     if spec.half:  # |x| of a symmetric family at 0: that family truncated at or above 0
-        low = _half_low(env, form)
-        if low is None:
-            return None
-        form = replace(form, low=low)
+        form = replace(form, low=_half_low(form))
         spec = replace(spec, half=False)
     ends = tuple(a for a in (form.low, form.high) if a is not None)
     ints = spec.ints
@@ -346,10 +343,7 @@ def _part(env: Env, site: Site, part: Part, ctx: Ctx) -> str | None:
             if spec is None:
                 return None
             if spec.half:  # no mass below 0: the interval starts there at the lowest
-                at = _half_low(env, part)
-                if at is None:
-                    return None
-                part = replace(part, low=at)
+                part = replace(part, low=_half_low(part))
             plain = replace(site, family=base.family, args=base.args)
             density = lpdf(env, plain, spec, ctx)
             mass = _mass(env, plain, spec, part, ctx)
@@ -389,20 +383,15 @@ def _spec(env: Env, leaf: Leaf) -> StanFamily | None:
     return spec
 
 
-def _half_low(env: Env, cut: Cut) -> Argument | None:
+def _half_low(cut: Cut) -> Argument:
     """The lower end a half family's truncation has as its symmetric family's: 0 where
-    none is given, a given number below 0 raised to 0 (|x| has no mass below it). None,
-    with the problem, for an end that is a value, which may lie below 0."""
+    none is given, a given end below 0 raised to 0 (|x| has no mass below it): a number
+    here, a value in Stan (`fmax(end, 0)`)."""
     if cut.low is None:
         return Argument("low", cut.span, literal=0.0)
     if isinstance(cut.low.literal, float):
         return replace(cut.low, literal=max(cut.low.literal, 0.0))
-    env.no(
-        cut.low.span,
-        f"a truncated {cut.base.family} at a lower end that is a value: Stan writes |x| as "
-        "its symmetric family truncated at 0 or above, so give the end as a number",
-    )
-    return None
+    return AtLeastZero.of(cut.low)
 
 
 def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | None:
@@ -410,9 +399,7 @@ def _mass(env: Env, plain: Site, spec: StanFamily, cut: Cut, ctx: Ctx) -> str | 
     are whole numbers: from its lower end less 1, as Stan's CDFs of counts include it). A
     half family's is twice its symmetric family's between the ends (`_half_low`)."""
     if spec.half:
-        at = _half_low(env, cut)
-        if at is None:
-            return None
+        at = _half_low(cut)
         mass = _mass(env, plain, replace(spec, half=False), replace(cut, low=at), ctx)
         return None if mass is None else f"(log2() + {mass})"
     target = site_target(env, plain, ctx)
