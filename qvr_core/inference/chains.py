@@ -265,7 +265,8 @@ def run_chains(
     elif processes is None:
         placement = chosen_processes(model, x, observations, shared, chains)
         processes, recorded = placement.processes, placement.recorded
-        if processes == 1 and default_processes(chains) > 1:
+        on_cpu = torch.get_default_device().type == "cpu"  # one GPU: its chains stay together
+        if processes == 1 and default_processes(chains) > 1 and on_cpu:
             probe = min(PROBE_ITERATIONS, num_warmup)
     processes = max(1, min(processes, chains))
     starts = chain_starts(model, x, observations, shared, seeds, seed, init=init, recorded=recorded)

@@ -88,9 +88,10 @@ export class Workbench {
   /**
    * Runs a command by its palette title, e.g. "QVR: Show Diagram". An editor that takes
    * the focus as it settles (a webview tab just clicked, a notebook cell) closes the
-   * palette it opened over, which then fails to fill (one CI run in several, after the
-   * notebook's diagram tab was clicked): the palette is opened again while it is the
-   * closing that failed the attempt, and any other failure is reported as it is.
+   * palette it opened over, which then fails to fill, or takes the key press itself, so
+   * that the palette never opens (each one CI run in several, after the notebook's
+   * diagram tab was clicked): the palette is opened again while it is not open, and any
+   * other failure (a palette open without the command) is reported as it is.
    */
   async command(title: string): Promise<void> {
     const input = this.quickInput();
@@ -98,14 +99,14 @@ export class Workbench {
     const deadline = Date.now() + STEP_TIMEOUT_MS;
     for (let attempt = 1; ; attempt++) {
       await this.page.keyboard.press("Control+Shift+P");
-      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
       try {
+        await input.waitFor({ state: "visible", timeout: PALETTE_TIMEOUT_MS });
         await input.fill(`>${title}`, { timeout: PALETTE_TIMEOUT_MS });
         await row.click({ timeout: STEP_TIMEOUT_MS });
         return;
       } catch (e) {
         if ((await input.isVisible()) || Date.now() > deadline) throw e;
-        console.log(`# the palette closed before "${title}" was chosen (attempt ${attempt}); again`);
+        console.log(`# the palette was not open to choose "${title}" (attempt ${attempt}); again`);
       }
     }
   }
