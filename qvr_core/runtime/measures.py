@@ -134,10 +134,11 @@ def support_cdf(d: D.Distribution, end: torch.Tensor) -> torch.Tensor:
     mass of [0, 2]); torch's own CDF inside."""
     lo = getattr(d.support, "lower_bound", None)
     hi = getattr(d.support, "upper_bound", None)
+    if lo is None and hi is None:
+        return d.cdf(end)
+    # no branch on the values: a recorded potential (`inference.record`) keeps this path
     below = end <= lo if lo is not None else torch.zeros_like(end, dtype=torch.bool)
     above = end >= hi if hi is not None else torch.zeros_like(end, dtype=torch.bool)
-    if not bool((below | above).any()):
-        return d.cdf(end)
     if lo is not None and hi is not None:
         inside = (torch.as_tensor(lo) + torch.as_tensor(hi)) / 2
     elif lo is not None:
