@@ -18,6 +18,9 @@ machine, which every edit of a model would pay again.
 
 Recording freezes the program's Python control flow at the point recorded, and some
 programs cannot be recorded at all (a value read back into Python, a random draw).
+torch checks a distribution's arguments each time one is built, reading them back into
+Python, so the potential is recorded with those checks off (`distributions.unvalidated`,
+as the model runtime always runs); the eager potential at the starts keeps them.
 So the compiled function is used only after it has agreed with the eager one at
 each chain's start and at a point beside it (value and gradient); otherwise, and
 for anything it fails on, each row is evaluated eagerly, one after another. A
@@ -44,6 +47,7 @@ from qvr_core.inference.simplify import simplify
 from qvr_core.inference.static import static_runtime
 from qvr_core.inference.traceable import traceable
 from qvr_core.inference.work import count_work
+from qvr_core.runtime.distributions import unvalidated
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +145,8 @@ def compiled_potential(
 
             def batched(zs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
                 zs = zs.detach().requires_grad_(True)
-                values = vmap(log_density)(zs)
+                with unvalidated():  # each check reads a value into Python: no record
+                    values = vmap(log_density)(zs)
                 (grads,) = torch.autograd.grad(values.sum(), zs)
                 return grads, values
 

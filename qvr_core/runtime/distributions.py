@@ -27,7 +27,8 @@ checks that the two agree.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import torch
@@ -43,7 +44,7 @@ from qvr_core.runtime.markov import MarkovChain
 from qvr_core.runtime.numbers import number
 from qvr_core.runtime.ordered import ordered_vector, positive_ordered_vector
 from qvr_core.runtime.rebuilt import Rebuilt
-from qvr_core.runtime.tensors import broadcast_shape
+from qvr_core.runtime.tensors import broadcast_shape, cholesky_or_nan
 
 Args = Mapping[str, torch.Tensor]
 Factory = Callable[[Args, "int | None"], D.Distribution]
@@ -670,7 +671,7 @@ def _matrix_normal(
     """X = M + A Z Bᵀ with A Aᵀ = U, B Bᵀ = V: row-major vec(X) ~ Normal(vec M, A ⊗ B (A ⊗ B)ᵀ)."""
     rows, cols = row_covariance.shape[-1], col_covariance.shape[-1]
     loc = loc.expand(*loc.shape[:-2], rows, cols) if loc.dim() >= 2 else loc.expand(rows, cols)
-    a, b = torch.linalg.cholesky(row_covariance), torch.linalg.cholesky(col_covariance)
+    a, b = cholesky_or_nan(row_covariance), cholesky_or_nan(col_covariance)
     # (A ⊗ B)[i c + j, k c + l] = A[i, k] B[j, l], batched; lower triangular like A and B
     tril = torch.einsum("...ik,...jl->...ijkl", a, b).reshape(
         *broadcast_shape(a.shape[:-2], b.shape[:-2]), rows * cols, rows * cols
@@ -918,6 +919,22 @@ class Factories:
     @staticmethod
     def MatrixNormal(a: Args, space: int | None) -> D.Distribution:
         return _matrix_normal(a["loc"], a["row_covariance"], a["col_covariance"])
+
+
+@contextmanager
+def unvalidated() -> Iterator[None]:
+    """torch's argument and value checks off for the block (then as they were).
+
+    Each check reads a tensor back into Python (`bool(valid.all())`) every time a
+    distribution is built: for a potential evaluated thousands of times that is time
+    and a point at which it cannot be recorded. What they would refuse is checked
+    once where it comes in: a run validates its data and the start of its chains."""
+    previous = D.Distribution._validate_args
+    D.Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        D.Distribution.set_default_validate_args(previous)
 
 
 def factory(name: str) -> Factory | None:

@@ -19,6 +19,7 @@ from qvr_core.builtins import FUNCTIONS
 from qvr_core.check.terms import Body
 from qvr_core.runtime import ode
 from qvr_core.runtime.ode_rhs import Builtins
+from qvr_core.runtime.tensors import cholesky_or_nan
 
 Fn = Callable[..., torch.Tensor]
 
@@ -160,12 +161,7 @@ class Implementations:
 
     @staticmethod
     def cholesky(m: torch.Tensor) -> torch.Tensor:
-        # A matrix that is not positive definite (a covariance whose length scale has run
-        # off, in floating point) gives NaN: the log density is then not a number, which a
-        # sampler rejects as it rejects a point outside the support, instead of an error.
-        lower, info = torch.linalg.cholesky_ex(m)
-        failed = (info != 0)[..., None, None]
-        return torch.where(failed, torch.full_like(lower, float("nan")), lower)
+        return cholesky_or_nan(m)  # NaN, not an error, where m is not positive definite
 
     @staticmethod
     def matvec(m: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -313,3 +313,14 @@ def product_of(parts: Sequence[ValueType]) -> ValueType:
     written = tuple(n for t in parts for n in elem(t).written)
     p = Product(factors, written)
     return Seq(p) if any(isinstance(t, Seq) for t in parts) else p
+
+
+def cholesky_or_nan(m: torch.Tensor) -> torch.Tensor:
+    """The lower Cholesky factor of each matrix of `m`, NaN for one that is not positive
+    definite (a covariance whose length scale has run off, in floating point). The log
+    density is then not a number, which a sampler rejects as it rejects a point outside
+    the support; `torch.linalg.cholesky` would raise instead, after reading its check
+    back into Python, a point at which a potential cannot be recorded."""
+    lower, info = torch.linalg.cholesky_ex(m)
+    failed = (info != 0)[..., None, None]
+    return torch.where(failed, torch.full_like(lower, float("nan")), lower)

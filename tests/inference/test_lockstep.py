@@ -103,6 +103,52 @@ def test_a_float32_network_is_compiled_and_agrees_to_its_rounding() -> None:
         torch.testing.assert_close(grads[row], grad, rtol=1e-4, atol=1e-5 * scale)
 
 
+#: Kernels whose torch distributions check their arguments when built (a read of the
+#: values into Python, which no recording can follow) or factor a covariance with a check
+#: of its own; written for this test, of the shapes quivers' family fixtures use.
+CHECKED_KERNELS = {
+    "mvn": """
+object Obs : Real 3
+morphism cov_kernel : Obs -> Obs [role=kernel] ~ MultivariateNormal
+program mvn_draws : Obs -> Obs
+    sample y <- cov_kernel
+    return y
+export mvn_draws
+""",
+    "matrix_normal": """
+object Row : FinSet 2
+object Col : FinSet 3
+morphism grid_kernel : Row * Col -> Row * Col [role=kernel, over=[Row, Col]] ~ MatrixNormal
+program grid_draws : Row * Col -> Row * Col
+    sample m <- grid_kernel
+    return m
+export grid_draws
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED_KERNELS))
+def test_a_kernel_whose_distribution_checks_its_arguments_is_compiled(name: str) -> None:
+    """torch checks a distribution's arguments each time one is built, reading them into
+    Python; the potential is recorded without the checks (the eager potential at the
+    starts keeps them), so such a kernel's chains run the recorded graph, which agrees
+    with the eager one, and torch's checks are on again afterwards."""
+    run = prepare(CHECKED_KERNELS[name], RunArguments(method="nuts", batch=2))
+    eager, starts = _potentials(run)
+    validating = torch.distributions.Distribution._validate_args
+    many = ManyPotential(eager, eager.log_density, starts)
+    assert many.compiled
+    assert torch.distributions.Distribution._validate_args == validating
+    g = torch.Generator().manual_seed(3)
+    points = starts + 0.1 * torch.randn(starts.shape, generator=g, dtype=starts.dtype)
+    values, grads = many(points)
+    for row in range(points.shape[0]):
+        u, grad = eager(points[row])
+        assert values[row] == pytest.approx(u, rel=1e-5)
+        scale = float(grad.abs().max())
+        torch.testing.assert_close(grads[row], grad, rtol=1e-4, atol=1e-5 * scale)
+
+
 def _off_by(eager: ProgramPotential, error: float):
     """A batched potential giving `eager`'s answers with every gradient element moved by
     `error` times the row's largest element (what another order of additions does)."""

@@ -37,6 +37,7 @@ from torch import nn
 from torch.distributions import constraints as C
 
 from qvr_core.check.model import Node, Site
+from qvr_core.runtime.distributions import unvalidated
 from qvr_core.runtime.errors import QvrRuntimeError
 from qvr_core.runtime.markov import MarkovChain
 from qvr_core.runtime.model.families import distribution, where
@@ -47,7 +48,6 @@ from qvr_core.runtime.model.program import (
     _data,
     _Pass,
     _Scope,
-    _unvalidated,
     pointwise_likelihood,
 )
 
@@ -126,7 +126,7 @@ class SummedModel(nn.Module):
     def log_joint(self, x: Any, values: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The log joint at `values` (every site but the summed ones), the summed sites
         summed out exactly; not validated, as `ModelProgram.log_joint`."""
-        with _unvalidated():
+        with unvalidated():
             return _Pass(self.program, _data(x), dict(values), False, self.trees).run().log_joint
 
     def log_likelihood(
@@ -147,7 +147,7 @@ class SummedModel(nn.Module):
         """One exact draw of every summed site from its posterior given `values` (every
         other site) under the current torch seed: `infer_discrete` at temperature 1."""
         data, given = _data(x), dict(values)
-        with torch.no_grad(), _unvalidated():
+        with torch.no_grad(), unvalidated():
             summing = _Pass(self.program, data, given, False, self.trees)
             summing.weights = {}
             summing.run()

@@ -53,6 +53,7 @@ from qvr_core.runtime.distributions import (
     bijection,
     into_support,
     torch_constraint,
+    unvalidated,
     within_floats,
 )
 from qvr_core.runtime.errors import QvrError, QvrRuntimeError, first_line
@@ -111,7 +112,7 @@ def drawing_together() -> Iterator[None]:
     caller checks what comes out (a number past float64 is not set aside here)."""
     token = _TOGETHER.set(True)
     try:
-        with _unvalidated():
+        with unvalidated():
             yield
     finally:
         _TOGETHER.reset(token)
@@ -135,17 +136,6 @@ def _wide(value: torch.Tensor) -> torch.Tensor:
     if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != DTYPE:
         return value.to(DTYPE)
     return value
-
-
-@contextmanager
-def _unvalidated() -> Iterator[None]:
-    """torch's argument and value checks off for the block (then as they were)."""
-    previous = Distribution._validate_args
-    Distribution.set_default_validate_args(False)
-    try:
-        yield
-    finally:
-        Distribution.set_default_validate_args(previous)
 
 
 def compile_model(checked: CheckedModule, name: str) -> ModelProgram:
@@ -442,7 +432,7 @@ class ModelProgram(nn.Module):
 
         Arguments and values are not validated here (a run validates them first): this
         is the function NUTS and SVI call thousands of times."""
-        with _unvalidated():
+        with unvalidated():
             return _Pass(self, _data(x), dict(values), draw=False).run().log_joint
 
     def log_likelihood(
@@ -463,7 +453,7 @@ class ModelProgram(nn.Module):
     ) -> dict[str, torch.Tensor]:
         """Each sampled site's log-density at `values` (every site given), summed over its
         elements: the terms of the log joint that are the latent sites' (`log_prior`)."""
-        with torch.no_grad(), _unvalidated():
+        with torch.no_grad(), unvalidated():
             run = _Pass(self, _data(x), {**values, **observations}, draw=False).run()
         return {
             n: run.log_probs[n].reshape(())
@@ -540,7 +530,7 @@ def pointwise_likelihood(
     `o0+o1+...`), one for everything in a scope without groups. The terms summed
     are the log joint less every latent site's and `score`'s term."""
     terms: dict[str, torch.Tensor] = {}
-    with torch.no_grad(), _unvalidated():
+    with torch.no_grad(), unvalidated():
         scoring = _Pass(program, _data(x), {**values, **observations}, False, trees)
         scoring.pointwise, scoring.observed = terms, frozenset(observations)
         scoring.run()
