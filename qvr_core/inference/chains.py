@@ -81,7 +81,8 @@ from qvr_core.inference.mcmc import (
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
 from qvr_core.inference.starts import chain_starts, child_seeds
-from qvr_core.inference.work import count_work
+from qvr_core.inference.threads import intra_op_threads, sampling_threads
+from qvr_core.inference.work import Work, count_work
 from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.program import Observed
 
@@ -171,12 +172,24 @@ class Placement:
     recorded: Batched | None = None
 
 
+def _counted(
+    model: ProgramLike, x: Any, observations: Mapping[str, Observed], layout: FlatLayout
+) -> tuple[ProgramPotential, torch.Tensor, Work]:
+    """The model's potential, a start (drawn without touching the caller's random
+    stream) and the work of one evaluation there (`inference.work`)."""
+    potential = ProgramPotential(model, x, dict(observations), layout)
+    with torch.random.fork_rng():
+        start = layout.pack(initial_values(model, x, dict(observations)))
+    return potential, start, count_work(lambda: potential(start))
+
+
 def chosen_processes(
     model: ProgramLike,
     x: Any,
     observations: Mapping[str, Observed],
     layout: FlatLayout,
     chains: int,
+    counted: tuple[ProgramPotential, torch.Tensor, Work] | None = None,
 ) -> Placement:
     """Where `run_chains` puts its chains by default: together in this process unless
     one evaluation of the model's potential costs `SPLIT_SECONDS` or more and there are
@@ -190,10 +203,9 @@ def chosen_processes(
     the machine is busy."""
     if default_processes(chains) == 1:
         return Placement(1)
-    potential = ProgramPotential(model, x, dict(observations), layout)
-    with torch.random.fork_rng():
-        start = layout.pack(initial_values(model, x, dict(observations)))
-    work = count_work(lambda: potential(start))
+    potential, start, work = (
+        counted if counted is not None else _counted(model, x, observations, layout)
+    )
     if work.seconds < SPLIT_SECONDS:
         return Placement(1)
     if work.seconds < COMPILE_SECONDS:
@@ -258,73 +270,89 @@ def run_chains(
     progress = _Progress(total, on_progress)
     with torch.random.fork_rng():  # the layout's start draws leave the caller's stream alone
         shared = chain_layout(model, x, observations)
-    recorded = None
-    probe = 0  # iterations run here before the rest may go to processes
-    if share is not None:  # this process's chains advance together here
-        processes = 1
-    elif processes is None:
-        placement = chosen_processes(model, x, observations, shared, chains)
-        processes, recorded = placement.processes, placement.recorded
-        on_cpu = torch.get_default_device().type == "cpu"  # one GPU: its chains stay together
-        if processes == 1 and default_processes(chains) > 1 and on_cpu:
-            probe = min(PROBE_ITERATIONS, num_warmup)
-    processes = max(1, min(processes, chains))
-    starts = chain_starts(model, x, observations, shared, seeds, seed, init=init, recorded=recorded)
-    recorded = starts.recorded
-    draws = None if on_draw is None else _DrawReader(shared, on_draw)
-    job = (
-        model,
-        x,
-        dict(observations),
-        kernel,
-        num_warmup,
-        num_samples,
-        shared,
-        starts.positions,
-        draws is not None,
-    )
-    if processes > 1:
-        try:
-            payload = pickle.dumps(job)
-        except (pickle.PicklingError, TypeError, AttributeError) as e:
-            log.warning("the chains run one after another here: the program cannot travel (%s)", e)
+    counted: tuple[ProgramPotential, torch.Tensor, Work] | None = None
+    with contextlib.suppress(Exception):  # the chains' starts below say what is wrong
+        counted = _counted(model, x, observations, shared)
+    # a small model's chains on one thread (`inference.threads`), their processes' too
+    threads = torch.get_num_threads() if counted is None else sampling_threads(counted[2])
+    with intra_op_threads(threads):
+        recorded = None
+        probe = 0  # iterations run here before the rest may go to processes
+        if share is not None:  # this process's chains advance together here
             processes = 1
-    resumed: dict[int, ChainState] = {}
-    if processes == 1 and probe > 0:
-        here = [(c, seeds[c], None) for c in range(chains)]
-        probed, recorded = _sample(
-            job, here, progress, _readers(draws), should_stop, recorded, until=probe
+        elif processes is None:
+            placement = chosen_processes(model, x, observations, shared, chains, counted)
+            processes, recorded = placement.processes, placement.recorded
+            on_cpu = torch.get_default_device().type == "cpu"  # one GPU: its chains stay together
+            if processes == 1 and default_processes(chains) > 1 and on_cpu:
+                probe = min(PROBE_ITERATIONS, num_warmup)
+        processes = max(1, min(processes, chains))
+        starts = chain_starts(
+            model, x, observations, shared, seeds, seed, init=init, recorded=recorded
         )
-        resumed = dict(probed)
-        split = default_processes(chains)
-        probed_all = all(s.chain.iteration == probe for s in resumed.values())  # none stopped
-        if probed_all and worth_splitting(list(resumed.values()), num_warmup + num_samples, split):
+        recorded = starts.recorded
+        draws = None if on_draw is None else _DrawReader(shared, on_draw)
+        job = (
+            model,
+            x,
+            dict(observations),
+            kernel,
+            num_warmup,
+            num_samples,
+            shared,
+            starts.positions,
+            draws is not None,
+        )
+        if processes > 1:
             try:
                 payload = pickle.dumps(job)
-                processes = split
-                log.debug("the chains go on in %d processes after %d iterations", split, probe)
             except (pickle.PicklingError, TypeError, AttributeError) as e:
-                log.debug("the chains go on here: the program cannot travel (%s)", e)
-    if processes == 1:
-        mine = range(chains) if share is None else share.mine
-        compile = not resumed or recorded is not None  # a probe that could not record, once
-        records = _here(job, seeds, mine, progress, draws, should_stop, recorded, resumed, compile)
-    else:
-        records = _in_processes(payload, seeds, processes, progress, draws, should_stop, resumed)
-    if draws is not None:
-        draws.flush()
-    if share is not None:  # every process's chains, by index
-        parts = share.gather([(c, records[c]) for c in share.mine])
-        for part in parts:
-            for c, record in part:
-                records[c] = record
-        processes = len(parts)
-    got = [r for r in records if r is not None]
-    stopped = len(got) < len(records) or not all(r.complete for r in got)
-    result = _result(shared, got, stopped=stopped)
-    result.seeds, result.processes = seeds, processes
-    result.starts = "prior" if starts.positions is None else "pathfinder"
-    return result
+                log.warning(
+                    "the chains run one after another here: the program cannot travel (%s)", e
+                )
+                processes = 1
+        resumed: dict[int, ChainState] = {}
+        if processes == 1 and probe > 0:
+            here = [(c, seeds[c], None) for c in range(chains)]
+            probed, recorded = _sample(
+                job, here, progress, _readers(draws), should_stop, recorded, until=probe
+            )
+            resumed = dict(probed)
+            split = default_processes(chains)
+            probed_all = all(s.chain.iteration == probe for s in resumed.values())  # none stopped
+            if probed_all and worth_splitting(
+                list(resumed.values()), num_warmup + num_samples, split
+            ):
+                try:
+                    payload = pickle.dumps(job)
+                    processes = split
+                    log.debug("the chains go on in %d processes after %d iterations", split, probe)
+                except (pickle.PicklingError, TypeError, AttributeError) as e:
+                    log.debug("the chains go on here: the program cannot travel (%s)", e)
+        if processes == 1:
+            mine = range(chains) if share is None else share.mine
+            compile = not resumed or recorded is not None  # a probe that could not record, once
+            records = _here(
+                job, seeds, mine, progress, draws, should_stop, recorded, resumed, compile
+            )
+        else:
+            records = _in_processes(
+                payload, seeds, processes, progress, draws, should_stop, resumed
+            )
+        if draws is not None:
+            draws.flush()
+        if share is not None:  # every process's chains, by index
+            parts = share.gather([(c, records[c]) for c in share.mine])
+            for part in parts:
+                for c, record in part:
+                    records[c] = record
+            processes = len(parts)
+        got = [r for r in records if r is not None]
+        stopped = len(got) < len(records) or not all(r.complete for r in got)
+        result = _result(shared, got, stopped=stopped)
+        result.seeds, result.processes = seeds, processes
+        result.starts = "prior" if starts.positions is None else "pathfinder"
+        return result
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,94 @@
+"""A small model's chains sample on one of torch's intra-op threads (`inference.threads`):
+a second thread gains it nothing and, with the other core busy, costs it a scheduler
+slice at every operation torch splits (a batched Cholesky factorisation)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from qvr_core.inference import chains
+from qvr_core.inference.chains import run_chains
+from qvr_core.inference.many import ManyPotential
+from qvr_core.inference.nuts import NUTSKernel
+from qvr_core.inference.threads import (
+    ONE_THREAD_BELOW_SECONDS,
+    intra_op_threads,
+    sampling_threads,
+)
+from qvr_core.inference.work import ELEMENT_SECONDS, Work
+
+from .toy_models import ScaledNormal
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def two_threads() -> object:
+    """torch on two intra-op threads for the test (then as it was)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+class _Watched(ScaledNormal):
+    """ScaledNormal noting how many threads torch has at each evaluation."""
+
+    def __init__(self, scales: list[float]) -> None:
+        super().__init__(scales)
+        self.threads: list[int] = []
+
+    def dist(self, name, x, values):  # type: ignore[no-untyped-def]  # the toy protocol
+        self.threads.append(torch.get_num_threads())
+        return super().dist(name, x, values)
+
+
+# kernel_free: the thread count seen by the model is asserted, not any draw
+@pytest.mark.kernel_free
+@pytest.mark.usefixtures("two_threads")
+def test_a_small_model_s_chains_run_on_one_thread_and_the_threads_come_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = _Watched([0.5, 2.0])
+    decided: list[int] = []  # how many evaluations came before the choice
+
+    def noted(work: Work) -> int:
+        decided.append(len(model.threads))
+        return sampling_threads(work)
+
+    monkeypatch.setattr(chains, "sampling_threads", noted)
+    batched: list[int] = []  # the threads at each batched evaluation (recorded or eager)
+    call = ManyPotential.__call__
+
+    def watched(self: ManyPotential, positions: torch.Tensor) -> object:
+        batched.append(torch.get_num_threads())
+        return call(self, positions)
+
+    monkeypatch.setattr(ManyPotential, "__call__", watched)
+    kernel = NUTSKernel(max_tree_depth=3)
+    result = run_chains(model, torch.zeros(1, 1), {}, kernel, 10, 5, chains=2, seed=3, processes=1)
+    assert result.samples["z"].shape == (2, 5, 1, 2)
+    (before,) = decided
+    assert set(model.threads[:before]) == {2}  # the layout, a start, the work counted
+    assert set(model.threads[before:]) == {1}  # recording, checking the recording
+    assert len(batched) > 30 and set(batched) == {1}
+    assert torch.get_num_threads() == 2
+
+
+@pytest.mark.kernel_free
+@pytest.mark.usefixtures("two_threads")
+def test_a_model_with_arithmetic_to_share_keeps_torch_s_threads() -> None:
+    small = Work(operations=155, elements=20_000)  # gp_pois_regr's potential, 4 chains
+    big = Work(operations=100, elements=int(2 * ONE_THREAD_BELOW_SECONDS / ELEMENT_SECONDS))
+    assert sampling_threads(small) == 1
+    assert sampling_threads(big) == 2
+    with intra_op_threads(1):
+        assert torch.get_num_threads() == 1
+        with intra_op_threads(1):  # already so: nothing to put back
+            pass
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == 2
+    with pytest.raises(RuntimeError), intra_op_threads(1):
+        raise RuntimeError("a failing block")
+    assert torch.get_num_threads() == 2
