@@ -562,7 +562,8 @@ class _SymmetricInverse(T.Transform):
 
     @staticmethod
     def _invert(x: torch.Tensor) -> torch.Tensor:
-        y = torch.cholesky_inverse(torch.linalg.cholesky(x))
+        # NaN for a matrix that is not positive definite: its density, not an error
+        y = torch.cholesky_inverse(cholesky_or_nan(x))
         return 0.5 * (y + y.mT)
 
     def _call(self, x: torch.Tensor) -> torch.Tensor:

@@ -444,7 +444,20 @@ class Whole(Family):
     def log_prob(
         self, params: torch.Tensor, std: torch.Tensor | None, value: torch.Tensor
     ) -> torch.Tensor:
-        return self.dist(params).log_prob(value.unflatten(-1, self.draw))
+        """The density of each draw; -inf for a draw outside the family's support (a
+        Wishart draw whose rounding left it not positive definite, where NUTS moved it),
+        the point a sampler rejects, where torch's check of the value would raise."""
+        dist = self.dist(params)
+        draw = value.unflatten(-1, self.draw)
+        try:
+            inside = None if dist.support is None else dist.support.check(draw)
+        except NotImplementedError:
+            inside = None
+        if inside is None:
+            return dist.log_prob(draw)
+        dist._validate_args = False  # the check above, kept as a value
+        scores = dist.log_prob(draw)
+        return torch.where(inside, scores, torch.full_like(scores, -torch.inf))
 
     def _flat(self, draw: torch.Tensor) -> torch.Tensor:
         """A draw held as the codomain holds it, row by row."""

@@ -215,6 +215,22 @@ def test_inverse_wishart_scores_as_scipy_invwishart() -> None:
     assert torch.allclose(fam.mean(raw, None), stand_in.flatten())
 
 
+@pytest.mark.parametrize("family", ["Wishart", "InverseWishart"])
+def test_a_matrix_draw_that_is_not_positive_definite_scores_minus_infinity(family: str) -> None:
+    """Where NUTS moved a latent matrix whose rounding left it not positive definite,
+    its density is -inf (the point rejected, as Stan rejects it), not torch's error;
+    a positive definite draw in the same batch keeps its density."""
+    fam = _family(family)
+    torch.manual_seed(8)
+    raw = torch.randn(2, 1 + 6)
+    good = _spd(9)
+    bad = torch.tensor([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # eigenvalue -1
+    scores = fam.log_prob(raw, None, torch.stack([good, bad]).flatten(1))
+    assert scores.shape == (2,)
+    assert torch.isfinite(scores[0]) and scores[0] == fam.log_prob(raw[0], None, good.flatten())
+    assert scores[1] == -math.inf
+
+
 def test_matrix_normal_scores_as_scipy_row_by_row() -> None:
     fam = _family("MatrixNormal")
     torch.manual_seed(8)
