@@ -4,6 +4,8 @@ slice at every operation torch splits (a batched Cholesky factorisation)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import torch
 
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture
-def two_threads() -> object:
+def two_threads() -> Iterator[None]:
     """torch on two intra-op threads for the test (then as it was)."""
     before = torch.get_num_threads()
     torch.set_num_threads(2)
