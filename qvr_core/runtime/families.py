@@ -22,7 +22,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -387,21 +387,75 @@ def _into(param: Param, raw: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(raw) if kind == "unit_interval" else raw
 
 
+#: torch's distributions whose mean is not finite at some valid parameters: a Cauchy's
+#: is undefined, a Pareto's or an inverse gamma's infinite for a shape <= 1, a
+#: Categorical's (of labels) NaN; a Student-t's and an F distribution's are below
+#: (`_WRITTEN_OUT`). Every other family's mean is finite wherever its parameters are.
+MEAN_MAY_NOT_BE_FINITE: tuple[type[D.Distribution], ...] = (
+    D.Cauchy,
+    D.HalfCauchy,
+    D.Pareto,
+    D.GeneralizedPareto,
+    D.InverseGamma,
+    D.Categorical,
+)
+
+
+def _student_t_stand_in(d: D.StudentT) -> torch.Tensor:
+    """Its mean where df > 1 and its mode everywhere are both `loc`."""
+    return d.loc
+
+
+def _fisher_snedecor_stand_in(d: D.FisherSnedecor) -> torch.Tensor:
+    """Its mean where df2 > 2, else its mode where df1 > 2, else NaN (as torch's)."""
+    df1, df2 = d.df1, d.df2
+    mean = df2 / (df2 - 2)
+    mode = (df1 - 2) / df1 * df2 / (df2 + 2)
+    return torch.where(df2 > 2, mean, torch.where(df1 > 2, mode, torch.nan))
+
+
+#: Stand-ins written out where torch computes a family's mean by indexing with a mask of
+#: its parameters' values (`mean[df <= 1] = nan`), which `vmap` cannot batch.
+_WRITTEN_OUT: tuple[tuple[type[D.Distribution], Callable[[Any], torch.Tensor]], ...] = (
+    (D.StudentT, _student_t_stand_in),
+    (D.FisherSnedecor, _fisher_snedecor_stand_in),
+)
+
+
 def stand_in(d: D.Distribution) -> torch.Tensor:
     """The mean where it is finite, else the mode; for the relaxed (Concrete) families,
     which torch gives neither, the draw at zero noise, `sigmoid(logits / temperature)`
-    (a relaxed Bernoulli's median) and `softmax(logits / temperature)`."""
+    (a relaxed Bernoulli's median) and `softmax(logits / temperature)`.
+
+    Which of the two stands in is decided element by element with `where`, and only for
+    the families whose mean may not be finite (`MEAN_MAY_NOT_BE_FINITE`), never by reading
+    the values back into Python: NUTS evaluates the chains together under `vmap` and
+    records their potential (`inference.many`), and a read stops both (the GRU cells of
+    quivers' language models met it at every step). Nor is the mode computed for the
+    others: a mode without a finite derivative (a uniform's is NaN) would make the
+    gradient through `where` NaN even where the mean is chosen."""
     if isinstance(d, D.RelaxedBernoulli):
         return torch.sigmoid(d.logits / d.temperature)
     if isinstance(d, D.RelaxedOneHotCategorical):
         return torch.softmax(d.logits / d.temperature, dim=-1)
+    inner = _innermost(d)
+    for family, written_out in _WRITTEN_OUT:
+        if isinstance(inner, family):
+            return written_out(inner)
     try:
         mean = d.mean
     except NotImplementedError:
         return d.mode
-    if bool(torch.isfinite(mean).all()):
+    if not isinstance(inner, MEAN_MAY_NOT_BE_FINITE):
         return mean
     return torch.where(torch.isfinite(mean), mean, d.mode)
+
+
+def _innermost(d: D.Distribution) -> D.Distribution:
+    """`d` without the `Independent` wrappers that only regroup its dimensions."""
+    while isinstance(d, D.Independent):
+        d = d.base_dist
+    return d
 
 
 class Whole(Family):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import torch
@@ -10,7 +11,7 @@ from torch import distributions as D
 
 from qvr_core.builtins import FAMILIES
 from qvr_core.runtime.distributions import torch_constraint
-from qvr_core.runtime.families import make_family
+from qvr_core.runtime.families import make_family, stand_in
 from tests.runtime.builders import fin, prod, real
 
 
@@ -117,3 +118,52 @@ def test_a_family_of_numbers_takes_its_parameters_from_the_network(name: str) ->
     assert m.shape == (5, 3) and bool(torch.isfinite(m).all()) and bool(support.check(m).all())
     lp = fam.log_prob(params, None, x)
     assert lp.shape == (5,) and bool(torch.isfinite(lp).all())
+
+
+@pytest.mark.parametrize("name", PARAMETRIC)
+def test_the_stand_in_of_every_family_is_computed_without_reading_its_values(
+    name: str,
+) -> None:
+    """NUTS evaluates the chains' densities together under `vmap` and records them: a
+    stand-in that read its mean back into Python (to ask whether it is finite) failed
+    there, for every family, and kept quivers' GRU language models eager. Batched over
+    a leading axis of four (one of them where a Cauchy's or a Pareto's mean is not
+    finite), each row's stand-in is the one computed alone."""
+    torch.manual_seed(1)
+    spec = FAMILIES[name]
+    kind = {"unit_interval": "unit", "positive": "positive", "nonnegative": "positive"}
+    fam = make_family(name, real("Y", 3, kind.get(spec.support.kind, "real")))
+    params = torch.randn(4, 2, fam.param_width)
+    params[0] = -4.0  # shapes and degrees of freedom near 0: heavy tails, no finite mean
+    batched = torch.func.vmap(lambda p: fam.mean(p, None))(params)
+    for row in range(4):
+        alone = fam.mean(params[row], None)
+        assert torch.allclose(batched[row], alone, equal_nan=False), row
+
+
+@pytest.mark.parametrize(
+    ("make", "want"),
+    [
+        # alpha = exp(p) <= 1 where p <= 0: no finite mean, the mode (the scale) stands in
+        (lambda p: D.Pareto(p.exp(), p.exp()), lambda p: p <= 0),
+        (lambda p: D.Categorical(logits=p), None),
+        (lambda p: D.FisherSnedecor(p.exp() + 1.0, p.exp() + 1.0), None),
+        (lambda p: D.Independent(D.StudentT(p.exp() * 0.5, p, 1.0), 1), None),
+    ],
+    ids=["Pareto", "Categorical", "FisherSnedecor", "StudentT"],
+)
+def test_a_stand_in_that_may_be_the_mode_is_chosen_element_by_element_under_vmap(
+    make: Any, want: Any
+) -> None:
+    """The families whose mean may not be finite choose mean or mode per element, under
+    `vmap` as alone, whatever wraps them; each row is finite where its mean or mode is."""
+    params = torch.tensor([[-0.5, 0.3, 1.2], [0.4, -1.5, 2.0]], dtype=torch.float64)
+    batched = torch.func.vmap(lambda p: stand_in(make(p)))(params)
+    for row in range(2):
+        alone = stand_in(make(params[row]))
+        assert torch.allclose(batched[row].to(alone.dtype), alone, equal_nan=True)
+    if want is not None:  # Pareto: the mode (the scale) exactly where alpha <= 1
+        scale = params.exp()
+        is_mode = want(params)
+        assert torch.equal(batched[is_mode], scale[is_mode])
+        assert bool(torch.isfinite(batched).all())
