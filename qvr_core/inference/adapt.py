@@ -67,14 +67,17 @@ class RunningMoments:
         return np.asarray(self.m2 / max(self.n - 1, 1))
 
 
+def shrunk_variance(variance: np.ndarray, n: int) -> np.ndarray:
+    """Stan's shrinkage of `n` draws' variance towards 1e-3, which keeps a short window
+    well-conditioned (`diag_e`)."""
+    return np.asarray((n / (n + 5.0)) * variance + 1e-3 * (5.0 / (n + 5.0)))
+
+
 class WelfordVariance(RunningMoments):
     """The draws' running per-coordinate variance, shrunk as Stan does (`diag_e`)."""
 
     def regularised_variance(self) -> torch.Tensor:
-        """Stan's shrinkage towards 1e-3, which keeps a short window well-conditioned."""
-        n = self.n
-        var = torch.from_numpy(self.variance())
-        return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
+        return torch.from_numpy(shrunk_variance(self.variance(), self.n))
 
 
 class WelfordCovariance:

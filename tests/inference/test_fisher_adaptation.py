@@ -137,6 +137,32 @@ def test_a_funnel_keeps_the_diagonal_metric_where_a_milder_one_gets_its_directio
     assert not fisher.far_from_gaussian(z, g)
 
 
+def test_a_funnel_s_diagonal_is_the_spread_of_its_draws_not_the_fisher_one() -> None:
+    """In a funnel the gradients vary most in the neck, so the Fisher diagonal
+    sqrt(Var x / Var g) is narrower than the draws' spread in the coordinates that cross
+    it; a window judged far from Gaussian takes the draws' own variance, shrunk as Stan
+    shrinks it, as its metric. A Gaussian window keeps the Fisher diagonal, which is
+    exact there."""
+    rng = np.random.default_rng(5)
+    z, g = funnel(rng, 2000, 5, 1.5)
+    window = FisherWindow(5, keep_rows=True)
+    for row, grad in zip(z, g, strict=True):
+        window.add(row, grad)
+    metric = window.low_rank(np.ones(5))
+    n = window.n
+    spread = (n / (n + 5.0)) * z.var(0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
+    assert metric.rank == 0
+    np.testing.assert_allclose(metric.variance, spread, rtol=1e-9)
+    fisher_diagonal = window.variance(np.ones(5))
+    assert (fisher_diagonal < 0.5 * spread).any()  # what the funnel's neck did to it
+    gaussian_window = FisherWindow(5, keep_rows=True)
+    for row in rng.normal(size=(2000, 5)) * SCALES[2:7]:
+        gaussian_window.add(row, row / SCALES[2:7] ** 2)
+    np.testing.assert_allclose(
+        gaussian_window.low_rank(np.ones(5)).variance, SCALES[2:7] ** 2, rtol=1e-9
+    )
+
+
 @pytest.mark.parametrize("size", [12, fisher.DENSE_SIZE + 16])  # as matrices; factored
 def test_the_low_rank_metric_moves_and_draws_momenta_as_its_matrix(size: int) -> None:
     rng = np.random.default_rng(2)
