@@ -389,9 +389,12 @@ def _into(param: Param, raw: torch.Tensor) -> torch.Tensor:
 
 #: torch's distributions whose mean is not finite at some valid parameters: a Cauchy's
 #: is undefined, a Pareto's or an inverse gamma's infinite for a shape <= 1, a
-#: Categorical's (of labels) NaN; a Student-t's and an F distribution's are below
-#: (`_WRITTEN_OUT`). Every other family's mean is finite wherever its parameters are.
+#: Categorical's (of labels) NaN, a log-normal's past float range for a scale of 40 or
+#: so (its mode, exp(loc - scale^2), is not); a Student-t's and an F distribution's are
+#: below (`_WRITTEN_OUT`). Every other family's mean is finite wherever its parameters
+#: are.
 MEAN_MAY_NOT_BE_FINITE: tuple[type[D.Distribution], ...] = (
+    D.LogNormal,
     D.Cauchy,
     D.HalfCauchy,
     D.Pareto,

@@ -149,8 +149,9 @@ def test_the_stand_in_of_every_family_is_computed_without_reading_its_values(
         (lambda p: D.Categorical(logits=p), None),
         (lambda p: D.FisherSnedecor(p.exp() + 1.0, p.exp() + 1.0), None),
         (lambda p: D.Independent(D.StudentT(p.exp() * 0.5, p, 1.0), 1), None),
+        (lambda p: D.LogNormal(p, 40.0 * p.exp()), None),  # means past float range
     ],
-    ids=["Pareto", "Categorical", "FisherSnedecor", "StudentT"],
+    ids=["Pareto", "Categorical", "FisherSnedecor", "StudentT", "LogNormal"],
 )
 def test_a_stand_in_that_may_be_the_mode_is_chosen_element_by_element_under_vmap(
     make: Any, want: Any
@@ -166,4 +167,5 @@ def test_a_stand_in_that_may_be_the_mode_is_chosen_element_by_element_under_vmap
         scale = params.exp()
         is_mode = want(params)
         assert torch.equal(batched[is_mode], scale[is_mode])
-        assert bool(torch.isfinite(batched).all())
+    if make(params).mean.dtype.is_floating_point and bool(torch.isfinite(make(params).mode).all()):
+        assert bool(torch.isfinite(batched).all())  # a finite mode stands in where needed
