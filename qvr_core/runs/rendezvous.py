@@ -57,6 +57,12 @@ CONNECT_TIMEOUT = 60.0
 COLLECTIVE_TIMEOUT = 300.0
 #: Seconds between heartbeats, and between two looks at the others' heartbeats.
 BEAT = 1.0
+#: The most seconds one call of the heartbeat's own connection may take (connecting, or
+#: one beat). The process waits for its heartbeat to end before Python finalizes (a
+#: thread still inside torch's C++ then aborts the process), so this bounds how long a
+#: process that is ending can wait on a store that stopped answering; a beat that takes
+#: longer is missed, and the next one connects anew.
+BEAT_CALL_TIMEOUT = 5.0
 #: Seconds between two looks at the store while waiting: a signal is handled at once
 #: (a sleep is interrupted), this only paces the polling.
 POLL = 0.05
@@ -226,9 +232,9 @@ class Group:
         with _signals_raise() as caught:
             try:
                 base, served = _store(launch, deadline, should_stop)
+                group = cls(launch, base, served, should_stop)
             except _Signalled as e:
                 raise _interrupted(e, doing) from None
-            group = cls(launch, base, served, should_stop)
             try:
                 group._arrive()
                 group.wait_for_all("arrived", deadline=deadline, start=True)
@@ -246,32 +252,37 @@ class Group:
         return group
 
     def _arrive(self) -> None:
-        self._beat = threading.Thread(target=self._heartbeat, name="qvr-heartbeat", daemon=True)
+        # not a daemon: Python waits for it before finalizing, which a thread inside a
+        # store's C++ call would abort ("terminate called without an active exception")
+        self._beat = threading.Thread(target=self._heartbeat, name="qvr-heartbeat")
         self.store.set(f"beat/{self.rank}", "0")
         self._beat.start()
         self._post("arrived", "")
 
     def _heartbeat(self) -> None:
         """In a thread, over a connection of its own: a beat every `BEAT` seconds until
-        `close`. A store gone (its server ended) ends the beats quietly."""
-        try:
-            from torch._C._distributed_c10d import PrefixStore, TCPStore
+        `close`, or until the main thread has ended (the process is exiting without
+        `close`). A beat that fails (the store gone, or slower than `BEAT_CALL_TIMEOUT`)
+        is missed, and the next connects anew: the others learn of a store that is gone
+        from the missing beats."""
+        from torch._C._distributed_c10d import PrefixStore, TCPStore
 
-            own = PrefixStore(
-                self.launch.prefix,
-                TCPStore(
-                    self.launch.host,
-                    self.launch.port,
-                    is_master=False,
-                    timeout=timedelta(seconds=self.launch.connect_timeout),
-                ),
-            )
-            beat = 0
-            while not self._beating.wait(BEAT):
+        timeout = timedelta(seconds=min(self.launch.connect_timeout, BEAT_CALL_TIMEOUT))
+        own: Store | None = None
+        beat = 0
+        while not self._beating.wait(BEAT) and threading.main_thread().is_alive():
+            try:
+                if own is None:
+                    own = PrefixStore(
+                        self.launch.prefix,
+                        TCPStore(
+                            self.launch.host, self.launch.port, is_master=False, timeout=timeout
+                        ),
+                    )
                 beat += 1
                 own.set(f"beat/{self.rank}", str(beat))
-        except Exception:  # the others learn it from the missing beats
-            return
+            except Exception:  # torch's DistError, mostly: missed; reconnect for the next
+                own = None
 
     def _post(self, kind: str, value: str) -> None:
         self.store.set(f"{kind}/{self.rank}", value)
@@ -402,7 +413,7 @@ class Group:
         ends it: to read why it stopped, they need the store."""
         self._beating.set()
         if self._beat is not None:
-            self._beat.join(timeout=2 * BEAT)
+            self._beat.join(timeout=BEAT_CALL_TIMEOUT + BEAT)
         with contextlib.suppress(Exception):
             self._post("left", "")
             if not (self._served and linger):

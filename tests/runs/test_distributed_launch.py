@@ -164,7 +164,7 @@ def test_ctrl_c_stops_a_process_waiting_for_its_group(files: Path) -> None:
         _listening(port, p)
         p.send_signal(signal.SIGINT)
         status, _, err = _ended(p)
-    assert status == 130
+    assert status == 130, err
     assert "stopped by Ctrl-C while waiting for the other processes" in _one_line(err)
 
 
@@ -243,3 +243,30 @@ def test_a_store_call_a_signal_broke_is_the_signal_not_a_closed_meeting(
         rendezvous.Group.meet({**without_launch(os.environ), **env}, lambda: False)
     assert info.value.signum == signal.SIGINT
     assert str(info.value).startswith("stopped by Ctrl-C while waiting for the other processes")
+
+
+_BUSY_HEARTBEAT = """
+import os, sys
+from qvr_core.runs import rendezvous
+rendezvous.BEAT = 0.0  # the heartbeat is inside torch's C++ nearly all the time
+group = rendezvous.Group.meet(os.environ, lambda: False)
+while group.store.add("beat/0", 0) < 3:  # until it has beaten
+    pass
+sys.exit(3)  # ends without `close`, as a process an error ends
+"""
+
+
+def test_a_process_that_ends_while_its_heartbeat_is_in_torch_ends_cleanly() -> None:
+    """Python finalizing while a thread is inside a store's C++ call aborts the process
+    (status -6, "terminate called without an active exception"): the heartbeat must have
+    ended first, whether or not the group was closed."""
+    env = {**without_launch(os.environ), "WORLD_SIZE": "1", "RANK": "0",
+           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port())}  # fmt: skip
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    for _ in range(3):  # a daemon heartbeat aborted every one of these
+        done = subprocess.run(
+            [sys.executable, "-c", _BUSY_HEARTBEAT],
+            env=env, capture_output=True, text=True, timeout=WAIT,
+        )  # fmt: skip
+        assert done.returncode == 3, done.stderr
+        assert done.stderr == ""
