@@ -45,6 +45,7 @@ from qvr_core.runtime.numbers import number
 from qvr_core.runtime.ordered import ordered_vector, positive_ordered_vector
 from qvr_core.runtime.rebuilt import Rebuilt
 from qvr_core.runtime.tensors import broadcast_shape, cholesky_or_nan
+from qvr_core.runtime.wishart import POSITIVE_DEFINITE, RecordableWishart
 
 Args = Mapping[str, torch.Tensor]
 Factory = Callable[[Args, "int | None"], D.Distribution]
@@ -553,8 +554,8 @@ def _zero_inflated_poisson(zero_prob: torch.Tensor, rate: torch.Tensor) -> D.Dis
 class _SymmetricInverse(T.Transform):
     """X -> X^-1 on positive-definite matrices; |dY/dX| = |X|^-(d+1) on symmetric ones."""
 
-    domain = C.positive_definite
-    codomain = C.positive_definite
+    domain = POSITIVE_DEFINITE
+    codomain = POSITIVE_DEFINITE
     bijective = True
 
     def __eq__(self, other: object) -> bool:
@@ -583,8 +584,8 @@ class _SymmetricInverse(T.Transform):
 
 def _inverse_wishart(df: torch.Tensor, scale_tril: torch.Tensor) -> D.Distribution:
     """X^-1 for X ~ Wishart(df, Ψ^-1), where Ψ = scale_tril scale_trilᵀ."""
-    psi = scale_tril @ scale_tril.mT
-    return inverted(D.Wishart(df, precision_matrix=psi, validate_args=False))
+    inverse_psi_tril = cholesky_or_nan(torch.cholesky_inverse(scale_tril))
+    return inverted(RecordableWishart(df, inverse_psi_tril, validate_args=False))
 
 
 def inverted(wishart: D.Wishart) -> D.Distribution:
@@ -606,8 +607,7 @@ class FlatPositiveDefinite(C.Constraint):
 
     def check(self, value: torch.Tensor) -> torch.Tensor:
         matrix = value.unflatten(-1, (self.size, self.size))
-        ok: torch.Tensor = C.positive_definite.check(matrix)
-        return ok
+        return POSITIVE_DEFINITE.check(matrix)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FlatPositiveDefinite) and other.size == self.size
@@ -911,7 +911,7 @@ class Factories:
 
     @staticmethod
     def Wishart(a: Args, space: int | None) -> D.Distribution:
-        return D.Wishart(a["df"], scale_tril=a["scale_tril"])
+        return RecordableWishart(a["df"], a["scale_tril"])
 
     @staticmethod
     def InverseWishart(a: Args, space: int | None) -> D.Distribution:

@@ -42,6 +42,7 @@ from qvr_core.runtime.distributions import (
 )
 from qvr_core.runtime.horseshoe import Horseshoe as HorseshoePrior
 from qvr_core.runtime.tensors import is_index, unconstrained_shape
+from qvr_core.runtime.wishart import RecordableWishart
 
 
 def constrain(raw: torch.Tensor, cod: Product) -> torch.Tensor:
@@ -569,7 +570,7 @@ class InverseWishart(Wishart):
     def dist(self, params: torch.Tensor) -> D.Distribution:
         args = self.args(params)
         df, tril = (args[p.name] for p in self.spec.params)
-        return inverted(D.Wishart(df, scale_tril=tril, validate_args=False))
+        return inverted(RecordableWishart(df, tril, validate_args=False))
 
     def mean(self, params: torch.Tensor, std: torch.Tensor | None) -> torch.Tensor:
         args = self.args(params)
