@@ -8,6 +8,15 @@ from typing import Any
 import pytest
 import torch
 
+from qvr_core.inference.mcmc import ProgramPotential, chain_layout
+from qvr_core.runs.prepare import PreparedRun
+
+
+def eager_potential(run: PreparedRun) -> ProgramPotential:
+    """The one-position potential NUTS evaluates eagerly for `run`, over its chain layout."""
+    layout = chain_layout(run.program, run.x, run.observations)
+    return ProgramPotential(run.program, run.x, run.observations, layout)
+
 
 def assert_rows_are_eager(many: Any, eager: Any, starts: torch.Tensor) -> torch.Tensor:
     """Five batches of points around `starts` (a fixed generator): each row's value and

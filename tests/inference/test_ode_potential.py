@@ -15,10 +15,10 @@ import pytest
 import torch
 
 from qvr_core.inference.many import ManyPotential
-from qvr_core.inference.mcmc import ProgramPotential, chain_layout
 from qvr_core.plan.run_arguments import RunArguments
 from qvr_core.runs.prepare import PreparedRun, prepare
 from qvr_core.runtime import ode
+from tests.inference.batched_agreement import eager_potential
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -70,7 +70,7 @@ def torch_solver(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_compiled_solver_is_one_operation_of_the_recorded_potential(
     run: PreparedRun,
 ) -> None:
-    eager = _eager(run)
+    eager = eager_potential(run)
     starts = _points(CALM, WILD)
     many = ManyPotential(eager, eager.log_density, starts)
     assert many.compiled
@@ -82,18 +82,13 @@ def test_the_compiled_solver_is_one_operation_of_the_recorded_potential(
         torch.testing.assert_close(grads[row], g, rtol=1e-7, atol=1e-9)
 
 
-def _eager(run: PreparedRun) -> ProgramPotential:
-    layout = chain_layout(run.program, run.x, run.observations)
-    return ProgramPotential(run.program, run.x, run.observations, layout)
-
-
 def _points(*rows: list[float]) -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.float64)
 
 
 @pytest.mark.usefixtures("torch_solver")
 def test_without_a_compiler_each_row_is_the_eager_potential(run: PreparedRun) -> None:
-    eager = _eager(run)
+    eager = eager_potential(run)
     starts = _points(CALM, [c + 0.01 for c in CALM])
     many = ManyPotential(eager, eager.log_density, starts)
     assert not many.compiled  # the torch solver cannot be batched: chain by chain

@@ -56,14 +56,19 @@ def files(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _start(folder: Path, *args: str, env: Mapping[str, str]) -> subprocess.Popen[str]:
-    """`qvr run ARGS` in `folder` with `env` over a clean environment (no launcher's)."""
+def _environment(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` over a clean environment (no launcher's), this checkout importable."""
     full = {**without_launch(os.environ), "OMP_NUM_THREADS": "1", **env}
     full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return full
+
+
+def _start(folder: Path, *args: str, env: Mapping[str, str]) -> subprocess.Popen[str]:
+    """`qvr run ARGS` in `folder` with `env` over a clean environment (no launcher's)."""
     return subprocess.Popen(
         [sys.executable, "-m", "qvr_cli.main", "run", *args],
         cwd=folder,
-        env=full,
+        env=_environment(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -260,9 +265,8 @@ def test_a_process_that_ends_while_its_heartbeat_is_in_torch_ends_cleanly() -> N
     """Python finalizing while a thread is inside a store's C++ call aborts the process
     (status -6, "terminate called without an active exception"): the heartbeat must have
     ended first, whether or not the group was closed."""
-    env = {**without_launch(os.environ), "WORLD_SIZE": "1", "RANK": "0",
-           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port())}  # fmt: skip
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = _environment({"WORLD_SIZE": "1", "RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": str(_free_port())})  # fmt: skip
     for _ in range(3):  # a daemon heartbeat aborted every one of these
         done = subprocess.run(
             [sys.executable, "-c", _BUSY_HEARTBEAT],
