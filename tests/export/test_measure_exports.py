@@ -53,7 +53,7 @@ export cuts
 
 #: What NumPyro writes: its own truncations of Normal, Cauchy, Laplace, Logistic and
 #: StudentT, the module's `TruncatedByCDF` of the others (a latent, data, counts, one in a
-#: mixture); a pushforward inside a mixture.
+#: mixture; the Kumaraswamy by the CDF the class writes); a pushforward inside a mixture.
 BY_NUMPYRO = """object R : FinSet 4
 
 program cuts : R -> R
@@ -74,6 +74,10 @@ program cuts : R -> R
     observe ti : R <- Truncated(InverseGamma(3.0, 1.5), 0.2, 0.9)
     observe tw : R <- Truncated(Weibull(rt, 1.5), 0.1, 2.0)
     observe tk : R <- Mixture([0.3, 0.7], [PointMass(0.0), Restrict(Poisson(rt), 1.0)])
+    sample ku <- Truncated(Kumaraswamy(2.0, 3.0), 0.2, 0.8)
+    let ka = ku + 1.0
+    observe tu : R <- Truncated(Kumaraswamy(ka, 3.0), 0.1, 0.7)
+    observe kr : R <- Mixture([0.4, 0.6], [Restrict(Kumaraswamy(ka, 3.0), 0.1, 0.6), Beta(ka, 2.0)])
     return mu
 
 export cuts
@@ -180,6 +184,23 @@ def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
     assert density == pytest.approx(start.log_joint, rel=1e-6)
 
 
+class _Kumaraswamy:
+    """The Kumaraswamy law scipy lacks, from its textbook formulas (written apart from the
+    module's `cdf_of`, which the test checks)."""
+
+    def __init__(self, a: float, b: float) -> None:
+        self.a, self.b = a, b
+
+    def pdf(self, x: float) -> float:
+        return float(self.a * self.b * x ** (self.a - 1) * (1 - x**self.a) ** (self.b - 1))
+
+    def cdf(self, x: float) -> float:
+        return float(1 - (1 - min(max(x, 0.0), 1.0) ** self.a) ** self.b)
+
+    def ppf(self, q: float) -> float:
+        return float((1 - (1 - q) ** (1 / self.b)) ** (1 / self.a))
+
+
 @pytest.mark.usefixtures("jax_float64")
 @pytest.mark.parametrize(
     ("made", "law", "low", "high"),
@@ -191,6 +212,9 @@ def test_numpyro_writes_truncations_mixtures_and_pushforwards_as_qvr_scores(
         ("dist.Poisson(2.5)", "poisson(2.5)", 1.0, 6.0),
         ("dist.Poisson(2.5)", "poisson(2.5)", 2.5, None),  # a count's ends: 3 and on
         ("dist.NegativeBinomialProbs(3.0, 0.4)", "nbinom(3.0, 0.6)", 1.0, 9.0),
+        # NumPyro has no CDF of it; scipy's law: X = Y^(1/a) with 1 - Y ~ Beta(b, 1)
+        ("dist.Kumaraswamy(2.0, 3.0)", "kumaraswamy(2.0, 3.0)", 0.2, 0.8),
+        ("dist.Kumaraswamy(0.5, 0.7)", "kumaraswamy(0.5, 0.7)", None, 0.3),
     ],
 )
 def test_numpyro_truncated_by_cdf_draws_the_truncated_distribution(
@@ -212,7 +236,8 @@ def test_numpyro_truncated_by_cdf_draws_the_truncated_distribution(
     base = eval(made, {"dist": namespace["dist"]})  # the test's own literals
     cut = namespace["TruncatedByCDF"](base, low=low, high=high)
     draws = np.asarray(cut.sample(jax.random.PRNGKey(0), (20_000,)))
-    frozen = eval(f"scipy_stats.{law}", {"scipy_stats": scipy_stats})
+    laws = {"scipy_stats": scipy_stats, "kumaraswamy": _Kumaraswamy}
+    frozen = eval(law if law.startswith("kumaraswamy") else f"scipy_stats.{law}", laws)
     if hasattr(frozen, "pmf"):
         lo = 0 if low is None else math.ceil(low)
         ks = np.arange(lo, (math.floor(high) if high is not None else lo + 400) + 1)
@@ -267,8 +292,8 @@ def test_stan_writes_a_truncation_its_compiler_accepts() -> None:
     [
         (
             "numpyro",
-            "observe y : Row <- Truncated(Kumaraswamy(2.0, 2.0), 0.5, 0.9)",
-            "no CDF of Kumaraswamy",
+            "observe y : Row <- Truncated(VonMises(0.0, 2.0), -1.0, 1.0)",
+            "no CDF of VonMises",
         ),
         ("stan", "observe y : Row <- Restrict(Poisson(2.0), 1.5)", "whole numbers written out"),
     ],

@@ -54,10 +54,11 @@ TRUNCATABLE = members(_Truncatable, FAMILIES)
 
 class _CutByCdf:
     """The families truncated by the module's own `TruncatedByCDF` (`CUT_BY_CDF`): those
-    whose NumPyro distribution has a CDF. A draw is the inverse CDF of a uniform draw
-    between the ends' CDFs: NumPyro's own inverse where this JAX computes it (Gamma's
-    needs TensorFlow Probability), else by bisection; a count's is found by stepping up
-    from its lower end."""
+    whose NumPyro distribution has a CDF, and the Kumaraswamy, whose closed-form CDF the
+    class writes. A draw is the inverse CDF of a uniform draw between the ends' CDFs:
+    NumPyro's own inverse where this JAX computes it (Gamma's needs TensorFlow
+    Probability), else by bisection; a count's is found by stepping up from its lower
+    end."""
 
     Exponential = True
     Gamma = True
@@ -72,6 +73,7 @@ class _CutByCdf:
     Weibull = True
     Poisson = True
     NegativeBinomial = True
+    Kumaraswamy = True  # NumPyro has no CDF of it: `TruncatedByCDF.cdf_of` writes one
 
 
 CUT_BY_CDF = members(_CutByCdf, FAMILIES)
@@ -94,6 +96,15 @@ TRUNCATED_BY_CDF = (
     "        ends = [jnp.shape(e) for e in (low, high) if e is not None]",
     "        batch_shape = jax.lax.broadcast_shapes(base.batch_shape, *ends)",
     "        super().__init__(batch_shape, base.event_shape, validate_args=validate_args)",
+    "",
+    "    @staticmethod",
+    "    def cdf_of(base, x):",
+    '        """The base\'s CDF at x: NumPyro\'s, or the closed form of one NumPyro gives',
+    '        none (the Kumaraswamy\'s: F(x) = 1 - (1 - x^a)^b)."""',
+    "        if isinstance(base, dist.Kumaraswamy):",
+    "            a, b = base.concentration1, base.concentration0",
+    "            return -jnp.expm1(b * jnp.log1p(-jnp.clip(x, 0.0, 1.0) ** a))",
+    "        return base.cdf(x)",
     "",
     "    def _ends(self):",
     '        """The interval\'s ends: the ones given, moved into the base\'s support where',
@@ -135,10 +146,10 @@ TRUNCATED_BY_CDF = (
     "        if self.low is None:",
     "            lower = 0.0",
     "        elif self.count:  # F(-1) is 0: a count's CDF is read from 0 on",
-    "            lower = jnp.where(low >= 1, self.base.cdf(jnp.maximum(low - 1, 0)), 0.0)",
+    "            lower = jnp.where(low >= 1, self.cdf_of(self.base, jnp.maximum(low - 1, 0)), 0.0)",
     "        else:",
-    "            lower = self.base.cdf(low)",
-    "        upper = 1.0 if self.high is None else self.base.cdf(high)",
+    "            lower = self.cdf_of(self.base, low)",
+    "        upper = 1.0 if self.high is None else self.cdf_of(self.base, high)",
     "        return lower, upper",
     "",
     "    def log_prob(self, value):",
@@ -174,7 +185,7 @@ TRUNCATED_BY_CDF = (
     "        if self.count:  # the smallest whole k with F(k) >= u, stepped up to from low",
     "",
     "            def below(k):",
-    "                return self.base.cdf(k) < u",
+    "                return self.cdf_of(self.base, k) < u",
     "",
     "            start = jnp.broadcast_to(jnp.maximum(low, 0.0), shape)",
     "            step = lambda k: jnp.where(below(k), k + 1, k)  # noqa: E731",
@@ -189,19 +200,20 @@ TRUNCATED_BY_CDF = (
     '        """F^-1(u) by bisection between the ends (an open end pushed out until its CDF',
     '        passes u), for a base whose inverse CDF this JAX cannot compute."""',
     "        shape = jnp.shape(u)",
+    "        cdf = lambda v: self.cdf_of(self.base, v)  # noqa: E731",
     "        if low is None:",
     "            far = jnp.broadcast_to(jnp.minimum(high, 0.0) - 1.0, shape)",
-    "            step = lambda b: jnp.where(self.base.cdf(b) > u, 2.0 * b - high, b)  # noqa: E731",
-    "            low = jax.lax.while_loop(lambda b: jnp.any(self.base.cdf(b) > u), step, far)",
+    "            step = lambda b: jnp.where(cdf(b) > u, 2.0 * b - high, b)  # noqa: E731",
+    "            low = jax.lax.while_loop(lambda b: jnp.any(cdf(b) > u), step, far)",
     "        if high is None:",
     "            far = jnp.broadcast_to(jnp.maximum(low, 0.0) + 1.0, shape)",
-    "            step = lambda b: jnp.where(self.base.cdf(b) < u, 2.0 * b - low, b)  # noqa: E731",
-    "            high = jax.lax.while_loop(lambda b: jnp.any(self.base.cdf(b) < u), step, far)",
+    "            step = lambda b: jnp.where(cdf(b) < u, 2.0 * b - low, b)  # noqa: E731",
+    "            high = jax.lax.while_loop(lambda b: jnp.any(cdf(b) < u), step, far)",
     "",
     "        def halve(_, ends):",
     "            a, b = ends",
     "            mid = 0.5 * (a + b)",
-    "            left = self.base.cdf(mid) >= u",
+    "            left = cdf(mid) >= u",
     "            return jnp.where(left, a, mid), jnp.where(left, mid, b)",
     "",
     "        ends = (jnp.broadcast_to(low, shape), jnp.broadcast_to(high, shape))",
@@ -223,8 +235,8 @@ TRANSFORMS = {
 #: What NumPyro writes of each operator of the measure algebra (docs/export.md's table).
 WRITES: dict[str, str] = {
     "mixture": "yes",
-    "restrict": "any family NumPyro has a CDF of",
-    "truncated": "any family NumPyro has a CDF of",
+    "restrict": "any family NumPyro has a CDF of, and the Kumaraswamy",
+    "truncated": "any family NumPyro has a CDF of, and the Kumaraswamy",
     "rescaled": "of a truncation",
     "point": "yes",
     "pushforward": "yes",
@@ -336,7 +348,10 @@ def _mass(cut: Cut, argument: ArgumentText) -> str:
     def cdf(end: str) -> str:
         floor = f"getattr({base}.support, 'lower_bound', -jnp.inf)"
         ceiling = f"getattr({base}.support, 'upper_bound', jnp.inf)"
-        return f"{base}.cdf(jnp.clip({end}, {floor}, {ceiling}))"
+        at = f"jnp.clip({end}, {floor}, {ceiling})"
+        if cut.base.family in TRUNCATABLE:
+            return f"{base}.cdf({at})"
+        return f"TruncatedByCDF.cdf_of({base}, {at})"  # the module defines it: `cut_by_cdf`
 
     return kept_mass(cut, cdf, argument)
 
