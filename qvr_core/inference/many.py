@@ -38,6 +38,7 @@ import math
 import warnings
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch.func import vmap
 
@@ -94,6 +95,7 @@ class ManyPotential:
         self.eager = eager
         self.rows = int(starts.shape[0])
         self.function: Batched | None = None
+        self._buffer: torch.Tensor | None = None
         if not compile:
             return
         if recorded is not None and _agrees_beside(recorded, eager, starts):
@@ -105,6 +107,20 @@ class ManyPotential:
     def compiled(self) -> bool:
         return self.function is not None
 
+    def _padded(self, positions: torch.Tensor) -> torch.Tensor:
+        """`positions` as the `rows` the function was recorded for: chains that have
+        finished wait, their rows repeating the first. Written into one buffer kept for
+        the run, since a call per leapfrog step is cheap enough that a new tensor and a
+        `torch.cat` showed in its time."""
+        n = positions.shape[0]
+        if n == self.rows:
+            return positions
+        if self._buffer is None or self._buffer.shape[1:] != positions.shape[1:]:
+            self._buffer = positions.new_empty((self.rows, *positions.shape[1:]))
+        self._buffer[:n] = positions
+        self._buffer[n:] = positions[0]
+        return self._buffer
+
     def __call__(self, positions: torch.Tensor) -> tuple[list[float], torch.Tensor]:
         """The potentials (floats) and gradients (rows of a tensor) of `positions`."""
         n = positions.shape[0]
@@ -112,13 +128,11 @@ class ManyPotential:
             parts = [self(positions[i : i + self.rows]) for i in range(0, n, self.rows)]
             return [u for us, _ in parts for u in us], torch.cat([g for _, g in parts])
         if self.function is not None and n <= self.rows:
-            padded = positions
-            if n < self.rows:  # chains that have finished wait: repeat a row for them
-                padded = torch.cat([positions, positions[:1].expand(self.rows - n, -1)])
             try:
-                with torch.no_grad():
-                    grads, values = self.function(padded)
-                return [-v for v in values[:n].tolist()], -grads[:n]
+                grads, values = self.function(self._padded(positions))
+                # a copy: the answer stays the caller's whatever the next call writes
+                kept = np.negative(grads.detach().numpy()[:n])
+                return [-v for v in values[:n].tolist()], torch.from_numpy(kept)
             except Exception as e:  # the eager rows below say which chain and why
                 log.debug("the compiled potential failed (%s); evaluating row by row", e)
         answers = []

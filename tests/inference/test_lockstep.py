@@ -73,6 +73,14 @@ def test_the_compiled_potential_of_a_model_program_equals_the_eager_one(
     points = assert_rows_are_eager(many, eager, starts)
     fewer, _ = many(points[:1])  # one chain left waiting: the batch is padded, one answer
     assert len(fewer) == 1 and fewer[0] == pytest.approx(eager(points[0])[0], rel=1e-9)
+    # padded calls share one buffer: an answer is the caller's own, not overwritten by
+    # the next call
+    kept_values, kept_grads = many(points[:2])
+    many(points[1:2] + 0.05)
+    for row in range(2):
+        u, grad = eager(points[row])
+        assert kept_values[row] == pytest.approx(u, rel=1e-9)
+        torch.testing.assert_close(kept_grads[row], grad, rtol=1e-7, atol=1e-9)
     # more rows than recorded (Pathfinder's paths beyond the chains): in recorded parts
     more = torch.cat([points, points + 0.1, points[:1] - 0.1])
     values, grads = many(more)
