@@ -3,9 +3,9 @@
 The latent sites are every site without data. Their values are flattened into
 one unconstrained vector (`sites.FlatLayout`); the potential is
 -(log_joint(x, values) summed over the batch + log |det J|) and its gradient
-comes from torch.autograd. `MCMC.run` runs its chains one after another, in
-this process; `qvr_core.inference.chains` runs them in parallel processes with
-`sample_chain`. Each chain starts from its own forward run of the program (or
+comes from torch.autograd. `MCMC.run` advances its chains together in this
+process (`sample_chains`); `qvr_core.inference.chains` also runs them in parallel
+processes. Each chain starts from its own forward run of the program (or
 the program's `initial_values`, which the lifted program of
 `bayesian_lift_parameters` provides: the current parameters), kept when the
 potential and its gradient are finite there; otherwise the chain tries random
@@ -24,7 +24,7 @@ import torch
 
 from qvr_core.inference.convergence import ess_bulk, rhat
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.lockstep import run_together
+from qvr_core.inference.lockstep import TaskError, run_together
 from qvr_core.inference.many import Batched, ManyPotential
 from qvr_core.inference.nuts import NUTSChain, NUTSKernel, Requests, Transition, answer
 from qvr_core.inference.sites import (
@@ -160,15 +160,21 @@ class MCMC:
         on_progress: ProgressFn | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> MCMCResult:
-        """Warm up and sample every chain; `on_progress(iteration, total, potential)`.
+        """Warm up and sample every chain; `on_progress(iteration, total, potential)` after
+        each iteration of any chain.
+
+        The chains advance together in this process, their potentials evaluated in one
+        batch, compiled where the model allows (`sample_chains`, the path of `qvr run`'s
+        chains in one process): a chain run one after another with the eager potential
+        spent most of its time dispatching the program's operations. Each chain is seeded
+        from torch's stream and starts at its own forward draw.
 
         When `should_stop()` turns true the run ends early and the result holds
-        the draws so far (`kept_chains`) with `stopped=True`.
+        the draws so far (`kept_chains`) with `stopped=True`. A chain's error is raised
+        as itself.
         """
         observations = dict(observations or {})
         total = self.num_chains * (self.num_warmup + self.num_samples)
-        records: list[_ChainRecord] = []
-        layout: FlatLayout | None = None
         done = 0
 
         def step(potential: float) -> None:
@@ -177,22 +183,24 @@ class MCMC:
             if on_progress is not None:
                 on_progress(done, total, potential)
 
-        for _ in range(self.num_chains):
-            record, layout = sample_chain(
+        with torch.random.fork_rng():  # the layout's start draw leaves the stream alone
+            layout = chain_layout(model, x, observations)
+        drawn = torch.randint(0, 2**62, (self.num_chains,), dtype=torch.int64, device="cpu")
+        try:
+            records = sample_chains(
                 model,
                 x,
                 observations,
                 self.kernel,
                 self.num_warmup,
                 self.num_samples,
-                on_step=step,
+                drawn.tolist(),
+                layout,
+                on_step=lambda _chain: step,
                 should_stop=should_stop,
-                layout=layout,
             )
-            records.append(record)
-            if not record.complete:
-                break
-        assert layout is not None
+        except TaskError as e:
+            raise e.error from None
         return _result(layout, records)
 
 
