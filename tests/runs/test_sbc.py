@@ -55,6 +55,38 @@ def test_each_shape_of_the_ranks_gets_its_verdict(ranks: np.ndarray, verdict: st
     assert (element.outside > 0) == (verdict != CALIBRATED)
 
 
+def test_a_small_band_is_computed_by_numpy_and_is_arviz_s_numba_band(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ArviZ's numba kernels compile at their first call, about 3 s a process, so a band of
+    an SBC run's size is computed by its numpy ones, a larger one by numba: the same band
+    either way, and ArviZ's switch left as it was."""
+    pytest.importorskip("numba")
+    from qvr_core.draws import arviz_adapter
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import arviz
+        import arviz.stats.ecdf_utils as ecdf_utils
+
+    original = ecdf_utils.ecdf_confidence_band
+    switched: list[bool] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        switched.append(arviz.Numba.numba_flag)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ecdf_utils, "ecdf_confidence_band", spy)
+    points = np.arange(21) / 21
+    assert arviz.Numba.numba_flag
+    by_numpy = arviz_adapter.ecdf_band(60, points, points, prob=0.99, method="optimized")
+    monkeypatch.setattr(arviz_adapter, "NUMPY_BAND_WORK", 0)
+    by_numba = arviz_adapter.ecdf_band(60, points, points, prob=0.99, method="optimized")
+    assert switched == [False, True] and arviz.Numba.numba_flag
+    for ours, theirs in zip(by_numpy, by_numba, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_a_true_value_is_ranked_among_evenly_thinned_draws() -> None:
     draws = np.arange(40, dtype=float).reshape(2, 20)  # (chain, draw): 0..39
     assert rank(draws, np.array(-1.0), 10) == 0
