@@ -12,6 +12,7 @@ a user would (posteriordb's one_comp_mm_elim_abs) to its log density computed wi
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -213,27 +214,43 @@ def test_the_gradient_is_finite_differences_of_radau_s_solutions(
     if solver == "torch":
         monkeypatch.setattr(ode, "compiled", lambda _body: None)
     body = _bodies(STIFF)["z"]
-    ts = [0.4, 4.0, 40.0]
-    weights = np.linspace(0.5, 1.5, 9).reshape(3, 3) * np.array([1.0, 1e4, 1.0])
     log_k = _t([math.log(v) for v in ROBERTSON_K]).requires_grad_(True)
-    z0 = _t([1.0, 1e-6, 0.0]).requires_grad_(True)
-    got = ode_bdf_tol(body, z0, _t(0.0), _t(ts), *_tol(1e-10, 1e-12, 1e6), torch.exp(log_k))
+    z0 = _t(list(RADAU_Z0)).requires_grad_(True)
+    weights = _radau_weights()
+    got = ode_bdf_tol(body, z0, _t(0.0), _t(RADAU_TS), *_tol(1e-10, 1e-12, 1e6), torch.exp(log_k))
     grads = torch.autograd.grad((torch.from_numpy(weights) * got).sum(), (log_k, z0))
+    np.testing.assert_allclose(torch.cat(grads).numpy(), _radau_differences(), rtol=2e-5, atol=1e-7)
+
+
+RADAU_TS = (0.4, 4.0, 40.0)
+RADAU_Z0 = (1.0, 1e-6, 0.0)
+
+
+def _radau_weights() -> np.ndarray:
+    return np.linspace(0.5, 1.5, 9).reshape(3, 3) * np.array([1.0, 1e4, 1.0])
+
+
+@functools.cache
+def _radau_differences() -> tuple[float, ...]:
+    """Central differences of the weighted sum along (log k, z0), from scipy's Radau: the
+    same for both solvers, so worked out once (twelve solves at 1e-12, most of the test's
+    time)."""
+    weights = _radau_weights()
 
     def value(x: np.ndarray) -> float:
         sol = solve_ivp(
-            _robertson_f(list(np.exp(x[:3]))), (0.0, ts[-1]), list(x[3:]), t_eval=ts,
-            method="Radau", rtol=1e-12, atol=1e-18,
+            _robertson_f(list(np.exp(x[:3]))), (0.0, RADAU_TS[-1]), list(x[3:]),
+            t_eval=list(RADAU_TS), method="Radau", rtol=1e-12, atol=1e-18,
         )  # fmt: skip
         return float((weights * sol.y.T).sum())
 
-    x = np.array([*log_k.tolist(), *z0.tolist()])
+    x = np.array([*(math.log(v) for v in ROBERTSON_K), *RADAU_Z0])
     want = []
     for i in range(6):
         step = np.zeros(6)
         step[i] = 1e-5
         want.append((value(x + step) - value(x - step)) / 2e-5)
-    np.testing.assert_allclose(torch.cat(grads).numpy(), want, rtol=2e-5, atol=1e-7)
+    return tuple(want)
 
 
 def test_the_gradient_along_theta_and_z0_against_its_own_finite_differences() -> None:
