@@ -185,6 +185,8 @@ class MCMC:
 
         with torch.random.fork_rng():  # the layout's start draw leaves the stream alone
             layout = chain_layout(model, x, observations)
+        # a seed per chain from the caller's stream (`chains.chain_seeds`, which derives
+        # them from one int, imports this module)
         drawn = torch.randint(0, 2**62, (self.num_chains,), dtype=torch.int64, device="cpu")
         try:
             records = sample_chains(

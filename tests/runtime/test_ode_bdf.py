@@ -205,6 +205,11 @@ def test_on_a_problem_that_is_not_stiff_it_agrees_with_ode_rk45(
     torch.testing.assert_close(stiff, explicit, rtol=1000 * tight, atol=0.0)
 
 
+#: the times and the start of the Radau comparison below
+RADAU_TS = (0.4, 4.0, 40.0)
+RADAU_Z0 = (1.0, 1e-6, 0.0)
+
+
 @pytest.mark.parametrize("solver", ["c", "torch"])
 def test_the_gradient_is_finite_differences_of_radau_s_solutions(
     solver: str, monkeypatch: pytest.MonkeyPatch
@@ -220,10 +225,6 @@ def test_the_gradient_is_finite_differences_of_radau_s_solutions(
     got = ode_bdf_tol(body, z0, _t(0.0), _t(RADAU_TS), *_tol(1e-10, 1e-12, 1e6), torch.exp(log_k))
     grads = torch.autograd.grad((torch.from_numpy(weights) * got).sum(), (log_k, z0))
     np.testing.assert_allclose(torch.cat(grads).numpy(), _radau_differences(), rtol=2e-5, atol=1e-7)
-
-
-RADAU_TS = (0.4, 4.0, 40.0)
-RADAU_Z0 = (1.0, 1e-6, 0.0)
 
 
 def _radau_weights() -> np.ndarray:
