@@ -75,7 +75,8 @@ def _export_rank(item: pytest.Item) -> int:
 #: what is computed from them). `./dev test` runs them a second time with torch's AVX2
 #: kernels (ATEN_CPU_CAPABILITY=avx2), which round differently in the last bits from the
 #: AVX-512 ones, so a test that holds only for one CPU's chaotic trajectory fails here
-#: rather than on the next machine.
+#: rather than on the next machine (on a CPU whose own kernels are AVX2 the first pass
+#: ran them, and the second is left out).
 SAMPLES = (
     "tests/inference/",
     "tests/runs/",
