@@ -251,6 +251,12 @@ class Family:
     #: the `scale` parameter) pairs: the horseshoe under quivers' quadrature
     #: (`builtins/quadrature.py`). A target without the family writes that mixture.
     normal_scales: tuple[tuple[float, float], ...] | None = None
+    #: The parameter its density on the real line is symmetric about (`loc`), where it
+    #: is: a one-sided `Restrict` cut exactly there keeps half its mass, with no CDF
+    #: asked (quivers' fold: `Restrict(StudentT(nu, 0.0, s), 0.0)` is the half-Student-t).
+    #: Not the von Mises, whose density repeats along the real line (no half of it is
+    #: finite) and is symmetric only on the circle.
+    symmetric_about: str | None = None
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -568,6 +574,7 @@ _CATALOGUE: tuple[Family, ...] = (
             "`scale=` or learned",
             scale_option=True,
         ),
+        symmetric_about="loc",
     ),
     Family(
         "Cauchy",
@@ -576,6 +583,7 @@ _CATALOGUE: tuple[Family, ...] = (
         "Cauchy: heavy tails, no finite mean.",
         {"loc": 0.0, "scale": 1.0},
         kernel=_net(2),
+        symmetric_about="loc",
     ),
     Family(
         "StudentT",
@@ -584,6 +592,7 @@ _CATALOGUE: tuple[Family, ...] = (
         "Student's t with `df` degrees of freedom.",
         {"df": 3.0, "loc": 0.0, "scale": 1.0},
         kernel=_net(3),
+        symmetric_about="loc",
     ),
     Family(
         "Laplace",
@@ -592,6 +601,7 @@ _CATALOGUE: tuple[Family, ...] = (
         "Laplace (double exponential).",
         {"loc": 0.0, "scale": 1.0},
         kernel=_net(2),
+        symmetric_about="loc",
     ),
     Family(
         "Logistic",
@@ -600,6 +610,7 @@ _CATALOGUE: tuple[Family, ...] = (
         "Logistic: the logit of a uniform draw, shifted and scaled.",
         {"loc": 0.0, "scale": 1.0},
         kernel=_net(2),
+        symmetric_about="loc",
     ),
     Family(
         "Gumbel",

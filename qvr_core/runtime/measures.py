@@ -13,7 +13,9 @@ A restriction's mass is the base's CDF at the two ends (torch's `cdf`; the Norma
 its tails, `log_ndtr`, so a cut far out keeps its digits); a count family's mass is its
 probabilities added over the whole numbers below the interval, or over the interval
 when it is bounded above. A family torch has no CDF for (the Student-t, the Beta) is
-refused when it is restricted, naming the step. Draws of a continuous restriction come
+refused when it is restricted, naming the step, but where one end only is cut at the
+centre of a family symmetric about it: half its mass, as quivers folds it (the
+half-Student-t). Draws of a continuous restriction come
 from the inverse CDF where torch has one, else by drawing again until inside.
 """
 
@@ -70,9 +72,19 @@ class _Node:
 
 
 class _Leaf(_Node):
-    def __init__(self, name: str, dist: D.Distribution, dtype: torch.dtype, where: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        dist: D.Distribution,
+        dtype: torch.dtype,
+        where: str,
+        centre: torch.Tensor | None = None,
+    ) -> None:
+        """`centre`: the argument the family's density is symmetric about
+        (`Family.symmetric_about`), where it has one."""
         self.name, self.dist, self.dtype, self.where = name, dist, dtype, where
         self.discrete = FAMILIES[name].discrete
+        self.centre = centre
 
     def density(self, x: torch.Tensor) -> torch.Tensor:
         return supported_log_prob(self.dist, x)
@@ -91,12 +103,31 @@ class _Leaf(_Node):
             upper = support_cdf(self.dist, high) if high is not None else 1.0 + zero
             lower = support_cdf(self.dist, low) if low is not None else zero
         except NotImplementedError:
+            half = self._half(low, high)
+            if half is not None:
+                return half
+            centre = FAMILIES[self.name].symmetric_about
+            fold = f", or one end only, at its {centre}, where it keeps half" if centre else ""
             raise QvrRuntimeError(
                 f"{self.where}: Restrict of {self.name} needs its CDF, which torch does not "
-                f"give for {self.name}; restrict a family that has one (Normal, Gamma, "
-                "LogNormal, Exponential, Cauchy, ...)"
+                f"give for {self.name}{fold}; restrict a family that has one (Normal, "
+                "Gamma, LogNormal, Exponential, Cauchy, ...)"
             ) from None
         return torch.log(torch.clamp(upper - lower, min=0.0))
+
+    def _half(self, low: torch.Tensor | None, high: torch.Tensor | None) -> torch.Tensor | None:
+        """log 1/2 for a cut of one end only at the centre of a symmetric family, which
+        needs no CDF (quivers' fold: `Restrict(StudentT(3.0, 0.0, s), 0.0)` is the
+        half-Student-t); None otherwise. The cut is compared with the centre as quivers
+        compares them (within 1e-6 relative, 1e-7 absolute), a value read once per
+        evaluation: a potential that reads it is run eagerly rather than recorded."""
+        end = low if high is None else high if low is None else None
+        if self.centre is None or end is None:
+            return None
+        cut = end.to(self.centre.dtype)
+        if not bool(torch.isclose(cut, self.centre, rtol=1e-6, atol=1e-7).all()):
+            return None
+        return torch.full(self.dist.batch_shape, -math.log(2.0), dtype=self.dtype)
 
     def _counted(self, low: torch.Tensor | None, high: torch.Tensor | None) -> torch.Tensor:
         """A count family's log mass on [low, high]: its probabilities added over the
@@ -457,7 +488,9 @@ def _node(
             }
             dtype = next((v.dtype for v in wide.values() if v.is_floating_point()), torch.float64)
             try:
-                return _Leaf(family.name, make_distribution(family.name, wide), dtype, where)
+                centre = wide.get(family.symmetric_about) if family.symmetric_about else None
+                dist = make_distribution(family.name, wide)
+                return _Leaf(family.name, dist, dtype, where, centre)
             except ValueError as e:  # torch refused an argument's value (a rate below 0)
                 raise QvrRuntimeError(
                     f"{where}: an argument of {family.name} is outside what it allows "

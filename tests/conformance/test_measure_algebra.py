@@ -256,13 +256,75 @@ def test_what_no_run_can_do_is_said_at_the_construct(step: str, words: str) -> N
 
 
 def test_a_restriction_without_a_cdf_is_refused_when_run() -> None:
+    """torch has no CDF of the Student-t: cut anywhere but at its centre (below), it has no
+    mass qvr can compute, and the run says so at the step, naming what would do."""
     source = (
         "object One : FinSet 1\n\nprogram t : One -> One\n"
-        "    observe y <- Restrict(StudentT(3.0, 0.0, 1.0), 0.0)\n    return y\n\nexport t\n"
+        "    observe y <- Restrict(StudentT(3.0, 0.0, 1.0), 1.0)\n    return y\n\nexport t\n"
     )
     program = compile_model(check(source), "t")
-    with pytest.raises(Exception, match=r"line 4, observe y: Restrict of StudentT needs its CDF"):
-        program.log_joint({}, {"y": torch.tensor(1.0, dtype=F64)})
+    words = r"line 4, observe y: Restrict of StudentT needs its CDF.*one end only, at its loc"
+    with pytest.raises(Exception, match=words):
+        program.log_joint({}, {"y": torch.tensor(1.5, dtype=F64)})
+
+
+def _one_step(step: str) -> str:
+    return (
+        f"object One : FinSet 1\n\nprogram t : One -> One\n    {step}\n    return y\n\nexport t\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("restricted", "base", "keeps"),
+    [
+        ("Restrict(StudentT(3.0, 0.0, 2.5), 0.0)", D.StudentT(3.0, 0.0, 2.5), "above"),
+        ("Restrict(StudentT(5.0, 1.0, 2.0), high=1.0)", D.StudentT(5.0, 1.0, 2.0), "below"),
+        ("Truncate(StudentT(4.0, -2.0, 0.5), low=-2.0)", D.StudentT(4.0, -2.0, 0.5), "above"),
+    ],
+)
+def test_a_symmetric_family_cut_at_its_centre_keeps_half_its_mass(
+    restricted: str, base: D.StudentT, keeps: str
+) -> None:
+    """quivers 0.25.2 (`continuous/measure.py`, `_symmetric_fold_log_normalizer`): where the
+    base has no CDF, a restriction of one end only, at the `loc` of a family symmetric
+    about it, has log normaliser -log 2. So `Restrict(StudentT(nu, 0.0, s), 0.0)`, the way
+    quivers' guides write a half-Student-t prior, runs although torch has no Student-t CDF:
+    twice the Student-t's density on the kept side, none on the other. The first case is
+    also the registry's HalfStudentT, compared exactly."""
+    source = _one_step(f"observe y <- {restricted}")
+    oracle.require_head(source)
+    program = compile_model(check(source), "t")
+    centre = float(base.loc)
+    sign = 1.0 if keeps == "above" else -1.0
+    for offset in (0.0, 0.3, 2.0, 40.0):
+        y = torch.tensor(centre + sign * offset, dtype=F64)
+        want = base.log_prob(y).double() + math.log(2.0)
+        got = program.log_joint({}, {"y": y}).double().reshape(())
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)  # the program: float32
+    outside = torch.tensor(centre - sign * 0.5, dtype=F64)
+    assert program.log_joint({}, {"y": outside}) == -math.inf
+    if restricted.startswith("Restrict(StudentT(3.0, 0.0, 2.5)"):
+        half = compile_model(check(_one_step("observe y <- HalfStudentT(3.0, 2.5)")), "t")
+        for v in (0.1, 1.0, 7.5):
+            y = torch.tensor(v, dtype=F64)
+            torch.testing.assert_close(
+                program.log_joint({}, {"y": y}), half.log_joint({}, {"y": y}), rtol=1e-12, atol=0
+            )
+
+
+def test_a_half_student_t_latent_draws_the_half_and_is_scored_as_one() -> None:
+    """The fold as a prior: its draws (the Student-t's, drawn again until inside) are all
+    on the kept side, and their quartiles are the half-Student-t's (|T| has quartiles
+    the Student-t's 62.5% and 87.5% quantiles, scaled), within what 4,000 draws allow."""
+    source = _one_step("sample y <- Restrict(StudentT(3.0, 0.0, 2.5), 0.0)")
+    program = compile_model(check(source), "t")
+    torch.manual_seed(0)
+    draws = torch.stack([program.run({}, {}).values["y"] for _ in range(4000)]).double()
+    assert bool((draws >= 0).all())
+    # t(3) quantiles at 0.625 and 0.875 (scipy.stats.t(3).ppf), times the scale 2.5; 15%
+    # is five standard errors of a quartile of 4,000 draws
+    for q, t3 in ((0.25, 0.34922), (0.75, 1.42263)):
+        assert abs(float(torch.quantile(draws, q)) - 2.5 * t3) < 0.15 * 2.5 * t3
 
 
 def test_the_hurdle_example_is_the_registry_hurdle_on_its_data() -> None:

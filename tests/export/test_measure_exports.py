@@ -109,11 +109,20 @@ BELOW_ZERO = (
     "    observe hk : R <- Mixture([0.5, 0.5], [Restrict(HalfNormal(1.0), under, 3.0), "
     "Normal(mu, 1.0)])\n"
 )
+#: quivers' fold: a symmetric family cut at its centre, one end only, keeps half its mass
+#: with no CDF asked (torch has none of the Student-t): the half-Student-t, a latent and
+#: data whose scale it is. Each target writes its own truncation of the Student-t.
+FOLDED = (
+    "    sample tf <- Restrict(StudentT(3.0, 0.0, 2.5), 0.0)\n"
+    "    observe td : R <- Restrict(StudentT(4.0, 0.0, tf), 0.0)\n"
+)
 BY_PYMC = BY_PYMC.replace(
-    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + BELOW_ZERO + "    return mu\n"
+    "    return mu\n",
+    NESTED + NESTED_VALUES + PUSHED_CUTS + BELOW_ZERO + FOLDED + "    return mu\n",
 )
 BY_NUMPYRO = BY_NUMPYRO.replace(
-    "    return mu\n", NESTED + NESTED_VALUES + PUSHED_CUTS + BELOW_ZERO + "    return mu\n"
+    "    return mu\n",
+    NESTED + NESTED_VALUES + PUSHED_CUTS + BELOW_ZERO + FOLDED + "    return mu\n",
 )
 
 
@@ -498,7 +507,7 @@ SCOPED_MEASURES = (
 )
 BY_STAN = BY_STAN.replace(
     "    return mu\n",
-    NESTED + NESTED_VALUES + PUSHED_CUTS + SCOPED_MEASURES + HALVES + "    return mu\n",
+    NESTED + NESTED_VALUES + PUSHED_CUTS + SCOPED_MEASURES + HALVES + FOLDED + "    return mu\n",
 ).replace("object R : FinSet 6\n", "object R : FinSet 6\nobject K : FinSet 2\n")
 
 
@@ -531,7 +540,7 @@ def test_compiled_stan_scores_truncations_and_mixtures_as_qvr() -> None:
     first: dict[str, Any] = {"mu": 0.3, "x": 1.7, "s": 1.2, "pi": 0.4, "soft": 0.8, "p": 0.35}
     first["pl"] = 0.6  # sigmoid of a value in (-1, 1)
     first["wk"], first["muk"] = [0.3, 0.7], [-1.0, 1.0]
-    first["hs"], first["ht"], first["hl"] = 2.2, 0.8, 1.5
+    first["hs"], first["ht"], first["hl"], first["tf"] = 2.2, 0.8, 1.5, 1.1
     first["shrunk"] = [0.05, -0.4, 1.3, 2.2, -3.0, 0.01]
     u1 = list(model.unconstrain_pars(first))
     u2 = [u + 0.3 * (i % 3 - 1) + 0.1 for i, u in enumerate(u1)]
