@@ -5,8 +5,9 @@ and dispatching its torch operations one by one, not computing them (eight schoo
 about 1.2 ms of Python per potential-and-gradient for 10 numbers). So the potential
 of a model is compiled once per run: `inference.record` records the aten operations
 of `vmap(U)` and of its gradient (autograd's backward pass), batched over a leading
-chain axis, into one graph, `inference.simplify` folds its constants and drops its
-identities (each operation costs its dispatch, not its arithmetic), and
+chain axis, into one graph, `inference.simplify` folds its constants, drops its
+identities and joins what takes fewer operations to the same bits (each operation
+costs its dispatch, not its arithmetic), and
 `torch.jit.trace` and `torch.jit.freeze` hand that graph to TorchScript, whose
 Static Runtime runs it without Python and without looking up a kernel per call
 (torch's own recorder, `make_fx`, costs over a second of imports of its compiler
@@ -145,11 +146,15 @@ class ManyPotential:
 
 
 def compiled_potential(
-    eager: Potential, log_density: Callable[[torch.Tensor], torch.Tensor], starts: torch.Tensor
+    eager: Potential,
+    log_density: Callable[[torch.Tensor], torch.Tensor],
+    starts: torch.Tensor,
+    *,
+    join: bool = True,
 ) -> Batched | None:
     """The recorded and traced batched potential, or None when it cannot be recorded or
     does not agree with `eager` at the starts and beside them; only on the CPU, where
-    it is recorded."""
+    it is recorded. `join`: as `simplify` takes it."""
     if torch.get_default_device().type != "cpu":
         return None
     starts = starts.detach()
@@ -164,7 +169,7 @@ def compiled_potential(
                 (grads,) = torch.autograd.grad(values.sum(), zs)
                 return grads, values
 
-            graph = traceable(simplify(record(batched, starts), starts.clone()))
+            graph = traceable(simplify(record(batched, starts), starts.clone(), join=join))
             traced = torch.jit.freeze(
                 torch.jit.trace(graph, (starts.clone(),), check_trace=False).eval()
             )

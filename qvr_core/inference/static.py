@@ -25,10 +25,12 @@ log = logging.getLogger(__name__)
 
 
 class StaticGraph:
-    """A frozen traced module run by Static Runtime; called as the module is."""
+    """A frozen traced module run by Static Runtime; called as the module is.
+    `operations`: how many aten operations a call runs (what its time is made of)."""
 
-    def __init__(self, module: Callable[..., tuple[torch.Tensor, ...]]) -> None:
+    def __init__(self, module: Callable[..., tuple[torch.Tensor, ...]], operations: int) -> None:
         self.module = module
+        self.operations = operations
 
     def __call__(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return tuple(self.module(*inputs))
@@ -44,7 +46,8 @@ def static_runtime(frozen: torch.jit.ScriptModule) -> StaticGraph | None:
     if not available():
         return None
     try:
-        return StaticGraph(torch._C._jit_to_static_module(frozen._c))
+        operations = sum(1 for n in frozen.graph.nodes() if n.kind().startswith("aten::"))
+        return StaticGraph(torch._C._jit_to_static_module(frozen._c), operations)
     except Exception as e:  # a graph it does not take stays with the interpreter
         log.debug("Static Runtime does not take the graph (%s)", e)
         return None
