@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from qvr_core.inference.chains import chain_layout
-from qvr_core.inference.many import compiled_potential
-from qvr_core.inference.mcmc import ProgramPotential, initial_values
-from qvr_core.plan.run_arguments import RunArguments
-from qvr_core.runs.prepare import prepare
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.sampling_threads import recorded  # noqa: E402
+
 MODELS = ROOT / "examples" / "posteriordb"
 DATA = ROOT.parent / "shared" / "posteriordb"
 Call = Callable[[torch.Tensor], tuple[torch.Tensor, ...]]
@@ -36,15 +35,9 @@ Call = Callable[[torch.Tensor], tuple[torch.Tensor, ...]]
 def both(name: str) -> tuple[Call, Call, torch.Tensor] | None:
     """The joined and the unjoined recorded potential of four chains, and their starts."""
     data = DATA / name / "data.json"
-    source = (MODELS / f"{name}.qvr").read_text(encoding="utf-8")
-    run = prepare(source, RunArguments(method="nuts"), data=str(data) if data.is_file() else None)
-    layout = chain_layout(run.program, run.x, run.observations)
-    potential = ProgramPotential(run.program, run.x, run.observations, layout)
-    torch.manual_seed(0)
-    start = layout.pack(initial_values(run.program, run.x, dict(run.observations)))
-    starts = torch.stack([start + 0.1 * k for k in range(4)])
-    joined = compiled_potential(potential, potential.log_density, starts)
-    written = compiled_potential(potential, potential.log_density, starts, join=False)
+    model = MODELS / f"{name}.qvr"
+    joined, starts = recorded(model, data if data.is_file() else None)
+    written, _ = recorded(model, data if data.is_file() else None, join=False)
     if joined is None or written is None:
         return None
     return joined, written, starts

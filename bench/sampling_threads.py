@@ -45,15 +45,24 @@ SPIN = (
 )
 
 
-def recorded_potential() -> tuple[Callable[[torch.Tensor], object], torch.Tensor]:
-    """The model's recorded potential of four chains and four starts beside one another."""
-    run = prepare(MODEL.read_text(encoding="utf-8"), RunArguments(method="nuts"), data=str(DATA))
+def recorded(
+    model: Path, data: Path | None, *, join: bool = True
+) -> tuple[Callable[[torch.Tensor], tuple[torch.Tensor, ...]] | None, torch.Tensor]:
+    """A model's recorded potential of four chains (None where it cannot be recorded)
+    and four starts beside one another; `join` as `inference.simplify` takes it."""
+    source = model.read_text(encoding="utf-8")
+    run = prepare(source, RunArguments(method="nuts"), data=str(data) if data else None)
     layout = chain_layout(run.program, run.x, run.observations)
     potential = ProgramPotential(run.program, run.x, run.observations, layout)
     torch.manual_seed(0)
     start = layout.pack(initial_values(run.program, run.x, dict(run.observations)))
     starts = torch.stack([start + 0.1 * k for k in range(4)])
-    function = compiled_potential(potential, potential.log_density, starts)
+    return compiled_potential(potential, potential.log_density, starts, join=join), starts
+
+
+def recorded_potential() -> tuple[Callable[[torch.Tensor], object], torch.Tensor]:
+    """gp_pois_regr's recorded potential of four chains and four starts."""
+    function, starts = recorded(MODEL, DATA)
     if function is None:
         raise SystemExit("the potential could not be recorded")
     return function, starts

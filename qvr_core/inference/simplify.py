@@ -45,10 +45,9 @@ SHAPE_ONLY = {
     aten.full.default,
     aten.scalar_tensor.default,
 }
-#: Operations that keep the elements in order and only change the shape. Not `clone`:
-#: it also lays the elements out contiguously, and a `view` after it (autograd's
-#: backward of a batch's column) fails on the strided tensor it was made from.
-RESHAPES = {
+#: What changes only a tensor's shape (the elements kept in order): a run of these is one
+#: `reshape` of the first one's input (`_join_reshapes`).
+SHAPE_CHANGES = {
     aten.view.default,
     aten._unsafe_view.default,
     aten.reshape.default,
@@ -56,6 +55,11 @@ RESHAPES = {
     aten.squeeze.dim,
     aten.squeeze.dims,
     aten.squeeze.default,
+}
+#: Operations that keep the elements in order and only change the shape, or nothing. Not
+#: `clone`: it also lays the elements out contiguously, and a `view` after it (autograd's
+#: backward of a batch's column) fails on the strided tensor it was made from.
+RESHAPES = SHAPE_CHANGES | {
     aten.alias.default,
     aten.detach.default,
     aten.lift_fresh_copy.default,
@@ -497,26 +501,13 @@ def _write_stages(module: GraphModule, end: Node, base: Node, stages: list[_Stag
     return node
 
 
-#: What changes only a tensor's shape (the elements kept in order): a run of these is one
-#: `reshape` of the first one's input.
-_SHAPES = {
-    aten.view.default,
-    aten._unsafe_view.default,
-    aten.reshape.default,
-    aten.unsqueeze.default,
-    aten.squeeze.dim,
-    aten.squeeze.dims,
-    aten.squeeze.default,
-}
-
-
 def _join_reshapes(module: GraphModule) -> None:
-    """Each run of two or more shape changes (`_SHAPES`), each but the last used only by
+    """Each run of two or more shape changes (`SHAPE_CHANGES`), each but the last used only by
     the next, as one `reshape` to the last one's shape (autograd's backward unsqueezes
     twice, and squeezes back twice)."""
     starts: dict[Node, tuple[Node, int]] = {}  # node -> (the run's input, its length)
     for node in module.graph.nodes:
-        if node.op != "call_function" or node.target not in _SHAPES:
+        if node.op != "call_function" or node.target not in SHAPE_CHANGES:
             continue
         x = node.args[0]
         if not isinstance(x, Node):
