@@ -313,18 +313,28 @@ def test_a_symmetric_family_cut_at_its_centre_keeps_half_its_mass(
 
 
 def test_a_half_student_t_latent_draws_the_half_and_is_scored_as_one() -> None:
-    """The fold as a prior: its draws (the Student-t's, drawn again until inside) are all
-    on the kept side, and their quartiles are the half-Student-t's (|T| has quartiles
-    the Student-t's 62.5% and 87.5% quantiles, scaled), within what 4,000 draws allow."""
-    source = _one_step("sample y <- Restrict(StudentT(3.0, 0.0, 2.5), 0.0)")
+    """The fold as a prior over a plate of 4,000: its draws (the Student-t's, drawn again
+    until inside) are all on the kept side, and their quartiles are the half-Student-t's
+    (|T| has quartiles the Student-t's 62.5% and 87.5% quantiles, scaled), within what
+    4,000 draws allow; the draws score as the half-t's density."""
+    source = (
+        "object Draw : FinSet 4000\n\nprogram t : Draw -> Draw\n"
+        "    sample y : Draw <- Restrict(StudentT(3.0, 0.0, 2.5), 0.0)\n"
+        "    return y\n\nexport t\n"
+    )
     program = compile_model(check(source), "t")
     torch.manual_seed(0)
-    draws = torch.stack([program.run({}, {}).values["y"] for _ in range(4000)]).double()
-    assert bool((draws >= 0).all())
+    run = program.run({}, {})
+    draws = run.values["y"].double().reshape(-1)
+    assert draws.shape == (4000,) and bool((draws >= 0).all())
     # t(3) quantiles at 0.625 and 0.875 (scipy.stats.t(3).ppf), times the scale 2.5; 15%
     # is five standard errors of a quartile of 4,000 draws
     for q, t3 in ((0.25, 0.34922), (0.75, 1.42263)):
         assert abs(float(torch.quantile(draws, q)) - 2.5 * t3) < 0.15 * 2.5 * t3
+    half = D.StudentT(3.0, 0.0, 2.5).log_prob(draws) + math.log(2.0)
+    torch.testing.assert_close(
+        run.log_probs["y"].double().reshape(()), half.sum(), rtol=1e-5, atol=0
+    )
 
 
 def test_the_hurdle_example_is_the_registry_hurdle_on_its_data() -> None:
