@@ -106,8 +106,8 @@ class _Leaf(_Node):
             half = self._half(low, high)
             if half is not None:
                 return half
-            centre = FAMILIES[self.name].symmetric_about
-            fold = f", or one end only, at its {centre}, where it keeps half" if centre else ""
+            about = FAMILIES[self.name].symmetric_about
+            fold = f", or one end only, at its {about}, where it keeps half" if about else ""
             raise QvrRuntimeError(
                 f"{self.where}: Restrict of {self.name} needs its CDF, which torch does not "
                 f"give for {self.name}{fold}; restrict a family that has one (Normal, "

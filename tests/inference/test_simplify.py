@@ -177,3 +177,25 @@ def test_a_gradient_put_together_from_slices_is_one_cat() -> None:
     targets = [n.target for n in simpler.graph.nodes if n.op == "call_function"]
     assert targets.count(torch.ops.aten.cat.default) == 1
     assert targets.count(torch.ops.aten.slice_backward.default) == 2  # the gap's two
+
+
+def test_a_product_and_a_quotient_by_a_power_of_two_join_in_either_order() -> None:
+    """`x * c / 4`, `x * 0.25 / c`, `x / c * 8` and `x / 0.5 * c`: each one operation by
+    `c` over the power of two, the same bits for any x (the power of two scales exactly)."""
+    a = torch.ops.aten
+    x = torch.randn(1000, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 1e3
+    c = 0.7137
+
+    def f(z: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            a.div.Tensor(a.mul.Tensor(z, c), 4.0),
+            a.div.Tensor(a.mul.Tensor(z, 0.25), c),
+            a.mul.Tensor(a.div.Tensor(z, c), 8.0),
+            a.mul.Tensor(a.div.Tensor(z, 0.5), c),
+        )
+
+    module = _graph(f, x)
+    simpler = simplify(copy.deepcopy(module), x.clone())
+    for got, want in zip(simpler(x), f(x), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert (_operations(module), _operations(simpler)) == (8, 4)
