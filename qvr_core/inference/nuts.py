@@ -438,14 +438,22 @@ class NUTSChain:
         kinetic = 0.5 * float(p_sharp.dot(r))
         return _Point(z, r, p_sharp, potential, grad, kinetic)
 
-    def _leapfrog(self, p: _Point, eps: float) -> Requests[_Point]:
+    def _leaf(self, start: _Point, eps: float, h0: float) -> Requests[_Tree]:
+        """One leapfrog step of size `eps` from `start`, as a tree of one point whose log
+        weight is h0 minus its energy. One generator, not a leapfrog's inside a leaf's
+        inside `_build`'s: this is made for every point of every tree, most of the
+        sampler's own time on a small model, where each generator showed in it."""
         half = 0.5 * eps
-        r = p.r - half * p.grad
-        z = p.z + eps * self._velocity(r)
+        r = start.r - half * start.grad
+        z = start.z + eps * self._velocity(r)
         self.leapfrogs += 1
         u, g = yield z
         r -= half * g
-        return self._point(z, r, u, g)
+        p = self._point(z, r, u, g)
+        delta = h0 - self._energy(p)  # log weight of the new point
+        diverging = -delta > self.kernel.max_delta_energy
+        accept = 1.0 if delta > 0 else math.exp(delta)
+        return _Tree(p, p, p, delta, r, accept, 1, diverging=diverging)
 
     def _energy(self, p: _Point) -> float:
         h = p.potential + p.kinetic
@@ -453,21 +461,19 @@ class NUTSChain:
 
     # -- trajectory ---------------------------------------------------------
 
-    def _leaf(self, start: _Point, direction: int, h0: float) -> Requests[_Tree]:
-        p = yield from self._leapfrog(start, direction * self.step_size)
-        delta = h0 - self._energy(p)  # log weight of the new point
-        diverging = -delta > self.kernel.max_delta_energy
-        accept = 1.0 if delta > 0 else math.exp(delta)
-        return _Tree(p, p, p, delta, p.r, accept, 1, diverging=diverging)
+    def _subtree(self, start: _Point, direction: int, depth: int, h0: float) -> Requests[_Tree]:
+        """A subtree of 2**depth leapfrog steps from `start` in `direction`: a leaf's own
+        generator at depth 0, without one of `_build`'s around it."""
+        if depth == 0:
+            return self._leaf(start, direction * self.step_size, h0)
+        return self._build(start, direction, depth, h0)
 
     def _build(self, start: _Point, direction: int, depth: int, h0: float) -> Requests[_Tree]:
-        """A subtree of 2**depth leapfrog steps from `start` in `direction`."""
-        if depth == 0:
-            return (yield from self._leaf(start, direction, h0))
-        first = yield from self._build(start, direction, depth - 1, h0)
+        """A subtree of 2**depth leapfrog steps (depth >= 1; `_subtree`)."""
+        first = yield from self._subtree(start, direction, depth - 1, h0)
         if first.diverging or first.turning:
             return first
-        second = yield from self._build(
+        second = yield from self._subtree(
             first.right if direction > 0 else first.left, direction, depth - 1, h0
         )
         sum_accept = first.sum_accept + second.sum_accept
@@ -509,7 +515,7 @@ class NUTSChain:
         sum_accept, num_steps, depth, diverging = 0.0, 0, 0, False
         while depth < self.kernel.max_tree_depth:
             direction = 1 if self._uniform() < 0.5 else -1
-            sub = yield from self._build(
+            sub = yield from self._subtree(
                 tree.right if direction > 0 else tree.left, direction, depth, h0
             )
             sum_accept += sub.sum_accept
@@ -561,7 +567,7 @@ class NUTSChain:
         def delta_h(step: float) -> Requests[float]:
             start = self._point(self._z, self._momentum(), self.potential, self.grad)
             h0 = self._energy(start)
-            return h0 - self._energy((yield from self._leapfrog(start, step)))
+            return (yield from self._leaf(start, step, h0)).log_weight
 
         direction = 1 if (yield from delta_h(eps)) > log_target else -1
         for _ in range(100):
