@@ -69,6 +69,8 @@ from typing import Any
 
 import numpy as np
 
+from qvr_core.plan.run_arguments import ENGINES
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "posteriordb"
 DEFAULT_DB = ROOT.parent / "shared" / "posteriordb"
@@ -267,6 +269,7 @@ class Settings:
     chains: int
     seed: int
     stan_rebuild: bool
+    engine: str = "qvr"  # what samples qvr's run (`qvr run --engine`)
 
 
 def run_qvr(
@@ -291,6 +294,7 @@ def run_qvr(
         chains=s.chains,
         seed=s.seed,
         results=results,
+        engine=s.engine,
     )
     click = time.perf_counter() - began
     assert summary.nuts is not None
@@ -493,6 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--posteriordb", type=Path, default=DEFAULT_DB, help="the posteriors")
     parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="qvr",
+        help="what samples qvr's runs: qvr (its own NUTS) or numpyro (`qvr run --engine numpyro`)",
+    )
+    parser.add_argument(
         "--stan-rebuild",
         action="store_true",
         help="make PyStan compile each model (as after an edit) instead of using its cache",
@@ -511,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = [n for n in chosen if n not in available]
     if missing:
         parser.error(f"--models: not in {db}: {', '.join(missing)}")
-    s = Settings(args.draws, args.warmup, args.chains, args.seed, args.stan_rebuild)
+    s = Settings(args.draws, args.warmup, args.chains, args.seed, args.stan_rebuild, args.engine)
 
     import torch  # noqa: F401  # imported before the clocks start, as a warm editor has it
 
@@ -520,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     skip_nutpie = nutpie_missing() if "nutpie" in peers else None
     print(
         f"posteriordb ({db}): {s.chains} chains x ({s.warmup} warmup + {s.draws} draws), "
-        f"seed {s.seed}, peers: {', '.join(peers) or 'none'}"
+        f"seed {s.seed}, qvr engine {s.engine}, peers: {', '.join(peers) or 'none'}"
     )
     if skip_nutpie:
         print(f"nutpie: skipped, {skip_nutpie}")

@@ -37,6 +37,7 @@ from qvr_core.host.extras import RUN_MODULES
 from qvr_core.host.files import UnreadableFile, command_line_roots, kind_of, read_text
 from qvr_core.plan.run_arguments import (
     DEVICES,
+    ENGINES,
     GUIDES,
     INITS,
     MASS_MATRICES,
@@ -121,6 +122,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " Pathfinder begun from the program's forward draws) or prior (those forward draws)",
     )
     parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=d.engine,
+        help="NUTS: what samples: qvr (the default: qvr's sampler) or numpyro (NumPyro's"
+        " NUTS, compiled by JAX, on the program's NumPyro export: Stan's diag or dense"
+        " metric, chains started uniformly in (-2, 2) as Stan does, or at forward draws"
+        " with --init prior; needs numpyro and jax installed)",
+    )
+    parser.add_argument(
         "--subsample",
         metavar="PLATE=ROWS",
         help="SVI: score ROWS random rows of PLATE per step, scaled to the whole plate"
@@ -181,6 +191,7 @@ def validated(args: argparse.Namespace) -> RunArguments:
             "chains": getattr(args, "chains", None),
             "mass_matrix": getattr(args, "mass_matrix", None),
             "init": getattr(args, "init", None),
+            "engine": getattr(args, "engine", None),
             "guide": getattr(args, "guide", None),
             "max_tree_depth": getattr(args, "max_tree_depth", None),
             "target_accept": getattr(args, "target_accept", None),
@@ -304,6 +315,7 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
             f"step size {_fmt(n.step_size, '.3g')}"
             + ("" if n.mass_matrix == "diag" else f", {n.mass_matrix} mass matrix")
             + (", Pathfinder starts" if n.starts == "pathfinder" else "")
+            + (", NumPyro's NUTS" if n.engine == "numpyro" else "")
         )
         lines.append(
             f"  r_hat max {_fmt(n.r_hat_max, '.3f')}, ess_bulk min {_fmt(n.ess_min, '.1f')}"

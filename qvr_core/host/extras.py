@@ -13,6 +13,8 @@ import importlib.util
 RUN_MODULES = ("torch", "numpy")
 #: What `qvr compare` needs: the `arviz` extra (numpy comes with it).
 ARVIZ_MODULES = ("numpy", "arviz")
+#: What `qvr run --engine numpyro` needs besides the `run` extra: the `numpyro` extra.
+NUMPYRO_MODULES = ("numpyro", "jax")
 
 
 def missing(modules: tuple[str, ...]) -> list[str]:

@@ -28,6 +28,9 @@ MASS_MATRICES = ("diag", "dense", "fisher", "low-rank", "auto")
 #: Where NUTS chains start (`inference.starts`): at draws of multi-path Pathfinder run from
 #: the program's forward draws (the default), or at those forward draws themselves
 INITS = ("pathfinder", "prior")
+#: What runs NUTS: qvr's own sampler, or NumPyro's on the program's NumPyro export
+#: (`runs.numpyro_nuts`)
+ENGINES = ("qvr", "numpyro")
 #: Where a run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run
 #: is large enough to gain from it (`qvr_core.runs.device`)
 DEVICES = ("cpu", "cuda", "auto")
@@ -68,6 +71,7 @@ class RunArguments:
     chains: int = 4  # NUTS only: chains advanced together (inference.chains)
     mass_matrix: str = "auto"  # NUTS only: `MASS_MATRICES`
     init: str = "pathfinder"  # NUTS only: `INITS`
+    engine: str = "qvr"  # NUTS only: `ENGINES`
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
     #: SVI only: score a random subset of a plate's rows each step, `(plate, rows)`
@@ -90,6 +94,7 @@ class RunArguments:
             "chains": self.chains,
             "mass_matrix": self.mass_matrix,
             "init": self.init,
+            "engine": self.engine,
             "guide": self.guide,
             "memory_budget": self.memory_budget,
             "subsample": self.subsample,
@@ -131,6 +136,7 @@ def validate_run_arguments(
         chains=_whole(get("chains"), "chains", 1, MAX_CHAINS, text),
         mass_matrix=_one_of(get("mass_matrix"), "mass_matrix", MASS_MATRICES),
         init=_one_of(get("init"), "init", INITS),
+        engine=_one_of(get("engine"), "engine", ENGINES),
         guide=_guide(get("guide")),
         memory_budget=_budget(given.get("memory_budget", base.memory_budget)),
         subsample=_subsample(given.get("subsample", base.subsample), text),

@@ -75,6 +75,8 @@ from qvr_core.runs.attention_record import (
     record_attention,
 )
 from qvr_core.runs.minibatch import Minibatches
+from qvr_core.runs.numpyro_nuts import METRICS, Engine, EngineRun, exported, refusal
+from qvr_core.runs.numpyro_nuts import sample as sample_numpyro
 from qvr_core.runs.predictive import posterior_predictive
 from qvr_core.runs.sequence_data import data_keys, observed_values
 from qvr_core.runs.sizing import Sizing, log_likelihood_refusal
@@ -429,13 +431,15 @@ def run_nuts(
     target_accept: float = 0.8,
     init: str = "pathfinder",
     share: ChainShare | None = None,
+    engine: Engine | None = None,
 ) -> RunSummary:
     """NUTS over every latent of `target` (the job's program, or its lifted form), its
     discrete sites summed out and drawn back given each draw; exact draws of them when
     nothing continuous is left (`inference.discrete`). `mass_matrix` names the metric
     warmup adapts (`inference.fisher.MASS_MATRICES`); the summary names the one it
     adapted (`auto` resolved by the number of coordinates). `init` says where the chains
-    start (`inference.starts`)."""
+    start (`inference.starts`). `engine`, when given, has NumPyro's NUTS sample the
+    program's NumPyro export instead of qvr's sampler (`runs.numpyro_nuts`)."""
     target = summed_out(target, observations)
     exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
     num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
@@ -453,7 +457,12 @@ def run_nuts(
     if job.calls.on_update is not None:
         live = LiveDraws(chains, 0 if exact else num_warmup, depth, job.calls.on_update)
     start = time.perf_counter()
-    if isinstance(target, SummedModel) and exact:
+    if engine is not None:
+        run = EngineRun(
+            num_warmup, num_samples, chains, seed, depth, target_accept, mass_matrix, init
+        )
+        result = _on_numpyro(engine, run, job, target, x, observations, progress, live, share)
+    elif isinstance(target, SummedModel) and exact:
         result = exact_draws(
             target,
             x,
@@ -506,9 +515,16 @@ def run_nuts(
         r_hat={k: finite(v["r_hat_max"]) for k, v in site_summary.items()},
         ess={k: finite(v["ess_min"]) for k, v in site_summary.items()},
         traces=tuple(tuple(t) for t in traces),
-        mass_matrix=mass_matrix if exact else chosen_metric(mass_matrix, result.coordinates),
+        mass_matrix=(
+            METRICS[mass_matrix]
+            if engine is not None
+            else mass_matrix
+            if exact
+            else chosen_metric(mass_matrix, result.coordinates)
+        ),
         starts=result.starts,
         target_accept=target_accept,
+        engine="qvr" if engine is None else "numpyro",
     )
     posterior = posterior_summary(result, depth, sampled=not exact) if draws else None
     if posterior is not None and skipped is not None:
@@ -521,6 +537,53 @@ def run_nuts(
         posterior=posterior,
         nuts=stats,
         attention=_nuts_attention(job, target, x, observations, result.samples, draws),
+    )
+
+
+def _on_numpyro(
+    engine: Engine,
+    run: EngineRun,
+    job: Job,
+    target: ProgramLike,
+    x: Input,
+    observations: dict[str, Observed],
+    progress: Callable[[int, int, float, int], None],
+    live: LiveDraws | None,
+    share: ChainShare | None,
+) -> MCMCResult:
+    """The run on NumPyro's NUTS (`runs.numpyro_nuts`), or an InferenceError saying why
+    this program or these settings are qvr's sampler's."""
+    why = refusal(run, engine.device)
+    if why is None and share is not None:
+        why = "the numpyro engine runs its chains in one process, not under torchrun"
+    if why is None and isinstance(target, SummedModel):
+        why = (
+            "the numpyro engine samples continuous latents; this program's discrete "
+            "ones are summed out by qvr's NUTS (run without --engine)"
+        )
+    if why is None and not isinstance(x, dict):
+        why = "the numpyro engine samples model programs"
+    if why is not None:
+        raise InferenceError(why)
+    assert isinstance(x, dict)
+    export = exported(engine.checked, engine.program, engine.path)
+    total = run.chains * (run.num_warmup + run.num_samples)
+    done = 0
+
+    def step(chain: int, potential: float) -> None:
+        nonlocal done
+        done += 1
+        progress(done, total, potential, chain)
+
+    return sample_numpyro(
+        export,
+        target,
+        x,
+        observations,
+        run,
+        on_step=step,
+        on_draw=None if live is None else live.add,
+        should_stop=job.calls.should_stop,
     )
 
 

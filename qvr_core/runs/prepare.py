@@ -17,7 +17,7 @@ and observed sites. A model program's data is by name (`runs.model_data`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import cast
@@ -75,6 +75,8 @@ class PreparedRun:
     unread: dict[str, torch.Tensor] = field(default_factory=dict)
     #: the checked source: what a minibatch's plan is read from (`runs.minibatch`)
     checked: CheckedModule | None = None
+    #: the source's name in messages (`qvr run FILE`'s file), where it has one
+    path: str | None = None
 
 
 def checked_program(
@@ -113,7 +115,7 @@ def prepare(
         raise InferenceError(verdict.reason or f"program {name} cannot run")
     budget = budget_of(memory_budget)
     if verdict.kind == "model":
-        return _model(checked, name, arguments, data, data_root, budget)
+        return replace(_model(checked, name, arguments, data, data_root, budget), path=path)
     return _morphism(checked, path, name, arguments, data, data_root, budget)
 
 

@@ -50,6 +50,7 @@ from qvr_core.runs.methods import (
 )
 from qvr_core.runs.minibatch import Minibatches, plate_plan
 from qvr_core.runs.model_data import one_thread
+from qvr_core.runs.numpyro_nuts import Engine
 from qvr_core.runs.prepare import DataSource, PreparedRun, prepare
 from qvr_core.runs.sizing import device_budget
 from qvr_core.runs.summary import RunSummary, run_attributes
@@ -77,6 +78,7 @@ def run_program(
     chains: int = 4,
     mass_matrix: str = "auto",
     init: str = "pathfinder",
+    engine: str = "qvr",
     guide: str = "normal",
     memory_budget: int | None = None,
     subsample: tuple[str, int] | str | None = None,
@@ -119,6 +121,7 @@ def run_program(
             "chains": chains,
             "mass_matrix": mass_matrix,
             "init": init,
+            "engine": engine,
             "guide": guide,
             "subsample": subsample,
             "device": device,
@@ -267,10 +270,23 @@ def execute(
                 chains=arguments.chains,
                 seed=arguments.seed,
                 share=None if world is None else chain_share(world, arguments.chains),
+                engine=_engine(prepared, arguments),
             )
         with draws_stay_in_support():  # a draw outside its support is reported, by site
             return run_prior(job)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _engine(prepared: PreparedRun, arguments: RunArguments) -> Engine | None:
+    """NumPyro's sampler for the run when it asks for it (`--engine numpyro`), or None: qvr's."""
+    if arguments.engine == "qvr":
+        return None
+    if prepared.kind != "model" or prepared.checked is None:
+        raise InferenceError(
+            "the numpyro engine samples model programs; a seed program's weights are "
+            "lifted and sampled by qvr's NUTS (run without --engine)"
+        )
+    return Engine(prepared.checked, prepared.name, arguments.device, prepared.path)
 
 
 def run_arguments(given: dict[str, Any], memory_budget: object) -> RunArguments:

@@ -61,6 +61,8 @@ class NutsStats:
     starts: str = "prior"
     #: the acceptance warmup tuned the step size to (`RunArguments.target_accept`)
     target_accept: float = 0.8
+    #: what ran the chains (`run_arguments.ENGINES`)
+    engine: str = "qvr"
 
     @property
     def r_hat_max(self) -> float | None:
@@ -220,6 +222,7 @@ class RunSummary:
                 step_size=n.step_size,
                 mass_matrix=n.mass_matrix,
                 starts=n.starts,
+                engine=n.engine,
                 r_hat=dict(n.r_hat),
                 ess=dict(n.ess),
                 r_hat_max=n.r_hat_max,

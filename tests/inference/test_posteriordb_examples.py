@@ -10,6 +10,8 @@ repository): without them the test is skipped.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bench.posteriordb import DEFAULT_DB, EXPRESSIBLE, MODELS, Settings, fit_model, reference
@@ -31,5 +33,20 @@ def test_the_example_matches_posteriordb_s_reference(name: str) -> None:
     assert (MODELS / f"{name}.qvr").is_file()
     (fit,) = fit_model(
         name, EXPRESSIBLE[name], DEFAULT_DB, [], DEFAULTS, reference(DEFAULT_DB, name), False
+    )
+    assert fit.matches, fit.worst
+
+
+@pytest.mark.slow
+def test_numpyros_engine_fits_the_gaussian_process_to_the_reference() -> None:
+    """`--engine numpyro` on the posterior whose one-click fit is qvr's slowest (issue 47):
+    the same defaults and the same rule, the draws read back under qvr's names."""
+    pytest.importorskip("numpyro")
+    name = "gp_pois_regr-gp_pois_regr"
+    if not (DEFAULT_DB / name / "reference.json").is_file():
+        pytest.skip(f"{DEFAULT_DB / name} is not here")
+    settings = replace(DEFAULTS, engine="numpyro")
+    (fit,) = fit_model(
+        name, EXPRESSIBLE[name], DEFAULT_DB, [], settings, reference(DEFAULT_DB, name), False
     )
     assert fit.matches, fit.worst

@@ -131,3 +131,29 @@ async def test_a_plate_that_cannot_be_subsampled_is_refused_with_the_reason(clie
         {"uri": uri, "method": "svi", "steps": 2, "data": "data/schools.json", "subsample": "Q=2"},
     )
     assert error.data["kind"] == "inference" and "cannot subsample Q" in str(error)
+
+
+async def test_numpyros_engine_runs_in_the_worker_with_live_draws(client, workspace):
+    pytest.importorskip("numpyro")
+    uri = write(workspace)
+    after = len(client.inference_progress)
+    args = {
+        "uri": uri,
+        "method": "nuts",
+        "steps": 120,
+        "chains": 2,
+        "engine": "numpyro",
+        "data": "data/schools.json",
+    }
+    summary = await run(client, args)
+    assert summary["status"] == "completed" and summary["engine"] == "numpyro"
+    assert set(summary["posterior"]["sites"]) == {"mu", "tau", "theta_raw"}
+    notes = [n for n in client.inference_progress[after:] if n["uri"] == uri and "live" in n]
+    assert notes and notes[-1]["live"]["draws"] == [60, 60]
+    assert notes[-1]["live"]["posterior"]["rows"] == summary["posterior"]["rows"]
+
+
+async def test_an_engine_the_server_does_not_know_is_refused(client, workspace):
+    uri = write(workspace)
+    error = await failure(client, {"uri": uri, "method": "nuts", "steps": 4, "engine": "stan"})
+    assert "engine" in str(error)

@@ -41,6 +41,7 @@ KEYS = {
         "step_size",
         "mass_matrix",
         "starts",
+        "engine",
         "r_hat",
         "ess",
         "r_hat_max",

@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import type { InferenceDefaults } from "./inference/params";
 import { type InstallSettings, ignoredInstallSettings, readInstallSettings } from "./server/installSettings";
-import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isDevice, isInferenceMethod, isMassMatrix, STAN_TARGET_ACCEPT } from "./shared/protocol";
+import { type DiagramFormat, type ExportTarget, exportTarget, isDiagramFormat, isDevice, isEngine, isInferenceMethod, isMassMatrix, STAN_TARGET_ACCEPT } from "./shared/protocol";
 
 const SECTION = "qvr";
 
@@ -69,6 +69,7 @@ export function inferenceDefaults(): InferenceDefaults {
   const config = section();
   const method = config.get<string>("inference.method", "svi");
   const massMatrix = config.get<string>("inference.massMatrix", "auto");
+  const engine = config.get<string>("inference.engine", "qvr");
   const device = config.get<string>("inference.device", "cpu");
   return {
     method: isInferenceMethod(method) ? method : "svi",
@@ -79,6 +80,7 @@ export function inferenceDefaults(): InferenceDefaults {
     seqLen: config.get<number>("inference.seqLen", 8),
     chains: config.get<number>("inference.chains", 4),
     massMatrix: isMassMatrix(massMatrix) ? massMatrix : "auto",
+    engine: isEngine(engine) ? engine : "qvr",
     targetAccept: config.get<number>("inference.targetAccept", STAN_TARGET_ACCEPT),
     data: config.get<string>("inference.data", "").trim(),
     device: isDevice(device) ? device : "cpu",

@@ -4,10 +4,12 @@
  */
 import {
   type Device,
+  type Engine,
   type InferenceMethod,
   type InferenceParams,
   type MassMatrix,
   isDevice,
+  isEngine,
   isInferenceMethod,
   isMassMatrix,
   isSubsample,
@@ -24,6 +26,8 @@ export interface InferenceDefaults {
   seqLen: number;
   chains: number;
   massMatrix: MassMatrix;
+  /** NUTS: what samples (qvr's sampler, or NumPyro's on the program's NumPyro export). */
+  engine: Engine;
   /** NUTS: the target acceptance, sent as written (the server refuses, naming it, a value
    * outside (0, 1)); only NUTS runs are sent it, and only when it is not Stan's 0.8. */
   targetAccept: number;
@@ -61,6 +65,7 @@ export function parseInferenceArguments(args: readonly unknown[]): InferenceTarg
   if (typeof raw.lr === "number" && raw.lr > 0 && Number.isFinite(raw.lr)) overrides.lr = raw.lr;
   if (typeof raw.data === "string" && raw.data !== "") overrides.data = raw.data;
   if (isMassMatrix(raw.mass_matrix)) overrides.mass_matrix = raw.mass_matrix;
+  if (isEngine(raw.engine)) overrides.engine = raw.engine;
   const accept = raw.target_accept;
   if (typeof accept === "number" && accept > 0 && accept < 1) overrides.target_accept = accept;
   if (isDevice(raw.device)) overrides.device = raw.device;
@@ -85,6 +90,7 @@ export function buildInferenceParams(
     seq_len: defaults.seqLen,
     chains: defaults.chains,
     mass_matrix: defaults.massMatrix,
+    engine: defaults.engine,
     target_accept: defaults.targetAccept,
     device: defaults.device,
     ...(defaults.data !== "" ? { data: defaults.data } : {}),
@@ -96,6 +102,8 @@ export function buildInferenceParams(
   // The step size's target is NUTS's: an SVI or prior run is sent none (nor refused for
   // one). Stan's default goes unsaid, so a server older than the setting runs as before.
   if (params.method !== "nuts" || params.target_accept === STAN_TARGET_ACCEPT) delete params.target_accept;
+  // The engine is NUTS's, and qvr's own goes unsaid, as the target acceptance's default does.
+  if (params.method !== "nuts" || params.engine === "qvr") delete params.engine;
   if (target.program !== undefined) params.program = target.program;
   return params;
 }
@@ -105,6 +113,7 @@ export function describeInferenceParams(params: InferenceParams): string {
   const parts = [`steps=${params.steps}`, `lr=${params.lr}`, `seed=${params.seed}`, `batch=${params.batch}`, `seq_len=${params.seq_len}`];
   if (params.method === "nuts" && params.chains !== undefined) parts.push(`chains=${params.chains}`);
   if (params.method === "nuts" && params.mass_matrix !== undefined && params.mass_matrix !== "auto") parts.push(`mass_matrix=${params.mass_matrix}`);
+  if (params.method === "nuts" && params.engine !== undefined && params.engine !== "qvr") parts.push(`engine=${params.engine}`);
   if (params.method === "nuts" && params.target_accept !== undefined && params.target_accept !== STAN_TARGET_ACCEPT) {
     parts.push(`target_accept=${params.target_accept}`);
   }

@@ -66,6 +66,8 @@ export interface InferenceParams {
   mass_matrix?: MassMatrix;
   /** NUTS: where the chains start: multi-path Pathfinder's draws (the default) or the program's forward draws. */
   init?: "pathfinder" | "prior";
+  /** NUTS: what samples: qvr's own sampler (the default) or NumPyro's NUTS on the program's NumPyro export. */
+  engine?: Engine;
   data?: string;
   /** Where the run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run is large. */
   device?: Device;
@@ -93,6 +95,13 @@ export const STAN_TARGET_ACCEPT = 0.8;
 
 export function isMassMatrix(value: unknown): value is MassMatrix {
   return typeof value === "string" && (MASS_MATRICES as readonly string[]).includes(value);
+}
+
+export type Engine = "qvr" | "numpyro";
+export const ENGINES: readonly Engine[] = ["qvr", "numpyro"];
+
+export function isEngine(value: unknown): value is Engine {
+  return typeof value === "string" && (ENGINES as readonly string[]).includes(value);
 }
 
 export type Device = "cpu" | "cuda" | "auto";

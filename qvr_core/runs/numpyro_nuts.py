@@ -1,0 +1,340 @@
+"""qvr's NUTS run by NumPyro on the program's NumPyro export (`qvr run --engine numpyro`).
+
+qvr's own sampler (`inference.nuts`) evaluates the potential through torch, one aten
+operation at a time, and builds each tree in Python: on a model whose one evaluation is
+a hundred small operations (gp_pois_regr: an 11 x 11 Cholesky factor and its gradient)
+that is about 100 us a leapfrog step of each chain, where Stan takes 4 us. NumPyro
+compiles the whole transition, the tree and the model's log density with its gradient,
+into one XLA program, so a step costs the arithmetic. The model it runs is the one
+`qvr export --to numpyro` writes, which `tests/export` holds to qvr's log density at
+every example; the engine runs that text (written here, from the checked module; never
+a file) and reads the draws back under qvr's site names, so the summary, the results
+and the editor's live draws are the ones qvr's own sampler gives.
+
+What it runs is NumPyro's NUTS with Stan's windowed adaptation: a diagonal (`--mass-matrix
+diag` or `auto`) or dense metric, started where NumPyro starts (`init_to_uniform`, Stan's
+rule: uniform in (-2, 2) on the unconstrained space) or at a draw of the prior
+(`--init prior`). The chains advance together in one vectorised program, `BLOCK`
+iterations a call, so progress, a stop and the live draws come between calls. qvr's
+Fisher and low-rank metrics, its Pathfinder starts, programs with discrete latents (which
+NumPyro would need funsor to sum out) and programs the export cannot write are refused
+with the reason; `qvr run` without `--engine` keeps qvr's sampler for them.
+
+JAX computes in float64 here, as qvr does (`jax_enable_x64`, set when the engine is first
+used). JAX's first compile of a model takes seconds; it is counted in the run's time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from qvr_core.check.module import CheckedModule
+from qvr_core.export import TARGETS, export_program
+from qvr_core.host import extras
+from qvr_core.host.extras import NUMPYRO_MODULES
+from qvr_core.inference.chains import ChainDraw
+from qvr_core.inference.convergence import ess_bulk, rhat
+from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.mcmc import MCMCResult, chain_layout
+from qvr_core.runtime.errors import format_diagnostics
+from qvr_core.runtime.program import Observed
+
+#: Where a NumPyro run's chains start, as `NutsStats.starts` reports it.
+UNIFORM_STARTS = "uniform"
+#: The metrics NumPyro adapts, by qvr's names (`auto` is Stan's diagonal here).
+METRICS = {"auto": "diag", "diag": "diag", "dense": "dense"}
+
+
+def missing() -> str | None:
+    """Why the engine cannot run in this environment, or None."""
+    absent = extras.missing(NUMPYRO_MODULES)
+    if absent:
+        return (
+            f"the numpyro engine needs {' and '.join(absent)}, not installed here: "
+            "pip install 'qvr[numpyro]'"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A run's request for this engine: the checked source it exports `program` from, the
+    device the run was asked for, and the source's name in messages."""
+
+    checked: CheckedModule
+    program: str
+    device: str
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """One NUTS run's settings, as `runs.methods.run_nuts` has them."""
+
+    num_warmup: int
+    num_samples: int
+    chains: int
+    seed: int
+    max_tree_depth: int
+    target_accept: float
+    mass_matrix: str
+    init: str
+
+
+def refusal(run: EngineRun, device: str) -> str | None:
+    """Why these settings cannot run on the engine (before anything is exported)."""
+    if run.mass_matrix not in METRICS:
+        return (
+            f"--mass-matrix {run.mass_matrix} is qvr's own sampler's; the numpyro engine "
+            "adapts Stan's diagonal (diag, auto) or dense metric"
+        )
+    if device != "cpu":
+        return f"the numpyro engine runs on the CPU (--device {device} is qvr's sampler's)"
+    return missing()
+
+
+@dataclass(frozen=True)
+class Export:
+    """The program's NumPyro export, run: its `model` and its `load_data` (None where the
+    model reads no data)."""
+
+    model: Callable[..., Any]
+    load_data: Callable[[str], dict[str, Any]] | None
+
+
+def exported(checked: CheckedModule, program: str, path: str | None = None) -> Export:
+    """`program`'s NumPyro export, or an InferenceError with the export's own diagnostics
+    (QVR701, located) when NumPyro cannot say the program."""
+    result = export_program(checked, TARGETS["numpyro"], program)
+    if result.text is None:
+        shown = format_diagnostics(list(result.diagnostics), path)
+        raise InferenceError(
+            f"the numpyro engine runs the program's NumPyro export, which cannot be "
+            f"written:\n{shown}\n(`qvr run` without --engine samples it with qvr's NUTS)"
+        )
+    namespace: dict[str, Any] = {"__name__": "qvr_numpyro_engine"}
+    # the text is the export of the checked module, written by qvr_core.export: names
+    # are the program's identifiers and values its literals, never text read as code
+    exec(compile(result.text, f"<numpyro export of {program}>", "exec"), namespace)
+    return Export(namespace["model"], namespace.get("load_data"))
+
+
+def model_arguments(
+    export: Export, data: Mapping[str, torch.Tensor], observations: Mapping[str, Observed]
+) -> dict[str, Any]:
+    """The export's keyword arguments, read by its own `load_data` (each value's type, and
+    the data it computes, as the export declares them) from the values qvr read, written
+    to a JSON file in a private temporary folder: the file `load_data` reads, whatever
+    format the run's data came in."""
+    if export.load_data is None:
+        return {}
+    raw: dict[str, Any] = {}
+    for name, value in {**data, **observations}.items():
+        if not isinstance(value, torch.Tensor):
+            raise InferenceError(
+                f"the numpyro engine takes `{name}` whole; a masked or padded value is "
+                "qvr's sampler's"
+            )
+        raw[name] = value.detach().cpu().tolist()
+    with tempfile.TemporaryDirectory(prefix="qvr-numpyro-") as folder:
+        path = Path(folder) / "data.json"
+        path.write_text(json.dumps(raw), encoding="utf-8")
+        return export.load_data(str(path))
+
+
+#: Iterations a compiled call advances every chain by: between calls the run reports its
+#: progress and draws and looks for a stop. Not one: a jitted call per iteration from
+#: Python made gp_pois_regr's 4 x 2,000 iterations take 46 s where calls of 50 took 31 s,
+#: as long as NumPyro's own `MCMC.run` (32 s), which loops inside one call.
+BLOCK = 50
+
+
+def _blocks(
+    kernel: Any, arguments: dict[str, Any], chains: int
+) -> Callable[[Any, int], tuple[Any, dict[str, Any]]]:
+    """`advance(state, n)`: n <= BLOCK iterations of every chain in one compiled loop, with
+    what each iteration left: the potential, divergence, leapfrog steps, energy, acceptance
+    and step size per chain, and the unconstrained position."""
+    from functools import partial
+
+    import jax
+    import jax.numpy as jnp
+
+    step = partial(kernel.sample, model_args=(), model_kwargs=arguments)
+
+    def record(s: Any) -> dict[str, Any]:
+        return {
+            "potential": s.potential_energy,
+            "diverging": s.diverging,
+            "steps": s.num_steps,
+            "energy": s.energy,
+            "accept": s.accept_prob,
+            "step_size": jnp.broadcast_to(s.adapt_state.step_size, (chains,)),
+            "z": s.z,
+        }
+
+    def advance(state: Any, n: Any) -> tuple[Any, dict[str, Any]]:
+        empty = jax.tree.map(
+            lambda v: jnp.zeros((BLOCK, *jnp.shape(v)), jnp.result_type(v)), record(state)
+        )
+
+        def body(i: Any, carry: tuple[Any, dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+            s, kept = carry
+            s = step(s)
+            return s, jax.tree.map(lambda k, v: k.at[i].set(v), kept, record(s))
+
+        advanced: tuple[Any, dict[str, Any]] = jax.lax.fori_loop(0, n, body, (state, empty))
+        return advanced
+
+    return jax.jit(advance)
+
+
+def sample(
+    export: Export,
+    target: Any,
+    x: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
+    run: EngineRun,
+    *,
+    on_step: Callable[[int, float], None],
+    on_draw: Callable[[int, ChainDraw], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> MCMCResult:
+    """NUTS on `export` (of `target`'s program), its draws under `target`'s site names.
+
+    `on_step(chain, potential)` after every iteration of every chain; `on_draw(chain,
+    draw)` for every draw past warmup. When `should_stop()` turns true the result holds
+    the draws so far, `stopped` set."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer import NUTS, init_to_sample, init_to_uniform
+    from numpyro.infer.util import log_density
+
+    jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]  # untyped; float64 as qvr
+    with torch.random.fork_rng():  # the layout's forward draw leaves the stream alone
+        layout = chain_layout(target, dict(x), observations)
+    model = export.model
+    arguments = model_arguments(export, x, observations)
+    kernel = NUTS(
+        model,
+        target_accept_prob=run.target_accept,
+        max_tree_depth=run.max_tree_depth,
+        dense_mass=METRICS[run.mass_matrix] == "dense",
+        init_strategy=init_to_sample if run.init == "prior" else init_to_uniform,
+    )
+    keys = jax.random.split(jax.random.PRNGKey(run.seed), run.chains)
+    try:
+        state = kernel.init(keys, run.num_warmup, model_kwargs=arguments)
+    except RuntimeError as e:  # NumPyro's "Cannot find valid initial parameters"
+        raise InferenceError(f"the numpyro engine could not start its chains: {e}") from None
+    names = [site.name for site in layout.sites]
+    advance = _blocks(kernel, arguments, run.chains)
+    constrain = jax.jit(jax.vmap(jax.vmap(kernel.postprocess_fn((), arguments))))
+
+    draws: list[dict[str, np.ndarray]] = []
+    stats: list[tuple[np.ndarray, ...]] = []
+    warmup_divergences = np.zeros(run.chains, dtype=np.int64)
+    stopped, done, total = False, 0, run.num_warmup + run.num_samples
+    while done < total:
+        if should_stop is not None and should_stop():
+            stopped = True
+            break
+        n = min(BLOCK, total - done)
+        state, block = advance(state, n)
+        got = {k: np.asarray(v)[:n] for k, v in block.items() if k != "z"}
+        for i in range(n):
+            for c in range(run.chains):
+                on_step(c, float(got["potential"][i, c]))
+        warm = max(0, min(n, run.num_warmup - done))
+        warmup_divergences += got["diverging"][:warm].sum(axis=0)
+        if warm < n:
+            # the whole block, one shape: a slice of it would compile again at each size
+            whole = constrain(block["z"])
+            values = {k: np.asarray(v)[warm:n] for k, v in whole.items() if k in names}
+            steps = got["steps"][warm:].astype(np.int64)
+            depths = np.ceil(np.log2(steps + 1)).astype(np.int64)
+            for i in range(n - warm):
+                row = (
+                    got["diverging"][warm + i].astype(bool),
+                    depths[i],
+                    steps[i],
+                    got["energy"][warm + i].astype(np.float64),
+                    got["accept"][warm + i].astype(np.float64),
+                    got["step_size"][warm + i].astype(np.float64),
+                )
+                drawn = {k: v[i] for k, v in values.items()}
+                draws.append(drawn)
+                stats.append(row)
+                if on_draw is not None:
+                    for c in range(run.chains):
+                        one = {k: v[c].astype(np.float64) for k, v in drawn.items()}
+                        on_draw(
+                            c, ChainDraw(one, bool(row[0][c]), int(row[1][c]), float(row[3][c]))
+                        )
+        done += n
+
+    missing_sites = [n for n in names if draws and n not in draws[0]]
+    if missing_sites:
+        raise InferenceError(
+            f"the NumPyro export names no site {', '.join(missing_sites)}: the numpyro "
+            "engine cannot read its draws back (a bug of the export; run without --engine)"
+        )
+    # (chains, draws, *NumPyro's shape of the site), then qvr's shape for the same values
+    stacked = {
+        site.name: np.stack([d[site.name] for d in draws], axis=1)
+        if draws
+        else np.zeros((run.chains, 0, *site.shape))
+        for site in layout.sites
+    }
+    samples = {
+        site.name: torch.from_numpy(
+            np.ascontiguousarray(stacked[site.name]).reshape(run.chains, len(draws), *site.shape)
+        )
+        for site in layout.sites
+    }
+
+    def joint(params: dict[str, Any]) -> Any:
+        return log_density(model, (), arguments, params)[0]
+
+    if draws:  # the model's log joint at each draw, as NumPyro scores its own sites
+        flat = {n: jnp.asarray(v.reshape(-1, *v.shape[2:])) for n, v in stacked.items()}
+        joints = np.asarray(jax.jit(jax.vmap(joint))(flat), dtype=np.float64)
+        log_densities = torch.from_numpy(joints.reshape(run.chains, len(draws)).copy())
+    else:
+        log_densities = torch.zeros(run.chains, 0, dtype=torch.float64)
+
+    def per_chain(k: int, dtype: torch.dtype) -> torch.Tensor:
+        if not stats:
+            return torch.zeros(run.chains, 0, dtype=dtype)
+        return torch.from_numpy(np.stack([s[k] for s in stats], axis=1)).to(dtype)
+
+    step_sizes = stats[-1][5] if stats else np.full(run.chains, math.nan)
+    result = MCMCResult(
+        samples=samples,
+        log_densities=log_densities,
+        acceptance_rates=per_chain(4, torch.float64).mean(dim=1),
+        divergence_counts=per_chain(0, torch.int64).sum(dim=1),
+        step_sizes=torch.from_numpy(np.asarray(step_sizes, dtype=np.float64)),
+        tree_depths=per_chain(1, torch.int64),
+        num_leapfrog_steps=per_chain(2, torch.int64),
+        warmup_divergence_counts=torch.from_numpy(warmup_divergences),
+        energies=per_chain(3, torch.float64),
+        diverging=per_chain(0, torch.bool),
+        seeds=[run.seed],
+        starts="prior" if run.init == "prior" else UNIFORM_STARTS,
+        stopped=stopped,
+        coordinates=layout.size,
+    )
+    for name, s in samples.items():
+        result.r_hat[name] = torch.from_numpy(rhat(s)) if draws else torch.zeros(0)
+        result.ess[name] = torch.from_numpy(ess_bulk(s)) if draws else torch.zeros(0)
+    return result

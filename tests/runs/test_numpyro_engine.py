@@ -1,0 +1,190 @@
+"""`qvr run --engine numpyro`: NumPyro's NUTS on the program's NumPyro export
+(`qvr_core.runs.numpyro_nuts`) gives qvr's posterior under qvr's names.
+
+Proved on conjugate models, whose posteriors are exact (the bound is the fit's own Monte
+Carlo error, so no seed decides it), with a constrained latent each (a Beta on (0, 1), a
+Gamma on (0, inf)): the draws read back under qvr's site names and shapes, and the log
+density kept for each draw is qvr's own log joint there. Around that: the summary says
+which engine ran, a stop keeps the draws so far, the editor's live draws arrive, and what
+the engine cannot run is refused before anything runs, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from qvr_core.check import check
+from qvr_core.inference.errors import InferenceError
+from qvr_core.inference.results import RunResults
+from qvr_core.runs.numpyro_nuts import BLOCK, EngineRun
+from qvr_core.runs.numpyro_nuts import refusal as refusal_of
+from qvr_core.runs.run import run_program
+from qvr_core.runtime.model import compile_model
+from tests.inference.test_discrete_latents import SWITCH
+from tests.inference.test_model_posteriors import BETA, conjugates
+
+pytest.importorskip("numpyro")
+pytest.importorskip("jax")
+
+CASES = {c[1]: c for c in conjugates()}
+
+
+def data_file(tmp_path: Path, source: str, name: str, data: torch.Tensor) -> str:
+    """The observed site's values as a JSON data file, as a user writes one."""
+    observed = compile_model(check(source), name).observed_names[0]
+    path = tmp_path / f"{name}.json"
+    values = data.long().tolist() if name != "normal_normal" else data.tolist()
+    path.write_text(json.dumps({observed: values}), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("name", ["beta_bernoulli", "gamma_poisson"])
+def test_the_engine_recovers_the_conjugate_posterior_under_qvrs_names(
+    tmp_path: Path, name: str
+) -> None:
+    source, _, site, data, mean, sd = CASES[name]
+    results = RunResults()
+    summary = run_program(
+        source,
+        data=data_file(tmp_path, source, name, data),
+        method="nuts",
+        steps=1200,
+        chains=4,
+        seed=3,
+        engine="numpyro",
+        results=results,
+    )
+    assert summary.nuts is not None and summary.nuts.engine == "numpyro"
+    assert summary.nuts.chains == 4 and summary.nuts.num_samples == 600
+    assert summary.to_json()["engine"] == "numpyro"
+    draws = torch.as_tensor(results.groups["posterior"][site])
+    assert draws.shape == (4, 600)
+    ess = summary.nuts.ess[site]
+    assert ess is not None and ess > 400
+    se = sd / math.sqrt(ess)
+    got = float(draws.mean())
+    assert abs(got - mean) < 4 * se, f"mean {got:.4f}, exact {mean:.4f}, 4 se {4 * se:.4f}"
+    assert abs(float(draws.std()) - sd) < 0.2 * sd
+
+    # the log density kept for a draw is qvr's log joint at it: one model, two samplers
+    program = compile_model(check(source), name)
+    observed = {program.observed_names[0]: data}
+    lp = torch.as_tensor(results.groups["sample_stats"]["lp"])
+    for chain, draw in ((0, 0), (1, 299), (3, 599)):
+        values = {site: draws[chain, draw].to(torch.float64)}
+        joint = float(program.log_joint({}, {**observed, **values}).sum())
+        assert lp[chain, draw].item() == pytest.approx(joint, rel=1e-9, abs=1e-9)
+
+
+def test_a_stop_keeps_the_draws_so_far_and_live_draws_arrive(tmp_path: Path) -> None:
+    source, name, site, data, _, _ = CASES["gamma_poisson"]
+    reached = 0
+    snapshots: list[dict[str, Any]] = []
+
+    def progress(step: int, total: int, loss: float) -> None:
+        nonlocal reached
+        reached = step
+
+    def stop() -> bool:  # after three blocks of 50 iterations: 100 of warmup, 50 draws
+        return reached >= 3 * BLOCK * 2
+
+    results = RunResults()
+    summary = run_program(
+        source,
+        data=data_file(tmp_path, source, name, data),
+        method="nuts",
+        steps=200,
+        chains=2,
+        seed=0,
+        engine="numpyro",
+        results=results,
+        should_stop=stop,
+        on_progress=progress,
+        on_update=snapshots.append,
+    )
+    assert summary.stopped
+    assert summary.nuts is not None and summary.nuts.num_samples == 50
+    assert torch.as_tensor(results.groups["posterior"][site]).shape == (2, 50)
+    assert snapshots and snapshots[-1]["draws"] == [50, 50]
+    assert snapshots[-1]["warmup"] == 100
+
+
+def refusal(tmp_path: Path, source: str, name: str, **arguments: Any) -> str:
+    data = {"y": [0.5, 1.0, -0.3, 0.2]} if name == "switch" else {"y": [0, 1] * 10}
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InferenceError) as caught:
+        run_program(source, data=str(path), method="nuts", steps=20, engine="numpyro", **arguments)
+    return str(caught.value)
+
+
+def test_qvrs_own_metrics_are_refused_with_the_ones_it_adapts(tmp_path: Path) -> None:
+    message = refusal(tmp_path, BETA, "beta_bernoulli", mass_matrix="fisher")
+    assert "--mass-matrix fisher" in message and "diag" in message and "dense" in message
+
+
+def test_a_discrete_latent_is_left_to_qvrs_sampler(tmp_path: Path) -> None:
+    message = refusal(tmp_path, SWITCH, "switch")
+    assert "discrete" in message and "without --engine" in message
+
+
+def test_a_program_numpyro_cannot_say_is_refused_where_the_export_says(tmp_path: Path) -> None:
+    source = """\
+object Obs : FinSet 20
+
+program tails : Obs -> Obs
+    sample xi <- Normal(0.0, 0.3)
+    observe y : Obs <- GeneralizedPareto(0.0, 1.0, xi)
+    return xi
+
+export tails
+"""
+    message = refusal(tmp_path, source, "tails", path="tails.qvr")
+    assert "NumPyro export" in message
+    assert "tails.qvr:5:5: QVR701" in message and "GeneralizedPareto" in message
+
+
+def test_a_seed_program_is_left_to_qvrs_sampler() -> None:
+    source = (Path(__file__).resolve().parents[2] / "examples" / "rlstm_lm.qvr").read_text()
+    with pytest.raises(InferenceError, match="model programs"):
+        run_program(source, method="nuts", steps=4, engine="numpyro")
+
+
+def test_the_command_line_names_the_engine(tmp_path: Path) -> None:
+    from tests.runs.cli import qvr
+
+    source, name, _, data, _, _ = CASES["gamma_poisson"]
+    model = tmp_path / "gamma.qvr"
+    model.write_text(source, encoding="utf-8")
+    done = qvr(
+        "run",
+        str(model),
+        "--data",
+        data_file(tmp_path, source, name, data),
+        "--method",
+        "nuts",
+        "--steps",
+        "200",
+        "--engine",
+        "numpyro",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "NumPyro's NUTS" in done.stdout
+    assert "rate" in done.stdout
+    bad = qvr("run", str(model), "--method", "nuts", "--engine", "stan")
+    assert bad.returncode != 0 and "--engine" in bad.stderr
+
+
+def test_without_numpyro_the_engine_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "numpyro", None)  # an import of it raises ImportError
+    run = EngineRun(10, 10, 2, 0, 10, 0.8, "auto", "pathfinder")
+    message = refusal_of(run, "cpu")
+    assert message is not None and "numpyro" in message and "pip install" in message
+    assert refusal_of(run, "cuda") is not None and "CPU" in str(refusal_of(run, "cuda"))
