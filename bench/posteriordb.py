@@ -479,7 +479,8 @@ def fit_model(
             try:
                 fit, draws = run(*arguments)
             except Exception as e:  # one sampler's failure is a line, not the bench's end
-                print(f"  {tool}: failed: {type(e).__name__}: {str(e).splitlines()[0]}")
+                said = [line for line in str(e).splitlines() if line.strip()][:2]
+                print(f"  {tool}: failed: {type(e).__name__}: {' / '.join(said)}")
                 continue
             fits.append(measure(fit, draws, ref))
     return fits

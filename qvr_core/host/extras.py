@@ -13,8 +13,9 @@ import importlib.util
 RUN_MODULES = ("torch", "numpy")
 #: What `qvr compare` needs: the `arviz` extra (numpy comes with it).
 ARVIZ_MODULES = ("numpy", "arviz")
-#: What `qvr run --engine numpyro` needs besides the `run` extra: the `numpyro` extra.
-NUMPYRO_MODULES = ("numpyro", "jax")
+#: What `qvr run --engine numpyro` needs besides the `run` extra: the `numpyro` extra
+#: (funsor: NumPyro's sums over the enumerated sites an export writes for `marginalize`).
+NUMPYRO_MODULES = ("numpyro", "jax", "funsor")
 
 
 def missing(modules: tuple[str, ...]) -> list[str]:

@@ -510,7 +510,14 @@ def _assembled(
         stopped=stopped,
         coordinates=layout.size,
     )
-    for name, s in samples.items():
-        result.r_hat[name] = torch.from_numpy(rhat(s)) if n else torch.zeros(0)
-        result.ess[name] = torch.from_numpy(ess_bulk(s)) if n else torch.zeros(0)
+    return diagnosed(result)
+
+
+def diagnosed(result: MCMCResult) -> MCMCResult:
+    """`result` with each site's rank-normalised R-hat and bulk ESS per element (empty
+    where there are no draws), whichever sampler drew them."""
+    for name, s in result.samples.items():
+        drawn = s.dim() >= 2 and s.shape[1] > 0
+        result.r_hat[name] = torch.from_numpy(rhat(s)) if drawn else torch.zeros(0)
+        result.ess[name] = torch.from_numpy(ess_bulk(s)) if drawn else torch.zeros(0)
     return result

@@ -42,9 +42,8 @@ from qvr_core.export import TARGETS, export_program
 from qvr_core.host import extras
 from qvr_core.host.extras import NUMPYRO_MODULES
 from qvr_core.inference.chains import ChainDraw
-from qvr_core.inference.convergence import ess_bulk, rhat
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.mcmc import MCMCResult, chain_layout
+from qvr_core.inference.mcmc import MCMCResult, chain_layout, diagnosed
 from qvr_core.runtime.errors import format_diagnostics
 from qvr_core.runtime.program import Observed
 
@@ -151,6 +150,29 @@ def model_arguments(
         return export.load_data(str(path))
 
 
+def _log_joint(
+    model: Callable[..., Any], arguments: dict[str, Any], example: dict[str, Any]
+) -> Callable[[Any], Any]:
+    """The model's log joint at its latents' values (constants kept, no Jacobian), with its
+    enumerated sites summed out as NumPyro's NUTS sums them (funsor, under `enum`), as
+    qvr's log joint sums its `marginalize` scopes. `example`: one draw's latent values, at
+    which the model is traced once to find its sites (an improper latent cannot be drawn)."""
+    from numpyro.handlers import seed, substitute, trace
+    from numpyro.infer.util import log_density
+
+    traced = trace(substitute(seed(model, 0), data=example)).get_trace(**arguments)
+    sites = list(traced.values())
+    samples = [s for s in sites if s["type"] == "sample"]
+    if not any(s.get("infer", {}).get("enumerate") for s in samples):
+        return lambda params: log_density(model, (), arguments, params)[0]
+    from numpyro.contrib.funsor import enum
+    from numpyro.contrib.funsor import log_density as summed_log_density
+
+    nesting = max((len(s.get("cond_indep_stack", ())) for s in samples), default=0)
+    summed = enum(model, first_available_dim=-1 - nesting)
+    return lambda params: summed_log_density(summed, (), arguments, params)[0]
+
+
 #: Iterations a compiled call advances every chain by: between calls the run reports its
 #: progress and draws and looks for a stop. Not one: a jitted call per iteration from
 #: Python made gp_pois_regr's 4 x 2,000 iterations take 46 s where calls of 50 took 31 s,
@@ -217,7 +239,6 @@ def sample(
     import jax
     import jax.numpy as jnp
     from numpyro.infer import NUTS, init_to_sample, init_to_uniform
-    from numpyro.infer.util import log_density
 
     jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]  # untyped; float64 as qvr
     with torch.random.fork_rng():  # the layout's forward draw leaves the stream alone
@@ -237,6 +258,9 @@ def sample(
     except RuntimeError as e:  # NumPyro's "Cannot find valid initial parameters"
         raise InferenceError(f"the numpyro engine could not start its chains: {e}") from None
     names = [site.name for site in layout.sites]
+    # what the log joint is scored at: every latent NumPyro moves (an export may have more
+    # than qvr's sites) and qvr's sites (its deterministic values included)
+    scored = set(names) | set(state.z)
     advance = _blocks(kernel, arguments, run.chains)
     constrain = jax.jit(jax.vmap(jax.vmap(kernel.postprocess_fn((), arguments))))
 
@@ -259,7 +283,7 @@ def sample(
         if warm < n:
             # the whole block, one shape: a slice of it would compile again at each size
             whole = constrain(block["z"])
-            values = {k: np.asarray(v)[warm:n] for k, v in whole.items() if k in names}
+            values = {k: np.asarray(v)[warm:n] for k, v in whole.items() if k in scored}
             steps = got["steps"][warm:].astype(np.int64)
             depths = np.ceil(np.log2(steps + 1)).astype(np.int64)
             for i in range(n - warm):
@@ -290,24 +314,22 @@ def sample(
         )
     # (chains, draws, *NumPyro's shape of the site), then qvr's shape for the same values
     stacked = {
-        site.name: np.stack([d[site.name] for d in draws], axis=1)
-        if draws
-        else np.zeros((run.chains, 0, *site.shape))
-        for site in layout.sites
+        name: np.stack([d[name] for d in draws], axis=1) for name in (draws[0] if draws else ())
     }
     samples = {
         site.name: torch.from_numpy(
             np.ascontiguousarray(stacked[site.name]).reshape(run.chains, len(draws), *site.shape)
+            if draws
+            else np.zeros((run.chains, 0, *site.shape))
         )
         for site in layout.sites
     }
 
-    def joint(params: dict[str, Any]) -> Any:
-        return log_density(model, (), arguments, params)[0]
-
     if draws:  # the model's log joint at each draw, as NumPyro scores its own sites
-        flat = {n: jnp.asarray(v.reshape(-1, *v.shape[2:])) for n, v in stacked.items()}
-        joints = np.asarray(jax.jit(jax.vmap(joint))(flat), dtype=np.float64)
+        latent = {n: v for n, v in stacked.items() if n in state.z}
+        flat = {n: jnp.asarray(v.reshape(-1, *v.shape[2:])) for n, v in latent.items()}
+        example = {n: v[0] for n, v in flat.items()}
+        joints = np.asarray(jax.jit(jax.vmap(_log_joint(model, arguments, example)))(flat))
         log_densities = torch.from_numpy(joints.reshape(run.chains, len(draws)).copy())
     else:
         log_densities = torch.zeros(run.chains, 0, dtype=torch.float64)
@@ -334,7 +356,4 @@ def sample(
         stopped=stopped,
         coordinates=layout.size,
     )
-    for name, s in samples.items():
-        result.r_hat[name] = torch.from_numpy(rhat(s)) if draws else torch.zeros(0)
-        result.ess[name] = torch.from_numpy(ess_bulk(s)) if draws else torch.zeros(0)
-    return result
+    return diagnosed(result)
