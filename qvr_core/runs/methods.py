@@ -575,16 +575,24 @@ def _on_numpyro(
         done += 1
         progress(done, total, potential, chain)
 
-    return sample_numpyro(
-        export,
-        target,
-        x,
-        observations,
-        run,
-        on_step=step,
-        on_draw=None if live is None else live.add,
-        should_stop=job.calls.should_stop,
-    )
+    try:
+        return sample_numpyro(
+            export,
+            target,
+            x,
+            observations,
+            run,
+            on_step=step,
+            on_draw=None if live is None else live.add,
+            should_stop=job.calls.should_stop,
+        )
+    except InferenceError:
+        raise
+    except Exception as e:  # NumPyro or JAX refusing the export: one line, not a traceback
+        raise InferenceError(
+            f"the numpyro engine failed on this program ({type(e).__name__}: "
+            f"{first_line(e)}); `qvr run` without --engine samples it with qvr's NUTS"
+        ) from e
 
 
 def _nuts_attention(

@@ -234,3 +234,24 @@ def test_a_marginalised_mixture_is_summed_out_as_qvr_sums_it(tmp_path: Path) -> 
         values = {k: v[chain, draw].to(torch.float64) for k, v in posterior.items()}
         joint = float(program.log_joint({}, {"y": y.to(torch.float64), **values}).sum())
         assert lp[chain, draw].item() == pytest.approx(joint, rel=1e-9, abs=1e-9)
+
+
+def test_what_numpyro_raises_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import qvr_core.runs.methods as methods
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("Incompatible shapes for broadcasting: (3,) and (4,)\nmore detail")
+
+    monkeypatch.setattr(methods, "sample_numpyro", fails)
+    source, name, _, data, _, _ = CASES["gamma_poisson"]
+    with pytest.raises(InferenceError) as caught:
+        run_program(
+            source,
+            data=data_file(tmp_path, source, name, data),
+            method="nuts",
+            steps=20,
+            engine="numpyro",
+        )
+    message = str(caught.value)
+    assert "numpyro engine failed" in message and "ValueError: Incompatible shapes" in message
+    assert "more detail" not in message and "without --engine" in message
