@@ -264,8 +264,9 @@ def sample(
     advance = _blocks(kernel, arguments, run.chains)
     constrain = jax.jit(jax.vmap(jax.vmap(kernel.postprocess_fn((), arguments))))
 
-    draws: list[dict[str, np.ndarray]] = []
-    stats: list[tuple[np.ndarray, ...]] = []
+    #: each block's draws past warmup: every scored site and the sampler's statistics,
+    #: (iterations, chains, ...) each
+    parts: list[dict[str, np.ndarray]] = []
     warmup_divergences = np.zeros(run.chains, dtype=np.int64)
     stopped, done, total = False, 0, run.num_warmup + run.num_samples
     while done < total:
@@ -280,77 +281,69 @@ def sample(
                 on_step(c, float(got["potential"][i, c]))
         warm = max(0, min(n, run.num_warmup - done))
         warmup_divergences += got["diverging"][:warm].sum(axis=0)
-        if warm < n:
-            # the whole block, one shape: a slice of it would compile again at each size
-            whole = constrain(block["z"])
-            values = {k: np.asarray(v)[warm:n] for k, v in whole.items() if k in scored}
-            steps = got["steps"][warm:].astype(np.int64)
-            depths = np.ceil(np.log2(steps + 1)).astype(np.int64)
-            for i in range(n - warm):
-                row = (
-                    got["diverging"][warm + i].astype(bool),
-                    depths[i],
-                    steps[i],
-                    got["energy"][warm + i].astype(np.float64),
-                    got["accept"][warm + i].astype(np.float64),
-                    got["step_size"][warm + i].astype(np.float64),
-                )
-                drawn = {k: v[i] for k, v in values.items()}
-                draws.append(drawn)
-                stats.append(row)
-                if on_draw is not None:
-                    for c in range(run.chains):
-                        one = {k: v[c].astype(np.float64) for k, v in drawn.items()}
-                        on_draw(
-                            c, ChainDraw(one, bool(row[0][c]), int(row[1][c]), float(row[3][c]))
-                        )
         done += n
+        if warm == n:
+            continue
+        # the whole block, one shape: a slice of it would compile again at each size
+        whole = constrain(block["z"])
+        part = {k: np.asarray(v)[warm:n] for k, v in whole.items() if k in scored}
+        part.update({k: v[warm:] for k, v in got.items() if k != "potential"})
+        part["depth"] = np.ceil(np.log2(part["steps"] + 1)).astype(np.int64)
+        parts.append(part)
+        if on_draw is not None:
+            for i in range(n - warm):
+                for c in range(run.chains):
+                    one = {k: part[k][i, c].astype(np.float64) for k in names if k in part}
+                    flags = bool(part["diverging"][i, c]), int(part["depth"][i, c])
+                    on_draw(c, ChainDraw(one, *flags, float(part["energy"][i, c])))
 
-    missing_sites = [n for n in names if draws and n not in draws[0]]
+    missing_sites = [n for n in names if parts and n not in parts[0]]
     if missing_sites:
         raise InferenceError(
             f"the NumPyro export names no site {', '.join(missing_sites)}: the numpyro "
             "engine cannot read its draws back (a bug of the export; run without --engine)"
         )
-    # (chains, draws, *NumPyro's shape of the site), then qvr's shape for the same values
-    stacked = {
-        name: np.stack([d[name] for d in draws], axis=1) for name in (draws[0] if draws else ())
-    }
+    # (chains, draws, ...): NumPyro's shape of each site, then qvr's for the same values
+    joined = (
+        {k: np.concatenate([p[k] for p in parts]).swapaxes(0, 1) for k in parts[0]} if parts else {}
+    )
+    draws = int(joined["steps"].shape[1]) if parts else 0
     samples = {
         site.name: torch.from_numpy(
-            np.ascontiguousarray(stacked[site.name]).reshape(run.chains, len(draws), *site.shape)
-            if draws
+            np.ascontiguousarray(joined[site.name]).reshape(run.chains, draws, *site.shape)
+            if parts
             else np.zeros((run.chains, 0, *site.shape))
         )
         for site in layout.sites
     }
 
-    if draws:  # the model's log joint at each draw, as NumPyro scores its own sites
-        latent = {n: v for n, v in stacked.items() if n in state.z}
-        flat = {n: jnp.asarray(v.reshape(-1, *v.shape[2:])) for n, v in latent.items()}
+    if parts:  # the model's log joint at each draw, as NumPyro scores its own sites
+        flat = {
+            n: jnp.asarray(v.reshape(-1, *v.shape[2:])) for n, v in joined.items() if n in state.z
+        }
         example = {n: v[0] for n, v in flat.items()}
         joints = np.asarray(jax.jit(jax.vmap(_log_joint(model, arguments, example)))(flat))
-        log_densities = torch.from_numpy(joints.reshape(run.chains, len(draws)).copy())
+        log_densities = torch.from_numpy(joints.reshape(run.chains, draws).copy())
     else:
         log_densities = torch.zeros(run.chains, 0, dtype=torch.float64)
 
-    def per_chain(k: int, dtype: torch.dtype) -> torch.Tensor:
-        if not stats:
+    def per_chain(key: str, dtype: torch.dtype) -> torch.Tensor:
+        if not parts:
             return torch.zeros(run.chains, 0, dtype=dtype)
-        return torch.from_numpy(np.stack([s[k] for s in stats], axis=1)).to(dtype)
+        return torch.from_numpy(np.ascontiguousarray(joined[key])).to(dtype)
 
-    step_sizes = stats[-1][5] if stats else np.full(run.chains, math.nan)
+    step_sizes = joined["step_size"][:, -1] if parts else np.full(run.chains, math.nan)
     result = MCMCResult(
         samples=samples,
         log_densities=log_densities,
-        acceptance_rates=per_chain(4, torch.float64).mean(dim=1),
-        divergence_counts=per_chain(0, torch.int64).sum(dim=1),
+        acceptance_rates=per_chain("accept", torch.float64).mean(dim=1),
+        divergence_counts=per_chain("diverging", torch.int64).sum(dim=1),
         step_sizes=torch.from_numpy(np.asarray(step_sizes, dtype=np.float64)),
-        tree_depths=per_chain(1, torch.int64),
-        num_leapfrog_steps=per_chain(2, torch.int64),
+        tree_depths=per_chain("depth", torch.int64),
+        num_leapfrog_steps=per_chain("steps", torch.int64),
         warmup_divergence_counts=torch.from_numpy(warmup_divergences),
-        energies=per_chain(3, torch.float64),
-        diverging=per_chain(0, torch.bool),
+        energies=per_chain("energy", torch.float64),
+        diverging=per_chain("diverging", torch.bool),
         seeds=[run.seed],
         starts="prior" if run.init == "prior" else UNIFORM_STARTS,
         stopped=stopped,
