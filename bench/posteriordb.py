@@ -269,7 +269,7 @@ class Settings:
     chains: int
     seed: int
     stan_rebuild: bool
-    engine: str = "qvr"  # what samples qvr's run (`qvr run --engine`)
+    engine: str = "auto"  # what samples qvr's run (`qvr run --engine`)
 
 
 def run_qvr(
@@ -500,8 +500,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engine",
         choices=ENGINES,
-        default="qvr",
-        help="what samples qvr's runs: qvr (its own NUTS) or numpyro (`qvr run --engine numpyro`)",
+        default="auto",
+        help="what samples qvr's runs (`qvr run --engine`): auto (the default), qvr or numpyro",
     )
     parser.add_argument(
         "--stan-rebuild",

@@ -125,10 +125,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine",
         choices=ENGINES,
         default=d.engine,
-        help="NUTS: what samples: qvr (the default: qvr's sampler) or numpyro (NumPyro's"
-        " NUTS, compiled by JAX, on the program's NumPyro export: Stan's diag or dense"
-        " metric, chains started uniformly in (-2, 2) as Stan does, or at forward draws"
-        " with --init prior; needs numpyro and jax installed)",
+        help="NUTS: what samples: auto (the default: qvr's sampler; where its trees would"
+        " cost the draws more than 20 s of its own Python and numpyro is installed,"
+        " NumPyro's NUTS takes the draws on after warmup, with qvr's metric and step"
+        " size), qvr (qvr's sampler throughout) or numpyro (NumPyro's NUTS, compiled by"
+        " JAX, on the program's NumPyro export: Stan's diag or dense metric, chains"
+        " started uniformly in (-2, 2) as Stan does, or at forward draws with --init"
+        " prior; needs numpyro and jax installed)",
     )
     parser.add_argument(
         "--subsample",
@@ -316,6 +319,7 @@ def format_summary(s: RunSummary, requested: int | None = None) -> str:
             + ("" if n.mass_matrix == "diag" else f", {n.mass_matrix} mass matrix")
             + (", Pathfinder starts" if n.starts == "pathfinder" else "")
             + (", NumPyro's NUTS" if n.engine == "numpyro" else "")
+            + (", draws by NumPyro's NUTS" if n.engine == "qvr+numpyro" else "")
         )
         lines.append(
             f"  r_hat max {_fmt(n.r_hat_max, '.3f')}, ess_bulk min {_fmt(n.ess_min, '.1f')}"

@@ -11,7 +11,10 @@ a process's start saves (`worth_splitting`), the chains go on in processes from
 where they are (a `mcmc.ChainState` each, pickled). Each child
 advances its chains together in the same way and sends every iteration's
 potential, every draw after warmup when the caller reads draws as they come
-(`on_draw`), and at the end the chains' records back over a queue. Chain `c`
+(`on_draw`), and at the end the chains' records back over a queue. A caller may take
+the rest of a run elsewhere (`hand_over`): the chains, here or in their processes,
+pause after their first `HANDOVER_DRAWS` draws, and the caller, given their states,
+either lets them go on or takes them (`HandedOver`). Chain `c`
 is seeded with the `c`-th child of `numpy.random.SeedSequence(seed)`, so a
 chain's draws depend on the run's seed and its index, not on how many
 processes ran them.
@@ -230,6 +233,37 @@ def worth_splitting(states: Sequence[ChainState], total: int, processes: int) ->
     return projected * TREE_SECONDS * (1 - 1 / processes) > SPLIT_GAIN_SECONDS
 
 
+#: A run with a `hand_over` pauses its chains after this many draws each: enough to read
+#: how long their trees are with the metric and step size warmup ended on.
+HANDOVER_DRAWS = 50
+
+#: `run_chains`' `hand_over(states)`: given every chain's state after `HANDOVER_DRAWS`
+#: draws, whether the caller takes the rest of the run (True: `HandedOver` is raised).
+HandOver = Callable[[Sequence[ChainState]], bool]
+
+
+class HandedOver(Exception):  # a control-flow signal, not an error
+    """`run_chains` stopped where its `hand_over` took the chains on: every chain's state
+    (`mcmc.ChainState`, its position, step size and metric), by chain index, and where
+    they started (`MCMCResult.starts`)."""
+
+    def __init__(self, states: Sequence[ChainState], starts: str) -> None:
+        super().__init__(f"{len(states)} chains handed over")
+        self.states, self.starts = list(states), starts
+
+
+def projected_tree_seconds(states: Sequence[ChainState], num_samples: int) -> float:
+    """What the trees' own Python would cost the rest of the draws, `num_samples` a chain:
+    the leapfrog steps of the draws so far (past warmup: the metric and step size the
+    draws are made with), projected over the rest, times `TREE_SECONDS`. Counted, not
+    timed, as `worth_splitting` is, so a `--seed` run decides the same on any machine."""
+    drawn = min((len(s.record.steps) for s in states), default=0)
+    if drawn == 0 or drawn >= num_samples:
+        return 0.0
+    steps = sum(sum(s.record.steps[:drawn]) for s in states)
+    return steps * (num_samples - drawn) / drawn * TREE_SECONDS
+
+
 def chain_seeds(seed: int, chains: int) -> list[int]:
     """Independent seeds for each chain, derived from the run's seed."""
     return child_seeds(seed, 0, chains)
@@ -251,6 +285,7 @@ def run_chains(
     should_stop: Callable[[], bool] | None = None,
     share: ChainShare | None = None,
     init: str = "pathfinder",
+    hand_over: HandOver | None = None,
 ) -> MCMCResult:
     """Run `chains` chains and collect them; `on_progress(done, total, potential, chain)`
     as iterations finish in any chain (`total` counts all chains' iterations);
@@ -262,7 +297,12 @@ def run_chains(
     process would run, and `processes` in the result counts the machines' processes.
 
     `init` (`run_arguments.INITS`) says where the chains start: at multi-path Pathfinder's
-    draws (`pathfinder`, the default) or at the program's forward draws (`prior`)."""
+    draws (`pathfinder`, the default) or at the program's forward draws (`prior`).
+
+    `hand_over`, for a run of more than twice `HANDOVER_DRAWS` draws in this machine's
+    processes: the chains pause after `HANDOVER_DRAWS` draws each, and where every one
+    got there and `hand_over(states)` says so, `HandedOver` is raised with their states
+    (the caller goes on from them); otherwise they go on where they are."""
     if chains < 1:
         raise InferenceError(f"chains must be at least 1, got {chains}")
     seeds = chain_seeds(seed, chains)
@@ -329,15 +369,27 @@ def run_chains(
                     log.debug("the chains go on in %d processes after %d iterations", split, probe)
                 except (pickle.PicklingError, TypeError, AttributeError) as e:
                     log.debug("the chains go on here: the program cannot travel (%s)", e)
+        pause = None
+        if hand_over is not None and share is None and num_samples > 2 * HANDOVER_DRAWS:
+            started = "prior" if starts.positions is None else "pathfinder"
+            pause = _Pause(num_warmup + HANDOVER_DRAWS, hand_over, started)
         if processes == 1:
             mine = range(chains) if share is None else share.mine
             compile = not resumed or recorded is not None  # a probe that could not record, once
+            if pause is not None:
+                paused_parts: list[_Part] = [(c, seeds[c], resumed.get(c)) for c in mine]
+                paused, recorded = _sample(
+                    job, paused_parts, progress, _readers(draws), should_stop, recorded,
+                    until=pause.at, compile=compile,
+                )  # fmt: skip
+                pause.decide([s for _, s in paused])
+                resumed, compile = dict(paused), recorded is not None
             records = _here(
                 job, seeds, mine, progress, draws, should_stop, recorded, resumed, compile
             )
         else:
             records = _in_processes(
-                payload, seeds, processes, progress, draws, should_stop, resumed
+                payload, seeds, processes, progress, draws, should_stop, resumed, pause
             )
         if draws is not None:
             draws.flush()
@@ -351,8 +403,23 @@ def run_chains(
         stopped = len(got) < len(records) or not all(r.complete for r in got)
         result = _result(shared, got, stopped=stopped)
         result.seeds, result.processes = seeds, processes
-        result.starts = "prior" if starts.positions is None else "pathfinder"
+        result.starts = "prior" if starts.positions is None else "pathfinder"  # as `_Pause`
         return result
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """Where a run's chains pause for its `hand_over`, and the hand-over itself."""
+
+    at: int
+    hand_over: HandOver
+    starts: str
+
+    def decide(self, states: Sequence[ChainState]) -> None:
+        """Raise `HandedOver` where every chain reached the pause and the caller takes
+        them; return where they go on."""
+        if all(s.chain.iteration == self.at for s in states) and self.hand_over(states):
+            raise HandedOver(states, self.starts)
 
 
 @dataclass(frozen=True)
@@ -525,11 +592,15 @@ def _in_processes(
     draws: _DrawReader | None,
     should_stop: Callable[[], bool] | None,
     resumed: Mapping[int, ChainState] | None = None,
+    pause: _Pause | None = None,
 ) -> list[_ChainRecord | None]:
     """The chains shared out over `processes` chain processes (`resumed`: those that ran
     their first iterations here already, which go on where they are); every chain's
-    record by index."""
+    record by index. With a `pause`, each process sends its chains' states at `pause.at`
+    and waits: told to go on (a byte on its input), it does; taken over
+    (`HandedOver`), its input is closed and it ends."""
     resumed = resumed or {}
+    paused: dict[int, ChainState] = {}
     threads = max(1, torch.get_num_threads() // processes)
     events: _Events = queue.Queue()
     children: list[subprocess.Popen[bytes]] = []
@@ -542,7 +613,9 @@ def _in_processes(
             children.append(child)
             assert child.stdin is not None
             with contextlib.suppress(BrokenPipeError):  # it died at once: its end says why
-                _write_frame(child.stdin, pickle.dumps((payload, mine, threads, os.getpid())))
+                until = None if pause is None else pause.at
+                frame = (payload, mine, threads, os.getpid(), until)
+                _write_frame(child.stdin, pickle.dumps(frame))
                 child.stdin.flush()
         finished = ended = 0
         while finished < len(seeds) and ended < len(children):
@@ -571,6 +644,12 @@ def _in_processes(
                 _, c, record = event
                 records[c] = record
                 finished += 1
+            elif kind == "paused" and pause is not None:
+                _, c, state = event
+                paused[c] = state
+                if len(paused) == len(seeds):
+                    pause.decide([paused[c] for c in sorted(paused)])
+                    _go_on(children)
             elif kind == "error":
                 raise _child_error(event)
         return records
@@ -631,6 +710,15 @@ def _blocked(signals: frozenset[signal.Signals]) -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _go_on(children: list[subprocess.Popen[bytes]]) -> None:
+    """A byte on a paused child's input tells it to go on (`child_main`)."""
+    for child in children:
+        if child.stdin is not None and not child.stdin.closed:
+            with contextlib.suppress(OSError):
+                child.stdin.write(b"g")
+                child.stdin.flush()
 
 
 def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
@@ -728,14 +816,16 @@ def child_main() -> int:
     frame = _read_frame(source)
     if frame is None:
         return 2
-    payload, mine, threads, parent = pickle.loads(frame)
+    payload, mine, threads, parent, until = pickle.loads(frame)
     _die_with_parent(parent)
+    go_on = threading.Event()  # a paused run's word to go on: a byte on the input
 
     def watch() -> None:
         with contextlib.suppress(OSError):
             while os.read(0, 4096):
-                pass
+                go_on.set()
         stop.set()
+        go_on.set()
 
     threading.Thread(target=watch, daemon=True).start()
     lock = threading.Lock()
@@ -760,6 +850,14 @@ def child_main() -> int:
                 (c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
             )
 
+        if until is not None:  # the parent's `hand_over` reads the states here
+            done, _ = _sample(job, mine, outbox.step, draw, stop.is_set, until=until)
+            outbox.flush()
+            for c, state in done:
+                emit(("paused", c, state))
+            go_on.wait()  # or its input closed: a stop, the records so far go back
+            states = dict(done)
+            mine = [(c, seed, states[c]) for c, seed, _ in mine]
         done, _ = _sample(job, mine, outbox.step, draw, stop.is_set)
         outbox.flush()
         for c, state in done:

@@ -71,6 +71,12 @@ class LiveDraws:
         elif self.clock() >= self._next:
             self.send()
 
+    def restart(self) -> None:
+        """Forget the draws so far: another sampler draws them again from where the
+        chains are (`--engine auto`'s hand-over), and a snapshot shows its draws alone."""
+        self.values = [{} for _ in range(self.chains)]
+        self.stats = [[] for _ in range(self.chains)]
+
     def send(self) -> None:
         """Report a snapshot now (the run's end sends the last one this way)."""
         start = self.clock()

@@ -28,9 +28,10 @@ MASS_MATRICES = ("diag", "dense", "fisher", "low-rank", "auto")
 #: Where NUTS chains start (`inference.starts`): at draws of multi-path Pathfinder run from
 #: the program's forward draws (the default), or at those forward draws themselves
 INITS = ("pathfinder", "prior")
-#: What runs NUTS: qvr's own sampler, or NumPyro's on the program's NumPyro export
-#: (`runs.numpyro_nuts`)
-ENGINES = ("qvr", "numpyro")
+#: What runs NUTS: qvr's own sampler, NumPyro's on the program's NumPyro export
+#: (`runs.numpyro_nuts`), or (`auto`, the default) qvr's, whose draws NumPyro takes on
+#: after warmup where qvr's trees would cost the most (`numpyro_nuts.Takeover`)
+ENGINES = ("auto", "qvr", "numpyro")
 #: Where a run computes: the CPU, a CUDA GPU, or a GPU when one is present and the run
 #: is large enough to gain from it (`qvr_core.runs.device`)
 DEVICES = ("cpu", "cuda", "auto")
@@ -71,7 +72,7 @@ class RunArguments:
     chains: int = 4  # NUTS only: chains advanced together (inference.chains)
     mass_matrix: str = "auto"  # NUTS only: `MASS_MATRICES`
     init: str = "pathfinder"  # NUTS only: `INITS`
-    engine: str = "qvr"  # NUTS only: `ENGINES`
+    engine: str = "auto"  # NUTS only: `ENGINES`
     guide: str = "normal"  # SVI only
     memory_budget: int | None = None  # bytes; None: the default budget
     #: SVI only: score a random subset of a plate's rows each step, `(plate, rows)`

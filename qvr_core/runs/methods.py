@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol, cast
 
@@ -44,7 +44,7 @@ from torch import nn
 
 from qvr_core.inference.adam import Adam
 from qvr_core.inference.autoguides import GUIDES
-from qvr_core.inference.chains import ChainShare, run_chains
+from qvr_core.inference.chains import ChainShare, HandedOver, run_chains
 from qvr_core.inference.discrete import (
     ExactPosterior,
     WithDiscreteDraws,
@@ -75,7 +75,14 @@ from qvr_core.runs.attention_record import (
     record_attention,
 )
 from qvr_core.runs.minibatch import Minibatches
-from qvr_core.runs.numpyro_nuts import METRICS, Engine, EngineRun, exported, refusal
+from qvr_core.runs.numpyro_nuts import (
+    METRICS,
+    Engine,
+    EngineRun,
+    Takeover,
+    exported,
+    refusal,
+)
 from qvr_core.runs.numpyro_nuts import sample as sample_numpyro
 from qvr_core.runs.predictive import posterior_predictive
 from qvr_core.runs.sequence_data import data_keys, observed_values
@@ -439,7 +446,8 @@ def run_nuts(
     warmup adapts (`inference.fisher.MASS_MATRICES`); the summary names the one it
     adapted (`auto` resolved by the number of coordinates). `init` says where the chains
     start (`inference.starts`). `engine`, when given, has NumPyro's NUTS sample the
-    program's NumPyro export instead of qvr's sampler (`runs.numpyro_nuts`)."""
+    program's NumPyro export instead of qvr's sampler (`runs.numpyro_nuts`), or, `auto`,
+    take qvr's chains on after warmup where that pays (`numpyro_nuts.Takeover`)."""
     target = summed_out(target, observations)
     exact = isinstance(target, SummedModel) and not has_continuous_latents(target, observations)
     num_warmup = job.steps // 2  # exact draws need none: as many draws, no warmup
@@ -457,7 +465,8 @@ def run_nuts(
     if job.calls.on_update is not None:
         live = LiveDraws(chains, 0 if exact else num_warmup, depth, job.calls.on_update)
     start = time.perf_counter()
-    if engine is not None:
+    ran = "qvr" if engine is None or engine.auto else "numpyro"
+    if engine is not None and not engine.auto:
         run = EngineRun(
             num_warmup, num_samples, chains, seed, depth, target_accept, mass_matrix, init
         )
@@ -474,21 +483,39 @@ def run_nuts(
             should_stop=job.calls.should_stop,
         )
     else:
-        result = run_chains(
-            target,
-            x,
-            observations,
-            kernel,
-            num_warmup,
-            num_samples,
-            chains=chains,
-            seed=seed,
-            on_progress=progress,
-            on_draw=None if live is None else live.add,
-            should_stop=job.calls.should_stop,
-            share=share,
-            init=init,
-        )
+        takeover = None
+        here = share is None and torch.get_default_device().type == "cpu"
+        continuous = not isinstance(target, SummedModel)  # NumPyro would not sum the rest
+        if engine is not None and here and continuous and isinstance(x, dict):
+            takeover = Takeover(engine, target, x, observations, num_samples)
+        try:
+            result = run_chains(
+                target,
+                x,
+                observations,
+                kernel,
+                num_warmup,
+                num_samples,
+                chains=chains,
+                seed=seed,
+                on_progress=progress,
+                on_draw=None if live is None else live.add,
+                should_stop=job.calls.should_stop,
+                share=share,
+                init=init,
+                hand_over=takeover,
+            )
+        except HandedOver as handed:
+            assert takeover is not None and isinstance(x, dict)
+            for trace in traces:  # the draws qvr made before the hand-over are not kept
+                del trace[num_warmup:]
+            if live is not None:
+                live.restart()
+            run = EngineRun(0, num_samples, chains, seed, depth, target_accept, mass_matrix, init)
+            result = _taken_over(
+                takeover, handed, run, job, target, x, observations, progress, live
+            )
+            ran = "qvr+numpyro"
         result = with_discrete_draws(result, target, x, observations)
         if share is not None:  # the other processes' chains' traces too
             for part in share.gather([(c, traces[c]) for c in share.mine]):
@@ -517,14 +544,14 @@ def run_nuts(
         traces=tuple(tuple(t) for t in traces),
         mass_matrix=(
             METRICS[mass_matrix]
-            if engine is not None
+            if ran == "numpyro"
             else mass_matrix
             if exact
             else chosen_metric(mass_matrix, result.coordinates)
         ),
         starts=result.starts,
         target_accept=target_accept,
-        engine="qvr" if engine is None else "numpyro",
+        engine=ran,
     )
     posterior = posterior_summary(result, depth, sampled=not exact) if draws else None
     if posterior is not None and skipped is not None:
@@ -592,6 +619,52 @@ def _on_numpyro(
         raise InferenceError(
             f"the numpyro engine failed on this program ({type(e).__name__}: "
             f"{first_line(e)}); `qvr run` without --engine samples it with qvr's NUTS"
+        ) from e
+
+
+def _taken_over(
+    takeover: Takeover,
+    handed: HandedOver,
+    run: EngineRun,
+    job: Job,
+    target: ProgramLike,
+    x: dict[str, torch.Tensor],
+    observations: dict[str, Observed],
+    progress: Callable[[int, int, float, int], None],
+    live: LiveDraws | None,
+) -> MCMCResult:
+    """The draws of a run NumPyro took on from qvr's warmup (`numpyro_nuts.Takeover`),
+    progress counted on from the end of warmup."""
+    assert takeover.export is not None and takeover.resume is not None
+    resume = replace(takeover.resume, starts=handed.starts)
+    warmed = len(handed.states) * min(s.chain.num_warmup for s in handed.states)
+    total = warmed + run.chains * run.num_samples
+    done = warmed
+
+    def step(chain: int, potential: float) -> None:
+        nonlocal done
+        done += 1
+        progress(done, total, potential, chain)
+
+    try:
+        return sample_numpyro(
+            takeover.export,
+            target,
+            x,
+            observations,
+            run,
+            on_step=step,
+            on_draw=None if live is None else live.add,
+            should_stop=job.calls.should_stop,
+            resume=resume,
+        )
+    except InferenceError:
+        raise
+    except Exception as e:  # NumPyro or JAX failing on the export: one line
+        raise InferenceError(
+            f"NumPyro's NUTS, taking the draws on from qvr's warmup, failed on this "
+            f"program ({type(e).__name__}: {first_line(e)}); `qvr run --engine qvr` "
+            "keeps them with qvr's sampler"
         ) from e
 
 

@@ -27,9 +27,10 @@ used). JAX's first compile of a model takes seconds; it is counted in the run's 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,10 +42,10 @@ from qvr_core.check.module import CheckedModule
 from qvr_core.export import TARGETS, export_program
 from qvr_core.host import extras
 from qvr_core.host.extras import NUMPYRO_MODULES
-from qvr_core.inference.chains import ChainDraw
+from qvr_core.inference.chains import ChainDraw, projected_tree_seconds
 from qvr_core.inference.errors import InferenceError
-from qvr_core.inference.mcmc import MCMCResult, chain_layout, diagnosed
-from qvr_core.runtime.errors import format_diagnostics
+from qvr_core.inference.mcmc import ChainState, MCMCResult, chain_layout, diagnosed
+from qvr_core.runtime.errors import first_line, format_diagnostics
 from qvr_core.runtime.program import Observed
 
 #: Where a NumPyro run's chains start, as `NutsStats.starts` reports it.
@@ -67,12 +68,15 @@ def missing() -> str | None:
 @dataclass(frozen=True)
 class Engine:
     """A run's request for this engine: the checked source it exports `program` from, the
-    device the run was asked for, and the source's name in messages."""
+    device the run was asked for, and the source's name in messages. `auto`: NumPyro
+    takes the draws on from qvr's warmup where that pays (`Takeover`); otherwise it runs
+    the whole run."""
 
     checked: CheckedModule
     program: str
     device: str
     path: str | None = None
+    auto: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,20 @@ def refusal(run: EngineRun, device: str) -> str | None:
     if device != "cpu":
         return f"the numpyro engine runs on the CPU (--device {device} is qvr's sampler's)"
     return missing()
+
+
+@dataclass(frozen=True)
+class Resume:
+    """qvr's chains as NumPyro goes on from them (`--engine auto`): each chain's
+    unconstrained position by NumPyro's site names, its step size and its M^-1 (diagonal
+    or matrix) in NumPyro's order of coordinates (the sites by name), qvr's warmup
+    divergences and where qvr's chains started."""
+
+    positions: dict[str, np.ndarray]  # (chains, ...) a site
+    step_sizes: np.ndarray  # (chains,)
+    inverse_metrics: np.ndarray  # (chains, d) or (chains, d, d)
+    warmup_divergences: np.ndarray  # (chains,)
+    starts: str = "pathfinder"  # `MCMCResult.starts`: `chains.HandedOver` says
 
 
 @dataclass(frozen=True)
@@ -148,6 +166,134 @@ def model_arguments(
         path = Path(folder) / "data.json"
         path.write_text(json.dumps(raw), encoding="utf-8")
         return export.load_data(str(path))
+
+
+def resume_from(
+    export: Export,
+    arguments: dict[str, Any],
+    target: Any,
+    x: Mapping[str, torch.Tensor],
+    observations: Mapping[str, Observed],
+    states: Sequence[ChainState],
+) -> Resume | None:
+    """qvr's chains `states` in NumPyro's coordinates, or None where they are not the same
+    coordinates: NumPyro's latents must be qvr's sites, and each position, constrained by
+    qvr and unconstrained again by NumPyro (`unconstrain_fn`), must come back as it was
+    (the same map to the unconstrained space: else qvr's metric would not fit)."""
+    import jax
+    from numpyro.infer.util import unconstrain_fn
+
+    jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]  # untyped; float64 as qvr
+    with torch.random.fork_rng():
+        layout = chain_layout(target, dict(x), observations)
+    where = {site.name: k for k, site in enumerate(layout.sites)}
+    order = sorted(where)
+    empty = [np.zeros(0, dtype=np.int64)]
+    index = np.concatenate(
+        [np.arange(*layout.offsets[where[n]], dtype=np.int64) for n in order] or empty
+    )
+    positions: dict[str, list[np.ndarray]] = {n: [] for n in order}
+    metrics = []
+    for state in states:
+        z = state.chain.z
+        with torch.no_grad():
+            values, _ = layout.unpack(z)
+        given = {k: np.asarray(v.detach().cpu().numpy()) for k, v in values.items()}
+        unconstrained = unconstrain_fn(export.model, (), arguments, given)
+        if sorted(unconstrained) != order:
+            return None
+        flat = np.concatenate([np.ravel(np.asarray(unconstrained[n])) for n in order])
+        ours = z.detach().cpu().numpy()[index]
+        if flat.shape != ours.shape or not np.allclose(flat, ours, rtol=1e-6, atol=1e-9):
+            return None
+        for n in order:
+            positions[n].append(np.asarray(unconstrained[n]))
+        inverse = state.chain.inv_mass.detach().cpu().numpy()
+        metrics.append(inverse[index] if inverse.ndim == 1 else inverse[np.ix_(index, index)])
+    kinds = {m.ndim for m in metrics}
+    if len(kinds) != 1:  # some chains diagonal, some not: every one as a matrix
+        metrics = [np.diag(m) if m.ndim == 1 else m for m in metrics]
+    return Resume(
+        positions={n: np.stack(v) for n, v in positions.items()},
+        step_sizes=np.array([float(s.chain.step_size) for s in states]),
+        inverse_metrics=np.stack(metrics),
+        warmup_divergences=np.array([s.record.warmup_divergences for s in states]),
+    )
+
+
+#: `--engine auto` hands a run's draws to NumPyro where qvr's trees' own Python is
+#: projected to cost more than this over the rest of them (`chains.projected_tree_seconds`):
+#: several times what the hand-over costs, JAX's compile of the model (2 to 10 s on
+#: posteriordb's) and the draws qvr made before it that are not kept.
+HANDOVER_SECONDS = 20.0
+
+log = logging.getLogger(__name__)
+
+
+class Takeover:
+    """`--engine auto`'s `hand_over` (`chains.run_chains`): after qvr's warmup and its
+    first `chains.HANDOVER_DRAWS` draws, NumPyro's NUTS takes the chains on, with the
+    positions, step sizes and metrics qvr adapted, where the rest of the draws' trees are
+    projected to cost qvr's Python more than `HANDOVER_SECONDS` and NumPyro can run the
+    program in qvr's coordinates (`resume_from`). Anything that stands in the way leaves
+    the run on qvr's sampler: the hand-over only ever saves time."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        target: Any,
+        x: Mapping[str, torch.Tensor],
+        observations: Mapping[str, Observed],
+        num_samples: int,
+    ) -> None:
+        self.engine, self.target, self.x = engine, target, x
+        self.observations, self.num_samples = observations, num_samples
+        #: what NumPyro goes on with, once the chains are taken over
+        self.export: Export | None = None
+        self.resume: Resume | None = None
+
+    def __call__(self, states: Sequence[ChainState]) -> bool:
+        projected = projected_tree_seconds(states, self.num_samples)
+        if projected < HANDOVER_SECONDS or missing():
+            return False
+        try:
+            export = exported(self.engine.checked, self.engine.program, self.engine.path)
+            arguments = model_arguments(export, self.x, self.observations)
+            resume = resume_from(export, arguments, self.target, self.x, self.observations, states)
+        except Exception as e:  # an export NumPyro cannot run: qvr's sampler goes on
+            log.debug("the draws stay with qvr's sampler: %s", first_line(e))
+            return False
+        if resume is None:
+            log.debug("the draws stay with qvr's sampler: NumPyro's coordinates are not qvr's")
+            return False
+        log.debug("NumPyro takes the draws on: qvr's trees projected at %.0f s", projected)
+        self.export, self.resume = export, resume
+        return True
+
+
+def _resumed_state(state: Any, resume: Resume) -> Any:
+    """NumPyro's initial chain `state` with qvr's step sizes and metrics in its adaptation
+    state (NumPyro's own conversion of M^-1 to the momentum's factors), for a kernel that
+    adapts neither."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.hmc_util import _initialize_mass_matrix
+
+    block = tuple(sorted(state.z))
+    dense = [block] if resume.inverse_metrics.ndim == 3 else []
+    first = {k: v[0] for k, v in state.z.items()}
+
+    def factors(inverse: Any) -> Any:
+        return _initialize_mass_matrix(first, {block: inverse}, dense)
+
+    inverse, sqrt, sqrt_inverse = jax.vmap(factors)(jnp.asarray(resume.inverse_metrics))
+    adapt = state.adapt_state._replace(
+        step_size=jnp.asarray(resume.step_sizes),
+        inverse_mass_matrix=inverse,
+        mass_matrix_sqrt=sqrt,
+        mass_matrix_sqrt_inv=sqrt_inverse,
+    )
+    return state._replace(adapt_state=adapt)
 
 
 def _log_joint(
@@ -230,12 +376,14 @@ def sample(
     on_step: Callable[[int, float], None],
     on_draw: Callable[[int, ChainDraw], None] | None,
     should_stop: Callable[[], bool] | None,
+    resume: Resume | None = None,
 ) -> MCMCResult:
     """NUTS on `export` (of `target`'s program), its draws under `target`'s site names.
 
     `on_step(chain, potential)` after every iteration of every chain; `on_draw(chain,
     draw)` for every draw past warmup. When `should_stop()` turns true the result holds
-    the draws so far, `stopped` set."""
+    the draws so far, `stopped` set. With `resume` the chains go on from qvr's, with their
+    step sizes and metrics, adapting neither (`run.num_warmup` is then 0)."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer import NUTS, init_to_sample, init_to_uniform
@@ -245,18 +393,30 @@ def sample(
         layout = chain_layout(target, dict(x), observations)
     model = export.model
     arguments = model_arguments(export, x, observations)
-    kernel = NUTS(
-        model,
-        target_accept_prob=run.target_accept,
-        max_tree_depth=run.max_tree_depth,
-        dense_mass=METRICS[run.mass_matrix] == "dense",
-        init_strategy=init_to_sample if run.init == "prior" else init_to_uniform,
-    )
     keys = jax.random.split(jax.random.PRNGKey(run.seed), run.chains)
-    try:
-        state = kernel.init(keys, run.num_warmup, model_kwargs=arguments)
-    except RuntimeError as e:  # NumPyro's "Cannot find valid initial parameters"
-        raise InferenceError(f"the numpyro engine could not start its chains: {e}") from None
+    if resume is None:
+        kernel = NUTS(
+            model,
+            target_accept_prob=run.target_accept,
+            max_tree_depth=run.max_tree_depth,
+            dense_mass=METRICS[run.mass_matrix] == "dense",
+            init_strategy=init_to_sample if run.init == "prior" else init_to_uniform,
+        )
+        try:
+            state = kernel.init(keys, run.num_warmup, model_kwargs=arguments)
+        except RuntimeError as e:  # NumPyro's "Cannot find valid initial parameters"
+            raise InferenceError(f"the numpyro engine could not start its chains: {e}") from None
+    else:
+        kernel = NUTS(
+            model,
+            max_tree_depth=run.max_tree_depth,
+            dense_mass=resume.inverse_metrics.ndim == 3,
+            adapt_step_size=False,
+            adapt_mass_matrix=False,
+        )
+        init = {k: jnp.asarray(v) for k, v in resume.positions.items()}
+        state = kernel.init(keys, 0, init_params=init, model_kwargs=arguments)
+        state = _resumed_state(state, resume)
     names = [site.name for site in layout.sites]
     # what the log joint is scored at: every latent NumPyro moves (an export may have more
     # than qvr's sites) and qvr's sites (its deterministic values included)
@@ -268,6 +428,8 @@ def sample(
     #: (iterations, chains, ...) each
     parts: list[dict[str, np.ndarray]] = []
     warmup_divergences = np.zeros(run.chains, dtype=np.int64)
+    if resume is not None:
+        warmup_divergences += resume.warmup_divergences
     stopped, done, total = False, 0, run.num_warmup + run.num_samples
     while done < total:
         if should_stop is not None and should_stop():
@@ -345,7 +507,13 @@ def sample(
         energies=per_chain("energy", torch.float64),
         diverging=per_chain("diverging", torch.bool),
         seeds=[run.seed],
-        starts="prior" if run.init == "prior" else UNIFORM_STARTS,
+        starts=(
+            resume.starts
+            if resume is not None
+            else "prior"
+            if run.init == "prior"
+            else UNIFORM_STARTS
+        ),
         stopped=stopped,
         coordinates=layout.size,
     )

@@ -51,6 +51,7 @@ from qvr_core.runs.methods import (
 from qvr_core.runs.minibatch import Minibatches, plate_plan
 from qvr_core.runs.model_data import one_thread
 from qvr_core.runs.numpyro_nuts import Engine
+from qvr_core.runs.numpyro_nuts import missing as numpyro_missing
 from qvr_core.runs.prepare import DataSource, PreparedRun, prepare
 from qvr_core.runs.sizing import device_budget
 from qvr_core.runs.summary import RunSummary, run_attributes
@@ -78,7 +79,7 @@ def run_program(
     chains: int = 4,
     mass_matrix: str = "auto",
     init: str = "pathfinder",
-    engine: str = "qvr",
+    engine: str = "auto",
     guide: str = "normal",
     memory_budget: int | None = None,
     subsample: tuple[str, int] | str | None = None,
@@ -278,9 +279,15 @@ def execute(
 
 
 def _engine(prepared: PreparedRun, arguments: RunArguments) -> Engine | None:
-    """NumPyro's sampler for the run when it asks for it (`--engine numpyro`), or None: qvr's."""
+    """NumPyro's sampler for the run when it asks for it (`--engine numpyro`), or, `auto`,
+    where NumPyro may take the draws on from qvr's warmup (a model program, NumPyro
+    installed: `numpyro_nuts.Takeover`), or None: qvr's."""
     if arguments.engine == "qvr":
         return None
+    if arguments.engine == "auto":
+        if prepared.kind != "model" or prepared.checked is None or numpyro_missing():
+            return None
+        return Engine(prepared.checked, prepared.name, arguments.device, prepared.path, auto=True)
     if prepared.kind != "model" or prepared.checked is None:
         raise InferenceError(
             "the numpyro engine samples model programs; a seed program's weights are "

@@ -61,7 +61,8 @@ class NutsStats:
     starts: str = "prior"
     #: the acceptance warmup tuned the step size to (`RunArguments.target_accept`)
     target_accept: float = 0.8
-    #: what ran the chains (`run_arguments.ENGINES`)
+    #: what ran the chains: `qvr`, `numpyro`, or `qvr+numpyro` (qvr's warmup, NumPyro's
+    #: draws: `--engine auto`'s hand-over)
     engine: str = "qvr"
 
     @property

@@ -17,12 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
 from qvr_core.check import check
 from qvr_core.inference.errors import InferenceError
 from qvr_core.inference.results import RunResults
+from qvr_core.runs import numpyro_nuts
 from qvr_core.runs.numpyro_nuts import BLOCK, EngineRun
 from qvr_core.runs.numpyro_nuts import refusal as refusal_of
 from qvr_core.runs.run import run_program
@@ -255,3 +257,110 @@ def test_what_numpyro_raises_is_one_line(tmp_path: Path, monkeypatch: pytest.Mon
     message = str(caught.value)
     assert "numpyro engine failed" in message and "ValueError: Incompatible shapes" in message
     assert "more detail" not in message and "without --engine" in message
+
+
+def test_auto_hands_the_draws_to_numpyro_with_qvrs_metric(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--engine auto` with the hand-over's bound at 0 s: qvr warms up, NumPyro draws from
+    where qvr's chains are, and the posterior is still the exact one."""
+    monkeypatch.setattr(numpyro_nuts, "HANDOVER_SECONDS", 0.0)
+    source, name, site, data, mean, sd = CASES["beta_bernoulli"]
+    results = RunResults()
+    snapshots: list[dict[str, Any]] = []
+    summary = run_program(
+        source,
+        data=data_file(tmp_path, source, name, data),
+        method="nuts",
+        steps=1200,
+        chains=4,
+        seed=3,
+        results=results,
+        on_update=snapshots.append,
+    )
+    n = summary.nuts
+    assert n is not None and n.engine == "qvr+numpyro" and summary.to_json()["engine"] == n.engine
+    assert n.num_warmup == 600 and n.num_samples == 600 and n.starts == "pathfinder"
+    assert [len(t) for t in n.traces] == [1200] * 4  # qvr's warmup, NumPyro's draws
+    draws = torch.as_tensor(results.groups["posterior"][site])
+    assert draws.shape == (4, 600)
+    ess = n.ess[site]
+    assert ess is not None and ess > 400
+    se = sd / math.sqrt(ess)
+    got = float(draws.mean())
+    assert abs(got - mean) < 4 * se, f"mean {got:.4f}, exact {mean:.4f}, 4 se {4 * se:.4f}"
+    assert snapshots[-1]["draws"] == [600] * 4  # the live view shows NumPyro's draws alone
+
+
+TWO_SITES = """
+object Obs : FinSet 8
+
+program two_sites : Obs -> Obs
+    sample zeta <- Gamma(4.0, 2.0)
+    sample alpha <- Normal(0.0, 1.0)
+    observe y : Obs <- Normal(alpha, zeta)
+    return alpha
+
+export two_sites
+"""
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_qvrs_positions_and_metric_reach_numpyro_in_its_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dense: bool
+) -> None:
+    """NumPyro orders its coordinates by site name (alpha, zeta), qvr by the program's
+    (zeta, alpha): the positions and M^-1 NumPyro starts from are qvr's, reordered."""
+    monkeypatch.setattr(numpyro_nuts, "HANDOVER_SECONDS", 0.0)
+    seen: list[tuple[Any, Any]] = []
+    resume_from = numpyro_nuts.resume_from
+
+    def spy(*args: Any) -> Any:
+        states = args[-1]
+        for s in states:  # a metric with a correlation, to see where it lands
+            inverse = np.diag([4.0, 9.0])
+            inverse[0, 1] = inverse[1, 0] = 1.5
+            s.chain._inv_mass = inverse if dense else np.array([4.0, 9.0])
+            s.chain._low_rank = None
+            s.chain._dense = dense
+            s.chain.metric = "dense" if dense else "diag"
+        zs = [s.chain.z.clone() for s in states]
+        resume = resume_from(*args)
+        seen.append((zs, resume))
+        return resume
+
+    monkeypatch.setattr(numpyro_nuts, "resume_from", spy)
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"y": [0.3, -0.2, 1.1, 0.4, 0.0, 0.8, -0.5, 0.6]}), "utf-8")
+    summary = run_program(TWO_SITES, data=str(path), method="nuts", steps=400, chains=2, seed=1)
+    assert summary.nuts is not None and summary.nuts.engine == "qvr+numpyro"
+    ((zs, resume),) = seen
+    assert resume is not None
+    for c, z in enumerate(zs):  # qvr: [log zeta, alpha]; NumPyro: alpha, then zeta's log
+        assert resume.positions["alpha"][c] == pytest.approx(float(z[1]))
+        assert resume.positions["zeta"][c] == pytest.approx(float(z[0]))
+    expected = np.array([[9.0, 1.5], [1.5, 4.0]]) if dense else np.array([9.0, 4.0])
+    for metric in resume.inverse_metrics:
+        np.testing.assert_array_equal(metric, expected)
+
+
+def test_auto_leaves_a_quick_run_to_qvr_draw_for_draw(tmp_path: Path) -> None:
+    """A run whose trees cost little stays on qvr's sampler: its draws are `--engine
+    qvr`'s (the pause after warmup changes nothing)."""
+    source, name, site, data, _, _ = CASES["gamma_poisson"]
+    groups = []
+    for engine in ("auto", "qvr"):
+        results = RunResults()
+        summary = run_program(
+            source,
+            data=data_file(tmp_path, source, name, data),
+            method="nuts",
+            steps=400,
+            chains=2,
+            seed=2,
+            engine=engine,
+            results=results,
+        )
+        assert summary.nuts is not None and summary.nuts.engine == "qvr"
+        groups.append(torch.as_tensor(results.groups["posterior"][site]))
+    assert torch.equal(groups[0], groups[1])

@@ -69,7 +69,7 @@ export function inferenceDefaults(): InferenceDefaults {
   const config = section();
   const method = config.get<string>("inference.method", "svi");
   const massMatrix = config.get<string>("inference.massMatrix", "auto");
-  const engine = config.get<string>("inference.engine", "qvr");
+  const engine = config.get<string>("inference.engine", "auto");
   const device = config.get<string>("inference.device", "cpu");
   return {
     method: isInferenceMethod(method) ? method : "svi",
@@ -80,7 +80,7 @@ export function inferenceDefaults(): InferenceDefaults {
     seqLen: config.get<number>("inference.seqLen", 8),
     chains: config.get<number>("inference.chains", 4),
     massMatrix: isMassMatrix(massMatrix) ? massMatrix : "auto",
-    engine: isEngine(engine) ? engine : "qvr",
+    engine: isEngine(engine) ? engine : "auto",
     targetAccept: config.get<number>("inference.targetAccept", STAN_TARGET_ACCEPT),
     data: config.get<string>("inference.data", "").trim(),
     device: isDevice(device) ? device : "cpu",

@@ -9,7 +9,7 @@ import {
 } from "../src/inference/params";
 import { describeRun, formatPosterior, formatSummary } from "../src/inference/summary";
 
-const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", engine: "qvr", targetAccept: 0.8, data: "", device: "cpu", subsample: "" };
+const defaults: InferenceDefaults = { method: "svi", steps: 200, lr: 0.01, seed: 0, batch: 4, seqLen: 8, chains: 4, massMatrix: "diag", engine: "auto", targetAccept: 0.8, data: "", device: "cpu", subsample: "" };
 
 describe("inference arguments", () => {
   it("fill every field from the settings when run from the palette", () => {
@@ -76,9 +76,11 @@ describe("inference arguments", () => {
     assert.equal(buildInferenceParams("file:///m.qvr", defaults, lowRank).mass_matrix, "low-rank");
   });
 
-  it("send NumPyro's engine to a NUTS run only, from the settings or a lens, and leave qvr's unsaid", () => {
+  it("send a chosen engine to a NUTS run only, from the settings or a lens, and leave the default (auto) unsaid", () => {
     const nuts = { ...defaults, method: "nuts" as const };
     assert.equal("engine" in buildInferenceParams("file:///m.qvr", nuts, parseInferenceArguments([])), false);
+    const qvr = { ...nuts, engine: "qvr" as const };
+    assert.equal(buildInferenceParams("file:///m.qvr", qvr, parseInferenceArguments([])).engine, "qvr");
     const numpyro = { ...nuts, engine: "numpyro" as const };
     assert.equal(buildInferenceParams("file:///m.qvr", numpyro, parseInferenceArguments([])).engine, "numpyro");
     const lens = parseInferenceArguments([{ uri: "file:///m.qvr", method: "nuts", engine: "numpyro" }]);

@@ -102,8 +102,9 @@ export function buildInferenceParams(
   // The step size's target is NUTS's: an SVI or prior run is sent none (nor refused for
   // one). Stan's default goes unsaid, so a server older than the setting runs as before.
   if (params.method !== "nuts" || params.target_accept === STAN_TARGET_ACCEPT) delete params.target_accept;
-  // The engine is NUTS's, and qvr's own goes unsaid, as the target acceptance's default does.
-  if (params.method !== "nuts" || params.engine === "qvr") delete params.engine;
+  // The engine is NUTS's, and the server's default (auto) goes unsaid, as the target
+  // acceptance's default does.
+  if (params.method !== "nuts" || params.engine === "auto") delete params.engine;
   if (target.program !== undefined) params.program = target.program;
   return params;
 }
@@ -113,7 +114,7 @@ export function describeInferenceParams(params: InferenceParams): string {
   const parts = [`steps=${params.steps}`, `lr=${params.lr}`, `seed=${params.seed}`, `batch=${params.batch}`, `seq_len=${params.seq_len}`];
   if (params.method === "nuts" && params.chains !== undefined) parts.push(`chains=${params.chains}`);
   if (params.method === "nuts" && params.mass_matrix !== undefined && params.mass_matrix !== "auto") parts.push(`mass_matrix=${params.mass_matrix}`);
-  if (params.method === "nuts" && params.engine !== undefined && params.engine !== "qvr") parts.push(`engine=${params.engine}`);
+  if (params.method === "nuts" && params.engine !== undefined && params.engine !== "auto") parts.push(`engine=${params.engine}`);
   if (params.method === "nuts" && params.target_accept !== undefined && params.target_accept !== STAN_TARGET_ACCEPT) {
     parts.push(`target_accept=${params.target_accept}`);
   }

@@ -97,8 +97,8 @@ export function isMassMatrix(value: unknown): value is MassMatrix {
   return typeof value === "string" && (MASS_MATRICES as readonly string[]).includes(value);
 }
 
-export type Engine = "qvr" | "numpyro";
-export const ENGINES: readonly Engine[] = ["qvr", "numpyro"];
+export type Engine = "auto" | "qvr" | "numpyro";
+export const ENGINES: readonly Engine[] = ["auto", "qvr", "numpyro"];
 
 export function isEngine(value: unknown): value is Engine {
   return typeof value === "string" && (ENGINES as readonly string[]).includes(value);
