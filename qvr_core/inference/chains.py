@@ -13,8 +13,9 @@ advances its chains together in the same way and sends every iteration's
 potential, every draw after warmup when the caller reads draws as they come
 (`on_draw`), and at the end the chains' records back over a queue. A caller may take
 the rest of a run elsewhere (`hand_over`): the chains, here or in their processes,
-pause after their first `HANDOVER_DRAWS` draws, and the caller, given their states,
-either lets them go on or takes them (`HandedOver`). Chain `c`
+pause after their first `HANDOVER_DRAWS` draws (processes send their states there and
+go on), and the caller, given their states, either lets them go on or takes them
+(`HandedOver`). Chain `c`
 is seeded with the `c`-th child of `numpy.random.SeedSequence(seed)`, so a
 chain's draws depend on the run's seed and its index, not on how many
 processes ran them.
@@ -597,8 +598,9 @@ def _in_processes(
     """The chains shared out over `processes` chain processes (`resumed`: those that ran
     their first iterations here already, which go on where they are); every chain's
     record by index. With a `pause`, each process sends its chains' states at `pause.at`
-    and waits: told to go on (a byte on its input), it does; taken over
-    (`HandedOver`), its input is closed and it ends."""
+    and goes on without waiting (a process whose chains got there first would otherwise
+    idle until the slowest did); taken over (`HandedOver`, from those states), the
+    processes are stopped and what they drew since is not kept."""
     resumed = resumed or {}
     paused: dict[int, ChainState] = {}
     threads = max(1, torch.get_num_threads() // processes)
@@ -649,7 +651,6 @@ def _in_processes(
                 paused[c] = state
                 if len(paused) == len(seeds):
                     pause.decide([paused[c] for c in sorted(paused)])
-                    _go_on(children)
             elif kind == "error":
                 raise _child_error(event)
         return records
@@ -710,15 +711,6 @@ def _blocked(signals: frozenset[signal.Signals]) -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
-
-
-def _go_on(children: list[subprocess.Popen[bytes]]) -> None:
-    """A byte on a paused child's input tells it to go on (`child_main`)."""
-    for child in children:
-        if child.stdin is not None and not child.stdin.closed:
-            with contextlib.suppress(OSError):
-                child.stdin.write(b"g")
-                child.stdin.flush()
 
 
 def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
@@ -818,14 +810,12 @@ def child_main() -> int:
         return 2
     payload, mine, threads, parent, until = pickle.loads(frame)
     _die_with_parent(parent)
-    go_on = threading.Event()  # a paused run's word to go on: a byte on the input
 
     def watch() -> None:
         with contextlib.suppress(OSError):
             while os.read(0, 4096):
-                go_on.set()
+                pass
         stop.set()
-        go_on.set()
 
     threading.Thread(target=watch, daemon=True).start()
     lock = threading.Lock()
@@ -850,12 +840,11 @@ def child_main() -> int:
                 (c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
             )
 
-        if until is not None:  # the parent's `hand_over` reads the states here
+        if until is not None:  # the parent's `hand_over` reads the states there
             done, _ = _sample(job, mine, outbox.step, draw, stop.is_set, until=until)
             outbox.flush()
-            for c, state in done:
+            for c, state in done:  # pickled now: the chains' states at the pause
                 emit(("paused", c, state))
-            go_on.wait()  # or its input closed: a stop, the records so far go back
             states = dict(done)
             mine = [(c, seed, states[c]) for c, seed, _ in mine]
         done, _ = _sample(job, mine, outbox.step, draw, stop.is_set)
