@@ -79,6 +79,8 @@ from qvr_core.runs.numpyro_nuts import (
     METRICS,
     Engine,
     EngineRun,
+    Export,
+    Resume,
     Takeover,
     exported,
     refusal,
@@ -594,32 +596,10 @@ def _on_numpyro(
         raise InferenceError(why)
     assert isinstance(x, dict)
     export = exported(engine.checked, engine.program, engine.path)
-    total = run.chains * (run.num_warmup + run.num_samples)
-    done = 0
-
-    def step(chain: int, potential: float) -> None:
-        nonlocal done
-        done += 1
-        progress(done, total, potential, chain)
-
-    try:
-        return sample_numpyro(
-            export,
-            target,
-            x,
-            observations,
-            run,
-            on_step=step,
-            on_draw=None if live is None else live.add,
-            should_stop=job.calls.should_stop,
-        )
-    except InferenceError:
-        raise
-    except Exception as e:  # NumPyro or JAX refusing the export: one line, not a traceback
-        raise InferenceError(
-            f"the numpyro engine failed on this program ({type(e).__name__}: "
-            f"{first_line(e)}); `qvr run` without --engine samples it with qvr's NUTS"
-        ) from e
+    on_engine = _OnEngine(run, job, target, x, observations, progress, live)
+    return on_engine.sample(
+        export, 0, None, "the numpyro engine", "`qvr run --engine qvr` samples it with qvr's NUTS"
+    )
 
 
 def _taken_over(
@@ -638,34 +618,62 @@ def _taken_over(
     assert takeover.export is not None and takeover.resume is not None
     resume = replace(takeover.resume, starts=handed.starts)
     warmed = len(handed.states) * min(s.chain.num_warmup for s in handed.states)
-    total = warmed + run.chains * run.num_samples
-    done = warmed
+    on_engine = _OnEngine(run, job, target, x, observations, progress, live)
+    return on_engine.sample(
+        takeover.export,
+        warmed,
+        resume,
+        "NumPyro's NUTS, taking the draws on from qvr's warmup,",
+        "`qvr run --engine qvr` keeps them with qvr's sampler",
+    )
 
-    def step(chain: int, potential: float) -> None:
-        nonlocal done
-        done += 1
-        progress(done, total, potential, chain)
 
-    try:
-        return sample_numpyro(
-            takeover.export,
-            target,
-            x,
-            observations,
-            run,
-            on_step=step,
-            on_draw=None if live is None else live.add,
-            should_stop=job.calls.should_stop,
-            resume=resume,
-        )
-    except InferenceError:
-        raise
-    except Exception as e:  # NumPyro or JAX failing on the export: one line
-        raise InferenceError(
-            f"NumPyro's NUTS, taking the draws on from qvr's warmup, failed on this "
-            f"program ({type(e).__name__}: {first_line(e)}); `qvr run --engine qvr` "
-            "keeps them with qvr's sampler"
-        ) from e
+@dataclass(frozen=True)
+class _OnEngine:
+    """A run's NUTS on NumPyro (`numpyro_nuts.sample`): its progress reported as qvr's,
+    and what NumPyro or JAX raises as one line."""
+
+    run: EngineRun
+    job: Job
+    target: ProgramLike
+    x: dict[str, torch.Tensor]
+    observations: dict[str, Observed]
+    progress: Callable[[int, int, float, int], None]
+    live: LiveDraws | None
+
+    def sample(
+        self, export: Export, done: int, resume: Resume | None, who: str, instead: str
+    ) -> MCMCResult:
+        """The draws, progress counted on from `done` iterations (qvr's warmup, when
+        NumPyro takes the draws on from it: `resume`); a failure names `who` failed and
+        what to do `instead`."""
+        run = self.run
+        total = done + run.chains * (run.num_warmup + run.num_samples)
+        count = done
+
+        def step(chain: int, potential: float) -> None:
+            nonlocal count
+            count += 1
+            self.progress(count, total, potential, chain)
+
+        try:
+            return sample_numpyro(
+                export,
+                self.target,
+                self.x,
+                self.observations,
+                run,
+                on_step=step,
+                on_draw=None if self.live is None else self.live.add,
+                should_stop=self.job.calls.should_stop,
+                resume=resume,
+            )
+        except InferenceError:
+            raise
+        except Exception as e:  # NumPyro or JAX refusing the export: one line
+            raise InferenceError(
+                f"{who} failed on this program ({type(e).__name__}: {first_line(e)}); {instead}"
+            ) from e
 
 
 def _nuts_attention(

@@ -256,7 +256,7 @@ def test_what_numpyro_raises_is_one_line(tmp_path: Path, monkeypatch: pytest.Mon
         )
     message = str(caught.value)
     assert "numpyro engine failed" in message and "ValueError: Incompatible shapes" in message
-    assert "more detail" not in message and "without --engine" in message
+    assert "more detail" not in message and "--engine qvr" in message
 
 
 def test_auto_hands_the_draws_to_numpyro_with_qvrs_metric(
@@ -363,4 +363,46 @@ def test_auto_leaves_a_quick_run_to_qvr_draw_for_draw(tmp_path: Path) -> None:
         )
         assert summary.nuts is not None and summary.nuts.engine == "qvr"
         groups.append(torch.as_tensor(results.groups["posterior"][site]))
+    assert torch.equal(groups[0], groups[1])
+
+
+def test_where_numpyro_cannot_take_the_chains_on_they_stay_with_qvr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the bound, but with coordinates NumPyro does not share (its map to the
+    unconstrained space is not qvr's): the run goes on on qvr's sampler, draw for draw."""
+    import numpyro.infer.util
+
+    monkeypatch.setattr(numpyro_nuts, "HANDOVER_SECONDS", 0.0)
+    unconstrain = numpyro.infer.util.unconstrain_fn
+    answers: list[object] = []
+
+    def shifted(*args: Any) -> Any:  # another map: every coordinate off by one
+        return {k: v + 1.0 for k, v in unconstrain(*args).items()}
+
+    resume_from = numpyro_nuts.resume_from
+
+    def spy(*args: Any) -> Any:
+        answers.append(resume_from(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(numpyro.infer.util, "unconstrain_fn", shifted)
+    monkeypatch.setattr(numpyro_nuts, "resume_from", spy)
+    source, name, site, data, _, _ = CASES["gamma_poisson"]
+    groups = []
+    for engine in ("auto", "qvr"):
+        results = RunResults()
+        summary = run_program(
+            source,
+            data=data_file(tmp_path, source, name, data),
+            method="nuts",
+            steps=400,
+            chains=2,
+            seed=2,
+            engine=engine,
+            results=results,
+        )
+        assert summary.nuts is not None and summary.nuts.engine == "qvr"
+        groups.append(torch.as_tensor(results.groups["posterior"][site]))
+    assert answers == [None]  # asked once (auto), refused: NumPyro's coordinates differ
     assert torch.equal(groups[0], groups[1])
