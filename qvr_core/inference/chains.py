@@ -840,14 +840,16 @@ def child_main() -> int:
                 (c, t.z.detach().numpy().copy(), t.diverging, t.tree_depth, t.energy)
             )
 
+        recorded, compile = None, True
         if until is not None:  # the parent's `hand_over` reads the states there
-            done, _ = _sample(job, mine, outbox.step, draw, stop.is_set, until=until)
+            done, recorded = _sample(job, mine, outbox.step, draw, stop.is_set, until=until)
             outbox.flush()
             for c, state in done:  # pickled now: the chains' states at the pause
                 emit(("paused", c, state))
             states = dict(done)
             mine = [(c, seed, states[c]) for c, seed, _ in mine]
-        done, _ = _sample(job, mine, outbox.step, draw, stop.is_set)
+            compile = recorded is not None  # recorded once: the rest replays it
+        done, _ = _sample(job, mine, outbox.step, draw, stop.is_set, recorded, compile=compile)
         outbox.flush()
         for c, state in done:
             emit(("chain", c, state.record))
