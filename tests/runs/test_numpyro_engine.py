@@ -344,9 +344,9 @@ def test_qvrs_positions_and_metric_reach_numpyro_in_its_order(
         np.testing.assert_array_equal(metric, expected)
 
 
-def test_auto_leaves_a_quick_run_to_qvr_draw_for_draw(tmp_path: Path) -> None:
-    """A run whose trees cost little stays on qvr's sampler: its draws are `--engine
-    qvr`'s (the pause after warmup changes nothing)."""
+def auto_and_qvr_draws(tmp_path: Path) -> list[torch.Tensor]:
+    """The same run's draws with `--engine auto` and `--engine qvr`, both on qvr's
+    sampler (each summary says so)."""
     source, name, site, data, _, _ = CASES["gamma_poisson"]
     groups = []
     for engine in ("auto", "qvr"):
@@ -363,7 +363,14 @@ def test_auto_leaves_a_quick_run_to_qvr_draw_for_draw(tmp_path: Path) -> None:
         )
         assert summary.nuts is not None and summary.nuts.engine == "qvr"
         groups.append(torch.as_tensor(results.groups["posterior"][site]))
-    assert torch.equal(groups[0], groups[1])
+    return groups
+
+
+def test_auto_leaves_a_quick_run_to_qvr_draw_for_draw(tmp_path: Path) -> None:
+    """A run whose trees cost little stays on qvr's sampler: its draws are `--engine
+    qvr`'s (the pause after warmup changes nothing)."""
+    auto, qvr = auto_and_qvr_draws(tmp_path)
+    assert torch.equal(auto, qvr)
 
 
 def test_where_numpyro_cannot_take_the_chains_on_they_stay_with_qvr(
@@ -388,21 +395,6 @@ def test_where_numpyro_cannot_take_the_chains_on_they_stay_with_qvr(
 
     monkeypatch.setattr(numpyro.infer.util, "unconstrain_fn", shifted)
     monkeypatch.setattr(numpyro_nuts, "resume_from", spy)
-    source, name, site, data, _, _ = CASES["gamma_poisson"]
-    groups = []
-    for engine in ("auto", "qvr"):
-        results = RunResults()
-        summary = run_program(
-            source,
-            data=data_file(tmp_path, source, name, data),
-            method="nuts",
-            steps=400,
-            chains=2,
-            seed=2,
-            engine=engine,
-            results=results,
-        )
-        assert summary.nuts is not None and summary.nuts.engine == "qvr"
-        groups.append(torch.as_tensor(results.groups["posterior"][site]))
+    auto, qvr = auto_and_qvr_draws(tmp_path)
     assert answers == [None]  # asked once (auto), refused: NumPyro's coordinates differ
-    assert torch.equal(groups[0], groups[1])
+    assert torch.equal(auto, qvr)
