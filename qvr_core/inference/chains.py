@@ -370,9 +370,9 @@ def run_chains(
                     log.debug("the chains go on in %d processes after %d iterations", split, probe)
                 except (pickle.PicklingError, TypeError, AttributeError) as e:
                     log.debug("the chains go on here: the program cannot travel (%s)", e)
+        started = "prior" if starts.positions is None else "pathfinder"  # `MCMCResult.starts`
         pause = None
         if hand_over is not None and share is None and num_samples > 2 * HANDOVER_DRAWS:
-            started = "prior" if starts.positions is None else "pathfinder"
             pause = _Pause(num_warmup + HANDOVER_DRAWS, hand_over, started)
         if processes == 1:
             mine = range(chains) if share is None else share.mine
@@ -404,7 +404,7 @@ def run_chains(
         stopped = len(got) < len(records) or not all(r.complete for r in got)
         result = _result(shared, got, stopped=stopped)
         result.seeds, result.processes = seeds, processes
-        result.starts = "prior" if starts.positions is None else "pathfinder"  # as `_Pause`
+        result.starts = started
         return result
 
 

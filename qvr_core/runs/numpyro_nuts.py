@@ -168,6 +168,13 @@ def model_arguments(
         return export.load_data(str(path))
 
 
+def _float64() -> None:
+    """JAX in float64, as qvr computes (its default is float32)."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]  # untyped
+
+
 def resume_from(
     export: Export,
     arguments: dict[str, Any],
@@ -180,10 +187,9 @@ def resume_from(
     coordinates: NumPyro's latents must be qvr's sites, and each position, constrained by
     qvr and unconstrained again by NumPyro (`unconstrain_fn`), must come back as it was
     (the same map to the unconstrained space: else qvr's metric would not fit)."""
-    import jax
     from numpyro.infer.util import unconstrain_fn
 
-    jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]  # untyped; float64 as qvr
+    _float64()
     with torch.random.fork_rng():
         layout = chain_layout(target, dict(x), observations)
     where = {site.name: k for k, site in enumerate(layout.sites)}
@@ -388,7 +394,7 @@ def sample(
     import jax.numpy as jnp
     from numpyro.infer import NUTS, init_to_sample, init_to_uniform
 
-    jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]  # untyped; float64 as qvr
+    _float64()
     with torch.random.fork_rng():  # the layout's forward draw leaves the stream alone
         layout = chain_layout(target, dict(x), observations)
     model = export.model
