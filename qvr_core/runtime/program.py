@@ -17,7 +17,7 @@ the morphism (see `docs/runtime.md`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import torch
@@ -42,7 +42,7 @@ from qvr_core.runtime.tensors import (
     split,
     validate,
 )
-from qvr_core.runtime.value_checks import check_within
+from qvr_core.runtime.value_checks import check_values, check_within
 
 #: How many positions an example input's data name picks per example (BERT picks
 #: about 15% of 20 positions).
@@ -284,7 +284,7 @@ class ProgramModule(Morphism):
             t = self.site_type(self._site(name).name)
             what = f"{self.label}: site '{name}'"
             if isinstance(v, Masked):
-                out[name] = Masked(validate(v.values, t, what, batch=batch, site=name), v.mask)
+                out[name] = replace(v, values=validate(v.values, t, what, batch=batch, site=name))
                 self._check_mask(name, out[name])  # type: ignore[arg-type]  # a Masked
             else:
                 out[name] = validate(v, t, what, batch=batch, site=name)
@@ -322,6 +322,8 @@ class ProgramModule(Morphism):
                 f"shape {tuple(mask.shape)}",
                 site=name,
             )
+        if given.weights is not None:
+            _check_weights(self.label, name, given.weights, mask)
 
     def _execute(
         self,
@@ -388,7 +390,10 @@ class ProgramModule(Morphism):
             if not score:
                 return value, None
             per_position = real_positions(module.inner._log_prob(inp, value))
-            return value, (per_position * mask).sum(-1)
+            if given.weights is None:
+                return value, (per_position * mask).sum(-1)
+            weights = torch.where(mask, given.weights.to(drawn.device), 0.0)  # only the marked
+            return value, (per_position * weights).sum(-1)
         if given is None:
             given = module._mean(inp) if mean else module._rsample(inp)
         return given, (module._log_prob(inp, given) if score else None)
@@ -416,10 +421,17 @@ class ProgramModule(Morphism):
 class Masked:
     """Observations of a per-position site at some positions only: `values` `(B, L)`
     (anything at unmarked positions), `mask` `(B, L)` booleans, True where observed.
-    Only the marked positions are scored (BERT's masked tokens, padded batches)."""
+    Only the marked positions are scored (BERT's masked tokens, padded batches).
+
+    `weights` `(B, L)`, when given, multiplies each marked position's log-likelihood,
+    as a weighted regression weighs its rows (brms' `weights()`, Pyro's `scale`): a
+    training objective that averages a loss over the marked positions, rather than
+    summing it, is the likelihood with every weight 1 / (marked positions).
+    """
 
     values: torch.Tensor
     mask: torch.Tensor
+    weights: torch.Tensor | None = None
 
 
 Observed = torch.Tensor | Masked
@@ -435,6 +447,44 @@ def _positions(v: object, name: str, label: str) -> torch.Tensor:
             site=name,
         )
     return v.long()
+
+
+def _check_weights(label: str, name: str, weights: torch.Tensor, mask: torch.Tensor) -> None:
+    """A masked observation's weights: real numbers, one per position, finite and not
+    negative (a negative weight would reward a poor fit)."""
+    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
+        got = weights.dtype if isinstance(weights, torch.Tensor) else type(weights).__name__
+        raise QvrRuntimeError(
+            f"{label}: the weights of site '{name}' must be real numbers (a floating-point "
+            f"tensor), got {got}",
+            site=name,
+        )
+    if tuple(weights.shape) != tuple(mask.shape):
+        raise QvrRuntimeError(
+            f"{label}: the weights of site '{name}' must have the mask's shape "
+            f"{tuple(mask.shape)} (one per position), got shape {tuple(weights.shape)}",
+            site=name,
+        )
+    bad = ((~torch.isfinite(weights) | (weights < 0)) & mask.to(weights.device)).flatten()
+    first = bad.to(torch.uint8).argmax()  # the first bad entry, where there is one
+    # a declared check, so a recorded SVI step runs it on each replay's weights
+    check_values(
+        partial(_weights_within, label, name, int(mask.shape[-1])),
+        bad.any(),
+        first,
+        torch.take(weights, first),
+    )
+
+
+def _weights_within(
+    label: str, name: str, width: int, any_bad: int, first: int, weight: float
+) -> None:
+    if any_bad:
+        raise QvrRuntimeError(
+            f"{label}: site '{name}' is weighted {weight} at example {first // width}, "
+            f"position {first % width}; a weight is finite and not negative",
+            site=name,
+        )
 
 
 def _bad_position(data: str, name: str, size: int, bad: int) -> QvrRuntimeError:

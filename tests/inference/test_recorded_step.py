@@ -14,6 +14,8 @@ from qvr_core.inference import ELBO, SVI, AutoNormalGuide, NonFiniteLossError
 from qvr_core.inference.record import record_call
 from qvr_core.inference.simplify import simplify
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.padding import Padded
+from qvr_core.runtime.program import Masked
 
 from .qvr_sources import REGRESSION
 from .toy_models import NormalNormal
@@ -321,3 +323,51 @@ def test_a_replayed_non_finite_loss_stops_before_any_parameter_moves() -> None:
     with pytest.raises(NonFiniteLossError, match="at step 5"):
         svi.step(x, obs)
     assert bool((loc == 1e30).all())
+
+
+def weighted_pairs(seed: int, weight: float | None = None) -> tuple[object, dict[str, object]]:
+    """Four BERT pairs of 20 positions with 1 to 3 picks each, their masked tokens weighted
+    (pairs) / (picks) as d2l averages them (or every real pick `weight`)."""
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(4, 64, (4, 20), generator=g)
+    segments = (torch.arange(20) >= 10).long().expand(4, 20)
+    x = Padded(
+        torch.stack([tokens, segments, torch.arange(20).expand(4, 20)], -1), torch.full((4,), 20)
+    )
+    mask = torch.arange(3) < torch.randint(1, 4, (4, 1), generator=g)
+    weights = mask.float() * (4 / mask.sum()) if weight is None else mask.float() * weight
+    picks = torch.randint(1, 20, (4, 3), generator=g)
+    return x, {
+        "pred_positions": picks,
+        "masked_tokens": Masked(tokens.gather(1, picks), mask, weights),
+        "is_next": torch.randint(0, 2, (4,), generator=g),
+    }
+
+
+def weighted_bert_fit(record: bool, steps: int) -> tuple[SVI, list[float]]:
+    torch.manual_seed(0)
+    model = load(EXAMPLES / "bert_mlm.qvr").morphism
+    guide = AutoNormalGuide(model, observed_names={"masked_tokens", "is_next"})
+    params = [p for p in model.parameters() if p.requires_grad] + list(guide.parameters())
+    svi = SVI(
+        model,
+        guide,
+        torch.optim.Adam(params, lr=1e-3),
+        ELBO(),
+        record_after=0.0 if record else None,
+    )
+    return svi, [svi.step(*weighted_pairs(k % 3)) for k in range(steps)]
+
+
+def test_weighted_observations_replay_for_any_batch_and_check_each_batchs_weights() -> None:
+    recorded, recorded_losses = weighted_bert_fit(record=True, steps=9)
+    _, eager_losses = weighted_bert_fit(record=False, steps=9)
+    assert recorded.stepping == "replayed for any batch"
+    torch.testing.assert_close(recorded_losses, eager_losses, rtol=1e-4, atol=1e-4)
+    bad = weighted_pairs(1, weight=-1.0)
+    with pytest.raises(QvrRuntimeError) as eager:
+        recorded.evaluate_loss(*bad)
+    with pytest.raises(QvrRuntimeError) as replayed:
+        recorded.step(*bad)
+    assert "weighted -1.0 at example 0, position 0" in str(replayed.value)
+    assert str(replayed.value) == str(eager.value)

@@ -289,6 +289,48 @@ def test_masked_tokens_score_only_the_real_picks(pair) -> None:
     assert torch.equal(run(model, b, changed).log_probs["masked_tokens"], got)
 
 
+def test_weighted_picks_give_d2ls_average_over_the_batchs_picks(pair) -> None:
+    """d2l's masked-token loss averages over a batch's real picks. Each pick weighted
+    (pairs) / (picks) makes minus the mean log-likelihood over pairs exactly that loss."""
+    model, bert = pair
+    b = batch()
+    targets = torch.randint(3, VOCAB, (3, 3))
+    _, mlm_logits, _ = bert(b["tokens"], b["segments"], b["lengths"], b["picks"])
+    per_pick = nn.functional.cross_entropy(
+        mlm_logits.reshape(-1, VOCAB), targets.reshape(-1), reduction="none"
+    )
+    mask = b["weights"]
+    d2l_loss = (per_pick * mask.reshape(-1)).sum() / mask.sum()
+    weights = torch.full((3, 3), 3 / float(mask.sum()))
+    weights[~mask] = math.nan  # unmarked positions' weights are never read
+    obs = {"pred_positions": b["picks"], "masked_tokens": Masked(targets, mask, weights)}
+    weighted = model.run(Padded(inputs(b), b["lengths"]), obs).log_probs["masked_tokens"]
+    assert torch.allclose(-weighted.mean(), d2l_loss, atol=1e-5)
+    unweighted = run(model, b, targets).log_probs["masked_tokens"]
+    assert torch.allclose(weighted, unweighted * 3 / float(mask.sum()), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (torch.ones(3, 3, dtype=torch.long), "must be real numbers"),
+        (torch.ones(3, 2), r"must have the mask's shape \(3, 3\)"),
+        (
+            torch.tensor([[1.0, 1.0, 1.0], [1.0, -2.0, 0.0], [1.0, 0.0, 0.0]]),
+            "example 1, position 1",
+        ),
+        (torch.tensor([[1.0, math.inf, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), "weighted inf"),
+    ],
+)
+def test_bad_weights_are_errors_naming_the_site(pair, weights: Tensor, message: str) -> None:
+    model, _ = pair
+    b = batch()
+    targets = torch.randint(3, VOCAB, (3, 3))
+    obs = {"pred_positions": b["picks"], "masked_tokens": Masked(targets, b["weights"], weights)}
+    with pytest.raises(QvrRuntimeError, match=f"site 'masked_tokens'.*{message}|{message}"):
+        model.run(Padded(inputs(b), b["lengths"]), obs)
+
+
 def test_a_padded_token_changes_nothing(pair) -> None:
     model, _ = pair
     b = batch()
