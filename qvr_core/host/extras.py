@@ -10,7 +10,7 @@ import importlib
 import importlib.util
 
 #: What running a program needs beyond the checker: the `run` extra.
-RUN_MODULES = ("torch", "numpy")
+RUN_MODULES = ("torch", "numpy", "threadpoolctl")
 #: What `qvr compare` needs: the `arviz` extra (numpy comes with it).
 ARVIZ_MODULES = ("numpy", "arviz")
 #: What `qvr run --engine numpyro` needs besides the `run` extra: the `numpyro` extra

@@ -67,6 +67,7 @@ from typing import IO, Any
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from qvr_core.inference.errors import ChainError, InferenceError, is_torch_error
 from qvr_core.inference.lockstep import TaskError
@@ -85,7 +86,7 @@ from qvr_core.inference.mcmc import (
 from qvr_core.inference.nuts import NUTSKernel, Transition
 from qvr_core.inference.sites import FlatLayout, ProgramLike
 from qvr_core.inference.starts import chain_starts, child_seeds
-from qvr_core.inference.threads import intra_op_threads, sampling_threads
+from qvr_core.inference.threads import intra_op_threads, one_blas_thread, sampling_threads
 from qvr_core.inference.work import Work, count_work
 from qvr_core.runtime.errors import first_line
 from qvr_core.runtime.program import Observed
@@ -314,9 +315,10 @@ def run_chains(
     counted: tuple[ProgramPotential, torch.Tensor, Work] | None = None
     with contextlib.suppress(Exception):  # the chains' starts below say what is wrong
         counted = _counted(model, x, observations, shared)
-    # a small model's chains on one thread (`inference.threads`), their processes' too
+    # a small model's chains on one thread (`inference.threads`), their processes' too;
+    # NumPy's small dense arithmetic (Pathfinder, the metrics) always on one
     threads = torch.get_num_threads() if counted is None else sampling_threads(counted[2])
-    with intra_op_threads(threads):
+    with intra_op_threads(threads), one_blas_thread():
         recorded = None
         probe = 0  # iterations run here before the rest may go to processes
         if share is not None:  # this process's chains advance together here
@@ -829,6 +831,7 @@ def child_main() -> int:
 
     torch.set_num_threads(threads)
     torch.set_flush_denormal(True)  # as the run that started us does (see job.py)
+    threadpool_limits(limits=1, user_api="blas")  # as `run_chains` does (`inference.threads`)
     try:
         job = pickle.loads(payload)
         send = job[-1]  # the parent reads the draws as they come

@@ -4,12 +4,15 @@ slice at every operation torch splits (a batched Cholesky factorisation)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from qvr_core.inference import chains
+from qvr_core.inference import chains, pathfinder
 from qvr_core.inference.chains import run_chains
 from qvr_core.inference.many import ManyPotential
 from qvr_core.inference.nuts import NUTSKernel
@@ -94,3 +97,64 @@ def test_a_model_with_arithmetic_to_share_keeps_torch_s_threads() -> None:
     with pytest.raises(RuntimeError), intra_op_threads(1):
         raise RuntimeError("a failing block")
     assert torch.get_num_threads() == 2
+
+
+def blas_threads() -> int:
+    """How many threads NumPy's BLAS uses now (the fewest of the BLAS libraries loaded)."""
+    return min(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+class _BlasNoted(ScaledNormal):
+    """ScaledNormal appending, at each evaluation, its process and NumPy's BLAS threads
+    to a file: a chain process's evaluations are seen from the test's process."""
+
+    def __init__(self, scales: list[float], log: Path) -> None:
+        super().__init__(scales)
+        self.log = log
+
+    def dist(self, name, x, values):  # type: ignore[no-untyped-def]  # the toy protocol
+        with self.log.open("a") as out:
+            out.write(f"{os.getpid()} {blas_threads()}\n")
+        return super().dist(name, x, values)
+
+
+@pytest.fixture
+def two_blas_threads() -> Iterator[None]:
+    """NumPy's BLAS on two threads for the test, whatever the machine's cores."""
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() == 2
+        yield
+
+
+# kernel_free: the thread counts seen are asserted, not any draw
+@pytest.mark.kernel_free
+@pytest.mark.usefixtures("two_blas_threads")
+def test_pathfinder_s_numpy_arithmetic_runs_on_one_blas_thread_then_two_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[int] = []
+    approximation = pathfinder._approximation
+
+    def noted(*args: object) -> object:
+        seen.append(blas_threads())
+        return approximation(*args)  # type: ignore[arg-type]  # the arguments as given
+
+    monkeypatch.setattr(pathfinder, "_approximation", noted)
+    model = _BlasNoted([0.5, 2.0], tmp_path / "evaluations")
+    run_chains(
+        model, torch.zeros(1, 1), {}, NUTSKernel(max_tree_depth=3), 10, 5, chains=2, processes=1
+    )
+    assert len(seen) > 10 and set(seen) == {1}
+    assert blas_threads() == 2
+
+
+@pytest.mark.kernel_free
+def test_a_chain_process_runs_its_numpy_arithmetic_on_one_blas_thread(tmp_path: Path) -> None:
+    log = tmp_path / "evaluations"
+    model = _BlasNoted([0.5, 2.0], log)
+    run_chains(
+        model, torch.zeros(1, 1), {}, NUTSKernel(max_tree_depth=3), 10, 5, chains=2, processes=2
+    )
+    rows = [line.split() for line in log.read_text().splitlines()]
+    in_children = {int(threads) for pid, threads in rows if int(pid) != os.getpid()}
+    assert in_children == {1}
