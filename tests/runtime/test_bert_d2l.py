@@ -18,8 +18,10 @@ import torch
 from torch import Tensor, nn
 
 from qvr_core.dsl import load
+from qvr_core.inference import ELBO, SVI, AutoNormalGuide
 from qvr_core.runtime.attention import Attention, Padded
 from qvr_core.runtime.errors import QvrRuntimeError
+from qvr_core.runtime.paramnet import param_groups
 from qvr_core.runtime.program import Masked, ProgramModule
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -329,6 +331,71 @@ def test_bad_weights_are_errors_naming_the_site(pair, weights: Tensor, message: 
     obs = {"pred_positions": b["picks"], "masked_tokens": Masked(targets, b["weights"], weights)}
     with pytest.raises(QvrRuntimeError, match=f"site 'masked_tokens'.*{message}|{message}"):
         model.run(Padded(inputs(b), b["lengths"]), obs)
+
+
+def training_batch(g: torch.Generator, pairs: int = 8) -> tuple[Padded, dict[str, object]]:
+    """Pairs of 9 to 20 real positions with 1 to 3 real picks each, their targets and
+    next-sentence labels; the picks weighted (pairs) / (picks) as d2l averages them."""
+    lengths = torch.randint(9, MAX_LEN + 1, (pairs,), generator=g)
+    tokens = torch.randint(4, VOCAB, (pairs, MAX_LEN), generator=g)
+    segments = (torch.arange(MAX_LEN) >= lengths[:, None] // 2).long()
+    picks = (torch.rand(pairs, 3, generator=g) * (lengths[:, None] - 1)).long() + 1
+    mask = torch.arange(3) < torch.randint(1, 4, (pairs, 1), generator=g)
+    weights = mask.float() * (pairs / mask.sum())
+    given = {
+        "pred_positions": picks,
+        "masked_tokens": Masked(torch.randint(4, VOCAB, (pairs, 3), generator=g), mask, weights),
+        "is_next": torch.randint(0, 2, (pairs,), generator=g),
+    }
+    positions = torch.arange(MAX_LEN).expand(pairs, MAX_LEN)
+    return Padded(torch.stack([tokens, segments, positions], -1), lengths), given
+
+
+def d2l_loss(bert: BERTModel, x: Padded, given: dict[str, object]) -> Tensor:
+    """d2l's pretraining loss: masked-token cross-entropy averaged over the batch's real
+    picks, plus the next-sentence cross-entropy averaged over the pairs."""
+    masked = given["masked_tokens"]
+    assert isinstance(masked, Masked)
+    tokens, segments = x.values[..., 0], x.values[..., 1]
+    _, mlm_logits, nsp_logits = bert(tokens, segments, x.lengths, given["pred_positions"])
+    per_pick = nn.functional.cross_entropy(
+        mlm_logits.reshape(-1, VOCAB), masked.values.reshape(-1), reduction="none"
+    )
+    mask = masked.mask.reshape(-1).float()
+    mlm = (per_pick * mask).sum() / mask.sum()
+    return mlm + nn.functional.cross_entropy(nsp_logits, given["is_next"])
+
+
+def test_from_d2ls_weights_svi_on_the_weighted_likelihood_takes_d2ls_adam_steps() -> None:
+    """The page's training (SVI, Adam over `param_groups`, the picks weighted) from d2l's
+    initial weights is d2l's training step for step: the same losses and weights after
+    ten Adam steps on the same batches, so what differs between the two in
+    `bench/bert_pretrain.py` is where each starts, not how it trains."""
+    torch.manual_seed(0)
+    model = load(EXAMPLES / "bert_mlm.qvr", strict=True).morphism
+    assert isinstance(model, ProgramModule)
+    bert = BERTModel()
+    copy_weights(model, bert)
+    guide = AutoNormalGuide(model, observed_names={"masked_tokens", "is_next"})
+    optim = torch.optim.Adam(param_groups([model, guide], 1e-3), lr=1e-3)
+    svi = SVI(model, guide, optim, ELBO(num_particles=1), record_after=None)
+    d2l_optim = torch.optim.Adam(bert.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(7)
+    for _ in range(10):
+        x, given = training_batch(g)
+        ours = svi.step(x, given)
+        d2l_optim.zero_grad()
+        theirs = d2l_loss(bert, x, given)
+        theirs.backward()
+        d2l_optim.step()
+        assert ours == pytest.approx(float(theirs.detach()), rel=1e-5)
+    # Adam moves each weight about lr = 1e-3 a step, whatever its gradient's size: a
+    # tenth of one step is the tolerance (rounding flips a step where a gradient is ~0)
+    m, close = model.morphisms, {"atol": 1e-4, "rtol": 0.0}
+    for leaf, layer in ((m["mlm_out"], bert.mlm.mlp[3]), (m["nsp_hidden"], bert.hidden[0])):
+        torch.testing.assert_close(leaf.net.weight * leaf.net.gain, layer.weight, **close)
+        torch.testing.assert_close(leaf.net.bias, layer.bias, **close)
+    torch.testing.assert_close(m["tok_embed"].table, bert.encoder.token_embedding.weight, **close)
 
 
 def test_a_padded_token_changes_nothing(pair) -> None:
