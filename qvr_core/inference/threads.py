@@ -20,9 +20,10 @@ NumPy's BLAS (the OpenBLAS of numpy's wheels, a thread per core) meets the same 
 Pathfinder factors and solves with matrices of at most 400 x 400 and the Fisher metrics
 decompose theirs at each window's end: measured on the server's worker (niced below
 the editor, as it is) with one other process busy on the second core, a tiny network's
-316 Cholesky factorisations took 0.117 s each against 0.006 s unloaded, and a 6-step
-NUTS run 76 s against 8 s. The chains already share the cores out (a process a core),
-so a run's NumPy arithmetic stays on one thread (`one_blas_thread`) wherever it runs.
+316 Cholesky factorisations took 0.117 s each against 0.006 s in a process that is not
+niced, and a 6-step NUTS run 76 s against 8 s. The chains already share the cores out
+(a process a core), so a run's NumPy arithmetic stays on one thread (`one_blas_thread`)
+wherever it runs.
 """
 
 from __future__ import annotations
