@@ -145,10 +145,11 @@ def qvr_trainer(
 
     def step(batch: Batch) -> float:
         x, picks, pick_mask, obs = batch
-        weights = None
+        targets = obs["masked_tokens"]
         if objective == "d2l":
-            weights = pick_mask.float() * (pick_mask.shape[0] / pick_mask.sum().clamp(min=1))
-        masked = Masked(obs["masked_tokens"], pick_mask, weights)
+            masked = Masked.averaged(targets, pick_mask)
+        else:
+            masked = Masked(targets, pick_mask)
         return svi.step(x, {"pred_positions": picks, **obs, "masked_tokens": masked})
 
     def predict(x: Padded, picks: Tensor) -> tuple[Tensor, Tensor]:

@@ -433,6 +433,13 @@ class Masked:
     mask: torch.Tensor
     weights: torch.Tensor | None = None
 
+    @classmethod
+    def averaged(cls, values: torch.Tensor, mask: torch.Tensor) -> Masked:
+        """Observed where `mask` is True, each marked position weighted (examples) /
+        (marked positions): minus the mean log-likelihood over the examples is then the
+        loss averaged over the batch's marked positions (d2l's masked-token loss)."""
+        return cls(values, mask, mask.float() * (mask.shape[0] / mask.sum().clamp(min=1)))
+
 
 Observed = torch.Tensor | Masked
 

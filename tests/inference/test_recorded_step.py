@@ -335,11 +335,16 @@ def weighted_pairs(seed: int, weight: float | None = None) -> tuple[object, dict
         torch.stack([tokens, segments, torch.arange(20).expand(4, 20)], -1), torch.full((4,), 20)
     )
     mask = torch.arange(3) < torch.randint(1, 4, (4, 1), generator=g)
-    weights = mask.float() * (4 / mask.sum()) if weight is None else mask.float() * weight
     picks = torch.randint(1, 20, (4, 3), generator=g)
+    targets = tokens.gather(1, picks)
+    masked = (
+        Masked.averaged(targets, mask)
+        if weight is None
+        else Masked(targets, mask, mask.float() * weight)
+    )
     return x, {
         "pred_positions": picks,
-        "masked_tokens": Masked(tokens.gather(1, picks), mask, weights),
+        "masked_tokens": masked,
         "is_next": torch.randint(0, 2, (4,), generator=g),
     }
 

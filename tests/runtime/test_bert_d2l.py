@@ -341,10 +341,9 @@ def training_batch(g: torch.Generator, pairs: int = 8) -> tuple[Padded, dict[str
     segments = (torch.arange(MAX_LEN) >= lengths[:, None] // 2).long()
     picks = (torch.rand(pairs, 3, generator=g) * (lengths[:, None] - 1)).long() + 1
     mask = torch.arange(3) < torch.randint(1, 4, (pairs, 1), generator=g)
-    weights = mask.float() * (pairs / mask.sum())
     given = {
         "pred_positions": picks,
-        "masked_tokens": Masked(torch.randint(4, VOCAB, (pairs, 3), generator=g), mask, weights),
+        "masked_tokens": Masked.averaged(torch.randint(4, VOCAB, (pairs, 3), generator=g), mask),
         "is_next": torch.randint(0, 2, (pairs,), generator=g),
     }
     positions = torch.arange(MAX_LEN).expand(pairs, MAX_LEN)
