@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -222,6 +222,58 @@ def test_the_first_difference_is_named() -> None:
     assert differences([base, same, same]) is None
     assert differences([base, same, seed]) == "rank 2 runs with seed=1, rank 0 with seed=0"
     assert differences([base, shapes]) == "rank 1's data have other names or shapes than rank 0's"
+
+
+class _ReadThen:
+    """A store whose first look at `key`'s count returns what it read, then runs `then`:
+    another rank acting between this rank's look and its next step."""
+
+    def __init__(self, store: object, key: str, then: Callable[[], None]) -> None:
+        self._store, self._key, self._then = store, key, then
+
+    def add(self, key: str, amount: int) -> int:
+        value = int(self._store.add(key, amount))  # type: ignore[attr-defined]
+        if key == self._key and amount == 0 and self._then is not None:
+            then, self._then = self._then, None
+            then()
+        return value
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+def test_a_rank_that_reads_the_terms_short_still_names_the_difference() -> None:
+    """CI once saw rank 1 stop with "rank 0 of the run stopped: the processes of the run
+    differ", not with the difference itself: rank 1 read the count of terms before rank 0
+    posted, rank 0 then posted, found the difference and failed, and rank 1's next look
+    found the failure. Built here by hand, over one in-memory store: every rank says the
+    difference, whichever posted last."""
+    from torch.distributed import HashStore
+
+    from qvr_core.runs import rendezvous
+
+    base = HashStore()
+
+    def group(rank: int) -> rendezvous.Group:
+        launch = rendezvous.Launch(rank, 2, "127.0.0.1", 1, False, "t", 5.0, 5.0)
+        return rendezvous.Group(launch, base, False, lambda: False)
+
+    first, second = group(0), group(1)
+
+    def differ(posted: list[dict[str, object]]) -> str | None:
+        return None if posted[0] == posted[1] else "rank 1 runs another program than rank 0"
+
+    def first_posts_and_fails() -> None:
+        with pytest.raises(InferenceError) as info:
+            first.agree({"program": "p"}, differ)
+        first.fail(str(info.value))
+
+    second.store = _ReadThen(second.store, "terms#", first_posts_and_fails)  # type: ignore[assignment]
+    with pytest.raises(InferenceError) as info:
+        second.agree({"program": "q"}, differ)
+    assert str(info.value) == (
+        "the processes of the run differ: rank 1 runs another program than rank 0"
+    )
 
 
 def test_a_store_call_a_signal_broke_is_the_signal_not_a_closed_meeting(
