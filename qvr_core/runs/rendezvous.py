@@ -421,7 +421,10 @@ class Group:
         ends it: to read why it stopped, they need the store."""
         self._beating.set()
         if self._beat is not None:
-            self._beat.join(timeout=BEAT_CALL_TIMEOUT + BEAT)
+            # a signal that came between the thread's making and its start left none to
+            # join (RuntimeError); one that started sees `_beating` and ends by itself
+            with contextlib.suppress(RuntimeError):
+                self._beat.join(timeout=BEAT_CALL_TIMEOUT + BEAT)
         with contextlib.suppress(Exception):
             self._post("left", "")
             if not (self._served and linger):

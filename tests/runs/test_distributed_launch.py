@@ -302,6 +302,31 @@ def test_a_store_call_a_signal_broke_is_the_signal_not_a_closed_meeting(
     assert str(info.value).startswith("stopped by Ctrl-C while waiting for the other processes")
 
 
+def test_ctrl_c_before_the_heartbeat_starts_is_the_signal_not_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run of these tests once ended a Ctrl-C with `qvr run: internal error:
+    RuntimeError: cannot join thread before it is started`: the signal came after the
+    heartbeat's thread was made and before it started, and leaving the meeting joined
+    it. Built by hand: the thread's start is where the signal lands."""
+    import threading
+
+    from qvr_core.runs import rendezvous
+
+    class Signalled(threading.Thread):
+        def start(self) -> None:
+            if self.name == "qvr-heartbeat":
+                raise rendezvous._Signalled(signal.SIGINT)
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", Signalled)
+    env = _rank(0, _free_port(), TORCHELASTIC_RUN_ID="t", QVR_CONNECT_TIMEOUT="5")
+    with pytest.raises(rendezvous.Interrupted) as info:
+        rendezvous.Group.meet({**without_launch(os.environ), **env}, lambda: False)
+    assert info.value.signum == signal.SIGINT
+    assert str(info.value).startswith("stopped by Ctrl-C while waiting for the other processes")
+
+
 _BUSY_HEARTBEAT = """
 import os, sys
 from qvr_core.runs import rendezvous
