@@ -32,14 +32,21 @@ OPERATION_SECONDS = 10e-6
 #: What arithmetic costs per element an operation produces, forward and backward: about
 #: a nanosecond per element on one core (as `runs.device.AUTO_THRESHOLD` assumes).
 ELEMENT_SECONDS = 1e-9
+#: The fewest elements an operation must produce for torch to split it over its intra-op
+#: threads (ATen's `at::internal::GRAIN_SIZE`): a smaller one runs on one thread whatever
+#: `torch.get_num_threads()` says.
+GRAIN_ELEMENTS = 32_768
 
 
 @dataclass(frozen=True)
 class Work:
-    """The torch operations one evaluation called and the elements they produced."""
+    """The torch operations one evaluation called and the elements they produced;
+    `split_elements` are those of the operations of `GRAIN_ELEMENTS` or more, the only
+    ones torch shares out over its threads."""
 
     operations: int
     elements: int
+    split_elements: int = 0
 
     @property
     def interpreter_seconds(self) -> float:
@@ -51,6 +58,12 @@ class Work:
     def arithmetic_seconds(self) -> float:
         """The part spent on arithmetic, which recording keeps and processes share out."""
         return self.elements * ELEMENT_SECONDS
+
+    @property
+    def split_seconds(self) -> float:
+        """The part of the arithmetic in operations large enough for torch's threads to
+        share (`GRAIN_ELEMENTS`)."""
+        return self.split_elements * ELEMENT_SECONDS
 
     @property
     def seconds(self) -> float:
@@ -65,6 +78,7 @@ class _Counter(TorchFunctionMode):
         super().__init__()
         self.operations = 0
         self.elements = 0
+        self.split_elements = 0
 
     def __torch_function__(
         self,
@@ -78,11 +92,12 @@ class _Counter(TorchFunctionMode):
         if sizes:  # attribute reads (`.shape`, `.dtype`) return no tensor: not operations
             self.operations += 1
             self.elements += sum(sizes)
+            self.split_elements += sum(n for n in sizes if n >= GRAIN_ELEMENTS)
         return out
 
     @property
     def work(self) -> Work:
-        return Work(self.operations, self.elements)
+        return Work(self.operations, self.elements, self.split_elements)
 
 
 @contextmanager

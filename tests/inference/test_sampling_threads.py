@@ -21,7 +21,7 @@ from qvr_core.inference.threads import (
     intra_op_threads,
     sampling_threads,
 )
-from qvr_core.inference.work import ELEMENT_SECONDS, Work
+from qvr_core.inference.work import ELEMENT_SECONDS, GRAIN_ELEMENTS, Work, count_work
 
 from .toy_models import ScaledNormal
 
@@ -83,11 +83,15 @@ def test_a_small_model_s_chains_run_on_one_thread_and_the_threads_come_back(
 
 @pytest.mark.kernel_free
 @pytest.mark.usefixtures("two_threads")
-def test_a_model_with_arithmetic_to_share_keeps_torch_s_threads() -> None:
+def test_only_arithmetic_torch_can_split_keeps_torch_s_threads() -> None:
+    enough = int(2 * ONE_THREAD_BELOW_SECONDS / ELEMENT_SECONDS)  # 2 ms of arithmetic
     small = Work(operations=155, elements=20_000)  # gp_pois_regr's potential, 4 chains
-    big = Work(operations=100, elements=int(2 * ONE_THREAD_BELOW_SECONDS / ELEMENT_SECONDS))
+    # a lifted network: much arithmetic, most of it in operations too small to split
+    network = Work(operations=3_000, elements=enough, split_elements=enough // 10)
+    wide = Work(operations=100, elements=enough, split_elements=enough)  # columns of rows
     assert sampling_threads(small) == 1
-    assert sampling_threads(big) == 2
+    assert sampling_threads(network) == 1
+    assert sampling_threads(wide) == 2
     with intra_op_threads(1):
         assert torch.get_num_threads() == 1
         with intra_op_threads(1):  # already so: nothing to put back
@@ -97,6 +101,21 @@ def test_a_model_with_arithmetic_to_share_keeps_torch_s_threads() -> None:
     with pytest.raises(RuntimeError), intra_op_threads(1):
         raise RuntimeError("a failing block")
     assert torch.get_num_threads() == 2
+
+
+def test_the_count_keeps_apart_the_elements_of_operations_torch_splits() -> None:
+    column = torch.ones(GRAIN_ELEMENTS)
+    row = torch.ones(GRAIN_ELEMENTS - 1)
+
+    def evaluation() -> None:
+        (column * 2.0).sum()  # GRAIN_ELEMENTS split, then 1 not
+        (row * 2.0).exp()  # twice GRAIN_ELEMENTS - 1, neither split
+
+    work = count_work(evaluation)
+    assert work.operations == 4
+    assert work.elements == GRAIN_ELEMENTS + 1 + 2 * (GRAIN_ELEMENTS - 1)
+    assert work.split_elements == GRAIN_ELEMENTS
+    assert work.split_seconds == GRAIN_ELEMENTS * ELEMENT_SECONDS
 
 
 def blas_threads() -> int:
