@@ -3,7 +3,8 @@ beside a busy process, with the thread count NUTS chooses for each
 (`qvr_core.inference.threads`: one, unless the arithmetic in operations torch can split
 is counted at 1 ms or more).
 
-    .venv/bin/python bench/sampling_threads.py [--calls 300] [--busy 1] [--only NAME]
+    .venv/bin/python bench/sampling_threads.py [--calls 300] [--busy 1] [--spin-threads 1]
+        [--only NAME]
 
 The models:
 - posteriordb's gp_pois_regr as `examples/posteriordb` writes it (a Cholesky factor of
@@ -18,9 +19,9 @@ Each potential and gradient is recorded for four chains as NUTS records it
 (`inference.many.compiled_potential`). Printed per model: the counted arithmetic
 (all of it, and the part in operations torch splits), the threads NUTS chooses, and
 microseconds a call on one and on two intra-op threads (median of three alternating
-rounds), first with nothing else running, then beside `--busy` processes that keep a
-core busy (another run, a test suite's other worker), with the ratio of two threads to
-one.
+rounds), first with nothing else running, then beside `--busy` processes that keep
+cores busy (another run, a test suite's other worker: each on `--spin-threads` of
+torch's threads), with the ratio of two threads to one.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from typing import cast
 
 import torch
 
-from qvr_core.inference.chains import chain_layout
 from qvr_core.inference.many import compiled_potential
-from qvr_core.inference.mcmc import ProgramPotential, initial_values
+from qvr_core.inference.mcmc import ProgramPotential, chain_layout, initial_values
+from qvr_core.inference.sites import ProgramLike
 from qvr_core.inference.threads import sampling_threads
 from qvr_core.inference.work import Work, count_work
 from qvr_core.plan.run_arguments import RunArguments
@@ -56,11 +57,11 @@ MODEL = ROOT / "examples" / "posteriordb" / f"{NAME}.qvr"
 DATA = POSTERIORDB / NAME / "data.json"
 #: The rows of the wide regression.
 ROWS = 200_000
-#: What a busy process runs: one core's worth of small dense arithmetic, over and over,
-#: as another run or a test suite's other worker does.
+#: What a busy process runs: small dense arithmetic, over and over, as another run or a
+#: test suite's other worker does, on `{threads}` of torch's threads (0: its default).
 SPIN = (
     "import torch\n"
-    "torch.set_num_threads(1)\n"
+    "if {threads}: torch.set_num_threads({threads})\n"
     "a = torch.randn(16, 8, 8, dtype=torch.float64)\n"
     "k = a @ a.mT + torch.eye(8, dtype=torch.float64)\n"
     "while True:\n"
@@ -85,9 +86,11 @@ def _recorded(
     program's weights are lifted to coordinates, as NUTS samples them."""
     source = model.read_text(encoding="utf-8")
     run = prepare(source, RunArguments(method="nuts"), data=str(data) if data else None)
-    program, x, observations = run.program, run.x, dict(run.observations)
-    if isinstance(program, ProgramModule):
-        program, x, observations = lift_parameters(program, x, observations)
+    program: ProgramLike = run.program
+    x, observations = run.x, dict(run.observations)
+    if isinstance(run.program, ProgramModule):  # a seed program's input: a tensor
+        assert not isinstance(run.x, dict)
+        program, x, observations = lift_parameters(run.program, run.x, observations)
     layout = chain_layout(program, x, observations)
     potential = ProgramPotential(program, x, observations, layout)
     torch.manual_seed(0)
@@ -157,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--busy", type=int, default=1, help="busy processes beside it")
+    parser.add_argument(
+        "--spin-threads",
+        type=int,
+        default=1,
+        help="torch threads of each busy process (0: torch's default, a thread per core)",
+    )
     parser.add_argument("--only", help="only the models whose name has this")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
@@ -179,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
             }
         for name, (function, starts) in ready.items():
             figures[name]["idle"] = measure(function, starts, args.calls)
-        spinning = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(args.busy)]
+        spin = SPIN.format(threads=args.spin_threads)
+        spinning = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(args.busy)]
         try:
             time.sleep(3.0)  # torch imported and the loops running
             for name, (function, starts) in ready.items():
@@ -189,7 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                 p.kill()
                 p.wait()
     print("recorded potentials of 4 chains, us a call (median of 3 rounds)")
-    print(f"  idle: nothing else running; busy: beside {args.busy} busy process(es)")
+    threads = args.spin_threads or "default"
+    print(
+        f"  idle: nothing else running; busy: beside {args.busy} busy process(es)"
+        f" on {threads} threads each"
+    )
     print(
         f"{'model':>26} {'arith ms':>8} {'split ms':>8} {'chosen':>6}"
         f" {'idle 1':>9} {'idle 2':>9} {'2/1':>5} {'busy 1':>9} {'busy 2':>9} {'2/1':>5}"
