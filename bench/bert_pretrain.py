@@ -41,8 +41,8 @@ Both start as PyTorch's layer defaults start (`Affine` draws its weights as
 dense layers store their weights at unit scale and multiply by 1/sqrt(fan-in)
 in the forward pass, so Adam on the stored weight would step the layer's
 effective weight sqrt(fan-in) times less than d2l's `nn.Linear`;
-`param_groups` gives those weights `lr * sqrt(fan-in)`, which makes each
-qvr step the step d2l's Adam takes (qvr_core/runtime/paramnet.py).
+`param_groups` gives those weights `lr * sqrt(fan-in)` and `eps / sqrt(fan-in)`,
+which makes each qvr step the step d2l's Adam takes (qvr_core/runtime/paramnet.py).
 
 Accuracy is measured on 512 held-out pairs drawn with a fixed seed: masked
 tokens over the real picks, NSP over the pairs. Time per step is the median
