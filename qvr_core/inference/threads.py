@@ -10,8 +10,8 @@ other worker) the other thread waits for a core at each of them, for a slice of 
 scheduler: measured on four chains of gp_pois_regr's recorded potential beside one busy
 process, 429 us a call on two threads against 137 us on one (`bench/sampling_threads.py`;
 126 and 134 us on an idle machine), and 12 ms against 12 us for one batched 8 x 8
-Cholesky. A model this small gains nothing from a
-second thread even when it has the cores to itself, so its chains run on one.
+Cholesky. A model this small gains nothing from a second thread even when it has the
+cores to itself, so its chains run on one.
 
 The same holds for a lifted network, whose potential is thousands of operations of a
 few hundred elements each (`seq2seq`, a transformer, GRU and LSTM language models:

@@ -46,7 +46,7 @@ class Work:
 
     operations: int
     elements: int
-    split_elements: int = 0
+    split_elements: int
 
     @property
     def interpreter_seconds(self) -> float:
