@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bert_pretrain.py [--steps 2000] [--batch 32] [--lr 0.001]
         [--seeds 5] [--seed 0] [--threads 1] [--evals 4] [--device cpu|cuda]
-        [--objective d2l|likelihood]
+        [--objective d2l|likelihood] [--init own|d2l] [--control] [--jobs 1]
 
 Targets (docs/gallery/bert_mlm.md): after pretraining, the compiled
 `examples/bert_mlm.qvr` predicts held-out masked tokens with accuracy >= 0.60
@@ -36,13 +36,32 @@ compares the means with the paired difference and its standard error.
 
 Both start as PyTorch's layer defaults start (`Affine` draws its weights as
 `nn.Linear` does; tables N(0, 1) as `nn.Embedding`; LayerNorm 1 and 0) from
-`torch.manual_seed(seed)` (not the same draws), and both train with Adam (betas 0.9, 0.999, eps
-1e-8, no weight decay) at the same learning rate, in function space: qvr's
-dense layers store their weights at unit scale and multiply by 1/sqrt(fan-in)
-in the forward pass, so Adam on the stored weight would step the layer's
-effective weight sqrt(fan-in) times less than d2l's `nn.Linear`;
-`param_groups` gives those weights `lr * sqrt(fan-in)` and `eps / sqrt(fan-in)`,
-which makes each qvr step the step d2l's Adam takes (qvr_core/runtime/paramnet.py).
+`torch.manual_seed(seed)` (not the same draws: `--init own`, the default), and
+both train with Adam (betas 0.9, 0.999, eps 1e-8, no weight decay) at the same
+learning rate, in function space: qvr's dense layers store their weights at
+unit scale and multiply by 1/sqrt(fan-in) in the forward pass, so Adam on the
+stored weight would step the layer's effective weight sqrt(fan-in) times less
+than d2l's `nn.Linear`; `param_groups` gives those weights `lr * sqrt(fan-in)`
+and `eps / sqrt(fan-in)`, which makes each qvr step the step d2l's Adam takes
+(qvr_core/runtime/paramnet.py).
+
+`--init d2l` starts qvr from d2l's very draws instead (copied as
+`tests/runtime/test_bert_d2l.py` copies them). Then the two runs of a seed
+share the starting point, the batches, the objective and the optimiser's
+steps, and differ only in floating-point rounding: what is left of the
+accuracy difference is the implementation's, not the draws'.
+
+Rounding alone carries two runs apart over 2,000 steps: Adam turns a
+last-bit difference into another trajectory. `--control` measures how far:
+it also trains d2l's model a second time (`d2l+ulp`), from its draws moved
+one unit in the last place, and prints the spread of d2l+ulp - d2l beside
+that of qvr - d2l. Equal spreads say qvr differs from d2l as d2l differs
+from itself.
+
+`--jobs N` trains N seeds at a time, each in its own process with its own
+torch thread(s): a seed's accuracies do not depend on it (each seed's runs
+are the same computations in any process); the wall time does, and so do the
+step times when the processes outnumber the free cores.
 
 Accuracy is measured on 512 held-out pairs drawn with a fixed seed: masked
 tokens over the real picks, NSP over the pairs. Time per step is the median
@@ -54,10 +73,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
+import copy
+import math
+import multiprocessing
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +97,14 @@ from qvr_core.runtime.attention import Padded  # noqa: E402
 from qvr_core.runtime.paramnet import param_groups  # noqa: E402
 from qvr_core.runtime.program import Masked, ProgramModule  # noqa: E402
 from tests.gallery.pages import page_blocks  # noqa: E402
-from tests.runtime.test_bert_d2l import BERTModel  # noqa: E402
+from tests.runtime.test_bert_d2l import BERTModel, copy_weights  # noqa: E402
 
 PAGE = "bert_mlm"
 HELD_OUT, HELD_OUT_SEED = 512, 12345
 TARGETS = {"mlm": 0.60, "nsp": 0.65}
 MAX_SLOWDOWN = 1.1
+CONTROL = "d2l+ulp"  # d2l's model trained again from its draws moved one ulp (--control)
+WIDTH = len(CONTROL) + 4
 
 Batch = tuple[Padded, Tensor, Tensor, dict[str, Tensor]]
 
@@ -123,9 +148,12 @@ class Trainer:
 
     @torch.no_grad()
     def accuracy(self, batch: Batch) -> tuple[float, float]:
-        """Masked-token accuracy over the real picks, and NSP accuracy."""
+        """Masked-token accuracy over the real picks, and NSP accuracy. The random state
+        is put back after: qvr's run draws the sites it is not given, and those draws
+        must not move the training batches that follow, or `--evals` would change them."""
         x, picks, pick_mask, obs = batch
-        mlm_logits, nsp_logits = self.predict(x, picks)
+        with torch.random.fork_rng():
+            mlm_logits, nsp_logits = self.predict(x, picks)
         right = mlm_logits.argmax(-1) == obs["masked_tokens"]
         mlm = float(right[pick_mask].float().mean())
         nsp = float((nsp_logits.argmax(-1) == obs["is_next"]).float().mean())
@@ -192,49 +220,133 @@ def d2l_trainer(bert: BERTModel, lr: float, objective: str = "d2l") -> Trainer:
     return Trainer(step, forward)
 
 
+Result = tuple[dict[str, tuple[float, float]], dict[str, list[float]]]
+
+
 def train_once(
-    seed: int, args: argparse.Namespace, pretraining_batch: Callable[[int], Batch], held_out: Batch
-) -> tuple[dict[str, tuple[float, float]], dict[str, list[float]]]:
+    seed: int,
+    args: argparse.Namespace,
+    pretraining_batch: Callable[[int], Batch],
+    held_out: Batch,
+    say: Callable[[str], None] = lambda line: print(line, flush=True),
+) -> Result:
     """Both models from `seed`, trained on the same batches; their held-out accuracies
-    (MLM, NSP) and step times."""
+    (MLM, NSP) and step times. Progress goes to `say`, a line at a time."""
     torch.manual_seed(seed)
     model = load(ROOT / "examples" / f"{PAGE}.qvr").morphism
     assert isinstance(model, ProgramModule)
     torch.manual_seed(seed)
     bert = BERTModel()
+    if args.init == "d2l":
+        copy_weights(model, bert)
     trainers = {
         "qvr": qvr_trainer(model, args.lr, args.eager, args.objective),
         "d2l": d2l_trainer(bert, args.lr, args.objective),
     }
-    print(f"seed {seed}")
-    print(f"{'step':>6} {'qvr MLM':>8} {'qvr NSP':>8} {'d2l MLM':>8} {'d2l NSP':>8}")
+    if args.control:
+        trainers[CONTROL] = d2l_trainer(one_ulp_away(bert), args.lr, args.objective)
+    say(f"seed {seed}")
+    say(header("step", trainers))
 
     def report(n: int) -> dict[str, tuple[float, float]]:
         acc = {k: t.accuracy(held_out) for k, t in trainers.items()}
-        print(f"{n:>6} " + " ".join(f"{a:>8.3f}" for k in trainers for a in acc[k]), flush=True)
+        say(f"{n:>6} " + " ".join(f"{a:>{WIDTH}.3f}" for k in trainers for a in acc[k]))
         return acc
 
     report(0)
     torch.manual_seed(seed + 1)
     every = max(1, args.steps // max(1, args.evals))
+    names = list(trainers)
     for n in range(1, args.steps + 1):
         batch = pretraining_batch(args.batch)
-        # alternate which goes first, so neither always runs on a warmer cache
-        for name in ("qvr", "d2l") if n % 2 else ("d2l", "qvr"):
+        # turn about which goes first, so none always runs on a warmer cache
+        for name in names[n % len(names) :] + names[: n % len(names)]:
             trainers[name].timed_step(batch)
         if n % every == 0 and n != args.steps:
             report(n)
     accuracies = report(args.steps)
-    print(f"qvr's steps at the end: {trainers['qvr'].stepping()}")
+    say(f"qvr's steps at the end: {trainers['qvr'].stepping()}")
     return accuracies, {k: t.times for k, t in trainers.items()}
+
+
+_DATA: tuple[Callable[[int], Batch], Batch] | None = None  # a --jobs worker's batches
+
+
+def held_out_pairs(pretraining_batch: Callable[[int], Batch]) -> Batch:
+    """The held-out pairs: the same in every process, from their own seed."""
+    torch.manual_seed(HELD_OUT_SEED)
+    return pretraining_batch(HELD_OUT)
+
+
+def start_worker(threads: int) -> None:
+    """A --jobs worker's set-up: its threads, the page's batches and the held-out pairs
+    (the batch function is made by running the page's block, so it is made here rather
+    than sent)."""
+    global _DATA
+    torch.set_num_threads(threads)
+    pretraining_batch = page_batches()
+    _DATA = (pretraining_batch, held_out_pairs(pretraining_batch))
+
+
+def train_in_worker(seed: int, args: argparse.Namespace) -> tuple[list[str], Result]:
+    """`train_once` in a --jobs worker: its lines come back with its results, to be
+    printed whole, one seed after another."""
+    assert _DATA is not None, "start_worker runs first"
+    lines: list[str] = []
+    return lines, train_once(seed, args, *_DATA, say=lines.append)
+
+
+def train_all(
+    seeds: range,
+    args: argparse.Namespace,
+    pretraining_batch: Callable[[int], Batch],
+    held_out: Batch,
+) -> list[Result]:
+    """Every seed's results, in seed order: here one after another, or `args.jobs` at a
+    time in fresh processes (spawned: a forked torch may hang on its thread pool)."""
+    if args.jobs == 1:
+        return [train_once(seed, args, pretraining_batch, held_out) for seed in seeds]
+    results = []
+    with concurrent.futures.ProcessPoolExecutor(
+        args.jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=start_worker,
+        initargs=(args.threads,),
+    ) as pool:
+        for lines, result in pool.map(train_in_worker, seeds, [args] * len(seeds)):
+            print("\n".join(lines), flush=True)
+            results.append(result)
+    return results
+
+
+def one_ulp_away(bert: BERTModel) -> BERTModel:
+    """A copy of `bert` with every weight moved one unit in the last place (up): the
+    smallest change rounding makes, so training it shows what rounding alone does."""
+    twin = copy.deepcopy(bert)
+    with torch.no_grad():
+        for p in twin.parameters():
+            p.copy_(torch.nextafter(p, torch.full_like(p, math.inf)))
+    return twin
+
+
+def header(first: str, names: Iterable[str]) -> str:
+    """A table's header: `first`, then each model's MLM and NSP columns."""
+    return f"{first:>6} " + " ".join(
+        f"{k + ' ' + t:>{WIDTH}}" for k in names for t in ("MLM", "NSP")
+    )
+
+
+def spread(ours: list[float], theirs: list[float]) -> float:
+    """The standard deviation over seeds of the paired difference."""
+    return statistics.stdev([a - b for a, b in zip(ours, theirs, strict=True)])
 
 
 def compare(task: str, ours: list[float], theirs: list[float]) -> str:
     """One task's line: the means over seeds, and the paired difference with its
     standard error (each seed trains both models on the same batches)."""
-    diffs = [a - b for a, b in zip(ours, theirs, strict=True)]
-    mean = statistics.fmean(diffs)
-    se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else float("nan")
+    n = len(ours)
+    mean = statistics.fmean(ours) - statistics.fmean(theirs)
+    se = spread(ours, theirs) / n**0.5 if n > 1 else float("nan")
     mean_ours = statistics.fmean(ours)
     if mean >= 0:
         verdict = "at least"
@@ -244,7 +356,7 @@ def compare(task: str, ours: list[float], theirs: list[float]) -> str:
         verdict = "BELOW"
     target = "meets" if mean_ours >= TARGETS[task] else "MISSES"
     return (
-        f"held-out {task.upper()} accuracy over {len(diffs)} seed(s): qvr {mean_ours:.3f}, "
+        f"held-out {task.upper()} accuracy over {n} seed(s): qvr {mean_ours:.3f}, "
         f"d2l {statistics.fmean(theirs):.3f}; qvr - d2l {mean:+.3f} (standard error "
         f"{se:.3f}): qvr {verdict} d2l's; qvr {target} the target {TARGETS[task]:.2f}"
     )
@@ -279,19 +391,39 @@ def main() -> int:
         "batch), or the plain log-likelihood (picks summed per pair)",
     )
     parser.add_argument(
+        "--init",
+        choices=("own", "d2l"),
+        default="own",
+        help="where qvr starts: its own draws from the seed (default), or d2l's draws "
+        "copied in, so that only rounding tells the two runs of a seed apart",
+    )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help=f"also train d2l's model from its draws moved one ulp ({CONTROL}): the spread "
+        "rounding alone gives two runs of one implementation",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="seeds trained at a time, each in its own process (default 1; CPU only)",
+    )
+    parser.add_argument(
         "--eager",
         action="store_true",
         help="never record qvr's step (what the recording gives, measured in one run)",
     )
     args = parser.parse_args()
+    if args.jobs < 1 or (args.jobs > 1 and args.device != "cpu"):
+        parser.error("--jobs takes 1 or more, and only 1 with --device other than cpu")
     torch.set_num_threads(args.threads)
     # Both models, the page's batches and the held-out pairs are made on this device.
     if args.device != "cpu":  # the default already; its mode would tax every torch call
         torch.set_default_device(args.device)
 
     pretraining_batch = page_batches()
-    torch.manual_seed(HELD_OUT_SEED)
-    held_out = pretraining_batch(HELD_OUT)
+    held_out = held_out_pairs(pretraining_batch)
     print(
         f"data: docs/gallery/{PAGE}.md's pretraining_batch, a fresh batch of {args.batch} "
         f"pairs per step; {HELD_OUT} held-out pairs (seed {HELD_OUT_SEED})"
@@ -299,24 +431,35 @@ def main() -> int:
     print(
         f"{args.steps} steps, Adam lr {args.lr} (qvr's unit-scale dense weights: lr * "
         f"sqrt(fan-in), the steps of nn.Linear's), {args.threads} thread(s), "
-        f"device {args.device}, objective: {args.objective}"
+        f"device {args.device}, objective: {args.objective}, qvr starts from "
+        + ("d2l's draws" if args.init == "d2l" else "its own draws")
+        + (f", {args.jobs} seeds at a time" if args.jobs > 1 else "")
     )
     seeds = range(args.seed, args.seed + args.seeds)
-    accuracies: dict[str, list[tuple[float, float]]] = {"qvr": [], "d2l": []}
-    times: dict[str, list[float]] = {"qvr": [], "d2l": []}
-    for seed in seeds:
-        acc, took = train_once(seed, args, pretraining_batch, held_out)
+    names = ["qvr", "d2l"] + ([CONTROL] if args.control else [])
+    accuracies: dict[str, list[tuple[float, float]]] = {k: [] for k in names}
+    times: dict[str, list[float]] = {k: [] for k in names}
+    for acc, took in train_all(seeds, args, pretraining_batch, held_out):
         for k in accuracies:
             accuracies[k].append(acc[k])
             times[k].extend(took[k])
 
     print()
-    print(f"{'seed':>6} {'qvr MLM':>8} {'qvr NSP':>8} {'d2l MLM':>8} {'d2l NSP':>8}")
+    print(header("seed", names))
     for i, seed in enumerate(seeds):
         row = [a for k in accuracies for a in accuracies[k][i]]
-        print(f"{seed:>6} " + " ".join(f"{a:>8.3f}" for a in row))
+        print(f"{seed:>6} " + " ".join(f"{a:>{WIDTH}.3f}" for a in row))
     for i, task in enumerate(("mlm", "nsp")):
-        print(compare(task, [a[i] for a in accuracies["qvr"]], [a[i] for a in accuracies["d2l"]]))
+        ours, theirs = ([a[i] for a in accuracies[k]] for k in ("qvr", "d2l"))
+        print(compare(task, ours, theirs))
+        if args.control and len(seeds) > 1:
+            twin = [a[i] for a in accuracies[CONTROL]]
+            print(
+                f"  rounding alone ({CONTROL} - d2l): {task.upper()} "
+                f"{statistics.fmean(twin) - statistics.fmean(theirs):+.3f}; the paired "
+                f"difference spreads over seeds by {spread(twin, theirs):.3f}, qvr - d2l's "
+                f"by {spread(ours, theirs):.3f}"
+            )
     ms = {k: 1e3 * statistics.median(t) for k, t in times.items()}
     ratio = ms["qvr"] / ms["d2l"]
     verdict = "within" if ratio <= MAX_SLOWDOWN else "NOT within"
