@@ -320,6 +320,40 @@ def _constrained(model: Any, unconstrained: list[float], sites: list[str]) -> di
     return out
 
 
+@needs_stan
+def test_builds_keep_httpstans_compiler_flags_less_the_debugging_information(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`build` compiles each program with httpstan's own flags and `-g0` (a third of a
+    build's time is the debugging information of Stan's templates): every flag httpstan
+    passes is kept, and the builder PyStan's in-process server looks up gets them."""
+    import asyncio
+    import inspect
+
+    import httpstan.models
+
+    from tests.export import stan_warm
+
+    # the module's text: the function itself may be this process's wrapper already
+    source = inspect.getsource(httpstan.models).split("def build_services_extension_module")[1]
+    for flag in stan_warm.COMPILE_ARGS[:-1]:
+        assert f'"{flag}"' in source, flag
+    assert stan_warm.COMPILE_ARGS[-1] == "-g0"
+    seen: list[tuple[str, list[str] | None]] = []
+
+    async def builder(program_code: str, extra_compile_args: list[str] | None = None) -> str:
+        seen.append((program_code, extra_compile_args))
+        return "built"
+
+    monkeypatch.setattr(httpstan.models, "build_services_extension_module", builder)
+    stan_warm._without_debug_information()
+    stan_warm._without_debug_information()  # once is enough: a second call wraps nothing
+    patched = httpstan.models.build_services_extension_module
+    assert asyncio.run(patched("model {}")) == "built"
+    assert asyncio.run(patched("model {}", ["-O0"])) == "built"  # a caller's own flags win
+    assert seen == [("model {}", stan_warm.COMPILE_ARGS), ("model {}", ["-O0"])]
+
+
 def test_the_exports_the_stan_tests_build_are_the_background_builds() -> None:
     """The background compiles (stan_warm) build exactly what these tests build, or the
     cache they fill would not be found."""
