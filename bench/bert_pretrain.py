@@ -278,14 +278,18 @@ def held_out_pairs(pretraining_batch: Callable[[int], Batch]) -> Batch:
     return pretraining_batch(HELD_OUT)
 
 
+def page_data() -> tuple[Callable[[int], Batch], Batch]:
+    """The page's batch function and the held-out pairs, made in the process that trains
+    (the batch function is made by running the page's block, so it is not sent)."""
+    pretraining_batch = page_batches()
+    return pretraining_batch, held_out_pairs(pretraining_batch)
+
+
 def start_worker(threads: int) -> None:
-    """A --jobs worker's set-up: its threads, the page's batches and the held-out pairs
-    (the batch function is made by running the page's block, so it is made here rather
-    than sent)."""
+    """A --jobs worker's set-up: its threads, and the page's data."""
     global _DATA
     torch.set_num_threads(threads)
-    pretraining_batch = page_batches()
-    _DATA = (pretraining_batch, held_out_pairs(pretraining_batch))
+    _DATA = page_data()
 
 
 def train_in_worker(seed: int, args: argparse.Namespace) -> tuple[list[str], Result]:
@@ -296,16 +300,12 @@ def train_in_worker(seed: int, args: argparse.Namespace) -> tuple[list[str], Res
     return lines, train_once(seed, args, *_DATA, say=lines.append)
 
 
-def train_all(
-    seeds: range,
-    args: argparse.Namespace,
-    pretraining_batch: Callable[[int], Batch],
-    held_out: Batch,
-) -> list[Result]:
+def train_all(seeds: range, args: argparse.Namespace) -> list[Result]:
     """Every seed's results, in seed order: here one after another, or `args.jobs` at a
     time in fresh processes (spawned: a forked torch may hang on its thread pool)."""
     if args.jobs == 1:
-        return [train_once(seed, args, pretraining_batch, held_out) for seed in seeds]
+        data = page_data()
+        return [train_once(seed, args, *data) for seed in seeds]
     results = []
     with concurrent.futures.ProcessPoolExecutor(
         args.jobs,
@@ -345,9 +345,9 @@ def compare(task: str, ours: list[float], theirs: list[float]) -> str:
     """One task's line: the means over seeds, and the paired difference with its
     standard error (each seed trains both models on the same batches)."""
     n = len(ours)
-    mean = statistics.fmean(ours) - statistics.fmean(theirs)
+    mean_ours, mean_theirs = statistics.fmean(ours), statistics.fmean(theirs)
+    mean = mean_ours - mean_theirs
     se = spread(ours, theirs) / n**0.5 if n > 1 else float("nan")
-    mean_ours = statistics.fmean(ours)
     if mean >= 0:
         verdict = "at least"
     elif mean >= -2 * se:  # a shortfall the seeds' spread explains (two standard errors)
@@ -357,7 +357,7 @@ def compare(task: str, ours: list[float], theirs: list[float]) -> str:
     target = "meets" if mean_ours >= TARGETS[task] else "MISSES"
     return (
         f"held-out {task.upper()} accuracy over {n} seed(s): qvr {mean_ours:.3f}, "
-        f"d2l {statistics.fmean(theirs):.3f}; qvr - d2l {mean:+.3f} (standard error "
+        f"d2l {mean_theirs:.3f}; qvr - d2l {mean:+.3f} (standard error "
         f"{se:.3f}): qvr {verdict} d2l's; qvr {target} the target {TARGETS[task]:.2f}"
     )
 
@@ -422,8 +422,6 @@ def main() -> int:
     if args.device != "cpu":  # the default already; its mode would tax every torch call
         torch.set_default_device(args.device)
 
-    pretraining_batch = page_batches()
-    held_out = held_out_pairs(pretraining_batch)
     print(
         f"data: docs/gallery/{PAGE}.md's pretraining_batch, a fresh batch of {args.batch} "
         f"pairs per step; {HELD_OUT} held-out pairs (seed {HELD_OUT_SEED})"
@@ -439,7 +437,7 @@ def main() -> int:
     names = ["qvr", "d2l"] + ([CONTROL] if args.control else [])
     accuracies: dict[str, list[tuple[float, float]]] = {k: [] for k in names}
     times: dict[str, list[float]] = {k: [] for k in names}
-    for acc, took in train_all(seeds, args, pretraining_batch, held_out):
+    for acc, took in train_all(seeds, args):
         for k in accuracies:
             accuracies[k].append(acc[k])
             times[k].extend(took[k])
